@@ -1,0 +1,91 @@
+#include "cli/client_support.h"
+
+#include <cstdio>
+
+#include "client/settings.h"
+
+namespace tenure::cli {
+
+void HttpFlags::Register(Flags* flags) {
+  flags->String("http-addr", &http_addr,
+                "address of the tenure agent, host:port or http://host:port (default: "
+                "$TENURE_HTTP_ADDR, then $CONSUL_HTTP_ADDR, then 127.0.0.1:8500)");
+  flags->String("token", &token,
+                "ACL token sent as X-Consul-Token (default: $TENURE_HTTP_TOKEN, then "
+                "$CONSUL_HTTP_TOKEN)");
+}
+
+std::unique_ptr<client::HttpClient> HttpFlags::MakeClient() const {
+  return std::make_unique<client::HttpClient>(client::ResolveHttpAddress(http_addr),
+                                              client::ResolveToken(token));
+}
+
+std::string UsageWithOptions(std::string_view usage, const Flags& flags) {
+  std::string options = flags.Usage();
+  std::size_t at = options.find("Options:");
+  return std::string(usage) + (at == std::string::npos ? options : options.substr(at));
+}
+
+std::optional<int> ParseFlags(Flags* flags, const Args& args, std::string_view usage,
+                              int usage_exit_code) {
+  Status status = flags->Parse(args);
+  if (status.ok()) return std::nullopt;
+  // Flags reports -h/-help as an error whose text is exactly its usage.
+  if (status.message() == flags->Usage()) {
+    std::fputs(UsageWithOptions(usage, *flags).c_str(), stdout);
+    std::fflush(stdout);
+    return 0;
+  }
+  PrintErr(status.message());
+  return usage_exit_code;
+}
+
+std::string UnexpectedResponse(const client::ClientResponse& response) {
+  std::string_view body = response.body;
+  auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  while (!body.empty() && space(body.front())) body.remove_prefix(1);
+  while (!body.empty() && space(body.back())) body.remove_suffix(1);
+  return "Unexpected response code: " + std::to_string(response.status) + " (" +
+         std::string(body) + ")";
+}
+
+std::string StripLeadingSlash(std::string_view key) {
+  if (!key.empty() && key.front() == '/') key.remove_prefix(1);
+  return std::string(key);
+}
+
+std::optional<nlohmann::ordered_json> ParseJson(std::string_view text) {
+  auto parsed = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return std::nullopt;
+  return parsed;
+}
+
+std::string GoJson(const nlohmann::ordered_json& value, int indent) {
+  std::string text = value.dump(indent > 0 ? indent : -1, ' ', /*ensure_ascii=*/false,
+                                nlohmann::ordered_json::error_handler_t::replace);
+  // <, > and & can only occur inside JSON strings, so a plain replacement
+  // reproduces Go's HTML-safe escaping exactly.
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '<') out += "\\u003c";
+    else if (c == '>') out += "\\u003e";
+    else if (c == '&') out += "\\u0026";
+    else out += c;
+  }
+  return out;
+}
+
+void PrintOut(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+void PrintErr(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace tenure::cli

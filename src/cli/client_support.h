@@ -1,0 +1,58 @@
+// What every client subcommand (kv, session, watch) shares: the HTTP flags
+// (-http-addr, -token) and the client built from them, flag parsing with
+// -h handling, Consul's error texts for unexpected HTTP statuses, and output
+// helpers (stdout for results, stderr for errors, each line flushed at once
+// so that output survives a signal-driven _exit).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "client/http_client.h"
+
+namespace tenure::cli {
+
+struct HttpFlags {
+  std::string http_addr;  // empty: $TENURE_HTTP_ADDR, $CONSUL_HTTP_ADDR, 127.0.0.1:8500
+  std::string token;      // empty: $TENURE_HTTP_TOKEN, $CONSUL_HTTP_TOKEN
+
+  void Register(Flags* flags);
+  std::unique_ptr<client::HttpClient> MakeClient() const;
+};
+
+// Parses args into flags. Returns nullopt to go on, or the exit code to end
+// with: 0 after printing `usage` for -h/-help, usage_exit_code after
+// printing a flag error (Consul's commands use 1, ours 2).
+std::optional<int> ParseFlags(Flags* flags, const Args& args, std::string_view usage,
+                              int usage_exit_code);
+
+// `usage` (a description, ending in a blank line) followed by the options.
+std::string UsageWithOptions(std::string_view usage, const Flags& flags);
+
+// Go api's error for a status it did not expect:
+// "Unexpected response code: 500 (invalid session \"x\")" (body trimmed).
+std::string UnexpectedResponse(const client::ClientResponse& response);
+
+// Consul's CLI accepts "/foo" and means "foo" (keys never start with '/').
+std::string StripLeadingSlash(std::string_view key);
+
+// Parses JSON without exceptions and with object keys in document order.
+std::optional<nlohmann::ordered_json> ParseJson(std::string_view text);
+
+// JSON as Go's encoding/json writes it: indent 0 gives compact output,
+// indent 4 json.MarshalIndent's; <, > and & escaped as \u003c \u003e \u0026,
+// invalid UTF-8 replaced by U+FFFD. No trailing newline.
+std::string GoJson(const nlohmann::ordered_json& value, int indent);
+
+// Writes text plus '\n' and flushes.
+void PrintOut(std::string_view text);
+void PrintErr(std::string_view text);
+
+}  // namespace tenure::cli

@@ -1,0 +1,17 @@
+// The `tenure` subcommands. Each returns the process exit code: 0 success,
+// 1 a failed operation (Consul's CLI convention), 2 bad usage.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tenure::cli {
+
+using Args = std::vector<std::string>;
+
+int ServerCommand(const Args& args);
+int KvCommand(const Args& args);
+int SessionCommand(const Args& args);
+int WatchCommand(const Args& args);
+
+}  // namespace tenure::cli

@@ -1,0 +1,46 @@
+// tenure: one binary for the server and every client command.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "cli/commands.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "Usage: tenure <command> [options] [args]\n"
+    "\n"
+    "Commands:\n"
+    "  server     run a tenure server (Consul-compatible HTTP API on 127.0.0.1:8500)\n"
+    "  kv         get, put and delete keys (kv get|put|delete)\n"
+    "  session    create, inspect, renew and destroy sessions\n"
+    "  watch      run a command on every change of a key (-type=key -key=K)\n"
+    "  version    print the version\n"
+    "\n"
+    "Run 'tenure <command> -h' for a command's options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  std::string_view command = argv[1];
+  tenure::cli::Args args(argv + 2, argv + argc);
+  if (command == "server") return tenure::cli::ServerCommand(args);
+  if (command == "kv") return tenure::cli::KvCommand(args);
+  if (command == "session") return tenure::cli::SessionCommand(args);
+  if (command == "watch") return tenure::cli::WatchCommand(args);
+  if (command == "version" || command == "-v" || command == "--version") {
+    std::printf("tenure %s\n", TENURE_VERSION);
+    return 0;
+  }
+  if (command == "help" || command == "-h" || command == "--help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  std::fprintf(stderr, "tenure: unknown command \"%s\"\n\n%s", argv[1], kUsage);
+  return 2;
+}

@@ -1,0 +1,164 @@
+// tenure server: runs one server (a one-member raft cluster unless peers
+// are given) with the Consul-compatible HTTP API. --dev uses a throwaway
+// data dir that is removed on exit.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <utility>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "common/clock.h"
+#include "http/api.h"
+#include "http/server.h"
+#include "server/server.h"
+
+namespace tenure::cli {
+namespace {
+
+Result<std::pair<std::string, std::uint16_t>> SplitHostPort(const std::string& address,
+                                                            std::string_view flag) {
+  std::size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
+    return Status::InvalidArgument("-" + std::string(flag) + ": expected host:port, got \"" +
+                                   address + "\"");
+  }
+  std::string port_text = address.substr(colon + 1);
+  unsigned long port = 0;
+  for (char c : port_text) {
+    if (c < '0' || c > '9' || port > 65535) {
+      return Status::InvalidArgument("-" + std::string(flag) + ": bad port in \"" + address + "\"");
+    }
+    port = port * 10 + static_cast<unsigned long>(c - '0');
+  }
+  if (port > 65535) {
+    return Status::InvalidArgument("-" + std::string(flag) + ": bad port in \"" + address + "\"");
+  }
+  return std::make_pair(address.substr(0, colon), static_cast<std::uint16_t>(port));
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "tenure";
+  return name;
+}
+
+}  // namespace
+
+int ServerCommand(const Args& args) {
+  bool dev = false;
+  std::string data_dir;
+  std::string http_addr = "127.0.0.1:8500";
+  std::string raft_addr = "127.0.0.1:8300";
+  std::string node_name = Hostname();
+  std::string datacenter = "dc1";
+  std::uint64_t node_id = 1;
+  int ttl_multiplier = 2;
+  Flags flags("server");
+  flags.Bool("dev", &dev, "development mode: a throwaway data dir, removed on exit");
+  flags.String("data-dir", &data_dir, "directory for the raft log and snapshots (required unless -dev)");
+  flags.String("http-addr", &http_addr, "address of the Consul-compatible HTTP API (default 127.0.0.1:8500)");
+  flags.String("raft-addr", &raft_addr, "address of the raft transport (default 127.0.0.1:8300)");
+  flags.String("node", &node_name, "node name reported to clients (default: the hostname)");
+  flags.String("datacenter", &datacenter, "datacenter name (default dc1)");
+  flags.Uint64("node-id", &node_id, "raft server id, unique in the cluster (default 1)");
+  flags.Int("session-ttl-multiplier", &ttl_multiplier,
+            "sessions expire between TTL and TTL x this after the last renewal (default 2, as Consul)");
+  if (Status s = flags.Parse(args); !s.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (!flags.positional().empty()) {
+    std::fprintf(stderr, "tenure server: unexpected argument \"%s\"\n",
+                 flags.positional()[0].c_str());
+    return 2;
+  }
+  if (ttl_multiplier < 1 || ttl_multiplier > 10) {
+    std::fprintf(stderr, "tenure server: -session-ttl-multiplier must be between 1 and 10\n");
+    return 2;
+  }
+  if (node_id == 0) {
+    std::fprintf(stderr, "tenure server: -node-id must be positive\n");
+    return 2;
+  }
+  auto http_host_port = SplitHostPort(http_addr, "http-addr");
+  auto raft_host_port = SplitHostPort(raft_addr, "raft-addr");
+  for (const Status* s : {&http_host_port.status(), &raft_host_port.status()}) {
+    if (!s->ok()) {
+      std::fprintf(stderr, "tenure server: %s\n", std::string(s->message()).c_str());
+      return 2;
+    }
+  }
+
+  std::string dev_dir;
+  if (dev) {
+    if (data_dir.empty()) {
+      std::string pattern = (std::filesystem::temp_directory_path() / "tenure-dev-XXXXXX").string();
+      if (mkdtemp(pattern.data()) == nullptr) {
+        std::perror("tenure server: cannot create a dev data dir");
+        return 1;
+      }
+      data_dir = dev_dir = pattern;
+    }
+  } else if (data_dir.empty()) {
+    std::fprintf(stderr, "tenure server: -data-dir is required (or use -dev)\n");
+    return 2;
+  }
+
+  boost::asio::io_context io(1);
+  RealClock clock;
+  server::ServerOptions options;
+  options.node_name = node_name;
+  options.datacenter = datacenter;
+  options.session_ttl_multiplier = ttl_multiplier;
+  options.raft.id = node_id;
+  options.raft.address = raft_addr;
+  options.raft.data_dir = (std::filesystem::path(data_dir) / "raft").string();
+  options.raft.bootstrap = {{node_id, raft_addr}};
+
+  server::Server server(io, clock, options);
+  http::Api api(server);
+  http::HttpServer http_server(io, [&api](http::HttpRequest request,
+                                          std::shared_ptr<http::Responder> responder) {
+    api.Handle(std::move(request), std::move(responder));
+  });
+
+  int exit_code = 0;
+  if (Status s = server.Start(); !s.ok()) {
+    std::fprintf(stderr, "tenure server: %s\n", s.ToString().c_str());
+    exit_code = 1;
+  } else if (Status h = http_server.Listen({http_host_port->first, http_host_port->second});
+             !h.ok()) {
+    std::fprintf(stderr, "tenure server: %s\n", h.ToString().c_str());
+    server.Stop([&io] { io.stop(); });
+    io.run();
+    exit_code = 1;
+  } else {
+    std::fprintf(stderr,
+                 "tenure: server %s (id %llu) serving the Consul API on http://%s, raft on %s, "
+                 "data in %s%s\n",
+                 node_name.c_str(), static_cast<unsigned long long>(node_id), http_addr.c_str(),
+                 raft_addr.c_str(), data_dir.c_str(), dev ? " (dev mode: removed on exit)" : "");
+    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+      if (ec) return;
+      std::fprintf(stderr, "tenure: signal %d, shutting down\n", signal);
+      http_server.Stop();
+      server.Stop([&io] { io.stop(); });
+    });
+    io.run();
+  }
+  if (!dev_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dev_dir, ec);
+  }
+  return exit_code;
+}
+
+}  // namespace tenure::cli

@@ -1,0 +1,19 @@
+#include "common/clock.h"
+
+#include <chrono>
+
+namespace tenure {
+
+MonoMs RealClock::NowMonoMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+UnixMs RealClock::NowUnixMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace tenure

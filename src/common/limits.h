@@ -1,0 +1,74 @@
+// Every limit tenure enforces, in one place, with the reason for its value.
+// docs/limits.md lists them for users; keep the two in step.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/types.h"
+
+namespace tenure::limits {
+
+// --- KV ---------------------------------------------------------------------
+// Consul's kv_max_value_size default (512 KiB, raft's suggested max entry).
+constexpr std::size_t kKvValueBytesMax = 512 * 1024;
+// Keys are path-like names; Consul has no hard limit but raft entries do. A
+// bound keeps every entry (key + value + framing) inside one raft entry.
+constexpr std::size_t kKvKeyBytesMax = 4 * 1024;
+
+// --- Transactions -----------------------------------------------------------
+// Consul >= 1.14 allows 128 operations per /v1/txn.
+constexpr std::size_t kTxnOpsMax = 128;
+// Consul's txn_max_req_len default.
+constexpr std::size_t kTxnBodyBytesMax = 512 * 1024;
+
+// --- Sessions ---------------------------------------------------------------
+// Consul's session_ttl_min default and its fixed 24 h maximum.
+constexpr DurationNs kSessionTtlMinNs = 10 * kNsPerSecond;
+constexpr DurationNs kSessionTtlMaxNs = 24 * 3600 * kNsPerSecond;
+// Consul's MaxLockDelay: a longer stored value is applied as 60 s.
+constexpr DurationNs kLockDelayMaxNs = 60 * kNsPerSecond;
+// Consul's default lock-delay when the request does not give one.
+constexpr DurationNs kLockDelayDefaultNs = 15 * kNsPerSecond;
+// Consul multiplies the TTL by 2 before expiring (SessionTTLMultiplier).
+constexpr int kSessionTtlMultiplierDefault = 2;
+// Names and node names are free text; bound them so one session stays small.
+constexpr std::size_t kSessionNameBytesMax = 1024;
+constexpr std::size_t kSessionChecksMax = 64;
+// Sessions in the store. 1M sessions of ~300 B is ~300 MB: far past any
+// lock workload, small enough that a runaway client cannot exhaust memory.
+constexpr std::size_t kSessionsMax = 1'000'000;
+
+// --- Blocking queries -------------------------------------------------------
+// Consul's default_query_time and max_query_time.
+constexpr MonoMs kBlockingWaitDefaultMs = 5 * 60 * 1000;
+constexpr MonoMs kBlockingWaitMaxMs = 10 * 60 * 1000;
+// Jitter added to a blocking wait is in [0, wait / kBlockingJitterFraction).
+constexpr int kBlockingJitterFraction = 16;
+// Parked blocking queries per server; each costs one connection anyway.
+constexpr std::size_t kBlockingWaitersMax = 100'000;
+
+// --- HTTP -------------------------------------------------------------------
+// Request line plus headers. Go's net/http default is 1 MiB; clients send < 1 KiB.
+constexpr std::size_t kHttpHeaderBytesMax = 64 * 1024;
+// Largest body any endpoint accepts (a KV value or a txn); larger bodies get
+// 413 before they are read in full.
+constexpr std::size_t kHttpBodyBytesMax = kTxnBodyBytesMax > kKvValueBytesMax
+                                              ? kTxnBodyBytesMax
+                                              : kKvValueBytesMax;
+// Open client connections. Each idle connection costs a few KiB; the process
+// raises RLIMIT_NOFILE at start to fit this.
+constexpr std::size_t kHttpConnectionsMax = 20'000;
+// A request that has started must arrive in full within this time, so a
+// client that sends half a request and stalls cannot hold a slot forever.
+constexpr MonoMs kHttpRequestReadTimeoutMs = 30'000;
+// An idle keep-alive connection is closed after this long without a request.
+// Longer than any blocking wait so parked queries are never cut.
+constexpr MonoMs kHttpIdleTimeoutMs = 15 * 60 * 1000;
+
+// --- Raft -------------------------------------------------------------------
+// Proposals in flight at once; beyond this, writes get 500 "too many writes
+// in flight" rather than queueing without bound.
+constexpr std::size_t kProposalsInFlightMax = 16'384;
+
+}  // namespace tenure::limits

@@ -1,0 +1,18 @@
+// Small string helpers. Pure.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace tenure {
+
+// Go's %q for the strings Consul quotes in its error texts: double quotes,
+// with \" \\ \n \r \t and other control bytes escaped.
+std::string GoQuote(std::string_view text);
+
+bool StartsWith(std::string_view text, std::string_view prefix);
+
+// ASCII case-insensitive comparison (header and JSON field names).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+}  // namespace tenure

@@ -1,0 +1,89 @@
+#include "http/api.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/limits.h"
+#include "http/json.h"
+
+namespace tenure::http {
+
+HttpResponse ErrorResponse(const Status& status) {
+  int code = 500;
+  switch (status.code()) {
+    case Code::kInvalidArgument: code = 400; break;
+    case Code::kNotFound: code = 404; break;
+    case Code::kConflict: code = 409; break;
+    case Code::kTooLarge: code = 413; break;
+    default: code = 500; break;  // Consul reports server-side failures as 500
+  }
+  return HttpResponse::Text(code, std::string(status.message()));
+}
+
+void Call::Reply(HttpResponse response) {
+  if (options.pretty && response.content_type == "application/json") {
+    response.body = json::Pretty(response.body);
+  }
+  responder->Send(std::move(response));
+}
+
+void Call::ReplyError(const Status& status) { responder->Send(ErrorResponse(status)); }
+
+Api::Api(server::Server& server) : server_(server), random_(std::random_device{}()) {}
+
+void Api::SetMeta(HttpResponse* response, LogIndex index) const {
+  // Clients treat 0 as "no index" and spin; Consul never sends it.
+  response->headers.emplace_back("X-Consul-Index", std::to_string(std::max<LogIndex>(index, 1)));
+  response->headers.emplace_back("X-Consul-KnownLeader",
+                                 server_.KnownLeader() ? "true" : "false");
+  response->headers.emplace_back("X-Consul-LastContact", std::to_string(server_.LastContactMs()));
+}
+
+void Api::BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read) {
+  auto serve = [this, call, watch = std::move(watch), read = std::move(read)]() mutable {
+    const QueryOptions& options = call->options;
+    if (options.index == 0 || server_.IndexOf(watch) > options.index) {
+      call->Reply(read());
+      return;
+    }
+    // Consul adds a random jitter in [0, wait/16) so parked clients do not
+    // all return at once.
+    MonoMs wait_ms = options.wait_ms;
+    MonoMs jitter_range = wait_ms / limits::kBlockingJitterFraction;
+    if (jitter_range > 0) {
+      wait_ms += static_cast<MonoMs>(random_() % static_cast<std::uint64_t>(jitter_range));
+    }
+    std::uint64_t id = server_.waiters().Park(std::move(watch), options.index, wait_ms,
+                                              [call, read] { call->Reply(read()); });
+    if (id == 0) {  // waiter limit reached: answer now rather than queue without bound
+      call->Reply(read());
+      return;
+    }
+    call->responder->OnClose([this, id] { server_.waiters().Cancel(id); });
+  };
+  if (!call->options.consistent) {
+    serve();
+    return;
+  }
+  server_.Barrier([call, serve = std::move(serve)](Status status) mutable {
+    if (!status.ok()) {
+      call->ReplyError(status);
+      return;
+    }
+    serve();
+  });
+}
+
+void Api::ProposeThen(const CallPtr& call, state::CommandBody body,
+                      std::function<void(const state::ApplyResult&)> done) {
+  server_.Propose(std::move(body), [call, done = std::move(done)](
+                                       Result<state::ApplyResult> result) {
+    if (!result.ok()) {
+      call->ReplyError(result.status());
+      return;
+    }
+    done(*result);
+  });
+}
+
+}  // namespace tenure::http

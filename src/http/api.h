@@ -1,0 +1,72 @@
+// Api: the Consul-compatible HTTP API. Routes (routes.cc, one line per
+// endpoint) map paths and methods to handlers (handlers/*.cc), which parse
+// and validate requests, read the Store or propose commands through the
+// Server, and write Consul's responses and error texts.
+// Loop thread only.
+#pragma once
+
+#include <memory>
+#include <random>
+#include <string>
+
+#include "http/query_options.h"
+#include "http/request.h"
+#include "server/server.h"
+#include "server/waiters.h"
+
+namespace tenure::http {
+
+// One request being served. Shared so that asynchronous completions (raft
+// commits, blocking queries) can hold it.
+struct Call {
+  HttpRequest request;
+  std::shared_ptr<Responder> responder;
+  std::string arg;  // the path after the route's prefix, e.g. the KV key
+  QueryOptions options;
+
+  void Reply(HttpResponse response);
+  void ReplyError(const Status& status);  // Consul's status and plain-text body
+};
+using CallPtr = std::shared_ptr<Call>;
+
+class Api {
+ public:
+  explicit Api(server::Server& server);
+  void Handle(HttpRequest request, std::shared_ptr<Responder> responder);
+
+  // Handlers (handlers/*.cc).
+  void KvGet(const CallPtr& call);
+  void KvPut(const CallPtr& call);
+  void KvDelete(const CallPtr& call);
+  void Txn(const CallPtr& call);
+  void SessionCreate(const CallPtr& call);
+  void SessionDestroy(const CallPtr& call);
+  void SessionRenew(const CallPtr& call);
+  void SessionInfo(const CallPtr& call);
+  void SessionNode(const CallPtr& call);
+  void SessionList(const CallPtr& call);
+  void StatusLeader(const CallPtr& call);
+  void StatusPeers(const CallPtr& call);
+  void AgentSelf(const CallPtr& call);
+
+ private:
+  // Serves a read that supports blocking queries: answers at once, or parks
+  // until the watched index passes ?index or ?wait (+ jitter) runs out, then
+  // answers with `read` evaluated at that time. ?consistent first waits for
+  // a raft barrier.
+  using ReadFn = std::function<HttpResponse()>;
+  void BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read);
+  // Adds X-Consul-Index (never 0), X-Consul-KnownLeader, X-Consul-LastContact.
+  void SetMeta(HttpResponse* response, LogIndex index) const;
+  // Proposes and answers 500 on a raft failure; `done` sees only applied results.
+  void ProposeThen(const CallPtr& call, state::CommandBody body,
+                   std::function<void(const state::ApplyResult&)> done);
+
+  server::Server& server_;
+  std::mt19937_64 random_;
+};
+
+// Maps a Status to Consul's HTTP status and plain-text body.
+HttpResponse ErrorResponse(const Status& status);
+
+}  // namespace tenure::http

@@ -1,0 +1,625 @@
+// Boost.Beast is included here and in no other file of the project: only its
+// request parser is used (the response head is written by wire.cc).
+#include "http/connection.h"
+
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <cerrno>
+#include <charconv>
+#include <optional>
+
+#include "common/limits.h"
+#include "common/strings.h"
+#include "http/wire.h"
+
+namespace tenure::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast_http = boost::beast::http;
+
+// Requests answered in one Run before yielding the loop to other clients.
+constexpr int kRequestsPerTurn = 16;
+// After a response that closes the connection, unread input is discarded for
+// at most this long / this much, then the socket is closed regardless.
+constexpr MonoMs kLingerMs = 1000;
+constexpr std::size_t kLingerBytesMax = 4 * 1024 * 1024;
+// Leftover-buffer capacity kept between requests; more is given back.
+constexpr std::size_t kPendingKeepBytes = 16 * 1024;
+// Unparsed bytes one request may leave: a header at its limit plus one read.
+constexpr std::size_t kPendingBytesMax = limits::kHttpHeaderBytesMax + ServerShared::kScratchBytes;
+
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+constexpr std::string_view kBodyLimitDoc =
+    "See https://developer.hashicorp.com/consul/docs/agent/config/config-files#kv_max_value_size.";
+
+template <typename... Args>
+void Log(fmt::format_string<Args...> format, Args&&... args) {
+  fmt::print(stderr, "http: {}\n", fmt::format(format, std::forward<Args>(args)...));
+}
+
+bool WouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
+
+char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+}  // namespace
+
+struct Connection::ParserSlot {
+  std::optional<beast_http::request_parser<beast_http::string_body>> parser;
+  bool continue_sent = false;
+};
+
+Connection::Connection(std::shared_ptr<ServerShared> shared, boost::asio::ip::tcp::socket socket)
+    : shared_(std::move(shared)),
+      socket_(std::move(socket)),
+      timer_(shared_->io),
+      fd_(socket_.native_handle()) {
+  next_ = shared_->connections;
+  if (next_ != nullptr) next_->prev_ = this;
+  shared_->connections = this;
+  linked_ = true;
+}
+
+Connection::~Connection() { Unlink(); }
+
+void Connection::Unlink() {
+  if (!linked_) return;
+  if (prev_ != nullptr) {
+    prev_->next_ = next_;
+  } else {
+    shared_->connections = next_;
+  }
+  if (next_ != nullptr) next_->prev_ = prev_;
+  prev_ = next_ = nullptr;
+  linked_ = false;
+  if (counted_) {
+    --shared_->served;
+    counted_ = false;
+  }
+}
+
+void Connection::Start() {
+  counted_ = true;
+  ++shared_->served;
+  // Responses are written whole; Nagle would only delay the last segment.
+  const int one = 1;
+  ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  BeginRequest();
+  Run();
+}
+
+void Connection::Reject(HttpResponse response) {
+  http10_ = false;
+  head_request_ = false;
+  PrepareWrite(std::move(response), /*keep_alive=*/false);
+  Run();
+}
+
+void Connection::Close() {
+  if (phase_ == Phase::kClosed) {
+    Unlink();
+    return;
+  }
+  // The parked request's Responder may hold the last reference.
+  const auto self = shared_from_this();
+  phase_ = Phase::kClosed;
+  if (responder_ != nullptr) {
+    ConnectionResponder* responder = responder_;
+    responder_ = nullptr;
+    responder->MarkClosed();
+  }
+  boost::system::error_code ignored;
+  socket_.close(ignored);  // pending waits complete with operation_aborted
+  timer_.cancel();
+  ++timer_generation_;
+  ++watch_generation_;
+  Unlink();
+  parser_.reset();
+  std::string().swap(pending_);
+  std::string().swap(out_head_);
+  std::string().swap(out_body_);
+}
+
+// --- The driver --------------------------------------------------------------
+
+void Connection::Run() {
+  if (running_) return;  // Send from inside the handler: the running loop picks it up
+  auto self = shared_from_this();
+  running_ = true;
+  drained_ = false;
+  turn_budget_ = kRequestsPerTurn;
+  try {
+    for (bool more = true; more;) {
+      // clang-format off: a table reads best one entry a line.
+      switch (phase_) {
+        case Phase::kReading:
+          more = ReadStep();
+          break;
+        case Phase::kWriting:
+          more = WriteStep();
+          break;
+        case Phase::kLinger:
+          more = LingerStep();
+          break;
+        case Phase::kParked:
+          WatchPeer();
+          more = false;
+          break;
+        case Phase::kClosed:
+          more = false;
+          break;
+      }
+      // clang-format on
+    }
+  } catch (const std::exception& e) {
+    Log("connection closed after an unexpected exception: {}", e.what());
+    Close();
+  } catch (...) {
+    Log("connection closed after an unexpected exception");
+    Close();
+  }
+  running_ = false;
+  drained_ = false;
+}
+
+void Connection::PostRun() {
+  asio::post(shared_->io, [self = shared_from_this()] { self->Run(); });
+}
+
+void Connection::WaitReadable() {
+  socket_.async_wait(
+      asio::socket_base::wait_read,
+      [self = shared_from_this()](const boost::system::error_code&) { self->Run(); });
+}
+
+void Connection::WaitWritable() {
+  socket_.async_wait(
+      asio::socket_base::wait_write,
+      [self = shared_from_this()](const boost::system::error_code&) { self->Run(); });
+}
+
+// --- Reading and parsing -----------------------------------------------------
+
+void Connection::BeginRequest() {
+  phase_ = Phase::kReading;
+  if (parser_ == nullptr) parser_ = std::make_unique<ParserSlot>();
+  auto& parser = parser_->parser.emplace();
+  parser.header_limit(static_cast<std::uint32_t>(limits::kHttpHeaderBytesMax));
+  parser.body_limit(std::uint64_t{limits::kHttpBodyBytesMax});
+  parser.eager(true);
+  parser_->continue_sent = false;
+  if (pending_.empty() && pending_.capacity() > kPendingKeepBytes) std::string().swap(pending_);
+  request_started_ = !pending_.empty();  // pipelined bytes count as a started request
+  const MonoMs now = wire::NowMonoMs();
+  SetDeadline(
+      now + (request_started_ ? shared_->request_read_timeout_ms : shared_->idle_timeout_ms), now);
+}
+
+bool Connection::ReadStep() {
+  if (!pending_.empty()) {
+    std::size_t used = 0;
+    const ParseOutcome outcome = Parse(pending_.data(), pending_.size(), &used);
+    if (phase_ == Phase::kClosed) return false;
+    pending_.erase(0, used);
+    if (outcome == ParseOutcome::kComplete) {
+      Dispatch();
+      return true;
+    }
+    if (outcome == ParseOutcome::kError) return true;
+  }
+  if (drained_) {
+    WaitReadable();
+    return false;
+  }
+  char* scratch = shared_->scratch.get();
+  const ssize_t n = ::recv(fd_, scratch, ServerShared::kScratchBytes, MSG_DONTWAIT);
+  if (n < 0) {
+    if (errno == EINTR) return true;
+    if (WouldBlock(errno)) {
+      drained_ = true;
+      WaitReadable();
+      return false;
+    }
+    Close();  // reset by peer and the like
+    return false;
+  }
+  if (n == 0) {  // EOF: between requests a normal goodbye; mid-request the request is dropped
+    Close();
+    return false;
+  }
+  const auto size = static_cast<std::size_t>(n);
+  drained_ = size < ServerShared::kScratchBytes;
+  if (!request_started_) {
+    request_started_ = true;
+    const MonoMs now = wire::NowMonoMs();
+    SetDeadline(now + shared_->request_read_timeout_ms, now);
+  }
+  if (!pending_.empty()) {  // continue a partial header or chunk line: parse it whole
+    pending_.append(scratch, size);
+    // Beast bounds the header, not a chunk-size line or trailer that never ends.
+    if (pending_.size() > kPendingBytesMax) {
+      PrepareParseError(static_cast<int>(parser_->parser->is_header_done()
+                                             ? beast_http::error::bad_chunk
+                                             : beast_http::error::header_limit));
+    }
+    return true;
+  }
+  std::size_t used = 0;
+  const ParseOutcome outcome = Parse(scratch, size, &used);
+  if (phase_ == Phase::kClosed) return false;
+  // Keep what the parser left (a partial header, the next pipelined request)
+  // before anything else can reuse the scratch buffer.
+  if (outcome != ParseOutcome::kError) pending_.append(scratch + used, size - used);
+  if (outcome == ParseOutcome::kComplete) Dispatch();
+  return true;
+}
+
+Connection::ParseOutcome Connection::Parse(const char* data, std::size_t size, std::size_t* used) {
+  auto& parser = *parser_->parser;
+  *used = 0;
+  while (*used < size) {
+    boost::system::error_code ec;
+    const std::size_t n = parser.put(asio::const_buffer(data + *used, size - *used), ec);
+    *used += n;
+    if (ec == beast_http::error::need_more) break;
+    if (ec) {
+      PrepareParseError(ec.value());
+      return ParseOutcome::kError;
+    }
+    if (parser.is_done()) return ParseOutcome::kComplete;
+    if (n == 0) break;
+  }
+  MaybeSendContinue();
+  return ParseOutcome::kNeedMore;
+}
+
+// A client that sent "Expect: 100-continue" waits for this before the body
+// (curl does for bodies over 1 KiB). Not sent when the body is refused: the
+// 413 goes out instead.
+void Connection::MaybeSendContinue() {
+  auto& parser = *parser_->parser;
+  if (parser_->continue_sent || !parser.is_header_done() || parser.is_done()) return;
+  parser_->continue_sent = true;
+  const auto& message = parser.get();
+  if (message.version() < 11) return;
+  const auto expect = message[beast_http::field::expect];
+  if (!EqualsIgnoreCase({expect.data(), expect.size()}, "100-continue")) return;
+  // The send buffer is empty (one request in flight), so this fits at once;
+  // if it does not, the client just sends the body after its own timeout.
+  const ssize_t n = ::send(fd_, kContinue.data(), kContinue.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n > 0 && static_cast<std::size_t>(n) != kContinue.size()) {
+    Log("closing a connection after a partial 100 Continue");
+    Close();  // the stream is no longer valid HTTP; Run's loop stops on kClosed
+  }
+}
+
+void Connection::PrepareParseError(int error_value) {
+  const auto error = static_cast<beast_http::error>(error_value);
+  HttpResponse response;
+  if (error == beast_http::error::body_limit) {
+    // Consul's kv_max_value_size text. A declared length is refused before
+    // any of the body is read; a chunked body when it crosses the limit.
+    const auto& message = parser_->parser->get();
+    const auto declared = message[beast_http::field::content_length];
+    std::uint64_t length = 0;
+    const auto [end, ec] =
+        std::from_chars(declared.data(), declared.data() + declared.size(), length);
+    if (!declared.empty() && ec == std::errc() && end == declared.data() + declared.size()) {
+      response = HttpResponse::Text(
+          413, fmt::format("Request body({} bytes) too large, max size: {} bytes. {}", length,
+                           limits::kHttpBodyBytesMax, kBodyLimitDoc));
+    } else {
+      response =
+          HttpResponse::Text(413, fmt::format("Request body too large, max size: {} bytes. {}",
+                                              limits::kHttpBodyBytesMax, kBodyLimitDoc));
+    }
+  } else if (error == beast_http::error::header_limit) {
+    response = HttpResponse::Text(431, "431 Request Header Fields Too Large");
+  } else {
+    response = HttpResponse::Text(
+        400, "400 Bad Request: " + boost::beast::http::make_error_code(error).message());
+  }
+  http10_ = false;
+  head_request_ = false;
+  pending_.clear();  // nothing after a malformed request can be trusted
+  PrepareWrite(std::move(response), /*keep_alive=*/false);
+}
+
+void Connection::Dispatch() {
+  auto& message = parser_->parser->get();
+  if (message.version() < 10 || message.version() >= 20) {
+    http10_ = false;
+    head_request_ = false;
+    pending_.clear();
+    PrepareWrite(HttpResponse::Text(505, "505 HTTP Version Not Supported"), false);
+    return;
+  }
+  HttpRequest request;
+  const auto method = message.method_string();
+  request.method.assign(method.data(), method.size());
+  const auto target = message.target();
+  request.target.assign(target.data(), target.size());
+  keep_alive_ = message.keep_alive();
+  http10_ = message.version() == 10;
+  head_request_ = message.method() == beast_http::verb::head;
+  if (Status status = wire::ParseTarget(request.target, &request); !status.ok()) {
+    pending_.clear();
+    PrepareWrite(HttpResponse::Text(400, std::string(status.message())), false);
+    return;
+  }
+  std::size_t field_count = 0;
+  for (auto it = message.begin(); it != message.end(); ++it) ++field_count;
+  request.headers.reserve(field_count);
+  for (const auto& field : message) {
+    const auto name = field.name_string();
+    const auto value = field.value();
+    std::string lower(name.data(), name.size());
+    for (char& c : lower) c = AsciiLower(c);
+    request.headers.emplace_back(std::move(lower), std::string(value.data(), value.size()));
+  }
+  request.body = std::move(message.body());
+  request.received_ms = wire::NowMonoMs();
+  parser_->parser.reset();
+
+  phase_ = Phase::kParked;
+  request_started_ = false;
+  SetDeadline(kNoDeadline, request.received_ms);  // blocking queries wait as long as they need
+  auto responder = std::make_shared<ConnectionResponder>(shared_from_this());
+  responder_ = responder.get();
+  try {
+    shared_->handler(std::move(request), responder);
+  } catch (const std::exception& e) {
+    Log("request handler threw: {}", e.what());
+    responder->Send(HttpResponse::Text(500, std::string("internal error: ") + e.what()));
+  } catch (...) {
+    Log("request handler threw");
+    responder->Send(HttpResponse::Text(500, "internal error"));
+  }
+  // If the handler kept no reference and never answered, the responder's
+  // destructor answers 500 here.
+}
+
+// --- Parked requests -----------------------------------------------------------
+
+void Connection::WatchPeer() {
+  if (watching_ || !pending_.empty()) return;  // pipelined bytes: the client is alive
+  for (;;) {
+    char byte;
+    const ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return;  // the next request waits in the kernel until this one is answered
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && WouldBlock(errno)) break;
+    Close();  // EOF or error: the client is gone, and so is the parked work
+    return;
+  }
+  watching_ = true;
+  const std::uint64_t generation = ++watch_generation_;
+  socket_.async_wait(asio::socket_base::wait_read,
+                     [self = shared_from_this(), generation](const boost::system::error_code& ec) {
+                       self->OnPeerReadable(generation, ec == asio::error::operation_aborted);
+                     });
+}
+
+void Connection::OnPeerReadable(std::uint64_t generation, bool aborted) {
+  if (generation != watch_generation_ || phase_ != Phase::kParked) return;
+  watching_ = false;
+  if (aborted) return;
+  try {
+    WatchPeer();
+  } catch (const std::exception& e) {
+    Log("closing a connection: {}", e.what());
+    Close();
+  }
+}
+
+void Connection::StopWatching() {
+  if (!watching_) return;
+  watching_ = false;
+  ++watch_generation_;
+  boost::system::error_code ignored;
+  socket_.cancel(ignored);  // only the watch is pending while parked
+}
+
+void Connection::Respond(ConnectionResponder* responder, HttpResponse response) {
+  if (phase_ != Phase::kParked || responder_ != responder) return;
+  responder_ = nullptr;
+  StopWatching();
+  PrepareWrite(std::move(response), keep_alive_);
+  // From inside the handler the running loop writes it. From elsewhere (a
+  // woken blocking query) write on a fresh turn, so that Send never re-enters
+  // the handler with this client's next request.
+  if (!running_) PostRun();
+}
+
+void Connection::Abandoned(ConnectionResponder* responder) {
+  if (phase_ != Phase::kParked || responder_ != responder) return;
+  Log("a request was dropped without a response; answering 500");
+  Respond(responder, HttpResponse::Text(500, "internal error: request dropped without a response"));
+}
+
+// --- Writing -------------------------------------------------------------------
+
+void Connection::PrepareWrite(HttpResponse response, bool keep_alive) {
+  out_head_.clear();
+  const bool with_body = wire::AppendResponseHead(
+      response, wire::HeadOptions{keep_alive, http10_, head_request_}, &out_head_);
+  out_body_ = with_body ? std::move(response.body) : std::string();
+  out_offset_ = 0;
+  close_after_write_ = !keep_alive;
+  phase_ = Phase::kWriting;
+  const MonoMs now = wire::NowMonoMs();
+  SetDeadline(now + shared_->request_read_timeout_ms, now);  // a client that never reads
+}
+
+bool Connection::WriteStep() {
+  const std::size_t total = out_head_.size() + out_body_.size();
+  while (out_offset_ < total) {
+    iovec iov[2];
+    int count = 0;
+    if (out_offset_ < out_head_.size()) {
+      iov[count++] = {out_head_.data() + out_offset_, out_head_.size() - out_offset_};
+      if (!out_body_.empty()) iov[count++] = {out_body_.data(), out_body_.size()};
+    } else {
+      const std::size_t body_offset = out_offset_ - out_head_.size();
+      iov[count++] = {out_body_.data() + body_offset, out_body_.size() - body_offset};
+    }
+    msghdr message{};
+    message.msg_iov = iov;
+    message.msg_iovlen = static_cast<std::size_t>(count);
+    const ssize_t n = ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (WouldBlock(errno)) {
+        WaitWritable();
+        return false;
+      }
+      Close();
+      return false;
+    }
+    out_offset_ += static_cast<std::size_t>(n);
+    if (out_offset_ < total) {
+      const MonoMs now = wire::NowMonoMs();
+      SetDeadline(now + shared_->request_read_timeout_ms, now);  // progress extends it
+    }
+  }
+  out_head_.clear();
+  std::string().swap(out_body_);
+  if (close_after_write_) {
+    BeginLinger();
+    return true;
+  }
+  BeginRequest();
+  if (--turn_budget_ <= 0) {  // let other clients run; continue on a fresh turn
+    PostRun();
+    return false;
+  }
+  return true;
+}
+
+void Connection::BeginLinger() {
+  phase_ = Phase::kLinger;
+  parser_.reset();
+  std::string().swap(pending_);
+  linger_bytes_ = 0;
+  ::shutdown(fd_, SHUT_WR);
+  const MonoMs now = wire::NowMonoMs();
+  SetDeadline(now + std::min(kLingerMs, shared_->request_read_timeout_ms), now);
+}
+
+bool Connection::LingerStep() {
+  if (drained_) {
+    WaitReadable();
+    return false;
+  }
+  const ssize_t n = ::recv(fd_, shared_->scratch.get(), ServerShared::kScratchBytes, MSG_DONTWAIT);
+  if (n < 0) {
+    if (errno == EINTR) return true;
+    if (WouldBlock(errno)) {
+      drained_ = true;
+      WaitReadable();
+      return false;
+    }
+    Close();
+    return false;
+  }
+  linger_bytes_ += static_cast<std::size_t>(n);
+  if (n == 0 || linger_bytes_ > kLingerBytesMax) {
+    Close();
+    return false;
+  }
+  drained_ = static_cast<std::size_t>(n) < ServerShared::kScratchBytes;
+  return true;
+}
+
+// --- Deadlines -----------------------------------------------------------------
+
+void Connection::SetDeadline(MonoMs deadline_ms, MonoMs now_ms) {
+  deadline_ms_ = deadline_ms;
+  if (deadline_ms == kNoDeadline) return;  // an armed timer finds no deadline and stops
+  if (timer_armed_ && timer_at_ms_ <= deadline_ms) return;
+  ArmTimer(std::min(deadline_ms, now_ms + shared_->request_read_timeout_ms));
+}
+
+void Connection::ArmTimer(MonoMs at_ms) {
+  timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::milliseconds(at_ms)));
+  timer_at_ms_ = at_ms;
+  timer_armed_ = true;
+  const std::uint64_t generation = ++timer_generation_;
+  timer_.async_wait([self = shared_from_this(), generation](const boost::system::error_code&) {
+    self->OnTimer(generation);
+  });
+}
+
+void Connection::OnTimer(std::uint64_t generation) {
+  if (generation != timer_generation_) return;  // re-armed or closed since
+  timer_armed_ = false;
+  if (phase_ == Phase::kClosed || deadline_ms_ == kNoDeadline) return;
+  try {
+    const MonoMs now = wire::NowMonoMs();
+    if (now >= deadline_ms_) {
+      Close();  // idle, half a request, a reader that stalled, or lingering done
+      return;
+    }
+    ArmTimer(std::min(deadline_ms_, now + shared_->request_read_timeout_ms));
+  } catch (const std::exception& e) {
+    Log("closing a connection: {}", e.what());
+    Close();
+  }
+}
+
+// --- ConnectionResponder -------------------------------------------------------
+
+ConnectionResponder::ConnectionResponder(std::shared_ptr<Connection> connection)
+    : connection_(std::move(connection)), io_(&connection_->io()) {}
+
+ConnectionResponder::~ConnectionResponder() {
+  if (connection_ != nullptr) connection_->Abandoned(this);
+}
+
+void ConnectionResponder::Send(HttpResponse response) {
+  if (connection_ == nullptr) return;  // sent before, or the client left
+  sent_ = true;
+  const auto connection = std::move(connection_);
+  connection->Respond(this, std::move(response));
+}
+
+void ConnectionResponder::OnClose(std::function<void()> callback) {
+  if (!callback || sent_) return;  // an answered request can no longer be abandoned
+  on_close_.push_back(std::move(callback));
+  if (closed_) PostOnClose();
+}
+
+void ConnectionResponder::MarkClosed() {
+  closed_ = true;
+  connection_.reset();  // the caller (Close) holds the connection
+  PostOnClose();
+}
+
+// Posted, so a callback never runs inside Close() (which may itself run inside
+// a handler or Stop()) nor inside OnClose().
+void ConnectionResponder::PostOnClose() {
+  if (on_close_.empty()) return;
+  asio::post(*io_, [callbacks = std::move(on_close_)] {
+    for (const auto& callback : callbacks) {
+      try {
+        callback();
+      } catch (const std::exception& e) {
+        Log("OnClose callback threw: {}", e.what());
+      } catch (...) {
+        Log("OnClose callback threw");
+      }
+    }
+  });
+  on_close_.clear();
+}
+
+}  // namespace tenure::http

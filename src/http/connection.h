@@ -1,0 +1,182 @@
+// One accepted HTTP/1.1 client connection of HttpServer, and the state the
+// listener shares with its connections. Private to src/http; loop thread only.
+//
+// A connection is a small state machine driven by Run():
+//   kReading  wait for / parse one request (idle timeout until its first byte,
+//             then the request read timeout);
+//   kParked   the handler owns the request; no timeout; a read-readiness
+//             watch notices a client that goes away;
+//   kWriting  response bytes go out (a stalled reader is cut after the read
+//             timeout without progress);
+//   kLinger   after a response that closes the connection: send side shut,
+//             input discarded until EOF, so the client reads the response
+//             instead of a reset;
+//   kClosed.
+// At most one request is in flight: the next one is read only after the
+// response was written. Reads and writes are non-blocking system calls made
+// from the loop; asio's async_wait is used only to sleep until readiness, and
+// always right after a call that returned EAGAIN (asio's epoll reactor is
+// edge-triggered, so waiting without that would miss data already there).
+// Reads go to one buffer shared by all connections (ServerShared::scratch);
+// only unparsed leftovers are kept per connection, so an idle connection
+// costs about 1 KiB.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "common/types.h"
+#include "http/request.h"
+
+namespace tenure::http {
+
+class Connection;
+class ConnectionResponder;
+
+// Shared by the listener and its connections; lives as long as any of them,
+// so a connection that outlives HttpServer (a parked Responder) stays safe.
+struct ServerShared {
+  ServerShared(boost::asio::io_context& io_context, RequestHandler request_handler)
+      : io(io_context), handler(std::move(request_handler)) {}
+
+  static constexpr std::size_t kScratchBytes = 64 * 1024;
+
+  boost::asio::io_context& io;
+  RequestHandler handler;
+  MonoMs request_read_timeout_ms = 0;
+  MonoMs idle_timeout_ms = 0;
+  std::size_t connections_max = 0;
+  // Every read lands here and is parsed before the loop runs anything else.
+  std::unique_ptr<char[]> scratch = std::make_unique<char[]>(kScratchBytes);
+  Connection* connections = nullptr;  // intrusive list of every open connection
+  std::size_t served = 0;             // open connections serving requests (not 429s)
+  bool stopped = false;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(std::shared_ptr<ServerShared> shared, boost::asio::ip::tcp::socket socket);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Serves requests until the client leaves or a limit closes it.
+  void Start();
+  // Answers `response` without reading a request, then closes (connection cap).
+  void Reject(HttpResponse response);
+  // Closes the socket now; a parked request's Responder turns closed and its
+  // OnClose callbacks are posted. Idempotent.
+  void Close();
+
+  Connection* next_open() const { return next_; }
+  boost::asio::io_context& io() const { return shared_->io; }
+
+ private:
+  friend class ConnectionResponder;
+  struct ParserSlot;  // the Beast parser, defined in connection.cc only
+
+  enum class Phase : std::uint8_t { kReading, kParked, kWriting, kLinger, kClosed };
+  enum class ParseOutcome : std::uint8_t { kNeedMore, kComplete, kError };
+  static constexpr MonoMs kNoDeadline = std::numeric_limits<MonoMs>::max();
+
+  void Run();
+  void PostRun();
+  bool ReadStep();
+  bool WriteStep();
+  bool LingerStep();
+  ParseOutcome Parse(const char* data, std::size_t size, std::size_t* used);
+  void MaybeSendContinue();
+  void PrepareParseError(int error_value);
+  void Dispatch();
+  void BeginRequest();
+  void BeginLinger();
+  void PrepareWrite(HttpResponse response, bool keep_alive);
+  void WaitReadable();
+  void WaitWritable();
+  void WatchPeer();
+  void OnPeerReadable(std::uint64_t generation, bool aborted);
+  void StopWatching();
+  // From ConnectionResponder.
+  void Respond(ConnectionResponder* responder, HttpResponse response);
+  void Abandoned(ConnectionResponder* responder);
+
+  void SetDeadline(MonoMs deadline_ms, MonoMs now_ms);
+  void ArmTimer(MonoMs at_ms);
+  void OnTimer(std::uint64_t generation);
+  void Unlink();
+
+  std::shared_ptr<ServerShared> shared_;
+  boost::asio::ip::tcp::socket socket_;
+  boost::asio::steady_timer timer_;
+  int fd_;
+  Phase phase_ = Phase::kReading;
+
+  std::unique_ptr<ParserSlot> parser_;
+  std::string pending_;           // received bytes not parsed yet (partial or pipelined)
+  bool request_started_ = false;  // a byte of the current request has arrived
+
+  // Current request's response framing.
+  bool keep_alive_ = true;
+  bool http10_ = false;
+  bool head_request_ = false;
+  ConnectionResponder* responder_ = nullptr;  // the parked request's, if any
+
+  std::string out_head_;
+  std::string out_body_;
+  std::size_t out_offset_ = 0;  // bytes of head + body written
+  bool close_after_write_ = false;
+  std::size_t linger_bytes_ = 0;
+
+  // Run() bookkeeping: not re-entered; `drained_` says the socket returned
+  // EAGAIN (or a short read) during this Run, so waiting is safe.
+  bool running_ = false;
+  bool drained_ = false;
+  int turn_budget_ = 0;
+
+  bool watching_ = false;
+  std::uint64_t watch_generation_ = 0;
+
+  // Lazy timer: armed at most one read timeout ahead, so it is never later
+  // than any deadline that may follow; only moving earlier re-arms it.
+  MonoMs deadline_ms_ = kNoDeadline;
+  MonoMs timer_at_ms_ = 0;
+  bool timer_armed_ = false;
+  std::uint64_t timer_generation_ = 0;
+
+  bool counted_ = false;
+  bool linked_ = false;
+  Connection* prev_ = nullptr;
+  Connection* next_ = nullptr;
+};
+
+// The Responder handed to the handler with each request. It keeps its
+// connection alive only while the request is outstanding: once answered or
+// abandoned by the client it is a few bytes that pin nothing.
+class ConnectionResponder final : public Responder {
+ public:
+  explicit ConnectionResponder(std::shared_ptr<Connection> connection);
+  ~ConnectionResponder() override;
+
+  void Send(HttpResponse response) override;
+  bool closed() const override { return closed_; }
+  void OnClose(std::function<void()> callback) override;
+
+ private:
+  friend class Connection;
+  void MarkClosed();
+  void PostOnClose();
+
+  std::shared_ptr<Connection> connection_;  // null once sent or closed
+  boost::asio::io_context* io_;             // where OnClose callbacks run
+  std::vector<std::function<void()>> on_close_;
+  bool sent_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace tenure::http

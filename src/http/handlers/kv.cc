@@ -1,0 +1,214 @@
+// /v1/kv/<key>: GET (single, recurse, keys, raw), PUT (set, cas, acquire,
+// release, flags) and DELETE (single, recurse, cas), with Consul's semantics
+// (docs/consul-api.md section 2) and error texts.
+#include <algorithm>
+#include <map>
+
+#include "common/limits.h"
+#include "common/strings.h"
+#include "http/api.h"
+#include "http/json.h"
+
+namespace tenure::http {
+namespace {
+
+// Go's url.Values.Encode(): keys sorted, values in order, escaped.
+std::string EncodeQuery(const HttpRequest& request) {
+  std::multimap<std::string, std::string> sorted(request.query.begin(), request.query.end());
+  auto escape = [](std::string_view s) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : s) {
+      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '-' || c == '_' || c == '.' || c == '~') {
+        out += static_cast<char>(c);
+      } else if (c == ' ') {
+        out += '+';
+      } else {
+        out += '%';
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      }
+    }
+    return out;
+  };
+  std::string out;
+  for (const auto& [k, v] : sorted) {
+    if (!out.empty()) out += '&';
+    out += escape(k) + "=" + escape(v);
+  }
+  return out;
+}
+
+Status ConflictingFlags(const HttpRequest& request) {
+  return Status::InvalidArgument("Conflicting flags: " + EncodeQuery(request) + "\n");
+}
+
+Status KeyTooLong(std::string_view key) {
+  return Status::InvalidArgument("Key is too long (" + std::to_string(key.size()) + " > " +
+                                 std::to_string(limits::kKvKeyBytesMax) + " bytes)");
+}
+
+}  // namespace
+
+void Api::KvGet(const CallPtr& call) {
+  const HttpRequest& request = call->request;
+  const std::string& key = call->arg;
+  const bool keys = request.HasQuery("keys");
+  const bool recurse = request.HasQuery("recurse");
+  if (key.empty() && !keys && !recurse) {
+    call->ReplyError(Status::InvalidArgument("Missing key name"));
+    return;
+  }
+  if (keys) {
+    std::string separator(request.Query("separator").value_or(request.Query("seperator").value_or("")));
+    BlockingRead(call, {server::WatchKind::kPrefix, key}, [this, call, separator] {
+      const state::Store& store = server_.store();
+      std::vector<std::string> list = store.ListKeys(call->arg, separator);
+      HttpResponse response = list.empty() && !call->arg.empty()
+                                  ? HttpResponse::Text(404, "")
+                                  : HttpResponse::Json(json::Strings(list));
+      SetMeta(&response, store.PrefixIndex(call->arg));
+      return response;
+    });
+    return;
+  }
+  if (recurse) {
+    BlockingRead(call, {server::WatchKind::kPrefix, key}, [this, call] {
+      const state::Store& store = server_.store();
+      auto entries = store.ListKv(call->arg);
+      HttpResponse response = entries.empty() ? HttpResponse::Text(404, "")
+                                              : HttpResponse::Json(json::KvEntries(entries));
+      SetMeta(&response, store.PrefixIndex(call->arg));
+      return response;
+    });
+    return;
+  }
+  const bool raw = request.HasQuery("raw");
+  BlockingRead(call, {server::WatchKind::kKey, key}, [this, call, raw] {
+    const state::Store& store = server_.store();
+    const state::KvEntry* entry = store.FindKv(call->arg);
+    HttpResponse response;
+    if (entry == nullptr) {
+      response = HttpResponse::Text(404, "");
+    } else if (raw) {
+      response = HttpResponse::Text(200, entry->value);
+      response.content_type = "text/plain";
+      response.headers.emplace_back("X-Content-Type-Options", "nosniff");
+      response.headers.emplace_back("Content-Security-Policy", "sandbox");
+    } else {
+      response = HttpResponse::Json(json::KvEntries({entry}));
+    }
+    SetMeta(&response, store.KeyIndex(call->arg));
+    return response;
+  });
+}
+
+void Api::KvPut(const CallPtr& call) {
+  const HttpRequest& request = call->request;
+  const std::string& key = call->arg;
+  if (key.empty()) {
+    call->ReplyError(Status::InvalidArgument("Missing key name"));
+    return;
+  }
+  if (key.size() > limits::kKvKeyBytesMax) {
+    call->ReplyError(KeyTooLong(key));
+    return;
+  }
+  auto cas = request.Query("cas");
+  auto acquire = request.Query("acquire");
+  auto release = request.Query("release");
+  if ((cas ? 1 : 0) + (acquire ? 1 : 0) + (release ? 1 : 0) > 1) {
+    call->ReplyError(ConflictingFlags(request));
+    return;
+  }
+  std::uint64_t flags = 0;
+  if (auto text = request.Query("flags")) {
+    auto parsed = ParseUint64(*text);
+    if (!parsed.ok()) {
+      call->ReplyError(parsed.status());
+      return;
+    }
+    flags = *parsed;
+  }
+  if (request.body.size() > limits::kKvValueBytesMax) {
+    call->ReplyError(Status::TooLarge(
+        "Request body(" + std::to_string(request.body.size()) + " bytes) too large, max size: " +
+        std::to_string(limits::kKvValueBytesMax) +
+        " bytes. See https://developer.hashicorp.com/consul/docs/agent/config/"
+        "config-files#kv_max_value_size."));
+    return;
+  }
+
+  state::CommandBody body;
+  if (cas) {
+    auto index = ParseUint64(*cas);
+    if (!index.ok()) {
+      call->ReplyError(index.status());
+      return;
+    }
+    body = state::KvCas{key, request.body, flags, *index};
+  } else if (acquire) {
+    std::string session(*acquire);
+    // A session whose expiry the leader has already decided may not take a
+    // lock, even though its SessionDestroy has not committed yet.
+    if (server_.IsExpiring(session)) {
+      call->ReplyError(Status::Internal("invalid session " + GoQuote(session)));
+      return;
+    }
+    body = state::KvAcquire{key, request.body, flags, std::move(session)};
+  } else if (release) {
+    body = state::KvRelease{key, request.body, flags, std::string(*release)};
+  } else {
+    body = state::KvSet{key, request.body, flags};
+  }
+  ProposeThen(call, std::move(body), [call](const state::ApplyResult& result) {
+    if (!result.status.ok()) {
+      call->ReplyError(result.status);
+      return;
+    }
+    HttpResponse response = HttpResponse::Json(result.ok ? "true" : "false");
+    if (result.fence != 0) {
+      // tenure: the holder learns its fencing token with the grant itself.
+      response.headers.emplace_back("X-Tenure-Fence", std::to_string(result.fence));
+    }
+    call->Reply(std::move(response));
+  });
+}
+
+void Api::KvDelete(const CallPtr& call) {
+  const HttpRequest& request = call->request;
+  const std::string& key = call->arg;
+  const bool recurse = request.HasQuery("recurse");
+  auto cas = request.Query("cas");
+  if (recurse && cas) {
+    call->ReplyError(ConflictingFlags(request));
+    return;
+  }
+  if (key.empty() && !recurse) {
+    call->ReplyError(Status::InvalidArgument("Missing key name"));
+    return;
+  }
+  state::CommandBody body;
+  if (recurse) {
+    body = state::KvDeleteTree{key};
+  } else if (cas) {
+    auto index = ParseUint64(*cas);
+    if (!index.ok()) {
+      call->ReplyError(index.status());
+      return;
+    }
+    body = state::KvDelete{key, true, *index};
+  } else {
+    body = state::KvDelete{key, false, 0};
+  }
+  ProposeThen(call, std::move(body), [call](const state::ApplyResult& result) {
+    if (!result.status.ok()) {
+      call->ReplyError(result.status);
+      return;
+    }
+    call->Reply(HttpResponse::Json(result.ok ? "true" : "false"));
+  });
+}
+
+}  // namespace tenure::http

@@ -1,0 +1,61 @@
+// /v1/status/leader, /v1/status/peers and /v1/agent/self.
+#include <nlohmann/json.hpp>
+
+#include "common/limits.h"
+#include "http/api.h"
+#include "http/json.h"
+
+namespace tenure::http {
+
+void Api::StatusLeader(const CallPtr& call) {
+  std::string body;
+  json::AppendString(&body, server_.LeaderAddress());
+  call->Reply(HttpResponse::Json(std::move(body)));
+}
+
+void Api::StatusPeers(const CallPtr& call) {
+  call->Reply(HttpResponse::Json(json::Strings(server_.PeerAddresses())));
+}
+
+// Go's Agent.Self() decodes into map[string]map[string]interface{}: every
+// top-level value must be an object, and Config.NodeName must be a string
+// (`consul lock` and api.Agent.NodeName depend on it). SessionTTLMin lets
+// Patroni correct a too-small TTL by itself.
+void Api::AgentSelf(const CallPtr& call) {
+  const server::ServerOptions& options = server_.options();
+  nlohmann::json self = {
+      {"Config",
+       {{"Datacenter", options.datacenter},
+        {"PrimaryDatacenter", options.datacenter},
+        {"NodeName", options.node_name},
+        {"NodeID", ""},
+        {"Server", true},
+        {"Revision", "tenure"},
+        {"Version", "1.17.0"},
+        {"SessionTTLMin", limits::kSessionTtlMinNs},
+        {"Product", "tenure"},
+        {"ProductVersion", TENURE_VERSION}}},
+      {"DebugConfig",
+       {{"SessionTTLMin", limits::kSessionTtlMinNs},
+        {"SessionTTLMultiplier", options.session_ttl_multiplier}}},
+      {"Coord", nlohmann::json::object()},
+      {"Member",
+       {{"Name", options.node_name},
+        {"Addr", options.raft.address.substr(0, options.raft.address.rfind(':'))},
+        {"Port", 8301},
+        {"Tags", {{"dc", options.datacenter}, {"role", "consul"}}},
+        {"Status", 1}}},
+      {"Stats",
+       {{"raft", {{"state", server_.IsLeader() ? "Leader" : "Follower"},
+                  {"applied_index", std::to_string(server_.store().applied_index())}}},
+        {"tenure",
+         {{"sessions", std::to_string(server_.store().session_count())},
+          {"kv_entries", std::to_string(server_.store().kv_count())},
+          {"blocking_queries", std::to_string(server_.waiters().size())}}}}},
+      {"Meta", nlohmann::json::object()},
+      {"xDS", nlohmann::json::object()},
+  };
+  call->Reply(HttpResponse::Json(self.dump()));
+}
+
+}  // namespace tenure::http

@@ -1,0 +1,240 @@
+#include "http/json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/base64.h"
+
+namespace tenure::http::json {
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+void AppendUnicodeEscape(std::string* out, unsigned code) {
+  *out += "\\u";
+  *out += kHex[(code >> 12) & 0xf];
+  *out += kHex[(code >> 8) & 0xf];
+  *out += kHex[(code >> 4) & 0xf];
+  *out += kHex[code & 0xf];
+}
+
+// Length of the valid UTF-8 sequence at text[i], or 0 if invalid.
+std::size_t Utf8Length(std::string_view text, std::size_t i) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char c = byte(i);
+  std::size_t n;
+  unsigned min;
+  if (c < 0x80) return 1;
+  if ((c & 0xe0) == 0xc0) { n = 2; min = 0x80; }
+  else if ((c & 0xf0) == 0xe0) { n = 3; min = 0x800; }
+  else if ((c & 0xf8) == 0xf0) { n = 4; min = 0x10000; }
+  else return 0;
+  if (i + n > text.size()) return 0;
+  unsigned code = c & (0x7f >> n);
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+    code = (code << 6) | (byte(i + k) & 0x3f);
+  }
+  if (code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return 0;
+  return n;
+}
+
+void AppendUint(std::string* out, std::uint64_t v) {
+  char buf[24];
+  char* end = buf + sizeof buf;
+  char* p = end;
+  do {
+    *--p = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  out->append(p, static_cast<std::size_t>(end - p));
+}
+
+void AppendInt(std::string* out, std::int64_t v) {
+  if (v < 0) {
+    *out += '-';
+    AppendUint(out, static_cast<std::uint64_t>(-(v + 1)) + 1);
+  } else {
+    AppendUint(out, static_cast<std::uint64_t>(v));
+  }
+}
+
+void AppendStringArray(std::string* out, const std::vector<std::string>& items) {
+  *out += '[';
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) *out += ',';
+    AppendString(out, items[i]);
+  }
+  *out += ']';
+}
+
+}  // namespace
+
+void AppendString(std::string* out, std::string_view text) {
+  *out += '"';
+  std::size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < 0x80) {
+      *out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    switch (c) {
+      case '"': *out += "\\\""; ++i; continue;
+      case '\\': *out += "\\\\"; ++i; continue;
+      case '\n': *out += "\\n"; ++i; continue;
+      case '\r': *out += "\\r"; ++i; continue;
+      case '\t': *out += "\\t"; ++i; continue;
+      default: break;
+    }
+    if (c < 0x80) {  // other control bytes and < > &
+      AppendUnicodeEscape(out, c);
+      ++i;
+      continue;
+    }
+    std::size_t n = Utf8Length(text, i);
+    if (n == 0) {
+      *out += "\\ufffd";
+      ++i;
+      continue;
+    }
+    // U+2028 and U+2029 are escaped by Go for JavaScript safety.
+    if (n == 3 && c == 0xe2 && static_cast<unsigned char>(text[i + 1]) == 0x80 &&
+        (static_cast<unsigned char>(text[i + 2]) & 0xfe) == 0xa8) {
+      AppendUnicodeEscape(out, 0x2028u | (static_cast<unsigned char>(text[i + 2]) & 1u));
+    } else {
+      out->append(text.data() + i, n);
+    }
+    i += n;
+  }
+  *out += '"';
+}
+
+void AppendKvEntry(std::string* out, const state::KvEntry& entry, bool with_value) {
+  *out += "{\"LockIndex\":";
+  AppendUint(out, entry.lock_index);
+  *out += ",\"Key\":";
+  AppendString(out, entry.key);
+  *out += ",\"Flags\":";
+  AppendUint(out, entry.flags);
+  *out += ",\"Value\":";
+  if (with_value && !entry.value.empty()) {
+    *out += '"';
+    *out += Base64Encode(entry.value);
+    *out += '"';
+  } else {
+    *out += "null";
+  }
+  if (!entry.session.empty()) {
+    *out += ",\"Session\":";
+    AppendString(out, entry.session);
+    *out += ",\"Fence\":";
+    AppendUint(out, entry.fence);
+  }
+  *out += ",\"CreateIndex\":";
+  AppendUint(out, entry.create_index);
+  *out += ",\"ModifyIndex\":";
+  AppendUint(out, entry.modify_index);
+  *out += '}';
+}
+
+void AppendSession(std::string* out, const state::Session& s) {
+  *out += "{\"ID\":";
+  AppendString(out, s.id);
+  *out += ",\"Name\":";
+  AppendString(out, s.name);
+  *out += ",\"Node\":";
+  AppendString(out, s.node);
+  *out += ",\"LockDelay\":";
+  AppendInt(out, s.lock_delay_ns);
+  *out += ",\"Behavior\":";
+  *out += s.behavior == state::Behavior::kDelete ? "\"delete\"" : "\"release\"";
+  *out += ",\"TTL\":";
+  AppendString(out, s.ttl);
+  *out += ",\"NodeChecks\":";
+  AppendStringArray(out, s.node_checks);
+  *out += ",\"ServiceChecks\":";
+  if (s.service_checks.empty()) {
+    *out += "null";
+  } else {
+    *out += '[';
+    for (std::size_t i = 0; i < s.service_checks.size(); ++i) {
+      if (i) *out += ',';
+      *out += "{\"ID\":";
+      AppendString(out, s.service_checks[i].id);
+      *out += ",\"Namespace\":";
+      AppendString(out, s.service_checks[i].ns);
+      *out += '}';
+    }
+    *out += ']';
+  }
+  if (!s.checks.empty()) {
+    *out += ",\"Checks\":";
+    AppendStringArray(out, s.checks);
+  }
+  *out += ",\"CreateIndex\":";
+  AppendUint(out, s.create_index);
+  *out += ",\"ModifyIndex\":";
+  AppendUint(out, s.modify_index);
+  *out += '}';
+}
+
+std::string KvEntries(const std::vector<const state::KvEntry*>& entries) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i) out += ',';
+    AppendKvEntry(&out, *entries[i]);
+  }
+  out += ']';
+  return out;
+}
+
+std::string Sessions(const std::vector<const state::Session*>& sessions) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < sessions.size(); ++i) {
+    if (i) out += ',';
+    AppendSession(&out, *sessions[i]);
+  }
+  out += ']';
+  return out;
+}
+
+std::string Strings(const std::vector<std::string>& strings) {
+  std::string out;
+  AppendStringArray(&out, strings);
+  return out;
+}
+
+std::string TxnOutcome(const state::TxnOutcome& outcome) {
+  std::string out;
+  if (outcome.ok()) {
+    out = "{\"Results\":[";
+    for (std::size_t i = 0; i < outcome.results.size(); ++i) {
+      if (i) out += ',';
+      out += "{\"KV\":";
+      AppendKvEntry(&out, outcome.results[i].entry, outcome.results[i].with_value);
+      out += '}';
+    }
+    out += "],\"Errors\":null}";
+    return out;
+  }
+  out = "{\"Results\":null,\"Errors\":[";
+  for (std::size_t i = 0; i < outcome.errors.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"OpIndex\":";
+    AppendUint(&out, outcome.errors[i].op_index);
+    out += ",\"What\":";
+    AppendString(&out, outcome.errors[i].what);
+    out += '}';
+  }
+  out += "]}";
+  return out;
+}
+
+std::string Pretty(std::string_view compact) {
+  auto parsed = nlohmann::json::parse(compact, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return std::string(compact);
+  return parsed.dump(4) + "\n";
+}
+
+}  // namespace tenure::http::json

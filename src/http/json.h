@@ -1,0 +1,30 @@
+// Consul's JSON shapes, written by hand for speed on hot paths (KV reads,
+// renewals). The only place that knows Consul's wire field names.
+// Strings are escaped as Go's encoding/json does (HTML-safe: < > & as \u003c
+// \u003e \u0026; invalid UTF-8 as \ufffd). Pure.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "state/txn.h"
+#include "state/types.h"
+
+namespace tenure::http::json {
+
+void AppendString(std::string* out, std::string_view text);
+// A DirEntry: {"LockIndex","Key","Flags","Value","Session"(omitted when
+// unlocked),"Fence"(tenure; omitted when unlocked),"CreateIndex","ModifyIndex"}.
+void AppendKvEntry(std::string* out, const state::KvEntry& entry, bool with_value = true);
+void AppendSession(std::string* out, const state::Session& session);
+
+std::string KvEntries(const std::vector<const state::KvEntry*>& entries);
+std::string Sessions(const std::vector<const state::Session*>& sessions);
+std::string Strings(const std::vector<std::string>& strings);
+std::string TxnOutcome(const state::TxnOutcome& outcome);
+
+// Re-indents compact JSON with 4 spaces and a trailing newline (?pretty).
+std::string Pretty(std::string_view compact);
+
+}  // namespace tenure::http::json

@@ -1,0 +1,70 @@
+// Plain HTTP request/response values handed between the transport
+// (http/server.cc, the only file that knows Boost.Beast) and the Consul API
+// handlers. Loop thread only.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "common/types.h"
+
+namespace tenure::http {
+
+struct HttpRequest {
+  std::string method;    // "GET", "PUT", ... as received
+  std::string target;    // raw request target, e.g. "/v1/kv/a%20b?recurse"
+  std::string path;      // percent-decoded path, e.g. "/v1/kv/a b"
+  std::string raw_query; // undecoded text after '?', "" if none
+  // Decoded query parameters in order; a parameter without '=' has value "".
+  std::vector<std::pair<std::string, std::string>> query;
+  // Header names lower-cased.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  MonoMs received_ms = 0;
+
+  // First value of a query parameter, nullopt if absent.
+  std::optional<std::string_view> Query(std::string_view name) const;
+  bool HasQuery(std::string_view name) const { return Query(name).has_value(); }
+  // First value of a header (name compared case-insensitively), nullopt if absent.
+  std::optional<std::string_view> Header(std::string_view name) const;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";  // "" = no Content-Type header
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+
+  static HttpResponse Json(std::string body, int status = 200);
+  // Plain-text error body, as Consul writes errors.
+  static HttpResponse Text(int status, std::string body);
+};
+
+// One in-flight request's way back to its client. The handler must call
+// Send exactly once (possibly later, e.g. for a blocking query). If the
+// client goes away first, closed() turns true and the OnClose callback runs,
+// so parked work can be dropped; Send after that is a no-op.
+class Responder {
+ public:
+  virtual ~Responder() = default;
+  virtual void Send(HttpResponse response) = 0;
+  virtual bool closed() const = 0;
+  virtual void OnClose(std::function<void()> callback) = 0;
+};
+
+using RequestHandler = std::function<void(HttpRequest request, std::shared_ptr<Responder>)>;
+
+// Percent-decodes `text` (path or query component). In query components
+// ('+' means space) when plus_is_space. Errors on a truncated or non-hex
+// escape: `invalid URL escape "%zz"` (Go's text).
+Result<std::string> PercentDecode(std::string_view text, bool plus_is_space);
+// Splits and decodes a raw query string ("a=1&b&c=%20").
+Result<std::vector<std::pair<std::string, std::string>>> ParseQuery(std::string_view raw_query);
+
+}  // namespace tenure::http

@@ -1,0 +1,121 @@
+// The route table: one line per endpoint, as Consul's http_register.go.
+// Prefix routes end in '/'; the rest of the path is the handler's argument.
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "common/strings.h"
+#include "http/api.h"
+
+namespace tenure::http {
+namespace {
+
+enum Method : unsigned { kGet = 1, kPut = 2, kDelete = 4 };
+
+struct Route {
+  std::string_view path;
+  unsigned methods;
+  void (Api::*get)(const CallPtr&);
+  void (Api::*put)(const CallPtr&);
+  void (Api::*del)(const CallPtr&);
+};
+
+constexpr std::array<Route, 11> kRoutes = {{
+    {"/v1/kv/", kGet | kPut | kDelete, &Api::KvGet, &Api::KvPut, &Api::KvDelete},
+    {"/v1/txn", kPut, nullptr, &Api::Txn, nullptr},
+    {"/v1/session/create", kPut, nullptr, &Api::SessionCreate, nullptr},
+    {"/v1/session/destroy/", kPut, nullptr, &Api::SessionDestroy, nullptr},
+    {"/v1/session/renew/", kPut, nullptr, &Api::SessionRenew, nullptr},
+    {"/v1/session/info/", kGet, &Api::SessionInfo, nullptr, nullptr},
+    {"/v1/session/node/", kGet, &Api::SessionNode, nullptr, nullptr},
+    {"/v1/session/list", kGet, &Api::SessionList, nullptr, nullptr},
+    {"/v1/status/leader", kGet, &Api::StatusLeader, nullptr, nullptr},
+    {"/v1/status/peers", kGet, &Api::StatusPeers, nullptr, nullptr},
+    {"/v1/agent/self", kGet, &Api::AgentSelf, nullptr, nullptr},
+}};
+
+// Consul lists OPTIONS first, then the route's methods.
+std::string AllowHeader(unsigned methods) {
+  std::string allow = "OPTIONS";
+  if (methods & kGet) allow += ",GET";
+  if (methods & kPut) allow += ",PUT";
+  if (methods & kDelete) allow += ",DELETE";
+  return allow;
+}
+
+const Route* FindRoute(std::string_view path, std::string* arg) {
+  for (const Route& route : kRoutes) {
+    if (route.path.back() == '/') {
+      if (StartsWith(path, route.path)) {
+        *arg = std::string(path.substr(route.path.size()));
+        return &route;
+      }
+    } else if (path == route.path) {
+      arg->clear();
+      return &route;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
+  auto call = std::make_shared<Call>();
+  call->request = std::move(request);
+  call->responder = std::move(responder);
+  const std::string& path = call->request.path;
+
+  const Route* route = FindRoute(path, &call->arg);
+  if (route == nullptr) {
+    // Go's mux redirects a prefix route's path without its trailing slash.
+    for (const Route& r : kRoutes) {
+      if (r.path.back() == '/' && path + "/" == r.path) {
+        HttpResponse redirect = HttpResponse::Text(301, "");
+        redirect.headers.emplace_back("Location", std::string(r.path));
+        call->Reply(std::move(redirect));
+        return;
+      }
+    }
+    if (path == "/") {
+      call->Reply(HttpResponse::Text(200, "tenure server: Consul-compatible API under /v1/\n"));
+      return;
+    }
+    call->Reply(HttpResponse::Text(404, "Invalid URL path: not a recognized HTTP API endpoint"));
+    return;
+  }
+
+  const std::string& method = call->request.method;
+  void (Api::*handler)(const CallPtr&) = nullptr;
+  if (method == "GET" && (route->methods & kGet)) handler = route->get;
+  if (method == "PUT" && (route->methods & kPut)) handler = route->put;
+  if (method == "DELETE" && (route->methods & kDelete)) handler = route->del;
+  if (method == "OPTIONS") {
+    HttpResponse ok = HttpResponse::Text(200, "");
+    ok.content_type.clear();
+    ok.headers.emplace_back("Allow", AllowHeader(route->methods));
+    call->Reply(std::move(ok));
+    return;
+  }
+  if (handler == nullptr) {
+    HttpResponse not_allowed = HttpResponse::Text(405, "method " + method + " not allowed");
+    not_allowed.headers.emplace_back("Allow", AllowHeader(route->methods));
+    call->Reply(std::move(not_allowed));
+    return;
+  }
+
+  auto options = ParseQueryOptions(call->request);
+  if (!options.ok()) {
+    call->ReplyError(options.status());
+    return;
+  }
+  call->options = *options;
+  if (auto dc = call->request.Query("dc"); dc && !dc->empty() &&
+                                           *dc != server_.options().datacenter) {
+    call->ReplyError(Status::Internal("No path to datacenter"));
+    return;
+  }
+  (this->*handler)(call);
+}
+
+}  // namespace tenure::http

@@ -1,0 +1,51 @@
+// HttpServer: HTTP/1.1 listener and connections on Boost.Beast, on the
+// single loop thread. Knows nothing of Consul: it parses requests into
+// HttpRequest values, enforces the transport limits in common/limits.h
+// (header and body size, request read timeout, idle timeout, connection
+// count) with clear errors, and writes HttpResponses back in order.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/limits.h"
+#include "common/status.h"
+#include "http/request.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace tenure::http {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8500;  // 0 picks a free port (tests)
+
+  // Test-only: the limits.h values, shortened so tests of the timeouts and
+  // the connection cap run at the speed of logic. Production leaves them.
+  MonoMs TEST_request_read_timeout_ms = limits::kHttpRequestReadTimeoutMs;
+  MonoMs TEST_idle_timeout_ms = limits::kHttpIdleTimeoutMs;
+  std::size_t TEST_connections_max = limits::kHttpConnectionsMax;
+};
+
+class HttpServer {
+ public:
+  HttpServer(boost::asio::io_context& io, RequestHandler handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  Status Listen(const HttpServerOptions& options);
+  std::uint16_t port() const;  // the bound port (after Listen)
+  // Stops accepting and closes every connection; parked requests get no answer.
+  void Stop();
+  std::size_t connection_count() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace tenure::http

@@ -1,0 +1,40 @@
+// HTTP/1.1 wire details of the transport that need no Boost.Beast: splitting
+// a request target into path and query, and writing a response head. Private
+// to src/http (server.cc, connection.cc and their tests). Pure functions, except
+// that the Date header is cached per thread (the loop thread).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "common/types.h"
+#include "http/request.h"
+
+namespace tenure::http::wire {
+
+// Fills request->path (percent-decoded, '+' kept), raw_query and query from
+// `target` (origin-form "/a%20b?x=1", absolute-form "http://h/a", or "*").
+// Errors are Go's: `invalid URL escape "%zz"`.
+Status ParseTarget(std::string_view target, HttpRequest* request);
+
+// "OK", "Not Found", ...; "" for codes without a standard phrase.
+std::string_view ReasonPhrase(int status);
+
+struct HeadOptions {
+  bool keep_alive = true;     // false: "Connection: close"
+  bool http10 = false;        // an HTTP/1.0 client needs "Connection: keep-alive" to keep it
+  bool head_request = false;  // HEAD: Content-Length of the body, but no body
+};
+
+// Appends the status line and headers (Content-Type if non-empty, the
+// response's own headers, Date, Content-Length, Connection) and the blank
+// line to *out. Returns whether the body must follow on the wire (not for
+// HEAD, 1xx, 204, 304). Header fields containing CR or LF are dropped, so a
+// handler echoing client data cannot split the response.
+bool AppendResponseHead(const HttpResponse& response, const HeadOptions& options, std::string* out);
+
+// RealClock::NowMonoMs (steady clock): HttpRequest::received_ms and deadlines.
+MonoMs NowMonoMs();
+
+}  // namespace tenure::http::wire

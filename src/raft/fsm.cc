@@ -1,0 +1,98 @@
+#include "raft/fsm.h"
+
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "common/assert.h"
+#include "raft/entry_codec.h"
+
+namespace tenure::raft {
+
+FsmBridge::FsmBridge(state::Store* store) : store_(store) {
+  fsm_.version = 1;
+  fsm_.data = this;
+  fsm_.apply = &FsmBridge::Apply;
+  fsm_.snapshot = &FsmBridge::Snapshot;
+  fsm_.restore = &FsmBridge::Restore;
+}
+
+state::ApplyResult FsmBridge::TakeResult(void* result) {
+  auto* slot = static_cast<std::optional<state::ApplyResult>*>(result);
+  TENURE_ASSERT(slot != nullptr);
+  TENURE_ASSERT(slot->has_value());
+  state::ApplyResult taken = std::move(**slot);
+  slot->reset();
+  return taken;
+}
+
+int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void** result) noexcept {
+  auto* self = static_cast<FsmBridge*>(fsm->data);
+  TENURE_ASSERT(self->raft_ != nullptr);
+  *result = nullptr;
+  LogIndex index = raft_last_applied(self->raft_) + 1;
+  std::string_view bytes(static_cast<const char*>(buf->base), buf->len);
+  Result<state::Command> command = DecodeEntry(bytes);
+  if (!command.ok()) {
+    // Every replica holds the same bytes at this index, so this is corruption
+    // or a bug, never bad client input. libraft stops applying (and retries
+    // the same entry forever), which is the loud failure we want.
+    // libraft retries the entry at every commit: log it once.
+    if (self->apply_halted_) return RAFT_MALFORMED;
+    self->apply_halted_ = true;
+    fmt::print(stderr,
+               "tenure raft: FATAL: cannot apply entry {} ({} bytes): {}; applying halted\n", index,
+               buf->len, command.status().ToString());
+    std::fflush(stderr);
+    return RAFT_MALFORMED;
+  }
+  self->result_.emplace(self->store_->Apply(*command, index));
+  ++self->generation_;
+  *result = &self->result_;
+  return 0;
+}
+
+int FsmBridge::Snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[],
+                        unsigned* n_bufs) noexcept {
+  auto* self = static_cast<FsmBridge*>(fsm->data);
+  std::string data;
+  self->store_->EncodeSnapshot(&data);
+  auto* array = static_cast<struct raft_buffer*>(raft_malloc(sizeof(struct raft_buffer)));
+  if (array == nullptr) return RAFT_NOMEM;
+  void* base = raft_malloc(data.empty() ? 1 : data.size());
+  if (base == nullptr) {
+    raft_free(array);
+    return RAFT_NOMEM;
+  }
+  std::memcpy(base, data.data(), data.size());
+  array[0].base = base;
+  array[0].len = data.size();
+  *bufs = array;
+  *n_bufs = 1;
+  return 0;
+}
+
+int FsmBridge::Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept {
+  auto* self = static_cast<FsmBridge*>(fsm->data);
+  std::string_view bytes(static_cast<const char*>(buf->base), buf->len);
+  Result<state::Store> restored = state::Store::DecodeSnapshot(bytes);
+  if (!restored.ok()) {
+    // libraft keeps ownership of buf on failure and fails the start or the
+    // InstallSnapshot.
+    fmt::print(stderr, "tenure raft: cannot restore snapshot ({} bytes): {}\n", buf->len,
+               restored.status().ToString());
+    return RAFT_MALFORMED;
+  }
+  *self->store_ = std::move(restored).value();
+  self->result_.reset();
+  ++self->generation_;
+  ++self->restores_;
+  raft_free(buf->base);
+  return 0;
+}
+
+}  // namespace tenure::raft

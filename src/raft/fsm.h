@@ -1,0 +1,69 @@
+// FsmBridge: libraft's `struct raft_fsm` (version 1) over a state::Store.
+//
+// apply   decodes the framed entry (entry_codec.h) and applies it to the Store
+//         at index raft_last_applied(r) + 1 (libraft does not pass the
+//         index). The ApplyResult goes into one member slot, and the
+//         `void* result` handed back to libraft points at that slot: libraft
+//         passes it to the raft_apply callback right after apply, and only on
+//         the node that proposed the entry. On every other node it is simply
+//         dropped, so a per-entry heap allocation would leak; the slot is
+//         overwritten by the next apply instead. A non-zero return halts all
+//         applying for good, so it is used only for an undecodable entry
+//         (divergence, a bug or corruption): domain failures are ApplyResults.
+// snapshot Store::EncodeSnapshot into one raft_malloc buffer; libraft frees
+//         both the array and the buffer (version 1 semantics).
+// restore Store::DecodeSnapshot replaces the Store; the buffer is freed here
+//         on success, as libraft expects.
+//
+// Used by Node with raft_uv and by tests with raft_fixture. Loop thread only.
+// Callbacks are noexcept: nothing may unwind through libraft's C frames, and
+// an exception in apply would leave the replica half-applied, so it ends the
+// process (std::terminate) instead.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "raft/raft_c.h"
+#include "state/store.h"
+
+namespace tenure::raft {
+
+class FsmBridge {
+ public:
+  explicit FsmBridge(state::Store* store);
+  FsmBridge(const FsmBridge&) = delete;
+  FsmBridge& operator=(const FsmBridge&) = delete;
+
+  struct raft_fsm* fsm() {
+    return &fsm_;
+  }
+  // The raft instance whose last_applied numbers the entries. Must be set
+  // before the instance starts (raft_start may apply and restore).
+  void set_raft(struct raft* r) { raft_ = r; }
+
+  // In a raft_apply callback: the result of the entry just applied, taken
+  // from the `result` pointer libraft passes (which points at our slot).
+  static state::ApplyResult TakeResult(void* result);
+
+  // Bumped by every apply and restore: "the Store changed".
+  std::uint64_t generation() const { return generation_; }
+  // True once an entry could not be decoded; libraft applies nothing more.
+  bool apply_halted() const { return apply_halted_; }
+  std::uint64_t restores() const { return restores_; }
+
+ private:
+  static int Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void** result) noexcept;
+  static int Snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs) noexcept;
+  static int Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept;
+
+  state::Store* store_;
+  struct raft* raft_ = nullptr;
+  struct raft_fsm fsm_ {};
+  std::optional<state::ApplyResult> result_;  // the slot; see the header comment
+  std::uint64_t generation_ = 0;
+  std::uint64_t restores_ = 0;
+  bool apply_halted_ = false;
+};
+
+}  // namespace tenure::raft

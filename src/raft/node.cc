@@ -1,0 +1,416 @@
+// Node lifecycle (Start, Stop, the close path) and accessors. Requests and
+// polling are in node_requests.cc; the shared state in node_impl.h.
+#include "raft/node.h"
+
+// clang-format off
+#include <utility>  // before any Boost header: asio 1.74 + g++ 12 (std::exchange)
+// clang-format on
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "common/assert.h"
+#include "raft/node_impl.h"
+
+namespace tenure::raft {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// libraft error code -> Status code for Start failures.
+Status StartError(int rv, std::string_view what, const char* message) {
+  std::string text = fmt::format("raft: {}: {} ({})", what, message, raft_strerror(rv));
+  switch (rv) {
+    case RAFT_CORRUPT:
+    case RAFT_MALFORMED:
+      return Status::Corruption(std::move(text));
+    case RAFT_INVALID:
+    case RAFT_BADID:
+    case RAFT_NAMETOOLONG:
+    case RAFT_DUPLICATEID:
+    case RAFT_DUPLICATEADDRESS:
+      return Status::InvalidArgument(std::move(text));
+    case RAFT_NOMEM:
+      return Status::Unavailable(std::move(text));
+    default:
+      return Status::IoError(std::move(text));
+  }
+}
+
+// libuv writes to TCP sockets with writev(), not send(MSG_NOSIGNAL), so a
+// write to a peer that just went away raises SIGPIPE, whose default action
+// kills the process (seen when a leader outlives its followers). A
+// process-wide setting, made only if nobody installed a handler already.
+void IgnoreSigpipe() {
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+    ::signal(SIGPIPE, SIG_IGN);
+  }
+}
+
+}  // namespace
+
+Node::Impl::Impl(asio::io_context& io, state::Store& store, NodeOptions options)
+    : io_(io), store_(store), options_(std::move(options)), fsm_(&store) {}
+
+Node::Impl::~Impl() {
+  if (phase_ == Phase::kRunning || phase_ == Phase::kStopping) CloseSynchronously();
+  TENURE_ASSERT(phase_ == Phase::kIdle || phase_ == Phase::kStopped);
+}
+
+Status Node::Impl::LockDataDir() {
+  // libraft does not lock its directory; two servers on one data dir would
+  // interleave segments. An flock dies with the process (kill -9 included).
+  std::string path = options_.data_dir + "/tenure.lock";
+  lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) {
+    return Status::IoError(fmt::format("raft: open {}: {}", path, std::strerror(errno)));
+  }
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    if (err == EWOULDBLOCK) {
+      return Status::Unavailable(
+          fmt::format("raft: data dir {} is in use by another server", options_.data_dir));
+    }
+    return Status::IoError(fmt::format("raft: lock {}: {}", path, std::strerror(err)));
+  }
+  return Status::Ok();
+}
+
+void Node::Impl::UnlockDataDir() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // closing drops the flock
+  lock_fd_ = -1;
+}
+
+Status Node::Impl::Start() {
+  if (phase_ != Phase::kIdle) return Status::FailedPrecondition("raft: Start called twice");
+  if (options_.id == 0) return Status::InvalidArgument("raft: node id must be > 0");
+  if (options_.address.empty()) return Status::InvalidArgument("raft: empty raft address");
+  if (options_.data_dir.empty()) return Status::InvalidArgument("raft: empty data dir");
+  if (options_.heartbeat_timeout_ms == 0 ||
+      options_.heartbeat_timeout_ms >= options_.election_timeout_ms) {
+    return Status::InvalidArgument(fmt::format(
+        "raft: heartbeat timeout {} ms must be > 0 and below the election timeout {} ms",
+        options_.heartbeat_timeout_ms, options_.election_timeout_ms));
+  }
+  if (store_.applied_index() != 0) {
+    return Status::FailedPrecondition("raft: Start needs an empty Store (the log refills it)");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options_.data_dir, ec);
+  if (ec) {
+    return Status::IoError(
+        fmt::format("raft: create data dir {}: {}", options_.data_dir, ec.message()));
+  }
+  IgnoreSigpipe();
+  if (Status locked = LockDataDir(); !locked.ok()) {
+    phase_ = Phase::kStopped;
+    return locked;
+  }
+  if (Status opened = OpenIo(); !opened.ok()) {
+    UnlockDataDir();
+    phase_ = Phase::kStopped;
+    return opened;
+  }
+
+  if (!options_.bootstrap.empty()) {
+    struct raft_configuration conf;
+    raft_configuration_init(&conf);
+    int rv = 0;
+    for (const Peer& peer : options_.bootstrap) {
+      rv = raft_configuration_add(&conf, peer.id, peer.address.c_str(), RAFT_VOTER);
+      if (rv != 0) break;
+    }
+    if (rv == 0) rv = raft_bootstrap(&raft_, &conf);
+    raft_configuration_close(&conf);
+    // CANTBOOTSTRAP: the data dir already holds a log; the options only
+    // matter on the very first start.
+    if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
+      return FailStart(StartError(rv, "bootstrap", raft_errmsg(&raft_)));
+    }
+  }
+
+  raft_set_election_timeout(&raft_, options_.election_timeout_ms);
+  raft_set_heartbeat_timeout(&raft_, options_.heartbeat_timeout_ms);
+  // Pre-vote halves 3-node failover (1.7 s instead of 3 s in derisk.md).
+  raft_set_pre_vote(&raft_, true);
+  raft_set_snapshot_threshold(&raft_, options_.snapshot_threshold);
+  raft_set_snapshot_trailing(&raft_, options_.snapshot_trailing);
+
+  // Loads the snapshot (restore) and the log; a single voter self-elects
+  // and applies its whole log right here.
+  int rv = raft_start(&raft_);
+  if (rv != 0) return FailStart(StartError(rv, "start", raft_errmsg(&raft_)));
+
+  phase_ = Phase::kRunning;
+  notified_generation_ = fsm_.generation();
+  last_contact_uv_ms_ = UvNowMs();
+  driver_ = std::make_unique<UvDriver>(io_, &loop_,
+                                       UvDriver::Hooks{.after_run = [this] { AfterTurn(); },
+                                                       .on_loop_dead = [this] { FinishClose(); }});
+  driver_->Start();
+  fmt::print(stderr,
+             "tenure raft: node {} started at {} (dir {}, term {}, last index {}, applied {}, "
+             "snapshots restored {})\n",
+             options_.id, options_.address, options_.data_dir, raft_.current_term,
+             raft_last_index(&raft_), raft_last_applied(&raft_), fsm_.restores());
+  return Status::Ok();
+}
+
+Status Node::Impl::OpenIo() {
+  int rv = uv_loop_init(&loop_);
+  if (rv != 0) return Status::IoError(fmt::format("raft: uv_loop_init: {}", uv_strerror(rv)));
+  loop_initialized_ = true;
+  rv = raft_uv_tcp_init(&transport_, &loop_);
+  if (rv != 0) {
+    uv_loop_close(&loop_);
+    loop_initialized_ = false;
+    return StartError(rv, "transport", transport_.errmsg);
+  }
+  rv = raft_uv_init(&raft_io_, &loop_, options_.data_dir.c_str(), &transport_);
+  if (rv != 0) {
+    Status status = StartError(rv, "io", raft_io_.errmsg);
+    raft_uv_tcp_close(&transport_);
+    uv_loop_close(&loop_);
+    loop_initialized_ = false;
+    return status;
+  }
+  // Corruption must stop the server, not be "recovered" by dropping segments.
+  raft_uv_set_auto_recovery(&raft_io_, false);
+  raft_uv_set_connect_retry_delay(&raft_io_, kConnectRetryDelayMs);
+  original_io_close_ = raft_io_.close;
+  raft_io_.close = &Impl::WrappedIoClose;
+
+  // raft_init probes the file system (O_DIRECT, AIO): tens of ms.
+  rv = raft_init(&raft_, &raft_io_, fsm_.fsm(), options_.id, options_.address.c_str());
+  if (rv != 0) {
+    // Nothing is open yet: the transport creates its handle last in io init.
+    Status status = StartError(rv, "init", raft_errmsg(&raft_));
+    FreeIo();
+    return status;
+  }
+  raft_.data = this;
+  fsm_.set_raft(&raft_);
+  return Status::Ok();
+}
+
+Status Node::Impl::FailStart(Status why) {
+  // raft_init succeeded, so handles exist: close raft and drain the loop
+  // synchronously (we are not inside any callback here).
+  fmt::print(stderr, "tenure raft: node {} failed to start: {}\n", options_.id, why.ToString());
+  raft_close_called_ = true;
+  raft_close(&raft_, &Impl::RaftClosed);
+  while (uv_loop_alive(&loop_)) uv_run(&loop_, UV_RUN_DEFAULT);
+  TENURE_ASSERT(raft_closed_);
+  FreeIo();
+  UnlockDataDir();
+  phase_ = Phase::kStopped;
+  return why;
+}
+
+void Node::Impl::Stop(std::function<void()> done) {
+  switch (phase_) {
+    case Phase::kIdle:
+    case Phase::kStopped:
+      phase_ = Phase::kStopped;
+      asio::post(io_, std::move(done));
+      return;
+    case Phase::kStopping:
+      stop_waiters_.push_back(std::move(done));
+      return;
+    case Phase::kRunning:
+      break;
+  }
+  phase_ = Phase::kStopping;
+  stop_waiters_.push_back(std::move(done));
+  close_deadline_uv_ms_ = UvNowMs() + kCloseDrainMaxMs;
+  fmt::print(stderr, "tenure raft: node {} stopping ({} writes in flight)\n", options_.id,
+             proposals_in_flight_);
+  // Never raft_close from a raft callback, and Stop may be called from one of
+  // ours: always close on a fresh asio turn.
+  asio::post(io_, [this] { MaybeBeginClose(); });
+}
+
+bool Node::Impl::LogPersisted() const {
+  // raft_last_index only reads, but libraft's API is not const-correct.
+  return raft_.last_stored >= raft_last_index(const_cast<struct raft*>(&raft_));
+}
+
+void Node::Impl::MaybeBeginClose() {
+  if (raft_close_called_) return;
+  // libraft 0.15 bug: raft_close cancels the leader's queued (not yet
+  // written) appends one by one, and each cancellation truncates the log at
+  // its own index, so with two or more queued the second truncation is past
+  // the end of the log: an assertion in debug builds, a crash in Debian's.
+  // New writes are refused now, so the writes in flight reach disk within a
+  // few ms; AfterTurn calls back here until then. A disk that stalls past
+  // the deadline gets the close anyway (followers' queued appends are safe).
+  if (!LogPersisted() && UvNowMs() < close_deadline_uv_ms_) {
+    close_waiting_for_disk_ = true;
+    return;
+  }
+  if (!LogPersisted()) {
+    fmt::print(stderr,
+               "tenure raft: node {}: log writes still in flight after {} ms; closing anyway\n",
+               options_.id, kCloseDrainMaxMs);
+  }
+  close_waiting_for_disk_ = false;
+  raft_close_called_ = true;
+  raft_close(&raft_, &Impl::RaftClosed);
+  // raft_close failed every outstanding request synchronously; deliver
+  // them and report the lost leadership now.
+  AfterTurn();
+  driver_->Poke();  // closing handles: the loop must run again
+}
+
+void Node::Impl::FinishClose() {
+  // on_loop_dead: posted by the driver once uv_loop_alive() returned 0.
+  TENURE_ASSERT(phase_ == Phase::kStopping);
+  TENURE_ASSERT(raft_closed_);
+  TENURE_ASSERT(proposals_in_flight_ == 0);
+  TENURE_ASSERT(barriers_in_flight_ == 0);
+  AfterTurn();  // anything queued by the last uv_run
+  driver_.reset();
+  FreeIo();
+  UnlockDataDir();
+  phase_ = Phase::kStopped;
+  fmt::print(stderr, "tenure raft: node {} stopped\n", options_.id);
+  std::vector<std::function<void()>> waiters = std::move(stop_waiters_);
+  stop_waiters_.clear();
+  for (auto& waiter : waiters) waiter();  // may destroy *this: nothing after
+}
+
+void Node::Impl::FreeIo() {
+  // Only now that the loop drained (derisk.md pitfall 3: the io close
+  // callback can run before the last segment writer closed).
+  raft_uv_close(&raft_io_);
+  raft_uv_tcp_close(&transport_);
+  if (loop_initialized_) {
+    int rv = uv_loop_close(&loop_);
+    if (rv != 0) fmt::print(stderr, "tenure raft: uv_loop_close: {}\n", uv_strerror(rv));
+    loop_initialized_ = false;
+  }
+}
+
+void Node::Impl::CloseSynchronously() {
+  // Misuse fallback: the Node is being destroyed without a completed Stop.
+  // Close and drain right here; queued user callbacks are dropped since
+  // whatever they capture may already be gone.
+  fmt::print(stderr, "tenure raft: node {} destroyed without Stop; closing synchronously\n",
+             options_.id);
+  driver_.reset();
+  if (!raft_close_called_) {
+    raft_close_called_ = true;
+    raft_close(&raft_, &Impl::RaftClosed);
+  }
+  while (uv_loop_alive(&loop_)) uv_run(&loop_, UV_RUN_DEFAULT);
+  ready_.clear();
+  FreeIo();
+  UnlockDataDir();
+  phase_ = Phase::kStopped;
+}
+
+void Node::Impl::WrappedIoClose(struct raft_io* io, raft_io_close_cb cb) {
+  auto* self = static_cast<Impl*>(static_cast<struct raft*>(io->data)->data);
+  self->raft_io_close_cb_ = cb;
+  self->original_io_close_(io, &Impl::IoClosedOnce);
+}
+
+void Node::Impl::IoClosedOnce(struct raft_io* io) {
+  auto* self = static_cast<Impl*>(static_cast<struct raft*>(io->data)->data);
+  if (self->io_close_fired_) {
+    // The racy second call from the last segment writer's close.
+    fmt::print(stderr, "tenure raft: node {}: swallowed a second io close callback\n",
+               self->options_.id);
+    return;
+  }
+  self->io_close_fired_ = true;
+  self->raft_io_close_cb_(io);  // libraft's ioCloseCb -> RaftClosed
+}
+
+void Node::Impl::RaftClosed(struct raft* r) {
+  static_cast<Impl*>(r->data)->raft_closed_ = true;  // frees nothing: see FreeIo
+}
+
+// --- Node --------------------------------------------------------------------
+
+Node::Node(asio::io_context& io, state::Store& store, NodeOptions options)
+    : impl_(std::make_unique<Impl>(io, store, std::move(options))) {}
+
+Node::~Node() = default;
+
+Status Node::Start() { return impl_->Start(); }
+
+void Node::Stop(std::function<void()> done) { impl_->Stop(std::move(done)); }
+
+void Node::Propose(const state::Command& command, ProposeDone done) {
+  impl_->Propose(command, std::move(done));
+}
+
+void Node::Barrier(std::function<void(Status)> done) { impl_->Barrier(std::move(done)); }
+
+bool Node::IsLeader() const { return impl_->RaftLeader(); }
+
+std::uint64_t Node::id() const { return impl_->options_.id; }
+
+std::string Node::LeaderAddress() const {
+  if (impl_->phase_ != Impl::Phase::kRunning) return "";
+  raft_id leader_id = 0;
+  const char* address = nullptr;
+  raft_leader(&impl_->raft_, &leader_id, &address);
+  return leader_id != 0 && address != nullptr ? std::string(address) : std::string();
+}
+
+std::vector<std::string> Node::PeerAddresses() const {
+  std::vector<std::string> out;
+  if (impl_->phase_ != Impl::Phase::kRunning) return out;
+  const struct raft_configuration& conf = impl_->raft_.configuration;
+  for (unsigned i = 0; i < conf.n; ++i) {
+    if (conf.servers[i].role == RAFT_VOTER) out.emplace_back(conf.servers[i].address);
+  }
+  return out;
+}
+
+// Poll-based approximation. On a follower that knows its leader, libraft
+// restarts election_timer_start at every AppendEntries/InstallSnapshot from
+// that leader (and, rarely, when granting a vote), so "now minus it" is the
+// time since the last leader message. Without a known leader (candidate, or
+// a follower whose election timer fired) it is the time since the last
+// AfterTurn that saw one. Before any contact it counts from Start.
+MonoMs Node::LastContactMs() const {
+  const Impl& impl = *impl_;
+  if (impl.phase_ == Impl::Phase::kIdle) return 0;
+  if (impl.RaftLeader()) return 0;
+  std::uint64_t now = impl.UvNowMs();
+  std::uint64_t contact = impl.last_contact_uv_ms_;
+  if (impl.phase_ == Impl::Phase::kRunning && impl.raft_.state == RAFT_FOLLOWER &&
+      impl.raft_.follower_state.current_leader.id != 0) {
+    contact = impl.raft_.election_timer_start;
+  }
+  return now > contact ? static_cast<MonoMs>(now - contact) : 0;
+}
+
+std::uint64_t Node::term() const { return impl_->raft_.current_term; }
+
+void Node::set_on_applied(std::function<void()> callback) {
+  impl_->on_applied_ = std::move(callback);
+}
+
+void Node::set_on_leadership(std::function<void(bool is_leader)> callback) {
+  impl_->on_leadership_ = std::move(callback);
+}
+
+}  // namespace tenure::raft

@@ -1,0 +1,103 @@
+// Node: one raft server over libraft 0.15 (raft_uv disk I/O and raft_uv_tcp
+// transport), applying committed commands to a state::Store.
+//
+// Threading: everything runs on the thread that runs the asio io_context
+// given to the constructor; libuv's loop is driven from it (uv_driver.h).
+// No callback is ever invoked from inside another raft callback's stack in a
+// way that could re-enter raft_close (see the libraft pitfalls in
+// docs/architecture.md): every callback below runs from the io_context after
+// libuv returned, never inline from Propose/Barrier/Stop.
+//
+// Replicated state: the Store. Soft state: leadership, last contact.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/types.h"
+#include "state/command.h"
+#include "state/store.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace tenure::raft {
+
+struct Peer {
+  std::uint64_t id = 0;
+  std::string address;  // "host:port" of the peer's raft transport
+};
+
+struct NodeOptions {
+  std::uint64_t id = 1;
+  std::string address = "127.0.0.1:8300";  // this node's raft transport address
+  std::string data_dir;                    // raft log and snapshots; created if missing
+  // Configuration used on the very first start (ignored once the data dir
+  // holds a raft log). A one-member cluster is simply {self}.
+  std::vector<Peer> bootstrap;
+  unsigned election_timeout_ms = 1000;
+  unsigned heartbeat_timeout_ms = 100;
+  // libraft's default (1024) costs 4-5x throughput; see docs/architecture.md.
+  unsigned snapshot_threshold = 16384;
+  unsigned snapshot_trailing = 4096;
+};
+
+class Node {
+ public:
+  using ProposeDone = std::function<void(Result<state::ApplyResult>)>;
+
+  Node(boost::asio::io_context& io, state::Store& store, NodeOptions options);
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Opens the data dir, bootstraps on first start, restores the latest
+  // snapshot and log into the Store, and starts raft.
+  Status Start();
+  // Closes raft (deferred to a fresh loop turn, never from a raft callback),
+  // drains libuv and calls done. New proposals are refused at once; those
+  // already in flight complete first (committed ones with their result, the
+  // rest with kUnavailable). The Node may be destroyed from inside done.
+  // Calling it again (or before Start) just calls done.
+  void Stop(std::function<void()> done);
+
+  // Appends `command` to the log; `done` runs on the loop thread once it is
+  // applied locally (with the Store's result) or failed: kNotLeader when this
+  // node is not the leader, kUnavailable when leadership was lost before the
+  // outcome was known or too many proposals are in flight.
+  void Propose(const state::Command& command, ProposeDone done);
+  // Completes once every entry committed before the call is applied here
+  // (a raft barrier). Used for ?consistent reads and on becoming leader.
+  void Barrier(std::function<void(Status)> done);
+
+  // libraft's own state: true as soon as this node won an election, which
+  // may be before on_leadership(true) (that one waits for a barrier).
+  bool IsLeader() const;
+  std::uint64_t id() const;
+  // "host:port" of the current leader's raft transport, "" when unknown.
+  std::string LeaderAddress() const;
+  // Raft transport addresses of every voter in the current configuration.
+  std::vector<std::string> PeerAddresses() const;
+  // Milliseconds since this node last heard from a leader; 0 on the leader.
+  // An approximation (libraft has no such counter): see node.cc. Counts from
+  // Start on a node that has not seen a leader yet.
+  MonoMs LastContactMs() const;
+  std::uint64_t term() const;
+
+  // Runs after each batch of applied entries (new data in the Store).
+  void set_on_applied(std::function<void()> callback);
+  // Runs when this node becomes leader (after a barrier, so the Store has
+  // every committed entry) and when it stops being leader.
+  void set_on_leadership(std::function<void(bool is_leader)> callback);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tenure::raft

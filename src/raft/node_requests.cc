@@ -1,0 +1,216 @@
+// Node requests (Propose, Barrier) and the polling that stands in for the
+// state-change callback libraft 0.15 lacks: leadership, on_applied, last
+// contact. See node_impl.h for the threading rules.
+// clang-format off
+#include <utility>  // before any Boost header: asio 1.74 + g++ 12 (std::exchange)
+// clang-format on
+#include <fmt/core.h>
+
+#include <boost/asio/post.hpp>
+#include <cstdio>
+#include <cstring>
+
+#include "common/assert.h"
+#include "common/limits.h"
+#include "raft/entry_codec.h"
+#include "raft/node_impl.h"
+
+namespace tenure::raft {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// The text Consul answers when there is no leader to take a write.
+constexpr const char* kNoLeaderText = "No cluster leader";
+
+}  // namespace
+
+bool Node::Impl::RaftLeader() const {
+  return phase_ == Phase::kRunning && raft_.state == RAFT_LEADER;
+}
+
+std::uint64_t Node::Impl::UvNowMs() const { return uv_hrtime() / 1'000'000; }
+
+Status Node::Impl::CheckWritable() const {
+  if (phase_ == Phase::kStopping) return Status::Unavailable("raft: node is shutting down");
+  if (phase_ != Phase::kRunning) return Status::Unavailable("raft: node is not running");
+  if (raft_.state != RAFT_LEADER) return Status::NotLeader(kNoLeaderText);
+  return Status::Ok();
+}
+
+Status Node::Impl::FailureFromRaft(int rv, const char* what) const {
+  switch (rv) {
+    case RAFT_NOTLEADER:
+      return Status::NotLeader(kNoLeaderText);
+    case RAFT_LEADERSHIPLOST:
+    case RAFT_SHUTDOWN:
+      if (phase_ != Phase::kRunning) {
+        return Status::Unavailable(
+            fmt::format("raft: node shut down before the {} was committed; outcome unknown", what));
+      }
+      return Status::Unavailable(
+          fmt::format("raft: leadership lost before the {} was committed; outcome unknown", what));
+    default:
+      return Status::Unavailable(fmt::format("raft: {} failed: {}", what, raft_strerror(rv)));
+  }
+}
+
+void Node::Impl::Propose(const state::Command& command, ProposeDone done) {
+  auto fail = [&](Status status) {
+    // Posted, so done never runs inside the caller's stack.
+    asio::post(io_, [done = std::move(done), status = std::move(status)]() mutable {
+      done(Result<state::ApplyResult>(std::move(status)));
+    });
+  };
+  if (Status writable = CheckWritable(); !writable.ok()) return fail(std::move(writable));
+  if (proposals_in_flight_ >= limits::kProposalsInFlightMax) {
+    return fail(Status::Unavailable("too many writes in flight"));
+  }
+
+  std::string framed;
+  EncodeEntry(command, &framed);
+  struct raft_buffer buf;
+  buf.len = framed.size();
+  buf.base = raft_malloc(buf.len);
+  if (buf.base == nullptr) return fail(Status::Unavailable("raft: out of memory"));
+  std::memcpy(buf.base, framed.data(), framed.size());
+
+  auto* proposal = new Proposal;
+  proposal->req.data = proposal;
+  proposal->impl = this;
+  proposal->done = std::move(done);
+  int rv = raft_apply(&raft_, &proposal->req, &buf, 1, &Impl::ApplyDone);
+  if (rv != 0) {
+    raft_free(buf.base);  // ownership passes to libraft only on success
+    done = std::move(proposal->done);
+    delete proposal;
+    return fail(FailureFromRaft(rv, "write"));
+  }
+  ++proposals_in_flight_;
+  driver_->Poke();
+}
+
+void Node::Impl::ApplyDone(struct raft_apply* req, int status, void* result) noexcept {
+  auto* proposal = static_cast<Proposal*>(req->data);
+  Impl* self = proposal->impl;
+  TENURE_ASSERT(self->proposals_in_flight_ > 0);
+  --self->proposals_in_flight_;
+  Result<state::ApplyResult> outcome =
+      status == 0 ? Result<state::ApplyResult>(FsmBridge::TakeResult(result))
+                  : Result<state::ApplyResult>(self->FailureFromRaft(status, "write"));
+  self->ready_.push_back([done = std::move(proposal->done),
+                          outcome = std::move(outcome)]() mutable { done(std::move(outcome)); });
+  delete proposal;
+}
+
+void Node::Impl::Barrier(std::function<void(Status)> done) {
+  if (Status writable = CheckWritable(); !writable.ok()) {
+    asio::post(io_, [done = std::move(done), status = std::move(writable)] { done(status); });
+    return;
+  }
+  auto* request = new BarrierRequest;
+  request->req.data = request;
+  request->impl = this;
+  request->done = std::move(done);
+  int rv = raft_barrier(&raft_, &request->req, &Impl::BarrierDone);
+  if (rv != 0) {
+    asio::post(io_, [done = std::move(request->done), status = FailureFromRaft(rv, "barrier")] {
+      done(status);
+    });
+    delete request;
+    return;
+  }
+  ++barriers_in_flight_;
+  driver_->Poke();
+}
+
+void Node::Impl::IssueLeadershipBarrier(std::uint64_t term) {
+  auto* request = new BarrierRequest;
+  request->req.data = request;
+  request->impl = this;
+  request->leadership_term = term;
+  int rv = raft_barrier(&raft_, &request->req, &Impl::BarrierDone);
+  if (rv != 0) {
+    fmt::print(stderr, "tenure raft: node {}: leadership barrier in term {} failed: {}\n",
+               options_.id, term, raft_strerror(rv));
+    delete request;
+    leader_term_ = 0;  // retried at the next poll if still leader
+    return;
+  }
+  ++barriers_in_flight_;
+}
+
+void Node::Impl::BarrierDone(struct raft_barrier* req, int status) noexcept {
+  auto* request = static_cast<BarrierRequest*>(req->data);
+  Impl* self = request->impl;
+  TENURE_ASSERT(self->barriers_in_flight_ > 0);
+  --self->barriers_in_flight_;
+  if (request->leadership_term != 0) {
+    // PollLeadership turns this into on_leadership(true) if the term still
+    // holds; a failed barrier means leadership is already gone.
+    if (status == 0) self->barrier_done_term_ = request->leadership_term;
+  } else {
+    Status outcome = status == 0 ? Status::Ok() : self->FailureFromRaft(status, "barrier");
+    self->ready_.push_back(
+        [done = std::move(request->done), outcome = std::move(outcome)] { done(outcome); });
+  }
+  delete request;
+}
+
+void Node::Impl::AfterTurn() {
+  PollLeadership();
+  PollLastContact();
+  // User callbacks last: they may Propose, Barrier or Stop. Swap first so
+  // callbacks queued meanwhile wait for the next turn instead of looping.
+  if (!ready_.empty()) {
+    std::vector<std::function<void()>> batch;
+    batch.swap(ready_);
+    for (auto& callback : batch) callback();
+  }
+  if (fsm_.generation() != notified_generation_) {
+    notified_generation_ = fsm_.generation();
+    if (on_applied_) on_applied_();
+  }
+  if (close_waiting_for_disk_ && (LogPersisted() || UvNowMs() >= close_deadline_uv_ms_)) {
+    close_waiting_for_disk_ = false;
+    asio::post(io_, [this] { MaybeBeginClose(); });
+  }
+}
+
+void Node::Impl::PollLeadership() {
+  bool leader = RaftLeader();
+  std::uint64_t term = raft_.current_term;
+  if (leader_term_ != 0 && (!leader || term != leader_term_)) {
+    fmt::print(stderr, "tenure raft: node {} lost leadership of term {} (now term {})\n",
+               options_.id, leader_term_, term);
+    leader_term_ = 0;
+    if (reported_leader_) {
+      reported_leader_ = false;
+      if (on_leadership_) on_leadership_(false);
+    }
+  }
+  if (leader && leader_term_ == 0) {
+    // Report only after a barrier: then the Store holds every entry that
+    // any earlier leader committed.
+    leader_term_ = term;
+    fmt::print(stderr, "tenure raft: node {} is leader of term {}\n", options_.id, term);
+    IssueLeadershipBarrier(term);
+    if (driver_) driver_->Poke();
+  }
+  if (leader && !reported_leader_ && barrier_done_term_ == term && leader_term_ == term) {
+    reported_leader_ = true;
+    if (on_leadership_) on_leadership_(true);
+  }
+}
+
+void Node::Impl::PollLastContact() {
+  if (phase_ != Phase::kRunning) return;
+  if (raft_.state == RAFT_LEADER) {
+    last_contact_uv_ms_ = UvNowMs();
+  } else if (raft_.state == RAFT_FOLLOWER && raft_.follower_state.current_leader.id != 0) {
+    last_contact_uv_ms_ = raft_.election_timer_start;
+  }
+}
+
+}  // namespace tenure::raft

@@ -1,0 +1,186 @@
+#include "server/server.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <fmt/core.h>
+
+#include "common/assert.h"
+
+namespace tenure::server {
+
+struct Server::Timers {
+  explicit Timers(boost::asio::io_context& io) : reap(io) {}
+  boost::asio::steady_timer reap;
+};
+
+Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions options)
+    : io_(io),
+      clock_(clock),
+      options_(std::move(options)),
+      random_(std::random_device{}()),
+      housekeeping_(std::make_unique<Timers>(io)) {
+  node_ = std::make_unique<raft::Node>(io_, store_, options_.raft);
+  timers_ = std::make_unique<SessionTimers>(
+      io_, clock_, options_.session_ttl_multiplier,
+      [this](const std::string& id) { ExpireSession(id); });
+  waiters_ = std::make_unique<Waiters>(io_, [this](const Watch& w) { return IndexOf(w); });
+  node_->set_on_applied([this] { OnApplied(); });
+  node_->set_on_leadership([this](bool is_leader) { OnLeadership(is_leader); });
+}
+
+Server::~Server() { *alive_ = false; }
+
+Status Server::Start() {
+  TENURE_RETURN_IF_ERROR(node_->Start());
+  ScheduleReap();
+  return Status();
+}
+
+void Server::Stop(std::function<void()> done) {
+  housekeeping_->reap.cancel();
+  timers_->Clear();
+  waiters_->Flush();
+  node_->Stop(std::move(done));
+}
+
+void Server::Propose(state::CommandBody body, raft::Node::ProposeDone done) {
+  state::Command command;
+  command.now_ms = clock_.NowUnixMs();
+  // Session lifetimes drive the leader's timers: a committed create arms
+  // one, a committed destroy drops it.
+  std::string created_id, destroyed_id;
+  DurationNs ttl_ns = 0;
+  if (auto* create = std::get_if<state::SessionCreate>(&body)) {
+    created_id = create->session.id;
+    ttl_ns = create->session.ttl_ns;
+  } else if (auto* destroy = std::get_if<state::SessionDestroy>(&body)) {
+    destroyed_id = destroy->id;
+  }
+  command.body = std::move(body);
+  if (created_id.empty() && destroyed_id.empty()) {
+    node_->Propose(command, std::move(done));
+    return;
+  }
+  std::weak_ptr<bool> alive = alive_;
+  node_->Propose(command, [this, alive, created_id, destroyed_id, ttl_ns,
+                           done = std::move(done)](Result<state::ApplyResult> result) {
+    if (!alive.expired() && *alive.lock() && result.ok() && result->status.ok()) {
+      if (!created_id.empty() && leader_ready_) timers_->Arm(created_id, ttl_ns);
+      if (!destroyed_id.empty()) timers_->Disarm(destroyed_id);
+    }
+    done(std::move(result));
+  });
+}
+
+void Server::Barrier(std::function<void(Status)> done) { node_->Barrier(std::move(done)); }
+
+Result<const state::Session*> Server::Renew(std::string_view session_id) {
+  if (!IsLeader() || !leader_ready_) return Status::NotLeader("No cluster leader");
+  const state::Session* session = store_.FindSession(session_id);
+  if (session == nullptr || IsExpiring(session_id)) {
+    // Consul's text, which clients match on.
+    return Status::NotFound("Session id '" + std::string(session_id) + "' not found");
+  }
+  timers_->Arm(session->id, session->ttl_ns);
+  return session;
+}
+
+bool Server::IsExpiring(std::string_view session_id) const {
+  return expiring_.find(session_id) != expiring_.end();
+}
+
+std::string Server::NewSessionId() {
+  for (;;) {
+    std::uint64_t a = random_();
+    std::uint64_t b = random_();
+    std::string id = fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
+                                 a & 0xffff, b >> 48, b & 0xffffffffffffull);
+    if (store_.FindSession(id) == nullptr) return id;
+  }
+}
+
+bool Server::IsLeader() const { return node_->IsLeader(); }
+bool Server::KnownLeader() const { return !node_->LeaderAddress().empty(); }
+MonoMs Server::LastContactMs() const { return node_->LastContactMs(); }
+std::string Server::LeaderAddress() const { return node_->LeaderAddress(); }
+std::vector<std::string> Server::PeerAddresses() const { return node_->PeerAddresses(); }
+
+LogIndex Server::IndexOf(const Watch& watch) const {
+  switch (watch.kind) {
+    case WatchKind::kKey: return store_.KeyIndex(watch.key);
+    case WatchKind::kPrefix: return store_.PrefixIndex(watch.key);
+    case WatchKind::kSessions: return store_.sessions_index();
+  }
+  return 0;
+}
+
+void Server::OnApplied() {
+  waiters_->Notify(store_.TakeChanges());
+}
+
+// A new leader cannot know when sessions were last renewed: it gives every
+// TTL session a full TTL x multiplier from now, which can only make expiry
+// later, never earlier than promised.
+void Server::OnLeadership(bool is_leader) {
+  timers_->Clear();
+  expiring_.clear();
+  leader_ready_ = is_leader;
+  if (!is_leader) {
+    std::fprintf(stderr, "tenure: lost leadership; session timers stopped\n");
+    return;
+  }
+  std::size_t armed = 0;
+  for (const state::Session* session : store_.ListSessions()) {
+    if (session->ttl_ns > 0) {
+      timers_->Arm(session->id, session->ttl_ns);
+      ++armed;
+    }
+  }
+  reap_mark_ = store_.kv_index();
+  std::fprintf(stderr, "tenure: leader; armed %zu session timers\n", armed);
+}
+
+void Server::ExpireSession(const std::string& session_id) {
+  if (!IsLeader() || store_.FindSession(session_id) == nullptr) return;
+  expiring_.insert(session_id);
+  std::fprintf(stderr, "tenure: session %s expired (TTL passed without renewal)\n",
+               session_id.c_str());
+  std::weak_ptr<bool> alive = alive_;
+  Propose(state::SessionDestroy{session_id, state::DestroyReason::kExpired},
+          [this, alive, session_id](Result<state::ApplyResult> result) {
+            if (alive.expired() || !*alive.lock()) return;
+            expiring_.erase(session_id);
+            if (result.ok() || !IsLeader()) return;
+            // Still leader but the entry did not commit: try again shortly,
+            // keeping the session marked as expiring meanwhile.
+            expiring_.insert(session_id);
+            auto retry = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::seconds(1));
+            retry->async_wait([this, alive, retry, session_id](const boost::system::error_code& ec) {
+              if (ec || alive.expired() || !*alive.lock()) return;
+              expiring_.erase(session_id);
+              ExpireSession(session_id);
+            });
+          });
+}
+
+// Tombstones keep prefix indexes from going backwards after deletes; they
+// only need to outlive the blocking queries that could miss the delete, and
+// Store::PrefixIndex never reports less than the reap point anyway.
+void Server::ScheduleReap() {
+  housekeeping_->reap.expires_after(std::chrono::milliseconds(options_.tombstone_reap_period_ms));
+  std::weak_ptr<bool> alive = alive_;
+  housekeeping_->reap.async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || !*alive.lock()) return;
+    if (IsLeader() && leader_ready_ && store_.tombstone_count() > 0 && reap_mark_ > 0) {
+      Propose(state::ReapTombstones{reap_mark_}, [](Result<state::ApplyResult>) {});
+    }
+    reap_mark_ = store_.kv_index();
+    ScheduleReap();
+  });
+}
+
+}  // namespace tenure::server

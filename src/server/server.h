@@ -1,0 +1,105 @@
+// Server: one tenure server. Owns the replicated Store, the raft Node that
+// feeds it, and the leader duties around them: session TTL timers (expiry
+// becomes a SessionDestroy entry), renewals answered from memory, tombstone
+// reaping, and the parked blocking queries woken after each apply.
+//
+// Loop thread only. Replicated state: the Store. Soft state: timers,
+// waiters, the set of sessions whose expiry is being committed.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "raft/node.h"
+#include "server/session_timers.h"
+#include "server/waiters.h"
+#include "state/store.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace tenure::server {
+
+struct ServerOptions {
+  std::string node_name = "tenure";  // Consul's NodeName, the default session Node
+  std::string datacenter = "dc1";
+  // Sessions expire between TTL and TTL x multiplier after the last renewal.
+  // 2 is Consul's SessionTTLMultiplier, which clients such as Patroni count on.
+  int session_ttl_multiplier = 2;
+  // How often the leader forgets old tombstones (they then live 1-2 periods).
+  MonoMs tombstone_reap_period_ms = 60'000;
+  raft::NodeOptions raft;
+};
+
+class Server {
+ public:
+  Server(boost::asio::io_context& io, const Clock& clock, ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  Status Start();
+  void Stop(std::function<void()> done);
+
+  const state::Store& store() const { return store_; }
+  const ServerOptions& options() const { return options_; }
+  const Clock& clock() const { return clock_; }
+  Waiters& waiters() { return *waiters_; }
+
+  // Stamps the command with the wall clock and proposes it. `done` runs on
+  // the loop thread with the apply result or kNotLeader/kUnavailable.
+  void Propose(state::CommandBody body, raft::Node::ProposeDone done);
+  // Completes when every entry committed before the call is applied here
+  // (?consistent reads).
+  void Barrier(std::function<void(Status)> done);
+
+  // Renews a TTL session from memory: no raft write, no index change.
+  // kNotFound if the session does not exist or its expiry is under way;
+  // kNotLeader if this server cannot renew.
+  Result<const state::Session*> Renew(std::string_view session_id);
+  // True once the leader has decided the session expired, until the
+  // SessionDestroy commits; such a session may not acquire anything.
+  bool IsExpiring(std::string_view session_id) const;
+  // A fresh random session id not used by any existing session.
+  std::string NewSessionId();
+
+  bool IsLeader() const;
+  bool KnownLeader() const;
+  MonoMs LastContactMs() const;
+  std::string LeaderAddress() const;
+  std::vector<std::string> PeerAddresses() const;
+  LogIndex IndexOf(const Watch& watch) const;
+
+  // Test hooks.
+  const SessionTimers& TEST_timers() const { return *timers_; }
+
+ private:
+  void OnApplied();
+  void OnLeadership(bool is_leader);
+  void ExpireSession(const std::string& session_id);
+  void ScheduleReap();
+
+  boost::asio::io_context& io_;
+  const Clock& clock_;
+  ServerOptions options_;
+  state::Store store_;
+  std::unique_ptr<raft::Node> node_;
+  std::unique_ptr<SessionTimers> timers_;
+  std::unique_ptr<Waiters> waiters_;
+  std::set<std::string, std::less<>> expiring_;
+  std::mt19937_64 random_;
+  bool leader_ready_ = false;
+  LogIndex reap_mark_ = 0;  // tombstones at or below this are old enough to reap
+  struct Timers;
+  std::unique_ptr<Timers> housekeeping_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace tenure::server

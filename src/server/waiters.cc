@@ -1,0 +1,149 @@
+#include "server/waiters.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "common/limits.h"
+#include "common/strings.h"
+
+namespace tenure::server {
+
+struct Waiters::Waiter {
+  Waiter(boost::asio::io_context& io, Watch w, LogIndex index, Respond r)
+      : watch(std::move(w)), min_index(index), respond(std::move(r)), timer(io) {}
+  Watch watch;
+  LogIndex min_index;
+  Respond respond;
+  boost::asio::steady_timer timer;
+};
+
+Waiters::Waiters(boost::asio::io_context& io, IndexOf index_of)
+    : io_(io), index_of_(std::move(index_of)) {}
+
+Waiters::~Waiters() {
+  for (auto& [id, waiter] : waiters_) waiter->timer.cancel();
+}
+
+std::uint64_t Waiters::Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Respond respond) {
+  if (waiters_.size() >= limits::kBlockingWaitersMax) return 0;
+  std::uint64_t id = next_id_++;
+  auto waiter = std::make_unique<Waiter>(io_, std::move(watch), min_index, std::move(respond));
+  switch (waiter->watch.kind) {
+    case WatchKind::kKey: by_key_[waiter->watch.key].push_back(id); break;
+    case WatchKind::kPrefix: prefix_waiters_.push_back(id); break;
+    case WatchKind::kSessions: session_waiters_.push_back(id); break;
+  }
+  waiter->timer.expires_after(std::chrono::milliseconds(wait_ms));
+  waiter->timer.async_wait([this, id](const boost::system::error_code& ec) {
+    if (!ec) Wake(id);
+  });
+  waiters_.emplace(id, std::move(waiter));
+  return id;
+}
+
+namespace {
+
+void EraseId(std::vector<std::uint64_t>& ids, std::uint64_t id) {
+  auto it = std::find(ids.begin(), ids.end(), id);
+  if (it == ids.end()) return;
+  *it = ids.back();
+  ids.pop_back();
+}
+
+}  // namespace
+
+// Drops the id from the index lists, so waiters that time out again and
+// again (clients re-parking on a quiet key) never pile up there.
+void Waiters::Unindex(std::uint64_t id, const Watch& watch) {
+  switch (watch.kind) {
+    case WatchKind::kKey: {
+      auto it = by_key_.find(watch.key);
+      if (it == by_key_.end()) return;
+      EraseId(it->second, id);
+      if (it->second.empty()) by_key_.erase(it);
+      return;
+    }
+    case WatchKind::kPrefix: EraseId(prefix_waiters_, id); return;
+    case WatchKind::kSessions: EraseId(session_waiters_, id); return;
+  }
+}
+
+void Waiters::Cancel(std::uint64_t id) {
+  auto it = waiters_.find(id);
+  if (it == waiters_.end()) return;
+  it->second->timer.cancel();
+  Unindex(id, it->second->watch);
+  waiters_.erase(it);
+}
+
+// Removes the waiter and answers it. Notify has already dropped ready ids
+// from the lists it scanned; Unindex covers timeouts and Flush.
+void Waiters::Wake(std::uint64_t id) {
+  auto it = waiters_.find(id);
+  if (it == waiters_.end()) return;
+  std::unique_ptr<Waiter> waiter = std::move(it->second);
+  waiters_.erase(it);
+  waiter->timer.cancel();
+  Unindex(id, waiter->watch);
+  Respond respond = std::move(waiter->respond);
+  respond();
+}
+
+void Waiters::CheckList(std::vector<std::uint64_t>& ids, std::vector<std::uint64_t>* ready) {
+  std::size_t kept = 0;
+  for (std::uint64_t id : ids) {
+    auto it = waiters_.find(id);
+    if (it == waiters_.end()) continue;  // answered or cancelled earlier: prune
+    if (index_of_(it->second->watch) > it->second->min_index) {
+      ready->push_back(id);
+    } else {
+      ids[kept++] = id;
+    }
+  }
+  ids.resize(kept);
+}
+
+void Waiters::Notify(const state::Changes& changes) {
+  if (waiters_.empty()) return;
+  std::vector<std::uint64_t> ready;
+  for (const std::string& key : changes.keys) {
+    auto it = by_key_.find(key);
+    if (it == by_key_.end()) continue;
+    CheckList(it->second, &ready);
+    if (it->second.empty()) by_key_.erase(it);
+  }
+  if (!changes.keys.empty() && !prefix_waiters_.empty()) {
+    // A prefix waiter wakes only if some changed key is under its prefix.
+    std::size_t kept = 0;
+    for (std::uint64_t id : prefix_waiters_) {
+      auto it = waiters_.find(id);
+      if (it == waiters_.end()) continue;
+      const Waiter& w = *it->second;
+      bool touched = std::any_of(changes.keys.begin(), changes.keys.end(),
+                                 [&](const std::string& k) { return StartsWith(k, w.watch.key); });
+      if (touched && index_of_(w.watch) > w.min_index) {
+        ready.push_back(id);
+      } else {
+        prefix_waiters_[kept++] = id;
+      }
+    }
+    prefix_waiters_.resize(kept);
+  }
+  if (changes.sessions) CheckList(session_waiters_, &ready);
+  for (std::uint64_t id : ready) Wake(id);
+}
+
+void Waiters::Flush() {
+  std::vector<std::uint64_t> ids;
+  ids.reserve(waiters_.size());
+  for (const auto& [id, waiter] : waiters_) ids.push_back(id);
+  for (std::uint64_t id : ids) Wake(id);
+  by_key_.clear();
+  prefix_waiters_.clear();
+  session_waiters_.clear();
+}
+
+}  // namespace tenure::server

@@ -1,0 +1,72 @@
+// Waiters: parked blocking queries (?index=N&wait=D), woken when what they
+// watch changes past N or when their wait runs out.
+//
+// Soft state on every server (not only the leader). Loop thread only.
+// Waiters are indexed by what they watch (an exact key, a key prefix, or the
+// sessions table) so a write wakes only the waiters it could concern: 1,000
+// watchers of one key cost nothing to writes elsewhere.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/types.h"
+#include "state/store.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace tenure::server {
+
+enum class WatchKind : std::uint8_t { kKey, kPrefix, kSessions };
+
+struct Watch {
+  WatchKind kind = WatchKind::kKey;
+  std::string key;  // the key, or the prefix
+};
+
+class Waiters {
+ public:
+  // Runs the query again and sends its answer. Called exactly once per
+  // parked query: on a change past its index, on timeout, or on Flush.
+  using Respond = std::function<void()>;
+  // The index a watch currently reports (Store::KeyIndex, PrefixIndex, ...).
+  using IndexOf = std::function<LogIndex(const Watch&)>;
+
+  Waiters(boost::asio::io_context& io, IndexOf index_of);
+  ~Waiters();
+
+  // Parks a query until the watch's index exceeds min_index or wait_ms
+  // passes. Returns an id for Cancel, or 0 if the waiter limit is reached
+  // (the caller should then answer at once).
+  std::uint64_t Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Respond respond);
+  // Forgets a parked query without answering (its client went away).
+  void Cancel(std::uint64_t id);
+  // Wakes the waiters whose watch the changes touch and whose index moved.
+  void Notify(const state::Changes& changes);
+  // Answers every parked query now (shutdown, loss of leadership).
+  void Flush();
+  std::size_t size() const { return waiters_.size(); }
+
+ private:
+  struct Waiter;
+  void Wake(std::uint64_t id);
+  void Unindex(std::uint64_t id, const Watch& watch);
+  void CheckList(std::vector<std::uint64_t>& ids, std::vector<std::uint64_t>* ready);
+
+  boost::asio::io_context& io_;
+  IndexOf index_of_;
+  std::uint64_t next_id_ = 1;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Waiter>> waiters_;
+  std::unordered_map<std::string, std::vector<std::uint64_t>> by_key_;
+  std::vector<std::uint64_t> prefix_waiters_;
+  std::vector<std::uint64_t> session_waiters_;
+};
+
+}  // namespace tenure::server

@@ -1,0 +1,20 @@
+// Encoders for the state's value types, shared by the command codec and the
+// snapshot format (docs/formats.md). Pure.
+#pragma once
+
+#include "common/coding.h"
+#include "state/txn.h"
+#include "state/types.h"
+
+namespace tenure::state {
+
+void EncodeKvEntry(const KvEntry& entry, ByteWriter& w);
+KvEntry DecodeKvEntry(ByteReader& r);
+
+void EncodeSession(const Session& session, ByteWriter& w);
+Session DecodeSession(ByteReader& r);
+
+void EncodeTxnOp(const TxnOp& op, ByteWriter& w);
+TxnOp DecodeTxnOp(ByteReader& r);
+
+}  // namespace tenure::state

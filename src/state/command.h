@@ -1,0 +1,115 @@
+// Commands: the only way the replicated state changes. The leader builds a
+// command, stamps it with its wall clock (now_ms) and proposes it; every
+// replica decodes the same bytes and applies them with the same result.
+// Byte format: docs/formats.md. Pure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/status.h"
+#include "common/types.h"
+#include "state/txn.h"
+#include "state/types.h"
+
+namespace tenure::state {
+
+// PUT /v1/kv/<key> without cas/acquire/release. Keeps the holder (locks are
+// advisory); LockIndex is taken from the request, i.e. becomes 0, as Consul.
+struct KvSet {
+  std::string key;
+  std::string value;
+  std::uint64_t flags = 0;
+  bool operator==(const KvSet&) const = default;
+};
+
+// PUT ?cas=N: N == 0 writes only if the key is absent; otherwise only if its
+// ModifyIndex equals N.
+struct KvCas {
+  std::string key;
+  std::string value;
+  std::uint64_t flags = 0;
+  LogIndex index = 0;
+  bool operator==(const KvCas&) const = default;
+};
+
+// PUT ?acquire=<session>.
+struct KvAcquire {
+  std::string key;
+  std::string value;
+  std::uint64_t flags = 0;
+  std::string session;
+  bool operator==(const KvAcquire&) const = default;
+};
+
+// PUT ?release=<session>.
+struct KvRelease {
+  std::string key;
+  std::string value;
+  std::uint64_t flags = 0;
+  std::string session;
+  bool operator==(const KvRelease&) const = default;
+};
+
+// DELETE /v1/kv/<key>[?cas=N] (has_cas) and DELETE ?recurse (KvDeleteTree).
+struct KvDelete {
+  std::string key;
+  bool has_cas = false;
+  LogIndex index = 0;
+  bool operator==(const KvDelete&) const = default;
+};
+
+struct KvDeleteTree {
+  std::string prefix;
+  bool operator==(const KvDeleteTree&) const = default;
+};
+
+// PUT /v1/session/create, already validated by the leader, id chosen by it.
+struct SessionCreate {
+  Session session;  // create_index/modify_index are ignored and set on apply
+  bool operator==(const SessionCreate&) const = default;
+};
+
+enum class DestroyReason : std::uint8_t { kDestroyed = 0, kExpired = 1 };
+
+// PUT /v1/session/destroy/<id>, or the leader's TTL timer firing.
+struct SessionDestroy {
+  std::string id;
+  DestroyReason reason = DestroyReason::kDestroyed;
+  bool operator==(const SessionDestroy&) const = default;
+};
+
+// PUT /v1/txn with at least one write verb.
+struct Txn {
+  std::vector<TxnOp> ops;
+  bool operator==(const Txn&) const = default;
+};
+
+// Leader housekeeping: forget tombstones at or below `index` so they do not
+// accumulate forever. Prefix indexes never go backwards (store.h).
+struct ReapTombstones {
+  LogIndex index = 0;
+  bool operator==(const ReapTombstones&) const = default;
+};
+
+using CommandBody = std::variant<KvSet, KvCas, KvAcquire, KvRelease, KvDelete, KvDeleteTree,
+                                 SessionCreate, SessionDestroy, Txn, ReapTombstones>;
+
+struct Command {
+  UnixMs now_ms = 0;  // the proposing leader's wall clock
+  CommandBody body;
+  bool operator==(const Command&) const = default;
+};
+
+// Appends the encoding of `command` to *out. Deterministic.
+void EncodeCommand(const Command& command, std::string* out);
+// Decodes what EncodeCommand wrote (exactly, no trailing bytes).
+Result<Command> DecodeCommand(std::string_view bytes);
+
+// Short name for logs ("kv-set", "session-destroy", ...).
+std::string_view CommandName(const Command& command);
+
+}  // namespace tenure::state

@@ -1,0 +1,229 @@
+// Store: command dispatch, reads, and invariants. KV operations are in
+// store_kv.cc, sessions in store_session.cc, transactions in store_txn.cc,
+// snapshots in store_snapshot.cc.
+#include "state/store.h"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "common/assert.h"
+#include "common/strings.h"
+
+namespace tenure::state {
+
+ApplyResult Store::Apply(const Command& command, LogIndex index) {
+  TENURE_ASSERT(index > applied_index_);
+  applied_index_ = index;
+  // The replicated clock only moves forward, whatever the stamping leader's
+  // clock says; lock-delay windows are judged against it.
+  now_ms_ = std::max(now_ms_, command.now_ms);
+
+  ApplyResult result;
+  std::visit(
+      [&](const auto& c) {
+        using T = std::decay_t<decltype(c)>;
+        KvOutcome outcome;
+        if constexpr (std::is_same_v<T, KvSet>) {
+          outcome = SetKv(c.key, c.value, c.flags, index);
+        } else if constexpr (std::is_same_v<T, KvCas>) {
+          outcome = CasKv(c.key, c.value, c.flags, c.index, index);
+        } else if constexpr (std::is_same_v<T, KvAcquire>) {
+          // Consul checks lock-delay before anything else, even the session.
+          if (InLockDelay(c.key)) {
+            outcome.ok = false;
+            result.lock_delayed = true;
+          } else {
+            outcome = AcquireKv(c.key, c.value, c.flags, c.session, index);
+          }
+        } else if constexpr (std::is_same_v<T, KvRelease>) {
+          outcome = ReleaseKv(c.key, c.value, c.flags, c.session, index);
+        } else if constexpr (std::is_same_v<T, KvDelete>) {
+          if (c.has_cas) {
+            outcome.ok = DeleteKvCas(c.key, c.index, index);
+          } else {
+            DeleteEntry(c.key, index);
+          }
+        } else if constexpr (std::is_same_v<T, KvDeleteTree>) {
+          DeleteKvTree(c.prefix, index);
+        } else if constexpr (std::is_same_v<T, SessionCreate>) {
+          ApplySessionCreate(c, index, &result);
+        } else if constexpr (std::is_same_v<T, SessionDestroy>) {
+          ApplySessionDestroy(c, index);
+        } else if constexpr (std::is_same_v<T, Txn>) {
+          ApplyTxn(c, index, &result);
+        } else if constexpr (std::is_same_v<T, ReapTombstones>) {
+          ApplyReapTombstones(c);
+        }
+        if (!outcome.error.ok()) {
+          result.status = std::move(outcome.error);
+          result.ok = false;
+        } else if (!result.status.ok()) {
+          result.ok = false;
+        } else {
+          result.ok = result.ok && outcome.ok;
+        }
+        if (outcome.fence != 0) result.fence = outcome.fence;
+      },
+      command.body);
+  return result;
+}
+
+// --- KV reads ---------------------------------------------------------------
+
+const KvEntry* Store::FindKv(std::string_view key) const {
+  auto it = kv_.find(key);
+  return it == kv_.end() ? nullptr : &it->second;
+}
+
+std::vector<const KvEntry*> Store::ListKv(std::string_view prefix) const {
+  std::vector<const KvEntry*> out;
+  for (auto it = kv_.lower_bound(prefix); it != kv_.end() && StartsWith(it->first, prefix); ++it) {
+    out.push_back(&it->second);
+  }
+  return out;
+}
+
+std::vector<std::string> Store::ListKeys(std::string_view prefix,
+                                         std::string_view separator) const {
+  std::vector<std::string> keys;
+  for (auto it = kv_.lower_bound(prefix); it != kv_.end() && StartsWith(it->first, prefix); ++it) {
+    const std::string& key = it->first;
+    if (separator.empty()) {
+      keys.push_back(key);
+      continue;
+    }
+    std::size_t at = key.find(separator, prefix.size());
+    if (at == std::string::npos) {
+      keys.push_back(key);
+      continue;
+    }
+    std::string cut = key.substr(0, at + separator.size());
+    if (keys.empty() || keys.back() != cut) keys.push_back(std::move(cut));
+  }
+  return keys;
+}
+
+LogIndex Store::KeyIndex(std::string_view key) const {
+  const KvEntry* entry = FindKv(key);
+  return entry ? entry->modify_index : kv_index_;
+}
+
+LogIndex Store::PrefixIndex(std::string_view prefix) const {
+  if (prefix.empty()) return kv_index_;
+  LogIndex index = 0;
+  for (auto it = kv_.lower_bound(prefix); it != kv_.end() && StartsWith(it->first, prefix); ++it) {
+    index = std::max(index, it->second.modify_index);
+  }
+  for (auto it = tombstones_.lower_bound(prefix);
+       it != tombstones_.end() && StartsWith(it->first, prefix); ++it) {
+    index = std::max(index, it->second);
+  }
+  // Nothing under the prefix: Consul answers with the table index.
+  if (index == 0) return kv_index_;
+  // Reaped tombstones may have carried the highest index under the prefix;
+  // never report less than the reap point, so a prefix index never goes back.
+  return std::max(index, reaped_index_);
+}
+
+// --- Sessions ---------------------------------------------------------------
+
+const Session* Store::FindSession(std::string_view id) const {
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : &it->second;
+}
+
+std::vector<const Session*> Store::ListSessions() const {
+  std::vector<const Session*> out;
+  out.reserve(sessions_.size());
+  for (const auto& [id, session] : sessions_) out.push_back(&session);
+  return out;
+}
+
+std::vector<const Session*> Store::NodeSessions(std::string_view node) const {
+  std::vector<const Session*> out;
+  for (const auto& [id, session] : sessions_) {
+    if (session.node == node) out.push_back(&session);
+  }
+  return out;
+}
+
+const std::set<std::string>* Store::HeldKeys(std::string_view session_id) const {
+  auto it = held_.find(session_id);
+  return it == held_.end() ? nullptr : &it->second;
+}
+
+UnixMs Store::LockDelayUntil(std::string_view key) const {
+  auto it = lock_delays_.find(key);
+  if (it == lock_delays_.end() || it->second <= now_ms_) return 0;
+  return it->second;
+}
+
+Changes Store::TakeChanges() {
+  Changes out = std::move(changes_);
+  changes_ = Changes();
+  return out;
+}
+
+// --- Integrity ----------------------------------------------------------------
+
+// Each check names the invariant it enforces; a failure is a bug when the
+// state came from Apply, or corruption when it came from snapshot bytes.
+#define TENURE_INVARIANT(cond) \
+  if (!(cond)) return Status::Corruption("state invariant broken: " #cond)
+
+Status Store::Validate() const {
+  TENURE_INVARIANT(kv_index_ <= applied_index_);
+  TENURE_INVARIANT(sessions_index_ <= applied_index_);
+  TENURE_INVARIANT(reaped_index_ <= kv_index_);
+  std::size_t held_count = 0;
+  for (const auto& [key, entry] : kv_) {
+    TENURE_INVARIANT(entry.key == key);
+    TENURE_INVARIANT(entry.create_index <= entry.modify_index);
+    TENURE_INVARIANT(entry.modify_index <= kv_index_);
+    TENURE_INVARIANT(tombstones_.find(key) == tombstones_.end());
+    if (entry.session.empty()) {
+      TENURE_INVARIANT(entry.fence == 0);
+      continue;
+    }
+    ++held_count;
+    TENURE_INVARIANT(sessions_.find(entry.session) != sessions_.end());
+    TENURE_INVARIANT(entry.fence != 0);
+    TENURE_INVARIANT(entry.fence <= entry.modify_index);
+    auto held = held_.find(entry.session);
+    TENURE_INVARIANT(held != held_.end());
+    TENURE_INVARIANT(held->second.count(key) == 1);
+  }
+  std::size_t held_total = 0;
+  for (const auto& [session, keys] : held_) {
+    TENURE_INVARIANT(!keys.empty());
+    held_total += keys.size();
+    for (const auto& key : keys) {
+      auto it = kv_.find(key);
+      TENURE_INVARIANT(it != kv_.end());
+      TENURE_INVARIANT(it->second.session == session);
+    }
+  }
+  TENURE_INVARIANT(held_total == held_count);
+  for (const auto& [key, index] : tombstones_) {
+    TENURE_INVARIANT(index <= kv_index_);
+    TENURE_INVARIANT(index > reaped_index_);
+  }
+  for (const auto& [id, session] : sessions_) {
+    TENURE_INVARIANT(session.id == id);
+    TENURE_INVARIANT(session.create_index == session.modify_index);
+    TENURE_INVARIANT(session.create_index <= sessions_index_);
+  }
+  return Status();
+}
+
+#undef TENURE_INVARIANT
+
+void Store::CheckInvariants() const {
+  Status status = Validate();
+  if (!status.ok()) {
+    std::string message(status.message());
+    detail::AssertFail(message.c_str(), __FILE__, __LINE__);
+  }
+}
+
+}  // namespace tenure::state

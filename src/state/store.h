@@ -1,0 +1,171 @@
+// Store: the pure, deterministic replicated state machine. KV entries,
+// sessions, locks, tombstones and lock-delays, with Consul's semantics
+// (docs/consul-api.md sections 1, 2, 4 and 11).
+//
+// Replicated: every replica applies the same commands at the same indexes and
+// ends byte-identical (Digest()). No clock, randomness or I/O: time enters only
+// as Command::now_ms, stamped by the leader. Single-threaded (the loop thread).
+//
+// Index rules (what X-Consul-Index reports):
+//  - a single existing key: its ModifyIndex;
+//  - a missing key: the KV table index (last index any KV entry changed);
+//  - a prefix: the highest ModifyIndex or tombstone index under it, never
+//    lower than the last tombstone reap, and the KV table index for "";
+//  - sessions: the sessions table index.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "common/types.h"
+#include "state/command.h"
+#include "state/txn.h"
+#include "state/types.h"
+
+namespace tenure::state {
+
+struct ApplyResult {
+  // Apply-time errors that Consul reports as HTTP 500, e.g. `invalid session
+  // "x"` or `missing session`. Domain outcomes (lost CAS, lock held) are not
+  // errors: they set ok = false.
+  Status status;
+  bool ok = true;             // cas/acquire/release/delete-cas outcome; Consul's true/false
+  bool lock_delayed = false;  // acquire refused because the key is in lock-delay
+  LogIndex fence = 0;         // acquire: the holder's fencing token
+  TxnOutcome txn;             // Txn commands
+};
+
+// What an apply touched, for waking blocking queries.
+struct Changes {
+  std::vector<std::string> keys;  // KV keys written or deleted (may repeat)
+  bool sessions = false;          // the sessions table changed
+};
+
+class Store {
+ public:
+  Store() = default;
+
+  // Applies `command` as raft entry `index`.
+  // REQUIRES: index > applied_index().
+  ApplyResult Apply(const Command& command, LogIndex index);
+
+  // --- KV reads -------------------------------------------------------------
+  const KvEntry* FindKv(std::string_view key) const;
+  // Entries whose key starts with prefix, in key byte order.
+  std::vector<const KvEntry*> ListKv(std::string_view prefix) const;
+  // Keys under prefix; with a non-empty separator each key is cut just after
+  // the first separator found past the prefix, and duplicates are dropped.
+  std::vector<std::string> ListKeys(std::string_view prefix, std::string_view separator) const;
+  // X-Consul-Index for a single-key read (see the rules above).
+  LogIndex KeyIndex(std::string_view key) const;
+  // X-Consul-Index for a prefix read (recurse or keys).
+  LogIndex PrefixIndex(std::string_view prefix) const;
+  LogIndex kv_index() const { return kv_index_; }
+  std::size_t kv_count() const { return kv_.size(); }
+  std::size_t tombstone_count() const { return tombstones_.size(); }
+
+  // A read-only transaction (no write verbs), evaluated against the current
+  // state without changing it.
+  TxnOutcome ReadTxn(const std::vector<TxnOp>& ops) const;
+
+  // --- Sessions -------------------------------------------------------------
+  const Session* FindSession(std::string_view id) const;
+  std::vector<const Session*> ListSessions() const;  // by id
+  std::vector<const Session*> NodeSessions(std::string_view node) const;
+  LogIndex sessions_index() const { return sessions_index_; }
+  std::size_t session_count() const { return sessions_.size(); }
+  // Keys currently held by a session.
+  const std::set<std::string>* HeldKeys(std::string_view session_id) const;
+
+  // --- Time and lock-delay --------------------------------------------------
+  // The replicated clock: the largest now_ms of any applied command, so it
+  // never runs backwards even if leaders' clocks differ.
+  UnixMs now_ms() const { return now_ms_; }
+  // End of the key's lock-delay window in replicated wall-clock ms, 0 if none.
+  UnixMs LockDelayUntil(std::string_view key) const;
+
+  LogIndex applied_index() const { return applied_index_; }
+
+  // What the applies since the last call touched.
+  Changes TakeChanges();
+
+  // --- Integrity ------------------------------------------------------------
+  // The first broken internal invariant, as kCorruption naming it. O(state size).
+  Status Validate() const;
+  // Aborts if Validate() fails: for tests and debug checks after Apply.
+  void CheckInvariants() const;
+  // Equal states have equal digests; the digest covers everything a
+  // snapshot carries.
+  std::uint64_t Digest() const;
+
+  // Snapshot format: docs/formats.md.
+  void EncodeSnapshot(std::string* out) const;
+  static Result<Store> DecodeSnapshot(std::string_view bytes);
+
+ private:
+  // Outcome of one KV operation, shared by the single-op commands and /v1/txn.
+  struct KvOutcome {
+    Status error;     // Consul's error text (txn "What", or HTTP 500 for single ops)
+    bool ok = true;   // the Consul true/false
+    LogIndex fence = 0;
+  };
+  // Undo log for an in-progress transaction: the state of every key before
+  // the transaction first touched it.
+  struct JournalEntry {
+    std::string key;
+    std::optional<KvEntry> entry;
+    std::optional<LogIndex> tombstone;
+  };
+
+  // KV operations (store_kv.cc). `index` is the raft index being applied.
+  KvOutcome SetKv(const std::string& key, const std::string& value, std::uint64_t flags,
+                  LogIndex index);
+  KvOutcome CasKv(const std::string& key, const std::string& value, std::uint64_t flags,
+                  LogIndex cas_index, LogIndex index);
+  KvOutcome AcquireKv(const std::string& key, const std::string& value, std::uint64_t flags,
+                      const std::string& session, LogIndex index);
+  KvOutcome ReleaseKv(const std::string& key, const std::string& value, std::uint64_t flags,
+                      const std::string& session, LogIndex index);
+  bool DeleteKvCas(const std::string& key, LogIndex cas_index, LogIndex index);
+  void DeleteKvTree(std::string_view prefix, LogIndex index);
+
+  // Writes `entry` at `index` (creating or replacing), keeping the holder
+  // index and tombstones in step. No no-op detection: callers decide.
+  void PutEntry(KvEntry entry, LogIndex index);
+  // Deletes `key` at `index`, leaving a tombstone. Returns true if it existed.
+  bool DeleteEntry(std::string_view key, LogIndex index);
+  void SetHolder(const std::string& key, const std::string& old_session,
+                 const std::string& new_session);
+  // True while `key` is inside a lock-delay window; forgets expired windows.
+  bool InLockDelay(std::string_view key);
+  void RememberForRollback(std::string_view key);
+
+  // Commands (store.cc, store_session.cc, store_txn.cc).
+  void ApplySessionCreate(const SessionCreate& c, LogIndex index, ApplyResult* result);
+  void ApplySessionDestroy(const SessionDestroy& c, LogIndex index);
+  void ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result);
+  void ApplyReapTombstones(const ReapTombstones& c);
+  // Evaluates a read verb against the current state (get, check-*, ...).
+  KvOutcome ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* results) const;
+
+  std::map<std::string, KvEntry, std::less<>> kv_;
+  std::map<std::string, LogIndex, std::less<>> tombstones_;  // deleted key -> delete index
+  std::map<std::string, Session, std::less<>> sessions_;
+  // session id -> keys it holds (derived from kv_, kept for O(held) invalidation)
+  std::map<std::string, std::set<std::string>, std::less<>> held_;
+  std::map<std::string, UnixMs, std::less<>> lock_delays_;  // key -> window end
+  LogIndex kv_index_ = 0;
+  LogIndex sessions_index_ = 0;
+  LogIndex reaped_index_ = 0;  // highest index passed to ReapTombstones
+  LogIndex applied_index_ = 0;
+  UnixMs now_ms_ = 0;
+  Changes changes_;
+  std::vector<JournalEntry>* journal_ = nullptr;  // non-null while applying a txn
+};
+
+}  // namespace tenure::state

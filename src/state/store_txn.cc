@@ -1,0 +1,196 @@
+// Store: /v1/txn. Write transactions run the same KV operations as the
+// single-op commands, with an undo journal so that any failing op rolls the
+// whole transaction back (docs/consul-api.md section 4).
+#include <algorithm>
+#include <set>
+
+#include "common/assert.h"
+#include "common/strings.h"
+#include "state/store.h"
+
+namespace tenure::state {
+
+void Store::RememberForRollback(std::string_view key) {
+  if (journal_ == nullptr) return;
+  for (const JournalEntry& j : *journal_) {
+    if (j.key == key) return;  // txns hold at most limits::kTxnOpsMax ops: linear is fine
+  }
+  JournalEntry j;
+  j.key = std::string(key);
+  if (auto it = kv_.find(key); it != kv_.end()) j.entry = it->second;
+  if (auto it = tombstones_.find(key); it != tombstones_.end()) j.tombstone = it->second;
+  journal_->push_back(std::move(j));
+}
+
+Store::KvOutcome Store::ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* results) const {
+  KvOutcome outcome;
+  const KvEntry* entry = nullptr;
+  switch (op.verb) {
+    case TxnVerb::kGet:
+      entry = FindKv(op.key);
+      if (entry == nullptr) {
+        outcome.error = Status::Conflict("key " + GoQuote(op.key) + " doesn't exist");
+        return outcome;
+      }
+      results->push_back({*entry, true});
+      return outcome;
+    case TxnVerb::kGetOrEmpty: {
+      entry = FindKv(op.key);
+      KvEntry empty;
+      empty.key = op.key;
+      results->push_back({entry ? *entry : empty, true});
+      return outcome;
+    }
+    case TxnVerb::kGetTree:
+      for (const KvEntry* e : ListKv(op.key)) results->push_back({*e, true});
+      return outcome;
+    case TxnVerb::kCheckIndex:
+      entry = FindKv(op.key);
+      if (entry == nullptr) {
+        outcome.error = Status::Conflict("failed to check index, key " + GoQuote(op.key) +
+                                         " doesn't exist");
+      } else if (entry->modify_index != op.index) {
+        outcome.error = Status::Conflict(
+            "failed index check for key " + GoQuote(op.key) + ", current modify index " +
+            std::to_string(entry->modify_index) + " != " + std::to_string(op.index));
+      }
+      break;
+    case TxnVerb::kCheckSession:
+      entry = FindKv(op.key);
+      if (entry == nullptr) {
+        outcome.error = Status::Conflict("failed to check session, key " + GoQuote(op.key) +
+                                         " doesn't exist");
+      } else if (entry->session != op.session) {
+        outcome.error = Status::Conflict("failed session check for key " + GoQuote(op.key) +
+                                         ", current session " + GoQuote(entry->session) +
+                                         " != " + GoQuote(op.session));
+      }
+      break;
+    case TxnVerb::kCheckFence:
+      entry = FindKv(op.key);
+      if (entry == nullptr) {
+        outcome.error = Status::Conflict("failed to check fence, key " + GoQuote(op.key) +
+                                         " doesn't exist");
+      } else if (entry->session.empty()) {
+        outcome.error = Status::Conflict("failed fence check for key " + GoQuote(op.key) +
+                                         ", lock is not held");
+      } else if (entry->fence != op.index) {
+        outcome.error = Status::Conflict(
+            "failed fence check for key " + GoQuote(op.key) + ", current fence " +
+            std::to_string(entry->fence) + " != " + std::to_string(op.index));
+      }
+      break;
+    case TxnVerb::kCheckNotExists:
+      if (FindKv(op.key) != nullptr) {
+        outcome.error = Status::Conflict("key " + GoQuote(op.key) + " exists");
+      }
+      return outcome;
+    default:
+      TENURE_ASSERT(!"ReadOp called with a write verb");
+  }
+  if (outcome.error.ok() && entry != nullptr) results->push_back({*entry, false});
+  return outcome;
+}
+
+TxnOutcome Store::ReadTxn(const std::vector<TxnOp>& ops) const {
+  TxnOutcome txn;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    TENURE_ASSERT(!IsWriteVerb(ops[i].verb));
+    KvOutcome outcome = ReadOp(ops[i], &txn.results);
+    if (!outcome.error.ok()) txn.errors.push_back({i, std::string(outcome.error.message())});
+  }
+  if (!txn.ok()) txn.results.clear();
+  return txn;
+}
+
+void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
+  TxnOutcome& txn = result->txn;
+  // Lock-delay is checked for every lock op before anything runs, as
+  // Consul's pre-apply does; any hit rejects the whole transaction.
+  for (std::size_t i = 0; i < c.ops.size(); ++i) {
+    if (c.ops[i].verb == TxnVerb::kLock && InLockDelay(c.ops[i].key)) {
+      txn.errors.push_back(
+          {i, "failed to lock key " + GoQuote(c.ops[i].key) + " due to lock delay"});
+    }
+  }
+  if (!txn.ok()) return;
+
+  std::vector<JournalEntry> journal;
+  journal_ = &journal;
+  const LogIndex kv_index_before = kv_index_;
+  const std::size_t changes_before = changes_.keys.size();
+
+  for (std::size_t i = 0; i < c.ops.size(); ++i) {
+    const TxnOp& op = c.ops[i];
+    KvOutcome outcome;
+    std::string failure;  // Consul's text for a false outcome
+    switch (op.verb) {
+      case TxnVerb::kSet:
+        outcome = SetKv(op.key, op.value, op.flags, index);
+        break;
+      case TxnVerb::kCas:
+        outcome = CasKv(op.key, op.value, op.flags, op.index, index);
+        failure = "failed to set key " + GoQuote(op.key) + ", index is stale";
+        break;
+      case TxnVerb::kLock:
+        outcome = AcquireKv(op.key, op.value, op.flags, op.session, index);
+        failure = "failed to lock key " + GoQuote(op.key) + ", lock is already held";
+        break;
+      case TxnVerb::kUnlock:
+        outcome = ReleaseKv(op.key, op.value, op.flags, op.session, index);
+        failure = "failed to unlock key " + GoQuote(op.key) +
+                  ", lock isn't held, or is held by another session";
+        break;
+      case TxnVerb::kDelete:
+        DeleteEntry(op.key, index);
+        continue;  // no result
+      case TxnVerb::kDeleteTree:
+        DeleteKvTree(op.key, index);
+        continue;
+      case TxnVerb::kDeleteCas:
+        if (!DeleteKvCas(op.key, op.index, index)) {
+          txn.errors.push_back({i, "failed to delete key " + GoQuote(op.key) + ", index is stale"});
+        }
+        continue;
+      default:
+        outcome = ReadOp(op, &txn.results);
+        if (!outcome.error.ok()) txn.errors.push_back({i, std::string(outcome.error.message())});
+        continue;
+    }
+    if (!outcome.error.ok()) {
+      txn.errors.push_back({i, std::string(outcome.error.message())});
+    } else if (!outcome.ok) {
+      txn.errors.push_back({i, std::move(failure)});
+    } else {
+      // Write verbs report the resulting entry without its value.
+      const KvEntry* entry = FindKv(op.key);
+      TENURE_ASSERT(entry != nullptr);
+      txn.results.push_back({*entry, false});
+    }
+  }
+  journal_ = nullptr;
+
+  if (txn.ok()) return;
+  // Roll back, newest first, restoring each key as it was before the txn.
+  txn.results.clear();
+  for (auto it = journal.rbegin(); it != journal.rend(); ++it) {
+    auto current = kv_.find(it->key);
+    std::string current_session = current != kv_.end() ? current->second.session : "";
+    std::string old_session = it->entry ? it->entry->session : "";
+    SetHolder(it->key, current_session, old_session);
+    if (it->entry) {
+      kv_.insert_or_assign(it->key, *it->entry);
+    } else if (current != kv_.end()) {
+      kv_.erase(current);
+    }
+    if (it->tombstone) {
+      tombstones_.insert_or_assign(it->key, *it->tombstone);
+    } else {
+      tombstones_.erase(it->key);
+    }
+  }
+  kv_index_ = kv_index_before;
+  changes_.keys.resize(changes_before);
+}
+
+}  // namespace tenure::state

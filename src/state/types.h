@@ -1,0 +1,62 @@
+// The replicated data model: KV entries and sessions, as Consul defines them
+// (docs/consul-api.md sections 1 and 2), plus tenure's fencing token.
+// Pure value types; Consul's wire names appear only in src/http/json.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/types.h"
+
+namespace tenure::state {
+
+// What happens to the keys a session holds when the session is invalidated.
+enum class Behavior : std::uint8_t { kRelease = 0, kDelete = 1 };
+
+struct KvEntry {
+  std::string key;
+  // Empty means "no value": Consul does not distinguish an empty PUT body from
+  // no value and reports both as "Value": null.
+  std::string value;
+  std::uint64_t flags = 0;
+  LogIndex create_index = 0;
+  LogIndex modify_index = 0;
+  // Consul's LockIndex: how many times a new holder acquired the key. It
+  // restarts at 1 when the key is deleted and re-created.
+  std::uint64_t lock_index = 0;
+  // Holder's session id, "" when unlocked.
+  std::string session;
+  // tenure's fencing token: the raft index of the grant that made `session`
+  // the holder; 0 when unlocked. Raft indexes only grow, so every grant of
+  // any lock gets a token larger than every earlier grant's, also after the
+  // key was deleted and re-created (docs/fencing.md).
+  LogIndex fence = 0;
+
+  bool operator==(const KvEntry&) const = default;
+};
+
+struct ServiceCheck {
+  std::string id;
+  std::string ns;  // Consul "Namespace" (Enterprise); kept verbatim
+  bool operator==(const ServiceCheck&) const = default;
+};
+
+struct Session {
+  std::string id;    // 36-char lowercase UUID, chosen by the leader
+  std::string name;
+  std::string node;
+  DurationNs lock_delay_ns = 0;  // as stored; the applied delay is capped (limits.h)
+  Behavior behavior = Behavior::kRelease;
+  std::string ttl;   // the TTL string as the client sent it ("" = no TTL)
+  DurationNs ttl_ns = 0;
+  std::vector<std::string> node_checks;
+  std::vector<ServiceCheck> service_checks;
+  std::vector<std::string> checks;  // legacy "Checks" field, reported when non-empty
+  LogIndex create_index = 0;
+  LogIndex modify_index = 0;
+
+  bool operator==(const Session&) const = default;
+};
+
+}  // namespace tenure::state

@@ -1,0 +1,337 @@
+"""Shared helpers for tenure's multi-process tests (tests/integration, compat, fault).
+
+Standard library only (no `requests`), so the tests run with Debian's
+/usr/bin/python3. ctest puts this directory on PYTHONPATH and sets TENURE_BIN
+to the built `tenure` binary.
+
+    from tenure_testlib import DevServer, poll_until
+
+    with DevServer() as server:              # a one-node server on free ports
+        resp = server.request("PUT", "/v1/kv/a", b"x")
+        assert resp.status == 200 and resp.json() is True
+        proc = server.cli("kv", "get", "a")  # runs `tenure kv get a` against it
+        assert proc.stdout == "x\n"
+        poll_until(lambda: server.get_json("/v1/kv/a")[0]["ModifyIndex"] > 0)
+
+DevServer gives each server its own data directory (removed on exit unless
+keep_data=True) and writes the server's stdout/stderr to a log file whose text
+is appended to startup errors, so a failing test shows why. A server can be
+stopped gracefully (stop), killed (kill, SIGKILL) and started again on the same
+ports and data directory (start), for restart and crash tests.
+
+Cli(http_addr) runs client subcommands against any agent address (a cluster
+member, a stub server); DevServer.cli/popen_cli are shortcuts for its own.
+
+Poll with deadlines (poll_until) instead of sleeping: a test that sleeps and
+hopes is a flaky test.
+"""
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+__all__ = [
+    "Cli",
+    "DevServer",
+    "HttpResponse",
+    "free_port",
+    "http_request",
+    "poll_until",
+    "tenure_bin",
+]
+
+
+def tenure_bin():
+    """The tenure binary under test: $TENURE_BIN (set by ctest)."""
+    path = os.environ.get("TENURE_BIN")
+    if not path:
+        raise RuntimeError("TENURE_BIN is not set; run the tests through ctest or export it")
+    if not os.access(path, os.X_OK):
+        raise RuntimeError(f"TENURE_BIN={path} is not an executable file")
+    return path
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def poll_until(predicate, timeout=10.0, interval=0.05, message=None):
+    """Calls predicate() until it returns a truthy value, which is returned.
+
+    Exceptions raised by predicate count as "not yet" (the last one is shown if
+    the deadline passes). Raises AssertionError after `timeout` seconds, so a
+    failing poll fails the test like an assert does.
+    """
+    deadline = time.monotonic() + timeout
+    last_error = None
+    while True:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except Exception as error:  # noqa: BLE001 -- retried until the deadline
+            last_error = error
+        if time.monotonic() >= deadline:
+            detail = f" (last error: {last_error!r})" if last_error else ""
+            raise AssertionError(f"{message or 'condition'} not met within {timeout}s{detail}")
+        time.sleep(interval)
+
+
+class HttpResponse:
+    """status (int), headers (dict, lower-case names), body (bytes)."""
+
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    @property
+    def text(self):
+        return self.body.decode("utf-8", errors="replace")
+
+    def json(self):
+        return json.loads(self.body)
+
+    def header(self, name, default=None):
+        return self.headers.get(name.lower(), default)
+
+    def __repr__(self):
+        return f"HttpResponse({self.status}, {self.body[:200]!r})"
+
+
+def http_request(http_addr, method, path, body=None, headers=None, timeout=10.0):
+    """One HTTP request to host:port; never raises for 4xx/5xx statuses.
+
+    body may be bytes, str or None; a str or bytes body gets Content-Length.
+    Transport errors (refused, timeout) raise OSError as http.client does.
+    """
+    host, port = http_addr.rsplit(":", 1)
+    if isinstance(body, str):
+        body = body.encode()
+    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        resp = conn.getresponse()
+        data = resp.read()
+        return HttpResponse(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
+    finally:
+        conn.close()
+
+
+class DevServer:
+    """A `tenure server -dev` on free loopback ports, as a context manager.
+
+    Arguments:
+      extra_args       more server flags, e.g. ["-session-ttl-multiplier", "1"]
+      data_dir         use this directory (kept); default: a fresh temporary
+                       directory, removed on exit unless keep_data=True
+      startup_timeout  seconds to wait for a leader
+      env              extra environment for the server process
+
+    Attributes: http_addr ("127.0.0.1:PORT"), url ("http://127.0.0.1:PORT"),
+    raft_addr, data_dir, log_path, process (the Popen while running).
+    """
+
+    def __init__(self, extra_args=(), data_dir=None, keep_data=False, startup_timeout=30.0,
+                 env=None, binary=None):
+        self.binary = binary or tenure_bin()
+        self.extra_args = list(extra_args)
+        self.startup_timeout = startup_timeout
+        self.env = dict(env or {})
+        self.keep_data = keep_data
+        self.base_dir = tempfile.mkdtemp(prefix="tenure-test-")
+        self.data_dir = data_dir or os.path.join(self.base_dir, "data")
+        self.log_path = os.path.join(self.base_dir, "server.log")
+        self.http_addr = None
+        self.raft_addr = None
+        self.process = None
+        self._log_file = None
+
+    # --- lifecycle ---------------------------------------------------------
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    @property
+    def url(self):
+        return f"http://{self.http_addr}"
+
+    def start(self):
+        """Starts the server (again, on the same ports and data dir) and waits for a leader.
+
+        Free ports are picked by the OS and can be taken by someone else
+        before the server binds them, so a first start that fails is retried
+        on new ports.
+        """
+        if self.process is not None:
+            raise RuntimeError("DevServer already running")
+        first_start = self.http_addr is None
+        attempts = 3 if first_start else 1
+        for attempt in range(attempts):
+            if first_start:
+                self.http_addr = f"127.0.0.1:{free_port()}"
+                self.raft_addr = f"127.0.0.1:{free_port()}"
+            try:
+                self._spawn()
+                self._wait_ready()
+                return self
+            except Exception:
+                self._terminate(signal.SIGKILL)
+                if attempt + 1 == attempts:
+                    raise
+        return self
+
+    def stop(self, sig=signal.SIGTERM, timeout=15.0):
+        """Stops the server with `sig` (SIGKILL after `timeout`); returns its exit code."""
+        return self._terminate(sig, timeout)
+
+    def kill(self):
+        """SIGKILL: a crash. The data directory stays for a restart with start()."""
+        return self._terminate(signal.SIGKILL)
+
+    def close(self):
+        """Stops the server and removes the temporary files (unless keep_data)."""
+        self._terminate(signal.SIGTERM)
+        # base_dir holds the log and, unless the caller gave data_dir (which
+        # lives elsewhere and stays), the data directory.
+        if not self.keep_data:
+            shutil.rmtree(self.base_dir, ignore_errors=True)
+
+    def log(self):
+        """The server's output so far (stdout and stderr interleaved)."""
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def _spawn(self):
+        os.makedirs(self.data_dir, exist_ok=True)
+        cmd = [self.binary, "server", "-dev", "-http-addr", self.http_addr,
+               "-raft-addr", self.raft_addr, "-data-dir", self.data_dir] + self.extra_args
+        self._log_file = open(self.log_path, "ab")
+        self._log_file.write(("$ " + " ".join(cmd) + "\n").encode())
+        self._log_file.flush()
+        env = dict(os.environ)
+        env.update(self.env)
+        self.process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log_file,
+                                        stderr=subprocess.STDOUT, env=env)
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            code = self.process.poll()
+            if code is not None:
+                raise RuntimeError(f"tenure server exited with {code} during startup; log:\n"
+                                   + self.log())
+            try:
+                resp = self.request("GET", "/v1/status/leader", timeout=2.0)
+                if resp.status == 200 and resp.json():
+                    return
+            except (OSError, ValueError):
+                pass
+            if time.monotonic() >= deadline:
+                raise RuntimeError(f"tenure server at {self.http_addr} had no leader within "
+                                   f"{self.startup_timeout}s; log:\n" + self.log())
+            time.sleep(0.05)
+
+    def _terminate(self, sig, timeout=15.0):
+        proc, self.process = self.process, None
+        code = None
+        if proc is not None:
+            if proc.poll() is None:
+                proc.send_signal(sig)
+                try:
+                    proc.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            code = proc.returncode
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+        return code
+
+    # --- talking to it -----------------------------------------------------
+
+    def request(self, method, path, body=None, headers=None, timeout=10.0):
+        """An HTTP request to this server; see http_request."""
+        return http_request(self.http_addr, method, path, body, headers, timeout)
+
+    def get_json(self, path, timeout=10.0):
+        """GET path and decode the JSON body; AssertionError unless the status is 200."""
+        resp = self.request("GET", path, timeout=timeout)
+        if resp.status != 200:
+            raise AssertionError(f"GET {path}: {resp.status} {resp.text!r}")
+        return resp.json()
+
+    def put_json(self, path, body=None, timeout=10.0):
+        """PUT path (body: bytes/str, or an object sent as JSON) and decode the JSON answer."""
+        if body is not None and not isinstance(body, (bytes, str)):
+            body = json.dumps(body)
+        resp = self.request("PUT", path, body if body is not None else b"", timeout=timeout)
+        if resp.status != 200:
+            raise AssertionError(f"PUT {path}: {resp.status} {resp.text!r}")
+        return resp.json()
+
+    def cli_env(self, extra=None):
+        """The environment for a client subcommand aimed at this server."""
+        return Cli(self.http_addr, self.binary).env(extra)
+
+    def cli(self, *args, **kwargs):
+        """Runs `tenure <args>` against this server; see Cli.run."""
+        return Cli(self.http_addr, self.binary).run(*args, **kwargs)
+
+    def popen_cli(self, *args, **kwargs):
+        """Starts `tenure <args>` against this server in the background; see Cli.popen."""
+        return Cli(self.http_addr, self.binary).popen(*args, **kwargs)
+
+
+class Cli:
+    """Runs tenure client subcommands against the agent at http_addr (any
+    server: a DevServer, a cluster member, or a stub)."""
+
+    def __init__(self, http_addr, binary=None):
+        self.http_addr = http_addr
+        self.binary = binary or tenure_bin()
+
+    def env(self, extra=None):
+        """os.environ aimed at http_addr (CONSUL_/TENURE_HTTP_ADDR), without tokens, plus extra."""
+        env = dict(os.environ)
+        for name in ("CONSUL_HTTP_TOKEN", "TENURE_HTTP_TOKEN"):
+            env.pop(name, None)
+        env["CONSUL_HTTP_ADDR"] = self.http_addr
+        env["TENURE_HTTP_ADDR"] = self.http_addr
+        env.update(extra or {})
+        return env
+
+    def run(self, *args, input=None, timeout=30.0, env=None):
+        """Runs `tenure <args>`; returns the CompletedProcess (text mode, output captured).
+
+        input (str) is passed on stdin; otherwise stdin is /dev/null.
+        """
+        return subprocess.run([self.binary, *args], input=input, capture_output=True, text=True,
+                              timeout=timeout, env=self.env(env),
+                              stdin=None if input is not None else subprocess.DEVNULL)
+
+    def popen(self, *args, env=None, **kwargs):
+        """Starts `tenure <args>` in the background; a Popen with text pipes by default."""
+        kwargs.setdefault("stdin", subprocess.DEVNULL)
+        kwargs.setdefault("stdout", subprocess.PIPE)
+        kwargs.setdefault("stderr", subprocess.PIPE)
+        kwargs.setdefault("text", True)
+        return subprocess.Popen([self.binary, *args], env=self.env(env), **kwargs)

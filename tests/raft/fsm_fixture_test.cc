@@ -1,0 +1,185 @@
+// FsmBridge on libraft's deterministic raft_fixture: three in-memory servers
+// in simulated time, each applying to its own Store through our real FSM.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "raft/entry_codec.h"
+#include "raft/fsm.h"
+#include "raft/raft_test_util.h"
+
+extern "C" {
+#include <raft/fixture.h>
+}
+
+namespace tenure::raft {
+namespace {
+
+using testing::KvSetCommand;
+using testing::OddValueSize;
+using testing::TestKey;
+
+constexpr unsigned kServers = 3;
+constexpr unsigned kStepMaxMs = 60'000;  // simulated time, not wall clock
+
+struct Replica {
+  state::Store store;
+  std::unique_ptr<FsmBridge> fsm;
+};
+
+// One raft_apply and its outcome.
+struct Apply {
+  struct raft_apply req {};
+  bool done = false;
+  int status = -1;
+  std::optional<state::ApplyResult> result;
+
+  static void Done(struct raft_apply* req, int status, void* result) {
+    auto* self = static_cast<Apply*>(req->data);
+    self->done = true;
+    self->status = status;
+    if (status == 0) self->result = FsmBridge::TakeResult(result);
+  }
+};
+
+class FsmFixtureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(raft_fixture_initialize(&fixture_), 0);
+    for (Replica& replica : replicas_) {
+      replica.fsm = std::make_unique<FsmBridge>(&replica.store);
+      ASSERT_EQ(raft_fixture_grow(&fixture_, replica.fsm->fsm()), 0);
+    }
+    for (unsigned i = 0; i < kServers; ++i) replicas_[i].fsm->set_raft(Raft(i));
+  }
+
+  // Requests stay alive until after raft_fixture_close, which fails the
+  // pending ones through their callbacks.
+  void TearDown() override { raft_fixture_close(&fixture_); }
+
+  struct raft* Raft(unsigned i) {
+    return raft_fixture_get(&fixture_, i);
+  }
+
+  void StartCluster(unsigned snapshot_threshold = 0, unsigned snapshot_trailing = 0) {
+    for (unsigned i = 0; i < kServers; ++i) {
+      if (snapshot_threshold != 0) raft_set_snapshot_threshold(Raft(i), snapshot_threshold);
+      if (snapshot_trailing != 0) raft_set_snapshot_trailing(Raft(i), snapshot_trailing);
+    }
+    struct raft_configuration conf;
+    ASSERT_EQ(raft_fixture_configuration(&fixture_, kServers, &conf), 0);
+    ASSERT_EQ(raft_fixture_bootstrap(&fixture_, &conf), 0);
+    raft_configuration_close(&conf);
+    ASSERT_EQ(raft_fixture_start(&fixture_), 0);
+    ASSERT_TRUE(raft_fixture_step_until_has_leader(&fixture_, kStepMaxMs));
+    leader_ = raft_fixture_leader_index(&fixture_);
+    ASSERT_LT(leader_, kServers);
+  }
+
+  // Proposes a framed KvSet on the leader; returns the entry's index.
+  raft_index Propose(int k) {
+    std::string framed;
+    EncodeEntry(KvSetCommand(TestKey(k), OddValueSize(k), k), &framed);
+    return ProposeRaw(framed);
+  }
+
+  raft_index ProposeRaw(const std::string& bytes) {
+    struct raft_buffer buf;
+    buf.len = bytes.size();
+    buf.base = raft_malloc(buf.len);
+    std::memcpy(buf.base, bytes.data(), bytes.size());
+    applies_.push_back(std::make_unique<Apply>());
+    Apply* apply = applies_.back().get();
+    apply->req.data = apply;
+    int rv = raft_apply(Raft(leader_), &apply->req, &buf, 1, &Apply::Done);
+    EXPECT_EQ(rv, 0) << raft_strerror(rv);
+    if (rv != 0) raft_free(buf.base);
+    return raft_last_index(Raft(leader_));
+  }
+
+  bool StepUntilApplied(unsigned server, raft_index index) {
+    return raft_fixture_step_until_applied(&fixture_, server, index, kStepMaxMs);
+  }
+
+  void ExpectSameDigests(std::size_t kv_count) {
+    for (unsigned i = 0; i < kServers; ++i) {
+      EXPECT_EQ(replicas_[i].store.kv_count(), kv_count) << "server " << i;
+      EXPECT_EQ(replicas_[i].store.Digest(), replicas_[0].store.Digest()) << "server " << i;
+      replicas_[i].store.CheckInvariants();
+    }
+  }
+
+  struct raft_fixture fixture_ {};
+  Replica replicas_[kServers];
+  std::vector<std::unique_ptr<Apply>> applies_;
+  unsigned leader_ = kServers;
+};
+
+TEST_F(FsmFixtureTest, ThreeReplicasApplyTheSameLogToEqualDigests) {
+  StartCluster();
+  raft_index last = 0;
+  for (int k = 0; k < 200; ++k) last = Propose(k);
+  ASSERT_TRUE(StepUntilApplied(kServers, last));  // kServers = every server
+  for (const auto& apply : applies_) {
+    ASSERT_TRUE(apply->done);
+    ASSERT_EQ(apply->status, 0);
+    ASSERT_TRUE(apply->result.has_value());
+    EXPECT_TRUE(apply->result->ok);
+    EXPECT_TRUE(apply->result->status.ok());
+  }
+  ExpectSameDigests(200);
+  // Entry indexes became ModifyIndexes identically everywhere.
+  for (unsigned i = 0; i < kServers; ++i) {
+    const state::KvEntry* last_key = replicas_[i].store.FindKv(TestKey(199));
+    ASSERT_NE(last_key, nullptr);
+    EXPECT_EQ(last_key->modify_index, last);
+  }
+}
+
+TEST_F(FsmFixtureTest, LaggingFollowerCatchesUpThroughSnapshotRestore) {
+  StartCluster(/*snapshot_threshold=*/32, /*snapshot_trailing=*/8);
+  raft_index last = 0;
+  for (int k = 0; k < 20; ++k) last = Propose(k);
+  ASSERT_TRUE(StepUntilApplied(kServers, last));
+
+  unsigned lagging = (leader_ + 1) % kServers;
+  raft_fixture_kill(&fixture_, lagging);
+  for (int k = 20; k < 300; ++k) last = Propose(k);
+  ASSERT_TRUE(StepUntilApplied(leader_, last));
+  // Snapshots complete asynchronously (simulated disk latency).
+  ASSERT_TRUE(raft_fixture_step_until(
+      &fixture_,
+      [](struct raft_fixture* f, void* leader) {
+        unsigned i = *static_cast<unsigned*>(leader);
+        return raft_fixture_get(f, i)->log.snapshot.last_index > 20;
+      },
+      &leader_, kStepMaxMs))
+      << "the leader took a snapshot past the lagging follower's log";
+
+  raft_fixture_revive(&fixture_, lagging);
+  ASSERT_TRUE(StepUntilApplied(lagging, last));
+  EXPECT_GE(replicas_[lagging].fsm->restores(), 1u) << "caught up by InstallSnapshot";
+  ASSERT_TRUE(StepUntilApplied(kServers, last));
+  ExpectSameDigests(300);
+}
+
+TEST_F(FsmFixtureTest, UndecodableEntryHaltsApplyingLoudly) {
+  StartCluster();
+  raft_index good = Propose(1);
+  ASSERT_TRUE(StepUntilApplied(kServers, good));
+  raft_index bad = ProposeRaw(std::string(16, '\xff'));  // 8-aligned, but no valid frame
+  raft_index after = Propose(2);
+  raft_fixture_step_until_elapsed(&fixture_, 5'000);
+  for (unsigned i = 0; i < kServers; ++i) {
+    EXPECT_TRUE(replicas_[i].fsm->apply_halted()) << "server " << i;
+    EXPECT_EQ(raft_last_applied(Raft(i)), bad - 1) << "server " << i;
+    EXPECT_EQ(replicas_[i].store.FindKv(TestKey(2)), nullptr);
+  }
+  EXPECT_GT(after, bad);
+}
+
+}  // namespace
+}  // namespace tenure::raft

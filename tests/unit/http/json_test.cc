@@ -1,0 +1,89 @@
+#include "http/json.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace tenure::http {
+namespace {
+
+std::string Quoted(std::string_view text) {
+  std::string out;
+  json::AppendString(&out, text);
+  return out;
+}
+
+TEST(JsonTest, EscapesLikeGoEncodingJson) {
+  EXPECT_EQ(Quoted("plain"), "\"plain\"");
+  EXPECT_EQ(Quoted("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(Quoted("<a&b>"), "\"\\u003ca\\u0026b\\u003e\"");
+  EXPECT_EQ(Quoted(std::string("\x01\n", 2)), "\"\\u0001\\n\"");
+  EXPECT_EQ(Quoted("caf\xC3\xA9"), "\"caf\xC3\xA9\"");
+  EXPECT_EQ(Quoted("\xE2\x80\xA8"), "\"\\u2028\"");
+  EXPECT_EQ(Quoted("bad\xFF"), "\"bad\\ufffd\"");
+  EXPECT_EQ(Quoted("\xC0\x80"), "\"\\ufffd\\ufffd\"");  // overlong encoding
+}
+
+TEST(JsonTest, KvEntryHasConsulFieldsAndFullUint64) {
+  state::KvEntry entry;
+  entry.key = "service/db/leader";
+  entry.value = "body";
+  entry.flags = 16210313421097356768ull;
+  entry.create_index = 28;
+  entry.modify_index = 29;
+  entry.lock_index = 1;
+  entry.session = "4ca8e74b-6350-7587-addf-a18084928f3c";
+  entry.fence = 29;
+  std::string out;
+  json::AppendKvEntry(&out, entry);
+  EXPECT_EQ(out,
+            "{\"LockIndex\":1,\"Key\":\"service/db/leader\",\"Flags\":16210313421097356768,"
+            "\"Value\":\"Ym9keQ==\",\"Session\":\"4ca8e74b-6350-7587-addf-a18084928f3c\","
+            "\"Fence\":29,\"CreateIndex\":28,\"ModifyIndex\":29}");
+  auto parsed = nlohmann::json::parse(out);
+  EXPECT_EQ(parsed["Flags"].get<std::uint64_t>(), 16210313421097356768ull);
+}
+
+TEST(JsonTest, UnlockedEntryOmitsSessionAndNullsEmptyValue) {
+  state::KvEntry entry;
+  entry.key = "k";
+  entry.create_index = entry.modify_index = 3;
+  std::string out;
+  json::AppendKvEntry(&out, entry);
+  EXPECT_EQ(out,
+            "{\"LockIndex\":0,\"Key\":\"k\",\"Flags\":0,\"Value\":null,\"CreateIndex\":3,"
+            "\"ModifyIndex\":3}");
+}
+
+TEST(JsonTest, SessionHasConsul17Shape) {
+  state::Session s;
+  s.id = "d21d60ad-c2d2-b32a-7432-ca4048a4a7d6";
+  s.name = "hashicups-db-0";
+  s.node = "hashicups-db-0";
+  s.lock_delay_ns = 15'000'000'000;
+  s.node_checks = {"serfHealth"};
+  s.create_index = s.modify_index = 11956;
+  std::string out;
+  json::AppendSession(&out, s);
+  EXPECT_EQ(out,
+            "{\"ID\":\"d21d60ad-c2d2-b32a-7432-ca4048a4a7d6\",\"Name\":\"hashicups-db-0\","
+            "\"Node\":\"hashicups-db-0\",\"LockDelay\":15000000000,\"Behavior\":\"release\","
+            "\"TTL\":\"\",\"NodeChecks\":[\"serfHealth\"],\"ServiceChecks\":null,"
+            "\"CreateIndex\":11956,\"ModifyIndex\":11956}");
+}
+
+TEST(JsonTest, TxnOutcomeShapes) {
+  state::TxnOutcome ok;
+  EXPECT_EQ(json::TxnOutcome(ok), "{\"Results\":[],\"Errors\":null}");
+  state::TxnOutcome failed;
+  failed.errors.push_back({1, "failed to check index, key \"x\" doesn't exist"});
+  EXPECT_EQ(json::TxnOutcome(failed),
+            "{\"Results\":null,\"Errors\":[{\"OpIndex\":1,\"What\":\"failed to check index, key "
+            "\\\"x\\\" doesn't exist\"}]}");
+}
+
+TEST(JsonTest, PrettyIndentsWithFourSpacesAndNewline) {
+  EXPECT_EQ(json::Pretty("[1]"), "[\n    1\n]\n");
+}
+
+}  // namespace
+}  // namespace tenure::http

@@ -1,0 +1,730 @@
+// Scenario tests for locks: acquire/release, every row of the state-transition
+// table (docs/consul-api.md section 11), session invalidation effects
+// (section 2.6), lock-delay and tenure's fencing token (types.h KvEntry::fence).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/limits.h"
+#include "unit/state/store_fixture.h"
+
+namespace tenure::state {
+namespace {
+
+using testutil::ChangedKeys;
+using testutil::kT0;
+using testutil::StoreDriver;
+using ::testing::IsEmpty;
+
+constexpr DurationNs kMs = kNsPerMs;
+constexpr DurationNs kSecond = kNsPerSecond;
+
+// --- section 11, rows 1-7: acquire ---------------------------------------------------
+
+// Row 1.
+TEST(StoreLockTest, AcquireOfAbsentKeyCreatesItLockedWithLockIndexOne) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  ApplyResult r = d.Acquire("k", a, "me", 11);  // index 2
+  EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_TRUE(r.ok);
+  EXPECT_FALSE(r.lock_delayed);
+  EXPECT_EQ(r.fence, 2u);
+  auto e = d.Get("k");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->session, a);
+  EXPECT_EQ(e->lock_index, 1u);
+  EXPECT_EQ(e->create_index, 2u);
+  EXPECT_EQ(e->modify_index, 2u);
+  EXPECT_EQ(e->value, "me");
+  EXPECT_EQ(e->flags, 11u);
+  EXPECT_EQ(e->fence, 2u);
+  EXPECT_EQ(d.Held(a), std::vector<std::string>{"k"});
+  EXPECT_EQ(d.store().kv_index(), 2u);
+}
+
+// Row 2.
+TEST(StoreLockTest, AcquireOfUnlockedKeyIncrementsLockIndexAndReplacesContent) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  std::string b = d.NewSession();
+  d.Acquire("k", a, "a");   // 3
+  d.Release("k", a, "a");   // 4
+  ApplyResult r = d.Acquire("k", b, "b", 5);  // 5
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.fence, 5u);
+  auto e = d.Get("k");
+  EXPECT_EQ(e->session, b);
+  EXPECT_EQ(e->lock_index, 2u);
+  EXPECT_EQ(e->create_index, 3u);
+  EXPECT_EQ(e->modify_index, 5u);
+  EXPECT_EQ(e->value, "b");
+  EXPECT_EQ(e->flags, 5u);
+  EXPECT_EQ(e->fence, 5u);
+}
+
+TEST(StoreLockTest, AcquireOfKeyCreatedBySetStartsLockIndexAtOne) {
+  StoreDriver d;
+  d.Set("k", "plain");  // 1, LockIndex 0
+  std::string a = d.NewSession();
+  ApplyResult r = d.Acquire("k", a, "locked");  // 3
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(d.Get("k")->lock_index, 1u);
+  EXPECT_EQ(d.Get("k")->create_index, 1u);
+}
+
+// Row 3.
+TEST(StoreLockTest, AcquireBySameSessionWithNewContentKeepsLockIndexAndFence) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.Acquire("k", a, "v1", 1);  // 2
+  d.Set("other", "x");         // 3
+  ApplyResult r = d.Acquire("k", a, "v2", 2);  // 4
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.fence, 2u);
+  auto e = d.Get("k");
+  EXPECT_EQ(e->session, a);
+  EXPECT_EQ(e->lock_index, 1u);
+  EXPECT_EQ(e->fence, 2u);
+  EXPECT_EQ(e->modify_index, 4u);
+  EXPECT_EQ(e->value, "v2");
+  EXPECT_EQ(e->flags, 2u);
+}
+
+// Row 4.
+TEST(StoreLockTest, AcquireBySameSessionWithIdenticalContentIsNoOp) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.Acquire("k", a, "v", 1);  // 2
+  d.Set("other", "x");        // 3
+  (void)d.store().TakeChanges();
+  ApplyResult r = d.Acquire("k", a, "v", 1);  // 4
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.fence, 2u);
+  auto e = d.Get("k");
+  EXPECT_EQ(e->modify_index, 2u);
+  EXPECT_EQ(e->lock_index, 1u);
+  EXPECT_EQ(d.store().kv_index(), 3u);
+  EXPECT_THAT(d.store().TakeChanges().keys, IsEmpty());
+}
+
+// Row 5.
+TEST(StoreLockTest, AcquireByOtherSessionFailsAndChangesNothing) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  std::string b = d.NewSession();
+  d.Acquire("k", a, "a", 1);  // 3
+  (void)d.store().TakeChanges();
+  ApplyResult r = d.Acquire("k", b, "b", 2);
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(r.lock_delayed);
+  auto e = d.Get("k");
+  EXPECT_EQ(e->session, a);
+  EXPECT_EQ(e->lock_index, 1u);
+  EXPECT_EQ(e->modify_index, 3u);
+  EXPECT_EQ(e->value, "a");
+  EXPECT_EQ(e->flags, 1u);
+  EXPECT_EQ(e->fence, 3u);
+  EXPECT_THAT(d.Held(b), IsEmpty());
+  EXPECT_THAT(d.store().TakeChanges().keys, IsEmpty());
+}
+
+// Row 6.
+TEST(StoreLockTest, AcquireWithUnknownSessionIsInvalidSessionError) {
+  StoreDriver d;
+  d.Set("k", "v");
+  const std::string x = testutil::SessionId(999);
+  ApplyResult r = d.Acquire("k", x, "mine");
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_EQ(r.status.message(), "invalid session \"" + x + "\"");
+  auto e = d.Get("k");
+  EXPECT_EQ(e->session, "");
+  EXPECT_EQ(e->value, "v");
+  EXPECT_EQ(e->modify_index, 1u);
+  EXPECT_EQ(d.store().kv_index(), 1u);
+}
+
+TEST(StoreLockTest, AcquireOfAbsentKeyWithUnknownSessionCreatesNothing) {
+  StoreDriver d;
+  ApplyResult r = d.Acquire("k", "nope");
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_EQ(r.status.message(), "invalid session \"nope\"");
+  EXPECT_EQ(d.store().FindKv("k"), nullptr);
+  EXPECT_EQ(d.store().kv_index(), 0u);
+}
+
+TEST(StoreLockTest, AcquireWithDestroyedSessionIsInvalidSessionError) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.Destroy(a);
+  ApplyResult r = d.Acquire("k", a);
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_EQ(r.status.message(), "invalid session \"" + a + "\"");
+}
+
+TEST(StoreLockTest, AcquireWithEmptySessionIsMissingSessionError) {
+  StoreDriver d;
+  d.NewSession();
+  ApplyResult r = d.Acquire("k", "");
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_EQ(r.status.message(), "missing session");
+  EXPECT_EQ(d.store().FindKv("k"), nullptr);
+}
+
+// Row 7 (and section 2.6): inside the window acquire answers false.
+TEST(StoreLockTest, AcquireDuringLockDelayIsRefusedWithoutWriting) {
+  StoreDriver d;
+  std::string a = d.NewSession(10 * kSecond);
+  std::string b = d.NewSession();
+  d.Acquire("k", a, "a");  // 3
+  d.Destroy(a);            // 4, window [kT0, kT0 + 10 s)
+  (void)d.store().TakeChanges();
+  d.AdvanceMs(5000);
+  ApplyResult r = d.Acquire("k", b, "b");
+  EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.lock_delayed);
+  auto e = d.Get("k");
+  EXPECT_EQ(e->session, "");
+  EXPECT_EQ(e->value, "a");
+  EXPECT_EQ(e->modify_index, 4u);
+  EXPECT_EQ(e->lock_index, 1u);
+  EXPECT_THAT(d.store().TakeChanges().keys, IsEmpty());
+}
+
+// --- section 11, rows 8-9: release --------------------------------------------------
+
+// Row 8.
+TEST(StoreLockTest, ReleaseByHolderClearsSessionKeepsLockIndexAndReplacesContent) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.Acquire("k", a, "held", 9);  // 2
+  ApplyResult r = d.Release("k", a, "", 0);  // 3: empty body wipes the value
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.ok);
+  auto e = d.Get("k");
+  EXPECT_EQ(e->session, "");
+  EXPECT_EQ(e->fence, 0u);
+  EXPECT_EQ(e->lock_index, 1u);
+  EXPECT_EQ(e->create_index, 2u);
+  EXPECT_EQ(e->modify_index, 3u);
+  EXPECT_EQ(e->value, "");
+  EXPECT_EQ(e->flags, 0u);
+  EXPECT_THAT(d.Held(a), IsEmpty());
+  EXPECT_NE(d.store().FindSession(a), nullptr) << "release does not end the session";
+}
+
+TEST(StoreLockTest, ReleaseByHolderStoresTheRequestValueAndFlags) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.Acquire("k", a, "held", 1);
+  d.Release("k", a, "released", testutil::kLockFlagValue);
+  EXPECT_EQ(d.Get("k")->value, "released");
+  EXPECT_EQ(d.Get("k")->flags, testutil::kLockFlagValue);
+}
+
+// Row 9, held by another session.
+TEST(StoreLockTest, ReleaseByNonHolderFailsAndChangesNothing) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  std::string b = d.NewSession();
+  d.Acquire("k", a, "a");  // 3
+  ApplyResult r = d.Release("k", b, "b");
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_FALSE(r.ok);
+  auto e = d.Get("k");
+  EXPECT_EQ(e->session, a);
+  EXPECT_EQ(e->value, "a");
+  EXPECT_EQ(e->modify_index, 3u);
+  EXPECT_EQ(e->fence, 3u);
+}
+
+// Row 9, unlocked key.
+TEST(StoreLockTest, ReleaseOfUnlockedKeyFails) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.Set("k", "v");  // 2
+  ApplyResult r = d.Release("k", a, "x");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(d.Get("k")->value, "v");
+  EXPECT_EQ(d.Get("k")->modify_index, 2u);
+}
+
+// Row 9, absent key.
+TEST(StoreLockTest, ReleaseOfAbsentKeyFailsAndCreatesNothing) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  ApplyResult r = d.Release("k", a, "x");
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(d.store().FindKv("k"), nullptr);
+  EXPECT_EQ(d.store().kv_index(), 0u);
+}
+
+// Section 2.5 release step 1: "Session existence is *not* checked".
+TEST(StoreLockTest, ReleaseWithUnknownSessionAnswersFalseNotError) {
+  StoreDriver d;
+  d.Set("k", "v");
+  ApplyResult r = d.Release("k", "unknown");
+  EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_FALSE(r.ok);
+}
+
+TEST(StoreLockTest, ReleaseWithEmptySessionIsMissingSessionError) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.Acquire("k", a);
+  ApplyResult r = d.Release("k", "");
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_EQ(r.status.message(), "missing session");
+  EXPECT_EQ(d.Get("k")->session, a);
+}
+
+// --- section 11, rows 10-12 on a locked key ---------------------------------------------
+
+TEST(StoreLockTest, LockIndexCountsNewHoldersOnly) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  std::string b = d.NewSession();
+  d.Acquire("k", a, "1");
+  EXPECT_EQ(d.Get("k")->lock_index, 1u);
+  d.Acquire("k", a, "2");
+  EXPECT_EQ(d.Get("k")->lock_index, 1u);
+  d.Release("k", a);
+  EXPECT_EQ(d.Get("k")->lock_index, 1u);
+  d.Acquire("k", b);
+  EXPECT_EQ(d.Get("k")->lock_index, 2u);
+  d.Release("k", b);
+  d.Acquire("k", a);
+  EXPECT_EQ(d.Get("k")->lock_index, 3u);
+}
+
+TEST(StoreLockTest, LockIndexRestartsAtOneAfterDeleteAndRecreate) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.Acquire("k", a);
+  d.Release("k", a);
+  d.Acquire("k", a);
+  ASSERT_EQ(d.Get("k")->lock_index, 2u);
+  d.Delete("k");
+  d.Acquire("k", a);
+  EXPECT_EQ(d.Get("k")->lock_index, 1u);
+}
+
+TEST(StoreLockTest, AcquireAfterSetZeroedLockIndexCountsFromZero) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  std::string b = d.NewSession();
+  d.Acquire("k", a);     // LockIndex 1
+  d.Set("k", "plain");   // LockIndex 0, still held by a
+  d.Release("k", a);     // LockIndex kept (0)
+  EXPECT_EQ(d.Get("k")->lock_index, 0u);
+  d.Acquire("k", b);
+  EXPECT_EQ(d.Get("k")->lock_index, 1u);
+}
+
+// --- section 11, rows 13-14: invalidation -------------------------------------------------
+
+// Row 13.
+TEST(StoreLockTest, DestroyWithReleaseBehaviorUnlocksHeldKeys) {
+  StoreDriver d;
+  std::string a = d.NewSession(0, Behavior::kRelease);
+  std::string b = d.NewSession();
+  d.Acquire("k1", a, "v1", 3);  // 3
+  d.Acquire("k2", a, "v2");     // 4
+  d.Acquire("kb", b, "vb");     // 5
+  (void)d.store().TakeChanges();
+  ApplyResult r = d.Destroy(a);  // 6
+  EXPECT_TRUE(r.status.ok());
+  for (const char* key : {"k1", "k2"}) {
+    auto e = d.Get(key);
+    ASSERT_TRUE(e.has_value()) << key;
+    EXPECT_EQ(e->session, "") << key;
+    EXPECT_EQ(e->fence, 0u) << key;
+    EXPECT_EQ(e->lock_index, 1u) << key;
+    EXPECT_EQ(e->modify_index, 6u) << key;
+  }
+  EXPECT_EQ(d.Get("k1")->value, "v1");
+  EXPECT_EQ(d.Get("k1")->flags, 3u);
+  auto kb = d.Get("kb");
+  EXPECT_EQ(kb->session, b);
+  EXPECT_EQ(kb->modify_index, 5u);
+  EXPECT_EQ(d.store().FindSession(a), nullptr);
+  EXPECT_THAT(d.Held(a), IsEmpty());
+  EXPECT_EQ(d.Held(b), std::vector<std::string>{"kb"});
+  EXPECT_EQ(d.store().kv_index(), 6u);
+  EXPECT_EQ(d.store().sessions_index(), 6u);
+  Changes changes = d.store().TakeChanges();
+  EXPECT_EQ(ChangedKeys(changes), (std::vector<std::string>{"k1", "k2"}));
+  EXPECT_TRUE(changes.sessions);
+}
+
+// Row 14.
+TEST(StoreLockTest, DestroyWithDeleteBehaviorDeletesHeldKeys) {
+  StoreDriver d;
+  std::string a = d.NewSession(0, Behavior::kDelete);
+  d.Set("p/other", "x");     // 2
+  d.Acquire("p/k", a, "v");  // 3
+  d.Set("p/z", "z");         // 4
+  ApplyResult r = d.Destroy(a);  // 5
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_EQ(d.store().FindKv("p/k"), nullptr);
+  EXPECT_NE(d.store().FindKv("p/other"), nullptr);
+  EXPECT_EQ(d.store().KeyIndex("p/k"), 5u);
+  EXPECT_EQ(d.store().PrefixIndex("p/"), 5u);
+  EXPECT_EQ(d.store().PrefixIndex("p/k"), 5u);
+  EXPECT_EQ(d.store().kv_index(), 5u);
+  EXPECT_GE(d.store().tombstone_count(), 1u);
+}
+
+TEST(StoreLockTest, ExpiryInvalidatesExactlyLikeDestroy) {
+  StoreDriver d1;
+  StoreDriver d2;
+  for (StoreDriver* d : {&d1, &d2}) {
+    d->NewSession(3 * kSecond, Behavior::kRelease);
+    d->NewSession(0, Behavior::kDelete);
+    d->Acquire("a", testutil::SessionId(1));
+    d->Acquire("b", testutil::SessionId(2));
+  }
+  d1.Destroy(testutil::SessionId(1), DestroyReason::kDestroyed);
+  d1.Destroy(testutil::SessionId(2), DestroyReason::kDestroyed);
+  d2.Destroy(testutil::SessionId(1), DestroyReason::kExpired);
+  d2.Destroy(testutil::SessionId(2), DestroyReason::kExpired);
+  EXPECT_EQ(d2.Get("a"), d1.Get("a"));
+  EXPECT_EQ(d2.Get("b"), std::nullopt);
+  EXPECT_EQ(d2.store().LockDelayUntil("a"), kT0 + 3000);
+  EXPECT_EQ(d2.store().Digest(), d1.store().Digest());
+}
+
+// --- lock-delay ------------------------------------------------------------------------
+
+TEST(StoreLockDelayTest, WindowStartsAtInvalidationAndLastsTheSessionLockDelay) {
+  StoreDriver d;
+  std::string a = d.NewSession(10 * kSecond);
+  d.Acquire("k", a);
+  d.SetNowMs(kT0 + 1234);
+  d.Destroy(a);
+  EXPECT_EQ(d.store().LockDelayUntil("k"), kT0 + 1234 + 10'000);
+  EXPECT_EQ(d.store().LockDelayUntil("never-held"), 0);
+}
+
+TEST(StoreLockDelayTest, AcquireJustBeforeWindowEndIsRefused) {
+  StoreDriver d;
+  std::string a = d.NewSession(10 * kSecond);
+  std::string b = d.NewSession();
+  d.Acquire("k", a);
+  d.Destroy(a);
+  d.SetNowMs(kT0 + 9'999);
+  ApplyResult r = d.Acquire("k", b);
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.lock_delayed);
+  EXPECT_EQ(d.Get("k")->session, "");
+}
+
+// The window is [start, end): Consul refuses while `expires.After(now)`.
+TEST(StoreLockDelayTest, AcquireAtWindowEndSucceeds) {
+  StoreDriver d;
+  std::string a = d.NewSession(10 * kSecond);
+  std::string b = d.NewSession();
+  d.Acquire("k", a);
+  d.Destroy(a);
+  d.SetNowMs(kT0 + 10'000);
+  ApplyResult r = d.Acquire("k", b, "b");
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.ok);
+  EXPECT_FALSE(r.lock_delayed);
+  EXPECT_EQ(d.Get("k")->session, b);
+}
+
+TEST(StoreLockDelayTest, AcquireAfterWindowSucceeds) {
+  StoreDriver d;
+  std::string a = d.NewSession(2 * kSecond);
+  std::string b = d.NewSession();
+  d.Acquire("k", a);
+  d.Destroy(a);
+  d.AdvanceMs(1000);
+  EXPECT_TRUE(d.Acquire("k", b).lock_delayed);
+  d.AdvanceMs(1500);
+  ApplyResult r = d.Acquire("k", b);
+  EXPECT_TRUE(r.ok);
+  EXPECT_FALSE(r.lock_delayed);
+}
+
+TEST(StoreLockDelayTest, LockDelayIsCappedAtSixtySeconds) {
+  StoreDriver d;
+  std::string a = d.NewSession(5 * 60 * kSecond);
+  std::string b = d.NewSession();
+  d.Acquire("k", a);
+  d.Destroy(a);
+  EXPECT_EQ(d.store().LockDelayUntil("k"), kT0 + 60'000);
+  d.SetNowMs(kT0 + 59'999);
+  EXPECT_TRUE(d.Acquire("k", b).lock_delayed);
+  d.SetNowMs(kT0 + 60'000);
+  EXPECT_TRUE(d.Acquire("k", b).ok);
+}
+
+TEST(StoreLockDelayTest, StoredLockDelayIsNotClamped) {
+  StoreDriver d;
+  std::string a = d.NewSession(5 * 60 * kSecond);
+  ASSERT_NE(d.store().FindSession(a), nullptr);
+  EXPECT_EQ(d.store().FindSession(a)->lock_delay_ns, 5 * 60 * kSecond);
+  EXPECT_GT(d.store().FindSession(a)->lock_delay_ns, limits::kLockDelayMaxNs);
+}
+
+TEST(StoreLockDelayTest, AppliesOnlyToKeysHeldAtInvalidation) {
+  StoreDriver d;
+  std::string a = d.NewSession(10 * kSecond);
+  std::string b = d.NewSession();
+  d.Acquire("held", a);
+  d.Acquire("released-first", a);
+  d.Release("released-first", a);  // Go api.Lock's Unlock: release, then destroy
+  d.Set("never-held", "x");
+  d.Destroy(a);
+  EXPECT_GT(d.store().LockDelayUntil("held"), 0);
+  EXPECT_EQ(d.store().LockDelayUntil("released-first"), 0);
+  EXPECT_EQ(d.store().LockDelayUntil("never-held"), 0);
+  d.AdvanceMs(1);
+  EXPECT_TRUE(d.Acquire("released-first", b).ok);
+  EXPECT_TRUE(d.Acquire("never-held", b).ok);
+  EXPECT_TRUE(d.Acquire("absent", b).ok);
+  EXPECT_TRUE(d.Acquire("held", b).lock_delayed);
+}
+
+TEST(StoreLockDelayTest, ZeroLockDelayLeavesNoWindow) {
+  StoreDriver d;
+  std::string a = d.NewSession(0);
+  std::string b = d.NewSession();
+  d.Acquire("k", a);
+  d.Destroy(a);
+  EXPECT_EQ(d.store().LockDelayUntil("k"), 0);
+  ApplyResult r = d.Acquire("k", b);
+  EXPECT_TRUE(r.ok);
+  EXPECT_FALSE(r.lock_delayed);
+}
+
+// consul-api.md 1.1: "Negative/zero ⇒ no delay".
+TEST(StoreLockDelayTest, NegativeLockDelayLeavesNoWindow) {
+  StoreDriver d;
+  std::string a = d.NewSession(-5 * kSecond);
+  std::string b = d.NewSession();
+  d.Acquire("k", a);
+  d.Destroy(a);
+  EXPECT_EQ(d.store().LockDelayUntil("k"), 0);
+  EXPECT_TRUE(d.Acquire("k", b).ok);
+}
+
+TEST(StoreLockDelayTest, ExpiredSessionStartsWindowToo) {
+  StoreDriver d;
+  std::string a = d.NewSession(15 * kSecond);
+  std::string b = d.NewSession();
+  d.Acquire("k", a);
+  d.Destroy(a, DestroyReason::kExpired);
+  EXPECT_EQ(d.store().LockDelayUntil("k"), kT0 + 15'000);
+  EXPECT_TRUE(d.Acquire("k", b).lock_delayed);
+}
+
+TEST(StoreLockDelayTest, DeleteBehaviorStillStartsWindowOnTheDeletedKey) {
+  StoreDriver d;
+  std::string a = d.NewSession(10 * kSecond, Behavior::kDelete);
+  std::string b = d.NewSession();
+  d.Acquire("k", a);
+  d.Destroy(a);
+  ASSERT_EQ(d.store().FindKv("k"), nullptr);
+  ApplyResult r = d.Acquire("k", b, "b");
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.lock_delayed);
+  EXPECT_EQ(d.store().FindKv("k"), nullptr) << "a refused acquire must not create the key";
+}
+
+TEST(StoreLockDelayTest, DoesNotBlockSetCasDeleteOrRelease) {
+  StoreDriver d;
+  std::string a = d.NewSession(30 * kSecond);
+  std::string b = d.NewSession();
+  d.Acquire("k", a, "a");
+  d.Acquire("j", a, "a");
+  d.Destroy(a);
+  d.AdvanceMs(1);
+
+  ApplyResult set = d.Set("k", "set");
+  EXPECT_TRUE(set.ok);
+  EXPECT_FALSE(set.lock_delayed);
+  EXPECT_EQ(d.Get("k")->value, "set");
+
+  ApplyResult cas = d.Cas("k", "cas", d.Get("k")->modify_index);
+  EXPECT_TRUE(cas.ok);
+  EXPECT_FALSE(cas.lock_delayed);
+  EXPECT_EQ(d.Get("k")->value, "cas");
+
+  ApplyResult release = d.Release("k", b);  // not the holder: false, but not delayed
+  EXPECT_TRUE(release.status.ok());
+  EXPECT_FALSE(release.lock_delayed);
+
+  ApplyResult txn = d.RunTxn({testutil::SetOp("j", "txn")});
+  EXPECT_TRUE(txn.txn.ok());
+  EXPECT_EQ(d.Get("j")->value, "txn");
+
+  ApplyResult del = d.Delete("k");
+  EXPECT_TRUE(del.ok);
+  EXPECT_FALSE(del.lock_delayed);
+  EXPECT_EQ(d.store().FindKv("k"), nullptr);
+
+  // ...while acquire stays blocked on both keys.
+  EXPECT_TRUE(d.Acquire("k", b).lock_delayed);
+  EXPECT_TRUE(d.Acquire("j", b).lock_delayed);
+}
+
+// Section 2.5: "Lock-delay check happens first" (kvs_endpoint.go checks it
+// before the state store validates the session).
+TEST(StoreLockDelayTest, AcquireDuringLockDelayIsRefusedBeforeSessionValidation) {
+  StoreDriver d;
+  std::string a = d.NewSession(10 * kSecond);
+  d.Acquire("k", a);
+  d.Destroy(a);
+  ApplyResult r = d.Acquire("k", "unknown-session");
+  EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.lock_delayed);
+}
+
+// The window is measured on the replicated clock: a command stamped by a
+// leader whose clock is behind cannot reopen or extend it, nor end it early.
+TEST(StoreLockDelayTest, WindowIsMeasuredOnTheReplicatedClock) {
+  StoreDriver d;
+  std::string a = d.NewSession(5 * kSecond);
+  std::string b = d.NewSession();
+  d.Acquire("k", a);
+  d.SetNowMs(kT0 + 1000);
+  d.Destroy(a);  // window ends at kT0 + 6000
+  d.ApplyAt(KvSet{"x", "tick", 0}, kT0 + 7000);  // the clock passes the window
+  ApplyResult r = d.ApplyAt(KvAcquire{"k", "b", 0, b}, kT0 + 2000);  // stale leader clock
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.ok) << "the replicated clock (" << d.store().now_ms()
+                    << ") is past the window end";
+  EXPECT_FALSE(r.lock_delayed);
+}
+
+TEST(StoreLockDelayTest, WindowStartUsesTheReplicatedClock) {
+  StoreDriver d;
+  std::string a = d.NewSession(5 * kSecond);
+  d.Acquire("k", a);
+  d.ApplyAt(KvSet{"x", "tick", 0}, kT0 + 10'000);
+  d.ApplyAt(SessionDestroy{a, DestroyReason::kExpired}, kT0 + 3000);  // stale stamp
+  EXPECT_EQ(d.store().LockDelayUntil("k"), kT0 + 15'000);
+}
+
+TEST(StoreLockDelayTest, TxnLockDuringLockDelayFailsWithConsulText) {
+  StoreDriver d;
+  std::string a = d.NewSession(10 * kSecond);
+  std::string b = d.NewSession();
+  d.Acquire("k", a);
+  d.Destroy(a);
+  ApplyResult r = d.RunTxn({testutil::SetOp("other", "x"), testutil::LockOp("k", b, "b")});
+  EXPECT_TRUE(r.status.ok());
+  ASSERT_FALSE(r.txn.ok());
+  EXPECT_THAT(r.txn.errors,
+              ::testing::Contains(TxnError{1, "failed to lock key \"k\" due to lock delay"}));
+  EXPECT_THAT(r.txn.results, IsEmpty());
+  EXPECT_EQ(d.store().FindKv("other"), nullptr);
+  EXPECT_EQ(d.Get("k")->session, "");
+}
+
+// --- fencing tokens -------------------------------------------------------------------
+
+TEST(StoreFenceTest, FenceIsTheRaftIndexOfTheGrant) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.SkipIndexes(40);
+  ApplyResult r = d.Acquire("k", a);  // index 42
+  EXPECT_EQ(r.fence, 42u);
+  EXPECT_EQ(d.Get("k")->fence, 42u);
+}
+
+TEST(StoreFenceTest, FenceUnchangedOnReacquireBySameHolder) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.Acquire("k", a, "v1");  // 2
+  d.AdvanceMs(10);
+  ApplyResult r = d.Acquire("k", a, "v2");  // 3: a real write, same holder
+  EXPECT_EQ(r.fence, 2u);
+  EXPECT_EQ(d.Get("k")->fence, 2u);
+  EXPECT_EQ(d.Get("k")->modify_index, 3u);
+}
+
+TEST(StoreFenceTest, FenceIsZeroWhenUnlocked) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.Set("plain", "x");
+  EXPECT_EQ(d.Get("plain")->fence, 0u);
+  d.Acquire("k", a);
+  ASSERT_NE(d.Get("k")->fence, 0u);
+  d.Release("k", a);
+  EXPECT_EQ(d.Get("k")->fence, 0u);
+  d.Acquire("k", a);
+  d.Destroy(a);
+  EXPECT_EQ(d.Get("k")->fence, 0u);
+}
+
+TEST(StoreFenceTest, SetOnLockedKeyKeepsTheFence) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.Acquire("k", a);  // 2
+  d.Set("k", "w");
+  d.Cas("k", "z", d.Get("k")->modify_index);
+  EXPECT_EQ(d.Get("k")->fence, 2u);
+}
+
+TEST(StoreFenceTest, EveryNewGrantExceedsEveryEarlierGrantEvenAfterRecreate) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  std::string b = d.NewSession();
+  std::vector<LogIndex> grants;
+  grants.push_back(d.Acquire("k", a).fence);
+  d.Release("k", a);
+  grants.push_back(d.Acquire("k", b).fence);
+  d.Delete("k");
+  d.Set("k", "recreated");
+  grants.push_back(d.Acquire("k", a).fence);
+  d.Destroy(a);
+  d.DeleteTree("");
+  grants.push_back(d.Acquire("k", b).fence);
+  for (std::size_t i = 1; i < grants.size(); ++i) {
+    EXPECT_GT(grants[i], grants[i - 1]) << "grant " << i;
+  }
+  EXPECT_EQ(d.Get("k")->fence, grants.back());
+}
+
+TEST(StoreFenceTest, TxnLockGrantsTheTxnIndexAsFence) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.SkipIndexes(5);
+  ApplyResult r = d.RunTxn({testutil::LockOp("k", a, "v")});  // index 7
+  ASSERT_TRUE(r.txn.ok());
+  EXPECT_EQ(d.Get("k")->fence, 7u);
+  EXPECT_EQ(d.Get("k")->lock_index, 1u);
+}
+
+// --- held keys --------------------------------------------------------------------------
+
+TEST(StoreLockTest, HeldKeysFollowAcquireReleaseDeleteAndDestroy) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.Acquire("x", a);
+  d.Acquire("y", a);
+  d.Acquire("z", a);
+  EXPECT_EQ(d.Held(a), (std::vector<std::string>{"x", "y", "z"}));
+  d.Release("y", a);
+  EXPECT_EQ(d.Held(a), (std::vector<std::string>{"x", "z"}));
+  d.Delete("z");
+  EXPECT_EQ(d.Held(a), std::vector<std::string>{"x"});
+  d.Destroy(a);
+  EXPECT_THAT(d.Held(a), IsEmpty());
+  EXPECT_THAT(d.Held("never-existed"), IsEmpty());
+}
+
+}  // namespace
+}  // namespace tenure::state

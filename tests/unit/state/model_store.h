@@ -1,0 +1,642 @@
+// ModelStore: a deliberately naive re-implementation of the observable
+// semantics of state::Store (docs/consul-api.md sections 1, 2, 4, 11 and the
+// index rules atop src/state/store.h), used as the oracle of the randomized
+// property test. Plain maps, copies instead of overlays, linear scans: it is
+// meant to be obviously right, not fast. Test-only; single-threaded.
+//
+// Where the contracts leave a choice open the model records every acceptable
+// outcome instead of picking one (ModelResult's alternatives), so the
+// property test only fails on behaviour no reading of the contract allows.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/limits.h"
+#include "common/types.h"
+#include "state/command.h"
+#include "state/txn.h"
+#include "state/types.h"
+
+namespace tenure::state::testutil {
+
+// Go's strconv.Quote (fmt %q and %#v of a string), which Consul's error texts
+// use: printable ASCII as is, the C escapes, other control bytes and bytes
+// that are not valid UTF-8 as \xNN; valid multi-byte UTF-8 is kept (Go keeps
+// printable runes; the tests use none that are not).
+inline std::string GoQuote(const std::string& s) {
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\a': out += "\\a"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\v': out += "\\v"; break;
+        default:
+          if (c >= 0x20 && c < 0x7f) {
+            out.push_back(static_cast<char>(c));
+          } else {
+            char buf[8];
+            std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+            out += buf;
+          }
+      }
+      ++i;
+      continue;
+    }
+    // Length of a valid UTF-8 sequence starting at i, 0 if invalid.
+    std::size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+                                                : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    bool valid = n != 0 && i + n <= s.size();
+    for (std::size_t j = 1; valid && j < n; ++j) {
+      valid = (static_cast<unsigned char>(s[i + j]) & 0xc0) == 0x80;
+    }
+    if (valid) {
+      out.append(s, i, n);
+      i += n;
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+      ++i;
+    }
+  }
+  out += "\"";
+  return out;
+}
+
+// A txn error the model expects; `what` nullopt means "any non-empty text"
+// (check-fence, whose text no document fixes).
+struct ModelTxnError {
+  std::size_t op_index = 0;
+  std::optional<std::string> what;
+};
+
+// A txn result the model expects. Results of check-fence are marked
+// optional: the contract does not say whether the verb reports the entry.
+struct ModelTxnResult {
+  KvEntry entry;
+  bool with_value = false;
+  bool from_check_fence = false;
+};
+
+struct ModelResult {
+  // Expected ApplyResult.status: nullopt = OK, else the exact message.
+  std::optional<std::string> error;
+  // An acquire with an empty or unknown session on a key in lock-delay:
+  // consul-api.md 2.5 says the lock-delay check comes first (ok=false,
+  // lock_delayed), but the session check could be read as first too. Both
+  // leave the state unchanged; either result is accepted.
+  bool delay_or_session_error = false;
+  bool check_ok = false;  // compare ApplyResult.ok with `ok`
+  bool ok = true;
+  bool lock_delayed = false;
+  bool check_fence = false;  // compare ApplyResult.fence (successful acquire)
+  LogIndex fence = 0;
+
+  bool is_txn = false;
+  // Rolled back: errors_full are all failing ops (lock-delayed locks with the
+  // lock-delay text). If some lock op was lock-delayed, Consul's pre-check
+  // reports only those (errors_precheck); either list is accepted.
+  std::vector<ModelTxnError> errors_full;
+  std::vector<ModelTxnError> errors_precheck;
+  std::vector<ModelTxnResult> results;
+
+  std::set<std::string> changed_keys;
+  bool sessions_changed = false;
+};
+
+class ModelStore {
+ public:
+  std::map<std::string, KvEntry> kv;
+  // Deleted key -> last delete index. Consul's graveyard keeps a tombstone
+  // when the key is re-created; a store may as well drop it then
+  // (live_tombstones). Neither choice is visible except through
+  // tombstone_count and the reap floor, so the model tracks both.
+  std::map<std::string, LogIndex> tombstones;
+  std::map<std::string, LogIndex> live_tombstones;
+  std::map<std::string, Session> sessions;
+  std::map<std::string, UnixMs> lock_delays;  // key -> window end (never forgotten here)
+  LogIndex kv_index = 0;
+  LogIndex sessions_index = 0;
+  // The reap floor. store.h says prefix indexes are "never lower than the
+  // last tombstone reap": either the highest index passed to ReapTombstones
+  // (reaped_index, the member comment in store.h) or the highest index of a
+  // tombstone actually reaped (from either tombstone map), which is all that
+  // monotonicity needs. All are accepted.
+  LogIndex reaped_index = 0;
+  LogIndex reaped_tombstone_index = 0;
+  LogIndex reaped_live_tombstone_index = 0;
+  LogIndex applied_index = 0;
+  UnixMs now_ms = 0;
+
+  // --- observable reads ------------------------------------------------------------
+  const KvEntry* Find(const std::string& key) const {
+    auto it = kv.find(key);
+    return it == kv.end() ? nullptr : &it->second;
+  }
+
+  std::vector<KvEntry> List(const std::string& prefix) const {
+    std::vector<KvEntry> out;
+    for (const auto& [key, e] : kv) {
+      if (StartsWith(key, prefix)) out.push_back(e);
+    }
+    return out;
+  }
+
+  // Consul's kvsListKeysTxn, verbatim in spirit.
+  std::vector<std::string> ListKeys(const std::string& prefix, const std::string& sep) const {
+    std::vector<std::string> keys;
+    std::string prev;
+    bool have_prev = false;
+    for (const auto& [key, e] : kv) {
+      if (!StartsWith(key, prefix)) continue;
+      if (sep.empty()) {
+        keys.push_back(key);
+        continue;
+      }
+      std::string after = key.substr(prefix.size());
+      std::size_t pos = after.find(sep);
+      if (pos == std::string::npos) {
+        keys.push_back(key);
+        continue;
+      }
+      std::string cut = key.substr(0, prefix.size() + pos + sep.size());
+      if (!have_prev || cut != prev) {
+        keys.push_back(cut);
+        prev = cut;
+        have_prev = true;
+      }
+    }
+    return keys;
+  }
+
+  LogIndex KeyIndex(const std::string& key) const {
+    const KvEntry* e = Find(key);
+    return e ? e->modify_index : kv_index;
+  }
+
+  // The acceptable values of PrefixIndex(prefix). store.h: highest
+  // ModifyIndex or tombstone index under the prefix, never lower than the
+  // last reap (either reading of the floor), the KV table index for "". For
+  // a prefix with nothing under it store.h gives the floor while Consul
+  // answers the whole table index (kvsListTxn); both are accepted. The
+  // property test checks separately that prefix indexes never go backwards.
+  std::vector<LogIndex> PrefixIndexChoices(const std::string& prefix) const {
+    if (prefix.empty()) return {kv_index};
+    LogIndex m = 0;
+    bool any = false;
+    for (const auto& [key, e] : kv) {
+      if (StartsWith(key, prefix)) {
+        m = std::max(m, e.modify_index);
+        any = true;
+      }
+    }
+    for (const auto& [key, idx] : tombstones) {
+      if (StartsWith(key, prefix)) {
+        m = std::max(m, idx);
+        any = true;
+      }
+    }
+    std::vector<LogIndex> choices;
+    for (LogIndex floor : {reaped_index, reaped_tombstone_index, reaped_live_tombstone_index}) {
+      choices.push_back(std::max(m, floor));
+      if (!any) choices.push_back(std::max(kv_index, floor));
+    }
+    return choices;
+  }
+
+  std::vector<std::string> HeldKeys(const std::string& session) const {
+    std::vector<std::string> out;
+    if (session.empty()) return out;
+    for (const auto& [key, e] : kv) {
+      if (e.session == session) out.push_back(key);
+    }
+    return out;
+  }
+
+  // The window end if the key is in lock-delay now, else nullopt.
+  std::optional<UnixMs> ActiveLockDelay(const std::string& key) const {
+    auto it = lock_delays.find(key);
+    if (it == lock_delays.end() || it->second <= now_ms) return std::nullopt;
+    return it->second;
+  }
+  // A remembered (possibly expired) window end, 0 if none.
+  UnixMs AnyLockDelay(const std::string& key) const {
+    auto it = lock_delays.find(key);
+    return it == lock_delays.end() ? 0 : it->second;
+  }
+
+  std::size_t LiveTombstonesForAbsentKeys() const { return live_tombstones.size(); }
+
+  // --- apply -----------------------------------------------------------------------
+  ModelResult Apply(const Command& command, LogIndex index) {
+    applied_index = index;
+    now_ms = std::max(now_ms, command.now_ms);
+    ModelResult r;
+    std::visit([&](const auto& body) { ApplyBody(body, index, &r); }, command.body);
+    return r;
+  }
+
+  // A read-only transaction against the current state.
+  ModelResult ReadTxn(const std::vector<TxnOp>& ops) const {
+    ModelStore copy = *this;
+    ModelResult r;
+    copy.RunTxn(ops, /*index=*/0, /*commit=*/false, &r);
+    return r;
+  }
+
+ private:
+  static bool StartsWith(const std::string& s, const std::string& prefix) {
+    return s.compare(0, prefix.size(), prefix) == 0;
+  }
+
+  // Consul's DirEntry.Equal for the no-op rule: LockIndex, Key, Flags, Value,
+  // Session.
+  static bool SameContent(const KvEntry& a, const KvEntry& b) {
+    return a.lock_index == b.lock_index && a.key == b.key && a.flags == b.flags &&
+           a.value == b.value && a.session == b.session;
+  }
+
+  // Writes `e` at `index` unless it is a no-op; returns true if written.
+  bool Put(KvEntry e, LogIndex index, std::set<std::string>* changed) {
+    auto it = kv.find(e.key);
+    if (it != kv.end() && SameContent(it->second, e)) return false;
+    if (it == kv.end()) live_tombstones.erase(e.key);
+    e.modify_index = index;
+    kv_index = index;
+    changed->insert(e.key);
+    kv[e.key] = std::move(e);
+    return true;
+  }
+
+  bool Erase(const std::string& key, LogIndex index, std::set<std::string>* changed) {
+    auto it = kv.find(key);
+    if (it == kv.end()) return false;
+    kv.erase(it);
+    tombstones[key] = index;
+    live_tombstones[key] = index;
+    kv_index = index;
+    changed->insert(key);
+    return true;
+  }
+
+  // kvsSetTxn with updateSession=false.
+  KvEntry SetEntry(const std::string& key, const std::string& value, std::uint64_t flags,
+                   LogIndex index) const {
+    KvEntry e;
+    e.key = key;
+    e.value = value;
+    e.flags = flags;
+    e.lock_index = 0;
+    const KvEntry* existing = Find(key);
+    if (existing != nullptr) {
+      e.create_index = existing->create_index;
+      e.session = existing->session;
+      e.fence = existing->fence;
+      e.modify_index = existing->modify_index;
+    } else {
+      e.create_index = index;
+    }
+    return e;
+  }
+
+  bool CasPasses(const std::string& key, LogIndex cas) const {
+    const KvEntry* existing = Find(key);
+    if (cas == 0) return existing == nullptr;
+    return existing != nullptr && existing->modify_index == cas;
+  }
+
+  enum class LockOutcome { kLocked, kHeld, kMissingSession, kInvalidSession };
+
+  LockOutcome Lock(const std::string& key, const std::string& value, std::uint64_t flags,
+                   const std::string& session, LogIndex index, std::set<std::string>* changed) {
+    if (session.empty()) return LockOutcome::kMissingSession;
+    if (sessions.count(session) == 0) return LockOutcome::kInvalidSession;
+    const KvEntry* existing = Find(key);
+    KvEntry e;
+    e.key = key;
+    e.value = value;
+    e.flags = flags;
+    e.session = session;
+    if (existing != nullptr) {
+      e.create_index = existing->create_index;
+      e.modify_index = existing->modify_index;
+      if (existing->session == session) {
+        e.lock_index = existing->lock_index;
+        e.fence = existing->fence;
+      } else if (!existing->session.empty()) {
+        return LockOutcome::kHeld;
+      } else {
+        e.lock_index = existing->lock_index + 1;
+        e.fence = index;
+      }
+    } else {
+      e.create_index = index;
+      e.lock_index = 1;
+      e.fence = index;
+    }
+    Put(std::move(e), index, changed);
+    return LockOutcome::kLocked;
+  }
+
+  bool Unlock(const std::string& key, const std::string& value, std::uint64_t flags,
+              const std::string& session, LogIndex index, std::set<std::string>* changed) {
+    const KvEntry* existing = Find(key);
+    if (existing == nullptr || existing->session != session) return false;
+    KvEntry e = *existing;
+    e.value = value;
+    e.flags = flags;
+    e.session.clear();
+    e.fence = 0;
+    Put(std::move(e), index, changed);
+    return true;
+  }
+
+  // kvsDeleteCASTxn: a missing key answers true.
+  bool DeleteCas(const std::string& key, LogIndex cas, LogIndex index,
+                 std::set<std::string>* changed) {
+    const KvEntry* existing = Find(key);
+    if (existing == nullptr) return true;
+    if (existing->modify_index != cas) return false;
+    Erase(key, index, changed);
+    return true;
+  }
+
+  void DeleteTree(const std::string& prefix, LogIndex index, std::set<std::string>* changed) {
+    std::vector<std::string> doomed;
+    for (const auto& [key, e] : kv) {
+      if (StartsWith(key, prefix)) doomed.push_back(key);
+    }
+    for (const std::string& key : doomed) Erase(key, index, changed);
+  }
+
+  void ApplyBody(const KvSet& c, LogIndex index, ModelResult* r) {
+    Put(SetEntry(c.key, c.value, c.flags, index), index, &r->changed_keys);
+    r->check_ok = true;
+    r->ok = true;
+  }
+
+  void ApplyBody(const KvCas& c, LogIndex index, ModelResult* r) {
+    r->check_ok = true;
+    r->ok = CasPasses(c.key, c.index);
+    if (r->ok) Put(SetEntry(c.key, c.value, c.flags, index), index, &r->changed_keys);
+  }
+
+  void ApplyBody(const KvAcquire& c, LogIndex index, ModelResult* r) {
+    if (ActiveLockDelay(c.key)) {
+      r->check_ok = true;
+      r->ok = false;
+      r->lock_delayed = true;
+      r->delay_or_session_error = c.session.empty() || sessions.count(c.session) == 0;
+      return;
+    }
+    switch (Lock(c.key, c.value, c.flags, c.session, index, &r->changed_keys)) {
+      case LockOutcome::kLocked:
+        r->check_ok = true;
+        r->ok = true;
+        r->check_fence = true;
+        r->fence = kv.at(c.key).fence;
+        return;
+      case LockOutcome::kHeld:
+        r->check_ok = true;
+        r->ok = false;
+        return;
+      case LockOutcome::kMissingSession:
+        r->error = "missing session";
+        return;
+      case LockOutcome::kInvalidSession:
+        r->error = "invalid session " + GoQuote(c.session);
+        return;
+    }
+  }
+
+  void ApplyBody(const KvRelease& c, LogIndex index, ModelResult* r) {
+    if (c.session.empty()) {
+      r->error = "missing session";
+      return;
+    }
+    r->check_ok = true;
+    r->ok = Unlock(c.key, c.value, c.flags, c.session, index, &r->changed_keys);
+  }
+
+  void ApplyBody(const KvDelete& c, LogIndex index, ModelResult* r) {
+    r->check_ok = true;
+    if (c.has_cas) {
+      r->ok = DeleteCas(c.key, c.index, index, &r->changed_keys);
+    } else {
+      Erase(c.key, index, &r->changed_keys);
+      r->ok = true;
+    }
+  }
+
+  void ApplyBody(const KvDeleteTree& c, LogIndex index, ModelResult* r) {
+    DeleteTree(c.prefix, index, &r->changed_keys);
+    r->check_ok = true;
+    r->ok = true;
+  }
+
+  void ApplyBody(const SessionCreate& c, LogIndex index, ModelResult* r) {
+    Session s = c.session;
+    s.create_index = index;
+    s.modify_index = index;
+    sessions[s.id] = std::move(s);
+    sessions_index = index;
+    r->sessions_changed = true;
+  }
+
+  void ApplyBody(const SessionDestroy& c, LogIndex index, ModelResult* r) {
+    auto it = sessions.find(c.id);
+    if (it == sessions.end()) return;  // idempotent
+    const Session s = it->second;
+    sessions.erase(it);
+    sessions_index = index;
+    r->sessions_changed = true;
+    const DurationNs delay_ns = std::min<DurationNs>(s.lock_delay_ns, limits::kLockDelayMaxNs);
+    for (const std::string& key : HeldKeys(s.id)) {
+      if (s.behavior == Behavior::kDelete) {
+        Erase(key, index, &r->changed_keys);
+      } else {
+        KvEntry e = kv.at(key);
+        e.session.clear();
+        e.fence = 0;
+        Put(std::move(e), index, &r->changed_keys);
+      }
+      if (delay_ns > 0) lock_delays[key] = now_ms + delay_ns / kNsPerMs;
+    }
+  }
+
+  void ApplyBody(const Txn& c, LogIndex index, ModelResult* r) {
+    r->is_txn = true;
+    RunTxn(c.ops, index, /*commit=*/true, r);
+  }
+
+  void ApplyBody(const ReapTombstones& c, LogIndex /*index*/, ModelResult* /*r*/) {
+    for (auto it = tombstones.begin(); it != tombstones.end();) {
+      if (it->second <= c.index) {
+        reaped_tombstone_index = std::max(reaped_tombstone_index, it->second);
+        it = tombstones.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto it = live_tombstones.begin(); it != live_tombstones.end();) {
+      if (it->second <= c.index) {
+        reaped_live_tombstone_index = std::max(reaped_live_tombstone_index, it->second);
+        it = live_tombstones.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    reaped_index = std::max(reaped_index, c.index);
+  }
+
+  // Evaluates ops in order on a copy of the KV state (Consul's txnDispatch:
+  // a failing op changes nothing and evaluation continues); commits the copy
+  // only if no op failed and `commit` is set.
+  void RunTxn(const std::vector<TxnOp>& ops, LogIndex index, bool commit, ModelResult* r) {
+    r->is_txn = true;
+    ModelStore work = *this;
+    std::set<std::string> changed;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const TxnOp& op = ops[i];
+      if (op.verb == TxnVerb::kLock && ActiveLockDelay(op.key)) {
+        std::string what = "failed to lock key " + GoQuote(op.key) + " due to lock delay";
+        r->errors_precheck.push_back({i, what});
+        r->errors_full.push_back({i, what});
+        continue;
+      }
+      std::optional<std::string> error = work.TxnOpApply(op, i, index, &changed, &r->results);
+      if (error) r->errors_full.push_back({i, *error == "\x01" ? std::nullopt : error});
+    }
+    if (!r->errors_full.empty()) {
+      r->results.clear();
+      return;
+    }
+    if (commit) {
+      kv = std::move(work.kv);
+      tombstones = std::move(work.tombstones);
+      live_tombstones = std::move(work.live_tombstones);
+      kv_index = work.kv_index;
+      r->changed_keys = std::move(changed);
+    }
+  }
+
+  // One op on this (working) copy. Returns the error text, "\x01" for "any
+  // text", nullopt on success.
+  std::optional<std::string> TxnOpApply(const TxnOp& op, std::size_t /*i*/, LogIndex index,
+                                        std::set<std::string>* changed,
+                                        std::vector<ModelTxnResult>* results) {
+    const std::string q = GoQuote(op.key);
+    auto entry_result = [&](const std::string& key, bool with_value) {
+      results->push_back({kv.at(key), with_value, false});
+    };
+    switch (op.verb) {
+      case TxnVerb::kSet:
+        Put(SetEntry(op.key, op.value, op.flags, index), index, changed);
+        entry_result(op.key, false);
+        return std::nullopt;
+      case TxnVerb::kCas:
+        if (!CasPasses(op.key, op.index)) return "failed to set key " + q + ", index is stale";
+        Put(SetEntry(op.key, op.value, op.flags, index), index, changed);
+        entry_result(op.key, false);
+        return std::nullopt;
+      case TxnVerb::kLock:
+        switch (Lock(op.key, op.value, op.flags, op.session, index, changed)) {
+          case LockOutcome::kLocked:
+            entry_result(op.key, false);
+            return std::nullopt;
+          case LockOutcome::kHeld:
+            return "failed to lock key " + q + ", lock is already held";
+          case LockOutcome::kMissingSession:
+            return std::string("missing session");
+          case LockOutcome::kInvalidSession:
+            return "invalid session " + GoQuote(op.session);
+        }
+        return std::nullopt;
+      case TxnVerb::kUnlock:
+        if (op.session.empty()) return std::string("missing session");
+        if (!Unlock(op.key, op.value, op.flags, op.session, index, changed)) {
+          return "failed to unlock key " + q +
+                 ", lock isn't held, or is held by another session";
+        }
+        entry_result(op.key, false);
+        return std::nullopt;
+      case TxnVerb::kGet:
+        if (Find(op.key) == nullptr) return "key " + q + " doesn't exist";
+        entry_result(op.key, true);
+        return std::nullopt;
+      case TxnVerb::kGetOrEmpty:
+        if (Find(op.key) == nullptr) {
+          KvEntry empty;
+          empty.key = op.key;
+          results->push_back({empty, true, false});
+        } else {
+          entry_result(op.key, true);
+        }
+        return std::nullopt;
+      case TxnVerb::kGetTree:
+        for (const KvEntry& e : List(op.key)) results->push_back({e, true, false});
+        return std::nullopt;
+      case TxnVerb::kCheckIndex: {
+        const KvEntry* e = Find(op.key);
+        if (e == nullptr) return "failed to check index, key " + q + " doesn't exist";
+        if (e->modify_index != op.index) {
+          return "failed index check for key " + q + ", current modify index " +
+                 std::to_string(e->modify_index) + " != " + std::to_string(op.index);
+        }
+        entry_result(op.key, false);
+        return std::nullopt;
+      }
+      case TxnVerb::kCheckSession: {
+        const KvEntry* e = Find(op.key);
+        if (e == nullptr) return "failed to check session, key " + q + " doesn't exist";
+        if (e->session != op.session) {
+          return "failed session check for key " + q + ", current session " +
+                 GoQuote(e->session) + " != " + GoQuote(op.session);
+        }
+        entry_result(op.key, false);
+        return std::nullopt;
+      }
+      case TxnVerb::kCheckNotExists:
+        if (Find(op.key) != nullptr) return "key " + q + " exists";
+        return std::nullopt;
+      case TxnVerb::kDelete:
+        Erase(op.key, index, changed);
+        return std::nullopt;
+      case TxnVerb::kDeleteTree:
+        DeleteTree(op.key, index, changed);
+        return std::nullopt;
+      case TxnVerb::kDeleteCas:
+        if (!DeleteCas(op.key, op.index, index, changed)) {
+          return "failed to delete key " + q + ", index is stale";
+        }
+        return std::nullopt;
+      case TxnVerb::kCheckFence: {
+        const KvEntry* e = Find(op.key);
+        if (e == nullptr || e->session.empty() || e->fence != op.index) {
+          return std::string("\x01");
+        }
+        results->push_back({*e, false, true});
+        return std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+};
+
+}  // namespace tenure::state::testutil

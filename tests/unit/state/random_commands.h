@@ -1,0 +1,355 @@
+// Seeded random command sequences for the state tier's property, snapshot
+// and digest tests: a few keys with shared prefixes, a few sessions, a wall
+// clock that mostly moves forward but sometimes steps back, every command
+// kind (Txn with random verbs, SessionDestroy with both reasons), biased so
+// that locks get held, sessions with lock-delay die holding them and
+// acquires land inside lock-delay windows. The generator looks at a
+// ModelStore to pick plausible indexes, holders and tokens. Also a
+// one-line description of a command for failure messages. Test-only.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <iterator>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "state/command.h"
+#include "state/txn.h"
+#include "state/types.h"
+#include "unit/state/model_store.h"
+#include "unit/state/store_fixture.h"
+
+namespace tenure::state::testutil {
+
+// --- describing commands ----------------------------------------------------------------
+
+inline std::string Describe(const TxnOp& op) {
+  std::ostringstream os;
+  os << TxnVerbName(op.verb) << "(\"" << EscapeBytes(op.key) << "\"";
+  if (!op.value.empty()) os << " value=\"" << EscapeBytes(op.value) << "\"";
+  if (op.flags != 0) os << " flags=" << op.flags;
+  if (op.index != 0) os << " index=" << op.index;
+  if (!op.session.empty()) os << " session=" << op.session;
+  os << ")";
+  return os.str();
+}
+
+inline std::string Describe(const Command& c) {
+  std::ostringstream os;
+  os << CommandName(c) << " now_ms=" << c.now_ms << " ";
+  std::visit(
+      [&](const auto& b) {
+        using T = std::decay_t<decltype(b)>;
+        if constexpr (std::is_same_v<T, KvSet>) {
+          os << "key=\"" << EscapeBytes(b.key) << "\" value=\"" << EscapeBytes(b.value)
+             << "\" flags=" << b.flags;
+        } else if constexpr (std::is_same_v<T, KvCas>) {
+          os << "key=\"" << EscapeBytes(b.key) << "\" value=\"" << EscapeBytes(b.value)
+             << "\" flags=" << b.flags << " cas=" << b.index;
+        } else if constexpr (std::is_same_v<T, KvAcquire> || std::is_same_v<T, KvRelease>) {
+          os << "key=\"" << EscapeBytes(b.key) << "\" value=\"" << EscapeBytes(b.value)
+             << "\" flags=" << b.flags << " session=\"" << b.session << "\"";
+        } else if constexpr (std::is_same_v<T, KvDelete>) {
+          os << "key=\"" << EscapeBytes(b.key) << "\"";
+          if (b.has_cas) os << " cas=" << b.index;
+        } else if constexpr (std::is_same_v<T, KvDeleteTree>) {
+          os << "prefix=\"" << EscapeBytes(b.prefix) << "\"";
+        } else if constexpr (std::is_same_v<T, SessionCreate>) {
+          os << "id=" << b.session.id << " node=" << b.session.node
+             << " lock_delay_ns=" << b.session.lock_delay_ns << " behavior="
+             << (b.session.behavior == Behavior::kDelete ? "delete" : "release");
+        } else if constexpr (std::is_same_v<T, SessionDestroy>) {
+          os << "id=" << b.id
+             << " reason=" << (b.reason == DestroyReason::kExpired ? "expired" : "destroyed");
+        } else if constexpr (std::is_same_v<T, Txn>) {
+          os << "ops=[";
+          for (std::size_t i = 0; i < b.ops.size(); ++i) {
+            os << (i ? ", " : "") << Describe(b.ops[i]);
+          }
+          os << "]";
+        } else if constexpr (std::is_same_v<T, ReapTombstones>) {
+          os << "index=" << b.index;
+        }
+      },
+      c.body);
+  return os.str();
+}
+
+// --- the generator --------------------------------------------------------------------
+
+class CommandGenerator {
+ public:
+  explicit CommandGenerator(std::uint64_t seed) : rng_(seed) {}
+
+  // Few keys with shared prefixes, one with a NUL and one ("ÿ" in UTF-8)
+  // with high bytes.
+  static const std::vector<std::string>& Keys() {
+    static const std::vector<std::string> keys = {
+        "a", "a/", "a/b", "a/b/c", "a/c", "ab", "b/x", std::string("b/\0z", 4), "\xc3\xbf"};
+    return keys;
+  }
+  // Prefixes whose PrefixIndex, ListKv and ListKeys the tests compare.
+  static const std::vector<std::string>& Prefixes() {
+    static const std::vector<std::string> prefixes = {"",   "a",  "a/", "a/b", "a/b/",
+                                                      "ab", "b/", "c",  "\xc3"};
+    return prefixes;
+  }
+  static const std::vector<std::string>& Nodes() {
+    static const std::vector<std::string> nodes = {"n1", "n2"};
+    return nodes;
+  }
+
+  // Every session id this generator has put into a SessionCreate.
+  const std::vector<std::string>& created_ids() const { return created_; }
+
+  std::uint64_t Uniform(std::uint64_t n) { return n == 0 ? 0 : rng_() % n; }
+  bool Chance(int percent) { return Uniform(100) < static_cast<std::uint64_t>(percent); }
+
+  Command Next(const ModelStore& m) {
+    Command c;
+    c.now_ms = NextNow(m);
+    const std::uint64_t roll = Uniform(100);
+    if (roll < 12) {
+      c.body = KvSet{Key(), Value(), Flags()};
+    } else if (roll < 20) {
+      std::string key = Key();
+      c.body = KvCas{key, Value(), Flags(), CasIndex(m, key)};
+    } else if (roll < 40) {
+      std::string key = Key();
+      c.body = KvAcquire{key, Value(), Flags(), AcquireSession(m)};
+    } else if (roll < 49) {
+      std::string key = Key();
+      c.body = KvRelease{key, Value(), Flags(), ReleaseSession(m, key)};
+    } else if (roll < 55) {
+      std::string key = Key();
+      if (Chance(40)) {
+        c.body = KvDelete{key, true, CasIndex(m, key)};
+      } else {
+        c.body = KvDelete{key, false, 0};
+      }
+    } else if (roll < 58) {
+      c.body = KvDeleteTree{TreePrefix()};
+    } else if (roll < 67) {
+      if (m.sessions.size() >= 4) {
+        c.body = KvAcquire{Key(), Value(), Flags(), AcquireSession(m)};
+      } else {
+        c.body = SessionCreate{NewSession()};
+      }
+    } else if (roll < 76) {
+      c.body = SessionDestroy{DestroyId(m),
+                              Chance(50) ? DestroyReason::kExpired : DestroyReason::kDestroyed};
+    } else if (roll < 96) {
+      c.body = Txn{TxnOps(m, /*read_only=*/false)};
+    } else {
+      c.body = ReapTombstones{ReapIndex(m)};
+    }
+    return c;
+  }
+
+  // Ops for a read-only transaction (no write verbs).
+  std::vector<TxnOp> ReadOps(const ModelStore& m) { return TxnOps(m, /*read_only=*/true); }
+
+ private:
+  UnixMs NextNow(const ModelStore& m) {
+    const std::uint64_t roll = Uniform(100);
+    if (roll < 6 && !m.lock_delays.empty()) {
+      // Land exactly on, or just before, a lock-delay window's end.
+      auto it = m.lock_delays.begin();
+      std::advance(it, static_cast<long>(Uniform(m.lock_delays.size())));
+      const UnixMs target = it->second - static_cast<UnixMs>(Uniform(2));
+      if (target > now_) now_ = target;
+    } else if (roll < 60) {
+      now_ += static_cast<UnixMs>(Uniform(2001));
+    } else if (roll < 78) {
+      now_ += static_cast<UnixMs>(Uniform(20001));
+    } else if (roll < 83) {
+      now_ += 60'000 + static_cast<UnixMs>(Uniform(60'001));
+    } else if (roll < 93) {
+      now_ -= static_cast<UnixMs>(Uniform(501));  // an older leader's clock
+    }
+    return now_;
+  }
+
+  std::string Key() { return Keys()[Uniform(Keys().size())]; }
+
+  std::string TreePrefix() {
+    if (Chance(5)) return "";
+    return Prefixes()[1 + Uniform(Prefixes().size() - 1)];
+  }
+
+  std::string Value() {
+    static const std::vector<std::string> values = {"", "v1", "v2", std::string("\0x", 2),
+                                                    "leader=pg0"};
+    return values[Uniform(values.size())];
+  }
+
+  std::uint64_t Flags() {
+    static const std::vector<std::uint64_t> flags = {
+        0, 0, 0, 1, kLockFlagValue, kSemaphoreFlagValue, std::numeric_limits<std::uint64_t>::max()};
+    return flags[Uniform(flags.size())];
+  }
+
+  std::string LiveSession(const ModelStore& m) {
+    auto it = m.sessions.begin();
+    std::advance(it, static_cast<long>(Uniform(m.sessions.size())));
+    return it->first;
+  }
+
+  std::string AcquireSession(const ModelStore& m) {
+    const std::uint64_t roll = Uniform(100);
+    if (roll < 75 && !m.sessions.empty()) return LiveSession(m);
+    if (roll < 87 && !created_.empty()) return created_[Uniform(created_.size())];  // maybe dead
+    if (roll < 94) return SessionId(0xdead0000 + Uniform(3));  // never existed
+    return "";
+  }
+
+  std::string ReleaseSession(const ModelStore& m, const std::string& key) {
+    const KvEntry* e = m.Find(key);
+    if (e != nullptr && !e->session.empty() && Chance(70)) return e->session;
+    return AcquireSession(m);
+  }
+
+  LogIndex CasIndex(const ModelStore& m, const std::string& key) {
+    const KvEntry* e = m.Find(key);
+    const std::uint64_t roll = Uniform(100);
+    if (roll < 40 && e != nullptr) return e->modify_index;
+    if (roll < 60) return 0;
+    if (roll < 75 && !m.kv.empty()) {  // another key's index: usually stale
+      auto it = m.kv.begin();
+      std::advance(it, static_cast<long>(Uniform(m.kv.size())));
+      return it->second.modify_index;
+    }
+    return Uniform(m.applied_index + 3);
+  }
+
+  LogIndex FenceToken(const ModelStore& m, const std::string& key) {
+    const KvEntry* e = m.Find(key);
+    const std::uint64_t roll = Uniform(100);
+    if (roll < 55 && e != nullptr) return e->fence;
+    if (roll < 65) return 0;
+    return Uniform(m.applied_index + 3);
+  }
+
+  Session NewSession() {
+    static const std::vector<DurationNs> delays = {
+        0, 1 * kNsPerMs, 50 * kNsPerMs, 1 * kNsPerSecond, 5 * kNsPerSecond, 15 * kNsPerSecond,
+        90 * kNsPerSecond, -1 * kNsPerSecond};
+    Session s;
+    s.id = SessionId(next_session_++);
+    s.name = Chance(50) ? "" : "lock " + std::to_string(Uniform(10));
+    s.node = Nodes()[Uniform(Nodes().size())];
+    s.lock_delay_ns = delays[Uniform(delays.size())];
+    s.behavior = Chance(40) ? Behavior::kDelete : Behavior::kRelease;
+    if (Chance(50)) {
+      s.ttl = "15s";
+      s.ttl_ns = 15 * kNsPerSecond;
+    }
+    if (Chance(70)) s.node_checks = {"serfHealth"};
+    if (Chance(20)) s.service_checks = {{"web", ""}};
+    if (Chance(10)) s.checks = {"serfHealth"};
+    s.create_index = Uniform(5);  // ignored by apply
+    created_.push_back(s.id);
+    return s;
+  }
+
+  std::string DestroyId(const ModelStore& m) {
+    const std::uint64_t roll = Uniform(100);
+    if (roll < 80 && !m.sessions.empty()) return LiveSession(m);
+    if (roll < 92 && !created_.empty()) return created_[Uniform(created_.size())];
+    return SessionId(0xdead0000 + Uniform(3));
+  }
+
+  LogIndex ReapIndex(const ModelStore& m) {
+    // The leader reaps below a tombstone index it has seen; never past the
+    // KV table index (see PrefixIndexChoices).
+    if (!m.tombstones.empty() && Chance(70)) {
+      auto it = m.tombstones.begin();
+      std::advance(it, static_cast<long>(Uniform(m.tombstones.size())));
+      return it->second;
+    }
+    return Uniform(m.kv_index + 1);
+  }
+
+  TxnOp RandomOp(const ModelStore& m, bool read_only) {
+    static const TxnVerb kWrite[] = {TxnVerb::kSet,    TxnVerb::kCas,        TxnVerb::kLock,
+                                     TxnVerb::kUnlock, TxnVerb::kDelete,     TxnVerb::kDeleteTree,
+                                     TxnVerb::kDeleteCas};
+    static const TxnVerb kRead[] = {TxnVerb::kGet,        TxnVerb::kGetOrEmpty,
+                                    TxnVerb::kGetTree,    TxnVerb::kCheckIndex,
+                                    TxnVerb::kCheckSession, TxnVerb::kCheckNotExists,
+                                    TxnVerb::kCheckFence};
+    TxnOp op;
+    if (read_only || Chance(45)) {
+      op.verb = kRead[Uniform(std::size(kRead))];
+    } else {
+      op.verb = kWrite[Uniform(std::size(kWrite))];
+    }
+    op.key = Key();
+    switch (op.verb) {
+      case TxnVerb::kSet:
+        op.value = Value();
+        op.flags = Flags();
+        break;
+      case TxnVerb::kCas:
+        op.value = Value();
+        op.flags = Flags();
+        op.index = CasIndex(m, op.key);
+        break;
+      case TxnVerb::kLock:
+        op.value = Value();
+        op.flags = Flags();
+        op.session = AcquireSession(m);
+        break;
+      case TxnVerb::kUnlock:
+        op.value = Value();
+        op.flags = Flags();
+        op.session = ReleaseSession(m, op.key);
+        break;
+      case TxnVerb::kGetTree:
+      case TxnVerb::kDeleteTree:
+        op.key = TreePrefix();
+        break;
+      case TxnVerb::kCheckIndex:
+      case TxnVerb::kDeleteCas:
+        op.index = CasIndex(m, op.key);
+        break;
+      case TxnVerb::kCheckSession: {
+        // Never the empty session: whether "" matches an unlocked key is
+        // not fixed by any document.
+        const KvEntry* e = m.Find(op.key);
+        if (e != nullptr && !e->session.empty() && Chance(60)) {
+          op.session = e->session;
+        } else {
+          op.session = AcquireSession(m);
+          if (op.session.empty()) op.session = SessionId(0xdead0000);
+        }
+        break;
+      }
+      case TxnVerb::kCheckFence:
+        op.index = FenceToken(m, op.key);
+        break;
+      default:
+        break;
+    }
+    return op;
+  }
+
+  std::vector<TxnOp> TxnOps(const ModelStore& m, bool read_only) {
+    std::vector<TxnOp> ops;
+    const std::uint64_t n = 1 + Uniform(4);
+    for (std::uint64_t i = 0; i < n; ++i) ops.push_back(RandomOp(m, read_only));
+    return ops;
+  }
+
+  std::mt19937_64 rng_;
+  UnixMs now_ = kT0;
+  std::uint64_t next_session_ = 1;
+  std::vector<std::string> created_;
+};
+
+}  // namespace tenure::state::testutil

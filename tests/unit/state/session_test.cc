@@ -1,0 +1,181 @@
+// Scenario tests for the sessions table: create, list, node filter, destroy
+// (idempotent), the sessions index. docs/consul-api.md section 1.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "unit/state/store_fixture.h"
+
+namespace tenure::state {
+namespace {
+
+using testutil::MakeSession;
+using testutil::SessionId;
+using testutil::StoreDriver;
+using ::testing::IsEmpty;
+
+std::vector<std::string> Ids(const std::vector<const Session*>& sessions) {
+  std::vector<std::string> ids;
+  for (const Session* s : sessions) ids.push_back(s->id);
+  return ids;
+}
+
+TEST(StoreSessionTest, CreateStoresEveryFieldAndStampsIndexes) {
+  StoreDriver d;
+  d.Set("k", "v");  // 1
+  Session s = MakeSession(SessionId(7), "node-a", 15 * kNsPerSecond, Behavior::kDelete);
+  s.name = std::string("name\0with nul", 13);
+  s.ttl = "15.0s";
+  s.ttl_ns = 15 * kNsPerSecond;
+  s.node_checks = {"serfHealth", "disk"};
+  s.service_checks = {{"web", ""}, {"db", "ns1"}};
+  s.checks = {"legacy"};
+  s.create_index = 99;  // ignored: set on apply
+  s.modify_index = 77;
+  ApplyResult r = d.Apply(SessionCreate{s});  // 2
+  EXPECT_TRUE(r.status.ok());
+  const Session* got = d.store().FindSession(SessionId(7));
+  ASSERT_NE(got, nullptr);
+  Session want = s;
+  want.create_index = 2;
+  want.modify_index = 2;
+  EXPECT_EQ(*got, want);
+}
+
+TEST(StoreSessionTest, CreateMovesSessionsIndexButNotKvIndex) {
+  StoreDriver d;
+  d.Set("k", "v");  // 1
+  d.NewSession();   // 2
+  EXPECT_EQ(d.store().sessions_index(), 2u);
+  EXPECT_EQ(d.store().kv_index(), 1u);
+  EXPECT_EQ(d.store().session_count(), 1u);
+  Changes changes = d.store().TakeChanges();
+  EXPECT_TRUE(changes.sessions);
+}
+
+TEST(StoreSessionTest, KvWritesDoNotMoveSessionsIndex) {
+  StoreDriver d;
+  std::string a = d.NewSession();  // 1
+  d.Acquire("k", a);               // 2
+  d.Set("j", "x");                 // 3
+  EXPECT_EQ(d.store().sessions_index(), 1u);
+  (void)d.store().TakeChanges();
+  d.Release("k", a);
+  EXPECT_FALSE(d.store().TakeChanges().sessions);
+}
+
+TEST(StoreSessionTest, ListSessionsIsSortedById) {
+  StoreDriver d;
+  d.CreateSession(MakeSession(SessionId(3)));
+  d.CreateSession(MakeSession(SessionId(1)));
+  d.CreateSession(MakeSession(SessionId(2)));
+  EXPECT_EQ(Ids(d.store().ListSessions()),
+            (std::vector<std::string>{SessionId(1), SessionId(2), SessionId(3)}));
+}
+
+TEST(StoreSessionTest, NodeSessionsFiltersByNode) {
+  StoreDriver d;
+  d.CreateSession(MakeSession(SessionId(4), "n2"));
+  d.CreateSession(MakeSession(SessionId(1), "n1"));
+  d.CreateSession(MakeSession(SessionId(3), "n1"));
+  d.CreateSession(MakeSession(SessionId(2), "n2"));
+  EXPECT_EQ(Ids(d.store().NodeSessions("n1")),
+            (std::vector<std::string>{SessionId(1), SessionId(3)}));
+  EXPECT_EQ(Ids(d.store().NodeSessions("n2")),
+            (std::vector<std::string>{SessionId(2), SessionId(4)}));
+  EXPECT_THAT(d.store().NodeSessions("n3"), IsEmpty());
+  EXPECT_THAT(d.store().NodeSessions(""), IsEmpty());
+}
+
+TEST(StoreSessionTest, DestroyRemovesSessionAndMovesSessionsIndex) {
+  StoreDriver d;
+  std::string a = d.NewSession();  // 1
+  std::string b = d.NewSession();  // 2
+  (void)d.store().TakeChanges();
+  ApplyResult r = d.Destroy(a);    // 3
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_EQ(d.store().FindSession(a), nullptr);
+  EXPECT_NE(d.store().FindSession(b), nullptr);
+  EXPECT_EQ(d.store().sessions_index(), 3u);
+  EXPECT_EQ(d.store().session_count(), 1u);
+  EXPECT_EQ(Ids(d.store().ListSessions()), std::vector<std::string>{b});
+  EXPECT_EQ(d.store().NodeSessions("node1").size(), 1u);
+  Changes changes = d.store().TakeChanges();
+  EXPECT_TRUE(changes.sessions);
+  EXPECT_THAT(changes.keys, IsEmpty()) << "the session held no keys";
+}
+
+// consul-api.md 1.2: destroying an unknown or already expired id is fine.
+TEST(StoreSessionTest, DestroyOfUnknownIdIsFineAndChangesNothing) {
+  StoreDriver d;
+  std::string a = d.NewSession();  // 1
+  d.Set("k", "v");                 // 2
+  (void)d.store().TakeChanges();
+  ApplyResult r = d.Destroy(SessionId(12345));
+  EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(d.store().sessions_index(), 1u);
+  EXPECT_EQ(d.store().kv_index(), 2u);
+  EXPECT_EQ(d.store().session_count(), 1u);
+  Changes changes = d.store().TakeChanges();
+  EXPECT_FALSE(changes.sessions);
+  EXPECT_THAT(changes.keys, IsEmpty());
+  (void)a;
+}
+
+TEST(StoreSessionTest, DestroyTwiceIsIdempotent) {
+  StoreDriver d;
+  std::string a = d.NewSession();
+  d.Acquire("k", a);
+  d.Destroy(a);  // 3
+  const LogIndex sessions_index = d.store().sessions_index();
+  ApplyResult r = d.Destroy(a, DestroyReason::kExpired);
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_EQ(d.store().sessions_index(), sessions_index);
+  EXPECT_EQ(d.Get("k")->modify_index, 3u);
+  EXPECT_EQ(d.store().kv_index(), 3u);
+  EXPECT_EQ(d.store().session_count(), 0u);
+}
+
+TEST(StoreSessionTest, SessionsIndexIsLastSessionsTableChange) {
+  StoreDriver d;
+  std::string a = d.NewSession();  // 1
+  d.Set("k", "v");                 // 2
+  std::string b = d.NewSession();  // 3
+  d.Set("k", "w");                 // 4
+  EXPECT_EQ(d.store().sessions_index(), 3u);
+  d.Destroy(a);                    // 5
+  EXPECT_EQ(d.store().sessions_index(), 5u);
+  d.Destroy(a);                    // 6, unknown now
+  EXPECT_EQ(d.store().sessions_index(), 5u);
+  (void)b;
+}
+
+TEST(StoreSessionTest, SessionsAreImmutableCreateEqualsModify) {
+  StoreDriver d;
+  std::string a = d.NewSession();  // 1
+  d.Acquire("k", a);
+  d.Release("k", a);
+  const Session* s = d.store().FindSession(a);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->create_index, 1u);
+  EXPECT_EQ(s->modify_index, 1u);
+}
+
+TEST(StoreSessionTest, DestroyingOneSessionLeavesOthersLocksAlone) {
+  StoreDriver d;
+  std::string a = d.NewSession(10 * kNsPerSecond, Behavior::kDelete);
+  std::string b = d.NewSession(10 * kNsPerSecond, Behavior::kDelete);
+  d.Acquire("a", a);
+  d.Acquire("b", b);
+  d.Destroy(a);
+  EXPECT_EQ(d.store().FindKv("a"), nullptr);
+  ASSERT_NE(d.store().FindKv("b"), nullptr);
+  EXPECT_EQ(d.Get("b")->session, b);
+  EXPECT_EQ(d.store().LockDelayUntil("b"), 0);
+}
+
+}  // namespace
+}  // namespace tenure::state

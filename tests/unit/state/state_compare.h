@@ -1,0 +1,378 @@
+// Comparisons of everything a Store exposes, against the ModelStore oracle
+// or against another Store. Each returns "" when equal, else a description
+// of the first difference, so a randomized test can print it next to the
+// seed and step. Test-only.
+#pragma once
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "state/store.h"
+#include "unit/state/model_store.h"
+#include "unit/state/random_commands.h"
+#include "unit/state/store_fixture.h"
+
+namespace tenure::state::testutil {
+
+inline std::string Show(const KvEntry* e) {
+  if (e == nullptr) return "<absent>";
+  std::ostringstream os;
+  PrintTo(*e, &os);
+  return os.str();
+}
+
+inline std::string Show(const Session& s) {
+  std::ostringstream os;
+  PrintTo(s, &os);
+  return os.str();
+}
+
+template <typename T>
+std::string ShowList(const std::vector<T>& v) {
+  std::ostringstream os;
+  os << "[";
+  for (std::size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  os << "]";
+  return os.str();
+}
+
+inline std::string ShowKeys(const std::vector<std::string>& keys) {
+  std::vector<std::string> escaped;
+  for (const std::string& k : keys) escaped.push_back("\"" + EscapeBytes(k) + "\"");
+  return ShowList(escaped);
+}
+
+inline std::vector<std::string> HeldList(const Store& s, const std::string& id) {
+  const std::set<std::string>* held = s.HeldKeys(id);
+  if (held == nullptr) return {};
+  return {held->begin(), held->end()};
+}
+
+// Entries equal in every field; `value` only when with_value.
+inline bool SameResultEntry(const TxnResultEntry& got, const ModelTxnResult& want) {
+  if (got.with_value != want.with_value) return false;
+  KvEntry a = got.entry;
+  KvEntry b = want.entry;
+  if (!want.with_value) {
+    a.value.clear();
+    b.value.clear();
+  }
+  return a == b;
+}
+
+inline std::string ShowResults(const std::vector<TxnResultEntry>& results) {
+  std::ostringstream os;
+  for (const TxnResultEntry& r : results) {
+    PrintTo(r.entry, &os);
+    os << (r.with_value ? "+value " : " ");
+  }
+  return os.str();
+}
+
+inline std::string ShowErrors(const std::vector<TxnError>& errors) {
+  std::ostringstream os;
+  for (const TxnError& e : errors) os << "{" << e.op_index << ": " << EscapeBytes(e.what) << "} ";
+  return os.str();
+}
+
+inline std::string ShowModelErrors(const std::vector<ModelTxnError>& errors) {
+  std::ostringstream os;
+  for (const ModelTxnError& e : errors) {
+    os << "{" << e.op_index << ": " << (e.what ? EscapeBytes(*e.what) : "<any text>") << "} ";
+  }
+  return os.str();
+}
+
+inline bool ErrorsMatch(const std::vector<TxnError>& got, const std::vector<ModelTxnError>& want) {
+  if (got.size() != want.size()) return false;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (got[i].op_index != want[i].op_index) return false;
+    if (want[i].what ? got[i].what != *want[i].what : got[i].what.empty()) return false;
+  }
+  return true;
+}
+
+inline bool ResultsMatch(const std::vector<TxnResultEntry>& got,
+                         const std::vector<ModelTxnResult>& want, bool include_check_fence) {
+  std::size_t j = 0;
+  for (const ModelTxnResult& w : want) {
+    if (w.from_check_fence && !include_check_fence) continue;
+    if (j >= got.size() || !SameResultEntry(got[j], w)) return false;
+    ++j;
+  }
+  return j == got.size();
+}
+
+// The outcome of a txn (apply or read-only) against the model's.
+inline std::string CompareTxnOutcome(const TxnOutcome& got, const ModelResult& want) {
+  std::ostringstream os;
+  const bool full = ErrorsMatch(got.errors, want.errors_full);
+  const bool pre = !want.errors_precheck.empty() && ErrorsMatch(got.errors, want.errors_precheck);
+  if (!full && !pre) {
+    os << "txn errors: got " << ShowErrors(got.errors) << " want "
+       << ShowModelErrors(want.errors_full);
+    if (!want.errors_precheck.empty()) {
+      os << " (or, pre-check only, " << ShowModelErrors(want.errors_precheck) << ")";
+    }
+    return os.str();
+  }
+  if (!got.errors.empty()) {
+    if (!got.results.empty()) return "rolled-back txn reported results: " + ShowResults(got.results);
+    return "";
+  }
+  if (!ResultsMatch(got.results, want.results, true) &&
+      !ResultsMatch(got.results, want.results, false)) {
+    os << "txn results: got " << ShowResults(got.results) << " want ";
+    for (const ModelTxnResult& r : want.results) {
+      PrintTo(r.entry, &os);
+      os << (r.with_value ? "+value" : "") << (r.from_check_fence ? "(check-fence, optional)" : "")
+         << " ";
+    }
+    return os.str();
+  }
+  return "";
+}
+
+inline std::string CompareApplyResult(const ApplyResult& got, const ModelResult& want) {
+  std::ostringstream os;
+  if (want.delay_or_session_error) {
+    const bool delayed = got.status.ok() && !got.ok && got.lock_delayed;
+    if (!delayed && got.status.ok()) {
+      os << "acquire in lock-delay with a bad session: want (ok=false, lock_delayed) or an "
+            "error, got ok="
+         << got.ok << " lock_delayed=" << got.lock_delayed;
+    }
+    return os.str();
+  }
+  if (want.error) {
+    if (got.status.ok() || got.status.message() != *want.error) {
+      os << "status: got \"" << EscapeBytes(got.status.ToString()) << "\" want error \""
+         << EscapeBytes(*want.error) << "\"";
+    }
+    return os.str();
+  }
+  if (!got.status.ok()) return "status: got \"" + got.status.ToString() + "\" want OK";
+  if (want.check_ok && got.ok != want.ok) {
+    os << "ok: got " << got.ok << " want " << want.ok;
+    return os.str();
+  }
+  if (got.lock_delayed != want.lock_delayed) {
+    os << "lock_delayed: got " << got.lock_delayed << " want " << want.lock_delayed;
+    return os.str();
+  }
+  if (want.check_fence && got.fence != want.fence) {
+    os << "fence: got " << got.fence << " want " << want.fence;
+    return os.str();
+  }
+  if (want.is_txn) return CompareTxnOutcome(got.txn, want);
+  return "";
+}
+
+inline std::string CompareChanges(const Changes& got, const ModelResult& want) {
+  std::set<std::string> keys(got.keys.begin(), got.keys.end());
+  std::ostringstream os;
+  if (keys != want.changed_keys) {
+    os << "changed keys: got "
+       << ShowKeys(std::vector<std::string>(keys.begin(), keys.end())) << " want "
+       << ShowKeys(std::vector<std::string>(want.changed_keys.begin(), want.changed_keys.end()));
+  } else if (got.sessions != want.sessions_changed) {
+    os << "changes.sessions: got " << got.sessions << " want " << want.sessions_changed;
+  }
+  return os.str();
+}
+
+// Everything observable about the state, Store against model.
+inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
+                                         const std::vector<std::string>& session_ids) {
+  std::ostringstream os;
+  // Single keys.
+  for (const std::string& key : CommandGenerator::Keys()) {
+    const KvEntry* got = s.FindKv(key);
+    const KvEntry* want = m.Find(key);
+    if ((got == nullptr) != (want == nullptr) || (got && *got != *want)) {
+      os << "FindKv(\"" << EscapeBytes(key) << "\"): got " << Show(got) << " want " << Show(want);
+      return os.str();
+    }
+    if (s.KeyIndex(key) != m.KeyIndex(key)) {
+      os << "KeyIndex(\"" << EscapeBytes(key) << "\"): got " << s.KeyIndex(key) << " want "
+         << m.KeyIndex(key);
+      return os.str();
+    }
+    const UnixMs until = s.LockDelayUntil(key);
+    if (auto active = m.ActiveLockDelay(key)) {
+      if (until != *active) {
+        os << "LockDelayUntil(\"" << EscapeBytes(key) << "\"): got " << until << " want "
+           << *active << " (now " << m.now_ms << ")";
+        return os.str();
+      }
+    } else if (until != 0 && until != m.AnyLockDelay(key)) {
+      os << "LockDelayUntil(\"" << EscapeBytes(key) << "\"): got " << until
+         << " want 0 (or the expired " << m.AnyLockDelay(key) << ")";
+      return os.str();
+    }
+  }
+  // The whole table.
+  std::vector<const KvEntry*> all = s.ListKv("");
+  if (all.size() != m.kv.size() || s.kv_count() != m.kv.size()) {
+    os << "kv size: ListKv(\"\") " << all.size() << " kv_count " << s.kv_count() << " want "
+       << m.kv.size();
+    return os.str();
+  }
+  {
+    auto it = m.kv.begin();
+    for (const KvEntry* e : all) {
+      if (*e != it->second) {
+        os << "ListKv(\"\") entry: got " << Show(e) << " want " << Show(&it->second);
+        return os.str();
+      }
+      ++it;
+    }
+  }
+  // Prefixes.
+  for (const std::string& prefix : CommandGenerator::Prefixes()) {
+    std::vector<std::string> got_keys;
+    for (const KvEntry* e : s.ListKv(prefix)) got_keys.push_back(e->key);
+    std::vector<std::string> want_keys;
+    for (const KvEntry& e : m.List(prefix)) want_keys.push_back(e.key);
+    if (got_keys != want_keys) {
+      os << "ListKv(\"" << EscapeBytes(prefix) << "\"): got " << ShowKeys(got_keys) << " want "
+         << ShowKeys(want_keys);
+      return os.str();
+    }
+    for (const char* sep : {"", "/"}) {
+      std::vector<std::string> got_list = s.ListKeys(prefix, sep);
+      std::vector<std::string> want_list = m.ListKeys(prefix, sep);
+      if (got_list != want_list) {
+        os << "ListKeys(\"" << EscapeBytes(prefix) << "\", \"" << sep << "\"): got "
+           << ShowKeys(got_list) << " want " << ShowKeys(want_list);
+        return os.str();
+      }
+    }
+    const LogIndex got_index = s.PrefixIndex(prefix);
+    std::vector<LogIndex> choices = m.PrefixIndexChoices(prefix);
+    if (std::find(choices.begin(), choices.end(), got_index) == choices.end()) {
+      os << "PrefixIndex(\"" << EscapeBytes(prefix) << "\"): got " << got_index << " want "
+         << ShowList(choices) << " (reap floor " << m.reaped_index << ")";
+      return os.str();
+    }
+  }
+  // Table indexes and clock.
+  if (s.kv_index() != m.kv_index) {
+    os << "kv_index: got " << s.kv_index() << " want " << m.kv_index;
+    return os.str();
+  }
+  if (s.sessions_index() != m.sessions_index) {
+    os << "sessions_index: got " << s.sessions_index() << " want " << m.sessions_index;
+    return os.str();
+  }
+  if (s.applied_index() != m.applied_index) {
+    os << "applied_index: got " << s.applied_index() << " want " << m.applied_index;
+    return os.str();
+  }
+  if (s.now_ms() != m.now_ms) {
+    os << "now_ms: got " << s.now_ms() << " want " << m.now_ms;
+    return os.str();
+  }
+  if (s.tombstone_count() < m.LiveTombstonesForAbsentKeys() ||
+      s.tombstone_count() > m.tombstones.size()) {
+    os << "tombstone_count: got " << s.tombstone_count() << " want between "
+       << m.LiveTombstonesForAbsentKeys() << " and " << m.tombstones.size();
+    return os.str();
+  }
+  // Sessions.
+  std::vector<const Session*> sessions = s.ListSessions();
+  if (sessions.size() != m.sessions.size() || s.session_count() != m.sessions.size()) {
+    os << "sessions: got " << sessions.size() << " (count " << s.session_count() << ") want "
+       << m.sessions.size();
+    return os.str();
+  }
+  {
+    auto it = m.sessions.begin();
+    for (const Session* got : sessions) {
+      if (*got != it->second) {
+        os << "ListSessions: got " << Show(*got) << " want " << Show(it->second);
+        return os.str();
+      }
+      ++it;
+    }
+  }
+  for (const std::string& node : {std::string("n1"), std::string("n2"), std::string("n3")}) {
+    std::vector<std::string> got_ids;
+    for (const Session* x : s.NodeSessions(node)) got_ids.push_back(x->id);
+    std::vector<std::string> want_ids;
+    for (const auto& [id, x] : m.sessions) {
+      if (x.node == node) want_ids.push_back(id);
+    }
+    if (got_ids != want_ids) {
+      os << "NodeSessions(" << node << "): got " << ShowList(got_ids) << " want "
+         << ShowList(want_ids);
+      return os.str();
+    }
+  }
+  for (const std::string& id : session_ids) {
+    const Session* got = s.FindSession(id);
+    auto want = m.sessions.find(id);
+    if ((got == nullptr) != (want == m.sessions.end())) {
+      os << "FindSession(" << id << "): got " << (got ? "present" : "absent");
+      return os.str();
+    }
+    std::vector<std::string> held = HeldList(s, id);
+    std::vector<std::string> want_held = m.HeldKeys(id);
+    if (held != want_held) {
+      os << "HeldKeys(" << id << "): got " << ShowKeys(held) << " want " << ShowKeys(want_held);
+      return os.str();
+    }
+  }
+  return "";
+}
+
+// Everything observable, Store against Store (snapshot round trips).
+inline std::string CompareStores(const Store& a, const Store& b,
+                                 const std::vector<std::string>& session_ids) {
+  std::ostringstream os;
+  std::vector<const KvEntry*> ka = a.ListKv("");
+  std::vector<const KvEntry*> kb = b.ListKv("");
+  if (ka.size() != kb.size()) {
+    os << "kv sizes " << ka.size() << " vs " << kb.size();
+    return os.str();
+  }
+  for (std::size_t i = 0; i < ka.size(); ++i) {
+    if (*ka[i] != *kb[i]) return "entry " + Show(ka[i]) + " vs " + Show(kb[i]);
+  }
+  for (const std::string& key : CommandGenerator::Keys()) {
+    if (a.KeyIndex(key) != b.KeyIndex(key)) return "KeyIndex(\"" + EscapeBytes(key) + "\")";
+    if (a.LockDelayUntil(key) != b.LockDelayUntil(key)) {
+      os << "LockDelayUntil(\"" << EscapeBytes(key) << "\") " << a.LockDelayUntil(key) << " vs "
+         << b.LockDelayUntil(key);
+      return os.str();
+    }
+  }
+  for (const std::string& prefix : CommandGenerator::Prefixes()) {
+    if (a.PrefixIndex(prefix) != b.PrefixIndex(prefix)) {
+      os << "PrefixIndex(\"" << EscapeBytes(prefix) << "\") " << a.PrefixIndex(prefix) << " vs "
+         << b.PrefixIndex(prefix);
+      return os.str();
+    }
+    if (a.ListKeys(prefix, "/") != b.ListKeys(prefix, "/")) return "ListKeys";
+  }
+  if (a.kv_index() != b.kv_index()) return "kv_index";
+  if (a.sessions_index() != b.sessions_index()) return "sessions_index";
+  if (a.applied_index() != b.applied_index()) return "applied_index";
+  if (a.now_ms() != b.now_ms()) return "now_ms";
+  if (a.tombstone_count() != b.tombstone_count()) return "tombstone_count";
+  std::vector<const Session*> sa = a.ListSessions();
+  std::vector<const Session*> sb = b.ListSessions();
+  if (sa.size() != sb.size()) return "session counts";
+  for (std::size_t i = 0; i < sa.size(); ++i) {
+    if (*sa[i] != *sb[i]) return "session " + Show(*sa[i]) + " vs " + Show(*sb[i]);
+  }
+  for (const std::string& id : session_ids) {
+    if (HeldList(a, id) != HeldList(b, id)) return "HeldKeys(" + id + ")";
+  }
+  return "";
+}
+
+}  // namespace tenure::state::testutil
