@@ -1,4 +1,5 @@
 // tenure: one binary for the server and every client command.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -23,6 +24,9 @@ constexpr char kUsage[] =
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A write to a socket whose peer went away must be an error, not a signal
+  // that kills the server (libuv writes with writev, not MSG_NOSIGNAL).
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc < 2) {
     std::fputs(kUsage, stderr);
     return 2;

@@ -144,7 +144,8 @@ int ServerCommand(const Args& args) {
                  "tenure: server %s (id %llu) serving the Consul API on http://%s, raft on %s, "
                  "data in %s%s\n",
                  node_name.c_str(), static_cast<unsigned long long>(node_id), http_addr.c_str(),
-                 raft_addr.c_str(), data_dir.c_str(), dev ? " (dev mode: removed on exit)" : "");
+                 raft_addr.c_str(), data_dir.c_str(),
+                 dev_dir.empty() ? "" : " (dev mode: removed on exit)");
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int signal) {
       if (ec) return;

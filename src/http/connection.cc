@@ -135,11 +135,9 @@ void Connection::Run() {
   if (running_) return;  // Send from inside the handler: the running loop picks it up
   auto self = shared_from_this();
   running_ = true;
-  drained_ = false;
   turn_budget_ = kRequestsPerTurn;
   try {
     for (bool more = true; more;) {
-      // clang-format off: a table reads best one entry a line.
       switch (phase_) {
         case Phase::kReading:
           more = ReadStep();
@@ -158,7 +156,6 @@ void Connection::Run() {
           more = false;
           break;
       }
-      // clang-format on
     }
   } catch (const std::exception& e) {
     Log("connection closed after an unexpected exception: {}", e.what());
@@ -168,7 +165,6 @@ void Connection::Run() {
     Close();
   }
   running_ = false;
-  drained_ = false;
 }
 
 void Connection::PostRun() {
@@ -216,16 +212,11 @@ bool Connection::ReadStep() {
     }
     if (outcome == ParseOutcome::kError) return true;
   }
-  if (drained_) {
-    WaitReadable();
-    return false;
-  }
   char* scratch = shared_->scratch.get();
   const ssize_t n = ::recv(fd_, scratch, ServerShared::kScratchBytes, MSG_DONTWAIT);
   if (n < 0) {
     if (errno == EINTR) return true;
-    if (WouldBlock(errno)) {
-      drained_ = true;
+    if (WouldBlock(errno)) {  // only now is waiting safe: the reactor is edge-triggered
       WaitReadable();
       return false;
     }
@@ -236,8 +227,9 @@ bool Connection::ReadStep() {
     Close();
     return false;
   }
+  // A short read does not prove the socket drained: a FIN may wait behind
+  // the data, and its edge is already spent. Only EAGAIN proves it.
   const auto size = static_cast<std::size_t>(n);
-  drained_ = size < ServerShared::kScratchBytes;
   if (!request_started_) {
     request_started_ = true;
     const MonoMs now = wire::NowMonoMs();
@@ -516,15 +508,10 @@ void Connection::BeginLinger() {
 }
 
 bool Connection::LingerStep() {
-  if (drained_) {
-    WaitReadable();
-    return false;
-  }
   const ssize_t n = ::recv(fd_, shared_->scratch.get(), ServerShared::kScratchBytes, MSG_DONTWAIT);
   if (n < 0) {
     if (errno == EINTR) return true;
     if (WouldBlock(errno)) {
-      drained_ = true;
       WaitReadable();
       return false;
     }
@@ -536,7 +523,6 @@ bool Connection::LingerStep() {
     Close();
     return false;
   }
-  drained_ = static_cast<std::size_t>(n) < ServerShared::kScratchBytes;
   return true;
 }
 

@@ -133,10 +133,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool close_after_write_ = false;
   std::size_t linger_bytes_ = 0;
 
-  // Run() bookkeeping: not re-entered; `drained_` says the socket returned
-  // EAGAIN (or a short read) during this Run, so waiting is safe.
+  // Run() is not re-entered; it yields after a few requests.
   bool running_ = false;
-  bool drained_ = false;
   int turn_budget_ = 0;
 
   bool watching_ = false;

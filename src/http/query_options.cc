@@ -31,7 +31,8 @@ Result<QueryOptions> ParseQueryOptions(const HttpRequest& request) {
     return Status::InvalidArgument(
         "Cannot specify ?stale with ?consistent, conflicting semantics.");
   }
-  if (auto wait = request.Query("wait")) {
+  // Consul ignores an empty ?wait= or ?index= rather than rejecting it.
+  if (auto wait = request.Query("wait"); wait && !wait->empty()) {
     auto parsed = ParseGoDuration(*wait);
     if (!parsed.ok()) return Status::InvalidArgument("Invalid wait time");
     DurationNs ns = *parsed;
@@ -42,7 +43,7 @@ Result<QueryOptions> ParseQueryOptions(const HttpRequest& request) {
       options.wait_ms = ms;
     }
   }
-  if (auto index = request.Query("index")) {
+  if (auto index = request.Query("index"); index && !index->empty()) {
     auto parsed = ParseUint64(*index);
     if (!parsed.ok()) return Status::InvalidArgument("Invalid index");
     options.index = *parsed;

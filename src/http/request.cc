@@ -54,7 +54,6 @@ std::string QuoteLikeGo(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c < 0x80) {
-      // clang-format off: a table reads best one entry a line.
       switch (c) {
         case '"':
           out += "\\\"";
@@ -90,7 +89,6 @@ std::string QuoteLikeGo(std::string_view text) {
             out.push_back(static_cast<char>(c));
           }
       }
-      // clang-format on
       ++i;
       continue;
     }

@@ -109,6 +109,14 @@ void Waiters::CheckList(std::vector<std::uint64_t>& ids, std::vector<std::uint64
 void Waiters::Notify(const state::Changes& changes) {
   if (waiters_.empty()) return;
   std::vector<std::uint64_t> ready;
+  if (changes.everything) {
+    // A snapshot replaced the state: re-check every waiter against it.
+    for (const auto& [id, waiter] : waiters_) {
+      if (index_of_(waiter->watch) > waiter->min_index) ready.push_back(id);
+    }
+    for (std::uint64_t id : ready) Wake(id);
+    return;
+  }
   for (const std::string& key : changes.keys) {
     auto it = by_key_.find(key);
     if (it == by_key_.end()) continue;

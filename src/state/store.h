@@ -44,6 +44,7 @@ struct ApplyResult {
 struct Changes {
   std::vector<std::string> keys;  // KV keys written or deleted (may repeat)
   bool sessions = false;          // the sessions table changed
+  bool everything = false;        // the whole state was replaced (snapshot restore)
 };
 
 class Store {

@@ -94,6 +94,8 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
   }
   // Untrusted bytes: refuse any state Apply could never have produced.
   if (Status valid = store.Validate(); !valid.ok()) return valid.Annotate("snapshot");
+  // Whoever watches this store cannot tell what a restore changed.
+  store.changes_.everything = true;
   return store;
 }
 

@@ -1154,6 +1154,9 @@ class TestBadInput(ServerTestCase):
             for q in ["wait=15", "wait=abc", "wait=10x", "wait=99999999999999999999h",
                       "index=1&wait=5"]:
                 self.assert_error(self.req("GET", "/v1/kv/bad/a?" + q), 400, "Invalid wait time", q)
+            # Consul ignores empty values: an immediate, ordinary answer.
+            r = self.req("GET", "/v1/session/list?index=&wait=")
+            self.assertEqual(r.status, 200, r.body)
 
     def test_bad_flags_and_cas_values(self):
         def strconv(text, why="invalid syntax"):

@@ -107,3 +107,25 @@ TEST_F(WaitersTest, FlushAnswersEveryone) {
 
 }  // namespace
 }  // namespace tenure::server
+
+namespace tenure::server {
+namespace {
+
+TEST_F(WaitersTest, SnapshotRestoreRechecksEveryWaiter) {
+  index_["a"] = 1;
+  index_["p/"] = 1;
+  index_["#"] = 1;
+  Park(WatchKind::kKey, "a", 1);
+  Park(WatchKind::kPrefix, "p/", 1);
+  Park(WatchKind::kSessions, "", 1);
+  Park(WatchKind::kKey, "unchanged", 5);
+  index_["a"] = index_["p/"] = index_["#"] = 9;
+  state::Changes restored;
+  restored.everything = true;
+  waiters_.Notify(restored);
+  EXPECT_EQ(answered_, 3);
+  EXPECT_EQ(waiters_.size(), 1u);
+}
+
+}  // namespace
+}  // namespace tenure::server
