@@ -76,7 +76,22 @@ void Server::Propose(state::CommandBody body, raft::Node::ProposeDone done) {
   });
 }
 
-void Server::Barrier(std::function<void(Status)> done) { node_->Barrier(std::move(done)); }
+void Server::Barrier(std::function<void(Status)> done) {
+  barrier_waiters_.push_back(std::move(done));
+  if (!barrier_in_flight_) IssueBarrier();
+}
+
+void Server::IssueBarrier() {
+  barrier_in_flight_ = true;
+  std::weak_ptr<bool> alive = alive_;
+  node_->Barrier([this, alive, waiters = std::move(barrier_waiters_)](Status status) {
+    for (const auto& done : waiters) done(status);
+    if (alive.expired() || !*alive.lock()) return;
+    barrier_in_flight_ = false;
+    if (!barrier_waiters_.empty()) IssueBarrier();
+  });
+  barrier_waiters_.clear();
+}
 
 Result<const state::Session*> Server::Renew(std::string_view session_id) {
   if (!IsLeader() || !leader_ready_) return Status::NotLeader("No cluster leader");

@@ -57,7 +57,8 @@ class Server {
   // the loop thread with the apply result or kNotLeader/kUnavailable.
   void Propose(state::CommandBody body, raft::Node::ProposeDone done);
   // Completes when every entry committed before the call is applied here
-  // (?consistent reads).
+  // (?consistent reads). Calls that arrive while a barrier is in flight share
+  // the next one: never the in-flight one, which may predate them.
   void Barrier(std::function<void(Status)> done);
 
   // Renews a TTL session from memory: no raft write, no index change.
@@ -85,6 +86,7 @@ class Server {
   void OnLeadership(bool is_leader);
   void ExpireSession(const std::string& session_id);
   void ScheduleReap();
+  void IssueBarrier();
 
   boost::asio::io_context& io_;
   const Clock& clock_;
@@ -96,6 +98,8 @@ class Server {
   std::set<std::string, std::less<>> expiring_;
   std::mt19937_64 random_;
   bool leader_ready_ = false;
+  std::vector<std::function<void(Status)>> barrier_waiters_;  // for the next barrier
+  bool barrier_in_flight_ = false;
   LogIndex reap_mark_ = 0;  // tombstones at or below this are old enough to reap
   struct Timers;
   std::unique_ptr<Timers> housekeeping_;
