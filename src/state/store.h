@@ -162,7 +162,7 @@ class Store {
   std::map<std::string, UnixMs, std::less<>> lock_delays_;  // key -> window end
   LogIndex kv_index_ = 0;
   LogIndex sessions_index_ = 0;
-  LogIndex reaped_index_ = 0;  // highest index passed to ReapTombstones
+  LogIndex reaped_index_ = 0;  // highest tombstone index reaped so far (<= kv_index_)
   LogIndex applied_index_ = 0;
   UnixMs now_ms_ = 0;
   Changes changes_;

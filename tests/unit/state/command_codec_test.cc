@@ -29,27 +29,40 @@ class RandomContents {
 
   std::uint64_t U64() {
     switch (rng_() % 6) {
-      case 0: return 0;
-      case 1: return kMaxU64;
-      case 2: return rng_() % 300;
-      case 3: return 1ull << (rng_() % 64);
-      default: return rng_();
+      case 0:
+        return 0;
+      case 1:
+        return kMaxU64;
+      case 2:
+        return rng_() % 300;
+      case 3:
+        return 1ull << (rng_() % 64);
+      default:
+        return rng_();
     }
   }
   std::int64_t I64() {
     switch (rng_() % 6) {
-      case 0: return 0;
-      case 1: return kMaxI64;
-      case 2: return kMinI64;
-      case 3: return -static_cast<std::int64_t>(rng_() % 100000);
-      default: return static_cast<std::int64_t>(rng_());
+      case 0:
+        return 0;
+      case 1:
+        return kMaxI64;
+      case 2:
+        return kMinI64;
+      case 3:
+        return -static_cast<std::int64_t>(rng_() % 100000);
+      default:
+        return static_cast<std::int64_t>(rng_());
     }
   }
   std::string Bytes() {
     switch (rng_() % 5) {
-      case 0: return "";
-      case 1: return std::string(1 + rng_() % 3, '\0');
-      case 2: return "service/batman/leader";
+      case 0:
+        return "";
+      case 1:
+        return std::string(1 + rng_() % 3, '\0');
+      case 2:
+        return "service/batman/leader";
       default: {
         std::string s(rng_() % 300, '\0');
         for (char& c : s) c = static_cast<char>(rng_());
@@ -100,22 +113,31 @@ class RandomContents {
 
   CommandBody Body(std::size_t kind) {
     switch (kind) {
-      case 0: return KvSet{Bytes(), Bytes(), U64()};
-      case 1: return KvCas{Bytes(), Bytes(), U64(), U64()};
-      case 2: return KvAcquire{Bytes(), Bytes(), U64(), Bytes()};
-      case 3: return KvRelease{Bytes(), Bytes(), U64(), Bytes()};
-      case 4: return KvDelete{Bytes(), Bool(), U64()};
-      case 5: return KvDeleteTree{Bytes()};
-      case 6: return SessionCreate{RandomSession()};
-      case 7: return SessionDestroy{Bytes(), Bool() ? DestroyReason::kExpired
-                                                    : DestroyReason::kDestroyed};
+      case 0:
+        return KvSet{Bytes(), Bytes(), U64()};
+      case 1:
+        return KvCas{Bytes(), Bytes(), U64(), U64()};
+      case 2:
+        return KvAcquire{Bytes(), Bytes(), U64(), Bytes()};
+      case 3:
+        return KvRelease{Bytes(), Bytes(), U64(), Bytes()};
+      case 4:
+        return KvDelete{Bytes(), Bool(), U64()};
+      case 5:
+        return KvDeleteTree{Bytes()};
+      case 6:
+        return SessionCreate{RandomSession()};
+      case 7:
+        return SessionDestroy{Bytes(),
+                              Bool() ? DestroyReason::kExpired : DestroyReason::kDestroyed};
       case 8: {
         Txn t;
         t.ops.resize(rng_() % 6);
         for (TxnOp& op : t.ops) op = Op();
         return t;
       }
-      default: return ReapTombstones{U64()};
+      default:
+        return ReapTombstones{U64()};
     }
   }
 
@@ -201,11 +223,16 @@ TEST(CommandCodecTest, EncodingAppendsToTheOutput) {
 
 TEST(CommandCodecTest, DifferentCommandsEncodeDifferently) {
   const std::vector<Command> commands = {
-      {1, KvSet{"ab", "c", 0}},        {1, KvSet{"a", "bc", 0}},
-      {1, KvCas{"ab", "c", 0, 0}},     {1, KvAcquire{"ab", "c", 0, ""}},
-      {1, KvRelease{"ab", "c", 0, ""}}, {2, KvSet{"ab", "c", 0}},
-      {1, KvDelete{"ab", false, 0}},   {1, KvDelete{"ab", true, 0}},
-      {1, KvDeleteTree{"ab"}},         {1, ReapTombstones{0}},
+      {1, KvSet{"ab", "c", 0}},
+      {1, KvSet{"a", "bc", 0}},
+      {1, KvCas{"ab", "c", 0, 0}},
+      {1, KvAcquire{"ab", "c", 0, ""}},
+      {1, KvRelease{"ab", "c", 0, ""}},
+      {2, KvSet{"ab", "c", 0}},
+      {1, KvDelete{"ab", false, 0}},
+      {1, KvDelete{"ab", true, 0}},
+      {1, KvDeleteTree{"ab"}},
+      {1, ReapTombstones{0}},
       {1, SessionDestroy{"ab", DestroyReason::kDestroyed}},
       {1, SessionDestroy{"ab", DestroyReason::kExpired}},
   };
@@ -214,9 +241,7 @@ TEST(CommandCodecTest, DifferentCommandsEncodeDifferently) {
   EXPECT_EQ(encodings.size(), commands.size());
 }
 
-TEST(CommandCodecTest, EmptyInputIsRejected) {
-  EXPECT_FALSE(DecodeCommand("").ok());
-}
+TEST(CommandCodecTest, EmptyInputIsRejected) { EXPECT_FALSE(DecodeCommand("").ok()); }
 
 TEST(CommandCodecTest, EveryTruncationIsRejected) {
   RandomContents gen(2);

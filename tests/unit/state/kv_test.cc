@@ -15,11 +15,11 @@
 namespace tenure::state {
 namespace {
 
+using ::testing::IsEmpty;
 using testutil::ChangedKeys;
 using testutil::kLockFlagValue;
 using testutil::kSemaphoreFlagValue;
 using testutil::StoreDriver;
-using ::testing::IsEmpty;
 
 // --- set ------------------------------------------------------------------------------
 
@@ -182,6 +182,7 @@ TEST(StoreKvTest, IdenticalSetOnLockedKeyIsNoOp) {
 
 // --- cas --------------------------------------------------------------------------------
 
+// Row 11 (N = 0 and the key absent).
 TEST(StoreKvTest, CasZeroCreatesAbsentKey) {
   StoreDriver d;
   ApplyResult r = d.Cas("k", "v", 0, 4);
@@ -208,6 +209,7 @@ TEST(StoreKvTest, CasZeroOnExistingKeyFailsAndChangesNothing) {
   EXPECT_THAT(d.store().TakeChanges().keys, IsEmpty());
 }
 
+// Row 11 (N matches).
 TEST(StoreKvTest, CasWithMatchingIndexWrites) {
   StoreDriver d;
   d.Set("k", "v1");
@@ -240,6 +242,7 @@ TEST(StoreKvTest, CasWithNonZeroIndexOnMissingKeyFails) {
   EXPECT_EQ(d.store().kv_index(), 1u);
 }
 
+// Row 11: Session unchanged, LockIndex as row 10.
 TEST(StoreKvTest, CasOnLockedKeyKeepsHolderAndZeroesLockIndex) {
   StoreDriver d;
   std::string a = d.NewSession();
@@ -266,6 +269,7 @@ TEST(StoreKvTest, CasMatchingButIdenticalIsNoOpThatSucceeds) {
 
 // --- delete ------------------------------------------------------------------------------
 
+// Row 12.
 TEST(StoreKvTest, DeleteRemovesKeyAndLeavesTombstoneIndex) {
   StoreDriver d;
   d.Set("k", "v");
@@ -402,8 +406,7 @@ TEST(StoreKvTest, ListKvReturnsPrefixMatchesInKeyByteOrder) {
   d.Set("a/b", "4");
   d.Set("a0", "5");
   d.Set("b", "6");
-  EXPECT_EQ(d.ListedKeys("a"),
-            (std::vector<std::string>{"a", "a/b", "a/z", "a0", "a\xff"}));
+  EXPECT_EQ(d.ListedKeys("a"), (std::vector<std::string>{"a", "a/b", "a/z", "a0", "a\xff"}));
   EXPECT_EQ(d.ListedKeys("a/"), (std::vector<std::string>{"a/b", "a/z"}));
   EXPECT_THAT(d.ListedKeys("c"), IsEmpty());
   EXPECT_EQ(d.ListedKeys("").size(), 6u);
@@ -416,8 +419,7 @@ TEST(StoreKvTest, ListKeysWithSeparatorCutsAfterFirstSeparatorAndDeduplicates) {
   d.Set("web/subdir/b/c", "");
   d.Set("web/subdir/", "");
   d.Set("other/x", "");
-  EXPECT_EQ(d.store().ListKeys("web/", "/"),
-            (std::vector<std::string>{"web/bar", "web/subdir/"}));
+  EXPECT_EQ(d.store().ListKeys("web/", "/"), (std::vector<std::string>{"web/bar", "web/subdir/"}));
 }
 
 TEST(StoreKvTest, ListKeysWithoutSeparatorListsEveryKey) {
@@ -494,7 +496,7 @@ TEST(StoreKvTest, PrefixIndexOfEmptyPrefixIsKvTableIndex) {
   StoreDriver d;
   d.Set("a", "1");
   d.Set("b", "2");
-  d.Delete("b");  // 3
+  d.Delete("b");   // 3
   d.NewSession();  // 4, not KV
   EXPECT_EQ(d.store().PrefixIndex(""), 3u);
   EXPECT_EQ(d.store().PrefixIndex(""), d.store().kv_index());

@@ -14,10 +14,10 @@
 namespace tenure::state {
 namespace {
 
+using ::testing::IsEmpty;
 using testutil::ChangedKeys;
 using testutil::kT0;
 using testutil::StoreDriver;
-using ::testing::IsEmpty;
 
 constexpr DurationNs kMs = kNsPerMs;
 constexpr DurationNs kSecond = kNsPerSecond;
@@ -51,8 +51,8 @@ TEST(StoreLockTest, AcquireOfUnlockedKeyIncrementsLockIndexAndReplacesContent) {
   StoreDriver d;
   std::string a = d.NewSession();
   std::string b = d.NewSession();
-  d.Acquire("k", a, "a");   // 3
-  d.Release("k", a, "a");   // 4
+  d.Acquire("k", a, "a");                     // 3
+  d.Release("k", a, "a");                     // 4
   ApplyResult r = d.Acquire("k", b, "b", 5);  // 5
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(r.fence, 5u);
@@ -80,8 +80,8 @@ TEST(StoreLockTest, AcquireOfKeyCreatedBySetStartsLockIndexAtOne) {
 TEST(StoreLockTest, AcquireBySameSessionWithNewContentKeepsLockIndexAndFence) {
   StoreDriver d;
   std::string a = d.NewSession();
-  d.Acquire("k", a, "v1", 1);  // 2
-  d.Set("other", "x");         // 3
+  d.Acquire("k", a, "v1", 1);                  // 2
+  d.Set("other", "x");                         // 3
   ApplyResult r = d.Acquire("k", a, "v2", 2);  // 4
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(r.fence, 2u);
@@ -203,7 +203,7 @@ TEST(StoreLockTest, AcquireDuringLockDelayIsRefusedWithoutWriting) {
 TEST(StoreLockTest, ReleaseByHolderClearsSessionKeepsLockIndexAndReplacesContent) {
   StoreDriver d;
   std::string a = d.NewSession();
-  d.Acquire("k", a, "held", 9);  // 2
+  d.Acquire("k", a, "held", 9);              // 2
   ApplyResult r = d.Release("k", a, "", 0);  // 3: empty body wipes the value
   EXPECT_TRUE(r.status.ok());
   EXPECT_TRUE(r.ok);
@@ -320,9 +320,9 @@ TEST(StoreLockTest, AcquireAfterSetZeroedLockIndexCountsFromZero) {
   StoreDriver d;
   std::string a = d.NewSession();
   std::string b = d.NewSession();
-  d.Acquire("k", a);     // LockIndex 1
-  d.Set("k", "plain");   // LockIndex 0, still held by a
-  d.Release("k", a);     // LockIndex kept (0)
+  d.Acquire("k", a);    // LockIndex 1
+  d.Set("k", "plain");  // LockIndex 0, still held by a
+  d.Release("k", a);    // LockIndex kept (0)
   EXPECT_EQ(d.Get("k")->lock_index, 0u);
   d.Acquire("k", b);
   EXPECT_EQ(d.Get("k")->lock_index, 1u);
@@ -368,9 +368,9 @@ TEST(StoreLockTest, DestroyWithReleaseBehaviorUnlocksHeldKeys) {
 TEST(StoreLockTest, DestroyWithDeleteBehaviorDeletesHeldKeys) {
   StoreDriver d;
   std::string a = d.NewSession(0, Behavior::kDelete);
-  d.Set("p/other", "x");     // 2
-  d.Acquire("p/k", a, "v");  // 3
-  d.Set("p/z", "z");         // 4
+  d.Set("p/other", "x");         // 2
+  d.Acquire("p/k", a, "v");      // 3
+  d.Set("p/z", "z");             // 4
   ApplyResult r = d.Destroy(a);  // 5
   EXPECT_TRUE(r.status.ok());
   EXPECT_EQ(d.store().FindKv("p/k"), nullptr);
@@ -599,12 +599,11 @@ TEST(StoreLockDelayTest, WindowIsMeasuredOnTheReplicatedClock) {
   std::string b = d.NewSession();
   d.Acquire("k", a);
   d.SetNowMs(kT0 + 1000);
-  d.Destroy(a);  // window ends at kT0 + 6000
-  d.ApplyAt(KvSet{"x", "tick", 0}, kT0 + 7000);  // the clock passes the window
+  d.Destroy(a);                                                      // window ends at kT0 + 6000
+  d.ApplyAt(KvSet{"x", "tick", 0}, kT0 + 7000);                      // the clock passes the window
   ApplyResult r = d.ApplyAt(KvAcquire{"k", "b", 0, b}, kT0 + 2000);  // stale leader clock
   EXPECT_TRUE(r.status.ok());
-  EXPECT_TRUE(r.ok) << "the replicated clock (" << d.store().now_ms()
-                    << ") is past the window end";
+  EXPECT_TRUE(r.ok) << "the replicated clock (" << d.store().now_ms() << ") is past the window end";
   EXPECT_FALSE(r.lock_delayed);
 }
 

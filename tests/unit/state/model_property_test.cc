@@ -68,9 +68,8 @@ class FenceChecker {
       LogIndex& last = last_[key];
       if (e->fence == last) continue;  // the same grant as before
       if (e->fence <= max_[key]) {
-        return "new grant on \"" + EscapeBytes(key) + "\" has token " +
-               std::to_string(e->fence) + ", not above earlier grant " +
-               std::to_string(max_[key]);
+        return "new grant on \"" + EscapeBytes(key) + "\" has token " + std::to_string(e->fence) +
+               ", not above earlier grant " + std::to_string(max_[key]);
       }
       last = e->fence;
       max_[key] = e->fence;
@@ -167,15 +166,14 @@ std::string RunSeed(std::uint64_t seed, int steps, int* reads_compared) {
     }
     if (!diff.empty()) {
       std::ostringstream os;
-      os << "seed=" << seed << " step=" << step << " index=" << index << "\n  command: "
-         << testutil::Describe(command) << "\n  mismatch: " << diff;
+      os << "seed=" << seed << " step=" << step << " index=" << index
+         << "\n  command: " << testutil::Describe(command) << "\n  mismatch: " << diff;
       if (std::optional<std::string> key = CommandKey(command)) {
-        os << "\n  after the command, \"" << EscapeBytes(*key)
-           << "\" is: store " << testutil::Show(store.FindKv(*key)) << "\n              model "
+        os << "\n  after the command, \"" << EscapeBytes(*key) << "\" is: store "
+           << testutil::Show(store.FindKv(*key)) << "\n              model "
            << testutil::Show(model.Find(*key));
       }
-      os
-         << "\n  last commands (index: command):";
+      os << "\n  last commands (index: command):";
       for (const std::string& line : recent) os << "\n    " << line;
       os << "\n  rerun: TENURE_SEED=" << seed << " unit_tests --gtest_filter='StoreModelTest.*'";
       return os.str();
@@ -232,7 +230,7 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
         for (const auto& [k, e] : model.kv) held_after += e.session.empty() ? 0 : 1;
         if (r.sessions_changed && held_after < held_before) {
           ++seen[d->reason == DestroyReason::kExpired ? "expiry released locks"
-                                                       : "destroy released locks"];
+                                                      : "destroy released locks"];
         }
       }
       if (std::holds_alternative<ReapTombstones>(command.body)) ++seen["reap"];

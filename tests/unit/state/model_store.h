@@ -37,15 +37,33 @@ inline std::string GoQuote(const std::string& s) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\a': out += "\\a"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\v': out += "\\v"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\a':
+          out += "\\a";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\v':
+          out += "\\v";
+          break;
         default:
           if (c >= 0x20 && c < 0x7f) {
             out.push_back(static_cast<char>(c));
@@ -59,8 +77,10 @@ inline std::string GoQuote(const std::string& s) {
       continue;
     }
     // Length of a valid UTF-8 sequence starting at i, 0 if invalid.
-    std::size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
-                                                : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    std::size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+                    : c >= 0xe0 && c <= 0xef ? 3
+                    : c >= 0xf0 && c <= 0xf4 ? 4
+                                             : 0;
     bool valid = n != 0 && i + n <= s.size();
     for (std::size_t j = 1; valid && j < n; ++j) {
       valid = (static_cast<unsigned char>(s[i + j]) & 0xc0) == 0x80;
@@ -571,8 +591,7 @@ class ModelStore {
       case TxnVerb::kUnlock:
         if (op.session.empty()) return std::string("missing session");
         if (!Unlock(op.key, op.value, op.flags, op.session, index, changed)) {
-          return "failed to unlock key " + q +
-                 ", lock isn't held, or is held by another session";
+          return "failed to unlock key " + q + ", lock isn't held, or is held by another session";
         }
         entry_result(op.key, false);
         return std::nullopt;
@@ -606,8 +625,8 @@ class ModelStore {
         const KvEntry* e = Find(op.key);
         if (e == nullptr) return "failed to check session, key " + q + " doesn't exist";
         if (e->session != op.session) {
-          return "failed session check for key " + q + ", current session " +
-                 GoQuote(e->session) + " != " + GoQuote(op.session);
+          return "failed session check for key " + q + ", current session " + GoQuote(e->session) +
+                 " != " + GoQuote(op.session);
         }
         entry_result(op.key, false);
         return std::nullopt;

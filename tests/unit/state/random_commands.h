@@ -61,8 +61,8 @@ inline std::string Describe(const Command& c) {
           os << "prefix=\"" << EscapeBytes(b.prefix) << "\"";
         } else if constexpr (std::is_same_v<T, SessionCreate>) {
           os << "id=" << b.session.id << " node=" << b.session.node
-             << " lock_delay_ns=" << b.session.lock_delay_ns << " behavior="
-             << (b.session.behavior == Behavior::kDelete ? "delete" : "release");
+             << " lock_delay_ns=" << b.session.lock_delay_ns
+             << " behavior=" << (b.session.behavior == Behavior::kDelete ? "delete" : "release");
         } else if constexpr (std::is_same_v<T, SessionDestroy>) {
           os << "id=" << b.id
              << " reason=" << (b.reason == DestroyReason::kExpired ? "expired" : "destroyed");
@@ -204,7 +204,7 @@ class CommandGenerator {
     const std::uint64_t roll = Uniform(100);
     if (roll < 75 && !m.sessions.empty()) return LiveSession(m);
     if (roll < 87 && !created_.empty()) return created_[Uniform(created_.size())];  // maybe dead
-    if (roll < 94) return SessionId(0xdead0000 + Uniform(3));  // never existed
+    if (roll < 94) return SessionId(0xdead0000 + Uniform(3));                       // never existed
     return "";
   }
 
@@ -236,9 +236,14 @@ class CommandGenerator {
   }
 
   Session NewSession() {
-    static const std::vector<DurationNs> delays = {
-        0, 1 * kNsPerMs, 50 * kNsPerMs, 1 * kNsPerSecond, 5 * kNsPerSecond, 15 * kNsPerSecond,
-        90 * kNsPerSecond, -1 * kNsPerSecond};
+    static const std::vector<DurationNs> delays = {0,
+                                                   1 * kNsPerMs,
+                                                   50 * kNsPerMs,
+                                                   1 * kNsPerSecond,
+                                                   5 * kNsPerSecond,
+                                                   15 * kNsPerSecond,
+                                                   90 * kNsPerSecond,
+                                                   -1 * kNsPerSecond};
     Session s;
     s.id = SessionId(next_session_++);
     s.name = Chance(50) ? "" : "lock " + std::to_string(Uniform(10));
@@ -276,13 +281,12 @@ class CommandGenerator {
   }
 
   TxnOp RandomOp(const ModelStore& m, bool read_only) {
-    static const TxnVerb kWrite[] = {TxnVerb::kSet,    TxnVerb::kCas,        TxnVerb::kLock,
-                                     TxnVerb::kUnlock, TxnVerb::kDelete,     TxnVerb::kDeleteTree,
+    static const TxnVerb kWrite[] = {TxnVerb::kSet,      TxnVerb::kCas,    TxnVerb::kLock,
+                                     TxnVerb::kUnlock,   TxnVerb::kDelete, TxnVerb::kDeleteTree,
                                      TxnVerb::kDeleteCas};
-    static const TxnVerb kRead[] = {TxnVerb::kGet,        TxnVerb::kGetOrEmpty,
-                                    TxnVerb::kGetTree,    TxnVerb::kCheckIndex,
-                                    TxnVerb::kCheckSession, TxnVerb::kCheckNotExists,
-                                    TxnVerb::kCheckFence};
+    static const TxnVerb kRead[] = {
+        TxnVerb::kGet,          TxnVerb::kGetOrEmpty,     TxnVerb::kGetTree,   TxnVerb::kCheckIndex,
+        TxnVerb::kCheckSession, TxnVerb::kCheckNotExists, TxnVerb::kCheckFence};
     TxnOp op;
     if (read_only || Chance(45)) {
       op.verb = kRead[Uniform(std::size(kRead))];

@@ -12,10 +12,10 @@
 namespace tenure::state {
 namespace {
 
+using ::testing::IsEmpty;
 using testutil::MakeSession;
 using testutil::SessionId;
 using testutil::StoreDriver;
-using ::testing::IsEmpty;
 
 std::vector<std::string> Ids(const std::vector<const Session*>& sessions) {
   std::vector<std::string> ids;
@@ -95,7 +95,7 @@ TEST(StoreSessionTest, DestroyRemovesSessionAndMovesSessionsIndex) {
   std::string a = d.NewSession();  // 1
   std::string b = d.NewSession();  // 2
   (void)d.store().TakeChanges();
-  ApplyResult r = d.Destroy(a);    // 3
+  ApplyResult r = d.Destroy(a);  // 3
   EXPECT_TRUE(r.status.ok());
   EXPECT_EQ(d.store().FindSession(a), nullptr);
   EXPECT_NE(d.store().FindSession(b), nullptr);
@@ -146,9 +146,9 @@ TEST(StoreSessionTest, SessionsIndexIsLastSessionsTableChange) {
   std::string b = d.NewSession();  // 3
   d.Set("k", "w");                 // 4
   EXPECT_EQ(d.store().sessions_index(), 3u);
-  d.Destroy(a);                    // 5
+  d.Destroy(a);  // 5
   EXPECT_EQ(d.store().sessions_index(), 5u);
-  d.Destroy(a);                    // 6, unknown now
+  d.Destroy(a);  // 6, unknown now
   EXPECT_EQ(d.store().sessions_index(), 5u);
   (void)b;
 }

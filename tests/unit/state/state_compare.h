@@ -120,7 +120,8 @@ inline std::string CompareTxnOutcome(const TxnOutcome& got, const ModelResult& w
     return os.str();
   }
   if (!got.errors.empty()) {
-    if (!got.results.empty()) return "rolled-back txn reported results: " + ShowResults(got.results);
+    if (!got.results.empty())
+      return "rolled-back txn reported results: " + ShowResults(got.results);
     return "";
   }
   if (!ResultsMatch(got.results, want.results, true) &&
@@ -175,8 +176,8 @@ inline std::string CompareChanges(const Changes& got, const ModelResult& want) {
   std::set<std::string> keys(got.keys.begin(), got.keys.end());
   std::ostringstream os;
   if (keys != want.changed_keys) {
-    os << "changed keys: got "
-       << ShowKeys(std::vector<std::string>(keys.begin(), keys.end())) << " want "
+    os << "changed keys: got " << ShowKeys(std::vector<std::string>(keys.begin(), keys.end()))
+       << " want "
        << ShowKeys(std::vector<std::string>(want.changed_keys.begin(), want.changed_keys.end()));
   } else if (got.sessions != want.sessions_changed) {
     os << "changes.sessions: got " << got.sessions << " want " << want.sessions_changed;
@@ -204,8 +205,8 @@ inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
     const UnixMs until = s.LockDelayUntil(key);
     if (auto active = m.ActiveLockDelay(key)) {
       if (until != *active) {
-        os << "LockDelayUntil(\"" << EscapeBytes(key) << "\"): got " << until << " want "
-           << *active << " (now " << m.now_ms << ")";
+        os << "LockDelayUntil(\"" << EscapeBytes(key) << "\"): got " << until << " want " << *active
+           << " (now " << m.now_ms << ")";
         return os.str();
       }
     } else if (until != 0 && until != m.AnyLockDelay(key)) {

@@ -63,8 +63,8 @@ inline void PrintTo(const TxnError& e, std::ostream* os) {
 
 inline void PrintTo(const TxnOp& op, std::ostream* os) {
   *os << "{" << TxnVerbName(op.verb) << " key=\"" << EscapeBytes(op.key) << "\" value=\""
-      << EscapeBytes(op.value) << "\" flags=" << op.flags << " index=" << op.index
-      << " session=\"" << op.session << "\"}";
+      << EscapeBytes(op.value) << "\" flags=" << op.flags << " index=" << op.index << " session=\""
+      << op.session << "\"}";
 }
 
 }  // namespace tenure::state
@@ -88,8 +88,8 @@ inline std::string SessionId(std::uint64_t n) {
   return buf;
 }
 
-inline Session MakeSession(std::string id, std::string node = "node1",
-                           DurationNs lock_delay_ns = 0, Behavior behavior = Behavior::kRelease) {
+inline Session MakeSession(std::string id, std::string node = "node1", DurationNs lock_delay_ns = 0,
+                           Behavior behavior = Behavior::kRelease) {
   Session s;
   s.id = std::move(id);
   s.name = "test session";
@@ -101,8 +101,8 @@ inline Session MakeSession(std::string id, std::string node = "node1",
 }
 
 // --- txn op builders ---------------------------------------------------------
-inline TxnOp MakeOp(TxnVerb verb, std::string key, std::string value = "",
-                    std::uint64_t flags = 0, std::uint64_t index = 0, std::string session = "") {
+inline TxnOp MakeOp(TxnVerb verb, std::string key, std::string value = "", std::uint64_t flags = 0,
+                    std::uint64_t index = 0, std::string session = "") {
   TxnOp op;
   op.verb = verb;
   op.key = std::move(key);
@@ -125,9 +125,7 @@ inline TxnOp UnlockOp(std::string key, std::string session, std::string value = 
   return MakeOp(TxnVerb::kUnlock, std::move(key), std::move(value), 0, 0, std::move(session));
 }
 inline TxnOp GetOp(std::string key) { return MakeOp(TxnVerb::kGet, std::move(key)); }
-inline TxnOp GetOrEmptyOp(std::string key) {
-  return MakeOp(TxnVerb::kGetOrEmpty, std::move(key));
-}
+inline TxnOp GetOrEmptyOp(std::string key) { return MakeOp(TxnVerb::kGetOrEmpty, std::move(key)); }
 inline TxnOp GetTreeOp(std::string prefix) { return MakeOp(TxnVerb::kGetTree, std::move(prefix)); }
 inline TxnOp CheckIndexOp(std::string key, std::uint64_t index) {
   return MakeOp(TxnVerb::kCheckIndex, std::move(key), "", 0, index);
@@ -219,8 +217,8 @@ class StoreDriver {
   // A fresh session (node1, release behavior) with the given lock-delay.
   std::string NewSession(DurationNs lock_delay_ns = 0, Behavior behavior = Behavior::kRelease,
                          std::string node = "node1") {
-    return CreateSession(MakeSession(SessionId(++session_counter_), std::move(node), lock_delay_ns,
-                                     behavior));
+    return CreateSession(
+        MakeSession(SessionId(++session_counter_), std::move(node), lock_delay_ns, behavior));
   }
   ApplyResult Destroy(std::string id, DestroyReason reason = DestroyReason::kDestroyed) {
     return Apply(SessionDestroy{std::move(id), reason});

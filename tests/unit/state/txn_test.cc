@@ -13,6 +13,8 @@
 namespace tenure::state {
 namespace {
 
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
 using testutil::CasOp;
 using testutil::CheckFenceOp;
 using testutil::CheckIndexOp;
@@ -28,15 +30,15 @@ using testutil::LockOp;
 using testutil::SetOp;
 using testutil::StoreDriver;
 using testutil::UnlockOp;
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 constexpr TxnVerb kAllVerbs[] = {
-    TxnVerb::kSet,        TxnVerb::kCas,          TxnVerb::kLock,
-    TxnVerb::kUnlock,     TxnVerb::kGet,          TxnVerb::kGetOrEmpty,
-    TxnVerb::kGetTree,    TxnVerb::kCheckIndex,   TxnVerb::kCheckSession,
-    TxnVerb::kCheckNotExists, TxnVerb::kDelete,   TxnVerb::kDeleteTree,
-    TxnVerb::kDeleteCas,  TxnVerb::kCheckFence,
+    TxnVerb::kSet,          TxnVerb::kCas,
+    TxnVerb::kLock,         TxnVerb::kUnlock,
+    TxnVerb::kGet,          TxnVerb::kGetOrEmpty,
+    TxnVerb::kGetTree,      TxnVerb::kCheckIndex,
+    TxnVerb::kCheckSession, TxnVerb::kCheckNotExists,
+    TxnVerb::kDelete,       TxnVerb::kDeleteTree,
+    TxnVerb::kDeleteCas,    TxnVerb::kCheckFence,
 };
 
 // The single error of a failed txn.
@@ -96,7 +98,7 @@ TEST(TxnVerbTest, WriteVerbsAreExactlyConsulsRaftVerbs) {
 TEST(StoreTxnTest, SetBehavesLikePlainPutAndReportsEntryWithoutValue) {
   StoreDriver d;
   std::string a = d.NewSession();
-  d.Acquire("k", a, "held");  // 2
+  d.Acquire("k", a, "held");                                              // 2
   ApplyResult r = d.RunTxn({SetOp("k", "new", 5), SetOp("n", "fresh")});  // 3
   ASSERT_TRUE(r.txn.ok());
   ASSERT_EQ(r.txn.results.size(), 2u);
@@ -200,8 +202,7 @@ TEST(StoreTxnTest, UnlockByNonHolderFailsWithConsulText) {
   std::string b = d.NewSession();
   d.Acquire("k", a);
   TxnError e = OnlyError(d.RunTxn({UnlockOp("k", b)}));
-  EXPECT_EQ(e.what,
-            "failed to unlock key \"k\", lock isn't held, or is held by another session");
+  EXPECT_EQ(e.what, "failed to unlock key \"k\", lock isn't held, or is held by another session");
   TxnError absent = OnlyError(d.RunTxn({UnlockOp("absent", b)}));
   EXPECT_EQ(absent.what,
             "failed to unlock key \"absent\", lock isn't held, or is held by another session");
@@ -220,8 +221,8 @@ TEST(StoreTxnTest, DeleteVerbsAddNoResults) {
   d.Set("t/x", "2");  // 2
   d.Set("t/y", "3");  // 3
   d.Set("c", "4");    // 4
-  ApplyResult r = d.RunTxn(
-      {DeleteOp("a"), DeleteTreeOp("t/"), DeleteCasOp("c", 4), CheckNotExistsOp("a")});
+  ApplyResult r =
+      d.RunTxn({DeleteOp("a"), DeleteTreeOp("t/"), DeleteCasOp("c", 4), CheckNotExistsOp("a")});
   ASSERT_TRUE(r.txn.ok()) << r.txn.errors.size();
   EXPECT_THAT(r.txn.results, IsEmpty());
   EXPECT_EQ(d.store().kv_count(), 0u);
@@ -424,8 +425,8 @@ TEST(StoreTxnTest, FailingOpRollsBackEveryOp) {
   std::string a = d.NewSession();
   d.Set("k", "orig");  // 2
   (void)d.store().TakeChanges();
-  ApplyResult r = d.RunTxn({SetOp("k", "changed"), SetOp("new", "x"), LockOp("l", a),
-                            DeleteOp("k"), CasOp("c", "x", 99)});  // 3
+  ApplyResult r = d.RunTxn({SetOp("k", "changed"), SetOp("new", "x"), LockOp("l", a), DeleteOp("k"),
+                            CasOp("c", "x", 99)});  // 3
   ASSERT_FALSE(r.txn.ok());
   EXPECT_THAT(r.txn.errors, ElementsAre(TxnError{4, "failed to set key \"c\", index is stale"}));
   EXPECT_THAT(r.txn.results, IsEmpty());
@@ -468,8 +469,8 @@ TEST(StoreTxnTest, LaterOpsSeeEarlierOpsEffects) {
   StoreDriver d;
   d.SkipIndexes(2);
   // All at index 3: set, then cas and check-index against the new ModifyIndex.
-  ApplyResult r = d.RunTxn({SetOp("k", "1"), CheckIndexOp("k", 3), CasOp("k", "2", 3),
-                            GetOp("k"), DeleteOp("k"), CheckNotExistsOp("k")});
+  ApplyResult r = d.RunTxn({SetOp("k", "1"), CheckIndexOp("k", 3), CasOp("k", "2", 3), GetOp("k"),
+                            DeleteOp("k"), CheckNotExistsOp("k")});
   ASSERT_TRUE(r.txn.ok()) << (r.txn.errors.empty() ? "" : r.txn.errors[0].what);
   ASSERT_EQ(r.txn.results.size(), 4u);
   EXPECT_EQ(r.txn.results[3].entry.value, "2");
@@ -515,9 +516,9 @@ TEST(StoreReadTxnTest, ReadTxnEvaluatesWithoutChangingState) {
   (void)d.store().TakeChanges();
   const std::uint64_t digest = d.store().Digest();
   const LogIndex applied = d.store().applied_index();
-  TxnOutcome out = d.store().ReadTxn({GetOp("k"), GetTreeOp("t/"), CheckSessionOp("k", a),
-                                      CheckIndexOp("t/1", 3), GetOrEmptyOp("nope"),
-                                      CheckNotExistsOp("nope")});
+  TxnOutcome out =
+      d.store().ReadTxn({GetOp("k"), GetTreeOp("t/"), CheckSessionOp("k", a),
+                         CheckIndexOp("t/1", 3), GetOrEmptyOp("nope"), CheckNotExistsOp("nope")});
   ASSERT_TRUE(out.ok());
   ASSERT_EQ(out.results.size(), 5u);
   EXPECT_EQ(out.results[0].entry, *d.Get("k"));
@@ -536,8 +537,9 @@ TEST(StoreReadTxnTest, ReadTxnReportsEveryFailingCheck) {
   EXPECT_THAT(out.results, IsEmpty());
   EXPECT_THAT(out.errors,
               ElementsAre(TxnError{1, "key \"x\" doesn't exist"},
-                          TxnError{2, "failed index check for key \"k\", current modify index "
-                                      "1 != 2"}));
+                          TxnError{2,
+                                   "failed index check for key \"k\", current modify index "
+                                   "1 != 2"}));
 }
 
 }  // namespace
