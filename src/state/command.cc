@@ -1,5 +1,8 @@
 #include "state/command.h"
 
+#include <concepts>
+#include <type_traits>
+
 #include "common/coding.h"
 #include "state/codec.h"
 
@@ -7,7 +10,7 @@ namespace tenure::state {
 namespace {
 
 // Byte format (docs/formats.md):
-//   command := version:u8 type:u8 now_ms:svarint body
+//   command := version:u8 tag:u8 body now_ms:svarint
 // Type tags are part of the log format: never renumber, only append.
 constexpr std::uint8_t kFormatVersion = 1;
 
@@ -24,73 +27,96 @@ enum class Tag : std::uint8_t {
   kReapTombstones = 10,
 };
 
-struct Encoder {
+// Each command's fields, in wire order, listed once for both directions:
+// `io` is a FieldWriter or a FieldReader. C is the command, const or not.
+template <typename C, typename T>
+concept Is = std::same_as<std::remove_const_t<C>, T>;
+
+template <typename Io, Is<KvSet> C>
+void Fields(Io& io, C& c) { io(c.key), io(c.value), io(c.flags); }
+template <typename Io, Is<KvCas> C>
+void Fields(Io& io, C& c) { io(c.key), io(c.value), io(c.flags), io(c.index); }
+template <typename Io, Is<KvAcquire> C>
+void Fields(Io& io, C& c) { io(c.key), io(c.value), io(c.flags), io(c.session); }
+template <typename Io, Is<KvRelease> C>
+void Fields(Io& io, C& c) { io(c.key), io(c.value), io(c.flags), io(c.session); }
+template <typename Io, Is<KvDelete> C>
+void Fields(Io& io, C& c) { io(c.key), io(c.has_cas), io(c.index); }
+template <typename Io, Is<KvDeleteTree> C>
+void Fields(Io& io, C& c) { io(c.prefix); }
+template <typename Io, Is<SessionCreate> C>
+void Fields(Io& io, C& c) { io(c.session); }
+template <typename Io, Is<SessionDestroy> C>
+void Fields(Io& io, C& c) { io(c.id), io(c.reason); }
+template <typename Io, Is<Txn> C>
+void Fields(Io& io, C& c) { io(c.ops); }
+template <typename Io, Is<ReapTombstones> C>
+void Fields(Io& io, C& c) { io(c.index); }
+
+template <typename T> constexpr Tag kTagOf = Tag{0};
+template <> constexpr Tag kTagOf<KvSet> = Tag::kKvSet;
+template <> constexpr Tag kTagOf<KvCas> = Tag::kKvCas;
+template <> constexpr Tag kTagOf<KvAcquire> = Tag::kKvAcquire;
+template <> constexpr Tag kTagOf<KvRelease> = Tag::kKvRelease;
+template <> constexpr Tag kTagOf<KvDelete> = Tag::kKvDelete;
+template <> constexpr Tag kTagOf<KvDeleteTree> = Tag::kKvDeleteTree;
+template <> constexpr Tag kTagOf<SessionCreate> = Tag::kSessionCreate;
+template <> constexpr Tag kTagOf<SessionDestroy> = Tag::kSessionDestroy;
+template <> constexpr Tag kTagOf<Txn> = Tag::kTxn;
+template <> constexpr Tag kTagOf<ReapTombstones> = Tag::kReapTombstones;
+
+struct FieldWriter {
   ByteWriter& w;
-  void operator()(const KvSet& c) {
-    w.PutU8(static_cast<std::uint8_t>(Tag::kKvSet));
-    w.PutBytes(c.key);
-    w.PutBytes(c.value);
-    w.PutVarint(c.flags);
-  }
-  void operator()(const KvCas& c) {
-    w.PutU8(static_cast<std::uint8_t>(Tag::kKvCas));
-    w.PutBytes(c.key);
-    w.PutBytes(c.value);
-    w.PutVarint(c.flags);
-    w.PutVarint(c.index);
-  }
-  void operator()(const KvAcquire& c) {
-    w.PutU8(static_cast<std::uint8_t>(Tag::kKvAcquire));
-    w.PutBytes(c.key);
-    w.PutBytes(c.value);
-    w.PutVarint(c.flags);
-    w.PutBytes(c.session);
-  }
-  void operator()(const KvRelease& c) {
-    w.PutU8(static_cast<std::uint8_t>(Tag::kKvRelease));
-    w.PutBytes(c.key);
-    w.PutBytes(c.value);
-    w.PutVarint(c.flags);
-    w.PutBytes(c.session);
-  }
-  void operator()(const KvDelete& c) {
-    w.PutU8(static_cast<std::uint8_t>(Tag::kKvDelete));
-    w.PutBytes(c.key);
-    w.PutBool(c.has_cas);
-    w.PutVarint(c.index);
-  }
-  void operator()(const KvDeleteTree& c) {
-    w.PutU8(static_cast<std::uint8_t>(Tag::kKvDeleteTree));
-    w.PutBytes(c.prefix);
-  }
-  void operator()(const SessionCreate& c) {
-    w.PutU8(static_cast<std::uint8_t>(Tag::kSessionCreate));
-    EncodeSession(c.session, w);
-  }
-  void operator()(const SessionDestroy& c) {
-    w.PutU8(static_cast<std::uint8_t>(Tag::kSessionDestroy));
-    w.PutBytes(c.id);
-    w.PutU8(static_cast<std::uint8_t>(c.reason));
-  }
-  void operator()(const Txn& c) {
-    w.PutU8(static_cast<std::uint8_t>(Tag::kTxn));
-    w.PutVarint(c.ops.size());
-    for (const TxnOp& op : c.ops) EncodeTxnOp(op, w);
-  }
-  void operator()(const ReapTombstones& c) {
-    w.PutU8(static_cast<std::uint8_t>(Tag::kReapTombstones));
-    w.PutVarint(c.index);
+  void operator()(const std::string& v) { w.PutBytes(v); }
+  void operator()(std::uint64_t v) { w.PutVarint(v); }
+  void operator()(bool v) { w.PutBool(v); }
+  void operator()(DestroyReason v) { w.PutU8(static_cast<std::uint8_t>(v)); }
+  void operator()(const Session& v) { EncodeSession(v, w); }
+  void operator()(const std::vector<TxnOp>& ops) {
+    w.PutVarint(ops.size());
+    for (const TxnOp& op : ops) EncodeTxnOp(op, w);
   }
 };
+
+struct FieldReader {
+  ByteReader& r;
+  void operator()(std::string& v) { v = r.GetString(); }
+  void operator()(std::uint64_t& v) { v = r.GetVarint(); }
+  void operator()(bool& v) { v = r.GetBool(); }
+  void operator()(DestroyReason& v) {
+    std::uint8_t reason = r.GetU8();
+    if (reason > static_cast<std::uint8_t>(DestroyReason::kExpired)) r.Fail();
+    v = static_cast<DestroyReason>(reason);
+  }
+  void operator()(Session& v) { v = DecodeSession(r); }
+  void operator()(std::vector<TxnOp>& ops) {
+    std::uint64_t n = r.GetVarint();
+    if (n > r.remaining()) r.Fail();  // every op takes at least one byte
+    for (; n > 0 && !r.failed(); --n) ops.push_back(DecodeTxnOp(r));
+  }
+};
+
+template <typename T>
+CommandBody DecodeBody(ByteReader& r) {
+  T body;
+  FieldReader reader{r};
+  Fields(reader, body);
+  return body;
+}
 
 }  // namespace
 
 void EncodeCommand(const Command& command, std::string* out) {
   ByteWriter w(out);
   w.PutU8(kFormatVersion);
-  // The tag is written by the body encoder, right after the version, and the
-  // time follows the body so each encoder stays a straight list of fields.
-  std::visit(Encoder{w}, command.body);
+  std::visit(
+      [&w](const auto& body) {
+        using T = std::decay_t<decltype(body)>;
+        w.PutU8(static_cast<std::uint8_t>(kTagOf<T>));
+        FieldWriter writer{w};
+        Fields(writer, body);
+      },
+      command.body);
   w.PutSignedVarint(command.now_ms);
 }
 
@@ -104,87 +130,18 @@ Result<Command> DecodeCommand(std::string_view bytes) {
   Command command;
   auto tag = static_cast<Tag>(r.GetU8());
   switch (tag) {
-    case Tag::kKvSet: {
-      KvSet c;
-      c.key = r.GetString();
-      c.value = r.GetString();
-      c.flags = r.GetVarint();
-      command.body = std::move(c);
-      break;
-    }
-    case Tag::kKvCas: {
-      KvCas c;
-      c.key = r.GetString();
-      c.value = r.GetString();
-      c.flags = r.GetVarint();
-      c.index = r.GetVarint();
-      command.body = std::move(c);
-      break;
-    }
-    case Tag::kKvAcquire: {
-      KvAcquire c;
-      c.key = r.GetString();
-      c.value = r.GetString();
-      c.flags = r.GetVarint();
-      c.session = r.GetString();
-      command.body = std::move(c);
-      break;
-    }
-    case Tag::kKvRelease: {
-      KvRelease c;
-      c.key = r.GetString();
-      c.value = r.GetString();
-      c.flags = r.GetVarint();
-      c.session = r.GetString();
-      command.body = std::move(c);
-      break;
-    }
-    case Tag::kKvDelete: {
-      KvDelete c;
-      c.key = r.GetString();
-      c.has_cas = r.GetBool();
-      c.index = r.GetVarint();
-      command.body = std::move(c);
-      break;
-    }
-    case Tag::kKvDeleteTree: {
-      KvDeleteTree c;
-      c.prefix = r.GetString();
-      command.body = std::move(c);
-      break;
-    }
-    case Tag::kSessionCreate: {
-      SessionCreate c;
-      c.session = DecodeSession(r);
-      command.body = std::move(c);
-      break;
-    }
-    case Tag::kSessionDestroy: {
-      SessionDestroy c;
-      c.id = r.GetString();
-      std::uint8_t reason = r.GetU8();
-      if (reason > 1) r.Fail();
-      c.reason = static_cast<DestroyReason>(reason);
-      command.body = std::move(c);
-      break;
-    }
-    case Tag::kTxn: {
-      Txn c;
-      std::uint64_t n = r.GetVarint();
-      if (n > r.remaining()) r.Fail();
-      for (; n > 0 && !r.failed(); --n) c.ops.push_back(DecodeTxnOp(r));
-      command.body = std::move(c);
-      break;
-    }
-    case Tag::kReapTombstones: {
-      ReapTombstones c;
-      c.index = r.GetVarint();
-      command.body = std::move(c);
-      break;
-    }
+    case Tag::kKvSet: command.body = DecodeBody<KvSet>(r); break;
+    case Tag::kKvCas: command.body = DecodeBody<KvCas>(r); break;
+    case Tag::kKvAcquire: command.body = DecodeBody<KvAcquire>(r); break;
+    case Tag::kKvRelease: command.body = DecodeBody<KvRelease>(r); break;
+    case Tag::kKvDelete: command.body = DecodeBody<KvDelete>(r); break;
+    case Tag::kKvDeleteTree: command.body = DecodeBody<KvDeleteTree>(r); break;
+    case Tag::kSessionCreate: command.body = DecodeBody<SessionCreate>(r); break;
+    case Tag::kSessionDestroy: command.body = DecodeBody<SessionDestroy>(r); break;
+    case Tag::kTxn: command.body = DecodeBody<Txn>(r); break;
+    case Tag::kReapTombstones: command.body = DecodeBody<ReapTombstones>(r); break;
     default:
-      return Status::Corruption("command: unknown type " +
-                                std::to_string(static_cast<int>(tag)));
+      return Status::Corruption("command: unknown type " + std::to_string(static_cast<int>(tag)));
   }
   command.now_ms = r.GetSignedVarint();
   if (r.failed()) return Status::Corruption("command: truncated or malformed entry");
@@ -193,19 +150,20 @@ Result<Command> DecodeCommand(std::string_view bytes) {
 }
 
 std::string_view CommandName(const Command& command) {
-  struct Namer {
-    std::string_view operator()(const KvSet&) { return "kv-set"; }
-    std::string_view operator()(const KvCas&) { return "kv-cas"; }
-    std::string_view operator()(const KvAcquire&) { return "kv-acquire"; }
-    std::string_view operator()(const KvRelease&) { return "kv-release"; }
-    std::string_view operator()(const KvDelete&) { return "kv-delete"; }
-    std::string_view operator()(const KvDeleteTree&) { return "kv-delete-tree"; }
-    std::string_view operator()(const SessionCreate&) { return "session-create"; }
-    std::string_view operator()(const SessionDestroy&) { return "session-destroy"; }
-    std::string_view operator()(const Txn&) { return "txn"; }
-    std::string_view operator()(const ReapTombstones&) { return "reap-tombstones"; }
-  };
-  return std::visit(Namer{}, command.body);
+  switch (std::visit([](const auto& body) { return kTagOf<std::decay_t<decltype(body)>>; },
+                     command.body)) {
+    case Tag::kKvSet: return "kv-set";
+    case Tag::kKvCas: return "kv-cas";
+    case Tag::kKvAcquire: return "kv-acquire";
+    case Tag::kKvRelease: return "kv-release";
+    case Tag::kKvDelete: return "kv-delete";
+    case Tag::kKvDeleteTree: return "kv-delete-tree";
+    case Tag::kSessionCreate: return "session-create";
+    case Tag::kSessionDestroy: return "session-destroy";
+    case Tag::kTxn: return "txn";
+    case Tag::kReapTombstones: return "reap-tombstones";
+  }
+  return "unknown";
 }
 
 }  // namespace tenure::state

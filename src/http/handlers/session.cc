@@ -7,6 +7,7 @@
 #include "common/strings.h"
 #include "http/api.h"
 #include "http/json.h"
+#include "http/json_input.h"
 
 namespace tenure::http {
 namespace {
@@ -15,15 +16,6 @@ using Json = nlohmann::json;
 
 Status DecodeFailed(const std::string& why) {
   return Status::InvalidArgument("Request decode failed: " + why);
-}
-
-// Go's encoding/json matches field names case-insensitively; clients such
-// as python-consul and Patroni send lower-case names.
-const Json* Field(const Json& object, std::string_view name) {
-  for (auto it = object.begin(); it != object.end(); ++it) {
-    if (EqualsIgnoreCase(it.key(), name)) return &it.value();
-  }
-  return nullptr;
 }
 
 Result<std::vector<std::string>> StringList(const Json& value, std::string_view field) {
@@ -40,8 +32,10 @@ Result<std::vector<std::string>> StringList(const Json& value, std::string_view 
   return out;
 }
 
-// Consul's UUID check on session ids (go-memdb's UUIDFieldIndex texts).
+// The session id in a path: present (Consul's `Missing session`) and shaped
+// like a UUID (go-memdb's UUIDFieldIndex texts).
 Status CheckSessionId(std::string_view id) {
+  if (id.empty()) return Status::InvalidArgument("Missing session");
   if (id.size() != 36) return Status::Internal("UUID must be 36 characters");
   for (std::size_t i = 0; i < id.size(); ++i) {
     bool dash = i == 8 || i == 13 || i == 18 || i == 23;
@@ -204,10 +198,6 @@ void Api::SessionCreate(const CallPtr& call) {
 
 void Api::SessionDestroy(const CallPtr& call) {
   const std::string& id = call->arg;
-  if (id.empty()) {
-    call->ReplyError(Status::InvalidArgument("Missing session"));
-    return;
-  }
   if (Status status = CheckSessionId(id); !status.ok()) {
     call->ReplyError(status);
     return;
@@ -224,10 +214,6 @@ void Api::SessionDestroy(const CallPtr& call) {
 
 void Api::SessionRenew(const CallPtr& call) {
   const std::string& id = call->arg;
-  if (id.empty()) {
-    call->ReplyError(Status::InvalidArgument("Missing session"));
-    return;
-  }
   if (Status status = CheckSessionId(id); !status.ok()) {
     call->ReplyError(status);
     return;
@@ -242,10 +228,6 @@ void Api::SessionRenew(const CallPtr& call) {
 
 void Api::SessionInfo(const CallPtr& call) {
   const std::string& id = call->arg;
-  if (id.empty()) {
-    call->ReplyError(Status::InvalidArgument("Missing session"));
-    return;
-  }
   if (Status status = CheckSessionId(id); !status.ok()) {
     call->ReplyError(status);
     return;

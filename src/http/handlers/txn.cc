@@ -7,18 +7,12 @@
 #include "common/strings.h"
 #include "http/api.h"
 #include "http/json.h"
+#include "http/json_input.h"
 
 namespace tenure::http {
 namespace {
 
 using Json = nlohmann::json;
-
-const Json* Field(const Json& object, std::string_view name) {
-  for (auto it = object.begin(); it != object.end(); ++it) {
-    if (EqualsIgnoreCase(it.key(), name)) return &it.value();
-  }
-  return nullptr;
-}
 
 Status ParseFailed(const std::string& why) {
   return Status::InvalidArgument("Failed to parse body: " + why);
