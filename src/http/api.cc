@@ -74,6 +74,18 @@ void Api::BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read) {
   });
 }
 
+// (key, ModifyIndex) names one version of an entry: every change to an entry,
+// including its lock being released by an invalidated session, moves its
+// ModifyIndex, and no-op writes leave both content and index alone.
+const std::string& Api::RenderedEntry(const state::KvEntry& entry) {
+  if (rendered_entry_.modify_index != entry.modify_index || rendered_entry_.key != entry.key) {
+    rendered_entry_.key = entry.key;
+    rendered_entry_.modify_index = entry.modify_index;
+    rendered_entry_.body = json::KvEntries({&entry});
+  }
+  return rendered_entry_.body;
+}
+
 void Api::ProposeThen(const CallPtr& call, state::CommandBody body,
                       std::function<void(const state::ApplyResult&)> done) {
   server_.Propose(std::move(body), [call, done = std::move(done)](

@@ -62,8 +62,17 @@ class Api {
   void ProposeThen(const CallPtr& call, state::CommandBody body,
                    std::function<void(const state::ApplyResult&)> done);
 
+  // The JSON of one key's entry, rendered once per version: a write that
+  // wakes 1,000 watchers of a key renders its body once, not 1,000 times.
+  const std::string& RenderedEntry(const state::KvEntry& entry);
+
   server::Server& server_;
   std::mt19937_64 random_;
+  struct {
+    std::string key;
+    LogIndex modify_index = 0;
+    std::string body;
+  } rendered_entry_;
 };
 
 // Maps a Status to Consul's HTTP status and plain-text body.

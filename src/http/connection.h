@@ -101,7 +101,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void WaitWritable();
   void WatchPeer();
   void OnPeerReadable(std::uint64_t generation, bool aborted);
-  void StopWatching();
   // From ConnectionResponder.
   void Respond(ConnectionResponder* responder, HttpResponse response);
   void Abandoned(ConnectionResponder* responder);

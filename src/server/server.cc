@@ -27,7 +27,8 @@ Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions op
   timers_ = std::make_unique<SessionTimers>(
       io_, clock_, options_.session_ttl_multiplier,
       [this](const std::string& id) { ExpireSession(id); });
-  waiters_ = std::make_unique<Waiters>(io_, [this](const Watch& w) { return IndexOf(w); });
+  waiters_ =
+      std::make_unique<Waiters>(io_, clock_, [this](const Watch& w) { return IndexOf(w); });
   node_->set_on_applied([this] { OnApplied(); });
   node_->set_on_leadership([this](bool is_leader) { OnLeadership(is_leader); });
 }

@@ -12,35 +12,65 @@
 namespace tenure::server {
 
 struct Waiters::Waiter {
-  Waiter(boost::asio::io_context& io, Watch w, LogIndex index, Respond r)
-      : watch(std::move(w)), min_index(index), respond(std::move(r)), timer(io) {}
   Watch watch;
   LogIndex min_index;
+  MonoMs deadline_ms;
   Respond respond;
-  boost::asio::steady_timer timer;
 };
 
-Waiters::Waiters(boost::asio::io_context& io, IndexOf index_of)
-    : io_(io), index_of_(std::move(index_of)) {}
+struct Waiters::TimerState {
+  explicit TimerState(boost::asio::io_context& io) : timer(io) {}
+  boost::asio::steady_timer timer;
+  MonoMs armed_for_ms = -1;  // -1: idle
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);
+};
+
+Waiters::Waiters(boost::asio::io_context& io, const Clock& clock, IndexOf index_of)
+    : clock_(clock), index_of_(std::move(index_of)), timer_(std::make_unique<TimerState>(io)) {}
 
 Waiters::~Waiters() {
-  for (auto& [id, waiter] : waiters_) waiter->timer.cancel();
+  *timer_->alive = false;
+  timer_->timer.cancel();
+}
+
+// Keeps the timer at the earliest deadline. Later deadlines only make the
+// timer fire early, and OnTimer re-arms it.
+void Waiters::ScheduleTimer() {
+  if (deadlines_.empty()) return;
+  MonoMs earliest = deadlines_.begin()->first;
+  if (timer_->armed_for_ms != -1 && timer_->armed_for_ms <= earliest) return;
+  timer_->armed_for_ms = earliest;
+  timer_->timer.expires_after(std::chrono::milliseconds(earliest - clock_.NowMonoMs()));
+  std::weak_ptr<bool> alive = timer_->alive;
+  timer_->timer.async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || !*alive.lock()) return;
+    timer_->armed_for_ms = -1;
+    OnTimer();
+  });
+}
+
+void Waiters::OnTimer() {
+  MonoMs now = clock_.NowMonoMs();
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+    Wake(deadlines_.begin()->second);  // erases the deadline
+  }
+  ScheduleTimer();
 }
 
 std::uint64_t Waiters::Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Respond respond) {
   if (waiters_.size() >= limits::kBlockingWaitersMax) return 0;
   std::uint64_t id = next_id_++;
-  auto waiter = std::make_unique<Waiter>(io_, std::move(watch), min_index, std::move(respond));
+  MonoMs deadline_ms = clock_.NowMonoMs() + wait_ms;
+  auto waiter = std::make_unique<Waiter>(
+      Waiter{std::move(watch), min_index, deadline_ms, std::move(respond)});
   switch (waiter->watch.kind) {
     case WatchKind::kKey: by_key_[waiter->watch.key].push_back(id); break;
     case WatchKind::kPrefix: prefix_waiters_.push_back(id); break;
     case WatchKind::kSessions: session_waiters_.push_back(id); break;
   }
-  waiter->timer.expires_after(std::chrono::milliseconds(wait_ms));
-  waiter->timer.async_wait([this, id](const boost::system::error_code& ec) {
-    if (!ec) Wake(id);
-  });
   waiters_.emplace(id, std::move(waiter));
+  deadlines_.insert({deadline_ms, id});
+  ScheduleTimer();
   return id;
 }
 
@@ -74,7 +104,7 @@ void Waiters::Unindex(std::uint64_t id, const Watch& watch) {
 void Waiters::Cancel(std::uint64_t id) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return;
-  it->second->timer.cancel();
+  deadlines_.erase({it->second->deadline_ms, id});
   Unindex(id, it->second->watch);
   waiters_.erase(it);
 }
@@ -86,7 +116,7 @@ void Waiters::Wake(std::uint64_t id) {
   if (it == waiters_.end()) return;
   std::unique_ptr<Waiter> waiter = std::move(it->second);
   waiters_.erase(it);
-  waiter->timer.cancel();
+  deadlines_.erase({waiter->deadline_ms, id});
   Unindex(id, waiter->watch);
   Respond respond = std::move(waiter->respond);
   respond();

@@ -4,7 +4,9 @@
 // Soft state on every server (not only the leader). Loop thread only.
 // Waiters are indexed by what they watch (an exact key, a key prefix, or the
 // sessions table) so a write wakes only the waiters it could concern: 1,000
-// watchers of one key cost nothing to writes elsewhere.
+// watchers of one key cost nothing to writes elsewhere. Their deadlines sit
+// in one ordered set behind a single timer, so parking and waking cost no
+// timer operations of their own.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include <set>
+#include <utility>
+
+#include "common/clock.h"
 #include "common/types.h"
 #include "state/store.h"
 
@@ -39,7 +45,7 @@ class Waiters {
   // The index a watch currently reports (Store::KeyIndex, PrefixIndex, ...).
   using IndexOf = std::function<LogIndex(const Watch&)>;
 
-  Waiters(boost::asio::io_context& io, IndexOf index_of);
+  Waiters(boost::asio::io_context& io, const Clock& clock, IndexOf index_of);
   ~Waiters();
 
   // Parks a query until the watch's index exceeds min_index or wait_ms
@@ -58,10 +64,15 @@ class Waiters {
   struct Waiter;
   void Wake(std::uint64_t id);
   void Unindex(std::uint64_t id, const Watch& watch);
+  void ScheduleTimer();
+  void OnTimer();
   void CheckList(std::vector<std::uint64_t>& ids, std::vector<std::uint64_t>* ready);
 
-  boost::asio::io_context& io_;
+  const Clock& clock_;
   IndexOf index_of_;
+  std::set<std::pair<MonoMs, std::uint64_t>> deadlines_;  // (deadline, id)
+  struct TimerState;
+  std::unique_ptr<TimerState> timer_;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, std::unique_ptr<Waiter>> waiters_;
   std::unordered_map<std::string, std::vector<std::uint64_t>> by_key_;

@@ -97,7 +97,7 @@ void Api::KvGet(const CallPtr& call) {
       response.headers.emplace_back("X-Content-Type-Options", "nosniff");
       response.headers.emplace_back("Content-Security-Policy", "sandbox");
     } else {
-      response = HttpResponse::Json(json::KvEntries({entry}));
+      response = HttpResponse::Json(RenderedEntry(*entry));
     }
     SetMeta(&response, store.KeyIndex(call->arg));
     return response;

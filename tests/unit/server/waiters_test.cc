@@ -14,7 +14,8 @@ class WaitersTest : public ::testing::Test {
   // The index each watch reports; tests move it and then Notify.
   std::map<std::string, LogIndex> index_;
   boost::asio::io_context io_;
-  Waiters waiters_{io_, [this](const Watch& w) {
+  RealClock clock_;
+  Waiters waiters_{io_, clock_, [this](const Watch& w) {
                      return index_[(w.kind == WatchKind::kSessions ? "#" : "") + w.key];
                    }};
   int answered_ = 0;
