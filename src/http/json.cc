@@ -69,14 +69,25 @@ void AppendStringArray(std::string* out, const std::vector<std::string>& items) 
 
 }  // namespace
 
+namespace {
+
+// Printable ASCII that Go's encoder writes as is.
+bool IsPlain(unsigned char c) {
+  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+}
+
+}  // namespace
+
 void AppendString(std::string* out, std::string_view text) {
   *out += '"';
   std::size_t i = 0;
   while (i < text.size()) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c < 0x80) {
-      *out += static_cast<char>(c);
-      ++i;
+    if (IsPlain(c)) {  // append the whole plain run at once
+      std::size_t end = i + 1;
+      while (end < text.size() && IsPlain(static_cast<unsigned char>(text[end]))) ++end;
+      out->append(text.data() + i, end - i);
+      i = end;
       continue;
     }
     switch (c) {

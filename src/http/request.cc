@@ -145,6 +145,10 @@ HttpResponse HttpResponse::Text(int status, std::string body) {
 }
 
 Result<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
+  // Most paths and values have nothing to decode: copy them whole.
+  if (text.find_first_of(plus_is_space ? "%+" : "%") == std::string_view::npos) {
+    return std::string(text);
+  }
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {

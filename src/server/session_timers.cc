@@ -38,19 +38,20 @@ void SessionTimers::Arm(const std::string& session_id, DurationNs ttl_ns) {
   MonoMs at_ms = clock_.NowMonoMs() + ttl_ms * ttl_multiplier_;
   auto it = deadlines_.find(session_id);
   if (it != deadlines_.end()) {
-    queue_.erase({it->second.at_ms, it->first});
+    if (it->second.at_ms == at_ms) return;  // renewed within the same millisecond
+    queue_.erase({it->second.at_ms, &it->first});
     it->second = {at_ms, ttl_ns};
   } else {
     it = deadlines_.emplace(session_id, Deadline{at_ms, ttl_ns}).first;
   }
-  queue_.insert({at_ms, it->first});
+  queue_.insert({at_ms, &it->first});
   Schedule();
 }
 
 void SessionTimers::Disarm(std::string_view session_id) {
   auto it = deadlines_.find(std::string(session_id));
   if (it == deadlines_.end()) return;
-  queue_.erase({it->second.at_ms, it->first});
+  queue_.erase({it->second.at_ms, &it->first});
   deadlines_.erase(it);
 }
 
@@ -92,7 +93,7 @@ void SessionTimers::Schedule() {
 void SessionTimers::Fire() {
   MonoMs now = clock_.NowMonoMs();
   while (!queue_.empty() && queue_.begin()->first <= now) {
-    std::string id(queue_.begin()->second);
+    std::string id(*queue_.begin()->second);
     queue_.erase(queue_.begin());
     deadlines_.erase(id);
     on_expire_(id);  // may call Arm/Disarm

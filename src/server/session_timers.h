@@ -55,8 +55,10 @@ class SessionTimers {
   int ttl_multiplier_;
   ExpireFn on_expire_;
   std::unordered_map<std::string, Deadline> deadlines_;
-  // (deadline, id) ordered by time; the string_view points into deadlines_'s key.
-  std::set<std::pair<MonoMs, std::string_view>> queue_;
+  // (deadline, id) ordered by time, ties by address: the pointer is
+  // deadlines_'s key, stable for the node's life, and cheaper to compare
+  // than the id's bytes.
+  std::set<std::pair<MonoMs, const std::string*>> queue_;
   struct TimerState;
   std::unique_ptr<TimerState> timer_;
 };
