@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "common/assert.h"
+#include "common/strings.h"
 
 namespace tenure::server {
 
@@ -48,7 +49,34 @@ void Server::Stop(std::function<void()> done) {
   node_->Stop(std::move(done));
 }
 
+// True if the command would give a lock to a session whose expiry is under
+// way (etcd issue 11456: no grant to a session that has already expired).
+bool Server::AcquiresForExpiringSession(const state::CommandBody& body,
+                                        std::string* session_id) const {
+  if (const auto* acquire = std::get_if<state::KvAcquire>(&body)) {
+    *session_id = acquire->session;
+    return IsExpiring(acquire->session);
+  }
+  if (const auto* txn = std::get_if<state::Txn>(&body)) {
+    for (const state::TxnOp& op : txn->ops) {
+      if (op.verb == state::TxnVerb::kLock && IsExpiring(op.session)) {
+        *session_id = op.session;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 void Server::Propose(state::CommandBody body, raft::Node::ProposeDone done) {
+  if (std::string session_id; AcquiresForExpiringSession(body, &session_id)) {
+    // Answer as the Store will once the SessionDestroy commits.
+    state::ApplyResult refused;
+    refused.ok = false;
+    refused.status = Status::Internal("invalid session " + GoQuote(session_id));
+    done(std::move(refused));
+    return;
+  }
   state::Command command;
   command.now_ms = clock_.NowUnixMs();
   // Session lifetimes drive the leader's timers: a committed create arms

@@ -54,7 +54,9 @@ class Server {
   Waiters& waiters() { return *waiters_; }
 
   // Stamps the command with the wall clock and proposes it. `done` runs on
-  // the loop thread with the apply result or kNotLeader/kUnavailable.
+  // the loop thread with the apply result or kNotLeader/kUnavailable. An
+  // acquire (or txn lock) by a session whose expiry is under way is refused
+  // here with `invalid session "<id>"`, as the Store would answer.
   void Propose(state::CommandBody body, raft::Node::ProposeDone done);
   // Completes when every entry committed before the call is applied here
   // (?consistent reads). Calls that arrive while a barrier is in flight share
@@ -82,6 +84,7 @@ class Server {
   const SessionTimers& TEST_timers() const { return *timers_; }
 
  private:
+  bool AcquiresForExpiringSession(const state::CommandBody& body, std::string* session_id) const;
   void OnApplied();
   void OnLeadership(bool is_leader);
   void ExpireSession(const std::string& session_id);

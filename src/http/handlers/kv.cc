@@ -149,14 +149,7 @@ void Api::KvPut(const CallPtr& call) {
     }
     body = state::KvCas{key, request.body, flags, *index};
   } else if (acquire) {
-    std::string session(*acquire);
-    // A session whose expiry the leader has already decided may not take a
-    // lock, even though its SessionDestroy has not committed yet.
-    if (server_.IsExpiring(session)) {
-      call->ReplyError(Status::Internal("invalid session " + GoQuote(session)));
-      return;
-    }
-    body = state::KvAcquire{key, request.body, flags, std::move(session)};
+    body = state::KvAcquire{key, request.body, flags, std::string(*acquire)};
   } else if (release) {
     body = state::KvRelease{key, request.body, flags, std::string(*release)};
   } else {

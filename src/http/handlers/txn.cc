@@ -141,12 +141,6 @@ void Api::Txn(const CallPtr& call) {
     });
     return;
   }
-  for (const state::TxnOp& op : parsed->ops) {
-    if (op.verb == state::TxnVerb::kLock && server_.IsExpiring(op.session)) {
-      call->ReplyError(Status::Internal("invalid session " + GoQuote(op.session)));
-      return;
-    }
-  }
   ProposeThen(call, state::Txn{std::move(parsed->ops)}, [call](const state::ApplyResult& result) {
     if (!result.status.ok()) {
       call->ReplyError(result.status);
