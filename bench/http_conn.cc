@@ -3,6 +3,8 @@
 // read(2) of the whole response.
 #include "http_conn.h"
 
+#include "common/strings.h"
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <charconv>
@@ -20,16 +22,6 @@ constexpr std::size_t kInitialBuffer = 4096;
 // Read at least this many bytes per read(2); compact or grow below that.
 constexpr std::size_t kMinReadRoom = 1024;
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

@@ -1,71 +1,108 @@
 #include "common/strings.h"
 
+#include <cstdint>
 #include <cstdio>
 
 namespace tenure {
 
 namespace {
 
-// Length of a valid UTF-8 sequence at text[i] (2..4 bytes), or 0.
-std::size_t Utf8SequenceLength(std::string_view text, std::size_t i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  unsigned char c = byte(i);
-  std::size_t n;
-  unsigned min;
-  if ((c & 0xe0) == 0xc0) { n = 2; min = 0x80; }
-  else if ((c & 0xf0) == 0xe0) { n = 3; min = 0x800; }
-  else if ((c & 0xf8) == 0xf0) { n = 4; min = 0x10000; }
-  else return 0;
-  if (i + n > text.size()) return 0;
-  unsigned code = c & (0x7fu >> n);
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-    code = (code << 6) | (byte(i + k) & 0x3fu);
+void AppendHexEscape(std::string* out, const char* prefix, std::uint32_t value, int digits) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->append(prefix);
+  for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4)
+    out->push_back(kHex[(value >> shift) & 0xf]);
+}
+
+// Length of the valid UTF-8 sequence at text[0], 0 if invalid or truncated.
+// Sets *rune to its code point.
+std::size_t Utf8Sequence(std::string_view text, std::uint32_t* rune) {
+  const auto b0 = static_cast<unsigned char>(text[0]);
+  std::size_t len = 0;
+  std::uint32_t min = 0;
+  if (b0 >= 0xc2 && b0 <= 0xdf) {
+    len = 2, *rune = b0 & 0x1f, min = 0x80;
+  } else if (b0 >= 0xe0 && b0 <= 0xef) {
+    len = 3, *rune = b0 & 0x0f, min = 0x800;
+  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+    len = 4, *rune = b0 & 0x07, min = 0x10000;
+  } else {
+    return 0;
   }
-  if (code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return 0;
-  return n;
+  if (text.size() < len) return 0;
+  for (std::size_t i = 1; i < len; ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if ((b & 0xc0) != 0x80) return 0;
+    *rune = (*rune << 6) | (b & 0x3f);
+  }
+  if (*rune < min || *rune > 0x10ffff || (*rune >= 0xd800 && *rune <= 0xdfff)) return 0;
+  return len;
 }
 
 }  // namespace
 
+// Go's strconv.Quote (what %q prints): printable ASCII and valid UTF-8 as
+// is; quotes, backslashes and controls escaped; invalid bytes as \xNN.
 std::string GoQuote(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 2);
-  out += '"';
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      // Valid UTF-8 is kept as is; each byte of an invalid sequence is \xNN.
-      std::size_t n = Utf8SequenceLength(text, i);
-      if (n > 0) {
-        out.append(text.data() + i, n);
-        i += n - 1;
-      } else {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
-        out += buf;
+  std::string out = "\"";
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\a':
+          out += "\\a";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\v':
+          out += "\\v";
+          break;
+        default:
+          if (c < 0x20 || c == 0x7f) {
+            AppendHexEscape(&out, "\\x", c, 2);
+          } else {
+            out.push_back(static_cast<char>(c));
+          }
       }
+      ++i;
       continue;
     }
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
+    std::uint32_t rune = 0;
+    const std::size_t len = Utf8Sequence(text.substr(i), &rune);
+    if (len == 0) {
+      AppendHexEscape(&out, "\\x", c, 2);
+      ++i;
+    } else if (rune < 0xa0) {  // C1 controls are not printable
+      AppendHexEscape(&out, "\\u", rune, 4);
+      i += len;
+    } else {
+      out.append(text.substr(i, len));
+      i += len;
     }
   }
-  out += '"';
+  out.push_back('"');
   return out;
 }
+
 
 bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;

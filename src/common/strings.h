@@ -6,8 +6,7 @@
 
 namespace tenure {
 
-// Go's %q for the strings Consul quotes in its error texts: double quotes,
-// with \" \\ \n \r \t and other control bytes escaped.
+// Go's %q (strconv.Quote) for the strings Consul quotes in its error texts.
 std::string GoQuote(std::string_view text);
 
 bool StartsWith(std::string_view text, std::string_view prefix);
