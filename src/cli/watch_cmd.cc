@@ -7,6 +7,7 @@
 // environment. A failing handler ends the watch with exit 1; SIGINT/SIGTERM
 // end it with exit 0 (a running handler gets the signal and is waited for).
 #include <algorithm>
+#include <cstdint>
 #include <chrono>
 #include <thread>
 
@@ -64,10 +65,12 @@ Result<Snapshot> Fetch(client::HttpClient& client, const WatchSpec& spec, std::u
   }
   Snapshot snapshot;
   std::string index_text = response->Header("X-Consul-Index");
-  if (index_text.size() > 19) return Status::Corruption("bad X-Consul-Index " + index_text);
-  for (char c : index_text) {
-    if (c < '0' || c > '9') return Status::Corruption("bad X-Consul-Index " + index_text);
-    snapshot.index = snapshot.index * 10 + static_cast<std::uint64_t>(c - '0');
+  for (char c : index_text) {  // the full uint64 range, nothing else
+    std::uint64_t digit = static_cast<std::uint64_t>(c - '0');
+    if (c < '0' || c > '9' || snapshot.index > (UINT64_MAX - digit) / 10) {
+      return Status::Corruption("bad X-Consul-Index " + index_text);
+    }
+    snapshot.index = snapshot.index * 10 + digit;
   }
   // Index 0 would turn the long poll into a busy loop: treat it as an error.
   if (snapshot.index == 0) return Status::Corruption("response without X-Consul-Index");
