@@ -117,6 +117,10 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
 
   std::vector<JournalEntry> journal;
   journal_ = &journal;
+  // A txn is one raft entry, so every grant in it gets the same fencing
+  // token; a second new grant of a key in the same txn would hand out a
+  // token no larger than the first one's. Refuse it (docs/fencing.md).
+  std::set<std::string, std::less<>> granted_keys;
   const LogIndex kv_index_before = kv_index_;
   const std::size_t changes_before = changes_.keys.size();
 
@@ -132,10 +136,19 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
         outcome = CasKv(op.key, op.value, op.flags, op.index, index);
         failure = "failed to set key " + GoQuote(op.key) + ", index is stale";
         break;
-      case TxnVerb::kLock:
+      case TxnVerb::kLock: {
+        const KvEntry* current = FindKv(op.key);
+        bool new_grant = current == nullptr || current->session != op.session;
+        if (new_grant && granted_keys.count(op.key) != 0) {
+          txn.errors.push_back({i, "failed to lock key " + GoQuote(op.key) +
+                                       ", it was already granted in this transaction"});
+          continue;
+        }
         outcome = AcquireKv(op.key, op.value, op.flags, op.session, index);
         failure = "failed to lock key " + GoQuote(op.key) + ", lock is already held";
+        if (outcome.error.ok() && outcome.ok && outcome.fence == index) granted_keys.insert(op.key);
         break;
+      }
       case TxnVerb::kUnlock:
         outcome = ReleaseKv(op.key, op.value, op.flags, op.session, index);
         failure = "failed to unlock key " + GoQuote(op.key) +

@@ -727,3 +727,67 @@ TEST(StoreLockTest, HeldKeysFollowAcquireReleaseDeleteAndDestroy) {
 
 }  // namespace
 }  // namespace tenure::state
+
+// Regression (review of issue 2): a txn is one raft entry, so two grants of
+// one key inside it would share a fencing token and the first holder's
+// check-fence would pass while the second holds the lock.
+namespace tenure::state {
+namespace {
+
+TEST(StoreFenceRegressionTest, SecondGrantOfAKeyInOneTxnIsRefused) {
+  Store store;
+  LogIndex index = 0;
+  auto apply = [&](CommandBody body) {
+    ApplyResult r = store.Apply(Command{1'700'000'000'000, std::move(body)}, ++index);
+    store.CheckInvariants();
+    return r;
+  };
+  Session a, b;
+  a.id = "00000000-0000-4000-8000-00000000000a";
+  b.id = "00000000-0000-4000-8000-00000000000b";
+  apply(SessionCreate{a});
+  apply(SessionCreate{b});
+  TxnOp lock_a{TxnVerb::kLock, "k", "", 0, 0, a.id};
+  TxnOp unlock_a{TxnVerb::kUnlock, "k", "", 0, 0, a.id};
+  TxnOp lock_b{TxnVerb::kLock, "k", "", 0, 0, b.id};
+  ApplyResult r = apply(Txn{{lock_a, unlock_a, lock_b}});
+  ASSERT_EQ(r.txn.errors.size(), 1u);
+  EXPECT_EQ(r.txn.errors[0].op_index, 2u);
+  EXPECT_EQ(r.txn.errors[0].what,
+            "failed to lock key \"k\", it was already granted in this transaction");
+  EXPECT_EQ(store.FindKv("k"), nullptr);  // rolled back entirely
+
+  // Separate entries: B's token is strictly larger than A's, and A's
+  // check-fence fails while B holds the key.
+  ApplyResult ra = apply(Txn{{lock_a}});
+  LogIndex fence_a = ra.txn.results.at(0).entry.fence;
+  apply(Txn{{unlock_a}});
+  ApplyResult rb = apply(Txn{{lock_b}});
+  EXPECT_GT(rb.txn.results.at(0).entry.fence, fence_a);
+  TxnOp check_a{TxnVerb::kCheckFence, "k", "", 0, fence_a, ""};
+  EXPECT_FALSE(apply(Txn{{check_a}}).txn.ok());
+}
+
+TEST(StoreFenceRegressionTest, HandoffInOneTxnKeepsTokensIncreasing) {
+  // resign --to: [unlock k A, lock k B] in one entry: A's grant is older.
+  Store store;
+  LogIndex index = 0;
+  auto apply = [&](CommandBody body) {
+    return store.Apply(Command{1'700'000'000'000, std::move(body)}, ++index);
+  };
+  Session a, b;
+  a.id = "00000000-0000-4000-8000-00000000000a";
+  b.id = "00000000-0000-4000-8000-00000000000b";
+  apply(SessionCreate{a});
+  apply(SessionCreate{b});
+  LogIndex fence_a = apply(KvAcquire{"k", "", 0, a.id}).fence;
+  TxnOp unlock_a{TxnVerb::kUnlock, "k", "", 0, 0, a.id};
+  TxnOp lock_b{TxnVerb::kLock, "k", "", 0, 0, b.id};
+  ApplyResult r = apply(Txn{{unlock_a, lock_b}});
+  ASSERT_TRUE(r.txn.ok());
+  EXPECT_GT(store.FindKv("k")->fence, fence_a);
+  EXPECT_EQ(store.FindKv("k")->session, b.id);
+}
+
+}  // namespace
+}  // namespace tenure::state

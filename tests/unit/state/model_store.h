@@ -152,6 +152,7 @@ class ModelStore {
   std::map<std::string, Session> sessions;
   std::map<std::string, UnixMs> lock_delays;  // key -> window end (never forgotten here)
   LogIndex kv_index = 0;
+  std::set<std::string> granted_in_txn;  // keys given a new holder by the running txn
   LogIndex sessions_index = 0;
   // The reap floor. store.h says prefix indexes are "never lower than the
   // last tombstone reap": either the highest index passed to ReapTombstones
@@ -531,6 +532,7 @@ class ModelStore {
   void RunTxn(const std::vector<TxnOp>& ops, LogIndex index, bool commit, ModelResult* r) {
     r->is_txn = true;
     ModelStore work = *this;
+    work.granted_in_txn.clear();
     std::set<std::string> changed;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const TxnOp& op = ops[i];
@@ -575,9 +577,17 @@ class ModelStore {
         Put(SetEntry(op.key, op.value, op.flags, index), index, changed);
         entry_result(op.key, false);
         return std::nullopt;
-      case TxnVerb::kLock:
+      case TxnVerb::kLock: {
+        // One raft entry, one fencing token: a key may get only one new
+        // holder per transaction.
+        const auto* current = Find(op.key);
+        bool new_grant = current == nullptr || current->session != op.session;
+        if (new_grant && granted_in_txn.count(op.key) != 0) {
+          return "failed to lock key " + q + ", it was already granted in this transaction";
+        }
         switch (Lock(op.key, op.value, op.flags, op.session, index, changed)) {
           case LockOutcome::kLocked:
+            if (kv.at(op.key).fence == index) granted_in_txn.insert(op.key);
             entry_result(op.key, false);
             return std::nullopt;
           case LockOutcome::kHeld:
@@ -588,6 +598,7 @@ class ModelStore {
             return "invalid session " + GoQuote(op.session);
         }
         return std::nullopt;
+      }
       case TxnVerb::kUnlock:
         if (op.session.empty()) return std::string("missing session");
         if (!Unlock(op.key, op.value, op.flags, op.session, index, changed)) {

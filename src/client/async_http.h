@@ -1,0 +1,127 @@
+// AsyncHttpClient: the asynchronous HTTP/1.1 transport libtenure is built on.
+//
+// It runs on a boost::asio::io_context that the CALLER runs on ONE thread.
+// LOOP THREAD ONLY: every member function must be called on that thread (or
+// while the loop is not running), and every callback runs on it. There are no
+// locks inside.
+//
+// Each in-flight request has a connection of its own, so a renewal is never
+// stuck behind a parked 5-minute blocking query. A finished connection goes
+// back to a small keep-alive pool per address (at most max_idle_per_address
+// are kept, the rest closed). A kept connection the server closed while idle
+// is detected before use; if it fails anyway before any byte of a response
+// arrived, the request is sent once more on a fresh connection.
+//
+// Retries follow Consul's own client (docs/consul-api.md §7): only transport
+// errors (refused, reset, EOF before a response, connect timeout) and HTTP
+// 500 are retried, up to RetryPolicy::max_retries times with a capped
+// exponential backoff, never past the request's deadline. Each such failure
+// also moves the client to the next address in the list (round-robin
+// failover) for this and later requests: that is how it rides out a server
+// restart or a dead server. Any other status (400, 404, 409, 429, 503...) is
+// returned at once.
+//
+// Results (the `done` callback):
+//   - a response arrived: Result holds it, whatever its status (HTTP errors
+//     are not Statuses here; a 500 that survived every retry is returned too);
+//   - the deadline passed: Code::kTimeout;
+//   - transport failure after the last retry: Code::kUnavailable;
+//   - Cancel() or Shutdown(): Code::kUnavailable whose message contains
+//     kCancelledMarker; test with IsCancelled().
+//   IDEMPOTENCY: a failure whose request was fully written on some attempt
+//   may have been applied by the server (it can apply and then die before
+//   answering). Such Statuses carry kMaybeAppliedMarker; test with
+//   MaybeApplied(). A retried request may also have been applied more than
+//   once. The retries are safe for what libtenure sends (session create aside,
+//   whose duplicates expire by TTL): acquire/release by the same session,
+//   renew, reads and CAS writes are idempotent or fail harmlessly on repeat.
+//   Callers with non-idempotent writes pass RetryPolicy::None().
+//
+// Callbacks run exactly once per Request, never inside Request() itself
+// (except after Shutdown, below). Cancel() and Shutdown() run the affected
+// callbacks synchronously, before they return; afterwards no callback of
+// those requests runs, and no callback runs after the client is destroyed.
+// REQUIRES: a callback does not destroy the client (post the destruction).
+// Beast stays inside async_http.cc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/http_client.h"
+#include "common/status.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace tenure::client {
+
+struct AsyncHttpOptions {
+  std::vector<std::string> addresses;  // "host:port", "http://host:port", "[::1]:8500"
+  std::string token;                   // sent as X-Consul-Token when not empty
+  std::int64_t connect_timeout_ms = 5'000;
+  std::int64_t default_timeout_ms = 30'000;
+  std::size_t max_idle_per_address = 2;
+};
+
+struct RetryPolicy {
+  int max_retries = 4;  // attempts after the first; 0 = no retry
+  std::int64_t backoff_initial_ms = 100;
+  std::int64_t backoff_max_ms = 1'000;
+  static RetryPolicy None() { return {0, 0, 0}; }
+};
+
+struct HttpCall {
+  std::string method;  // "GET", "PUT", "DELETE"...
+  std::string target;  // path plus query, already escaped (see EscapeKeyPath)
+  std::string body;
+  // Bounds the whole call, retries and backoff included; <= 0 = the client's
+  // default. Blocking queries pass wait + wait/16 jitter + slack.
+  std::int64_t timeout_ms = 0;
+  RetryPolicy retry;
+};
+
+using RequestId = std::uint64_t;
+using HttpCallback = std::function<void(Result<ClientResponse>)>;
+
+inline constexpr char kMaybeAppliedMarker[] = "request may have been applied";
+inline constexpr char kCancelledMarker[] = "request cancelled";
+bool MaybeApplied(const Status& status);
+bool IsCancelled(const Status& status);
+
+class AsyncHttpClient {
+ public:
+  // Bad addresses are reported by every Request (the constructor cannot fail).
+  // REQUIRES: io outlives this client.
+  AsyncHttpClient(boost::asio::io_context& io, AsyncHttpOptions options);
+  ~AsyncHttpClient();  // Shutdown()
+  AsyncHttpClient(const AsyncHttpClient&) = delete;
+  AsyncHttpClient& operator=(const AsyncHttpClient&) = delete;
+
+  // Starts the call; `done` runs once, later, on the loop thread. After
+  // Shutdown, `done` runs at once (inside Request) with kUnavailable.
+  RequestId Request(HttpCall call, HttpCallback done);
+
+  // Ends an in-flight request: its callback runs now with IsCancelled().
+  // Returns false (and does nothing) when the id is unknown or finished.
+  bool Cancel(RequestId id);
+
+  // Cancels every in-flight request (callbacks run now, once each, before
+  // Shutdown returns) and closes every socket. Idempotent.
+  void Shutdown();
+
+  // Requests in flight; idle pooled connections (all addresses). For tests.
+  std::size_t in_flight() const;
+  std::size_t TEST_IdleConnections() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tenure::client
