@@ -10,15 +10,19 @@
 // back to a small keep-alive pool per address (at most max_idle_per_address
 // are kept, the rest closed). A kept connection the server closed while idle
 // is detected before use; if it fails anyway before any byte of a response
-// arrived, the request is sent once more on a fresh connection.
+// arrived, the request is sent once more on a fresh connection (this resend
+// does not count as a retry, happens even with RetryPolicy::None(), and in
+// the rare case of a server that applied the request and then closed without
+// answering, repeats it: see IDEMPOTENCY).
 //
 // Retries follow Consul's own client (docs/consul-api.md §7): only transport
 // errors (refused, reset, EOF before a response, connect timeout) and HTTP
 // 500 are retried, up to RetryPolicy::max_retries times with a capped
-// exponential backoff, never past the request's deadline. Each such failure
-// also moves the client to the next address in the list (round-robin
-// failover) for this and later requests: that is how it rides out a server
-// restart or a dead server. Any other status (400, 404, 409, 429, 503...) is
+// exponential backoff, never past the request's deadline (when the next
+// backoff would pass it, the last error or 500 is returned at once, not
+// kTimeout). Each such failure also moves the client to the next address in
+// the list (round-robin failover) for this and later requests: that is how it
+// rides out a server restart or a dead server. Any other status (400, 404, 409, 429, 503...) is
 // returned at once.
 //
 // Results (the `done` callback):

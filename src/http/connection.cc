@@ -368,6 +368,8 @@ void Connection::Dispatch() {
 
   phase_ = Phase::kParked;
   request_started_ = false;
+  parked_read_only_ = request.method == "GET" || request.method == "HEAD";
+  peer_finished_sending_ = false;
   SetDeadline(kNoDeadline, request.received_ms);  // blocking queries wait as long as they need
   auto responder = std::make_shared<ConnectionResponder>(shared_from_this());
   responder_ = responder.get();
@@ -386,15 +388,31 @@ void Connection::Dispatch() {
 
 // --- Parked requests -----------------------------------------------------------
 
+// While a request is parked, the socket is watched so that a client that
+// goes away frees its parked work. Bytes it pipelines meanwhile are read into
+// pending_ (bounded), so the watch always sees a later EOF or reset. An EOF is
+// only a half-close: the answer to a write (PUT, DELETE) is still owed and is
+// sent, as Go's server does; a parked read (a blocking query) is dropped.
 void Connection::WatchPeer() {
-  if (watching_ || !pending_.empty()) return;  // pipelined bytes: the client is alive
+  if (watching_ || peer_finished_sending_) return;
   for (;;) {
-    char byte;
-    const ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n > 0) return;  // the next request waits in the kernel until this one is answered
+    const ssize_t n =
+        ::recv(fd_, shared_->scratch.get(), ServerShared::kScratchBytes, MSG_DONTWAIT);
+    if (n > 0) {
+      pending_.append(shared_->scratch.get(), static_cast<std::size_t>(n));
+      if (pending_.size() > kPendingBytesMax) {
+        Close();  // pipelining without bound while waiting: not a client we can serve
+        return;
+      }
+      continue;
+    }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && WouldBlock(errno)) break;
-    Close();  // EOF or error: the client is gone, and so is the parked work
+    if (n == 0 && !parked_read_only_) {
+      peer_finished_sending_ = true;  // answer, then finish the connection
+      return;
+    }
+    Close();  // reset, or EOF on a parked read: the client is gone, and so is the work
     return;
   }
   watching_ = true;

@@ -49,32 +49,44 @@ void Server::Stop(std::function<void()> done) {
   node_->Stop(std::move(done));
 }
 
-// True if the command would give a lock to a session whose expiry is under
-// way (etcd issue 11456: no grant to a session that has already expired).
-bool Server::AcquiresForExpiringSession(const state::CommandBody& body,
-                                        std::string* session_id) const {
+// The op that would give a lock to a session whose expiry is under way
+// (etcd issue 11456: no grant to a session that has already expired):
+// 0 for a KV acquire, the op's position for a txn, nullopt if none.
+std::optional<std::size_t> Server::AcquireByExpiringSession(const state::CommandBody& body,
+                                                           std::string* session_id) const {
   if (const auto* acquire = std::get_if<state::KvAcquire>(&body)) {
     *session_id = acquire->session;
-    return IsExpiring(acquire->session);
+    if (IsExpiring(acquire->session)) return 0;
   }
   if (const auto* txn = std::get_if<state::Txn>(&body)) {
-    for (const state::TxnOp& op : txn->ops) {
+    for (std::size_t i = 0; i < txn->ops.size(); ++i) {
+      const state::TxnOp& op = txn->ops[i];
       if (op.verb == state::TxnVerb::kLock && IsExpiring(op.session)) {
         *session_id = op.session;
-        return true;
+        return i;
       }
     }
   }
-  return false;
+  return std::nullopt;
 }
 
 void Server::Propose(state::CommandBody body, raft::Node::ProposeDone done) {
-  if (std::string session_id; AcquiresForExpiringSession(body, &session_id)) {
-    // Answer as the Store will once the SessionDestroy commits.
+  std::string session_id;
+  if (auto op = AcquireByExpiringSession(body, &session_id)) {
+    // Answer as the Store will once the SessionDestroy commits: an error for
+    // a KV acquire, a rolled-back transaction (409) for a txn lock.
     state::ApplyResult refused;
     refused.ok = false;
-    refused.status = Status::Internal("invalid session " + GoQuote(session_id));
-    done(std::move(refused));
+    std::string what = "invalid session " + GoQuote(session_id);
+    if (std::holds_alternative<state::Txn>(body)) {
+      refused.txn.errors.push_back({*op, std::move(what)});
+    } else {
+      refused.status = Status::Internal(std::move(what));
+    }
+    // Never complete inside the caller's stack, as raft never does.
+    boost::asio::post(io_, [done = std::move(done), refused = std::move(refused)]() mutable {
+      done(std::move(refused));
+    });
     return;
   }
   state::Command command;

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -84,7 +85,8 @@ class Server {
   const SessionTimers& TEST_timers() const { return *timers_; }
 
  private:
-  bool AcquiresForExpiringSession(const state::CommandBody& body, std::string* session_id) const;
+  std::optional<std::size_t> AcquireByExpiringSession(const state::CommandBody& body,
+                                                      std::string* session_id) const;
   void OnApplied();
   void OnLeadership(bool is_leader);
   void ExpireSession(const std::string& session_id);

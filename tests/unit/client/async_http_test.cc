@@ -1,0 +1,642 @@
+// AsyncHttpClient against real loopback sockets: small POSIX stub servers
+// (one thread per connection) inject the faults; the client runs on an
+// io_context driven by the test thread. Every wait polls with a deadline.
+#include "client/async_http.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tenure::client {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// ---- stub server --------------------------------------------------------
+
+struct StubRequest {
+  std::string method;
+  std::string target;
+  std::string head;  // request line and headers
+  std::string body;
+};
+
+// Reads one request (Content-Length bodies only); nullopt on EOF or error.
+std::optional<StubRequest> ReadRequest(int fd) {
+  std::string data;
+  char chunk[4096];
+  std::size_t end;
+  while ((end = data.find("\r\n\r\n")) == std::string::npos) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n <= 0) return std::nullopt;
+    data.append(chunk, static_cast<std::size_t>(n));
+  }
+  StubRequest request;
+  request.head = data.substr(0, end);
+  std::size_t space = request.head.find(' ');
+  request.method = request.head.substr(0, space);
+  request.target = request.head.substr(space + 1, request.head.find(' ', space + 1) - space - 1);
+  std::size_t length = 0;
+  if (std::size_t at = request.head.find("Content-Length: "); at != std::string::npos) {
+    length = std::stoul(request.head.substr(at + 16));
+  }
+  request.body = data.substr(end + 4);
+  while (request.body.size() < length) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n <= 0) return std::nullopt;
+    request.body.append(chunk, static_cast<std::size_t>(n));
+  }
+  return request;
+}
+
+void WriteResponse(int fd, int status, const std::string& body, bool close = false) {
+  std::string text = "HTTP/1.1 " + std::to_string(status) +
+                     " X\r\nContent-Length: " + std::to_string(body.size()) +
+                     "\r\nX-Consul-Index: 7\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n" +
+                     body;
+  std::size_t sent = 0;
+  while (sent < text.size()) {
+    ssize_t n = ::send(fd, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return;
+    sent += static_cast<std::size_t>(n);
+  }
+}
+
+// Listens on 127.0.0.1:<ephemeral>; runs `serve(fd)` on its own thread for
+// each accepted connection. The destructor wakes every blocked thread.
+class StubServer {
+ public:
+  using Serve = std::function<void(int fd)>;
+
+  explicit StubServer(Serve serve) : serve_(std::move(serve)) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int one = 1;
+    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(listen_fd_, 64), 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    acceptor_ = std::thread([this] {
+      for (;;) {
+        int fd = ::accept(listen_fd_, nullptr, nullptr);
+        if (fd < 0) return;
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopping_) {
+          ::close(fd);
+          return;
+        }
+        ++connections_;
+        fds_.push_back(fd);
+        threads_.emplace_back([this, fd] { serve_(fd); });
+      }
+    });
+  }
+
+  ~StubServer() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
+    }
+    ::shutdown(listen_fd_, SHUT_RDWR);
+    acceptor_.join();
+    for (auto& thread : threads_) thread.join();
+    for (int fd : fds_) ::close(fd);
+    ::close(listen_fd_);
+  }
+
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  int connections() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return connections_;
+  }
+
+ private:
+  Serve serve_;
+  int listen_fd_ = -1;
+  unsigned short port_ = 0;
+  std::thread acceptor_;
+  std::mutex mu_;
+  bool stopping_ = false;
+  int connections_ = 0;
+  std::vector<int> fds_;
+  std::vector<std::thread> threads_;
+};
+
+// An address where nothing listens: connections are refused.
+std::string RefusedAddress() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+}
+
+// Answers every request: 200 with "METHOD TARGET BODY token=TOKEN".
+void Echo(int fd) {
+  while (auto request = ReadRequest(fd)) {
+    std::string token;
+    if (std::size_t at = request->head.find("X-Consul-Token: "); at != std::string::npos) {
+      token = request->head.substr(at + 16, request->head.find("\r\n", at) - at - 16);
+    }
+    WriteResponse(
+        fd, 200, request->method + " " + request->target + " " + request->body + " token=" + token);
+  }
+}
+
+// ---- client side ----------------------------------------------------------
+
+// Collects callback invocations.
+struct Outcome {
+  int calls = 0;
+  std::optional<Result<ClientResponse>> result;
+  HttpCallback Callback() {
+    return [this](Result<ClientResponse> r) {
+      ++calls;
+      result.emplace(std::move(r));
+    };
+  }
+  int status() const { return result && result->ok() ? (*result)->status : -1; }
+};
+
+class AsyncHttpTest : public ::testing::Test {
+ protected:
+  AsyncHttpOptions Options(std::vector<std::string> addresses) {
+    AsyncHttpOptions options;
+    options.addresses = std::move(addresses);
+    options.token = "secret";
+    options.connect_timeout_ms = 1'000;
+    options.default_timeout_ms = 5'000;
+    return options;
+  }
+
+  static HttpCall Call(std::string method, std::string target, std::string body = "",
+                       std::int64_t timeout_ms = 0) {
+    HttpCall call;
+    call.method = std::move(method);
+    call.target = std::move(target);
+    call.body = std::move(body);
+    call.timeout_ms = timeout_ms;
+    call.retry.backoff_initial_ms = 10;
+    call.retry.backoff_max_ms = 50;
+    return call;
+  }
+
+  // Runs the loop until `done` holds or the deadline passes.
+  bool RunUntil(const std::function<bool()>& done, std::chrono::milliseconds limit = 5s) {
+    const auto deadline = Clock::now() + limit;
+    while (!done()) {
+      if (Clock::now() > deadline) return false;
+      io_.restart();
+      if (io_.run_for(5ms) == 0) std::this_thread::yield();
+    }
+    return true;
+  }
+
+  boost::asio::io_context io_;
+};
+
+TEST_F(AsyncHttpTest, GetAndPutReachTheServerWithToken) {
+  StubServer server(Echo);
+  AsyncHttpClient client(io_, Options({"http://" + server.address()}));
+  Outcome get, put;
+  client.Request(Call("GET", "/v1/kv/a?index=3"), get.Callback());
+  client.Request(Call("PUT", "/v1/kv/b", "value"), put.Callback());
+  ASSERT_TRUE(RunUntil([&] { return get.calls && put.calls; }));
+  ASSERT_EQ(get.status(), 200);
+  EXPECT_EQ((*get.result)->body, "GET /v1/kv/a?index=3  token=secret");
+  EXPECT_EQ((*get.result)->Header("X-Consul-Index"), "7");
+  ASSERT_EQ(put.status(), 200);
+  EXPECT_EQ((*put.result)->body, "PUT /v1/kv/b value token=secret");
+  EXPECT_EQ(client.in_flight(), 0u);
+}
+
+TEST_F(AsyncHttpTest, SequentialRequestsReuseOneKeptConnection) {
+  StubServer server(Echo);
+  AsyncHttpClient client(io_, Options({server.address()}));
+  for (int i = 0; i < 3; ++i) {
+    Outcome outcome;
+    client.Request(Call("GET", "/v1/kv/x"), outcome.Callback());
+    ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
+    EXPECT_EQ(outcome.status(), 200);
+  }
+  EXPECT_EQ(server.connections(), 1);
+  EXPECT_EQ(client.TEST_IdleConnections(), 1u);
+}
+
+TEST_F(AsyncHttpTest, TenConcurrentRequestsEachGetAConnection) {
+  // The stub answers nothing until all ten requests are parked at once.
+  std::atomic<int> parked{0};
+  StubServer server([&](int fd) {
+    while (auto request = ReadRequest(fd)) {
+      ++parked;
+      const auto deadline = Clock::now() + 5s;
+      while (parked.load() < 10 && Clock::now() < deadline) std::this_thread::yield();
+      WriteResponse(fd, 200, request->target);
+    }
+  });
+  AsyncHttpOptions options = Options({server.address()});
+  options.max_idle_per_address = 4;
+  AsyncHttpClient client(io_, options);
+  std::vector<Outcome> outcomes(10);
+  for (int i = 0; i < 10; ++i) {
+    client.Request(Call("GET", "/r/" + std::to_string(i)), outcomes[i].Callback());
+  }
+  EXPECT_EQ(client.in_flight(), 10u);
+  ASSERT_TRUE(RunUntil([&] {
+    for (auto& o : outcomes) {
+      if (o.calls == 0) return false;
+    }
+    return true;
+  }));
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(outcomes[i].status(), 200);
+    EXPECT_EQ((*outcomes[i].result)->body, "/r/" + std::to_string(i));
+  }
+  EXPECT_EQ(server.connections(), 10);
+  EXPECT_EQ(client.TEST_IdleConnections(), 4u);  // the other six were closed
+}
+
+TEST_F(AsyncHttpTest, PerRequestTimeoutFiresAndFlagsMaybeApplied) {
+  StubServer server([](int fd) { ReadRequest(fd) && ReadRequest(fd); });  // never answers
+  AsyncHttpClient client(io_, Options({server.address()}));
+  Outcome outcome;
+  const auto start = Clock::now();
+  client.Request(Call("PUT", "/v1/kv/slow", "v", 200), outcome.Callback());
+  ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
+  EXPECT_LT(Clock::now() - start, 2s);
+  ASSERT_FALSE(outcome.result->ok());
+  EXPECT_EQ(outcome.result->status().code(), Code::kTimeout);
+  EXPECT_TRUE(MaybeApplied(outcome.result->status())) << outcome.result->status().ToString();
+  EXPECT_EQ(outcome.calls, 1);
+}
+
+TEST_F(AsyncHttpTest, Http500IsRetriedThenSucceeds) {
+  std::atomic<int> seen{0};
+  StubServer server([&](int fd) {
+    while (auto request = ReadRequest(fd)) {
+      if (++seen <= 2) {
+        WriteResponse(fd, 500, "No cluster leader");
+      } else {
+        WriteResponse(fd, 200, "true");
+      }
+    }
+  });
+  AsyncHttpClient client(io_, Options({server.address()}));
+  Outcome outcome;
+  client.Request(Call("PUT", "/v1/session/renew/x"), outcome.Callback());
+  ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
+  ASSERT_EQ(outcome.status(), 200);
+  EXPECT_EQ((*outcome.result)->body, "true");
+  EXPECT_EQ(seen.load(), 3);
+}
+
+TEST_F(AsyncHttpTest, Http500ReturnedWhenRetriesRunOut) {
+  std::atomic<int> seen{0};
+  StubServer server([&](int fd) {
+    while (ReadRequest(fd)) {
+      ++seen;
+      WriteResponse(fd, 500, "boom");
+    }
+  });
+  AsyncHttpClient client(io_, Options({server.address()}));
+  Outcome outcome;
+  HttpCall call = Call("GET", "/v1/kv/x");
+  call.retry.max_retries = 2;
+  client.Request(call, outcome.Callback());
+  ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
+  EXPECT_EQ(outcome.status(), 500);
+  EXPECT_EQ((*outcome.result)->body, "boom");
+  EXPECT_EQ(seen.load(), 3);
+}
+
+TEST_F(AsyncHttpTest, OtherErrorStatusesAreNotRetried) {
+  for (int status : {400, 403, 404, 409, 429, 503}) {
+    std::atomic<int> seen{0};
+    StubServer server([&](int fd) {
+      while (ReadRequest(fd)) {
+        ++seen;
+        WriteResponse(fd, status, "no");
+      }
+    });
+    AsyncHttpClient client(io_, Options({server.address()}));
+    Outcome outcome;
+    client.Request(Call("PUT", "/v1/kv/x"), outcome.Callback());
+    ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
+    EXPECT_EQ(outcome.status(), status);
+    EXPECT_EQ(seen.load(), 1) << status;
+  }
+}
+
+TEST_F(AsyncHttpTest, RefusedFirstAddressFailsOverToSecond) {
+  StubServer server(Echo);
+  AsyncHttpClient client(io_, Options({RefusedAddress(), server.address()}));
+  Outcome first, second;
+  client.Request(Call("GET", "/v1/status/leader"), first.Callback());
+  ASSERT_TRUE(RunUntil([&] { return first.calls == 1; }));
+  EXPECT_EQ(first.status(), 200);
+  // Later requests start at the address that worked: no retry needed.
+  HttpCall call = Call("GET", "/v1/status/leader");
+  call.retry = RetryPolicy::None();
+  client.Request(call, second.Callback());
+  ASSERT_TRUE(RunUntil([&] { return second.calls == 1; }));
+  EXPECT_EQ(second.status(), 200);
+}
+
+TEST_F(AsyncHttpTest, CloseMidRequestFailsOverAndIsFlaggedWhenNotRetried) {
+  // Address 1 reads the request, then drops the connection unanswered.
+  StubServer dropper([](int fd) {
+    ReadRequest(fd);
+    ::shutdown(fd, SHUT_RDWR);
+  });
+  StubServer good(Echo);
+  {
+    AsyncHttpClient client(io_, Options({dropper.address()}));
+    Outcome outcome;
+    HttpCall call = Call("PUT", "/v1/kv/k?acquire=s", "v");
+    call.retry = RetryPolicy::None();
+    client.Request(call, outcome.Callback());
+    ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
+    ASSERT_FALSE(outcome.result->ok());
+    EXPECT_EQ(outcome.result->status().code(), Code::kUnavailable);
+    EXPECT_TRUE(MaybeApplied(outcome.result->status())) << outcome.result->status().ToString();
+    EXPECT_FALSE(IsCancelled(outcome.result->status()));
+  }
+  AsyncHttpClient client(io_, Options({dropper.address(), good.address()}));
+  Outcome outcome;
+  client.Request(Call("PUT", "/v1/kv/k?acquire=s", "v"), outcome.Callback());
+  ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
+  ASSERT_EQ(outcome.status(), 200);
+  EXPECT_EQ((*outcome.result)->body, "PUT /v1/kv/k?acquire=s v token=secret");
+}
+
+TEST_F(AsyncHttpTest, RefusedEverywhereFailsUnavailableNotApplied) {
+  AsyncHttpClient client(io_, Options({RefusedAddress(), RefusedAddress()}));
+  Outcome outcome;
+  client.Request(Call("PUT", "/v1/kv/x", "v"), outcome.Callback());
+  ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
+  ASSERT_FALSE(outcome.result->ok());
+  EXPECT_EQ(outcome.result->status().code(), Code::kUnavailable);
+  EXPECT_FALSE(MaybeApplied(outcome.result->status())) << outcome.result->status().ToString();
+  EXPECT_NE(outcome.result->status().message().find("5 attempts"), std::string_view::npos)
+      << outcome.result->status().ToString();
+}
+
+TEST_F(AsyncHttpTest, KeptConnectionClosedByServerIsResentOnFreshOne) {
+  // Answers one request per connection, claiming keep-alive, then closes.
+  StubServer server([](int fd) {
+    if (ReadRequest(fd)) WriteResponse(fd, 200, "ok");
+    ::shutdown(fd, SHUT_RDWR);
+  });
+  AsyncHttpClient client(io_, Options({server.address()}));
+  for (int i = 0; i < 3; ++i) {
+    Outcome outcome;
+    HttpCall call = Call("GET", "/v1/kv/x");
+    call.retry = RetryPolicy::None();  // success must not depend on retries
+    client.Request(call, outcome.Callback());
+    ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
+    EXPECT_EQ(outcome.status(), 200) << i;
+  }
+  EXPECT_EQ(server.connections(), 3);
+}
+
+TEST_F(AsyncHttpTest, KeptConnectionDroppedAfterSendIsResentOnceWithoutRetries) {
+  // Connection 1 answers one request, then reads the next and drops it
+  // unanswered (the server closed the kept connection as we sent). Later
+  // connections echo.
+  std::atomic<int> accepted{0};
+  StubServer server([&](int fd) {
+    if (++accepted == 1) {
+      if (ReadRequest(fd)) WriteResponse(fd, 200, "first");
+      ReadRequest(fd);
+      ::shutdown(fd, SHUT_RDWR);
+      return;
+    }
+    Echo(fd);
+  });
+  AsyncHttpClient client(io_, Options({server.address()}));
+  HttpCall call = Call("GET", "/v1/kv/x");
+  call.retry = RetryPolicy::None();
+  Outcome first, second;
+  client.Request(call, first.Callback());
+  ASSERT_TRUE(RunUntil([&] { return first.calls == 1; }));
+  EXPECT_EQ(first.status(), 200);
+  client.Request(call, second.Callback());
+  ASSERT_TRUE(RunUntil([&] { return second.calls == 1; }));
+  ASSERT_EQ(second.status(), 200);
+  EXPECT_EQ((*second.result)->body, "GET /v1/kv/x  token=secret");
+  EXPECT_EQ(server.connections(), 2);
+}
+
+TEST_F(AsyncHttpTest, CancelRunsCallbackOnceWithCancelled) {
+  StubServer server([](int fd) { ReadRequest(fd) && ReadRequest(fd); });
+  AsyncHttpClient client(io_, Options({server.address()}));
+  Outcome outcome;
+  RequestId id =
+      client.Request(Call("GET", "/v1/kv/x?index=5&wait=5m", "", 600'000), outcome.Callback());
+  ASSERT_TRUE(RunUntil([&] { return server.connections() == 1; }));
+  EXPECT_TRUE(client.Cancel(id));
+  EXPECT_EQ(outcome.calls, 1);  // synchronously
+  ASSERT_FALSE(outcome.result->ok());
+  EXPECT_TRUE(IsCancelled(outcome.result->status())) << outcome.result->status().ToString();
+  EXPECT_FALSE(client.Cancel(id));
+  RunUntil([] { return false; }, 100ms);  // aborted handlers run: no second callback
+  EXPECT_EQ(outcome.calls, 1);
+  EXPECT_EQ(client.in_flight(), 0u);
+}
+
+TEST_F(AsyncHttpTest, ShutdownEndsEveryRequestExactlyOnce) {
+  StubServer server([](int fd) { ReadRequest(fd) && ReadRequest(fd); });
+  std::vector<Outcome> outcomes(5);
+  Outcome late;
+  {
+    AsyncHttpClient client(io_, Options({server.address(), RefusedAddress()}));
+    for (auto& outcome : outcomes) client.Request(Call("PUT", "/v1/kv/x", "v"), outcome.Callback());
+    ASSERT_TRUE(RunUntil([&] { return server.connections() == 5; }));
+    client.Shutdown();
+    for (auto& outcome : outcomes) {
+      ASSERT_EQ(outcome.calls, 1);
+      EXPECT_TRUE(IsCancelled(outcome.result->status()));
+    }
+    client.Request(Call("GET", "/"), late.Callback());
+    EXPECT_EQ(late.calls, 1);
+    EXPECT_TRUE(IsCancelled(late.result->status()));
+    client.Shutdown();  // idempotent
+  }
+  RunUntil([] { return false; }, 100ms);
+  for (auto& outcome : outcomes) EXPECT_EQ(outcome.calls, 1);
+}
+
+TEST_F(AsyncHttpTest, DestructionWithRequestsInFlightRunsCallbacksFirst) {
+  StubServer server([](int fd) { ReadRequest(fd) && ReadRequest(fd); });
+  Outcome connected, connecting;
+  {
+    AsyncHttpClient client(io_, Options({server.address()}));
+    client.Request(Call("GET", "/a"), connected.Callback());
+    ASSERT_TRUE(RunUntil([&] { return server.connections() == 1; }));
+    client.Request(Call("GET", "/b"), connecting.Callback());  // connect not yet run
+  }
+  EXPECT_EQ(connected.calls, 1);
+  EXPECT_EQ(connecting.calls, 1);
+  RunUntil([] { return false; }, 100ms);  // pending handlers of a dead client: no effect
+  EXPECT_EQ(connected.calls, 1);
+  EXPECT_EQ(connecting.calls, 1);
+}
+
+TEST_F(AsyncHttpTest, LongBlockingQueryCoexistsWithShortRequests) {
+  std::atomic<bool> release{false};
+  StubServer server([&](int fd) {
+    while (auto request = ReadRequest(fd)) {
+      if (request->target.find("wait=") != std::string::npos) {
+        const auto deadline = Clock::now() + 5s;
+        while (!release.load() && Clock::now() < deadline) std::this_thread::yield();
+        WriteResponse(fd, 200, "changed");
+      } else {
+        WriteResponse(fd, 200, "short");
+      }
+    }
+  });
+  AsyncHttpClient client(io_, Options({server.address()}));
+  Outcome blocking;
+  client.Request(Call("GET", "/v1/kv/k?index=9&wait=5m", "", 330'000), blocking.Callback());
+  for (int i = 0; i < 5; ++i) {
+    Outcome renew;
+    client.Request(Call("PUT", "/v1/session/renew/s"), renew.Callback());
+    ASSERT_TRUE(RunUntil([&] { return renew.calls == 1; }));
+    EXPECT_EQ(renew.status(), 200);
+    EXPECT_EQ(blocking.calls, 0);
+  }
+  EXPECT_EQ(server.connections(), 2);  // the renewals share one kept connection
+  release = true;
+  ASSERT_TRUE(RunUntil([&] { return blocking.calls == 1; }));
+  ASSERT_EQ(blocking.status(), 200);
+  EXPECT_EQ((*blocking.result)->body, "changed");
+}
+
+TEST_F(AsyncHttpTest, BadAddressOrMethodIsReportedAsynchronously) {
+  AsyncHttpClient bad(io_, Options({"unix:///tmp/x"}));
+  Outcome outcome;
+  bad.Request(Call("GET", "/"), outcome.Callback());
+  EXPECT_EQ(outcome.calls, 0);
+  ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
+  EXPECT_EQ(outcome.result->status().code(), Code::kInvalidArgument);
+
+  StubServer server(Echo);
+  AsyncHttpClient client(io_, Options({server.address()}));
+  Outcome method;
+  client.Request(Call("FROB", "/"), method.Callback());
+  ASSERT_TRUE(RunUntil([&] { return method.calls == 1; }));
+  EXPECT_EQ(method.result->status().code(), Code::kInvalidArgument);
+}
+
+// ---- end to end against the real server ------------------------------------
+
+// `tenure server -dev` as a child process; restartable on the same ports/data.
+class RealServer {
+ public:
+  static std::string Binary() {
+    if (const char* bin = std::getenv("TENURE_BIN"); bin != nullptr && *bin != 0) return bin;
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    auto sibling = self.parent_path().parent_path() / "src" / "tenure";
+    return std::filesystem::exists(sibling, ec) ? sibling.string() : "";
+  }
+
+  RealServer() : http_(RefusedAddress()), raft_(RefusedAddress()) {
+    char dir[] = "/tmp/tenure-async-http-XXXXXX";
+    dir_ = ::mkdtemp(dir);
+  }
+  ~RealServer() {
+    Kill();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  void Start() {
+    const std::string binary = Binary();
+    const std::string data = dir_ + "/data";
+    const std::string log = dir_ + "/server.log";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::execl(binary.c_str(), binary.c_str(), "server", "-dev", "-http-addr", http_.c_str(),
+              "-raft-addr", raft_.c_str(), "-data-dir", data.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+  }
+  void Kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  const std::string& http() const { return http_; }
+
+ private:
+  std::string http_, raft_, dir_;
+  pid_t pid_ = -1;
+};
+
+TEST_F(AsyncHttpTest, RealServerRoundTripAndRestart) {
+  if (RealServer::Binary().empty()) GTEST_SKIP() << "no tenure binary (set TENURE_BIN)";
+  RealServer server;
+  server.Start();
+  // The server's startup and restart are covered by retries alone.
+  auto patient = [&](std::string method, std::string target, std::string body = "") {
+    HttpCall call = Call(std::move(method), std::move(target), std::move(body), 30'000);
+    call.retry = {200, 50, 200};
+    return call;
+  };
+  AsyncHttpClient client(io_, Options({server.http()}));
+  Outcome put;
+  client.Request(patient("PUT", "/v1/kv/e2e", "hello"), put.Callback());
+  ASSERT_TRUE(RunUntil([&] { return put.calls == 1; }, 35s));
+  ASSERT_EQ(put.status(), 200) << (put.result->ok() ? (*put.result)->body
+                                                    : put.result->status().ToString());
+  EXPECT_EQ((*put.result)->body, "true");
+
+  server.Kill();
+  server.Start();
+  Outcome get;
+  client.Request(patient("GET", "/v1/kv/e2e?raw"), get.Callback());
+  ASSERT_TRUE(RunUntil([&] { return get.calls == 1; }, 35s));
+  ASSERT_EQ(get.status(), 200) << (get.result->ok() ? (*get.result)->body
+                                                    : get.result->status().ToString());
+  EXPECT_EQ((*get.result)->body, "hello");
+
+  Outcome missing;
+  client.Request(patient("GET", "/v1/kv/absent"), missing.Callback());
+  ASSERT_TRUE(RunUntil([&] { return missing.calls == 1; }, 35s));
+  EXPECT_EQ(missing.status(), 404);
+}
+
+}  // namespace
+}  // namespace tenure::client
