@@ -13,5 +13,7 @@ int ServerCommand(const Args& args);
 int KvCommand(const Args& args);
 int SessionCommand(const Args& args);
 int WatchCommand(const Args& args);
+int LeaderCommand(const Args& args);
+int LeaderGetCommand(const Args& args);
 
 }  // namespace tenure::cli

@@ -17,6 +17,8 @@ constexpr char kUsage[] =
     "  kv         get, put and delete keys (kv get|put|delete)\n"
     "  session    create, inspect, renew and destroy sessions\n"
     "  watch      run a command on every change of a key (-type=key -key=K)\n"
+    "  leader     who leads an election (service/NAME/leader); -watch follows changes\n"
+    "  leader-get read an election's leader settings (service/NAME/settings/)\n"
     "  version    print the version\n"
     "\n"
     "Run 'tenure <command> -h' for a command's options.\n";
@@ -37,6 +39,8 @@ int main(int argc, char** argv) {
   if (command == "kv") return tenure::cli::KvCommand(args);
   if (command == "session") return tenure::cli::SessionCommand(args);
   if (command == "watch") return tenure::cli::WatchCommand(args);
+  if (command == "leader") return tenure::cli::LeaderCommand(args);
+  if (command == "leader-get") return tenure::cli::LeaderGetCommand(args);
   if (command == "version" || command == "-v" || command == "--version") {
     std::printf("tenure %s\n", TENURE_VERSION);
     return 0;

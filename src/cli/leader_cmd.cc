@@ -1,0 +1,196 @@
+// tenure leader NAME [-watch] and tenure leader-get NAME [KEY]: leader
+// discovery and leader settings, read straight from the election's keys
+// (docs/leadership.md): service/NAME/leader and service/NAME/settings/.
+// Read-only, so they work against any server and need no session.
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "cli/client_support.h"
+#include "cli/commands.h"
+#include "cli/kv_pair.h"
+#include "common/limits.h"
+
+namespace tenure::cli {
+namespace {
+
+constexpr char kLeaderUsage[] =
+    "Usage: tenure leader NAME [options]\n"
+    "\n"
+    "  Prints who leads election NAME, read from service/NAME/leader: the leader's\n"
+    "  description, session and fencing token, or \"no leader\". With -watch, prints\n"
+    "  every change (new leader, no leader, key deleted) until interrupted.\n"
+    "\n";
+
+constexpr char kLeaderGetUsage[] =
+    "Usage: tenure leader-get NAME [KEY] [options]\n"
+    "\n"
+    "  Prints the leader settings of election NAME (service/NAME/settings/), read in\n"
+    "  one request so a group written together is seen together. With KEY, prints\n"
+    "  that setting's value (empty if unset).\n"
+    "\n";
+
+// Blocking reads wait at most the server's maximum plus jitter; past that
+// plus slack the server is gone.
+constexpr std::int64_t kBlockingTimeoutMs =
+    limits::kBlockingWaitMaxMs + limits::kBlockingWaitMaxMs / limits::kBlockingJitterFraction +
+    30'000;
+
+bool ValidName(std::string_view name) {
+  return !name.empty() && name.find('/') == std::string_view::npos;
+}
+
+std::uint64_t IndexOf(const client::ClientResponse& response) {
+  std::uint64_t index = 0;
+  for (char c : response.Header("X-Consul-Index")) {
+    if (c < '0' || c > '9' || index > (UINT64_MAX - 9) / 10) return 0;
+    index = index * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return index;
+}
+
+struct LeaderView {
+  bool has_leader = false;
+  std::string value, session;
+  std::uint64_t fence = 0;
+  bool operator==(const LeaderView&) const = default;
+};
+
+Result<LeaderView> ParseLeader(const client::ClientResponse& response) {
+  LeaderView view;
+  if (response.status == 404) return view;
+  if (response.status != 200) return Status::Unavailable(UnexpectedResponse(response));
+  auto pairs = ParseKvPairs(response.body);
+  if (!pairs.ok()) return pairs.status();
+  if (pairs->empty() || (*pairs)[0].session.empty()) return view;
+  view.has_leader = true;
+  view.value = (*pairs)[0].Value();
+  view.session = (*pairs)[0].session;
+  view.fence = (*pairs)[0].fence.value_or(0);
+  return view;
+}
+
+std::string Render(const LeaderView& view, const std::string& format) {
+  if (format == "json") {
+    nlohmann::ordered_json out;
+    out["Leader"] = view.has_leader;
+    if (view.has_leader) {
+      out["Value"] = view.value;
+      out["Session"] = view.session;
+      out["Fence"] = view.fence;
+    }
+    return GoJson(out, 0);
+  }
+  if (!view.has_leader) return "no leader";
+  return view.value + "\t(session " + view.session + ", fencing token " +
+         std::to_string(view.fence) + ")";
+}
+
+std::string YamlScalar(const std::string& text) {
+  // A JSON string is a valid YAML double-quoted scalar.
+  return GoJson(nlohmann::ordered_json(text), 0);
+}
+
+}  // namespace
+
+int LeaderCommand(const Args& args) {
+  bool watch = false;
+  std::string format = "text";
+  HttpFlags http;
+  Flags flags("leader");
+  flags.Bool("watch", &watch, "follow changes until interrupted");
+  flags.String("format", &format, "text (default) or json");
+  http.Register(&flags);
+  if (auto code = ParseFlags(&flags, args, kLeaderUsage, 2)) return *code;
+  if (flags.positional().size() != 1 || !ValidName(flags.positional()[0])) {
+    PrintErr("tenure leader: expected one election NAME (no '/')");
+    return 2;
+  }
+  if (format != "text" && format != "json") {
+    PrintErr("tenure leader: -format must be text or json");
+    return 2;
+  }
+  auto client = http.MakeClient();
+  const std::string path =
+      "/v1/kv/" + client::EscapeKeyPath("service/" + flags.positional()[0] + "/leader");
+  std::uint64_t index = 0;
+  std::optional<LeaderView> last;
+  int failures = 0;
+  for (;;) {
+    std::string target = path + (index ? "?index=" + std::to_string(index) : "");
+    auto response = client->Request("GET", target, "", watch ? kBlockingTimeoutMs : 10'000);
+    Result<LeaderView> view =
+        response.ok() ? ParseLeader(*response) : Result<LeaderView>(response.status());
+    if (!view.ok()) {
+      PrintErr("Error querying the leader: " + std::string(view.status().message()));
+      if (!watch || ++failures > 5) return 1;
+      std::this_thread::sleep_for(std::chrono::seconds(failures));  // back off, bounded
+      continue;
+    }
+    failures = 0;
+    if (!last || !(*last == *view)) PrintOut(Render(*view, format));
+    last = *view;
+    if (!watch) return 0;
+    std::uint64_t next = IndexOf(*response);
+    index = next < index ? 0 : next;  // an index going backwards means a reset
+  }
+}
+
+int LeaderGetCommand(const Args& args) {
+  std::string format = "text";
+  HttpFlags http;
+  Flags flags("leader-get");
+  flags.String("format", &format, "text (default: KEY=VALUE lines), json or yaml");
+  http.Register(&flags);
+  if (auto code = ParseFlags(&flags, args, kLeaderGetUsage, 2)) return *code;
+  const auto& positional = flags.positional();
+  if (positional.empty() || positional.size() > 2 || !ValidName(positional[0])) {
+    PrintErr("tenure leader-get: expected NAME [KEY] (NAME without '/')");
+    return 2;
+  }
+  if (format != "text" && format != "json" && format != "yaml") {
+    PrintErr("tenure leader-get: -format must be text, json or yaml");
+    return 2;
+  }
+  const std::string prefix = "service/" + positional[0] + "/settings/";
+  auto client = http.MakeClient();
+  auto response = client->Request("GET", "/v1/kv/" + client::EscapeKeyPath(prefix) + "?recurse");
+  if (!response.ok()) {
+    PrintErr("Error reading leader settings: " + std::string(response.status().message()));
+    return 1;
+  }
+  std::map<std::string, std::string> settings;
+  if (response->status == 200) {
+    auto pairs = ParseKvPairs(response->body);
+    if (!pairs.ok()) {
+      PrintErr("Error reading leader settings: " + std::string(pairs.status().message()));
+      return 1;
+    }
+    for (const KvPair& pair : *pairs) settings[pair.key.substr(prefix.size())] = pair.Value();
+  } else if (response->status != 404) {
+    PrintErr("Error reading leader settings: " + UnexpectedResponse(*response));
+    return 1;
+  }
+  if (positional.size() == 2) {
+    auto it = settings.find(positional[1]);
+    std::string value = it == settings.end() ? "" : it->second;
+    if (format == "text") PrintOut(value);
+    else PrintOut(GoJson(nlohmann::ordered_json(value), 0));  // JSON and YAML alike
+    return 0;
+  }
+  if (format == "json") {
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : settings) out[key] = value;
+    PrintOut(GoJson(out, 0));
+  } else if (format == "yaml") {
+    if (settings.empty()) PrintOut("{}");
+    for (const auto& [key, value] : settings) PrintOut(YamlScalar(key) + ": " + YamlScalar(value));
+  } else {
+    for (const auto& [key, value] : settings) PrintOut(key + "=" + value);
+  }
+  return 0;
+}
+
+}  // namespace tenure::cli
