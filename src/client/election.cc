@@ -1,0 +1,651 @@
+#include "tenure/election.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <charconv>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+
+#include "client/http_client.h"
+#include "common/base64.h"
+
+namespace tenure {
+
+namespace {
+
+enum TimerId { kCampaignTimer = 0, kWatchTimer = 1, kSettingsTimer = 2, kTimers = 3 };
+
+std::uint64_t ParseU64(std::string_view text) {
+  std::uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  (void)ptr;
+  return ec == std::errc() ? value : 0;
+}
+
+std::string Describe(const Result<client::ClientResponse>& result) {
+  if (!result.ok()) return result.status().ToString();
+  return "HTTP " + std::to_string(result->status) + ": " + result->body;
+}
+
+bool IsInvalidSession(const Result<client::ClientResponse>& result) {
+  return result.ok() && result->status == 500 &&
+         result->body.find("invalid session") != std::string::npos;
+}
+
+std::string DecodeValue(const nlohmann::json& entry) {
+  auto it = entry.find("Value");
+  if (it == entry.end() || !it->is_string()) return "";
+  auto decoded = Base64Decode(it->get<std::string>());
+  return decoded ? *decoded : "";
+}
+
+// The first entry of a KV GET answer (200) or "no key" (404).
+Result<LeaderInfo> ParseLeader(const client::ClientResponse& response) {
+  LeaderInfo info;
+  if (response.status == 404) return info;
+  if (response.status != 200) {
+    return Status::Unavailable("HTTP " + std::to_string(response.status) + ": " + response.body);
+  }
+  try {
+    auto json = nlohmann::json::parse(response.body);
+    if (!json.is_array() || json.empty()) return info;
+    const auto& entry = json.at(0);
+    info.exists = true;
+    info.session = entry.value("Session", std::string());
+    info.value = DecodeValue(entry);
+    info.fence = info.session.empty() ? 0 : entry.value("Fence", std::uint64_t{0});
+    info.modify_index = entry.value("ModifyIndex", std::uint64_t{0});
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("bad KV answer: ") + e.what());
+  }
+  return info;
+}
+
+Result<Settings> ParseSettings(const client::ClientResponse& response, const std::string& prefix) {
+  Settings settings;
+  if (response.status == 404) return settings;
+  if (response.status != 200) {
+    return Status::Unavailable("HTTP " + std::to_string(response.status) + ": " + response.body);
+  }
+  try {
+    for (const auto& entry : nlohmann::json::parse(response.body)) {
+      std::string key = entry.at("Key").get<std::string>();
+      if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0) continue;
+      settings[key.substr(prefix.size())] = DecodeValue(entry);
+    }
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("bad KV answer: ") + e.what());
+  }
+  return settings;
+}
+
+// Errors[].What of a 409 txn answer, joined; `first_op_failed` tells
+// whether operation 0 (the guard) is among them.
+std::string TxnErrors(const std::string& body, bool* first_op_failed = nullptr) {
+  std::string out;
+  if (first_op_failed != nullptr) *first_op_failed = false;
+  try {
+    const nlohmann::json parsed = nlohmann::json::parse(body);
+    for (const auto& error : parsed.at("Errors")) {
+      if (!out.empty()) out += "; ";
+      out += error.value("What", std::string());
+      if (first_op_failed != nullptr && error.value("OpIndex", -1) == 0) *first_op_failed = true;
+    }
+  } catch (const std::exception&) {
+    return body;
+  }
+  return out.empty() ? body : out;
+}
+
+// The next blocking index: X-Consul-Index, reset to 0 when it went backwards.
+std::uint64_t NextIndex(const client::ClientResponse& response, std::uint64_t previous) {
+  std::uint64_t index = ParseU64(response.Header("X-Consul-Index"));
+  return index < previous ? 0 : index;
+}
+
+}  // namespace
+
+struct Election::Impl {
+  explicit Impl(boost::asio::io_context& io)
+      : timers{boost::asio::steady_timer(io), boost::asio::steady_timer(io),
+               boost::asio::steady_timer(io)} {}
+
+  std::shared_ptr<char> life = std::make_shared<char>(0);
+  boost::asio::steady_timer timers[kTimers];
+  client::RequestId campaign_req = 0, watch_req = 0, settings_req = 0;
+
+  bool campaigning = false;
+  std::function<void(Status)> campaign_done;
+  std::string value;  // our description (campaign value)
+
+  bool watching = false;  // a watch request or retry timer is pending
+  std::uint64_t watch_index = 0;
+  std::function<void(const LeaderInfo&)> observer;
+  bool reported = false;
+  LeaderInfo last_reported;
+
+  std::function<void(const Settings&)> settings_cb;
+  std::uint64_t settings_index = 0;
+  bool settings_reported = false;
+  Settings last_settings;
+
+  std::vector<LostCallback> lost;
+};
+
+Election::Election(Session& session, ElectionOptions options)
+    : impl_(std::make_unique<Impl>(session.io())), session_(session), options_(std::move(options)) {
+  std::weak_ptr<char> life = impl_->life;
+  session_.OnLost([this, life](const Status& why) {
+    if (!life.expired()) SessionLost(why);
+  });
+}
+
+Election::~Election() {
+  impl_->life.reset();
+  for (auto& timer : impl_->timers) timer.cancel();
+  for (client::RequestId id : {impl_->campaign_req, impl_->watch_req, impl_->settings_req}) {
+    if (id != 0) session_.http().Cancel(id);
+  }
+}
+
+std::string Election::LeaderKey() const { return options_.prefix + options_.name + "/leader"; }
+std::string Election::CandidateKey(const std::string& candidate) const {
+  return options_.prefix + options_.name + "/candidates/" + candidate;
+}
+std::string Election::SettingsPrefix() const {
+  return options_.prefix + options_.name + "/settings/";
+}
+
+client::RequestId Election::Send(std::string method, std::string target, std::string body,
+                                 std::int64_t timeout_ms, client::RetryPolicy retry,
+                                 ResponseCallback done) {
+  std::weak_ptr<char> life = impl_->life;
+  client::HttpCall call{std::move(method), std::move(target), std::move(body), timeout_ms, retry};
+  return session_.http().Request(
+      std::move(call), [life, done = std::move(done)](Result<client::ClientResponse> result) {
+        if (!life.expired()) done(std::move(result));
+      });
+}
+
+void Election::After(int timer, MonoMs delay_ms, std::function<void()> then) {
+  std::weak_ptr<char> life = impl_->life;
+  auto& t = impl_->timers[timer];
+  t.expires_after(std::chrono::milliseconds(delay_ms));
+  t.async_wait([life, then = std::move(then)](const boost::system::error_code& ec) {
+    if (!ec && !life.expired()) then();
+  });
+}
+
+// ---- campaign --------------------------------------------------------------
+
+void Election::Campaign(std::string value, std::function<void(Status)> done) {
+  TENURE_ASSERT(!impl_->campaigning);
+  if (!session_.alive()) {
+    boost::asio::post(session_.io(), [done = std::move(done)]() {
+      done(Status::FailedPrecondition("campaign: the session is not alive"));
+    });
+    return;
+  }
+  impl_->campaigning = true;
+  impl_->campaign_done = std::move(done);
+  impl_->value = std::move(value);
+  if (holding_) {  // already leading: nothing to do
+    FinishCampaign(Status());
+    return;
+  }
+  RegisterCandidate();
+}
+
+void Election::RegisterCandidate() {
+  const std::string candidate =
+      options_.candidate.empty() ? session_.id() : options_.candidate;
+  const std::string key = CandidateKey(candidate);
+  impl_->campaign_req = Send(
+      "PUT", "/v1/kv/" + client::EscapeKeyPath(key) + "?acquire=" +
+                 client::EscapeQueryValue(session_.id()),
+      impl_->value, 0, {}, [this, key, candidate](Result<client::ClientResponse> result) {
+        impl_->campaign_req = 0;
+        if (!impl_->campaigning) return;
+        if (IsInvalidSession(result)) {
+          session_.NotifyLost(Status::NotFound("session " + session_.id() + " is gone: " +
+                                               result->body));
+          return;
+        }
+        if (result.ok() && result->status == 200 && result->body.find("true") != std::string::npos) {
+          AttemptAcquire();
+          return;
+        }
+        if (result.ok() && result->status == 200) {
+          // Refused: held by another session, or lock-delay. Look.
+          impl_->campaign_req = Send(
+              "GET", "/v1/kv/" + client::EscapeKeyPath(key), "", 0, {},
+              [this, candidate](Result<client::ClientResponse> got) {
+                impl_->campaign_req = 0;
+                if (!impl_->campaigning) return;
+                auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
+                if (info.ok() && info->has_leader() && info->session != session_.id()) {
+                  FinishCampaign(Status::FailedPrecondition(
+                      "campaign: candidate name \"" + candidate +
+                      "\" is registered by another session (" + info->session + ")"));
+                  return;
+                }
+                After(kCampaignTimer, options_.lock_retry_ms, [this] { RegisterCandidate(); });
+              });
+          return;
+        }
+        After(kCampaignTimer, options_.error_retry_ms, [this] { RegisterCandidate(); });
+      });
+}
+
+void Election::AttemptAcquire() {
+  impl_->campaign_req = Send(
+      "PUT", "/v1/kv/" + client::EscapeKeyPath(LeaderKey()) + "?acquire=" +
+                 client::EscapeQueryValue(session_.id()),
+      impl_->value, 0, {}, [this](Result<client::ClientResponse> result) {
+        impl_->campaign_req = 0;
+        if (!impl_->campaigning) return;
+        if (IsInvalidSession(result)) {
+          session_.NotifyLost(Status::NotFound("session " + session_.id() + " is gone: " +
+                                               result->body));
+          return;
+        }
+        if (!result.ok() || result->status != 200) {
+          After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
+          return;
+        }
+        if (result->body.find("true") != std::string::npos) {
+          Grant(ParseU64(result->Header("X-Tenure-Fence")));
+          FinishCampaign(Status());
+          return;
+        }
+        CampaignWait(0);
+      });
+}
+
+// index 0: the immediate look after a refused acquire; > 0: a blocking wait.
+void Election::CampaignWait(std::uint64_t index) {
+  std::string target = "/v1/kv/" + client::EscapeKeyPath(LeaderKey());
+  std::int64_t timeout = 0;
+  if (index > 0) {
+    target += "?index=" + std::to_string(index) + "&wait=" + std::to_string(options_.wait_ms) + "ms";
+    timeout = options_.wait_ms + options_.wait_ms / 16 + 5'000;
+  }
+  impl_->campaign_req = Send("GET", target, "", timeout, {}, [this, index](
+                                                                 Result<client::ClientResponse> got) {
+    impl_->campaign_req = 0;
+    if (!impl_->campaigning) return;
+    auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
+    if (!info.ok()) {
+      After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
+      return;
+    }
+    if (info->has_leader() && info->session == session_.id()) {
+      // Handed to us (ResignTo) or our own earlier grant.
+      Grant(info->fence);
+      FinishCampaign(Status());
+      return;
+    }
+    if (!info->has_leader()) {
+      if (index == 0) {
+        // Free but refused: lock-delay. Back off, then try again.
+        After(kCampaignTimer, options_.lock_retry_ms, [this] { AttemptAcquire(); });
+      } else {
+        AttemptAcquire();
+      }
+      return;
+    }
+    std::uint64_t next = NextIndex(*got, index);
+    if (next == 0) next = 1;  // still block: the key is held
+    CampaignWait(next);
+  });
+}
+
+void Election::FinishCampaign(Status status) {
+  if (!impl_->campaigning) return;
+  impl_->campaigning = false;
+  impl_->timers[kCampaignTimer].cancel();
+  if (impl_->campaign_req != 0) {
+    client::RequestId id = impl_->campaign_req;
+    impl_->campaign_req = 0;
+    session_.http().Cancel(id);
+  }
+  auto done = std::move(impl_->campaign_done);
+  impl_->campaign_done = nullptr;
+  if (done) done(std::move(status));
+}
+
+void Election::TryOnce(std::string value, std::function<void(Result<bool>)> done) {
+  if (!session_.alive()) {
+    boost::asio::post(session_.io(), [done = std::move(done)]() {
+      done(Status::FailedPrecondition("try-once: the session is not alive"));
+    });
+    return;
+  }
+  impl_->value = std::move(value);
+  Send("PUT", "/v1/kv/" + client::EscapeKeyPath(LeaderKey()) + "?acquire=" +
+                  client::EscapeQueryValue(session_.id()),
+       impl_->value, 0, {}, [this, done = std::move(done)](Result<client::ClientResponse> result) {
+         if (IsInvalidSession(result)) {
+           Status why = Status::NotFound("session " + session_.id() + " is gone: " + result->body);
+           session_.NotifyLost(why);
+           done(why);
+           return;
+         }
+         if (!result.ok() || result->status != 200) {
+           done(Status::Unavailable("try-once: " + Describe(result)));
+           return;
+         }
+         bool won = result->body.find("true") != std::string::npos;
+         if (won) Grant(ParseU64(result->Header("X-Tenure-Fence")));
+         done(won);
+       });
+}
+
+void Election::Cancel() {
+  FinishCampaign(Status::Unavailable("campaign cancelled"));
+  impl_->observer = nullptr;
+  impl_->settings_cb = nullptr;
+  impl_->timers[kSettingsTimer].cancel();
+  if (impl_->settings_req != 0) {
+    client::RequestId id = impl_->settings_req;
+    impl_->settings_req = 0;
+    session_.http().Cancel(id);
+  }
+  if (!holding_) {
+    impl_->timers[kWatchTimer].cancel();
+    impl_->watching = false;
+    if (impl_->watch_req != 0) {
+      client::RequestId id = impl_->watch_req;
+      impl_->watch_req = 0;
+      session_.http().Cancel(id);
+    }
+  }
+}
+
+// ---- leadership --------------------------------------------------------------
+
+void Election::Grant(std::uint64_t fence) {
+  holding_ = true;
+  fence_ = fence;
+  observed_.exists = true;
+  observed_.session = session_.id();
+  observed_.value = impl_->value;
+  observed_.fence = fence;
+  EnsureWatch();
+}
+
+void Election::StopLeading() {
+  holding_ = false;
+  fence_ = 0;
+}
+
+void Election::Lose(const Status& why) {
+  if (!holding_) return;
+  StopLeading();
+  std::weak_ptr<char> life = impl_->life;
+  auto listeners = impl_->lost;  // copy: they stay for later grants
+  for (auto& listener : listeners) {
+    if (life.expired()) return;
+    listener(why);
+  }
+}
+
+void Election::SessionLost(const Status& why) {
+  Status status = why.Annotate("session lost");
+  Lose(status);
+  FinishCampaign(Status::FailedPrecondition("campaign aborted: " + status.ToString()));
+}
+
+void Election::OnLost(LostCallback callback) { impl_->lost.push_back(std::move(callback)); }
+
+bool Election::IsLeader(MonoMs now_ms, MonoMs window_ms) const {
+  return holding_ && observed_.session == session_.id() && session_.Guaranteed(now_ms, window_ms);
+}
+
+bool Election::IsLeader(MonoMs window_ms) const { return IsLeader(SteadyNowMs(), window_ms); }
+
+void Election::Resign(std::function<void(Status)> done) {
+  if (!holding_) {
+    boost::asio::post(session_.io(), [done = std::move(done)]() {
+      done(Status::FailedPrecondition("resign: not the leader"));
+    });
+    return;
+  }
+  StopLeading();
+  Send("PUT", "/v1/kv/" + client::EscapeKeyPath(LeaderKey()) + "?release=" +
+                  client::EscapeQueryValue(session_.id()),
+       impl_->value, 0, {}, [done = std::move(done)](Result<client::ClientResponse> result) {
+         if (!result.ok() || result->status != 200) {
+           done(Status::Unavailable("resign: " + Describe(result)));
+         } else if (result->body.find("true") == std::string::npos) {
+           done(Status::FailedPrecondition("resign: the key was no longer held by this session"));
+         } else {
+           done(Status());
+         }
+       });
+}
+
+void Election::ResignTo(std::string candidate, std::function<void(Status)> done) {
+  if (!holding_) {
+    boost::asio::post(session_.io(), [done = std::move(done)]() {
+      done(Status::FailedPrecondition("resign: not the leader"));
+    });
+    return;
+  }
+  const std::string candidate_key = CandidateKey(candidate);
+  Send("GET", "/v1/kv/" + client::EscapeKeyPath(candidate_key), "", 0, {},
+       [this, candidate, candidate_key, done = std::move(done)](
+           Result<client::ClientResponse> got) mutable {
+         auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
+         if (!info.ok()) {
+           done(info.status().Annotate("resign to " + candidate));
+           return;
+         }
+         if (!info->exists) {
+           done(Status::FailedPrecondition("resign to " + candidate + ": candidate \"" +
+                                           candidate + "\" is not registered"));
+           return;
+         }
+         if (!info->has_leader()) {
+           done(Status::FailedPrecondition("resign to " + candidate + ": candidate \"" +
+                                           candidate + "\" is not alive (its session is gone)"));
+           return;
+         }
+         if (!holding_) {
+           done(Status::FailedPrecondition("resign: not the leader"));
+           return;
+         }
+         nlohmann::json ops = nlohmann::json::array();
+         ops.push_back({{"KV", {{"Verb", "check-session"}, {"Key", candidate_key},
+                                {"Session", info->session}}}});
+         ops.push_back({{"KV", {{"Verb", "unlock"}, {"Key", LeaderKey()},
+                                {"Session", session_.id()}}}});
+         ops.push_back({{"KV", {{"Verb", "lock"}, {"Key", LeaderKey()},
+                                {"Value", Base64Encode(info->value)},
+                                {"Session", info->session}}}});
+         Send("PUT", "/v1/txn", ops.dump(), 0, client::RetryPolicy::None(),
+              [this, candidate, done = std::move(done)](Result<client::ClientResponse> result) {
+                if (result.ok() && result->status == 200) {
+                  StopLeading();
+                  done(Status());
+                } else if (result.ok() && result->status == 409) {
+                  done(Status::FailedPrecondition("resign to " + candidate + " refused: " +
+                                                  TxnErrors(result->body)));
+                } else {
+                  done(Status::Unavailable("resign to " + candidate + ": " + Describe(result)));
+                }
+              });
+       });
+}
+
+// ---- the leader-key watch ------------------------------------------------------
+
+void Election::Observe(std::function<void(const LeaderInfo&)> callback) {
+  impl_->observer = std::move(callback);
+  impl_->reported = false;
+  if (impl_->watching) {
+    // Report the current state at once; the running watch reports changes.
+    // Restart from index 0 so the first report is fresh.
+    impl_->watch_index = 0;
+    impl_->timers[kWatchTimer].cancel();
+    if (impl_->watch_req != 0) {
+      client::RequestId id = impl_->watch_req;
+      impl_->watch_req = 0;
+      session_.http().Cancel(id);
+    }
+    impl_->watching = false;
+  }
+  EnsureWatch();
+}
+
+void Election::EnsureWatch() {
+  if (impl_->watching) return;
+  impl_->watching = true;
+  WatchOnce();
+}
+
+void Election::WatchOnce() {
+  if (!impl_->observer && !holding_) {
+    impl_->watching = false;
+    return;
+  }
+  std::string target = "/v1/kv/" + client::EscapeKeyPath(LeaderKey());
+  std::int64_t timeout = 0;
+  const std::uint64_t index = impl_->watch_index;
+  if (index > 0) {
+    target += "?index=" + std::to_string(index) + "&wait=" + std::to_string(options_.wait_ms) + "ms";
+    timeout = options_.wait_ms + options_.wait_ms / 16 + 5'000;
+  }
+  impl_->watch_req = Send("GET", target, "", timeout, {}, [this, index](
+                                                              Result<client::ClientResponse> got) {
+    impl_->watch_req = 0;
+    auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
+    if (!info.ok()) {
+      // Not a loss: the lease arithmetic covers transient errors.
+      After(kWatchTimer, options_.error_retry_ms, [this] { WatchOnce(); });
+      return;
+    }
+    std::uint64_t seen = ParseU64(got->Header("X-Consul-Index"));
+    impl_->watch_index = NextIndex(*got, index);
+    HandleObservation(*info, seen);
+    WatchOnce();
+  });
+}
+
+void Election::HandleObservation(const LeaderInfo& info, std::uint64_t index) {
+  // An answer from before our grant must not end it: only states at or after
+  // the grant's index count (the fence is the grant's raft index).
+  const bool current = !holding_ || fence_ == 0 || index >= fence_;
+  if (current) observed_ = info;
+  if (holding_ && current) {
+    if (info.session == session_.id()) {
+      if (fence_ == 0) fence_ = info.fence;  // a server without X-Tenure-Fence
+    } else {
+      std::string what = !info.exists        ? "the leader key was deleted"
+                         : info.session.empty() ? "the leader key was released"
+                                                : "the leader key is now held by session " +
+                                                      info.session;
+      Lose(Status::FailedPrecondition("leadership lost: " + what));
+    }
+  }
+  if (impl_->observer && current && (!impl_->reported || !(info == impl_->last_reported))) {
+    impl_->reported = true;
+    impl_->last_reported = info;
+    auto observer = impl_->observer;
+    observer(info);
+  }
+}
+
+// ---- settings ------------------------------------------------------------------
+
+void Election::SetSettings(Settings settings, std::function<void(Status)> done) {
+  if (!holding_ || fence_ == 0) {
+    boost::asio::post(session_.io(), [done = std::move(done), key = LeaderKey()]() {
+      done(Status::FailedPrecondition("not the leader: this candidate does not hold " + key));
+    });
+    return;
+  }
+  nlohmann::json ops = nlohmann::json::array();
+  ops.push_back({{"KV", {{"Verb", "check-fence"}, {"Key", LeaderKey()}, {"Index", fence_}}}});
+  for (const auto& [key, value] : settings) {
+    if (value.empty()) {
+      ops.push_back({{"KV", {{"Verb", "delete"}, {"Key", SettingsPrefix() + key}}}});
+    } else {
+      ops.push_back({{"KV", {{"Verb", "set"}, {"Key", SettingsPrefix() + key},
+                             {"Value", Base64Encode(value)}}}});
+    }
+  }
+  Send("PUT", "/v1/txn", ops.dump(), 0, {}, [done = std::move(done)](
+                                                Result<client::ClientResponse> result) {
+    if (result.ok() && result->status == 200) {
+      done(Status());
+    } else if (result.ok() && result->status == 409) {
+      bool guard_failed = false;
+      std::string errors = TxnErrors(result->body, &guard_failed);
+      if (guard_failed || errors.find("fence") != std::string::npos) {
+        done(Status::FailedPrecondition("not the leader: " + errors));
+      } else {
+        done(Status::Conflict("leader settings: " + errors));
+      }
+    } else {
+      done(Status::Unavailable("leader settings: " + Describe(result)));
+    }
+  });
+}
+
+void Election::GetSettings(std::function<void(Result<Settings>)> done) {
+  Send("GET", "/v1/kv/" + client::EscapeKeyPath(SettingsPrefix()) + "?recurse", "", 0, {},
+       [this, done = std::move(done)](Result<client::ClientResponse> got) {
+         if (!got.ok()) {
+           done(got.status().Annotate("leader settings"));
+           return;
+         }
+         done(ParseSettings(*got, SettingsPrefix()));
+       });
+}
+
+void Election::WatchSettings(std::function<void(const Settings&)> callback) {
+  impl_->settings_cb = std::move(callback);
+  impl_->settings_reported = false;
+  impl_->settings_index = 0;
+  impl_->timers[kSettingsTimer].cancel();
+  if (impl_->settings_req != 0) {
+    client::RequestId id = impl_->settings_req;
+    impl_->settings_req = 0;
+    session_.http().Cancel(id);
+  }
+  SettingsOnce();
+}
+
+void Election::SettingsOnce() {
+  if (!impl_->settings_cb) return;
+  const std::uint64_t index = impl_->settings_index;
+  std::string target = "/v1/kv/" + client::EscapeKeyPath(SettingsPrefix()) + "?recurse";
+  std::int64_t timeout = 0;
+  if (index > 0) {
+    target += "&index=" + std::to_string(index) + "&wait=" + std::to_string(options_.wait_ms) + "ms";
+    timeout = options_.wait_ms + options_.wait_ms / 16 + 5'000;
+  }
+  impl_->settings_req = Send("GET", target, "", timeout, {}, [this, index](
+                                                                 Result<client::ClientResponse> got) {
+    impl_->settings_req = 0;
+    auto settings = got.ok() ? ParseSettings(*got, SettingsPrefix()) : Result<Settings>(got.status());
+    if (!settings.ok()) {
+      After(kSettingsTimer, options_.error_retry_ms, [this] { SettingsOnce(); });
+      return;
+    }
+    impl_->settings_index = NextIndex(*got, index);
+    if (impl_->settings_cb && (!impl_->settings_reported || *settings != impl_->last_settings)) {
+      impl_->settings_reported = true;
+      impl_->last_settings = *settings;
+      auto callback = impl_->settings_cb;
+      callback(impl_->last_settings);
+    }
+    SettingsOnce();
+  });
+}
+
+}  // namespace tenure

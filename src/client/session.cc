@@ -1,0 +1,203 @@
+#include "tenure/session.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <random>
+#include <utility>
+
+#include "client/http_client.h"
+
+namespace tenure {
+
+MonoMs SteadyNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+namespace {
+
+// Go duration string for milliseconds: "10s" or "1500ms".
+std::string GoDuration(MonoMs ms) {
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
+  return std::to_string(ms) + "ms";
+}
+
+std::string BodyOrStatus(const Result<client::ClientResponse>& result) {
+  if (!result.ok()) return result.status().ToString();
+  return "HTTP " + std::to_string(result->status) + ": " + result->body;
+}
+
+// splitmix64 -> [0, 1): the renewal jitter.
+double NextUnit(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+}  // namespace
+
+struct Session::Timer {
+  explicit Timer(boost::asio::io_context& io) : timer(io) {}
+  boost::asio::steady_timer timer;
+};
+
+Session::Session(boost::asio::io_context& io, client::AsyncHttpClient& http)
+    : io_(io), http_(&http), timer_(std::make_unique<Timer>(io)),
+      jitter_state_(std::random_device{}()) {}
+
+Session::Session(boost::asio::io_context& io, client::AsyncHttpOptions options)
+    : io_(io),
+      owned_http_(std::make_unique<client::AsyncHttpClient>(io, std::move(options))),
+      http_(owned_http_.get()),
+      timer_(std::make_unique<Timer>(io)),
+      jitter_state_(std::random_device{}()) {}
+
+Session::~Session() {
+  life_.reset();  // callbacks that run from here on see a dead session
+  timer_->timer.cancel();
+  if (inflight_ != 0) http_->Cancel(inflight_);
+}
+
+void Session::Create(SessionOptions options, std::function<void(Result<std::string>)> done) {
+  TENURE_ASSERT(!created() && inflight_ == 0);
+  if (options.lease.ttl_ms != options.ttl_ms) {
+    options.lease = client::LeaseOptions::ForTtl(options.ttl_ms);
+  }
+  options_ = std::move(options);
+  lease_ = client::Lease(options_.lease);
+  if (Status valid = client::ValidateLeaseOptions(options_.lease); !valid.ok()) {
+    boost::asio::post(io_, [done = std::move(done), valid]() { done(valid); });
+    return;
+  }
+  nlohmann::json body = {{"Name", options_.name},
+                         {"TTL", GoDuration(options_.ttl_ms)},
+                         {"LockDelay", GoDuration(options_.lock_delay_ms)},
+                         {"Behavior", options_.behavior},
+                         {"Checks", nlohmann::json::array()}};
+  const MonoMs sent = SteadyNowMs();
+  std::weak_ptr<char> life = life_;
+  client::HttpCall call{"PUT", "/v1/session/create", body.dump(), 0, {}};
+  inflight_ = http_->Request(std::move(call), [this, life, sent, done = std::move(done)](
+                                                  Result<client::ClientResponse> result) {
+    if (life.expired()) return;
+    inflight_ = 0;
+    if (!result.ok() || result->status != 200) {
+      done(Status::Unavailable("session create: " + BodyOrStatus(result)));
+      return;
+    }
+    std::string id;
+    try {
+      id = nlohmann::json::parse(result->body).at("ID").get<std::string>();
+    } catch (const std::exception& e) {
+      done(Status::Internal(std::string("session create: bad answer: ") + e.what()));
+      return;
+    }
+    id_ = id;
+    lease_.Renewed(sent);
+    ScheduleRenew(lease_.NextRenewalMs(sent, NextUnit(jitter_state_)));
+    done(id_);
+  });
+}
+
+void Session::ScheduleRenew(MonoMs at_ms) {
+  if (!alive()) return;
+  MonoMs delay = std::max<MonoMs>(0, at_ms - SteadyNowMs());
+  timer_->timer.expires_after(std::chrono::milliseconds(delay));
+  std::weak_ptr<char> life = life_;
+  timer_->timer.async_wait([this, life](const boost::system::error_code& ec) {
+    if (ec || life.expired()) return;
+    Renew();
+  });
+}
+
+void Session::Renew() {
+  if (!alive() || inflight_ != 0) return;
+  const MonoMs sent = SteadyNowMs();
+  std::weak_ptr<char> life = life_;
+  client::HttpCall call{"PUT", "/v1/session/renew/" + client::EscapeQueryValue(id_), "",
+                        options_.renew_timeout_ms, client::RetryPolicy::None()};
+  inflight_ = http_->Request(std::move(call), [this, life, sent](
+                                                  Result<client::ClientResponse> result) {
+    if (life.expired()) return;
+    inflight_ = 0;
+    if (!alive()) return;
+    if (result.ok() && result->status == 200) {
+      lease_.Renewed(sent);
+      ++renewals_;
+      ScheduleRenew(lease_.NextRenewalMs(sent, NextUnit(jitter_state_)));
+      return;
+    }
+    if (result.ok() && result->status == 404) {
+      NotifyLost(Status::NotFound("session " + id_ + " expired or was destroyed: " +
+                                  result->body));
+      return;
+    }
+    // Transport error, timeout, 500 or anything unexpected: retry every r,
+    // counted from the failed attempt's send time.
+    ScheduleRenew(sent + options_.lease.retry_interval_ms);
+  });
+}
+
+void Session::StopRenewing() {
+  timer_->timer.cancel();
+  if (inflight_ != 0) {
+    client::RequestId id = inflight_;
+    inflight_ = 0;
+    http_->Cancel(id);
+  }
+}
+
+void Session::OnLost(LostCallback callback) {
+  if (lost_) {
+    callback(lost_status_);
+    return;
+  }
+  lost_listeners_.push_back(std::move(callback));
+}
+
+void Session::NotifyLost(const Status& why) {
+  if (lost_ || destroyed_ || !created()) return;
+  lost_ = true;
+  lost_status_ = why;
+  lease_.Clear();
+  StopRenewing();
+  auto listeners = std::move(lost_listeners_);
+  lost_listeners_.clear();
+  std::weak_ptr<char> life = life_;
+  for (auto& listener : listeners) {
+    if (life.expired()) return;
+    listener(why);
+  }
+}
+
+void Session::Destroy(std::function<void(Status)> done) {
+  if (!created() || destroyed_) {
+    destroyed_ = true;
+    boost::asio::post(io_, [done = std::move(done)]() { done(Status()); });
+    return;
+  }
+  StopRenewing();
+  destroyed_ = true;
+  lease_.Clear();
+  std::weak_ptr<char> life = life_;
+  client::HttpCall call{"PUT", "/v1/session/destroy/" + client::EscapeQueryValue(id_), "", 0, {}};
+  inflight_ = http_->Request(std::move(call), [this, life, done = std::move(done)](
+                                                  Result<client::ClientResponse> result) {
+    if (life.expired()) return;
+    inflight_ = 0;
+    if (result.ok() && result->status == 200) {
+      done(Status());
+    } else {
+      done(Status::Unavailable("session destroy: " + BodyOrStatus(result)));
+    }
+  });
+}
+
+}  // namespace tenure

@@ -1,0 +1,443 @@
+// tenure::Election against a real `tenure server -dev` (no mocks): campaign,
+// resign, fencing tokens, observe, loss by someone else's release/delete, a
+// campaign that aborts with its session, resign-to, leader settings.
+// The loop runs on the test thread; every wait polls with a deadline.
+#include "tenure/election.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/http_client.h"
+#include "tenure/session.h"
+
+namespace tenure {
+namespace {
+
+// ---- a real `tenure server -dev` child process and loop helpers ------------
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::string TenureBinary() {
+  if (const char* bin = std::getenv("TENURE_BIN"); bin != nullptr && *bin != 0) return bin;
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  auto sibling = self.parent_path().parent_path() / "src" / "tenure";
+  return std::filesystem::exists(sibling, ec) ? sibling.string() : "";
+}
+
+std::string FreeAddress() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+}
+
+// One server per test suite: -dev, -session-ttl-multiplier 1, stopped by PID.
+class ServerProcess {
+ public:
+  bool Start() {
+    const std::string binary = TenureBinary();
+    if (binary.empty()) return false;
+    http_ = FreeAddress();
+    const std::string raft = FreeAddress();
+    char dir[] = "/tmp/tenure-election-test-XXXXXX";
+    dir_ = ::mkdtemp(dir);
+    const std::string log = dir_ + "/server.log";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::execl(binary.c_str(), binary.c_str(), "server", "-dev", "-http-addr", http_.c_str(),
+              "-raft-addr", raft.c_str(), "-session-ttl-multiplier", "1",
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Ready once a KV write commits (the single node has become leader).
+    client::HttpClient http(http_, "", 1'000);
+    auto deadline = Clock::now() + 15s;
+    while (Clock::now() < deadline) {
+      auto put = http.Request("PUT", "/v1/kv/ready", "1");
+      if (put.ok() && put->status == 200) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+  void Stop() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+  const std::string& http() const { return http_; }
+
+ private:
+  std::string http_, dir_;
+  pid_t pid_ = -1;
+};
+
+// Runs the loop until `done()` or the deadline; true when done() held.
+bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& done,
+              std::chrono::milliseconds timeout = 5s) {
+  auto deadline = Clock::now() + timeout;
+  while (!done()) {
+    if (Clock::now() >= deadline) return false;
+    io.restart();
+    io.run_for(10ms);
+    if (io.stopped() && !done()) std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+// Runs the loop for a while (to check that something does NOT happen).
+void RunFor(boost::asio::io_context& io, std::chrono::milliseconds duration) {
+  RunUntil(io, [] { return false; }, duration);
+}
+
+class ElectionTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new ServerProcess();
+    ready_ = server_->Start();
+  }
+  static void TearDownTestSuite() {
+    server_->Stop();
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override {
+    if (!ready_) GTEST_SKIP() << "no tenure server (build it or set TENURE_BIN)";
+    http_ = std::make_unique<client::AsyncHttpClient>(
+        io_, client::AsyncHttpOptions{{server_->http()}, "", 2'000, 30'000, 4});
+    name_ = std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  }
+  void TearDown() override {
+    elections_.clear();
+    sessions_.clear();
+  }
+
+  // A created session (TTL 10 s, lock-delay 1 s, renewals every 1 s so loss
+  // is seen within ~1 s).
+  Session& NewSession() {
+    sessions_.push_back(std::make_unique<Session>(io_, *http_));
+    Session& session = *sessions_.back();
+    SessionOptions options;
+    options.name = "election-test";
+    options.ttl_ms = 10'000;
+    options.lock_delay_ms = 1'000;
+    options.lease = client::LeaseOptions::ForTtl(10'000);
+    options.lease.renew_interval_ms = 1'000;
+    std::optional<Result<std::string>> created;
+    session.Create(options, [&](Result<std::string> r) { created = std::move(r); });
+    EXPECT_TRUE(RunUntil(io_, [&] { return created.has_value(); }));
+    EXPECT_TRUE(created && created->ok());
+    return session;
+  }
+  Election& NewElection(const std::string& candidate, Session* session = nullptr) {
+    if (session == nullptr) session = &NewSession();
+    ElectionOptions options;
+    options.name = name_;
+    options.candidate = candidate;
+    elections_.push_back(std::make_unique<Election>(*session, options));
+    return *elections_.back();
+  }
+
+  // Campaigns and waits for the outcome.
+  Status CampaignNow(Election& e, const std::string& value) {
+    std::optional<Status> done;
+    e.Campaign(value, [&](Status s) { done = std::move(s); });
+    EXPECT_TRUE(RunUntil(io_, [&] { return done.has_value(); }));
+    return done ? *done : Status::Timeout("campaign did not finish");
+  }
+  Status Wait(const std::function<void(std::function<void(Status)>)>& start) {
+    std::optional<Status> done;
+    start([&](Status s) { done = std::move(s); });
+    EXPECT_TRUE(RunUntil(io_, [&] { return done.has_value(); }));
+    return done ? *done : Status::Timeout("no answer");
+  }
+
+  client::ClientResponse Sync(const std::string& method, const std::string& target,
+                              const std::string& body = "") {
+    client::HttpClient http(server_->http(), "", 5'000);
+    auto r = http.Request(method, target, body);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r.value() : client::ClientResponse{};
+  }
+  std::string Key(const std::string& suffix) { return "/v1/kv/service/" + name_ + "/" + suffix; }
+
+  static ServerProcess* server_;
+  static bool ready_;
+  boost::asio::io_context io_;
+  std::unique_ptr<client::AsyncHttpClient> http_;
+  std::string name_;
+  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<std::unique_ptr<Election>> elections_;
+};
+
+ServerProcess* ElectionTest::server_ = nullptr;
+bool ElectionTest::ready_ = false;
+
+TEST_F(ElectionTest, OneLeadsTheOtherWinsRightAfterResign) {
+  Election& a = NewElection("a");
+  Election& b = NewElection("b");
+  ASSERT_TRUE(CampaignNow(a, "desc-a").ok());
+  EXPECT_TRUE(a.holding());
+  EXPECT_TRUE(a.IsLeader(3'000));
+  const std::uint64_t fence_a = a.FencingToken();
+  EXPECT_GT(fence_a, 0u);
+
+  std::optional<Status> b_done;
+  b.Campaign("desc-b", [&](Status s) { b_done = std::move(s); });
+  RunFor(io_, 700ms);
+  EXPECT_FALSE(b_done.has_value());
+  EXPECT_FALSE(b.IsLeader(0));
+  EXPECT_TRUE(a.IsLeader(3'000));
+  // The key holds A's description; both candidates are registered.
+  EXPECT_EQ(Sync("GET", Key("leader") + "?raw").body, "desc-a");
+  EXPECT_EQ(Sync("GET", Key("candidates/b") + "?raw").body, "desc-b");
+
+  std::optional<Status> resigned;
+  a.Resign([&](Status s) { resigned = std::move(s); });
+  EXPECT_FALSE(a.IsLeader(0));  // at once
+  EXPECT_EQ(a.FencingToken(), 0u);
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(RunUntil(io_, [&] { return b_done.has_value() && resigned.has_value(); }, 2s));
+  EXPECT_LE(Clock::now() - t0, 1s);
+  EXPECT_TRUE(resigned->ok()) << resigned->ToString();
+  ASSERT_TRUE(b_done->ok()) << b_done->ToString();
+  EXPECT_TRUE(b.IsLeader(3'000));
+  const std::uint64_t fence_b = b.FencingToken();
+  EXPECT_GT(fence_b, fence_a);
+
+  // And back: every grant's token is larger.
+  ASSERT_TRUE(Wait([&](auto done) { b.Resign(done); }).ok());
+  ASSERT_TRUE(CampaignNow(a, "desc-a").ok());
+  EXPECT_GT(a.FencingToken(), fence_b);
+  // The token the holder got equals the server's Fence field.
+  EXPECT_NE(Sync("GET", Key("leader")).body.find("\"Fence\":" + std::to_string(a.FencingToken())),
+            std::string::npos);
+}
+
+TEST_F(ElectionTest, TryOnceDoesNotWait) {
+  Election& a = NewElection("a");
+  Election& b = NewElection("b");
+  std::optional<Result<bool>> first, second;
+  a.TryOnce("x", [&](Result<bool> r) { first = std::move(r); });
+  ASSERT_TRUE(RunUntil(io_, [&] { return first.has_value(); }));
+  ASSERT_TRUE(first->ok());
+  EXPECT_TRUE(first->value());
+  EXPECT_TRUE(a.IsLeader(1'000));
+  b.TryOnce("y", [&](Result<bool> r) { second = std::move(r); });
+  ASSERT_TRUE(RunUntil(io_, [&] { return second.has_value(); }));
+  ASSERT_TRUE(second->ok());
+  EXPECT_FALSE(second->value());
+  EXPECT_FALSE(b.IsLeader(0));
+}
+
+TEST_F(ElectionTest, ReleaseBySomeoneElseEndsLeadershipAtOnce) {
+  Session& session = NewSession();
+  Election& a = NewElection("a", &session);
+  int lost = 0;
+  Status why;
+  a.OnLost([&](const Status& s) {
+    ++lost;
+    why = s;
+  });
+  ASSERT_TRUE(CampaignNow(a, "v").ok());
+  ASSERT_TRUE(a.IsLeader(3'000));
+  // An operator releases the key with the leader's own session id.
+  EXPECT_EQ(Sync("PUT", Key("leader") + "?release=" + session.id()).body, "true");
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(RunUntil(io_, [&] { return !a.IsLeader(0); }, 2s));
+  EXPECT_LE(Clock::now() - t0, 500ms);
+  EXPECT_EQ(lost, 1);
+  EXPECT_NE(why.message().find("released"), std::string::npos) << why.ToString();
+  EXPECT_EQ(a.FencingToken(), 0u);
+
+  // Again, then the key is deleted.
+  ASSERT_TRUE(CampaignNow(a, "v").ok());
+  ASSERT_TRUE(a.IsLeader(3'000));
+  EXPECT_EQ(Sync("DELETE", Key("leader")).status, 200);
+  ASSERT_TRUE(RunUntil(io_, [&] { return lost == 2; }, 2s));
+  EXPECT_FALSE(a.IsLeader(0));
+  EXPECT_NE(why.message().find("deleted"), std::string::npos) << why.ToString();
+  RunFor(io_, 300ms);
+  EXPECT_EQ(lost, 2);
+}
+
+TEST_F(ElectionTest, SessionLossEndsLeadershipAndAbortsTheCampaign) {
+  Session& sa = NewSession();
+  Session& sb = NewSession();
+  Election& a = NewElection("a", &sa);
+  Election& b = NewElection("b", &sb);
+  int a_lost = 0;
+  a.OnLost([&](const Status&) { ++a_lost; });
+  ASSERT_TRUE(CampaignNow(a, "a").ok());
+  std::optional<Status> b_done;
+  b.Campaign("b", [&](Status s) { b_done = std::move(s); });
+  RunFor(io_, 300ms);
+  ASSERT_FALSE(b_done.has_value());
+
+  // B's session is destroyed behind its back: its campaign must not outlive it.
+  EXPECT_EQ(Sync("PUT", "/v1/session/destroy/" + sb.id()).status, 200);
+  ASSERT_TRUE(RunUntil(io_, [&] { return b_done.has_value(); }, 3s));
+  EXPECT_FALSE(b_done->ok());
+  EXPECT_NE(b_done->message().find("session"), std::string::npos) << b_done->ToString();
+  EXPECT_FALSE(b.IsLeader(0));
+
+  // A's session destroyed: leadership ends (the watch sees the release, or
+  // the renewal's 404), once.
+  EXPECT_EQ(Sync("PUT", "/v1/session/destroy/" + sa.id()).status, 200);
+  ASSERT_TRUE(RunUntil(io_, [&] { return a_lost == 1 && sa.lost(); }, 3s));
+  EXPECT_FALSE(a.IsLeader(0));
+  RunFor(io_, 200ms);
+  EXPECT_EQ(a_lost, 1);
+
+  // A campaign on a dead session fails at once.
+  Status dead = CampaignNow(a, "a");
+  EXPECT_FALSE(dead.ok());
+}
+
+TEST_F(ElectionTest, ObserveSeesHoldersReleaseDeletionAndNoLeader) {
+  Election& a = NewElection("a");
+  Election& b = NewElection("b");
+  Election& watcher = NewElection("w");
+  std::vector<LeaderInfo> seen;
+  watcher.Observe([&](const LeaderInfo& info) { seen.push_back(info); });
+  ASSERT_TRUE(RunUntil(io_, [&] { return seen.size() == 1; }));
+  EXPECT_FALSE(seen[0].exists);  // nothing yet
+
+  ASSERT_TRUE(CampaignNow(a, "desc-a").ok());
+  ASSERT_TRUE(RunUntil(io_, [&] { return seen.size() == 2; }));
+  EXPECT_TRUE(seen[1].exists);
+  EXPECT_EQ(seen[1].session, sessions_[0]->id());
+  EXPECT_EQ(seen[1].value, "desc-a");
+  EXPECT_EQ(seen[1].fence, a.FencingToken());
+
+  std::optional<Status> b_done;
+  b.Campaign("desc-b", [&](Status s) { b_done = std::move(s); });
+  RunFor(io_, 200ms);
+  ASSERT_TRUE(Wait([&](auto done) { a.Resign(done); }).ok());
+  ASSERT_TRUE(RunUntil(io_, [&] { return b_done.has_value() && seen.back().value == "desc-b"; }));
+  // Either the "no leader" moment was observed or it went straight to B.
+  const LeaderInfo& now = seen.back();
+  EXPECT_EQ(now.session, sessions_[1]->id());
+  EXPECT_EQ(now.fence, b.FencingToken());
+
+  ASSERT_TRUE(Wait([&](auto done) { b.Resign(done); }).ok());
+  ASSERT_TRUE(RunUntil(io_, [&] { return !seen.back().has_leader(); }));
+  EXPECT_TRUE(seen.back().exists);  // "no leader": key present, unlocked
+  EXPECT_EQ(seen.back().fence, 0u);
+
+  EXPECT_EQ(Sync("DELETE", Key("leader")).status, 200);
+  ASSERT_TRUE(RunUntil(io_, [&] { return !seen.back().exists; }));
+  const std::size_t count = seen.size();
+  RunFor(io_, 300ms);
+  EXPECT_EQ(seen.size(), count);  // no duplicate reports
+  for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_FALSE(seen[i] == seen[i - 1]);
+}
+
+TEST_F(ElectionTest, ResignToPicksTheNamedCandidate) {
+  Election& a = NewElection("a");
+  Election& b = NewElection("b");
+  Election& c = NewElection("c");
+  ASSERT_TRUE(CampaignNow(a, "desc-a").ok());
+  const std::uint64_t fence_a = a.FencingToken();
+  std::optional<Status> b_done, c_done;
+  b.Campaign("desc-b", [&](Status s) { b_done = std::move(s); });
+  c.Campaign("desc-c", [&](Status s) { c_done = std::move(s); });
+  ASSERT_TRUE(RunUntil(io_, [&] {
+    return Sync("GET", Key("candidates/c")).status == 200 &&
+           Sync("GET", Key("candidates/b")).status == 200;
+  }));
+  RunFor(io_, 200ms);
+
+  Status nobody = Wait([&](auto done) { a.ResignTo("nobody", done); });
+  EXPECT_EQ(nobody.code(), Code::kFailedPrecondition);
+  EXPECT_NE(nobody.message().find("not registered"), std::string::npos) << nobody.ToString();
+  EXPECT_TRUE(a.IsLeader(1'000));
+
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(Wait([&](auto done) { a.ResignTo("c", done); }).ok());
+  EXPECT_FALSE(a.IsLeader(0));
+  ASSERT_TRUE(RunUntil(io_, [&] { return c_done.has_value(); }, 2s));
+  EXPECT_LE(Clock::now() - t0, 1s);
+  ASSERT_TRUE(c_done->ok()) << c_done->ToString();
+  EXPECT_TRUE(c.IsLeader(3'000));
+  EXPECT_GT(c.FencingToken(), fence_a);
+  EXPECT_EQ(Sync("GET", Key("leader") + "?raw").body, "desc-c");
+  RunFor(io_, 300ms);
+  EXPECT_FALSE(b_done.has_value());
+  EXPECT_FALSE(b.IsLeader(0));
+}
+
+TEST_F(ElectionTest, SettingsOnlyFromTheLeaderAtomicAndWatched) {
+  Election& a = NewElection("a");
+  Election& b = NewElection("b");
+  ASSERT_TRUE(CampaignNow(a, "a").ok());
+  std::vector<Settings> changes;
+  b.WatchSettings([&](const Settings& s) { changes.push_back(s); });
+  ASSERT_TRUE(RunUntil(io_, [&] { return changes.size() == 1; }));
+  EXPECT_TRUE(changes[0].empty());
+
+  ASSERT_TRUE(Wait([&](auto done) { a.SetSettings({{"x", "1"}, {"y", "2"}}, done); }).ok());
+  ASSERT_TRUE(RunUntil(io_, [&] { return changes.size() == 2; }));
+  EXPECT_EQ(changes[1], (Settings{{"x", "1"}, {"y", "2"}}));  // both at once
+
+  // A follower is refused and nothing changes.
+  Status refused = Wait([&](auto done) { b.SetSettings({{"x", "evil"}}, done); });
+  EXPECT_EQ(refused.code(), Code::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("not the leader"), std::string::npos) << refused.ToString();
+
+  // A stale token is refused by the server itself (check-fence): the key was
+  // released behind A's back and A has not noticed yet.
+  EXPECT_EQ(Sync("PUT", Key("leader") + "?release=" + sessions_[0]->id()).body, "true");
+  std::optional<Status> stale;
+  a.SetSettings({{"x", "late"}}, [&](Status s) { stale = std::move(s); });
+  ASSERT_TRUE(RunUntil(io_, [&] { return stale.has_value(); }));
+  EXPECT_FALSE(stale->ok());
+  EXPECT_NE(stale->message().find("not the leader"), std::string::npos) << stale->ToString();
+  EXPECT_NE(stale->message().find("failed fence check"), std::string::npos) << stale->ToString();
+
+  std::optional<Result<Settings>> got;
+  b.GetSettings([&](Result<Settings> r) { got = std::move(r); });
+  ASSERT_TRUE(RunUntil(io_, [&] { return got.has_value(); }));
+  ASSERT_TRUE(got->ok());
+  EXPECT_EQ(got->value(), (Settings{{"x", "1"}, {"y", "2"}}));
+
+  // The leader again; an empty value deletes; one change, one notification.
+  ASSERT_TRUE(CampaignNow(a, "a").ok());
+  ASSERT_TRUE(Wait([&](auto done) { a.SetSettings({{"x", ""}, {"z", "3"}}, done); }).ok());
+  ASSERT_TRUE(RunUntil(io_, [&] { return changes.size() == 3; }));
+  EXPECT_EQ(changes[2], (Settings{{"y", "2"}, {"z", "3"}}));
+  RunFor(io_, 300ms);
+  EXPECT_EQ(changes.size(), 3u);
+}
+
+}  // namespace
+}  // namespace tenure
