@@ -606,7 +606,7 @@ class RealServer {
 };
 
 TEST_F(AsyncHttpTest, RealServerRoundTripAndRestart) {
-  if (RealServer::Binary().empty()) GTEST_SKIP() << "no tenure binary (set TENURE_BIN)";
+  ASSERT_FALSE(RealServer::Binary().empty()) << "no tenure binary (build/src/tenure or $TENURE_BIN)";
   RealServer server;
   server.Start();
   // The server's startup and restart are covered by retries alone.

@@ -22,99 +22,18 @@
 #include <thread>
 
 #include "client/http_client.h"
+#include "unit/client/server_process.h"
 
 namespace tenure {
 namespace {
 
-// ---- a real `tenure server -dev` child process and loop helpers ------------
-
+using test_support::FreeAddress;
+using test_support::RunFor;
+using test_support::RunUntil;
+using test_support::ServerProcess;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-std::string TenureBinary() {
-  if (const char* bin = std::getenv("TENURE_BIN"); bin != nullptr && *bin != 0) return bin;
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  auto sibling = self.parent_path().parent_path() / "src" / "tenure";
-  return std::filesystem::exists(sibling, ec) ? sibling.string() : "";
-}
-
-std::string FreeAddress() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-}
-
-// One server per test suite: -dev, -session-ttl-multiplier 1, stopped by PID.
-class ServerProcess {
- public:
-  bool Start() {
-    const std::string binary = TenureBinary();
-    if (binary.empty()) return false;
-    http_ = FreeAddress();
-    const std::string raft = FreeAddress();
-    char dir[] = "/tmp/tenure-election-test-XXXXXX";
-    dir_ = ::mkdtemp(dir);
-    const std::string log = dir_ + "/server.log";
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::execl(binary.c_str(), binary.c_str(), "server", "-dev", "-http-addr", http_.c_str(),
-              "-raft-addr", raft.c_str(), "-session-ttl-multiplier", "1",
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    // Ready once a KV write commits (the single node has become leader).
-    client::HttpClient http(http_, "", 1'000);
-    auto deadline = Clock::now() + 15s;
-    while (Clock::now() < deadline) {
-      auto put = http.Request("PUT", "/v1/kv/ready", "1");
-      if (put.ok() && put->status == 200) return true;
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
-  }
-  void Stop() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
-    std::error_code ec;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-  }
-  const std::string& http() const { return http_; }
-
- private:
-  std::string http_, dir_;
-  pid_t pid_ = -1;
-};
-
-// Runs the loop until `done()` or the deadline; true when done() held.
-bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& done,
-              std::chrono::milliseconds timeout = 5s) {
-  auto deadline = Clock::now() + timeout;
-  while (!done()) {
-    if (Clock::now() >= deadline) return false;
-    io.restart();
-    io.run_for(10ms);
-    if (io.stopped() && !done()) std::this_thread::sleep_for(2ms);
-  }
-  return true;
-}
-
-// Runs the loop for a while (to check that something does NOT happen).
-void RunFor(boost::asio::io_context& io, std::chrono::milliseconds duration) {
-  RunUntil(io, [] { return false; }, duration);
-}
 
 class SessionTest : public ::testing::Test {
  protected:
@@ -128,7 +47,7 @@ class SessionTest : public ::testing::Test {
     server_ = nullptr;
   }
   void SetUp() override {
-    if (!ready_) GTEST_SKIP() << "no tenure server (build it or set TENURE_BIN)";
+    ASSERT_TRUE(ready_) << "could not start a tenure server (build/src/tenure or $TENURE_BIN)";
     http_ = std::make_unique<client::AsyncHttpClient>(
         io_, client::AsyncHttpOptions{{server_->http()}, "", 2'000, 30'000, 2});
   }
