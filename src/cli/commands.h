@@ -15,5 +15,6 @@ int SessionCommand(const Args& args);
 int WatchCommand(const Args& args);
 int LeaderCommand(const Args& args);
 int LeaderGetCommand(const Args& args);
+int RunCommand(const Args& args);
 
 }  // namespace tenure::cli

@@ -19,6 +19,7 @@ constexpr char kUsage[] =
     "  watch      run a command on every change of a key (-type=key -key=K)\n"
     "  leader     who leads an election (service/NAME/leader); -watch follows changes\n"
     "  leader-get read an election's leader settings (service/NAME/settings/)\n"
+    "  run        run a command only while leading an election (run NAME -- CMD)\n"
     "  version    print the version\n"
     "\n"
     "Run 'tenure <command> -h' for a command's options.\n";
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   if (command == "watch") return tenure::cli::WatchCommand(args);
   if (command == "leader") return tenure::cli::LeaderCommand(args);
   if (command == "leader-get") return tenure::cli::LeaderGetCommand(args);
+  if (command == "run") return tenure::cli::RunCommand(args);
   if (command == "version" || command == "-v" || command == "--version") {
     std::printf("tenure %s\n", TENURE_VERSION);
     return 0;

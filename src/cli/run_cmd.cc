@@ -1,0 +1,396 @@
+// tenure run NAME [options] -- CMD ARGS...: campaign for service/NAME/leader,
+// start CMD (in its own process group, under ChildGroup's keeper) once
+// elected, and stop it before the server could expire the session
+// (docs/leadership.md, "Losing leadership safely: tenure run").
+//
+// One io_context on the main thread runs everything: the HTTP client, the
+// Session, the Election, the child's status descriptor, the lease timers and
+// SIGINT/SIGTERM.
+//
+// Timeline while CMD runs: a timer fires at the lease's TerminateAtMs()
+// (lease end - G); if a renewal moved the lease meanwhile it is simply
+// re-armed at the new time, else the group gets SIGTERM and a second timer
+// SIGKILLs it at KillAtMs() (or after the kill grace K, whichever is first).
+// Loss reported by the Election or the Session does the same at once.
+//
+// Policy on loss: no re-campaign. The supervisor waits for the group to end,
+// destroys its session and exits 1 with "tenure run: lost leadership: ...".
+// SIGINT/SIGTERM: the group is stopped the same way, the key released, the
+// session destroyed, and the exit code is 130/143.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "cli/client_support.h"
+#include "cli/commands.h"
+#include "client/async_http.h"
+#include "client/child_group.h"
+#include "client/lease.h"
+#include "client/settings.h"
+#include "common/duration.h"
+#include "tenure/election.h"
+#include "tenure/session.h"
+
+namespace tenure::cli {
+namespace {
+
+namespace asio = boost::asio;
+
+constexpr char kRunUsage[] =
+    "Usage: tenure run NAME [options] -- CMD ARGS...\n"
+    "\n"
+    "  Campaigns for the leadership of election NAME (service/NAME/leader) and runs\n"
+    "  CMD only while elected, in its own process group, with TENURE_FENCING_TOKEN,\n"
+    "  TENURE_SESSION and TENURE_LEADER_KEY in its environment. CMD gets SIGTERM, then\n"
+    "  SIGKILL after a grace, before the server could expire the session; it is\n"
+    "  SIGKILLed if this supervisor dies. When CMD exits the key is released and\n"
+    "  tenure run exits with CMD's code. Lost leadership: exit 1 (no re-campaign).\n"
+    "  SIGINT/SIGTERM: CMD is stopped, the key released, exit 130/143.\n"
+    "\n";
+
+constexpr MonoMs kCleanupTimeoutMs = 10'000;
+
+void Progress(const std::string& text) { PrintErr("tenure run: " + text); }
+
+std::vector<std::string> SplitAddresses(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    std::string part = list.substr(start, comma - start);
+    if (!part.empty()) out.push_back(part);
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string DefaultCandidate() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
+    std::snprintf(host, sizeof(host), "localhost");
+  }
+  return std::string(host) + "-" + std::to_string(::getpid());
+}
+
+class Runner {
+ public:
+  Runner(asio::io_context& io, client::AsyncHttpOptions http_options, SessionOptions session_options,
+         ElectionOptions election_options, std::string value, std::vector<std::string> command)
+      : io_(io),
+        http_(io, std::move(http_options)),
+        session_(io, http_),
+        session_options_(std::move(session_options)),
+        election_options_(std::move(election_options)),
+        value_(std::move(value)),
+        command_(std::move(command)),
+        lease_timer_(io),
+        kill_timer_(io),
+        cleanup_timer_(io),
+        signals_(io, SIGINT, SIGTERM) {}
+
+  ~Runner() {
+    if (status_sd_) {
+      status_sd_->release();  // the ChildGroup owns the descriptor
+      status_sd_.reset();
+    }
+    election_.reset();
+  }
+
+  void Start() {
+    signals_.async_wait([this](const boost::system::error_code& ec, int signo) {
+      if (!ec) OnSignal(signo);
+    });
+    session_.Create(session_options_, [this](Result<std::string> id) {
+      if (finishing_) return;
+      if (!id.ok()) {
+        Progress("cannot create a session: " + std::string(id.status().message()));
+        Exit(1);
+        return;
+      }
+      session_.OnLost([this](const Status& why) { OnLost("session lost: " + std::string(why.message())); });
+      election_ = std::make_unique<Election>(session_, election_options_);
+      election_->OnLost([this](const Status& why) { OnLost(std::string(why.message())); });
+      Progress("campaigning for " + election_->LeaderKey() + " as " + election_options_.candidate +
+               " (session " + session_.id() + ")");
+      election_->Campaign(value_, [this](Status status) { OnCampaignDone(status); });
+    });
+  }
+
+  int exit_code() const { return exit_code_; }
+
+ private:
+  void OnCampaignDone(const Status& status) {
+    if (stop_code_ || finishing_) return;  // a signal or a loss is already handled
+    if (!status.ok()) {
+      Progress("campaign failed: " + std::string(status.message()));
+      Finish(1);
+      return;
+    }
+    const std::uint64_t token = election_->FencingToken();
+    Progress("elected with fencing token " + std::to_string(token));
+    auto group = client::ChildGroup::Start(
+        command_, {"TENURE_FENCING_TOKEN=" + std::to_string(token), "TENURE_SESSION=" + session_.id(),
+                   "TENURE_LEADER_KEY=" + election_->LeaderKey()});
+    if (!group.ok()) {
+      Progress("cannot start " + command_[0] + ": " + std::string(group.status().message()));
+      Finish(1);
+      return;
+    }
+    child_.emplace(std::move(*group));
+    WatchChild();
+    ArmLeaseTimer();
+  }
+
+  void WatchChild() {
+    status_sd_.emplace(io_, child_->status_fd());
+    status_sd_->async_wait(asio::posix::stream_descriptor::wait_read,
+                           [this](const boost::system::error_code& ec) {
+                             if (ec == asio::error::operation_aborted) return;
+                             OnChildReadable();
+                           });
+  }
+
+  void OnChildReadable() {
+    status_sd_->release();
+    status_sd_.reset();
+    auto code = child_->Reap();
+    if (!code.ok()) {
+      WatchChild();  // not finished yet (spurious wake-up)
+      return;
+    }
+    lease_timer_.cancel();
+    kill_timer_.cancel();
+    Progress("child exited with code " + std::to_string(*code));
+    Finish(stop_code_ ? *stop_code_ : *code);
+  }
+
+  // Re-computed each time it fires: renewals only move TerminateAtMs() later.
+  void ArmLeaseTimer() {
+    if (!child_ || !child_->running() || stop_code_) return;
+    const client::Lease& lease = session_.lease();
+    if (!lease.held()) {
+      StopChild(1, "lease no longer held");
+      return;
+    }
+    const MonoMs now = SteadyNowMs();
+    const MonoMs at = lease.TerminateAtMs();
+    if (now >= at) {
+      StopChild(1, "leadership can no longer be proven (no renewal acknowledged in time)");
+      return;
+    }
+    lease_timer_.expires_after(std::chrono::milliseconds(at - now));
+    lease_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) ArmLeaseTimer();
+    });
+  }
+
+  // SIGTERM the group now, SIGKILL after the grace (never later than the
+  // lease's KillAtMs while it is held); the exit follows the child's exit.
+  void StopChild(int code, const std::string& why) {
+    if (stop_code_) return;
+    stop_code_ = code;
+    lease_timer_.cancel();
+    if (code == 1) Progress("lost leadership: " + why);
+    else Progress(why);
+    if (!child_ || !child_->running()) {
+      Finish(code);
+      return;
+    }
+    child_->Terminate();
+    const MonoMs now = SteadyNowMs();
+    MonoMs kill_at = now + session_.options().lease.kill_grace_ms;
+    if (session_.lease().held()) kill_at = std::min(kill_at, session_.lease().KillAtMs());
+    kill_timer_.expires_after(std::chrono::milliseconds(std::max<MonoMs>(0, kill_at - now)));
+    kill_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || !child_ || !child_->running()) return;
+      Progress("child still running after the grace period: SIGKILL");
+      child_->Kill();
+    });
+  }
+
+  void OnLost(const std::string& why) {
+    if (finishing_ || stop_code_) return;
+    if (!child_) {
+      // Lost while campaigning: the campaign's callback reports the error.
+      return;
+    }
+    StopChild(1, why);
+  }
+
+  void OnSignal(int signo) {
+    const int code = signo == SIGINT ? 130 : 143;
+    if (finishing_ || stop_code_) return;
+    if (election_) election_->Cancel();
+    StopChild(code, std::string("got ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
+                        ", stopping");
+  }
+
+  // Resign (when holding), destroy the session, exit with `code`. Bounded by
+  // kCleanupTimeoutMs when the server does not answer.
+  void Finish(int code) {
+    if (finishing_) return;
+    finishing_ = true;
+    final_code_ = code;
+    signals_.cancel();
+    cleanup_timer_.expires_after(std::chrono::milliseconds(kCleanupTimeoutMs));
+    cleanup_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      Progress("timed out releasing the leadership; the session will expire by TTL");
+      Exit(final_code_);
+    });
+    if (election_ && election_->holding()) {
+      election_->Resign([this](Status status) {
+        if (!status.ok()) Progress("resign failed: " + std::string(status.message()));
+        DestroySession();
+      });
+      return;
+    }
+    DestroySession();
+  }
+
+  void DestroySession() {
+    if (!session_.alive()) {
+      Exit(final_code_);
+      return;
+    }
+    session_.Destroy([this](Status status) {
+      if (!status.ok()) Progress("destroying the session failed: " + std::string(status.message()));
+      Exit(final_code_);
+    });
+  }
+
+  void Exit(int code) {
+    if (exited_) return;
+    exited_ = true;
+    exit_code_ = code;
+    finishing_ = true;
+    lease_timer_.cancel();
+    kill_timer_.cancel();
+    cleanup_timer_.cancel();
+    signals_.cancel();
+    io_.stop();
+  }
+
+  asio::io_context& io_;
+  client::AsyncHttpClient http_;
+  Session session_;
+  SessionOptions session_options_;
+  ElectionOptions election_options_;
+  std::string value_;
+  std::vector<std::string> command_;
+  std::unique_ptr<Election> election_;
+  std::optional<client::ChildGroup> child_;
+  std::optional<asio::posix::stream_descriptor> status_sd_;
+  asio::steady_timer lease_timer_;
+  asio::steady_timer kill_timer_;
+  asio::steady_timer cleanup_timer_;
+  asio::signal_set signals_;
+  std::optional<int> stop_code_;  // why the child is being stopped: 1, 130 or 143
+  bool finishing_ = false;
+  bool exited_ = false;
+  int final_code_ = 1;
+  int exit_code_ = 1;
+};
+
+}  // namespace
+
+int RunCommand(const Args& args) {
+  // NAME [options] -- CMD ARGS...; the command starts after the first "--".
+  auto dash = std::find(args.begin(), args.end(), std::string("--"));
+  Args before(args.begin(), dash);
+  std::vector<std::string> command;
+  if (dash != args.end()) command.assign(dash + 1, args.end());
+
+  std::string name;
+  if (!before.empty() && !before[0].empty() && before[0][0] != '-') {
+    name = before[0];
+    before.erase(before.begin());
+  }
+  std::string ttl_text = "15s", lock_delay_text = "5s", candidate, value;
+  HttpFlags http;
+  Flags flags("run");
+  http.Register(&flags);
+  flags.String("ttl", &ttl_text, "session TTL (default 15s; the server's minimum is 10s)");
+  flags.String("lock-delay", &lock_delay_text, "lock-delay of the session (default 5s)");
+  flags.String("candidate", &candidate, "this candidate's name (default hostname-pid)");
+  flags.String("value", &value, "the leader key's value, JSON (default {\"Candidate\":NAME})");
+  if (auto code = ParseFlags(&flags, before, kRunUsage, 2)) return *code;
+  if (name.empty() && flags.positional().size() == 1) name = flags.positional()[0];
+  else if (!flags.positional().empty()) {
+    PrintErr("tenure run: unexpected arguments before \"--\"");
+    return 2;
+  }
+  if (name.empty() || name.find('/') != std::string::npos) {
+    PrintErr("tenure run: expected an election NAME (no '/')\n\n" + UsageWithOptions(kRunUsage, flags));
+    return 2;
+  }
+  if (command.empty()) {
+    PrintErr("tenure run: expected \"-- CMD ARGS...\"\n\n" + UsageWithOptions(kRunUsage, flags));
+    return 2;
+  }
+  auto ttl = ParseGoDuration(ttl_text);
+  if (!ttl.ok() || *ttl <= 0) {
+    PrintErr("tenure run: invalid -ttl " + ttl_text);
+    return 2;
+  }
+  auto lock_delay = ParseGoDuration(lock_delay_text);
+  if (!lock_delay.ok() || *lock_delay < 0) {
+    PrintErr("tenure run: invalid -lock-delay " + lock_delay_text);
+    return 2;
+  }
+  SessionOptions session_options;
+  session_options.name = "tenure run " + name;
+  session_options.ttl_ms = *ttl / kNsPerMs;
+  session_options.lock_delay_ms = *lock_delay / kNsPerMs;
+  session_options.behavior = "release";
+  session_options.lease = client::LeaseOptions::ForTtl(session_options.ttl_ms);
+  if (Status valid = client::ValidateLeaseOptions(session_options.lease); !valid.ok()) {
+    PrintErr("tenure run: invalid -ttl " + ttl_text + ": " + std::string(valid.message()));
+    return 2;
+  }
+  if (candidate.empty()) candidate = DefaultCandidate();
+  if (value.empty()) {
+    nlohmann::ordered_json description;
+    description["Candidate"] = candidate;
+    value = GoJson(description, 0);
+  } else if (!ParseJson(value)) {
+    PrintErr("tenure run: -value must be valid JSON");
+    return 2;
+  }
+
+  client::AsyncHttpOptions http_options;
+  http_options.addresses = SplitAddresses(http.http_addr);
+  if (http_options.addresses.empty()) {
+    http_options.addresses = SplitAddresses(client::ResolveHttpAddress(""));
+  }
+  http_options.token = client::ResolveToken(http.token);
+
+  ElectionOptions election_options;
+  election_options.name = name;
+  election_options.candidate = candidate;
+
+  asio::io_context io;
+  int code = 1;
+  {
+    Runner runner(io, std::move(http_options), std::move(session_options),
+                  std::move(election_options), std::move(value), std::move(command));
+    runner.Start();
+    io.run();
+    code = runner.exit_code();
+  }
+  return code;
+}
+
+}  // namespace tenure::cli

@@ -1,0 +1,153 @@
+"""`tenure run` against a real server with real child processes: the child
+gets its fencing token and exits with its code, the key is released after,
+two candidates never run their commands at the same time, and a supervisor
+killed with SIGKILL takes its child with it."""
+
+import os
+import shutil
+import signal
+import tempfile
+import time
+import unittest
+
+from tenure_testlib import DevServer, poll_until
+
+
+def read(path):
+    with open(path) as fh:
+        return fh.read()
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie is dead for our purpose (it cannot act).
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class RunTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = DevServer(extra_args=("-session-ttl-multiplier", "1")).__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.__exit__(None, None, None)
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="tenure-run-test-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def leader_session(self, name):
+        r = self.server.request("GET", f"/v1/kv/service/{name}/leader")
+        if r.status == 404:
+            return ""
+        return r.json()[0].get("Session", "") or ""
+
+    def test_child_gets_token_and_exit_code_and_key_is_released(self):
+        f = os.path.join(self.dir, "token")
+        out = self.server.cli("run", "job", "--", "sh", "-c",
+                              f'echo "$TENURE_FENCING_TOKEN $TENURE_LEADER_KEY" > {f}; exit 3')
+        self.assertEqual(out.returncode, 3, out.stderr)
+        token, key = read(f).split()
+        self.assertGreater(int(token), 0)
+        self.assertEqual(key, "service/job/leader")
+        self.assertIn("tenure run: elected with fencing token " + token, out.stderr)
+        self.assertIn("tenure run: child exited with code 3", out.stderr)
+        self.assertEqual(self.leader_session("job"), "")
+
+    def test_bad_usage_exits_2(self):
+        self.assertEqual(self.server.cli("run", "--", "true").returncode, 2)
+        self.assertEqual(self.server.cli("run", "job").returncode, 2)
+        self.assertEqual(self.server.cli("run", "job", "-ttl", "bogus", "--", "true").returncode, 2)
+
+    def test_two_candidates_never_overlap(self):
+        log = os.path.join(self.dir, "log")
+        script = f"echo start >> {log}; sleep 1; echo stop >> {log}"
+        procs = [self.server.popen_cli("run", "same", "--", "sh", "-c", script) for _ in range(2)]
+        for p in procs:
+            try:
+                _, err = p.communicate(timeout=60)
+            except Exception:
+                p.kill()
+                p.communicate()
+                raise
+            self.assertEqual(p.returncode, 0, err)
+        with open(log) as fh:
+            self.assertEqual(fh.read().split(), ["start", "stop", "start", "stop"])
+        self.assertEqual(self.leader_session("same"), "")
+
+    def test_kill_9_of_supervisor_kills_child(self):
+        pidfile = os.path.join(self.dir, "pid")
+        p = self.server.popen_cli("run", "killme", "--", "sh", "-c",
+                                  f"echo $$ > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; "
+                                  "exec sleep 300")
+        try:
+            poll_until(lambda: os.path.exists(pidfile), timeout=30,
+                       message="child never started")
+            child = int(read(pidfile))
+            self.assertTrue(pid_alive(child))
+            p.kill()
+            p.wait(timeout=10)
+            start = time.monotonic()
+            poll_until(lambda: not pid_alive(child), timeout=5,
+                       message="child outlived its SIGKILLed supervisor")
+            print(f"child gone {time.monotonic() - start:.3f}s after kill -9", flush=True)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.communicate()
+
+    def test_sigterm_stops_child_and_exits_143(self):
+        pidfile = os.path.join(self.dir, "pid")
+        p = self.server.popen_cli("run", "termme", "--", "sh", "-c",
+                                  f"echo $$ > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; "
+                                  "exec sleep 300")
+        try:
+            poll_until(lambda: os.path.exists(pidfile), timeout=30,
+                       message="child never started")
+            child = int(read(pidfile))
+            p.send_signal(signal.SIGTERM)
+            _, err = p.communicate(timeout=20)
+            self.assertEqual(p.returncode, 143, err)
+            self.assertFalse(pid_alive(child))
+            self.assertEqual(self.leader_session("termme"), "")
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+
+    def test_lost_leadership_stops_child_and_exits_1(self):
+        pidfile = os.path.join(self.dir, "pid")
+        p = self.server.popen_cli("run", "loseme", "--", "sh", "-c",
+                                  f"echo $$ > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; "
+                                  "exec sleep 300")
+        try:
+            poll_until(lambda: os.path.exists(pidfile), timeout=30,
+                       message="child never started")
+            child = int(read(pidfile))
+            sid = self.leader_session("loseme")
+            self.assertTrue(sid)
+            # Someone else destroys the session: the key is released.
+            self.server.request("PUT", f"/v1/session/destroy/{sid}")
+            _, err = p.communicate(timeout=20)
+            self.assertEqual(p.returncode, 1, err)
+            self.assertIn("tenure run: lost leadership", err)
+            self.assertFalse(pid_alive(child))
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+
+
+if __name__ == "__main__":
+    unittest.main()
