@@ -26,6 +26,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -121,6 +123,8 @@ class Election {
  private:
   using ResponseCallback = std::function<void(Result<client::ClientResponse>)>;
   // Sends a request whose callback is dropped once the Election is gone.
+  std::pair<std::string, std::int64_t> BlockingRead(const std::string& key, std::string_view query,
+                                                    std::uint64_t index) const;
   client::RequestId Send(std::string method, std::string target, std::string body,
                          std::int64_t timeout_ms, client::RetryPolicy retry,
                          ResponseCallback done);

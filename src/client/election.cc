@@ -159,6 +159,24 @@ std::string Election::SettingsPrefix() const {
   return options_.prefix + options_.name + "/settings/";
 }
 
+// GET of a key (with `query`, e.g. "recurse") that blocks past `index` when
+// it is > 0. The timeout covers the server's wait, its jitter (< wait/16) and
+// some slack; 0 means the client's default for an immediate read.
+std::pair<std::string, std::int64_t> Election::BlockingRead(const std::string& key,
+                                                            std::string_view query,
+                                                            std::uint64_t index) const {
+  std::string target = "/v1/kv/" + client::EscapeKeyPath(key);
+  std::string params(query);
+  std::int64_t timeout = 0;
+  if (index > 0) {
+    params += (params.empty() ? "" : "&") + std::string("index=") + std::to_string(index) +
+              "&wait=" + std::to_string(options_.wait_ms) + "ms";
+    timeout = options_.wait_ms + options_.wait_ms / 16 + 5'000;
+  }
+  if (!params.empty()) target += "?" + params;
+  return {std::move(target), timeout};
+}
+
 client::RequestId Election::Send(std::string method, std::string target, std::string body,
                                  std::int64_t timeout_ms, client::RetryPolicy retry,
                                  ResponseCallback done) {
@@ -267,12 +285,7 @@ void Election::AttemptAcquire() {
 
 // index 0: the immediate look after a refused acquire; > 0: a blocking wait.
 void Election::CampaignWait(std::uint64_t index) {
-  std::string target = "/v1/kv/" + client::EscapeKeyPath(LeaderKey());
-  std::int64_t timeout = 0;
-  if (index > 0) {
-    target += "?index=" + std::to_string(index) + "&wait=" + std::to_string(options_.wait_ms) + "ms";
-    timeout = options_.wait_ms + options_.wait_ms / 16 + 5'000;
-  }
+  const auto [target, timeout] = BlockingRead(LeaderKey(), "", index);
   impl_->campaign_req = Send("GET", target, "", timeout, {}, [this, index](
                                                                  Result<client::ClientResponse> got) {
     impl_->campaign_req = 0;
@@ -512,13 +525,8 @@ void Election::WatchOnce() {
     impl_->watching = false;
     return;
   }
-  std::string target = "/v1/kv/" + client::EscapeKeyPath(LeaderKey());
-  std::int64_t timeout = 0;
   const std::uint64_t index = impl_->watch_index;
-  if (index > 0) {
-    target += "?index=" + std::to_string(index) + "&wait=" + std::to_string(options_.wait_ms) + "ms";
-    timeout = options_.wait_ms + options_.wait_ms / 16 + 5'000;
-  }
+  const auto [target, timeout] = BlockingRead(LeaderKey(), "", index);
   impl_->watch_req = Send("GET", target, "", timeout, {}, [this, index](
                                                               Result<client::ClientResponse> got) {
     impl_->watch_req = 0;
@@ -623,12 +631,7 @@ void Election::WatchSettings(std::function<void(const Settings&)> callback) {
 void Election::SettingsOnce() {
   if (!impl_->settings_cb) return;
   const std::uint64_t index = impl_->settings_index;
-  std::string target = "/v1/kv/" + client::EscapeKeyPath(SettingsPrefix()) + "?recurse";
-  std::int64_t timeout = 0;
-  if (index > 0) {
-    target += "&index=" + std::to_string(index) + "&wait=" + std::to_string(options_.wait_ms) + "ms";
-    timeout = options_.wait_ms + options_.wait_ms / 16 + 5'000;
-  }
+  const auto [target, timeout] = BlockingRead(SettingsPrefix(), "recurse", index);
   impl_->settings_req = Send("GET", target, "", timeout, {}, [this, index](
                                                                  Result<client::ClientResponse> got) {
     impl_->settings_req = 0;
