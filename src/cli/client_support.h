@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "client/http_client.h"
+#include "common/limits.h"
 
 namespace tenure::cli {
 
@@ -39,6 +40,12 @@ std::string UsageWithOptions(std::string_view usage, const Flags& flags);
 // Go api's error for a status it did not expect:
 // "Unexpected response code: 500 (invalid session \"x\")" (body trimmed).
 std::string UnexpectedResponse(const client::ClientResponse& response);
+
+// Client timeout for a blocking GET that sends no ?wait= (the server's
+// default, at most its maximum plus jitter): past this, the server is gone.
+constexpr std::int64_t kBlockingReadTimeoutMs =
+    limits::kBlockingWaitMaxMs + limits::kBlockingWaitMaxMs / limits::kBlockingJitterFraction +
+    30'000;
 
 // Consul's CLI accepts "/foo" and means "foo" (keys never start with '/').
 std::string StripLeadingSlash(std::string_view key);

@@ -11,7 +11,6 @@
 #include "cli/client_support.h"
 #include "cli/commands.h"
 #include "cli/kv_pair.h"
-#include "common/limits.h"
 
 namespace tenure::cli {
 namespace {
@@ -31,12 +30,6 @@ constexpr char kLeaderGetUsage[] =
     "  one request so a group written together is seen together. With KEY, prints\n"
     "  that setting's value (empty if unset).\n"
     "\n";
-
-// Blocking reads wait at most the server's maximum plus jitter; past that
-// plus slack the server is gone.
-constexpr std::int64_t kBlockingTimeoutMs =
-    limits::kBlockingWaitMaxMs + limits::kBlockingWaitMaxMs / limits::kBlockingJitterFraction +
-    30'000;
 
 bool ValidName(std::string_view name) {
   return !name.empty() && name.find('/') == std::string_view::npos;
@@ -120,7 +113,7 @@ int LeaderCommand(const Args& args) {
   int failures = 0;
   for (;;) {
     std::string target = path + (index ? "?index=" + std::to_string(index) : "");
-    auto response = client->Request("GET", target, "", watch ? kBlockingTimeoutMs : 10'000);
+    auto response = client->Request("GET", target, "", watch ? kBlockingReadTimeoutMs : 10'000);
     Result<LeaderView> view =
         response.ok() ? ParseLeader(*response) : Result<LeaderView>(response.status());
     if (!view.ok()) {

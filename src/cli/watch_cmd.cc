@@ -15,7 +15,6 @@
 #include "cli/commands.h"
 #include "cli/kv_pair.h"
 #include "cli/watch_handler.h"
-#include "common/limits.h"
 
 namespace tenure::cli {
 namespace {
@@ -31,11 +30,6 @@ constexpr char kWatchUsage[] =
     "  with exit 1, SIGINT/SIGTERM with exit 0.\n"
     "\n";
 
-// A blocking GET without ?wait= waits the server's default (5 min), never
-// more than its maximum plus jitter; past that plus slack the server is gone.
-constexpr std::int64_t kBlockingTimeoutMs =
-    limits::kBlockingWaitMaxMs + limits::kBlockingWaitMaxMs / limits::kBlockingJitterFraction +
-    30'000;
 constexpr int kBackoffSecondsMax = 5;
 
 struct WatchSpec {
@@ -58,7 +52,7 @@ Result<Snapshot> Fetch(client::HttpClient& client, const WatchSpec& spec, std::u
   if (spec.prefix) add("recurse=");
   if (spec.stale) add("stale=");
   if (index != 0) add("index=" + std::to_string(index));
-  auto response = client.Request("GET", spec.path + query, "", kBlockingTimeoutMs);
+  auto response = client.Request("GET", spec.path + query, "", kBlockingReadTimeoutMs);
   if (!response.ok()) return response.status();
   if (response->status != 200 && response->status != 404) {
     return Status::Unavailable(UnexpectedResponse(*response));

@@ -177,6 +177,24 @@ std::pair<std::string, std::int64_t> Election::BlockingRead(const std::string& k
   return {std::move(target), timeout};
 }
 
+// PUT <key>?acquire=<own session> with the election's value. A session the
+// server no longer knows is lost: the listeners run and `next` is not called.
+client::RequestId Election::SendAcquire(const std::string& key,
+                                        std::function<void(Result<client::ClientResponse>)> next) {
+  return Send("PUT",
+              "/v1/kv/" + client::EscapeKeyPath(key) + "?acquire=" +
+                  client::EscapeQueryValue(session_.id()),
+              impl_->value, 0, {},
+              [this, next = std::move(next)](Result<client::ClientResponse> result) {
+                if (IsInvalidSession(result)) {
+                  session_.NotifyLost(Status::NotFound("session " + session_.id() +
+                                                       " is gone: " + result->body));
+                  return;
+                }
+                next(std::move(result));
+              });
+}
+
 client::RequestId Election::Send(std::string method, std::string target, std::string body,
                                  std::int64_t timeout_ms, client::RetryPolicy retry,
                                  ResponseCallback done) {
@@ -221,17 +239,10 @@ void Election::RegisterCandidate() {
   const std::string candidate =
       options_.candidate.empty() ? session_.id() : options_.candidate;
   const std::string key = CandidateKey(candidate);
-  impl_->campaign_req = Send(
-      "PUT", "/v1/kv/" + client::EscapeKeyPath(key) + "?acquire=" +
-                 client::EscapeQueryValue(session_.id()),
-      impl_->value, 0, {}, [this, key, candidate](Result<client::ClientResponse> result) {
+  impl_->campaign_req = SendAcquire(
+      key, [this, key, candidate](Result<client::ClientResponse> result) {
         impl_->campaign_req = 0;
         if (!impl_->campaigning) return;
-        if (IsInvalidSession(result)) {
-          session_.NotifyLost(Status::NotFound("session " + session_.id() + " is gone: " +
-                                               result->body));
-          return;
-        }
         if (result.ok() && result->status == 200 && result->body.find("true") != std::string::npos) {
           AttemptAcquire();
           return;
@@ -259,17 +270,10 @@ void Election::RegisterCandidate() {
 }
 
 void Election::AttemptAcquire() {
-  impl_->campaign_req = Send(
-      "PUT", "/v1/kv/" + client::EscapeKeyPath(LeaderKey()) + "?acquire=" +
-                 client::EscapeQueryValue(session_.id()),
-      impl_->value, 0, {}, [this](Result<client::ClientResponse> result) {
+  impl_->campaign_req = SendAcquire(
+      LeaderKey(), [this](Result<client::ClientResponse> result) {
         impl_->campaign_req = 0;
         if (!impl_->campaigning) return;
-        if (IsInvalidSession(result)) {
-          session_.NotifyLost(Status::NotFound("session " + session_.id() + " is gone: " +
-                                               result->body));
-          return;
-        }
         if (!result.ok() || result->status != 200) {
           After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
           return;

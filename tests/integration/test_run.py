@@ -64,6 +64,22 @@ class RunTest(unittest.TestCase):
         self.assertIn("tenure run: child exited with code 3", out.stderr)
         self.assertEqual(self.leader_session("job"), "")
 
+    def start_leading_child(self, name):
+        """Starts `tenure run NAME -- sleep 300` and waits until the child runs
+        (it writes its pid once elected); returns the Popen and the child's pid."""
+        pidfile = os.path.join(self.dir, f"{name}.pid")
+        p = self.server.popen_cli("run", name, "--", "sh", "-c",
+                                  f"echo $$ > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; "
+                                  "exec sleep 300")
+        try:
+            poll_until(lambda: os.path.exists(pidfile), timeout=30,
+                       message="child never started")
+        except Exception:
+            p.kill()
+            p.communicate()
+            raise
+        return p, int(read(pidfile))
+
     def test_bad_usage_exits_2(self):
         self.assertEqual(self.server.cli("run", "--", "true").returncode, 2)
         self.assertEqual(self.server.cli("run", "job").returncode, 2)
@@ -86,14 +102,8 @@ class RunTest(unittest.TestCase):
         self.assertEqual(self.leader_session("same"), "")
 
     def test_kill_9_of_supervisor_kills_child(self):
-        pidfile = os.path.join(self.dir, "pid")
-        p = self.server.popen_cli("run", "killme", "--", "sh", "-c",
-                                  f"echo $$ > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; "
-                                  "exec sleep 300")
+        p, child = self.start_leading_child("killme")
         try:
-            poll_until(lambda: os.path.exists(pidfile), timeout=30,
-                       message="child never started")
-            child = int(read(pidfile))
             self.assertTrue(pid_alive(child))
             p.kill()
             p.wait(timeout=10)
@@ -108,14 +118,8 @@ class RunTest(unittest.TestCase):
             p.communicate()
 
     def test_sigterm_stops_child_and_exits_143(self):
-        pidfile = os.path.join(self.dir, "pid")
-        p = self.server.popen_cli("run", "termme", "--", "sh", "-c",
-                                  f"echo $$ > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; "
-                                  "exec sleep 300")
+        p, child = self.start_leading_child("termme")
         try:
-            poll_until(lambda: os.path.exists(pidfile), timeout=30,
-                       message="child never started")
-            child = int(read(pidfile))
             p.send_signal(signal.SIGTERM)
             _, err = p.communicate(timeout=20)
             self.assertEqual(p.returncode, 143, err)
@@ -127,14 +131,8 @@ class RunTest(unittest.TestCase):
                 p.communicate()
 
     def test_lost_leadership_stops_child_and_exits_1(self):
-        pidfile = os.path.join(self.dir, "pid")
-        p = self.server.popen_cli("run", "loseme", "--", "sh", "-c",
-                                  f"echo $$ > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; "
-                                  "exec sleep 300")
+        p, child = self.start_leading_child("loseme")
         try:
-            poll_until(lambda: os.path.exists(pidfile), timeout=30,
-                       message="child never started")
-            child = int(read(pidfile))
             sid = self.leader_session("loseme")
             self.assertTrue(sid)
             # Someone else destroys the session: the key is released.

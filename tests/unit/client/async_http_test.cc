@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "unit/client/server_process.h"
+
 namespace tenure::client {
 namespace {
 
@@ -146,17 +148,7 @@ class StubServer {
 };
 
 // An address where nothing listens: connections are refused.
-std::string RefusedAddress() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-}
+std::string RefusedAddress() { return test_support::FreeAddress(); }
 
 // Answers every request: 200 with "METHOD TARGET BODY token=TOKEN".
 void Echo(int fd) {

@@ -30,27 +30,17 @@
 namespace tenure {
 namespace {
 
-using test_support::FreeAddress;
 using test_support::RunFor;
 using test_support::RunUntil;
-using test_support::ServerProcess;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 
-class ElectionTest : public ::testing::Test {
+class ElectionTest : public test_support::RealServerSuite {
  protected:
-  static void SetUpTestSuite() {
-    server_ = new ServerProcess();
-    ready_ = server_->Start();
-  }
-  static void TearDownTestSuite() {
-    server_->Stop();
-    delete server_;
-    server_ = nullptr;
-  }
   void SetUp() override {
-    ASSERT_TRUE(ready_) << "could not start a tenure server (build/src/tenure or $TENURE_BIN)";
+    RealServerSuite::SetUp();
+    if (HasFatalFailure()) return;
     http_ = std::make_unique<client::AsyncHttpClient>(
         io_, client::AsyncHttpOptions{{server_->http()}, "", 2'000, 30'000, 4});
     name_ = std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -109,8 +99,6 @@ class ElectionTest : public ::testing::Test {
   }
   std::string Key(const std::string& suffix) { return "/v1/kv/service/" + name_ + "/" + suffix; }
 
-  static ServerProcess* server_;
-  static bool ready_;
   boost::asio::io_context io_;
   std::unique_ptr<client::AsyncHttpClient> http_;
   std::string name_;
@@ -118,8 +106,6 @@ class ElectionTest : public ::testing::Test {
   std::vector<std::unique_ptr<Election>> elections_;
 };
 
-ServerProcess* ElectionTest::server_ = nullptr;
-bool ElectionTest::ready_ = false;
 
 TEST_F(ElectionTest, OneLeadsTheOtherWinsRightAfterResign) {
   Election& a = NewElection("a");

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -111,5 +113,26 @@ inline bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& d
 inline void RunFor(boost::asio::io_context& io, std::chrono::milliseconds duration) {
   RunUntil(io, [] { return false; }, duration);
 }
+
+// A test suite sharing one ServerProcess: started before the suite's first
+// test and stopped by PID after its last. A server that cannot start fails
+// every test of the suite (never a silent skip).
+class RealServerSuite : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new ServerProcess();
+    ready_ = server_->Start();
+  }
+  static void TearDownTestSuite() {
+    server_->Stop();
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_TRUE(ready_) << "could not start a tenure server (build/src/tenure or $TENURE_BIN)";
+  }
+  static inline ServerProcess* server_ = nullptr;
+  static inline bool ready_ = false;
+};
 
 }  // namespace tenure::test_support

@@ -27,27 +27,17 @@
 namespace tenure {
 namespace {
 
-using test_support::FreeAddress;
 using test_support::RunFor;
 using test_support::RunUntil;
-using test_support::ServerProcess;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 
-class SessionTest : public ::testing::Test {
+class SessionTest : public test_support::RealServerSuite {
  protected:
-  static void SetUpTestSuite() {
-    server_ = new ServerProcess();
-    ready_ = server_->Start();
-  }
-  static void TearDownTestSuite() {
-    server_->Stop();
-    delete server_;
-    server_ = nullptr;
-  }
   void SetUp() override {
-    ASSERT_TRUE(ready_) << "could not start a tenure server (build/src/tenure or $TENURE_BIN)";
+    RealServerSuite::SetUp();
+    if (HasFatalFailure()) return;
     http_ = std::make_unique<client::AsyncHttpClient>(
         io_, client::AsyncHttpOptions{{server_->http()}, "", 2'000, 30'000, 2});
   }
@@ -82,14 +72,10 @@ class SessionTest : public ::testing::Test {
     return r.ok() ? r.value() : client::ClientResponse{};
   }
 
-  static ServerProcess* server_;
-  static bool ready_;
   boost::asio::io_context io_;
   std::unique_ptr<client::AsyncHttpClient> http_;
 };
 
-ServerProcess* SessionTest::server_ = nullptr;
-bool SessionTest::ready_ = false;
 
 TEST_F(SessionTest, CreateProvesLeaseFromSendTime) {
   Session session(io_, *http_);
