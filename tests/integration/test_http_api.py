@@ -73,6 +73,16 @@ class ServerTestCase(unittest.TestCase):
 
     # --- request helpers ---------------------------------------------------------------
 
+    def parked(self):
+        """Blocking queries the server holds parked right now."""
+        r = self.req("GET", "/v1/agent/self")
+        return int(r.json()["Stats"]["tenure"]["blocking_queries"])
+
+    def wait_parked(self, at_least):
+        """Polls until the server holds at least `at_least` parked queries."""
+        poll_until(lambda: self.parked() >= at_least, timeout=10,
+                   message="blocking queries never parked")
+
     def req(self, method, path, body=None, headers=None, timeout_s=10.0):
         return self.server.request(method, path, body, headers, timeout_s)
 
@@ -360,8 +370,9 @@ class TestEndpoints(ServerTestCase):
         self.assertEqual(r.status, 404)
         index = self.assert_meta(r)
         results = []
+        before = self.parked()
         t = self.blocking_get("/v1/kv/born/k?index=%d&wait=20s" % index, results)
-        time.sleep(0.4)
+        self.wait_parked(before + 1)
         self.assertEqual(results, [], "returned before anything changed")
         self.put_ok("born/k", b"here")
         t.join(WAKE_S)
@@ -811,10 +822,12 @@ class TestEndpoints(ServerTestCase):
         self.put_ok("block/k", b"v1")
         mi = self.entry("block/k")["ModifyIndex"]
         results = []
+        before = self.parked()
         t = self.blocking_get("/v1/kv/block/k?index=%d&wait=20s" % mi, results)
-        time.sleep(0.5)
+        self.wait_parked(before + 1)
         self.assertEqual(results, [], "returned before any change")
         self.put_ok("block/other", b"unrelated")  # another key must not wake it
+        # Absence cannot be polled for: give a wrong wake-up a bounded chance to show.
         time.sleep(0.3)
         self.assertEqual(results, [], "woken by a write to another key")
         written = time.monotonic()
@@ -834,12 +847,13 @@ class TestEndpoints(ServerTestCase):
         r = self.req("GET", "/v1/session/list")
         idx = self.assert_meta(r)
         results = []
+        before = self.parked()
         t = self.blocking_get("/v1/session/list?index=%d&wait=20s" % idx, results)
         self.put_ok("blockrec/a", b"1")
         ridx = self.assert_meta(self.req("GET", "/v1/kv/blockrec/?recurse"))
         rresults = []
         t2 = self.blocking_get("/v1/kv/blockrec/?recurse&index=%d&wait=20s" % ridx, rresults)
-        time.sleep(0.4)
+        self.wait_parked(before + 2)
         self.assertEqual(results, [], "session list returned before a session change")
         self.assertEqual(rresults, [], "recurse returned before a change under the prefix")
         sid = self.session({"Name": "wakes the list"})
@@ -898,8 +912,9 @@ class TestEndpoints(ServerTestCase):
         # A parked query with an absurd wait can still be woken by a write (the clamp did
         # not overflow into "already expired" or "never").
         results = []
+        before = self.parked()
         t = self.blocking_get("/v1/kv/absurdwait/k?index=%d&wait=1000h" % mi, results)
-        time.sleep(0.5)
+        self.wait_parked(before + 1)
         self.assertEqual(results, [], "wait=1000h returned at once: clamp overflowed")
         self.put_ok("absurdwait/k", b"v2")
         t.join(WAKE_S)
@@ -1374,9 +1389,7 @@ class TestConnections(ServerTestCase):
             s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
             socks.append(s)
 
-        def parked():
-            return int(self.req("GET", "/v1/agent/self").json()["Stats"]["tenure"]["blocking_queries"])
-        poll_until(lambda: parked() >= 60, timeout=5, message="60 parked blocking queries")
+        poll_until(lambda: self.parked() >= 60, timeout=5, message="60 parked blocking queries")
         for i, s in enumerate(socks):
             if i % 3 == 0:  # abortive close: RST
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -1384,7 +1397,7 @@ class TestConnections(ServerTestCase):
                 s.shutdown(socket.SHUT_WR)
                 continue
             s.close()
-        poll_until(lambda: parked() == 0, timeout=5,
+        poll_until(lambda: self.parked() == 0, timeout=5,
                    message="parked queries of vanished clients cancelled")
         for s in socks:
             s.close()
@@ -1395,7 +1408,7 @@ class TestConnections(ServerTestCase):
             results.append(self.req("GET", path, timeout_s=20))
         t = threading.Thread(target=watch, daemon=True)
         t.start()
-        time.sleep(0.3)
+        self.wait_parked(1)
         self.assertEqual(self.req("PUT", "/v1/kv/conn/watched", b"v2").body, b"true")
         t.join(WAKE_S)
         self.assertFalse(t.is_alive())
