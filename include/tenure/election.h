@@ -80,6 +80,9 @@ class Election {
   // Stops a campaign in progress (its `done` gets an error now) and the
   // Observe/WatchSettings watches. Leadership, if held, stays.
   void Cancel();
+  // Stops a campaign in progress only (its `done` gets an error now); the
+  // watches and leadership, if held, stay.
+  void StopCampaign();
 
   // Releases the key (PUT ?release). IsLeader() is false at once.
   void Resign(std::function<void(Status)> done);

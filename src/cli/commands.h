@@ -16,5 +16,9 @@ int WatchCommand(const Args& args);
 int LeaderCommand(const Args& args);
 int LeaderGetCommand(const Args& args);
 int RunCommand(const Args& args);
+int ElectCommand(const Args& args);
+int IsLeaderCommand(const Args& args);
+int LeaderSetCommand(const Args& args);
+int ResignCommand(const Args& args);
 
 }  // namespace tenure::cli

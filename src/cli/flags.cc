@@ -24,6 +24,7 @@ bool Flags::WasSet(std::string_view name) const {
 }
 
 Status Flags::Parse(const std::vector<std::string>& args) {
+  positional_.clear();
   std::size_t i = 0;
   for (; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -31,7 +32,11 @@ Status Flags::Parse(const std::vector<std::string>& args) {
       ++i;
       break;
     }
-    if (arg.size() < 2 || arg[0] != '-') break;  // first positional argument
+    if (arg.size() < 2 || arg[0] != '-') {  // a positional argument
+      if (!interspersed_) break;
+      positional_.push_back(arg);
+      continue;
+    }
     std::string_view body(arg);
     body.remove_prefix(body.substr(0, 2) == "--" ? 2 : 1);
     std::string name(body.substr(0, body.find('=')));
@@ -88,7 +93,7 @@ Status Flags::Parse(const std::vector<std::string>& args) {
     }
     set_.push_back(name);
   }
-  positional_.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  positional_.insert(positional_.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   return Status();
 }
 

@@ -27,6 +27,8 @@ class Flags {
   // Parses args (without the program and command names). On success the
   // positional arguments are in positional(). Errors name the flag.
   Status Parse(const std::vector<std::string>& args);
+  // Options may follow positional arguments (`leader-get NAME -format json`).
+  void set_interspersed(bool on) { interspersed_ = on; }
   const std::vector<std::string>& positional() const { return positional_; }
   bool WasSet(std::string_view name) const;
   std::string Usage() const;
@@ -41,6 +43,7 @@ class Flags {
   std::map<std::string, Flag, std::less<>> flags_;
   std::vector<std::string> positional_;
   std::vector<std::string> set_;
+  bool interspersed_ = false;
 };
 
 }  // namespace tenure::cli

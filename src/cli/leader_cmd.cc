@@ -96,6 +96,7 @@ int LeaderCommand(const Args& args) {
   flags.Bool("watch", &watch, "follow changes until interrupted");
   flags.String("format", &format, "text (default) or json");
   http.Register(&flags);
+  flags.set_interspersed(true);
   if (auto code = ParseFlags(&flags, args, kLeaderUsage, 2)) return *code;
   if (flags.positional().size() != 1 || !ValidName(flags.positional()[0])) {
     PrintErr("tenure leader: expected one election NAME (no '/')");
@@ -137,6 +138,7 @@ int LeaderGetCommand(const Args& args) {
   Flags flags("leader-get");
   flags.String("format", &format, "text (default: KEY=VALUE lines), json or yaml");
   http.Register(&flags);
+  flags.set_interspersed(true);
   if (auto code = ParseFlags(&flags, args, kLeaderGetUsage, 2)) return *code;
   const auto& positional = flags.positional();
   if (positional.empty() || positional.size() > 2 || !ValidName(positional[0])) {

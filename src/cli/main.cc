@@ -20,6 +20,10 @@ constexpr char kUsage[] =
     "  leader     who leads an election (service/NAME/leader); -watch follows changes\n"
     "  leader-get read an election's leader settings (service/NAME/settings/)\n"
     "  run        run a command only while leading an election (run NAME -- CMD)\n"
+    "  elect      a candidate agent with hooks and a local socket (elect NAME)\n"
+    "  is-leader  ask the local agent: True only while leadership is guaranteed\n"
+    "  leader-set write leader settings through the local agent (leader only)\n"
+    "  resign     make the local agent give up leadership (-to CANDIDATE hands it over)\n"
     "  version    print the version\n"
     "\n"
     "Run 'tenure <command> -h' for a command's options.\n";
@@ -43,6 +47,10 @@ int main(int argc, char** argv) {
   if (command == "leader") return tenure::cli::LeaderCommand(args);
   if (command == "leader-get") return tenure::cli::LeaderGetCommand(args);
   if (command == "run") return tenure::cli::RunCommand(args);
+  if (command == "elect") return tenure::cli::ElectCommand(args);
+  if (command == "is-leader") return tenure::cli::IsLeaderCommand(args);
+  if (command == "leader-set") return tenure::cli::LeaderSetCommand(args);
+  if (command == "resign") return tenure::cli::ResignCommand(args);
   if (command == "version" || command == "-v" || command == "--version") {
     std::printf("tenure %s\n", TENURE_VERSION);
     return 0;

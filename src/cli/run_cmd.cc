@@ -32,6 +32,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "cli/candidate_flags.h"
 #include "cli/client_support.h"
 #include "cli/commands.h"
 #include "client/async_http.h"
@@ -62,27 +63,6 @@ constexpr char kRunUsage[] =
 constexpr MonoMs kCleanupTimeoutMs = 10'000;
 
 void Progress(const std::string& text) { PrintErr("tenure run: " + text); }
-
-std::vector<std::string> SplitAddresses(const std::string& list) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    std::size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    std::string part = list.substr(start, comma - start);
-    if (!part.empty()) out.push_back(part);
-    start = comma + 1;
-  }
-  return out;
-}
-
-std::string DefaultCandidate() {
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
-    std::snprintf(host, sizeof(host), "localhost");
-  }
-  return std::string(host) + "-" + std::to_string(::getpid());
-}
 
 class Runner {
  public:
@@ -314,25 +294,17 @@ int RunCommand(const Args& args) {
   if (dash != args.end()) command.assign(dash + 1, args.end());
 
   std::string name;
-  if (!before.empty() && !before[0].empty() && before[0][0] != '-') {
-    name = before[0];
-    before.erase(before.begin());
-  }
-  std::string ttl_text = "15s", lock_delay_text = "5s", candidate, value;
-  HttpFlags http;
+  TakeElectionName(&before, &name);
+  CandidateFlags candidate;
   Flags flags("run");
-  http.Register(&flags);
-  flags.String("ttl", &ttl_text, "session TTL (default 15s; the server's minimum is 10s)");
-  flags.String("lock-delay", &lock_delay_text, "lock-delay of the session (default 5s)");
-  flags.String("candidate", &candidate, "this candidate's name (default hostname-pid)");
-  flags.String("value", &value, "the leader key's value, JSON (default {\"Candidate\":NAME})");
+  candidate.Register(&flags);
   if (auto code = ParseFlags(&flags, before, kRunUsage, 2)) return *code;
   if (name.empty() && flags.positional().size() == 1) name = flags.positional()[0];
   else if (!flags.positional().empty()) {
     PrintErr("tenure run: unexpected arguments before \"--\"");
     return 2;
   }
-  if (name.empty() || name.find('/') != std::string::npos) {
+  if (!ValidElectionName(name)) {
     PrintErr("tenure run: expected an election NAME (no '/')\n\n" + UsageWithOptions(kRunUsage, flags));
     return 2;
   }
@@ -340,52 +312,14 @@ int RunCommand(const Args& args) {
     PrintErr("tenure run: expected \"-- CMD ARGS...\"\n\n" + UsageWithOptions(kRunUsage, flags));
     return 2;
   }
-  auto ttl = ParseGoDuration(ttl_text);
-  if (!ttl.ok() || *ttl <= 0) {
-    PrintErr("tenure run: invalid -ttl " + ttl_text);
-    return 2;
-  }
-  auto lock_delay = ParseGoDuration(lock_delay_text);
-  if (!lock_delay.ok() || *lock_delay < 0) {
-    PrintErr("tenure run: invalid -lock-delay " + lock_delay_text);
-    return 2;
-  }
-  SessionOptions session_options;
-  session_options.name = "tenure run " + name;
-  session_options.ttl_ms = *ttl / kNsPerMs;
-  session_options.lock_delay_ms = *lock_delay / kNsPerMs;
-  session_options.behavior = "release";
-  session_options.lease = client::LeaseOptions::ForTtl(session_options.ttl_ms);
-  if (Status valid = client::ValidateLeaseOptions(session_options.lease); !valid.ok()) {
-    PrintErr("tenure run: invalid -ttl " + ttl_text + ": " + std::string(valid.message()));
-    return 2;
-  }
-  if (candidate.empty()) candidate = DefaultCandidate();
-  if (value.empty()) {
-    nlohmann::ordered_json description;
-    description["Candidate"] = candidate;
-    value = GoJson(description, 0);
-  } else if (!ParseJson(value)) {
-    PrintErr("tenure run: -value must be valid JSON");
-    return 2;
-  }
-
-  client::AsyncHttpOptions http_options;
-  http_options.addresses = SplitAddresses(http.http_addr);
-  if (http_options.addresses.empty()) {
-    http_options.addresses = SplitAddresses(client::ResolveHttpAddress(""));
-  }
-  http_options.token = client::ResolveToken(http.token);
-
-  ElectionOptions election_options;
-  election_options.name = name;
-  election_options.candidate = candidate;
+  CandidateSetup setup;
+  if (!candidate.Resolve("tenure run", name, &setup)) return 2;
 
   asio::io_context io;
   int code = 1;
   {
-    Runner runner(io, std::move(http_options), std::move(session_options),
-                  std::move(election_options), std::move(value), std::move(command));
+    Runner runner(io, std::move(setup.http), std::move(setup.session), std::move(setup.election),
+                  std::move(setup.value), std::move(command));
     runner.Start();
     io.run();
     code = runner.exit_code();

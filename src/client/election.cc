@@ -361,6 +361,8 @@ void Election::TryOnce(std::string value, std::function<void(Result<bool>)> done
        });
 }
 
+void Election::StopCampaign() { FinishCampaign(Status::Unavailable("campaign stopped")); }
+
 void Election::Cancel() {
   FinishCampaign(Status::Unavailable("campaign cancelled"));
   impl_->observer = nullptr;

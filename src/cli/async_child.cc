@@ -1,0 +1,76 @@
+#include "cli/async_child.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+
+#include "client/child_group.h"
+
+namespace tenure::cli {
+
+namespace asio = boost::asio;
+
+struct AsyncChild::Impl {
+  explicit Impl(asio::io_context& context) : io(context), limit(context) {}
+  ~Impl() { Release(); }
+
+  // The ChildGroup owns the descriptor: the stream_descriptor must let go.
+  void Release() {
+    if (status) {
+      status->release();
+      status.reset();
+    }
+  }
+
+  void Watch() {
+    status.emplace(io, group->status_fd());
+    status->async_wait(asio::posix::stream_descriptor::wait_read,
+                       [this, life = std::weak_ptr<char>(life)](const boost::system::error_code& ec) {
+                         if (ec || life.expired()) return;
+                         Release();
+                         auto code = group->Reap();
+                         if (!code.ok()) {
+                           Watch();  // spurious wake-up
+                           return;
+                         }
+                         limit.cancel();
+                         group.reset();
+                         auto callback = std::move(done);
+                         done = nullptr;
+                         if (callback) callback(*code);
+                       });
+  }
+
+  asio::io_context& io;
+  asio::steady_timer limit;
+  std::optional<client::ChildGroup> group;
+  std::optional<asio::posix::stream_descriptor> status;
+  std::function<void(int)> done;
+  std::shared_ptr<char> life = std::make_shared<char>(0);
+};
+
+AsyncChild::AsyncChild(asio::io_context& io) : impl_(std::make_unique<Impl>(io)) {}
+AsyncChild::~AsyncChild() = default;
+
+bool AsyncChild::running() const { return impl_->group.has_value(); }
+
+Status AsyncChild::Start(const std::string& command, const std::vector<std::string>& env,
+                         MonoMs limit_ms, std::function<void(int)> done) {
+  auto group = client::ChildGroup::Start({"/bin/sh", "-c", command}, env);
+  if (!group.ok()) return group.status();
+  impl_->group.emplace(std::move(*group));
+  impl_->done = std::move(done);
+  impl_->Watch();
+  if (limit_ms > 0) {
+    impl_->limit.expires_after(std::chrono::milliseconds(limit_ms));
+    impl_->limit.async_wait([impl = impl_.get(), life = std::weak_ptr<char>(impl_->life)](
+                                const boost::system::error_code& ec) {
+      // Killing the keeper makes status_fd readable: Watch reports 137.
+      if (!ec && !life.expired() && impl->group) impl->group->Kill();
+    });
+  }
+  return Status();
+}
+
+}  // namespace tenure::cli

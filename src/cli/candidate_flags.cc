@@ -1,0 +1,105 @@
+#include "cli/candidate_flags.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "client/lease.h"
+#include "client/settings.h"
+#include "common/duration.h"
+
+namespace tenure::cli {
+
+namespace {
+
+std::vector<std::string> SplitAddresses(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    std::string part = list.substr(start, comma - start);
+    if (!part.empty()) out.push_back(part);
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string DefaultCandidate() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
+    std::snprintf(host, sizeof(host), "localhost");
+  }
+  return std::string(host) + "-" + std::to_string(::getpid());
+}
+
+}  // namespace
+
+bool ValidElectionName(const std::string& name) {
+  return !name.empty() && name.find('/') == std::string::npos && name[0] != '-';
+}
+
+bool TakeElectionName(Args* args, std::string* name) {
+  if (!args->empty() && ValidElectionName((*args)[0])) {
+    *name = (*args)[0];
+    args->erase(args->begin());
+    return true;
+  }
+  return false;
+}
+
+void CandidateFlags::Register(Flags* flags) {
+  http.Register(flags);
+  flags->String("ttl", &ttl, "session TTL (default 15s; the server's minimum is 10s)");
+  flags->String("lock-delay", &lock_delay, "lock-delay of the session (default 5s)");
+  flags->String("candidate", &candidate, "this candidate's name (default hostname-pid)");
+  flags->String("value", &value, "the leader key's value, JSON (default {\"Candidate\":NAME})");
+}
+
+bool CandidateFlags::Resolve(const std::string& command, const std::string& name,
+                             CandidateSetup* setup) const {
+  auto ttl_ns = ParseGoDuration(ttl);
+  if (!ttl_ns.ok() || *ttl_ns <= 0) {
+    PrintErr(command + ": invalid -ttl " + ttl);
+    return false;
+  }
+  auto lock_delay_ns = ParseGoDuration(lock_delay);
+  if (!lock_delay_ns.ok() || *lock_delay_ns < 0) {
+    PrintErr(command + ": invalid -lock-delay " + lock_delay);
+    return false;
+  }
+  SessionOptions& session = setup->session;
+  session.name = command + " " + name;
+  session.ttl_ms = *ttl_ns / kNsPerMs;
+  session.lock_delay_ms = *lock_delay_ns / kNsPerMs;
+  session.behavior = "release";
+  session.lease = client::LeaseOptions::ForTtl(session.ttl_ms);
+  if (Status valid = client::ValidateLeaseOptions(session.lease); !valid.ok()) {
+    PrintErr(command + ": invalid -ttl " + ttl + ": " + std::string(valid.message()));
+    return false;
+  }
+  setup->election.name = name;
+  setup->election.candidate = candidate.empty() ? DefaultCandidate() : candidate;
+  if (setup->election.candidate.find('/') != std::string::npos) {
+    PrintErr(command + ": -candidate must not contain '/'");
+    return false;
+  }
+  if (value.empty()) {
+    nlohmann::ordered_json description;
+    description["Candidate"] = setup->election.candidate;
+    setup->value = GoJson(description, 0);
+  } else if (!ParseJson(value)) {
+    PrintErr(command + ": -value must be valid JSON");
+    return false;
+  } else {
+    setup->value = value;
+  }
+  setup->http.addresses = SplitAddresses(http.http_addr);
+  if (setup->http.addresses.empty()) {
+    setup->http.addresses = SplitAddresses(client::ResolveHttpAddress(""));
+  }
+  setup->http.token = client::ResolveToken(http.token);
+  return true;
+}
+
+}  // namespace tenure::cli

@@ -1,0 +1,40 @@
+// The options every candidate command shares (tenure run, tenure elect):
+// server addresses and token, TTL, lock-delay, candidate name and the leader
+// key's value, turned into libtenure's options with their checks.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cli/client_support.h"
+#include "cli/flags.h"
+#include "client/async_http.h"
+#include "tenure/election.h"
+#include "tenure/session.h"
+
+namespace tenure::cli {
+
+struct CandidateSetup {
+  client::AsyncHttpOptions http;
+  SessionOptions session;
+  ElectionOptions election;
+  std::string value;  // the leader key's value (JSON)
+};
+
+struct CandidateFlags {
+  HttpFlags http;  // -http-addr takes a comma-separated list of servers
+  std::string ttl = "15s";
+  std::string lock_delay = "5s";
+  std::string candidate;  // default hostname-pid
+  std::string value;      // default {"Candidate":"<candidate>"}
+
+  void Register(Flags* flags);
+  // Checks the values; on an error prints "<command>: ..." and returns false.
+  bool Resolve(const std::string& command, const std::string& name, CandidateSetup* setup) const;
+};
+
+// Moves a leading election NAME (no '/', not a flag) out of args.
+bool TakeElectionName(Args* args, std::string* name);
+bool ValidElectionName(const std::string& name);
+
+}  // namespace tenure::cli
