@@ -9,9 +9,10 @@
 //                     health check failed, or the guarantee lapsed (renewals
 //                     did not get through in time) -- IsLeader() turned false;
 //   settings_changed  as a follower: once per change of the leader settings,
-//                     and once on every entry into the follower state (start,
-//                     deposed), as Juju's leader-settings-changed. The leader
-//                     is not told of its own writes.
+//                     and once on every entry into the follower state (another
+//                     candidate seen leading, or deposed), as Juju's
+//                     leader-settings-changed. The leader is not told of its
+//                     own writes.
 //
 // elected and deposed alternate strictly, starting with elected. If renewals
 // recover while the key is still ours, elected runs again (same fencing
@@ -113,6 +114,7 @@ class Candidate {
   void Evaluate(const std::string& why_not);
   void ArmGuaranteeTimer();
   void OnSettings(const Settings& settings);
+  void AnnounceFollower();
   void RunHealthCheck();
   void OnHealth(bool healthy, const std::string& why);
   void Rest(MonoMs ms);
@@ -136,6 +138,7 @@ class Candidate {
   bool healthy_ = true;
   bool resting_ = false;
   std::optional<std::string> handoff_to_;  // a ResignTo in flight
+  bool follower_ = false;  // announced as a follower (settings-changed ran)
   bool have_settings_ = false;
   Settings settings_;
   LeaderInfo leader_;

@@ -137,6 +137,7 @@ void Candidate::StartElection() {
   election_->Observe([this](const LeaderInfo& info) {
     leader_ = info;
     if (events_.leader_changed) events_.leader_changed(info);
+    if (info.has_leader() && info.session != session_->id() && !leading_) AnnounceFollower();
     // Handed the key (resign --to) while resting: take it up now; the
     // campaign finds the key held by our own session.
     if (info.session == session_->id() && !election_->holding() && resting_) {
@@ -224,6 +225,7 @@ void Candidate::Evaluate(const std::string& why) {
   if (now != leading_) {
     leading_ = now;
     if (now) {
+      follower_ = false;
       if (events_.elected) events_.elected(FencingToken());
     } else {
       std::string reason = why;
@@ -233,9 +235,8 @@ void Candidate::Evaluate(const std::string& why) {
                      : "the leader key is no longer held by this candidate";
       }
       if (events_.deposed) events_.deposed(reason);
-      if (!stopping_ && have_settings_ && events_.settings_changed) {
-        events_.settings_changed(settings_);
-      }
+      follower_ = false;
+      AnnounceFollower();
     }
   }
   ArmGuaranteeTimer();
@@ -289,11 +290,20 @@ void Candidate::Resign(std::optional<std::string> to, std::function<void(Status)
 
 // ---- settings and health ---------------------------------------------------------
 
+// The first settings-changed of a follower comes when it knows it follows:
+// another candidate leads, or it was just deposed. Not at start while the
+// key is free (it is about to lead).
+void Candidate::AnnounceFollower() {
+  if (follower_ || leading_ || stopping_) return;
+  follower_ = true;
+  if (have_settings_ && events_.settings_changed) events_.settings_changed(settings_);
+}
+
 void Candidate::OnSettings(const Settings& settings) {
   const bool changed = !have_settings_ || settings != settings_;
   have_settings_ = true;
   settings_ = settings;
-  if (changed && !leading_ && !stopping_ && events_.settings_changed) {
+  if (changed && follower_ && !leading_ && !stopping_ && events_.settings_changed) {
     events_.settings_changed(settings_);
   }
 }

@@ -90,6 +90,7 @@ class ServerProcess {
     if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
   }
   const std::string& http() const { return http_; }
+  pid_t pid() const { return pid_; }
 
  private:
   std::string http_, dir_;
