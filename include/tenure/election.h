@@ -107,9 +107,10 @@ class Election {
   const LeaderInfo& last_observed() const { return observed_; }
 
   // Leader settings. SetSettings writes the whole map as ONE txn guarded by
-  // check-fence on the leader key; an empty value deletes the key. Fails
+  // check-fence on the leader key (check-session against a server without
+  // fencing tokens, such as Consul); an empty value deletes the key. Fails
   // with kFailedPrecondition "not the leader: ..." when this election does
-  // not hold the key (or the fence check fails on the server).
+  // not hold the key (or the guard fails on the server).
   void SetSettings(Settings settings, std::function<void(Status)> done);
   // Reads the whole settings prefix in one request.
   void GetSettings(std::function<void(Result<Settings>)> done);

@@ -576,14 +576,20 @@ void Election::HandleObservation(const LeaderInfo& info, std::uint64_t index) {
 // ---- settings ------------------------------------------------------------------
 
 void Election::SetSettings(Settings settings, std::function<void(Status)> done) {
-  if (!holding_ || fence_ == 0) {
+  if (!holding_) {
     boost::asio::post(session_.io(), [done = std::move(done), key = LeaderKey()]() {
       done(Status::FailedPrecondition("not the leader: this candidate does not hold " + key));
     });
     return;
   }
   nlohmann::json ops = nlohmann::json::array();
-  ops.push_back({{"KV", {{"Verb", "check-fence"}, {"Key", LeaderKey()}, {"Index", fence_}}}});
+  // The guard: our grant's fencing token on tenure; a real Consul has no
+  // fence, so there the key must still be locked by our session.
+  if (fence_ != 0) {
+    ops.push_back({{"KV", {{"Verb", "check-fence"}, {"Key", LeaderKey()}, {"Index", fence_}}}});
+  } else {
+    ops.push_back({{"KV", {{"Verb", "check-session"}, {"Key", LeaderKey()}, {"Session", session_.id()}}}});
+  }
   for (const auto& [key, value] : settings) {
     if (value.empty()) {
       ops.push_back({{"KV", {{"Verb", "delete"}, {"Key", SettingsPrefix() + key}}}});
@@ -599,7 +605,7 @@ void Election::SetSettings(Settings settings, std::function<void(Status)> done) 
     } else if (result.ok() && result->status == 409) {
       bool guard_failed = false;
       std::string errors = TxnErrors(result->body, &guard_failed);
-      if (guard_failed || errors.find("fence") != std::string::npos) {
+      if (guard_failed) {
         done(Status::FailedPrecondition("not the leader: " + errors));
       } else {
         done(Status::Conflict("leader settings: " + errors));
