@@ -48,7 +48,8 @@ struct SessionOptions {
   MonoMs renew_timeout_ms = 3'000;
 };
 
-// The steady clock in milliseconds: the `now` of Lease and Guaranteed.
+// The lease clock in milliseconds (CLOCK_BOOTTIME: monotonic, and counting
+// through a suspend): the `now` of Lease and Guaranteed.
 MonoMs SteadyNowMs();
 
 class Session {

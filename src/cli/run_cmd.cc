@@ -61,6 +61,7 @@ constexpr char kRunUsage[] =
     "\n";
 
 constexpr MonoMs kCleanupTimeoutMs = 10'000;
+constexpr MonoMs kLeaseCheckMs = 1'000;
 
 void Progress(const std::string& text) { PrintErr("tenure run: " + text); }
 
@@ -170,7 +171,9 @@ class Runner {
       StopChild(1, "leadership can no longer be proven (no renewal acknowledged in time)");
       return;
     }
-    lease_timer_.expires_after(std::chrono::milliseconds(at - now));
+    // At most a second: asio's timers run on CLOCK_MONOTONIC, which stops
+    // while the machine is suspended, and the lease clock does not.
+    lease_timer_.expires_after(std::chrono::milliseconds(std::min<MonoMs>(at - now, kLeaseCheckMs)));
     lease_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (!ec) ArmLeaseTimer();
     });
@@ -212,9 +215,11 @@ class Runner {
   void OnSignal(int signo) {
     const int code = signo == SIGINT ? 130 : 143;
     if (finishing_ || stop_code_) return;
-    if (election_) election_->Cancel();
+    // First: Cancel() ends a campaign in progress synchronously, and its
+    // callback must see that a signal, not a failure, stopped it.
     StopChild(code, std::string("got ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
                         ", stopping");
+    if (election_) election_->Cancel();
   }
 
   // Resign (when holding), destroy the session, exit with `code`. Bounded by

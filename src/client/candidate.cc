@@ -248,7 +248,9 @@ void Candidate::ArmGuaranteeTimer() {
   timers_->guarantee.cancel();
   if (stopping_ || !election_ || !election_->holding()) return;
   MonoMs delay = kUnprovenPollMs;
-  if (leading_) delay = session_->lease().TerminateAtMs() - SteadyNowMs() + 1;
+  // At most a second ahead: timers run on CLOCK_MONOTONIC, which stops
+  // during a suspend; the lease clock (CLOCK_BOOTTIME) does not.
+  if (leading_) delay = std::min<MonoMs>(session_->lease().TerminateAtMs() - SteadyNowMs() + 1, 1'000);
   ArmTimer(timers_->guarantee, delay, life_, [this] { Evaluate(""); });
 }
 

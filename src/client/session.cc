@@ -1,5 +1,7 @@
 #include "tenure/session.h"
 
+#include <time.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -13,10 +15,14 @@
 
 namespace tenure {
 
+// CLOCK_BOOTTIME, not CLOCK_MONOTONIC: it keeps counting while the machine
+// is suspended, and the server's clock does too. A lease judged by a clock
+// that stops during a suspend would look longer than it is
+// (docs/decisions/0007-lease-clock.md).
 MonoMs SteadyNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  timespec ts{};
+  ::clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<MonoMs>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
 }
 
 namespace {
