@@ -88,8 +88,10 @@ class Election {
   void Resign(std::function<void(Status)> done);
   // Hands the key to a registered candidate in one transaction:
   // [check-session candidates/<to> S_to, unlock leader S_self, lock leader S_to].
-  // Fails with kFailedPrecondition when this election does not lead or the
-  // candidate is not registered with a live session.
+  // IsLeader() is false from when the transaction is sent (the successor may
+  // lead before our answer arrives), and true again if it fails. Fails with
+  // kFailedPrecondition when this election does not lead, `candidate` is this
+  // election's own, or it is not registered with a live session.
   void ResignTo(std::string candidate, std::function<void(Status)> done);
 
   // Reports every change of the leader key (holder, value, fence, deletion,
@@ -154,6 +156,7 @@ class Election {
   bool holding_ = false;
   std::uint64_t fence_ = 0;
   LeaderInfo observed_;
+  bool handing_over_ = false;  // a ResignTo txn is in flight: no longer claims leadership
 };
 
 }  // namespace tenure

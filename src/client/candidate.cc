@@ -285,6 +285,10 @@ void Candidate::Resign(std::optional<std::string> to, std::function<void(Status)
     if (status.ok()) {
       Evaluate("handed over to " + successor);
       Rest(options_.resign_backoff_ms);
+    } else {
+      // Refused: still the leader. Unknown outcome: no longer claiming it.
+      Evaluate("handing over to " + successor + " failed: " + std::string(status.message()));
+      if (!election_->holding()) Post([this] { Campaign(); });
     }
     done(status);
   });

@@ -421,7 +421,8 @@ void Election::SessionLost(const Status& why) {
 void Election::OnLost(LostCallback callback) { impl_->lost.push_back(std::move(callback)); }
 
 bool Election::IsLeader(MonoMs now_ms, MonoMs window_ms) const {
-  return holding_ && observed_.session == session_.id() && session_.Guaranteed(now_ms, window_ms);
+  return holding_ && !handing_over_ && observed_.session == session_.id() &&
+         session_.Guaranteed(now_ms, window_ms);
 }
 
 bool Election::IsLeader(MonoMs window_ms) const { return IsLeader(SteadyNowMs(), window_ms); }
@@ -451,6 +452,12 @@ void Election::ResignTo(std::string candidate, std::function<void(Status)> done)
   if (!holding_) {
     boost::asio::post(session_.io(), [done = std::move(done)]() {
       done(Status::FailedPrecondition("resign: not the leader"));
+    });
+    return;
+  }
+  if (!options_.candidate.empty() && candidate == options_.candidate) {
+    boost::asio::post(session_.io(), [done = std::move(done), candidate]() {
+      done(Status::FailedPrecondition("resign to " + candidate + ": that is this candidate"));
     });
     return;
   }
@@ -485,8 +492,10 @@ void Election::ResignTo(std::string candidate, std::function<void(Status)> done)
          ops.push_back({{"KV", {{"Verb", "lock"}, {"Key", LeaderKey()},
                                 {"Value", Base64Encode(info->value)},
                                 {"Session", info->session}}}});
+         handing_over_ = true;
          Send("PUT", "/v1/txn", ops.dump(), 0, client::RetryPolicy::None(),
               [this, candidate, done = std::move(done)](Result<client::ClientResponse> result) {
+                handing_over_ = false;
                 if (result.ok() && result->status == 200) {
                   StopLeading();
                   done(Status());
@@ -494,6 +503,9 @@ void Election::ResignTo(std::string candidate, std::function<void(Status)> done)
                   done(Status::FailedPrecondition("resign to " + candidate + " refused: " +
                                                   TxnErrors(result->body)));
                 } else {
+                  // Maybe applied: stop claiming the key, as Resign does. If
+                  // it is still ours, a campaign finds it held by our session.
+                  StopLeading();
                   done(Status::Unavailable("resign to " + candidate + ": " + Describe(result)));
                 }
               });

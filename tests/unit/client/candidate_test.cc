@@ -141,6 +141,8 @@ TEST_F(CandidateTest, ResignToPicksTheNamedCandidateEvenWhileItRests) {
   EXPECT_TRUE(Wait([&](auto done) { c.Resign(std::string("a"), done); }).ok());
   ASSERT_TRUE(RunUntil(io_, [&] { return a.IsLeader(); }, 1500ms)) << "not picked up before the back-off";
   EXPECT_FALSE(b.IsLeader());
+  Status self = Wait([&](auto done) { a.Resign(std::string("a"), done); });
+  EXPECT_EQ(self.code(), Code::kFailedPrecondition);
   Status unknown = Wait([&](auto done) { a.Resign(std::string("nobody"), done); });
   EXPECT_EQ(unknown.code(), Code::kFailedPrecondition);
   EXPECT_TRUE(a.IsLeader()) << "a refused handoff keeps leadership";
