@@ -118,6 +118,7 @@ struct Election::Impl {
   client::RequestId campaign_req = 0, watch_req = 0, settings_req = 0;
 
   bool campaigning = false;
+  bool retried_free = false;  // the immediate retry after "refused, then free" was made
   std::function<void(Status)> campaign_done;
   std::string value;  // our description (campaign value)
 
@@ -306,14 +307,19 @@ void Election::CampaignWait(std::uint64_t index) {
       return;
     }
     if (!info->has_leader()) {
-      if (index == 0) {
-        // Free but refused: lock-delay. Back off, then try again.
+      if (index == 0 && !impl_->retried_free) {
+        // Refused, then free: released in between, or lock-delay. Try once
+        // more at once (a release), then back off (lock-delay).
+        impl_->retried_free = true;
+        AttemptAcquire();
+      } else if (index == 0) {
         After(kCampaignTimer, options_.lock_retry_ms, [this] { AttemptAcquire(); });
       } else {
         AttemptAcquire();
       }
       return;
     }
+    impl_->retried_free = false;  // held by another: a later "free" is news
     std::uint64_t next = NextIndex(*got, index);
     if (next == 0) next = 1;  // still block: the key is held
     CampaignWait(next);
@@ -323,6 +329,7 @@ void Election::CampaignWait(std::uint64_t index) {
 void Election::FinishCampaign(Status status) {
   if (!impl_->campaigning) return;
   impl_->campaigning = false;
+  impl_->retried_free = false;
   impl_->timers[kCampaignTimer].cancel();
   if (impl_->campaign_req != 0) {
     client::RequestId id = impl_->campaign_req;
