@@ -7,7 +7,8 @@
 //
 // Lifecycle: Create() -> renewals run by themselves -> Destroy(). Renewals go
 // every R = TTL/3 (jittered up to 10% early); a renewal that fails with a
-// transport error, a timeout or a 500 is retried every r = 1 s. Every
+// transport error, a timeout or a 500, or is still unanswered after r, is
+// retried every r = 1 s (an unanswered attempt keeps waiting alongside). Every
 // successful renewal (and the create) feeds Lease::Renewed with the time the
 // request was SENT (steady clock), so Guaranteed(window) is the bound of
 // docs/leadership.md. A 404 on renew means the server dropped the session:
@@ -44,7 +45,9 @@ struct SessionOptions {
   // Renewal schedule and lease arithmetic. When lease.ttl_ms != ttl_ms the
   // defaults of LeaseOptions::ForTtl(ttl_ms) are used instead.
   client::LeaseOptions lease = client::LeaseOptions::ForTtl(15'000);
-  // Bound of one renew request (it is retried every r after a failure).
+  // Bound of one renew attempt. The next attempt goes r after an attempt's
+  // send unless it succeeded, whether it failed or is still waiting (at most
+  // 3 overlap), so an unanswered renewal delays the retry by r, not by this.
   MonoMs renew_timeout_ms = 3'000;
 };
 
@@ -116,7 +119,7 @@ class Session {
   bool destroyed_ = false;
   std::uint64_t renewals_ = 0;
   std::uint64_t jitter_state_;
-  client::RequestId inflight_ = 0;  // create/renew/destroy in flight, 0 = none
+  client::RequestId inflight_ = 0;  // create/destroy in flight, 0 = none (renewals: Timer)
   std::vector<LostCallback> lost_listeners_;
   Status lost_status_;
 };

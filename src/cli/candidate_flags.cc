@@ -48,6 +48,21 @@ bool TakeElectionName(Args* args, std::string* name) {
   return false;
 }
 
+bool FinishElectionName(const std::string& command, const Flags& flags, std::string_view usage,
+                        std::string* name) {
+  if (name->empty() && flags.positional().size() == 1) {
+    *name = flags.positional()[0];
+  } else if (!flags.positional().empty()) {
+    PrintErr(command + ": unexpected arguments");
+    return false;
+  }
+  if (!ValidElectionName(*name)) {
+    PrintErr(command + ": expected an election NAME (no '/')\n\n" + UsageWithOptions(usage, flags));
+    return false;
+  }
+  return true;
+}
+
 void CandidateFlags::Register(Flags* flags) {
   http.Register(flags);
   flags->String("ttl", &ttl, "session TTL (default 15s; the server's minimum is 10s)");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 #include <string>
 
 #include "cli/client_support.h"
@@ -36,5 +37,10 @@ struct CandidateFlags {
 // Moves a leading election NAME (no '/', not a flag) out of args.
 bool TakeElectionName(Args* args, std::string* name);
 bool ValidElectionName(const std::string& name);
+// After parsing: NAME taken before the flags, or the only positional
+// argument. Prints "<command>: ..." with the usage and returns false when it
+// is missing, invalid, or followed by other arguments.
+bool FinishElectionName(const std::string& command, const Flags& flags, std::string_view usage,
+                        std::string* name);
 
 }  // namespace tenure::cli

@@ -496,15 +496,7 @@ int ElectCommand(const Args& args) {
   flags.String("health-interval", &health_interval, "interval (and time limit) of the health check");
   flags.String("resign-backoff", &resign_backoff, "rest after a resign before campaigning again");
   if (auto code = ParseFlags(&flags, rest, kElectUsage, 2)) return *code;
-  if (name.empty() && flags.positional().size() == 1) name = flags.positional()[0];
-  else if (!flags.positional().empty()) {
-    PrintErr("tenure elect: unexpected arguments");
-    return 2;
-  }
-  if (!ValidElectionName(name)) {
-    PrintErr("tenure elect: expected an election NAME (no '/')\n\n" + UsageWithOptions(kElectUsage, flags));
-    return 2;
-  }
+  if (!FinishElectionName("tenure elect", flags, kElectUsage, &name)) return 2;
   if (!candidate.Resolve("tenure elect", name, &config.setup)) return 2;
   auto parse_duration = [](const std::string& text, const char* flag, MonoMs* target) {
     auto parsed = ParseGoDuration(text);

@@ -304,15 +304,7 @@ int RunCommand(const Args& args) {
   Flags flags("run");
   candidate.Register(&flags);
   if (auto code = ParseFlags(&flags, before, kRunUsage, 2)) return *code;
-  if (name.empty() && flags.positional().size() == 1) name = flags.positional()[0];
-  else if (!flags.positional().empty()) {
-    PrintErr("tenure run: unexpected arguments before \"--\"");
-    return 2;
-  }
-  if (!ValidElectionName(name)) {
-    PrintErr("tenure run: expected an election NAME (no '/')\n\n" + UsageWithOptions(kRunUsage, flags));
-    return 2;
-  }
+  if (!FinishElectionName("tenure run", flags, kRunUsage, &name)) return 2;
   if (command.empty()) {
     PrintErr("tenure run: expected \"-- CMD ARGS...\"\n\n" + UsageWithOptions(kRunUsage, flags));
     return 2;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <random>
 #include <utility>
+#include <vector>
 
 #include "client/http_client.h"
 
@@ -49,9 +50,25 @@ double NextUnit(std::uint64_t& state) {
 
 }  // namespace
 
+// The renewal timer, and the renew attempts in flight. An attempt that gets
+// no answer does not hold the next one back: r after each attempt is sent,
+// another goes whatever became of the earlier ones (still waiting, failed),
+// until one succeeds. So an attempt the network swallowed costs r, like a
+// refused one, not the whole renew_timeout_ms (3 s of a 10 s TTL's 3.1 s
+// slack, docs/leadership.md). Attempts end at renew_timeout_ms; at most
+// kMaxRenewAttempts overlap (starting one more cancels the oldest, whose
+// send time, and so its proof, is the weakest).
+constexpr std::size_t kMaxRenewAttempts = 3;
+
 struct Session::Timer {
   explicit Timer(boost::asio::io_context& io) : timer(io) {}
+  // Cancels every renew attempt in flight (their callbacks run now and
+  // ignore the cancellation).
+  void CancelRenewals(client::AsyncHttpClient& http) {
+    for (client::RequestId id : std::exchange(renewing, {})) http.Cancel(id);
+  }
   boost::asio::steady_timer timer;
+  std::vector<client::RequestId> renewing;
 };
 
 Session::Session(boost::asio::io_context& io, client::AsyncHttpClient& http)
@@ -69,6 +86,7 @@ Session::~Session() {
   life_.reset();  // callbacks that run from here on see a dead session
   timer_->timer.cancel();
   if (inflight_ != 0) http_->Cancel(inflight_);
+  timer_->CancelRenewals(*http_);
 }
 
 void Session::Create(SessionOptions options, std::function<void(Result<std::string>)> done) {
@@ -126,17 +144,30 @@ void Session::ScheduleRenew(MonoMs at_ms) {
 void Session::Renew() {
   if (!alive() || inflight_ != 0) return;
   const MonoMs sent = SteadyNowMs();
+  // The next attempt, r after this one's send, unless an answer comes first:
+  // a success replaces it with the next regular renewal, a 404 ends the
+  // session, and a transport error, timeout, 500 or anything unexpected
+  // leaves it. Still waiting by then: it goes anyway (see Session::Timer).
+  ScheduleRenew(sent + options_.lease.retry_interval_ms);
   std::weak_ptr<char> life = life_;
   client::HttpCall call{"PUT", "/v1/session/renew/" + client::EscapeQueryValue(id_), "",
                         options_.renew_timeout_ms, client::RetryPolicy::None()};
-  inflight_ = http_->Request(std::move(call), [this, life, sent](
+  if (timer_->renewing.size() >= kMaxRenewAttempts) {
+    const client::RequestId oldest = timer_->renewing.front();
+    timer_->renewing.erase(timer_->renewing.begin());
+    http_->Cancel(oldest);
+  }
+  auto self_id = std::make_shared<client::RequestId>(0);
+  const client::RequestId id = http_->Request(std::move(call), [this, life, sent, self_id](
                                                   Result<client::ClientResponse> result) {
     if (life.expired()) return;
-    inflight_ = 0;
+    std::erase(timer_->renewing, *self_id);
     if (!alive()) return;
+    if (!result.ok() && client::IsCancelled(result.status())) return;  // StopRenewing or a success
     if (result.ok() && result->status == 200) {
       lease_.Renewed(sent);
       ++renewals_;
+      timer_->CancelRenewals(*http_);  // renewed: the other attempts are moot
       ScheduleRenew(lease_.NextRenewalMs(sent, NextUnit(jitter_state_)));
       return;
     }
@@ -145,14 +176,16 @@ void Session::Renew() {
                                   result->body));
       return;
     }
-    // Transport error, timeout, 500 or anything unexpected: retry every r,
-    // counted from the failed attempt's send time.
-    ScheduleRenew(sent + options_.lease.retry_interval_ms);
+    // Anything else failed this attempt: the timer armed when it was sent
+    // makes the next one r after it.
   });
+  *self_id = id;
+  if (id != 0) timer_->renewing.push_back(id);
 }
 
 void Session::StopRenewing() {
   timer_->timer.cancel();
+  timer_->CancelRenewals(*http_);
   if (inflight_ != 0) {
     client::RequestId id = inflight_;
     inflight_ = 0;

@@ -15,16 +15,14 @@ import base64
 import json
 import os
 import shlex
-import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 import unittest
 
-from tenure_testlib import DevServer, free_port, http_request, poll_until, tenure_bin
+from tenure_testlib import SharedServerTestCase, free_port, http_request, poll_until, tenure_bin
 
 TTL_S = 10
 LOCK_DELAY_S = 1
@@ -153,18 +151,9 @@ class Agent:
         return self.process.returncode
 
 
-class ElectTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = DevServer(extra_args=("-session-ttl-multiplier", "1")).__enter__()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.__exit__(None, None, None)
-
+class ElectTest(SharedServerTestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="tenure-elect-test-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
+        super().setUp()
         self.agents = []
         self.addCleanup(self.stop_agents)
 

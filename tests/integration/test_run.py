@@ -4,13 +4,11 @@ two candidates never run their commands at the same time, and a supervisor
 killed with SIGKILL takes its child with it."""
 
 import os
-import shutil
 import signal
-import tempfile
 import time
 import unittest
 
-from tenure_testlib import DevServer, poll_until
+from tenure_testlib import SharedServerTestCase, pid_alive, poll_until
 
 
 def read(path):
@@ -18,34 +16,8 @@ def read(path):
         return fh.read()
 
 
-def pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie is dead for our purpose (it cannot act).
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
-
-class RunTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = DevServer(extra_args=("-session-ttl-multiplier", "1")).__enter__()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.__exit__(None, None, None)
-
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="tenure-run-test-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
-
+class RunTest(SharedServerTestCase):
     def leader_session(self, name):
         r = self.server.request("GET", f"/v1/kv/service/{name}/leader")
         if r.status == 404:

@@ -31,7 +31,7 @@ import threading
 import time
 import unittest
 
-from tenure_testlib import DevServer, poll_until
+from tenure_testlib import DevServer, pid_alive, poll_until
 
 TTL_S = 10
 MULTIPLIER = 1
@@ -107,20 +107,6 @@ while True:
     time.sleep(0.1)
 '''
 
-
-def pid_alive(pid):
-    """True while pid exists and is not a zombie (a zombie cannot act)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def proc_state(pid):

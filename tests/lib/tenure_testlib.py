@@ -35,13 +35,16 @@ import socket
 import subprocess
 import tempfile
 import time
+import unittest
 
 __all__ = [
     "Cli",
     "DevServer",
+    "SharedServerTestCase",
     "HttpResponse",
     "free_port",
     "http_request",
+    "pid_alive",
     "poll_until",
     "tenure_bin",
 ]
@@ -335,3 +338,37 @@ class Cli:
         kwargs.setdefault("stderr", subprocess.PIPE)
         kwargs.setdefault("text", True)
         return subprocess.Popen([self.binary, *args], env=self.env(env), **kwargs)
+
+
+def pid_alive(pid):
+    """True while pid exists and is not a zombie (a zombie cannot act)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class SharedServerTestCase(unittest.TestCase):
+    """One DevServer for the whole class (self.server, started with
+    server_args) and a fresh temporary directory per test (self.dir)."""
+
+    server_args = ("-session-ttl-multiplier", "1")
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = DevServer(extra_args=cls.server_args).__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.__exit__(None, None, None)
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix=f"tenure-{type(self).__name__}-")
+        self.addCleanup(shutil.rmtree, self.dir, True)

@@ -1,5 +1,6 @@
 // Test helpers for libtenure tests that need a real server: a `tenure
 // server -dev` child process on free loopback ports (stopped by its PID),
+// stub servers that inject faults (StubServer: one thread per connection),
 // and io_context loops that poll with a deadline.
 #pragma once
 
@@ -18,8 +19,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "client/http_client.h"
 
@@ -95,6 +99,121 @@ class ServerProcess {
  private:
   std::string http_, dir_;
   pid_t pid_ = -1;
+};
+
+// ---- stub servers: small POSIX HTTP servers that inject faults ------------
+
+struct StubRequest {
+  std::string method;
+  std::string target;
+  std::string head;  // request line and headers
+  std::string body;
+};
+
+// Reads one request (Content-Length bodies only); nullopt on EOF or error.
+inline std::optional<StubRequest> ReadRequest(int fd) {
+  std::string data;
+  char chunk[4096];
+  std::size_t end;
+  while ((end = data.find("\r\n\r\n")) == std::string::npos) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n <= 0) return std::nullopt;
+    data.append(chunk, static_cast<std::size_t>(n));
+  }
+  StubRequest request;
+  request.head = data.substr(0, end);
+  std::size_t space = request.head.find(' ');
+  request.method = request.head.substr(0, space);
+  request.target = request.head.substr(space + 1, request.head.find(' ', space + 1) - space - 1);
+  std::size_t length = 0;
+  if (std::size_t at = request.head.find("Content-Length: "); at != std::string::npos) {
+    length = std::stoul(request.head.substr(at + 16));
+  }
+  request.body = data.substr(end + 4);
+  while (request.body.size() < length) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n <= 0) return std::nullopt;
+    request.body.append(chunk, static_cast<std::size_t>(n));
+  }
+  return request;
+}
+
+inline void WriteResponse(int fd, int status, const std::string& body, bool close = false) {
+  std::string text = "HTTP/1.1 " + std::to_string(status) +
+                     " X\r\nContent-Length: " + std::to_string(body.size()) +
+                     "\r\nX-Consul-Index: 7\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n" +
+                     body;
+  std::size_t sent = 0;
+  while (sent < text.size()) {
+    ssize_t n = ::send(fd, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return;
+    sent += static_cast<std::size_t>(n);
+  }
+}
+
+// Listens on 127.0.0.1:<ephemeral>; runs `serve(fd)` on its own thread for
+// each accepted connection. The destructor wakes every blocked thread.
+class StubServer {
+ public:
+  using Serve = std::function<void(int fd)>;
+
+  explicit StubServer(Serve serve) : serve_(std::move(serve)) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int one = 1;
+    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(listen_fd_, 64), 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    acceptor_ = std::thread([this] {
+      for (;;) {
+        int fd = ::accept(listen_fd_, nullptr, nullptr);
+        if (fd < 0) return;
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopping_) {
+          ::close(fd);
+          return;
+        }
+        ++connections_;
+        fds_.push_back(fd);
+        threads_.emplace_back([this, fd] { serve_(fd); });
+      }
+    });
+  }
+
+  ~StubServer() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
+    }
+    ::shutdown(listen_fd_, SHUT_RDWR);
+    acceptor_.join();
+    for (auto& thread : threads_) thread.join();
+    for (int fd : fds_) ::close(fd);
+    ::close(listen_fd_);
+  }
+
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  int connections() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return connections_;
+  }
+
+ private:
+  Serve serve_;
+  int listen_fd_ = -1;
+  unsigned short port_ = 0;
+  std::thread acceptor_;
+  std::mutex mu_;
+  bool stopping_ = false;
+  int connections_ = 0;
+  std::vector<int> fds_;
+  std::vector<std::thread> threads_;
 };
 
 // Runs the loop until `done()` or the deadline; true when done() held.

@@ -1,5 +1,6 @@
 // tenure::Session against a real `tenure server -dev` (no mocks): create,
-// renewal cadence, lease arithmetic with injected times, loss on 404, destroy.
+// renewal cadence, lease arithmetic with injected times, loss on 404, destroy;
+// and against a stub server that never answers chosen renewals.
 // The loop runs on the test thread; every wait polls with a deadline.
 #include "tenure/session.h"
 
@@ -17,9 +18,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "client/http_client.h"
 #include "unit/client/server_process.h"
@@ -205,6 +208,124 @@ TEST_F(SessionTest, CreateFailsClearlyBelowTheServerMinimumTtl) {
   EXPECT_NE(created->status().message().find("Invalid Session TTL"), std::string::npos)
       << created->status().ToString();
   EXPECT_FALSE(session.alive());
+}
+
+// ---- renew attempts that get no answer (stub server) ------------------------
+
+// A stub that answers create with an ID and renewals with 200, except those
+// `hang(n)` picks (n = 1 for the first renew): those are read and never
+// answered; the stub waits until the client closes the connection.
+struct RenewStub {
+  explicit RenewStub(std::function<bool(int)> hang)
+      : hang_(std::move(hang)), server([this](int fd) { Serve(fd); }) {}
+
+  void Serve(int fd) {
+    while (auto request = test_support::ReadRequest(fd)) {
+      if (request->target.rfind("/v1/session/create", 0) == 0) {
+        test_support::WriteResponse(fd, 200, R"({"ID":"stub-session"})");
+        continue;
+      }
+      int n = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        renew_at.push_back(Clock::now());
+        n = static_cast<int>(renew_at.size());
+      }
+      if (hang_(n)) {
+        while (test_support::ReadRequest(fd)) {
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        given_up.push_back(n);
+        return;
+      }
+      test_support::WriteResponse(fd, 200, "[]");
+    }
+  }
+  std::size_t renews() {
+    std::lock_guard<std::mutex> lock(mu);
+    return renew_at.size();
+  }
+
+  std::function<bool(int)> hang_;
+  std::mutex mu;
+  std::vector<Clock::time_point> renew_at;  // arrival of each renew attempt
+  std::vector<int> given_up;                // hung attempts the client closed
+  test_support::StubServer server;          // last: stopped first
+};
+
+SessionOptions StubOptions() {
+  SessionOptions options;
+  options.name = "session-test";
+  options.ttl_ms = 10'000;
+  options.lease = client::LeaseOptions::ForTtl(10'000);
+  options.lease.renew_interval_ms = 500;  // the first renewal 450..500 ms after the create
+  return options;
+}
+
+TEST(SessionRenewTest, UnansweredRenewalIsRetriedAfterRNotAfterItsTimeout) {
+  // The first renewal is swallowed (no answer, no error). The next attempt
+  // must go r = 1 s after it, not when its 3 s timeout ends: with a 10 s TTL
+  // that wait would eat 3 s of the 3.1 s slack (docs/leadership.md).
+  RenewStub stub([](int n) { return n == 1; });
+  boost::asio::io_context io;
+  client::AsyncHttpClient http(io, client::AsyncHttpOptions{{stub.server.address()}, "", 2'000,
+                                                            30'000, 2});
+  Session session(io, http);
+  std::optional<Result<std::string>> created;
+  session.Create(StubOptions(), [&](Result<std::string> r) { created = std::move(r); });
+  ASSERT_TRUE(test_support::RunUntil(io, [&] { return created.has_value(); }));
+  ASSERT_TRUE(created->ok()) << created->status().ToString();
+  const MonoMs created_end = session.lease().EndMs();
+  ASSERT_EQ(session.options().renew_timeout_ms, 3'000);
+
+  ASSERT_TRUE(test_support::RunUntil(io, [&] { return session.renewals() > 0; }, 5s));
+  std::vector<Clock::time_point> at;
+  {
+    std::lock_guard<std::mutex> lock(stub.mu);
+    at = stub.renew_at;
+  }
+  ASSERT_EQ(at.size(), 2u);
+  const auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(at[1] - at[0]);
+  EXPECT_GE(gap.count(), 900);
+  EXPECT_LE(gap.count(), 1'500);  // was 3'000: the attempt's timeout
+  // The lease counts from the second attempt's send (~1.45..1.5 s after the create).
+  EXPECT_GE(session.lease().EndMs() - created_end, 1'400);
+  EXPECT_TRUE(session.alive());
+  // The swallowed attempt was cancelled by the success, not left to time out.
+  ASSERT_TRUE(test_support::RunUntil(io, [&] {
+    std::lock_guard<std::mutex> lock(stub.mu);
+    return !stub.given_up.empty();
+  }, 1s));
+  EXPECT_LT(Clock::now() - at[0], 2'900ms);
+  EXPECT_EQ(http.in_flight(), 0u);
+}
+
+TEST(SessionRenewTest, UnansweredRenewalsOverlapAtMostThree) {
+  // No renewal is ever answered and each may wait 10 s: a new attempt still
+  // goes every r, and starting a fourth cancels the oldest.
+  RenewStub stub([](int) { return true; });
+  boost::asio::io_context io;
+  client::AsyncHttpClient http(io, client::AsyncHttpOptions{{stub.server.address()}, "", 2'000,
+                                                            30'000, 2});
+  Session session(io, http);
+  SessionOptions options = StubOptions();
+  options.renew_timeout_ms = 10'000;
+  std::optional<Result<std::string>> created;
+  session.Create(options, [&](Result<std::string> r) { created = std::move(r); });
+  ASSERT_TRUE(test_support::RunUntil(io, [&] { return created.has_value(); }));
+  ASSERT_TRUE(created->ok()) << created->status().ToString();
+  std::size_t most = 0;
+  ASSERT_TRUE(test_support::RunUntil(io, [&] {
+    most = std::max(most, http.in_flight());
+    return stub.renews() >= 5;
+  }, 8s));
+  EXPECT_EQ(most, 3u);
+  EXPECT_EQ(session.renewals(), 0u);
+  EXPECT_TRUE(session.alive());
+  // Stopping the session cancels every attempt.
+  std::optional<Status> destroyed;
+  session.Destroy([&](Status s) { destroyed = std::move(s); });
+  EXPECT_LE(http.in_flight(), 1u);  // the destroy request only
 }
 
 }  // namespace
