@@ -22,6 +22,7 @@ import threading
 import time
 import unittest
 
+from fault_proxy import FaultProxy
 from tenure_testlib import SharedServerTestCase, free_port, http_request, poll_until, tenure_bin
 
 TTL_S = 10
@@ -647,6 +648,42 @@ class ElectTest(SharedServerTestCase):
         sessions = self.server.get_json("/v1/session/list")
         self.assertNotIn("tenure elect term", [s.get("Name") for s in sessions
                                                 if s["ID"] != follower.status()["Session"]])
+
+
+    # --- 9 -----------------------------------------------------------------------
+
+    def test_9_consul_mode_settings_guarded_by_the_session(self):
+        """Against a server that sends no fencing tokens, as a real Consul, the
+        agents still elect one leader and leader-set is guarded by check-session."""
+        proxy = FaultProxy(self.server.http_addr, hide_tenure_extensions=True).start()
+        try:
+            name = "consulmode"
+            via = ("-http-addr", proxy.http_addr)
+            leader, follower = self.start_leader_and_followers(name, extra=via)
+            seen = http_request(proxy.http_addr, "GET", f"/v1/kv/service/{name}/leader")
+            self.assertEqual(seen.status, 200)
+            self.assertNotIn(b"Fence", seen.body)
+            self.assertIsNone(seen.header("X-Tenure-Fence"))
+            self.assertEqual(leader.status()["FencingToken"], 0)
+            self.assertIs(leader.is_leader(), True)
+            self.assertIs(follower.is_leader(), False)
+
+            out = leader.cli("leader-set", name, "db=10.0.0.7", "epoch=1")
+            self.assertEqual(out.returncode, 0, out.stderr)
+            out = follower.cli("leader-set", name, "db=evil")
+            self.assertEqual(out.returncode, 1, out.stderr)
+            self.assertIn("not the leader", out.stderr)
+            got = self.server.cli("leader-get", name, "-format", "json")
+            self.assertEqual(json.loads(got.stdout), {"db": "10.0.0.7", "epoch": "1"})
+            out = leader.cli("resign", name)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            poll_until(lambda: follower.is_leader() is True, timeout=10,
+                       message="the follower never led after the resign")
+            out = follower.cli("leader-set", name, "epoch=2")
+            self.assertEqual(out.returncode, 0, out.stderr)
+        finally:
+            self.stop_agents()
+            proxy.close()
 
 
 if __name__ == "__main__":

@@ -45,6 +45,11 @@ Faults
   "rpc error making call: EOF (injected by fault_proxy)" (it must not contain
   "invalid session", which clients treat as a lost session).
 
+Consul mode
+  FaultProxy(upstream, hide_tenure_extensions=True) removes what only tenure
+  sends (the X-Tenure-Fence header and the "Fence" field of KV entries), so a
+  client behind it sees the answers a real Consul would give.
+
 Forwarding
   One thread per client connection, so a long-poll blocking query (GET
   ...?index=N&wait=...) parked upstream never blocks other requests. Client
@@ -74,6 +79,7 @@ Record
 
 import http.client
 import random
+import re
 import socket
 import threading
 import time
@@ -167,8 +173,9 @@ class _Faults:
 class FaultProxy:
     """See the module docstring. Attributes: http_addr ("127.0.0.1:PORT"), upstream."""
 
-    def __init__(self, upstream, upstream_timeout=600.0, seed=None):
+    def __init__(self, upstream, upstream_timeout=600.0, seed=None, hide_tenure_extensions=False):
         self.upstream = upstream
+        self.hide_tenure_extensions = hide_tenure_extensions
         self.upstream_timeout = upstream_timeout
         self.seed = seed
         self.http_addr = None
@@ -322,6 +329,8 @@ class FaultProxy:
                     event.outcome = "upstream-error"
                     return
                 status, reason, resp_headers, resp_body = answer
+                if self.hide_tenure_extensions:
+                    resp_headers, resp_body = _hide_tenure_extensions(resp_headers, resp_body)
                 event.outcome = "forwarded"
                 event.status = status
                 if method == "HEAD":
@@ -366,6 +375,17 @@ class FaultProxy:
             return None
         finally:
             conn.close()
+
+
+_FENCE_FIELD_BEFORE = re.compile(rb'\s*"Fence"\s*:\s*\d+\s*,')
+_FENCE_FIELD_AFTER = re.compile(rb',\s*"Fence"\s*:\s*\d+')
+
+
+def _hide_tenure_extensions(headers, body):
+    """What a real Consul would answer: no X-Tenure-Fence header, no "Fence" field."""
+    headers = [(k, v) for k, v in headers if k.lower() != "x-tenure-fence"]
+    body = _FENCE_FIELD_AFTER.sub(b"", _FENCE_FIELD_BEFORE.sub(b"", body))
+    return headers, body
 
 
 def _close_quietly(sock):
