@@ -86,6 +86,9 @@ class Election {
 
   // Releases the key (PUT ?release). IsLeader() is false at once.
   void Resign(std::function<void(Status)> done);
+  // Releases the key if our session holds it on the server, whatever this
+  // object believes (a key handed to us by ResignTo that we do not want).
+  void Release(std::function<void(Status)> done);
   // Hands the key to a registered candidate in one transaction:
   // [check-session candidates/<to> S_to, unlock leader S_self, lock leader S_to].
   // IsLeader() is false from when the transaction is sent (the successor may

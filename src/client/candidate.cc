@@ -139,11 +139,16 @@ void Candidate::StartElection() {
     if (events_.leader_changed) events_.leader_changed(info);
     if (info.has_leader() && info.session != session_->id() && !leading_) AnnounceFollower();
     // Handed the key (resign --to) while resting: take it up now; the
-    // campaign finds the key held by our own session.
-    if (info.session == session_->id() && !election_->holding() && resting_) {
-      timers_->campaign.cancel();
-      resting_ = false;
-      Post([this] { Campaign(); });
+    // campaign finds the key held by our own session. While unhealthy: give
+    // it back at once rather than sit on it.
+    if (info.session == session_->id() && !election_->holding()) {
+      if (!healthy_ || stopping_) {
+        election_->Release([](Status) {});
+      } else if (resting_) {
+        timers_->campaign.cancel();
+        resting_ = false;
+        Post([this] { Campaign(); });
+      }
     }
   });
   election_->WatchSettings([this](const Settings& settings) { OnSettings(settings); });

@@ -441,6 +441,10 @@ void Election::Resign(std::function<void(Status)> done) {
     });
     return;
   }
+  Release(std::move(done));
+}
+
+void Election::Release(std::function<void(Status)> done) {
   StopLeading();
   Send("PUT", "/v1/kv/" + client::EscapeKeyPath(LeaderKey()) + "?release=" +
                   client::EscapeQueryValue(session_.id()),

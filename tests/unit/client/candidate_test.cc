@@ -175,6 +175,15 @@ TEST_F(CandidateTest, FailingHealthCheckStepsDownAndKeepsOutOfTheCampaign) {
   EXPECT_TRUE(Wait([&](auto done) { b.Resign(std::nullopt, done); }).ok());
   ASSERT_TRUE(RunUntil(io_, [&] { return b.IsLeader(); }, 5s));
   EXPECT_EQ(Events(0).Count("elected"), 1);
+  // Handed the key while unhealthy: a gives it back at once (b takes it again after its rest).
+  ASSERT_TRUE(RunUntil(io_, [&] { return Registered("a"); }, 5s));
+  EXPECT_TRUE(Wait([&](auto done) { b.Resign(std::string("a"), done); }).ok());
+  ASSERT_TRUE(RunUntil(io_, [&] {
+    auto got = Sync("GET", "/v1/kv/service/" + name_ + "/leader");
+    return got.status == 200 && got.body.find("\"Session\"") == std::string::npos;
+  }, 1500ms)) << "an unhealthy candidate kept a handed key";
+  ASSERT_TRUE(RunUntil(io_, [&] { return b.IsLeader(); }, 5s));
+  EXPECT_EQ(Events(0).Count("elected"), 1);
   a_healthy = true;
   ASSERT_TRUE(RunUntil(io_, [&] { return a.healthy(); }, 5s));
   EXPECT_TRUE(Wait([&](auto done) { b.Resign(std::nullopt, done); }).ok());
