@@ -3,11 +3,13 @@
 // data dir that is removed on exit.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -43,6 +45,52 @@ Result<std::pair<std::string, std::uint16_t>> SplitHostPort(const std::string& a
   return std::make_pair(address.substr(0, colon), static_cast<std::uint16_t>(port));
 }
 
+// "ID@HOST:PORT,ID@HOST:PORT,...": the cluster's first configuration, the
+// same list on every member. Must name this node with its own -raft-addr.
+Result<std::vector<raft::Peer>> ParseBootstrapPeers(const std::string& list, std::uint64_t self_id,
+                                                    const std::string& self_address) {
+  std::vector<raft::Peer> peers;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string item = list.substr(start, comma - start);
+    start = comma + 1;
+    const std::size_t at = item.find('@');
+    std::uint64_t id = 0;
+    bool ok = at != std::string::npos && at > 0 && at <= 19;
+    for (std::size_t i = 0; ok && i < at; ++i) {
+      ok = item[i] >= '0' && item[i] <= '9';
+      id = id * 10 + static_cast<std::uint64_t>(item[i] - '0');
+    }
+    if (!ok || id == 0) {
+      return Status::InvalidArgument("-bootstrap-peers: expected ID@HOST:PORT (ID > 0), got \"" +
+                                     item + "\"");
+    }
+    const std::string address = item.substr(at + 1);
+    if (auto valid = SplitHostPort(address, "bootstrap-peers"); !valid.ok()) return valid.status();
+    for (const raft::Peer& peer : peers) {
+      if (peer.id == id || peer.address == address) {
+        return Status::InvalidArgument("-bootstrap-peers: id " + std::to_string(id) + " or address " +
+                                       address + " appears twice");
+      }
+    }
+    peers.push_back({id, address});
+  }
+  auto self = std::find_if(peers.begin(), peers.end(),
+                           [&](const raft::Peer& peer) { return peer.id == self_id; });
+  if (self == peers.end()) {
+    return Status::InvalidArgument("-bootstrap-peers must include this server (-node-id " +
+                                   std::to_string(self_id) + ")");
+  }
+  if (self->address != self_address) {
+    return Status::InvalidArgument("-bootstrap-peers gives this server (id " + std::to_string(self_id) +
+                                   ") the address " + self->address + ", but -raft-addr is " +
+                                   self_address);
+  }
+  return peers;
+}
+
 std::string Hostname() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "tenure";
@@ -68,6 +116,10 @@ int ServerCommand(const Args& args) {
   flags.String("node", &node_name, "node name reported to clients (default: the hostname)");
   flags.String("datacenter", &datacenter, "datacenter name (default dc1)");
   flags.Uint64("node-id", &node_id, "raft server id, unique in the cluster (default 1)");
+  std::string bootstrap_peers;
+  flags.String("bootstrap-peers", &bootstrap_peers,
+               "first configuration of a new cluster, the same on every member: "
+               "ID@HOST:PORT,... (raft addresses; default: this server alone)");
   flags.Int("session-ttl-multiplier", &ttl_multiplier,
             "sessions expire between TTL and TTL x this after the last renewal (default 2, as Consul)");
   if (Status s = flags.Parse(args); !s.ok()) {
@@ -96,6 +148,16 @@ int ServerCommand(const Args& args) {
     }
   }
 
+  std::vector<raft::Peer> peers = {{node_id, raft_addr}};
+  if (!bootstrap_peers.empty()) {
+    auto parsed = ParseBootstrapPeers(bootstrap_peers, node_id, raft_addr);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "tenure server: %s\n", std::string(parsed.status().message()).c_str());
+      return 2;
+    }
+    peers = std::move(*parsed);
+  }
+
   std::string dev_dir;
   if (dev) {
     if (data_dir.empty()) {
@@ -120,7 +182,7 @@ int ServerCommand(const Args& args) {
   options.raft.id = node_id;
   options.raft.address = raft_addr;
   options.raft.data_dir = (std::filesystem::path(data_dir) / "raft").string();
-  options.raft.bootstrap = {{node_id, raft_addr}};
+  options.raft.bootstrap = std::move(peers);
 
   server::Server server(io, clock, options);
   http::Api api(server);

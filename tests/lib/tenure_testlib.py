@@ -39,6 +39,7 @@ import unittest
 
 __all__ = [
     "Cli",
+    "Cluster",
     "DevServer",
     "SharedServerTestCase",
     "HttpResponse",
@@ -372,3 +373,69 @@ class SharedServerTestCase(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix=f"tenure-{type(self).__name__}-")
         self.addCleanup(shutil.rmtree, self.dir, True)
+
+
+class Cluster:
+    """n `tenure server` processes on loopback bootstrapped together from a
+    static peer list (-bootstrap-peers), each with its own data directory, as
+    a context manager. members[i] is a DevServer (node id i + 1) that can be
+    killed, stopped and started again with its data.
+
+        with Cluster(3) as cluster:
+            leader = cluster.leader()
+            leader.request("PUT", "/v1/kv/a", b"1")
+            leader.kill()
+            new_leader = cluster.wait_leader(exclude=leader)
+    """
+
+    def __init__(self, n=3, extra_args=("-session-ttl-multiplier", "1"), startup_timeout=30.0):
+        self.members = [DevServer(startup_timeout=startup_timeout) for _ in range(n)]
+        for member in self.members:
+            member.http_addr = f"127.0.0.1:{free_port()}"
+            member.raft_addr = f"127.0.0.1:{free_port()}"
+        peers = ",".join(f"{i + 1}@{m.raft_addr}" for i, m in enumerate(self.members))
+        for i, member in enumerate(self.members):
+            member.extra_args = ["-node-id", str(i + 1), "-node", f"node{i + 1}",
+                                 "-bootstrap-peers", peers, *extra_args]
+
+    def __enter__(self):
+        try:
+            for member in self.members:  # all first: none has a quorum alone
+                member._spawn()
+            for member in self.members:
+                member._wait_ready()
+        except Exception:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def close(self):
+        for member in self.members:
+            member.close()
+
+    def running(self):
+        return [m for m in self.members if m.process is not None and m.process.poll() is None]
+
+    def leader(self, timeout=30.0):
+        return self.wait_leader(timeout=timeout)
+
+    def wait_leader(self, exclude=None, timeout=30.0):
+        """The running member that all running members name as leader."""
+        def agreed():
+            named = set()
+            for member in self.running():
+                resp = member.request("GET", "/v1/status/leader", timeout=2.0)
+                named.add(resp.json() if resp.status == 200 else "")
+            if len(named) != 1:
+                return None
+            (address,) = named
+            for member in self.running():
+                if member.raft_addr == address and member is not exclude:
+                    return member
+            return None
+        return poll_until(agreed, timeout=timeout, interval=0.05,
+                          message="the running members never agreed on a leader")

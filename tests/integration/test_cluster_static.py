@@ -1,0 +1,99 @@
+"""A 3-server cluster bootstrapped from a static peer list (-bootstrap-peers):
+members agree on a leader, writes replicate, kill -9 of the leader loses no
+acknowledged write, session or lock, a majority is needed to write, and a
+killed member rejoins with its data. Client request forwarding is issue 4's
+next step: here every write goes to the leader."""
+
+import subprocess
+import time
+import unittest
+
+from tenure_testlib import Cluster, poll_until, tenure_bin
+
+
+def put(member, key, value):
+    resp = member.request("PUT", f"/v1/kv/{key}", value)
+    return resp.status == 200 and resp.json() is True
+
+
+class StaticClusterTest(unittest.TestCase):
+    def test_members_agree_and_replicate(self):
+        with Cluster(3) as cluster:
+            leader = cluster.leader()
+            peers = sorted(leader.get_json("/v1/status/peers"))
+            self.assertEqual(peers, sorted(m.raft_addr for m in cluster.members))
+            for i in range(30):
+                self.assertTrue(put(leader, f"rep/{i}", f"v{i}"))
+            for member in cluster.members:
+                poll_until(lambda: len(member.get_json("/v1/kv/rep/?recurse&stale")) == 30,
+                           timeout=10, message=f"{member.http_addr} never caught up")
+                self.assertEqual(member.get_json("/v1/kv/rep/7?stale")[0]["Value"], "djc=")
+            follower = next(m for m in cluster.members if m is not leader)
+            resp = follower.request("GET", "/v1/kv/rep/1?stale")
+            self.assertEqual(resp.header("X-Consul-KnownLeader"), "true")
+
+    def test_kill_9_of_the_leader_keeps_writes_sessions_and_locks(self):
+        with Cluster(3) as cluster:
+            old = cluster.leader()
+            session = old.request("PUT", "/v1/session/create", '{"TTL": "10s", "LockDelay": "1s"}').json()["ID"]
+            self.assertTrue(old.request("PUT", f"/v1/kv/svc/leader?acquire={session}", "x").json())
+            fence = old.get_json("/v1/kv/svc/leader")[0]["Fence"]
+            for i in range(20):
+                self.assertTrue(put(old, f"acked/{i}", str(i)))
+            old.kill()
+            killed_at = time.monotonic()
+            new = cluster.wait_leader(exclude=old)
+            poll_until(lambda: put(new, "after/0", "1"), timeout=15,
+                       message="the new leader never accepted a write")
+            print(f"first write accepted {time.monotonic() - killed_at:.2f}s after kill -9 "
+                  f"of the leader", flush=True)
+            self.assertEqual(len(new.get_json("/v1/kv/acked/?recurse")), 20)
+            entry = new.get_json("/v1/kv/svc/leader")[0]
+            self.assertEqual((entry["Session"], entry["Fence"]), (session, fence))
+            # The new leader re-armed the session at a full TTL: it renews.
+            self.assertEqual(new.request("PUT", f"/v1/session/renew/{session}").status, 200)
+            # The killed member comes back with its data and catches up.
+            old.start()
+            poll_until(lambda: len(old.get_json("/v1/kv/after/?recurse&stale")) == 1,
+                       timeout=20, message="the restarted member never caught up")
+            self.assertEqual(len(old.get_json("/v1/kv/acked/?recurse&stale")), 20)
+
+    def test_writes_need_a_majority(self):
+        with Cluster(3) as cluster:
+            leader = cluster.leader()
+            followers = [m for m in cluster.members if m is not leader]
+            self.assertTrue(put(leader, "q/before", "1"))
+            followers[0].kill()
+            followers[1].kill()
+            # Alone, the old leader must not acknowledge a write.
+            resp = leader.request("PUT", "/v1/kv/q/alone", "1", timeout=30)
+            self.assertNotEqual((resp.status, resp.body), (200, b"true"), resp)
+            print(f"alone: {resp.status} {resp.text.strip()!r}", flush=True)
+            followers[0].start()
+            poll_until(lambda: put(cluster.leader(), "q/after", "1"), timeout=30,
+                       message="no write accepted after the majority came back")
+            keys = sorted(e["Key"] for e in cluster.leader().get_json("/v1/kv/q/?recurse"))
+            # q/alone may have committed after the majority returned (it was
+            # never acknowledged); q/before and q/after must be there.
+            self.assertIn("q/before", keys)
+            self.assertIn("q/after", keys)
+
+    def test_bad_bootstrap_peers_exit_2(self):
+        cases = [
+            (["-node-id", "1", "-raft-addr", "127.0.0.1:1", "-bootstrap-peers", "x"], "expected ID@HOST:PORT"),
+            (["-node-id", "1", "-raft-addr", "127.0.0.1:1", "-bootstrap-peers", "2@127.0.0.1:2"],
+             "must include this server"),
+            (["-node-id", "1", "-raft-addr", "127.0.0.1:1",
+              "-bootstrap-peers", "1@127.0.0.1:9,2@127.0.0.1:2"], "-raft-addr is 127.0.0.1:1"),
+            (["-node-id", "1", "-raft-addr", "127.0.0.1:1",
+              "-bootstrap-peers", "1@127.0.0.1:1,1@127.0.0.1:2"], "appears twice"),
+        ]
+        for args, text in cases:
+            out = subprocess.run([tenure_bin(), "server", "-dev", *args], capture_output=True,
+                                 text=True, timeout=30)
+            self.assertEqual(out.returncode, 2, out.stderr)
+            self.assertIn(text, out.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
