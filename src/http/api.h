@@ -47,6 +47,7 @@ class Api {
   void SessionList(const CallPtr& call);
   void StatusLeader(const CallPtr& call);
   void StatusPeers(const CallPtr& call);
+  void TransferLeader(const CallPtr& call);
   void AgentSelf(const CallPtr& call);
 
  private:

@@ -10,7 +10,8 @@
 namespace tenure::http {
 namespace {
 
-enum Method : unsigned { kGet = 1, kPut = 2, kDelete = 4 };
+// kPost routes take POST with their `put` handler (Consul's operator endpoints).
+enum Method : unsigned { kGet = 1, kPut = 2, kDelete = 4, kPost = 8 };
 
 struct Route {
   std::string_view path;
@@ -20,7 +21,7 @@ struct Route {
   void (Api::*del)(const CallPtr&);
 };
 
-constexpr std::array<Route, 11> kRoutes = {{
+constexpr std::array<Route, 12> kRoutes = {{
     {"/v1/kv/", kGet | kPut | kDelete, &Api::KvGet, &Api::KvPut, &Api::KvDelete},
     {"/v1/txn", kPut, nullptr, &Api::Txn, nullptr},
     {"/v1/session/create", kPut, nullptr, &Api::SessionCreate, nullptr},
@@ -32,6 +33,7 @@ constexpr std::array<Route, 11> kRoutes = {{
     {"/v1/status/leader", kGet, &Api::StatusLeader, nullptr, nullptr},
     {"/v1/status/peers", kGet, &Api::StatusPeers, nullptr, nullptr},
     {"/v1/agent/self", kGet, &Api::AgentSelf, nullptr, nullptr},
+    {"/v1/operator/raft/transfer-leader", kPost, nullptr, &Api::TransferLeader, nullptr},
 }};
 
 // Consul lists OPTIONS first, then the route's methods.
@@ -40,6 +42,7 @@ std::string AllowHeader(unsigned methods) {
   if (methods & kGet) allow += ",GET";
   if (methods & kPut) allow += ",PUT";
   if (methods & kDelete) allow += ",DELETE";
+  if (methods & kPost) allow += ",POST";
   return allow;
 }
 
@@ -90,6 +93,7 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   if (method == "GET" && (route->methods & kGet)) handler = route->get;
   if (method == "PUT" && (route->methods & kPut)) handler = route->put;
   if (method == "DELETE" && (route->methods & kDelete)) handler = route->del;
+  if (method == "POST" && (route->methods & kPost)) handler = route->put;
   if (method == "OPTIONS") {
     HttpResponse ok = HttpResponse::Text(200, "");
     ok.content_type.clear();

@@ -361,6 +361,9 @@ void Node::Propose(const state::Command& command, ProposeDone done) {
 }
 
 void Node::Barrier(std::function<void(Status)> done) { impl_->Barrier(std::move(done)); }
+void Node::TransferLeadership(std::uint64_t id, std::function<void(Status)> done) {
+  impl_->TransferLeadership(id, std::move(done));
+}
 
 bool Node::IsLeader() const { return impl_->RaftLeader(); }
 

@@ -74,6 +74,12 @@ class Node {
   // Completes once every entry committed before the call is applied here
   // (a raft barrier). Used for ?consistent reads and on becoming leader.
   void Barrier(std::function<void(Status)> done);
+  // Hands leadership to voter `id` (0: the most up-to-date voter) with
+  // raft_transfer. `done` gets OK once `id` leads (or, for 0, anyone else
+  // does); kInvalidArgument for an id that is not another voter;
+  // kNotLeader here; kUnavailable when the transfer timed out (after an
+  // election timeout) or one is already under way.
+  void TransferLeadership(std::uint64_t id, std::function<void(Status)> done);
 
   // libraft's own state: true as soon as this node won an election, which
   // may be before on_leadership(true) (that one waits for a barrier).

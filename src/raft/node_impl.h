@@ -56,6 +56,14 @@ struct Node::Impl {
     std::uint64_t leadership_term = 0;
   };
 
+  // A raft_transfer in flight (at most one: libraft refuses a second).
+  struct TransferRequest {
+    struct raft_transfer req {};
+    Impl* impl = nullptr;
+    std::uint64_t target = 0;
+    std::function<void(Status)> done;
+  };
+
   Impl(boost::asio::io_context& io, state::Store& store, NodeOptions options);
   ~Impl();
 
@@ -78,6 +86,8 @@ struct Node::Impl {
   // --- node_requests.cc: requests and polling --------------------------------
   void Propose(const state::Command& command, ProposeDone done);
   void Barrier(std::function<void(Status)> done);
+  void TransferLeadership(std::uint64_t id, std::function<void(Status)> done);
+  static void TransferDone(struct raft_transfer* req) noexcept;
   Status CheckWritable() const;
   Status FailureFromRaft(int rv, const char* what) const;
   void IssueLeadershipBarrier(std::uint64_t term);

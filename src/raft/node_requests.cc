@@ -125,6 +125,49 @@ void Node::Impl::Barrier(std::function<void(Status)> done) {
   driver_->Poke();
 }
 
+void Node::Impl::TransferLeadership(std::uint64_t id, std::function<void(Status)> done) {
+  auto fail = [&](Status status) {
+    asio::post(io_, [done = std::move(done), status = std::move(status)] { done(status); });
+  };
+  if (Status writable = CheckWritable(); !writable.ok()) return fail(std::move(writable));
+  auto* request = new TransferRequest;
+  request->req.data = request;
+  request->impl = this;
+  request->target = id;
+  request->done = std::move(done);
+  int rv = raft_transfer(&raft_, &request->req, id, &Impl::TransferDone);
+  if (rv != 0) {
+    Status why = rv == RAFT_BADID
+                     ? Status::InvalidArgument(fmt::format("no other voter has id {}", id))
+                 : rv == RAFT_NOTFOUND ? Status::InvalidArgument("no other voter to transfer to")
+                                       : FailureFromRaft(rv, "leadership transfer");
+    done = std::move(request->done);
+    delete request;
+    return fail(std::move(why));
+  }
+  driver_->Poke();
+}
+
+// libraft calls this once the target leads or an election timeout passed:
+// success is judged by who leads now.
+void Node::Impl::TransferDone(struct raft_transfer* req) noexcept {
+  auto* request = static_cast<TransferRequest*>(req->data);
+  Impl* self = request->impl;
+  raft_id leader_id = 0;
+  const char* leader_address = nullptr;
+  raft_leader(&self->raft_, &leader_id, &leader_address);
+  const bool moved = leader_id != 0 && leader_id != self->options_.id &&
+                     (request->target == 0 || leader_id == request->target);
+  Status status = moved ? Status::Ok()
+                        : Status::Unavailable(fmt::format(
+                              "leadership transfer to {} did not complete within the election "
+                              "timeout", request->target));
+  self->ready_.push_back([done = std::move(request->done), status = std::move(status)] {
+    done(status);
+  });
+  delete request;
+}
+
 void Node::Impl::IssueLeadershipBarrier(std::uint64_t term) {
   auto* request = new BarrierRequest;
   request->req.data = request;

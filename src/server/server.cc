@@ -163,6 +163,9 @@ bool Server::IsLeader() const { return node_->IsLeader(); }
 bool Server::KnownLeader() const { return !node_->LeaderAddress().empty(); }
 MonoMs Server::LastContactMs() const { return node_->LastContactMs(); }
 std::string Server::LeaderAddress() const { return node_->LeaderAddress(); }
+void Server::TransferLeadership(std::uint64_t id, std::function<void(Status)> done) {
+  node_->TransferLeadership(id, std::move(done));
+}
 std::vector<std::string> Server::PeerAddresses() const { return node_->PeerAddresses(); }
 
 LogIndex Server::IndexOf(const Watch& watch) const {

@@ -78,6 +78,8 @@ class Server {
   bool KnownLeader() const;
   MonoMs LastContactMs() const;
   std::string LeaderAddress() const;
+  // raft_transfer to voter `id` (0: any); see raft::Node::TransferLeadership.
+  void TransferLeadership(std::uint64_t id, std::function<void(Status)> done);
   std::vector<std::string> PeerAddresses() const;
   LogIndex IndexOf(const Watch& watch) const;
 

@@ -78,6 +78,38 @@ class StaticClusterTest(unittest.TestCase):
             self.assertIn("q/before", keys)
             self.assertIn("q/after", keys)
 
+    def test_transfer_leader(self):
+        with Cluster(3) as cluster:
+            leader = cluster.leader()
+            ids = {m.raft_addr: i + 1 for i, m in enumerate(cluster.members)}
+            target = next(m for m in cluster.members if m is not leader)
+            started = time.monotonic()
+            resp = leader.request("POST", f"/v1/operator/raft/transfer-leader?id={ids[target.raft_addr]}")
+            self.assertEqual((resp.status, resp.json()), (200, {"Success": True}), resp)
+            self.assertIs(cluster.wait_leader(timeout=10), target)
+            print(f"transfer to node {ids[target.raft_addr]} answered in "
+                  f"{time.monotonic() - started:.3f}s", flush=True)
+            self.assertTrue(put(target, "moved", "1"))
+            # Without an id: any other voter.
+            resp = target.request("POST", "/v1/operator/raft/transfer-leader")
+            self.assertEqual(resp.status, 200, resp)
+            self.assertIsNot(cluster.wait_leader(timeout=10), target)
+            # Refusals change nothing.
+            now = cluster.leader()
+            follower = next(m for m in cluster.members if m is not now)
+            for query, status, text in [("?id=x", 400, "invalid id"),
+                                        ("?id=0", 400, "invalid id"),
+                                        (f"?id={ids[now.raft_addr]}", 400, "no other voter"),
+                                        ("?id=99", 400, "no other voter")]:
+                resp = now.request("POST", "/v1/operator/raft/transfer-leader" + query)
+                self.assertEqual(resp.status, status, (query, resp))
+                self.assertIn(text, resp.text)
+            resp = follower.request("POST", "/v1/operator/raft/transfer-leader")
+            self.assertEqual((resp.status, resp.text), (500, "No cluster leader"))
+            resp = now.request("GET", "/v1/operator/raft/transfer-leader")
+            self.assertEqual((resp.status, resp.header("Allow")), (405, "OPTIONS,POST"))
+            self.assertIs(cluster.leader(), now)
+
     def test_bad_bootstrap_peers_exit_2(self):
         cases = [
             (["-node-id", "1", "-raft-addr", "127.0.0.1:1", "-bootstrap-peers", "x"], "expected ID@HOST:PORT"),

@@ -17,6 +17,31 @@ void Api::StatusPeers(const CallPtr& call) {
   call->Reply(HttpResponse::Json(json::Strings(server_.PeerAddresses())));
 }
 
+// POST /v1/operator/raft/transfer-leader[?id=N]: Consul answers
+// {"Success":true}. Ids are tenure's numeric -node-id values.
+void Api::TransferLeader(const CallPtr& call) {
+  std::uint64_t id = 0;
+  if (auto given = call->request.Query("id"); given && !given->empty()) {
+    bool ok = given->size() <= 19;
+    for (char c : *given) {
+      ok = ok && c >= '0' && c <= '9';
+      if (ok) id = id * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (!ok || id == 0) {
+      call->ReplyError(Status::InvalidArgument("invalid id \"" + std::string(*given) +
+                                               "\": expected a server's numeric -node-id"));
+      return;
+    }
+  }
+  server_.TransferLeadership(id, [call](Status status) {
+    if (!status.ok()) {
+      call->ReplyError(status);
+      return;
+    }
+    call->Reply(HttpResponse::Json("{\"Success\":true}"));
+  });
+}
+
 // Go's Agent.Self() decodes into map[string]map[string]interface{}: every
 // top-level value must be an object, and Config.NodeName must be a string
 // (`consul lock` and api.Agent.NodeName depend on it). SessionTTLMin lets
