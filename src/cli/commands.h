@@ -20,5 +20,6 @@ int ElectCommand(const Args& args);
 int IsLeaderCommand(const Args& args);
 int LeaderSetCommand(const Args& args);
 int ResignCommand(const Args& args);
+int OperatorCommand(const Args& args);
 
 }  // namespace tenure::cli

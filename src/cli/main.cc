@@ -24,6 +24,7 @@ constexpr char kUsage[] =
     "  is-leader  ask the local agent: True only while leadership is guaranteed\n"
     "  leader-set write leader settings through the local agent (leader only)\n"
     "  resign     make the local agent give up leadership (-to CANDIDATE hands it over)\n"
+    "  operator   cluster operations (operator raft transfer-leader [-id N])\n"
     "  version    print the version\n"
     "\n"
     "Run 'tenure <command> -h' for a command's options.\n";
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
   if (command == "is-leader") return tenure::cli::IsLeaderCommand(args);
   if (command == "leader-set") return tenure::cli::LeaderSetCommand(args);
   if (command == "resign") return tenure::cli::ResignCommand(args);
+  if (command == "operator") return tenure::cli::OperatorCommand(args);
   if (command == "version" || command == "-v" || command == "--version") {
     std::printf("tenure %s\n", TENURE_VERSION);
     return 0;

@@ -109,6 +109,18 @@ class StaticClusterTest(unittest.TestCase):
             resp = now.request("GET", "/v1/operator/raft/transfer-leader")
             self.assertEqual((resp.status, resp.header("Allow")), (405, "OPTIONS,POST"))
             self.assertIs(cluster.leader(), now)
+            # The CLI, on the leader and on a follower.
+            back = ids[leader.raft_addr] if leader is not now else ids[target.raft_addr]
+            out = now.cli("operator", "raft", "transfer-leader", "-id", str(back))
+            self.assertEqual((out.returncode, out.stdout),
+                             (0, f"Leadership transferred to server {back}\n"), out.stderr)
+            moved = cluster.wait_leader(timeout=10)
+            self.assertEqual(ids[moved.raft_addr], back)
+            follower = next(m for m in cluster.members if m is not moved)
+            out = follower.cli("operator", "raft", "transfer-leader")
+            self.assertEqual(out.returncode, 1)
+            self.assertIn("No cluster leader", out.stderr)
+            self.assertEqual(now.cli("operator", "raft", "bogus").returncode, 2)
 
     def test_bad_bootstrap_peers_exit_2(self):
         cases = [
