@@ -21,5 +21,6 @@ int IsLeaderCommand(const Args& args);
 int LeaderSetCommand(const Args& args);
 int ResignCommand(const Args& args);
 int OperatorCommand(const Args& args);
+int MembersCommand(const Args& args);
 
 }  // namespace tenure::cli

@@ -24,7 +24,8 @@ constexpr char kUsage[] =
     "  is-leader  ask the local agent: True only while leadership is guaranteed\n"
     "  leader-set write leader settings through the local agent (leader only)\n"
     "  resign     make the local agent give up leadership (-to CANDIDATE hands it over)\n"
-    "  operator   cluster operations (operator raft transfer-leader [-id N])\n"
+    "  members    the cluster's raft servers: node, id, address, leader, voter\n"
+    "  operator   cluster operations (operator raft transfer-leader|list-peers)\n"
     "  version    print the version\n"
     "\n"
     "Run 'tenure <command> -h' for a command's options.\n";
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
   if (command == "leader-set") return tenure::cli::LeaderSetCommand(args);
   if (command == "resign") return tenure::cli::ResignCommand(args);
   if (command == "operator") return tenure::cli::OperatorCommand(args);
+  if (command == "members") return tenure::cli::MembersCommand(args);
   if (command == "version" || command == "-v" || command == "--version") {
     std::printf("tenure %s\n", TENURE_VERSION);
     return 0;

@@ -1,6 +1,8 @@
 // tenure operator raft transfer-leader [-id N]: cluster operations over the
 // HTTP API (Consul's `consul operator raft ...` counterpart).
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "cli/client_support.h"
 #include "cli/commands.h"
@@ -10,10 +12,60 @@ namespace {
 
 constexpr char kOperatorUsage[] =
     "Usage: tenure operator raft transfer-leader [-id N] [options]\n"
+    "       tenure operator raft list-peers [options]   (also: tenure members)\n"
     "\n"
-    "  Hands the raft leadership to the voter with -node-id N (any other voter\n"
-    "  without -id). Send it to the current leader (-http-addr).\n"
+    "  transfer-leader hands the raft leadership to the voter with -node-id N (any\n"
+    "  other voter without -id); send it to the current leader (-http-addr).\n"
+    "  list-peers prints the raft configuration as the server at -http-addr sees it.\n"
     "\n";
+
+std::string Pad(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
+}
+
+int ListPeers(const Args& args) {
+  HttpFlags http;
+  Flags flags("operator raft list-peers");
+  http.Register(&flags);
+  if (auto code = ParseFlags(&flags, args, kOperatorUsage, 2)) return *code;
+  if (!flags.positional().empty()) {
+    PrintErr("tenure operator raft list-peers: unexpected arguments");
+    return 2;
+  }
+  auto response = http.MakeClient()->Request("GET", "/v1/operator/raft/configuration", "");
+  if (!response.ok()) {
+    PrintErr("Error getting peers: " + std::string(response.status().message()));
+    return 1;
+  }
+  if (response->status != 200) {
+    PrintErr("Error getting peers: " + UnexpectedResponse(*response));
+    return 1;
+  }
+  auto parsed = ParseJson(response->body);
+  if (!parsed || !parsed->is_object() || !(*parsed)["Servers"].is_array()) {
+    PrintErr("Error getting peers: unexpected answer " + response->body);
+    return 1;
+  }
+  std::vector<std::vector<std::string>> rows = {{"Node", "ID", "Address", "State", "Voter"}};
+  for (const auto& server : (*parsed)["Servers"]) {
+    rows.push_back({server.value("Node", std::string()), server.value("ID", std::string()),
+                    server.value("Address", std::string()),
+                    server.value("Leader", false) ? "leader" : "follower",
+                    server.value("Voter", false) ? "true" : "false"});
+  }
+  std::vector<std::size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += i + 1 == row.size() ? row[i] : Pad(row[i], widths[i] + 2);
+    }
+    PrintOut(line);
+  }
+  return 0;
+}
 
 int TransferLeader(const Args& args) {
   HttpFlags http;
@@ -48,12 +100,18 @@ int OperatorCommand(const Args& args) {
   if (args.size() >= 2 && args[0] == "raft" && args[1] == "transfer-leader") {
     return TransferLeader(Args(args.begin() + 2, args.end()));
   }
+  if (args.size() >= 2 && args[0] == "raft" && args[1] == "list-peers") {
+    return ListPeers(Args(args.begin() + 2, args.end()));
+  }
   if (!args.empty() && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help")) {
     PrintOut(kOperatorUsage);
     return 0;
   }
-  PrintErr(std::string("tenure operator: expected \"raft transfer-leader\"\n\n") + kOperatorUsage);
+  PrintErr(std::string("tenure operator: expected \"raft transfer-leader\" or \"raft list-peers\"\n\n") +
+           kOperatorUsage);
   return 2;
 }
+
+int MembersCommand(const Args& args) { return ListPeers(args); }
 
 }  // namespace tenure::cli

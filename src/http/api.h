@@ -48,6 +48,7 @@ class Api {
   void StatusLeader(const CallPtr& call);
   void StatusPeers(const CallPtr& call);
   void TransferLeader(const CallPtr& call);
+  void RaftConfiguration(const CallPtr& call);
   void AgentSelf(const CallPtr& call);
 
  private:

@@ -387,6 +387,28 @@ std::vector<std::string> Node::PeerAddresses() const {
   return out;
 }
 
+std::vector<ServerInfo> Node::Configuration() const {
+  std::vector<ServerInfo> out;
+  if (impl_->phase_ != Impl::Phase::kRunning) return out;
+  raft_id leader_id = 0;
+  const char* leader_address = nullptr;
+  raft_leader(&impl_->raft_, &leader_id, &leader_address);
+  const struct raft_configuration& conf = impl_->raft_.configuration;
+  for (unsigned i = 0; i < conf.n; ++i) {
+    const struct raft_server& server = conf.servers[i];
+    out.push_back({server.id, server.address, server.role == RAFT_VOTER,
+                   leader_id != 0 && server.id == leader_id});
+  }
+  return out;
+}
+
+std::uint64_t Node::ConfigurationIndex() const {
+  if (impl_->phase_ != Impl::Phase::kRunning) return 0;
+  const struct raft& r = impl_->raft_;
+  return r.configuration_uncommitted_index != 0 ? r.configuration_uncommitted_index
+                                                : r.configuration_index;
+}
+
 // Poll-based approximation. On a follower that knows its leader, libraft
 // restarts election_timer_start at every AppendEntries/InstallSnapshot from
 // that leader (and, rarely, when granting a vote), so "now minus it" is the

@@ -33,6 +33,14 @@ struct Peer {
   std::string address;  // "host:port" of the peer's raft transport
 };
 
+// One server of the raft configuration, as this node sees it.
+struct ServerInfo {
+  std::uint64_t id = 0;
+  std::string address;
+  bool voter = false;   // RAFT_VOTER (else standby or spare)
+  bool leader = false;  // the leader this node knows of
+};
+
 struct NodeOptions {
   std::uint64_t id = 1;
   std::string address = "127.0.0.1:8300";  // this node's raft transport address
@@ -89,6 +97,10 @@ class Node {
   std::string LeaderAddress() const;
   // Raft transport addresses of every voter in the current configuration.
   std::vector<std::string> PeerAddresses() const;
+  // The latest configuration this node has (committed or not) and the index
+  // of its log entry (0 before any).
+  std::vector<ServerInfo> Configuration() const;
+  std::uint64_t ConfigurationIndex() const;
   // Milliseconds since this node last heard from a leader; 0 on the leader.
   // An approximation (libraft has no such counter): see node.cc. Counts from
   // Start on a node that has not seen a leader yet.

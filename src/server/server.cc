@@ -167,6 +167,9 @@ void Server::TransferLeadership(std::uint64_t id, std::function<void(Status)> do
   node_->TransferLeadership(id, std::move(done));
 }
 std::vector<std::string> Server::PeerAddresses() const { return node_->PeerAddresses(); }
+std::vector<raft::ServerInfo> Server::RaftConfiguration() const { return node_->Configuration(); }
+std::uint64_t Server::RaftConfigurationIndex() const { return node_->ConfigurationIndex(); }
+std::uint64_t Server::NodeId() const { return node_->id(); }
 
 LogIndex Server::IndexOf(const Watch& watch) const {
   switch (watch.kind) {

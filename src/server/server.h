@@ -81,6 +81,9 @@ class Server {
   // raft_transfer to voter `id` (0: any); see raft::Node::TransferLeadership.
   void TransferLeadership(std::uint64_t id, std::function<void(Status)> done);
   std::vector<std::string> PeerAddresses() const;
+  std::vector<raft::ServerInfo> RaftConfiguration() const;
+  std::uint64_t RaftConfigurationIndex() const;
+  std::uint64_t NodeId() const;
   LogIndex IndexOf(const Watch& watch) const;
 
   // Test hooks.

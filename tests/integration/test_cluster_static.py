@@ -31,6 +31,24 @@ class StaticClusterTest(unittest.TestCase):
             follower = next(m for m in cluster.members if m is not leader)
             resp = follower.request("GET", "/v1/kv/rep/1?stale")
             self.assertEqual(resp.header("X-Consul-KnownLeader"), "true")
+            # The raft configuration, from any member, and `tenure members`.
+            for member in cluster.members:
+                conf = member.get_json("/v1/operator/raft/configuration")
+                self.assertGreater(conf["Index"], 0)
+                servers = sorted(conf["Servers"], key=lambda x: x["ID"])
+                self.assertEqual([(x["ID"], x["Address"], x["Voter"], x["Leader"]) for x in servers],
+                                 [(str(i + 1), m.raft_addr, True, m is leader)
+                                  for i, m in enumerate(cluster.members)])
+                own = next(x for x in servers if x["Address"] == member.raft_addr)
+                self.assertEqual(own["Node"], f"node{cluster.members.index(member) + 1}")
+            out = follower.cli("members")
+            self.assertEqual(out.returncode, 0, out.stderr)
+            lines = out.stdout.splitlines()
+            self.assertEqual(lines[0].split(), ["Node", "ID", "Address", "State", "Voter"])
+            self.assertEqual(len(lines), 4)
+            states = {line.split()[-3]: line.split()[-2] for line in lines[1:]}
+            self.assertEqual(states[leader.raft_addr], "leader")
+            self.assertEqual(sorted(states.values()), ["follower", "follower", "leader"])
 
     def test_kill_9_of_the_leader_keeps_writes_sessions_and_locks(self):
         with Cluster(3) as cluster:

@@ -17,6 +17,22 @@ void Api::StatusPeers(const CallPtr& call) {
   call->Reply(HttpResponse::Json(json::Strings(server_.PeerAddresses())));
 }
 
+// GET /v1/operator/raft/configuration, in Consul's shape. Node names are
+// known for this server only until members are replicated (decision 0008).
+void Api::RaftConfiguration(const CallPtr& call) {
+  nlohmann::json servers = nlohmann::json::array();
+  for (const raft::ServerInfo& server : server_.RaftConfiguration()) {
+    servers.push_back({{"ID", std::to_string(server.id)},
+                       {"Node", server.id == server_.NodeId() ? server_.options().node_name : ""},
+                       {"Address", server.address},
+                       {"Leader", server.leader},
+                       {"Voter", server.voter},
+                       {"ProtocolVersion", "3"}});
+  }
+  nlohmann::json out = {{"Servers", servers}, {"Index", server_.RaftConfigurationIndex()}};
+  call->Reply(HttpResponse::Json(out.dump()));
+}
+
 // POST /v1/operator/raft/transfer-leader[?id=N]: Consul answers
 // {"Success":true}. Ids are tenure's numeric -node-id values.
 void Api::TransferLeader(const CallPtr& call) {
