@@ -13,9 +13,14 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <memory>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "client/async_http.h"
+#include "client/http_client.h"
 #include "common/clock.h"
 #include "http/api.h"
 #include "http/server.h"
@@ -91,6 +96,67 @@ Result<std::vector<raft::Peer>> ParseBootstrapPeers(const std::string& list, std
   return peers;
 }
 
+std::vector<std::string> SplitList(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > start) out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// -join: until this server is a voter of the configuration it has, ask the
+// given members (PUT /v1/operator/raft/peer; a follower answers 500 and the
+// client moves to the next address) to add it, every second.
+class Joiner {
+ public:
+  Joiner(boost::asio::io_context& io, server::Server& server, std::vector<std::string> addresses,
+         std::uint64_t id, std::string raft_addr)
+      : server_(server),
+        http_(io, client::AsyncHttpOptions{std::move(addresses), "", 2'000, 60'000, 1}),
+        timer_(io),
+        id_(id),
+        raft_addr_(std::move(raft_addr)) {}
+
+  void Attempt() {
+    for (const raft::ServerInfo& member : server_.RaftConfiguration()) {
+      if (member.id == id_ && member.voter) {
+        std::fprintf(stderr, "tenure: server %llu is a voter of the cluster\n",
+                     static_cast<unsigned long long>(id_));
+        return;
+      }
+    }
+    client::HttpCall call{"PUT",
+                          "/v1/operator/raft/peer?id=" + std::to_string(id_) +
+                              "&address=" + client::EscapeQueryValue(raft_addr_),
+                          "", 60'000, {}};
+    http_.Request(std::move(call), [this](Result<client::ClientResponse> result) {
+      if (result.ok() && result->status == 200) {
+        std::fprintf(stderr, "tenure: joined the cluster as server %llu\n",
+                     static_cast<unsigned long long>(id_));
+        return;
+      }
+      std::fprintf(stderr, "tenure: join failed (%s); retrying\n",
+                   result.ok() ? (std::to_string(result->status) + " " + result->body).c_str()
+                               : result.status().ToString().c_str());
+      timer_.expires_after(std::chrono::seconds(1));
+      timer_.async_wait([this](const boost::system::error_code& ec) {
+        if (!ec) Attempt();
+      });
+    });
+  }
+
+ private:
+  server::Server& server_;
+  client::AsyncHttpClient http_;
+  boost::asio::steady_timer timer_;
+  std::uint64_t id_;
+  std::string raft_addr_;
+};
+
 std::string Hostname() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "tenure";
@@ -116,6 +182,10 @@ int ServerCommand(const Args& args) {
   flags.String("node", &node_name, "node name reported to clients (default: the hostname)");
   flags.String("datacenter", &datacenter, "datacenter name (default dc1)");
   flags.Uint64("node-id", &node_id, "raft server id, unique in the cluster (default 1)");
+  std::string join;
+  flags.String("join", &join,
+               "HTTP addresses (host:port,...) of members of a running cluster to join; "
+               "starts with no configuration and asks them to add this server");
   std::string bootstrap_peers;
   flags.String("bootstrap-peers", &bootstrap_peers,
                "first configuration of a new cluster, the same on every member: "
@@ -149,7 +219,13 @@ int ServerCommand(const Args& args) {
   }
 
   std::vector<raft::Peer> peers = {{node_id, raft_addr}};
-  if (!bootstrap_peers.empty()) {
+  if (!join.empty() && !bootstrap_peers.empty()) {
+    std::fprintf(stderr, "tenure server: -join and -bootstrap-peers exclude each other\n");
+    return 2;
+  }
+  if (!join.empty()) {
+    peers.clear();  // no configuration: the cluster's leader will send it
+  } else if (!bootstrap_peers.empty()) {
     auto parsed = ParseBootstrapPeers(bootstrap_peers, node_id, raft_addr);
     if (!parsed.ok()) {
       std::fprintf(stderr, "tenure server: %s\n", std::string(parsed.status().message()).c_str());
@@ -208,11 +284,17 @@ int ServerCommand(const Args& args) {
                  node_name.c_str(), static_cast<unsigned long long>(node_id), http_addr.c_str(),
                  raft_addr.c_str(), data_dir.c_str(),
                  dev_dir.empty() ? "" : " (dev mode: removed on exit)");
+    std::unique_ptr<Joiner> joiner;
+    if (!join.empty()) {
+      joiner = std::make_unique<Joiner>(io, server, SplitList(join), node_id, raft_addr);
+      joiner->Attempt();
+    }
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int signal) {
       if (ec) return;
       std::fprintf(stderr, "tenure: signal %d, shutting down\n", signal);
       http_server.Stop();
+      joiner.reset();
       server.Stop([&io] { io.stop(); });
     });
     io.run();

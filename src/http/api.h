@@ -49,6 +49,8 @@ class Api {
   void StatusPeers(const CallPtr& call);
   void TransferLeader(const CallPtr& call);
   void RaftConfiguration(const CallPtr& call);
+  void RaftPeerAdd(const CallPtr& call);
+  void RaftPeerRemove(const CallPtr& call);
   void AgentSelf(const CallPtr& call);
 
  private:

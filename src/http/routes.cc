@@ -21,7 +21,7 @@ struct Route {
   void (Api::*del)(const CallPtr&);
 };
 
-constexpr std::array<Route, 13> kRoutes = {{
+constexpr std::array<Route, 14> kRoutes = {{
     {"/v1/kv/", kGet | kPut | kDelete, &Api::KvGet, &Api::KvPut, &Api::KvDelete},
     {"/v1/txn", kPut, nullptr, &Api::Txn, nullptr},
     {"/v1/session/create", kPut, nullptr, &Api::SessionCreate, nullptr},
@@ -35,6 +35,7 @@ constexpr std::array<Route, 13> kRoutes = {{
     {"/v1/agent/self", kGet, &Api::AgentSelf, nullptr, nullptr},
     {"/v1/operator/raft/transfer-leader", kPost, nullptr, &Api::TransferLeader, nullptr},
     {"/v1/operator/raft/configuration", kGet, &Api::RaftConfiguration, nullptr, nullptr},
+    {"/v1/operator/raft/peer", kPut | kDelete, nullptr, &Api::RaftPeerAdd, &Api::RaftPeerRemove},
 }};
 
 // Consul lists OPTIONS first, then the route's methods.

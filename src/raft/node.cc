@@ -364,6 +364,13 @@ void Node::Barrier(std::function<void(Status)> done) { impl_->Barrier(std::move(
 void Node::TransferLeadership(std::uint64_t id, std::function<void(Status)> done) {
   impl_->TransferLeadership(id, std::move(done));
 }
+void Node::AddVoter(std::uint64_t id, const std::string& address,
+                    std::function<void(Status)> done) {
+  impl_->AddVoter(id, address, std::move(done));
+}
+void Node::RemoveServer(std::uint64_t id, std::function<void(Status)> done) {
+  impl_->RemoveServer(id, std::move(done));
+}
 
 bool Node::IsLeader() const { return impl_->RaftLeader(); }
 

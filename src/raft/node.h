@@ -88,6 +88,13 @@ class Node {
   // kNotLeader here; kUnavailable when the transfer timed out (after an
   // election timeout) or one is already under way.
   void TransferLeadership(std::uint64_t id, std::function<void(Status)> done);
+  // Adds server `id` at `address` and promotes it to voter once it has
+  // caught up (raft_add, raft_assign); RemoveServer takes it out
+  // (raft_remove). Leader only; one change at a time (kUnavailable while
+  // another runs); kInvalidArgument for an id that is already (or not) a
+  // member.
+  void AddVoter(std::uint64_t id, const std::string& address, std::function<void(Status)> done);
+  void RemoveServer(std::uint64_t id, std::function<void(Status)> done);
 
   // libraft's own state: true as soon as this node won an election, which
   // may be before on_leadership(true) (that one waits for a barrier).

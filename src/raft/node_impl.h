@@ -64,6 +64,16 @@ struct Node::Impl {
     std::function<void(Status)> done;
   };
 
+  // A membership change in flight (raft_add, then raft_assign for a voter;
+  // or raft_remove). libraft allows one at a time.
+  struct ChangeRequest {
+    struct raft_change req {};
+    Impl* impl = nullptr;
+    std::uint64_t id = 0;
+    bool then_promote = false;
+    std::function<void(Status)> done;
+  };
+
   Impl(boost::asio::io_context& io, state::Store& store, NodeOptions options);
   ~Impl();
 
@@ -88,6 +98,10 @@ struct Node::Impl {
   void Barrier(std::function<void(Status)> done);
   void TransferLeadership(std::uint64_t id, std::function<void(Status)> done);
   static void TransferDone(struct raft_transfer* req) noexcept;
+  void AddVoter(std::uint64_t id, const std::string& address, std::function<void(Status)> done);
+  void RemoveServer(std::uint64_t id, std::function<void(Status)> done);
+  static void ChangeDone(struct raft_change* req, int status) noexcept;
+  Status ChangeFailure(int rv, std::uint64_t id) const;
   Status CheckWritable() const;
   Status FailureFromRaft(int rv, const char* what) const;
   void IssueLeadershipBarrier(std::uint64_t term);

@@ -168,6 +168,95 @@ void Node::Impl::TransferDone(struct raft_transfer* req) noexcept {
   delete request;
 }
 
+Status Node::Impl::ChangeFailure(int rv, std::uint64_t id) const {
+  switch (rv) {
+    case RAFT_DUPLICATEID:
+      return Status::InvalidArgument(fmt::format("server id {} is already a member", id));
+    case RAFT_DUPLICATEADDRESS:
+      return Status::InvalidArgument("that address is already a member's");
+    case RAFT_NOTFOUND:
+    case RAFT_BADID:
+      return Status::InvalidArgument(fmt::format("server id {} is not a member", id));
+    case RAFT_CANTCHANGE:
+      return Status::Unavailable("another membership change is under way; try again");
+    default:
+      return FailureFromRaft(rv, "membership change");
+  }
+}
+
+void Node::Impl::AddVoter(std::uint64_t id, const std::string& address,
+                          std::function<void(Status)> done) {
+  auto fail = [&](Status status) {
+    asio::post(io_, [done = std::move(done), status = std::move(status)] { done(status); });
+  };
+  if (Status writable = CheckWritable(); !writable.ok()) return fail(std::move(writable));
+  if (id == 0 || address.empty()) return fail(Status::InvalidArgument("id and address required"));
+  auto* request = new ChangeRequest;
+  request->req.data = request;
+  request->impl = this;
+  request->id = id;
+  request->then_promote = true;
+  request->done = std::move(done);
+  int rv = raft_add(&raft_, &request->req, id, address.c_str(), &Impl::ChangeDone);
+  if (rv != 0) {
+    done = std::move(request->done);
+    delete request;
+    return fail(ChangeFailure(rv, id));
+  }
+  driver_->Poke();
+}
+
+void Node::Impl::RemoveServer(std::uint64_t id, std::function<void(Status)> done) {
+  auto fail = [&](Status status) {
+    asio::post(io_, [done = std::move(done), status = std::move(status)] { done(status); });
+  };
+  if (Status writable = CheckWritable(); !writable.ok()) return fail(std::move(writable));
+  auto* request = new ChangeRequest;
+  request->req.data = request;
+  request->impl = this;
+  request->id = id;
+  request->done = std::move(done);
+  int rv = raft_remove(&raft_, &request->req, id, &Impl::ChangeDone);
+  if (rv != 0) {
+    done = std::move(request->done);
+    delete request;
+    return fail(ChangeFailure(rv, id));
+  }
+  driver_->Poke();
+}
+
+// raft_add done: promote (raft_assign catches the server up first), from
+// the next turn, outside libraft's callback. Any other step done: report.
+void Node::Impl::ChangeDone(struct raft_change* req, int status) noexcept {
+  auto* request = static_cast<ChangeRequest*>(req->data);
+  Impl* self = request->impl;
+  if (status == 0 && request->then_promote && self->phase_ == Phase::kRunning) {
+    request->then_promote = false;
+    self->ready_.push_back([self, request] {
+      request->req = {};
+      request->req.data = request;
+      int rv = self->phase_ == Phase::kRunning
+                   ? raft_assign(&self->raft_, &request->req, request->id, RAFT_VOTER,
+                                 &Impl::ChangeDone)
+                   : RAFT_SHUTDOWN;
+      if (rv != 0) {
+        Status outcome = self->ChangeFailure(rv, request->id);
+        auto done = std::move(request->done);
+        delete request;
+        done(outcome);
+        return;
+      }
+      self->driver_->Poke();
+    });
+    return;
+  }
+  Status outcome = status == 0 ? Status::Ok() : self->ChangeFailure(status, request->id);
+  self->ready_.push_back([done = std::move(request->done), outcome = std::move(outcome)] {
+    done(outcome);
+  });
+  delete request;
+}
+
 void Node::Impl::IssueLeadershipBarrier(std::uint64_t term) {
   auto* request = new BarrierRequest;
   request->req.data = request;

@@ -166,6 +166,13 @@ std::string Server::LeaderAddress() const { return node_->LeaderAddress(); }
 void Server::TransferLeadership(std::uint64_t id, std::function<void(Status)> done) {
   node_->TransferLeadership(id, std::move(done));
 }
+void Server::AddVoter(std::uint64_t id, const std::string& address,
+                      std::function<void(Status)> done) {
+  node_->AddVoter(id, address, std::move(done));
+}
+void Server::RemoveServer(std::uint64_t id, std::function<void(Status)> done) {
+  node_->RemoveServer(id, std::move(done));
+}
 std::vector<std::string> Server::PeerAddresses() const { return node_->PeerAddresses(); }
 std::vector<raft::ServerInfo> Server::RaftConfiguration() const { return node_->Configuration(); }
 std::uint64_t Server::RaftConfigurationIndex() const { return node_->ConfigurationIndex(); }

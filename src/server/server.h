@@ -80,6 +80,8 @@ class Server {
   std::string LeaderAddress() const;
   // raft_transfer to voter `id` (0: any); see raft::Node::TransferLeadership.
   void TransferLeadership(std::uint64_t id, std::function<void(Status)> done);
+  void AddVoter(std::uint64_t id, const std::string& address, std::function<void(Status)> done);
+  void RemoveServer(std::uint64_t id, std::function<void(Status)> done);
   std::vector<std::string> PeerAddresses() const;
   std::vector<raft::ServerInfo> RaftConfiguration() const;
   std::uint64_t RaftConfigurationIndex() const;

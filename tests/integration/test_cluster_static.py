@@ -8,7 +8,7 @@ import subprocess
 import time
 import unittest
 
-from tenure_testlib import Cluster, poll_until, tenure_bin
+from tenure_testlib import Cluster, DevServer, poll_until, tenure_bin
 
 
 def put(member, key, value):
@@ -140,8 +140,51 @@ class StaticClusterTest(unittest.TestCase):
             self.assertIn("No cluster leader", out.stderr)
             self.assertEqual(now.cli("operator", "raft", "bogus").returncode, 2)
 
+    def test_join_and_remove_a_voter(self):
+        with Cluster(3) as cluster:
+            leader = cluster.leader()
+            self.assertTrue(put(leader, "j/before", "1"))
+            joiner = DevServer(extra_args=(
+                "-node-id", "4", "-node", "node4", "-session-ttl-multiplier", "1",
+                "-join", ",".join(m.http_addr for m in cluster.members)))
+            self.addCleanup(joiner.close)
+            started = time.monotonic()
+            joiner.start()
+
+            def voters(member):
+                conf = member.get_json("/v1/operator/raft/configuration")
+                return sorted(int(x["ID"]) for x in conf["Servers"] if x["Voter"])
+            poll_until(lambda: voters(leader) == [1, 2, 3, 4], timeout=20,
+                       message="the joiner never became a voter")
+            print(f"joined as a voter {time.monotonic() - started:.2f}s after start", flush=True)
+            self.assertTrue(put(leader, "j/after", "1"))
+            poll_until(lambda: len(joiner.get_json("/v1/kv/j/?recurse&stale")) == 2, timeout=10,
+                       message="the joiner never caught up")
+            self.assertEqual(voters(joiner), [1, 2, 3, 4])
+            self.assertIn("joined the cluster as server 4", joiner.log())
+
+            # Bad requests change nothing.
+            for method, query, text in [("PUT", "?id=5", "expected ?id=N&address=HOST:PORT"),
+                                        ("PUT", "?id=x&address=127.0.0.1:1", "invalid id"),
+                                        ("PUT", f"?id=1&address={joiner.raft_addr}", "already"),
+                                        ("DELETE", "", "Must specify"),
+                                        ("DELETE", "?id=9", "not a member"),
+                                        ("DELETE", "?address=127.0.0.1:1", "was not found")]:
+                resp = leader.request(method, "/v1/operator/raft/peer" + query)
+                self.assertEqual(resp.status, 400, (method, query, resp))
+                self.assertIn(text, resp.text)
+            self.assertEqual(voters(leader), [1, 2, 3, 4])
+
+            resp = leader.request("DELETE", "/v1/operator/raft/peer?id=4")
+            self.assertEqual(resp.status, 200, resp)
+            poll_until(lambda: voters(leader) == [1, 2, 3], timeout=10,
+                       message="server 4 was never removed")
+            self.assertTrue(put(leader, "j/removed", "1"))
+            joiner.close()
+
     def test_bad_bootstrap_peers_exit_2(self):
         cases = [
+            (["-join", "127.0.0.1:1", "-bootstrap-peers", "1@127.0.0.1:8300"], "exclude each other"),
             (["-node-id", "1", "-raft-addr", "127.0.0.1:1", "-bootstrap-peers", "x"], "expected ID@HOST:PORT"),
             (["-node-id", "1", "-raft-addr", "127.0.0.1:1", "-bootstrap-peers", "2@127.0.0.1:2"],
              "must include this server"),

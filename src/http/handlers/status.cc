@@ -1,5 +1,6 @@
 // /v1/status/leader, /v1/status/peers and /v1/agent/self.
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common/limits.h"
 #include "http/api.h"
@@ -33,28 +34,95 @@ void Api::RaftConfiguration(const CallPtr& call) {
   call->Reply(HttpResponse::Json(out.dump()));
 }
 
+namespace {
+
+// ?id=N: a server's numeric -node-id. nullopt when absent; an error text
+// when present but not a positive number.
+Result<std::optional<std::uint64_t>> ServerIdParam(const HttpRequest& request) {
+  auto given = request.Query("id");
+  if (!given || given->empty()) return std::optional<std::uint64_t>();
+  std::uint64_t id = 0;
+  bool ok = given->size() <= 19;
+  for (char c : *given) {
+    ok = ok && c >= '0' && c <= '9';
+    if (ok) id = id * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (!ok || id == 0) {
+    return Status::InvalidArgument("invalid id \"" + std::string(*given) +
+                                   "\": expected a server's numeric -node-id");
+  }
+  return std::optional<std::uint64_t>(id);
+}
+
+}  // namespace
+
 // POST /v1/operator/raft/transfer-leader[?id=N]: Consul answers
 // {"Success":true}. Ids are tenure's numeric -node-id values.
 void Api::TransferLeader(const CallPtr& call) {
-  std::uint64_t id = 0;
-  if (auto given = call->request.Query("id"); given && !given->empty()) {
-    bool ok = given->size() <= 19;
-    for (char c : *given) {
-      ok = ok && c >= '0' && c <= '9';
-      if (ok) id = id * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-    if (!ok || id == 0) {
-      call->ReplyError(Status::InvalidArgument("invalid id \"" + std::string(*given) +
-                                               "\": expected a server's numeric -node-id"));
-      return;
-    }
+  auto id = ServerIdParam(call->request);
+  if (!id.ok()) {
+    call->ReplyError(id.status());
+    return;
   }
-  server_.TransferLeadership(id, [call](Status status) {
+  server_.TransferLeadership(id->value_or(0), [call](Status status) {
     if (!status.ok()) {
       call->ReplyError(status);
       return;
     }
     call->Reply(HttpResponse::Json("{\"Success\":true}"));
+  });
+}
+
+// PUT /v1/operator/raft/peer?id=N&address=HOST:PORT (tenure's; what
+// `tenure server -join` sends): add a server, promoted to voter once it has
+// caught up. Answers once it votes.
+void Api::RaftPeerAdd(const CallPtr& call) {
+  auto id = ServerIdParam(call->request);
+  auto address = call->request.Query("address");
+  if (!id.ok() || !*id || !address || address->empty() ||
+      address->find(':') == std::string_view::npos) {
+    call->ReplyError(!id.ok() ? id.status()
+                              : Status::InvalidArgument("expected ?id=N&address=HOST:PORT"));
+    return;
+  }
+  server_.AddVoter(**id, std::string(*address), [call](Status status) {
+    if (!status.ok()) {
+      call->ReplyError(status);
+      return;
+    }
+    call->Reply(HttpResponse::Text(200, ""));
+  });
+}
+
+// DELETE /v1/operator/raft/peer?id=N or ?address=HOST:PORT, as Consul.
+void Api::RaftPeerRemove(const CallPtr& call) {
+  auto id = ServerIdParam(call->request);
+  if (!id.ok()) {
+    call->ReplyError(id.status());
+    return;
+  }
+  std::uint64_t target = id->value_or(0);
+  if (auto address = call->request.Query("address"); target == 0 && address) {
+    for (const raft::ServerInfo& server : server_.RaftConfiguration()) {
+      if (server.address == *address) target = server.id;
+    }
+    if (target == 0) {
+      call->ReplyError(Status::InvalidArgument("address \"" + std::string(*address) +
+                                               "\" was not found in the Raft configuration"));
+      return;
+    }
+  }
+  if (target == 0) {
+    call->ReplyError(Status::InvalidArgument("Must specify either ?id with the server's ID or "
+                                             "?address with IP:port of peer to remove"));
+    return;
+  }
+  server_.RemoveServer(target, [call](Status status) {
+    if (!status.ok()) {
+      call->ReplyError(status);
+      return;
+    }
+    call->Reply(HttpResponse::Text(200, ""));
   });
 }
 
