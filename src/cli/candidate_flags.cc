@@ -7,23 +7,11 @@
 #include "client/lease.h"
 #include "client/settings.h"
 #include "common/duration.h"
+#include "common/strings.h"
 
 namespace tenure::cli {
 
 namespace {
-
-std::vector<std::string> SplitAddresses(const std::string& list) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    std::size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    std::string part = list.substr(start, comma - start);
-    if (!part.empty()) out.push_back(part);
-    start = comma + 1;
-  }
-  return out;
-}
 
 std::string DefaultCandidate() {
   char host[256] = {};
@@ -109,9 +97,9 @@ bool CandidateFlags::Resolve(const std::string& command, const std::string& name
   } else {
     setup->value = value;
   }
-  setup->http.addresses = SplitAddresses(http.http_addr);
+  setup->http.addresses = SplitNonEmpty(http.http_addr, ',');
   if (setup->http.addresses.empty()) {
-    setup->http.addresses = SplitAddresses(client::ResolveHttpAddress(""));
+    setup->http.addresses = SplitNonEmpty(client::ResolveHttpAddress(""), ',');
   }
   setup->http.token = client::ResolveToken(http.token);
   return true;

@@ -22,6 +22,7 @@
 #include "client/async_http.h"
 #include "client/http_client.h"
 #include "common/clock.h"
+#include "common/strings.h"
 #include "http/api.h"
 #include "http/server.h"
 #include "server/server.h"
@@ -94,18 +95,6 @@ Result<std::vector<raft::Peer>> ParseBootstrapPeers(const std::string& list, std
                                    self_address);
   }
   return peers;
-}
-
-std::vector<std::string> SplitList(const std::string& list) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    std::size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    if (comma > start) out.push_back(list.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
 }
 
 // -join: until this server is a voter of the configuration it has, ask the
@@ -286,7 +275,7 @@ int ServerCommand(const Args& args) {
                  dev_dir.empty() ? "" : " (dev mode: removed on exit)");
     std::unique_ptr<Joiner> joiner;
     if (!join.empty()) {
-      joiner = std::make_unique<Joiner>(io, server, SplitList(join), node_id, raft_addr);
+      joiner = std::make_unique<Joiner>(io, server, SplitNonEmpty(join, ','), node_id, raft_addr);
       joiner->Attempt();
     }
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);

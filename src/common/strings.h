@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tenure {
 
@@ -10,6 +11,9 @@ namespace tenure {
 std::string GoQuote(std::string_view text);
 
 bool StartsWith(std::string_view text, std::string_view prefix);
+
+// "a,,b," split at `sep` into {"a", "b"}: empty parts are dropped.
+std::vector<std::string> SplitNonEmpty(std::string_view text, char sep);
 
 // ASCII case-insensitive comparison (header and JSON field names).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);

@@ -66,5 +66,14 @@ TEST(StringsTest, EqualsIgnoreCase) {
   EXPECT_FALSE(EqualsIgnoreCase("TTL", "TTLs"));
 }
 
+TEST(StringsTest, SplitNonEmptyDropsEmptyParts) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(SplitNonEmpty("a,b", ','), (V{"a", "b"}));
+  EXPECT_EQ(SplitNonEmpty(",a,,b,", ','), (V{"a", "b"}));
+  EXPECT_EQ(SplitNonEmpty("", ','), V{});
+  EXPECT_EQ(SplitNonEmpty(",,", ','), V{});
+  EXPECT_EQ(SplitNonEmpty("127.0.0.1:8500", ','), V{"127.0.0.1:8500"});
+}
+
 }  // namespace
 }  // namespace tenure
