@@ -6,7 +6,7 @@ import os
 import socket
 import unittest
 
-from tenure_testlib import DevServer, poll_until
+from tenure_testlib import SharedServerTestCase, poll_until
 
 
 def raw_exchange(addr, data, half_close=False, timeout=10.0):
@@ -25,14 +25,8 @@ def raw_exchange(addr, data, half_close=False, timeout=10.0):
     return b"".join(chunks)
 
 
-class ConnectionEdgeTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = DevServer().__enter__()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.__exit__(None, None, None)
+class ConnectionEdgeTest(SharedServerTestCase):
+    server_args = ()
 
     def test_half_closed_write_gets_its_answer(self):
         reply = raw_exchange(

@@ -6,17 +6,11 @@ import base64
 import threading
 import unittest
 
-from tenure_testlib import DevServer
+from tenure_testlib import SharedServerTestCase
 
 
-class ConsistencyTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = DevServer().__enter__()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.__exit__(None, None, None)
+class ConsistencyTest(SharedServerTestCase):
+    server_args = ()
 
     def writer_reader(self, worker, mode, rounds, failures):
         key = f"consistency/{mode}/{worker}"

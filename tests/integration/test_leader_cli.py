@@ -10,17 +10,11 @@ import signal
 import threading
 import unittest
 
-from tenure_testlib import DevServer, poll_until
+from tenure_testlib import SharedServerTestCase, poll_until
 
 
-class LeaderCliTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = DevServer().__enter__()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.__exit__(None, None, None)
+class LeaderCliTest(SharedServerTestCase):
+    server_args = ()
 
     def session(self):
         return self.server.put_json("/v1/session/create", {"Name": "cli-test"})["ID"]
