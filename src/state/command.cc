@@ -25,6 +25,8 @@ enum class Tag : std::uint8_t {
   kSessionDestroy = 8,
   kTxn = 9,
   kReapTombstones = 10,
+  kSetMember = 11,
+  kRemoveMember = 12,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -52,6 +54,12 @@ template <typename Io, Is<Txn> C>
 void Fields(Io& io, C& c) { io(c.ops); }
 template <typename Io, Is<ReapTombstones> C>
 void Fields(Io& io, C& c) { io(c.index); }
+template <typename Io, Is<SetMember> C>
+void Fields(Io& io, C& c) {
+  io(c.member.id), io(c.member.name), io(c.member.raft_address), io(c.member.http_address);
+}
+template <typename Io, Is<RemoveMember> C>
+void Fields(Io& io, C& c) { io(c.id); }
 
 template <typename T> constexpr Tag kTagOf = Tag{0};
 template <> constexpr Tag kTagOf<KvSet> = Tag::kKvSet;
@@ -64,6 +72,8 @@ template <> constexpr Tag kTagOf<SessionCreate> = Tag::kSessionCreate;
 template <> constexpr Tag kTagOf<SessionDestroy> = Tag::kSessionDestroy;
 template <> constexpr Tag kTagOf<Txn> = Tag::kTxn;
 template <> constexpr Tag kTagOf<ReapTombstones> = Tag::kReapTombstones;
+template <> constexpr Tag kTagOf<SetMember> = Tag::kSetMember;
+template <> constexpr Tag kTagOf<RemoveMember> = Tag::kRemoveMember;
 
 struct FieldWriter {
   ByteWriter& w;
@@ -140,6 +150,8 @@ Result<Command> DecodeCommand(std::string_view bytes) {
     case Tag::kSessionDestroy: command.body = DecodeBody<SessionDestroy>(r); break;
     case Tag::kTxn: command.body = DecodeBody<Txn>(r); break;
     case Tag::kReapTombstones: command.body = DecodeBody<ReapTombstones>(r); break;
+    case Tag::kSetMember: command.body = DecodeBody<SetMember>(r); break;
+    case Tag::kRemoveMember: command.body = DecodeBody<RemoveMember>(r); break;
     default:
       return Status::Corruption("command: unknown type " + std::to_string(static_cast<int>(tag)));
   }
@@ -162,6 +174,8 @@ std::string_view CommandName(const Command& command) {
     case Tag::kSessionDestroy: return "session-destroy";
     case Tag::kTxn: return "txn";
     case Tag::kReapTombstones: return "reap-tombstones";
+    case Tag::kSetMember: return "set-member";
+    case Tag::kRemoveMember: return "remove-member";
   }
   return "unknown";
 }

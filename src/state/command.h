@@ -95,8 +95,22 @@ struct ReapTombstones {
   bool operator==(const ReapTombstones&) const = default;
 };
 
+// A server's own record (name, addresses), written when it is missing or
+// stale: by a new leader for itself, by a follower through the leader.
+struct SetMember {
+  Member member;  // modify_index is ignored and set on apply
+  bool operator==(const SetMember&) const = default;
+};
+
+// Written by the leader when it removes a server from the configuration.
+struct RemoveMember {
+  std::uint64_t id = 0;
+  bool operator==(const RemoveMember&) const = default;
+};
+
 using CommandBody = std::variant<KvSet, KvCas, KvAcquire, KvRelease, KvDelete, KvDeleteTree,
-                                 SessionCreate, SessionDestroy, Txn, ReapTombstones>;
+                                 SessionCreate, SessionDestroy, Txn, ReapTombstones, SetMember,
+                                 RemoveMember>;
 
 struct Command {
   UnixMs now_ms = 0;  // the proposing leader's wall clock

@@ -53,6 +53,10 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
           ApplyTxn(c, index, &result);
         } else if constexpr (std::is_same_v<T, ReapTombstones>) {
           ApplyReapTombstones(c);
+        } else if constexpr (std::is_same_v<T, SetMember>) {
+          ApplySetMember(c, index, &result);
+        } else if constexpr (std::is_same_v<T, RemoveMember>) {
+          members_.erase(c.id);
         }
         if (!outcome.error.ok()) {
           result.status = std::move(outcome.error);
@@ -66,6 +70,30 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
       },
       command.body);
   return result;
+}
+
+// --- Members ----------------------------------------------------------------
+
+void Store::ApplySetMember(const SetMember& c, LogIndex index, ApplyResult* result) {
+  if (c.member.id == 0) {
+    result->status = Status::InvalidArgument("member id must be positive");
+    return;
+  }
+  Member& member = members_[c.member.id];
+  member = c.member;
+  member.modify_index = index;
+}
+
+const Member* Store::FindMember(std::uint64_t id) const {
+  auto it = members_.find(id);
+  return it == members_.end() ? nullptr : &it->second;
+}
+
+std::vector<const Member*> Store::ListMembers() const {
+  std::vector<const Member*> out;
+  out.reserve(members_.size());
+  for (const auto& [id, member] : members_) out.push_back(&member);
+  return out;
 }
 
 // --- KV reads ---------------------------------------------------------------
@@ -207,6 +235,10 @@ Status Store::Validate() const {
   for (const auto& [key, index] : tombstones_) {
     TENURE_INVARIANT(index <= kv_index_);
     TENURE_INVARIANT(index > reaped_index_);
+  }
+  for (const auto& [id, member] : members_) {
+    TENURE_INVARIANT(id != 0 && member.id == id);
+    TENURE_INVARIANT(member.modify_index <= applied_index_);
   }
   for (const auto& [id, session] : sessions_) {
     TENURE_INVARIANT(session.id == id);

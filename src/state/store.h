@@ -90,6 +90,10 @@ class Store {
   // End of the key's lock-delay window in replicated wall-clock ms, 0 if none.
   UnixMs LockDelayUntil(std::string_view key) const;
 
+  // --- Cluster members (decision 0008) -------------------------------------
+  const Member* FindMember(std::uint64_t id) const;
+  std::vector<const Member*> ListMembers() const;  // by id
+
   LogIndex applied_index() const { return applied_index_; }
 
   // What the applies since the last call touched.
@@ -151,6 +155,7 @@ class Store {
   void ApplySessionDestroy(const SessionDestroy& c, LogIndex index);
   void ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result);
   void ApplyReapTombstones(const ReapTombstones& c);
+  void ApplySetMember(const SetMember& c, LogIndex index, ApplyResult* result);
   // Evaluates a read verb against the current state (get, check-*, ...).
   KvOutcome ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* results) const;
 
@@ -160,6 +165,7 @@ class Store {
   // session id -> keys it holds (derived from kv_, kept for O(held) invalidation)
   std::map<std::string, std::set<std::string>, std::less<>> held_;
   std::map<std::string, UnixMs, std::less<>> lock_delays_;  // key -> window end
+  std::map<std::uint64_t, Member> members_;
   LogIndex kv_index_ = 0;
   LogIndex sessions_index_ = 0;
   LogIndex reaped_index_ = 0;  // highest tombstone index reaped so far (<= kv_index_)

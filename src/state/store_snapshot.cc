@@ -4,6 +4,11 @@
 //               now_ms:svarint
 //               n:varint kv_entry*n   n:varint (key:bytes index:varint)*n
 //               n:varint session*n    n:varint (key:bytes until:svarint)*n
+//               n:varint member*n                              (version 2)
+//   member   := id:varint name:bytes raft_address:bytes http_address:bytes
+//               modify_index:varint
+// Version 1 (no members) is still read: data dirs written before members
+// existed restore with an empty member table.
 // Maps are written in key order, so equal states encode to equal bytes.
 #include "common/coding.h"
 #include "state/codec.h"
@@ -13,7 +18,7 @@ namespace tenure::state {
 namespace {
 
 constexpr std::string_view kMagic = "TNRSNAP";
-constexpr std::uint8_t kSnapshotVersion = 1;
+constexpr std::uint8_t kSnapshotVersion = 2;
 
 }  // namespace
 
@@ -40,6 +45,14 @@ void Store::EncodeSnapshot(std::string* out) const {
     w.PutBytes(key);
     w.PutSignedVarint(until);
   }
+  w.PutVarint(members_.size());
+  for (const auto& [id, member] : members_) {
+    w.PutVarint(member.id);
+    w.PutBytes(member.name);
+    w.PutBytes(member.raft_address);
+    w.PutBytes(member.http_address);
+    w.PutVarint(member.modify_index);
+  }
 }
 
 Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
@@ -47,7 +60,10 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     return Status::Corruption("snapshot: bad magic");
   }
   ByteReader r(bytes.substr(kMagic.size()));
-  if (r.GetU8() != kSnapshotVersion) return Status::Corruption("snapshot: unknown version");
+  std::uint8_t version = r.GetU8();
+  if (version != 1 && version != kSnapshotVersion) {
+    return Status::Corruption("snapshot: unknown version");
+  }
   Store store;
   store.applied_index_ = r.GetVarint();
   store.kv_index_ = r.GetVarint();
@@ -79,6 +95,16 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     std::string key = r.GetString();
     UnixMs until = r.GetSignedVarint();
     store.lock_delays_.emplace(std::move(key), until);
+  }
+  for (std::uint64_t n = version >= 2 ? count() : 0; n > 0 && !r.failed(); --n) {
+    Member member;
+    member.id = r.GetVarint();
+    member.name = r.GetString();
+    member.raft_address = r.GetString();
+    member.http_address = r.GetString();
+    member.modify_index = r.GetVarint();
+    std::uint64_t id = member.id;
+    if (!store.members_.emplace(id, std::move(member)).second) r.Fail();
   }
   if (r.failed()) return Status::Corruption("snapshot: truncated or malformed");
   if (!r.done()) return Status::Corruption("snapshot: trailing bytes");

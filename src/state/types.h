@@ -59,4 +59,18 @@ struct Session {
   bool operator==(const Session&) const = default;
 };
 
+// One server of the cluster as the replicated state knows it: what raft's
+// configuration lacks (a name, and where the server answers HTTP, so that
+// followers can forward to the leader; decision 0008). Raft's configuration
+// stays the truth about who votes.
+struct Member {
+  std::uint64_t id = 0;      // raft server id (-node-id)
+  std::string name;          // Consul's node name (-node)
+  std::string raft_address;  // host:port of its raft transport
+  std::string http_address;  // host:port of its HTTP API
+  LogIndex modify_index = 0; // set on apply
+
+  bool operator==(const Member&) const = default;
+};
+
 }  // namespace tenure::state

@@ -136,8 +136,12 @@ class RandomContents {
         for (TxnOp& op : t.ops) op = Op();
         return t;
       }
-      default:
+      case 9:
         return ReapTombstones{U64()};
+      case 10:
+        return SetMember{{U64(), Bytes(), Bytes(), Bytes(), 0}};
+      default:
+        return RemoveMember{U64()};
     }
   }
 
@@ -203,6 +207,8 @@ TEST(CommandCodecTest, ExtremeValuesRoundTrip) {
       {1, Txn{}},
       {1, txn},
       {1, ReapTombstones{kMaxU64}},
+      {1, SetMember{{kMaxU64, "", std::string("\0", 1), std::string(300, 'a'), 0}}},
+      {1, RemoveMember{kMaxU64}},
   };
   for (const Command& c : commands) {
     Result<Command> decoded = DecodeCommand(Encode(c));

@@ -1,7 +1,8 @@
 // The raft log format must never change by accident: replicas and data dirs
 // written by one build must be read by the next. These bytes were written by
 // the first implementation; any intended format change needs a new version
-// byte and a new golden file, never an edit of this one.
+// byte and a new golden file, never an edit of this one. A new command type
+// (a new tag) appends its line; existing lines never change.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -39,6 +40,8 @@ std::vector<Command> GoldenCommands() {
       {1700000000007, SessionDestroy{s.id, DestroyReason::kExpired}},
       {1700000000008, Txn{{op}}},
       {1700000000009, ReapTombstones{42}},
+      {1700000000010, SetMember{{2, "n2", "127.0.0.1:8302", "127.0.0.1:8502", 0}}},
+      {1700000000011, RemoveMember{3}},
   };
 }
 

@@ -506,6 +506,10 @@ class ModelStore {
     RunTxn(c.ops, index, /*commit=*/true, r);
   }
 
+  // Members touch no KV or session state (tested in members_test.cc).
+  void ApplyBody(const SetMember& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {}
+  void ApplyBody(const RemoveMember& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {}
+
   void ApplyBody(const ReapTombstones& c, LogIndex /*index*/, ModelResult* /*r*/) {
     for (auto it = tombstones.begin(); it != tombstones.end();) {
       if (it->second <= c.index) {
