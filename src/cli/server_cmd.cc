@@ -22,6 +22,7 @@
 #include "client/async_http.h"
 #include "client/http_client.h"
 #include "common/clock.h"
+#include "common/duration.h"
 #include "common/strings.h"
 #include "http/api.h"
 #include "http/server.h"
@@ -146,6 +147,17 @@ class Joiner {
   std::string raft_addr_;
 };
 
+// The HTTP address other members forward to: -http-addr, except that a
+// wildcard host (0.0.0.0, ::) is replaced by the raft address's host, which
+// the other members already reach.
+std::string AdvertisedHttpAddress(const std::pair<std::string, std::uint16_t>& http,
+                                  const std::pair<std::string, std::uint16_t>& raft) {
+  std::string host = http.first;
+  if (host == "0.0.0.0" || host == "::" || host == "[::]" || host.empty()) host = raft.first;
+  if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
+  return host + ":" + std::to_string(http.second);
+}
+
 std::string Hostname() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "tenure";
@@ -179,6 +191,12 @@ int ServerCommand(const Args& args) {
   flags.String("bootstrap-peers", &bootstrap_peers,
                "first configuration of a new cluster, the same on every member: "
                "ID@HOST:PORT,... (raft addresses; default: this server alone)");
+  std::string election_timeout = "1s", heartbeat = "100ms";
+  flags.String("raft-election-timeout", &election_timeout,
+               "a follower that hears no leader for this long (to twice this, randomized) "
+               "starts an election (default 1s; 100ms to 60s)");
+  flags.String("raft-heartbeat", &heartbeat,
+               "how often the leader contacts followers (default 100ms; below the election timeout)");
   flags.Int("session-ttl-multiplier", &ttl_multiplier,
             "sessions expire between TTL and TTL x this after the last renewal (default 2, as Consul)");
   if (Status s = flags.Parse(args); !s.ok()) {
@@ -196,6 +214,21 @@ int ServerCommand(const Args& args) {
   }
   if (node_id == 0) {
     std::fprintf(stderr, "tenure server: -node-id must be positive\n");
+    return 2;
+  }
+  auto election_ns = ParseGoDuration(election_timeout);
+  auto heartbeat_ns = ParseGoDuration(heartbeat);
+  constexpr DurationNs kMs = 1'000'000;
+  if (!election_ns.ok() || *election_ns < 100 * kMs || *election_ns > 60'000 * kMs) {
+    std::fprintf(stderr, "tenure server: -raft-election-timeout must be a duration from 100ms to 60s, got \"%s\"\n",
+                 election_timeout.c_str());
+    return 2;
+  }
+  if (!heartbeat_ns.ok() || *heartbeat_ns < 10 * kMs || *heartbeat_ns >= *election_ns) {
+    std::fprintf(stderr,
+                 "tenure server: -raft-heartbeat must be a duration of at least 10ms and below "
+                 "-raft-election-timeout, got \"%s\"\n",
+                 heartbeat.c_str());
     return 2;
   }
   auto http_host_port = SplitHostPort(http_addr, "http-addr");
@@ -248,9 +281,12 @@ int ServerCommand(const Args& args) {
   options.raft.address = raft_addr;
   options.raft.data_dir = (std::filesystem::path(data_dir) / "raft").string();
   options.raft.bootstrap = std::move(peers);
+  options.raft.election_timeout_ms = static_cast<unsigned>(*election_ns / kMs);
+  options.raft.heartbeat_timeout_ms = static_cast<unsigned>(*heartbeat_ns / kMs);
+  options.http_address = AdvertisedHttpAddress(*http_host_port, *raft_host_port);
 
   server::Server server(io, clock, options);
-  http::Api api(server);
+  http::Api api(io, server);
   http::HttpServer http_server(io, [&api](http::HttpRequest request,
                                           std::shared_ptr<http::Responder> responder) {
     api.Handle(std::move(request), std::move(responder));
@@ -273,6 +309,7 @@ int ServerCommand(const Args& args) {
                  node_name.c_str(), static_cast<unsigned long long>(node_id), http_addr.c_str(),
                  raft_addr.c_str(), data_dir.c_str(),
                  dev_dir.empty() ? "" : " (dev mode: removed on exit)");
+    api.Start();
     std::unique_ptr<Joiner> joiner;
     if (!join.empty()) {
       joiner = std::make_unique<Joiner>(io, server, SplitNonEmpty(join, ','), node_id, raft_addr);
@@ -283,6 +320,7 @@ int ServerCommand(const Args& args) {
       if (ec) return;
       std::fprintf(stderr, "tenure: signal %d, shutting down\n", signal);
       http_server.Stop();
+      api.Shutdown();
       joiner.reset();
       server.Stop([&io] { io.stop(); });
     });

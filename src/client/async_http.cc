@@ -174,6 +174,7 @@ struct AsyncHttpClient::Impl {
     call->request = {verb, call->spec.target, 11};
     call->request.set(bhttp::field::user_agent, "tenure-client");
     if (!options.token.empty()) call->request.set("X-Consul-Token", options.token);
+    for (const auto& [name, value] : call->spec.headers) call->request.set(name, value);
     call->request.keep_alive(true);
     call->request.body() = call->spec.body;
     call->request.prepare_payload();

@@ -54,6 +54,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "client/http_client.h"
@@ -88,6 +89,8 @@ struct HttpCall {
   // default. Blocking queries pass wait + wait/16 jitter + slack.
   std::int64_t timeout_ms = 0;
   RetryPolicy retry;
+  // Extra request headers (name, value), sent as given.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 using RequestId = std::uint64_t;

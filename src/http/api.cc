@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "common/limits.h"
+#include "http/forwarder.h"
 #include "http/json.h"
 
 namespace tenure::http {
@@ -29,7 +30,15 @@ void Call::Reply(HttpResponse response) {
 
 void Call::ReplyError(const Status& status) { responder->Send(ErrorResponse(status)); }
 
-Api::Api(server::Server& server) : server_(server), random_(std::random_device{}()) {}
+Api::Api(boost::asio::io_context& io, server::Server& server)
+    : server_(server),
+      forwarder_(std::make_unique<Forwarder>(io, server)),
+      random_(std::random_device{}()) {}
+
+Api::~Api() = default;
+
+void Api::Start() { forwarder_->Start(); }
+void Api::Shutdown() { forwarder_->Shutdown(); }
 
 void Api::SetMeta(HttpResponse* response, LogIndex index) const {
   // Clients treat 0 as "no index" and spin; Consul never sends it.

@@ -14,6 +14,10 @@
 #include "server/server.h"
 #include "server/waiters.h"
 
+namespace boost::asio {
+class io_context;
+}
+
 namespace tenure::http {
 
 // One request being served. Shared so that asynchronous completions (raft
@@ -29,10 +33,19 @@ struct Call {
 };
 using CallPtr = std::shared_ptr<Call>;
 
+class Forwarder;
+
 class Api {
  public:
-  explicit Api(server::Server& server);
+  Api(boost::asio::io_context& io, server::Server& server);
+  ~Api();
+  // Serves the request here or, on a follower, forwards what Consul's
+  // leader answers (decision 0008; http/forwarder.h).
   void Handle(HttpRequest request, std::shared_ptr<Responder> responder);
+  // Starts the follower duties (keeping this server's member record) ...
+  void Start();
+  // ... and ends them, failing forwarded requests still in flight.
+  void Shutdown();
 
   // Handlers (handlers/*.cc).
   void KvGet(const CallPtr& call);
@@ -51,6 +64,7 @@ class Api {
   void RaftConfiguration(const CallPtr& call);
   void RaftPeerAdd(const CallPtr& call);
   void RaftPeerRemove(const CallPtr& call);
+  void RaftMemberSet(const CallPtr& call);
   void AgentSelf(const CallPtr& call);
 
  private:
@@ -71,6 +85,7 @@ class Api {
   const std::string& RenderedEntry(const state::KvEntry& entry);
 
   server::Server& server_;
+  std::unique_ptr<Forwarder> forwarder_;
   std::mt19937_64 random_;
   struct {
     std::string key;

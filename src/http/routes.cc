@@ -5,7 +5,9 @@
 #include <string_view>
 
 #include "common/strings.h"
+#include "common/limits.h"
 #include "http/api.h"
+#include "http/forwarder.h"
 
 namespace tenure::http {
 namespace {
@@ -13,30 +15,48 @@ namespace {
 // kPost routes take POST with their `put` handler (Consul's operator endpoints).
 enum Method : unsigned { kGet = 1, kPut = 2, kDelete = 4, kPost = 8 };
 
+// Where a route is answered on a follower (decision 0008).
+enum Where : unsigned {
+  kHere,    // by whichever server gets it (status, agent, this server's view)
+  kLeader,  // by the leader, as Consul: forwarded, except GETs with ?stale
+};
+
 struct Route {
   std::string_view path;
   unsigned methods;
+  Where where;
   void (Api::*get)(const CallPtr&);
   void (Api::*put)(const CallPtr&);
   void (Api::*del)(const CallPtr&);
 };
 
-constexpr std::array<Route, 14> kRoutes = {{
-    {"/v1/kv/", kGet | kPut | kDelete, &Api::KvGet, &Api::KvPut, &Api::KvDelete},
-    {"/v1/txn", kPut, nullptr, &Api::Txn, nullptr},
-    {"/v1/session/create", kPut, nullptr, &Api::SessionCreate, nullptr},
-    {"/v1/session/destroy/", kPut, nullptr, &Api::SessionDestroy, nullptr},
-    {"/v1/session/renew/", kPut, nullptr, &Api::SessionRenew, nullptr},
-    {"/v1/session/info/", kGet, &Api::SessionInfo, nullptr, nullptr},
-    {"/v1/session/node/", kGet, &Api::SessionNode, nullptr, nullptr},
-    {"/v1/session/list", kGet, &Api::SessionList, nullptr, nullptr},
-    {"/v1/status/leader", kGet, &Api::StatusLeader, nullptr, nullptr},
-    {"/v1/status/peers", kGet, &Api::StatusPeers, nullptr, nullptr},
-    {"/v1/agent/self", kGet, &Api::AgentSelf, nullptr, nullptr},
-    {"/v1/operator/raft/transfer-leader", kPost, nullptr, &Api::TransferLeader, nullptr},
-    {"/v1/operator/raft/configuration", kGet, &Api::RaftConfiguration, nullptr, nullptr},
-    {"/v1/operator/raft/peer", kPut | kDelete, nullptr, &Api::RaftPeerAdd, &Api::RaftPeerRemove},
+constexpr std::array<Route, 15> kRoutes = {{
+    {"/v1/kv/", kGet | kPut | kDelete, kLeader, &Api::KvGet, &Api::KvPut, &Api::KvDelete},
+    {"/v1/txn", kPut, kLeader, nullptr, &Api::Txn, nullptr},
+    {"/v1/session/create", kPut, kLeader, nullptr, &Api::SessionCreate, nullptr},
+    {"/v1/session/destroy/", kPut, kLeader, nullptr, &Api::SessionDestroy, nullptr},
+    {"/v1/session/renew/", kPut, kLeader, nullptr, &Api::SessionRenew, nullptr},
+    {"/v1/session/info/", kGet, kLeader, &Api::SessionInfo, nullptr, nullptr},
+    {"/v1/session/node/", kGet, kLeader, &Api::SessionNode, nullptr, nullptr},
+    {"/v1/session/list", kGet, kLeader, &Api::SessionList, nullptr, nullptr},
+    {"/v1/status/leader", kGet, kHere, &Api::StatusLeader, nullptr, nullptr},
+    {"/v1/status/peers", kGet, kHere, &Api::StatusPeers, nullptr, nullptr},
+    {"/v1/agent/self", kGet, kHere, &Api::AgentSelf, nullptr, nullptr},
+    {"/v1/operator/raft/transfer-leader", kPost, kLeader, nullptr, &Api::TransferLeader, nullptr},
+    {"/v1/operator/raft/configuration", kGet, kHere, &Api::RaftConfiguration, nullptr, nullptr},
+    {"/v1/operator/raft/peer", kPut | kDelete, kLeader, nullptr, &Api::RaftPeerAdd,
+     &Api::RaftPeerRemove},
+    {"/v1/operator/raft/member", kPut, kLeader, nullptr, &Api::RaftMemberSet, nullptr},
 }};
+
+// How long a follower waits for the leader's answer: a blocking query's wait
+// plus its jitter (wait/16) plus slack, otherwise as long as a client would.
+MonoMs ForwardTimeoutMs(const QueryOptions& options) {
+  constexpr MonoMs kSlackMs = 10'000;
+  constexpr MonoMs kPlainMs = 30'000;
+  if (options.index == 0) return kPlainMs;
+  return options.wait_ms + options.wait_ms / limits::kBlockingJitterFraction + kSlackMs;
+}
 
 // Consul lists OPTIONS first, then the route's methods.
 std::string AllowHeader(unsigned methods) {
@@ -119,6 +139,16 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   if (auto dc = call->request.Query("dc"); dc && !dc->empty() &&
                                            *dc != server_.options().datacenter) {
     call->ReplyError(Status::Internal("No path to datacenter"));
+    return;
+  }
+  if (route->where == kLeader && !server_.IsLeader() &&
+      !(method == "GET" && call->options.stale)) {
+    // One hop only: whoever forwarded this thought we lead, and we do not.
+    if (call->request.Header(kForwardedByHeader)) {
+      call->ReplyError(Status::NotLeader("No cluster leader"));
+      return;
+    }
+    forwarder_->Forward(call->request, call->responder, ForwardTimeoutMs(call->options));
     return;
   }
   (this->*handler)(call);

@@ -384,6 +384,14 @@ std::string Node::LeaderAddress() const {
   return leader_id != 0 && address != nullptr ? std::string(address) : std::string();
 }
 
+std::uint64_t Node::LeaderId() const {
+  if (impl_->phase_ != Impl::Phase::kRunning) return 0;
+  raft_id leader_id = 0;
+  const char* address = nullptr;
+  raft_leader(&impl_->raft_, &leader_id, &address);
+  return leader_id;
+}
+
 std::vector<std::string> Node::PeerAddresses() const {
   std::vector<std::string> out;
   if (impl_->phase_ != Impl::Phase::kRunning) return out;

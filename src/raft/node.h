@@ -102,6 +102,8 @@ class Node {
   std::uint64_t id() const;
   // "host:port" of the current leader's raft transport, "" when unknown.
   std::string LeaderAddress() const;
+  // The current leader's raft id, 0 when unknown.
+  std::uint64_t LeaderId() const;
   // Raft transport addresses of every voter in the current configuration.
   std::vector<std::string> PeerAddresses() const;
   // The latest configuration this node has (committed or not) and the index

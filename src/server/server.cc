@@ -170,13 +170,56 @@ void Server::AddVoter(std::uint64_t id, const std::string& address,
                       std::function<void(Status)> done) {
   node_->AddVoter(id, address, std::move(done));
 }
+// The member record goes with the server; if that write fails the record
+// stays behind harmlessly (raft's configuration decides who votes), and the
+// removal itself is still reported as done.
 void Server::RemoveServer(std::uint64_t id, std::function<void(Status)> done) {
-  node_->RemoveServer(id, std::move(done));
+  std::weak_ptr<bool> alive = alive_;
+  node_->RemoveServer(id, [this, alive, id, done = std::move(done)](Status status) {
+    if (!status.ok() || alive.expired() || !*alive.lock() || store_.FindMember(id) == nullptr) {
+      done(status);
+      return;
+    }
+    Propose(state::RemoveMember{id}, [done](Result<state::ApplyResult>) { done(Status()); });
+  });
 }
 std::vector<std::string> Server::PeerAddresses() const { return node_->PeerAddresses(); }
 std::vector<raft::ServerInfo> Server::RaftConfiguration() const { return node_->Configuration(); }
 std::uint64_t Server::RaftConfigurationIndex() const { return node_->ConfigurationIndex(); }
 std::uint64_t Server::NodeId() const { return node_->id(); }
+std::uint64_t Server::LeaderId() const { return node_->LeaderId(); }
+
+state::Member Server::SelfMember() const {
+  return {node_->id(), options_.node_name, options_.raft.address, options_.http_address, 0};
+}
+
+bool Server::SelfRecordCurrent() const {
+  const state::Member* record = store_.FindMember(node_->id());
+  if (record == nullptr) return false;
+  state::Member current = *record;
+  current.modify_index = 0;
+  return current == SelfMember();
+}
+
+const state::Member* Server::LeaderMember() const {
+  std::uint64_t leader = node_->LeaderId();
+  return leader == 0 ? nullptr : store_.FindMember(leader);
+}
+
+void Server::WriteSelfRecord() {
+  if (!IsLeader() || !leader_ready_ || self_record_in_flight_ || SelfRecordCurrent()) return;
+  self_record_in_flight_ = true;
+  std::weak_ptr<bool> alive = alive_;
+  Propose(state::SetMember{SelfMember()}, [this, alive](Result<state::ApplyResult> result) {
+    if (alive.expired() || !*alive.lock()) return;
+    self_record_in_flight_ = false;
+    if (result.ok() || !IsLeader()) return;
+    auto retry = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::seconds(1));
+    retry->async_wait([this, alive, retry](const boost::system::error_code& ec) {
+      if (!ec && !alive.expired() && *alive.lock()) WriteSelfRecord();
+    });
+  });
+}
 
 LogIndex Server::IndexOf(const Watch& watch) const {
   switch (watch.kind) {
@@ -211,6 +254,8 @@ void Server::OnLeadership(bool is_leader) {
   }
   reap_mark_ = store_.kv_index();
   std::fprintf(stderr, "tenure: leader; armed %zu session timers\n", armed);
+  // Followers find where to forward through this record (decision 0008).
+  WriteSelfRecord();
 }
 
 void Server::ExpireSession(const std::string& session_id) {

@@ -30,6 +30,9 @@ namespace tenure::server {
 
 struct ServerOptions {
   std::string node_name = "tenure";  // Consul's NodeName, the default session Node
+  // Where this server answers HTTP, as other members reach it: recorded in
+  // its member record so that followers can forward to it (decision 0008).
+  std::string http_address;
   std::string datacenter = "dc1";
   // Sessions expire between TTL and TTL x multiplier after the last renewal.
   // 2 is Consul's SessionTTLMultiplier, which clients such as Patroni count on.
@@ -86,6 +89,15 @@ class Server {
   std::vector<raft::ServerInfo> RaftConfiguration() const;
   std::uint64_t RaftConfigurationIndex() const;
   std::uint64_t NodeId() const;
+  // The current leader's raft id, 0 when unknown.
+  std::uint64_t LeaderId() const;
+  // This server's member record as it should be (modify_index 0).
+  state::Member SelfMember() const;
+  // True when the replicated record of this server matches SelfMember().
+  bool SelfRecordCurrent() const;
+  // The leader's replicated record, nullptr when the leader or its record is
+  // unknown (e.g. right after a first election, until it is written).
+  const state::Member* LeaderMember() const;
   LogIndex IndexOf(const Watch& watch) const;
 
   // Test hooks.
@@ -99,6 +111,9 @@ class Server {
   void ExpireSession(const std::string& session_id);
   void ScheduleReap();
   void IssueBarrier();
+  // Leader: writes SelfMember() if the replicated record is missing or
+  // stale, retrying every second while still leader.
+  void WriteSelfRecord();
 
   boost::asio::io_context& io_;
   const Clock& clock_;
@@ -112,6 +127,7 @@ class Server {
   bool leader_ready_ = false;
   std::vector<std::function<void(Status)>> barrier_waiters_;  // for the next barrier
   bool barrier_in_flight_ = false;
+  bool self_record_in_flight_ = false;
   LogIndex reap_mark_ = 0;  // tombstones at or below this are old enough to reap
   struct Timers;
   std::unique_ptr<Timers> housekeeping_;

@@ -5,6 +5,7 @@
 #include "common/limits.h"
 #include "http/api.h"
 #include "http/json.h"
+#include "http/json_input.h"
 
 namespace tenure::http {
 
@@ -18,13 +19,18 @@ void Api::StatusPeers(const CallPtr& call) {
   call->Reply(HttpResponse::Json(json::Strings(server_.PeerAddresses())));
 }
 
-// GET /v1/operator/raft/configuration, in Consul's shape. Node names are
-// known for this server only until members are replicated (decision 0008).
+// GET /v1/operator/raft/configuration, in Consul's shape, as this server
+// sees it. Node names come from the replicated member records (decision
+// 0008); a server whose record is not written yet has an empty Node.
 void Api::RaftConfiguration(const CallPtr& call) {
   nlohmann::json servers = nlohmann::json::array();
   for (const raft::ServerInfo& server : server_.RaftConfiguration()) {
+    const state::Member* member = server_.store().FindMember(server.id);
+    std::string node = member != nullptr ? member->name : "";
+    if (server.id == server_.NodeId()) node = server_.options().node_name;
     servers.push_back({{"ID", std::to_string(server.id)},
-                       {"Node", server.id == server_.NodeId() ? server_.options().node_name : ""},
+                       {"Node", node},
+                       {"HTTPAddress", member != nullptr ? member->http_address : ""},
                        {"Address", server.address},
                        {"Leader", server.leader},
                        {"Voter", server.voter},
@@ -124,6 +130,52 @@ void Api::RaftPeerRemove(const CallPtr& call) {
     }
     call->Reply(HttpResponse::Text(200, ""));
   });
+}
+
+// PUT /v1/operator/raft/member (tenure's): a follower's own record, body
+// {"ID":N,"Name":..,"Address":raft host:port,"HTTPAddress":host:port}, sent
+// by its Forwarder. The id must be in the raft configuration with that
+// address: the record adds a name and an HTTP address, it never says who
+// votes.
+void Api::RaftMemberSet(const CallPtr& call) {
+  constexpr std::size_t kMaxFieldBytes = 256;
+  nlohmann::json body = nlohmann::json::parse(call->request.body, nullptr, /*allow_exceptions=*/false);
+  auto text = [&body](std::string_view name) -> std::optional<std::string> {
+    const nlohmann::json* field = body.is_object() ? Field(body, name) : nullptr;
+    if (field == nullptr || !field->is_string()) return std::nullopt;
+    return field->get<std::string>();
+  };
+  const nlohmann::json* id_field = body.is_object() ? Field(body, "ID") : nullptr;
+  std::optional<std::string> name = text("Name"), raft_address = text("Address"),
+                             http_address = text("HTTPAddress");
+  if (id_field == nullptr || !id_field->is_number_unsigned() || id_field->get<std::uint64_t>() == 0 ||
+      !name || !raft_address || !http_address || name->empty() ||
+      name->size() > kMaxFieldBytes || raft_address->size() > kMaxFieldBytes ||
+      http_address->size() > kMaxFieldBytes || http_address->find(':') == std::string::npos) {
+    call->ReplyError(Status::InvalidArgument(
+        "expected {\"ID\":N,\"Name\":\"...\",\"Address\":\"HOST:PORT\",\"HTTPAddress\":"
+        "\"HOST:PORT\"} (strings of 1 to 256 bytes)"));
+    return;
+  }
+  std::uint64_t id = id_field->get<std::uint64_t>();
+  bool in_configuration = false;
+  for (const raft::ServerInfo& server : server_.RaftConfiguration()) {
+    if (server.id == id && server.address == *raft_address) in_configuration = true;
+  }
+  if (!in_configuration) {
+    call->ReplyError(Status::InvalidArgument("server id " + std::to_string(id) + " at " +
+                                             *raft_address +
+                                             " is not in the Raft configuration"));
+    return;
+  }
+  ProposeThen(call, state::SetMember{{id, *name, *raft_address, *http_address, 0}},
+              [call](const state::ApplyResult& result) {
+                if (!result.status.ok()) {
+                  call->ReplyError(result.status);
+                  return;
+                }
+                call->Reply(HttpResponse::Json("true"));
+              });
 }
 
 // Go's Agent.Self() decodes into map[string]map[string]interface{}: every

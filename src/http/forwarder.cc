@@ -1,0 +1,172 @@
+#include "http/forwarder.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "client/async_http.h"
+#include "common/strings.h"
+#include "server/server.h"
+
+namespace tenure::http {
+namespace {
+
+constexpr std::int64_t kConnectTimeoutMs = 2'000;
+constexpr std::chrono::seconds kSelfRecordPeriod{1};
+
+// Go's canonical header form (x-consul-knownleader -> X-Consul-Knownleader),
+// which is what a Consul client sees from Consul's own Go server.
+std::string CanonicalHeader(const std::string& lower) {
+  std::string out = lower;
+  bool upper = true;
+  for (char& c : out) {
+    if (upper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    upper = c == '-';
+  }
+  return out;
+}
+
+bool Relayed(const std::string& lower_name) {
+  return StartsWith(lower_name, "x-consul-") || StartsWith(lower_name, "x-tenure-") ||
+         lower_name == "allow" || lower_name == "location";
+}
+
+}  // namespace
+
+struct Forwarder::Timer {
+  explicit Timer(boost::asio::io_context& io) : timer(io) {}
+  boost::asio::steady_timer timer;
+};
+
+Forwarder::Forwarder(boost::asio::io_context& io, server::Server& server)
+    : io_(io), server_(server), timer_(std::make_unique<Timer>(io)) {}
+
+Forwarder::~Forwarder() {
+  *alive_ = false;
+  Shutdown();
+}
+
+client::AsyncHttpClient& Forwarder::ClientFor(const std::string& http_address) {
+  auto& slot = clients_[http_address];
+  if (!slot) {
+    client::AsyncHttpOptions options;
+    options.addresses = {http_address};
+    options.connect_timeout_ms = kConnectTimeoutMs;
+    // Enough idle connections that a burst of forwarded writes reuses them.
+    options.max_idle_per_address = 64;
+    slot = std::make_unique<client::AsyncHttpClient>(io_, std::move(options));
+  }
+  return *slot;
+}
+
+void Forwarder::Forward(const HttpRequest& request, std::shared_ptr<Responder> responder,
+                        MonoMs timeout_ms) {
+  const state::Member* leader = server_.LeaderMember();
+  if (shut_down_ || leader == nullptr || leader->http_address.empty() ||
+      leader->id == server_.NodeId()) {
+    responder->Send(HttpResponse::Text(500, "No cluster leader"));
+    return;
+  }
+  client::HttpCall call;
+  call.method = request.method;
+  call.target = request.target;
+  call.body = request.body;
+  call.timeout_ms = timeout_ms;
+  call.retry = client::RetryPolicy::None();  // the client retries, not us
+  for (const auto& [name, value] : request.headers) {
+    // Hop-by-hop and per-connection headers are the transport's business.
+    if (name == "host" || name == "connection" || name == "content-length" ||
+        name == "transfer-encoding" || name == "keep-alive" || name == "user-agent") {
+      continue;
+    }
+    call.headers.emplace_back(name, value);
+  }
+  call.headers.emplace_back(kForwardedByHeader, std::to_string(server_.NodeId()));
+
+  std::string where = leader->http_address;
+  client::AsyncHttpClient& http = ClientFor(where);
+  client::RequestId id = http.Request(
+      std::move(call), [responder, where](Result<client::ClientResponse> result) {
+        if (!result.ok()) {
+          responder->Send(HttpResponse::Text(
+              500, "rpc error making call: forwarding to the leader at " + where + ": " +
+                       std::string(result.status().message())));
+          return;
+        }
+        HttpResponse response;
+        response.status = result->status;
+        response.content_type = result->Header("content-type");
+        for (const auto& [name, value] : result->headers) {
+          if (Relayed(name)) response.headers.emplace_back(CanonicalHeader(name), value);
+        }
+        response.body = std::move(result->body);
+        responder->Send(std::move(response));
+      });
+  // A client that hangs up (say, a blocking query's) frees the leader's slot.
+  std::weak_ptr<bool> alive = alive_;
+  responder->OnClose([this, alive, where, id] {
+    if (alive.expired() || !*alive.lock()) return;
+    auto it = clients_.find(where);
+    if (it != clients_.end()) it->second->Cancel(id);
+  });
+}
+
+void Forwarder::Start() { ScheduleSelfRecordCheck(); }
+
+void Forwarder::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  timer_->timer.cancel();
+  for (auto& [address, http] : clients_) http->Shutdown();
+}
+
+std::size_t Forwarder::in_flight() const {
+  std::size_t n = 0;
+  for (const auto& [address, http] : clients_) n += http->in_flight();
+  return n;
+}
+
+void Forwarder::ScheduleSelfRecordCheck() {
+  if (shut_down_) return;
+  timer_->timer.expires_after(kSelfRecordPeriod);
+  std::weak_ptr<bool> alive = alive_;
+  timer_->timer.async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || !*alive.lock()) return;
+    CheckSelfRecord();
+    ScheduleSelfRecordCheck();
+  });
+}
+
+void Forwarder::CheckSelfRecord() {
+  if (registering_ || server_.IsLeader() || server_.SelfRecordCurrent()) return;
+  const state::Member* leader = server_.LeaderMember();
+  if (leader == nullptr || leader->http_address.empty()) return;
+  state::Member self = server_.SelfMember();
+  client::HttpCall call;
+  call.method = "PUT";
+  call.target = "/v1/operator/raft/member";
+  call.body = nlohmann::json{{"ID", self.id},
+                             {"Name", self.name},
+                             {"Address", self.raft_address},
+                             {"HTTPAddress", self.http_address}}
+                  .dump();
+  call.headers.emplace_back(kForwardedByHeader, std::to_string(self.id));
+  call.timeout_ms = 10'000;
+  call.retry = client::RetryPolicy::None();
+  registering_ = true;
+  std::weak_ptr<bool> alive = alive_;
+  ClientFor(leader->http_address)
+      .Request(std::move(call), [this, alive](Result<client::ClientResponse> result) {
+        if (alive.expired() || !*alive.lock()) return;
+        registering_ = false;
+        if (result.ok() && result->status == 200) return;
+        // Next second's check tries again; say why once per failure.
+        std::fprintf(stderr, "tenure: writing this server's member record failed: %s\n",
+                     result.ok() ? (std::to_string(result->status) + " " + result->body).c_str()
+                                 : result.status().ToString().c_str());
+      });
+}
+
+}  // namespace tenure::http
