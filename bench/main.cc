@@ -8,6 +8,8 @@
 //
 //   tenure_bench --tenure build/src/tenure [--runs 3] [--seconds 5] ...
 //   tenure_bench --tenure build/src/tenure --smoke      (tiny, < 20 s)
+//   tenure_bench --addr 127.0.0.1:8501 --only kv_put_c1  (a server already
+//       running, e.g. a cluster's leader: bench/cluster_throughput.py)
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -31,6 +33,7 @@ namespace {
 
 struct Flags {
   std::string tenure;
+  std::string addr;  // --addr: drive this running server instead of starting one
   std::string data_parent;
   int runs = 3;
   bool smoke = false;
@@ -44,7 +47,12 @@ void Usage(std::FILE* out) {
   fmt::print(
       out,
       "usage: tenure_bench --tenure PATH [options]\n"
-      "  --tenure PATH        the tenure binary to start (required)\n"
+      "       tenure_bench --addr IP:PORT [options]\n"
+      "  --tenure PATH        the tenure binary to start (required unless --addr)\n"
+      "  --addr IP:PORT       drive a server that is already running (e.g. a cluster's\n"
+      "                       leader) instead of starting one per run: every run uses it\n"
+      "                       as it is (no fresh state), it is never stopped, and its\n"
+      "                       CPU and RSS are not sampled (the RSS workload fails)\n"
       "  --runs R             runs per workload, each on a fresh server (default 3)\n"
       "  --seconds S          time limit of each timed phase (default {})\n"
       "  --clients N          the many-clients count (default {})\n"
@@ -128,6 +136,8 @@ Flags ParseFlags(int argc, char** argv) {
       list = true;
     } else if (arg == "--tenure") {
       f.tenure = next();
+    } else if (arg == "--addr") {
+      f.addr = next();
     } else if (arg == "--data-dir-parent") {
       f.data_parent = next();
     } else if (arg == "--runs") {
@@ -167,11 +177,20 @@ Flags ParseFlags(int argc, char** argv) {
     for (const Workload& w : AllWorkloads(f.settings)) fmt::print("{}\t{}\n", w.name, w.title);
     std::exit(0);
   }
-  if (f.tenure.empty()) {
-    Usage(stderr);
-    Die("--tenure is required");
+  if (!f.addr.empty() && !f.tenure.empty()) Die("--addr and --tenure exclude each other");
+  if (!f.addr.empty()) {
+    std::size_t colon = f.addr.rfind(':');
+    boost::system::error_code ec;
+    asio::ip::make_address(f.addr.substr(0, colon == std::string::npos ? 0 : colon), ec);
+    if (ec || colon + 1 >= f.addr.size()) Die("--addr: expected IP:PORT, got '" + f.addr + "'");
   }
-  if (access(f.tenure.c_str(), X_OK) != 0) Die("not an executable: " + f.tenure);
+  if (f.tenure.empty() && f.addr.empty()) {
+    Usage(stderr);
+    Die("--tenure (or --addr) is required");
+  }
+  if (!f.tenure.empty() && access(f.tenure.c_str(), X_OK) != 0) {
+    Die("not an executable: " + f.tenure);
+  }
   if (f.data_parent.empty()) {
     const char* tmp = std::getenv("TMPDIR");
     f.data_parent = tmp && *tmp ? tmp : "/tmp";
@@ -226,6 +245,11 @@ int Main(int argc, char** argv) {
   Report report;
   report.command = ShellQuote(argc, argv);
   report.machine = MachineFacts(flags.data_parent, flags.tenure);
+  if (!flags.addr.empty()) {
+    for (auto& [key, value] : report.machine) {
+      if (key == "tenure binary") value = "not started by the benchmark (--addr " + flags.addr + ")";
+    }
+  }
   report.machine.push_back({"load average at start (1/5/15 min)", LoadAverage()});
   report.machine.push_back(
       {"disk sync-write latency at start", DiskSyncWriteLatency(flags.data_parent)});
@@ -240,7 +264,17 @@ int Main(int argc, char** argv) {
       {"RSS", fmt::format("{} idle sessions (time limit {} s)", s.rss_sessions, s.rss_seconds)},
       {"mode", flags.smoke ? "smoke (tiny counts: numbers are not meaningful)" : "full"},
   };
+  if (!flags.addr.empty()) {
+    report.settings.push_back(
+        {"server", "already running at " + flags.addr + " (--addr), the same one for every run"});
+  }
   report.notes = WorkloadNotes(s);
+  if (!flags.addr.empty()) {  // the first note describes the fresh server per run
+    report.notes.front() =
+        "Every run uses the server already running at " + flags.addr +
+        " (--addr): it is not restarted between runs, so state (raft log, keys) carries over; "
+        "it must name a leader and commit a probe write first.";
+  }
   const std::string many = std::to_string(s.clients);
   report.headlines = {
       {"kv_put_c1", "puts_per_s", "durable KV puts/s, 1 client", "-"},
@@ -275,7 +309,8 @@ int Main(int argc, char** argv) {
       ServerProcess server(flags.tenure, flags.data_parent);
       std::string error;
       Clock::time_point start = Clock::now();
-      if (!server.Start(loop, &error)) {
+      if (!flags.addr.empty() ? !server.Attach(loop, flags.addr, &error)
+                              : !server.Start(loop, &error)) {
         result.error = "server did not start: " + error;
       } else {
         result = w.run(loop, server, s);
@@ -284,7 +319,9 @@ int Main(int argc, char** argv) {
           result.error =
               exit + " during the workload" + (result.error.empty() ? "" : "; " + result.error);
         }
-        if (!result.error.empty()) result.error += "\n--- server log ---\n" + server.LogTail(1500);
+        if (!result.error.empty() && flags.addr.empty()) {
+          result.error += "\n--- server log ---\n" + server.LogTail(1500);
+        }
       }
       server.Stop();
       double took = std::chrono::duration<double>(Clock::now() - start).count();

@@ -109,6 +109,22 @@ bool ServerProcess::Start(Loop& loop, std::string* error) {
   return false;
 }
 
+bool ServerProcess::Attach(Loop& loop, const std::string& http_addr, std::string* error) {
+  std::size_t colon = http_addr.rfind(':');
+  boost::system::error_code ec;
+  asio::ip::address ip =
+      asio::ip::make_address(http_addr.substr(0, colon == std::string::npos ? 0 : colon), ec);
+  char* end = nullptr;
+  long port = colon == std::string::npos ? 0 : std::strtol(http_addr.c_str() + colon + 1, &end, 10);
+  if (ec || port <= 0 || port > 65535 || *end != '\0') {
+    *error = "expected IP:PORT, got '" + http_addr + "'";
+    return false;
+  }
+  http_ = asio::ip::tcp::endpoint(ip, static_cast<unsigned short>(port));
+  attached_ = true;
+  return WaitReady(loop, error);
+}
+
 bool ServerProcess::SpawnOnce(std::string* error) {
   std::string pattern = data_parent_ + "/tenure-bench.XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
@@ -173,6 +189,7 @@ bool ServerProcess::SpawnOnce(std::string* error) {
 }
 
 bool ServerProcess::Exited() {
+  if (attached_) return false;
   if (pid_ <= 0) return true;
   int status = 0;
   pid_t r = waitpid(pid_, &status, WNOHANG);
@@ -218,7 +235,8 @@ bool ServerProcess::WaitReady(Loop& loop, std::string* error) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  *error = "server not ready after 30 s: " + last;
+  *error = fmt::format("server at {}:{} not ready after 30 s: {}", http_.address().to_string(),
+                       http_.port(), last);
   return false;
 }
 

@@ -29,6 +29,12 @@ class ServerProcess {
   // succeeds. Retries a few times with other ports (another process may take
   // a port between our probe and the server's bind).
   bool Start(Loop& loop, std::string* error);
+  // Instead of Start: uses a server someone else runs at http_addr
+  // ("IP:PORT", tenure_bench --addr), e.g. the leader of a cluster. Waits
+  // until it names a leader and commits a probe write, like Start. Nothing is
+  // spawned, signalled or removed: Stop() leaves it running, Alive() is
+  // always true, and RSS and CPU read as unknown (-1).
+  bool Attach(Loop& loop, const std::string& http_addr, std::string* error);
   // SIGTERM, then SIGKILL after 10 s; removes the temporary directory.
   void Stop();
 
@@ -62,6 +68,7 @@ class ServerProcess {
   asio::ip::tcp::endpoint http_;
   pid_t pid_ = -1;
   int exit_status_ = 0;
+  bool attached_ = false;  // Attach(): not our process
 };
 
 // CPU seconds (user + system) this process has used so far.

@@ -1,4 +1,4 @@
-// tenure operator raft transfer-leader [-id N]: cluster operations over the
+// tenure operator raft transfer-leader|remove-peer|list-peers: cluster operations over the
 // HTTP API (Consul's `consul operator raft ...` counterpart).
 #include <algorithm>
 #include <string>
@@ -12,11 +12,16 @@ namespace {
 
 constexpr char kOperatorUsage[] =
     "Usage: tenure operator raft transfer-leader [-id N] [options]\n"
+    "       tenure operator raft remove-peer (-id N | -address HOST:PORT) [options]\n"
     "       tenure operator raft list-peers [options]   (also: tenure members)\n"
     "\n"
     "  transfer-leader hands the raft leadership to the voter with -node-id N (any\n"
-    "  other voter without -id); send it to the current leader (-http-addr).\n"
+    "  other voter without -id).\n"
+    "  remove-peer takes a server out of the raft configuration (by -node-id or raft\n"
+    "  address); stop it first, or it keeps asking to be heard. New servers join with\n"
+    "  `tenure server -join`.\n"
     "  list-peers prints the raft configuration as the server at -http-addr sees it.\n"
+    "  Any member accepts these: followers forward changes to the leader.\n"
     "\n";
 
 std::string Pad(const std::string& text, std::size_t width) {
@@ -94,9 +99,47 @@ int TransferLeader(const Args& args) {
   return 0;
 }
 
+int RemovePeer(const Args& args) {
+  HttpFlags http;
+  std::uint64_t id = 0;
+  std::string address;
+  Flags flags("operator raft remove-peer");
+  flags.Uint64("id", &id, "the -node-id of the server to remove");
+  flags.String("address", &address, "the raft address (HOST:PORT) of the server to remove");
+  http.Register(&flags);
+  if (auto code = ParseFlags(&flags, args, kOperatorUsage, 2)) return *code;
+  if (!flags.positional().empty()) {
+    PrintErr("tenure operator raft remove-peer: unexpected arguments");
+    return 2;
+  }
+  if (flags.WasSet("id") == flags.WasSet("address") || (flags.WasSet("id") && id == 0) ||
+      (flags.WasSet("address") && address.empty())) {
+    PrintErr("tenure operator raft remove-peer: give exactly one of -id N (positive) or "
+             "-address HOST:PORT");
+    return 2;
+  }
+  std::string target = flags.WasSet("id") ? "/v1/operator/raft/peer?id=" + std::to_string(id)
+                                          : "/v1/operator/raft/peer?address=" + address;
+  auto response = http.MakeClient()->Request("DELETE", target, "");
+  if (!response.ok()) {
+    PrintErr("Error removing peer: " + std::string(response.status().message()));
+    return 1;
+  }
+  if (response->status != 200) {
+    PrintErr("Error removing peer: " + UnexpectedResponse(*response));
+    return 1;
+  }
+  PrintOut(flags.WasSet("id") ? "Removed peer with id \"" + std::to_string(id) + "\""
+                              : "Removed peer with address \"" + address + "\"");
+  return 0;
+}
+
 }  // namespace
 
 int OperatorCommand(const Args& args) {
+  if (args.size() >= 2 && args[0] == "raft" && args[1] == "remove-peer") {
+    return RemovePeer(Args(args.begin() + 2, args.end()));
+  }
   if (args.size() >= 2 && args[0] == "raft" && args[1] == "transfer-leader") {
     return TransferLeader(Args(args.begin() + 2, args.end()));
   }
@@ -107,7 +150,8 @@ int OperatorCommand(const Args& args) {
     PrintOut(kOperatorUsage);
     return 0;
   }
-  PrintErr(std::string("tenure operator: expected \"raft transfer-leader\" or \"raft list-peers\"\n\n") +
+  PrintErr(std::string("tenure operator: expected \"raft transfer-leader\", \"raft remove-peer\" "
+                       "or \"raft list-peers\"\n\n") +
            kOperatorUsage);
   return 2;
 }

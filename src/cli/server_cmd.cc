@@ -191,12 +191,12 @@ int ServerCommand(const Args& args) {
   flags.String("bootstrap-peers", &bootstrap_peers,
                "first configuration of a new cluster, the same on every member: "
                "ID@HOST:PORT,... (raft addresses; default: this server alone)");
-  std::string election_timeout = "1s", heartbeat = "100ms";
+  std::string election_timeout = "500ms", heartbeat = "50ms";
   flags.String("raft-election-timeout", &election_timeout,
                "a follower that hears no leader for this long (to twice this, randomized) "
-               "starts an election (default 1s; 100ms to 60s)");
+               "starts an election (default 500ms; 100ms to 60s)");
   flags.String("raft-heartbeat", &heartbeat,
-               "how often the leader contacts followers (default 100ms; below the election timeout)");
+               "how often the leader contacts followers (default 50ms; below the election timeout)");
   flags.Int("session-ttl-multiplier", &ttl_multiplier,
             "sessions expire between TTL and TTL x this after the last renewal (default 2, as Consul)");
   if (Status s = flags.Parse(args); !s.ok()) {

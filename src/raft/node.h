@@ -48,8 +48,10 @@ struct NodeOptions {
   // Configuration used on the very first start (ignored once the data dir
   // holds a raft log). A one-member cluster is simply {self}.
   std::vector<Peer> bootstrap;
-  unsigned election_timeout_ms = 1000;
-  unsigned heartbeat_timeout_ms = 100;
+  // 500/50 ms: 3-server failover p50 0.87 s here (docs/benchmarks.md); 1000/100
+  // gave 1.78 s. Raise both on slow disks or busy VMs (tenure server flags).
+  unsigned election_timeout_ms = 500;
+  unsigned heartbeat_timeout_ms = 50;
   // libraft's default (1024) costs 4-5x throughput; see docs/architecture.md.
   unsigned snapshot_threshold = 16384;
   unsigned snapshot_trailing = 4096;

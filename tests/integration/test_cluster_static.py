@@ -178,8 +178,21 @@ class StaticClusterTest(unittest.TestCase):
                 self.assertIn(text, resp.text)
             self.assertEqual(voters(leader), [1, 2, 3, 4])
 
-            resp = leader.request("DELETE", "/v1/operator/raft/peer?id=4")
-            self.assertEqual(resp.status, 200, resp)
+            # Once a voter, the joiner registers its name (decision 0008).
+            def names(member):
+                conf = member.get_json("/v1/operator/raft/configuration")
+                return {x["ID"]: x["Node"] for x in conf["Servers"]}
+            poll_until(lambda: names(leader).get("4") == "node4", timeout=10,
+                       message="the joiner's member record was never written")
+
+            # Removal from the command line, through a follower (forwarded).
+            follower = next(m for m in cluster.members if m is not leader)
+            for args in [(), ("-id", "0"), ("-id", "4", "-address", "x:1"), ("extra",)]:
+                out = follower.cli("operator", "raft", "remove-peer", *args)
+                self.assertEqual(out.returncode, 2, (args, out))
+            out = follower.cli("operator", "raft", "remove-peer", "-id", "4")
+            self.assertEqual((out.returncode, out.stdout), (0, 'Removed peer with id "4"\n'),
+                             out.stderr)
             poll_until(lambda: voters(leader) == [1, 2, 3], timeout=10,
                        message="server 4 was never removed")
             self.assertTrue(put(leader, "j/removed", "1"))
@@ -195,6 +208,11 @@ class StaticClusterTest(unittest.TestCase):
               "-bootstrap-peers", "1@127.0.0.1:9,2@127.0.0.1:2"], "-raft-addr is 127.0.0.1:1"),
             (["-node-id", "1", "-raft-addr", "127.0.0.1:1",
               "-bootstrap-peers", "1@127.0.0.1:1,1@127.0.0.1:2"], "appears twice"),
+            (["-raft-election-timeout", "50ms"], "from 100ms to 60s"),
+            (["-raft-election-timeout", "soon"], "from 100ms to 60s"),
+            (["-raft-election-timeout", "500ms", "-raft-heartbeat", "500ms"],
+             "below -raft-election-timeout"),
+            (["-raft-heartbeat", "5ms"], "at least 10ms"),
         ]
         for args, text in cases:
             out = subprocess.run([tenure_bin(), "server", "-dev", *args], capture_output=True,
