@@ -74,6 +74,7 @@ class Api {
   // a raft barrier.
   using ReadFn = std::function<HttpResponse()>;
   void BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read);
+  std::string AgentNodeName(const Call& call) const;
   // Adds X-Consul-Index (never 0), X-Consul-KnownLeader, X-Consul-LastContact.
   void SetMeta(HttpResponse* response, LogIndex index) const;
   // Proposes and answers 500 on a raft failure; `done` sees only applied results.

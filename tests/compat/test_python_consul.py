@@ -1,5 +1,5 @@
 """Real-client compatibility: python-consul 0.7.1 (Debian's python3-consul), unmodified,
-against a `tenure server -dev`.
+against a `tenure server -dev`, and again through a follower of a 3-server cluster.
 
 What the client sends and how it parses answers: shared/docs/consul-api.md section 9.1.
 What the server must answer: consul-api.md sections 1 (sessions), 2 (KV), 3 (blocking),
@@ -24,7 +24,7 @@ import uuid
 
 import consul
 
-from tenure_testlib import DevServer, poll_until
+from tenure_testlib import Cluster, DevServer, poll_until
 
 # Flags used by the Go client's api.Lock and api.Semaphore (consul-api.md section 7).
 LOCK_FLAG_VALUE = 3304740253564472344  # > 2^53: breaks any float64 path
@@ -621,6 +621,35 @@ class PythonConsulTest(unittest.TestCase):
         self.assertGreater(second, first, "the fence does not restart (docs/fencing.md)")
         status, result = self.txn([{"KV": {"Verb": "check-fence", "Key": key, "Index": first}}])
         self.assertEqual(status, 409, result)
+
+
+class PythonConsulThroughAFollowerTest(PythonConsulTest):
+    """Every test above again, with the client talking to a follower of a
+    3-server cluster: the follower forwards to the leader (decision 0008), so
+    an unmodified Consul client pointed at any member sees the same API."""
+
+    @classmethod
+    def setUpClass(cls):
+        for var in ("CONSUL_HTTP_ADDR", "CONSUL_HTTP_TOKEN", "CONSUL_HTTP_SSL",
+                    "CONSUL_HTTP_SSL_VERIFY"):
+            os.environ.pop(var, None)
+        cls.cluster = Cluster(3, extra_args=())
+        cls.cluster.__enter__()
+        try:
+            leader = cls.cluster.leader()
+            cls.server = next(m for m in cls.cluster.members if m is not leader)
+            # Forwarding starts once the leader's member record is known.
+            poll_until(lambda: cls.server.request("PUT", "/v1/kv/compat-probe", b"").status == 200,
+                       timeout=15, message="the follower never forwarded a write")
+        except BaseException:
+            cls.cluster.close()
+            raise
+        cls.host, port = cls.server.http_addr.split(":")
+        cls.port = int(port)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.close()
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include "common/limits.h"
 #include "common/strings.h"
 #include "http/api.h"
+#include "http/forwarder.h"
 #include "http/json.h"
 #include "http/json_input.h"
 
@@ -175,8 +176,20 @@ Result<state::Session> ParseSessionCreate(const std::string& body, const std::st
 
 }  // namespace
 
+// The Node a session gets when the body names none: the server the client
+// talks to, as with Consul, where the local agent fills it in. A forwarded
+// create names its follower in X-Tenure-Forwarded-By.
+std::string Api::AgentNodeName(const Call& call) const {
+  if (auto by = call.request.Header(kForwardedByHeader)) {
+    auto id = ParseUint64(*by);
+    const state::Member* member = id.ok() ? server_.store().FindMember(*id) : nullptr;
+    if (member != nullptr) return member->name;
+  }
+  return server_.options().node_name;
+}
+
 void Api::SessionCreate(const CallPtr& call) {
-  auto session = ParseSessionCreate(call->request.body, server_.options().node_name);
+  auto session = ParseSessionCreate(call->request.body, AgentNodeName(*call));
   if (!session.ok()) {
     call->ReplyError(session.status());
     return;
