@@ -180,6 +180,10 @@ int ServerCommand(const Args& args) {
   flags.String("data-dir", &data_dir, "directory for the raft log and snapshots (required unless -dev)");
   flags.String("http-addr", &http_addr, "address of the Consul-compatible HTTP API (default 127.0.0.1:8500)");
   flags.String("raft-addr", &raft_addr, "address of the raft transport (default 127.0.0.1:8300)");
+  std::string raft_bind;
+  flags.String("raft-bind-addr", &raft_bind,
+               "listen for raft on this host:port instead of -raft-addr, which stays the "
+               "address the other members dial (NAT, port mappings, fault-injecting proxies)");
   flags.String("node", &node_name, "node name reported to clients (default: the hostname)");
   flags.String("datacenter", &datacenter, "datacenter name (default dc1)");
   flags.Uint64("node-id", &node_id, "raft server id, unique in the cluster (default 1)");
@@ -231,6 +235,12 @@ int ServerCommand(const Args& args) {
                  heartbeat.c_str());
     return 2;
   }
+  if (!raft_bind.empty()) {
+    if (auto bind = SplitHostPort(raft_bind, "raft-bind-addr"); !bind.ok()) {
+      std::fprintf(stderr, "tenure server: %s\n", std::string(bind.status().message()).c_str());
+      return 2;
+    }
+  }
   auto http_host_port = SplitHostPort(http_addr, "http-addr");
   auto raft_host_port = SplitHostPort(raft_addr, "raft-addr");
   for (const Status* s : {&http_host_port.status(), &raft_host_port.status()}) {
@@ -281,6 +291,7 @@ int ServerCommand(const Args& args) {
   options.raft.address = raft_addr;
   options.raft.data_dir = (std::filesystem::path(data_dir) / "raft").string();
   options.raft.bootstrap = std::move(peers);
+  options.raft.bind_address = raft_bind;
   options.raft.election_timeout_ms = static_cast<unsigned>(*election_ns / kMs);
   options.raft.heartbeat_timeout_ms = static_cast<unsigned>(*heartbeat_ns / kMs);
   options.http_address = AdvertisedHttpAddress(*http_host_port, *raft_host_port);

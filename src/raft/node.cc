@@ -180,6 +180,17 @@ Status Node::Impl::OpenIo() {
     loop_initialized_ = false;
     return StartError(rv, "transport", transport_.errmsg);
   }
+  if (!options_.bind_address.empty()) {
+    rv = raft_uv_tcp_set_bind_address(&transport_, options_.bind_address.c_str());
+    if (rv != 0) {
+      raft_uv_tcp_close(&transport_);
+      uv_run(&loop_, UV_RUN_NOWAIT);
+      uv_loop_close(&loop_);
+      loop_initialized_ = false;
+      return Status::InvalidArgument(
+          fmt::format("raft: bad bind address \"{}\": {}", options_.bind_address, raft_strerror(rv)));
+    }
+  }
   rv = raft_uv_init(&raft_io_, &loop_, options_.data_dir.c_str(), &transport_);
   if (rv != 0) {
     Status status = StartError(rv, "io", raft_io_.errmsg);

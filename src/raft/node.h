@@ -44,6 +44,10 @@ struct ServerInfo {
 struct NodeOptions {
   std::uint64_t id = 1;
   std::string address = "127.0.0.1:8300";  // this node's raft transport address
+  // Where to listen, when it differs from `address` (the address the other
+  // members dial: a NAT, a container port mapping, or the fault tests'
+  // partitioning proxy). Empty: listen on `address`.
+  std::string bind_address;
   std::string data_dir;                    // raft log and snapshots; created if missing
   // Configuration used on the very first start (ignored once the data dir
   // holds a raft log). A one-member cluster is simply {self}.

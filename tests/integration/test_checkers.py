@@ -868,6 +868,22 @@ class LockCheckerTest(unittest.TestCase):
         self.assertEqual(len(rep.grants["lock"][2].reacquires), 1)
         self.assertIn("hold", rep.explain())
 
+    def test_reacquire_after_an_unanswered_release_keeps_the_token(self):
+        """A release whose answer was lost may never have been applied: the
+        same session's next acquire getting the same token is the old grant,
+        still held (found by test_cluster_faults_*). After a release that was
+        answered, the same token again is a reused token."""
+        for outcome, valid in ((INFO, True), (OK, False)):
+            h = LockHistory()
+            h.session("s1", 0)
+            h.grant("s1", 10, 0.1, 0.2)
+            h.add("s1", "release", {"session": "s1"}, 0.3, 0.4, outcome, True if outcome == OK else None)
+            h.grant("s1", 10, 0.5, 0.6)
+            rep = check_locks(h.ops, None, ttl=10.0)
+            self.assertEqual(rep.valid, valid, (outcome, rep.explain()))
+            if not valid:
+                self.assertIn("token-reused", rep.kinds())
+
     def test_stale_holder_whose_writes_were_refused(self):
         """The pause case: s1 is SIGSTOPped past its TTL, s2 gets the lock,
         s1 wakes up still believing it holds it; its writes are refused."""

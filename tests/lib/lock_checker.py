@@ -256,6 +256,10 @@ def grants_from_history(history, ttl=None, lock_delay=0.0):
     ends = {}            # session -> [(time, lock or None, reason, frees_lock)]
     grants = {}
     by_key = {}          # (lock, session, token) -> Grant
+    # Releases and destroys whose answer was not seen: they may never have
+    # been applied, so a later acquire by the same session that gets the same
+    # token is the old grant still held (a fresh grant would have a new index).
+    unconfirmed = set()
     for op in ops:
         t = op.type
         if t == "create-session" and op.outcome == OK:
@@ -268,8 +272,12 @@ def grants_from_history(history, ttl=None, lock_delay=0.0):
                 ends.setdefault(s, []).append((op.complete, None, f"renew #{op.id} failed", False))
         elif t == "release":
             ends.setdefault(_session_of(op), []).append((op.invoke, op.key, f"release #{op.id} invoked", True))
+            if op.outcome != OK:
+                unconfirmed.add(op.id)
         elif t == "destroy-session":
             ends.setdefault(_session_of(op), []).append((op.invoke, None, f"destroy #{op.id} invoked", True))
+            if op.outcome != OK:
+                unconfirmed.add(op.id)
         elif t == "lost":
             ends.setdefault(_session_of(op), []).append((op.invoke, op.key, f"loss #{op.id} noticed", False))
         elif t == "acquire" and _granted(op):
@@ -279,7 +287,8 @@ def grants_from_history(history, ttl=None, lock_delay=0.0):
             k = (op.key, s, token)
             g = by_key.get(k) if token is not None else None
             if g is not None and not any(frees and g.invoke <= when < op.invoke and key in (None, op.key)
-                                         for (when, key, _, frees) in ends.get(s, ())):
+                                         and _end_op_id(reason) not in unconfirmed
+                                         for (when, key, reason, frees) in ends.get(s, ())):
                 g.reacquires.append(op)  # a re-acquire while holding keeps the token
                 continue
             g = Grant(op.key, s, op.process, token, op)
@@ -323,6 +332,14 @@ def grants_from_history(history, ttl=None, lock_delay=0.0):
             g.exclusive_reason = why
         gs.sort(key=lambda g: (g.token if g.token is not None else _INF, g.ack))
     return grants
+
+
+def _end_op_id(reason):
+    """The op id in an end's reason text ("release #12 invoked")."""
+    try:
+        return int(reason.split("#", 1)[1].split()[0])
+    except (IndexError, ValueError):
+        return None
 
 
 def check_locks(history, server_writes=None, ttl=None, lock_delay=0.0):

@@ -388,15 +388,23 @@ class Cluster:
             new_leader = cluster.wait_leader(exclude=leader)
     """
 
-    def __init__(self, n=3, extra_args=("-session-ttl-multiplier", "1"), startup_timeout=30.0):
+    def __init__(self, n=3, extra_args=("-session-ttl-multiplier", "1"), startup_timeout=30.0,
+                 proxy=None):
+        """proxy: a raft_proxy.PartitionProxy to put between the members'
+        raft ports (each listens on -raft-bind-addr and advertises the
+        proxy's port), so that a test can cut links between them."""
         self.members = [DevServer(startup_timeout=startup_timeout) for _ in range(n)]
-        for member in self.members:
+        self.proxy = proxy
+        for i, member in enumerate(self.members):
             member.http_addr = f"127.0.0.1:{free_port()}"
-            member.raft_addr = f"127.0.0.1:{free_port()}"
+            member.raft_bind = f"127.0.0.1:{free_port()}"
+            member.raft_addr = (proxy.add_member(i + 1, member.raft_bind) if proxy
+                                else member.raft_bind)
         peers = ",".join(f"{i + 1}@{m.raft_addr}" for i, m in enumerate(self.members))
         for i, member in enumerate(self.members):
+            bind = ["-raft-bind-addr", member.raft_bind] if proxy else []
             member.extra_args = ["-node-id", str(i + 1), "-node", f"node{i + 1}",
-                                 "-bootstrap-peers", peers, *extra_args]
+                                 "-bootstrap-peers", peers, *bind, *extra_args]
 
     def __enter__(self):
         try:
@@ -416,6 +424,11 @@ class Cluster:
     def close(self):
         for member in self.members:
             member.close()
+        if self.proxy is not None:
+            self.proxy.close()
+
+    def id_of(self, member):
+        return self.members.index(member) + 1
 
     def running(self):
         return [m for m in self.members if m.process is not None and m.process.poll() is None]
