@@ -428,6 +428,19 @@ std::vector<ServerInfo> Node::Configuration() const {
   return out;
 }
 
+bool Node::SoleVoter() const {
+  if (impl_->phase_ != Impl::Phase::kRunning) return false;
+  const struct raft_configuration& conf = impl_->raft_.configuration;
+  unsigned voters = 0;
+  bool self_votes = false;
+  for (unsigned i = 0; i < conf.n; ++i) {
+    if (conf.servers[i].role != RAFT_VOTER) continue;
+    ++voters;
+    self_votes = self_votes || conf.servers[i].id == impl_->raft_.id;
+  }
+  return voters == 1 && self_votes;
+}
+
 std::uint64_t Node::ConfigurationIndex() const {
   if (impl_->phase_ != Impl::Phase::kRunning) return 0;
   const struct raft& r = impl_->raft_;

@@ -115,6 +115,9 @@ class Node {
   // The latest configuration this node has (committed or not) and the index
   // of its log entry (0 before any).
   std::vector<ServerInfo> Configuration() const;
+  // True if that configuration's only voter is this node: no other server
+  // can be elected, so leadership needs no confirmation.
+  bool SoleVoter() const;
   std::uint64_t ConfigurationIndex() const;
   // Milliseconds since this node last heard from a leader; 0 on the leader.
   // An approximation (libraft has no such counter): see node.cc. Counts from

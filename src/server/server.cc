@@ -14,20 +14,20 @@
 namespace tenure::server {
 
 struct Server::Timers {
-  explicit Timers(boost::asio::io_context& io) : reap(io) {}
+  explicit Timers(boost::asio::io_context& io) : reap(io), duties(io) {}
   boost::asio::steady_timer reap;
+  boost::asio::steady_timer duties;
+  MonoMs duties_armed_for_ms = -1;  // deadline `duties` is set to, -1 = idle
 };
 
 Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions options)
     : io_(io),
       clock_(clock),
       options_(std::move(options)),
+      duties_(options_.session_ttl_multiplier),
       random_(std::random_device{}()),
       housekeeping_(std::make_unique<Timers>(io)) {
   node_ = std::make_unique<raft::Node>(io_, store_, options_.raft);
-  timers_ = std::make_unique<SessionTimers>(
-      io_, clock_, options_.session_ttl_multiplier,
-      [this](const std::string& id) { ExpireSession(id); });
   waiters_ =
       std::make_unique<Waiters>(io_, clock_, [this](const Watch& w) { return IndexOf(w); });
   node_->set_on_applied([this] { OnApplied(); });
@@ -44,47 +44,19 @@ Status Server::Start() {
 
 void Server::Stop(std::function<void()> done) {
   housekeeping_->reap.cancel();
-  timers_->Clear();
+  housekeeping_->duties.cancel();
+  duties_.OnLostLeadership();
   waiters_->Flush();
   node_->Stop(std::move(done));
 }
 
-// The op that would give a lock to a session whose expiry is under way
-// (etcd issue 11456: no grant to a session that has already expired):
-// 0 for a KV acquire, the op's position for a txn, nullopt if none.
-std::optional<std::size_t> Server::AcquireByExpiringSession(const state::CommandBody& body,
-                                                           std::string* session_id) const {
-  if (const auto* acquire = std::get_if<state::KvAcquire>(&body)) {
-    *session_id = acquire->session;
-    if (IsExpiring(acquire->session)) return 0;
-  }
-  if (const auto* txn = std::get_if<state::Txn>(&body)) {
-    for (std::size_t i = 0; i < txn->ops.size(); ++i) {
-      const state::TxnOp& op = txn->ops[i];
-      if (op.verb == state::TxnVerb::kLock && IsExpiring(op.session)) {
-        *session_id = op.session;
-        return i;
-      }
-    }
-  }
-  return std::nullopt;
-}
-
 void Server::Propose(state::CommandBody body, raft::Node::ProposeDone done) {
-  std::string session_id;
-  if (auto op = AcquireByExpiringSession(body, &session_id)) {
-    // Answer as the Store will once the SessionDestroy commits: an error for
-    // a KV acquire, a rolled-back transaction (409) for a txn lock.
-    state::ApplyResult refused;
-    refused.ok = false;
-    std::string what = "invalid session " + GoQuote(session_id);
-    if (std::holds_alternative<state::Txn>(body)) {
-      refused.txn.errors.push_back({*op, std::move(what)});
-    } else {
-      refused.status = Status::Internal(std::move(what));
-    }
+  // No grant to a session whose expiry is under way (etcd issue 11456), nor
+  // in a lock-delay window this leader inherited (decision 0010).
+  if (std::optional<state::ApplyResult> refused =
+          duties_.RefuseBeforeProposing(body, clock_.NowMonoMs())) {
     // Never complete inside the caller's stack, as raft never does.
-    boost::asio::post(io_, [done = std::move(done), refused = std::move(refused)]() mutable {
+    boost::asio::post(io_, [done = std::move(done), refused = std::move(*refused)]() mutable {
       done(std::move(refused));
     });
     return;
@@ -93,25 +65,18 @@ void Server::Propose(state::CommandBody body, raft::Node::ProposeDone done) {
   command.now_ms = clock_.NowUnixMs();
   // Session lifetimes drive the leader's timers: a committed create arms
   // one, a committed destroy drops it.
-  std::string created_id, destroyed_id;
-  DurationNs ttl_ns = 0;
-  if (auto* create = std::get_if<state::SessionCreate>(&body)) {
-    created_id = create->session.id;
-    ttl_ns = create->session.ttl_ns;
-  } else if (auto* destroy = std::get_if<state::SessionDestroy>(&body)) {
-    destroyed_id = destroy->id;
-  }
+  SessionChange change = SessionChangeOf(body);
   command.body = std::move(body);
-  if (created_id.empty() && destroyed_id.empty()) {
+  if (change.empty()) {
     node_->Propose(command, std::move(done));
     return;
   }
   std::weak_ptr<bool> alive = alive_;
-  node_->Propose(command, [this, alive, created_id, destroyed_id, ttl_ns,
+  node_->Propose(command, [this, alive, change = std::move(change),
                            done = std::move(done)](Result<state::ApplyResult> result) {
     if (!alive.expired() && *alive.lock() && result.ok() && result->status.ok()) {
-      if (!created_id.empty() && leader_ready_) timers_->Arm(created_id, ttl_ns);
-      if (!destroyed_id.empty()) timers_->Disarm(destroyed_id);
+      duties_.OnCommitted(change, clock_.NowMonoMs());
+      ScheduleDuties();
     }
     done(std::move(result));
   });
@@ -134,19 +99,34 @@ void Server::IssueBarrier() {
   barrier_waiters_.clear();
 }
 
-Result<const state::Session*> Server::Renew(std::string_view session_id) {
-  if (!IsLeader() || !leader_ready_) return Status::NotLeader("No cluster leader");
-  const state::Session* session = store_.FindSession(session_id);
-  if (session == nullptr || IsExpiring(session_id)) {
-    // Consul's text, which clients match on.
-    return Status::NotFound("Session id '" + std::string(session_id) + "' not found");
+void Server::Renew(std::string_view session_id, RenewDone done) {
+  Status renewed = IsLeader() ? duties_.Renew(session_id, store_.FindSession(session_id),
+                                              clock_.NowMonoMs())
+                              : Status::NotLeader("No cluster leader");
+  if (!renewed.ok()) {
+    boost::asio::post(io_, [done = std::move(done), renewed] { done(renewed); });
+    return;
   }
-  timers_->Arm(session->id, session->ttl_ns);
-  return session;
+  ScheduleDuties();
+  std::weak_ptr<bool> alive = alive_;
+  auto confirm = [this, alive, id = std::string(session_id), done = std::move(done)](Status status) {
+    if (alive.expired() || !*alive.lock()) return done(Status::Unavailable("shutting down"));
+    if (!status.ok()) return done(status);
+    const state::Session* session = store_.FindSession(id);
+    if (Status confirmed = duties_.ConfirmRenewal(id, session); !confirmed.ok()) {
+      return done(confirmed);
+    }
+    done(session);
+  };
+  if (node_->SoleVoter()) {  // nobody else can have been elected
+    boost::asio::post(io_, [confirm = std::move(confirm)] { confirm(Status::Ok()); });
+    return;
+  }
+  Barrier(std::move(confirm));
 }
 
 bool Server::IsExpiring(std::string_view session_id) const {
-  return expiring_.find(session_id) != expiring_.end();
+  return duties_.IsExpiring(session_id);
 }
 
 std::string Server::NewSessionId() {
@@ -238,46 +218,65 @@ void Server::OnApplied() {
 // TTL session a full TTL x multiplier from now, which can only make expiry
 // later, never earlier than promised.
 void Server::OnLeadership(bool is_leader) {
-  timers_->Clear();
-  expiring_.clear();
   leader_ready_ = is_leader;
   if (!is_leader) {
+    duties_.OnLostLeadership();
     std::fprintf(stderr, "tenure: lost leadership; session timers stopped\n");
     return;
   }
-  std::size_t armed = 0;
-  for (const state::Session* session : store_.ListSessions()) {
-    if (session->ttl_ns > 0) {
-      timers_->Arm(session->id, session->ttl_ns);
-      ++armed;
-    }
-  }
+  std::size_t armed = duties_.OnBecameLeader(clock_.NowMonoMs(), store_);
+  ScheduleDuties();
   reap_mark_ = store_.kv_index();
   std::fprintf(stderr, "tenure: leader; armed %zu session timers\n", armed);
   // Followers find where to forward through this record (decision 0008).
   WriteSelfRecord();
 }
 
+// One timer for every session: set to the earliest deadline. Renewals only
+// push deadlines later, so it usually stays as it is and fires early;
+// RunDuties then sets it for the new earliest deadline.
+void Server::ScheduleDuties() {
+  std::optional<MonoMs> next = duties_.NextDeadline();
+  MonoMs& armed_for_ms = housekeeping_->duties_armed_for_ms;
+  if (!next || (armed_for_ms != -1 && armed_for_ms <= *next)) return;
+  armed_for_ms = *next;
+  housekeeping_->duties.expires_after(std::chrono::milliseconds(*next - clock_.NowMonoMs()));
+  std::weak_ptr<bool> alive = alive_;
+  housekeeping_->duties.async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || !*alive.lock()) return;  // cancelled: re-armed or stopped
+    housekeeping_->duties_armed_for_ms = -1;
+    RunDuties();
+  });
+}
+
+void Server::RunDuties() {
+  for (const std::string& session_id : duties_.DueExpiries(clock_.NowMonoMs())) {
+    ExpireSession(session_id);
+  }
+  ScheduleDuties();
+}
+
+// The session is already expiring (DueExpiries): no renewal or acquire
+// passes while its SessionDestroy is on its way.
 void Server::ExpireSession(const std::string& session_id) {
-  if (!IsLeader() || store_.FindSession(session_id) == nullptr) return;
-  expiring_.insert(session_id);
+  if (!IsLeader() || store_.FindSession(session_id) == nullptr) {
+    duties_.ExpiryResolved(session_id);
+    return;
+  }
   std::fprintf(stderr, "tenure: session %s expired (TTL passed without renewal)\n",
                session_id.c_str());
   std::weak_ptr<bool> alive = alive_;
   Propose(state::SessionDestroy{session_id, state::DestroyReason::kExpired},
           [this, alive, session_id](Result<state::ApplyResult> result) {
             if (alive.expired() || !*alive.lock()) return;
-            expiring_.erase(session_id);
-            if (result.ok() || !IsLeader()) return;
+            if (result.ok() || !IsLeader()) {
+              duties_.ExpiryResolved(session_id);
+              return;
+            }
             // Still leader but the entry did not commit: try again shortly,
             // keeping the session marked as expiring meanwhile.
-            expiring_.insert(session_id);
-            auto retry = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::seconds(1));
-            retry->async_wait([this, alive, retry, session_id](const boost::system::error_code& ec) {
-              if (ec || alive.expired() || !*alive.lock()) return;
-              expiring_.erase(session_id);
-              ExpireSession(session_id);
-            });
+            duties_.ExpiryFailed(session_id, clock_.NowMonoMs());
+            ScheduleDuties();
           });
 }
 

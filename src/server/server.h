@@ -18,7 +18,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "raft/node.h"
-#include "server/session_timers.h"
+#include "server/leader_duties.h"
 #include "server/waiters.h"
 #include "state/store.h"
 
@@ -67,10 +67,14 @@ class Server {
   // the next one: never the in-flight one, which may predate them.
   void Barrier(std::function<void(Status)> done);
 
-  // Renews a TTL session from memory: no raft write, no index change.
+  // Renews a TTL session: its deadline moves at once, in memory, and `done`
+  // runs once a barrier issued after the renewal commits (shared with other
+  // renewals and ?consistent reads), so a deposed leader that has not
+  // noticed yet never acknowledges one (decision 0011). No index changes.
   // kNotFound if the session does not exist or its expiry is under way;
-  // kNotLeader if this server cannot renew.
-  Result<const state::Session*> Renew(std::string_view session_id);
+  // kNotLeader if this server cannot renew. The pointer is valid in `done`.
+  using RenewDone = std::function<void(Result<const state::Session*>)>;
+  void Renew(std::string_view session_id, RenewDone done);
   // True once the leader has decided the session expired, until the
   // SessionDestroy commits; such a session may not acquire anything.
   bool IsExpiring(std::string_view session_id) const;
@@ -101,14 +105,15 @@ class Server {
   LogIndex IndexOf(const Watch& watch) const;
 
   // Test hooks.
-  const SessionTimers& TEST_timers() const { return *timers_; }
+  const LeaderDuties& TEST_duties() const { return duties_; }
 
  private:
-  std::optional<std::size_t> AcquireByExpiringSession(const state::CommandBody& body,
-                                                      std::string* session_id) const;
   void OnApplied();
   void OnLeadership(bool is_leader);
   void ExpireSession(const std::string& session_id);
+  // Keeps the one duties timer set to duties_.NextDeadline().
+  void ScheduleDuties();
+  void RunDuties();
   void ScheduleReap();
   void IssueBarrier();
   // Leader: writes SelfMember() if the replicated record is missing or
@@ -120,9 +125,8 @@ class Server {
   ServerOptions options_;
   state::Store store_;
   std::unique_ptr<raft::Node> node_;
-  std::unique_ptr<SessionTimers> timers_;
+  LeaderDuties duties_;
   std::unique_ptr<Waiters> waiters_;
-  std::set<std::string, std::less<>> expiring_;
   std::mt19937_64 random_;
   bool leader_ready_ = false;
   std::vector<std::function<void(Status)>> barrier_waiters_;  // for the next barrier

@@ -1,66 +1,55 @@
-// SessionTimers: the leader's TTL timers, one deadline per TTL session.
+// SessionTimers: the leader's TTL deadlines, one per TTL session.
 //
-// Leader-only soft state, never replicated: a new leader re-arms every
-// session at a full TTL x multiplier (ResetAll), so no session is ever
-// expired before its TTL has passed since the last renewal this leader saw.
-// Renewals only move a deadline (no raft write). Loop thread only.
+// Pure and deterministic: the current monotonic time is an argument of every
+// call, and nothing here reads a clock or owns a timer (LeaderDuties and, at
+// the edge, Server's single asio timer do). Leader-only soft state, never
+// replicated. Renewals only move a deadline (no raft write).
 //
-// One asio timer serves all sessions: deadlines live in an ordered set, so a
-// renewal is O(log n) and an idle session costs a map node and a set node.
+// Deadlines live in an ordered set, so a renewal is O(log n) and an idle
+// session costs a map node and a set node. Ties are broken by session id,
+// never by address, so the same inputs always expire sessions in the same
+// order (the seeded simulation relies on it).
 #pragma once
 
-#include <functional>
-#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
-#include "common/clock.h"
 #include "common/types.h"
-
-namespace boost::asio {
-class io_context;
-}
 
 namespace tenure::server {
 
 class SessionTimers {
  public:
-  using ExpireFn = std::function<void(const std::string& session_id)>;
+  // REQUIRES: ttl_multiplier >= 1.
+  explicit SessionTimers(int ttl_multiplier);
 
-  SessionTimers(boost::asio::io_context& io, const Clock& clock, int ttl_multiplier,
-                ExpireFn on_expire);
-  ~SessionTimers();
-
-  // Arms (or re-arms) the session's deadline at now + ttl x multiplier.
-  void Arm(const std::string& session_id, DurationNs ttl_ns);
+  // Arms (or re-arms) the session's deadline at now + ttl x multiplier, the
+  // TTL rounded up to whole ms (late, never early). A zero TTL is never armed.
+  void Arm(const std::string& session_id, DurationNs ttl_ns, MonoMs now_ms);
   void Disarm(std::string_view session_id);
   void Clear();
   bool armed(std::string_view session_id) const;
   std::size_t size() const { return deadlines_.size(); }
-  // Milliseconds until the session's deadline, or -1 if not armed (tests, debug).
-  MonoMs RemainingMs(std::string_view session_id) const;
+  // Milliseconds from now until the session's deadline, or -1 if not armed.
+  MonoMs RemainingMs(std::string_view session_id, MonoMs now_ms) const;
+
+  // The earliest deadline, if any.
+  std::optional<MonoMs> NextDeadline() const;
+  // Disarms and returns every session whose deadline is at or before now,
+  // earliest first.
+  std::vector<std::string> TakeDue(MonoMs now_ms);
 
  private:
-  void Schedule();
-  void Fire();
-
-  struct Deadline {
-    MonoMs at_ms;
-    DurationNs ttl_ns;
-  };
-  const Clock& clock_;
   int ttl_multiplier_;
-  ExpireFn on_expire_;
-  std::unordered_map<std::string, Deadline> deadlines_;
-  // (deadline, id) ordered by time, ties by address: the pointer is
-  // deadlines_'s key, stable for the node's life, and cheaper to compare
-  // than the id's bytes.
-  std::set<std::pair<MonoMs, const std::string*>> queue_;
-  struct TimerState;
-  std::unique_ptr<TimerState> timer_;
+  std::unordered_map<std::string, MonoMs> deadlines_;
+  // (deadline, id) in time order; the view points at deadlines_'s key, which
+  // is stable for the node's life.
+  std::set<std::pair<MonoMs, std::string_view>> queue_;
 };
 
 }  // namespace tenure::server

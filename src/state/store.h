@@ -89,6 +89,8 @@ class Store {
   UnixMs now_ms() const { return now_ms_; }
   // End of the key's lock-delay window in replicated wall-clock ms, 0 if none.
   UnixMs LockDelayUntil(std::string_view key) const;
+  // Every recorded window (key -> end), expired ones possibly included.
+  const std::map<std::string, UnixMs, std::less<>>& lock_delays() const { return lock_delays_; }
 
   // --- Cluster members (decision 0008) -------------------------------------
   const Member* FindMember(std::uint64_t id) const;

@@ -231,12 +231,13 @@ void Api::SessionRenew(const CallPtr& call) {
     call->ReplyError(status);
     return;
   }
-  auto session = server_.Renew(id);
-  if (!session.ok()) {
-    call->ReplyError(session.status());
-    return;
-  }
-  call->Reply(HttpResponse::Json(json::Sessions({*session})));
+  server_.Renew(id, [call](Result<const state::Session*> session) {
+    if (!session.ok()) {
+      call->ReplyError(session.status());
+      return;
+    }
+    call->Reply(HttpResponse::Json(json::Sessions({*session})));
+  });
 }
 
 void Api::SessionInfo(const CallPtr& call) {

@@ -1,78 +1,71 @@
+// SessionTimers is pure: time is an argument, so these run at the speed of
+// logic (they used to wait on a real asio timer).
 #include "server/session_timers.h"
 
 #include <gtest/gtest.h>
 
-#include <boost/asio/io_context.hpp>
-#include <chrono>
 #include <string>
 #include <vector>
-
-#include "common/clock.h"
 
 namespace tenure::server {
 namespace {
 
-// Runs the io_context until `done` holds or the deadline passes.
-template <typename Pred>
-bool RunUntil(boost::asio::io_context& io, Pred done, int deadline_ms) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadline_ms);
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    io.run_for(std::chrono::milliseconds(5));
-    io.restart();
-  }
-  return done();
+using Ids = std::vector<std::string>;
+
+TEST(SessionTimersTest, ExpiresNoSoonerThanTtlTimesMultiplier) {
+  SessionTimers timers(2);
+  timers.Arm("a", 30 * kNsPerMs, 1000);  // 30 ms TTL, multiplier 2 => 1060
+  EXPECT_EQ(timers.NextDeadline(), 1060);
+  EXPECT_EQ(timers.TakeDue(1059), Ids{});
+  EXPECT_EQ(timers.TakeDue(1060), Ids{"a"});
+  EXPECT_FALSE(timers.armed("a"));
+  EXPECT_EQ(timers.NextDeadline(), std::nullopt);
 }
 
-class SessionTimersTest : public ::testing::Test {
- protected:
-  boost::asio::io_context io_;
-  RealClock clock_;
-  std::vector<std::pair<std::string, MonoMs>> expired_;
-  MonoMs start_ms_ = clock_.NowMonoMs();
-  SessionTimers timers_{io_, clock_, 2, [this](const std::string& id) {
-                          expired_.push_back({id, clock_.NowMonoMs() - start_ms_});
-                        }};
-};
-
-TEST_F(SessionTimersTest, ExpiresNoSoonerThanTtlTimesMultiplier) {
-  timers_.Arm("a", 30 * kNsPerMs);  // 30 ms TTL, multiplier 2 => 60 ms
-  ASSERT_TRUE(RunUntil(io_, [&] { return !expired_.empty(); }, 2000));
-  EXPECT_EQ(expired_[0].first, "a");
-  EXPECT_GE(expired_[0].second, 60);
-  EXPECT_FALSE(timers_.armed("a"));
+TEST(SessionTimersTest, PartialMillisecondsRoundUp) {
+  SessionTimers timers(1);
+  timers.Arm("a", 10 * kNsPerMs + 1, 0);
+  EXPECT_EQ(timers.NextDeadline(), 11);
 }
 
-TEST_F(SessionTimersTest, RenewalPushesTheDeadline) {
-  timers_.Arm("a", 40 * kNsPerMs);  // deadline 80 ms
-  RunUntil(io_, [] { return false; }, 50);
-  timers_.Arm("a", 40 * kNsPerMs);  // renewed at ~50 ms: deadline ~130 ms
-  ASSERT_TRUE(RunUntil(io_, [&] { return !expired_.empty(); }, 2000));
-  EXPECT_GE(expired_[0].second, 130);
+TEST(SessionTimersTest, RenewalPushesTheDeadline) {
+  SessionTimers timers(2);
+  timers.Arm("a", 40 * kNsPerMs, 0);   // deadline 80
+  timers.Arm("a", 40 * kNsPerMs, 50);  // renewed at 50: deadline 130
+  EXPECT_EQ(timers.RemainingMs("a", 50), 80);
+  EXPECT_EQ(timers.TakeDue(129), Ids{});
+  EXPECT_EQ(timers.TakeDue(130), Ids{"a"});
 }
 
-TEST_F(SessionTimersTest, EarlierSessionExpiresFirstAndDisarmedNever) {
-  timers_.Arm("late", 60 * kNsPerMs);
-  timers_.Arm("soon", 10 * kNsPerMs);
-  timers_.Arm("gone", 10 * kNsPerMs);
-  timers_.Disarm("gone");
-  ASSERT_TRUE(RunUntil(io_, [&] { return expired_.size() == 2; }, 2000));
-  EXPECT_EQ(expired_[0].first, "soon");
-  EXPECT_EQ(expired_[1].first, "late");
-  RunUntil(io_, [] { return false; }, 50);
-  EXPECT_EQ(expired_.size(), 2u);
+TEST(SessionTimersTest, EarlierSessionExpiresFirstAndDisarmedNever) {
+  SessionTimers timers(2);
+  timers.Arm("late", 60 * kNsPerMs, 0);
+  timers.Arm("soon", 10 * kNsPerMs, 0);
+  timers.Arm("gone", 10 * kNsPerMs, 0);
+  timers.Disarm("gone");
+  EXPECT_EQ(timers.TakeDue(1000), (Ids{"soon", "late"}));
+  EXPECT_EQ(timers.size(), 0u);
 }
 
-TEST_F(SessionTimersTest, ClearForgetsEverything) {
-  timers_.Arm("a", 10 * kNsPerMs);
-  timers_.Clear();
-  EXPECT_EQ(timers_.size(), 0u);
-  RunUntil(io_, [] { return false; }, 60);
-  EXPECT_TRUE(expired_.empty());
+TEST(SessionTimersTest, EqualDeadlinesExpireInIdOrder) {
+  SessionTimers timers(1);
+  for (const char* id : {"c", "a", "b"}) timers.Arm(id, 10 * kNsPerMs, 0);
+  EXPECT_EQ(timers.TakeDue(10), (Ids{"a", "b", "c"}));
 }
 
-TEST_F(SessionTimersTest, ZeroTtlIsNeverArmed) {
-  timers_.Arm("no-ttl", 0);
-  EXPECT_FALSE(timers_.armed("no-ttl"));
+TEST(SessionTimersTest, ClearForgetsEverything) {
+  SessionTimers timers(2);
+  timers.Arm("a", 10 * kNsPerMs, 0);
+  timers.Clear();
+  EXPECT_EQ(timers.size(), 0u);
+  EXPECT_EQ(timers.TakeDue(1000), Ids{});
+}
+
+TEST(SessionTimersTest, ZeroTtlIsNeverArmed) {
+  SessionTimers timers(2);
+  timers.Arm("no-ttl", 0, 0);
+  EXPECT_FALSE(timers.armed("no-ttl"));
+  EXPECT_EQ(timers.RemainingMs("no-ttl", 0), -1);
 }
 
 }  // namespace

@@ -1,0 +1,169 @@
+#include "server/leader_duties.h"
+
+#include <algorithm>
+#include <variant>
+
+#include "common/strings.h"
+
+namespace tenure::server {
+
+SessionChange SessionChangeOf(const state::CommandBody& body) {
+  SessionChange change;
+  if (const auto* create = std::get_if<state::SessionCreate>(&body)) {
+    change.created_id = create->session.id;
+    change.created_ttl_ns = create->session.ttl_ns;
+  } else if (const auto* destroy = std::get_if<state::SessionDestroy>(&body)) {
+    change.destroyed_id = destroy->id;
+  }
+  return change;
+}
+
+LeaderDuties::LeaderDuties(int ttl_multiplier) : timers_(ttl_multiplier) {}
+
+std::size_t LeaderDuties::OnBecameLeader(MonoMs now_ms, const state::Store& store) {
+  std::size_t armed = OnBecameLeader(now_ms, store.ListSessions());
+  lock_delays_.OnBecameLeader(store, now_ms);
+  return armed;
+}
+
+std::size_t LeaderDuties::OnBecameLeader(MonoMs now_ms,
+                                         const std::vector<const state::Session*>& sessions) {
+  OnLostLeadership();
+  leading_ = true;
+  std::size_t armed = 0;
+  for (const state::Session* session : sessions) {
+    if (session->ttl_ns <= 0) continue;
+    timers_.Arm(session->id, session->ttl_ns, now_ms);
+    ++armed;
+  }
+  return armed;
+}
+
+void LeaderDuties::OnLostLeadership() {
+  leading_ = false;
+  timers_.Clear();
+  lock_delays_.Clear();
+  expiring_.clear();
+  retries_.clear();
+}
+
+void LeaderDuties::OnCommitted(const SessionChange& change, MonoMs now_ms) {
+  if (!change.created_id.empty())
+    OnSessionCreated(change.created_id, change.created_ttl_ns, now_ms);
+  if (!change.destroyed_id.empty()) OnSessionDestroyed(change.destroyed_id);
+}
+
+void LeaderDuties::OnSessionCreated(const std::string& session_id, DurationNs ttl_ns,
+                                    MonoMs now_ms) {
+  if (leading_) timers_.Arm(session_id, ttl_ns, now_ms);
+}
+
+void LeaderDuties::OnSessionDestroyed(std::string_view session_id) {
+  timers_.Disarm(session_id);
+  ExpiryResolved(session_id);
+}
+
+Status LeaderDuties::Renew(std::string_view session_id, const state::Session* session,
+                           MonoMs now_ms) {
+  TENURE_RETURN_IF_ERROR(ConfirmRenewal(session_id, session));
+  timers_.Arm(session->id, session->ttl_ns, now_ms);
+  return Status::Ok();
+}
+
+Status LeaderDuties::ConfirmRenewal(std::string_view session_id,
+                                    const state::Session* session) const {
+  if (!leading_) return Status::NotLeader("No cluster leader");
+  if (session == nullptr || IsExpiring(session_id)) {
+    // Consul's text, which clients match on.
+    return Status::NotFound("Session id '" + std::string(session_id) + "' not found");
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> LeaderDuties::DueExpiries(MonoMs now_ms) {
+  std::vector<std::pair<MonoMs, std::string>> due;
+  // TakeDue disarms; the deadline itself is only needed to merge the orders.
+  while (std::optional<MonoMs> next = timers_.NextDeadline()) {
+    if (*next > now_ms) break;
+    for (std::string& id : timers_.TakeDue(*next)) due.emplace_back(*next, std::move(id));
+  }
+  while (!retries_.empty() && retries_.begin()->first <= now_ms) {
+    due.push_back(*retries_.begin());
+    retries_.erase(retries_.begin());
+  }
+  std::stable_sort(due.begin(), due.end());
+  std::vector<std::string> ids;
+  ids.reserve(due.size());
+  for (auto& [at_ms, id] : due) {
+    expiring_.insert(id);
+    ids.push_back(std::move(id));
+  }
+  return ids;
+}
+
+void LeaderDuties::ExpiryResolved(std::string_view session_id) {
+  auto it = expiring_.find(session_id);
+  if (it == expiring_.end()) return;
+  expiring_.erase(it);
+  for (auto retry = retries_.begin(); retry != retries_.end(); ++retry) {
+    if (retry->second == session_id) {
+      retries_.erase(retry);
+      break;
+    }
+  }
+}
+
+void LeaderDuties::ExpiryFailed(const std::string& session_id, MonoMs now_ms) {
+  if (!leading_ || !IsExpiring(session_id)) return;
+  retries_.insert({now_ms + kExpiryRetryMs, session_id});
+}
+
+bool LeaderDuties::IsExpiring(std::string_view session_id) const {
+  return expiring_.find(session_id) != expiring_.end();
+}
+
+std::optional<MonoMs> LeaderDuties::NextDeadline() const {
+  std::optional<MonoMs> next = timers_.NextDeadline();
+  if (!retries_.empty() && (!next || retries_.begin()->first < *next)) {
+    next = retries_.begin()->first;
+  }
+  return next;
+}
+
+std::optional<state::ApplyResult> LeaderDuties::RefuseBeforeProposing(
+    const state::CommandBody& body, MonoMs now_ms) const {
+  state::ApplyResult refused;
+  refused.ok = false;
+  if (const auto* acquire = std::get_if<state::KvAcquire>(&body)) {
+    // The Store checks lock-delay before anything else, even the session.
+    if (lock_delays_.Blocks(acquire->key, now_ms)) {
+      refused.lock_delayed = true;
+      return refused;
+    }
+    // etcd issue 11456: no grant to a session that has already expired.
+    if (!IsExpiring(acquire->session)) return std::nullopt;
+    refused.status = Status::Internal("invalid session " + GoQuote(acquire->session));
+    return refused;
+  }
+  if (const auto* txn = std::get_if<state::Txn>(&body)) {
+    // Every lock-delayed op is named, as the Store's pre-check does.
+    for (std::size_t i = 0; i < txn->ops.size(); ++i) {
+      const state::TxnOp& op = txn->ops[i];
+      if (op.verb == state::TxnVerb::kLock && lock_delays_.Blocks(op.key, now_ms)) {
+        refused.txn.errors.push_back(
+            {i, "failed to lock key " + GoQuote(op.key) + " due to lock delay"});
+      }
+    }
+    if (!refused.txn.errors.empty()) return refused;
+    for (std::size_t i = 0; i < txn->ops.size(); ++i) {
+      const state::TxnOp& op = txn->ops[i];
+      if (op.verb == state::TxnVerb::kLock && IsExpiring(op.session)) {
+        refused.txn.errors.push_back({i, "invalid session " + GoQuote(op.session)});
+        return refused;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace tenure::server

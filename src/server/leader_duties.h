@@ -1,0 +1,128 @@
+// LeaderDuties: what the leader does for sessions besides applying the log,
+// as a pure state machine with time as an input.
+//
+//  - a TTL deadline per session (SessionTimers): armed when a create
+//    commits, pushed by renewals answered from memory, and re-armed at a
+//    full TTL x multiplier for every session when this node becomes leader,
+//    since it cannot know when they were last renewed;
+//  - expiry: a deadline that passes makes the session "expiring": it can no
+//    longer be renewed or acquire anything (etcd issue 11456) until the
+//    SessionDestroy{expired} the caller proposes commits, and a failed
+//    proposal is retried a second later while this node still leads;
+//  - inherited lock-delay windows (LockDelayGuard, decision 0010), counted
+//    again on this node's monotonic clock from its election.
+//
+// Leader-only soft state, never replicated; forgotten when leadership ends.
+// Nothing here reads a clock, owns a timer or proposes: every call takes the
+// current monotonic time and returns what to do. Server drives it with one
+// asio timer set to NextDeadline(); the raft simulation drives the same class
+// with simulated, skewed clocks (tests/raft/sim). Loop thread only.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "common/types.h"
+#include "server/lock_delay_guard.h"
+#include "server/session_timers.h"
+#include "state/command.h"
+#include "state/store.h"
+
+namespace tenure::server {
+
+// What a command changes in the timers once it commits, worked out before
+// it is proposed (the body is moved into the command).
+struct SessionChange {
+  std::string created_id;  // a SessionCreate's session, with its TTL
+  DurationNs created_ttl_ns = 0;
+  std::string destroyed_id;  // a SessionDestroy's session
+  bool empty() const { return created_id.empty() && destroyed_id.empty(); }
+};
+SessionChange SessionChangeOf(const state::CommandBody& body);
+
+class LeaderDuties {
+ public:
+  // How long a failed SessionDestroy{expired} waits before it is proposed again.
+  static constexpr MonoMs kExpiryRetryMs = 1000;
+
+  // Sessions expire between TTL and TTL x multiplier after the last renewal.
+  // REQUIRES: ttl_multiplier >= 1.
+  explicit LeaderDuties(int ttl_multiplier);
+
+  // --- Leadership -------------------------------------------------------
+  // Call once the Store holds every committed entry (after the new leader's
+  // barrier). Arms every TTL session at a full TTL x multiplier from now:
+  // expiry can only move later than any earlier leader promised, never
+  // earlier. Takes over the Store's lock-delay windows. Returns how many
+  // sessions were armed.
+  std::size_t OnBecameLeader(MonoMs now_ms, const state::Store& store);
+  // The same for sessions only, with no lock-delay windows (unit tests).
+  std::size_t OnBecameLeader(MonoMs now_ms, const std::vector<const state::Session*>& sessions);
+  void OnLostLeadership();
+  bool leading() const { return leading_; }
+
+  // --- Sessions ---------------------------------------------------------
+  // A proposal of this node committed: arms a created session (when
+  // leading), forgets a destroyed one.
+  void OnCommitted(const SessionChange& change, MonoMs now_ms);
+  void OnSessionCreated(const std::string& session_id, DurationNs ttl_ns, MonoMs now_ms);
+  void OnSessionDestroyed(std::string_view session_id);
+  // Answers a renewal from memory. `session` is the Store's (null if none).
+  // kNotLeader unless leading; kNotFound (Consul's text) if the session does
+  // not exist or is expiring; otherwise its deadline moves to a full
+  // TTL x multiplier from now.
+  Status Renew(std::string_view session_id, const state::Session* session, MonoMs now_ms);
+  // The second half of a renewal: a barrier proposed after Renew has
+  // committed, so this node still led a majority after the renewal arrived
+  // and no successor can have armed the session before then (decision
+  // 0011). The renewal stands unless the session is gone or expiring
+  // meanwhile, with Renew's answers; nothing is re-armed.
+  Status ConfirmRenewal(std::string_view session_id, const state::Session* session) const;
+
+  // --- Expiry -----------------------------------------------------------
+  // Sessions whose deadline (or retry) is at or before now, earliest first.
+  // They are expiring from now on: propose SessionDestroy{expired} for each
+  // and report the outcome with ExpiryResolved or ExpiryFailed.
+  std::vector<std::string> DueExpiries(MonoMs now_ms);
+  // The SessionDestroy committed, or this node will not propose it (the
+  // session is gone, leadership was lost): the session is no longer expiring.
+  void ExpiryResolved(std::string_view session_id);
+  // The proposal failed while this node still leads: the session stays
+  // expiring and comes back from DueExpiries kExpiryRetryMs from now.
+  void ExpiryFailed(const std::string& session_id, MonoMs now_ms);
+  bool IsExpiring(std::string_view session_id) const;
+  // The earliest time DueExpiries has something to return; nullopt if never.
+  std::optional<MonoMs> NextDeadline() const;
+
+  // --- Acquires ---------------------------------------------------------
+  // Acquires (KV or txn lock) this leader refuses before proposing, with the
+  // Store's own answers, checked in the Store's order:
+  //  - a key in an inherited lock-delay window by this leader's clock:
+  //    ok=false with lock_delayed for a KV acquire; for a txn, a rolled-back
+  //    transaction, `failed to lock key "<k>" due to lock delay`;
+  //  - an expiring session: the answer the Store will give once the
+  //    SessionDestroy commits, `invalid session "<id>"` as an error for a KV
+  //    acquire, a rolled-back transaction naming the op for a txn.
+  // nullopt: propose it.
+  std::optional<state::ApplyResult> RefuseBeforeProposing(const state::CommandBody& body,
+                                                          MonoMs now_ms) const;
+
+  const SessionTimers& timers() const { return timers_; }
+  const LockDelayGuard& lock_delays() const { return lock_delays_; }
+
+ private:
+  bool leading_ = false;
+  SessionTimers timers_;
+  LockDelayGuard lock_delays_;
+  std::set<std::string, std::less<>> expiring_;
+  // (retry time, id) for expiries whose proposal failed; ids also in expiring_.
+  std::set<std::pair<MonoMs, std::string>> retries_;
+};
+
+}  // namespace tenure::server

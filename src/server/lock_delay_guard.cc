@@ -1,0 +1,18 @@
+#include "server/lock_delay_guard.h"
+
+namespace tenure::server {
+
+void LockDelayGuard::OnBecameLeader(const state::Store& store, MonoMs now_mono_ms) {
+  until_.clear();
+  for (const auto& [key, end_ms] : store.lock_delays()) {
+    UnixMs remaining_ms = end_ms - store.now_ms();
+    if (remaining_ms > 0) until_.emplace(key, now_mono_ms + remaining_ms);
+  }
+}
+
+bool LockDelayGuard::Blocks(std::string_view key, MonoMs now_mono_ms) const {
+  auto it = until_.find(key);
+  return it != until_.end() && now_mono_ms < it->second;
+}
+
+}  // namespace tenure::server

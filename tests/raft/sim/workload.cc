@@ -1,0 +1,270 @@
+#include "workload.h"
+
+#include <fmt/core.h>
+
+#include <variant>
+
+namespace tenure::sim {
+
+Workload::Workload(Cluster* cluster, Rng rng, WorkloadOptions options)
+    : cluster_(cluster), rng_(rng), options_(std::move(options)) {
+  clients_.resize(options_.clients);
+  for (unsigned i = 0; i < options_.clients; ++i) {
+    clients_[i].id = i;
+    clients_[i].next_request_at = rng_.Uniform(0, options_.think_max_ms);
+  }
+}
+
+std::string Workload::Summary() const {
+  std::string out;
+  for (const auto& [what, count] : counts_) out += fmt::format("{}={} ", what, count);
+  return out;
+}
+
+void Workload::Step() {
+  if (quiesced_) return;
+  RealMs now = cluster_->now();
+  for (Client& client : clients_) {
+    if (client.in_flight != 0 && now >= client.in_flight_deadline) {
+      client.in_flight = 0;  // gave up: the outcome stays unknown
+      ++counts_["timeout"];
+    }
+    if (client.in_flight != 0) continue;
+    // A silent client's renewals stopped (a dead renewal thread) but its
+    // work goes on: the case of etcd issue 11456.
+    bool renewing = now >= client.silent_until;
+    if (renewing && !client.session.empty() && now >= client.next_renewal_at) {
+      Renew(client);
+    } else if (now >= client.next_request_at) {
+      Act(client);
+    }
+  }
+}
+
+// A server that says it leads; sometimes any server, as a client that has
+// not learnt of the change of leader yet.
+std::optional<unsigned> Workload::PickServer() {
+  std::vector<unsigned> candidates;
+  bool any = rng_.Percent(5);
+  for (unsigned i = 0; i < cluster_->size(); ++i) {
+    if (cluster_->alive(i) && (any || cluster_->server(i).IsRaftLeader())) candidates.push_back(i);
+  }
+  if (candidates.empty()) return std::nullopt;
+  return candidates[rng_.Index(static_cast<unsigned>(candidates.size()))];
+}
+
+// A renewal is a request like any other (one in flight per client): the
+// leader answers it only after a barrier (decision 0011), so it can take a
+// while, or never come from a deposed leader.
+void Workload::Renew(Client& client) {
+  RealMs now = cluster_->now();
+  std::optional<unsigned> server = PickServer();
+  if (!server) {
+    client.next_renewal_at = now + rng_.Uniform(100, 500);
+    return;
+  }
+  std::uint64_t request = next_request_++;
+  client.in_flight = request;
+  client.in_flight_deadline = now + options_.request_timeout_ms;
+  unsigned id = client.id;
+  cluster_->server(*server).Renew(
+      client.session, [this, id, request](Result<const state::Session*> renewed) {
+        Client& owner = clients_[id];
+        if (owner.in_flight != request) return;  // abandoned
+        owner.in_flight = 0;
+        OnRenewAnswer(owner, renewed.status());
+      });
+}
+
+void Workload::OnRenewAnswer(Client& client, const Status& renewed) {
+  RealMs now = cluster_->now();
+  if (renewed.ok()) {
+    ++counts_["renew"];
+    RealMs ttl_ms = client.ttl_ns / kNsPerMs;
+    client.next_renewal_at = now + ttl_ms / 2 - rng_.Uniform(0, ttl_ms / 10);
+    if (rng_.Percent(8)) {
+      // Stops renewing for a while: the session may well expire meanwhile.
+      client.silent_until = now + rng_.Uniform(ttl_ms, 4 * ttl_ms);
+      ++counts_["silence"];
+    }
+  } else if (renewed.code() == Code::kNotFound) {
+    ++counts_["session-lost"];
+    ForgetSession(client);
+  } else {
+    ++counts_["renew-failed"];
+    client.next_renewal_at = now + rng_.Uniform(50, 300);
+  }
+}
+
+void Workload::Act(Client& client) {
+  client.next_request_at = cluster_->now() + rng_.Uniform(10, options_.think_max_ms);
+  int dice = static_cast<int>(rng_.Uniform(0, 99));
+  if (client.session.empty()) {
+    if (dice < 40) return Send(client, NewSession(client), &Workload::OnSessionAnswer);
+    return Send(client, KvOp(client), &Workload::OnOtherAnswer);
+  }
+  if (dice < 35) return Send(client, LockOp(client), &Workload::OnLockAnswer);
+  if (dice < 55) return Send(client, TxnOp(client), &Workload::OnLockAnswer);
+  if (dice < 97) return Send(client, KvOp(client), &Workload::OnOtherAnswer);
+  return Send(client, state::SessionDestroy{client.session}, &Workload::OnSessionAnswer);
+}
+
+void Workload::Send(Client& client, state::CommandBody body, OnAnswer on_answer) {
+  std::optional<unsigned> server = PickServer();
+  if (!server) {
+    ++counts_["no-leader"];
+    return;
+  }
+  std::uint64_t request = next_request_++;
+  client.in_flight = request;
+  client.in_flight_deadline = cluster_->now() + options_.request_timeout_ms;
+  unsigned id = client.id;
+  cluster_->server(*server).Propose(
+      body, [this, id, request, on_answer, body](Result<state::ApplyResult> result) {
+        Client& owner = clients_[id];
+        if (owner.in_flight != request) return;  // abandoned
+        owner.in_flight = 0;
+        ++counts_[result.ok() ? "answered" : "failed"];
+        (this->*on_answer)(owner, body, result);
+      });
+}
+
+state::CommandBody Workload::NewSession(Client& client) {
+  state::Session session;
+  session.id =
+      fmt::format("{:08x}-{:04x}-4000-8000-{:012x}", client.id, client.sessions_made++, ++seq_);
+  session.name = fmt::format("client-{}", client.id);
+  session.node = "sim";
+  MonoMs ttl_ms = rng_.Uniform(options_.ttl_min_ms / 1000, options_.ttl_max_ms / 1000) * 1000;
+  session.ttl = fmt::format("{}s", ttl_ms / 1000);
+  session.ttl_ns = ttl_ms * kNsPerMs;
+  session.lock_delay_ns =
+      rng_.Percent(30) ? 0 : rng_.Uniform(0, options_.lock_delay_max_ms) * kNsPerMs;
+  session.behavior = rng_.Percent(20) ? state::Behavior::kDelete : state::Behavior::kRelease;
+  return state::SessionCreate{std::move(session)};
+}
+
+state::CommandBody Workload::LockOp(Client& client) {
+  const std::string& key =
+      options_.lock_keys[rng_.Index(static_cast<unsigned>(options_.lock_keys.size()))];
+  if (client.held.count(key) != 0 && rng_.Percent(60)) {
+    return state::KvRelease{key, Value(client), 0, client.session};
+  }
+  return state::KvAcquire{key, Value(client), rng_.Next() % 4, client.session};
+}
+
+state::CommandBody Workload::TxnOp(Client& client) {
+  const auto& locks = options_.lock_keys;
+  const std::string& a = locks[rng_.Index(static_cast<unsigned>(locks.size()))];
+  const std::string& b = locks[rng_.Index(static_cast<unsigned>(locks.size()))];
+  const std::string& kv =
+      options_.kv_keys[rng_.Index(static_cast<unsigned>(options_.kv_keys.size()))];
+  using V = state::TxnVerb;
+  state::Txn txn;
+  auto op = [&](V verb, const std::string& key, std::uint64_t index = 0) {
+    txn.ops.push_back({verb, key, Value(client), 0, index, client.session});
+  };
+  switch (rng_.Index(5)) {
+    case 0:  // take a lock and write under it
+      op(V::kLock, a);
+      op(V::kSet, kv);
+      break;
+    case 1:  // a write guarded by still holding the lock
+      op(V::kCheckSession, a);
+      op(V::kSet, kv);
+      break;
+    case 2: {  // a write guarded by the fencing token this client was given
+      auto held = client.held.find(a);
+      op(V::kCheckFence, a, held != client.held.end() ? held->second : 1);
+      op(V::kSet, kv);
+      break;
+    }
+    case 3:  // hand over from one lock to another
+      op(V::kUnlock, a);
+      op(V::kLock, b);
+      break;
+    default:  // the same lock twice in one transaction
+      op(V::kLock, a);
+      op(V::kUnlock, a);
+      op(V::kLock, b);
+      break;
+  }
+  return txn;
+}
+
+state::CommandBody Workload::KvOp(Client& client) {
+  const std::string& key = AnyKey();
+  switch (rng_.Index(6)) {
+    case 0:
+    case 1:
+      return state::KvSet{key, Value(client), rng_.Next() % 4};
+    case 2:
+      return state::KvCas{key, Value(client), 0, static_cast<LogIndex>(rng_.Uniform(0, 3))};
+    case 3:
+      return state::KvDelete{key, false, 0};
+    case 4:
+      return state::KvDelete{key, true, static_cast<LogIndex>(rng_.Uniform(0, 50))};
+    default:
+      return state::KvDeleteTree{rng_.Percent(50) ? "kv/" : "lock/"};
+  }
+}
+
+const std::string& Workload::AnyKey() {
+  unsigned locks = static_cast<unsigned>(options_.lock_keys.size());
+  unsigned n = rng_.Index(locks + static_cast<unsigned>(options_.kv_keys.size()));
+  return n < locks ? options_.lock_keys[n] : options_.kv_keys[n - locks];
+}
+
+std::string Workload::Value(const Client& client) {
+  return fmt::format("c{}-{}", client.id, ++seq_);
+}
+
+void Workload::ForgetSession(Client& client) {
+  client.session.clear();
+  client.held.clear();
+}
+
+void Workload::OnSessionAnswer(Client& client, const state::CommandBody& body,
+                               const Result<state::ApplyResult>& result) {
+  if (const auto* create = std::get_if<state::SessionCreate>(&body)) {
+    if (!result.ok() || !result->status.ok()) return;  // unknown: an orphan, left to expire
+    client.session = create->session.id;
+    client.ttl_ns = create->session.ttl_ns;
+    client.next_renewal_at = cluster_->now() + client.ttl_ns / kNsPerMs / 2;
+    ++counts_["session"];
+    return;
+  }
+  ForgetSession(client);  // destroyed, or unknown: either way it is not ours to use
+}
+
+void Workload::OnLockAnswer(Client& client, const state::CommandBody& body,
+                            const Result<state::ApplyResult>& result) {
+  if (!result.ok()) return;
+  if (const auto* acquire = std::get_if<state::KvAcquire>(&body)) {
+    if (result->ok) client.held[acquire->key] = result->fence;
+    ++counts_[result->ok ? "lock" : (result->lock_delayed ? "lock-delayed" : "lock-refused")];
+  } else if (const auto* release = std::get_if<state::KvRelease>(&body)) {
+    if (result->ok) client.held.erase(release->key);
+  } else if (const auto* txn = std::get_if<state::Txn>(&body)) {
+    if (!result->txn.ok()) {
+      ++counts_["txn-rolled-back"];
+      return;
+    }
+    ++counts_["txn"];
+    for (const state::TxnOp& op : txn->ops) {
+      if (op.verb == state::TxnVerb::kUnlock) client.held.erase(op.key);
+    }
+    for (const state::TxnResultEntry& entry : result->txn.results) {
+      if (entry.entry.session == client.session && entry.entry.fence != 0) {
+        client.held[entry.entry.key] = entry.entry.fence;
+      }
+    }
+  }
+}
+
+void Workload::OnOtherAnswer(Client&, const state::CommandBody&,
+                             const Result<state::ApplyResult>& result) {
+  if (result.ok() && !result->ok) ++counts_["kv-refused"];
+}
+
+}  // namespace tenure::sim

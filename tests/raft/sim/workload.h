@@ -1,0 +1,97 @@
+// Workload: simulated clients of the cluster, each a small state machine
+// that behaves like a Consul client using sessions and locks:
+//
+//  - creates a TTL session (random TTL and lock-delay, release or delete),
+//    renews it every TTL/2 on whichever server says it leads, now and then
+//    stops renewing for a while but keeps working (so sessions expire under
+//    clients that still use them), or destroys it;
+//  - acquires and releases a few lock keys, runs transactions that lock,
+//    unlock, check its session or its fencing token and write, and writes
+//    plain keys (set, CAS, delete, delete-CAS, delete-tree);
+//  - one request at a time, abandoned after a timeout (its outcome then
+//    unknown, as over HTTP).
+//
+// Requests go to a server whose raft state is leader, stale or not, as a
+// client that followed a redirect would. All randomness comes from the Rng.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cluster.h"
+#include "rng.h"
+
+namespace tenure::sim {
+
+struct WorkloadOptions {
+  unsigned clients = 5;
+  std::vector<std::string> lock_keys = {"lock/a", "lock/b", "lock/c"};
+  std::vector<std::string> kv_keys = {"kv/0", "kv/1", "kv/2"};
+  MonoMs ttl_min_ms = 10'000;  // Consul's minimum TTL
+  MonoMs ttl_max_ms = 30'000;
+  MonoMs lock_delay_max_ms = 15'000;
+  RealMs think_max_ms = 2'000;
+  RealMs request_timeout_ms = 5'000;
+};
+
+class Workload {
+ public:
+  Workload(Cluster* cluster, Rng rng, WorkloadOptions options);
+
+  // Every client whose turn has come acts.
+  void Step();
+  // From now on clients neither renew nor send anything.
+  void Quiesce() { quiesced_ = true; }
+  std::string Summary() const;
+
+ private:
+  struct Client {
+    unsigned id = 0;
+    std::string session;
+    DurationNs ttl_ns = 0;
+    RealMs next_renewal_at = 0;
+    RealMs silent_until = 0;
+    RealMs next_request_at = 0;
+    std::uint64_t in_flight = 0;  // request number, 0 = idle
+    RealMs in_flight_deadline = 0;
+    std::map<std::string, LogIndex> held;  // key -> token, as this client believes
+    unsigned sessions_made = 0;
+  };
+  using OnAnswer = void (Workload::*)(Client&, const state::CommandBody&,
+                                      const Result<state::ApplyResult>&);
+
+  void Act(Client& client);
+  void Renew(Client& client);
+  void OnRenewAnswer(Client& client, const Status& renewed);
+  void Send(Client& client, state::CommandBody body, OnAnswer on_answer);
+  std::optional<unsigned> PickServer();
+  state::CommandBody NewSession(Client& client);
+  state::CommandBody LockOp(Client& client);
+  state::CommandBody TxnOp(Client& client);
+  state::CommandBody KvOp(Client& client);
+  const std::string& AnyKey();
+  std::string Value(const Client& client);
+
+  void OnSessionAnswer(Client& client, const state::CommandBody& body,
+                       const Result<state::ApplyResult>& result);
+  void OnLockAnswer(Client& client, const state::CommandBody& body,
+                    const Result<state::ApplyResult>& result);
+  void OnOtherAnswer(Client& client, const state::CommandBody& body,
+                     const Result<state::ApplyResult>& result);
+  void ForgetSession(Client& client);
+
+  Cluster* cluster_;
+  Rng rng_;
+  WorkloadOptions options_;
+  std::vector<Client> clients_;
+  bool quiesced_ = false;
+  std::uint64_t next_request_ = 1;
+  std::uint64_t seq_ = 0;
+  std::map<std::string, std::uint64_t> counts_;
+};
+
+}  // namespace tenure::sim

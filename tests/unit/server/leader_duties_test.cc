@@ -1,0 +1,176 @@
+// LeaderDuties: the leader's session duties with time as an input.
+#include "server/leader_duties.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace tenure::server {
+namespace {
+
+using Ids = std::vector<std::string>;
+
+constexpr DurationNs kTtl10s = 10 * kNsPerSecond;
+
+state::Session TtlSession(std::string id, DurationNs ttl_ns = kTtl10s) {
+  state::Session session;
+  session.id = std::move(id);
+  session.ttl_ns = ttl_ns;
+  return session;
+}
+
+class LeaderDutiesTest : public ::testing::Test {
+ protected:
+  // Becomes leader at `now_ms` over the sessions a, b (TTL 10 s) and
+  // forever (no TTL).
+  void Lead(MonoMs now_ms) { duties_.OnBecameLeader(now_ms, {&a_, &b_, &forever_}); }
+
+  state::Session a_ = TtlSession("a");
+  state::Session b_ = TtlSession("b");
+  state::Session forever_ = TtlSession("forever", 0);
+  LeaderDuties duties_{2};
+};
+
+TEST_F(LeaderDutiesTest, NewLeaderArmsEveryTtlSessionAtAFullTtlTimesMultiplier) {
+  EXPECT_EQ(duties_.OnBecameLeader(5'000, {&a_, &b_, &forever_}), 2u);
+  EXPECT_EQ(duties_.NextDeadline(), 25'000);
+  EXPECT_EQ(duties_.DueExpiries(24'999), Ids{});
+  EXPECT_EQ(duties_.DueExpiries(25'000), (Ids{"a", "b"}));
+  EXPECT_TRUE(duties_.IsExpiring("a"));
+  EXPECT_FALSE(duties_.IsExpiring("forever"));
+}
+
+TEST_F(LeaderDutiesTest, RenewalFromMemoryPushesTheDeadline) {
+  Lead(0);
+  ASSERT_TRUE(duties_.Renew("a", &a_, 15'000).ok());
+  EXPECT_EQ(duties_.DueExpiries(20'000), Ids{"b"});
+  EXPECT_EQ(duties_.DueExpiries(34'999), Ids{});
+  EXPECT_EQ(duties_.DueExpiries(35'000), Ids{"a"});
+}
+
+TEST_F(LeaderDutiesTest, FollowerNeitherRenewsNorExpires) {
+  Status renewed = duties_.Renew("a", &a_, 0);
+  EXPECT_EQ(renewed.code(), Code::kNotLeader);
+  duties_.OnSessionCreated("c", kTtl10s, 0);
+  EXPECT_EQ(duties_.NextDeadline(), std::nullopt);
+}
+
+TEST_F(LeaderDutiesTest, RenewingAMissingSessionIsNotFoundWithConsulsText) {
+  Lead(0);
+  Status renewed = duties_.Renew("zz", nullptr, 0);
+  EXPECT_EQ(renewed.code(), Code::kNotFound);
+  EXPECT_EQ(renewed.message(), "Session id 'zz' not found");
+}
+
+TEST_F(LeaderDutiesTest, ExpiringSessionCannotBeRenewed) {
+  Lead(0);
+  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
+  EXPECT_EQ(duties_.Renew("a", &a_, 20'001).code(), Code::kNotFound);
+}
+
+TEST_F(LeaderDutiesTest, ExpiringSessionAcquiresNothing) {
+  Lead(0);
+  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
+  std::optional<state::ApplyResult> kv =
+      duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, "a"}, 20'000);
+  ASSERT_TRUE(kv.has_value());
+  EXPECT_FALSE(kv->ok);
+  EXPECT_EQ(kv->status.message(), "invalid session \"a\"");
+
+  state::Txn txn;
+  txn.ops.push_back({state::TxnVerb::kSet, "x", "1", 0, 0, ""});
+  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, 0, "b"});
+  std::optional<state::ApplyResult> refused = duties_.RefuseBeforeProposing(txn, 20'000);
+  ASSERT_TRUE(refused.has_value());
+  ASSERT_EQ(refused->txn.errors.size(), 1u);
+  EXPECT_EQ(refused->txn.errors[0].op_index, 1u);
+  EXPECT_EQ(refused->txn.errors[0].what, "invalid session \"b\"");
+  EXPECT_TRUE(refused->txn.results.empty());
+}
+
+TEST_F(LeaderDutiesTest, LiveSessionAndOtherCommandsAreNotRefused) {
+  Lead(0);
+  EXPECT_FALSE(duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, "a"}, 0));
+  EXPECT_FALSE(duties_.RefuseBeforeProposing(state::KvRelease{"k", "v", 0, "a"}, 0));
+  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
+  // Releasing is always allowed; only grants are refused.
+  EXPECT_FALSE(duties_.RefuseBeforeProposing(state::KvRelease{"k", "v", 0, "a"}, 0));
+}
+
+TEST_F(LeaderDutiesTest, CommittedExpiryEndsTheExpiringState) {
+  Lead(0);
+  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
+  duties_.OnCommitted(SessionChangeOf(state::SessionDestroy{"a", state::DestroyReason::kExpired}),
+                      20'010);
+  EXPECT_FALSE(duties_.IsExpiring("a"));
+  duties_.ExpiryResolved("b");
+  EXPECT_FALSE(duties_.IsExpiring("b"));
+  EXPECT_EQ(duties_.NextDeadline(), std::nullopt);
+}
+
+TEST_F(LeaderDutiesTest, FailedExpiryIsRetriedASecondLaterAndStaysExpiring) {
+  Lead(0);
+  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
+  duties_.ExpiryResolved("b");
+  duties_.ExpiryFailed("a", 20'005);
+  EXPECT_TRUE(duties_.IsExpiring("a"));
+  EXPECT_EQ(duties_.Renew("a", &a_, 20'500).code(), Code::kNotFound);
+  EXPECT_EQ(duties_.NextDeadline(), 20'005 + LeaderDuties::kExpiryRetryMs);
+  EXPECT_EQ(duties_.DueExpiries(21'004), Ids{});
+  EXPECT_EQ(duties_.DueExpiries(21'005), Ids{"a"});
+  EXPECT_TRUE(duties_.IsExpiring("a"));
+  EXPECT_EQ(duties_.NextDeadline(), std::nullopt);
+}
+
+TEST_F(LeaderDutiesTest, DestroyedSessionIsForgottenEvenWhileARetryWaits) {
+  Lead(0);
+  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
+  duties_.ExpiryFailed("a", 20'000);
+  duties_.OnSessionDestroyed("a");
+  EXPECT_FALSE(duties_.IsExpiring("a"));
+  duties_.ExpiryResolved("b");
+  EXPECT_EQ(duties_.NextDeadline(), std::nullopt);
+}
+
+TEST_F(LeaderDutiesTest, CreatedSessionIsArmedWhenItsCreateCommits) {
+  Lead(0);
+  duties_.OnCommitted(SessionChangeOf(state::SessionCreate{TtlSession("c")}), 3'000);
+  ASSERT_TRUE(duties_.Renew("a", &a_, 10'000).ok());
+  ASSERT_TRUE(duties_.Renew("b", &b_, 10'000).ok());
+  EXPECT_EQ(duties_.NextDeadline(), 23'000);
+  EXPECT_EQ(duties_.DueExpiries(23'000), Ids{"c"});
+}
+
+TEST_F(LeaderDutiesTest, LostLeadershipForgetsEverythingAndNextLeadershipStartsAfresh) {
+  Lead(0);
+  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
+  duties_.ExpiryFailed("a", 20'000);
+  duties_.OnLostLeadership();
+  EXPECT_FALSE(duties_.leading());
+  EXPECT_FALSE(duties_.IsExpiring("a"));
+  EXPECT_EQ(duties_.NextDeadline(), std::nullopt);
+  // Leading again (the expiry never committed): a full TTL x 2 from now.
+  Lead(50'000);
+  EXPECT_FALSE(duties_.IsExpiring("a"));
+  EXPECT_EQ(duties_.DueExpiries(69'999), Ids{});
+  EXPECT_EQ(duties_.DueExpiries(70'000), (Ids{"a", "b"}));
+}
+
+TEST_F(LeaderDutiesTest, MultiplierOneExpiresAtTheTtl) {
+  LeaderDuties strict(1);
+  strict.OnBecameLeader(0, {&a_});
+  EXPECT_EQ(strict.DueExpiries(9'999), Ids{});
+  EXPECT_EQ(strict.DueExpiries(10'000), Ids{"a"});
+}
+
+TEST(SessionChangeTest, OnlySessionCreateAndDestroyChangeTimers) {
+  EXPECT_TRUE(SessionChangeOf(state::KvSet{"k", "v", 0}).empty());
+  SessionChange created = SessionChangeOf(state::SessionCreate{TtlSession("c", 7)});
+  EXPECT_EQ(created.created_id, "c");
+  EXPECT_EQ(created.created_ttl_ns, 7);
+  EXPECT_EQ(SessionChangeOf(state::SessionDestroy{"d"}).destroyed_id, "d");
+}
+
+}  // namespace
+}  // namespace tenure::server
