@@ -100,29 +100,22 @@ void Server::IssueBarrier() {
 }
 
 void Server::Renew(std::string_view session_id, RenewDone done) {
-  Status renewed = IsLeader() ? duties_.Renew(session_id, store_.FindSession(session_id),
-                                              clock_.NowMonoMs())
+  const state::Session* session = store_.FindSession(session_id);
+  Status renewed = IsLeader() ? duties_.Renew(session_id, session, clock_.NowMonoMs())
                               : Status::NotLeader("No cluster leader");
-  if (!renewed.ok()) {
-    boost::asio::post(io_, [done = std::move(done), renewed] { done(renewed); });
-    return;
-  }
+  if (!renewed.ok()) return done(renewed);
   ScheduleDuties();
+  if (node_->SoleVoter()) return done(session);  // nobody else can have been elected
   std::weak_ptr<bool> alive = alive_;
-  auto confirm = [this, alive, id = std::string(session_id), done = std::move(done)](Status status) {
+  Barrier([this, alive, id = std::string(session_id), done = std::move(done)](Status status) {
     if (alive.expired() || !*alive.lock()) return done(Status::Unavailable("shutting down"));
     if (!status.ok()) return done(status);
-    const state::Session* session = store_.FindSession(id);
-    if (Status confirmed = duties_.ConfirmRenewal(id, session); !confirmed.ok()) {
+    const state::Session* current = store_.FindSession(id);
+    if (Status confirmed = duties_.ConfirmRenewal(id, current); !confirmed.ok()) {
       return done(confirmed);
     }
-    done(session);
-  };
-  if (node_->SoleVoter()) {  // nobody else can have been elected
-    boost::asio::post(io_, [confirm = std::move(confirm)] { confirm(Status::Ok()); });
-    return;
-  }
-  Barrier(std::move(confirm));
+    done(current);
+  });
 }
 
 bool Server::IsExpiring(std::string_view session_id) const {

@@ -72,7 +72,8 @@ class Server {
   // renewals and ?consistent reads), so a deposed leader that has not
   // noticed yet never acknowledges one (decision 0011). No index changes.
   // kNotFound if the session does not exist or its expiry is under way;
-  // kNotLeader if this server cannot renew. The pointer is valid in `done`.
+  // kNotLeader if this server cannot renew. The pointer is valid in `done`,
+  // which runs before Renew returns unless a barrier is needed.
   using RenewDone = std::function<void(Result<const state::Session*>)>;
   void Renew(std::string_view session_id, RenewDone done);
   // True once the leader has decided the session expired, until the

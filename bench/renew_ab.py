@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""Session renewals/s at 64 clients on 1 and 3 servers, two tenure binaries
+side by side (interleaved runs, fresh servers each time): how much the
+barrier before each acknowledged renewal costs (decision 0011). A
+benchmark, not a test.
+
+    /usr/bin/python3 bench/renew_ab.py BEFORE_BIN AFTER_BIN [SERVERS] [RUNS]
+    e.g. bench/renew_ab.py old/tenure build/src/tenure 1,3 3
+
+SERVERS: comma-separated cluster sizes (default 1,3); RUNS (default 3).
+Drives the leader with `tenure_bench --addr LEADER --only renew_c64
+--clients 64 --seconds 5` (1,000 sessions renewed round-robin).
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+sys.path.insert(0, HERE)
+
+from cluster_failover import agreed_leader  # noqa: E402
+from tenure_testlib import Cluster, poll_until  # noqa: E402
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    binaries = (("before", sys.argv[1]), ("after", sys.argv[2]))
+    sizes = [int(x) for x in (sys.argv[3] if len(sys.argv) > 3 else "1,3").split(",")]
+    runs = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    bench = os.path.join(ROOT, "build", "bench", "tenure_bench")
+    results = {}
+    for _ in range(runs):
+        for name, binary in binaries:
+            for servers in sizes:
+                os.environ["TENURE_BIN"] = os.path.abspath(binary)
+                with Cluster(servers, extra_args=()) as cluster:
+                    leader = poll_until(lambda: agreed_leader(cluster), timeout=30)
+                    out = subprocess.run(
+                        [bench, "--addr", leader.http_addr, "--only", "renew_c64", "--clients",
+                         "64", "--runs", "1", "--seconds", "5", "--json"],
+                        capture_output=True, text=True, timeout=200, check=True)
+                m = json.loads(out.stdout)["workloads"][0]["runs"][0]["metrics"]
+                results.setdefault((name, servers), []).append(m)
+                print(f"{name} {servers} server(s): {m['renewals_per_s']:,.0f} renewals/s",
+                      flush=True)
+    print("| binary | servers | renewals/s (median) | p50 ms | p99 ms | runs |")
+    print("|---|---:|---:|---:|---:|---|")
+    for (name, servers), ms in sorted(results.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        rates = [m["renewals_per_s"] for m in ms]
+        p50 = statistics.median(m["p50_ms"] for m in ms)
+        p99 = statistics.median(m["p99_ms"] for m in ms)
+        each = ", ".join(f"{r:,.0f}" for r in rates)
+        print(f"| {name} | {servers} | {statistics.median(rates):,.0f} | {p50:.2f} | {p99:.2f} | "
+              f"{each} |")
+
+if __name__ == "__main__":
+    main()
