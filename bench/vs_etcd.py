@@ -1,0 +1,853 @@
+#!/usr/bin/python3
+"""Side-by-side benchmark of tenure, etcd 3.4 and ZooKeeper 3.8 (issue 5).
+
+Starts every server itself on loopback (free ports, fresh temporary data
+dirs, fsync on for all three: see SETTINGS below), a fresh server or cluster
+for every measurement, and drives each with build/bench/vs/tenure_vs (one
+process per measurement: tenure over its Consul HTTP API, etcd over native
+gRPC, ZooKeeper over its binary protocol; all from one client thread). Runs
+are interleaved: run 1 of every workload on every system, then run 2, ...;
+tables show the median of the runs and the ratio of the medians.
+
+    /usr/bin/python3 bench/vs_etcd.py [--runs 3] [--out docs]   (about 25 min)
+    /usr/bin/python3 bench/vs_etcd.py --smoke --out build/...   (about 1-2 min)
+
+Writes <out>/benchmarks-vs-etcd.md (only the part between the
+"generated" markers is replaced; hand-written text around it stays),
+<out>/benchmarks-vs-etcd.json (every run) and PNG plots beside them.
+Exits 1 if any measurement failed (the smoke test, bench.vs_smoke, checks
+that). Only processes this script started are ever signalled.
+"""
+
+import argparse
+import base64
+import json
+import mmap
+import os
+import platform
+import queue
+import random
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+START_TIMEOUT = 60.0      # a server or cluster must be ready within this
+TICKS = os.sysconf("SC_CLK_TCK")
+ZK_CLASSPATH = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
+
+# Exact durability and server settings (printed into the report).
+SETTINGS = [
+    ("tenure", "`tenure server -data-dir D -http-addr 127.0.0.1:H -raft-addr 127.0.0.1:R "
+               "-node-id I -node nodeI [-bootstrap-peers 1@...,2@...,3@...] "
+               "-session-ttl-multiplier 1`. Durability is not configurable: a write is "
+               "acknowledged only after libraft 0.15 has written its log entry to disk and "
+               "synced it (on 3 servers: on a majority, the leader and one follower). Raft "
+               "defaults: election timeout 500 ms, heartbeat 50 ms, pre-vote on. "
+               "`-session-ttl-multiplier 1` makes a session expire TTL after its last renewal, "
+               "like an etcd lease (tenure's default 2, as Consul, allows up to 2 x TTL)."),
+    ("etcd", "Debian's etcd-server 3.4.23 (Go 1.19.8): `etcd --name mI --data-dir D "
+             "--listen-client-urls http://127.0.0.1:C --advertise-client-urls ... "
+             "--listen-peer-urls http://127.0.0.1:P --initial-advertise-peer-urls ... "
+             "--initial-cluster m1=...[,m2=...,m3=...] --initial-cluster-state new "
+             "--initial-cluster-token T --logger zap --log-level warn`. Durability: etcd 3.4 "
+             "always fdatasyncs its WAL before a raft batch is acknowledged (no flag turns it "
+             "off in 3.4; `--unsafe-no-fsync` exists only from 3.5). Defaults otherwise: "
+             "--snapshot-count 100000, heartbeat 100 ms, election timeout 1000 ms, bbolt "
+             "backend commit every 100 ms (not on the acknowledgement path: the WAL is)."),
+    ("ZooKeeper", "Debian's zookeeper 3.8.0 on OpenJDK 17, standalone: `java -Xmx1000m "
+                  "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp " + ZK_CLASSPATH +
+                  " org.apache.zookeeper.server.quorum.QuorumPeerMain zoo.cfg` with zoo.cfg "
+                  "`tickTime=2000, dataDir=D, clientPort=C, clientPortAddress=127.0.0.1, "
+                  "clientPortListenBacklog=4096, forceSync=yes, maxClientCnxns=0, admin.enableServer=false, "
+                  "4lw.commands.whitelist=ruok,srvr`. Durability: forceSync=yes (the default, "
+                  "set explicitly) fsyncs the transaction log before a write is acknowledged "
+                  "(group commit). -Xmx1000m is zkEnv.sh's default heap; maxClientCnxns=0 "
+                  "lifts the 60-connections-per-IP limit for the watchers; the listen backlog of "
+                  "4096 is what tenure and etcd (Go) use (the JVM's default, 50, drops the SYNs "
+                  "of thousands of watchers connecting at once: 1 s retransmits)."),
+]
+
+
+# --- small helpers --------------------------------------------------------------
+
+def free_ports(n):
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def http(addr, method, path, body=None, timeout=5.0):
+    req = urllib.request.Request(f"http://{addr}{path}", data=body, method=method)
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        return resp.status, resp.read()
+
+
+def cpu_seconds(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICKS
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def load_average():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def poll(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except (OSError, ValueError, KeyError) as e:
+            last = e
+        time.sleep(0.05)
+    raise RuntimeError(f"{what} not within {timeout:.0f} s (last error: {last})")
+
+
+class Process:
+    """One server process with its log; signalled only by its own PID."""
+
+    def __init__(self, cmd, log_path, cwd=None):
+        self.log_path = log_path
+        self.log = open(log_path, "ab")
+        self.log.write(("$ " + " ".join(cmd) + "\n").encode())
+        self.log.flush()
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log,
+                                     stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def check(self):
+        code = self.proc.poll()
+        if code is not None:
+            raise RuntimeError(f"{self.proc.args[0]} exited with {code}:\n{self.tail()}")
+
+    def tail(self, n=3000):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read()[-n:].decode(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self.log.close()
+
+
+# --- servers --------------------------------------------------------------------
+
+class Servers:
+    """A fresh server or cluster of one system, as a context manager.
+    addr: the client address of the leader; pids: every server process."""
+
+    def __init__(self, system, n, data_parent):
+        self.system, self.n = system, n
+        self.root = tempfile.mkdtemp(prefix=f"vs-{system}{n}-", dir=data_parent)
+        self.procs, self.addr, self.leader_pid = [], None, None
+
+    def __enter__(self):
+        try:
+            getattr(self, "_start_" + self.system)()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def pids(self):
+        return [p.pid for p in self.procs]
+
+    def close(self):
+        for p in self.procs:
+            p.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def _check(self):
+        for p in self.procs:
+            p.check()
+
+    def _start_tenure(self):
+        ports = free_ports(2 * self.n)
+        http_addrs = [f"127.0.0.1:{ports[2 * i]}" for i in range(self.n)]
+        raft_addrs = [f"127.0.0.1:{ports[2 * i + 1]}" for i in range(self.n)]
+        peers = ",".join(f"{i + 1}@{a}" for i, a in enumerate(raft_addrs))
+        for i in range(self.n):
+            d = os.path.join(self.root, f"s{i + 1}")
+            os.makedirs(d)
+            cmd = [ARGS.tenure, "server", "-data-dir", d, "-http-addr", http_addrs[i],
+                   "-raft-addr", raft_addrs[i], "-node-id", str(i + 1), "-node", f"node{i + 1}",
+                   "-session-ttl-multiplier", "1"]
+            if self.n > 1:
+                cmd += ["-bootstrap-peers", peers]
+            self.procs.append(Process(cmd, os.path.join(self.root, f"s{i + 1}.log")))
+
+        def ready():
+            self._check()
+            named = set()
+            for a in http_addrs:
+                status, body = http(a, "GET", "/v1/status/leader", timeout=2)
+                named.add(json.loads(body) if status == 200 else "")
+            if len(named) != 1 or "" in named:
+                return None
+            leader = raft_addrs.index(named.pop())
+            status, body = http(http_addrs[leader], "PUT", "/v1/kv/bench/ready", b"1", timeout=5)
+            return leader + 1 if status == 200 and body.strip() == b"true" else None
+        leader = poll(ready, START_TIMEOUT, f"tenure x{self.n}: a leader and a committed write") - 1
+        self.addr, self.leader_pid = http_addrs[leader], self.procs[leader].pid
+
+    def _start_etcd(self):
+        ports = free_ports(2 * self.n)
+        client = [f"127.0.0.1:{ports[2 * i]}" for i in range(self.n)]
+        peer = [f"http://127.0.0.1:{ports[2 * i + 1]}" for i in range(self.n)]
+        cluster = ",".join(f"m{i + 1}={p}" for i, p in enumerate(peer))
+        token = f"bench-{os.getpid()}-{random.randrange(1 << 30)}"
+        for i in range(self.n):
+            d = os.path.join(self.root, f"m{i + 1}")
+            cmd = [ARGS.etcd, "--name", f"m{i + 1}", "--data-dir", d,
+                   "--listen-client-urls", f"http://{client[i]}",
+                   "--advertise-client-urls", f"http://{client[i]}",
+                   "--listen-peer-urls", peer[i], "--initial-advertise-peer-urls", peer[i],
+                   "--initial-cluster", cluster, "--initial-cluster-state", "new",
+                   "--initial-cluster-token", token, "--logger", "zap", "--log-level", "warn"]
+            self.procs.append(Process(cmd, os.path.join(self.root, f"m{i + 1}.log")))
+
+        def ready():
+            # The JSON gateway, for orchestration only (never measured).
+            self._check()
+            ids, leaders = [], set()
+            for a in client:
+                status, body = http(a, "POST", "/v3/maintenance/status", b"{}", timeout=2)
+                st = json.loads(body)
+                ids.append(st["header"]["member_id"])
+                leaders.add(st.get("leader"))
+            if len(leaders) != 1 or None in leaders or leaders.copy().pop() not in ids:
+                return None
+            leader = ids.index(leaders.pop())
+            b64 = lambda s: base64.b64encode(s).decode()
+            put = json.dumps({"key": b64(b"bench/ready"), "value": b64(b"1")}).encode()
+            status, _ = http(client[leader], "POST", "/v3/kv/put", put, timeout=5)
+            return leader + 1 if status == 200 else None
+        leader = poll(ready, START_TIMEOUT, f"etcd x{self.n}: a leader and a committed put") - 1
+        self.addr, self.leader_pid = client[leader], self.procs[leader].pid
+
+    def _start_zk(self):
+        assert self.n == 1, "ZooKeeper runs standalone only"
+        (port,) = free_ports(1)
+        data = os.path.join(self.root, "data")
+        os.makedirs(data)
+        cfg = os.path.join(self.root, "zoo.cfg")
+        with open(cfg, "w") as f:
+            f.write(f"tickTime=2000\ndataDir={data}\nclientPort={port}\n"
+                    "clientPortAddress=127.0.0.1\nclientPortListenBacklog=4096\nforceSync=yes\n"
+                    "maxClientCnxns=0\n"
+                    "admin.enableServer=false\n4lw.commands.whitelist=ruok,srvr\n")
+        cmd = [ARGS.java, "-Xmx1000m", f"-Dzookeeper.log.dir={self.root}",
+               "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", ZK_CLASSPATH,
+               "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg]
+        self.procs.append(Process(cmd, os.path.join(self.root, "zk.log")))
+        self.addr = f"127.0.0.1:{port}"
+        self.leader_pid = self.procs[0].pid
+
+        def ready():
+            self._check()
+            # ruok answers imok before sessions are served; srvr names the mode only then.
+            return b"Mode: standalone" in four_letter(self.addr, b"srvr")
+        poll(ready, START_TIMEOUT, "ZooKeeper: srvr reporting Mode: standalone")
+
+
+def four_letter(addr, word):
+    host, port = addr.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=2) as s:
+        s.sendall(word)
+        out = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                return out
+            out += chunk
+
+
+# --- measurements -----------------------------------------------------------------
+
+CONFIGS = {  # name -> (system, servers, label)
+    "tenure1": ("tenure", 1, "tenure, 1 server"),
+    "etcd1": ("etcd", 1, "etcd, 1 member"),
+    "zk1": ("zk", 1, "ZooKeeper, standalone"),
+    "tenure3": ("tenure", 3, "tenure, 3 servers"),
+    "etcd3": ("etcd", 3, "etcd, 3 members"),
+}
+
+
+def run_driver(config, workload, extra, timeout):
+    """One measurement on fresh servers; returns the metrics dict (raises on failure)."""
+    system, n, _ = CONFIGS[config]
+    with Servers(system, n, ARGS.data_parent) as servers:
+        cmd = [ARGS.driver, "--system", system, "--addr", servers.addr, "--workload", workload,
+               "--server-pid", str(servers.leader_pid)] + [str(x) for x in extra]
+        before = [cpu_seconds(p) for p in servers.pids]
+        started = time.monotonic()
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"{' '.join(cmd)}: no result within {timeout:.0f} s")
+        took = time.monotonic() - started
+        after = [cpu_seconds(p) for p in servers.pids]
+        try:
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise RuntimeError(f"{' '.join(cmd)} exited {out.returncode} without a result:\n"
+                               f"{out.stderr[-2000:]}")
+        if out.returncode != 0 or result.get("error"):
+            logs = "\n".join(p.tail(1500) for p in servers.procs)
+            raise RuntimeError(f"{' '.join(cmd)}: {result.get('error')}\n{out.stderr[-1000:]}\n"
+                               f"--- server logs ---\n{logs}")
+        metrics = result["metrics"]
+        if all(b is not None and a is not None for a, b in zip(after, before)):
+            metrics["servers_cpu_pct"] = sum(a - b for a, b in zip(after, before)) / took * 100
+        metrics["driver_wall_s"] = took
+        return metrics
+
+
+class Lines:
+    """A candidate process's stdout lines, read by a thread into a queue."""
+
+    def __init__(self, cmd):
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.q = queue.Queue()
+        self.renewed = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.q.put(line.split())
+        self.q.put(None)
+
+    def wait_for(self, word, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise RuntimeError(f"candidate: no {word} within {timeout:.0f} s")
+            try:
+                item = self.q.get(timeout=left)
+            except queue.Empty:
+                continue
+            if item is None:
+                err = self.proc.stderr.read()
+                raise RuntimeError(f"candidate exited ({self.proc.wait()}) before {word}: {err[-1500:]}")
+            if item[0] == "RENEWED":
+                self.renewed.append(int(item[1]))
+            elif item[0] == "HELD" and word != "HELD":
+                raise RuntimeError(f"candidate: HELD while waiting for {word}")
+            if item[0] == word:
+                return int(item[1])
+
+    def drain_renewals(self):
+        while True:
+            try:
+                item = self.q.get_nowait()
+            except queue.Empty:
+                return
+            if item and item[0] == "RENEWED":
+                self.renewed.append(int(item[1]))
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+
+
+def failover_trial(config, ttl):
+    """kill -9 of the candidate holding the lock until the waiting one holds it."""
+    system, n, _ = CONFIGS[config]
+    with Servers(system, n, ARGS.data_parent) as servers:
+        key = f"bench/election{random.randrange(1 << 30)}"
+        cmd = [ARGS.driver, "--system", system, "--addr", servers.addr, "--workload",
+               "candidate", "--ttl", str(ttl), "--key", key]
+        holder = waiter = None
+        try:
+            holder = Lines(cmd)
+            held_at = holder.wait_for("HELD", 30)
+            waiter = Lines(cmd)
+            waiter.wait_for("WAITING", 30)
+            # Kill at a random point of the holder's renewal cycle.
+            time.sleep(random.uniform(0.5, ttl / 3))
+            holder.drain_renewals()
+            last = max([held_at] + holder.renewed)
+            kill_at = time.monotonic_ns()
+            os.kill(holder.proc.pid, signal.SIGKILL)
+            taken = waiter.wait_for("HELD", 3 * ttl + 30)
+            return {"kill_to_held_ms": (taken - kill_at) / 1e6,
+                    "renewal_to_held_ms": (taken - last) / 1e6,
+                    "beyond_ttl_ms": (taken - last) / 1e6 - ttl * 1000}
+        finally:
+            for c in (holder, waiter):
+                if c:
+                    c.kill()
+
+
+def plan(smoke):
+    """(case id, title, configs, workload, driver args, timeout s, metric keys)."""
+    s = 0.5 if smoke else ARGS.seconds
+    base = ["--seconds", s]
+    all5 = ["tenure1", "etcd1", "zk1", "tenure3", "etcd3"]
+    te = ["tenure1", "etcd1", "tenure3", "etcd3"]
+    clients = (1, 4) if smoke else (1, 16, 64, 256)
+    cases = []
+    for c in clients:
+        cases.append((f"kv_put_c{c}", f"Durable KV put, {c} client{'s' if c > 1 else ''}", all5,
+                      "kv_put", base + ["--clients", c], 120))
+    lock_many = (2,) if smoke else (1, 64)
+    for c in lock_many:
+        cases.append((f"lock_many_c{c}", f"Lock acquire+release, independent locks, {c} client"
+                      f"{'s' if c > 1 else ''}", te, "lock_many", base + ["--clients", c], 120))
+    hot = 4 if smoke else 16
+    cases.append((f"lock_hot_c{hot}", f"Lock acquire+release, one hot lock, {hot} clients", te,
+                  "lock_hot", base + ["--clients", hot], 120))
+    sc = 4 if smoke else 64
+    cases.append((f"session_pairs_c{sc}", f"Session/lease create+destroy, {sc} clients",
+                  te, "session_pairs", base + ["--clients", sc], 120))
+    ns = 16 if smoke else 1000
+    cases.append((f"keepalive_c{sc}", f"Session renew / lease keepalive, {sc} clients, {ns} "
+                  "sessions", te, "keepalive",
+                  base + ["--clients", sc, "--sessions", ns], 120))
+    for w in ((20,) if smoke else (1000, 10000)):
+        rounds = 2 if smoke else 10
+        cases.append((f"watch_w{w}", f"Watch fan-out, {w:,} watchers on one key",
+                      ["tenure1", "etcd1", "zk1"], "watch",
+                      ["--watchers", w, "--rounds", rounds], 600))
+    count = 500 if smoke else 100000
+    cases.append((f"idle_rss_{count}", f"Server RSS, {count:,} idle sessions/leases",
+                  ["tenure1", "etcd1"], "idle_rss", ["--count", count], 600))
+    return cases
+
+
+# --- report -------------------------------------------------------------------------
+
+def median(values):
+    return statistics.median(values) if values else None
+
+
+def fmt(v, decimals=0):
+    if v is None:
+        return "-"
+    return f"{v:,.{decimals}f}"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "-"
+    return f"{a / b:.2f}"
+
+
+def disk_latency(path):
+    """p50/p90 of 200 4 KiB O_DIRECT|O_DSYNC writes in `path` (what a log append costs)."""
+    name = os.path.join(path, f"vs-disk-probe-{os.getpid()}")
+    buf = mmap.mmap(-1, 4096)
+    buf.write(b"x" * 4096)
+    try:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_DIRECT | os.O_DSYNC, 0o600)
+    except OSError as e:
+        return f"unknown ({e})"
+    times = []
+    try:
+        for i in range(200):
+            t = time.perf_counter()
+            os.pwrite(fd, buf, (i % 16) * 4096)
+            times.append((time.perf_counter() - t) * 1e6)
+    finally:
+        os.close(fd)
+        os.unlink(name)
+    times.sort()
+    return f"p50 {times[99]:.0f} us, p90 {times[179]:.0f} us (200 writes of 4 KiB, O_DIRECT|O_DSYNC)"
+
+
+def version(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+    except OSError:
+        return "unknown"
+
+
+def machine_facts():
+    facts = [("date", time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())),
+             ("nproc", str(os.cpu_count()))]
+    with open("/proc/cpuinfo") as f:
+        cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
+    facts.append(("cpu", cpu))
+    with open("/proc/meminfo") as f:
+        facts.append(("memory", f.readline().split(":", 1)[1].strip()))
+    u = platform.uname()
+    facts.append(("kernel", f"{u.system} {u.release} {u.machine}"))
+    try:
+        with open("/etc/os-release") as f:
+            osr = dict(l.rstrip("\n").split("=", 1) for l in f if "=" in l)
+        facts.append(("os", osr.get("PRETTY_NAME", "?").strip('"')))
+    except OSError:
+        pass
+    df = version(["df", "-T", ARGS.data_parent]).splitlines()
+    facts.append(("data dirs", f"{ARGS.data_parent} ({' '.join(df[-1].split()[:2]) if df else '?'})"))
+    pkgs = version(["dpkg-query", "-W", "-f", "${Package} ${Version}, ", "etcd-server",
+                    "zookeeper", "libgrpc++1.51", "libprotobuf32", "openjdk-17-jre-headless",
+                    "libraft0"])
+    facts.append(("packages", pkgs.rstrip(", ")))
+    rev = version(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
+    dirty = version(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])
+    facts.append(("tenure", f"{ARGS.tenure} (git {rev}{' + local changes' if dirty else ''})"))
+    return facts
+
+
+METRICS = {  # workload -> [(key, label, decimals, higher_is_better)]
+    "kv_put": [("ops_per_s", "puts/s", 0, True), ("p50_ms", "p50 ms", 2, False),
+               ("p99_ms", "p99 ms", 2, False), ("servers_cpu_pct", "servers' CPU %", 0, None)],
+    "lock_many": [("ops_per_s", "cycles/s", 0, True), ("p50_ms", "p50 ms", 2, False),
+                  ("p99_ms", "p99 ms", 2, False)],
+    "lock_hot": [("ops_per_s", "cycles/s", 0, True), ("p50_ms", "p50 ms", 2, False),
+                 ("p99_ms", "p99 ms", 2, False)],
+    "session_pairs": [("ops_per_s", "pairs/s", 0, True), ("p50_ms", "p50 ms", 2, False),
+                      ("p99_ms", "p99 ms", 2, False)],
+    "keepalive": [("ops_per_s", "renewals/s", 0, True), ("p50_ms", "p50 ms", 3, False),
+                  ("p99_ms", "p99 ms", 3, False)],
+    "watch": [("last_median_ms", "write to last watcher, median round, ms", 2, False),
+              ("last_max_ms", "worst round, ms", 2, False),
+              ("wake_p50_ms", "per-watcher p50 ms", 2, False),
+              ("wake_p99_ms", "per-watcher p99 ms", 2, False),
+              ("bytes_per_watcher", "server RSS per watcher, bytes", 0, False),
+              ("rss_parked_mib", "server RSS with watchers, MiB", 1, False)],
+    "idle_rss": [("bytes_per_item", "RSS bytes per idle session/lease", 0, False),
+                 ("rss_after_mib", "RSS after, MiB", 1, False),
+                 ("create_per_s", "creates/s while filling", 0, True)],
+    "failover": [("kill_to_held_ms", "kill -9 to next holder, ms", 0, False),
+                 ("renewal_to_held_ms", "holder's last renewal to next holder, ms", 0, False),
+                 ("beyond_ttl_ms", "beyond the TTL, ms", 1, False)],
+}
+
+
+def markdown(report):
+    out = []
+    w = out.append
+    w(f"Generated by `{report['command']}` ({report['mode']}); {report['runs']} runs, "
+      "interleaved; every cell is the median of the runs, ratios are ratios of medians "
+      "(tenure ÷ other: above 1 means tenure is higher, which is better for throughput and "
+      "worse for latency and memory).\n")
+    w("### Machine\n")
+    for k, v in report["machine"]:
+        w(f"- {k}: {v}")
+    w("")
+    w("### Settings\n")
+    for k, v in SETTINGS:
+        w(f"- **{k}**: {v}")
+    for k, v in report["settings"]:
+        w(f"- {k}: {v}")
+    w("")
+    for case in report["cases"]:
+        cid, title, configs, workload = case["id"], case["title"], case["configs"], case["workload"]
+        res = report["results"][cid]
+        w(f"### {title}\n")
+        groups = [[c for c in configs if CONFIGS[c][1] == 1], [c for c in configs if CONFIGS[c][1] == 3]]
+        for group in groups:
+            if not group:
+                continue
+            others = [c for c in group if CONFIGS[c][0] != "tenure"]
+            tenure = next(c for c in group if CONFIGS[c][0] == "tenure")
+            head = "| metric | " + " | ".join(CONFIGS[c][2] for c in group) + " | " + \
+                " | ".join(f"tenure ÷ {CONFIGS[c][2].split(',')[0]}" for c in others) + " |"
+            w(head)
+            w("|---|" + "---:|" * (len(group) + len(others)))
+            for key, label, dec, _ in METRICS[workload]:
+                meds = {c: median([r[key] for r in res.get(c, []) if key in r]) for c in group}
+                if all(v is None for v in meds.values()):
+                    continue
+                cells = [fmt(meds[c], dec) for c in group]
+                # A difference near zero has no meaningful ratio.
+                rats = [ratio(meds[tenure], meds[c]) if key != "beyond_ttl_ms" else "-"
+                        for c in others]
+                w(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(rats) + " |")
+            w("")
+        if workload == "failover":
+            w("Trials: " + "; ".join(
+                f"{CONFIGS[c][2]}: " + ", ".join(f"{r['kill_to_held_ms']:.0f}" for r in res.get(c, []))
+                for c in configs) + " (kill -9 to next holder, ms).\n")
+    w("### Every run\n")
+    w("| case | system | metric | runs | median |")
+    w("|---|---|---|---|---:|")
+    for case in report["cases"]:
+        res = report["results"][case["id"]]
+        for c in case["configs"]:
+            for key, label, dec, _ in METRICS[case["workload"]][:1]:
+                vals = [r[key] for r in res.get(c, []) if key in r]
+                w(f"| {case['id']} | {CONFIGS[c][2]} | {label} | "
+                  f"{' / '.join(fmt(v, dec) for v in vals)} | {fmt(median(vals), dec)} |")
+    w("")
+    if report["failures"]:
+        w("### Failed measurements\n")
+        for f in report["failures"]:
+            w(f"- {f}")
+        w("")
+    return "\n".join(out)
+
+
+def plots(report, out_dir):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        return [f"plots skipped: {e}"]
+    made = []
+    res = report["results"]
+    kv = [c for c in report["cases"] if c["workload"] == "kv_put"]
+    if kv:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        xs = [int(c["id"].split("_c")[1]) for c in kv]
+        for cfg in kv[0]["configs"]:
+            for ax, key in zip(axes, ("ops_per_s", "p99_ms")):
+                ys = [median([r[key] for r in res[c["id"]].get(cfg, [])]) for c in kv]
+                ax.plot(xs, ys, marker="o", label=CONFIGS[cfg][2],
+                        linestyle="-" if CONFIGS[cfg][1] == 1 else "--")
+        for ax, title in zip(axes, ("durable puts/s (median of runs)", "put p99 latency, ms")):
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(xs)
+            ax.set_xticklabels([str(x) for x in xs])
+            ax.set_xlabel("concurrent clients")
+            ax.set_title(title)
+            ax.grid(True, alpha=0.3)
+        axes[1].set_yscale("log")
+        axes[0].legend(fontsize=8)
+        fig.tight_layout()
+        path = os.path.join(out_dir, "benchmarks-vs-etcd-kv-put.png")
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        made.append(path)
+    bars = [c for c in report["cases"] if c["workload"] in ("lock_many", "lock_hot", "session_pairs",
+                                                            "keepalive")]
+    if bars:
+        fig, ax = plt.subplots(figsize=(11, 4))
+        cfgs = ["tenure1", "etcd1", "tenure3", "etcd3"]
+        width = 0.2
+        for i, cfg in enumerate(cfgs):
+            ys = [median([r["ops_per_s"] for r in res[c["id"]].get(cfg, [])]) or 0 for c in bars]
+            ax.bar([j + (i - 1.5) * width for j in range(len(bars))], ys, width, label=CONFIGS[cfg][2])
+        ax.set_xticks(range(len(bars)))
+        ax.set_xticklabels([c["id"] for c in bars], fontsize=8)
+        ax.set_yscale("log")
+        ax.set_ylabel("operations/s (median of runs)")
+        ax.set_title("locks, sessions/leases, keepalives")
+        ax.legend(fontsize=8)
+        ax.grid(True, axis="y", alpha=0.3)
+        fig.tight_layout()
+        path = os.path.join(out_dir, "benchmarks-vs-etcd-locks-sessions.png")
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        made.append(path)
+    watch = [c for c in report["cases"] if c["workload"] == "watch"]
+    if watch:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        cfgs = watch[0]["configs"]
+        width = 0.25
+        for ax, key, title in ((axes[0], "last_median_ms", "write to last watcher notified, ms"),
+                               (axes[1], "bytes_per_watcher", "server RSS per watcher, bytes")):
+            for i, cfg in enumerate(cfgs):
+                ys = [median([r[key] for r in res[c["id"]].get(cfg, []) if key in r]) or 0
+                      for c in watch]
+                ax.bar([j + (i - 1) * width for j in range(len(watch))], ys, width, label=CONFIGS[cfg][2])
+            ax.set_xticks(range(len(watch)))
+            ax.set_xticklabels([c["title"].split(", ")[1] for c in watch], fontsize=8)
+            ax.set_title(title)
+            ax.grid(True, axis="y", alpha=0.3)
+        axes[0].legend(fontsize=8)
+        fig.tight_layout()
+        path = os.path.join(out_dir, "benchmarks-vs-etcd-watch.png")
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        made.append(path)
+    return made
+
+
+BEGIN = "<!-- generated by bench/vs_etcd.py: begin -->"
+END = "<!-- generated by bench/vs_etcd.py: end -->"
+
+
+def write_doc(path, generated):
+    text = ""
+    if os.path.exists(path):
+        with open(path) as f:
+            text = f.read()
+    block = f"{BEGIN}\n{generated}\n{END}"
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+    else:
+        text = ("# tenure next to etcd 3.4 and ZooKeeper 3.8\n\n"
+                "Regenerate with `scripts/bench --vs-etcd`.\n\n" + block + "\n")
+    with open(path, "w") as f:
+        f.write(text)
+
+
+# --- main ---------------------------------------------------------------------------
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tenure", default=os.path.join(ROOT, "build/src/tenure"))
+    p.add_argument("--driver", default=os.path.join(ROOT, "build/bench/vs/tenure_vs"))
+    p.add_argument("--etcd", default="/usr/bin/etcd")
+    p.add_argument("--java", default="/usr/bin/java")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--seconds", type=float, default=5.0, help="timed phase of each throughput run")
+    p.add_argument("--failover-trials", type=int, default=2, help="per system per run")
+    p.add_argument("--ttl", type=int, default=10, help="failover TTL, s (tenure's minimum is 10)")
+    p.add_argument("--only", default="", help="comma-separated case ids (prefix match)")
+    p.add_argument("--out", default=os.path.join(ROOT, "docs"))
+    p.add_argument("--data-parent", default=os.environ.get("TMPDIR", "/tmp"))
+    p.add_argument("--smoke", action="store_true", help="tiny counts, 1 run: proves the harness works")
+    ARGS = p.parse_args()
+    if ARGS.smoke:
+        ARGS.runs, ARGS.failover_trials = 1, 1
+    for tool in (ARGS.tenure, ARGS.driver, ARGS.etcd, ARGS.java):
+        if not os.access(tool, os.X_OK):
+            sys.exit(f"vs_etcd.py: not an executable: {tool} (scripts/setup installs etcd and "
+                     "ZooKeeper; scripts/build tenure tenure_vs builds the rest)")
+    if not os.path.exists(ZK_CLASSPATH.split(":")[0]):
+        sys.exit("vs_etcd.py: ZooKeeper is not installed (/usr/share/java/zookeeper.jar); run scripts/setup")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:  # 10,000 watchers: the driver and the servers inherit this
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    os.makedirs(ARGS.out, exist_ok=True)
+
+    cases = [{"id": cid, "title": t, "configs": cf, "workload": wl, "args": a, "timeout": to}
+             for cid, t, cf, wl, a, to in plan(ARGS.smoke)]
+    cases.append({"id": "failover", "title": f"Election failover: kill -9 of the holding "
+                  f"candidate, TTL {ARGS.ttl} s, no lock-delay", "configs": ["tenure1", "etcd1"],
+                  "workload": "failover", "args": [], "timeout": 0})
+    if ARGS.only:
+        wanted = ARGS.only.split(",")
+        cases = [c for c in cases if any(c["id"].startswith(w) for w in wanted)]
+    report = {"command": " ".join(["bench/vs_etcd.py"] + sys.argv[1:]),
+              "mode": "smoke: tiny counts, the numbers mean nothing" if ARGS.smoke else "full",
+              "runs": ARGS.runs, "cases": [{k: v for k, v in c.items() if k != "args"} for c in cases],
+              "results": {c["id"]: {} for c in cases}, "failures": []}
+    machine = machine_facts()
+    machine.append(("load average at start (1/5/15 min)", load_average()))
+    machine.append(("disk sync-write latency at start", disk_latency(ARGS.data_parent)))
+    report["settings"] = [
+        ("timed phase", f"{0.5 if ARGS.smoke else ARGS.seconds} s per throughput run, closed loop "
+                        "(each client one operation in flight)"),
+        ("clients", "tenure: one HTTP/1.1 keep-alive connection per client; ZooKeeper: one "
+                    "session (connection) per client; etcd: clients spread over at most 64 gRPC "
+                    "channels (TCP connections), calls multiplexed by HTTP/2; all clients on one "
+                    "client thread (build/bench/vs/tenure_vs)"),
+        ("KV put", "100-byte values over 1,000 keys, uniformly random (tenure PUT /v1/kv/bench/kNNNN, "
+                   "etcd KV.Put bench/kNNNN, ZooKeeper setData /bench/kNNNN, znodes created first)"),
+        ("lock", "tenure: a session (TTL 60 s, LockDelay 0s) per client, then PUT ?acquire= / "
+                 "?release=; a refused client reads the key and parks a blocking query on it "
+                 "(Consul's api.Lock). etcd: a lease (TTL 60 s) per client, then the Txn of "
+                 "clientv3 concurrency.Mutex.Lock, waitDeletes with a Watch when another key "
+                 "is older, Unlock = DeleteRange. Independent locks: one key (prefix) per client."),
+        ("sessions", "tenure PUT /v1/session/create {TTL 60s} + /v1/session/destroy; etcd "
+                     "LeaseGrant(60) + LeaseRevoke. Keepalive: tenure PUT /v1/session/renew/ID; "
+                     "etcd one LeaseKeepAlive stream per client, one request in flight; both "
+                     "cycle over their share of the sessions/leases"),
+        ("watch", "tenure: one connection per watcher with GET ?index=N&wait=60s, parking "
+                  "confirmed by /v1/agent/self; etcd: one Watch stream per watcher (over at most "
+                  "64 channels), created before the first write; ZooKeeper: one session per "
+                  "watcher, getData with watch=true re-armed every round. Each round: one write "
+                  "from another connection; the time from sending it to each watcher's "
+                  "notification. RSS per watcher = server RSS growth from before the watchers "
+                  "connected to all parked, / watchers (includes each watcher's connection, "
+                  "stream or session)"),
+        ("idle RSS", "server VmRSS before and 2 s after creating N sessions (tenure TTL 86400s) "
+                     "or leases (etcd TTL 86400) with 64 clients; bytes = growth / N"),
+        ("failover", f"two candidate processes (tenure_vs --workload candidate) on one server: "
+                     f"the holder, and a waiter (tenure: blocking query on the key; etcd: "
+                     f"Mutex waitDeletes' watch). TTL {ARGS.ttl} s on both, renewed every TTL/3, "
+                     "no lock-delay; the holder is killed with SIGKILL at a random point of its "
+                     "renewal cycle. Timestamps are CLOCK_MONOTONIC in both processes"),
+        ("servers", "a fresh server (or cluster, new data dirs and ports) for every measurement; "
+                    "the client drives the leader; 'servers' CPU %' = CPU of all server "
+                    "processes over the driver's whole run, % of one core"),
+    ]
+
+    failures = report["failures"]
+    for run in range(1, ARGS.runs + 1):
+        if run > 1:  # the machine drifts (other tenants, the disk): record it per run
+            machine.append((f"load average / disk sync-write latency at the start of run {run}",
+                            f"{load_average()} / {disk_latency(ARGS.data_parent)}"))
+        for case in cases:
+            for cfg in case["configs"]:
+                started = time.monotonic()
+                try:
+                    if case["workload"] == "failover":
+                        for _ in range(ARGS.failover_trials):
+                            m = failover_trial(cfg, ARGS.ttl)
+                            report["results"]["failover"].setdefault(cfg, []).append(m)
+                    else:
+                        m = run_driver(cfg, case["workload"], case["args"], case["timeout"])
+                        report["results"][case["id"]].setdefault(cfg, []).append(m)
+                    key = METRICS[case["workload"]][0][0]
+                    print(f"[run {run}/{ARGS.runs}] {case['id']:<20} {cfg:<8} "
+                          f"{time.monotonic() - started:5.1f} s  {key}={m.get(key, 0):,.2f}",
+                          file=sys.stderr, flush=True)
+                except Exception as e:  # noqa: BLE001 - reported, and the exit code says it
+                    failures.append(f"run {run} {case['id']} {cfg}: {e}")
+                    print(f"[run {run}/{ARGS.runs}] {case['id']} {cfg} FAILED: {e}",
+                          file=sys.stderr, flush=True)
+    machine.append(("load average at end (1/5/15 min)", load_average()))
+    machine.append(("disk sync-write latency at end", disk_latency(ARGS.data_parent)))
+    report["machine"] = machine
+
+    with open(os.path.join(ARGS.out, "benchmarks-vs-etcd.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    made = plots(report, ARGS.out)
+    generated = markdown(report)
+    if made:
+        generated += "\n### Plots\n\n" + "\n".join(
+            f"![{os.path.basename(m)}]({os.path.basename(m)})" for m in made if m.endswith(".png")) + "\n"
+    write_doc(os.path.join(ARGS.out, "benchmarks-vs-etcd.md"), generated)
+    print(generated)
+    if failures:
+        print(f"vs_etcd.py: {len(failures)} measurement(s) FAILED", file=sys.stderr)
+        return 1
+    return 0
+
+
+ARGS = None
+
+if __name__ == "__main__":
+    sys.exit(main())
