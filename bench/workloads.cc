@@ -10,6 +10,7 @@
 #include <charconv>
 
 #include "closed_loop.h"
+#include "session_loops.h"
 
 namespace tenure::bench {
 namespace {
@@ -29,16 +30,6 @@ RunResult Failed(std::string error) {
   return r;
 }
 
-// {"ID":"..."} -> the id, or "" when the body is something else.
-std::string ParseId(std::string_view body) {
-  constexpr std::string_view kField = "\"ID\":\"";
-  std::size_t start = body.find(kField);
-  if (start == std::string_view::npos) return "";
-  start += kField.size();
-  std::size_t end = body.find('"', start);
-  if (end == std::string_view::npos) return "";
-  return std::string(body.substr(start, end - start));
-}
 
 // A number from the server's /v1/agent/self Stats.tenure, e.g.
 // "blocking_queries":"1000"; -1 when absent (another server, an older build).
@@ -141,27 +132,6 @@ RunResult RunKvPut(Loop& loop, ServerProcess& server, const Settings& s, int cli
 
 // --- Sessions -------------------------------------------------------------
 
-// Creates sessions with a fixed body; collects their ids when asked to.
-class SessionCreator : public ClosedLoop {
- public:
-  SessionCreator(Loop& loop, asio::ip::tcp::endpoint endpoint, int clients, std::string body,
-                 std::vector<std::string>* ids)
-      : ClosedLoop(loop, endpoint, clients), body_(std::move(body)), ids_(ids) {}
-
- protected:
-  void StartOp(Client& c) override {
-    c.conn->Send("PUT", "/v1/session/create", body_, [this, &c](const HttpResponse& r) {
-      std::string id = r.status == 200 ? ParseId(r.body) : "";
-      if (id.empty()) return FinishOp(c, Unexpected("session create", r));
-      if (ids_) ids_->push_back(std::move(id));
-      FinishOp(c, {});
-    });
-  }
-
- private:
-  std::string body_;
-  std::vector<std::string>* ids_;
-};
 
 class SessionPairs : public ClosedLoop {
  public:
@@ -195,24 +165,6 @@ RunResult RunSessionPairs(Loop& loop, ServerProcess& server, const Settings& s, 
   return ThroughputResult(out, "pairs", before, after);
 }
 
-class Renewer : public ClosedLoop {
- public:
-  using ClosedLoop::ClosedLoop;
-
- protected:
-  void StartOp(Client& c) override {
-    const std::string& target = c.targets[c.next];
-    c.next = (c.next + 1) % c.targets.size();
-    c.conn->Send("PUT", target, {}, [this, &c](const HttpResponse& r) {
-      // The renewed session, as a one-element list.
-      if (r.status == 200 && r.body.size() > 2 && r.body.front() == '[') {
-        FinishOp(c, {});
-      } else {
-        FinishOp(c, Unexpected("session renew", r));
-      }
-    });
-  }
-};
 
 RunResult RunRenew(Loop& loop, ServerProcess& server, const Settings& s, int clients) {
   std::string error;

@@ -14,6 +14,7 @@
 #include "closed_loop.h"
 #include "driver.h"
 #include "loop.h"
+#include "session_loops.h"
 
 namespace tenure::vs {
 namespace {
@@ -25,6 +26,9 @@ using bench::HttpResponse;
 using bench::Loop;
 using bench::LoopOutcome;
 using bench::OwnedResponse;
+using bench::ParseId;
+using bench::Renewer;
+using bench::SessionCreator;
 using bench::Unexpected;
 namespace asio = boost::asio;
 
@@ -54,15 +58,6 @@ Result Failed(std::string error) {
   return r;
 }
 
-// {"ID":"..."} -> the id, or "".
-std::string ParseId(std::string_view body) {
-  constexpr std::string_view kField = "\"ID\":\"";
-  std::size_t start = body.find(kField);
-  if (start == std::string_view::npos) return "";
-  start += kField.size();
-  std::size_t end = body.find('"', start);
-  return end == std::string_view::npos ? "" : std::string(body.substr(start, end - start));
-}
 
 // True when a KV GET body shows the key held by a session.
 bool HeldInBody(std::string_view body) {
@@ -105,27 +100,6 @@ class KvPut : public ClosedLoop {
   std::string value_;
 };
 
-// Creates sessions (collecting their ids when asked to).
-class SessionCreator : public ClosedLoop {
- public:
-  SessionCreator(Loop& loop, asio::ip::tcp::endpoint ep, int clients, std::string body,
-                 std::vector<std::string>* ids)
-      : ClosedLoop(loop, ep, clients), body_(std::move(body)), ids_(ids) {}
-
- protected:
-  void StartOp(Client& c) override {
-    c.conn->Send("PUT", "/v1/session/create", body_, [this, &c](const HttpResponse& r) {
-      std::string id = r.status == 200 ? ParseId(r.body) : "";
-      if (id.empty()) return FinishOp(c, Unexpected("session create", r));
-      if (ids_) ids_->push_back(std::move(id));
-      FinishOp(c, {});
-    });
-  }
-
- private:
-  std::string body_;
-  std::vector<std::string>* ids_;
-};
 
 // The session every lock client holds: TTL 60 s (etcd's concurrency.Session
 // default, the same TTL its lease gets), no lock-delay.
@@ -203,20 +177,6 @@ class SessionPairs : public ClosedLoop {
   }
 };
 
-class Renewer : public ClosedLoop {
- public:
-  using ClosedLoop::ClosedLoop;
-
- protected:
-  void StartOp(Client& c) override {
-    const std::string& target = c.targets[c.next];
-    c.next = (c.next + 1) % c.targets.size();
-    c.conn->Send("PUT", target, {}, [this, &c](const HttpResponse& r) {
-      bool ok = r.status == 200 && r.body.size() > 2 && r.body.front() == '[';
-      FinishOp(c, ok ? "" : Unexpected("session renew", r));
-    });
-  }
-};
 
 Result RunKvPut(Loop& loop, const Options& o) {
   KvPut w(loop, Endpoint(o.addr), o);

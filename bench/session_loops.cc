@@ -1,0 +1,39 @@
+#include "session_loops.h"
+
+#include <utility>
+
+namespace tenure::bench {
+
+std::string ParseId(std::string_view body) {
+  constexpr std::string_view kField = "\"ID\":\"";
+  std::size_t start = body.find(kField);
+  if (start == std::string_view::npos) return "";
+  start += kField.size();
+  std::size_t end = body.find('"', start);
+  return end == std::string_view::npos ? "" : std::string(body.substr(start, end - start));
+}
+
+SessionCreator::SessionCreator(Loop& loop, asio::ip::tcp::endpoint endpoint, int clients,
+                               std::string body, std::vector<std::string>* ids)
+    : ClosedLoop(loop, endpoint, clients), body_(std::move(body)), ids_(ids) {}
+
+void SessionCreator::StartOp(Client& c) {
+  c.conn->Send("PUT", "/v1/session/create", body_, [this, &c](const HttpResponse& r) {
+    std::string id = r.status == 200 ? ParseId(r.body) : "";
+    if (id.empty()) return FinishOp(c, Unexpected("session create", r));
+    if (ids_) ids_->push_back(std::move(id));
+    FinishOp(c, {});
+  });
+}
+
+void Renewer::StartOp(Client& c) {
+  const std::string& target = c.targets[c.next];
+  c.next = (c.next + 1) % c.targets.size();
+  c.conn->Send("PUT", target, {}, [this, &c](const HttpResponse& r) {
+    // The renewed session, as a one-element list.
+    bool ok = r.status == 200 && r.body.size() > 2 && r.body.front() == '[';
+    FinishOp(c, ok ? "" : Unexpected("session renew", r));
+  });
+}
+
+}  // namespace tenure::bench

@@ -1,0 +1,39 @@
+// Session operations shared by tenure_bench (issue 2) and tenure_vs's tenure
+// side (issue 5), so both measure sessions the same way.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "closed_loop.h"
+
+namespace tenure::bench {
+
+// {"ID":"..."} (a session create's answer) -> the id, or "" if none.
+std::string ParseId(std::string_view body);
+
+// Creates sessions with a fixed body; collects their ids when asked to.
+class SessionCreator : public ClosedLoop {
+ public:
+  SessionCreator(Loop& loop, asio::ip::tcp::endpoint endpoint, int clients, std::string body,
+                 std::vector<std::string>* ids);
+
+ protected:
+  void StartOp(Client& c) override;
+
+ private:
+  std::string body_;
+  std::vector<std::string>* ids_;
+};
+
+// Renews sessions: client c cycles through c.targets (renew paths).
+class Renewer : public ClosedLoop {
+ public:
+  using ClosedLoop::ClosedLoop;
+
+ protected:
+  void StartOp(Client& c) override;
+};
+
+}  // namespace tenure::bench
