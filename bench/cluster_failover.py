@@ -88,6 +88,16 @@ def machine_facts():
     return facts
 
 
+def cpu_seconds(pid):
+    """User + system CPU seconds of process `pid` (all threads), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def load_average():
     try:
         with open("/proc/loadavg") as f:

@@ -35,20 +35,11 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path.insert(0, HERE)
 
-from cluster_failover import agreed_leader, load_average, machine_facts, raft_settings  # noqa: E402
+from cluster_failover import (agreed_leader, cpu_seconds, load_average,  # noqa: E402
+                              machine_facts, raft_settings)
 from tenure_testlib import Cluster, poll_until  # noqa: E402
 
 CLIENTS = (1, 64, 256)
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def run_once(bench, servers, clients, seconds):

@@ -42,7 +42,10 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 START_TIMEOUT = 60.0      # a server or cluster must be ready within this
-TICKS = os.sysconf("SC_CLK_TCK")
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+sys.path.insert(0, HERE)
+from cluster_failover import cpu_seconds, load_average  # noqa: E402
+
 ZK_CLASSPATH = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
 
 # Exact durability and server settings (printed into the report).
@@ -96,23 +99,6 @@ def http(addr, method, path, body=None, timeout=5.0):
     req = urllib.request.Request(f"http://{addr}{path}", data=body, method=method)
     with urllib.request.urlopen(req, timeout=timeout) as resp:
         return resp.status, resp.read()
-
-
-def cpu_seconds(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICKS
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def load_average():
-    try:
-        with open("/proc/loadavg") as f:
-            return " ".join(f.read().split()[:3])
-    except OSError:
-        return "unknown"
 
 
 def poll(predicate, timeout, what):

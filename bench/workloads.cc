@@ -7,10 +7,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 
 #include "closed_loop.h"
-#include "session_loops.h"
+#include "tenure_api.h"
 
 namespace tenure::bench {
 namespace {
@@ -31,19 +30,6 @@ RunResult Failed(std::string error) {
 }
 
 
-// A number from the server's /v1/agent/self Stats.tenure, e.g.
-// "blocking_queries":"1000"; -1 when absent (another server, an older build).
-long StatFromAgentSelf(std::string_view body, std::string_view name) {
-  std::string field = fmt::format("\"{}\":", name);
-  std::size_t at = body.find(field);
-  if (at == std::string_view::npos) return -1;
-  at += field.size();
-  if (at < body.size() && body[at] == '"') ++at;
-  long value = -1;
-  auto [end, ec] = std::from_chars(body.data() + at, body.data() + body.size(), value);
-  (void)end;
-  return ec == std::errc() ? value : -1;
-}
 
 // CPU used by the server and by this process around a measured phase: tells
 // whether the server was CPU-bound (near 100 % of its one loop thread) or

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <boost/asio/steady_timer.hpp>
-#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -14,7 +13,7 @@
 #include "closed_loop.h"
 #include "driver.h"
 #include "loop.h"
-#include "session_loops.h"
+#include "tenure_api.h"
 
 namespace tenure::vs {
 namespace {
@@ -29,6 +28,7 @@ using bench::OwnedResponse;
 using bench::ParseId;
 using bench::Renewer;
 using bench::SessionCreator;
+using bench::StatFromAgentSelf;
 using bench::Unexpected;
 namespace asio = boost::asio;
 
@@ -65,17 +65,6 @@ bool HeldInBody(std::string_view body) {
   return at != std::string_view::npos && at + 11 < body.size() && body[at + 11] != '"';
 }
 
-long StatFromAgentSelf(std::string_view body, std::string_view name) {
-  std::string field = fmt::format("\"{}\":", name);
-  std::size_t at = body.find(field);
-  if (at == std::string_view::npos) return -1;
-  at += field.size();
-  if (at < body.size() && body[at] == '"') ++at;
-  long value = -1;
-  auto [end, ec] = std::from_chars(body.data() + at, body.data() + body.size(), value);
-  (void)end;
-  return ec == std::errc() ? value : -1;
-}
 
 // --- closed-loop workloads --------------------------------------------------
 

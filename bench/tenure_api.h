@@ -1,5 +1,6 @@
-// Session operations shared by tenure_bench (issue 2) and tenure_vs's tenure
-// side (issue 5), so both measure sessions the same way.
+// Pieces of tenure's HTTP API shared by tenure_bench (issue 2) and
+// tenure_vs's tenure side (issue 5), so both read answers and measure
+// sessions the same way.
 #pragma once
 
 #include <string>
@@ -12,6 +13,10 @@ namespace tenure::bench {
 
 // {"ID":"..."} (a session create's answer) -> the id, or "" if none.
 std::string ParseId(std::string_view body);
+
+// A number from the server's /v1/agent/self Stats.tenure, e.g.
+// "blocking_queries":"1000"; -1 when absent (another server, an older build).
+long StatFromAgentSelf(std::string_view body, std::string_view name);
 
 // Creates sessions with a fixed body; collects their ids when asked to.
 class SessionCreator : public ClosedLoop {

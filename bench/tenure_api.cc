@@ -1,5 +1,8 @@
-#include "session_loops.h"
+#include "tenure_api.h"
 
+#include <fmt/format.h>
+
+#include <charconv>
 #include <utility>
 
 namespace tenure::bench {
@@ -11,6 +14,18 @@ std::string ParseId(std::string_view body) {
   start += kField.size();
   std::size_t end = body.find('"', start);
   return end == std::string_view::npos ? "" : std::string(body.substr(start, end - start));
+}
+
+long StatFromAgentSelf(std::string_view body, std::string_view name) {
+  std::string field = fmt::format("\"{}\":", name);
+  std::size_t at = body.find(field);
+  if (at == std::string_view::npos) return -1;
+  at += field.size();
+  if (at < body.size() && body[at] == '"') ++at;
+  long value = -1;
+  auto [end, ec] = std::from_chars(body.data() + at, body.data() + body.size(), value);
+  (void)end;
+  return ec == std::errc() ? value : -1;
 }
 
 SessionCreator::SessionCreator(Loop& loop, asio::ip::tcp::endpoint endpoint, int clients,
