@@ -70,5 +70,55 @@ constexpr MonoMs kHttpIdleTimeoutMs = 15 * 60 * 1000;
 // Proposals in flight at once; beyond this, writes get 500 "too many writes
 // in flight" rather than queueing without bound.
 constexpr std::size_t kProposalsInFlightMax = 16'384;
+// ...and their bytes: proposed entries stay in memory until applied (16,384
+// large values would be 8 GiB). One proposal is always let through.
+constexpr std::uint64_t kProposalBytesInFlightMax = 128ull * 1024 * 1024;
+
+// --- Raft transport (src/raft/transport, src/raft/wire) ----------------------
+// What a peer may send on a raft connection, checked before libraft sees it
+// (raft/wire/message_gate.h). Generous for members, bounded for strangers:
+// nothing is allocated from a declared size beyond these.
+// One log entry: the largest command is a txn body or a KV value plus key and
+// framing, well under this.
+constexpr std::uint64_t kRaftEntryBytesMax = 1024 * 1024;
+static_assert(kRaftEntryBytesMax > kTxnBodyBytesMax + kKvKeyBytesMax + 64 * 1024);
+static_assert(kRaftEntryBytesMax > kKvValueBytesMax + kKvKeyBytesMax + 64 * 1024);
+// libraft 0.15 sends a lagging follower every entry it still holds in one
+// AppendEntries; the log in memory is bounded by kRaftLogBytesMax plus
+// kRaftTrailingBytesMax (below) and by entry count (snapshot threshold plus
+// trailing, 20,480), so these leave room for writes during a snapshot.
+constexpr std::uint64_t kRaftAppendEntriesMax = 65'536;
+constexpr std::uint64_t kRaftAppendBytesMax = 1024ull * 1024 * 1024;
+// One InstallSnapshot: the whole state. A store past this cannot be sent to a
+// follower; docs/limits.md says so.
+constexpr std::uint64_t kRaftSnapshotBytesMax = 4ull * 1024 * 1024 * 1024;
+// A raft configuration (ids and addresses of every server).
+constexpr std::uint64_t kRaftConfigurationBytesMax = 64 * 1024;
+// RequestVotes passed on per connection per election timeout (a candidate
+// sends one per round, plus a pre-vote); more are dropped as a lossy
+// network would.
+constexpr unsigned kRaftVotesPerElectionTimeoutMax = 4;
+// Of those, disrupt-leader votes (a leadership transfer's, which a follower
+// grants even while it hears a leader): two, so an operator's transfer back
+// right after a transfer passes, and a flood still cannot churn leaders.
+constexpr unsigned kRaftDisruptVotesPerElectionTimeoutMax = 2;
+// A connection must finish the handshake within this time.
+constexpr MonoMs kRaftHandshakeTimeoutMs = 5'000;
+// A message started on a raft connection must make progress within this time.
+constexpr MonoMs kRaftMessageStallMs = 30'000;
+// Connections still in the handshake, and raft connections per peer id and in
+// all, beyond which new ones are refused (the oldest of a peer is replaced).
+constexpr std::size_t kRaftHandshakesMax = 64;
+constexpr std::size_t kRaftLinksPerPeerMax = 2;
+constexpr std::size_t kRaftLinksMax = 256;
+
+// --- Raft log in memory --------------------------------------------------------
+// libraft keeps every entry in memory until a snapshot (every 16,384 entries)
+// and 4,096 after it: with 512 KiB values that is 8 GiB. The node takes a
+// snapshot early once the entries since the last one hold this many bytes,
+// and keeps at most kRaftTrailingBytesMax of trailing entries.
+constexpr std::uint64_t kRaftLogBytesMax = 256ull * 1024 * 1024;
+constexpr std::uint64_t kRaftTrailingBytesMax = 64ull * 1024 * 1024;
+static_assert(kRaftLogBytesMax + kRaftTrailingBytesMax < kRaftAppendBytesMax / 2);
 
 }  // namespace tenure::limits

@@ -18,4 +18,7 @@ std::vector<std::string> SplitNonEmpty(std::string_view text, char sep);
 // ASCII case-insensitive comparison (header and JSON field names).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
+// Equality of two secrets in time that depends only on their lengths.
+bool ConstantTimeEquals(std::string_view a, std::string_view b);
+
 }  // namespace tenure
