@@ -1,0 +1,306 @@
+#include "raft/wire/message_gate.h"
+
+#include <set>
+#include <string>
+
+#include "common/coding.h"
+#include "common/limits.h"
+#include "raft/entry_codec.h"
+
+namespace tenure::raft::wire {
+namespace {
+
+// libraft 0.15's message types (raft.h) and entry types.
+enum : std::uint64_t {
+  kAppendEntries = 1,
+  kAppendEntriesResult = 2,
+  kRequestVote = 3,
+  kRequestVoteResult = 4,
+  kInstallSnapshot = 5,
+  kTimeoutNow = 6,
+};
+enum : std::uint8_t { kEntryCommand = 1, kEntryBarrier = 2, kEntryChange = 3 };
+
+constexpr std::size_t kPreambleBytes = 16;
+constexpr std::uint64_t kAppendEntriesFixed = 48;  // + 16 per entry
+constexpr std::uint64_t kEntryHeaderBytes = 16;
+constexpr std::uint64_t kInstallSnapshotFixed = 56;  // + conf_len
+constexpr std::uint64_t kFixedResultBytes = 24;
+constexpr std::uint64_t kRequestVoteBytes = 40;
+constexpr std::uint64_t kBarrierBytes = 8;
+constexpr std::uint64_t kConfigurationServersMax = 1024;
+constexpr std::size_t kAddressBytesMax = 1024;
+
+std::uint64_t U64At(std::string_view bytes, std::size_t offset) {
+  ByteReader reader(bytes.substr(offset, 8));
+  return reader.GetFixed64();
+}
+
+std::string_view TypeName(std::uint64_t type) {
+  switch (type) {
+    case kAppendEntries: return "AppendEntries";
+    case kAppendEntriesResult: return "AppendEntriesResult";
+    case kRequestVote: return "RequestVote";
+    case kRequestVoteResult: return "RequestVoteResult";
+    case kInstallSnapshot: return "InstallSnapshot";
+    case kTimeoutNow: return "TimeoutNow";
+  }
+  return "unknown";
+}
+
+Status Bad(std::string message) { return Status::InvalidArgument("raft message: " + message); }
+
+}  // namespace
+
+GateLimits DefaultGateLimits(MonoMs election_timeout_ms) {
+  GateLimits limits;
+  limits.append_entries_max = limits::kRaftAppendEntriesMax;
+  limits.entry_bytes_max = limits::kRaftEntryBytesMax;
+  limits.append_bytes_max = limits::kRaftAppendBytesMax;
+  limits.snapshot_bytes_max = limits::kRaftSnapshotBytesMax;
+  limits.configuration_bytes_max = limits::kRaftConfigurationBytesMax;
+  limits.vote_window_ms = election_timeout_ms;
+  limits.votes_per_window = limits::kRaftVotesPerElectionTimeoutMax;
+  limits.disrupt_votes_per_window = limits::kRaftDisruptVotesPerElectionTimeoutMax;
+  return limits;
+}
+
+Status CheckConfiguration(std::string_view conf) {
+  if (conf.empty() || conf.size() % 8 != 0) {
+    return Bad("configuration of " + std::to_string(conf.size()) +
+               " bytes is not a non-empty multiple of 8");
+  }
+  ByteReader reader(conf);
+  if (reader.GetU8() != 1) return Bad("configuration: unknown encoding version");
+  std::uint64_t n = reader.GetFixed64();
+  if (reader.failed() || n == 0 || n > kConfigurationServersMax) {
+    return Bad("configuration: " + std::to_string(n) + " servers");
+  }
+  std::set<std::uint64_t> ids;
+  std::set<std::string_view> addresses;
+  std::string_view rest = conf.substr(9);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (rest.size() < 8) return Bad("configuration: truncated");
+    std::uint64_t id = U64At(rest, 0);
+    rest.remove_prefix(8);
+    std::size_t end = rest.find('\0');
+    if (end == std::string_view::npos || end == 0 || end > kAddressBytesMax) {
+      return Bad("configuration: bad address of server " + std::to_string(id));
+    }
+    std::string_view address = rest.substr(0, end);
+    rest.remove_prefix(end + 1);
+    if (rest.empty()) return Bad("configuration: truncated");
+    auto role = static_cast<std::uint8_t>(rest[0]);
+    rest.remove_prefix(1);
+    if (id == 0 || role > 2) return Bad("configuration: bad server id or role");
+    if (!ids.insert(id).second || !addresses.insert(address).second) {
+      return Bad("configuration: server " + std::to_string(id) + " or its address twice");
+    }
+  }
+  if (rest.size() >= 8) return Bad("configuration: trailing bytes");
+  for (char c : rest) {
+    if (c != '\0') return Bad("configuration: non-zero padding");
+  }
+  return Status();
+}
+
+MessageGate::MessageGate(std::uint64_t peer_id, GateLimits limits)
+    : peer_id_(peer_id), limits_(limits) {}
+
+Status MessageGate::Feed(std::string_view input, MonoMs now_ms, std::string* forward) {
+  while (!input.empty()) {
+    switch (phase_) {
+      case Phase::kPreamble: {
+        std::size_t take = std::min(input.size(), kPreambleBytes - pending_.size());
+        pending_.append(input.substr(0, take));
+        input.remove_prefix(take);
+        if (pending_.size() < kPreambleBytes) break;
+        type_ = U64At(pending_, 0);
+        length_ = U64At(pending_, 8);
+        switch (type_) {
+          case kAppendEntries:
+            if (length_ < kAppendEntriesFixed ||
+                length_ > kAppendEntriesFixed + kEntryHeaderBytes * limits_.append_entries_max ||
+                (length_ - kAppendEntriesFixed) % kEntryHeaderBytes != 0) {
+              return Bad("AppendEntries header of " + std::to_string(length_) + " bytes");
+            }
+            break;
+          case kInstallSnapshot:
+            if (length_ < kInstallSnapshotFixed + 8 ||
+                length_ > kInstallSnapshotFixed + limits_.configuration_bytes_max) {
+              return Bad("InstallSnapshot header of " + std::to_string(length_) + " bytes");
+            }
+            break;
+          case kRequestVote:
+            if (length_ != kRequestVoteBytes) {
+              return Bad("RequestVote header of " + std::to_string(length_) + " bytes");
+            }
+            break;
+          case kAppendEntriesResult:
+          case kRequestVoteResult:
+          case kTimeoutNow:
+            if (length_ != kFixedResultBytes) {
+              return Bad(std::string(TypeName(type_)) + " header of " + std::to_string(length_) +
+                         " bytes");
+            }
+            break;
+          default:
+            return Bad("unknown type " + std::to_string(type_));
+        }
+        header_ = std::move(pending_);
+        pending_.clear();
+        phase_ = Phase::kHeader;
+        break;
+      }
+      case Phase::kHeader: {
+        std::size_t want = kPreambleBytes + length_ - header_.size();
+        std::size_t take = std::min<std::size_t>(input.size(), want);
+        header_.append(input.substr(0, take));
+        input.remove_prefix(take);
+        if (header_.size() < kPreambleBytes + length_) break;
+        bool drop = false;
+        TENURE_RETURN_IF_ERROR(CheckHeader(now_ms, &drop));
+        if (!drop) forward->append(header_);
+        if (type_ == kAppendEntries && entries_ > 0) {
+          phase_ = Phase::kEntry;
+        } else if (type_ == kInstallSnapshot && snapshot_left_ > 0) {
+          phase_ = Phase::kSnapshot;
+        } else {
+          FinishMessage();
+        }
+        break;
+      }
+      case Phase::kEntry: {
+        std::size_t offset = kPreambleBytes + 40 + kEntryHeaderBytes * next_entry_;
+        std::uint32_t size = static_cast<std::uint32_t>(
+            U64At(header_, offset + 8) >> 32);  // bytes 12..15 of the entry header
+        std::size_t take = std::min<std::size_t>(input.size(), size - pending_.size());
+        pending_.append(input.substr(0, take));
+        input.remove_prefix(take);
+        if (pending_.size() < size) break;
+        auto type = static_cast<std::uint8_t>(header_[offset + 8]);
+        if (type == kEntryCommand) {
+          TENURE_RETURN_IF_ERROR(CheckEntry(pending_));
+        } else if (type == kEntryChange) {
+          TENURE_RETURN_IF_ERROR(CheckConfiguration(pending_));
+        }
+        forward->append(pending_);
+        pending_.clear();
+        if (++next_entry_ == entries_) FinishMessage();
+        break;
+      }
+      case Phase::kSnapshot: {
+        std::size_t take = std::min<std::size_t>(input.size(), snapshot_left_);
+        forward->append(input.substr(0, take));
+        input.remove_prefix(take);
+        snapshot_left_ -= take;
+        if (snapshot_left_ == 0) FinishMessage();
+        break;
+      }
+    }
+  }
+  return Status();
+}
+
+void MessageGate::FinishMessage() {
+  ++messages_;
+  phase_ = Phase::kPreamble;
+  header_.clear();
+  if (header_.capacity() > 64 * 1024) std::string().swap(header_);
+  if (pending_.capacity() > 64 * 1024) std::string().swap(pending_);
+  entries_ = next_entry_ = 0;
+  snapshot_left_ = 0;
+}
+
+Status MessageGate::CheckHeader(MonoMs now_ms, bool* drop) {
+  switch (type_) {
+    case kAppendEntries: return CheckAppendEntries();
+    case kInstallSnapshot: return CheckInstallSnapshot();
+    case kRequestVote: return CheckRequestVote(now_ms, drop);
+    default: return Status();  // fixed-size answers: nothing but their length to check
+  }
+}
+
+Status MessageGate::CheckAppendEntries() {
+  std::string_view header = std::string_view(header_).substr(kPreambleBytes);
+  std::uint64_t n = U64At(header, 32);
+  if (n != (length_ - kAppendEntriesFixed) / kEntryHeaderBytes) {
+    return Bad("AppendEntries declares " + std::to_string(n) + " entries in a header for " +
+               std::to_string((length_ - kAppendEntriesFixed) / kEntryHeaderBytes));
+  }
+  std::uint64_t total = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::string_view entry = header.substr(40 + kEntryHeaderBytes * i, kEntryHeaderBytes);
+    auto type = static_cast<std::uint8_t>(entry[8]);
+    std::uint64_t size = U64At(entry, 8) >> 32;
+    if (type != kEntryCommand && type != kEntryBarrier && type != kEntryChange) {
+      return Bad("entry " + std::to_string(i) + " of type " + std::to_string(type));
+    }
+    if (size == 0 || size % 8 != 0 || size > limits_.entry_bytes_max) {
+      return Bad("entry " + std::to_string(i) + " of " + std::to_string(size) + " bytes");
+    }
+    if (type == kEntryBarrier && size != kBarrierBytes) {
+      return Bad("barrier entry of " + std::to_string(size) + " bytes");
+    }
+    if (type == kEntryChange && size > limits_.configuration_bytes_max) {
+      return Bad("configuration entry of " + std::to_string(size) + " bytes");
+    }
+    total += size;
+  }
+  if (total > limits_.append_bytes_max) {
+    return Bad("AppendEntries payload of " + std::to_string(total) + " bytes (limit " +
+               std::to_string(limits_.append_bytes_max) + ")");
+  }
+  entries_ = n;
+  next_entry_ = 0;
+  return Status();
+}
+
+Status MessageGate::CheckInstallSnapshot() {
+  std::string_view header = std::string_view(header_).substr(kPreambleBytes);
+  std::uint64_t conf_len = U64At(header, 32);
+  if (conf_len != length_ - kInstallSnapshotFixed) {
+    return Bad("InstallSnapshot configuration of " + std::to_string(conf_len) +
+               " bytes in a header for " + std::to_string(length_ - kInstallSnapshotFixed));
+  }
+  TENURE_RETURN_IF_ERROR(CheckConfiguration(header.substr(40, conf_len)));
+  std::uint64_t data_len = U64At(header, 40 + conf_len);
+  if (data_len == 0 || data_len > limits_.snapshot_bytes_max) {
+    return Bad("InstallSnapshot of " + std::to_string(data_len) + " bytes (limit " +
+               std::to_string(limits_.snapshot_bytes_max) + ")");
+  }
+  snapshot_left_ = data_len;
+  return Status();
+}
+
+Status MessageGate::CheckRequestVote(MonoMs now_ms, bool* drop) {
+  std::string_view header = std::string_view(header_).substr(kPreambleBytes);
+  std::uint64_t candidate = U64At(header, 8);
+  if (candidate != peer_id_) {
+    return Bad("RequestVote for candidate " + std::to_string(candidate) + " from server " +
+               std::to_string(peer_id_));
+  }
+  bool disrupt = (U64At(header, 32) & 1) != 0;
+  if (!vote_window_open_ || now_ms - vote_window_start_ms_ >= limits_.vote_window_ms) {
+    vote_window_open_ = true;
+    vote_window_start_ms_ = now_ms;
+    votes_in_window_ = 0;
+    disrupt_in_window_ = 0;
+  }
+  if (votes_in_window_ >= limits_.votes_per_window || (disrupt && disrupt_in_window_ >= limits_.disrupt_votes_per_window)) {
+    *drop = true;  // as a lossy network would; the candidate retries
+    ++votes_dropped_;
+    return Status();
+  }
+  ++votes_in_window_;
+  if (disrupt) ++disrupt_in_window_;
+  return Status();
+}
+
+Status MessageGate::CheckEntry(std::string_view data) {
+  Result<state::Command> command = DecodeEntry(data);
+  if (!command.ok()) return Bad("command entry: " + std::string(command.status().message()));
+  return Status();
+}
+
+}  // namespace tenure::raft::wire
