@@ -22,6 +22,8 @@ constexpr char kOperatorUsage[] =
     "  `tenure server -join`.\n"
     "  list-peers prints the raft configuration as the server at -http-addr sees it.\n"
     "  Any member accepts these: followers forward changes to the leader.\n"
+    "  transfer-leader and remove-peer need the servers' operator token\n"
+    "  (tenure server -operator-token-file), given with -token or CONSUL_HTTP_TOKEN.\n"
     "\n";
 
 std::string Pad(const std::string& text, std::size_t width) {

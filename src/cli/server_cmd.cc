@@ -1,10 +1,16 @@
 // tenure server: runs one server (a one-member raft cluster unless peers
 // are given) with the Consul-compatible HTTP API. --dev uses a throwaway
 // data dir that is removed on exit.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -19,13 +25,12 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "client/async_http.h"
-#include "client/http_client.h"
 #include "common/clock.h"
 #include "common/duration.h"
 #include "common/strings.h"
 #include "http/api.h"
 #include "http/server.h"
+#include "raft/wire/cluster_key.h"
 #include "server/server.h"
 
 namespace tenure::cli {
@@ -98,55 +103,6 @@ Result<std::vector<raft::Peer>> ParseBootstrapPeers(const std::string& list, std
   return peers;
 }
 
-// -join: until this server is a voter of the configuration it has, ask the
-// given members (PUT /v1/operator/raft/peer; a follower answers 500 and the
-// client moves to the next address) to add it, every second.
-class Joiner {
- public:
-  Joiner(boost::asio::io_context& io, server::Server& server, std::vector<std::string> addresses,
-         std::uint64_t id, std::string raft_addr)
-      : server_(server),
-        http_(io, client::AsyncHttpOptions{std::move(addresses), "", 2'000, 60'000, 1}),
-        timer_(io),
-        id_(id),
-        raft_addr_(std::move(raft_addr)) {}
-
-  void Attempt() {
-    for (const raft::ServerInfo& member : server_.RaftConfiguration()) {
-      if (member.id == id_ && member.voter) {
-        std::fprintf(stderr, "tenure: server %llu is a voter of the cluster\n",
-                     static_cast<unsigned long long>(id_));
-        return;
-      }
-    }
-    client::HttpCall call{"PUT",
-                          "/v1/operator/raft/peer?id=" + std::to_string(id_) +
-                              "&address=" + client::EscapeQueryValue(raft_addr_),
-                          "", 60'000, {}};
-    http_.Request(std::move(call), [this](Result<client::ClientResponse> result) {
-      if (result.ok() && result->status == 200) {
-        std::fprintf(stderr, "tenure: joined the cluster as server %llu\n",
-                     static_cast<unsigned long long>(id_));
-        return;
-      }
-      std::fprintf(stderr, "tenure: join failed (%s); retrying\n",
-                   result.ok() ? (std::to_string(result->status) + " " + result->body).c_str()
-                               : result.status().ToString().c_str());
-      timer_.expires_after(std::chrono::seconds(1));
-      timer_.async_wait([this](const boost::system::error_code& ec) {
-        if (!ec) Attempt();
-      });
-    });
-  }
-
- private:
-  server::Server& server_;
-  client::AsyncHttpClient http_;
-  boost::asio::steady_timer timer_;
-  std::uint64_t id_;
-  std::string raft_addr_;
-};
-
 // The HTTP address other members forward to: -http-addr, except that a
 // wildcard host (0.0.0.0, ::) is replaced by the raft address's host, which
 // the other members already reach.
@@ -156,6 +112,34 @@ std::string AdvertisedHttpAddress(const std::pair<std::string, std::uint16_t>& h
   if (host == "0.0.0.0" || host == "::" || host == "[::]" || host.empty()) host = raft.first;
   if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
   return host + ":" + std::to_string(http.second);
+}
+
+// A secret in a file: trimmed of surrounding whitespace, not empty, and not
+// readable by group or others (as ssh insists for private keys).
+Result<std::string> ReadSecretFile(const std::string& path, std::string_view flag) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return Status::InvalidArgument("-" + std::string(flag) + " " + path + ": " +
+                                   std::strerror(errno));
+  }
+  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    return Status::InvalidArgument("-" + std::string(flag) + " " + path +
+                                   ": readable by group or others (chmod 600 it)");
+  }
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) {
+    return Status::InvalidArgument("-" + std::string(flag) + " " + path + ": cannot read it");
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  std::size_t start = 0;
+  while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start]))) ++start;
+  text.erase(0, start);
+  if (text.size() < 16 || text.find_first_of(" \t\r\n") != std::string::npos) {
+    return Status::InvalidArgument("-" + std::string(flag) + " " + path +
+                                   ": the token must be one word of at least 16 characters");
+  }
+  return text;
 }
 
 std::string Hostname() {
@@ -189,8 +173,18 @@ int ServerCommand(const Args& args) {
   flags.Uint64("node-id", &node_id, "raft server id, unique in the cluster (default 1)");
   std::string join;
   flags.String("join", &join,
-               "HTTP addresses (host:port,...) of members of a running cluster to join; "
-               "starts with no configuration and asks them to add this server");
+               "raft addresses (host:port,...: their -raft-addr) of members of a running "
+               "cluster to join; starts with no configuration and asks them, over the "
+               "authenticated raft transport, to add this server");
+  std::string raft_key_file;
+  flags.String("raft-key-file", &raft_key_file,
+               "file with the cluster key (base64, from `tenure keygen`; mode 600), the same on "
+               "every member: raft peers must prove they hold it. Without it anyone who can "
+               "reach the raft port is trusted (docs/security.md)");
+  std::string operator_token_file;
+  flags.String("operator-token-file", &operator_token_file,
+               "file with a secret token that lets a request remove peers and transfer "
+               "leadership (sent as X-Consul-Token); without it nobody may, until ACLs exist");
   std::string bootstrap_peers;
   flags.String("bootstrap-peers", &bootstrap_peers,
                "first configuration of a new cluster, the same on every member: "
@@ -266,6 +260,25 @@ int ServerCommand(const Args& args) {
     peers = std::move(*parsed);
   }
 
+  raft::wire::ClusterKey cluster_key;
+  if (!raft_key_file.empty()) {
+    auto key = raft::wire::LoadClusterKey(raft_key_file);
+    if (!key.ok()) {
+      std::fprintf(stderr, "tenure server: %s\n", std::string(key.status().message()).c_str());
+      return 2;
+    }
+    cluster_key = std::move(*key);
+  }
+  std::string operator_token;
+  if (!operator_token_file.empty()) {
+    auto token = ReadSecretFile(operator_token_file, "operator-token-file");
+    if (!token.ok()) {
+      std::fprintf(stderr, "tenure server: %s\n", std::string(token.status().message()).c_str());
+      return 2;
+    }
+    operator_token = std::move(*token);
+  }
+
   std::string dev_dir;
   if (dev) {
     if (data_dir.empty()) {
@@ -295,6 +308,8 @@ int ServerCommand(const Args& args) {
   options.raft.election_timeout_ms = static_cast<unsigned>(*election_ns / kMs);
   options.raft.heartbeat_timeout_ms = static_cast<unsigned>(*heartbeat_ns / kMs);
   options.http_address = AdvertisedHttpAddress(*http_host_port, *raft_host_port);
+  options.raft.cluster_key = std::move(cluster_key);
+  options.operator_token = std::move(operator_token);
 
   server::Server server(io, clock, options);
   http::Api api(io, server);
@@ -320,19 +335,20 @@ int ServerCommand(const Args& args) {
                  node_name.c_str(), static_cast<unsigned long long>(node_id), http_addr.c_str(),
                  raft_addr.c_str(), data_dir.c_str(),
                  dev_dir.empty() ? "" : " (dev mode: removed on exit)");
-    api.Start();
-    std::unique_ptr<Joiner> joiner;
-    if (!join.empty()) {
-      joiner = std::make_unique<Joiner>(io, server, SplitNonEmpty(join, ','), node_id, raft_addr);
-      joiner->Attempt();
+    if (raft_key_file.empty() && !dev) {
+      std::fprintf(stderr,
+                   "tenure: WARNING: no -raft-key-file: any process that can reach %s can join "
+                   "this cluster, vote and write to its log (docs/security.md)\n",
+                   (raft_bind.empty() ? raft_addr : raft_bind).c_str());
     }
+    api.Start();
+    if (!join.empty()) server.JoinCluster(SplitNonEmpty(join, ','));
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int signal) {
       if (ec) return;
       std::fprintf(stderr, "tenure: signal %d, shutting down\n", signal);
       http_server.Stop();
       api.Shutdown();
-      joiner.reset();
       server.Stop([&io] { io.stop(); });
     });
     io.run();

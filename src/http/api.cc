@@ -37,7 +37,7 @@ Api::Api(boost::asio::io_context& io, server::Server& server)
 
 Api::~Api() = default;
 
-void Api::Start() { forwarder_->Start(); }
+void Api::Start() {}
 void Api::Shutdown() { forwarder_->Shutdown(); }
 
 void Api::SetMeta(HttpResponse* response, LogIndex index) const {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -42,9 +43,8 @@ class Api {
   // Serves the request here or, on a follower, forwards what Consul's
   // leader answers (decision 0008; http/forwarder.h).
   void Handle(HttpRequest request, std::shared_ptr<Responder> responder);
-  // Starts the follower duties (keeping this server's member record) ...
   void Start();
-  // ... and ends them, failing forwarded requests still in flight.
+  // Fails forwarded requests still in flight.
   void Shutdown();
 
   // Handlers (handlers/*.cc).
@@ -62,9 +62,7 @@ class Api {
   void StatusPeers(const CallPtr& call);
   void TransferLeader(const CallPtr& call);
   void RaftConfiguration(const CallPtr& call);
-  void RaftPeerAdd(const CallPtr& call);
   void RaftPeerRemove(const CallPtr& call);
-  void RaftMemberSet(const CallPtr& call);
   void AgentSelf(const CallPtr& call);
 
  private:
@@ -75,6 +73,9 @@ class Api {
   using ReadFn = std::function<HttpResponse()>;
   void BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read);
   std::string AgentNodeName(const Call& call) const;
+  // routes.cc: nullopt if the request carries the operator token, else the
+  // 403 to answer (decision 0012).
+  std::optional<HttpResponse> CheckOperatorToken(const HttpRequest& request) const;
   // Adds X-Consul-Index (never 0), X-Consul-KnownLeader, X-Consul-LastContact.
   void SetMeta(HttpResponse* response, LogIndex index) const;
   // Proposes and answers 500 on a raft failure; `done` sees only applied results.

@@ -1,7 +1,6 @@
 #include "http/forwarder.h"
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -14,7 +13,6 @@ namespace tenure::http {
 namespace {
 
 constexpr std::int64_t kConnectTimeoutMs = 2'000;
-constexpr std::chrono::seconds kSelfRecordPeriod{1};
 
 // Go's canonical header form (x-consul-knownleader -> X-Consul-Knownleader),
 // which is what a Consul client sees from Consul's own Go server.
@@ -35,13 +33,8 @@ bool Relayed(const std::string& lower_name) {
 
 }  // namespace
 
-struct Forwarder::Timer {
-  explicit Timer(boost::asio::io_context& io) : timer(io) {}
-  boost::asio::steady_timer timer;
-};
-
 Forwarder::Forwarder(boost::asio::io_context& io, server::Server& server)
-    : io_(io), server_(server), timer_(std::make_unique<Timer>(io)) {}
+    : io_(io), server_(server) {}
 
 Forwarder::~Forwarder() {
   *alive_ = false;
@@ -113,12 +106,9 @@ void Forwarder::Forward(const HttpRequest& request, std::shared_ptr<Responder> r
   });
 }
 
-void Forwarder::Start() { ScheduleSelfRecordCheck(); }
-
 void Forwarder::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
-  timer_->timer.cancel();
   for (auto& [address, http] : clients_) http->Shutdown();
 }
 
@@ -126,47 +116,6 @@ std::size_t Forwarder::in_flight() const {
   std::size_t n = 0;
   for (const auto& [address, http] : clients_) n += http->in_flight();
   return n;
-}
-
-void Forwarder::ScheduleSelfRecordCheck() {
-  if (shut_down_) return;
-  timer_->timer.expires_after(kSelfRecordPeriod);
-  std::weak_ptr<bool> alive = alive_;
-  timer_->timer.async_wait([this, alive](const boost::system::error_code& ec) {
-    if (ec || alive.expired() || !*alive.lock()) return;
-    CheckSelfRecord();
-    ScheduleSelfRecordCheck();
-  });
-}
-
-void Forwarder::CheckSelfRecord() {
-  if (registering_ || server_.IsLeader() || server_.SelfRecordCurrent()) return;
-  const state::Member* leader = server_.LeaderMember();
-  if (leader == nullptr || leader->http_address.empty()) return;
-  state::Member self = server_.SelfMember();
-  client::HttpCall call;
-  call.method = "PUT";
-  call.target = "/v1/operator/raft/member";
-  call.body = nlohmann::json{{"ID", self.id},
-                             {"Name", self.name},
-                             {"Address", self.raft_address},
-                             {"HTTPAddress", self.http_address}}
-                  .dump();
-  call.headers.emplace_back(kForwardedByHeader, std::to_string(self.id));
-  call.timeout_ms = 10'000;
-  call.retry = client::RetryPolicy::None();
-  registering_ = true;
-  std::weak_ptr<bool> alive = alive_;
-  ClientFor(leader->http_address)
-      .Request(std::move(call), [this, alive](Result<client::ClientResponse> result) {
-        if (alive.expired() || !*alive.lock()) return;
-        registering_ = false;
-        if (result.ok() && result->status == 200) return;
-        // Next second's check tries again; say why once per failure.
-        std::fprintf(stderr, "tenure: writing this server's member record failed: %s\n",
-                     result.ok() ? (std::to_string(result->status) + " " + result->body).c_str()
-                                 : result.status().ToString().c_str());
-      });
 }
 
 }  // namespace tenure::http

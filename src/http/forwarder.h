@@ -7,10 +7,8 @@
 // and does not lead answers 500 "No cluster leader" instead of forwarding
 // again, so two servers that disagree about the leader cannot loop.
 //
-// It also keeps this server's own member record current while it follows:
-// once a second, if the record is missing or stale, it asks the leader to
-// write it (PUT /v1/operator/raft/member). A leader writes its own record
-// (server::Server::WriteSelfRecord).
+// Member records are written by the leader only: its own, and the others'
+// from what each said in its authenticated raft handshake (decision 0012).
 //
 // Loop thread only.
 #pragma once
@@ -50,25 +48,18 @@ class Forwarder {
   void Forward(const HttpRequest& request, std::shared_ptr<Responder> responder,
                MonoMs timeout_ms);
 
-  // Starts the once-a-second check of this server's member record.
-  void Start();
-  // Cancels forwarded requests (their clients get a 500) and the check.
+  // Cancels forwarded requests (their clients get a 500).
   void Shutdown();
 
   std::size_t in_flight() const;
 
  private:
   client::AsyncHttpClient& ClientFor(const std::string& http_address);
-  void ScheduleSelfRecordCheck();
-  void CheckSelfRecord();
 
   boost::asio::io_context& io_;
   server::Server& server_;
   // One client per leader address seen; bounded by the cluster's size.
   std::map<std::string, std::unique_ptr<client::AsyncHttpClient>> clients_;
-  struct Timer;
-  std::unique_ptr<Timer> timer_;
-  bool registering_ = false;
   bool shut_down_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -2,6 +2,7 @@
 // Prefix routes end in '/'; the rest of the path is the handler's argument.
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string_view>
 
 #include "common/strings.h"
@@ -28,9 +29,12 @@ struct Route {
   void (Api::*get)(const CallPtr&);
   void (Api::*put)(const CallPtr&);
   void (Api::*del)(const CallPtr&);
+  // Changes the cluster (Consul's operator:write): closed to anonymous
+  // callers until ACLs exist (decision 0012, docs/security.md).
+  bool operator_write = false;
 };
 
-constexpr std::array<Route, 15> kRoutes = {{
+constexpr std::array<Route, 14> kRoutes = {{
     {"/v1/kv/", kGet | kPut | kDelete, kLeader, &Api::KvGet, &Api::KvPut, &Api::KvDelete},
     {"/v1/txn", kPut, kLeader, nullptr, &Api::Txn, nullptr},
     {"/v1/session/create", kPut, kLeader, nullptr, &Api::SessionCreate, nullptr},
@@ -42,11 +46,10 @@ constexpr std::array<Route, 15> kRoutes = {{
     {"/v1/status/leader", kGet, kHere, &Api::StatusLeader, nullptr, nullptr},
     {"/v1/status/peers", kGet, kHere, &Api::StatusPeers, nullptr, nullptr},
     {"/v1/agent/self", kGet, kHere, &Api::AgentSelf, nullptr, nullptr},
-    {"/v1/operator/raft/transfer-leader", kPost, kLeader, nullptr, &Api::TransferLeader, nullptr},
+    {"/v1/operator/raft/transfer-leader", kPost, kLeader, nullptr, &Api::TransferLeader, nullptr,
+     true},
     {"/v1/operator/raft/configuration", kGet, kHere, &Api::RaftConfiguration, nullptr, nullptr},
-    {"/v1/operator/raft/peer", kPut | kDelete, kLeader, nullptr, &Api::RaftPeerAdd,
-     &Api::RaftPeerRemove},
-    {"/v1/operator/raft/member", kPut, kLeader, nullptr, &Api::RaftMemberSet, nullptr},
+    {"/v1/operator/raft/peer", kDelete, kLeader, nullptr, nullptr, &Api::RaftPeerRemove, true},
 }};
 
 // How long a follower waits for the leader's answer: a blocking query's wait
@@ -84,6 +87,33 @@ const Route* FindRoute(std::string_view path, std::string* arg) {
 }
 
 }  // namespace
+
+// Before ACLs exist, a write that changes the cluster needs the secret of
+// -operator-token-file, sent as Consul clients send tokens (?token=,
+// X-Consul-Token, Authorization: Bearer); without that flag nobody may.
+// The answers are Consul's for an anonymous caller and an unknown token.
+std::optional<HttpResponse> Api::CheckOperatorToken(const HttpRequest& request) const {
+  std::string_view token;
+  if (auto query = request.Query("token"); query && !query->empty()) {
+    token = *query;
+  } else if (auto header = request.Header("X-Consul-Token"); header && !header->empty()) {
+    token = *header;
+  } else if (auto auth = request.Header("Authorization");
+             auth && auth->size() > 7 && EqualsIgnoreCase(auth->substr(0, 7), "Bearer ")) {
+    token = auth->substr(7);
+  }
+  const std::string& expected = server_.options().operator_token;
+  if (token.empty()) {
+    return HttpResponse::Text(
+        403,
+        "Permission denied: anonymous token lacks permission 'operator:write'. The anonymous "
+        "token is used implicitly when a request does not specify a token.");
+  }
+  if (expected.empty() || !ConstantTimeEquals(token, expected)) {
+    return HttpResponse::Text(403, "ACL not found");
+  }
+  return std::nullopt;
+}
 
 void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   auto call = std::make_shared<Call>();
@@ -130,6 +160,12 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
     return;
   }
 
+  if (route->operator_write) {
+    if (std::optional<HttpResponse> denied = CheckOperatorToken(call->request)) {
+      call->Reply(std::move(*denied));
+      return;
+    }
+  }
   auto options = ParseQueryOptions(call->request);
   if (!options.ok()) {
     call->ReplyError(options.status());

@@ -20,6 +20,7 @@
 #include <system_error>
 
 #include "common/assert.h"
+#include "common/limits.h"
 #include "raft/node_impl.h"
 
 namespace tenure::raft {
@@ -62,7 +63,12 @@ void IgnoreSigpipe() {
 }  // namespace
 
 Node::Impl::Impl(asio::io_context& io, state::Store& store, NodeOptions options)
-    : io_(io), store_(store), options_(std::move(options)), fsm_(&store) {}
+    : io_(io),
+      store_(store),
+      options_(std::move(options)),
+      fsm_(&store),
+      log_memory_(limits::kRaftLogBytesMax, limits::kRaftTrailingBytesMax,
+                  options_.snapshot_threshold, options_.snapshot_trailing) {}
 
 Node::Impl::~Impl() {
   if (phase_ == Phase::kRunning || phase_ == Phase::kStopping) CloseSynchronously();
@@ -174,27 +180,35 @@ Status Node::Impl::OpenIo() {
   int rv = uv_loop_init(&loop_);
   if (rv != 0) return Status::IoError(fmt::format("raft: uv_loop_init: {}", uv_strerror(rv)));
   loop_initialized_ = true;
-  rv = raft_uv_tcp_init(&transport_, &loop_);
-  if (rv != 0) {
+  TransportOptions transport;
+  transport.id = options_.id;
+  transport.address = options_.address;
+  transport.bind_address = options_.bind_address;
+  transport.node_name = options_.node_name;
+  transport.http_address = options_.http_address;
+  transport.key = options_.cluster_key;
+  transport.election_timeout_ms = options_.election_timeout_ms;
+  transport_ = std::make_unique<Transport>(io_, &loop_, std::move(transport));
+  transport_->set_hooks(Transport::Hooks{
+      .admit = [this](const wire::Hello& hello) { return AdmitPeer(hello); },
+      .join = [this](const wire::Hello& hello,
+                     std::function<void(wire::JoinAnswer)> answer) {
+        HandleJoin(hello, std::move(answer));
+      },
+      .poke = [this] {
+        if (driver_) driver_->Poke();
+      }});
+  // Bind before libraft starts, so a port in use fails the start clearly.
+  if (Status listened = transport_->Listen(); !listened.ok()) {
+    transport_.reset();
     uv_loop_close(&loop_);
     loop_initialized_ = false;
-    return StartError(rv, "transport", transport_.errmsg);
+    return listened;
   }
-  if (!options_.bind_address.empty()) {
-    rv = raft_uv_tcp_set_bind_address(&transport_, options_.bind_address.c_str());
-    if (rv != 0) {
-      raft_uv_tcp_close(&transport_);
-      uv_run(&loop_, UV_RUN_NOWAIT);
-      uv_loop_close(&loop_);
-      loop_initialized_ = false;
-      return Status::InvalidArgument(
-          fmt::format("raft: bad bind address \"{}\": {}", options_.bind_address, raft_strerror(rv)));
-    }
-  }
-  rv = raft_uv_init(&raft_io_, &loop_, options_.data_dir.c_str(), &transport_);
+  rv = raft_uv_init(&raft_io_, &loop_, options_.data_dir.c_str(), transport_->raw());
   if (rv != 0) {
     Status status = StartError(rv, "io", raft_io_.errmsg);
-    raft_uv_tcp_close(&transport_);
+    transport_.reset();
     uv_loop_close(&loop_);
     loop_initialized_ = false;
     return status;
@@ -208,7 +222,6 @@ Status Node::Impl::OpenIo() {
   // raft_init probes the file system (O_DIRECT, AIO): tens of ms.
   rv = raft_init(&raft_, &raft_io_, fsm_.fsm(), options_.id, options_.address.c_str());
   if (rv != 0) {
-    // Nothing is open yet: the transport creates its handle last in io init.
     Status status = StartError(rv, "init", raft_errmsg(&raft_));
     FreeIo();
     return status;
@@ -247,6 +260,8 @@ void Node::Impl::Stop(std::function<void()> done) {
   }
   phase_ = Phase::kStopping;
   stop_waiters_.push_back(std::move(done));
+  join_addresses_.clear();
+  if (join_timer_) join_timer_->cancel();
   close_deadline_uv_ms_ = UvNowMs() + kCloseDrainMaxMs;
   fmt::print(stderr, "tenure raft: node {} stopping ({} writes in flight)\n", options_.id,
              proposals_in_flight_);
@@ -308,8 +323,9 @@ void Node::Impl::FreeIo() {
   // Only now that the loop drained (derisk.md pitfall 3: the io close
   // callback can run before the last segment writer closed).
   raft_uv_close(&raft_io_);
-  raft_uv_tcp_close(&transport_);
+  transport_.reset();
   if (loop_initialized_) {
+    uv_run(&loop_, UV_RUN_NOWAIT);  // a handle the transport closed just now
     int rv = uv_loop_close(&loop_);
     if (rv != 0) fmt::print(stderr, "tenure raft: uv_loop_close: {}\n", uv_strerror(rv));
     loop_initialized_ = false;
@@ -468,6 +484,36 @@ MonoMs Node::LastContactMs() const {
 }
 
 std::uint64_t Node::term() const { return impl_->raft_.current_term; }
+
+std::vector<PeerAdvert> Node::PeerAdverts() const {
+  return impl_->transport_ ? impl_->transport_->Adverts() : std::vector<PeerAdvert>();
+}
+
+TransportCounters Node::transport_counters() const {
+  return impl_->transport_ ? impl_->transport_->counters() : TransportCounters();
+}
+
+std::uint16_t Node::raft_port() const {
+  return impl_->transport_ ? impl_->transport_->port() : 0;
+}
+
+std::string Node::StateName() const {
+  if (impl_->phase_ != Impl::Phase::kRunning) return "Stopped";
+  switch (impl_->raft_.state) {
+    case RAFT_LEADER: return "Leader";
+    case RAFT_CANDIDATE: return "Candidate";
+    case RAFT_FOLLOWER: return "Follower";
+    default: return "Unavailable";
+  }
+}
+
+void Node::JoinCluster(std::vector<std::string> raft_addresses) {
+  impl_->JoinCluster(std::move(raft_addresses));
+}
+
+void Node::set_on_broken(std::function<void(Status why)> callback) {
+  impl_->on_broken_ = std::move(callback);
+}
 
 void Node::set_on_applied(std::function<void()> callback) {
   impl_->on_applied_ = std::move(callback);

@@ -1,5 +1,6 @@
-// Node: one raft server over libraft 0.15 (raft_uv disk I/O and raft_uv_tcp
-// transport), applying committed commands to a state::Store.
+// Node: one raft server over libraft 0.15 (raft_uv disk I/O, and tenure's
+// own transport: raft/transport.h), applying committed commands to a
+// state::Store.
 //
 // Threading: everything runs on the thread that runs the asio io_context
 // given to the constructor; libuv's loop is driven from it (uv_driver.h).
@@ -19,6 +20,8 @@
 
 #include "common/status.h"
 #include "common/types.h"
+#include "raft/transport.h"
+#include "raft/wire/cluster_key.h"
 #include "state/command.h"
 #include "state/store.h"
 
@@ -57,8 +60,17 @@ struct NodeOptions {
   unsigned election_timeout_ms = 500;
   unsigned heartbeat_timeout_ms = 50;
   // libraft's default (1024) costs 4-5x throughput; see docs/architecture.md.
+  // A snapshot also comes early once the entries since the last one hold
+  // limits::kRaftLogBytesMax, and trailing entries are cut to
+  // limits::kRaftTrailingBytesMax (log_memory.h).
   unsigned snapshot_threshold = 16384;
   unsigned snapshot_trailing = 4096;
+  // Told to peers in the raft handshake, for the leader's member records.
+  std::string node_name;
+  std::string http_address;
+  // -raft-key-file: peers prove they hold it before raft sees a byte. Empty:
+  // any process that reaches the raft port is trusted (docs/security.md).
+  wire::ClusterKey cluster_key;
 };
 
 class Node {
@@ -125,8 +137,28 @@ class Node {
   MonoMs LastContactMs() const;
   std::uint64_t term() const;
 
+  // What each authenticated peer said about itself in its latest handshake.
+  std::vector<PeerAdvert> PeerAdverts() const;
+  TransportCounters transport_counters() const;
+  // The raft port actually bound (tests that listen on port 0).
+  std::uint16_t raft_port() const;
+  // libraft's state: "Leader", "Follower", "Candidate", "Unavailable", or
+  // "Stopped" when the node is not running.
+  std::string StateName() const;
+
+  // Until this node is a voter of the configuration it has, asks the servers
+  // at these raft addresses (or the leader they name) to add it, over the
+  // authenticated transport (a join handshake); retries every second, and
+  // logs each refusal. Stops on its own once this node votes, or on Stop.
+  void JoinCluster(std::vector<std::string> raft_addresses);
+
   // Runs after each batch of applied entries (new data in the Store).
   void set_on_applied(std::function<void()> callback);
+  // Runs once when this node's libraft instance stopped working for good:
+  // libraft's unavailable state (it keeps answering but never leads or
+  // follows again), or a failed write to the log. The owner must Stop this
+  // node and start a new one from the data dir (server::Server does).
+  void set_on_broken(std::function<void(Status why)> callback);
   // Runs when this node becomes leader (after a barrier, so the Store has
   // every committed entry) and when it stops being leader.
   void set_on_leadership(std::function<void(bool is_leader)> callback);

@@ -1,8 +1,9 @@
 // Node::Impl, private to src/raft: the state behind Node (node.h).
 //
 // Split over node.cc (lifecycle: Start, Stop, the close path and the
-// accessors) and node_requests.cc (proposals, barriers, leadership and
-// last-contact polling). Loop thread only.
+// accessors), node_requests.cc (proposals, barriers, leadership and
+// last-contact polling, the liveness check, the log's memory) and
+// node_join.cc (who may connect, joins). Loop thread only.
 //
 // Lifecycle: kIdle -Start-> kRunning -Stop-> kStopping -loop drained-> kStopped
 // (a failed Start goes straight to kStopped after cleaning up). kStopping
@@ -15,6 +16,9 @@
 // process, derisk.md pitfall 2) and gives batching for free.
 #pragma once
 
+// clang-format off
+#include <utility>  // before any Boost header: asio 1.74 + g++ 12 (std::exchange)
+// clang-format on
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -22,15 +26,20 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/steady_timer.hpp>
+
 #include "raft/fsm.h"
+#include "raft/log_memory.h"
 #include "raft/node.h"
 #include "raft/raft_c.h"
+#include "raft/transport.h"
 #include "raft/uv_driver.h"
 
 namespace tenure::raft {
 
-// Connect retry delay of raft_uv_tcp. libraft's default (1000 ms) dominated
-// catch-up of a restarted node in derisk.md; loopback reconnects are cheap.
+// Connect retry delay of libraft's sender. libraft's default (1000 ms)
+// dominated catch-up of a restarted node in derisk.md; loopback reconnects
+// are cheap.
 inline constexpr unsigned kConnectRetryDelayMs = 150;
 // How long Stop waits for the local log writes in flight to reach disk
 // before it calls raft_close anyway (see MaybeBeginClose in node.cc).
@@ -46,6 +55,7 @@ struct Node::Impl {
     struct raft_apply req {};
     Impl* impl = nullptr;
     ProposeDone done;
+    std::uint64_t bytes = 0;  // counted in proposal_bytes_in_flight_
   };
   // A raft_barrier in flight; leadership_term != 0 marks the barrier a new
   // leader issues before reporting leadership.
@@ -112,6 +122,20 @@ struct Node::Impl {
   void AfterTurn();
   void PollLeadership();
   void PollLastContact();
+  // Libraft unavailable, or a log write failed: report once (on_broken).
+  void CheckLiveness();
+  void MarkBroken(Status why);
+  // Mirrors the sizes of the entries libraft holds and sets its snapshot
+  // threshold and trailing count from them (log_memory.h).
+  void BoundLogMemory();
+
+  // --- node_join.cc: who may connect, and joins ------------------------------
+  std::string AdmitPeer(const wire::Hello& hello) const;
+  void HandleJoin(const wire::Hello& hello, std::function<void(wire::JoinAnswer)> answer);
+  void JoinCluster(std::vector<std::string> addresses);
+  void JoinAttempt();
+  void ScheduleJoin(MonoMs delay_ms);
+  bool SelfVotes() const;
   bool RaftLeader() const;
   std::uint64_t UvNowMs() const;
 
@@ -121,7 +145,7 @@ struct Node::Impl {
   Phase phase_ = Phase::kIdle;
 
   uv_loop_t loop_{};
-  struct raft_uv_transport transport_ {};
+  std::unique_ptr<Transport> transport_;
   struct raft_io raft_io_ {};
   struct raft raft_ {};
   FsmBridge fsm_;
@@ -146,6 +170,18 @@ struct Node::Impl {
 
   std::function<void()> on_applied_;
   std::function<void(bool)> on_leadership_;
+  std::function<void(Status)> on_broken_;
+  bool broken_ = false;
+  LogMemory log_memory_;
+  std::uint64_t proposal_bytes_in_flight_ = 0;
+
+  // JoinCluster's state: the addresses to ask, the next one, a leader named
+  // by a follower (asked next), and the retry timer.
+  std::vector<std::string> join_addresses_;
+  std::size_t join_next_ = 0;
+  std::string join_redirect_;
+  bool join_in_flight_ = false;
+  std::unique_ptr<boost::asio::steady_timer> join_timer_;
   std::uint64_t notified_generation_ = 0;
 
   // Leadership as reported to on_leadership: leader_term_ is the term in

@@ -24,6 +24,13 @@ namespace {
 // The text Consul answers when there is no leader to take a write.
 constexpr const char* kNoLeaderText = "No cluster leader";
 
+// A status with which libraft fails a request when its own disk write
+// failed (as opposed to leadership changes and shutdown).
+bool LogWriteFailed(int status) {
+  return status == RAFT_IOERR || status == RAFT_NOSPACE || status == RAFT_CORRUPT ||
+         status == RAFT_NOMEM || status == RAFT_TOOMANY;
+}
+
 }  // namespace
 
 bool Node::Impl::RaftLeader() const {
@@ -70,6 +77,11 @@ void Node::Impl::Propose(const state::Command& command, ProposeDone done) {
 
   std::string framed;
   EncodeEntry(command, &framed);
+  // Entries wait in memory until applied: bound them by bytes as well.
+  if (proposal_bytes_in_flight_ + framed.size() > limits::kProposalBytesInFlightMax &&
+      proposals_in_flight_ > 0) {
+    return fail(Status::Unavailable("too many writes in flight"));
+  }
   struct raft_buffer buf;
   buf.len = framed.size();
   buf.base = raft_malloc(buf.len);
@@ -80,6 +92,7 @@ void Node::Impl::Propose(const state::Command& command, ProposeDone done) {
   proposal->req.data = proposal;
   proposal->impl = this;
   proposal->done = std::move(done);
+  proposal->bytes = framed.size();
   int rv = raft_apply(&raft_, &proposal->req, &buf, 1, &Impl::ApplyDone);
   if (rv != 0) {
     raft_free(buf.base);  // ownership passes to libraft only on success
@@ -88,6 +101,7 @@ void Node::Impl::Propose(const state::Command& command, ProposeDone done) {
     return fail(FailureFromRaft(rv, "write"));
   }
   ++proposals_in_flight_;
+  proposal_bytes_in_flight_ += framed.size();
   driver_->Poke();
 }
 
@@ -96,9 +110,14 @@ void Node::Impl::ApplyDone(struct raft_apply* req, int status, void* result) noe
   Impl* self = proposal->impl;
   TENURE_ASSERT(self->proposals_in_flight_ > 0);
   --self->proposals_in_flight_;
+  self->proposal_bytes_in_flight_ -= proposal->bytes;
   Result<state::ApplyResult> outcome =
       status == 0 ? Result<state::ApplyResult>(FsmBridge::TakeResult(result))
                   : Result<state::ApplyResult>(self->FailureFromRaft(status, "write"));
+  if (LogWriteFailed(status) && self->phase_ == Phase::kRunning) {
+    self->MarkBroken(Status::IoError(fmt::format("raft: a log write failed: {}",
+                                                 outcome.status().message())));
+  }
   self->ready_.push_back([done = std::move(proposal->done),
                           outcome = std::move(outcome)]() mutable { done(std::move(outcome)); });
   delete proposal;
@@ -293,6 +312,8 @@ void Node::Impl::BarrierDone(struct raft_barrier* req, int status) noexcept {
 void Node::Impl::AfterTurn() {
   PollLeadership();
   PollLastContact();
+  CheckLiveness();
+  BoundLogMemory();
   // User callbacks last: they may Propose, Barrier or Stop. Swap first so
   // callbacks queued meanwhile wait for the next turn instead of looping.
   if (!ready_.empty()) {
@@ -343,6 +364,52 @@ void Node::Impl::PollLastContact() {
   } else if (raft_.state == RAFT_FOLLOWER && raft_.follower_state.current_leader.id != 0) {
     last_contact_uv_ms_ = raft_.election_timer_start;
   }
+}
+
+}  // namespace tenure::raft
+
+namespace tenure::raft {
+
+void Node::Impl::CheckLiveness() {
+  if (phase_ != Phase::kRunning || broken_) return;
+  if (raft_.state == RAFT_UNAVAILABLE) {
+    // libraft gives up on itself after an error it cannot handle (a vote or
+    // term it cannot persist, an entry it cannot apply): from then on it
+    // drops every message and never leads or follows again.
+    MarkBroken(Status::Unavailable(fmt::format(
+        "raft: libraft stopped (unavailable state) in term {}: {}", raft_.current_term,
+        raft_errmsg(&raft_)[0] != '\0' ? raft_errmsg(&raft_) : "no reason given")));
+  }
+}
+
+void Node::Impl::MarkBroken(Status why) {
+  if (broken_) return;
+  broken_ = true;
+  fmt::print(stderr, "tenure raft: node {}: FATAL: this raft instance cannot go on: {}\n",
+             options_.id, why.message());
+  if (on_broken_) {
+    ready_.push_back([this, why = std::move(why)] {
+      if (on_broken_) on_broken_(why);
+    });
+  }
+}
+
+void Node::Impl::BoundLogMemory() {
+  if (phase_ != Phase::kRunning) return;
+  const struct raft_log& log = raft_.log;
+  std::size_t held = log.back >= log.front ? log.back - log.front : log.size - log.front + log.back;
+  LogIndex first = log.offset + 1;
+  LogIndex last = log.offset + held;
+  log_memory_.Trim(first, last);
+  for (LogIndex index = std::max(log_memory_.last_index() + 1, first); index <= last; ++index) {
+    // raft_log is a circular buffer; entry `index` sits at front + index - first.
+    std::size_t slot = (log.front + static_cast<std::size_t>(index - first)) % log.size;
+    log_memory_.Append(index, log.entries[slot].buf.len);
+  }
+  LogMemory::Policy policy =
+      log_memory_.Decide(raft_last_applied(&raft_), log.snapshot.last_index);
+  raft_set_snapshot_threshold(&raft_, policy.threshold);
+  raft_set_snapshot_trailing(&raft_, policy.trailing);
 }
 
 }  // namespace tenure::raft

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -9,14 +10,17 @@
 #include <fmt/core.h>
 
 #include "common/assert.h"
+#include "common/host_port.h"
 #include "common/strings.h"
 
 namespace tenure::server {
 
 struct Server::Timers {
-  explicit Timers(boost::asio::io_context& io) : reap(io), duties(io) {}
+  explicit Timers(boost::asio::io_context& io) : reap(io), duties(io), members(io), restart(io) {}
   boost::asio::steady_timer reap;
   boost::asio::steady_timer duties;
+  boost::asio::steady_timer members;
+  boost::asio::steady_timer restart;
   MonoMs duties_armed_for_ms = -1;  // deadline `duties` is set to, -1 = idle
 };
 
@@ -27,27 +31,112 @@ Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions op
       duties_(options_.session_ttl_multiplier),
       random_(std::random_device{}()),
       housekeeping_(std::make_unique<Timers>(io)) {
-  node_ = std::make_unique<raft::Node>(io_, store_, options_.raft);
+  // The raft handshake tells peers who this server is (member records).
+  options_.raft.node_name = options_.node_name;
+  options_.raft.http_address = options_.http_address;
   waiters_ =
       std::make_unique<Waiters>(io_, clock_, [this](const Watch& w) { return IndexOf(w); });
-  node_->set_on_applied([this] { OnApplied(); });
-  node_->set_on_leadership([this](bool is_leader) { OnLeadership(is_leader); });
+  MakeNode();
 }
 
 Server::~Server() { *alive_ = false; }
 
+void Server::MakeNode() {
+  node_ = std::make_unique<raft::Node>(io_, store_, options_.raft);
+  node_->set_on_applied([this] { OnApplied(); });
+  node_->set_on_leadership([this](bool is_leader) { OnLeadership(is_leader); });
+  node_->set_on_broken([this](Status why) { OnRaftBroken(std::move(why)); });
+}
+
 Status Server::Start() {
   TENURE_RETURN_IF_ERROR(node_->Start());
   ScheduleReap();
+  ScheduleMemberRecords();
   return Status();
 }
 
 void Server::Stop(std::function<void()> done) {
+  stopping_ = true;
   housekeeping_->reap.cancel();
   housekeeping_->duties.cancel();
+  housekeeping_->members.cancel();
+  housekeeping_->restart.cancel();
   duties_.OnLostLeadership();
   waiters_->Flush();
   node_->Stop(std::move(done));
+}
+
+void Server::JoinCluster(std::vector<std::string> raft_addresses) {
+  join_addresses_ = raft_addresses;
+  node_->JoinCluster(std::move(raft_addresses));
+}
+
+// The broken instance keeps nothing worth keeping: everything it applied is
+// in the data dir, and a new instance replays it into a fresh Store. Soft
+// state (timers, parked queries) is dropped as on a lost leadership.
+void Server::OnRaftBroken(Status why) {
+  if (restarting_ || stopping_) return;
+  restarting_ = true;
+  raft_last_failure_ = std::string(why.message());
+  leader_ready_ = false;
+  duties_.OnLostLeadership();
+  housekeeping_->duties.cancel();
+  housekeeping_->duties_armed_for_ms = -1;
+  waiters_->Flush();
+  // A restart that breaks again soon waits longer each time (1 s to 30 s),
+  // so a disk that stays full is retried without spinning.
+  constexpr MonoMs kCalmMs = 60'000;
+  MonoMs now = clock_.NowMonoMs();
+  restart_delay_ms_ = (last_restart_ms_ >= 0 && now - last_restart_ms_ < kCalmMs)
+                          ? std::min<MonoMs>(std::max<MonoMs>(restart_delay_ms_ * 2, 1'000), 30'000)
+                          : 0;
+  std::fprintf(stderr, "tenure: raft stopped working (%s); restarting it from the data dir%s\n",
+               raft_last_failure_.c_str(),
+               restart_delay_ms_ > 0
+                   ? (" in " + std::to_string(restart_delay_ms_) + " ms").c_str()
+                   : "");
+  std::weak_ptr<bool> alive = alive_;
+  node_->Stop([this, alive] {
+    if (alive.expired() || !*alive.lock()) return;
+    // Not from inside the node's own callback: it is destroyed here.
+    boost::asio::post(io_, [this, alive] {
+      if (alive.expired() || !*alive.lock() || stopping_) return;
+      housekeeping_->restart.expires_after(std::chrono::milliseconds(restart_delay_ms_));
+      housekeeping_->restart.async_wait([this, alive](const boost::system::error_code& ec) {
+        if (!ec && !alive.expired() && *alive.lock() && !stopping_) RestartRaft();
+      });
+    });
+  });
+}
+
+void Server::RestartRaft() {
+  node_.reset();
+  store_ = state::Store();
+  reap_mark_ = 0;
+  MakeNode();
+  last_restart_ms_ = clock_.NowMonoMs();
+  ++raft_restarts_;
+  if (Status started = node_->Start(); !started.ok()) {
+    // The data dir no longer opens (damage, a port taken): say so and try
+    // again later; the server keeps answering "No cluster leader".
+    restarting_ = false;
+    OnRaftBroken(started.Annotate("restart"));
+    return;
+  }
+  restarting_ = false;
+  std::fprintf(stderr, "tenure: raft restarted (%llu restart%s so far)\n",
+               static_cast<unsigned long long>(raft_restarts_), raft_restarts_ == 1 ? "" : "s");
+  waiters_->Notify(store_.TakeChanges());
+  if (!join_addresses_.empty()) node_->JoinCluster(join_addresses_);
+}
+
+Server::RaftHealth Server::Health() const {
+  RaftHealth health;
+  health.state = restarting_ ? "Restarting" : node_->StateName();
+  health.restarts = raft_restarts_;
+  health.last_failure = raft_last_failure_;
+  health.transport = node_->transport_counters();
+  return health;
 }
 
 void Server::Propose(state::CommandBody body, raft::Node::ProposeDone done) {
@@ -192,6 +281,42 @@ void Server::WriteSelfRecord() {
       if (!ec && !alive.expired() && *alive.lock()) WriteSelfRecord();
     });
   });
+}
+
+void Server::ScheduleMemberRecords() {
+  housekeeping_->members.expires_after(std::chrono::seconds(1));
+  std::weak_ptr<bool> alive = alive_;
+  housekeeping_->members.async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || !*alive.lock() || stopping_) return;
+    if (!restarting_) WritePeerRecords();
+    ScheduleMemberRecords();
+  });
+}
+
+void Server::WritePeerRecords() {
+  if (!IsLeader() || !leader_ready_ || peer_record_in_flight_) return;
+  std::vector<raft::PeerAdvert> adverts = node_->PeerAdverts();
+  for (const raft::ServerInfo& server : node_->Configuration()) {
+    if (server.id == node_->id()) continue;  // WriteSelfRecord's
+    auto advert = std::find_if(adverts.begin(), adverts.end(),
+                               [&](const raft::PeerAdvert& a) { return a.id == server.id; });
+    // Only what the server said at the address the configuration gives it.
+    if (advert == adverts.end() || advert->raft_address != server.address) continue;
+    if (advert->node_name.empty() || !ParseHostPort(advert->http_address).ok()) continue;
+    state::Member wanted{server.id, advert->node_name, advert->raft_address,
+                         advert->http_address, 0};
+    if (const state::Member* record = store_.FindMember(server.id); record != nullptr) {
+      state::Member current = *record;
+      current.modify_index = 0;
+      if (current == wanted) continue;
+    }
+    peer_record_in_flight_ = true;
+    std::weak_ptr<bool> alive = alive_;
+    Propose(state::SetMember{wanted}, [this, alive](Result<state::ApplyResult>) {
+      if (!alive.expired() && *alive.lock()) peer_record_in_flight_ = false;
+    });
+    return;  // one at a time; the next second's pass does the rest
+  }
 }
 
 LogIndex Server::IndexOf(const Watch& watch) const {

@@ -34,6 +34,10 @@ struct ServerOptions {
   // its member record so that followers can forward to it (decision 0008).
   std::string http_address;
   std::string datacenter = "dc1";
+  // -operator-token-file: the secret that lets a request change the cluster
+  // (remove a peer, transfer leadership) until ACLs exist. Empty: nobody may
+  // (decision 0012).
+  std::string operator_token;
   // Sessions expire between TTL and TTL x multiplier after the last renewal.
   // 2 is Consul's SessionTTLMultiplier, which clients such as Patroni count on.
   int session_ttl_multiplier = 2;
@@ -51,6 +55,10 @@ class Server {
 
   Status Start();
   void Stop(std::function<void()> done);
+  // -join: until this server votes, asks the servers at these raft addresses
+  // (or the leader they name) to add it (raft::Node::JoinCluster); carried
+  // over a raft restart.
+  void JoinCluster(std::vector<std::string> raft_addresses);
 
   const state::Store& store() const { return store_; }
   const ServerOptions& options() const { return options_; }
@@ -105,6 +113,15 @@ class Server {
   const state::Member* LeaderMember() const;
   LogIndex IndexOf(const Watch& watch) const;
 
+  // The raft instance's health, for /v1/agent/self (and health checks).
+  struct RaftHealth {
+    std::string state;            // raft::Node::StateName, or "Restarting"
+    std::uint64_t restarts = 0;   // raft instances restarted after breaking
+    std::string last_failure;     // why the last one broke ("" if none)
+    raft::TransportCounters transport;
+  };
+  RaftHealth Health() const;
+
   // Test hooks.
   const LeaderDuties& TEST_duties() const { return duties_; }
 
@@ -120,6 +137,17 @@ class Server {
   // Leader: writes SelfMember() if the replicated record is missing or
   // stale, retrying every second while still leader.
   void WriteSelfRecord();
+  // Leader, once a second: the record of every other server of the
+  // configuration says what the server itself said in its authenticated
+  // raft handshake (name, HTTP address); decision 0012.
+  void ScheduleMemberRecords();
+  void WritePeerRecords();
+  // A new Node over the Store's replacement; wires its callbacks.
+  void MakeNode();
+  // The raft instance broke (raft::Node::set_on_broken): stop it, start a new
+  // one from the data dir, with a growing pause if it keeps breaking.
+  void OnRaftBroken(Status why);
+  void RestartRaft();
 
   boost::asio::io_context& io_;
   const Clock& clock_;
@@ -133,8 +161,17 @@ class Server {
   std::vector<std::function<void(Status)>> barrier_waiters_;  // for the next barrier
   bool barrier_in_flight_ = false;
   bool self_record_in_flight_ = false;
+  bool peer_record_in_flight_ = false;
+  std::vector<std::string> join_addresses_;
+  // Restarts of a broken raft instance.
+  bool restarting_ = false;
+  bool stopping_ = false;
+  std::uint64_t raft_restarts_ = 0;
+  std::string raft_last_failure_;
+  MonoMs last_restart_ms_ = -1;
+  MonoMs restart_delay_ms_ = 0;
   LogIndex reap_mark_ = 0;  // tombstones at or below this are old enough to reap
-  struct Timers;
+  struct Timers;  // reap, duties, member records, restart
   std::unique_ptr<Timers> housekeeping_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

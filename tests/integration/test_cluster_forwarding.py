@@ -10,6 +10,7 @@ leader is killed, the followers forward to the new one.
 """
 
 import json
+import socket
 import threading
 import time
 import unittest
@@ -177,21 +178,37 @@ class ForwardingTest(unittest.TestCase):
         poll_until(lambda: self.blocking_count(self.leader) <= before, timeout=5,
                    message="the leader kept the forwarded blocking query after its client left")
 
-    def test_7_member_records_refuse_bad_input_and_change_nothing(self):
+    def test_7_member_records_cannot_be_rewritten_over_http(self):
+        """The old PUT /v1/operator/raft/member let any client point the
+        leader's HTTP address at its own listener (issue 11). Member records
+        now come only from authenticated raft handshakes."""
+        trap = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.addCleanup(trap.close)
+        trap.bind(("127.0.0.1", 0))
+        trap.listen(16)
+        trap.settimeout(0.5)
+        trap_addr = "127.0.0.1:%d" % trap.getsockname()[1]
         f = self.followers[0]
+        leader_id = next(s["ID"] for s in f.get_json("/v1/operator/raft/configuration")["Servers"]
+                         if s["Leader"])
         before = member_names(self.leader)
-        for body in [b"", b"[]", b'{"ID":0,"Name":"x","Address":"a:1","HTTPAddress":"b:2"}',
-                     b'{"ID":"1","Name":"x","Address":"a:1","HTTPAddress":"b:2"}',
-                     b'{"ID":1,"Name":"","Address":"a:1","HTTPAddress":"b:2"}',
-                     b'{"ID":1,"Name":"x","Address":"a:1","HTTPAddress":"nocolon"}',
-                     json.dumps({"ID": 1, "Name": "x" * 300, "Address": "a:1",
-                                 "HTTPAddress": "b:2"}).encode(),
-                     b'{"ID":99,"Name":"x","Address":"127.0.0.1:1","HTTPAddress":"b:2"}',
-                     json.dumps({"ID": 1, "Name": "evil", "Address": "127.0.0.1:1",
-                                 "HTTPAddress": "b:2"}).encode()]:
-            resp = f.request("PUT", "/v1/operator/raft/member", body)
-            self.assertEqual(resp.status, 400, (body, resp))
+        hijack = json.dumps({"ID": int(leader_id), "Name": "evil", "Address": "127.0.0.1:1",
+                             "HTTPAddress": trap_addr}).encode()
+        for member in (f, self.leader):
+            for method in ("PUT", "POST"):
+                resp = member.request(method, "/v1/operator/raft/member", hijack)
+                self.assertIn(resp.status, (404, 405), resp)
         self.assertEqual(member_names(self.leader), before)
+        self.assertEqual(member_names(f), before)
+        # Requests through the follower still reach the real leader, not the trap.
+        self.assertEqual(f.request("PUT", "/v1/kv/fwd/after-hijack", b"1").status, 200)
+        self.assertEqual(self.leader.request("GET", "/v1/kv/fwd/after-hijack?raw").body, b"1")
+        try:
+            conn, _ = trap.accept()
+            conn.close()
+            self.fail("a follower forwarded a request to the hijacker's listener")
+        except socket.timeout:
+            pass
 
 
 class ForwardingFailoverTest(unittest.TestCase):

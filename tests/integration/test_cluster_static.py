@@ -102,14 +102,24 @@ class StaticClusterTest(unittest.TestCase):
             ids = {m.raft_addr: i + 1 for i, m in enumerate(cluster.members)}
             target = next(m for m in cluster.members if m is not leader)
             started = time.monotonic()
-            resp = leader.request("POST", f"/v1/operator/raft/transfer-leader?id={ids[target.raft_addr]}")
+            op = cluster.operator_headers()
+            path = f"/v1/operator/raft/transfer-leader?id={ids[target.raft_addr]}"
+            # Without the operator token, or with a wrong one: refused, nothing moves.
+            for headers, text in [(None, "Permission denied: anonymous token lacks permission "
+                                         "'operator:write'"),
+                                  ({"X-Consul-Token": "not-the-token"}, "ACL not found")]:
+                resp = leader.request("POST", path, headers=headers)
+                self.assertEqual(resp.status, 403, resp)
+                self.assertIn(text, resp.text)
+            self.assertIs(cluster.leader(), leader)
+            resp = leader.request("POST", path, headers=op)
             self.assertEqual((resp.status, resp.json()), (200, {"Success": True}), resp)
             self.assertIs(cluster.wait_leader(timeout=10), target)
             print(f"transfer to node {ids[target.raft_addr]} answered in "
                   f"{time.monotonic() - started:.3f}s", flush=True)
             self.assertTrue(put(target, "moved", "1"))
             # Without an id: any other voter.
-            resp = target.request("POST", "/v1/operator/raft/transfer-leader")
+            resp = target.request("POST", "/v1/operator/raft/transfer-leader", headers=op)
             self.assertEqual(resp.status, 200, resp)
             self.assertIsNot(cluster.wait_leader(timeout=10), target)
             # Refusals change nothing.
@@ -119,12 +129,12 @@ class StaticClusterTest(unittest.TestCase):
                                         ("?id=0", 400, "invalid id"),
                                         (f"?id={ids[now.raft_addr]}", 400, "no other voter"),
                                         ("?id=99", 400, "no other voter")]:
-                resp = now.request("POST", "/v1/operator/raft/transfer-leader" + query)
+                resp = now.request("POST", "/v1/operator/raft/transfer-leader" + query, headers=op)
                 self.assertEqual(resp.status, status, (query, resp))
                 self.assertIn(text, resp.text)
             # A forwarded request reaching a non-leader is not forwarded again.
             resp = follower.request("POST", "/v1/operator/raft/transfer-leader",
-                                    headers={"X-Tenure-Forwarded-By": "9"})
+                                    headers={"X-Tenure-Forwarded-By": "9", **op})
             self.assertEqual((resp.status, resp.text), (500, "No cluster leader"))
             resp = now.request("GET", "/v1/operator/raft/transfer-leader")
             self.assertEqual((resp.status, resp.header("Allow")), (405, "OPTIONS,POST"))
@@ -132,13 +142,18 @@ class StaticClusterTest(unittest.TestCase):
             # The CLI, on the leader and on a follower.
             back = ids[leader.raft_addr] if leader is not now else ids[target.raft_addr]
             out = now.cli("operator", "raft", "transfer-leader", "-id", str(back))
+            self.assertEqual(out.returncode, 1, out)
+            self.assertIn("Permission denied", out.stderr)
+            out = now.cli("operator", "raft", "transfer-leader", "-id", str(back),
+                          "-token", cluster.operator_token)
             self.assertEqual((out.returncode, out.stdout),
                              (0, f"Leadership transferred to server {back}\n"), out.stderr)
             moved = cluster.wait_leader(timeout=10)
             self.assertEqual(ids[moved.raft_addr], back)
             # From a follower: forwarded to the leader (decision 0008).
             follower = next(m for m in cluster.members if m is not moved)
-            out = follower.cli("operator", "raft", "transfer-leader")
+            out = follower.cli("operator", "raft", "transfer-leader",
+                               env={"CONSUL_HTTP_TOKEN": cluster.operator_token})
             self.assertEqual(out.returncode, 0, out.stderr)
             self.assertIsNot(cluster.wait_leader(exclude=moved, timeout=10), moved)
             self.assertEqual(now.cli("operator", "raft", "bogus").returncode, 2)
@@ -149,7 +164,7 @@ class StaticClusterTest(unittest.TestCase):
             self.assertTrue(put(leader, "j/before", "1"))
             joiner = DevServer(extra_args=(
                 "-node-id", "4", "-node", "node4", "-session-ttl-multiplier", "1",
-                "-join", ",".join(m.http_addr for m in cluster.members)))
+                "-join", ",".join(m.raft_addr for m in cluster.members), *cluster.secret_args()))
             self.addCleanup(joiner.close)
             started = time.monotonic()
             joiner.start()
@@ -166,16 +181,21 @@ class StaticClusterTest(unittest.TestCase):
             self.assertEqual(voters(joiner), [1, 2, 3, 4])
             self.assertIn("joined the cluster as server 4", joiner.log())
 
-            # Bad requests change nothing.
-            for method, query, text in [("PUT", "?id=5", "expected ?id=N&address=HOST:PORT"),
-                                        ("PUT", "?id=x&address=127.0.0.1:1", "invalid id"),
-                                        ("PUT", f"?id=1&address={joiner.raft_addr}", "already"),
-                                        ("DELETE", "", "Must specify"),
-                                        ("DELETE", "?id=9", "not a member"),
-                                        ("DELETE", "?address=127.0.0.1:1", "was not found")]:
-                resp = leader.request(method, "/v1/operator/raft/peer" + query)
-                self.assertEqual(resp.status, 400, (method, query, resp))
+            # Bad requests change nothing. Peers are added only by joining over
+            # the raft port (with the cluster key); HTTP can only remove them.
+            op = cluster.operator_headers()
+            resp = leader.request("PUT", f"/v1/operator/raft/peer?id=5&address=127.0.0.1:1",
+                                  headers=op)
+            self.assertEqual(resp.status, 405, resp)
+            for query, text in [("", "Must specify"),
+                                ("?id=9", "not a member"),
+                                ("?address=127.0.0.1:1", "was not found")]:
+                resp = leader.request("DELETE", "/v1/operator/raft/peer" + query, headers=op)
+                self.assertEqual(resp.status, 400, (query, resp))
                 self.assertIn(text, resp.text)
+            for headers in (None, {"X-Consul-Token": "wrong-token-wrong-token"}):
+                resp = leader.request("DELETE", "/v1/operator/raft/peer?id=4", headers=headers)
+                self.assertEqual(resp.status, 403, resp)
             self.assertEqual(voters(leader), [1, 2, 3, 4])
 
             # Once a voter, the joiner registers its name (decision 0008).
@@ -191,6 +211,11 @@ class StaticClusterTest(unittest.TestCase):
                 out = follower.cli("operator", "raft", "remove-peer", *args)
                 self.assertEqual(out.returncode, 2, (args, out))
             out = follower.cli("operator", "raft", "remove-peer", "-id", "4")
+            self.assertEqual(out.returncode, 1, out)
+            self.assertIn("Permission denied", out.stderr)
+            self.assertEqual(voters(leader), [1, 2, 3, 4])
+            out = follower.cli("operator", "raft", "remove-peer", "-id", "4",
+                               "-token", cluster.operator_token)
             self.assertEqual((out.returncode, out.stdout), (0, 'Removed peer with id "4"\n'),
                              out.stderr)
             poll_until(lambda: voters(leader) == [1, 2, 3], timeout=10,

@@ -3,11 +3,13 @@
 Every member of a test cluster listens for raft on a private port
 (`tenure server -raft-bind-addr`) and advertises a proxy port (`-raft-addr`,
 the address in the raft configuration, which the other members dial). The
-proxy forwards each connection to the member's private port, and reads
-libraft's handshake on the way (protocol:u64 id:u64 address_len:u64 address,
-little-endian; libraft's uv_tcp) to learn which member dialled. libraft
-sends in one direction per connection (each server dials its peers to send
-them messages), so a connection is one directed link `from -> to`.
+proxy forwards each connection to the member's private port, and reads the
+dialer's hello on the way (docs/formats.md, "raft handshake": a 56-byte
+fixed part with body_len:u32 at offset 12 and id:u64 at offset 16,
+little-endian, then body_len bytes) to learn which member dialled. After the
+handshake libraft sends in one direction per connection (each server dials
+its peers to send them messages), so a connection is one directed link
+`from -> to`; the handshake's answers flow back on it while it is not cut.
 
 Cutting a link `from -> to`:
   - bytes already flowing on its connections are dropped from then on
@@ -36,7 +38,10 @@ from tenure_testlib import free_port
 
 __all__ = ["PartitionProxy"]
 
-_HEADER = struct.Struct("<QQQ")
+_MAGIC = b"TNRAFT1\n"
+_HELLO_FIXED = 56
+_BODY_LEN = struct.Struct("<I")  # at offset 12
+_ID = struct.Struct("<Q")        # at offset 16
 
 
 class _Link:
@@ -66,11 +71,14 @@ class _Link:
 
     def _run(self):
         try:
-            header = self._recv_exact(_HEADER.size)
-            _, self.src, address_len = _HEADER.unpack(header)
-            if address_len > 4096:
-                raise ConnectionError("not a libraft handshake")
-            handshake = header + self._recv_exact(address_len)
+            fixed = self._recv_exact(_HELLO_FIXED)
+            if not fixed.startswith(_MAGIC):
+                raise ConnectionError("not a tenure raft hello")
+            (body_len,) = _BODY_LEN.unpack_from(fixed, 12)
+            (self.src,) = _ID.unpack_from(fixed, 16)
+            if body_len > 4096:
+                raise ConnectionError("not a tenure raft hello")
+            handshake = fixed + self._recv_exact(body_len)
             with self.proxy.lock:
                 self.dead = self.proxy._blocked(self.src, self.dst)
             self.upstream = socket.create_connection(self.target, timeout=5)

@@ -305,6 +305,23 @@ class DevServer:
         return Cli(self.http_addr, self.binary).popen(*args, **kwargs)
 
 
+def generate_cluster_key():
+    """A new cluster key from `tenure keygen`."""
+    out = subprocess.run([tenure_bin(), "keygen"], capture_output=True, text=True, timeout=30,
+                         check=True)
+    return out.stdout.strip()
+
+
+def write_secret(directory, name, text):
+    """Writes text to directory/name with mode 600 (servers refuse secret
+    files others can read); returns the path."""
+    path = os.path.join(directory, name)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text + "\n")
+    return path
+
+
 class Cli:
     """Runs tenure client subcommands against the agent at http_addr (any
     server: a DevServer, a cluster member, or a stub)."""
@@ -389,10 +406,22 @@ class Cluster:
     """
 
     def __init__(self, n=3, extra_args=("-session-ttl-multiplier", "1"), startup_timeout=30.0,
-                 proxy=None):
+                 proxy=None, keyed=True):
         """proxy: a raft_proxy.PartitionProxy to put between the members'
         raft ports (each listens on -raft-bind-addr and advertises the
-        proxy's port), so that a test can cut links between them."""
+        proxy's port), so that a test can cut links between them.
+
+        keyed: members share a cluster key (-raft-key-file, made with
+        `tenure keygen`), as production clusters do (docs/security.md); False
+        runs them without one. Every member also gets the same operator
+        token (-operator-token-file): cluster.operator_token, and
+        cluster.operator_headers() for requests that need it."""
+        self.secrets_dir = tempfile.mkdtemp(prefix="tenure-cluster-")
+        self.key_file = None
+        if keyed:
+            self.key_file = write_secret(self.secrets_dir, "raft.key", generate_cluster_key())
+        self.operator_token = "op-" + os.urandom(16).hex()
+        self.token_file = write_secret(self.secrets_dir, "operator.token", self.operator_token)
         self.members = [DevServer(startup_timeout=startup_timeout) for _ in range(n)]
         self.proxy = proxy
         for i, member in enumerate(self.members):
@@ -404,7 +433,19 @@ class Cluster:
         for i, member in enumerate(self.members):
             bind = ["-raft-bind-addr", member.raft_bind] if proxy else []
             member.extra_args = ["-node-id", str(i + 1), "-node", f"node{i + 1}",
-                                 "-bootstrap-peers", peers, *bind, *extra_args]
+                                 "-bootstrap-peers", peers, *bind, *self.secret_args(),
+                                 *extra_args]
+
+    def secret_args(self):
+        """The flags that give a server this cluster's key and operator token
+        (for a server that joins later)."""
+        args = ["-operator-token-file", self.token_file]
+        if self.key_file:
+            args += ["-raft-key-file", self.key_file]
+        return args
+
+    def operator_headers(self):
+        return {"X-Consul-Token": self.operator_token}
 
     def __enter__(self):
         try:
@@ -426,6 +467,7 @@ class Cluster:
             member.close()
         if self.proxy is not None:
             self.proxy.close()
+        shutil.rmtree(self.secrets_dir, ignore_errors=True)
 
     def id_of(self, member):
         return self.members.index(member) + 1

@@ -79,27 +79,6 @@ void Api::TransferLeader(const CallPtr& call) {
   });
 }
 
-// PUT /v1/operator/raft/peer?id=N&address=HOST:PORT (tenure's; what
-// `tenure server -join` sends): add a server, promoted to voter once it has
-// caught up. Answers once it votes.
-void Api::RaftPeerAdd(const CallPtr& call) {
-  auto id = ServerIdParam(call->request);
-  auto address = call->request.Query("address");
-  if (!id.ok() || !*id || !address || address->empty() ||
-      address->find(':') == std::string_view::npos) {
-    call->ReplyError(!id.ok() ? id.status()
-                              : Status::InvalidArgument("expected ?id=N&address=HOST:PORT"));
-    return;
-  }
-  server_.AddVoter(**id, std::string(*address), [call](Status status) {
-    if (!status.ok()) {
-      call->ReplyError(status);
-      return;
-    }
-    call->Reply(HttpResponse::Text(200, ""));
-  });
-}
-
 // DELETE /v1/operator/raft/peer?id=N or ?address=HOST:PORT, as Consul.
 void Api::RaftPeerRemove(const CallPtr& call) {
   auto id = ServerIdParam(call->request);
@@ -132,58 +111,13 @@ void Api::RaftPeerRemove(const CallPtr& call) {
   });
 }
 
-// PUT /v1/operator/raft/member (tenure's): a follower's own record, body
-// {"ID":N,"Name":..,"Address":raft host:port,"HTTPAddress":host:port}, sent
-// by its Forwarder. The id must be in the raft configuration with that
-// address: the record adds a name and an HTTP address, it never says who
-// votes.
-void Api::RaftMemberSet(const CallPtr& call) {
-  constexpr std::size_t kMaxFieldBytes = 256;
-  nlohmann::json body = nlohmann::json::parse(call->request.body, nullptr, /*allow_exceptions=*/false);
-  auto text = [&body](std::string_view name) -> std::optional<std::string> {
-    const nlohmann::json* field = body.is_object() ? Field(body, name) : nullptr;
-    if (field == nullptr || !field->is_string()) return std::nullopt;
-    return field->get<std::string>();
-  };
-  const nlohmann::json* id_field = body.is_object() ? Field(body, "ID") : nullptr;
-  std::optional<std::string> name = text("Name"), raft_address = text("Address"),
-                             http_address = text("HTTPAddress");
-  if (id_field == nullptr || !id_field->is_number_unsigned() || id_field->get<std::uint64_t>() == 0 ||
-      !name || !raft_address || !http_address || name->empty() ||
-      name->size() > kMaxFieldBytes || raft_address->size() > kMaxFieldBytes ||
-      http_address->size() > kMaxFieldBytes || http_address->find(':') == std::string::npos) {
-    call->ReplyError(Status::InvalidArgument(
-        "expected {\"ID\":N,\"Name\":\"...\",\"Address\":\"HOST:PORT\",\"HTTPAddress\":"
-        "\"HOST:PORT\"} (strings of 1 to 256 bytes)"));
-    return;
-  }
-  std::uint64_t id = id_field->get<std::uint64_t>();
-  bool in_configuration = false;
-  for (const raft::ServerInfo& server : server_.RaftConfiguration()) {
-    if (server.id == id && server.address == *raft_address) in_configuration = true;
-  }
-  if (!in_configuration) {
-    call->ReplyError(Status::InvalidArgument("server id " + std::to_string(id) + " at " +
-                                             *raft_address +
-                                             " is not in the Raft configuration"));
-    return;
-  }
-  ProposeThen(call, state::SetMember{{id, *name, *raft_address, *http_address, 0}},
-              [call](const state::ApplyResult& result) {
-                if (!result.status.ok()) {
-                  call->ReplyError(result.status);
-                  return;
-                }
-                call->Reply(HttpResponse::Json("true"));
-              });
-}
-
 // Go's Agent.Self() decodes into map[string]map[string]interface{}: every
 // top-level value must be an object, and Config.NodeName must be a string
 // (`consul lock` and api.Agent.NodeName depend on it). SessionTTLMin lets
 // Patroni correct a too-small TTL by itself.
 void Api::AgentSelf(const CallPtr& call) {
   const server::ServerOptions& options = server_.options();
+  const server::Server::RaftHealth health = server_.Health();
   nlohmann::json self = {
       {"Config",
        {{"Datacenter", options.datacenter},
@@ -207,8 +141,14 @@ void Api::AgentSelf(const CallPtr& call) {
         {"Tags", {{"dc", options.datacenter}, {"role", "consul"}}},
         {"Status", 1}}},
       {"Stats",
-       {{"raft", {{"state", server_.IsLeader() ? "Leader" : "Follower"},
-                  {"applied_index", std::to_string(server_.store().applied_index())}}},
+       {{"raft", {{"state", health.state},
+                  {"applied_index", std::to_string(server_.store().applied_index())},
+                  {"restarts", std::to_string(health.restarts)},
+                  {"last_failure", health.last_failure},
+                  {"transport_handshakes_refused",
+                   std::to_string(health.transport.handshakes_refused)},
+                  {"transport_connections_cut", std::to_string(health.transport.links_cut)},
+                  {"transport_votes_dropped", std::to_string(health.transport.votes_dropped)}}},
         {"tenure",
          {{"sessions", std::to_string(server_.store().session_count())},
           {"kv_entries", std::to_string(server_.store().kv_count())},

@@ -1,0 +1,218 @@
+// Transport::Impl and its connections, private to src/raft. Split over
+// transport.cc (the libraft glue, listening, the mailbox into libraft,
+// bookkeeping) and transport_links.cc (the three kinds of connection).
+//
+//   Incoming  an accepted socket in its handshake (listener side); becomes an
+//             InboundLink (purpose raft) or answers a join.
+//   InboundLink  network -> MessageGate -> socketpair -> libraft.
+//   Outgoing  a dial: connect, handshake (dialer side), then the socket goes
+//             to libraft (purpose raft) or a join answer is awaited.
+//
+// Every connection holds a weak_ptr to the Impl and checks it in each
+// handler: one that completes after the Transport is gone does nothing.
+// Loop thread only.
+#pragma once
+
+// clang-format off
+#include <utility>  // before any Boost header: asio 1.74 + g++ 12 (std::exchange)
+// clang-format on
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <list>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "raft/transport.h"
+#include "raft/wire/message_gate.h"
+
+namespace tenure::raft {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+MonoMs TransportNowMs();
+
+// At most `per_window` log lines per minute from one source, then one line
+// saying how many were left out.
+class LogLimiter {
+ public:
+  explicit LogLimiter(int per_window) : per_window_(per_window) {}
+  // True if a line may be printed now; prints the summary of the skipped ones first.
+  bool Allow(std::string_view what);
+
+ private:
+  int per_window_;
+  MonoMs window_start_ms_ = -1;
+  int printed_ = 0;
+  int skipped_ = 0;
+};
+
+class Incoming;
+class InboundLink;
+class Outgoing;
+
+struct Transport::Impl : std::enable_shared_from_this<Transport::Impl> {
+  Impl(asio::io_context& io_context, uv_loop_t* uv_loop, TransportOptions transport_options);
+  ~Impl();
+
+  // libraft's raft_uv_transport, pointing back here (raw.impl).
+  static int RawInit(struct raft_uv_transport* t, raft_id id, const char* address);
+  static int RawListen(struct raft_uv_transport* t, raft_uv_accept_cb cb);
+  static int RawConnect(struct raft_uv_transport* t, struct raft_uv_connect* req, raft_id id,
+                        const char* address, raft_uv_connect_cb cb);
+  static void RawClose(struct raft_uv_transport* t, raft_uv_transport_close_cb cb);
+
+  Status Listen();
+  void Accept();
+  // Runs `callback` inside uv_run, after what was posted before it.
+  void PostToRaft(std::function<void()> callback);
+  static void MailboxFired(uv_timer_t* timer);
+  // Closes every socket; pending connects are cancelled through the mailbox.
+  void ShutDownNetwork();
+
+  // From the connections.
+  void HandshakeDone(const std::shared_ptr<Incoming>& incoming);
+  void IncomingFinished(Incoming* incoming);
+  void LinkClosed(InboundLink* link);
+  void OutgoingFinished(Outgoing* outgoing);
+  std::string AdmitRaft(const wire::Hello& hello);
+  void NoteDialFailure(std::uint64_t id, const std::string& address, const std::string& why);
+  void NoteDialSuccess(std::uint64_t id, const std::string& address);
+
+  asio::io_context& io;
+  uv_loop_t* loop;
+  TransportOptions options;
+  Hooks hooks;
+  struct raft_uv_transport raw {};
+
+  tcp::acceptor acceptor;
+  bool listening = false;
+  bool accepting = false;
+  raft_uv_accept_cb accept_cb = nullptr;
+  bool raft_closing = false;
+
+  uv_timer_t mailbox {};
+  bool mailbox_initialized = false;
+  bool mailbox_armed = false;
+  std::vector<std::function<void()>> mail;
+
+  std::set<std::shared_ptr<Incoming>> incoming;
+  std::list<std::shared_ptr<InboundLink>> links;  // oldest first
+  std::set<std::shared_ptr<Outgoing>> outgoing;
+  std::map<std::uint64_t, PeerAdvert> adverts;
+  TransportCounters counters;
+
+  // Dial failures per peer: logged when the reason changes, or once a minute.
+  struct DialState {
+    std::string last_failure;
+    MonoMs logged_at_ms = -1;
+    bool failing = false;
+  };
+  std::map<std::uint64_t, DialState> dial_state;
+  LogLimiter refusal_log{20};
+  LogLimiter link_log{20};
+};
+
+// An accepted connection in its handshake.
+class Incoming : public std::enable_shared_from_this<Incoming> {
+ public:
+  Incoming(std::weak_ptr<Transport::Impl> owner, tcp::socket socket, std::string remote);
+  void Start();
+  void Close();
+  // After a successful join handshake: writes the answer, then closes.
+  void AnswerJoin(const wire::JoinAnswer& answer);
+
+  tcp::socket& socket() { return socket_; }
+  const std::string& remote() const { return remote_; }
+  wire::ListenerHandshake& handshake() { return *handshake_; }
+
+ private:
+  void Read();
+  void Send(std::string bytes, bool then_close);
+
+  std::weak_ptr<Transport::Impl> owner_;
+  tcp::socket socket_;
+  asio::steady_timer timer_;
+  std::string remote_;
+  std::unique_ptr<wire::ListenerHandshake> handshake_;
+  std::unique_ptr<char[]> buffer_;
+  std::string sending_;
+  bool closed_ = false;
+  bool waiting_for_answer_ = false;
+};
+
+// An inbound raft connection: network -> gate -> socketpair -> libraft.
+class InboundLink : public std::enable_shared_from_this<InboundLink> {
+ public:
+  InboundLink(std::weak_ptr<Transport::Impl> owner, tcp::socket network,
+              asio::local::stream_protocol::socket pipe, std::uint64_t peer_id,
+              std::string remote, wire::GateLimits limits);
+  void Start(std::string leftover);
+  // Closes both sockets (libraft sees EOF); logs `why` if not empty.
+  void Close(const std::string& why);
+  std::uint64_t peer_id() const { return peer_id_; }
+  bool closed() const { return closed_; }
+
+ private:
+  void Read();
+  void Process(std::string_view data);
+  void WatchPipe();
+  void ArmStallTimer();
+
+  std::weak_ptr<Transport::Impl> owner_;
+  tcp::socket network_;
+  asio::local::stream_protocol::socket pipe_;
+  asio::steady_timer stall_;
+  std::uint64_t peer_id_;
+  std::string remote_;
+  wire::MessageGate gate_;
+  std::unique_ptr<char[]> buffer_;
+  std::string out_;
+  std::uint64_t stall_generation_ = 0;
+  bool closed_ = false;
+};
+
+// A dial: connect and handshake, then hand the socket to libraft (raft) or
+// wait for the join answer (join).
+class Outgoing : public std::enable_shared_from_this<Outgoing> {
+ public:
+  using RaftDone = std::function<void(int status, uv_stream_t* stream)>;
+  using JoinDone = std::function<void(Result<wire::JoinAnswer>)>;
+
+  Outgoing(std::weak_ptr<Transport::Impl> owner, std::uint64_t peer_id, std::string address,
+           wire::Purpose purpose);
+  void StartRaft(struct raft_uv_connect* req, raft_uv_connect_cb cb);
+  void StartJoin(JoinDone done);
+  // Cancels the dial; a raft connect gets RAFT_CANCELED through the mailbox.
+  void Cancel();
+
+ private:
+  void Connect();
+  void Handshake();
+  void Read();
+  void Fail(const std::string& why);
+  void Succeed();
+
+  std::weak_ptr<Transport::Impl> owner_;
+  std::uint64_t peer_id_;
+  std::string address_;
+  wire::Purpose purpose_;
+  tcp::socket socket_;
+  tcp::resolver resolver_;
+  asio::steady_timer timer_;
+  std::unique_ptr<wire::DialerHandshake> handshake_;
+  std::unique_ptr<char[]> buffer_;
+  std::string received_;  // join: bytes after the verdict
+  struct raft_uv_connect* req_ = nullptr;
+  raft_uv_connect_cb cb_ = nullptr;
+  JoinDone join_done_;
+  bool finished_ = false;
+};
+
+}  // namespace tenure::raft

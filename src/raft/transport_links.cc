@@ -1,0 +1,498 @@
+// The transport's connections: Incoming (listener handshake), InboundLink
+// (network -> MessageGate -> libraft) and Outgoing (dial, dialer handshake).
+// See transport_impl.h.
+#include <fmt/core.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/write.hpp>
+
+#include "common/assert.h"
+#include "common/host_port.h"
+#include "common/limits.h"
+#include "raft/transport_impl.h"
+
+namespace tenure::raft {
+namespace {
+
+constexpr std::size_t kHandshakeReadBytes = 4096;
+constexpr std::size_t kLinkReadBytes = 64 * 1024;
+// A join answer waits for the leader to add and catch up the new server.
+constexpr MonoMs kJoinAnswerTimeoutMs = 60'000;
+
+// Raft connections carry small messages that should leave at once, and may
+// sit idle for long: keep-alive finds a peer that vanished without a FIN.
+void TuneSocket(int fd) {
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  const int idle_s = 30, interval_s = 5, probes = 3;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof idle_s);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof interval_s);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+}
+
+wire::Nonce FreshNonce() {
+  wire::Nonce nonce{};
+  wire::RandomBytes(nonce.data(), nonce.size());
+  return nonce;
+}
+
+}  // namespace
+
+// --- Incoming -------------------------------------------------------------------
+
+Incoming::Incoming(std::weak_ptr<Transport::Impl> owner, tcp::socket socket, std::string remote)
+    : owner_(std::move(owner)),
+      socket_(std::move(socket)),
+      timer_(socket_.get_executor()),
+      remote_(std::move(remote)),
+      buffer_(std::make_unique<char[]>(kHandshakeReadBytes)) {}
+
+void Incoming::Start() {
+  auto owner = owner_.lock();
+  if (!owner) return;
+  TuneSocket(socket_.native_handle());
+  std::weak_ptr<Transport::Impl> weak_owner = owner_;
+  handshake_ = std::make_unique<wire::ListenerHandshake>(
+      &owner->options.key, owner->options.id, FreshNonce(),
+      [weak_owner](const wire::Hello& hello) -> std::string {
+        auto alive = weak_owner.lock();
+        return alive ? alive->AdmitRaft(hello) : std::string("shutting down");
+      });
+  timer_.expires_after(std::chrono::milliseconds(limits::kRaftHandshakeTimeoutMs));
+  timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec || self->closed_) return;
+    if (auto alive = self->owner_.lock()) ++alive->counters.handshakes_refused;
+    self->Close();  // a stranger that sends nothing (or too little) holds no slot
+  });
+  Read();
+}
+
+void Incoming::Read() {
+  socket_.async_read_some(
+      asio::buffer(buffer_.get(), kHandshakeReadBytes),
+      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+        if (self->closed_) return;
+        auto owner = self->owner_.lock();
+        if (ec || !owner) {
+          self->Close();
+          return;
+        }
+        wire::Step step = self->handshake_->Feed(std::string_view(self->buffer_.get(), n));
+        if (!step.status.ok()) {
+          ++owner->counters.handshakes_refused;
+          if (owner->refusal_log.Allow("refused raft connections")) {
+            const wire::Hello& hello = self->handshake_->hello();
+            fmt::print(stderr, "tenure raft: refused a raft connection from {}{}: {}\n",
+                       self->remote_,
+                       hello.id != 0 ? fmt::format(" (says it is server {})", hello.id) : "",
+                       step.status.message());
+          }
+          if (step.send.empty()) {
+            self->Close();
+          } else {
+            self->Send(std::move(step.send), /*then_close=*/true);
+          }
+          return;
+        }
+        if (self->handshake_->done()) {
+          // The verdict goes out before the socket changes hands.
+          self->Send(std::move(step.send), /*then_close=*/false);
+          return;
+        }
+        if (!step.send.empty()) {
+          self->Send(std::move(step.send), /*then_close=*/false);
+          return;
+        }
+        self->Read();
+      });
+}
+
+void Incoming::Send(std::string bytes, bool then_close) {
+  sending_ = std::move(bytes);
+  asio::async_write(
+      socket_, asio::buffer(sending_),
+      [self = shared_from_this(), then_close](const boost::system::error_code& ec, std::size_t) {
+        if (self->closed_) return;
+        auto owner = self->owner_.lock();
+        if (ec || then_close || !owner) {
+          if (then_close && !ec) {
+            boost::system::error_code ignored;
+            self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
+          }
+          self->Close();
+          return;
+        }
+        if (self->handshake_->done() && !self->waiting_for_answer_) {
+          self->waiting_for_answer_ = true;
+          self->timer_.expires_after(std::chrono::milliseconds(kJoinAnswerTimeoutMs));
+          self->timer_.async_wait([weak = std::weak_ptr<Incoming>(self)](
+                                      const boost::system::error_code& timer_ec) {
+            auto alive = weak.lock();
+            if (!timer_ec && alive && !alive->closed_) alive->Close();
+          });
+          owner->HandshakeDone(self);
+          return;
+        }
+        self->Read();
+      });
+}
+
+void Incoming::AnswerJoin(const wire::JoinAnswer& answer) {
+  if (closed_) return;
+  Send(wire::EncodeJoinAnswer(answer), /*then_close=*/true);
+}
+
+void Incoming::Close() {
+  if (closed_) return;
+  closed_ = true;
+  timer_.cancel();
+  boost::system::error_code ignored;
+  if (socket_.is_open()) socket_.close(ignored);
+  if (auto owner = owner_.lock()) owner->IncomingFinished(this);
+}
+
+// --- InboundLink ------------------------------------------------------------------
+
+InboundLink::InboundLink(std::weak_ptr<Transport::Impl> owner, tcp::socket network,
+                         asio::local::stream_protocol::socket pipe, std::uint64_t peer_id,
+                         std::string remote, wire::GateLimits limits)
+    : owner_(std::move(owner)),
+      network_(std::move(network)),
+      pipe_(std::move(pipe)),
+      stall_(network_.get_executor()),
+      peer_id_(peer_id),
+      remote_(std::move(remote)),
+      gate_(peer_id, limits),
+      buffer_(std::make_unique<char[]>(kLinkReadBytes)) {}
+
+void InboundLink::Start(std::string leftover) {
+  WatchPipe();
+  if (leftover.empty()) {
+    Read();
+  } else {
+    Process(leftover);
+  }
+}
+
+void InboundLink::Read() {
+  network_.async_read_some(
+      asio::buffer(buffer_.get(), kLinkReadBytes),
+      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+        if (self->closed_) return;
+        if (ec) {
+          self->Close(ec == asio::error::eof || ec == asio::error::connection_reset
+                          ? std::string()
+                          : "read: " + ec.message());
+          return;
+        }
+        self->Process(std::string_view(self->buffer_.get(), n));
+      });
+}
+
+void InboundLink::Process(std::string_view data) {
+  auto owner = owner_.lock();
+  if (!owner) return;
+  std::uint64_t dropped_before = gate_.votes_dropped();
+  Status passed = gate_.Feed(data, TransportNowMs(), &out_);
+  owner->counters.votes_dropped += gate_.votes_dropped() - dropped_before;
+  if (!passed.ok()) {
+    Close(std::string(passed.message()));
+    return;
+  }
+  ArmStallTimer();
+  if (out_.empty()) {
+    Read();
+    return;
+  }
+  asio::async_write(pipe_, asio::buffer(out_),
+                    [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                      if (self->closed_) return;
+                      if (ec) {
+                        self->Close("");  // libraft closed its end
+                        return;
+                      }
+                      self->out_.clear();
+                      self->Read();
+                    });
+}
+
+void InboundLink::WatchPipe() {
+  // libraft never writes on an inbound stream: readable means it closed it.
+  pipe_.async_wait(asio::socket_base::wait_read,
+                   [self = shared_from_this()](const boost::system::error_code& ec) {
+                     if (ec || self->closed_) return;
+                     self->Close("");
+                   });
+}
+
+void InboundLink::ArmStallTimer() {
+  ++stall_generation_;
+  if (!gate_.mid_message()) {
+    stall_.cancel();
+    return;
+  }
+  stall_.expires_after(std::chrono::milliseconds(limits::kRaftMessageStallMs));
+  stall_.async_wait([self = shared_from_this(), generation = stall_generation_](
+                        const boost::system::error_code& ec) {
+    if (ec || self->closed_ || generation != self->stall_generation_) return;
+    self->Close(fmt::format("no progress inside a message for {} s",
+                            limits::kRaftMessageStallMs / 1000));
+  });
+}
+
+void InboundLink::Close(const std::string& why) {
+  if (closed_) return;
+  closed_ = true;
+  auto owner = owner_.lock();
+  if (owner && !why.empty()) {
+    ++owner->counters.links_cut;
+    if (owner->link_log.Allow("closed raft connections")) {
+      fmt::print(stderr, "tenure raft: closed the raft connection from server {} ({}): {}\n",
+                 peer_id_, remote_, why);
+    }
+  }
+  boost::system::error_code ignored;
+  stall_.cancel();
+  network_.close(ignored);
+  pipe_.close(ignored);
+  if (owner) owner->LinkClosed(this);
+}
+
+// --- Outgoing ------------------------------------------------------------------------
+
+Outgoing::Outgoing(std::weak_ptr<Transport::Impl> owner, std::uint64_t peer_id,
+                   std::string address, wire::Purpose purpose)
+    : owner_(std::move(owner)),
+      peer_id_(peer_id),
+      address_(std::move(address)),
+      purpose_(purpose),
+      socket_(owner_.lock()->io),
+      resolver_(owner_.lock()->io),
+      timer_(owner_.lock()->io),
+      buffer_(std::make_unique<char[]>(kHandshakeReadBytes)) {}
+
+void Outgoing::StartRaft(struct raft_uv_connect* req, raft_uv_connect_cb cb) {
+  req_ = req;
+  cb_ = cb;
+  Connect();
+}
+
+void Outgoing::StartJoin(JoinDone done) {
+  join_done_ = std::move(done);
+  Connect();
+}
+
+void Outgoing::Connect() {
+  Result<HostPort> where = ParseHostPort(address_);
+  if (!where.ok()) {
+    auto self = shared_from_this();
+    asio::post(socket_.get_executor(), [self, why = std::string(where.status().message())] {
+      self->Fail(why);
+    });
+    return;
+  }
+  timer_.expires_after(std::chrono::milliseconds(limits::kRaftHandshakeTimeoutMs));
+  timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec || self->finished_) return;
+    self->Fail(fmt::format("no handshake within {} ms", limits::kRaftHandshakeTimeoutMs));
+  });
+  auto connected = [self = shared_from_this()](const boost::system::error_code& ec) {
+    if (self->finished_) return;
+    if (ec) {
+      self->Fail("connect: " + ec.message());
+      return;
+    }
+    self->Handshake();
+  };
+  boost::system::error_code ec;
+  asio::ip::address ip = asio::ip::make_address(where->host, ec);
+  if (!ec) {
+    socket_.async_connect(tcp::endpoint(ip, where->port), connected);
+    return;
+  }
+  resolver_.async_resolve(
+      where->host, std::to_string(where->port),
+      [self = shared_from_this(), connected](const boost::system::error_code& resolve_ec,
+                                             const tcp::resolver::results_type& results) {
+        if (self->finished_) return;
+        if (resolve_ec) {
+          self->Fail("resolve: " + resolve_ec.message());
+          return;
+        }
+        asio::async_connect(self->socket_, results,
+                            [connected](const boost::system::error_code& connect_ec,
+                                        const tcp::endpoint&) { connected(connect_ec); });
+      });
+}
+
+void Outgoing::Handshake() {
+  auto owner = owner_.lock();
+  if (!owner) return;
+  TuneSocket(socket_.native_handle());
+  wire::Hello hello;
+  hello.purpose = purpose_;
+  hello.id = owner->options.id;
+  hello.nonce = FreshNonce();
+  hello.raft_address = owner->options.address;
+  hello.node_name = owner->options.node_name;
+  hello.http_address = owner->options.http_address;
+  handshake_ = std::make_unique<wire::DialerHandshake>(&owner->options.key, std::move(hello),
+                                                       peer_id_);
+  auto first = std::make_shared<std::string>(handshake_->Start());
+  asio::async_write(socket_, asio::buffer(*first),
+                    [self = shared_from_this(), first](const boost::system::error_code& ec,
+                                                       std::size_t) {
+                      if (self->finished_) return;
+                      if (ec) {
+                        self->Fail("write: " + ec.message());
+                        return;
+                      }
+                      self->Read();
+                    });
+}
+
+void Outgoing::Read() {
+  socket_.async_read_some(
+      asio::buffer(buffer_.get(), kHandshakeReadBytes),
+      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+        if (self->finished_) return;
+        if (ec) {
+          // A peer that closes after a refusal it could not send us.
+          self->Fail(ec == asio::error::eof ? "the peer closed the connection during the handshake"
+                                            : "read: " + ec.message());
+          return;
+        }
+        std::string_view data(self->buffer_.get(), n);
+        if (self->handshake_->done()) {  // a join answer arriving
+          self->received_.append(data);
+          self->Succeed();
+          return;
+        }
+        wire::Step step = self->handshake_->Feed(data);
+        if (!step.status.ok()) {
+          self->Fail(std::string(step.status.message()));
+          return;
+        }
+        if (step.send.empty()) {
+          if (self->handshake_->done()) {
+            self->received_ = self->handshake_->TakeLeftover();
+            self->Succeed();
+          } else {
+            self->Read();
+          }
+          return;
+        }
+        auto bytes = std::make_shared<std::string>(std::move(step.send));
+        asio::async_write(self->socket_, asio::buffer(*bytes),
+                          [self, bytes](const boost::system::error_code& write_ec, std::size_t) {
+                            if (self->finished_) return;
+                            if (write_ec) {
+                              self->Fail("write: " + write_ec.message());
+                              return;
+                            }
+                            if (self->handshake_->done()) {
+                              self->received_ = self->handshake_->TakeLeftover();
+                              self->Succeed();
+                            } else {
+                              self->Read();
+                            }
+                          });
+      });
+}
+
+void Outgoing::Succeed() {
+  auto owner = owner_.lock();
+  if (!owner) return;
+  if (purpose_ == wire::Purpose::kJoin) {
+    Result<std::optional<wire::JoinAnswer>> answer = wire::TryDecodeJoinAnswer(received_);
+    if (!answer.ok()) {
+      Fail(std::string(answer.status().message()));
+      return;
+    }
+    if (!answer->has_value()) {
+      // Wait for it: the leader answers once the server is added.
+      timer_.expires_after(std::chrono::milliseconds(kJoinAnswerTimeoutMs + 5'000));
+      timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+        if (ec || self->finished_) return;
+        self->Fail("no join answer in time");
+      });
+      Read();
+      return;
+    }
+    finished_ = true;
+    timer_.cancel();
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    JoinDone done = std::move(join_done_);
+    owner->OutgoingFinished(this);
+    done(std::move(**answer));
+    return;
+  }
+  finished_ = true;
+  timer_.cancel();
+  owner->NoteDialSuccess(peer_id_, address_);
+  int fd = socket_.release();
+  auto* stream = static_cast<uv_tcp_t*>(raft_malloc(sizeof(uv_tcp_t)));
+  TENURE_ASSERT(stream != nullptr);
+  uv_tcp_init(owner->loop, stream);
+  if (int rv = uv_tcp_open(stream, fd); rv != 0) {
+    ::close(fd);
+    uv_close(reinterpret_cast<uv_handle_t*>(stream), [](uv_handle_t* h) { raft_free(h); });
+    finished_ = false;
+    Fail(std::string("uv_tcp_open: ") + uv_strerror(rv));
+    return;
+  }
+  struct raft_uv_connect* req = req_;
+  raft_uv_connect_cb cb = cb_;
+  owner->PostToRaft([req, cb, stream] { cb(req, reinterpret_cast<uv_stream_t*>(stream), 0); });
+  owner->OutgoingFinished(this);
+}
+
+void Outgoing::Fail(const std::string& why) {
+  if (finished_) return;
+  finished_ = true;
+  timer_.cancel();
+  resolver_.cancel();
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  auto owner = owner_.lock();
+  if (!owner) return;
+  if (purpose_ == wire::Purpose::kJoin) {
+    JoinDone done = std::move(join_done_);
+    owner->OutgoingFinished(this);
+    done(Status::Unavailable(why));
+    return;
+  }
+  owner->NoteDialFailure(peer_id_, address_, why);
+  struct raft_uv_connect* req = req_;
+  raft_uv_connect_cb cb = cb_;
+  owner->PostToRaft([req, cb] { cb(req, nullptr, RAFT_NOCONNECTION); });
+  owner->OutgoingFinished(this);
+}
+
+void Outgoing::Cancel() {
+  if (finished_) return;
+  finished_ = true;
+  timer_.cancel();
+  resolver_.cancel();
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  auto owner = owner_.lock();
+  if (!owner) return;
+  if (purpose_ == wire::Purpose::kJoin) {
+    JoinDone done = std::move(join_done_);
+    owner->OutgoingFinished(this);
+    if (done) done(Status::Unavailable("shutting down"));
+    return;
+  }
+  struct raft_uv_connect* req = req_;
+  raft_uv_connect_cb cb = cb_;
+  owner->PostToRaft([req, cb] { cb(req, nullptr, RAFT_CANCELED); });
+  owner->OutgoingFinished(this);
+}
+
+}  // namespace tenure::raft
