@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "raft/append_result_guard.h"
 #include "raft/fsm.h"
 #include "raft/node.h"
 #include "raft/raft_c.h"
@@ -123,6 +124,9 @@ struct Node::Impl {
   uv_loop_t loop_{};
   struct raft_uv_transport transport_ {};
   struct raft_io raft_io_ {};
+  // Wraps raft_io_'s start and send (append_result_guard.h): declared after
+  // it, so it is destroyed first.
+  AppendResultGuard append_result_guard_;
   struct raft raft_ {};
   FsmBridge fsm_;
   std::unique_ptr<UvDriver> driver_;

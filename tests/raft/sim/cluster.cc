@@ -35,6 +35,14 @@ Cluster::Cluster(ClusterOptions options)
     servers_[i]->Attach(raft(i));
     ApplySettings(raft(i));
     disks_.push_back(std::make_unique<SimDisk>(&fixture_, i));
+    if (options_.TEST_without_append_result_guard) continue;
+    // As Node: the io's start and send stay wrapped across restarts.
+    auto guard = std::make_unique<raft::AppendResultGuard>();
+    guard->Install(&fixture_.servers[i].io, [this, i](const raft::AppendResultGuard::Lowered& l) {
+      history_.Add(now(), fmt::format("n{} reports to n{} a match up to {}, not {}", i,
+                                      l.leader - 1, l.reported, l.stored));
+    });
+    append_result_guards_.push_back(std::move(guard));
   }
 }
 
@@ -44,6 +52,7 @@ Cluster::~Cluster() {
   raft_fixture_close(&fixture_);
   ready_.clear();
   disks_.clear();
+  append_result_guards_.clear();
 }
 
 void Cluster::ApplySettings(struct raft* r) {
