@@ -208,9 +208,9 @@ Status Node::Impl::OpenIo() {
   // as matched (append_result_guard.h).
   append_result_guard_.Install(&raft_io_, [id = options_.id](const AppendResultGuard::Lowered& l) {
     fmt::print(stderr,
-               "tenure raft: node {}: reporting to leader {} a match up to index {}, not {} "
-               "(entries after it may be stale)\n",
-               id, l.leader, l.reported, l.stored);
+               "tenure raft: node {}: reporting to leader {} (term {}) a match up to index {}, "
+               "not {} (entries after it may be stale)\n",
+               id, l.leader, l.term, l.reported, l.stored);
   });
 
   // raft_init probes the file system (O_DIRECT, AIO): tens of ms.

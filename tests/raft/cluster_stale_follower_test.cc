@@ -13,7 +13,9 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "raft/cluster_fixture.h"
 
@@ -96,6 +98,80 @@ TEST_F(ClusterStaleFollowerTest, NewLeaderNeverCountsAFollowersStaleEntriesAsMat
   for (unsigned i = 0; i < cluster().size(); ++i) {
     EXPECT_EQ(server(i).store().FindKv("kv/x")->value, "from-b") << "server " << i;
   }
+}
+
+// The same through a write that completes late. f holds o's entries in
+// memory while its disk stalls, learns of a new leader l from its first
+// heartbeat (nothing to write, and nothing truncated), and only then does
+// the write complete: libraft reports that write's success to l, the leader
+// it knows now, with its last stored index. l counts f towards a quorum for
+// l's own entries at those indexes; o or f leads next and applies o's.
+TEST_F(ClusterStaleFollowerTest, LateWriteOfAnOldLeadersEntriesIsNotReportedToTheNewLeader) {
+  ClusterOptions options;
+  options.servers = 5;
+  unsigned o = StartCluster(options);
+  unsigned f = (o + 1) % 5;
+  MustWrite(o, state::KvSet{"kv/x", "committed", 0});
+  ExpectConverged(o);
+  std::vector<unsigned> rest;
+  for (unsigned i = 0; i < 5; ++i) {
+    if (i != o && i != f) rest.push_back(i);
+  }
+
+  // o and f are cut off from the rest; f's disk stalls with o's entries.
+  cluster().Partition({o, f});
+  cluster().disk(f).HoldAppends();
+  for (int k = 1; k <= 3; ++k) {
+    cluster().Propose(o, state::KvSet{"kv/x", "stale-" + std::to_string(k), 0});
+  }
+  ASSERT_TRUE(cluster().StepUntil([&] { return cluster().disk(f).held_appends() > 0; }, 1'000));
+
+  // The rest elect l. Its first heartbeats are on their way: d will get
+  // nothing more from l, c everything, f only that heartbeat.
+  std::optional<unsigned> elected;
+  ASSERT_TRUE(cluster().StepUntil(
+      [&] {
+        for (unsigned i : rest) {
+          if (cluster().raft(i)->state == RAFT_LEADER) elected = i;
+        }
+        return elected.has_value();
+      },
+      kElectMaxMs));
+  unsigned l = *elected;
+  unsigned d = rest[0] != l ? rest[0] : rest[1];
+  std::uint64_t l_term = cluster().raft(l)->current_term;
+  std::shared_ptr<Outcome> write = cluster().Propose(l, state::KvSet{"kv/x", "from-l", 0});
+  cluster().Cut(l, d, true);
+  Link(cluster(), l, f, true);
+  ASSERT_TRUE(
+      cluster().StepUntil([&] { return cluster().raft(f)->current_term == l_term; }, 1'000));
+  cluster().Cut(l, f, true);
+  // f's write of o's entries completes now, with l as its leader.
+  cluster().disk(f).ReleaseAppends();
+  cluster().Advance(200);
+
+  // l and c vanish; o, f and d elect o or f, which holds o's entries.
+  for (unsigned i : rest) {
+    if (i != d) cluster().Isolate(i, true);
+  }
+  cluster().Cut(o, d, false);
+  cluster().Cut(d, o, false);
+  cluster().Cut(f, d, false);
+  cluster().Cut(d, f, false);
+  ASSERT_TRUE(cluster().StepUntil(
+      [&] {
+        std::optional<unsigned> leader = cluster().ReadyLeader();
+        return cluster().checkers().failed() ||
+               (leader && (*leader == o || *leader == f) &&
+                server(*leader).store().FindKv("kv/x")->value == "stale-3");
+      },
+      kElectMaxMs))
+      << cluster().history().Tail(20);
+  ASSERT_FALSE(cluster().checkers().failed()) << cluster().checkers().failure();
+  EXPECT_FALSE(write->done && write->result.ok()) << "l's write committed without a majority";
+
+  cluster().HealNetwork();
+  ExpectConverged(*cluster().ReadyLeader());
 }
 
 // What the guard prevents: libraft 0.15 alone commits b's write on a's word,

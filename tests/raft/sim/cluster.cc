@@ -36,11 +36,12 @@ Cluster::Cluster(ClusterOptions options)
     ApplySettings(raft(i));
     disks_.push_back(std::make_unique<SimDisk>(&fixture_, i));
     if (options_.TEST_without_append_result_guard) continue;
-    // As Node: the io's start and send stay wrapped across restarts.
+    // As Node (over SimDisk's methods). Its start, append and send stay
+    // wrapped across restarts.
     auto guard = std::make_unique<raft::AppendResultGuard>();
     guard->Install(&fixture_.servers[i].io, [this, i](const raft::AppendResultGuard::Lowered& l) {
-      history_.Add(now(), fmt::format("n{} reports to n{} a match up to {}, not {}", i,
-                                      l.leader - 1, l.reported, l.stored));
+      history_.Add(now(), fmt::format("n{} reports to n{} (term {}) a match up to {}, not {}", i,
+                                      l.leader - 1, l.term, l.reported, l.stored));
     });
     append_result_guards_.push_back(std::move(guard));
   }
@@ -51,8 +52,8 @@ Cluster::Cluster(ClusterOptions options)
 Cluster::~Cluster() {
   raft_fixture_close(&fixture_);
   ready_.clear();
+  append_result_guards_.clear();  // wraps the disks' methods: unwrapped first
   disks_.clear();
-  append_result_guards_.clear();
 }
 
 void Cluster::ApplySettings(struct raft* r) {
@@ -192,6 +193,7 @@ bool Cluster::CanRestart(unsigned i) {
   struct raft* r = &fixture_.servers[i].raft;
   raft_index snapshot_index = r->log.snapshot.last_index;
   if (r->snapshot.put.data != nullptr) return false;  // a snapshot write in flight
+  if (disks_[i]->held_appends() > 0) return false;
   return disks_[i]->ReachesBackTo(snapshot_index);
 }
 
