@@ -218,6 +218,14 @@ Status Node::Impl::OpenIo() {
   raft_uv_set_connect_retry_delay(&raft_io_, kConnectRetryDelayMs);
   original_io_close_ = raft_io_.close;
   raft_io_.close = &Impl::WrappedIoClose;
+  // libraft 0.15 would let a new leader count this server's stale entries
+  // as matched (append_result_guard.h).
+  append_result_guard_.Install(&raft_io_, [id = options_.id](const AppendResultGuard::Lowered& l) {
+    fmt::print(stderr,
+               "tenure raft: node {}: reporting to leader {} (term {}) a match up to index {}, "
+               "not {} (entries after it may be stale)\n",
+               id, l.leader, l.term, l.reported, l.stored);
+  });
 
   // raft_init probes the file system (O_DIRECT, AIO): tens of ms.
   rv = raft_init(&raft_, &raft_io_, fsm_.fsm(), options_.id, options_.address.c_str());

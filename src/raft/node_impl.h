@@ -28,6 +28,7 @@
 
 #include <boost/asio/steady_timer.hpp>
 
+#include "raft/append_result_guard.h"
 #include "raft/fsm.h"
 #include "raft/log_memory.h"
 #include "raft/node.h"
@@ -147,6 +148,9 @@ struct Node::Impl {
   uv_loop_t loop_{};
   std::unique_ptr<Transport> transport_;
   struct raft_io raft_io_ {};
+  // Wraps raft_io_'s start and send (append_result_guard.h): declared after
+  // it, so it is destroyed first.
+  AppendResultGuard append_result_guard_;
   struct raft raft_ {};
   FsmBridge fsm_;
   std::unique_ptr<UvDriver> driver_;

@@ -35,6 +35,15 @@ Cluster::Cluster(ClusterOptions options)
     servers_[i]->Attach(raft(i));
     ApplySettings(raft(i));
     disks_.push_back(std::make_unique<SimDisk>(&fixture_, i));
+    if (options_.TEST_without_append_result_guard) continue;
+    // As Node (over SimDisk's methods). Its start, append and send stay
+    // wrapped across restarts.
+    auto guard = std::make_unique<raft::AppendResultGuard>();
+    guard->Install(&fixture_.servers[i].io, [this, i](const raft::AppendResultGuard::Lowered& l) {
+      history_.Add(now(), fmt::format("n{} reports to n{} (term {}) a match up to {}, not {}", i,
+                                      l.leader - 1, l.term, l.reported, l.stored));
+    });
+    append_result_guards_.push_back(std::move(guard));
   }
 }
 
@@ -43,6 +52,7 @@ Cluster::Cluster(ClusterOptions options)
 Cluster::~Cluster() {
   raft_fixture_close(&fixture_);
   ready_.clear();
+  append_result_guards_.clear();  // wraps the disks' methods: unwrapped first
   disks_.clear();
 }
 
@@ -183,6 +193,7 @@ bool Cluster::CanRestart(unsigned i) {
   struct raft* r = &fixture_.servers[i].raft;
   raft_index snapshot_index = r->log.snapshot.last_index;
   if (r->snapshot.put.data != nullptr) return false;  // a snapshot write in flight
+  if (disks_[i]->held_appends() > 0) return false;
   return disks_[i]->ReachesBackTo(snapshot_index);
 }
 

@@ -18,6 +18,7 @@
 
 #include "checkers.h"
 #include "history.h"
+#include "raft/append_result_guard.h"
 #include "raft/raft_c.h"
 #include "sim_clock.h"
 #include "sim_disk.h"
@@ -41,6 +42,9 @@ struct ClusterOptions {
   std::int64_t drift_ppm_max = 0;
   // Keys whose holders the checkers compare at every index.
   std::vector<std::string> tracked_keys = {"lock/a", "lock/b"};
+  // Leaves libraft 0.15 without raft::AppendResultGuard, which Node always
+  // installs: only to show what the guard prevents.
+  bool TEST_without_append_result_guard = false;
 };
 
 // The outcome of one proposal, for tests that wait on it.
@@ -127,6 +131,7 @@ class Cluster {
   struct raft_fixture fixture_ {};
   std::vector<std::unique_ptr<SimServer>> servers_;
   std::vector<std::unique_ptr<SimDisk>> disks_;
+  std::vector<std::unique_ptr<raft::AppendResultGuard>> append_result_guards_;
   std::vector<std::vector<bool>> cut_;  // [from][to]
   std::vector<std::function<void()>> ready_;
 };

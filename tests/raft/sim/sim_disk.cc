@@ -69,6 +69,15 @@ bool SimDisk::Tick(unsigned op) {
   return true;
 }
 
+void SimDisk::ReleaseAppends() {
+  holding_ = false;
+  while (!held_.empty()) {
+    HeldAppend held = held_.front();
+    held_.pop_front();
+    TENURE_ASSERT(append_(io_, held.req, held.entries, held.n, held.cb) == 0);
+  }
+}
+
 void SimDisk::DropFrom(raft_index index) {
   while (!entries_.empty() && last_index() >= index) entries_.pop_back();
   if (entries_.empty()) first_index_ = index;
@@ -80,6 +89,7 @@ bool SimDisk::ReachesBackTo(raft_index snapshot_index) const {
 
 void SimDisk::HandLogToFixture(raft_index snapshot_index) {
   TENURE_ASSERT(ReachesBackTo(snapshot_index));
+  TENURE_ASSERT(held_.empty());
   while (!entries_.empty() && first_index_ <= snapshot_index) {
     entries_.pop_front();
     ++first_index_;
@@ -125,8 +135,12 @@ int SimDisk::Append(struct raft_io* io, struct raft_io_append* req,
                     const struct raft_entry entries[], unsigned n, raft_io_append_cb cb) {
   SimDisk* self = Of(io);
   if (self->Tick(kDiskAppend)) return RAFT_IOERR;
-  int rv = self->append_(io, req, entries, n, cb);
-  if (rv != 0) return rv;
+  if (self->holding_) {
+    self->held_.push_back({req, entries, n, cb});
+  } else {
+    int rv = self->append_(io, req, entries, n, cb);
+    if (rv != 0) return rv;
+  }
   for (unsigned k = 0; k < n; ++k) {
     self->entries_.push_back(
         {entries[k].term, entries[k].type,

@@ -24,6 +24,7 @@
 // Simulation thread only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -57,13 +58,19 @@ class SimDisk {
   void Fail(unsigned ops, int after, int times);
   void Clear() { times_ = 0; }
   std::uint64_t failures() const { return failures_; }
+  // A disk that stalls: appends are accepted but not written (their
+  // callbacks do not run) until ReleaseAppends, which submits them in
+  // request order. Term, vote and truncation writes are not held.
+  void HoldAppends() { holding_ = true; }
+  void ReleaseAppends();
+  std::size_t held_appends() const { return held_.size(); }
 
   // Whether the log's entries reach back to a snapshot at `snapshot_index`
   // (to index 1 without one).
   bool ReachesBackTo(raft_index snapshot_index) const;
   // Replaces the fixture's stored entries with this log's entries after
   // `snapshot_index`, which is where the fixture's load says they start.
-  // REQUIRES: ReachesBackTo(snapshot_index); nothing in flight.
+  // REQUIRES: ReachesBackTo(snapshot_index); nothing in flight or held.
   void HandLogToFixture(raft_index snapshot_index);
   raft_index last_index() const { return first_index_ + entries_.size() - 1; }
 
@@ -72,6 +79,12 @@ class SimDisk {
     raft_term term = 0;
     unsigned short type = 0;
     std::string bytes;
+  };
+  struct HeldAppend {
+    struct raft_io_append* req;
+    const struct raft_entry* entries;  // libraft keeps them until the callback
+    unsigned n;
+    raft_io_append_cb cb;
   };
 
   static SimDisk* Of(struct raft_io* io);
@@ -100,6 +113,8 @@ class SimDisk {
   int after_ = 0;
   int times_ = 0;
   std::uint64_t failures_ = 0;
+  bool holding_ = false;
+  std::deque<HeldAppend> held_;
   // The persisted log, in request order: entries_[k] has index first_index_ + k.
   raft_index first_index_ = 1;
   std::deque<Entry> entries_;
