@@ -20,6 +20,7 @@
 #include <system_error>
 
 #include "common/assert.h"
+#include "raft/disk/startup.h"
 #include "raft/node_impl.h"
 
 namespace tenure::raft {
@@ -119,6 +120,13 @@ Status Node::Impl::Start() {
   if (Status locked = LockDataDir(); !locked.ok()) {
     phase_ = Phase::kStopped;
     return locked;
+  }
+  // Before libraft sees the directory (its init already deletes files):
+  // damage refuses to start, a torn tail is cut (docs/recovery.md).
+  if (Status prepared = disk::PrepareDataDir(options_.data_dir, options_.id); !prepared.ok()) {
+    UnlockDataDir();
+    phase_ = Phase::kStopped;
+    return prepared;
   }
   if (Status opened = OpenIo(); !opened.ok()) {
     UnlockDataDir();
