@@ -22,5 +22,6 @@ int LeaderSetCommand(const Args& args);
 int ResignCommand(const Args& args);
 int OperatorCommand(const Args& args);
 int MembersCommand(const Args& args);
+int RecoverCommand(const Args& args);
 
 }  // namespace tenure::cli

@@ -26,6 +26,7 @@ constexpr char kUsage[] =
     "  resign     make the local agent give up leadership (-to CANDIDATE hands it over)\n"
     "  members    the cluster's raft servers: node, id, address, leader, voter\n"
     "  operator   cluster operations (operator raft transfer-leader|list-peers)\n"
+    "  recover    check a stopped server's data dir; -repair cuts damage away\n"
     "  version    print the version\n"
     "\n"
     "Run 'tenure <command> -h' for a command's options.\n";
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   if (command == "resign") return tenure::cli::ResignCommand(args);
   if (command == "operator") return tenure::cli::OperatorCommand(args);
   if (command == "members") return tenure::cli::MembersCommand(args);
+  if (command == "recover") return tenure::cli::RecoverCommand(args);
   if (command == "version" || command == "-v" || command == "--version") {
     std::printf("tenure %s\n", TENURE_VERSION);
     return 0;
