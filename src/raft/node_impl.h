@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "raft/disk_failure.h"
 #include "raft/fsm.h"
 #include "raft/node.h"
 #include "raft/raft_c.h"
@@ -104,6 +105,7 @@ struct Node::Impl {
   Status ChangeFailure(int rv, std::uint64_t id) const;
   Status CheckWritable() const;
   Status FailureFromRaft(int rv, const char* what) const;
+  Status LoggedFailure(int rv, const char* what) const;  // disk_failure.h
   void IssueLeadershipBarrier(std::uint64_t term);
   static void ApplyDone(struct raft_apply* req, int status, void* result) noexcept;
   static void BarrierDone(struct raft_barrier* req, int status) noexcept;
@@ -128,6 +130,7 @@ struct Node::Impl {
   std::unique_ptr<UvDriver> driver_;
   bool loop_initialized_ = false;
   int lock_fd_ = -1;
+  mutable FailureLogLimiter failure_log_;  // write failures: one line a second
 
   // The io.close wrapper (derisk.md Appendix A): libraft's io close callback
   // can fire twice; the second call is swallowed.

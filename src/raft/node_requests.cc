@@ -12,6 +12,7 @@
 
 #include "common/assert.h"
 #include "common/limits.h"
+#include "raft/disk_failure.h"
 #include "raft/entry_codec.h"
 #include "raft/node_impl.h"
 
@@ -52,8 +53,27 @@ Status Node::Impl::FailureFromRaft(int rv, const char* what) const {
       return Status::Unavailable(
           fmt::format("raft: leadership lost before the {} was committed; outcome unknown", what));
     default:
-      return Status::Unavailable(fmt::format("raft: {} failed: {}", what, raft_strerror(rv)));
+      return LoggedFailure(rv, what);
   }
+}
+
+// Disk failures name the data dir and the cause (a full disk is "no space
+// left on device", not libraft's code); every unexpected failure is logged,
+// at most once a second.
+Status Node::Impl::LoggedFailure(int rv, const char* what) const {
+  std::string text =
+      IsDiskFailure(rv)
+          ? fmt::format("raft: {} failed: {} (data dir {})", what,
+                        DescribeDiskFailure(rv, raft_io_.errmsg,
+                                            raft_errmsg(const_cast<struct raft*>(&raft_))),
+                        options_.data_dir)
+          : fmt::format("raft: {} failed: {}", what, raft_strerror(rv));
+  if (std::uint64_t suppressed = 0; failure_log_.Admit(UvNowMs(), &suppressed)) {
+    fmt::print(stderr, "tenure raft: node {}: {}{}\n", options_.id, text,
+               suppressed == 0 ? std::string()
+                               : fmt::format(" ({} more since the last line)", suppressed));
+  }
+  return Status::Unavailable(std::move(text));
 }
 
 void Node::Impl::Propose(const state::Command& command, ProposeDone done) {
