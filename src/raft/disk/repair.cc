@@ -178,11 +178,12 @@ Result<RepairPlan> PlanRepair(const std::string& raft_dir, const Report& origina
                           std::min(plan.drop_last, report.snapshot_index))
             : std::string();
     if (highest < f) {
-      // Past the damage nothing can be read, so nobody knows how many.
+      // Past the damage the log cannot be followed (a log has no holes),
+      // so nobody knows how many entries there were.
       plan.drop_last = UINT64_MAX;
       plan.steps.push_back(fmt::format(
-          "drop every log entry from {} on{}: they cannot be read, and may include "
-          "acknowledged writes",
+          "drop every log entry from {} on{}: a log cannot skip the damaged entries, so none "
+          "after them can be kept, and they may include acknowledged writes",
           f, kept));
     } else if (plan.drop_first <= plan.drop_last) {
       plan.steps.push_back(
