@@ -13,6 +13,7 @@ answer: a prefix of the acknowledged ones, or all of them.
     start with one log line, and every acknowledged key is still there;
   - the open segment truncated mid-entry: a clear refusal, no crash (no signal);
   - metadata deleted beside a log: refused; `recover -repair` writes the highest term;
+    on a follower of a 3-server cluster: refused, and `recover -repair` wants -force;
   - a full disk (a small tmpfs; needs root): writes answer "no space left on device" with
     the data dir, the log says so (rate-limited), and writes work again once space frees.
 
@@ -30,6 +31,7 @@ import tempfile
 import unittest
 
 from server_proc import ServerProcess, poll_until, tenure_bin
+from tenure_testlib import Cluster
 
 WRITES = int(os.environ.get("TENURE_DISK_DAMAGE_WRITES", "3000"))
 VALUE_BYTES = 400  # every batch is then longer than the 321 zeroed bytes
@@ -322,6 +324,44 @@ class DiskDamageTest(unittest.TestCase):
                                    text=True, timeout=30)
         self.assertEqual(help_proc.returncode, 0)
         self.assertIn("Usage: tenure recover", help_proc.stdout + help_proc.stderr)
+
+
+class ClusterMemberTest(unittest.TestCase):
+    """The issue's follower whose metadata was deleted: it must not start with its term
+    reset and its vote forgotten, and recover must not repair it without -force."""
+
+    def test_a_follower_without_metadata_refuses_and_recover_wants_force(self):
+        with Cluster(3) as cluster:
+            leader = cluster.leader()
+            for i in range(50):
+                r = leader.request("PUT", "/v1/kv/" + key(i), value(i))
+                self.assertEqual((r.status, r.body), (200, b"true"))
+            follower = next(m for m in cluster.members if m is not leader)
+            # Every member holds the last write before the follower goes down.
+            poll_until(lambda: follower.request("GET", "/v1/kv/%s?stale" % key(49)).status
+                       == 200, timeout=10.0, message="the follower caught up")
+            follower.kill()
+            raft_dir = os.path.join(follower.data_dir, "raft")
+            for m in glob.glob(os.path.join(raft_dir, "metadata*")):
+                os.remove(m)
+            before = tree_digest(raft_dir)
+
+            follower._spawn()  # DevServer.start would wait for it to be ready
+            code = poll_until(lambda: follower.process.poll(), timeout=EXIT_TIMEOUT_S,
+                              message="the follower refused to start")
+            self.assertEqual(code, 1, follower.log())
+            self.assertIn("forgot its term and its vote", follower.log())
+            self.assertEqual(tree_digest(raft_dir), before)
+
+            proc = subprocess.run([tenure_bin(), "recover", "-data-dir", follower.data_dir,
+                                   "-repair"], capture_output=True, text=True, timeout=60)
+            self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+            self.assertIn("cluster of 3 voters", proc.stdout)
+            self.assertIn("without -force", proc.stderr)
+            self.assertEqual(tree_digest(raft_dir), before)
+            # The two others still serve writes.
+            r = leader.request("PUT", "/v1/kv/dd/after", b"x")
+            self.assertEqual((r.status, r.body), (200, b"true"))
 
 
 @unittest.skipUnless(os.geteuid() == 0, "mounting a tmpfs needs root")
