@@ -23,5 +23,6 @@ int ResignCommand(const Args& args);
 int OperatorCommand(const Args& args);
 int MembersCommand(const Args& args);
 int KeygenCommand(const Args& args);
+int RecoverCommand(const Args& args);
 
 }  // namespace tenure::cli

@@ -27,6 +27,7 @@ constexpr char kUsage[] =
     "  members    the cluster's raft servers: node, id, address, leader, voter\n"
     "  operator   cluster operations (operator raft transfer-leader|list-peers|remove-peer)\n"
     "  keygen     print a new cluster key for -raft-key-file\n"
+    "  recover    check a stopped server's data dir; -repair cuts damage away\n"
     "  version    print the version\n"
     "\n"
     "Run 'tenure <command> -h' for a command's options.\n";
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
   if (command == "operator") return tenure::cli::OperatorCommand(args);
   if (command == "members") return tenure::cli::MembersCommand(args);
   if (command == "keygen") return tenure::cli::KeygenCommand(args);
+  if (command == "recover") return tenure::cli::RecoverCommand(args);
   if (command == "version" || command == "-v" || command == "--version") {
     std::printf("tenure %s\n", TENURE_VERSION);
     return 0;

@@ -118,6 +118,10 @@ constexpr std::size_t kRaftLinksMax = 256;
 // snapshot early once the entries since the last one hold this many bytes,
 // and keeps at most kRaftTrailingBytesMax of trailing entries.
 constexpr std::uint64_t kRaftLogBytesMax = 256ull * 1024 * 1024;
+// Free space a write needs on the data dir's file system besides its own
+// bytes: room for libraft's next open segment (8 MiB), which it creates
+// ahead of need. Below it tenure refuses the write before libraft starts it.
+constexpr std::uint64_t kRaftDiskReserveBytes = 8ull * 1024 * 1024;
 constexpr std::uint64_t kRaftTrailingBytesMax = 64ull * 1024 * 1024;
 static_assert(kRaftLogBytesMax + kRaftTrailingBytesMax < kRaftAppendBytesMax / 2);
 

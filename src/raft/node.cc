@@ -21,6 +21,7 @@
 
 #include "common/assert.h"
 #include "common/limits.h"
+#include "raft/disk/startup.h"
 #include "raft/node_impl.h"
 
 namespace tenure::raft {
@@ -125,6 +126,13 @@ Status Node::Impl::Start() {
   if (Status locked = LockDataDir(); !locked.ok()) {
     phase_ = Phase::kStopped;
     return locked;
+  }
+  // Before libraft sees the directory (its init already deletes files):
+  // damage refuses to start, a torn tail is cut (docs/recovery.md).
+  if (Status prepared = disk::PrepareDataDir(options_.data_dir, options_.id); !prepared.ok()) {
+    UnlockDataDir();
+    phase_ = Phase::kStopped;
+    return prepared;
   }
   if (Status opened = OpenIo(); !opened.ok()) {
     UnlockDataDir();

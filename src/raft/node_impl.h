@@ -29,6 +29,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "raft/append_result_guard.h"
+#include "raft/disk_failure.h"
 #include "raft/fsm.h"
 #include "raft/log_memory.h"
 #include "raft/node.h"
@@ -115,6 +116,7 @@ struct Node::Impl {
   Status ChangeFailure(int rv, std::uint64_t id) const;
   Status CheckWritable() const;
   Status FailureFromRaft(int rv, const char* what) const;
+  Status LoggedFailure(int rv, const char* what) const;  // disk_failure.h
   void IssueLeadershipBarrier(std::uint64_t term);
   static void ApplyDone(struct raft_apply* req, int status, void* result) noexcept;
   static void BarrierDone(struct raft_barrier* req, int status) noexcept;
@@ -156,6 +158,20 @@ struct Node::Impl {
   std::unique_ptr<UvDriver> driver_;
   bool loop_initialized_ = false;
   int lock_fd_ = -1;
+  mutable FailureLogLimiter failure_log_;  // write failures: one line a second
+  // libraft 0.15 crashes when two log writes in flight both fail (the first
+  // failure truncates entries the second still references; log.c
+  // refsDecr). So tenure refuses a write rather than let libraft start one
+  // that would fail for want of space (CheckDiskRoom), and after a failed
+  // write lets one write at a time through until one succeeds.
+  Status CheckDiskRoom(std::size_t bytes);
+  bool OneWriteAtATime() const;
+  void NoteWriteOutcome(int status, const Status& failure);
+  Status last_disk_failure_;
+  bool disk_failed_ = false;
+  std::uint64_t disk_free_bytes_ = 0;
+  std::uint64_t disk_checked_uv_ms_ = 0;
+  bool disk_checked_ = false;
 
   // The io.close wrapper (derisk.md Appendix A): libraft's io close callback
   // can fire twice; the second call is swallowed.

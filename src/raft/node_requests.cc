@@ -9,9 +9,11 @@
 #include <boost/asio/post.hpp>
 #include <cstdio>
 #include <cstring>
+#include <sys/statvfs.h>
 
 #include "common/assert.h"
 #include "common/limits.h"
+#include "raft/disk_failure.h"
 #include "raft/entry_codec.h"
 #include "raft/node_impl.h"
 
@@ -59,8 +61,27 @@ Status Node::Impl::FailureFromRaft(int rv, const char* what) const {
       return Status::Unavailable(
           fmt::format("raft: leadership lost before the {} was committed; outcome unknown", what));
     default:
-      return Status::Unavailable(fmt::format("raft: {} failed: {}", what, raft_strerror(rv)));
+      return LoggedFailure(rv, what);
   }
+}
+
+// Disk failures name the data dir and the cause (a full disk is "no space
+// left on device", not libraft's code); every unexpected failure is logged,
+// at most once a second.
+Status Node::Impl::LoggedFailure(int rv, const char* what) const {
+  std::string text =
+      IsDiskFailure(rv)
+          ? fmt::format("raft: {} failed: {} (data dir {})", what,
+                        DescribeDiskFailure(rv, raft_io_.errmsg,
+                                            raft_errmsg(const_cast<struct raft*>(&raft_))),
+                        options_.data_dir)
+          : fmt::format("raft: {} failed: {}", what, raft_strerror(rv));
+  if (std::uint64_t suppressed = 0; failure_log_.Admit(UvNowMs(), &suppressed)) {
+    fmt::print(stderr, "tenure raft: node {}: {}{}\n", options_.id, text,
+               suppressed == 0 ? std::string()
+                               : fmt::format(" ({} more since the last line)", suppressed));
+  }
+  return Status::Unavailable(std::move(text));
 }
 
 void Node::Impl::Propose(const state::Command& command, ProposeDone done) {
@@ -71,6 +92,7 @@ void Node::Impl::Propose(const state::Command& command, ProposeDone done) {
     });
   };
   if (Status writable = CheckWritable(); !writable.ok()) return fail(std::move(writable));
+  if (OneWriteAtATime()) return fail(last_disk_failure_);
   if (proposals_in_flight_ >= limits::kProposalsInFlightMax) {
     return fail(Status::Unavailable("too many writes in flight"));
   }
@@ -82,6 +104,7 @@ void Node::Impl::Propose(const state::Command& command, ProposeDone done) {
       proposals_in_flight_ > 0) {
     return fail(Status::Unavailable("too many writes in flight"));
   }
+  if (Status room = CheckDiskRoom(framed.size()); !room.ok()) return fail(std::move(room));
   struct raft_buffer buf;
   buf.len = framed.size();
   buf.base = raft_malloc(buf.len);
@@ -114,17 +137,17 @@ void Node::Impl::ApplyDone(struct raft_apply* req, int status, void* result) noe
   Result<state::ApplyResult> outcome =
       status == 0 ? Result<state::ApplyResult>(FsmBridge::TakeResult(result))
                   : Result<state::ApplyResult>(self->FailureFromRaft(status, "write"));
-  if (LogWriteFailed(status) && self->phase_ == Phase::kRunning) {
-    self->MarkBroken(Status::IoError(fmt::format("raft: a log write failed: {}",
-                                                 outcome.status().message())));
-  }
+  self->NoteWriteOutcome(status, outcome.ok() ? Status::Ok() : outcome.status());
   self->ready_.push_back([done = std::move(proposal->done),
                           outcome = std::move(outcome)]() mutable { done(std::move(outcome)); });
   delete proposal;
 }
 
 void Node::Impl::Barrier(std::function<void(Status)> done) {
-  if (Status writable = CheckWritable(); !writable.ok()) {
+  Status writable = CheckWritable();
+  if (writable.ok() && OneWriteAtATime()) writable = last_disk_failure_;
+  if (writable.ok()) writable = CheckDiskRoom(8);
+  if (!writable.ok()) {
     asio::post(io_, [done = std::move(done), status = std::move(writable)] { done(status); });
     return;
   }
@@ -297,6 +320,8 @@ void Node::Impl::BarrierDone(struct raft_barrier* req, int status) noexcept {
   Impl* self = request->impl;
   TENURE_ASSERT(self->barriers_in_flight_ > 0);
   --self->barriers_in_flight_;
+  self->NoteWriteOutcome(status, status == 0 ? Status::Ok()
+                                             : self->FailureFromRaft(status, "barrier"));
   if (request->leadership_term != 0) {
     // PollLeadership turns this into on_leadership(true) if the term still
     // holds; a failed barrier means leadership is already gone.
@@ -343,7 +368,7 @@ void Node::Impl::PollLeadership() {
       if (on_leadership_) on_leadership_(false);
     }
   }
-  if (leader && leader_term_ == 0) {
+  if (leader && leader_term_ == 0 && !OneWriteAtATime() && CheckDiskRoom(8).ok()) {
     // Report only after a barrier: then the Store holds every entry that
     // any earlier leader committed.
     leader_term_ = term;
@@ -410,6 +435,52 @@ void Node::Impl::BoundLogMemory() {
       log_memory_.Decide(raft_last_applied(&raft_), log.snapshot.last_index);
   raft_set_snapshot_threshold(&raft_, policy.threshold);
   raft_set_snapshot_trailing(&raft_, policy.trailing);
+}
+
+}  // namespace tenure::raft
+
+namespace tenure::raft {
+
+Status Node::Impl::CheckDiskRoom(std::size_t bytes) {
+  // statvfs at most every 100 ms; between, count down what was proposed.
+  std::uint64_t now = UvNowMs();
+  if (!disk_checked_ || now - disk_checked_uv_ms_ >= 100 ||
+      disk_free_bytes_ < limits::kRaftDiskReserveBytes + bytes) {
+    struct statvfs fs {};
+    if (statvfs(options_.data_dir.c_str(), &fs) != 0) return Status::Ok();  // cannot tell
+    disk_free_bytes_ = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+    disk_checked_uv_ms_ = now;
+    disk_checked_ = true;
+  }
+  if (disk_free_bytes_ < limits::kRaftDiskReserveBytes + bytes) {
+    Status refused = Status::Unavailable(fmt::format(
+        "raft: write failed: no space left on device ({:.1f} MiB free, the log needs {} MiB "
+        "to go on) (data dir {})",
+        static_cast<double>(disk_free_bytes_) / (1024.0 * 1024.0),
+        limits::kRaftDiskReserveBytes >> 20, options_.data_dir));
+    if (std::uint64_t suppressed = 0; failure_log_.Admit(now, &suppressed)) {
+      fmt::print(stderr, "tenure raft: node {}: {}{}\n", options_.id, refused.message(),
+                 suppressed == 0 ? std::string()
+                                 : fmt::format(" ({} more since the last line)", suppressed));
+    }
+    return refused;
+  }
+  disk_free_bytes_ -= bytes;
+  return Status::Ok();
+}
+
+bool Node::Impl::OneWriteAtATime() const {
+  return disk_failed_ && proposals_in_flight_ + barriers_in_flight_ > 0;
+}
+
+void Node::Impl::NoteWriteOutcome(int status, const Status& failure) {
+  if (status == 0) {
+    disk_failed_ = false;
+  } else if (LogWriteFailed(status)) {
+    disk_failed_ = true;
+    last_disk_failure_ = failure;
+    disk_checked_ = false;  // look again before the next write
+  }
 }
 
 }  // namespace tenure::raft

@@ -110,11 +110,18 @@ class Store {
   // snapshot carries.
   std::uint64_t Digest() const;
 
-  // Snapshot format: docs/formats.md.
+  // Snapshot format: docs/formats.md. DecodeSnapshot verifies the checksum
+  // (version 3) before it decodes anything.
   void EncodeSnapshot(std::string* out) const;
   static Result<Store> DecodeSnapshot(std::string_view bytes);
+  // Magic, version and (version 3) checksum only, without decoding: the
+  // version (1 and 2 carry no checksum), or kCorruption saying what is
+  // wrong. For the data-dir check (raft/disk), which must not restore.
+  static Result<int> CheckSnapshotBytes(std::string_view bytes);
 
  private:
+  void EncodeSnapshotBody(std::string* out) const;  // everything but the checksum
+
   // Outcome of one KV operation, shared by the single-op commands and /v1/txn.
   struct KvOutcome {
     Status error;     // Consul's error text (txn "What", or HTTP 500 for single ops)

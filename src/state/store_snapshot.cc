@@ -4,13 +4,20 @@
 //               now_ms:svarint
 //               n:varint kv_entry*n   n:varint (key:bytes index:varint)*n
 //               n:varint session*n    n:varint (key:bytes until:svarint)*n
-//               n:varint member*n                              (version 2)
+//               n:varint member*n                              (versions 2, 3)
+//               checksum:fixed32le                             (version 3)
 //   member   := id:varint name:bytes raft_address:bytes http_address:bytes
 //               modify_index:varint
-// Version 1 (no members) is still read: data dirs written before members
-// existed restore with an empty member table.
+// The checksum is Crc32 (common/crc32.h) of every byte before it, so a
+// changed byte anywhere (a value included) fails the restore instead of
+// restoring silently. Versions 1 (no members) and 2 (no checksum) are still
+// read: data dirs written before restore as they are.
 // Maps are written in key order, so equal states encode to equal bytes.
+#include <cstdio>
+#include <string>
+
 #include "common/coding.h"
+#include "common/crc32.h"
 #include "state/codec.h"
 #include "state/store.h"
 
@@ -18,11 +25,51 @@ namespace tenure::state {
 namespace {
 
 constexpr std::string_view kMagic = "TNRSNAP";
-constexpr std::uint8_t kSnapshotVersion = 2;
+constexpr std::uint8_t kSnapshotVersion = 3;
+constexpr std::size_t kChecksumBytes = 4;
+
+std::uint32_t ReadFixed32(std::string_view bytes) {
+  std::uint32_t v = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    v |= static_cast<std::uint32_t>(static_cast<std::uint8_t>(bytes[i])) << (8 * i);
+  }
+  return v;
+}
 
 }  // namespace
 
 void Store::EncodeSnapshot(std::string* out) const {
+  const std::size_t start = out->size();
+  EncodeSnapshotBody(out);
+  ByteWriter(out).PutFixed32(Crc32(std::string_view(*out).substr(start)));
+}
+
+Result<int> Store::CheckSnapshotBytes(std::string_view bytes) {
+  if (bytes.substr(0, kMagic.size()) != kMagic) {
+    return Status::Corruption("snapshot: bad magic (not a tenure snapshot)");
+  }
+  if (bytes.size() <= kMagic.size()) return Status::Corruption("snapshot: truncated after magic");
+  const auto version = static_cast<std::uint8_t>(bytes[kMagic.size()]);
+  if (version == 1 || version == 2) return static_cast<int>(version);  // no checksum
+  if (version != kSnapshotVersion) {
+    return Status::Corruption("snapshot: unknown version " + std::to_string(version));
+  }
+  if (bytes.size() < kMagic.size() + 1 + kChecksumBytes) {
+    return Status::Corruption("snapshot: truncated (" + std::to_string(bytes.size()) + " bytes)");
+  }
+  const std::string_view body = bytes.substr(0, bytes.size() - kChecksumBytes);
+  const std::uint32_t stored = ReadFixed32(bytes.substr(body.size()));
+  const std::uint32_t actual = Crc32(body);
+  if (stored != actual) {
+    char text[96];
+    std::snprintf(text, sizeof text, "snapshot: checksum mismatch (stored %08x, computed %08x)",
+                  stored, actual);
+    return Status::Corruption(text);
+  }
+  return static_cast<int>(version);
+}
+
+void Store::EncodeSnapshotBody(std::string* out) const {
   ByteWriter w(out);
   out->append(kMagic);
   w.PutU8(kSnapshotVersion);
@@ -56,14 +103,12 @@ void Store::EncodeSnapshot(std::string* out) const {
 }
 
 Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
-  if (bytes.substr(0, kMagic.size()) != kMagic) {
-    return Status::Corruption("snapshot: bad magic");
-  }
+  Result<int> checked = CheckSnapshotBytes(bytes);
+  if (!checked.ok()) return checked.status();
+  const int version = *checked;
+  if (version >= 3) bytes.remove_suffix(kChecksumBytes);
   ByteReader r(bytes.substr(kMagic.size()));
-  std::uint8_t version = r.GetU8();
-  if (version != 1 && version != kSnapshotVersion) {
-    return Status::Corruption("snapshot: unknown version");
-  }
+  r.GetU8();  // the version, checked above
   Store store;
   store.applied_index_ = r.GetVarint();
   store.kv_index_ = r.GetVarint();
@@ -126,8 +171,10 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
 }
 
 std::uint64_t Store::Digest() const {
+  // The body only: the checksum is a function of it, so it would add
+  // nothing to equality and cost a CRC per digest.
   std::string bytes;
-  EncodeSnapshot(&bytes);
+  EncodeSnapshotBody(&bytes);
   return Fnv1a64(bytes);
 }
 

@@ -61,24 +61,60 @@ TEST(StoreMembersTest, MembersSurviveSnapshotsAndChangeTheDigest) {
   EXPECT_EQ(restored->Digest(), a.Digest());
 }
 
-// A version-1 snapshot is a version-2 one without the member count.
-TEST(StoreMembersTest, VersionOneSnapshotsRestoreWithNoMembers) {
+// A version-2 snapshot is a version-3 one without the trailing checksum; a
+// version-1 snapshot is a version-2 one without the member count. Both are
+// still read (data dirs written by older servers).
+TEST(StoreMembersTest, VersionOneAndTwoSnapshotsStillRestore) {
   Store store;
   (void)store.Apply({1, KvSet{"k", "v", 0}}, 1);
-  std::string v2;
-  store.EncodeSnapshot(&v2);
+  std::string v3;
+  store.EncodeSnapshot(&v3);
+  ASSERT_EQ(v3[7], 3);  // the version byte after "TNRSNAP"
+  std::string v2 = v3.substr(0, v3.size() - 4);
+  v2[7] = 2;
   ASSERT_EQ(v2.back(), '\0');  // zero members, one varint byte
   std::string v1 = v2.substr(0, v2.size() - 1);
-  v1[7] = 1;  // the version byte after "TNRSNAP"
-  Result<Store> restored = Store::DecodeSnapshot(v1);
-  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
-  EXPECT_TRUE(restored->ListMembers().empty());
-  EXPECT_EQ(restored->FindKv("k")->value, "v");
-  // ... and re-encodes as version 2.
-  EXPECT_EQ(restored->Digest(), store.Digest());
+  v1[7] = 1;
+  for (const std::string* old : {&v1, &v2}) {
+    Result<Store> restored = Store::DecodeSnapshot(*old);
+    ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+    EXPECT_TRUE(restored->ListMembers().empty());
+    EXPECT_EQ(restored->FindKv("k")->value, "v");
+    // ... and re-encodes as version 3.
+    EXPECT_EQ(restored->Digest(), store.Digest());
+    Result<int> version = Store::CheckSnapshotBytes(*old);
+    ASSERT_TRUE(version.ok());
+    EXPECT_EQ(*version, (*old)[7]);
+  }
 
-  v2[7] = 3;
-  EXPECT_FALSE(Store::DecodeSnapshot(v2).ok());
+  v3[7] = 4;
+  Result<Store> unknown = Store::DecodeSnapshot(v3);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown version 4"), std::string_view::npos);
+}
+
+// Version 3's checksum: a changed byte in a value (which decodes fine on its
+// own) is refused instead of restored.
+TEST(StoreMembersTest, AChangedValueByteFailsTheChecksum) {
+  Store store;
+  (void)store.Apply({1, KvSet{"key", "value-bytes", 0}}, 1);
+  std::string bytes;
+  store.EncodeSnapshot(&bytes);
+  ASSERT_TRUE(Store::CheckSnapshotBytes(bytes).ok());
+  const std::size_t at = bytes.find("value-bytes");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 3] = 'X';
+  Result<Store> decoded = Store::DecodeSnapshot(bytes);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(decoded.status().code(), Code::kCorruption);
+  EXPECT_NE(decoded.status().message().find("checksum mismatch"), std::string_view::npos)
+      << decoded.status().ToString();
+  // The same bytes as version 2 (no checksum) decode: what version 3 fixes.
+  std::string v2 = bytes.substr(0, bytes.size() - 4);
+  v2[7] = 2;
+  Result<Store> silent = Store::DecodeSnapshot(v2);
+  ASSERT_TRUE(silent.ok());
+  EXPECT_EQ(silent->FindKv("key")->value, "valXe-bytes");
 }
 
 }  // namespace

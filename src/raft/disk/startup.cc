@@ -1,0 +1,53 @@
+#include "raft/disk/startup.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "raft/disk/check.h"
+
+namespace tenure::raft::disk {
+
+std::string RecoverDataDirArg(const std::string& raft_dir) {
+  std::filesystem::path path(raft_dir);
+  if (!path.has_filename()) path = path.parent_path();  // "x/raft/"
+  if (path.filename() == "raft" && path.has_parent_path()) return path.parent_path().string();
+  return raft_dir + " -raft-dir";  // not tenure server's layout: name the raft dir itself
+}
+
+Status PrepareDataDir(const std::string& raft_dir, std::uint64_t node_id) {
+  const auto started = std::chrono::steady_clock::now();
+  Result<Report> checked = CheckDataDir(raft_dir);
+  if (!checked.ok()) return checked.status().Annotate("raft: data dir check");
+  const Report& report = *checked;
+  if (!report.ok()) {
+    return Status::Corruption(
+        "raft: " + RefusalText(report, RecoverDataDirArg(raft_dir), node_id));
+  }
+  if (report.torn) {
+    const TornTail& torn = *report.torn;
+    if (Status cut = CutTornTail(raft_dir, torn); !cut.ok()) {
+      return cut.Annotate("raft: cutting the torn tail of " + torn.file);
+    }
+    fmt::print(stderr,
+               "tenure raft: data dir {}: cut a torn tail: {} at byte {}: dropped {} bytes, "
+               "{} entries (indexes {}..{}) that were never acknowledged: {}\n",
+               raft_dir, torn.file, torn.offset, torn.bytes, torn.entries, torn.first_index,
+               torn.first_index + torn.entries - 1, torn.reason);
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::steady_clock::now() - started)
+                      .count() /
+                  1000.0;
+  if (!report.fresh) {
+    fmt::print(stderr, "tenure raft: data dir {} checked in {:.1f} ms: log {}..{}{}\n", raft_dir,
+               ms, report.first_index, report.last_index,
+               report.snapshot_index != 0 ? fmt::format(", snapshot at {}", report.snapshot_index)
+                                          : std::string());
+  }
+  return Status::Ok();
+}
+
+}  // namespace tenure::raft::disk
