@@ -406,7 +406,7 @@ class Cluster:
     """
 
     def __init__(self, n=3, extra_args=("-session-ttl-multiplier", "1"), startup_timeout=30.0,
-                 proxy=None, keyed=True):
+                 proxy=None, keyed=True, secrets=True):
         """proxy: a raft_proxy.PartitionProxy to put between the members'
         raft ports (each listens on -raft-bind-addr and advertises the
         proxy's port), so that a test can cut links between them.
@@ -415,10 +415,14 @@ class Cluster:
         `tenure keygen`), as production clusters do (docs/security.md); False
         runs them without one. Every member also gets the same operator
         token (-operator-token-file): cluster.operator_token, and
-        cluster.operator_headers() for requests that need it."""
+        cluster.operator_headers() for requests that need it.
+
+        secrets=False passes neither flag (a binary older than issue 11,
+        for side-by-side benchmarks)."""
         self.secrets_dir = tempfile.mkdtemp(prefix="tenure-cluster-")
         self.key_file = None
-        if keyed:
+        self.secrets = secrets
+        if keyed and secrets:
             self.key_file = write_secret(self.secrets_dir, "raft.key", generate_cluster_key())
         self.operator_token = "op-" + os.urandom(16).hex()
         self.token_file = write_secret(self.secrets_dir, "operator.token", self.operator_token)
@@ -439,6 +443,8 @@ class Cluster:
     def secret_args(self):
         """The flags that give a server this cluster's key and operator token
         (for a server that joins later)."""
+        if not self.secrets:
+            return []
         args = ["-operator-token-file", self.token_file]
         if self.key_file:
             args += ["-raft-key-file", self.key_file]

@@ -1,15 +1,19 @@
 #!/usr/bin/python3
-"""Session renewals/s at 64 clients on 1 and 3 servers, two tenure binaries
-side by side (interleaved runs, fresh servers each time): how much the
-barrier before each acknowledged renewal costs (decision 0011). A
+"""Session renewals/s (or durable puts/s) at 64 clients on 1 and 3 servers,
+two tenure binaries side by side (interleaved runs, fresh servers each
+time): what a change costs, e.g. the barrier before each acknowledged
+renewal (decision 0011) or tenure's own raft transport (decision 0012). A
 benchmark, not a test.
 
-    /usr/bin/python3 bench/renew_ab.py BEFORE_BIN AFTER_BIN [SERVERS] [RUNS]
-    e.g. bench/renew_ab.py old/tenure build/src/tenure 1,3 3
+    /usr/bin/python3 bench/binary_ab.py BEFORE_BIN AFTER_BIN [SERVERS] [RUNS] [WORKLOAD]
+    e.g. bench/binary_ab.py old/tenure build/src/tenure 1,3 3 kv_put
 
-SERVERS: comma-separated cluster sizes (default 1,3); RUNS (default 3).
-Drives the leader with `tenure_bench --addr LEADER --only renew_c64
---clients 64 --seconds 5` (1,000 sessions renewed round-robin).
+SERVERS: comma-separated cluster sizes (default 1,3); RUNS (default 3);
+WORKLOAD: renew (default) or kv_put. Drives the leader with `tenure_bench
+--addr LEADER --only renew_c64 (or kv_put_c64) --clients 64 --seconds 5`
+(1,000 sessions renewed round-robin; 100-byte puts over 1,000 keys). A
+binary that has `tenure keygen` runs with a cluster key and an operator
+token, as production clusters do; an older one without.
 """
 import json
 import os
@@ -32,26 +36,28 @@ def main():
     binaries = (("before", sys.argv[1]), ("after", sys.argv[2]))
     sizes = [int(x) for x in (sys.argv[3] if len(sys.argv) > 3 else "1,3").split(",")]
     runs = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    workload = sys.argv[5] if len(sys.argv) > 5 else "renew"
+    metric = {"renew": "renewals_per_s", "kv_put": "puts_per_s"}[workload]
     bench = os.path.join(ROOT, "build", "bench", "tenure_bench")
     results = {}
     for _ in range(runs):
         for name, binary in binaries:
             for servers in sizes:
                 os.environ["TENURE_BIN"] = os.path.abspath(binary)
-                with Cluster(servers, extra_args=()) as cluster:
+                keyed = subprocess.run([binary, "keygen"], capture_output=True).returncode == 0
+                with Cluster(servers, extra_args=(), secrets=keyed) as cluster:
                     leader = poll_until(lambda: agreed_leader(cluster), timeout=30)
                     out = subprocess.run(
-                        [bench, "--addr", leader.http_addr, "--only", "renew_c64", "--clients",
+                        [bench, "--addr", leader.http_addr, "--only", f"{workload}_c64", "--clients",
                          "64", "--runs", "1", "--seconds", "5", "--json"],
                         capture_output=True, text=True, timeout=200, check=True)
                 m = json.loads(out.stdout)["workloads"][0]["runs"][0]["metrics"]
                 results.setdefault((name, servers), []).append(m)
-                print(f"{name} {servers} server(s): {m['renewals_per_s']:,.0f} renewals/s",
-                      flush=True)
-    print("| binary | servers | renewals/s (median) | p50 ms | p99 ms | runs |")
+                print(f"{name} {servers} server(s): {m[metric]:,.0f} {workload}/s", flush=True)
+    print(f"| binary | servers | {workload}/s (median) | p50 ms | p99 ms | runs |")
     print("|---|---:|---:|---:|---:|---|")
     for (name, servers), ms in sorted(results.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        rates = [m["renewals_per_s"] for m in ms]
+        rates = [m[metric] for m in ms]
         p50 = statistics.median(m["p50_ms"] for m in ms)
         p99 = statistics.median(m["p99_ms"] for m in ms)
         each = ", ".join(f"{r:,.0f}" for r in rates)
