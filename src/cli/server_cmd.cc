@@ -310,6 +310,12 @@ int ServerCommand(const Args& args) {
   options.http_address = AdvertisedHttpAddress(*http_host_port, *raft_host_port);
   options.raft.cluster_key = std::move(cluster_key);
   options.operator_token = std::move(operator_token);
+  // Tests shrink the raft log's memory budget to see it bound RSS with a
+  // few hundred writes instead of thousands (test_limits_raft_memory.py).
+  if (const char* bytes = std::getenv("TENURE_TEST_RAFT_LOG_BYTES_MAX")) {
+    options.raft.log_bytes_max = std::strtoull(bytes, nullptr, 10);
+    options.raft.trailing_bytes_max = options.raft.log_bytes_max / 4;
+  }
 
   server::Server server(io, clock, options);
   http::Api api(io, server);

@@ -68,8 +68,7 @@ Node::Impl::Impl(asio::io_context& io, state::Store& store, NodeOptions options)
       store_(store),
       options_(std::move(options)),
       fsm_(&store),
-      log_memory_(limits::kRaftLogBytesMax, limits::kRaftTrailingBytesMax,
-                  options_.snapshot_threshold, options_.snapshot_trailing) {}
+      log_memory_(options_.log_bytes_max, options_.trailing_bytes_max, options_.snapshot_threshold, options_.snapshot_trailing) {}
 
 Node::Impl::~Impl() {
   if (phase_ == Phase::kRunning || phase_ == Phase::kStopping) CloseSynchronously();

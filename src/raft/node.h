@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/limits.h"
 #include "common/status.h"
 #include "common/types.h"
 #include "raft/transport.h"
@@ -65,6 +66,8 @@ struct NodeOptions {
   // limits::kRaftTrailingBytesMax (log_memory.h).
   unsigned snapshot_threshold = 16384;
   unsigned snapshot_trailing = 4096;
+  std::uint64_t log_bytes_max = limits::kRaftLogBytesMax;
+  std::uint64_t trailing_bytes_max = limits::kRaftTrailingBytesMax;
   // Told to peers in the raft handshake, for the leader's member records.
   std::string node_name;
   std::string http_address;
