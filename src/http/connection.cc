@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <charconv>
 #include <optional>
+#include <stdexcept>
 
 #include "common/limits.h"
 #include "common/strings.h"
@@ -264,7 +265,19 @@ Connection::ParseOutcome Connection::Parse(const char* data, std::size_t size, s
   *used = 0;
   while (*used < size) {
     boost::system::error_code ec;
-    const std::size_t n = parser.put(asio::const_buffer(data + *used, size - *used), ec);
+    std::size_t n = 0;
+    try {
+      n = parser.put(asio::const_buffer(data + *used, size - *used), ec);
+    } catch (const std::length_error&) {
+      // Beast bounds the header by header_limit but not a chunked body's
+      // trailer: a trailer field over its 64 KiB field size throws. Answer
+      // it as the oversized header it is, rather than drop the connection.
+      PrepareParseError(static_cast<int>(beast_http::error::header_limit));
+      return ParseOutcome::kError;
+    } catch (const std::exception& e) {
+      PrepareBadRequest(e.what());
+      return ParseOutcome::kError;
+    }
     *used += n;
     if (ec == beast_http::error::need_more) break;
     if (ec) {
@@ -321,9 +334,17 @@ void Connection::PrepareParseError(int error_value) {
   } else if (error == beast_http::error::header_limit) {
     response = HttpResponse::Text(431, "431 Request Header Fields Too Large");
   } else {
-    response = HttpResponse::Text(
-        400, "400 Bad Request: " + boost::beast::http::make_error_code(error).message());
+    PrepareBadRequest(boost::beast::http::make_error_code(error).message());
+    return;
   }
+  PrepareRefusal(std::move(response));
+}
+
+void Connection::PrepareBadRequest(std::string_view why) {
+  PrepareRefusal(HttpResponse::Text(400, "400 Bad Request: " + std::string(why)));
+}
+
+void Connection::PrepareRefusal(HttpResponse response) {
   http10_ = false;
   head_request_ = false;
   pending_.clear();  // nothing after a malformed request can be trusted

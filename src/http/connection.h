@@ -30,6 +30,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/types.h"
 #include "http/request.h"
@@ -93,6 +94,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ParseOutcome Parse(const char* data, std::size_t size, std::size_t* used);
   void MaybeSendContinue();
   void PrepareParseError(int error_value);
+  void PrepareBadRequest(std::string_view why);
+  // Answers `response` and closes: the request stream cannot be trusted.
+  void PrepareRefusal(HttpResponse response);
   void Dispatch();
   void BeginRequest();
   void BeginLinger();

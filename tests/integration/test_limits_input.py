@@ -40,5 +40,45 @@ class DurationOverflowTest(SharedServerTestCase):
         self.assertEqual((resp.status, resp.text), (400, "Invalid wait time"))
 
 
+def exchange(addr, data, timeout=10.0):
+    """Sends data, half-closes, and reads everything up to the server's close."""
+    host, port = addr.split(":")
+    with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+        chunks = []
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+
+class OversizedFramingTest(SharedServerTestCase):
+    server_args = ()
+
+    def assert_refused_with_body(self, reply, what):
+        head, _, body = reply.partition(b"\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.1 431 ") or head.startswith(b"HTTP/1.1 400 "),
+                        "%s: %r" % (what, reply[:200]))
+        self.assertIn(b"\r\nConnection: close", head, what)
+        self.assertTrue(body, "%s: no body" % what)
+
+    def test_chunked_body_with_a_70000_byte_trailer_gets_431_with_a_body(self):
+        reply = exchange(self.server.http_addr,
+                         b"PUT /v1/kv/limits/trailer HTTP/1.1\r\nHost: x\r\n"
+                         b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n"
+                         b"X-Trailer: " + b"t" * 70000 + b"\r\n\r\n")
+        self.assert_refused_with_body(reply, "70,000-byte trailer")
+        self.assertEqual(self.server.request("GET", "/v1/kv/limits/trailer").status, 404,
+                         "the refused PUT wrote its key")
+
+    def test_oversized_header_gets_431_with_a_body(self):
+        reply = exchange(self.server.http_addr,
+                         b"GET /v1/kv/x HTTP/1.1\r\nHost: x\r\nX-Huge: " + b"h" * 1000000 +
+                         b"\r\n\r\n")
+        self.assert_refused_with_body(reply, "1 MB header")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -260,6 +260,24 @@ TEST_F(HttpServerTest, EndlessChunkLineGets400) {
   EXPECT_TRUE(client->WaitClosed());
 }
 
+// Beast bounds the header but not a chunked body's trailer: a trailer field
+// over its 64 KiB field size used to throw and drop the connection unanswered.
+TEST_F(HttpServerTest, OversizedTrailerGets431WithABody) {
+  Start();
+  auto client = Connect();
+  ASSERT_TRUE(client->Send("PUT /v1/txn HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                           "5\r\nhello\r\n0\r\nX-Trailer: " +
+                           std::string(70'000, 't') + "\r\n\r\n"));
+  auto response = client->ReadResponse();
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->status, 431);
+  EXPECT_EQ(response->body, "431 Request Header Fields Too Large");
+  EXPECT_EQ(response->Header("connection"), "close");
+  EXPECT_TRUE(client->WaitClosed());
+  EXPECT_EQ(recorder_.requests.size(), 0u);  // the handler never saw it
+  EXPECT_EQ(GetOnNewConnection().status, 200);
+}
+
 TEST_F(HttpServerTest, GarbageGets400AndClose) {
   Start();
   auto client = Connect();
