@@ -65,6 +65,12 @@ constexpr MonoMs kHttpRequestReadTimeoutMs = 30'000;
 // An idle keep-alive connection is closed after this long without a request.
 // Longer than any blocking wait so parked queries are never cut.
 constexpr MonoMs kHttpIdleTimeoutMs = 15 * 60 * 1000;
+// A new connection must send its first byte within this time. Clients
+// connect when they have a request to send (Go's Transport, python-consul,
+// curl), so 10 s is generous; without it a connection that never speaks held
+// a descriptor for the whole idle timeout, and 20,000 of them exhausted the
+// process. Keep-alive idle time between requests stays kHttpIdleTimeoutMs.
+constexpr MonoMs kHttpFirstByteTimeoutMs = 10'000;
 
 // --- Raft -------------------------------------------------------------------
 // Proposals in flight at once; beyond this, writes get 500 "too many writes

@@ -200,9 +200,11 @@ void Connection::BeginRequest() {
   parser_->continue_sent = false;
   if (pending_.empty() && pending_.capacity() > kPendingKeepBytes) std::string().swap(pending_);
   request_started_ = !pending_.empty();  // pipelined bytes count as a started request
+  const MonoMs wait_ms = request_started_ ? shared_->request_read_timeout_ms
+                         : spoken_        ? shared_->idle_timeout_ms
+                                          : shared_->first_byte_timeout_ms;
   const MonoMs now = wire::NowMonoMs();
-  SetDeadline(
-      now + (request_started_ ? shared_->request_read_timeout_ms : shared_->idle_timeout_ms), now);
+  SetDeadline(now + wait_ms, now);
 }
 
 bool Connection::ReadStep() {
@@ -235,6 +237,7 @@ bool Connection::ReadStep() {
   // A short read does not prove the socket drained: a FIN may wait behind
   // the data, and its edge is already spent. Only EAGAIN proves it.
   const auto size = static_cast<std::size_t>(n);
+  spoken_ = true;
   if (!request_started_) {
     request_started_ = true;
     const MonoMs now = wire::NowMonoMs();

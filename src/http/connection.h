@@ -2,8 +2,9 @@
 // listener shares with its connections. Private to src/http; loop thread only.
 //
 // A connection is a small state machine driven by Run():
-//   kReading  wait for / parse one request (idle timeout until its first byte,
-//             then the request read timeout);
+//   kReading  wait for / parse one request (until its first byte the
+//             first-byte timeout on a new connection, the idle timeout
+//             between requests; then the request read timeout);
 //   kParked   the handler owns the request; no timeout; a read-readiness
 //             watch notices a client that goes away;
 //   kWriting  response bytes go out (a stalled reader is cut after the read
@@ -52,6 +53,7 @@ struct ServerShared {
   RequestHandler handler;
   MonoMs request_read_timeout_ms = 0;
   MonoMs idle_timeout_ms = 0;
+  MonoMs first_byte_timeout_ms = 0;
   std::size_t connections_max = 0;
   // Every read lands here and is parsed before the loop runs anything else.
   std::unique_ptr<char[]> scratch = std::make_unique<char[]>(kScratchBytes);
@@ -123,6 +125,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::unique_ptr<ParserSlot> parser_;
   std::string pending_;           // received bytes not parsed yet (partial or pipelined)
   bool request_started_ = false;  // a byte of the current request has arrived
+  bool spoken_ = false;           // a byte has ever arrived on this connection
 
   // Current request's response framing.
   bool keep_alive_ = true;

@@ -9,7 +9,9 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <cstdlib>
 
 #include "http/connection.h"
 
@@ -113,6 +115,7 @@ Status HttpServer::Listen(const HttpServerOptions& options) {
   auto& shared = *impl_->shared;
   shared.request_read_timeout_ms = options.TEST_request_read_timeout_ms;
   shared.idle_timeout_ms = options.TEST_idle_timeout_ms;
+  shared.first_byte_timeout_ms = options.TEST_first_byte_timeout_ms;
   shared.connections_max = options.TEST_connections_max;
   shared.stopped = false;
   RaiseDescriptorLimit();
@@ -146,6 +149,28 @@ Status HttpServer::Listen(const HttpServerOptions& options) {
   impl_->port = acceptor.local_endpoint(ec).port();
   if (ec) return fail("local address");
   impl_->Accept();
+  return Status::Ok();
+}
+
+Status TEST_ApplyEnvironment(HttpServerOptions* options) {
+  const struct {
+    const char* name;
+    MonoMs* target;
+  } variables[] = {
+      {"TENURE_TEST_HTTP_FIRST_BYTE_TIMEOUT_MS", &options->TEST_first_byte_timeout_ms},
+  };
+  for (const auto& variable : variables) {
+    const char* text = std::getenv(variable.name);
+    if (text == nullptr) continue;
+    MonoMs value = 0;
+    const std::string_view view(text);
+    const auto [end, ec] = std::from_chars(view.data(), view.data() + view.size(), value);
+    if (ec != std::errc() || end != view.data() + view.size() || value <= 0) {
+      return Status::InvalidArgument(
+          fmt::format("{}=\"{}\": expected a positive number of milliseconds", variable.name, view));
+    }
+    *variable.target = value;
+  }
   return Status::Ok();
 }
 

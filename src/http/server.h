@@ -27,8 +27,15 @@ struct HttpServerOptions {
   // the connection cap run at the speed of logic. Production leaves them.
   MonoMs TEST_request_read_timeout_ms = limits::kHttpRequestReadTimeoutMs;
   MonoMs TEST_idle_timeout_ms = limits::kHttpIdleTimeoutMs;
+  MonoMs TEST_first_byte_timeout_ms = limits::kHttpFirstByteTimeoutMs;
   std::size_t TEST_connections_max = limits::kHttpConnectionsMax;
 };
+
+// Test-only: sets TEST_ fields from the environment of `tenure server`, so
+// integration tests of the timeouts need not wait for production values:
+// TENURE_TEST_HTTP_FIRST_BYTE_TIMEOUT_MS. Unset variables change nothing; a
+// value that is not a positive number is an error naming the variable.
+Status TEST_ApplyEnvironment(HttpServerOptions* options);
 
 class HttpServer {
  public:

@@ -429,6 +429,43 @@ TEST_F(HttpServerTest, IdleConnectionIsClosedAfterTheIdleTimeout) {
   EXPECT_GE(testing::Clock::now() - sent, milliseconds(395));
 }
 
+TEST_F(HttpServerTest, SilentConnectionIsClosedAfterTheFirstByteTimeout) {
+  auto options = TestServer::Options();
+  options.TEST_first_byte_timeout_ms = 300;
+  Start(options);
+  const auto connected = testing::Clock::now();
+  auto silent = Connect();
+  ASSERT_TRUE(WaitFor([&] { return server_->connection_count() == 1; }));
+  EXPECT_TRUE(silent->WaitClosed(milliseconds(5000)));
+  EXPECT_GE(testing::Clock::now() - connected, milliseconds(295));
+  EXPECT_TRUE(WaitFor([&] { return server_->connection_count() == 0; }));
+}
+
+TEST_F(HttpServerTest, KeepAliveIdleBetweenRequestsIsNotCutByTheFirstByteTimeout) {
+  auto options = TestServer::Options();
+  options.TEST_first_byte_timeout_ms = 100;
+  options.TEST_idle_timeout_ms = 60'000;
+  Start(options);
+  auto client = Connect();
+  ASSERT_TRUE(client->Send(kGet));
+  ASSERT_TRUE(client->ReadResponse().has_value());
+  EXPECT_FALSE(client->WaitClosed(milliseconds(600)));  // six first-byte timeouts
+  ASSERT_TRUE(client->Send(kGet));
+  EXPECT_TRUE(client->ReadResponse().has_value());
+}
+
+TEST_F(HttpServerTest, AConnectionThatStartedARequestIsNotCutByTheFirstByteTimeout) {
+  auto options = TestServer::Options();
+  options.TEST_first_byte_timeout_ms = 100;
+  options.TEST_request_read_timeout_ms = 60'000;
+  Start(options);
+  auto client = Connect();
+  ASSERT_TRUE(client->Send("GET /v1/kv/x HTTP/1.1\r\n"));
+  EXPECT_FALSE(client->WaitClosed(milliseconds(500)));
+  ASSERT_TRUE(client->Send("Host: t\r\n\r\n"));
+  EXPECT_TRUE(client->ReadResponse().has_value());
+}
+
 TEST_F(HttpServerTest, ParkedRequestOutlivesTheReadTimeout) {
   auto options = TestServer::Options();
   options.TEST_request_read_timeout_ms = 100;
