@@ -16,6 +16,8 @@
 #include <cerrno>
 #include <charconv>
 #include <optional>
+#include <utility>
+#include <vector>
 #include <stdexcept>
 
 #include "common/limits.h"
@@ -38,6 +40,9 @@ constexpr std::size_t kLingerBytesMax = 4 * 1024 * 1024;
 constexpr std::size_t kPendingKeepBytes = 16 * 1024;
 // Unparsed bytes one request may leave: a header at its limit plus one read.
 constexpr std::size_t kPendingBytesMax = limits::kHttpHeaderBytesMax + ServerShared::kScratchBytes;
+
+constexpr std::string_view kOutputBudgetFull =
+    "Too many large responses are waiting for slow clients; retry later";
 
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 constexpr std::string_view kBodyLimitDoc =
@@ -124,6 +129,7 @@ void Connection::Close() {
   ++timer_generation_;
   ++watch_generation_;
   Unlink();
+  ReleaseOutput();
   parser_.reset();
   std::string().swap(pending_);
   std::string().swap(out_head_);
@@ -486,6 +492,14 @@ void Connection::Abandoned(ConnectionResponder* responder) {
 // --- Writing -------------------------------------------------------------------
 
 void Connection::PrepareWrite(HttpResponse response, bool keep_alive) {
+  const MonoMs now = wire::NowMonoMs();
+  ReleaseOutput();
+  // Large answers held for clients that do not read could take all memory:
+  // past the budget, the answer is dropped and the client told to retry.
+  if (!head_request_ && response.body.size() > limits::kHttpSmallResponseBytes &&
+      !MakeRoomForOutput(response.body.size(), now)) {
+    response = HttpResponse::Text(429, std::string(kOutputBudgetFull));
+  }
   out_head_.clear();
   const bool with_body = wire::AppendResponseHead(
       response, wire::HeadOptions{keep_alive, http10_, head_request_}, &out_head_);
@@ -493,8 +507,36 @@ void Connection::PrepareWrite(HttpResponse response, bool keep_alive) {
   out_offset_ = 0;
   close_after_write_ = !keep_alive;
   phase_ = Phase::kWriting;
-  const MonoMs now = wire::NowMonoMs();
+  out_accounted_ = out_head_.size() + out_body_.size();
+  shared_->unsent_bytes += out_accounted_;
+  out_progress_ms_ = now;
   SetDeadline(now + shared_->request_read_timeout_ms, now);  // a client that never reads
+}
+
+void Connection::ReleaseOutput() {
+  shared_->unsent_bytes -= out_accounted_;
+  out_accounted_ = 0;
+}
+
+bool Connection::MakeRoomForOutput(std::size_t bytes, MonoMs now_ms) {
+  auto fits = [&] { return shared_->unsent_bytes + bytes <= shared_->unsent_bytes_max; };
+  if (fits()) return true;
+  std::vector<std::pair<std::size_t, std::shared_ptr<Connection>>> stalled;
+  for (Connection* c = shared_->connections; c != nullptr; c = c->next_) {
+    if (c != this && c->phase_ == Phase::kWriting && c->out_accounted_ > 0 &&
+        now_ms - c->out_progress_ms_ >= shared_->stalled_writer_ms) {
+      stalled.emplace_back(c->out_accounted_, c->shared_from_this());
+    }
+  }
+  std::sort(stalled.begin(), stalled.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& [size, connection] : stalled) {
+    if (fits()) break;
+    Log("closing a connection whose {}-byte response made no progress for {} ms", size,
+        now_ms - connection->out_progress_ms_);
+    connection->Close();
+  }
+  return fits();
 }
 
 bool Connection::WriteStep() {
@@ -525,9 +567,11 @@ bool Connection::WriteStep() {
     out_offset_ += static_cast<std::size_t>(n);
     if (out_offset_ < total) {
       const MonoMs now = wire::NowMonoMs();
+      out_progress_ms_ = now;
       SetDeadline(now + shared_->request_read_timeout_ms, now);  // progress extends it
     }
   }
+  ReleaseOutput();
   out_head_.clear();
   std::string().swap(out_body_);
   if (close_after_write_) {

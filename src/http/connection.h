@@ -8,7 +8,8 @@
 //   kParked   the handler owns the request; no timeout; a read-readiness
 //             watch notices a client that goes away;
 //   kWriting  response bytes go out (a stalled reader is cut after the read
-//             timeout without progress);
+//             timeout without progress, or sooner when the unsent-output
+//             budget is needed: MakeRoomForOutput);
 //   kLinger   after a response that closes the connection: send side shut,
 //             input discarded until EOF, so the client reads the response
 //             instead of a reset;
@@ -55,6 +56,10 @@ struct ServerShared {
   MonoMs idle_timeout_ms = 0;
   MonoMs first_byte_timeout_ms = 0;
   std::size_t connections_max = 0;
+  // Unsent response bytes over every connection, and its budget (limits.h).
+  std::size_t unsent_bytes = 0;
+  std::size_t unsent_bytes_max = 0;
+  MonoMs stalled_writer_ms = 0;
   // Every read lands here and is parsed before the loop runs anything else.
   std::unique_ptr<char[]> scratch = std::make_unique<char[]>(kScratchBytes);
   Connection* connections = nullptr;  // intrusive list of every open connection
@@ -103,6 +108,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void BeginRequest();
   void BeginLinger();
   void PrepareWrite(HttpResponse response, bool keep_alive);
+  // The unsent-output budget: true if `bytes` more fit, after closing
+  // writers stalled for stalled_writer_ms (largest first) if need be.
+  bool MakeRoomForOutput(std::size_t bytes, MonoMs now_ms);
+  void ReleaseOutput();
   void WaitReadable();
   void WaitWritable();
   void WatchPeer();
@@ -137,6 +146,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string out_body_;
   std::size_t out_offset_ = 0;  // bytes of head + body written
   bool close_after_write_ = false;
+  std::size_t out_accounted_ = 0;  // this response's share of ServerShared::unsent_bytes
+  MonoMs out_progress_ms_ = 0;     // when the kernel last took some of it
   std::size_t linger_bytes_ = 0;
 
   // Run() is not re-entered; it yields after a few requests.

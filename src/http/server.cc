@@ -117,6 +117,8 @@ Status HttpServer::Listen(const HttpServerOptions& options) {
   shared.idle_timeout_ms = options.TEST_idle_timeout_ms;
   shared.first_byte_timeout_ms = options.TEST_first_byte_timeout_ms;
   shared.connections_max = options.TEST_connections_max;
+  shared.unsent_bytes_max = options.TEST_unsent_bytes_max;
+  shared.stalled_writer_ms = options.TEST_stalled_writer_ms;
   shared.stopped = false;
   RaiseDescriptorLimit();
 
@@ -153,23 +155,38 @@ Status HttpServer::Listen(const HttpServerOptions& options) {
 }
 
 Status TEST_ApplyEnvironment(HttpServerOptions* options) {
+  auto positive = [](const char* name, std::int64_t* out) -> Result<bool> {
+    const char* text = std::getenv(name);
+    if (text == nullptr) return false;
+    const std::string_view view(text);
+    const auto [end, ec] = std::from_chars(view.data(), view.data() + view.size(), *out);
+    if (ec != std::errc() || end != view.data() + view.size() || *out <= 0) {
+      return Status::InvalidArgument(
+          fmt::format("{}=\"{}\": expected a positive number", name, view));
+    }
+    return true;
+  };
   const struct {
     const char* name;
     MonoMs* target;
-  } variables[] = {
+  } milliseconds[] = {
       {"TENURE_TEST_HTTP_FIRST_BYTE_TIMEOUT_MS", &options->TEST_first_byte_timeout_ms},
+      {"TENURE_TEST_HTTP_STALLED_WRITER_MS", &options->TEST_stalled_writer_ms},
   };
-  for (const auto& variable : variables) {
-    const char* text = std::getenv(variable.name);
-    if (text == nullptr) continue;
-    MonoMs value = 0;
-    const std::string_view view(text);
-    const auto [end, ec] = std::from_chars(view.data(), view.data() + view.size(), value);
-    if (ec != std::errc() || end != view.data() + view.size() || value <= 0) {
-      return Status::InvalidArgument(
-          fmt::format("{}=\"{}\": expected a positive number of milliseconds", variable.name, view));
-    }
-    *variable.target = value;
+  const struct {
+    const char* name;
+    std::size_t* target;
+  } counts[] = {
+      {"TENURE_TEST_HTTP_UNSENT_BYTES_MAX", &options->TEST_unsent_bytes_max},
+  };
+  std::int64_t value = 0;
+  for (const auto& variable : milliseconds) {
+    TENURE_ASSIGN_OR_RETURN(const bool set, positive(variable.name, &value));
+    if (set) *variable.target = value;
+  }
+  for (const auto& variable : counts) {
+    TENURE_ASSIGN_OR_RETURN(const bool set, positive(variable.name, &value));
+    if (set) *variable.target = static_cast<std::size_t>(value);
   }
   return Status::Ok();
 }

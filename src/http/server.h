@@ -29,11 +29,14 @@ struct HttpServerOptions {
   MonoMs TEST_idle_timeout_ms = limits::kHttpIdleTimeoutMs;
   MonoMs TEST_first_byte_timeout_ms = limits::kHttpFirstByteTimeoutMs;
   std::size_t TEST_connections_max = limits::kHttpConnectionsMax;
+  std::size_t TEST_unsent_bytes_max = limits::kHttpUnsentBytesMax;
+  MonoMs TEST_stalled_writer_ms = limits::kHttpStalledWriterMs;
 };
 
 // Test-only: sets TEST_ fields from the environment of `tenure server`, so
 // integration tests of the timeouts need not wait for production values:
-// TENURE_TEST_HTTP_FIRST_BYTE_TIMEOUT_MS. Unset variables change nothing; a
+// TENURE_TEST_HTTP_FIRST_BYTE_TIMEOUT_MS, TENURE_TEST_HTTP_UNSENT_BYTES_MAX,
+// TENURE_TEST_HTTP_STALLED_WRITER_MS. Unset variables change nothing; a
 // value that is not a positive number is an error naming the variable.
 Status TEST_ApplyEnvironment(HttpServerOptions* options);
 
