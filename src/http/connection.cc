@@ -73,6 +73,7 @@ Connection::Connection(std::shared_ptr<ServerShared> shared, boost::asio::ip::tc
   if (next_ != nullptr) next_->prev_ = this;
   shared_->connections = this;
   linked_ = true;
+  ++shared_->open;
 }
 
 Connection::~Connection() { Unlink(); }
@@ -87,6 +88,7 @@ void Connection::Unlink() {
   if (next_ != nullptr) next_->prev_ = prev_;
   prev_ = next_ = nullptr;
   linked_ = false;
+  --shared_->open;
   if (counted_) {
     --shared_->served;
     counted_ = false;

@@ -64,6 +64,7 @@ struct ServerShared {
   std::unique_ptr<char[]> scratch = std::make_unique<char[]>(kScratchBytes);
   Connection* connections = nullptr;  // intrusive list of every open connection
   std::size_t served = 0;             // open connections serving requests (not 429s)
+  std::size_t open = 0;               // every open connection, 429s included
   bool stopped = false;
 };
 

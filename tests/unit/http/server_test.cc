@@ -561,6 +561,15 @@ TEST_F(HttpServerTest, ConnectionsBeyondTheCapGet429) {
   EXPECT_EQ(GetOnNewConnection().status, 200);
 }
 
+TEST(ConnectionCapTest, KeepsTheReserveAndHalvesTheRest) {
+  EXPECT_EQ(ConnectionCap(1'048'576, 20'000, 256), 20'000u);
+  EXPECT_EQ(ConnectionCap(20'000, 20'000, 256), 9'872u);
+  EXPECT_EQ(ConnectionCap(1024, 20'000, 256), 384u);
+  EXPECT_EQ(ConnectionCap(200, 20'000, 256), 1u);  // never 0
+  EXPECT_EQ(ConnectionCap(1024, 2, 256), 2u);
+  EXPECT_EQ(ConnectionCap(1024, 5'000, 0), 5'000u);  // tests only
+}
+
 TEST_F(HttpServerTest, DroppedOrThrowingHandlerAnswers500) {
   Start();
   auto client = Connect();
