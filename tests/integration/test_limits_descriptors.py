@@ -6,6 +6,7 @@ accept still runs out of descriptors a spare one is given up to answer 429.
 The server runs under a lowered `ulimit -n` (a wrapper script)."""
 
 import os
+import shutil
 import socket
 import stat
 import tempfile
@@ -48,7 +49,9 @@ class DescriptorTest(unittest.TestCase):
     env = {}
 
     def setUp(self):
-        self.server = DevServer(binary=limited_binary(self.nofile), env=self.env).__enter__()
+        binary = limited_binary(self.nofile)
+        self.addCleanup(shutil.rmtree, os.path.dirname(binary), True)
+        self.server = DevServer(binary=binary, env=self.env).__enter__()
         self.addCleanup(self.server.__exit__, None, None, None)
         self.sockets = []
         self.addCleanup(lambda: [s.close() for s in self.sockets])
