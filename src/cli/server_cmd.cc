@@ -244,6 +244,14 @@ int ServerCommand(const Args& args) {
     }
   }
 
+  http::HttpServerOptions http_options;
+  http_options.host = http_host_port->first;
+  http_options.port = http_host_port->second;
+  if (Status s = http::TEST_ApplyEnvironment(&http_options); !s.ok()) {
+    std::fprintf(stderr, "tenure server: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+
   std::vector<raft::Peer> peers = {{node_id, raft_addr}};
   if (!join.empty() && !bootstrap_peers.empty()) {
     std::fprintf(stderr, "tenure server: -join and -bootstrap-peers exclude each other\n");
@@ -328,8 +336,7 @@ int ServerCommand(const Args& args) {
   if (Status s = server.Start(); !s.ok()) {
     std::fprintf(stderr, "tenure server: %s\n", s.ToString().c_str());
     exit_code = 1;
-  } else if (Status h = http_server.Listen({http_host_port->first, http_host_port->second});
-             !h.ok()) {
+  } else if (Status h = http_server.Listen(http_options); !h.ok()) {
     std::fprintf(stderr, "tenure server: %s\n", h.ToString().c_str());
     server.Stop([&io] { io.stop(); });
     io.run();

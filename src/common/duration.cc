@@ -26,7 +26,8 @@ std::uint64_t UnitNs(std::string_view unit) {
 
 // Follows the structure of Go's time.ParseDuration: integer and fraction
 // parts are accumulated separately so "0.001s" is exact, and any overflow of
-// int64 nanoseconds is an error rather than a wrap.
+// int64 nanoseconds is an error rather than a wrap: of a component's digits,
+// of a component times its unit, and of the sum of the components.
 Result<DurationNs> ParseGoDuration(std::string_view text) {
   const std::string_view original = text;
   bool negative = false;
@@ -101,8 +102,11 @@ Result<DurationNs> ParseGoDuration(std::string_view text) {
       value += static_cast<std::uint64_t>(part);
       if (value > kMax) return Invalid(original);
     }
+    // Both are at most 2^63, so the sum can wrap uint64 to 0 (Go's own
+    // `d += v` does, for "9223372036854775808ns9223372036854775808ns"):
+    // compare before adding.
+    if (value > kMax - total) return Invalid(original);
     total += value;
-    if (total > kMax) return Invalid(original);
   }
   if (negative) return -static_cast<DurationNs>(total - 1) - 1;
   if (total > static_cast<std::uint64_t>(std::numeric_limits<DurationNs>::max()))

@@ -65,6 +65,38 @@ constexpr MonoMs kHttpRequestReadTimeoutMs = 30'000;
 // An idle keep-alive connection is closed after this long without a request.
 // Longer than any blocking wait so parked queries are never cut.
 constexpr MonoMs kHttpIdleTimeoutMs = 15 * 60 * 1000;
+// A new connection must send its first byte within this time. Clients
+// connect when they have a request to send (Go's Transport, python-consul,
+// curl), so 10 s is generous; without it a connection that never speaks held
+// a descriptor for the whole idle timeout, and 20,000 of them exhausted the
+// process. Keep-alive idle time between requests stays kHttpIdleTimeoutMs.
+constexpr MonoMs kHttpFirstByteTimeoutMs = 10'000;
+
+// --- HTTP: answer sizes, unsent output, descriptors (issue 11) -------------
+// The largest answer a single request may build: a GET ?recurse or ?keys, or
+// the results of one /v1/txn (summed over its operations). The size is
+// counted from the Store before anything is copied or rendered, so a refused
+// request costs a walk over the entries, never the answer's memory. 64 MiB is
+// 128 values at Consul's 512 KiB maximum, base64-encoded; one answer then
+// peaks at about twice that in memory (the copied entries and their JSON).
+constexpr std::size_t kHttpResponseBytesMax = 64 * 1024 * 1024;
+// Response bytes built but not yet taken by the kernel, summed over every
+// connection. A response that would take the total past this is replaced by
+// 429 (after cutting stalled writers, below). Responses up to
+// kHttpSmallResponseBytes always go out, so renewals, locks and ordinary
+// reads are never refused because of a few greedy readers.
+constexpr std::size_t kHttpUnsentBytesMax = 256 * 1024 * 1024;
+constexpr std::size_t kHttpSmallResponseBytes = 64 * 1024;
+// While the unsent total is over kHttpUnsentBytesMax, a connection whose
+// pending response made no progress for this long is closed to make room
+// (otherwise a writer is cut after kHttpRequestReadTimeoutMs without progress).
+constexpr MonoMs kHttpStalledWriterMs = 5'000;
+// Descriptors kept free of client connections for raft (segments,
+// snapshots, peers), libuv, the listener and logs. The connection cap is
+// min(kHttpConnectionsMax, (RLIMIT_NOFILE - reserve) / 2): halved because on
+// a follower each served connection may hold a second descriptor to the
+// leader (decision 0008).
+constexpr std::size_t kHttpDescriptorReserve = 256;
 
 // --- Raft -------------------------------------------------------------------
 // Proposals in flight at once; beyond this, writes get 500 "too many writes

@@ -16,6 +16,9 @@
 #include <cerrno>
 #include <charconv>
 #include <optional>
+#include <utility>
+#include <vector>
+#include <stdexcept>
 
 #include "common/limits.h"
 #include "common/strings.h"
@@ -37,6 +40,9 @@ constexpr std::size_t kLingerBytesMax = 4 * 1024 * 1024;
 constexpr std::size_t kPendingKeepBytes = 16 * 1024;
 // Unparsed bytes one request may leave: a header at its limit plus one read.
 constexpr std::size_t kPendingBytesMax = limits::kHttpHeaderBytesMax + ServerShared::kScratchBytes;
+
+constexpr std::string_view kOutputBudgetFull =
+    "Too many large responses are waiting for slow clients; retry later";
 
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 constexpr std::string_view kBodyLimitDoc =
@@ -67,6 +73,7 @@ Connection::Connection(std::shared_ptr<ServerShared> shared, boost::asio::ip::tc
   if (next_ != nullptr) next_->prev_ = this;
   shared_->connections = this;
   linked_ = true;
+  ++shared_->open;
 }
 
 Connection::~Connection() { Unlink(); }
@@ -81,6 +88,7 @@ void Connection::Unlink() {
   if (next_ != nullptr) next_->prev_ = prev_;
   prev_ = next_ = nullptr;
   linked_ = false;
+  --shared_->open;
   if (counted_) {
     --shared_->served;
     counted_ = false;
@@ -123,6 +131,7 @@ void Connection::Close() {
   ++timer_generation_;
   ++watch_generation_;
   Unlink();
+  ReleaseOutput();
   parser_.reset();
   std::string().swap(pending_);
   std::string().swap(out_head_);
@@ -199,9 +208,11 @@ void Connection::BeginRequest() {
   parser_->continue_sent = false;
   if (pending_.empty() && pending_.capacity() > kPendingKeepBytes) std::string().swap(pending_);
   request_started_ = !pending_.empty();  // pipelined bytes count as a started request
+  const MonoMs wait_ms = request_started_ ? shared_->request_read_timeout_ms
+                         : spoken_        ? shared_->idle_timeout_ms
+                                          : shared_->first_byte_timeout_ms;
   const MonoMs now = wire::NowMonoMs();
-  SetDeadline(
-      now + (request_started_ ? shared_->request_read_timeout_ms : shared_->idle_timeout_ms), now);
+  SetDeadline(now + wait_ms, now);
 }
 
 bool Connection::ReadStep() {
@@ -234,6 +245,7 @@ bool Connection::ReadStep() {
   // A short read does not prove the socket drained: a FIN may wait behind
   // the data, and its edge is already spent. Only EAGAIN proves it.
   const auto size = static_cast<std::size_t>(n);
+  spoken_ = true;
   if (!request_started_) {
     request_started_ = true;
     const MonoMs now = wire::NowMonoMs();
@@ -264,7 +276,19 @@ Connection::ParseOutcome Connection::Parse(const char* data, std::size_t size, s
   *used = 0;
   while (*used < size) {
     boost::system::error_code ec;
-    const std::size_t n = parser.put(asio::const_buffer(data + *used, size - *used), ec);
+    std::size_t n = 0;
+    try {
+      n = parser.put(asio::const_buffer(data + *used, size - *used), ec);
+    } catch (const std::length_error&) {
+      // Beast bounds the header by header_limit but not a chunked body's
+      // trailer: a trailer field over its 64 KiB field size throws. Answer
+      // it as the oversized header it is, rather than drop the connection.
+      PrepareParseError(static_cast<int>(beast_http::error::header_limit));
+      return ParseOutcome::kError;
+    } catch (const std::exception& e) {
+      PrepareBadRequest(e.what());
+      return ParseOutcome::kError;
+    }
     *used += n;
     if (ec == beast_http::error::need_more) break;
     if (ec) {
@@ -321,9 +345,17 @@ void Connection::PrepareParseError(int error_value) {
   } else if (error == beast_http::error::header_limit) {
     response = HttpResponse::Text(431, "431 Request Header Fields Too Large");
   } else {
-    response = HttpResponse::Text(
-        400, "400 Bad Request: " + boost::beast::http::make_error_code(error).message());
+    PrepareBadRequest(boost::beast::http::make_error_code(error).message());
+    return;
   }
+  PrepareRefusal(std::move(response));
+}
+
+void Connection::PrepareBadRequest(std::string_view why) {
+  PrepareRefusal(HttpResponse::Text(400, "400 Bad Request: " + std::string(why)));
+}
+
+void Connection::PrepareRefusal(HttpResponse response) {
   http10_ = false;
   head_request_ = false;
   pending_.clear();  // nothing after a malformed request can be trusted
@@ -462,6 +494,14 @@ void Connection::Abandoned(ConnectionResponder* responder) {
 // --- Writing -------------------------------------------------------------------
 
 void Connection::PrepareWrite(HttpResponse response, bool keep_alive) {
+  const MonoMs now = wire::NowMonoMs();
+  ReleaseOutput();
+  // Large answers held for clients that do not read could take all memory:
+  // past the budget, the answer is dropped and the client told to retry.
+  if (!head_request_ && response.body.size() > limits::kHttpSmallResponseBytes &&
+      !MakeRoomForOutput(response.body.size(), now)) {
+    response = HttpResponse::Text(429, std::string(kOutputBudgetFull));
+  }
   out_head_.clear();
   const bool with_body = wire::AppendResponseHead(
       response, wire::HeadOptions{keep_alive, http10_, head_request_}, &out_head_);
@@ -469,8 +509,36 @@ void Connection::PrepareWrite(HttpResponse response, bool keep_alive) {
   out_offset_ = 0;
   close_after_write_ = !keep_alive;
   phase_ = Phase::kWriting;
-  const MonoMs now = wire::NowMonoMs();
+  out_accounted_ = out_head_.size() + out_body_.size();
+  shared_->unsent_bytes += out_accounted_;
+  out_progress_ms_ = now;
   SetDeadline(now + shared_->request_read_timeout_ms, now);  // a client that never reads
+}
+
+void Connection::ReleaseOutput() {
+  shared_->unsent_bytes -= out_accounted_;
+  out_accounted_ = 0;
+}
+
+bool Connection::MakeRoomForOutput(std::size_t bytes, MonoMs now_ms) {
+  auto fits = [&] { return shared_->unsent_bytes + bytes <= shared_->unsent_bytes_max; };
+  if (fits()) return true;
+  std::vector<std::pair<std::size_t, std::shared_ptr<Connection>>> stalled;
+  for (Connection* c = shared_->connections; c != nullptr; c = c->next_) {
+    if (c != this && c->phase_ == Phase::kWriting && c->out_accounted_ > 0 &&
+        now_ms - c->out_progress_ms_ >= shared_->stalled_writer_ms) {
+      stalled.emplace_back(c->out_accounted_, c->shared_from_this());
+    }
+  }
+  std::sort(stalled.begin(), stalled.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& [size, connection] : stalled) {
+    if (fits()) break;
+    Log("closing a connection whose {}-byte response made no progress for {} ms", size,
+        now_ms - connection->out_progress_ms_);
+    connection->Close();
+  }
+  return fits();
 }
 
 bool Connection::WriteStep() {
@@ -501,9 +569,11 @@ bool Connection::WriteStep() {
     out_offset_ += static_cast<std::size_t>(n);
     if (out_offset_ < total) {
       const MonoMs now = wire::NowMonoMs();
+      out_progress_ms_ = now;
       SetDeadline(now + shared_->request_read_timeout_ms, now);  // progress extends it
     }
   }
+  ReleaseOutput();
   out_head_.clear();
   std::string().swap(out_body_);
   if (close_after_write_) {

@@ -2,12 +2,14 @@
 // listener shares with its connections. Private to src/http; loop thread only.
 //
 // A connection is a small state machine driven by Run():
-//   kReading  wait for / parse one request (idle timeout until its first byte,
-//             then the request read timeout);
+//   kReading  wait for / parse one request (until its first byte the
+//             first-byte timeout on a new connection, the idle timeout
+//             between requests; then the request read timeout);
 //   kParked   the handler owns the request; no timeout; a read-readiness
 //             watch notices a client that goes away;
 //   kWriting  response bytes go out (a stalled reader is cut after the read
-//             timeout without progress);
+//             timeout without progress, or sooner when the unsent-output
+//             budget is needed: MakeRoomForOutput);
 //   kLinger   after a response that closes the connection: send side shut,
 //             input discarded until EOF, so the client reads the response
 //             instead of a reset;
@@ -30,6 +32,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/types.h"
 #include "http/request.h"
@@ -51,11 +54,17 @@ struct ServerShared {
   RequestHandler handler;
   MonoMs request_read_timeout_ms = 0;
   MonoMs idle_timeout_ms = 0;
+  MonoMs first_byte_timeout_ms = 0;
   std::size_t connections_max = 0;
+  // Unsent response bytes over every connection, and its budget (limits.h).
+  std::size_t unsent_bytes = 0;
+  std::size_t unsent_bytes_max = 0;
+  MonoMs stalled_writer_ms = 0;
   // Every read lands here and is parsed before the loop runs anything else.
   std::unique_ptr<char[]> scratch = std::make_unique<char[]>(kScratchBytes);
   Connection* connections = nullptr;  // intrusive list of every open connection
   std::size_t served = 0;             // open connections serving requests (not 429s)
+  std::size_t open = 0;               // every open connection, 429s included
   bool stopped = false;
 };
 
@@ -93,10 +102,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ParseOutcome Parse(const char* data, std::size_t size, std::size_t* used);
   void MaybeSendContinue();
   void PrepareParseError(int error_value);
+  void PrepareBadRequest(std::string_view why);
+  // Answers `response` and closes: the request stream cannot be trusted.
+  void PrepareRefusal(HttpResponse response);
   void Dispatch();
   void BeginRequest();
   void BeginLinger();
   void PrepareWrite(HttpResponse response, bool keep_alive);
+  // The unsent-output budget: true if `bytes` more fit, after closing
+  // writers stalled for stalled_writer_ms (largest first) if need be.
+  bool MakeRoomForOutput(std::size_t bytes, MonoMs now_ms);
+  void ReleaseOutput();
   void WaitReadable();
   void WaitWritable();
   void WatchPeer();
@@ -119,6 +135,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::unique_ptr<ParserSlot> parser_;
   std::string pending_;           // received bytes not parsed yet (partial or pipelined)
   bool request_started_ = false;  // a byte of the current request has arrived
+  bool spoken_ = false;           // a byte has ever arrived on this connection
 
   // Current request's response framing.
   bool keep_alive_ = true;
@@ -130,6 +147,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string out_body_;
   std::size_t out_offset_ = 0;  // bytes of head + body written
   bool close_after_write_ = false;
+  std::size_t out_accounted_ = 0;  // this response's share of ServerShared::unsent_bytes
+  MonoMs out_progress_ms_ = 0;     // when the kernel last took some of it
   std::size_t linger_bytes_ = 0;
 
   // Run() is not re-entered; it yields after a few requests.

@@ -121,6 +121,72 @@ void AppendString(std::string* out, std::string_view text) {
   *out += '"';
 }
 
+std::size_t StringSize(std::string_view text) {
+  std::size_t size = 2;  // the quotes
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (IsPlain(c)) {
+      ++size;
+      ++i;
+      continue;
+    }
+    if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t') {
+      size += 2;
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      size += 6;
+      ++i;
+      continue;
+    }
+    const std::size_t n = Utf8Length(text, i);
+    if (n == 0) {
+      size += 6;
+      ++i;
+      continue;
+    }
+    const bool line_separator = n == 3 && c == 0xe2 &&
+                                static_cast<unsigned char>(text[i + 1]) == 0x80 &&
+                                (static_cast<unsigned char>(text[i + 2]) & 0xfe) == 0xa8;
+    size += line_separator ? 6 : n;
+    i += n;
+  }
+  return size;
+}
+
+namespace {
+
+std::size_t UintSize(std::uint64_t v) {
+  std::size_t digits = 1;
+  while (v >= 10) {
+    v /= 10;
+    ++digits;
+  }
+  return digits;
+}
+
+}  // namespace
+
+std::size_t KvEntrySize(const state::KvEntry& entry, bool with_value) {
+  constexpr std::string_view kFixed =
+      "{\"LockIndex\":,\"Key\":,\"Flags\":,\"Value\":,\"CreateIndex\":,\"ModifyIndex\":}";
+  std::size_t size = kFixed.size() + UintSize(entry.lock_index) + StringSize(entry.key) +
+                     UintSize(entry.flags) + UintSize(entry.create_index) +
+                     UintSize(entry.modify_index);
+  if (with_value && !entry.value.empty()) {
+    size += 2 + (entry.value.size() + 2) / 3 * 4;  // quoted, padded base64
+  } else {
+    size += 4;  // null
+  }
+  if (!entry.session.empty()) {
+    constexpr std::string_view kLocked = ",\"Session\":,\"Fence\":";
+    size += kLocked.size() + StringSize(entry.session) + UintSize(entry.fence);
+  }
+  return size;
+}
+
 void AppendKvEntry(std::string* out, const state::KvEntry& entry, bool with_value) {
   *out += "{\"LockIndex\":";
   AppendUint(out, entry.lock_index);

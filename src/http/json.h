@@ -19,6 +19,12 @@ void AppendString(std::string* out, std::string_view text);
 void AppendKvEntry(std::string* out, const state::KvEntry& entry, bool with_value = true);
 void AppendSession(std::string* out, const state::Session& session);
 
+// Exact sizes of what AppendString and AppendKvEntry write, computed without
+// writing: the answer-size limit (docs/limits.md) counts an answer from the
+// Store before building it.
+std::size_t StringSize(std::string_view text);
+std::size_t KvEntrySize(const state::KvEntry& entry, bool with_value = true);
+
 std::string KvEntries(const std::vector<const state::KvEntry*>& entries);
 std::string Sessions(const std::vector<const state::Session*>& sessions);
 std::string Strings(const std::vector<std::string>& strings);

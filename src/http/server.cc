@@ -3,15 +3,23 @@
 #include "http/server.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <cstdlib>
+#include <limits>
 
 #include "http/connection.h"
+#include "http/wire.h"
 
 namespace tenure::http {
 namespace {
@@ -23,6 +31,9 @@ constexpr std::string_view kTooManyConnections =
     "Your IP is issuing too many concurrent connections, please rate limit your calls";
 // Out of descriptors or memory: accepting again at once would spin.
 constexpr std::chrono::milliseconds kAcceptRetryDelay{100};
+// Refused connections linger up to a second so the client reads its 429.
+// Beyond this many at once, a refusal is written and closed at once.
+constexpr std::size_t kLingeringRefusalsMax = 64;
 
 template <typename... Args>
 void Log(fmt::format_string<Args...> format, Args&&... args) {
@@ -41,6 +52,18 @@ void RaiseDescriptorLimit() {
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
   limit.rlim_cur = limit.rlim_max;
   if (setrlimit(RLIMIT_NOFILE, &limit) != 0) Log("cannot raise RLIMIT_NOFILE: errno {}", errno);
+}
+
+std::uint64_t DescriptorLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return std::numeric_limits<std::uint64_t>::max();
+  }
+  return limit.rlim_cur;
+}
+
+bool IsOutOfDescriptors(const boost::system::error_code& ec) {
+  return ec == asio::error::no_descriptors || ec.value() == ENFILE;
 }
 
 bool IsResourceExhaustion(const boost::system::error_code& ec) {
@@ -63,22 +86,77 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
         });
   }
 
-  void OnAccept(const boost::system::error_code& ec, tcp::socket socket) {
-    if (shared->stopped || ec == asio::error::operation_aborted) return;
-    if (IsResourceExhaustion(ec)) {
+  // Out of descriptors although the cap should prevent it (raft or
+  // forwarded requests took more than their reserve): the spare descriptor
+  // is given up for a moment so the waiting client gets its 429 instead of
+  // a connection that hangs, then taken back.
+  void RefuseWithSpareDescriptor() {
+    ::close(spare_fd);
+    spare_fd = -1;
+    const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int accept_errno = errno;
+    if (fd >= 0) {
+      RefuseNow(fd);
+      ::close(fd);
+    }
+    spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (spare_fd < 0 || (fd < 0 && accept_errno != EAGAIN && accept_errno != EWOULDBLOCK)) {
+      RetryLater(boost::system::error_code(accept_errno, boost::system::system_category()));
+      return;
+    }
+    if (fd >= 0) {
       const auto now = std::chrono::steady_clock::now();
       if (now - last_exhaustion_log > std::chrono::seconds(1)) {
-        Log("accept on {}: {}; retrying", address, ec.message());
+        Log("accept on {}: out of descriptors; refused a connection with 429", address);
         last_exhaustion_log = now;
       }
-      retry_timer.expires_after(kAcceptRetryDelay);
-      retry_timer.async_wait([self = shared_from_this()](const boost::system::error_code& wait_ec) {
-        if (!wait_ec && !self->shared->stopped) self->Accept();
-      });
+      Accept();
+      return;
+    }
+    // Nobody waiting: sleep until a client connects.
+    acceptor.async_wait(tcp::acceptor::wait_read,
+                        [self = shared_from_this()](const boost::system::error_code& wait_ec) {
+                          if (!wait_ec && !self->shared->stopped) self->Accept();
+                        });
+  }
+
+  // Answers 429 without lingering (the caller closes fd at once): what the
+  // client already sent is read first so the close is a FIN, not a reset.
+  void RefuseNow(int fd) {
+    while (::recv(fd, shared->scratch.get(), ServerShared::kScratchBytes, MSG_DONTWAIT) > 0) {
+    }
+    (void)::send(fd, refusal.data(), refusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    ::shutdown(fd, SHUT_WR);
+  }
+
+  void RetryLater(const boost::system::error_code& ec) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_exhaustion_log > std::chrono::seconds(1)) {
+      Log("accept on {}: {}; retrying", address, ec.message());
+      last_exhaustion_log = now;
+    }
+    retry_timer.expires_after(kAcceptRetryDelay);
+    retry_timer.async_wait([self = shared_from_this()](const boost::system::error_code& wait_ec) {
+      if (!wait_ec && !self->shared->stopped) self->Accept();
+    });
+  }
+
+  void OnAccept(const boost::system::error_code& ec, tcp::socket socket) {
+    if (shared->stopped || ec == asio::error::operation_aborted) return;
+    if (IsOutOfDescriptors(ec) && spare_fd >= 0) {
+      RefuseWithSpareDescriptor();
+      return;
+    }
+    if (IsResourceExhaustion(ec)) {
+      RetryLater(ec);
       return;
     }
     try {
-      if (!ec) {
+      if (!ec && shared->served >= shared->connections_max &&
+          shared->open - shared->served >= kLingeringRefusalsMax) {
+        RefuseNow(socket.native_handle());  // the socket's destructor closes it
+      } else if (!ec) {
         auto connection = std::make_shared<Connection>(shared, std::move(socket));
         if (shared->served >= shared->connections_max) {
           connection->Reject(HttpResponse::Text(429, std::string(kTooManyConnections)));
@@ -99,12 +177,23 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
   std::string address;
   std::uint16_t port = 0;
   std::chrono::steady_clock::time_point last_exhaustion_log{};
+  int spare_fd = -1;
+  std::string refusal;  // the 429 written by RefuseNow
 };
 
 HttpServer::HttpServer(asio::io_context& io, RequestHandler handler)
     : impl_(std::make_shared<Impl>(io, std::move(handler))) {}
 
-HttpServer::~HttpServer() { Stop(); }
+HttpServer::~HttpServer() {
+  Stop();
+  if (impl_->spare_fd >= 0) ::close(impl_->spare_fd);
+}
+
+std::size_t ConnectionCap(std::uint64_t nofile, std::size_t max, std::size_t reserve) {
+  if (reserve == 0) return max;  // tests of running out of descriptors
+  const std::uint64_t usable = nofile > reserve ? (nofile - reserve) / 2 : 0;
+  return static_cast<std::size_t>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(max, usable)));
+}
 
 Status HttpServer::Listen(const HttpServerOptions& options) {
   if (impl_->acceptor.is_open()) return Status::FailedPrecondition("http: already listening");
@@ -113,9 +202,24 @@ Status HttpServer::Listen(const HttpServerOptions& options) {
   auto& shared = *impl_->shared;
   shared.request_read_timeout_ms = options.TEST_request_read_timeout_ms;
   shared.idle_timeout_ms = options.TEST_idle_timeout_ms;
-  shared.connections_max = options.TEST_connections_max;
+  shared.first_byte_timeout_ms = options.TEST_first_byte_timeout_ms;
+  shared.unsent_bytes_max = options.TEST_unsent_bytes_max;
+  shared.stalled_writer_ms = options.TEST_stalled_writer_ms;
   shared.stopped = false;
   RaiseDescriptorLimit();
+  // Client connections never take the descriptors raft needs.
+  const std::uint64_t nofile = DescriptorLimit();
+  shared.connections_max =
+      ConnectionCap(nofile, options.TEST_connections_max, options.TEST_descriptor_reserve);
+  if (shared.connections_max < options.TEST_connections_max) {
+    Log("serving at most {} connections: RLIMIT_NOFILE is {}, {} kept for raft", 
+        shared.connections_max, nofile, options.TEST_descriptor_reserve);
+  }
+  if (impl_->spare_fd < 0) impl_->spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  impl_->refusal.clear();
+  const HttpResponse refusal = HttpResponse::Text(429, std::string(kTooManyConnections));
+  wire::AppendResponseHead(refusal, wire::HeadOptions{false, false, false}, &impl_->refusal);
+  impl_->refusal += refusal.body;
 
   boost::system::error_code ec;
   tcp::endpoint endpoint;
@@ -146,6 +250,45 @@ Status HttpServer::Listen(const HttpServerOptions& options) {
   impl_->port = acceptor.local_endpoint(ec).port();
   if (ec) return fail("local address");
   impl_->Accept();
+  return Status::Ok();
+}
+
+Status TEST_ApplyEnvironment(HttpServerOptions* options) {
+  auto number = [](const char* name, std::int64_t min, std::int64_t* out) -> Result<bool> {
+    const char* text = std::getenv(name);
+    if (text == nullptr) return false;
+    const std::string_view view(text);
+    const auto [end, ec] = std::from_chars(view.data(), view.data() + view.size(), *out);
+    if (ec != std::errc() || end != view.data() + view.size() || *out < min) {
+      return Status::InvalidArgument(
+          fmt::format("{}=\"{}\": expected a number of at least {}", name, view, min));
+    }
+    return true;
+  };
+  const struct {
+    const char* name;
+    MonoMs* target;
+  } milliseconds[] = {
+      {"TENURE_TEST_HTTP_FIRST_BYTE_TIMEOUT_MS", &options->TEST_first_byte_timeout_ms},
+      {"TENURE_TEST_HTTP_STALLED_WRITER_MS", &options->TEST_stalled_writer_ms},
+  };
+  const struct {
+    const char* name;
+    std::size_t* target;
+  } counts[] = {
+      {"TENURE_TEST_HTTP_UNSENT_BYTES_MAX", &options->TEST_unsent_bytes_max},
+      {"TENURE_TEST_HTTP_CONNECTIONS_MAX", &options->TEST_connections_max},
+      {"TENURE_TEST_HTTP_DESCRIPTOR_RESERVE", &options->TEST_descriptor_reserve},
+  };
+  std::int64_t value = 0;
+  for (const auto& variable : milliseconds) {
+    TENURE_ASSIGN_OR_RETURN(const bool set, number(variable.name, 1, &value));
+    if (set) *variable.target = value;
+  }
+  for (const auto& variable : counts) {
+    TENURE_ASSIGN_OR_RETURN(const bool set, number(variable.name, 0, &value));
+    if (set) *variable.target = static_cast<std::size_t>(value);
+  }
   return Status::Ok();
 }
 

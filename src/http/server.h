@@ -27,8 +27,26 @@ struct HttpServerOptions {
   // the connection cap run at the speed of logic. Production leaves them.
   MonoMs TEST_request_read_timeout_ms = limits::kHttpRequestReadTimeoutMs;
   MonoMs TEST_idle_timeout_ms = limits::kHttpIdleTimeoutMs;
+  MonoMs TEST_first_byte_timeout_ms = limits::kHttpFirstByteTimeoutMs;
   std::size_t TEST_connections_max = limits::kHttpConnectionsMax;
+  std::size_t TEST_unsent_bytes_max = limits::kHttpUnsentBytesMax;
+  MonoMs TEST_stalled_writer_ms = limits::kHttpStalledWriterMs;
+  std::size_t TEST_descriptor_reserve = limits::kHttpDescriptorReserve;
 };
+
+// The connection cap for a descriptor limit of `nofile`:
+// min(max, (nofile - reserve) / 2), at least 1 (limits.h explains the half).
+// A reserve of 0 (tests only) gives max: accept can then run out of
+// descriptors, which tests the spare-descriptor refusal.
+std::size_t ConnectionCap(std::uint64_t nofile, std::size_t max, std::size_t reserve);
+
+// Test-only: sets TEST_ fields from the environment of `tenure server`, so
+// integration tests of the timeouts need not wait for production values:
+// TENURE_TEST_HTTP_FIRST_BYTE_TIMEOUT_MS, TENURE_TEST_HTTP_STALLED_WRITER_MS
+// (positive), TENURE_TEST_HTTP_UNSENT_BYTES_MAX, TENURE_TEST_HTTP_CONNECTIONS_MAX,
+// TENURE_TEST_HTTP_DESCRIPTOR_RESERVE (zero or more). Unset variables change
+// nothing; another value is an error naming the variable.
+Status TEST_ApplyEnvironment(HttpServerOptions* options);
 
 class HttpServer {
  public:

@@ -6,6 +6,7 @@
 
 #include "common/limits.h"
 #include "common/strings.h"
+#include "http/answer_size.h"
 #include "http/api.h"
 #include "http/json.h"
 
@@ -44,6 +45,13 @@ Status ConflictingFlags(const HttpRequest& request) {
   return Status::InvalidArgument("Conflicting flags: " + EncodeQuery(request) + "\n");
 }
 
+// The answer-size limit (docs/limits.md), checked before the answer is built.
+Status AnswerTooLarge(std::string_view hint) {
+  return Status::TooLarge("Response too large (more than " +
+                          std::to_string(limits::kHttpResponseBytesMax) + " bytes); " +
+                          std::string(hint));
+}
+
 Status KeyTooLong(std::string_view key) {
   return Status::InvalidArgument("Key is too long (" + std::to_string(key.size()) + " > " +
                                  std::to_string(limits::kKvKeyBytesMax) + " bytes)");
@@ -64,6 +72,13 @@ void Api::KvGet(const CallPtr& call) {
     std::string separator(request.Query("separator").value_or(request.Query("seperator").value_or("")));
     BlockingRead(call, {server::WatchKind::kPrefix, key}, [this, call, separator] {
       const state::Store& store = server_.store();
+      if (KeysAnswerSize(store, call->arg, separator, limits::kHttpResponseBytesMax) >
+          limits::kHttpResponseBytesMax) {
+        HttpResponse response =
+            ErrorResponse(AnswerTooLarge("list a narrower prefix or use ?separator"));
+        SetMeta(&response, store.PrefixIndex(call->arg));
+        return response;
+      }
       std::vector<std::string> list = store.ListKeys(call->arg, separator);
       HttpResponse response = list.empty() && !call->arg.empty()
                                   ? HttpResponse::Text(404, "")
@@ -76,6 +91,13 @@ void Api::KvGet(const CallPtr& call) {
   if (recurse) {
     BlockingRead(call, {server::WatchKind::kPrefix, key}, [this, call] {
       const state::Store& store = server_.store();
+      if (RecurseAnswerSize(store, call->arg, limits::kHttpResponseBytesMax) >
+          limits::kHttpResponseBytesMax) {
+        HttpResponse response =
+            ErrorResponse(AnswerTooLarge("read a narrower prefix, or list it with ?keys"));
+        SetMeta(&response, store.PrefixIndex(call->arg));
+        return response;
+      }
       auto entries = store.ListKv(call->arg);
       HttpResponse response = entries.empty() ? HttpResponse::Text(404, "")
                                               : HttpResponse::Json(json::KvEntries(entries));

@@ -5,6 +5,7 @@
 #include "common/base64.h"
 #include "common/limits.h"
 #include "common/strings.h"
+#include "http/answer_size.h"
 #include "http/api.h"
 #include "http/json.h"
 #include "http/json_input.h"
@@ -98,6 +99,17 @@ Result<ParsedTxn> ParseTxn(const std::string& body) {
   return txn;
 }
 
+// The answer-size limit (docs/limits.md), counted over every operation
+// before the Store copies a value.
+Status CheckAnswerSize(const state::Store& store, const std::vector<state::TxnOp>& ops) {
+  if (TxnAnswerSize(store, ops, limits::kHttpResponseBytesMax) <= limits::kHttpResponseBytesMax) {
+    return Status::Ok();
+  }
+  return Status::TooLarge("Transaction results too large (more than " +
+                          std::to_string(limits::kHttpResponseBytesMax) +
+                          " bytes); use fewer or narrower get-tree operations");
+}
+
 HttpResponse TxnResponse(const state::TxnOutcome& outcome) {
   return HttpResponse::Json(json::TxnOutcome(outcome), outcome.ok() ? 200 : 409);
 }
@@ -123,6 +135,10 @@ void Api::Txn(const CallPtr& call) {
   }
   if (!parsed->writes) {
     auto read = [this, call, ops = std::move(parsed->ops)] {
+      if (Status size = CheckAnswerSize(server_.store(), ops); !size.ok()) {
+        call->ReplyError(size);
+        return;
+      }
       HttpResponse response = TxnResponse(server_.store().ReadTxn(ops));
       response.headers.emplace_back("X-Consul-KnownLeader", server_.KnownLeader() ? "true" : "false");
       response.headers.emplace_back("X-Consul-LastContact", std::to_string(server_.LastContactMs()));
@@ -139,6 +155,12 @@ void Api::Txn(const CallPtr& call) {
       }
       read();
     });
+    return;
+  }
+  // Counted against the state now; the apply builds the same results on
+  // every replica, so a refused transaction is never proposed.
+  if (Status size = CheckAnswerSize(server_.store(), parsed->ops); !size.ok()) {
+    call->ReplyError(size);
     return;
   }
   ProposeThen(call, state::Txn{std::move(parsed->ops)}, [call](const state::ApplyResult& result) {

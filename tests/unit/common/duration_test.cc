@@ -53,6 +53,23 @@ TEST(ParseGoDurationTest, HandlesTheInt64Edges) {
   EXPECT_FALSE(ParseGoDuration("9223372036854775808ns").ok());
 }
 
+// Each component fits, the sum does not: 2^63 + 2^63 wraps a uint64 to 0,
+// which once made a session without a TTL out of a huge one.
+TEST(ParseGoDurationTest, RejectsASumOfComponentsThatOverflows) {
+  EXPECT_EQ(Error("9223372036854775808ns9223372036854775808ns"),
+            "time: invalid duration \"9223372036854775808ns9223372036854775808ns\"");
+  EXPECT_EQ(Error("2562047h47m16.854775808s"), "time: invalid duration \"2562047h47m16.854775808s\"");
+  EXPECT_EQ(Error("9223372036854775807ns1ns"), "time: invalid duration \"9223372036854775807ns1ns\"");
+  EXPECT_EQ(Error("2562047h2562047h"), "time: invalid duration \"2562047h2562047h\"");
+  EXPECT_EQ(Error("9223372036854775808ns9223372036854775.808us"),
+            "time: invalid duration \"9223372036854775808ns9223372036854775.808us\"");
+  // The largest sums that fit are still accepted, and -2^63 stays reachable.
+  EXPECT_EQ(Ok("2562047h47m16.854775807s"), INT64_MAX);
+  EXPECT_EQ(Ok("9223372036854775806ns1ns"), INT64_MAX);
+  EXPECT_EQ(Ok("-9223372036854775807ns1ns"), INT64_MIN);
+  EXPECT_FALSE(ParseGoDuration("-9223372036854775808ns9223372036854775808ns").ok());
+}
+
 TEST(FormatGoDurationTest, MatchesGoDurationString) {
   EXPECT_EQ(FormatGoDuration(0), "0s");
   EXPECT_EQ(FormatGoDuration(15 * kNsPerSecond), "15s");

@@ -260,6 +260,24 @@ TEST_F(HttpServerTest, EndlessChunkLineGets400) {
   EXPECT_TRUE(client->WaitClosed());
 }
 
+// Beast bounds the header but not a chunked body's trailer: a trailer field
+// over its 64 KiB field size used to throw and drop the connection unanswered.
+TEST_F(HttpServerTest, OversizedTrailerGets431WithABody) {
+  Start();
+  auto client = Connect();
+  ASSERT_TRUE(client->Send("PUT /v1/txn HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                           "5\r\nhello\r\n0\r\nX-Trailer: " +
+                           std::string(70'000, 't') + "\r\n\r\n"));
+  auto response = client->ReadResponse();
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->status, 431);
+  EXPECT_EQ(response->body, "431 Request Header Fields Too Large");
+  EXPECT_EQ(response->Header("connection"), "close");
+  EXPECT_TRUE(client->WaitClosed());
+  EXPECT_EQ(recorder_.requests.size(), 0u);  // the handler never saw it
+  EXPECT_EQ(GetOnNewConnection().status, 200);
+}
+
 TEST_F(HttpServerTest, GarbageGets400AndClose) {
   Start();
   auto client = Connect();
@@ -411,6 +429,43 @@ TEST_F(HttpServerTest, IdleConnectionIsClosedAfterTheIdleTimeout) {
   EXPECT_GE(testing::Clock::now() - sent, milliseconds(395));
 }
 
+TEST_F(HttpServerTest, SilentConnectionIsClosedAfterTheFirstByteTimeout) {
+  auto options = TestServer::Options();
+  options.TEST_first_byte_timeout_ms = 300;
+  Start(options);
+  const auto connected = testing::Clock::now();
+  auto silent = Connect();
+  ASSERT_TRUE(WaitFor([&] { return server_->connection_count() == 1; }));
+  EXPECT_TRUE(silent->WaitClosed(milliseconds(5000)));
+  EXPECT_GE(testing::Clock::now() - connected, milliseconds(295));
+  EXPECT_TRUE(WaitFor([&] { return server_->connection_count() == 0; }));
+}
+
+TEST_F(HttpServerTest, KeepAliveIdleBetweenRequestsIsNotCutByTheFirstByteTimeout) {
+  auto options = TestServer::Options();
+  options.TEST_first_byte_timeout_ms = 100;
+  options.TEST_idle_timeout_ms = 60'000;
+  Start(options);
+  auto client = Connect();
+  ASSERT_TRUE(client->Send(kGet));
+  ASSERT_TRUE(client->ReadResponse().has_value());
+  EXPECT_FALSE(client->WaitClosed(milliseconds(600)));  // six first-byte timeouts
+  ASSERT_TRUE(client->Send(kGet));
+  EXPECT_TRUE(client->ReadResponse().has_value());
+}
+
+TEST_F(HttpServerTest, AConnectionThatStartedARequestIsNotCutByTheFirstByteTimeout) {
+  auto options = TestServer::Options();
+  options.TEST_first_byte_timeout_ms = 100;
+  options.TEST_request_read_timeout_ms = 60'000;
+  Start(options);
+  auto client = Connect();
+  ASSERT_TRUE(client->Send("GET /v1/kv/x HTTP/1.1\r\n"));
+  EXPECT_FALSE(client->WaitClosed(milliseconds(500)));
+  ASSERT_TRUE(client->Send("Host: t\r\n\r\n"));
+  EXPECT_TRUE(client->ReadResponse().has_value());
+}
+
 TEST_F(HttpServerTest, ParkedRequestOutlivesTheReadTimeout) {
   auto options = TestServer::Options();
   options.TEST_request_read_timeout_ms = 100;
@@ -504,6 +559,15 @@ TEST_F(HttpServerTest, ConnectionsBeyondTheCapGet429) {
   first->Close();
   ASSERT_TRUE(WaitFor([&] { return server_->connection_count() == 1; }));
   EXPECT_EQ(GetOnNewConnection().status, 200);
+}
+
+TEST(ConnectionCapTest, KeepsTheReserveAndHalvesTheRest) {
+  EXPECT_EQ(ConnectionCap(1'048'576, 20'000, 256), 20'000u);
+  EXPECT_EQ(ConnectionCap(20'000, 20'000, 256), 9'872u);
+  EXPECT_EQ(ConnectionCap(1024, 20'000, 256), 384u);
+  EXPECT_EQ(ConnectionCap(200, 20'000, 256), 1u);  // never 0
+  EXPECT_EQ(ConnectionCap(1024, 2, 256), 2u);
+  EXPECT_EQ(ConnectionCap(1024, 5'000, 0), 5'000u);  // tests only
 }
 
 TEST_F(HttpServerTest, DroppedOrThrowingHandlerAnswers500) {
