@@ -19,7 +19,8 @@
 //                                       conf_len conf[conf_len] data_len unused[8]
 //                            length = 56 + conf_len; payload = data_len bytes
 //   6 timeout-now            header := term last_index last_term     (24)
-//   conf := version:u8(=1) n (id address:cstring role:u8){n} zero padding to 8
+//   conf := version:u8(=1) n (id address:cstring role:u8){n} padding to 8
+//           (libraft leaves the padding uninitialized)
 //
 // What it enforces: every type and length exact for its type; counts and
 // sizes within GateLimits before anything is buffered; entry types command,
