@@ -78,6 +78,18 @@ void Incoming::Read() {
         if (self->closed_) return;
         auto owner = self->owner_.lock();
         if (ec || !owner) {
+          // The dialer checks this server's proof before it sends its own,
+          // so one with another cluster key leaves here, silently: without
+          // this the members would never learn of it.
+          if (owner && self->handshake_->awaiting_proof()) {
+            ++owner->counters.handshakes_refused;
+            if (owner->refusal_log.Allow("refused raft connections")) {
+              fmt::print(stderr,
+                         "tenure raft: failed raft handshake from {} (says it is server {}): it "
+                         "closed the connection before its proof (a different -raft-key-file?)\n",
+                         self->remote_, self->handshake_->hello().id);
+            }
+          }
           self->Close();
           return;
         }

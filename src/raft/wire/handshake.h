@@ -132,6 +132,9 @@ class ListenerHandshake {
 
   Step Feed(std::string_view data);
   bool done() const { return phase_ == Phase::kDone; }
+  // The challenge went out and the dialer's proof has not come: a dialer
+  // that closes now gave up on this server's proof (another cluster key).
+  bool awaiting_proof() const { return phase_ == Phase::kProof; }
   const Hello& hello() const { return hello_; }
   // Bytes received after the proof (the start of the raft stream).
   std::string TakeLeftover();
