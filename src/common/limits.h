@@ -141,6 +141,9 @@ constexpr MonoMs kRaftMessageStallMs = 30'000;
 // Connections still in the handshake, and raft connections per peer id and in
 // all, beyond which new ones are refused (the oldest of a peer is replaced).
 constexpr std::size_t kRaftHandshakesMax = 64;
+// Of those, from one host (a stranger cannot take every slot from one
+// address; members dial from their own, a few connections each).
+constexpr std::size_t kRaftHandshakesPerHostMax = 16;
 constexpr std::size_t kRaftLinksPerPeerMax = 2;
 constexpr std::size_t kRaftLinksMax = 256;
 

@@ -170,13 +170,21 @@ void Transport::Impl::Accept() {
     boost::system::error_code ignored;
     tcp::endpoint peer = socket.remote_endpoint(ignored);
     std::string remote = fmt::format("{}:{}", peer.address().to_string(ignored), peer.port());
-    if (self->incoming.size() >= limits::kRaftHandshakesMax) {
+    // One host may hold only part of the handshake slots, so a stranger
+    // who keeps opening idle connections cannot lock members out.
+    std::string host = peer.address().to_string(ignored);
+    std::size_t from_host = 0;
+    for (const auto& pending : self->incoming) {
+      if (pending->remote().compare(0, host.size() + 1, host + ":") == 0) ++from_host;
+    }
+    if (self->incoming.size() >= limits::kRaftHandshakesMax ||
+        from_host >= limits::kRaftHandshakesPerHostMax) {
       ++self->counters.handshakes_refused;
       if (self->refusal_log.Allow("refused raft connections")) {
         fmt::print(stderr,
                    "tenure raft: refused a raft connection from {}: {} handshakes already in "
-                   "progress\n",
-                   remote, limits::kRaftHandshakesMax);
+                   "progress ({} from that host)\n",
+                   remote, self->incoming.size(), from_host);
       }
       socket.close(ignored);
     } else {

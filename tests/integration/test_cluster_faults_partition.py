@@ -17,7 +17,7 @@ from cluster_workload import run_and_check
 
 class PartitionFaultsTest(unittest.TestCase):
     def test_partitions_keep_histories_linearizable_and_locks_exclusive(self):
-        run_and_check(self, ["isolate-leader", "split", "one-way"])
+        run_and_check(self, ["isolate-leader", "split", "one-way", "stranger"])
 
 
 if __name__ == "__main__":

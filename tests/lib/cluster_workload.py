@@ -20,11 +20,13 @@ from a seed, printed by the tests; TENURE_FAULT_SEED reproduces one.
 
 import base64
 import json
+import os
 import random
 import signal
 import threading
 import time
 
+import raft_wire
 from history import Recorder
 from tenure_testlib import http_request, poll_until
 
@@ -439,6 +441,50 @@ class FaultRun:
         self.proxy.heal()
         self.note("heal")
 
+    def fault_stranger(self):
+        """A process that is not a member (no cluster key, or a wrong one, or
+        none at all on a keyless cluster) sends every member forged raft
+        traffic for a while: AppendEntries writing a value no client wrote
+        to the register keys (the linearizability check would catch it),
+        type-0 entries, disrupt-leader votes, huge declared sizes and
+        garbage (docs/security.md)."""
+        seconds = self.rng.uniform(1.0, 3.0)
+        self.note(f"stranger on every raft port for {seconds:.1f}s")
+        rng = random.Random(self.rng.random())
+        wrong_key = os.urandom(32)
+        targets = [m.raft_addr for m in self.cluster.members]
+        until = time.monotonic() + seconds
+        sent = 0
+        while time.monotonic() < until:
+            address = rng.choice(targets)
+            claimed = rng.randrange(1, len(targets) + 1)
+            forged = raft_wire.append_entries(
+                term=rng.randrange(1, 50), prev_index=rng.randrange(0, 2000),
+                prev_term=rng.randrange(0, 50), commit=rng.randrange(0, 2000),
+                entries=[(raft_wire.ENTRY_COMMAND,
+                          raft_wire.kv_set_entry(rng.choice(self.register_keys), "stranger"))])
+            payload = rng.choice([
+                forged,
+                raft_wire.append_entries(entries=[(0, b"x" * 8)]),
+                raft_wire.request_vote(rng.randrange(1, 100), claimed, disrupt_leader=True),
+                raft_wire.install_snapshot_header(255 << 20, raft_wire.configuration(
+                    [(i + 1, a, 1) for i, a in enumerate(targets)])),
+                os.urandom(rng.randrange(1, 512)),
+            ])
+            try:
+                with raft_wire.RaftWire.dial(address, timeout=1.0) as wire:
+                    how = rng.randrange(3)
+                    if how == 0:
+                        wire.send(payload)  # no handshake at all
+                    else:
+                        wire.handshake(key=wrong_key if how == 1 else None, node_id=claimed,
+                                       raft_address=address, pipelined=payload, timeout=1.0)
+                    sent += 1
+            except OSError:
+                pass
+            time.sleep(0.01)
+        self.note(f"stranger gone after {sent} connections")
+
     def pause(self, low, high):
         time.sleep(self.rng.uniform(low, high))
 
@@ -449,6 +495,7 @@ class FaultRun:
         "isolate-leader": lambda self: self.fault_isolate_leader(),
         "split": lambda self: self.fault_split(),
         "one-way": lambda self: self.fault_one_way(),
+        "stranger": lambda self: self.fault_stranger(),
     }
 
     def run(self, seconds, faults):
