@@ -10,21 +10,13 @@ import json
 import time
 import unittest
 
-from tenure_testlib import DevServer
+from tenure_testlib import DevServer, rss_mib
 
 VALUE_BYTES = 512 * 1024          # Consul's largest value
 RESPONSE_BYTES_MAX = 64 * 1024 * 1024
 # The server's peak RSS must stay under this. The old code peaked at ~1.9 GiB
 # on the txn below; the answers this test lets through are ~11 MiB.
 PEAK_RSS_MAX_MIB = 250
-
-
-def rss_mib(pid, field):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError(f"no {field} in /proc/{pid}/status")
 
 
 class AnswerSizeTest(unittest.TestCase):

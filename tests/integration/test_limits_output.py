@@ -11,7 +11,7 @@ import socket
 import time
 import unittest
 
-from tenure_testlib import DevServer, poll_until
+from tenure_testlib import DevServer, poll_until, rss_mib
 
 VALUE_BYTES = 512 * 1024
 UNSENT_BYTES_MAX = 64 * 1024 * 1024
@@ -21,14 +21,6 @@ GREEDY_CLIENTS = 40
 # The old code reached ~1.1 GiB; the budget allows two answers in flight.
 PEAK_RSS_MAX_MIB = 400
 REQUEST = b"GET /v1/kv/p/?recurse HTTP/1.1\r\nHost: x\r\n\r\n"
-
-
-def rss_mib(pid, field):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError(f"no {field} in /proc/{pid}/status")
 
 
 def status_line(sock):

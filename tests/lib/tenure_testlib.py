@@ -305,6 +305,15 @@ class DevServer:
         return Cli(self.http_addr, self.binary).popen(*args, **kwargs)
 
 
+def rss_mib(pid, field="VmRSS"):
+    """A memory figure of process pid from /proc (VmRSS, VmHWM), in MiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
 def generate_cluster_key():
     """A new cluster key from `tenure keygen`."""
     out = subprocess.run([tenure_bin(), "keygen"], capture_output=True, text=True, timeout=30,
