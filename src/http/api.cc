@@ -23,7 +23,15 @@ HttpResponse ErrorResponse(const Status& status) {
 
 void Call::Reply(HttpResponse response) {
   if (options.pretty && response.content_type == "application/json") {
-    response.body = json::Pretty(response.body);
+    std::optional<std::string> pretty =
+        json::Pretty(response.body, limits::kHttpResponseBytesMax);
+    if (!pretty) {
+      responder->Send(ErrorResponse(Status::TooLarge(
+          "Response too large (more than " + std::to_string(limits::kHttpResponseBytesMax) +
+          " bytes) with ?pretty; ask without ?pretty")));
+      return;
+    }
+    response.body = std::move(*pretty);
   }
   responder->Send(std::move(response));
 }

@@ -1,6 +1,8 @@
 #include "http/json.h"
 
-#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <limits>
+
 
 #include "common/base64.h"
 
@@ -267,10 +269,17 @@ std::string KvEntries(const std::vector<const state::KvEntry*>& entries) {
 }
 
 std::string Sessions(const std::vector<const state::Session*>& sessions) {
+  return *Sessions(sessions, std::numeric_limits<std::size_t>::max());
+}
+
+std::optional<std::string> Sessions(const std::vector<const state::Session*>& sessions,
+                                    std::size_t max_bytes) {
+  if (max_bytes < 2) return std::nullopt;
   std::string out = "[";
   for (std::size_t i = 0; i < sessions.size(); ++i) {
     if (i) out += ',';
     AppendSession(&out, *sessions[i]);
+    if (out.size() + 1 > max_bytes) return std::nullopt;  // with the closing ]
   }
   out += ']';
   return out;
@@ -308,10 +317,55 @@ std::string TxnOutcome(const state::TxnOutcome& outcome) {
   return out;
 }
 
-std::string Pretty(std::string_view compact) {
-  auto parsed = nlohmann::json::parse(compact, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return std::string(compact);
-  return parsed.dump(4) + "\n";
+std::optional<std::string> Pretty(std::string_view compact, std::size_t max_bytes) {
+  std::string out;
+  out.reserve(std::min(max_bytes, compact.size() + compact.size() / 2));
+  int depth = 0;
+  auto newline = [&](int indent) {
+    out += '\n';
+    out.append(static_cast<std::size_t>(std::max(indent, 0)) * 4, ' ');
+  };
+  for (std::size_t i = 0; i < compact.size(); ++i) {
+    const char c = compact[i];
+    switch (c) {
+      case '"': {  // copy the string, escapes and all
+        std::size_t end = i + 1;
+        while (end < compact.size() && compact[end] != '"') end += compact[end] == '\\' ? 2 : 1;
+        out.append(compact.substr(i, std::min(end, compact.size() - 1) - i + 1));
+        i = end;
+        break;
+      }
+      case '{':
+      case '[':
+        out += c;
+        if (i + 1 < compact.size() && (compact[i + 1] == '}' || compact[i + 1] == ']')) {
+          out += compact[++i];  // {} and [] stay on one line
+        } else {
+          newline(++depth);
+        }
+        break;
+      case '}':
+      case ']':
+        newline(--depth);
+        out += c;
+        break;
+      case ',':
+        out += c;
+        newline(depth);
+        break;
+      case ':':
+        out += ": ";
+        break;
+      case ' ': case '\n': case '\r': case '\t':
+        break;  // compact input has none outside strings; drop any
+      default:
+        out += c;
+    }
+    if (out.size() > max_bytes) return std::nullopt;
+  }
+  out += '\n';
+  if (out.size() > max_bytes) return std::nullopt;
+  return out;
 }
 
 }  // namespace tenure::http::json

@@ -4,6 +4,7 @@
 // \u003e \u0026; invalid UTF-8 as \ufffd). Pure.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,10 +28,17 @@ std::size_t KvEntrySize(const state::KvEntry& entry, bool with_value = true);
 
 std::string KvEntries(const std::vector<const state::KvEntry*>& entries);
 std::string Sessions(const std::vector<const state::Session*>& sessions);
+// The same, or nullopt once the text passes max_bytes (the answer-size
+// limit; building stops there, so a refusal costs at most max_bytes).
+std::optional<std::string> Sessions(const std::vector<const state::Session*>& sessions,
+                                    std::size_t max_bytes);
 std::string Strings(const std::vector<std::string>& strings);
 std::string TxnOutcome(const state::TxnOutcome& outcome);
 
-// Re-indents compact JSON with 4 spaces and a trailing newline (?pretty).
-std::string Pretty(std::string_view compact);
+// Re-indents compact JSON with 4 spaces and a trailing newline (?pretty),
+// as Go's json.MarshalIndent does: strings are copied as they are, escapes
+// included. Works on the text without parsing it (a parsed 64 MiB answer
+// would take ten times that); nullopt once the output passes max_bytes.
+std::optional<std::string> Pretty(std::string_view compact, std::size_t max_bytes);
 
 }  // namespace tenure::http::json

@@ -197,6 +197,8 @@ class Outgoing : public std::enable_shared_from_this<Outgoing> {
   void Handshake();
   void Read();
   void Fail(const std::string& why);
+  // Closes the dial once; tells the join's caller or libraft (raft_status).
+  void Finish(const std::string& why, int raft_status);
   void Succeed();
 
   std::weak_ptr<Transport::Impl> owner_;

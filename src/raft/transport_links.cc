@@ -465,28 +465,12 @@ void Outgoing::Succeed() {
 }
 
 void Outgoing::Fail(const std::string& why) {
-  if (finished_) return;
-  finished_ = true;
-  timer_.cancel();
-  resolver_.cancel();
-  boost::system::error_code ignored;
-  socket_.close(ignored);
-  auto owner = owner_.lock();
-  if (!owner) return;
-  if (purpose_ == wire::Purpose::kJoin) {
-    JoinDone done = std::move(join_done_);
-    owner->OutgoingFinished(this);
-    done(Status::Unavailable(why));
-    return;
-  }
-  owner->NoteDialFailure(peer_id_, address_, why);
-  struct raft_uv_connect* req = req_;
-  raft_uv_connect_cb cb = cb_;
-  owner->PostToRaft([req, cb] { cb(req, nullptr, RAFT_NOCONNECTION); });
-  owner->OutgoingFinished(this);
+  Finish(why, RAFT_NOCONNECTION);
 }
 
-void Outgoing::Cancel() {
+void Outgoing::Cancel() { Finish("shutting down", RAFT_CANCELED); }
+
+void Outgoing::Finish(const std::string& why, int raft_status) {
   if (finished_) return;
   finished_ = true;
   timer_.cancel();
@@ -498,12 +482,14 @@ void Outgoing::Cancel() {
   if (purpose_ == wire::Purpose::kJoin) {
     JoinDone done = std::move(join_done_);
     owner->OutgoingFinished(this);
-    if (done) done(Status::Unavailable("shutting down"));
+    if (done) done(Status::Unavailable(why));
     return;
   }
+  // A cancel is ours (shutting down), not the peer's failure.
+  if (raft_status == RAFT_NOCONNECTION) owner->NoteDialFailure(peer_id_, address_, why);
   struct raft_uv_connect* req = req_;
   raft_uv_connect_cb cb = cb_;
-  owner->PostToRaft([req, cb] { cb(req, nullptr, RAFT_CANCELED); });
+  owner->PostToRaft([req, cb, raft_status] { cb(req, nullptr, raft_status); });
   owner->OutgoingFinished(this);
 }
 

@@ -133,6 +133,7 @@ void Server::RestartRaft() {
 Server::RaftHealth Server::Health() const {
   RaftHealth health;
   health.state = restarting_ ? "Restarting" : node_->StateName();
+  health.term = node_->term();
   health.restarts = raft_restarts_;
   health.last_failure = raft_last_failure_;
   health.transport = node_->transport_counters();

@@ -6,7 +6,9 @@ answer's size is now counted from the Store before it is built, and past
 changes nothing (docs/limits.md). Peak RSS is read from /proc/PID/status."""
 
 import base64
+import http.client
 import json
+import threading
 import time
 import unittest
 
@@ -82,6 +84,103 @@ class AnswerSizeTest(unittest.TestCase):
         self.assertEqual((part.status, len(part.json())), (200, 10))
         self.assert_peak_rss_bounded()
 
+
+class PrettyAndSessionListTest(unittest.TestCase):
+    """?pretty re-indents an answer after it is built, and the session list
+    has no prefix to narrow: both are held to the same 64 MiB. (?pretty used
+    to parse the whole answer into a JSON tree first; sessions carry up to
+    3 x 64 check names each, so a few hundred sessions made a list of any
+    size.)"""
+
+    def setUp(self):
+        self.server = DevServer().__enter__()
+        self.addCleanup(self.server.__exit__, None, None, None)
+
+    def test_pretty_that_would_pass_the_limit_is_refused(self):
+        # 95 values of 512 KiB: ~66.4 MB of base64, just under the limit.
+        for i in range(95):
+            resp = self.server.request("PUT", f"/v1/kv/p/{i:03}", b"p" * VALUE_BYTES)
+            self.assertEqual(resp.status, 200, resp)
+        # Pad the answer with one more value to ~2,000 bytes under the limit;
+        # re-indenting 96 entries adds ~6 KB, so ?pretty passes it.
+        resp = self.server.request("PUT", "/v1/kv/p/pad", b"x" * 3)
+        compact = self.server.request("GET", "/v1/kv/p/?recurse", timeout=30.0)
+        self.assertEqual(compact.status, 200, compact)
+        room = RESPONSE_BYTES_MAX - 2000 - len(compact.body)
+        self.assertGreater(room, 0)
+        resp = self.server.request("PUT", "/v1/kv/p/pad", b"x" * (3 + 3 * (room // 4)))
+        self.assertEqual(resp.status, 200, resp)
+        compact = self.server.request("GET", "/v1/kv/p/?recurse", timeout=30.0)
+        self.assertEqual(compact.status, 200, compact)
+        self.assertGreater(len(compact.body), RESPONSE_BYTES_MAX - 2100)
+        self.assertLessEqual(len(compact.body), RESPONSE_BYTES_MAX)
+
+        pretty = self.server.request("GET", "/v1/kv/p/?recurse&pretty", timeout=30.0)
+        self.assertEqual(pretty.status, 413, pretty)
+        self.assertEqual(pretty.text, "Response too large (more than %d bytes) with ?pretty; "
+                         "ask without ?pretty" % RESPONSE_BYTES_MAX)
+        # A narrower prefix is re-indented as before.
+        small = self.server.request("GET", "/v1/kv/p/00?recurse&pretty")
+        self.assertEqual(small.status, 200, small)
+        self.assertTrue(small.text.startswith("[\n    {\n        \"LockIndex\": 0,\n"), small.text[:80])
+        self.assertEqual(len(small.json()), 10)
+        peak = rss_mib(self.server.process.pid, "VmHWM")
+        self.assertLess(peak, 400, f"peak RSS {peak:.0f} MiB")
+
+    def create_sessions(self, count, body, threads=4):
+        """count sessions over `threads` keep-alive connections; their ids."""
+        ids, errors = [], []
+        host, port = self.server.http_addr.rsplit(":", 1)
+
+        def run(n):
+            conn = http.client.HTTPConnection(host, int(port), timeout=30)
+            try:
+                for _ in range(n):
+                    conn.request("PUT", "/v1/session/create", body)
+                    resp = conn.getresponse()
+                    data = resp.read()
+                    if resp.status != 200:
+                        errors.append((resp.status, data[:200]))
+                        return
+                    ids.append(json.loads(data)["ID"])
+            finally:
+                conn.close()
+
+        workers = [threading.Thread(target=run, args=(count // threads,)) for _ in range(threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(ids), count // threads * threads)
+        return ids
+
+    def test_session_list_past_the_limit_is_refused(self):
+        # The widest session there is: a 1 KiB name of characters JSON
+        # escapes six-fold, and 64 + 64 check names (serfHealth is the only
+        # check there is): ~8.2 KB of JSON. 8,400 of them pass 64 MiB.
+        body = json.dumps({"Name": "<" * 1024, "Checks": ["serfHealth"] * 64,
+                           "NodeChecks": ["serfHealth"] * 64})
+        ids = self.create_sessions(8400, body)
+        node = self.server.get_json(f"/v1/session/info/{ids[0]}")[0]["Node"]
+        for path, hint in [("/v1/session/list", ": list one node's with /v1/session/node/<node>"),
+                           (f"/v1/session/node/{node}", "")]:
+            resp = self.server.request("GET", path, timeout=30.0)
+            self.assertEqual(resp.status, 413, (path, resp))
+            self.assertEqual(resp.text, "Response too large (more than %d bytes); 8400 sessions%s"
+                             % (RESPONSE_BYTES_MAX, hint))
+            self.assertTrue(int(resp.header("X-Consul-Index")) > 0)
+        # Below the limit again once some are gone.
+        gone = set(ids[:400])
+        for sid in gone:
+            resp = self.server.request("PUT", f"/v1/session/destroy/{sid}")
+            self.assertEqual(resp.status, 200, resp)
+        listed = self.server.request("GET", "/v1/session/list", timeout=30.0)
+        self.assertEqual(listed.status, 200, listed)
+        self.assertGreater(len(listed.body), RESPONSE_BYTES_MAX - 4 * 1024 * 1024)
+        self.assertEqual(sorted(s["ID"] for s in listed.json()), sorted(set(ids) - gone))
+        peak = rss_mib(self.server.process.pid, "VmHWM")
+        self.assertLess(peak, 400, f"peak RSS {peak:.0f} MiB")
 
 if __name__ == "__main__":
     unittest.main()

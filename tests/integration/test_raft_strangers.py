@@ -315,6 +315,63 @@ class KeyedStrangersTest(unittest.TestCase, StrangerChecks):
                                 refused_before + 1000 - HANDSHAKES_PER_HOST_MAX)
         self.assert_cluster_unharmed(self.cluster, self.leader)
 
+class InsiderConflictTest(unittest.TestCase):
+    """What the key cannot stop: a holder of the key who claims to be the
+    leader and sends an AppendEntries that contradicts a committed entry.
+    libraft 0.15 gives up on itself (the unavailable state: it drops every
+    message and never leads or follows again); before issue 11 the member
+    went on answering "No cluster leader" and logged nothing. Now the server
+    notices after the loop turn, logs it, shows it in /v1/agent/self and
+    restarts raft from its data dir, and the member catches up with no write
+    lost."""
+
+    def test_a_member_whose_raft_gives_up_restarts_and_catches_up(self):
+        cluster = Cluster(3).__enter__()
+        self.addCleanup(cluster.close)
+        key = load_key(cluster.key_file)
+        leader = cluster.leader()
+        follower = next(m for m in cluster.members if m is not leader)
+        for i in range(20):
+            resp = leader.request("PUT", f"/v1/kv/before/{i}", str(i))
+            self.assertEqual((resp.status, resp.json()), (200, True))
+        poll_until(lambda: follower.request("GET", "/v1/kv/before/19?stale").status == 200,
+                   timeout=10, message="the follower caught up")
+        stats = raft_stats(follower)
+        self.assertEqual((stats["state"], stats["restarts"]), ("Follower", "0"))
+        term = int(stats["term"])
+
+        # Entry 1 is committed everywhere; claim it was written in another term.
+        conflict = append_entries(term=term, prev_index=1, prev_term=term + 7, commit=1)
+        with RaftWire.dial(follower.raft_addr) as wire:
+            verdict = wire.handshake(key=key, node_id=cluster.id_of(leader),
+                                     raft_address=leader.raft_addr)
+            self.assertTrue(verdict.accepted, verdict)
+            wire.send(conflict)
+            poll_until(lambda: raft_stats(follower)["restarts"] != "0", timeout=15,
+                       message="the follower's raft did not restart")
+
+        stats = raft_stats(follower)
+        self.assertEqual(stats["restarts"], "1", stats)
+        self.assertIn("libraft stopped (unavailable state)", stats["last_failure"])
+        log = follower.log()
+        self.assertIn("FATAL: this raft instance cannot go on", log)
+        self.assertIn("raft restarted (1 restart so far)", log)
+        # It follows again: it reports a leader, holds every write from before
+        # and receives new ones.
+        poll_until(lambda: raft_stats(follower)["state"] == "Follower" and
+                   follower.request("GET", "/v1/status/leader").json() != "",
+                   timeout=15, message="the follower did not rejoin")
+        new_leader = cluster.wait_leader(timeout=15)
+        resp = new_leader.request("PUT", "/v1/kv/after", "1")
+        self.assertEqual((resp.status, resp.json()), (200, True))
+        poll_until(lambda: follower.request("GET", "/v1/kv/after?stale").status == 200,
+                   timeout=15, message="the restarted follower did not catch up")
+        keys = follower.request("GET", "/v1/kv/before/?keys&stale").json()
+        self.assertEqual(sorted(keys), sorted(f"before/{i}" for i in range(20)))
+        for member in cluster.members:
+            self.assertIsNone(member.process.poll(), f"{member.http_addr} died")
+
+
 class JoinWithAWrongKeyTest(unittest.TestCase, StrangerChecks):
     def test_join_with_a_wrong_key_is_refused(self):
         """A server started with -join and another cluster's key: each side

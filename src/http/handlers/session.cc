@@ -15,6 +15,16 @@ namespace {
 
 using Json = nlohmann::json;
 
+// A session list within the answer-size limit (docs/limits.md), or 413.
+HttpResponse SessionsAnswer(const std::vector<const state::Session*>& sessions,
+                            std::string_view hint) {
+  std::optional<std::string> body = json::Sessions(sessions, limits::kHttpResponseBytesMax);
+  if (body) return HttpResponse::Json(std::move(*body));
+  return ErrorResponse(Status::TooLarge(
+      "Response too large (more than " + std::to_string(limits::kHttpResponseBytesMax) +
+      " bytes); " + std::to_string(sessions.size()) + " sessions" + std::string(hint)));
+}
+
 Status DecodeFailed(const std::string& why) {
   return Status::InvalidArgument("Request decode failed: " + why);
 }
@@ -263,7 +273,7 @@ void Api::SessionNode(const CallPtr& call) {
   }
   BlockingRead(call, {server::WatchKind::kSessions, ""}, [this, call] {
     const state::Store& store = server_.store();
-    HttpResponse response = HttpResponse::Json(json::Sessions(store.NodeSessions(call->arg)));
+    HttpResponse response = SessionsAnswer(store.NodeSessions(call->arg), "");
     SetMeta(&response, store.sessions_index());
     return response;
   });
@@ -272,7 +282,8 @@ void Api::SessionNode(const CallPtr& call) {
 void Api::SessionList(const CallPtr& call) {
   BlockingRead(call, {server::WatchKind::kSessions, ""}, [this] {
     const state::Store& store = server_.store();
-    HttpResponse response = HttpResponse::Json(json::Sessions(store.ListSessions()));
+    HttpResponse response = SessionsAnswer(store.ListSessions(),
+                                           ": list one node's with /v1/session/node/<node>");
     SetMeta(&response, store.sessions_index());
     return response;
   });

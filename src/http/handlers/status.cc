@@ -142,6 +142,7 @@ void Api::AgentSelf(const CallPtr& call) {
         {"Status", 1}}},
       {"Stats",
        {{"raft", {{"state", health.state},
+                  {"term", std::to_string(health.term)},
                   {"applied_index", std::to_string(server_.store().applied_index())},
                   {"restarts", std::to_string(health.restarts)},
                   {"last_failure", health.last_failure},

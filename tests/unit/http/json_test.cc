@@ -1,6 +1,8 @@
 #include "http/json.h"
 
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace tenure::http {
@@ -81,8 +83,38 @@ TEST(JsonTest, TxnOutcomeShapes) {
             "\\\"x\\\" doesn't exist\"}]}");
 }
 
+constexpr std::size_t kNoLimit = std::numeric_limits<std::size_t>::max();
+
 TEST(JsonTest, PrettyIndentsWithFourSpacesAndNewline) {
-  EXPECT_EQ(json::Pretty("[1]"), "[\n    1\n]\n");
+  EXPECT_EQ(json::Pretty("[1]", kNoLimit), "[\n    1\n]\n");
+  EXPECT_EQ(json::Pretty("{\"A\":{\"B\":[1,2],\"C\":{}},\"D\":[],\"E\":null}", kNoLimit),
+            "{\n    \"A\": {\n        \"B\": [\n            1,\n            2\n        ],\n"
+            "        \"C\": {}\n    },\n    \"D\": [],\n    \"E\": null\n}\n");
+  EXPECT_EQ(json::Pretty("[]", kNoLimit), "[]\n");
+}
+
+TEST(JsonTest, PrettyCopiesStringsWithTheirEscapes) {
+  // Brackets, commas, colons and escaped quotes inside strings are text.
+  EXPECT_EQ(json::Pretty(R"({"K":"a,b:{[\"x\"]}\u003c\\"})", kNoLimit),
+            "{\n    \"K\": \"a,b:{[\\\"x\\\"]}\\u003c\\\\\"\n}\n");
+}
+
+TEST(JsonTest, PrettyStopsAtTheLimit) {
+  std::string compact = "[" + std::string(1000, '1') + "]";  // 1002 bytes, 1009 pretty
+  EXPECT_EQ(json::Pretty(compact, 1009)->size(), 1009u);
+  EXPECT_EQ(json::Pretty(compact, 1008), std::nullopt);
+  EXPECT_EQ(json::Pretty("[1,2,3]", 5), std::nullopt);
+}
+
+TEST(JsonTest, SessionsStopAtTheLimit) {
+  state::Session session;
+  session.id = "adf4238a-882b-9ddc-4a9d-5b6758e4159e";
+  std::string one = json::Sessions({&session});
+  std::vector<const state::Session*> three = {&session, &session, &session};
+  const std::size_t full = 3 * one.size() - 2;  // [S,S,S]
+  EXPECT_EQ(json::Sessions(three, full)->size(), full);
+  EXPECT_EQ(json::Sessions(three, full - 1), std::nullopt);
+  EXPECT_EQ(json::Sessions(three, one.size()), std::nullopt);
 }
 
 }  // namespace
