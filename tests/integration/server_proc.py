@@ -204,10 +204,11 @@ class ServerProcess:
     the same data dir with the same addresses (the raft address is part of the stored
     configuration). dev=True runs `-dev` (a throwaway data dir) instead of -data-dir."""
 
-    def __init__(self, data_dir=None, dev=False, extra_args=(), name="tenure"):
+    def __init__(self, data_dir=None, dev=False, extra_args=(), name="tenure", env=None):
         if not dev and data_dir is None:
             raise ValueError("data_dir or dev=True")
         self.data_dir = data_dir
+        self.env = dict(os.environ, **env) if env else None
         self.dev = dev
         self.extra_args = list(extra_args)
         self.http_port = free_port()
@@ -254,7 +255,7 @@ class ServerProcess:
             log.write(("\n=== start #%d: %s\n" % (self.starts, " ".join(self.argv()))).encode())
             log.flush()
             self.proc = subprocess.Popen(self.argv(), stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT)
+                                         stderr=subprocess.STDOUT, env=self.env)
         deadline = time.monotonic() + timeout_s
         last_error = None
         while time.monotonic() < deadline:

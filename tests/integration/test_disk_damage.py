@@ -14,6 +14,12 @@ answer: a prefix of the acknowledged ones, or all of them.
   - the open segment truncated mid-entry: a clear refusal, no crash (no signal);
   - metadata deleted beside a log: refused; `recover -repair` writes the highest term;
     on a follower of a 3-server cluster: refused, and `recover -repair` wants -force;
+  - on a longer history (800 writes of 16 KiB, so libraft closes a segment, and with the
+    log's memory budget at 4 MiB, takes snapshots): a byte flipped in a closed segment
+    and a closed segment truncated refuse, and `-repair` keeps the prefix; whole zeroed
+    sectors mid open segment with valid batches after them refuse; a damaged newest
+    snapshot refuses, and `-repair` moves it away and starts from the older one and the
+    log with every acknowledged write;
   - a full disk (a small tmpfs; needs root): writes answer "no space left on device" with
     the data dir, the log says so (rate-limited), and writes work again once space frees.
 
@@ -130,42 +136,8 @@ def tree_digest(path):
     return out
 
 
-class DiskDamageTest(unittest.TestCase):
-    """One acknowledged history, damaged a different way in each test."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.base = tempfile.mkdtemp(prefix="tenure-disk-damage-")
-        cls.pristine = os.path.join(cls.base, "pristine")
-        server = ServerProcess(data_dir=cls.pristine, name="writer")
-        cls.ports = (server.http_port, server.raft_port)
-        try:
-            server.start()
-            client = server.client(timeout_s=15.0)
-            for i in range(WRITES):
-                r = client.request("PUT", "/v1/kv/" + key(i), value(i))
-                assert (r.status, r.body) == (200, b"true"), (i, r)
-            client.close()
-            server.kill()  # SIGKILL: no clean stop, the open segment stays open
-        finally:
-            server.close()
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.base, ignore_errors=True)
-
-    def setUp(self):
-        self.data_dir = tempfile.mkdtemp(prefix="case-", dir=self.base)
-        os.rmdir(self.data_dir)
-        shutil.copytree(self.pristine, self.data_dir)
-        self.raft_dir = os.path.join(self.data_dir, "raft")
-        self.servers = []
-
-    def tearDown(self):
-        for s in self.servers:
-            s.close()
-
-    # --- helpers -------------------------------------------------------------------------
+class DamagedDirCase:
+    """Starts servers on self.data_dir (a copy of a history) with self.ports."""
 
     def server(self):
         s = ServerProcess(data_dir=self.data_dir, name="case")
@@ -200,6 +172,42 @@ class DiskDamageTest(unittest.TestCase):
     def recover(self, *flags):
         return subprocess.run([tenure_bin(), "recover", "-data-dir", self.data_dir, *flags],
                               capture_output=True, text=True, timeout=60)
+
+
+class DiskDamageTest(DamagedDirCase, unittest.TestCase):
+    """One acknowledged history, damaged a different way in each test."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.base = tempfile.mkdtemp(prefix="tenure-disk-damage-")
+        cls.pristine = os.path.join(cls.base, "pristine")
+        server = ServerProcess(data_dir=cls.pristine, name="writer")
+        cls.ports = (server.http_port, server.raft_port)
+        try:
+            server.start()
+            client = server.client(timeout_s=15.0)
+            for i in range(WRITES):
+                r = client.request("PUT", "/v1/kv/" + key(i), value(i))
+                assert (r.status, r.body) == (200, b"true"), (i, r)
+            client.close()
+            server.kill()  # SIGKILL: no clean stop, the open segment stays open
+        finally:
+            server.close()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.base, ignore_errors=True)
+
+    def setUp(self):
+        self.data_dir = tempfile.mkdtemp(prefix="case-", dir=self.base)
+        os.rmdir(self.data_dir)
+        shutil.copytree(self.pristine, self.data_dir)
+        self.raft_dir = os.path.join(self.data_dir, "raft")
+        self.servers = []
+
+    def tearDown(self):
+        for s in self.servers:
+            s.close()
 
     def present_keys(self, s):
         r = s.request("GET", "/v1/kv/%s?keys" % PREFIX)
@@ -324,6 +332,154 @@ class DiskDamageTest(unittest.TestCase):
                                    text=True, timeout=30)
         self.assertEqual(help_proc.returncode, 0)
         self.assertIn("Usage: tenure recover", help_proc.stdout + help_proc.stderr)
+
+
+BIG_WRITES = 800
+BIG_VALUE_BYTES = 16 * 1024  # 800 of them: 12.5 MiB, past libraft's 8 MiB segments
+
+
+def big_key(i):
+    return "big/k%05d" % i
+
+
+def write_big_history(data_dir, env=None):
+    """BIG_WRITES acknowledged writes of 16 KiB, then SIGKILL."""
+    server = ServerProcess(data_dir=data_dir, name="big-writer", env=env)
+    try:
+        server.start()
+        client = server.client(timeout_s=15.0)
+        for i in range(BIG_WRITES):
+            r = client.request("PUT", "/v1/kv/" + big_key(i), b"%05d" % i * (BIG_VALUE_BYTES // 5))
+            assert (r.status, r.body) == (200, b"true"), (i, r)
+        client.close()
+        server.kill()
+    finally:
+        server.close()
+    return server.http_port, server.raft_port
+
+
+class ClosedSegmentAndSnapshotTest(DamagedDirCase, unittest.TestCase):
+    """The rest of the issue's matrix, on histories long enough to close a
+    segment (8 MiB) and, with the raft log's memory budget lowered to 4 MiB,
+    to take snapshots: a closed segment flipped or truncated, a zeroed
+    region in the middle of the open segment, the newest snapshot damaged."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.base = tempfile.mkdtemp(prefix="tenure-disk-damage-big-")
+        cls.pristine_closed = os.path.join(cls.base, "pristine-closed")
+        cls.pristine_snapshots = os.path.join(cls.base, "pristine-snapshots")
+        cls.closed_ports = write_big_history(cls.pristine_closed)
+        cls.snapshot_ports = write_big_history(
+            cls.pristine_snapshots, env={"TENURE_TEST_RAFT_LOG_BYTES_MAX": str(4 * 1024 * 1024)})
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.base, ignore_errors=True)
+
+    def setUp(self):
+        self.servers = []
+
+    def tearDown(self):
+        for s in self.servers:
+            s.close()
+
+    def use(self, pristine, ports):
+        self.data_dir = tempfile.mkdtemp(prefix="case-", dir=self.base)
+        os.rmdir(self.data_dir)
+        shutil.copytree(pristine, self.data_dir)
+        self.raft_dir = os.path.join(self.data_dir, "raft")
+        self.ports = ports
+
+    def closed_segment(self):
+        names = [n for n in os.listdir(self.raft_dir) if "-" in n and n[0].isdigit()]
+        self.assertTrue(names, os.listdir(self.raft_dir))
+        # The largest (the first holds only the bootstrap configuration).
+        path = max((os.path.join(self.raft_dir, n) for n in names), key=os.path.getsize)
+        with open(path, "rb") as f:
+            blob = f.read()
+        batches = valid_batches(blob)
+        self.assertGreater(len(batches), 10)
+        return path, blob, batches
+
+    def present_big_keys(self, s):
+        r = s.request("GET", "/v1/kv/big/?keys")
+        self.assertEqual(r.status, 200, r)
+        return set(r.json())
+
+    def assert_big_prefix(self, s, count):
+        self.assertEqual(self.present_big_keys(s), {big_key(i) for i in range(count)})
+        r = s.request("GET", "/v1/kv/%s?raw" % big_key(count - 1))
+        self.assertEqual((r.status, r.body), (200, b"%05d" % (count - 1) * (BIG_VALUE_BYTES // 5)))
+
+    def repair_and_count(self, name):
+        repaired = self.recover("-repair")
+        self.assertEqual(repaired.returncode, 0, repaired.stdout + repaired.stderr)
+        self.assertIn("may include acknowledged writes", repaired.stdout)
+        self.assertEqual(len(glob.glob(os.path.join(self.raft_dir, "damaged-*", name))), 1)
+        s = self.server().start()
+        present = len(self.present_big_keys(s))
+        self.assertGreater(present, 0)
+        self.assertLess(present, BIG_WRITES)
+        self.assert_big_prefix(s, present)
+
+    def test_a_flipped_byte_in_a_closed_segment_refuses_then_recover_repairs(self):
+        self.use(self.pristine_closed, self.closed_ports)
+        path, blob, batches = self.closed_segment()
+        start, end, _, _ = batches[len(batches) // 2]
+        patch(path, (start + end) // 2, bytes([blob[(start + end) // 2] ^ 0x01]))
+        name = os.path.basename(path)
+        log = self.start_expecting_refusal()
+        self.assertIn("%s at byte %d" % (name, start), log)
+        self.assertIn("data checksum mismatch", log)
+        self.repair_and_count(name)
+
+    def test_a_truncated_closed_segment_refuses_then_recover_repairs(self):
+        self.use(self.pristine_closed, self.closed_ports)
+        path, _, batches = self.closed_segment()
+        start, end, _, _ = batches[len(batches) // 2]
+        os.truncate(path, (start + end) // 2)
+        name = os.path.basename(path)
+        log = self.start_expecting_refusal()
+        self.assertIn(name, log)
+        self.assertIn("the closed segment is truncated", log)
+        self.repair_and_count(name)
+
+    def test_a_zeroed_region_mid_open_segment_refuses(self):
+        # Whole zeroed sectors, but valid batches after them: not a torn write.
+        self.use(self.pristine_closed, self.closed_ports)
+        path, _, batches = open_segment_with_data(self.raft_dir)
+        self.assertGreater(len(batches), 4)
+        start, end, _, _ = batches[len(batches) // 2]
+        first = (start // SECTOR + 1) * SECTOR
+        patch(path, first, bytes(4 * SECTOR))
+        log = self.start_expecting_refusal()
+        self.assertIn("%s at byte %d" % (os.path.basename(path), start), log)
+        self.assertIn("followed by a valid batch", log)
+
+    def test_a_damaged_newest_snapshot_refuses_then_recover_falls_back(self):
+        self.use(self.pristine_snapshots, self.snapshot_ports)
+        snapshots = sorted((n for n in os.listdir(self.raft_dir)
+                            if n.startswith("snapshot-") and not n.endswith(".meta")),
+                           key=lambda n: int(n.split("-")[2]))
+        self.assertGreaterEqual(len(snapshots), 2, os.listdir(self.raft_dir))
+        newest = os.path.join(self.raft_dir, snapshots[-1])
+        size = os.path.getsize(newest)
+        with open(newest, "rb") as f:
+            f.seek(size // 2)
+            byte = f.read(1)
+        patch(newest, size // 2, bytes([byte[0] ^ 0x40]))
+        log = self.start_expecting_refusal()
+        self.assertIn(snapshots[-1], log)
+        self.assertIn("the newest snapshot's data is damaged", log)
+
+        repaired = self.recover("-repair")
+        self.assertEqual(repaired.returncode, 0, repaired.stdout + repaired.stderr)
+        self.assertEqual(len(glob.glob(os.path.join(self.raft_dir, "damaged-*",
+                                                    snapshots[-1]))), 1, repaired.stdout)
+        # The older snapshot and the log still hold every acknowledged write.
+        s = self.server().start()
+        self.assert_big_prefix(s, BIG_WRITES)
 
 
 class ClusterMemberTest(unittest.TestCase):
