@@ -5,12 +5,12 @@ time): what a change costs, e.g. the barrier before each acknowledged
 renewal (decision 0011) or tenure's own raft transport (decision 0012). A
 benchmark, not a test.
 
-    /usr/bin/python3 bench/binary_ab.py BEFORE_BIN AFTER_BIN [SERVERS] [RUNS] [WORKLOAD]
-    e.g. bench/binary_ab.py old/tenure build/src/tenure 1,3 3 kv_put
+    /usr/bin/python3 bench/binary_ab.py BEFORE_BIN AFTER_BIN [SERVERS] [RUNS] [WORKLOAD] [CLIENTS]
+    e.g. bench/binary_ab.py old/tenure build/src/tenure 1,3 3 kv_put 256
 
 SERVERS: comma-separated cluster sizes (default 1,3); RUNS (default 3);
-WORKLOAD: renew (default) or kv_put. Drives the leader with `tenure_bench
---addr LEADER --only renew_c64 (or kv_put_c64) --clients 64 --seconds 5`
+WORKLOAD: renew (default) or kv_put; CLIENTS (default 64). Drives the leader
+with `tenure_bench --addr LEADER --only renew_cN (or kv_put_cN) --clients N --seconds 5`
 (1,000 sessions renewed round-robin; 100-byte puts over 1,000 keys). A
 binary that has `tenure keygen` runs with a cluster key and an operator
 token, as production clusters do; an older one without.
@@ -37,6 +37,7 @@ def main():
     sizes = [int(x) for x in (sys.argv[3] if len(sys.argv) > 3 else "1,3").split(",")]
     runs = int(sys.argv[4]) if len(sys.argv) > 4 else 3
     workload = sys.argv[5] if len(sys.argv) > 5 else "renew"
+    clients = int(sys.argv[6]) if len(sys.argv) > 6 else 64
     metric = {"renew": "renewals_per_s", "kv_put": "puts_per_s"}[workload]
     bench = os.path.join(ROOT, "build", "bench", "tenure_bench")
     results = {}
@@ -48,12 +49,13 @@ def main():
                 with Cluster(servers, extra_args=(), secrets=keyed) as cluster:
                     leader = poll_until(lambda: agreed_leader(cluster), timeout=30)
                     out = subprocess.run(
-                        [bench, "--addr", leader.http_addr, "--only", f"{workload}_c64", "--clients",
-                         "64", "--runs", "1", "--seconds", "5", "--json"],
+                        [bench, "--addr", leader.http_addr, "--only", f"{workload}_c{clients}",
+                         "--clients", str(clients), "--runs", "1", "--seconds", "5", "--json"],
                         capture_output=True, text=True, timeout=200, check=True)
                 m = json.loads(out.stdout)["workloads"][0]["runs"][0]["metrics"]
                 results.setdefault((name, servers), []).append(m)
                 print(f"{name} {servers} server(s): {m[metric]:,.0f} {workload}/s", flush=True)
+    print(f"{workload}, {clients} clients, {runs} runs interleaved")
     print(f"| binary | servers | {workload}/s (median) | p50 ms | p99 ms | runs |")
     print("|---|---:|---:|---:|---:|---|")
     for (name, servers), ms in sorted(results.items(), key=lambda kv: (kv[0][1], kv[0][0])):

@@ -105,11 +105,13 @@ int AppendResultGuard::Send(struct raft_io* io, struct raft_io_send* req,
                             const struct raft_message* message, raft_io_send_cb cb) noexcept {
   AppendResultGuard* self = Of(io);
   if (message->type != RAFT_IO_APPEND_ENTRIES_RESULT ||
-      message->append_entries_result.rejected != 0 ||
-      self->handling_ == Handling::kInstallSnapshot) {
+      message->append_entries_result.rejected != 0) {
     return self->send_(io, req, message, cb);
   }
   const struct raft_append_entries_result& result = message->append_entries_result;
+  if (self->handling_ == Handling::kInstallSnapshot) {
+    return self->SendSnapshotNoop(io, req, message, cb);
+  }
   if (self->handling_ == Handling::kAppendEntries && result.term == self->handling_term_) {
     self->Matched();
   }
@@ -126,6 +128,30 @@ int AppendResultGuard::Send(struct raft_io* io, struct raft_io_send* req,
     self->on_lowered_(Lowered{message->server_id, result.term, result.last_log_index, known});
   }
   return self->send_(io, req, &lowered, cb);
+}
+
+// An InstallSnapshot answered at once: this follower already holds the
+// snapshot's entries (its own snapshot is newer, or its log has them).
+// libraft reports the snapshot's index, which a leader that already counted
+// the follower that far takes as no news: it stays in its snapshot state,
+// ignores the follower's answers to its heartbeats, and after the install
+// timeout probes below the follower's snapshot and sends the snapshot
+// again, for ever (found by the simulation, seed 29925924437, once this
+// guard had lowered the follower's earlier answers to its commit index).
+// Reporting the commit index instead is true and moves the leader on:
+// committed entries are in every later leader's log (Leader Completeness).
+int AppendResultGuard::SendSnapshotNoop(struct raft_io* io, struct raft_io_send* req,
+                                        const struct raft_message* message,
+                                        raft_io_send_cb cb) noexcept {
+  const auto* r = static_cast<const struct raft*>(io->data);
+  TENURE_ASSERT(r != nullptr);
+  if (message->append_entries_result.last_log_index >= r->commit_index) {
+    return send_(io, req, message, cb);
+  }
+  struct raft_message raised = *message;
+  raised.append_entries_result.last_log_index = r->commit_index;
+  ++raised_;
+  return send_(io, req, &raised, cb);
 }
 
 }  // namespace tenure::raft

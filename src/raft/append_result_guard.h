@@ -31,7 +31,10 @@
 // holds) if that is more. Lowering a match index is always safe: the leader
 // sends from there again and the follower truncates what conflicts. Results
 // of an InstallSnapshot report the snapshot's index, which is right, and
-// pass unchanged.
+// pass unchanged; but one answered at once because this log already held
+// the snapshot's entries reports the commit index if that is more, or a
+// leader that counted this follower that far would wait for the install for
+// ever (SendSnapshotNoop).
 //
 // Install before raft_start (which calls io->start, and starts the guard
 // afresh: a restarted instance has proven nothing yet). The guard restores
@@ -67,6 +70,9 @@ class AppendResultGuard {
   // guard on io.
   void Install(struct raft_io* io, OnLowered on_lowered = nullptr);
   std::uint64_t lowered() const { return lowered_; }
+  // Answers to an InstallSnapshot this log already held, raised to the
+  // commit index (append_result_guard.cc, SendSnapshotNoop).
+  std::uint64_t raised() const { return raised_; }
 
  private:
   enum class Handling { kNothing, kAppendEntries, kInstallSnapshot };
@@ -81,6 +87,8 @@ class AppendResultGuard {
                   raft_io_send_cb cb) noexcept;
   // The AppendEntries being handled was accepted.
   void Matched();
+  int SendSnapshotNoop(struct raft_io* io, struct raft_io_send* req,
+                       const struct raft_message* message, raft_io_send_cb cb) noexcept;
 
   struct raft_io* io_ = nullptr;
   decltype(raft_io::start) start_ = nullptr;
@@ -97,6 +105,7 @@ class AppendResultGuard {
   raft_term matched_term_ = 0;
   raft_index matched_index_ = 0;
   std::uint64_t lowered_ = 0;
+  std::uint64_t raised_ = 0;
 };
 
 }  // namespace tenure::raft

@@ -17,6 +17,7 @@ struct SeedCase {
   int multiplier = 2;
   std::uint64_t steps = SimConfig{}.steps;  // 3,000: about 150 s of faults, 80 s to settle
   std::int64_t pause_max_ms = SimConfig{}.pause_max_ms;
+  std::int64_t drift_ppm = SimConfig{}.drift_ppm_max;
 };
 
 // Keeps ctest's test names readable (gtest would print the bytes).
@@ -24,7 +25,8 @@ void PrintTo(const SeedCase& seed_case, std::ostream* out) {
   *out << "seed " << seed_case.seed << ", "
        << (seed_case.nodes == 0 ? std::string("drawn") : std::to_string(seed_case.nodes))
        << " servers, multiplier " << seed_case.multiplier << ", " << seed_case.steps
-       << " steps, pauses up to " << seed_case.pause_max_ms << " ms";
+       << " steps, pauses up to " << seed_case.pause_max_ms << " ms, clock rates off by up to "
+       << seed_case.drift_ppm << " ppm";
 }
 
 class SimSeedTest : public ::testing::TestWithParam<SeedCase> {};
@@ -36,6 +38,7 @@ TEST_P(SimSeedTest, HoldsEveryInvariant) {
   config.ttl_multiplier = GetParam().multiplier;
   config.steps = GetParam().steps;
   config.pause_max_ms = GetParam().pause_max_ms;
+  config.drift_ppm_max = GetParam().drift_ppm;
   SimResult result = RunSimulation(config);
   EXPECT_TRUE(result.ok) << "FAILED seed=" << config.seed
                          << " (reproduce: " << ReproduceCommand(config) << ")\n  " << result.failure
@@ -54,6 +57,9 @@ std::vector<SeedCase> Seeds() {
   // (docs/simulation.md).
   // A stale follower's entries counted as matched (raft::AppendResultGuard).
   seeds.push_back({877000544, 0, 2, 6'000, 60'000});
+  // A leader that never saw a follower finish a snapshot it already held
+  // (raft::AppendResultGuard::SendSnapshotNoop).
+  seeds.push_back({29925924437, 5, 2, 6'000, SimConfig{}.pause_max_ms, 100'000});
   return seeds;
 }
 
@@ -68,6 +74,9 @@ INSTANTIATE_TEST_SUITE_P(Quick, SimSeedTest, ::testing::ValuesIn(Seeds()),
                            }
                            if (c.pause_max_ms != SimConfig{}.pause_max_ms) {
                              name += "Pause" + std::to_string(c.pause_max_ms);
+                           }
+                           if (c.drift_ppm != SimConfig{}.drift_ppm_max) {
+                             name += "Drift" + std::to_string(c.drift_ppm);
                            }
                            return name;
                          });

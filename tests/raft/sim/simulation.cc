@@ -73,7 +73,27 @@ void Settle(Cluster& cluster, Workload& workload, Nemesis& nemesis,
     return true;
   };
   if (!cluster.StepUntil(caught_up, kCatchUpMs) && !checkers.failed()) {
-    checkers.Fail(cluster.now(), "a replica did not catch up within a minute");
+    std::string where;
+    for (unsigned i = 0; i < cluster.size(); ++i) {
+      struct raft* r = cluster.raft(i);
+      where += fmt::format("; n{} snapshot {} offset {}", i, r->log.snapshot.last_index,
+                           r->log.offset);
+      where += fmt::format("; n{} applied {} (raft {}, term {}, commit {}, last log {})", i,
+                           cluster.server(i).store().applied_index(), static_cast<int>(r->state),
+                           r->current_term, r->commit_index, raft_last_index(r));
+      if (r->state == RAFT_LEADER) {
+        for (unsigned j = 0; j < r->configuration.n; ++j) {
+          const struct raft_progress& p = r->leader_state.progress[j];
+          where += fmt::format(
+              " [progress of {}: state {} next {} match {} snapshot {} now {} last_send {} "
+              "snapshot_last_send {} recent_recv {}]",
+              r->configuration.servers[j].id, static_cast<int>(p.state), p.next_index,
+              p.match_index, p.snapshot_index, r->io->time(r->io), p.last_send,
+              p.snapshot_last_send, p.recent_recv);
+        }
+      }
+    }
+    checkers.Fail(cluster.now(), "a replica did not catch up within a minute" + where);
     return;
   }
   std::vector<const state::Store*> stores;
