@@ -1,0 +1,93 @@
+"""The architecture's arrows, proved against the build (decision 0013).
+
+Each layer is compiled with one include directory, build/layers/<layer>/,
+that links only the folders it may use. For every layer and every folder of
+the tree this preprocesses `#include "<folder>/<a header>"` with that
+layer's include directory and expects it to work exactly when ARROWS below
+allows it, and to fail with the compiler's "No such file or directory"
+otherwise. So a widened view (a new arrow nobody wrote down here and in
+docs/architecture.md) fails this test as surely as a forbidden include
+fails the build.
+
+Run: CXX=c++ TENURE_LAYERS_DIR=build/layers /usr/bin/python3 -m unittest -v test_layers
+"""
+
+import os
+import subprocess
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# layer target -> the folders its code may include (its own among them).
+# docs/architecture.md draws these arrows.
+ARROWS = {
+    "tenure_common": {"common"},
+    "tenure_state": {"common", "state"},
+    "tenure_raft": {"common", "state", "raft"},
+    "tenure_server": {"common", "state", "raft", "server"},
+    # http -> client: followers forward with the client's HTTP code
+    # (decision 0008); issue 12 moves that code to its own layer.
+    "tenure_http": {"common", "state", "raft", "server", "http", "client", "tenure"},
+    "tenure_client": {"common", "client", "tenure"},
+    "tenure_cli": {"common", "state", "raft", "server", "http", "client", "tenure", "cli"},
+}
+
+
+def folders():
+    """folder -> a header in it (src/X or include/X)."""
+    out = {}
+    for base in ("src", "include"):
+        for name in sorted(os.listdir(os.path.join(ROOT, base))):
+            path = os.path.join(ROOT, base, name)
+            if not os.path.isdir(path):
+                continue
+            headers = sorted(f for f in os.listdir(path) if f.endswith(".h"))
+            if headers:
+                out[name] = headers[0]
+    return out
+
+
+class LayerTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cxx = os.environ.get("CXX", "c++")
+        cls.layers_dir = os.environ.get("TENURE_LAYERS_DIR", os.path.join(ROOT, "build", "layers"))
+        cls.folders = folders()
+        cls.work = tempfile.mkdtemp(prefix="tenure-layers-")
+
+    def preprocess(self, layer, include):
+        probe = os.path.join(self.work, "probe.cc")
+        with open(probe, "w") as f:
+            f.write('#include "%s"\n' % include)
+        return subprocess.run([self.cxx, "-std=c++20", "-E", "-o", os.devnull,
+                               "-I", os.path.join(self.layers_dir, layer), probe],
+                              capture_output=True, text=True, timeout=120)
+
+    def test_every_folder_of_the_tree_is_placed(self):
+        # A new folder must get a row: otherwise nobody decided its arrows.
+        placed = set().union(*ARROWS.values())
+        self.assertEqual(set(self.folders), placed)
+
+    def test_views_match_the_arrows(self):
+        for layer, allowed in ARROWS.items():
+            view = os.path.join(self.layers_dir, layer)
+            self.assertTrue(os.path.isdir(view), view)
+            self.assertEqual(set(os.listdir(view)), allowed, layer)
+
+    def test_each_layer_includes_exactly_what_its_arrows_allow(self):
+        for layer, allowed in ARROWS.items():
+            for folder, header in self.folders.items():
+                include = "%s/%s" % (folder, header)
+                with self.subTest(layer=layer, include=include):
+                    proc = self.preprocess(layer, include)
+                    if folder in allowed:
+                        self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
+                    else:
+                        self.assertNotEqual(proc.returncode, 0, "%s may not include %s"
+                                            % (layer, include))
+                        self.assertIn("%s: No such file or directory" % include, proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
