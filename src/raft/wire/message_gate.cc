@@ -6,20 +6,10 @@
 #include "common/coding.h"
 #include "common/limits.h"
 #include "raft/entry_codec.h"
+#include "raft/raft_c.h"  // message and entry types: the wire carries them as they are
 
 namespace tenure::raft::wire {
 namespace {
-
-// libraft 0.15's message types (raft.h) and entry types.
-enum : std::uint64_t {
-  kAppendEntries = 1,
-  kAppendEntriesResult = 2,
-  kRequestVote = 3,
-  kRequestVoteResult = 4,
-  kInstallSnapshot = 5,
-  kTimeoutNow = 6,
-};
-enum : std::uint8_t { kEntryCommand = 1, kEntryBarrier = 2, kEntryChange = 3 };
 
 constexpr std::size_t kPreambleBytes = 16;
 constexpr std::uint64_t kAppendEntriesFixed = 48;  // + 16 per entry
@@ -38,12 +28,12 @@ std::uint64_t U64At(std::string_view bytes, std::size_t offset) {
 
 std::string_view TypeName(std::uint64_t type) {
   switch (type) {
-    case kAppendEntries: return "AppendEntries";
-    case kAppendEntriesResult: return "AppendEntriesResult";
-    case kRequestVote: return "RequestVote";
-    case kRequestVoteResult: return "RequestVoteResult";
-    case kInstallSnapshot: return "InstallSnapshot";
-    case kTimeoutNow: return "TimeoutNow";
+    case RAFT_IO_APPEND_ENTRIES: return "AppendEntries";
+    case RAFT_IO_APPEND_ENTRIES_RESULT: return "AppendEntriesResult";
+    case RAFT_IO_REQUEST_VOTE: return "RequestVote";
+    case RAFT_IO_REQUEST_VOTE_RESULT: return "RequestVoteResult";
+    case RAFT_IO_INSTALL_SNAPSHOT: return "InstallSnapshot";
+    case RAFT_IO_TIMEOUT_NOW: return "TimeoutNow";
   }
   return "unknown";
 }
@@ -117,27 +107,27 @@ Status MessageGate::Feed(std::string_view input, MonoMs now_ms, std::string* for
         type_ = U64At(pending_, 0);
         length_ = U64At(pending_, 8);
         switch (type_) {
-          case kAppendEntries:
+          case RAFT_IO_APPEND_ENTRIES:
             if (length_ < kAppendEntriesFixed ||
                 length_ > kAppendEntriesFixed + kEntryHeaderBytes * limits_.append_entries_max ||
                 (length_ - kAppendEntriesFixed) % kEntryHeaderBytes != 0) {
               return Bad("AppendEntries header of " + std::to_string(length_) + " bytes");
             }
             break;
-          case kInstallSnapshot:
+          case RAFT_IO_INSTALL_SNAPSHOT:
             if (length_ < kInstallSnapshotFixed + 8 ||
                 length_ > kInstallSnapshotFixed + limits_.configuration_bytes_max) {
               return Bad("InstallSnapshot header of " + std::to_string(length_) + " bytes");
             }
             break;
-          case kRequestVote:
+          case RAFT_IO_REQUEST_VOTE:
             if (length_ != kRequestVoteBytes) {
               return Bad("RequestVote header of " + std::to_string(length_) + " bytes");
             }
             break;
-          case kAppendEntriesResult:
-          case kRequestVoteResult:
-          case kTimeoutNow:
+          case RAFT_IO_APPEND_ENTRIES_RESULT:
+          case RAFT_IO_REQUEST_VOTE_RESULT:
+          case RAFT_IO_TIMEOUT_NOW:
             if (length_ != kFixedResultBytes) {
               return Bad(std::string(TypeName(type_)) + " header of " + std::to_string(length_) +
                          " bytes");
@@ -160,9 +150,9 @@ Status MessageGate::Feed(std::string_view input, MonoMs now_ms, std::string* for
         bool drop = false;
         TENURE_RETURN_IF_ERROR(CheckHeader(now_ms, &drop));
         if (!drop) forward->append(header_);
-        if (type_ == kAppendEntries && entries_ > 0) {
+        if (type_ == RAFT_IO_APPEND_ENTRIES && entries_ > 0) {
           phase_ = Phase::kEntry;
-        } else if (type_ == kInstallSnapshot && snapshot_left_ > 0) {
+        } else if (type_ == RAFT_IO_INSTALL_SNAPSHOT && snapshot_left_ > 0) {
           phase_ = Phase::kSnapshot;
         } else {
           FinishMessage();
@@ -178,9 +168,9 @@ Status MessageGate::Feed(std::string_view input, MonoMs now_ms, std::string* for
         input.remove_prefix(take);
         if (pending_.size() < size) break;
         auto type = static_cast<std::uint8_t>(header_[offset + 8]);
-        if (type == kEntryCommand) {
+        if (type == RAFT_COMMAND) {
           TENURE_RETURN_IF_ERROR(CheckEntry(pending_));
-        } else if (type == kEntryChange) {
+        } else if (type == RAFT_CHANGE) {
           TENURE_RETURN_IF_ERROR(CheckConfiguration(pending_));
         }
         forward->append(pending_);
@@ -213,9 +203,9 @@ void MessageGate::FinishMessage() {
 
 Status MessageGate::CheckHeader(MonoMs now_ms, bool* drop) {
   switch (type_) {
-    case kAppendEntries: return CheckAppendEntries();
-    case kInstallSnapshot: return CheckInstallSnapshot();
-    case kRequestVote: return CheckRequestVote(now_ms, drop);
+    case RAFT_IO_APPEND_ENTRIES: return CheckAppendEntries();
+    case RAFT_IO_INSTALL_SNAPSHOT: return CheckInstallSnapshot();
+    case RAFT_IO_REQUEST_VOTE: return CheckRequestVote(now_ms, drop);
     default: return Status();  // fixed-size answers: nothing but their length to check
   }
 }
@@ -232,16 +222,16 @@ Status MessageGate::CheckAppendEntries() {
     std::string_view entry = header.substr(40 + kEntryHeaderBytes * i, kEntryHeaderBytes);
     auto type = static_cast<std::uint8_t>(entry[8]);
     std::uint64_t size = U64At(entry, 8) >> 32;
-    if (type != kEntryCommand && type != kEntryBarrier && type != kEntryChange) {
+    if (type != RAFT_COMMAND && type != RAFT_BARRIER && type != RAFT_CHANGE) {
       return Bad("entry " + std::to_string(i) + " of type " + std::to_string(type));
     }
     if (size == 0 || size % 8 != 0 || size > limits_.entry_bytes_max) {
       return Bad("entry " + std::to_string(i) + " of " + std::to_string(size) + " bytes");
     }
-    if (type == kEntryBarrier && size != kBarrierBytes) {
+    if (type == RAFT_BARRIER && size != kBarrierBytes) {
       return Bad("barrier entry of " + std::to_string(size) + " bytes");
     }
-    if (type == kEntryChange && size > limits_.configuration_bytes_max) {
+    if (type == RAFT_CHANGE && size > limits_.configuration_bytes_max) {
       return Bad("configuration entry of " + std::to_string(size) + " bytes");
     }
     total += size;
