@@ -39,7 +39,8 @@ def main():
     workload = sys.argv[5] if len(sys.argv) > 5 else "renew"
     clients = int(sys.argv[6]) if len(sys.argv) > 6 else 64
     metric = {"renew": "renewals_per_s", "kv_put": "puts_per_s"}[workload]
-    bench = os.path.join(ROOT, "build", "bench", "tenure_bench")
+    # TENURE_BENCH: a copy of the load generator, so a rebuild cannot swap it mid-run.
+    bench = os.environ.get("TENURE_BENCH", os.path.join(ROOT, "build", "bench", "tenure_bench"))
     results = {}
     for _ in range(runs):
         for name, binary in binaries:
@@ -65,6 +66,15 @@ def main():
         each = ", ".join(f"{r:,.0f}" for r in rates)
         print(f"| {name} | {servers} | {statistics.median(rates):,.0f} | {p50:.2f} | {p99:.2f} | "
               f"{each} |")
+    # Runs were interleaved (before, after, before, ...): the ratio within each
+    # pair cancels most of the machine's drift between pairs.
+    print("| servers | after/before, median of paired runs | each pair |")
+    print("|---:|---:|---|")
+    for servers in sizes:
+        pairs = [a[metric] / b[metric]
+                 for b, a in zip(results[("before", servers)], results[("after", servers)])]
+        each = ", ".join(f"{r:.3f}" for r in pairs)
+        print(f"| {servers} | {statistics.median(pairs):.3f} | {each} |")
 
 if __name__ == "__main__":
     main()

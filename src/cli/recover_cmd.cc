@@ -2,7 +2,8 @@
 // raft files (DIR/raft) with the same check the server runs at start, prints
 // every file, the log's index range and any damage with what a repair would
 // drop; -repair does it, moving every removed or rewritten file into
-// DIR/raft/damaged-<unix seconds>/ (docs/recovery.md). Exit 0: clean (or
+// DIR/raft/damaged-<unix seconds>/ (docs/recovery.md). It refuses a data
+// dir a running server holds (the server's tenure.lock). Exit 0: clean (or
 // repaired), 1: damaged (or the repair refused or failed), 2: bad usage.
 #include <fmt/core.h>
 
@@ -13,6 +14,7 @@
 #include "cli/client_support.h"
 #include "cli/commands.h"
 #include "raft/disk/check.h"
+#include "raft/disk/dir_lock.h"
 #include "raft/disk/repair.h"
 
 namespace tenure::cli {
@@ -118,6 +120,17 @@ int RecoverCommand(const Args& args) {
   std::error_code ec;
   if (!std::filesystem::is_directory(raft_dir, ec)) {
     PrintErr("tenure recover: " + raft_dir + " is not a directory");
+    return 1;
+  }
+
+  // A running server writes under us: its open segment would read as torn
+  // and a repair would cut what it just acknowledged. Held until exit.
+  Result<disk::DirLock> lock = disk::DirLock::Take(raft_dir);
+  if (!lock.ok() && (lock.status().code() == Code::kUnavailable || repair)) {
+    PrintErr("tenure recover: " + std::string(lock.status().message()) +
+             (lock.status().code() == Code::kUnavailable
+                  ? "; stop that server first (recover works on a stopped server's files)"
+                  : std::string()));
     return 1;
   }
 

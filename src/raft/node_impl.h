@@ -13,7 +13,7 @@
 // on_leadership) never run on a libraft stack: libraft callbacks queue them
 // in ready_ and AfterTurn() runs them once uv_run has returned. That keeps
 // user code from re-entering raft (raft_close from a raft callback aborts the
-// process, derisk.md pitfall 2) and gives batching for free.
+// process, docs/architecture.md libraft pitfall 2) and gives batching for free.
 #pragma once
 
 // clang-format off
@@ -29,6 +29,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "raft/append_result_guard.h"
+#include "raft/disk/dir_lock.h"
 #include "raft/disk_failure.h"
 #include "raft/fsm.h"
 #include "raft/log_memory.h"
@@ -40,7 +41,7 @@
 namespace tenure::raft {
 
 // Connect retry delay of libraft's sender. libraft's default (1000 ms)
-// dominated catch-up of a restarted node in derisk.md; loopback reconnects
+// dominated catch-up of a restarted node in early measurements; loopback reconnects
 // are cheap.
 inline constexpr unsigned kConnectRetryDelayMs = 150;
 // How long Stop waits for the local log writes in flight to reach disk
@@ -157,7 +158,7 @@ struct Node::Impl {
   FsmBridge fsm_;
   std::unique_ptr<UvDriver> driver_;
   bool loop_initialized_ = false;
-  int lock_fd_ = -1;
+  disk::DirLock dir_lock_;  // held from Start until the io is closed
   mutable FailureLogLimiter failure_log_;  // write failures: one line a second
   // libraft 0.15 crashes when two log writes in flight both fail (the first
   // failure truncates entries the second still references; log.c

@@ -12,6 +12,7 @@ answer: a prefix of the acknowledged ones, or all of them.
   - a real torn last write (a batch nobody acknowledged, a whole sector missing): cut at
     start with one log line, and every acknowledged key is still there;
   - the open segment truncated mid-entry: a clear refusal, no crash (no signal);
+  - `tenure recover` on the data dir of a running server: refused, nothing read or changed;
   - metadata deleted beside a log: refused; `recover -repair` writes the highest term;
     on a follower of a 3-server cluster: refused, and `recover -repair` wants -force;
   - on a longer history (800 writes of 16 KiB, so libraft closes a segment, and with the
@@ -314,6 +315,22 @@ class DiskDamageTest(DamagedDirCase, unittest.TestCase):
         self.assertIn("write fresh metadata1: term %d" % max(terms), repaired.stdout)
         s = self.server().start()
         self.assert_acknowledged_prefix(s, WRITES)
+
+    def test_recover_refuses_the_data_dir_of_a_running_server(self):
+        # Under a running server its open segment is mid-write: a check would call it torn
+        # and a repair would cut what the server just acknowledged.
+        s = self.server().start()
+        before = tree_digest(self.raft_dir)
+        for flags in ((), ("-repair",), ("-repair", "-force")):
+            proc = self.recover(*flags)
+            self.assertEqual(proc.returncode, 1, (flags, proc.stdout, proc.stderr))
+            self.assertIn("is in use by another server; stop that server first", proc.stderr)
+            self.assertEqual(proc.stdout, "", flags)
+        self.assertEqual(tree_digest(self.raft_dir), before)
+        self.assert_acknowledged_prefix(s, WRITES)
+        s.stop()
+        proc = self.recover()
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
 
     def test_recover_usage_errors_change_nothing(self):
         before = tree_digest(self.raft_dir)
