@@ -3,7 +3,7 @@
 // libraft 0.15 writes entries to disk unpadded but reads them back assuming
 // every payload is padded to 8 bytes, so an entry whose length is not a
 // multiple of 8 makes it lose acknowledged entries at restart without an
-// error (docs/research/derisk.md, pitfall 1). Every entry we propose is
+// error (docs/architecture.md, libraft pitfall 1). Every entry we propose is
 // therefore framed and padded:
 //
 //   entry   := length:fixed32 payload:byte[length] padding:0x00[p]

@@ -174,7 +174,7 @@ struct Node::Impl {
   std::uint64_t disk_checked_uv_ms_ = 0;
   bool disk_checked_ = false;
 
-  // The io.close wrapper (derisk.md Appendix A): libraft's io close callback
+  // The io.close wrapper (docs/architecture.md, libraft pitfall 3): libraft's io close callback
   // can fire twice; the second call is swallowed.
   void (*original_io_close_)(struct raft_io*, raft_io_close_cb) = nullptr;
   raft_io_close_cb raft_io_close_cb_ = nullptr;

@@ -5,7 +5,7 @@
 // (uv_backend_fd) plus one timeout (uv_backend_timeout). The driver waits
 // for that fd to become readable and arms an asio timer for the timeout; when
 // either fires it runs uv_run(UV_RUN_NOWAIT) once and re-arms. Measured in
-// docs/research/derisk.md (about 5 % cost, no lost wake-ups). Rules kept here:
+// an early spike (about 5 % cost, no lost wake-ups). Rules kept here:
 //  - the first uv_run happens before any wait: libuv adds watchers to epoll
 //    lazily inside uv_run, so waiting first could wait forever;
 //  - uv_backend_timeout() == 0 means "run again now" (pending callbacks,

@@ -38,7 +38,7 @@ void Store::ApplySessionDestroy(const SessionDestroy& c, LogIndex index) {
 
   // Lock-delay: keys the session held at invalidation cannot be acquired by
   // anyone until the window passes. The window is in replicated time, so it
-  // survives a change of leader (docs/decisions/0002-lock-delay.md).
+  // survives a change of leader (docs/decisions/0001-lock-delay-in-replicated-state.md).
   DurationNs delay_ns = std::min(session.lock_delay_ns, limits::kLockDelayMaxNs);
   // Round up so the window is never shorter than asked.
   UnixMs delay_ms = delay_ns > 0 ? (delay_ns + kNsPerMs - 1) / kNsPerMs : 0;

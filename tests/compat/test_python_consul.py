@@ -1,7 +1,7 @@
 """Real-client compatibility: python-consul 0.7.1 (Debian's python3-consul), unmodified,
 against a `tenure server -dev`, and again through a follower of a 3-server cluster.
 
-What the client sends and how it parses answers: shared/docs/consul-api.md section 9.1.
+What the client sends and how it parses answers: docs/consul-api.md section 9.1.
 What the server must answer: consul-api.md sections 1 (sessions), 2 (KV), 3 (blocking),
 4 (txn), 5 (status/agent) and the state table in section 11; tenure's fencing extension
 is docs/fencing.md.

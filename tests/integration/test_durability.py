@@ -3,7 +3,7 @@
 writes with odd-sized values, kill -9, restart: every acknowledged write is there").
 
 Why odd sizes: libraft 0.15 silently loses entries whose payload is not a multiple of 8
-bytes after a restart (shared/docs/research/derisk.md, pitfall 1). Values here are 1..2000
+bytes after a restart (docs/architecture.md, "libraft 0.15 pitfalls"). Values here are 1..2000
 random bytes, so most entries are unpadded unless the server pads them.
 
 The stream: client threads, each on its own keep-alive connection and its own keys (so the

@@ -1,7 +1,7 @@
 """The HTTP API against a real `tenure server -dev` process (no mocks).
 
 What must hold, and where it is written down:
-  - shapes, headers, status codes and error texts: shared/docs/consul-api.md sections 0-4
+  - shapes, headers, status codes and error texts: docs/consul-api.md sections 0-4
     (cited per test as "§x.y"), the trap list in section 10 and the state table in 11;
   - bad input (issue 2, "Bad input"): each gets Consul's status and text (or a clear one
     where Consul has none), changes nothing, and never crashes or blocks the server;

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Runs the two leader-election walkthroughs from the seeds, command for command, with curl
 # and jq against a fresh `tenure server -dev`:
-#   shared/seeds/000_695bfbd0d69e1008.txt  (Consul guide "Leader Election")
-#   shared/seeds/002_91765647cd2fa0c1.txt  (Consul docs "Application leader election")
+#   seed 000: the Consul guide "Leader Election"
+#   seed 002: the Consul documentation page "Application leader election"
 # Only host:port, session ids, keys' placeholders and indexes are substituted; every command
 # is printed before it runs, followed by its output, so a reader can lay it next to the seed.
-# Expected answers come from the seeds and shared/docs/consul-api.md (sections cited).
+# Expected answers come from the seeds and docs/consul-api.md (sections cited).
 # Exits non-zero at the first mismatch.
 #
 # Usage: TENURE_BIN=/path/to/tenure bash tests/integration/test_seed_walkthrough.sh

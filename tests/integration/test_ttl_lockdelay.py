@@ -1,6 +1,6 @@
 """Session TTL expiry and lock-delay against real servers, with stated tolerances.
 
-Rules (shared/docs/consul-api.md):
+Rules (docs/consul-api.md):
   §1.7  TTL is a lower bound: the leader arms a timer of TTL x multiplier (Consul: 2) at
         create and at every renew, so a session is gone between TTL and multiplier x TTL
         after its last renewal. tenure's `-session-ttl-multiplier` (default 2, "as Consul")

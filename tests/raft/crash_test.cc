@@ -2,7 +2,7 @@
 // reports each acknowledged key over a pipe; the parent SIGKILLs it mid-load,
 // restarts a Node on the same data dir and checks every acknowledged write.
 // This is the regression test for libraft 0.15 losing unpadded entries at
-// restart (derisk.md pitfall 1), with snapshots and segment rollovers mixed in.
+// restart (docs/architecture.md, libraft pitfall 1), with snapshots and segment rollovers mixed in.
 // clang-format off
 #include <utility>  // before any Boost header: asio 1.74 + g++ 12 (std::exchange)
 // clang-format on
