@@ -36,7 +36,7 @@
 #include <optional>
 #include <string>
 
-#include "client/async_http.h"
+#include "net/http_client.h"
 #include "common/status.h"
 #include "common/types.h"
 #include "tenure/election.h"
@@ -49,7 +49,7 @@ class io_context;
 namespace tenure {
 
 struct CandidateOptions {
-  client::AsyncHttpOptions http;
+  net::HttpClientOptions http;
   SessionOptions session;    // session.lease holds T, rho, R, r and G
   ElectionOptions election;  // name, candidate, prefix
   std::string value;         // the leader key's value while we lead
@@ -124,7 +124,7 @@ class Candidate {
   boost::asio::io_context& io_;
   CandidateOptions options_;
   CandidateEvents events_;
-  std::unique_ptr<client::AsyncHttpClient> http_;
+  std::unique_ptr<net::HttpClient> http_;
   std::unique_ptr<Timers> timers_;
   // Replaced when the server drops the session; the Election goes with it.
   std::unique_ptr<Session> session_;

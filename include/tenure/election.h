@@ -130,14 +130,14 @@ class Election {
   struct Impl;
 
  private:
-  using ResponseCallback = std::function<void(Result<client::ClientResponse>)>;
+  using ResponseCallback = std::function<void(Result<net::ClientResponse>)>;
   // Sends a request whose callback is dropped once the Election is gone.
   std::pair<std::string, std::int64_t> BlockingRead(const std::string& key, std::string_view query,
                                                     std::uint64_t index) const;
-  client::RequestId SendAcquire(const std::string& key,
-                                std::function<void(Result<client::ClientResponse>)> next);
-  client::RequestId Send(std::string method, std::string target, std::string body,
-                         std::int64_t timeout_ms, client::RetryPolicy retry,
+  net::RequestId SendAcquire(const std::string& key,
+                                std::function<void(Result<net::ClientResponse>)> next);
+  net::RequestId Send(std::string method, std::string target, std::string body,
+                         std::int64_t timeout_ms, net::RetryPolicy retry,
                          ResponseCallback done);
   void After(int timer, MonoMs delay_ms, std::function<void()> then);
   void RegisterCandidate();

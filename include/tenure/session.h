@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "client/async_http.h"
+#include "net/http_client.h"
 #include "client/lease.h"
 #include "common/status.h"
 #include "common/types.h"
@@ -60,9 +60,9 @@ class Session {
   using LostCallback = std::function<void(const Status& why)>;
 
   // Uses `http`, which must outlive the Session.
-  Session(boost::asio::io_context& io, client::AsyncHttpClient& http);
-  // Owns an AsyncHttpClient built from `options`.
-  Session(boost::asio::io_context& io, client::AsyncHttpOptions options);
+  Session(boost::asio::io_context& io, net::HttpClient& http);
+  // Owns a net::HttpClient built from `options`.
+  Session(boost::asio::io_context& io, net::HttpClientOptions options);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -99,7 +99,7 @@ class Session {
   // Successful renewals so far (the create not counted).
   std::uint64_t renewals() const { return renewals_; }
   boost::asio::io_context& io() { return io_; }
-  client::AsyncHttpClient& http() { return *http_; }
+  net::HttpClient& http() { return *http_; }
 
  private:
   void ScheduleRenew(MonoMs at_ms);
@@ -107,8 +107,8 @@ class Session {
   void StopRenewing();
 
   boost::asio::io_context& io_;
-  std::unique_ptr<client::AsyncHttpClient> owned_http_;
-  client::AsyncHttpClient* http_;
+  std::unique_ptr<net::HttpClient> owned_http_;
+  net::HttpClient* http_;
   struct Timer;
   std::unique_ptr<Timer> timer_;
   std::shared_ptr<char> life_ = std::make_shared<char>(0);
@@ -119,7 +119,7 @@ class Session {
   bool destroyed_ = false;
   std::uint64_t renewals_ = 0;
   std::uint64_t jitter_state_;
-  client::RequestId inflight_ = 0;  // create/destroy in flight, 0 = none (renewals: Timer)
+  net::RequestId inflight_ = 0;  // create/destroy in flight, 0 = none (renewals: Timer)
   std::vector<LostCallback> lost_listeners_;
   Status lost_status_;
 };

@@ -9,14 +9,14 @@
 
 #include "cli/client_support.h"
 #include "cli/flags.h"
-#include "client/async_http.h"
+#include "net/http_client.h"
 #include "tenure/election.h"
 #include "tenure/session.h"
 
 namespace tenure::cli {
 
 struct CandidateSetup {
-  client::AsyncHttpOptions http;
+  net::HttpClientOptions http;
   SessionOptions session;
   ElectionOptions election;
   std::string value;  // the leader key's value (JSON)

@@ -15,8 +15,8 @@ void HttpFlags::Register(Flags* flags) {
                 "$CONSUL_HTTP_TOKEN)");
 }
 
-std::unique_ptr<client::HttpClient> HttpFlags::MakeClient() const {
-  return std::make_unique<client::HttpClient>(client::ResolveHttpAddress(http_addr),
+std::unique_ptr<net::BlockingHttpClient> HttpFlags::MakeClient() const {
+  return std::make_unique<net::BlockingHttpClient>(client::ResolveHttpAddress(http_addr),
                                               client::ResolveToken(token));
 }
 
@@ -40,7 +40,7 @@ std::optional<int> ParseFlags(Flags* flags, const Args& args, std::string_view u
   return usage_exit_code;
 }
 
-std::string UnexpectedResponse(const client::ClientResponse& response) {
+std::string UnexpectedResponse(const net::ClientResponse& response) {
   std::string_view body = response.body;
   auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
   while (!body.empty() && space(body.front())) body.remove_prefix(1);

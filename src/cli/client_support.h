@@ -15,7 +15,8 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "client/http_client.h"
+#include "net/blocking_http_client.h"
+#include "net/url.h"
 #include "common/limits.h"
 
 namespace tenure::cli {
@@ -25,7 +26,7 @@ struct HttpFlags {
   std::string token;      // empty: $TENURE_HTTP_TOKEN, $CONSUL_HTTP_TOKEN
 
   void Register(Flags* flags);
-  std::unique_ptr<client::HttpClient> MakeClient() const;
+  std::unique_ptr<net::BlockingHttpClient> MakeClient() const;
 };
 
 // Parses args into flags. Returns nullopt to go on, or the exit code to end
@@ -39,7 +40,7 @@ std::string UsageWithOptions(std::string_view usage, const Flags& flags);
 
 // Go api's error for a status it did not expect:
 // "Unexpected response code: 500 (invalid session \"x\")" (body trimmed).
-std::string UnexpectedResponse(const client::ClientResponse& response);
+std::string UnexpectedResponse(const net::ClientResponse& response);
 
 // Client timeout for a blocking GET that sends no ?wait= (the server's
 // default, at most its maximum plus jitter): past this, the server is gone.

@@ -46,7 +46,7 @@ int KvGetCommand(const Args& args) {
   std::string target = KvPath(key);
   std::string query;
   if (keys) {
-    query = "?keys=&separator=" + client::EscapeQueryValue(separator);
+    query = "?keys=&separator=" + net::EscapeQueryValue(separator);
   } else if (recurse) {
     query = "?recurse=";
   }

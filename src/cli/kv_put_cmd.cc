@@ -108,9 +108,9 @@ int KvPutCommand(const Args& args) {
   if (cas) {
     query = "?cas=" + std::to_string(modify_index);
   } else if (acquire) {
-    query = "?acquire=" + client::EscapeQueryValue(session);
+    query = "?acquire=" + net::EscapeQueryValue(session);
   } else if (release) {
-    query = "?release=" + client::EscapeQueryValue(session);
+    query = "?release=" + net::EscapeQueryValue(session);
   }
   if (kv_flags != 0) query += (query.empty() ? "?flags=" : "&flags=") + std::to_string(kv_flags);
   auto client = http.MakeClient();

@@ -8,7 +8,8 @@
 #include <string_view>
 
 #include "cli/commands.h"
-#include "client/http_client.h"
+#include "net/blocking_http_client.h"
+#include "net/url.h"
 
 namespace tenure::cli {
 
@@ -17,7 +18,7 @@ int KvPutCommand(const Args& args);
 int KvDeleteCommand(const Args& args);
 
 inline std::string KvPath(std::string_view key) {
-  return "/v1/kv/" + client::EscapeKeyPath(key);
+  return "/v1/kv/" + net::EscapeKeyPath(key);
 }
 
 }  // namespace tenure::cli

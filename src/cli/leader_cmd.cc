@@ -35,7 +35,7 @@ bool ValidName(std::string_view name) {
   return !name.empty() && name.find('/') == std::string_view::npos;
 }
 
-std::uint64_t IndexOf(const client::ClientResponse& response) {
+std::uint64_t IndexOf(const net::ClientResponse& response) {
   std::uint64_t index = 0;
   for (char c : response.Header("X-Consul-Index")) {
     if (c < '0' || c > '9' || index > (UINT64_MAX - 9) / 10) return 0;
@@ -51,7 +51,7 @@ struct LeaderView {
   bool operator==(const LeaderView&) const = default;
 };
 
-Result<LeaderView> ParseLeader(const client::ClientResponse& response) {
+Result<LeaderView> ParseLeader(const net::ClientResponse& response) {
   LeaderView view;
   if (response.status == 404) return view;
   if (response.status != 200) return Status::Unavailable(UnexpectedResponse(response));
@@ -108,7 +108,7 @@ int LeaderCommand(const Args& args) {
   }
   auto client = http.MakeClient();
   const std::string path =
-      "/v1/kv/" + client::EscapeKeyPath("service/" + flags.positional()[0] + "/leader");
+      "/v1/kv/" + net::EscapeKeyPath("service/" + flags.positional()[0] + "/leader");
   std::uint64_t index = 0;
   std::optional<LeaderView> last;
   int failures = 0;
@@ -151,7 +151,7 @@ int LeaderGetCommand(const Args& args) {
   }
   const std::string prefix = "service/" + positional[0] + "/settings/";
   auto client = http.MakeClient();
-  auto response = client->Request("GET", "/v1/kv/" + client::EscapeKeyPath(prefix) + "?recurse");
+  auto response = client->Request("GET", "/v1/kv/" + net::EscapeKeyPath(prefix) + "?recurse");
   if (!response.ok()) {
     PrintErr("Error reading leader settings: " + std::string(response.status().message()));
     return 1;

@@ -35,7 +35,7 @@
 #include "cli/candidate_flags.h"
 #include "cli/client_support.h"
 #include "cli/commands.h"
-#include "client/async_http.h"
+#include "net/http_client.h"
 #include "client/child_group.h"
 #include "client/lease.h"
 #include "client/settings.h"
@@ -67,7 +67,7 @@ void Progress(const std::string& text) { PrintErr("tenure run: " + text); }
 
 class Runner {
  public:
-  Runner(asio::io_context& io, client::AsyncHttpOptions http_options, SessionOptions session_options,
+  Runner(asio::io_context& io, net::HttpClientOptions http_options, SessionOptions session_options,
          ElectionOptions election_options, std::string value, std::vector<std::string> command)
       : io_(io),
         http_(io, std::move(http_options)),
@@ -269,7 +269,7 @@ class Runner {
   }
 
   asio::io_context& io_;
-  client::AsyncHttpClient http_;
+  net::HttpClient http_;
   Session session_;
   SessionOptions session_options_;
   ElectionOptions election_options_;

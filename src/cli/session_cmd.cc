@@ -33,7 +33,7 @@ constexpr char kListUsage[] =
 
 // The request failed, or answered with a status other than 200. Prints
 // "Error! <what>: <why>" and returns 1; returns 0 when the response is usable.
-int CheckResponse(const Result<client::ClientResponse>& response, std::string_view what) {
+int CheckResponse(const Result<net::ClientResponse>& response, std::string_view what) {
   if (!response.ok()) {
     PrintErr("Error! " + std::string(what) + ": " + std::string(response.status().message()));
     return 1;
@@ -120,7 +120,7 @@ int List(const Args& args) {
     return 2;
   }
   std::string target = node.empty() ? "/v1/session/list"
-                                    : "/v1/session/node/" + client::EscapeQueryValue(node);
+                                    : "/v1/session/node/" + net::EscapeQueryValue(node);
   auto client = http.MakeClient();
   auto response = client->Request("GET", target);
   if (int failed = CheckResponse(response, "Failed to list sessions")) return failed;
@@ -145,7 +145,7 @@ int OnSession(std::string_view sub, const Args& args) {
     return 2;
   }
   const std::string& id = positional[0];
-  const std::string escaped = client::EscapeQueryValue(id);
+  const std::string escaped = net::EscapeQueryValue(id);
   auto client = http.MakeClient();
 
   if (sub == "info") {

@@ -43,7 +43,7 @@ struct Snapshot {
   nlohmann::ordered_json data;  // an entry, an array of entries, or null
 };
 
-Result<Snapshot> Fetch(client::HttpClient& client, const WatchSpec& spec, std::uint64_t index) {
+Result<Snapshot> Fetch(net::BlockingHttpClient& client, const WatchSpec& spec, std::uint64_t index) {
   std::string query;
   auto add = [&query](std::string_view param) {
     query += query.empty() ? '?' : '&';
@@ -112,13 +112,13 @@ int WatchCommand(const Args& args) {
       PrintErr("Must specify a single key to watch");
       return 1;
     }
-    spec.path = "/v1/kv/" + client::EscapeKeyPath(StripLeadingSlash(key));
+    spec.path = "/v1/kv/" + net::EscapeKeyPath(StripLeadingSlash(key));
   } else if (type == "keyprefix") {
     if (prefix.empty()) {
       PrintErr("Must specify a single prefix to watch");
       return 1;
     }
-    spec.path = "/v1/kv/" + client::EscapeKeyPath(StripLeadingSlash(prefix));
+    spec.path = "/v1/kv/" + net::EscapeKeyPath(StripLeadingSlash(prefix));
     spec.prefix = true;
   } else {
     PrintErr("Unsupported watch type: " + type);

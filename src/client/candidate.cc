@@ -46,7 +46,7 @@ Candidate::Candidate(asio::io_context& io, CandidateOptions options, CandidateEv
     : io_(io),
       options_(std::move(options)),
       events_(std::move(events)),
-      http_(std::make_unique<client::AsyncHttpClient>(io, options_.http)),
+      http_(std::make_unique<net::HttpClient>(io, options_.http)),
       timers_(std::make_unique<Timers>(io)) {}
 
 Candidate::~Candidate() {

@@ -9,7 +9,8 @@
 #include <optional>
 #include <utility>
 
-#include "client/http_client.h"
+#include "net/blocking_http_client.h"
+#include "net/url.h"
 #include "common/base64.h"
 
 namespace tenure {
@@ -25,12 +26,12 @@ std::uint64_t ParseU64(std::string_view text) {
   return ec == std::errc() ? value : 0;
 }
 
-std::string Describe(const Result<client::ClientResponse>& result) {
+std::string Describe(const Result<net::ClientResponse>& result) {
   if (!result.ok()) return result.status().ToString();
   return "HTTP " + std::to_string(result->status) + ": " + result->body;
 }
 
-bool IsInvalidSession(const Result<client::ClientResponse>& result) {
+bool IsInvalidSession(const Result<net::ClientResponse>& result) {
   return result.ok() && result->status == 500 &&
          result->body.find("invalid session") != std::string::npos;
 }
@@ -43,7 +44,7 @@ std::string DecodeValue(const nlohmann::json& entry) {
 }
 
 // The first entry of a KV GET answer (200) or "no key" (404).
-Result<LeaderInfo> ParseLeader(const client::ClientResponse& response) {
+Result<LeaderInfo> ParseLeader(const net::ClientResponse& response) {
   LeaderInfo info;
   if (response.status == 404) return info;
   if (response.status != 200) {
@@ -64,7 +65,7 @@ Result<LeaderInfo> ParseLeader(const client::ClientResponse& response) {
   return info;
 }
 
-Result<Settings> ParseSettings(const client::ClientResponse& response, const std::string& prefix) {
+Result<Settings> ParseSettings(const net::ClientResponse& response, const std::string& prefix) {
   Settings settings;
   if (response.status == 404) return settings;
   if (response.status != 200) {
@@ -101,7 +102,7 @@ std::string TxnErrors(const std::string& body, bool* first_op_failed = nullptr) 
 }
 
 // The next blocking index: X-Consul-Index, reset to 0 when it went backwards.
-std::uint64_t NextIndex(const client::ClientResponse& response, std::uint64_t previous) {
+std::uint64_t NextIndex(const net::ClientResponse& response, std::uint64_t previous) {
   std::uint64_t index = ParseU64(response.Header("X-Consul-Index"));
   return index < previous ? 0 : index;
 }
@@ -115,7 +116,7 @@ struct Election::Impl {
 
   std::shared_ptr<char> life = std::make_shared<char>(0);
   boost::asio::steady_timer timers[kTimers];
-  client::RequestId campaign_req = 0, watch_req = 0, settings_req = 0;
+  net::RequestId campaign_req = 0, watch_req = 0, settings_req = 0;
 
   bool campaigning = false;
   bool retried_free = false;  // the immediate retry after "refused, then free" was made
@@ -147,7 +148,7 @@ Election::Election(Session& session, ElectionOptions options)
 Election::~Election() {
   impl_->life.reset();
   for (auto& timer : impl_->timers) timer.cancel();
-  for (client::RequestId id : {impl_->campaign_req, impl_->watch_req, impl_->settings_req}) {
+  for (net::RequestId id : {impl_->campaign_req, impl_->watch_req, impl_->settings_req}) {
     if (id != 0) session_.http().Cancel(id);
   }
 }
@@ -166,7 +167,7 @@ std::string Election::SettingsPrefix() const {
 std::pair<std::string, std::int64_t> Election::BlockingRead(const std::string& key,
                                                             std::string_view query,
                                                             std::uint64_t index) const {
-  std::string target = "/v1/kv/" + client::EscapeKeyPath(key);
+  std::string target = "/v1/kv/" + net::EscapeKeyPath(key);
   std::string params(query);
   std::int64_t timeout = 0;
   if (index > 0) {
@@ -180,13 +181,13 @@ std::pair<std::string, std::int64_t> Election::BlockingRead(const std::string& k
 
 // PUT <key>?acquire=<own session> with the election's value. A session the
 // server no longer knows is lost: the listeners run and `next` is not called.
-client::RequestId Election::SendAcquire(const std::string& key,
-                                        std::function<void(Result<client::ClientResponse>)> next) {
+net::RequestId Election::SendAcquire(const std::string& key,
+                                        std::function<void(Result<net::ClientResponse>)> next) {
   return Send("PUT",
-              "/v1/kv/" + client::EscapeKeyPath(key) + "?acquire=" +
-                  client::EscapeQueryValue(session_.id()),
+              "/v1/kv/" + net::EscapeKeyPath(key) + "?acquire=" +
+                  net::EscapeQueryValue(session_.id()),
               impl_->value, 0, {},
-              [this, next = std::move(next)](Result<client::ClientResponse> result) {
+              [this, next = std::move(next)](Result<net::ClientResponse> result) {
                 if (IsInvalidSession(result)) {
                   session_.NotifyLost(Status::NotFound("session " + session_.id() +
                                                        " is gone: " + result->body));
@@ -196,13 +197,13 @@ client::RequestId Election::SendAcquire(const std::string& key,
               });
 }
 
-client::RequestId Election::Send(std::string method, std::string target, std::string body,
-                                 std::int64_t timeout_ms, client::RetryPolicy retry,
+net::RequestId Election::Send(std::string method, std::string target, std::string body,
+                                 std::int64_t timeout_ms, net::RetryPolicy retry,
                                  ResponseCallback done) {
   std::weak_ptr<char> life = impl_->life;
-  client::HttpCall call{std::move(method), std::move(target), std::move(body), timeout_ms, retry};
+  net::HttpCall call{std::move(method), std::move(target), std::move(body), timeout_ms, retry};
   return session_.http().Request(
-      std::move(call), [life, done = std::move(done)](Result<client::ClientResponse> result) {
+      std::move(call), [life, done = std::move(done)](Result<net::ClientResponse> result) {
         if (!life.expired()) done(std::move(result));
       });
 }
@@ -241,7 +242,7 @@ void Election::RegisterCandidate() {
       options_.candidate.empty() ? session_.id() : options_.candidate;
   const std::string key = CandidateKey(candidate);
   impl_->campaign_req = SendAcquire(
-      key, [this, key, candidate](Result<client::ClientResponse> result) {
+      key, [this, key, candidate](Result<net::ClientResponse> result) {
         impl_->campaign_req = 0;
         if (!impl_->campaigning) return;
         if (result.ok() && result->status == 200 && result->body.find("true") != std::string::npos) {
@@ -251,8 +252,8 @@ void Election::RegisterCandidate() {
         if (result.ok() && result->status == 200) {
           // Refused: held by another session, or lock-delay. Look.
           impl_->campaign_req = Send(
-              "GET", "/v1/kv/" + client::EscapeKeyPath(key), "", 0, {},
-              [this, candidate](Result<client::ClientResponse> got) {
+              "GET", "/v1/kv/" + net::EscapeKeyPath(key), "", 0, {},
+              [this, candidate](Result<net::ClientResponse> got) {
                 impl_->campaign_req = 0;
                 if (!impl_->campaigning) return;
                 auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
@@ -272,7 +273,7 @@ void Election::RegisterCandidate() {
 
 void Election::AttemptAcquire() {
   impl_->campaign_req = SendAcquire(
-      LeaderKey(), [this](Result<client::ClientResponse> result) {
+      LeaderKey(), [this](Result<net::ClientResponse> result) {
         impl_->campaign_req = 0;
         if (!impl_->campaigning) return;
         if (!result.ok() || result->status != 200) {
@@ -292,7 +293,7 @@ void Election::AttemptAcquire() {
 void Election::CampaignWait(std::uint64_t index) {
   const auto [target, timeout] = BlockingRead(LeaderKey(), "", index);
   impl_->campaign_req = Send("GET", target, "", timeout, {}, [this, index](
-                                                                 Result<client::ClientResponse> got) {
+                                                                 Result<net::ClientResponse> got) {
     impl_->campaign_req = 0;
     if (!impl_->campaigning) return;
     auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
@@ -332,7 +333,7 @@ void Election::FinishCampaign(Status status) {
   impl_->retried_free = false;
   impl_->timers[kCampaignTimer].cancel();
   if (impl_->campaign_req != 0) {
-    client::RequestId id = impl_->campaign_req;
+    net::RequestId id = impl_->campaign_req;
     impl_->campaign_req = 0;
     session_.http().Cancel(id);
   }
@@ -349,9 +350,9 @@ void Election::TryOnce(std::string value, std::function<void(Result<bool>)> done
     return;
   }
   impl_->value = std::move(value);
-  Send("PUT", "/v1/kv/" + client::EscapeKeyPath(LeaderKey()) + "?acquire=" +
-                  client::EscapeQueryValue(session_.id()),
-       impl_->value, 0, {}, [this, done = std::move(done)](Result<client::ClientResponse> result) {
+  Send("PUT", "/v1/kv/" + net::EscapeKeyPath(LeaderKey()) + "?acquire=" +
+                  net::EscapeQueryValue(session_.id()),
+       impl_->value, 0, {}, [this, done = std::move(done)](Result<net::ClientResponse> result) {
          if (IsInvalidSession(result)) {
            Status why = Status::NotFound("session " + session_.id() + " is gone: " + result->body);
            session_.NotifyLost(why);
@@ -376,7 +377,7 @@ void Election::Cancel() {
   impl_->settings_cb = nullptr;
   impl_->timers[kSettingsTimer].cancel();
   if (impl_->settings_req != 0) {
-    client::RequestId id = impl_->settings_req;
+    net::RequestId id = impl_->settings_req;
     impl_->settings_req = 0;
     session_.http().Cancel(id);
   }
@@ -384,7 +385,7 @@ void Election::Cancel() {
     impl_->timers[kWatchTimer].cancel();
     impl_->watching = false;
     if (impl_->watch_req != 0) {
-      client::RequestId id = impl_->watch_req;
+      net::RequestId id = impl_->watch_req;
       impl_->watch_req = 0;
       session_.http().Cancel(id);
     }
@@ -446,9 +447,9 @@ void Election::Resign(std::function<void(Status)> done) {
 
 void Election::Release(std::function<void(Status)> done) {
   StopLeading();
-  Send("PUT", "/v1/kv/" + client::EscapeKeyPath(LeaderKey()) + "?release=" +
-                  client::EscapeQueryValue(session_.id()),
-       impl_->value, 0, {}, [done = std::move(done)](Result<client::ClientResponse> result) {
+  Send("PUT", "/v1/kv/" + net::EscapeKeyPath(LeaderKey()) + "?release=" +
+                  net::EscapeQueryValue(session_.id()),
+       impl_->value, 0, {}, [done = std::move(done)](Result<net::ClientResponse> result) {
          if (!result.ok() || result->status != 200) {
            done(Status::Unavailable("resign: " + Describe(result)));
          } else if (result->body.find("true") == std::string::npos) {
@@ -473,9 +474,9 @@ void Election::ResignTo(std::string candidate, std::function<void(Status)> done)
     return;
   }
   const std::string candidate_key = CandidateKey(candidate);
-  Send("GET", "/v1/kv/" + client::EscapeKeyPath(candidate_key), "", 0, {},
+  Send("GET", "/v1/kv/" + net::EscapeKeyPath(candidate_key), "", 0, {},
        [this, candidate, candidate_key, done = std::move(done)](
-           Result<client::ClientResponse> got) mutable {
+           Result<net::ClientResponse> got) mutable {
          auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
          if (!info.ok()) {
            done(info.status().Annotate("resign to " + candidate));
@@ -504,8 +505,8 @@ void Election::ResignTo(std::string candidate, std::function<void(Status)> done)
                                 {"Value", Base64Encode(info->value)},
                                 {"Session", info->session}}}});
          handing_over_ = true;
-         Send("PUT", "/v1/txn", ops.dump(), 0, client::RetryPolicy::None(),
-              [this, candidate, done = std::move(done)](Result<client::ClientResponse> result) {
+         Send("PUT", "/v1/txn", ops.dump(), 0, net::RetryPolicy::None(),
+              [this, candidate, done = std::move(done)](Result<net::ClientResponse> result) {
                 handing_over_ = false;
                 if (result.ok() && result->status == 200) {
                   StopLeading();
@@ -534,7 +535,7 @@ void Election::Observe(std::function<void(const LeaderInfo&)> callback) {
     impl_->watch_index = 0;
     impl_->timers[kWatchTimer].cancel();
     if (impl_->watch_req != 0) {
-      client::RequestId id = impl_->watch_req;
+      net::RequestId id = impl_->watch_req;
       impl_->watch_req = 0;
       session_.http().Cancel(id);
     }
@@ -557,7 +558,7 @@ void Election::WatchOnce() {
   const std::uint64_t index = impl_->watch_index;
   const auto [target, timeout] = BlockingRead(LeaderKey(), "", index);
   impl_->watch_req = Send("GET", target, "", timeout, {}, [this, index](
-                                                              Result<client::ClientResponse> got) {
+                                                              Result<net::ClientResponse> got) {
     impl_->watch_req = 0;
     auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
     if (!info.ok()) {
@@ -622,7 +623,7 @@ void Election::SetSettings(Settings settings, std::function<void(Status)> done) 
     }
   }
   Send("PUT", "/v1/txn", ops.dump(), 0, {}, [done = std::move(done)](
-                                                Result<client::ClientResponse> result) {
+                                                Result<net::ClientResponse> result) {
     if (result.ok() && result->status == 200) {
       done(Status());
     } else if (result.ok() && result->status == 409) {
@@ -640,8 +641,8 @@ void Election::SetSettings(Settings settings, std::function<void(Status)> done) 
 }
 
 void Election::GetSettings(std::function<void(Result<Settings>)> done) {
-  Send("GET", "/v1/kv/" + client::EscapeKeyPath(SettingsPrefix()) + "?recurse", "", 0, {},
-       [this, done = std::move(done)](Result<client::ClientResponse> got) {
+  Send("GET", "/v1/kv/" + net::EscapeKeyPath(SettingsPrefix()) + "?recurse", "", 0, {},
+       [this, done = std::move(done)](Result<net::ClientResponse> got) {
          if (!got.ok()) {
            done(got.status().Annotate("leader settings"));
            return;
@@ -656,7 +657,7 @@ void Election::WatchSettings(std::function<void(const Settings&)> callback) {
   impl_->settings_index = 0;
   impl_->timers[kSettingsTimer].cancel();
   if (impl_->settings_req != 0) {
-    client::RequestId id = impl_->settings_req;
+    net::RequestId id = impl_->settings_req;
     impl_->settings_req = 0;
     session_.http().Cancel(id);
   }
@@ -668,7 +669,7 @@ void Election::SettingsOnce() {
   const std::uint64_t index = impl_->settings_index;
   const auto [target, timeout] = BlockingRead(SettingsPrefix(), "recurse", index);
   impl_->settings_req = Send("GET", target, "", timeout, {}, [this, index](
-                                                                 Result<client::ClientResponse> got) {
+                                                                 Result<net::ClientResponse> got) {
     impl_->settings_req = 0;
     auto settings = got.ok() ? ParseSettings(*got, SettingsPrefix()) : Result<Settings>(got.status());
     if (!settings.ok()) {

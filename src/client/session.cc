@@ -12,7 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "client/http_client.h"
+#include "net/blocking_http_client.h"
+#include "net/url.h"
 
 namespace tenure {
 
@@ -34,7 +35,7 @@ std::string GoDuration(MonoMs ms) {
   return std::to_string(ms) + "ms";
 }
 
-std::string BodyOrStatus(const Result<client::ClientResponse>& result) {
+std::string BodyOrStatus(const Result<net::ClientResponse>& result) {
   if (!result.ok()) return result.status().ToString();
   return "HTTP " + std::to_string(result->status) + ": " + result->body;
 }
@@ -64,20 +65,20 @@ struct Session::Timer {
   explicit Timer(boost::asio::io_context& io) : timer(io) {}
   // Cancels every renew attempt in flight (their callbacks run now and
   // ignore the cancellation).
-  void CancelRenewals(client::AsyncHttpClient& http) {
-    for (client::RequestId id : std::exchange(renewing, {})) http.Cancel(id);
+  void CancelRenewals(net::HttpClient& http) {
+    for (net::RequestId id : std::exchange(renewing, {})) http.Cancel(id);
   }
   boost::asio::steady_timer timer;
-  std::vector<client::RequestId> renewing;
+  std::vector<net::RequestId> renewing;
 };
 
-Session::Session(boost::asio::io_context& io, client::AsyncHttpClient& http)
+Session::Session(boost::asio::io_context& io, net::HttpClient& http)
     : io_(io), http_(&http), timer_(std::make_unique<Timer>(io)),
       jitter_state_(std::random_device{}()) {}
 
-Session::Session(boost::asio::io_context& io, client::AsyncHttpOptions options)
+Session::Session(boost::asio::io_context& io, net::HttpClientOptions options)
     : io_(io),
-      owned_http_(std::make_unique<client::AsyncHttpClient>(io, std::move(options))),
+      owned_http_(std::make_unique<net::HttpClient>(io, std::move(options))),
       http_(owned_http_.get()),
       timer_(std::make_unique<Timer>(io)),
       jitter_state_(std::random_device{}()) {}
@@ -107,9 +108,9 @@ void Session::Create(SessionOptions options, std::function<void(Result<std::stri
                          {"Checks", nlohmann::json::array()}};
   const MonoMs sent = SteadyNowMs();
   std::weak_ptr<char> life = life_;
-  client::HttpCall call{"PUT", "/v1/session/create", body.dump(), 0, {}};
+  net::HttpCall call{"PUT", "/v1/session/create", body.dump(), 0, {}};
   inflight_ = http_->Request(std::move(call), [this, life, sent, done = std::move(done)](
-                                                  Result<client::ClientResponse> result) {
+                                                  Result<net::ClientResponse> result) {
     if (life.expired()) return;
     inflight_ = 0;
     if (!result.ok() || result->status != 200) {
@@ -150,20 +151,20 @@ void Session::Renew() {
   // leaves it. Still waiting by then: it goes anyway (see Session::Timer).
   ScheduleRenew(sent + options_.lease.retry_interval_ms);
   std::weak_ptr<char> life = life_;
-  client::HttpCall call{"PUT", "/v1/session/renew/" + client::EscapeQueryValue(id_), "",
-                        options_.renew_timeout_ms, client::RetryPolicy::None()};
+  net::HttpCall call{"PUT", "/v1/session/renew/" + net::EscapeQueryValue(id_), "",
+                        options_.renew_timeout_ms, net::RetryPolicy::None()};
   if (timer_->renewing.size() >= kMaxRenewAttempts) {
-    const client::RequestId oldest = timer_->renewing.front();
+    const net::RequestId oldest = timer_->renewing.front();
     timer_->renewing.erase(timer_->renewing.begin());
     http_->Cancel(oldest);
   }
-  auto self_id = std::make_shared<client::RequestId>(0);
-  const client::RequestId id = http_->Request(std::move(call), [this, life, sent, self_id](
-                                                  Result<client::ClientResponse> result) {
+  auto self_id = std::make_shared<net::RequestId>(0);
+  const net::RequestId id = http_->Request(std::move(call), [this, life, sent, self_id](
+                                                  Result<net::ClientResponse> result) {
     if (life.expired()) return;
     std::erase(timer_->renewing, *self_id);
     if (!alive()) return;
-    if (!result.ok() && client::IsCancelled(result.status())) return;  // StopRenewing or a success
+    if (!result.ok() && net::IsCancelled(result.status())) return;  // StopRenewing or a success
     if (result.ok() && result->status == 200) {
       lease_.Renewed(sent);
       ++renewals_;
@@ -187,7 +188,7 @@ void Session::StopRenewing() {
   timer_->timer.cancel();
   timer_->CancelRenewals(*http_);
   if (inflight_ != 0) {
-    client::RequestId id = inflight_;
+    net::RequestId id = inflight_;
     inflight_ = 0;
     http_->Cancel(id);
   }
@@ -226,9 +227,9 @@ void Session::Destroy(std::function<void(Status)> done) {
   destroyed_ = true;
   lease_.Clear();
   std::weak_ptr<char> life = life_;
-  client::HttpCall call{"PUT", "/v1/session/destroy/" + client::EscapeQueryValue(id_), "", 0, {}};
+  net::HttpCall call{"PUT", "/v1/session/destroy/" + net::EscapeQueryValue(id_), "", 0, {}};
   inflight_ = http_->Request(std::move(call), [this, life, done = std::move(done)](
-                                                  Result<client::ClientResponse> result) {
+                                                  Result<net::ClientResponse> result) {
     if (life.expired()) return;
     inflight_ = 0;
     if (result.ok() && result->status == 200) {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "client/async_http.h"
+#include "net/http_client.h"
 #include "common/strings.h"
 #include "server/server.h"
 
@@ -41,15 +41,15 @@ Forwarder::~Forwarder() {
   Shutdown();
 }
 
-client::AsyncHttpClient& Forwarder::ClientFor(const std::string& http_address) {
+net::HttpClient& Forwarder::ClientFor(const std::string& http_address) {
   auto& slot = clients_[http_address];
   if (!slot) {
-    client::AsyncHttpOptions options;
+    net::HttpClientOptions options;
     options.addresses = {http_address};
     options.connect_timeout_ms = kConnectTimeoutMs;
     // Enough idle connections that a burst of forwarded writes reuses them.
     options.max_idle_per_address = 64;
-    slot = std::make_unique<client::AsyncHttpClient>(io_, std::move(options));
+    slot = std::make_unique<net::HttpClient>(io_, std::move(options));
   }
   return *slot;
 }
@@ -62,12 +62,12 @@ void Forwarder::Forward(const HttpRequest& request, std::shared_ptr<Responder> r
     responder->Send(HttpResponse::Text(500, "No cluster leader"));
     return;
   }
-  client::HttpCall call;
+  net::HttpCall call;
   call.method = request.method;
   call.target = request.target;
   call.body = request.body;
   call.timeout_ms = timeout_ms;
-  call.retry = client::RetryPolicy::None();  // the client retries, not us
+  call.retry = net::RetryPolicy::None();  // the client retries, not us
   for (const auto& [name, value] : request.headers) {
     // Hop-by-hop and per-connection headers are the transport's business.
     if (name == "host" || name == "connection" || name == "content-length" ||
@@ -79,9 +79,9 @@ void Forwarder::Forward(const HttpRequest& request, std::shared_ptr<Responder> r
   call.headers.emplace_back(kForwardedByHeader, std::to_string(server_.NodeId()));
 
   std::string where = leader->http_address;
-  client::AsyncHttpClient& http = ClientFor(where);
-  client::RequestId id = http.Request(
-      std::move(call), [responder, where](Result<client::ClientResponse> result) {
+  net::HttpClient& http = ClientFor(where);
+  net::RequestId id = http.Request(
+      std::move(call), [responder, where](Result<net::ClientResponse> result) {
         if (!result.ok()) {
           responder->Send(HttpResponse::Text(
               500, "rpc error making call: forwarding to the leader at " + where + ": " +

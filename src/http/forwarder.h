@@ -23,8 +23,8 @@
 namespace boost::asio {
 class io_context;
 }
-namespace tenure::client {
-class AsyncHttpClient;
+namespace tenure::net {
+class HttpClient;
 }
 namespace tenure::server {
 class Server;
@@ -54,12 +54,12 @@ class Forwarder {
   std::size_t in_flight() const;
 
  private:
-  client::AsyncHttpClient& ClientFor(const std::string& http_address);
+  net::HttpClient& ClientFor(const std::string& http_address);
 
   boost::asio::io_context& io_;
   server::Server& server_;
   // One client per leader address seen; bounded by the cluster's size.
-  std::map<std::string, std::unique_ptr<client::AsyncHttpClient>> clients_;
+  std::map<std::string, std::unique_ptr<net::HttpClient>> clients_;
   bool shut_down_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

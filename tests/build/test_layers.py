@@ -26,11 +26,11 @@ ARROWS = {
     "tenure_state": {"common", "state"},
     "tenure_raft": {"common", "state", "raft"},
     "tenure_server": {"common", "state", "raft", "server"},
-    # http -> client: followers forward with the client's HTTP code
-    # (decision 0008); issue 12 moves that code to its own layer.
-    "tenure_http": {"common", "state", "raft", "server", "http", "client", "tenure"},
-    "tenure_client": {"common", "client", "tenure"},
-    "tenure_cli": {"common", "state", "raft", "server", "http", "client", "tenure", "cli"},
+    "tenure_net": {"common", "net"},
+    # http -> net: followers forward with the one HTTP client (decision 0008).
+    "tenure_http": {"common", "state", "raft", "server", "http", "net"},
+    "tenure_client": {"common", "net", "client", "tenure"},
+    "tenure_cli": {"common", "state", "raft", "server", "http", "net", "client", "tenure", "cli"},
 }
 
 

@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "client/http_client.h"
+#include "net/blocking_http_client.h"
+#include "net/url.h"
 #include "unit/client/server_process.h"
 
 namespace tenure {
@@ -84,11 +85,11 @@ class CandidateTest : public test_support::RealServerSuite {
     EXPECT_TRUE(RunUntil(io_, [&] { return done.has_value(); }, 10s));
     return done ? *done : Status::Timeout("no answer");
   }
-  client::ClientResponse Sync(const std::string& method, const std::string& target) {
-    client::HttpClient http(server_->http(), "", 5'000);
+  net::ClientResponse Sync(const std::string& method, const std::string& target) {
+    net::BlockingHttpClient http(server_->http(), "", 5'000);
     auto r = http.Request(method, target, "");
     EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? r.value() : client::ClientResponse{};
+    return r.ok() ? r.value() : net::ClientResponse{};
   }
 
   bool Registered(const std::string& who) {

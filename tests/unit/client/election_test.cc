@@ -23,7 +23,8 @@
 #include <thread>
 #include <vector>
 
-#include "client/http_client.h"
+#include "net/blocking_http_client.h"
+#include "net/url.h"
 #include "unit/client/server_process.h"
 #include "tenure/session.h"
 
@@ -41,8 +42,8 @@ class ElectionTest : public test_support::RealServerSuite {
   void SetUp() override {
     RealServerSuite::SetUp();
     if (HasFatalFailure()) return;
-    http_ = std::make_unique<client::AsyncHttpClient>(
-        io_, client::AsyncHttpOptions{{server_->http()}, "", 2'000, 30'000, 4});
+    http_ = std::make_unique<net::HttpClient>(
+        io_, net::HttpClientOptions{{server_->http()}, "", 2'000, 30'000, 4});
     name_ = std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
   void TearDown() override {
@@ -90,17 +91,17 @@ class ElectionTest : public test_support::RealServerSuite {
     return done ? *done : Status::Timeout("no answer");
   }
 
-  client::ClientResponse Sync(const std::string& method, const std::string& target,
+  net::ClientResponse Sync(const std::string& method, const std::string& target,
                               const std::string& body = "") {
-    client::HttpClient http(server_->http(), "", 5'000);
+    net::BlockingHttpClient http(server_->http(), "", 5'000);
     auto r = http.Request(method, target, body);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? r.value() : client::ClientResponse{};
+    return r.ok() ? r.value() : net::ClientResponse{};
   }
   std::string Key(const std::string& suffix) { return "/v1/kv/service/" + name_ + "/" + suffix; }
 
   boost::asio::io_context io_;
-  std::unique_ptr<client::AsyncHttpClient> http_;
+  std::unique_ptr<net::HttpClient> http_;
   std::string name_;
   std::vector<std::unique_ptr<Session>> sessions_;
   std::vector<std::unique_ptr<Election>> elections_;

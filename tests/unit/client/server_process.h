@@ -25,7 +25,8 @@
 #include <thread>
 #include <vector>
 
-#include "client/http_client.h"
+#include "net/blocking_http_client.h"
+#include "net/url.h"
 
 namespace tenure::test_support {
 
@@ -75,7 +76,7 @@ class ServerProcess {
       ::_exit(127);
     }
     // Ready once a KV write commits (the single node has become leader).
-    client::HttpClient http(http_, "", 1'000);
+    net::BlockingHttpClient http(http_, "", 1'000);
     auto deadline = Clock::now() + 15s;
     while (Clock::now() < deadline) {
       auto put = http.Request("PUT", "/v1/kv/ready", "1");

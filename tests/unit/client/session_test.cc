@@ -24,7 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "client/http_client.h"
+#include "net/blocking_http_client.h"
+#include "net/url.h"
 #include "unit/client/server_process.h"
 
 namespace tenure {
@@ -41,8 +42,8 @@ class SessionTest : public test_support::RealServerSuite {
   void SetUp() override {
     RealServerSuite::SetUp();
     if (HasFatalFailure()) return;
-    http_ = std::make_unique<client::AsyncHttpClient>(
-        io_, client::AsyncHttpOptions{{server_->http()}, "", 2'000, 30'000, 2});
+    http_ = std::make_unique<net::HttpClient>(
+        io_, net::HttpClientOptions{{server_->http()}, "", 2'000, 30'000, 2});
   }
 
   // Creates `session` and waits for the answer; returns the id.
@@ -67,16 +68,16 @@ class SessionTest : public test_support::RealServerSuite {
   }
 
   // A synchronous client for the test's own out-of-band requests.
-  client::ClientResponse Sync(const std::string& method, const std::string& target,
+  net::ClientResponse Sync(const std::string& method, const std::string& target,
                               const std::string& body = "") {
-    client::HttpClient http(server_->http(), "", 5'000);
+    net::BlockingHttpClient http(server_->http(), "", 5'000);
     auto r = http.Request(method, target, body);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? r.value() : client::ClientResponse{};
+    return r.ok() ? r.value() : net::ClientResponse{};
   }
 
   boost::asio::io_context io_;
-  std::unique_ptr<client::AsyncHttpClient> http_;
+  std::unique_ptr<net::HttpClient> http_;
 };
 
 
@@ -181,7 +182,7 @@ TEST_F(SessionTest, LossIsDetectedOnRenewAndReportedOnce) {
 }
 
 TEST_F(SessionTest, DestroyRemovesTheSessionWithoutLossCallback) {
-  Session session(io_, client::AsyncHttpOptions{{server_->http()}, "", 2'000, 30'000, 2});
+  Session session(io_, net::HttpClientOptions{{server_->http()}, "", 2'000, 30'000, 2});
   std::string id = CreateSession(session, TenSeconds());
   ASSERT_FALSE(id.empty());
   int lost = 0;
@@ -268,7 +269,7 @@ TEST(SessionRenewTest, UnansweredRenewalIsRetriedAfterRNotAfterItsTimeout) {
   // that wait would eat 3 s of the 3.1 s slack (docs/leadership.md).
   RenewStub stub([](int n) { return n == 1; });
   boost::asio::io_context io;
-  client::AsyncHttpClient http(io, client::AsyncHttpOptions{{stub.server.address()}, "", 2'000,
+  net::HttpClient http(io, net::HttpClientOptions{{stub.server.address()}, "", 2'000,
                                                             30'000, 2});
   Session session(io, http);
   std::optional<Result<std::string>> created;
@@ -305,7 +306,7 @@ TEST(SessionRenewTest, UnansweredRenewalsOverlapAtMostThree) {
   // goes every r, and starting a fourth cancels the oldest.
   RenewStub stub([](int) { return true; });
   boost::asio::io_context io;
-  client::AsyncHttpClient http(io, client::AsyncHttpOptions{{stub.server.address()}, "", 2'000,
+  net::HttpClient http(io, net::HttpClientOptions{{stub.server.address()}, "", 2'000,
                                                             30'000, 2});
   Session session(io, http);
   SessionOptions options = StubOptions();

@@ -1,7 +1,7 @@
-// AsyncHttpClient against real loopback sockets: small POSIX stub servers
+// HttpClient against real loopback sockets: small POSIX stub servers
 // (one thread per connection) inject the faults; the client runs on an
 // io_context driven by the test thread. Every wait polls with a deadline.
-#include "client/async_http.h"
+#include "net/http_client.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -26,7 +26,7 @@
 
 #include "unit/client/server_process.h"
 
-namespace tenure::client {
+namespace tenure::net {
 namespace {
 
 using namespace std::chrono_literals;
@@ -70,8 +70,8 @@ struct Outcome {
 
 class AsyncHttpTest : public ::testing::Test {
  protected:
-  AsyncHttpOptions Options(std::vector<std::string> addresses) {
-    AsyncHttpOptions options;
+  HttpClientOptions Options(std::vector<std::string> addresses) {
+    HttpClientOptions options;
     options.addresses = std::move(addresses);
     options.token = "secret";
     options.connect_timeout_ms = 1'000;
@@ -107,7 +107,7 @@ class AsyncHttpTest : public ::testing::Test {
 
 TEST_F(AsyncHttpTest, GetAndPutReachTheServerWithToken) {
   StubServer server(Echo);
-  AsyncHttpClient client(io_, Options({"http://" + server.address()}));
+  HttpClient client(io_, Options({"http://" + server.address()}));
   Outcome get, put;
   client.Request(Call("GET", "/v1/kv/a?index=3"), get.Callback());
   client.Request(Call("PUT", "/v1/kv/b", "value"), put.Callback());
@@ -122,7 +122,7 @@ TEST_F(AsyncHttpTest, GetAndPutReachTheServerWithToken) {
 
 TEST_F(AsyncHttpTest, SequentialRequestsReuseOneKeptConnection) {
   StubServer server(Echo);
-  AsyncHttpClient client(io_, Options({server.address()}));
+  HttpClient client(io_, Options({server.address()}));
   for (int i = 0; i < 3; ++i) {
     Outcome outcome;
     client.Request(Call("GET", "/v1/kv/x"), outcome.Callback());
@@ -144,9 +144,9 @@ TEST_F(AsyncHttpTest, TenConcurrentRequestsEachGetAConnection) {
       WriteResponse(fd, 200, request->target);
     }
   });
-  AsyncHttpOptions options = Options({server.address()});
+  HttpClientOptions options = Options({server.address()});
   options.max_idle_per_address = 4;
-  AsyncHttpClient client(io_, options);
+  HttpClient client(io_, options);
   std::vector<Outcome> outcomes(10);
   for (int i = 0; i < 10; ++i) {
     client.Request(Call("GET", "/r/" + std::to_string(i)), outcomes[i].Callback());
@@ -168,7 +168,7 @@ TEST_F(AsyncHttpTest, TenConcurrentRequestsEachGetAConnection) {
 
 TEST_F(AsyncHttpTest, PerRequestTimeoutFiresAndFlagsMaybeApplied) {
   StubServer server([](int fd) { ReadRequest(fd) && ReadRequest(fd); });  // never answers
-  AsyncHttpClient client(io_, Options({server.address()}));
+  HttpClient client(io_, Options({server.address()}));
   Outcome outcome;
   const auto start = Clock::now();
   client.Request(Call("PUT", "/v1/kv/slow", "v", 200), outcome.Callback());
@@ -191,7 +191,7 @@ TEST_F(AsyncHttpTest, Http500IsRetriedThenSucceeds) {
       }
     }
   });
-  AsyncHttpClient client(io_, Options({server.address()}));
+  HttpClient client(io_, Options({server.address()}));
   Outcome outcome;
   client.Request(Call("PUT", "/v1/session/renew/x"), outcome.Callback());
   ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
@@ -208,7 +208,7 @@ TEST_F(AsyncHttpTest, Http500ReturnedWhenRetriesRunOut) {
       WriteResponse(fd, 500, "boom");
     }
   });
-  AsyncHttpClient client(io_, Options({server.address()}));
+  HttpClient client(io_, Options({server.address()}));
   Outcome outcome;
   HttpCall call = Call("GET", "/v1/kv/x");
   call.retry.max_retries = 2;
@@ -228,7 +228,7 @@ TEST_F(AsyncHttpTest, OtherErrorStatusesAreNotRetried) {
         WriteResponse(fd, status, "no");
       }
     });
-    AsyncHttpClient client(io_, Options({server.address()}));
+    HttpClient client(io_, Options({server.address()}));
     Outcome outcome;
     client.Request(Call("PUT", "/v1/kv/x"), outcome.Callback());
     ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
@@ -239,7 +239,7 @@ TEST_F(AsyncHttpTest, OtherErrorStatusesAreNotRetried) {
 
 TEST_F(AsyncHttpTest, RefusedFirstAddressFailsOverToSecond) {
   StubServer server(Echo);
-  AsyncHttpClient client(io_, Options({RefusedAddress(), server.address()}));
+  HttpClient client(io_, Options({RefusedAddress(), server.address()}));
   Outcome first, second;
   client.Request(Call("GET", "/v1/status/leader"), first.Callback());
   ASSERT_TRUE(RunUntil([&] { return first.calls == 1; }));
@@ -260,7 +260,7 @@ TEST_F(AsyncHttpTest, CloseMidRequestFailsOverAndIsFlaggedWhenNotRetried) {
   });
   StubServer good(Echo);
   {
-    AsyncHttpClient client(io_, Options({dropper.address()}));
+    HttpClient client(io_, Options({dropper.address()}));
     Outcome outcome;
     HttpCall call = Call("PUT", "/v1/kv/k?acquire=s", "v");
     call.retry = RetryPolicy::None();
@@ -271,7 +271,7 @@ TEST_F(AsyncHttpTest, CloseMidRequestFailsOverAndIsFlaggedWhenNotRetried) {
     EXPECT_TRUE(MaybeApplied(outcome.result->status())) << outcome.result->status().ToString();
     EXPECT_FALSE(IsCancelled(outcome.result->status()));
   }
-  AsyncHttpClient client(io_, Options({dropper.address(), good.address()}));
+  HttpClient client(io_, Options({dropper.address(), good.address()}));
   Outcome outcome;
   client.Request(Call("PUT", "/v1/kv/k?acquire=s", "v"), outcome.Callback());
   ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
@@ -280,7 +280,7 @@ TEST_F(AsyncHttpTest, CloseMidRequestFailsOverAndIsFlaggedWhenNotRetried) {
 }
 
 TEST_F(AsyncHttpTest, RefusedEverywhereFailsUnavailableNotApplied) {
-  AsyncHttpClient client(io_, Options({RefusedAddress(), RefusedAddress()}));
+  HttpClient client(io_, Options({RefusedAddress(), RefusedAddress()}));
   Outcome outcome;
   client.Request(Call("PUT", "/v1/kv/x", "v"), outcome.Callback());
   ASSERT_TRUE(RunUntil([&] { return outcome.calls == 1; }));
@@ -297,7 +297,7 @@ TEST_F(AsyncHttpTest, KeptConnectionClosedByServerIsResentOnFreshOne) {
     if (ReadRequest(fd)) WriteResponse(fd, 200, "ok");
     ::shutdown(fd, SHUT_RDWR);
   });
-  AsyncHttpClient client(io_, Options({server.address()}));
+  HttpClient client(io_, Options({server.address()}));
   for (int i = 0; i < 3; ++i) {
     Outcome outcome;
     HttpCall call = Call("GET", "/v1/kv/x");
@@ -323,7 +323,7 @@ TEST_F(AsyncHttpTest, KeptConnectionDroppedAfterSendIsResentOnceWithoutRetries) 
     }
     Echo(fd);
   });
-  AsyncHttpClient client(io_, Options({server.address()}));
+  HttpClient client(io_, Options({server.address()}));
   HttpCall call = Call("GET", "/v1/kv/x");
   call.retry = RetryPolicy::None();
   Outcome first, second;
@@ -339,7 +339,7 @@ TEST_F(AsyncHttpTest, KeptConnectionDroppedAfterSendIsResentOnceWithoutRetries) 
 
 TEST_F(AsyncHttpTest, CancelRunsCallbackOnceWithCancelled) {
   StubServer server([](int fd) { ReadRequest(fd) && ReadRequest(fd); });
-  AsyncHttpClient client(io_, Options({server.address()}));
+  HttpClient client(io_, Options({server.address()}));
   Outcome outcome;
   RequestId id =
       client.Request(Call("GET", "/v1/kv/x?index=5&wait=5m", "", 600'000), outcome.Callback());
@@ -359,7 +359,7 @@ TEST_F(AsyncHttpTest, ShutdownEndsEveryRequestExactlyOnce) {
   std::vector<Outcome> outcomes(5);
   Outcome late;
   {
-    AsyncHttpClient client(io_, Options({server.address(), RefusedAddress()}));
+    HttpClient client(io_, Options({server.address(), RefusedAddress()}));
     for (auto& outcome : outcomes) client.Request(Call("PUT", "/v1/kv/x", "v"), outcome.Callback());
     ASSERT_TRUE(RunUntil([&] { return server.connections() == 5; }));
     client.Shutdown();
@@ -380,7 +380,7 @@ TEST_F(AsyncHttpTest, DestructionWithRequestsInFlightRunsCallbacksFirst) {
   StubServer server([](int fd) { ReadRequest(fd) && ReadRequest(fd); });
   Outcome connected, connecting;
   {
-    AsyncHttpClient client(io_, Options({server.address()}));
+    HttpClient client(io_, Options({server.address()}));
     client.Request(Call("GET", "/a"), connected.Callback());
     ASSERT_TRUE(RunUntil([&] { return server.connections() == 1; }));
     client.Request(Call("GET", "/b"), connecting.Callback());  // connect not yet run
@@ -405,7 +405,7 @@ TEST_F(AsyncHttpTest, LongBlockingQueryCoexistsWithShortRequests) {
       }
     }
   });
-  AsyncHttpClient client(io_, Options({server.address()}));
+  HttpClient client(io_, Options({server.address()}));
   Outcome blocking;
   client.Request(Call("GET", "/v1/kv/k?index=9&wait=5m", "", 330'000), blocking.Callback());
   for (int i = 0; i < 5; ++i) {
@@ -423,7 +423,7 @@ TEST_F(AsyncHttpTest, LongBlockingQueryCoexistsWithShortRequests) {
 }
 
 TEST_F(AsyncHttpTest, BadAddressOrMethodIsReportedAsynchronously) {
-  AsyncHttpClient bad(io_, Options({"unix:///tmp/x"}));
+  HttpClient bad(io_, Options({"unix:///tmp/x"}));
   Outcome outcome;
   bad.Request(Call("GET", "/"), outcome.Callback());
   EXPECT_EQ(outcome.calls, 0);
@@ -431,7 +431,7 @@ TEST_F(AsyncHttpTest, BadAddressOrMethodIsReportedAsynchronously) {
   EXPECT_EQ(outcome.result->status().code(), Code::kInvalidArgument);
 
   StubServer server(Echo);
-  AsyncHttpClient client(io_, Options({server.address()}));
+  HttpClient client(io_, Options({server.address()}));
   Outcome method;
   client.Request(Call("FROB", "/"), method.Callback());
   ASSERT_TRUE(RunUntil([&] { return method.calls == 1; }));
@@ -498,7 +498,7 @@ TEST_F(AsyncHttpTest, RealServerRoundTripAndRestart) {
     call.retry = {200, 50, 200};
     return call;
   };
-  AsyncHttpClient client(io_, Options({server.http()}));
+  HttpClient client(io_, Options({server.http()}));
   Outcome put;
   client.Request(patient("PUT", "/v1/kv/e2e", "hello"), put.Callback());
   ASSERT_TRUE(RunUntil([&] { return put.calls == 1; }, 35s));
@@ -522,4 +522,4 @@ TEST_F(AsyncHttpTest, RealServerRoundTripAndRestart) {
 }
 
 }  // namespace
-}  // namespace tenure::client
+}  // namespace tenure::net

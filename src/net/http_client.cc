@@ -1,4 +1,4 @@
-#include "client/async_http.h"
+#include "net/http_client.h"
 
 #include <sys/socket.h>
 
@@ -17,7 +17,9 @@
 #include <optional>
 #include <utility>
 
-namespace tenure::client {
+#include "common/strings.h"
+
+namespace tenure::net {
 namespace {
 
 namespace asio = boost::asio;
@@ -74,6 +76,11 @@ struct Conn {
 
 }  // namespace
 
+std::string ClientResponse::Header(std::string_view name) const {
+  auto it = headers.find(Lower(name));
+  return it == headers.end() ? std::string() : it->second;
+}
+
 bool MaybeApplied(const Status& status) {
   return !status.ok() && status.message().find(kMaybeAppliedMarker) != std::string_view::npos;
 }
@@ -87,7 +94,7 @@ bool IsCancelled(const Status& status) {
 // `finished` (and the attempt generation): once a call finished, no handler
 // touches the Impl, so handlers that run after Shutdown or destruction (with
 // operation_aborted) are harmless.
-struct AsyncHttpClient::Impl {
+struct HttpClient::Impl {
   struct Call {
     explicit Call(asio::io_context& io) : deadline_timer(io), backoff_timer(io), resolver(io) {}
     RequestId id = 0;
@@ -112,18 +119,18 @@ struct AsyncHttpClient::Impl {
   };
   using CallPtr = std::shared_ptr<Call>;
 
-  Impl(asio::io_context& io_context, AsyncHttpOptions opts)
+  Impl(asio::io_context& io_context, HttpClientOptions opts)
       : io(io_context), options(std::move(opts)) {
     for (const std::string& text : options.addresses) {
       auto parsed = ParseHttpAddress(text);
       if (!parsed.ok()) {
-        address_status = parsed.status().Annotate("async http");
+        address_status = parsed.status();
         break;
       }
       addresses.push_back(std::move(parsed).value());
     }
     if (address_status.ok() && addresses.empty()) {
-      address_status = Status::InvalidArgument("async http: no server address given");
+      address_status = Status::InvalidArgument("http client: no server address given");
     }
     idle.resize(addresses.size());
     if (options.default_timeout_ms <= 0) options.default_timeout_ms = 30'000;
@@ -134,11 +141,12 @@ struct AsyncHttpClient::Impl {
     return call->finished || call->gen != gen;
   }
 
-  std::string Where(const Call& call) const {
-    std::string where = call.spec.method + " " + call.spec.target;
-    if (call.addr < addresses.size()) where += " to " + addresses[call.addr].ToString();
-    return where;
+  // "tenure at 127.0.0.1:8500": the agent a message is about.
+  std::string Agent(const Call& call) const {
+    return "tenure at " + (call.addr < addresses.size() ? addresses[call.addr].ToString()
+                                                         : std::string("?"));
   }
+  std::string What(const Call& call) const { return call.spec.method + " " + call.spec.target; }
 
   static Status Flag(const Call& call, Status status) {
     if (!call.written) return status;
@@ -148,7 +156,7 @@ struct AsyncHttpClient::Impl {
   RequestId Request(HttpCall spec, HttpCallback done) {
     if (shut_down) {
       done(
-          Status::Unavailable(std::string("async http: client is shut down, ") + kCancelledMarker));
+          Status::Unavailable(std::string("http client is shut down, ") + kCancelledMarker));
       return 0;
     }
     auto call = std::make_shared<Call>(io);
@@ -163,7 +171,7 @@ struct AsyncHttpClient::Impl {
     Status invalid = address_status;
     bhttp::verb verb = bhttp::string_to_verb(call->spec.method);
     if (invalid.ok() && verb == bhttp::verb::unknown) {
-      invalid = Status::InvalidArgument("async http: unknown method \"" + call->spec.method + "\"");
+      invalid = Status::InvalidArgument("http client: unknown method " + GoQuote(call->spec.method));
     }
     if (!invalid.ok()) {
       asio::post(io, [this, call, invalid] {
@@ -183,8 +191,8 @@ struct AsyncHttpClient::Impl {
     call->deadline_timer.async_wait([this, call](const boost::system::error_code& ec) {
       if (ec || call->finished) return;
       Finish(call,
-             Flag(*call, Status::Timeout("async http: " + Where(*call) + ": no answer within " +
-                                         std::to_string(call->timeout_ms) + " ms")));
+             Flag(*call, Status::Timeout(Agent(*call) + " did not answer " + What(*call) +
+                                         " within " + std::to_string(call->timeout_ms) + " ms")));
     });
     call->addr = preferred;
     StartAttempt(call);
@@ -218,15 +226,14 @@ struct AsyncHttpClient::Impl {
     boost::system::error_code ec;
     asio::ip::address ip = asio::ip::make_address(address.host, ec);
     if (!ec) {
-      auto port = static_cast<unsigned short>(std::stoul(address.port));
-      ConnectTo(call, gen, {tcp::endpoint(ip, port)});
+      ConnectTo(call, gen, {tcp::endpoint(ip, address.port)});
       return;
     }
     call->resolver.async_resolve(
-        address.host, address.port,
+        address.host, std::to_string(address.port),
         [this, call, gen](const boost::system::error_code& e, tcp::resolver::results_type found) {
           if (Stale(call, gen)) return;
-          if (e) return TransportError(call, "cannot resolve " + Where(*call) + ": " + Describe(e));
+          if (e) return TransportError(call, "cannot reach " + Agent(*call) + ": " + Describe(e));
           std::vector<tcp::endpoint> endpoints;
           for (const auto& entry : found) endpoints.push_back(entry.endpoint());
           ConnectTo(call, gen, std::move(endpoints));
@@ -242,7 +249,7 @@ struct AsyncHttpClient::Impl {
         endpoints,
         [this, call, conn, gen](const boost::system::error_code& ec, const tcp::endpoint&) {
           if (Stale(call, gen)) return;
-          if (ec) return TransportError(call, "cannot reach " + Where(*call) + ": " + Describe(ec));
+          if (ec) return TransportError(call, "cannot reach " + Agent(*call) + ": " + Describe(ec));
           boost::system::error_code ignored;
           conn->stream.socket().set_option(tcp::no_delay(true), ignored);
           Send(call);
@@ -291,7 +298,7 @@ struct AsyncHttpClient::Impl {
             conn->stream.close();
           }
           if (response.status != 500) return Finish(call, std::move(response));
-          call->last_error = Status::Unavailable("async http: " + Where(*call) + ": HTTP 500");
+          call->last_error = Status::Unavailable(Agent(*call) + " answered " + What(*call) + " with HTTP 500");
           call->last_500 = std::move(response);
           RetryOrFinish(call);
         });
@@ -303,14 +310,14 @@ struct AsyncHttpClient::Impl {
       call->conn->stream.close();
       return Connect(call);
     }
-    TransportError(call, "connection for " + Where(*call) + " failed: " + Describe(ec));
+    TransportError(call, "connection to " + Agent(*call) + " failed: " + Describe(ec));
   }
 
   void TransportError(const CallPtr& call, std::string message) {
     if (call->conn) call->conn->stream.close();
     call->conn.reset();
     call->last_500.reset();
-    call->last_error = Status::Unavailable("async http: " + std::move(message));
+    call->last_error = Status::Unavailable(std::move(message));
     RetryOrFinish(call);
   }
 
@@ -336,7 +343,8 @@ struct AsyncHttpClient::Impl {
       }
     }
     if (call->last_500) return Finish(call, std::move(*call->last_500));
-    std::string attempts = " (" + std::to_string(call->retries + 1) + " attempts)";
+    std::string attempts =
+        call->retries == 0 ? std::string() : " (" + std::to_string(call->retries + 1) + " attempts)";
     Status error = call->last_error;
     Finish(call, Flag(*call, Status(error.code(), std::string(error.message()) + attempts)));
   }
@@ -368,7 +376,7 @@ struct AsyncHttpClient::Impl {
     auto it = live.find(id);
     if (it == live.end()) return false;
     CallPtr call = it->second;
-    Finish(call, Flag(*call, Status::Unavailable("async http: " + Where(*call) + ": " +
+    Finish(call, Flag(*call, Status::Unavailable(What(*call) + " to " + Agent(*call) + ": " +
                                                  kCancelledMarker)));
     return true;
   }
@@ -379,7 +387,7 @@ struct AsyncHttpClient::Impl {
     live.clear();
     for (auto& [id, call] : calls) {
       if (call->finished) continue;
-      Finish(call, Flag(*call, Status::Unavailable("async http: " + Where(*call) +
+      Finish(call, Flag(*call, Status::Unavailable(What(*call) + " to " + Agent(*call) +
                                                    ": client shut down, " + kCancelledMarker)));
     }
     for (auto& pool : idle) {
@@ -389,7 +397,7 @@ struct AsyncHttpClient::Impl {
   }
 
   asio::io_context& io;
-  AsyncHttpOptions options;
+  HttpClientOptions options;
   std::vector<HttpAddress> addresses;
   Status address_status;
   std::vector<std::vector<std::shared_ptr<Conn>>> idle;  // per address
@@ -399,27 +407,27 @@ struct AsyncHttpClient::Impl {
   bool shut_down = false;
 };
 
-AsyncHttpClient::AsyncHttpClient(boost::asio::io_context& io, AsyncHttpOptions options)
+HttpClient::HttpClient(boost::asio::io_context& io, HttpClientOptions options)
     : impl_(std::make_unique<Impl>(io, std::move(options))) {}
 
-AsyncHttpClient::~AsyncHttpClient() {
+HttpClient::~HttpClient() {
   if (impl_) impl_->Shutdown();
 }
 
-RequestId AsyncHttpClient::Request(HttpCall call, HttpCallback done) {
+RequestId HttpClient::Request(HttpCall call, HttpCallback done) {
   return impl_->Request(std::move(call), std::move(done));
 }
 
-bool AsyncHttpClient::Cancel(RequestId id) { return impl_->Cancel(id); }
+bool HttpClient::Cancel(RequestId id) { return impl_->Cancel(id); }
 
-void AsyncHttpClient::Shutdown() { impl_->Shutdown(); }
+void HttpClient::Shutdown() { impl_->Shutdown(); }
 
-std::size_t AsyncHttpClient::in_flight() const { return impl_->live.size(); }
+std::size_t HttpClient::in_flight() const { return impl_->live.size(); }
 
-std::size_t AsyncHttpClient::TEST_IdleConnections() const {
+std::size_t HttpClient::TEST_IdleConnections() const {
   std::size_t total = 0;
   for (const auto& pool : impl_->idle) total += pool.size();
   return total;
 }
 
-}  // namespace tenure::client
+}  // namespace tenure::net

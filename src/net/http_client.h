@@ -1,4 +1,6 @@
-// AsyncHttpClient: the asynchronous HTTP/1.1 transport libtenure is built on.
+// HttpClient: tenure's one HTTP/1.1 client. libtenure, the CLI (through
+// BlockingHttpClient) and a follower's forwarder (src/http/forwarder) all
+// speak HTTP through it, so TLS and tokens plug in here and nowhere else.
 //
 // It runs on a boost::asio::io_context that the CALLER runs on ONE thread.
 // LOOP THREAD ONLY: every member function must be called on that thread (or
@@ -46,28 +48,33 @@
 // callbacks synchronously, before they return; afterwards no callback of
 // those requests runs, and no callback runs after the client is destroyed.
 // REQUIRES: a callback does not destroy the client (post the destruction).
-// Beast stays inside async_http.cc.
+// Messages name the agent and the cause: "cannot reach tenure at
+// 127.0.0.1:8500: connection refused", "tenure at 127.0.0.1:8500 did not
+// answer GET /v1/kv/x within 5000 ms", "... (3 attempts)" after retries.
+// Beast stays inside http_client.cc.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
-#include "client/http_client.h"
+#include "net/http_address.h"
 #include "common/status.h"
 
 namespace boost::asio {
 class io_context;
 }
 
-namespace tenure::client {
+namespace tenure::net {
 
-struct AsyncHttpOptions {
-  std::vector<std::string> addresses;  // "host:port", "http://host:port", "[::1]:8500"
+struct HttpClientOptions {
+  std::vector<std::string> addresses;  // as ParseHttpAddress takes them
   std::string token;                   // sent as X-Consul-Token when not empty
   std::int64_t connect_timeout_ms = 5'000;
   std::int64_t default_timeout_ms = 30'000;
@@ -93,6 +100,15 @@ struct HttpCall {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+struct ClientResponse {
+  int status = 0;
+  std::string body;
+  std::map<std::string, std::string> headers;  // names lower-cased; repeated ones joined by ", "
+
+  // The value of a header (any case), or "" when absent.
+  std::string Header(std::string_view name) const;
+};
+
 using RequestId = std::uint64_t;
 using HttpCallback = std::function<void(Result<ClientResponse>)>;
 
@@ -101,14 +117,14 @@ inline constexpr char kCancelledMarker[] = "request cancelled";
 bool MaybeApplied(const Status& status);
 bool IsCancelled(const Status& status);
 
-class AsyncHttpClient {
+class HttpClient {
  public:
   // Bad addresses are reported by every Request (the constructor cannot fail).
   // REQUIRES: io outlives this client.
-  AsyncHttpClient(boost::asio::io_context& io, AsyncHttpOptions options);
-  ~AsyncHttpClient();  // Shutdown()
-  AsyncHttpClient(const AsyncHttpClient&) = delete;
-  AsyncHttpClient& operator=(const AsyncHttpClient&) = delete;
+  HttpClient(boost::asio::io_context& io, HttpClientOptions options);
+  ~HttpClient();  // Shutdown()
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
 
   // Starts the call; `done` runs once, later, on the loop thread. After
   // Shutdown, `done` runs at once (inside Request) with kUnavailable.
@@ -131,4 +147,4 @@ class AsyncHttpClient {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace tenure::client
+}  // namespace tenure::net

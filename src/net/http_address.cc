@@ -1,0 +1,52 @@
+#include "net/http_address.h"
+
+#include <algorithm>
+
+#include "common/host_port.h"
+#include "common/strings.h"
+
+namespace tenure::net {
+namespace {
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string HttpAddress::ToString() const { return FormatHostPort(HostPort{host, port}); }
+
+Result<HttpAddress> ParseHttpAddress(std::string_view address) {
+  const std::string original(address);
+  auto bad = [&](std::string_view why) {
+    return Status::InvalidArgument("http address " + GoQuote(original) + ": " + std::string(why));
+  };
+  if (std::size_t scheme = address.find("://"); scheme != std::string_view::npos) {
+    std::string name = Lower(address.substr(0, scheme));
+    if (name != "http") return bad("scheme " + GoQuote(name) + " is not supported (use http://)");
+    address.remove_prefix(scheme + 3);
+  }
+  if (std::size_t slash = address.find('/'); slash != std::string_view::npos) {
+    if (address.substr(slash) != "/") return bad("a path is not allowed");
+    address = address.substr(0, slash);
+  }
+  if (address.empty()) return bad("missing host");
+  // Without a port: "host", "[::1]" or a bare IPv6 literal take 8500.
+  std::string with_port(address);
+  const bool bracketed = address.front() == '[';
+  const std::size_t colons = static_cast<std::size_t>(
+      std::count(address.begin(), address.end(), ':'));
+  if (bracketed ? address.back() == ']' : colons != 1) {
+    with_port = (bracketed || colons == 0 ? with_port : "[" + with_port + "]") + ":" +
+                std::to_string(kDefaultHttpPort);
+  }
+  Result<HostPort> parsed = ParseHostPort(with_port);
+  if (!parsed.ok()) return bad(parsed.status().message());
+  return HttpAddress{std::move(parsed->host), parsed->port};
+}
+
+}  // namespace tenure::net
