@@ -5,7 +5,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 
-#include "client/child_group.h"
+#include "cli/child_group.h"
 
 namespace tenure::cli {
 
@@ -44,7 +44,7 @@ struct AsyncChild::Impl {
 
   asio::io_context& io;
   asio::steady_timer limit;
-  std::optional<client::ChildGroup> group;
+  std::optional<ChildGroup> group;
   std::optional<asio::posix::stream_descriptor> status;
   std::function<void(int)> done;
   std::shared_ptr<char> life = std::make_shared<char>(0);
@@ -57,7 +57,7 @@ bool AsyncChild::running() const { return impl_->group.has_value(); }
 
 Status AsyncChild::Start(const std::string& command, const std::vector<std::string>& env,
                          MonoMs limit_ms, std::function<void(int)> done) {
-  auto group = client::ChildGroup::Start({"/bin/sh", "-c", command}, env);
+  auto group = ChildGroup::Start({"/bin/sh", "-c", command}, env);
   if (!group.ok()) return group.status();
   impl_->group.emplace(std::move(*group));
   impl_->done = std::move(done);

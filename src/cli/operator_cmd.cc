@@ -34,10 +34,10 @@ int ListPeers(const Args& args) {
   HttpFlags http;
   Flags flags("operator raft list-peers");
   http.Register(&flags);
-  if (auto code = ParseFlags(&flags, args, kOperatorUsage, 2)) return *code;
+  if (auto code = ParseFlags(&flags, args, kOperatorUsage, 1)) return *code;
   if (!flags.positional().empty()) {
     PrintErr("tenure operator raft list-peers: unexpected arguments");
-    return 2;
+    return 1;
   }
   auto response = http.MakeClient()->Request("GET", "/v1/operator/raft/configuration", "");
   if (!response.ok()) {
@@ -80,10 +80,10 @@ int TransferLeader(const Args& args) {
   Flags flags("operator raft transfer-leader");
   flags.Uint64("id", &id, "the -node-id of the voter to hand leadership to (default: any)");
   http.Register(&flags);
-  if (auto code = ParseFlags(&flags, args, kOperatorUsage, 2)) return *code;
+  if (auto code = ParseFlags(&flags, args, kOperatorUsage, 1)) return *code;
   if (!flags.positional().empty()) {
     PrintErr("tenure operator raft transfer-leader: unexpected arguments");
-    return 2;
+    return 1;
   }
   std::string target = "/v1/operator/raft/transfer-leader";
   if (flags.WasSet("id")) target += "?id=" + std::to_string(id);
@@ -109,16 +109,16 @@ int RemovePeer(const Args& args) {
   flags.Uint64("id", &id, "the -node-id of the server to remove");
   flags.String("address", &address, "the raft address (HOST:PORT) of the server to remove");
   http.Register(&flags);
-  if (auto code = ParseFlags(&flags, args, kOperatorUsage, 2)) return *code;
+  if (auto code = ParseFlags(&flags, args, kOperatorUsage, 1)) return *code;
   if (!flags.positional().empty()) {
     PrintErr("tenure operator raft remove-peer: unexpected arguments");
-    return 2;
+    return 1;
   }
   if (flags.WasSet("id") == flags.WasSet("address") || (flags.WasSet("id") && id == 0) ||
       (flags.WasSet("address") && address.empty())) {
     PrintErr("tenure operator raft remove-peer: give exactly one of -id N (positive) or "
              "-address HOST:PORT");
-    return 2;
+    return 1;
   }
   std::string target = flags.WasSet("id") ? "/v1/operator/raft/peer?id=" + std::to_string(id)
                                           : "/v1/operator/raft/peer?address=" + address;
@@ -155,7 +155,7 @@ int OperatorCommand(const Args& args) {
   PrintErr(std::string("tenure operator: expected \"raft transfer-leader\", \"raft remove-peer\" "
                        "or \"raft list-peers\"\n\n") +
            kOperatorUsage);
-  return 2;
+  return 1;
 }
 
 int MembersCommand(const Args& args) { return ListPeers(args); }

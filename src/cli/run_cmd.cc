@@ -36,7 +36,7 @@
 #include "cli/client_support.h"
 #include "cli/commands.h"
 #include "net/http_client.h"
-#include "client/child_group.h"
+#include "cli/child_group.h"
 #include "client/lease.h"
 #include "client/settings.h"
 #include "common/duration.h"
@@ -121,7 +121,7 @@ class Runner {
     }
     const std::uint64_t token = election_->FencingToken();
     Progress("elected with fencing token " + std::to_string(token));
-    auto group = client::ChildGroup::Start(
+    auto group = ChildGroup::Start(
         command_, {"TENURE_FENCING_TOKEN=" + std::to_string(token), "TENURE_SESSION=" + session_.id(),
                    "TENURE_LEADER_KEY=" + election_->LeaderKey()});
     if (!group.ok()) {
@@ -276,7 +276,7 @@ class Runner {
   std::string value_;
   std::vector<std::string> command_;
   std::unique_ptr<Election> election_;
-  std::optional<client::ChildGroup> child_;
+  std::optional<ChildGroup> child_;
   std::optional<asio::posix::stream_descriptor> status_sd_;
   asio::steady_timer lease_timer_;
   asio::steady_timer kill_timer_;

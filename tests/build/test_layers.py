@@ -29,8 +29,10 @@ ARROWS = {
     "tenure_net": {"common", "net"},
     # http -> net: followers forward with the one HTTP client (decision 0008).
     "tenure_http": {"common", "state", "raft", "server", "http", "net"},
+    "tenure_agent": {"common", "state", "raft", "server", "http", "net", "agent"},
     "tenure_client": {"common", "net", "client", "tenure"},
-    "tenure_cli": {"common", "state", "raft", "server", "http", "net", "client", "tenure", "cli"},
+    "tenure_cli": {"common", "state", "raft", "server", "http", "net", "agent", "client", "tenure",
+                   "cli"},
 }
 
 

@@ -1,4 +1,4 @@
-#include "client/child_group.h"
+#include "cli/child_group.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 
 extern char** environ;
 
-namespace tenure::client {
+namespace tenure::cli {
 namespace {
 
 // The keeper's parent-death signal. Not SIGKILL: a keeper killed outright
@@ -341,4 +341,4 @@ void ChildGroup::CloseFds() {
   CloseFd(status_fd_);
 }
 
-}  // namespace tenure::client
+}  // namespace tenure::cli

@@ -47,7 +47,7 @@
 
 #include "common/status.h"
 
-namespace tenure::client {
+namespace tenure::cli {
 
 class ChildGroup {
  public:
@@ -113,4 +113,4 @@ class ChildGroup {
   std::optional<int> exit_code_;
 };
 
-}  // namespace tenure::client
+}  // namespace tenure::cli

@@ -1,7 +1,7 @@
 // Real processes, no mocks. Waits poll with deadlines. A process counts as
 // gone when kill() says ESRCH or it is a zombie: orphans are reparented to
 // PID 1, which in some containers never reaps them, and a zombie cannot act.
-#include "client/child_group.h"
+#include "cli/child_group.h"
 
 #include <dirent.h>
 #include <poll.h>
@@ -22,7 +22,7 @@
 
 #include <gtest/gtest.h>
 
-namespace tenure::client {
+namespace tenure::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -367,4 +367,4 @@ TEST_F(ChildGroupTest, MovedGroupStaysControllable) {
 }
 
 }  // namespace
-}  // namespace tenure::client
+}  // namespace tenure::cli

@@ -1,0 +1,99 @@
+#include "agent/agent.h"
+
+#include <fmt/core.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "common/clock.h"
+#include "http/api.h"
+#include "http/server.h"
+#include "server/server.h"
+
+namespace tenure::agent {
+namespace {
+
+// The dev mode's data dir: removed when the agent returns.
+class DevDir {
+ public:
+  ~DevDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  Result<std::string> Make() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tenure-dev-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return Status::IoError(
+          fmt::format("cannot create a dev data dir {}: {}", pattern, std::strerror(errno)));
+    }
+    path_ = pattern;
+    return path_;
+  }
+  bool made() const { return !path_.empty(); }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+Status RunAgent(AgentPlan plan) {
+  DevDir dev_dir;
+  if (plan.dev && plan.data_dir.empty()) {
+    Result<std::string> made = dev_dir.Make();
+    if (!made.ok()) return made.status();
+    plan.data_dir = *made;
+  }
+  plan.server.raft.data_dir = (std::filesystem::path(plan.data_dir) / "raft").string();
+
+  boost::asio::io_context io(1);
+  RealClock clock;
+  server::Server server(io, clock, plan.server);
+  http::Api api(io, server);
+  http::HttpServer http_server(io, [&api](http::HttpRequest request,
+                                          std::shared_ptr<http::Responder> responder) {
+    api.Handle(std::move(request), std::move(responder));
+  });
+
+  if (Status started = server.Start(); !started.ok()) return started;
+  if (Status listening = http_server.Listen(plan.http); !listening.ok()) {
+    server.Stop([&io] { io.stop(); });
+    io.run();
+    return listening;
+  }
+  const raft::NodeOptions& raft = plan.server.raft;
+  fmt::print(stderr,
+             "tenure: server {} (id {}) serving the Consul API on http://{}, raft on {}, data in "
+             "{}{}\n",
+             plan.server.node_name, raft.id, plan.http_addr, raft.address, plan.data_dir,
+             dev_dir.made() ? " (dev mode: removed on exit)" : "");
+  if (!plan.keyed && !plan.dev) {
+    fmt::print(stderr,
+               "tenure: WARNING: no -raft-key-file: any process that can reach {} can join this "
+               "cluster, vote and write to its log (docs/security.md)\n",
+               plan.raft_listen);
+  }
+  api.Start();
+  if (!plan.join.empty()) server.JoinCluster(plan.join);
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    fmt::print(stderr, "tenure: signal {}, shutting down\n", signal);
+    http_server.Stop();
+    api.Shutdown();
+    server.Stop([&io] { io.stop(); });
+  });
+  io.run();
+  return Status::Ok();
+}
+
+}  // namespace tenure::agent

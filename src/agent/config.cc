@@ -1,0 +1,208 @@
+#include "agent/config.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <utility>
+
+#include "common/duration.h"
+#include "common/strings.h"
+#include "raft/wire/cluster_key.h"
+
+namespace tenure::agent {
+namespace {
+
+Status Bad(std::string_view flag, std::string_view why) {
+  return Status::InvalidArgument("-" + std::string(flag) + ": " + std::string(why));
+}
+
+Result<HostPort> FlagHostPort(const std::string& text, std::string_view flag,
+                              bool allow_zero_port = false) {
+  Result<HostPort> parsed = ParseHostPort(text, allow_zero_port);
+  if (!parsed.ok()) return Bad(flag, parsed.status().message());
+  return parsed;
+}
+
+// A secret in a file: trimmed of surrounding whitespace, not empty, and not
+// readable by group or others (as ssh insists for private keys).
+Result<std::string> ReadSecretFile(const std::string& path, std::string_view flag) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return Status::InvalidArgument("-" + std::string(flag) + " " + path + ": " +
+                                   std::strerror(errno));
+  }
+  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    return Status::InvalidArgument("-" + std::string(flag) + " " + path +
+                                   ": readable by group or others (chmod 600 it)");
+  }
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) {
+    return Status::InvalidArgument("-" + std::string(flag) + " " + path + ": cannot read it");
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  std::size_t start = 0;
+  while (start < text.size() && std::isspace(static_cast<unsigned char>(text[start]))) ++start;
+  text.erase(0, start);
+  if (text.size() < 16 || text.find_first_of(" \t\r\n") != std::string::npos) {
+    return Status::InvalidArgument("-" + std::string(flag) + " " + path +
+                                   ": the token must be one word of at least 16 characters");
+  }
+  return text;
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "tenure";
+  return name;
+}
+
+}  // namespace
+
+Result<std::vector<raft::Peer>> ParseBootstrapPeers(const std::string& list, std::uint64_t self_id,
+                                                    const std::string& self_address) {
+  std::vector<raft::Peer> peers;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string item = list.substr(start, comma - start);
+    start = comma + 1;
+    const std::size_t at = item.find('@');
+    std::uint64_t id = 0;
+    bool ok = at != std::string::npos && at > 0 && at <= 19;
+    for (std::size_t i = 0; ok && i < at; ++i) {
+      ok = item[i] >= '0' && item[i] <= '9';
+      id = id * 10 + static_cast<std::uint64_t>(item[i] - '0');
+    }
+    if (!ok || id == 0) {
+      return Bad("bootstrap-peers", "expected ID@HOST:PORT (ID > 0), got \"" + item + "\"");
+    }
+    const std::string address = item.substr(at + 1);
+    if (auto valid = FlagHostPort(address, "bootstrap-peers"); !valid.ok()) return valid.status();
+    for (const raft::Peer& peer : peers) {
+      if (peer.id == id || peer.address == address) {
+        return Bad("bootstrap-peers",
+                   "id " + std::to_string(id) + " or address " + address + " appears twice");
+      }
+    }
+    peers.push_back({id, address});
+  }
+  auto self = std::find_if(peers.begin(), peers.end(),
+                           [&](const raft::Peer& peer) { return peer.id == self_id; });
+  if (self == peers.end()) {
+    return Status::InvalidArgument("-bootstrap-peers must include this server (-node-id " +
+                                   std::to_string(self_id) + ")");
+  }
+  if (self->address != self_address) {
+    return Status::InvalidArgument("-bootstrap-peers gives this server (id " +
+                                   std::to_string(self_id) + ") the address " + self->address +
+                                   ", but -raft-addr is " + self_address);
+  }
+  return peers;
+}
+
+std::string AdvertisedHttpAddress(const HostPort& http, const HostPort& raft) {
+  HostPort advertised = http;
+  if (advertised.host == "0.0.0.0" || advertised.host == "::" || advertised.host.empty()) {
+    advertised.host = raft.host;
+  }
+  return FormatHostPort(advertised);
+}
+
+Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
+  if (config.session_ttl_multiplier < 1 || config.session_ttl_multiplier > 10) {
+    return Status::InvalidArgument("-session-ttl-multiplier must be between 1 and 10");
+  }
+  if (config.node_id == 0) return Status::InvalidArgument("-node-id must be positive");
+  constexpr DurationNs kMs = 1'000'000;
+  auto election_ns = ParseGoDuration(config.raft_election_timeout);
+  if (!election_ns.ok() || *election_ns < 100 * kMs || *election_ns > 60'000 * kMs) {
+    return Status::InvalidArgument(
+        "-raft-election-timeout must be a duration from 100ms to 60s, got \"" +
+        config.raft_election_timeout + "\"");
+  }
+  auto heartbeat_ns = ParseGoDuration(config.raft_heartbeat);
+  if (!heartbeat_ns.ok() || *heartbeat_ns < 10 * kMs || *heartbeat_ns >= *election_ns) {
+    return Status::InvalidArgument(
+        "-raft-heartbeat must be a duration of at least 10ms and below -raft-election-timeout, "
+        "got \"" +
+        config.raft_heartbeat + "\"");
+  }
+  if (!config.raft_bind_addr.empty()) {
+    if (auto bind = FlagHostPort(config.raft_bind_addr, "raft-bind-addr"); !bind.ok()) {
+      return bind.status();
+    }
+  }
+  Result<HostPort> http = FlagHostPort(config.http_addr, "http-addr", /*allow_zero_port=*/true);
+  if (!http.ok()) return http.status();
+  Result<HostPort> raft_address = FlagHostPort(config.raft_addr, "raft-addr");
+  if (!raft_address.ok()) return raft_address.status();
+  if (!config.join.empty() && !config.bootstrap_peers.empty()) {
+    return Status::InvalidArgument("-join and -bootstrap-peers exclude each other");
+  }
+  if (!config.dev && config.data_dir.empty()) {
+    return Status::InvalidArgument("-data-dir is required (or use -dev)");
+  }
+
+  AgentPlan plan;
+  plan.http.host = http->host;
+  plan.http.port = http->port;
+  TENURE_RETURN_IF_ERROR(http::TEST_ApplyEnvironment(&plan.http));
+
+  std::vector<raft::Peer> peers = {{config.node_id, config.raft_addr}};
+  if (!config.join.empty()) {
+    peers.clear();  // no configuration: the cluster's leader will send it
+    plan.join = SplitNonEmpty(config.join, ',');
+    for (const std::string& address : plan.join) {
+      if (auto valid = FlagHostPort(address, "join"); !valid.ok()) return valid.status();
+    }
+  } else if (!config.bootstrap_peers.empty()) {
+    auto parsed = ParseBootstrapPeers(config.bootstrap_peers, config.node_id, config.raft_addr);
+    if (!parsed.ok()) return parsed.status();
+    peers = std::move(*parsed);
+  }
+
+  server::ServerOptions& options = plan.server;
+  if (!config.raft_key_file.empty()) {
+    auto key = raft::wire::LoadClusterKey(config.raft_key_file);
+    if (!key.ok()) return key.status();
+    options.raft.cluster_key = std::move(*key);
+    plan.keyed = true;
+  }
+  if (!config.operator_token_file.empty()) {
+    auto token = ReadSecretFile(config.operator_token_file, "operator-token-file");
+    if (!token.ok()) return token.status();
+    options.operator_token = std::move(*token);
+  }
+  options.node_name = config.node_name.empty() ? Hostname() : config.node_name;
+  options.datacenter = config.datacenter;
+  options.session_ttl_multiplier = config.session_ttl_multiplier;
+  options.http_address = AdvertisedHttpAddress(*http, *raft_address);
+  options.raft.id = config.node_id;
+  options.raft.address = config.raft_addr;
+  options.raft.bootstrap = std::move(peers);
+  options.raft.bind_address = config.raft_bind_addr;
+  options.raft.election_timeout_ms = static_cast<unsigned>(*election_ns / kMs);
+  options.raft.heartbeat_timeout_ms = static_cast<unsigned>(*heartbeat_ns / kMs);
+  // Tests shrink the raft log's memory budget to see it bound RSS with a
+  // few hundred writes instead of thousands (test_limits_raft_memory.py).
+  if (const char* bytes = std::getenv("TENURE_TEST_RAFT_LOG_BYTES_MAX")) {
+    options.raft.log_bytes_max = std::strtoull(bytes, nullptr, 10);
+    options.raft.trailing_bytes_max = options.raft.log_bytes_max / 4;
+  }
+  plan.data_dir = config.data_dir;
+  plan.dev = config.dev;
+  plan.http_addr = config.http_addr;
+  plan.raft_listen = config.raft_bind_addr.empty() ? config.raft_addr : config.raft_bind_addr;
+  return plan;
+}
+
+}  // namespace tenure::agent

@@ -1,0 +1,61 @@
+// What `tenure server` is told, as the operator wrote it (flags today, a
+// config file later), and its check: ResolveAgentConfig turns it into the
+// options of the server, its raft node and its HTTP listener, or says which
+// setting is wrong and why (kInvalidArgument, the flag's name first).
+// Reads the key and token files it names; otherwise pure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/host_port.h"
+#include "common/status.h"
+#include "http/server.h"
+#include "server/server.h"
+
+namespace tenure::agent {
+
+struct AgentConfig {
+  bool dev = false;            // a throwaway data dir, removed on exit
+  std::string data_dir;        // required unless dev
+  std::string http_addr = "127.0.0.1:8500";
+  std::string raft_addr = "127.0.0.1:8300";
+  std::string raft_bind_addr;  // listen here instead of raft_addr (NAT, proxies)
+  std::string node_name;       // empty: the hostname
+  std::string datacenter = "dc1";
+  std::uint64_t node_id = 1;
+  std::string join;             // raft addresses of running members, comma-separated
+  std::string bootstrap_peers;  // ID@HOST:PORT,... the first configuration
+  std::string raft_key_file;
+  std::string operator_token_file;
+  std::string raft_election_timeout = "500ms";
+  std::string raft_heartbeat = "50ms";
+  int session_ttl_multiplier = 2;
+};
+
+// A checked AgentConfig.
+struct AgentPlan {
+  server::ServerOptions server;  // raft.data_dir is set by RunAgent (dev mode)
+  http::HttpServerOptions http;
+  std::vector<std::string> join;  // empty: no -join
+  std::string data_dir;           // empty with dev: RunAgent makes one
+  bool dev = false;
+  bool keyed = false;             // a cluster key was given
+  std::string http_addr;          // as given, for the banner
+  std::string raft_listen;        // where raft listens, for the warning
+};
+
+Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config);
+
+// "ID@HOST:PORT,ID@HOST:PORT,...": the cluster's first configuration, the
+// same list on every member. Must name this node with its own raft address.
+Result<std::vector<raft::Peer>> ParseBootstrapPeers(const std::string& list, std::uint64_t self_id,
+                                                    const std::string& self_address);
+
+// The HTTP address other members forward to: -http-addr, except that a
+// wildcard host (0.0.0.0, ::) is replaced by the raft address's host, which
+// the other members already reach.
+std::string AdvertisedHttpAddress(const HostPort& http, const HostPort& raft);
+
+}  // namespace tenure::agent

@@ -1,0 +1,129 @@
+// agent::ResolveAgentConfig: every setting of `tenure server` checked with a
+// text that names the flag, and a good configuration turned into options.
+#include "agent/config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace tenure::agent {
+namespace {
+
+AgentConfig Good() {
+  AgentConfig config;
+  config.data_dir = "/var/lib/tenure";
+  config.node_name = "n1";
+  return config;
+}
+
+std::string Refusal(const AgentConfig& config) {
+  Result<AgentPlan> plan = ResolveAgentConfig(config);
+  if (plan.ok()) return "accepted";
+  EXPECT_EQ(plan.status().code(), Code::kInvalidArgument);
+  return std::string(plan.status().message());
+}
+
+TEST(AgentConfigTest, AGoodConfigurationBecomesOptions) {
+  AgentConfig config = Good();
+  config.http_addr = "0.0.0.0:8500";
+  config.raft_addr = "10.0.0.7:8300";
+  config.raft_election_timeout = "1s";
+  config.raft_heartbeat = "100ms";
+  config.bootstrap_peers = "1@10.0.0.7:8300,2@10.0.0.8:8300,3@10.0.0.9:8300";
+  Result<AgentPlan> plan = ResolveAgentConfig(config);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->http.host, "0.0.0.0");
+  EXPECT_EQ(plan->http.port, 8500);
+  // Members forward to an address they can reach, not the wildcard.
+  EXPECT_EQ(plan->server.http_address, "10.0.0.7:8500");
+  EXPECT_EQ(plan->server.raft.election_timeout_ms, 1000u);
+  EXPECT_EQ(plan->server.raft.heartbeat_timeout_ms, 100u);
+  EXPECT_EQ(plan->server.raft.bootstrap.size(), 3u);
+  EXPECT_EQ(plan->server.node_name, "n1");
+  EXPECT_FALSE(plan->keyed);
+  EXPECT_EQ(plan->raft_listen, "10.0.0.7:8300");
+}
+
+TEST(AgentConfigTest, JoinStartsWithoutAConfiguration) {
+  AgentConfig config = Good();
+  config.join = "10.0.0.7:8300,,10.0.0.8:8300";
+  Result<AgentPlan> plan = ResolveAgentConfig(config);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_TRUE(plan->server.raft.bootstrap.empty());
+  EXPECT_EQ(plan->join, (std::vector<std::string>{"10.0.0.7:8300", "10.0.0.8:8300"}));
+}
+
+TEST(AgentConfigTest, EveryBadSettingIsNamed) {
+  AgentConfig c = Good();
+  c.data_dir.clear();
+  EXPECT_EQ(Refusal(c), "-data-dir is required (or use -dev)");
+  c.dev = true;
+  EXPECT_EQ(Refusal(c), "accepted");
+
+  c = Good();
+  c.http_addr = "nope";
+  EXPECT_EQ(Refusal(c), "-http-addr: expected host:port, got \"nope\" (no port)");
+  c = Good();
+  c.raft_addr = "h:0";
+  EXPECT_EQ(Refusal(c), "-raft-addr: expected host:port, got \"h:0\" (port out of range)");
+  c = Good();
+  c.raft_bind_addr = "::1:8300";
+  EXPECT_EQ(Refusal(c),
+            "-raft-bind-addr: expected host:port, got \"::1:8300\" (an IPv6 address needs brackets)");
+  c = Good();
+  c.node_id = 0;
+  EXPECT_EQ(Refusal(c), "-node-id must be positive");
+  c = Good();
+  c.session_ttl_multiplier = 11;
+  EXPECT_EQ(Refusal(c), "-session-ttl-multiplier must be between 1 and 10");
+  c = Good();
+  c.raft_election_timeout = "99ms";
+  EXPECT_EQ(Refusal(c), "-raft-election-timeout must be a duration from 100ms to 60s, got \"99ms\"");
+  c = Good();
+  c.raft_heartbeat = "500ms";  // not below the 500ms election timeout
+  EXPECT_EQ(Refusal(c),
+            "-raft-heartbeat must be a duration of at least 10ms and below "
+            "-raft-election-timeout, got \"500ms\"");
+  c = Good();
+  c.join = "10.0.0.7:8300";
+  c.bootstrap_peers = "1@127.0.0.1:8300";
+  EXPECT_EQ(Refusal(c), "-join and -bootstrap-peers exclude each other");
+  c = Good();
+  c.join = "10.0.0.7";
+  EXPECT_EQ(Refusal(c), "-join: expected host:port, got \"10.0.0.7\" (no port)");
+  c = Good();
+  c.raft_key_file = "/nonexistent/key";
+  EXPECT_NE(Refusal(c).find("/nonexistent/key"), std::string::npos);
+  c = Good();
+  c.operator_token_file = "/nonexistent/token";
+  EXPECT_EQ(Refusal(c), "-operator-token-file /nonexistent/token: No such file or directory");
+}
+
+TEST(AgentConfigTest, BootstrapPeersMustBeWellFormedAndNameThisServer) {
+  const std::string self = "127.0.0.1:8300";
+  auto refusal = [&](const std::string& list) {
+    Result<std::vector<raft::Peer>> peers = ParseBootstrapPeers(list, 1, self);
+    return peers.ok() ? std::string("accepted") : std::string(peers.status().message());
+  };
+  EXPECT_EQ(refusal("1@127.0.0.1:8300,2@127.0.0.1:8301"), "accepted");
+  EXPECT_EQ(refusal("x@127.0.0.1:8300"),
+            "-bootstrap-peers: expected ID@HOST:PORT (ID > 0), got \"x@127.0.0.1:8300\"");
+  EXPECT_EQ(refusal("0@127.0.0.1:8300"),
+            "-bootstrap-peers: expected ID@HOST:PORT (ID > 0), got \"0@127.0.0.1:8300\"");
+  EXPECT_EQ(refusal("1@127.0.0.1:8300,1@127.0.0.1:8301"),
+            "-bootstrap-peers: id 1 or address 127.0.0.1:8301 appears twice");
+  EXPECT_EQ(refusal("2@127.0.0.1:8301"), "-bootstrap-peers must include this server (-node-id 1)");
+  EXPECT_EQ(refusal("1@127.0.0.1:9999"),
+            "-bootstrap-peers gives this server (id 1) the address 127.0.0.1:9999, but -raft-addr "
+            "is 127.0.0.1:8300");
+  EXPECT_EQ(refusal("1@127.0.0.1"),
+            "-bootstrap-peers: expected host:port, got \"127.0.0.1\" (no port)");
+}
+
+TEST(AgentConfigTest, AWildcardHttpHostIsAdvertisedAsTheRaftHost) {
+  EXPECT_EQ(AdvertisedHttpAddress({"::", 8500}, {"fd00::7", 8300}), "[fd00::7]:8500");
+  EXPECT_EQ(AdvertisedHttpAddress({"127.0.0.1", 18500}, {"10.0.0.1", 8300}), "127.0.0.1:18500");
+}
+
+}  // namespace
+}  // namespace tenure::agent
