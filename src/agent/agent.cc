@@ -64,7 +64,27 @@ Status RunAgent(AgentPlan plan) {
     api.Handle(std::move(request), std::move(responder));
   });
 
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  bool stopping = false;
+  auto stop = [&] {
+    if (stopping) return;
+    stopping = true;
+    signals.cancel();
+    http_server.Stop();
+    api.Shutdown();
+    server.Stop([&io] { io.stop(); });
+  };
+  Status fatal;
+  server.set_on_fatal([&](Status why) {
+    fatal = std::move(why);
+    stop();
+  });
+
   if (Status started = server.Start(); !started.ok()) return started;
+  if (stopping) {  // diverged while replaying its own log
+    io.run();
+    return fatal;
+  }
   if (Status listening = http_server.Listen(plan.http); !listening.ok()) {
     server.Stop([&io] { io.stop(); });
     io.run();
@@ -84,16 +104,13 @@ Status RunAgent(AgentPlan plan) {
   }
   api.Start();
   if (!plan.join.empty()) server.JoinCluster(plan.join);
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     fmt::print(stderr, "tenure: signal {}, shutting down\n", signal);
-    http_server.Stop();
-    api.Shutdown();
-    server.Stop([&io] { io.stop(); });
+    stop();
   });
   io.run();
-  return Status::Ok();
+  return fatal;
 }
 
 }  // namespace tenure::agent

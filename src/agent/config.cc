@@ -198,6 +198,11 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     options.raft.log_bytes_max = std::strtoull(bytes, nullptr, 10);
     options.raft.trailing_bytes_max = options.raft.log_bytes_max / 4;
   }
+  // Tests see a diverged replica stop (test_divergence.py) in seconds.
+  if (const char* period = std::getenv("TENURE_TEST_CHECKPOINT_PERIOD_MS")) {
+    options.checkpoint_period_ms = std::strtoll(period, nullptr, 10);
+  }
+  if (const char* key = std::getenv("TENURE_TEST_DIVERGE_KEY")) options.TEST_diverge_key = key;
   plan.data_dir = config.data_dir;
   plan.dev = config.dev;
   plan.http_addr = config.http_addr;

@@ -139,4 +139,11 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   return differ == 0;
 }
 
+std::string HexU64(unsigned long long value) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, value >>= 4) out[static_cast<std::size_t>(i)] = kHex[value & 15];
+  return out;
+}
+
 }  // namespace tenure

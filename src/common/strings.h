@@ -1,6 +1,7 @@
 // Small string helpers. Pure.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,9 @@ namespace tenure {
 std::string GoQuote(std::string_view text);
 
 bool StartsWith(std::string_view text, std::string_view prefix);
+
+// 16 lower-case hex digits ("00000000000000ff"), as digests are printed.
+std::string HexU64(unsigned long long value);
 
 // "a,,b," split at `sep` into {"a", "b"}: empty parts are dropped.
 std::vector<std::string> SplitNonEmpty(std::string_view text, char sep);

@@ -16,8 +16,10 @@
 namespace tenure::server {
 
 struct Server::Timers {
-  explicit Timers(boost::asio::io_context& io) : reap(io), duties(io), members(io), restart(io) {}
+  explicit Timers(boost::asio::io_context& io)
+      : reap(io), checkpoint(io), duties(io), members(io), restart(io) {}
   boost::asio::steady_timer reap;
+  boost::asio::steady_timer checkpoint;
   boost::asio::steady_timer duties;
   boost::asio::steady_timer members;
   boost::asio::steady_timer restart;
@@ -51,6 +53,7 @@ void Server::MakeNode() {
 Status Server::Start() {
   TENURE_RETURN_IF_ERROR(node_->Start());
   ScheduleReap();
+  ScheduleCheckpoint();
   ScheduleMemberRecords();
   return Status();
 }
@@ -58,6 +61,7 @@ Status Server::Start() {
 void Server::Stop(std::function<void()> done) {
   stopping_ = true;
   housekeeping_->reap.cancel();
+  housekeeping_->checkpoint.cancel();
   housekeeping_->duties.cancel();
   housekeeping_->members.cancel();
   housekeeping_->restart.cancel();
@@ -330,7 +334,27 @@ LogIndex Server::IndexOf(const Watch& watch) const {
 }
 
 void Server::OnApplied() {
-  waiters_->Notify(store_.TakeChanges());
+  state::Changes changes = store_.TakeChanges();
+  if (!options_.TEST_diverge_key.empty()) {
+    for (const std::string& key : changes.keys) {
+      if (key == options_.TEST_diverge_key) store_.TEST_Corrupt(key, "diverged");
+    }
+  }
+  waiters_->Notify(std::move(changes));
+  if (!store_.divergence().empty() && !diverged_) {
+    // Restarting would replay the same entries into the same state: the
+    // data dir itself is wrong. docs/recovery.md says how to rebuild it.
+    diverged_ = true;
+    Status why = Status::Corruption(
+        "this server's state diverged from the leader's (" + store_.divergence() +
+        "); it stops. Rebuild it from the others: docs/recovery.md, \"A replica that diverged\"");
+    std::fprintf(stderr, "tenure: FATAL: %s\n", std::string(why.message()).c_str());
+    if (on_fatal_) {
+      on_fatal_(std::move(why));
+    } else if (!stopping_) {
+      Stop([] {});
+    }
+  }
 }
 
 // A new leader cannot know when sessions were last renewed: it gives every
@@ -397,6 +421,24 @@ void Server::ExpireSession(const std::string& session_id) {
             duties_.ExpiryFailed(session_id, clock_.NowMonoMs());
             ScheduleDuties();
           });
+}
+
+// Replicas compared at run time (state/store.h, Checkpoint): the leader's
+// record of the previous checkpoint travels in the next one.
+void Server::ScheduleCheckpoint() {
+  if (options_.checkpoint_period_ms <= 0) return;
+  housekeeping_->checkpoint.expires_after(std::chrono::milliseconds(options_.checkpoint_period_ms));
+  std::weak_ptr<bool> alive = alive_;
+  housekeeping_->checkpoint.async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || !*alive.lock()) return;
+    // Only when something was applied since the last checkpoint (which is
+    // itself the last entry applied on an idle cluster).
+    const state::Store::CheckpointRecord& last = store_.checkpoint();
+    if (IsLeader() && leader_ready_ && !diverged_ && store_.applied_index() > last.index) {
+      Propose(state::Checkpoint{last.index, last.digest}, [](Result<state::ApplyResult>) {});
+    }
+    ScheduleCheckpoint();
+  });
 }
 
 // Tombstones keep prefix indexes from going backwards after deletes; they

@@ -43,6 +43,13 @@ struct ServerOptions {
   int session_ttl_multiplier = 2;
   // How often the leader forgets old tombstones (they then live 1-2 periods).
   MonoMs tombstone_reap_period_ms = 60'000;
+  // How often the leader writes a Checkpoint so that replicas compare their
+  // state (state/store.h; each costs every replica one digest of its whole
+  // state). 0: never.
+  MonoMs checkpoint_period_ms = 30'000;
+  // Test hook (TENURE_TEST_DIVERGE_KEY): after applying a write of this key,
+  // this replica corrupts its value in memory (Store::TEST_Corrupt).
+  std::string TEST_diverge_key;
   raft::NodeOptions raft;
 };
 
@@ -59,6 +66,11 @@ class Server {
   // (or the leader they name) to add it (raft::Node::JoinCluster); carried
   // over a raft restart.
   void JoinCluster(std::vector<std::string> raft_addresses);
+  // Called once, on the loop thread, when this server cannot go on: its
+  // state diverged from the leader's at a checkpoint. The server has stopped
+  // serving writes; the callback decides how the process ends (the agent
+  // exits non-zero). Without a callback the server stops itself.
+  void set_on_fatal(std::function<void(Status why)> callback) { on_fatal_ = std::move(callback); }
 
   const state::Store& store() const { return store_; }
   const ServerOptions& options() const { return options_; }
@@ -134,6 +146,8 @@ class Server {
   void ScheduleDuties();
   void RunDuties();
   void ScheduleReap();
+  // Leader: a Checkpoint every checkpoint_period_ms when entries were applied since.
+  void ScheduleCheckpoint();
   void IssueBarrier();
   // Leader: writes SelfMember() if the replicated record is missing or
   // stale, retrying every second while still leader.
@@ -172,6 +186,8 @@ class Server {
   MonoMs last_restart_ms_ = -1;
   MonoMs restart_delay_ms_ = 0;
   LogIndex reap_mark_ = 0;  // tombstones at or below this are old enough to reap
+  bool diverged_ = false;
+  std::function<void(Status)> on_fatal_;
   struct Timers;  // reap, duties, member records, restart
   std::unique_ptr<Timers> housekeeping_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

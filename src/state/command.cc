@@ -27,6 +27,7 @@ enum class Tag : std::uint8_t {
   kReapTombstones = 10,
   kSetMember = 11,
   kRemoveMember = 12,
+  kCheckpoint = 13,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -60,6 +61,8 @@ void Fields(Io& io, C& c) {
 }
 template <typename Io, Is<RemoveMember> C>
 void Fields(Io& io, C& c) { io(c.id); }
+template <typename Io, Is<Checkpoint> C>
+void Fields(Io& io, C& c) { io(c.checked_index), io(c.checked_digest); }
 
 template <typename T> constexpr Tag kTagOf = Tag{0};
 template <> constexpr Tag kTagOf<KvSet> = Tag::kKvSet;
@@ -74,6 +77,7 @@ template <> constexpr Tag kTagOf<Txn> = Tag::kTxn;
 template <> constexpr Tag kTagOf<ReapTombstones> = Tag::kReapTombstones;
 template <> constexpr Tag kTagOf<SetMember> = Tag::kSetMember;
 template <> constexpr Tag kTagOf<RemoveMember> = Tag::kRemoveMember;
+template <> constexpr Tag kTagOf<Checkpoint> = Tag::kCheckpoint;
 
 struct FieldWriter {
   ByteWriter& w;
@@ -152,6 +156,7 @@ Result<Command> DecodeCommand(std::string_view bytes) {
     case Tag::kReapTombstones: command.body = DecodeBody<ReapTombstones>(r); break;
     case Tag::kSetMember: command.body = DecodeBody<SetMember>(r); break;
     case Tag::kRemoveMember: command.body = DecodeBody<RemoveMember>(r); break;
+    case Tag::kCheckpoint: command.body = DecodeBody<Checkpoint>(r); break;
     default:
       return Status::Corruption("command: unknown type " + std::to_string(static_cast<int>(tag)));
   }
@@ -176,6 +181,7 @@ std::string_view CommandName(const Command& command) {
     case Tag::kReapTombstones: return "reap-tombstones";
     case Tag::kSetMember: return "set-member";
     case Tag::kRemoveMember: return "remove-member";
+    case Tag::kCheckpoint: return "checkpoint";
   }
   return "unknown";
 }

@@ -108,9 +108,19 @@ struct RemoveMember {
   bool operator==(const RemoveMember&) const = default;
 };
 
+// Written by the leader now and then: every replica records the digest of
+// its state as of this entry, and compares `checked_digest` with what it
+// recorded at the previous checkpoint, `checked_index` (Store::divergence).
+// 0/0: nothing to compare (the leader's first one).
+struct Checkpoint {
+  LogIndex checked_index = 0;
+  std::uint64_t checked_digest = 0;
+  bool operator==(const Checkpoint&) const = default;
+};
+
 using CommandBody = std::variant<KvSet, KvCas, KvAcquire, KvRelease, KvDelete, KvDeleteTree,
                                  SessionCreate, SessionDestroy, Txn, ReapTombstones, SetMember,
-                                 RemoveMember>;
+                                 RemoveMember, Checkpoint>;
 
 struct Command {
   UnixMs now_ms = 0;  // the proposing leader's wall clock

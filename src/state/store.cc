@@ -57,6 +57,8 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
           ApplySetMember(c, index, &result);
         } else if constexpr (std::is_same_v<T, RemoveMember>) {
           members_.erase(c.id);
+        } else if constexpr (std::is_same_v<T, Checkpoint>) {
+          ApplyCheckpoint(c, index);
         }
         if (!outcome.error.ok()) {
           result.status = std::move(outcome.error);
@@ -70,6 +72,27 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
       },
       command.body);
   return result;
+}
+
+// --- Checkpoints --------------------------------------------------------------
+
+// Every replica applies the same entries in the same order, so at one
+// checkpoint they all hold the same state: a different digest is silent
+// corruption (a bug, a bad disk, a libraft flaw such as seed 877000544's)
+// that no other check would see. O(state size): the leader writes one
+// checkpoint every few tens of seconds (server.h).
+void Store::ApplyCheckpoint(const Checkpoint& c, LogIndex index) {
+  if (c.checked_index != 0 && c.checked_index == checkpoint_.index &&
+      c.checked_digest != checkpoint_.digest && divergence_.empty()) {
+    divergence_ = "at the checkpoint of entry " + std::to_string(c.checked_index) +
+                  " this replica's state has digest " + HexU64(checkpoint_.digest) +
+                  ", the leader's " + HexU64(c.checked_digest);
+  }
+  checkpoint_ = {index, Digest()};
+}
+
+void Store::TEST_Corrupt(std::string_view key, std::string value) {
+  if (auto it = kv_.find(key); it != kv_.end()) it->second.value = std::move(value);
 }
 
 // --- Members ----------------------------------------------------------------

@@ -110,6 +110,21 @@ class Store {
   // snapshot carries.
   std::uint64_t Digest() const;
 
+  // Replicas compared at run time (Checkpoint commands): the digest this
+  // replica recorded at the last checkpoint it applied ({0, 0}: none since
+  // it started or restored a snapshot), and, once a checkpoint's digest
+  // disagreed with this replica's record, what disagreed (empty until then;
+  // sticky: a diverged state never heals). Neither is part of the state.
+  struct CheckpointRecord {
+    LogIndex index = 0;
+    std::uint64_t digest = 0;
+  };
+  const CheckpointRecord& checkpoint() const { return checkpoint_; }
+  const std::string& divergence() const { return divergence_; }
+  // Test hook: changes the value of `key` behind the log's back, as a bad
+  // disk or a bug would, so that tests see a diverged replica caught.
+  void TEST_Corrupt(std::string_view key, std::string value);
+
   // Snapshot format: docs/formats.md. DecodeSnapshot verifies the checksum
   // (version 3) before it decodes anything.
   void EncodeSnapshot(std::string* out) const;
@@ -165,6 +180,7 @@ class Store {
   void ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result);
   void ApplyReapTombstones(const ReapTombstones& c);
   void ApplySetMember(const SetMember& c, LogIndex index, ApplyResult* result);
+  void ApplyCheckpoint(const Checkpoint& c, LogIndex index);
   // Evaluates a read verb against the current state (get, check-*, ...).
   KvOutcome ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* results) const;
 
@@ -181,6 +197,8 @@ class Store {
   LogIndex applied_index_ = 0;
   UnixMs now_ms_ = 0;
   Changes changes_;
+  CheckpointRecord checkpoint_;
+  std::string divergence_;
   std::vector<JournalEntry>* journal_ = nullptr;  // non-null while applying a txn
 };
 

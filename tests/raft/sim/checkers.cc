@@ -179,6 +179,11 @@ void Checkers::OnReplaced(unsigned replica, const state::Store& store, RealMs no
 
 void Checkers::CheckIndex(unsigned replica, const state::Store& store, RealMs now) {
   LogIndex index = store.applied_index();
+  // A checkpoint that disagreed: what a real server stops on (Server::OnApplied).
+  if (!store.divergence().empty()) {
+    Fail(now, fmt::format("replica n{} reports a divergence at index {}: {}", replica, index,
+                          store.divergence()));
+  }
   Committed here{store.Digest(), HoldersOf(store)};
   auto [it, inserted] = committed_.try_emplace(index, here);
   if (inserted) return;

@@ -25,7 +25,8 @@ Cluster::Cluster(ClusterOptions options)
   TENURE_ASSERT(raft_fixture_initialize(&fixture_) == 0);
   options_.clocks.resize(options_.servers);
   cut_.assign(options_.servers, std::vector<bool>(options_.servers, false));
-  SimServer::Options server_options{options_.ttl_multiplier, options_.reap_period_ms};
+  SimServer::Options server_options{options_.ttl_multiplier, options_.reap_period_ms,
+                                    options_.checkpoint_period_ms};
   for (unsigned i = 0; i < options_.servers; ++i) {
     servers_.push_back(std::make_unique<SimServer>(this, i, server_options, options_.clocks[i]));
     TENURE_ASSERT(raft_fixture_grow(&fixture_, servers_[i]->fsm()) == 0);

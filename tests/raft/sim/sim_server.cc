@@ -329,6 +329,13 @@ void SimServer::RunDuePendingDuties() {
     reap_mark_ = store_.kv_index();
     next_reap_ms_ = mono + options_.reap_period_ms;
   }
+  if (options_.checkpoint_period_ms > 0 && mono >= next_checkpoint_ms_) {
+    const state::Store::CheckpointRecord& last = store_.checkpoint();
+    if (IsRaftLeader() && reported_leader_ && store_.applied_index() > last.index) {
+      Propose(state::Checkpoint{last.index, last.digest}, [](Result<state::ApplyResult>) {});
+    }
+    next_checkpoint_ms_ = mono + options_.checkpoint_period_ms;
+  }
 }
 
 void SimServer::ExpireSession(const std::string& session_id) {

@@ -44,6 +44,7 @@ class SimServer {
   struct Options {
     int ttl_multiplier = 2;
     MonoMs reap_period_ms = 60'000;
+    MonoMs checkpoint_period_ms = 0;  // Server::ScheduleCheckpoint; 0: never
   };
 
   SimServer(Cluster* cluster, unsigned index, Options options, SimClock clock);
@@ -127,6 +128,7 @@ class SimServer {
   bool reported_leader_ = false;
   LogIndex reap_mark_ = 0;
   MonoMs next_reap_ms_ = 0;
+  MonoMs next_checkpoint_ms_ = 0;
   int fail_appends_ = 0;
   RealMs fail_expiries_until_ = 0;
 };

@@ -20,6 +20,9 @@ ClusterOptions DrawCluster(const SimConfig& config, const WorkloadOptions& workl
   options.ttl_multiplier = config.ttl_multiplier;
   options.drift_ppm_max = config.drift_ppm_max;
   options.reap_period_ms = 20'000;
+  // Replicas compare digests at run time as real servers do (no draw from
+  // the seed's generator: older seeds keep their schedules).
+  options.checkpoint_period_ms = 5'000;
   // Small snapshots: they are taken and installed often, and raft_fixture
   // copies the leader's whole log at every step, so long logs are slow.
   options.snapshot_threshold = static_cast<unsigned>(rng.Uniform(16, 512));

@@ -140,8 +140,10 @@ class RandomContents {
         return ReapTombstones{U64()};
       case 10:
         return SetMember{{U64(), Bytes(), Bytes(), Bytes(), 0}};
-      default:
+      case 11:
         return RemoveMember{U64()};
+      default:
+        return Checkpoint{U64(), U64()};
     }
   }
 
@@ -209,6 +211,7 @@ TEST(CommandCodecTest, ExtremeValuesRoundTrip) {
       {1, ReapTombstones{kMaxU64}},
       {1, SetMember{{kMaxU64, "", std::string("\0", 1), std::string(300, 'a'), 0}}},
       {1, RemoveMember{kMaxU64}},
+      {1, Checkpoint{kMaxU64, kMaxU64}},
   };
   for (const Command& c : commands) {
     Result<Command> decoded = DecodeCommand(Encode(c));

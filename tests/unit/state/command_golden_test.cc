@@ -42,6 +42,7 @@ std::vector<Command> GoldenCommands() {
       {1700000000009, ReapTombstones{42}},
       {1700000000010, SetMember{{2, "n2", "127.0.0.1:8302", "127.0.0.1:8502", 0}}},
       {1700000000011, RemoveMember{3}},
+      {1700000000012, Checkpoint{1024, 0x0123456789abcdefull}},
   };
 }
 

@@ -509,6 +509,8 @@ class ModelStore {
   // Members touch no KV or session state (tested in members_test.cc).
   void ApplyBody(const SetMember& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {}
   void ApplyBody(const RemoveMember& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {}
+  // Checkpoints compare digests and change no state (store.h).
+  void ApplyBody(const Checkpoint& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {}
 
   void ApplyBody(const ReapTombstones& c, LogIndex /*index*/, ModelResult* /*r*/) {
     for (auto it = tombstones.begin(); it != tombstones.end();) {

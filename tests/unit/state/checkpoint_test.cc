@@ -1,0 +1,82 @@
+// Checkpoint commands: replicas compared at run time. Every replica records
+// its digest at each checkpoint; the next checkpoint carries the leader's
+// record and a replica whose own record differs reports the divergence.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "state/store.h"
+
+namespace tenure::state {
+namespace {
+
+// Applies the leader's next checkpoint to every store in `replicas`, built
+// from `leader`'s record as Server::ProposeCheckpoint does.
+void Checkpoint(Store& leader, std::initializer_list<Store*> replicas, LogIndex index) {
+  const Store::CheckpointRecord record = leader.checkpoint();
+  for (Store* s : replicas) {
+    (void)s->Apply({static_cast<UnixMs>(index), state::Checkpoint{record.index, record.digest}},
+                   index);
+  }
+}
+
+TEST(StoreCheckpointTest, EqualReplicasNeverReportAndRecordTheirDigest) {
+  Store a, b;
+  for (Store* s : {&a, &b}) {
+    (void)s->Apply({1, KvSet{"k", "v", 0}}, 1);
+  }
+  Checkpoint(a, {&a, &b}, 2);
+  EXPECT_EQ(a.checkpoint().index, 2u);
+  EXPECT_EQ(a.checkpoint().digest, b.checkpoint().digest);
+  EXPECT_NE(a.checkpoint().digest, 0u);
+  for (Store* s : {&a, &b}) (void)s->Apply({3, KvSet{"k", "w", 0}}, 3);
+  Checkpoint(a, {&a, &b}, 4);
+  EXPECT_EQ(a.divergence(), "");
+  EXPECT_EQ(b.divergence(), "");
+  // A checkpoint changes no state a client sees, and leaves equal digests.
+  EXPECT_EQ(a.Digest(), b.Digest());
+  EXPECT_EQ(a.FindKv("k")->modify_index, 3u);
+  a.CheckInvariants();
+}
+
+TEST(StoreCheckpointTest, AReplicaWhoseStateDifferedReportsItAtTheNextCheckpoint) {
+  Store leader, follower;
+  (void)leader.Apply({1, KvSet{"k", "v", 0}}, 1);
+  (void)follower.Apply({1, KvSet{"k", "x", 0}}, 1);  // the same entry applied differently
+  Checkpoint(leader, {&leader, &follower}, 2);        // records, nothing to compare yet
+  EXPECT_EQ(follower.divergence(), "");
+  Checkpoint(leader, {&leader, &follower}, 3);
+  EXPECT_EQ(leader.divergence(), "");
+  ASSERT_NE(follower.divergence(), "");
+  EXPECT_NE(follower.divergence().find("at the checkpoint of entry 2 this replica's state has "
+                                       "digest "),
+            std::string::npos)
+      << follower.divergence();
+  // Sticky: later checkpoints do not clear it.
+  const std::string first = follower.divergence();
+  Checkpoint(leader, {&leader, &follower}, 4);
+  EXPECT_EQ(follower.divergence(), first);
+}
+
+TEST(StoreCheckpointTest, NothingIsComparedWithoutARecordOfThatIndex) {
+  Store leader;
+  (void)leader.Apply({1, KvSet{"k", "v", 0}}, 1);
+  Checkpoint(leader, {&leader}, 2);
+  // A replica restored from a snapshot taken after the checkpoint never
+  // recorded it: it compares nothing until it has a record of its own.
+  std::string bytes;
+  leader.EncodeSnapshot(&bytes);
+  Result<Store> restored = Store::DecodeSnapshot(bytes);
+  ASSERT_TRUE(restored.ok());
+  EXPECT_EQ(restored->checkpoint().index, 0u);
+  EXPECT_EQ(restored->Digest(), leader.Digest());  // the record is not state
+  (void)restored->Apply({3, state::Checkpoint{2, 12345}}, 3);
+  EXPECT_EQ(restored->divergence(), "");
+  // Nor is a checkpoint that names another index than the replica's last
+  // record (here 3).
+  (void)restored->Apply({4, state::Checkpoint{2, 999}}, 4);
+  EXPECT_EQ(restored->divergence(), "");
+}
+
+}  // namespace
+}  // namespace tenure::state
