@@ -3,14 +3,14 @@
 // read(2) of the whole response.
 #include "http_conn.h"
 
-#include "common/strings.h"
-
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "common/strings.h"
 
 namespace tenure::bench {
 namespace {
@@ -21,7 +21,6 @@ constexpr std::size_t kMaxResponseBytes = 64 * 1024 * 1024;
 constexpr std::size_t kInitialBuffer = 4096;
 // Read at least this many bytes per read(2); compact or grow below that.
 constexpr std::size_t kMinReadRoom = 1024;
-
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

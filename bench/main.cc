@@ -247,7 +247,8 @@ int Main(int argc, char** argv) {
   report.machine = MachineFacts(flags.data_parent, flags.tenure);
   if (!flags.addr.empty()) {
     for (auto& [key, value] : report.machine) {
-      if (key == "tenure binary") value = "not started by the benchmark (--addr " + flags.addr + ")";
+      if (key == "tenure binary")
+        value = "not started by the benchmark (--addr " + flags.addr + ")";
     }
   }
   report.machine.push_back({"load average at start (1/5/15 min)", LoadAverage()});

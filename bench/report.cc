@@ -187,8 +187,8 @@ std::vector<std::pair<std::string, std::string>> MachineFacts(const std::string&
   // report lands in docs/, which must not name this machine's paths.
   std::filesystem::path canonical = std::filesystem::weakly_canonical(tenure_binary, ec);
   std::filesystem::path relative = canonical.lexically_relative(std::filesystem::current_path(ec));
-  std::string binary = !relative.empty() && *relative.begin() != ".." ? relative.string()
-                                                                      : canonical.string();
+  std::string binary =
+      !relative.empty() && *relative.begin() != ".." ? relative.string() : canonical.string();
   auto size = std::filesystem::file_size(tenure_binary, ec);
   facts.push_back({"tenure binary", ec ? binary : fmt::format("{} ({} bytes)", binary, size)});
   facts.push_back({"bench compiler", "g++ " __VERSION__});

@@ -29,8 +29,6 @@ RunResult Failed(std::string error) {
   return r;
 }
 
-
-
 // CPU used by the server and by this process around a measured phase: tells
 // whether the server was CPU-bound (near 100 % of its one loop thread) or
 // waiting (on the disk, on the client).
@@ -118,7 +116,6 @@ RunResult RunKvPut(Loop& loop, ServerProcess& server, const Settings& s, int cli
 
 // --- Sessions -------------------------------------------------------------
 
-
 class SessionPairs : public ClosedLoop {
  public:
   using ClosedLoop::ClosedLoop;
@@ -150,7 +147,6 @@ RunResult RunSessionPairs(Loop& loop, ServerProcess& server, const Settings& s, 
   CpuSample after = SampleCpu(server);
   return ThroughputResult(out, "pairs", before, after);
 }
-
 
 RunResult RunRenew(Loop& loop, ServerProcess& server, const Settings& s, int clients) {
   std::string error;

@@ -37,14 +37,14 @@ struct Options {
   std::uint64_t max_ops = 5'000'000;  // operation bound of a timed phase
   int keys = 1000;                    // KV puts spread over this many keys
   int value_bytes = 100;
-  int sessions = 1000;   // keepalive: sessions/leases cycled through
-  int watchers = 1000;   // watch: watchers on one key
-  int rounds = 10;       // watch: writes, each waking every watcher
-  int count = 100'000;   // idle_rss: sessions/leases created
-  int conns = 64;        // etcd: most gRPC channels (TCP connections) used
-  int ttl_s = 10;        // candidate: session/lease TTL
+  int sessions = 1000;                 // keepalive: sessions/leases cycled through
+  int watchers = 1000;                 // watch: watchers on one key
+  int rounds = 10;                     // watch: writes, each waking every watcher
+  int count = 100'000;                 // idle_rss: sessions/leases created
+  int conns = 64;                      // etcd: most gRPC channels (TCP connections) used
+  int ttl_s = 10;                      // candidate: session/lease TTL
   std::string key = "bench/election";  // candidate: the lock key (prefix for etcd)
-  pid_t server_pid = -1;  // for RSS samples (idle_rss, watch)
+  pid_t server_pid = -1;               // for RSS samples (idle_rss, watch)
 };
 
 // Metrics of one measurement, printed as JSON.
@@ -68,8 +68,8 @@ struct Phase {
 // sets the error when the phase failed or did nothing.
 void AddPhase(Result* r, Phase& phase);
 double PercentileMs(std::vector<std::int64_t>& sorted_ns, double q);  // sorted input
-long RssKiB(pid_t pid);  // VmRSS of pid, -1 if unknown
-std::int64_t MonoNs();   // CLOCK_MONOTONIC (what Python's time.monotonic_ns reads)
+long RssKiB(pid_t pid);                                               // VmRSS of pid, -1 if unknown
+std::int64_t MonoNs();  // CLOCK_MONOTONIC (what Python's time.monotonic_ns reads)
 
 Result RunTenure(const Options& o);
 Result RunEtcd(const Options& o);

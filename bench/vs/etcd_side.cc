@@ -57,7 +57,8 @@ class GrpcLoop {
 
   // Dispatches completions until done() holds or `limit` passes.
   bool RunUntil(const std::function<bool()>& done, Clock::duration limit) {
-    SysClock::time_point deadline = SysClock::now() + std::chrono::duration_cast<SysClock::duration>(limit);
+    SysClock::time_point deadline =
+        SysClock::now() + std::chrono::duration_cast<SysClock::duration>(limit);
     while (!done()) {
       void* tag = nullptr;
       bool ok = false;
@@ -105,11 +106,10 @@ void Call(GrpcLoop& loop, Stub* stub,
   call->ctx.set_deadline(SysClock::now() + std::chrono::seconds(30));
   call->reader = (stub->*start)(&call->ctx, req, loop.cq());
   call->reader->StartCall();
-  call->reader->Finish(&call->resp, &call->status,
-                       loop.Tag([call, done = std::move(done)](bool) {
-                         done(call->status, call->resp);
-                         delete call;
-                       }));
+  call->reader->Finish(&call->resp, &call->status, loop.Tag([call, done = std::move(done)](bool) {
+    done(call->status, call->resp);
+    delete call;
+  }));
 }
 
 // A bidirectional stream (Watch or LeaseKeepAlive) with a write queue (gRPC
@@ -229,14 +229,15 @@ struct EClient {
   int pending = 0;  // keepalive: write and read of one renewal
   std::unique_ptr<WatchStream> watch;
   std::unique_ptr<KeepAliveStream> keepalive;
-  std::int64_t watch_id = -1;     // the watch of the current waitDelete
-  bool creating_watch = false;    // its create request is in flight
+  std::int64_t watch_id = -1;   // the watch of the current waitDelete
+  bool creating_watch = false;  // its create request is in flight
   std::function<void()> on_deleted;
 };
 
 class ClosedLoop {
  public:
-  ClosedLoop(GrpcLoop& loop, Conns& conns, int clients) : loop_(loop), clients_(static_cast<std::size_t>(clients)) {
+  ClosedLoop(GrpcLoop& loop, Conns& conns, int clients)
+      : loop_(loop), clients_(static_cast<std::size_t>(clients)) {
     for (int i = 0; i < clients; ++i) {
       EClient& c = clients_[static_cast<std::size_t>(i)];
       std::size_t k = static_cast<std::size_t>(i) % conns.size();
@@ -251,7 +252,8 @@ class ClosedLoop {
 
   Phase Run(Clock::duration duration, std::uint64_t max_ops) {
     phase_ = Phase();
-    phase_.latency_ns.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(max_ops, 1'000'000)));
+    phase_.latency_ns.reserve(
+        static_cast<std::size_t>(std::min<std::uint64_t>(max_ops, 1'000'000)));
     started_ = 0;
     max_ops_ = max_ops;
     active_ = 0;
@@ -265,7 +267,8 @@ class ClosedLoop {
     if (!loop_.RunUntil([this] { return active_ == 0; }, duration + std::chrono::seconds(30))) {
       ++phase_.errors;
       if (phase_.first_error.empty()) {
-        phase_.first_error = fmt::format("{} operations still in flight 30 s after the phase", active_);
+        phase_.first_error =
+            fmt::format("{} operations still in flight 30 s after the phase", active_);
       }
       last_ = Clock::now();
     }
@@ -281,7 +284,8 @@ class ClosedLoop {
     last_ = now;
     if (error.empty()) {
       ++phase_.ok;
-      phase_.latency_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(now - c.op_start).count());
+      phase_.latency_ns.push_back(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(now - c.op_start).count());
       if (now < deadline_ && started_ < max_ops_) return StartNext(c);
     } else if (phase_.errors++ == 0) {
       phase_.first_error = fmt::format("client {}: {}", c.index, error);
@@ -329,7 +333,9 @@ class KvPut : public ClosedLoop {
     c.rng ^= c.rng >> 27;
     const pb::PutRequest& req = reqs_[(c.rng * 0x2545F4914F6CDD1DULL) % reqs_.size()];
     Call(loop_, c.kv, &pb::KV::Stub::PrepareAsyncPut, req,
-         [this, &c](const grpc::Status& s, pb::PutResponse&) { FinishOp(c, s.ok() ? "" : "put: " + StatusText(s)); });
+         [this, &c](const grpc::Status& s, pb::PutResponse&) {
+           FinishOp(c, s.ok() ? "" : "put: " + StatusText(s));
+         });
   }
 
  private:
@@ -340,7 +346,8 @@ class KvPut : public ClosedLoop {
 
 class LeaseGranter : public ClosedLoop {
  public:
-  LeaseGranter(GrpcLoop& loop, Conns& conns, int clients, std::int64_t ttl, std::vector<std::int64_t>* ids)
+  LeaseGranter(GrpcLoop& loop, Conns& conns, int clients, std::int64_t ttl,
+               std::vector<std::int64_t>* ids)
       : ClosedLoop(loop, conns, clients), ttl_(ttl), ids_(ids) {}
 
  protected:
@@ -349,7 +356,8 @@ class LeaseGranter : public ClosedLoop {
     req.set_ttl(ttl_);
     Call(loop_, c.lease, &pb::Lease::Stub::PrepareAsyncLeaseGrant, req,
          [this, &c](const grpc::Status& s, pb::LeaseGrantResponse& r) {
-           if (!s.ok() || !r.error().empty()) return FinishOp(c, "lease grant: " + StatusText(s) + r.error());
+           if (!s.ok() || !r.error().empty())
+             return FinishOp(c, "lease grant: " + StatusText(s) + r.error());
            if (ids_) ids_->push_back(r.id());
            c.lease_id = r.id();
            FinishOp(c, "");
@@ -371,7 +379,8 @@ class LeasePairs : public ClosedLoop {
     req.set_ttl(60);
     Call(loop_, c.lease, &pb::Lease::Stub::PrepareAsyncLeaseGrant, req,
          [this, &c](const grpc::Status& s, pb::LeaseGrantResponse& r) {
-           if (!s.ok() || !r.error().empty()) return FinishOp(c, "lease grant: " + StatusText(s) + r.error());
+           if (!s.ok() || !r.error().empty())
+             return FinishOp(c, "lease grant: " + StatusText(s) + r.error());
            pb::LeaseRevokeRequest rev;
            rev.set_id(r.id());
            Call(loop_, c.lease, &pb::Lease::Stub::PrepareAsyncLeaseRevoke, rev,
@@ -433,7 +442,8 @@ class KeepAlive : public ClosedLoop {
 
 class LockCycle : public ClosedLoop {
  public:
-  LockCycle(GrpcLoop& loop, Conns& conns, int clients, bool hot) : ClosedLoop(loop, conns, clients) {
+  LockCycle(GrpcLoop& loop, Conns& conns, int clients, bool hot)
+      : ClosedLoop(loop, conns, clients) {
     for (EClient& c : this->clients()) {
       c.prefix = hot ? std::string("bench/hot/") : fmt::format("bench/lock/{}/", c.index);
     }
@@ -465,7 +475,8 @@ class LockCycle : public ClosedLoop {
              c.my_rev = mine.kvs(0).create_revision();
            }
            const auto& owner = r.responses(1).response_range();
-           if (owner.kvs_size() == 0 || owner.kvs(0).create_revision() == c.my_rev) return Unlock(c);
+           if (owner.kvs_size() == 0 || owner.kvs(0).create_revision() == c.my_rev)
+             return Unlock(c);
            ++waits;
            WaitDeletes(c);
          });
@@ -574,8 +585,10 @@ Result RunLock(GrpcLoop& loop, const Options& o, bool hot) {
     // Setup, not timed: one lease per client (concurrency.NewSession, TTL 60 s).
     LeaseGranter g(loop, conns, o.clients, 60, nullptr);
     Phase made = g.Run(std::chrono::seconds(60), static_cast<std::uint64_t>(o.clients));
-    if (made.errors > 0 || made.ok != static_cast<std::uint64_t>(o.clients)) return Failed("setup: " + made.first_error);
-    for (std::size_t i = 0; i < g.clients().size(); ++i) w.clients()[i].lease_id = g.clients()[i].lease_id;
+    if (made.errors > 0 || made.ok != static_cast<std::uint64_t>(o.clients))
+      return Failed("setup: " + made.first_error);
+    for (std::size_t i = 0; i < g.clients().size(); ++i)
+      w.clients()[i].lease_id = g.clients()[i].lease_id;
   }
   Phase p = w.Run(Seconds(o.seconds), o.max_ops);
   Result r;
@@ -604,11 +617,13 @@ Result RunKeepalive(GrpcLoop& loop, const Options& o) {
     LeaseGranter g(loop, conns, std::min(64, o.sessions), 60, &ids);
     Phase made = g.Run(std::chrono::seconds(60), static_cast<std::uint64_t>(o.sessions));
     if (made.errors > 0 || ids.size() != static_cast<std::size_t>(o.sessions)) {
-      return Failed(fmt::format("setup: granted {} of {} leases: {}", ids.size(), o.sessions, made.first_error));
+      return Failed(fmt::format("setup: granted {} of {} leases: {}", ids.size(), o.sessions,
+                                made.first_error));
     }
   }
   KeepAlive w(loop, conns, o.clients);
-  for (std::size_t i = 0; i < ids.size(); ++i) w.clients()[i % w.clients().size()].leases.push_back(ids[i]);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    w.clients()[i % w.clients().size()].leases.push_back(ids[i]);
   for (EClient& c : w.clients()) {
     if (c.leases.empty()) c.leases.push_back(ids[0]);
   }
@@ -636,7 +651,8 @@ Result RunIdleRss(GrpcLoop& loop, const Options& o) {
   r.Add("create_per_s", made.seconds > 0 ? static_cast<double>(made.ok) / made.seconds : 0);
   r.Add("rss_before_mib", before / 1024.0);
   r.Add("rss_after_mib", after / 1024.0);
-  r.Add("bytes_per_item", made.ok ? static_cast<double>(after - before) * 1024.0 / static_cast<double>(made.ok) : 0);
+  r.Add("bytes_per_item",
+        made.ok ? static_cast<double>(after - before) * 1024.0 / static_cast<double>(made.ok) : 0);
   if (made.errors > 0) {
     r.error = fmt::format("{} errors; first: {}", made.errors, made.first_error);
   } else if (made.ok != static_cast<std::uint64_t>(o.count)) {
@@ -683,10 +699,12 @@ Result RunWatch(GrpcLoop& loop, const Options& o) {
         return;
       }
       for (int e = 0; e < r.events_size(); ++e) {
-        std::int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - fire_time).count();
+        std::int64_t ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - fire_time).count();
         ++woken;
         if (!fired || r.events(e).type() != mvccpb::Event::PUT) {
-          if (errors++ == 0) first_error = fmt::format("watcher {}: unexpected event (fired {})", i, fired);
+          if (errors++ == 0)
+            first_error = fmt::format("watcher {}: unexpected event (fired {})", i, fired);
         } else {
           wake_ns.push_back(ns);
           round_last = std::max(round_last, ns);
@@ -697,15 +715,19 @@ Result RunWatch(GrpcLoop& loop, const Options& o) {
       if (errors++ == 0) first_error = fmt::format("watcher {}: {}", i, why);
     };
     pb::Watch::Stub* stub = conns.watch[static_cast<std::size_t>(i) % (conns.size() - 1)].get();
-    w->Open(loop, [stub](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) { return stub->PrepareAsyncWatch(ctx, cq); });
+    w->Open(loop, [stub](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
+      return stub->PrepareAsyncWatch(ctx, cq);
+    });
     pb::WatchRequest req;
     req.mutable_create_request()->set_key(key);
     w->Write(std::move(req));
     watchers.push_back(std::move(w));
   }
   const std::size_t want = watchers.size();
-  if (!loop.RunUntil([&] { return created == want || errors > 0; }, std::chrono::seconds(120)) || errors > 0) {
-    return Failed(fmt::format("only {} of {} watches created within 120 s: {}", created, want, first_error));
+  if (!loop.RunUntil([&] { return created == want || errors > 0; }, std::chrono::seconds(120)) ||
+      errors > 0) {
+    return Failed(
+        fmt::format("only {} of {} watches created within 120 s: {}", created, want, first_error));
   }
   long rss_parked = RssKiB(o.server_pid);
   for (int round = 0; round < o.rounds && errors == 0; ++round) {
@@ -718,8 +740,10 @@ Result RunWatch(GrpcLoop& loop, const Options& o) {
       if (!s.ok() && errors++ == 0) first_error = "waking put: " + StatusText(s);
       acked = true;
     });
-    if (!loop.RunUntil([&] { return (acked && woken >= want) || errors > 0; }, std::chrono::seconds(60))) {
-      return Failed(fmt::format("round {}: {} of {} watchers notified within 60 s of the write", round, woken, want));
+    if (!loop.RunUntil([&] { return (acked && woken >= want) || errors > 0; },
+                       std::chrono::seconds(60))) {
+      return Failed(fmt::format("round {}: {} of {} watchers notified within 60 s of the write",
+                                round, woken, want));
     }
     fired = false;
     last_ns.push_back(round_last);
@@ -818,17 +842,18 @@ Result RunCandidate(GrpcLoop& loop, const Options& o) {
       First(txn.add_success()->mutable_request_range(), pb::RangeRequest::ASCEND, 0);
       txn.add_failure()->mutable_request_range()->set_key(my_key);
       First(txn.add_failure()->mutable_request_range(), pb::RangeRequest::ASCEND, 0);
-      Call(loop, kv, &pb::KV::Stub::PrepareAsyncTxn, txn, [this](const grpc::Status& s, pb::TxnResponse& r) {
-        if (!s.ok() || r.responses_size() != 2) {
-          *failure = "lock txn: " + StatusText(s);
-          return;
-        }
-        my_rev = r.header().revision();
-        if (!r.succeeded()) my_rev = r.responses(0).response_range().kvs(0).create_revision();
-        const auto& owner = r.responses(1).response_range();
-        if (owner.kvs_size() == 0 || owner.kvs(0).create_revision() == my_rev) return Held();
-        WaitDeletes();
-      });
+      Call(loop, kv, &pb::KV::Stub::PrepareAsyncTxn, txn,
+           [this](const grpc::Status& s, pb::TxnResponse& r) {
+             if (!s.ok() || r.responses_size() != 2) {
+               *failure = "lock txn: " + StatusText(s);
+               return;
+             }
+             my_rev = r.header().revision();
+             if (!r.succeeded()) my_rev = r.responses(0).response_range().kvs(0).create_revision();
+             const auto& owner = r.responses(1).response_range();
+             if (owner.kvs_size() == 0 || owner.kvs(0).create_revision() == my_rev) return Held();
+             WaitDeletes();
+           });
     }
     void First(pb::RangeRequest* r, pb::RangeRequest::SortOrder order, std::int64_t max_rev) {
       r->set_key(prefix);
@@ -841,25 +866,26 @@ Result RunCandidate(GrpcLoop& loop, const Options& o) {
     void WaitDeletes() {
       pb::RangeRequest r;
       First(&r, pb::RangeRequest::DESCEND, my_rev - 1);
-      Call(loop, kv, &pb::KV::Stub::PrepareAsyncRange, r, [this](const grpc::Status& s, pb::RangeResponse& resp) {
-        if (!s.ok()) {
-          *failure = "range: " + StatusText(s);
-          return;
-        }
-        if (resp.kvs_size() == 0) return Held();
-        if (!waiting_printed) {
-          waiting_printed = true;
-          fmt::print("WAITING {}\n", MonoNs());
-          std::fflush(stdout);
-        }
-        if (!watch_open) Open();
-        on_deleted = [this] { WaitDeletes(); };
-        creating = true;
-        pb::WatchRequest req;
-        req.mutable_create_request()->set_key(resp.kvs(0).key());
-        req.mutable_create_request()->set_start_revision(resp.header().revision());
-        watch.Write(std::move(req));
-      });
+      Call(loop, kv, &pb::KV::Stub::PrepareAsyncRange, r,
+           [this](const grpc::Status& s, pb::RangeResponse& resp) {
+             if (!s.ok()) {
+               *failure = "range: " + StatusText(s);
+               return;
+             }
+             if (resp.kvs_size() == 0) return Held();
+             if (!waiting_printed) {
+               waiting_printed = true;
+               fmt::print("WAITING {}\n", MonoNs());
+               std::fflush(stdout);
+             }
+             if (!watch_open) Open();
+             on_deleted = [this] { WaitDeletes(); };
+             creating = true;
+             pb::WatchRequest req;
+             req.mutable_create_request()->set_key(resp.kvs(0).key());
+             req.mutable_create_request()->set_start_revision(resp.header().revision());
+             watch.Write(std::move(req));
+           });
     }
     void Open() {
       watch_open = true;
@@ -893,7 +919,19 @@ Result RunCandidate(GrpcLoop& loop, const Options& o) {
       std::fflush(stdout);
     }
   };
-  Lock lock{loop, conns.kv[0].get(), conns.watch[0].get(), o.key + "/", "", 0, &failure, {}, false, -1, false, nullptr, false};
+  Lock lock{loop,
+            conns.kv[0].get(),
+            conns.watch[0].get(),
+            o.key + "/",
+            "",
+            0,
+            &failure,
+            {},
+            false,
+            -1,
+            false,
+            nullptr,
+            false};
   lock.Acquire(lease_id);
   loop.RunUntil([&] { return !failure.empty(); }, std::chrono::hours(24));
   return Failed(failure.empty() ? "candidate ran for 24 h" : failure);

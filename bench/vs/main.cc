@@ -24,14 +24,16 @@ namespace {
 long ParseLong(const std::string& flag, const std::string& text, long min) {
   char* end = nullptr;
   long v = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v < min) Die(fmt::format("bad value for {}: '{}'", flag, text));
+  if (text.empty() || *end != '\0' || v < min)
+    Die(fmt::format("bad value for {}: '{}'", flag, text));
   return v;
 }
 
 double ParseDouble(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(v > 0)) Die(fmt::format("bad value for {}: '{}'", flag, text));
+  if (text.empty() || *end != '\0' || !(v > 0))
+    Die(fmt::format("bad value for {}: '{}'", flag, text));
   return v;
 }
 

@@ -58,13 +58,11 @@ Result Failed(std::string error) {
   return r;
 }
 
-
 // True when a KV GET body shows the key held by a session.
 bool HeldInBody(std::string_view body) {
   std::size_t at = body.find("\"Session\":\"");
   return at != std::string_view::npos && at + 11 < body.size() && body[at + 11] != '"';
 }
-
 
 // --- closed-loop workloads --------------------------------------------------
 
@@ -88,7 +86,6 @@ class KvPut : public ClosedLoop {
   std::vector<std::string> targets_;
   std::string value_;
 };
-
 
 // The session every lock client holds: TTL 60 s (etcd's concurrency.Session
 // default, the same TTL its lease gets), no lock-delay.
@@ -166,7 +163,6 @@ class SessionPairs : public ClosedLoop {
   }
 };
 
-
 Result RunKvPut(Loop& loop, const Options& o) {
   KvPut w(loop, Endpoint(o.addr), o);
   std::string error;
@@ -207,10 +203,11 @@ Result RunKeepalive(Loop& loop, const Options& o) {
   std::string error;
   std::vector<std::string> ids;
   {
-    SessionCreator creator(loop, Endpoint(o.addr), std::min(64, o.sessions), std::string(kLockSession),
-                           &ids);
+    SessionCreator creator(loop, Endpoint(o.addr), std::min(64, o.sessions),
+                           std::string(kLockSession), &ids);
     if (!creator.Connect(&error)) return Failed(error);
-    LoopOutcome made = creator.Run(std::chrono::seconds(60), static_cast<std::uint64_t>(o.sessions));
+    LoopOutcome made =
+        creator.Run(std::chrono::seconds(60), static_cast<std::uint64_t>(o.sessions));
     if (made.errors > 0 || ids.size() != static_cast<std::size_t>(o.sessions)) {
       return Failed(fmt::format("setup: created {} of {} sessions: {}", ids.size(), o.sessions,
                                 made.first_error));
@@ -246,7 +243,8 @@ Result RunIdleRss(Loop& loop, const Options& o) {
   r.Add("create_per_s", out.seconds > 0 ? static_cast<double>(out.ok) / out.seconds : 0);
   r.Add("rss_before_mib", before / 1024.0);
   r.Add("rss_after_mib", after / 1024.0);
-  r.Add("bytes_per_item", out.ok ? static_cast<double>(after - before) * 1024.0 / static_cast<double>(out.ok) : 0);
+  r.Add("bytes_per_item",
+        out.ok ? static_cast<double>(after - before) * 1024.0 / static_cast<double>(out.ok) : 0);
   if (out.errors > 0) {
     r.error = fmt::format("{} errors; first: {}", out.errors, out.first_error);
   } else if (out.ok != static_cast<std::uint64_t>(o.count)) {
@@ -270,13 +268,15 @@ Result RunWatch(Loop& loop, const Options& o) {
   OwnedResponse put = bench::Request(loop, writer, "PUT", kKey, "initial");
   OwnedResponse get = bench::Request(loop, control, "GET", kKey);
   if (put.status != 200 || get.status != 200 || get.consul_index == 0) {
-    return Failed(fmt::format("initial put/get: {} {} / {} {}", put.status, put.body, get.status, get.body));
+    return Failed(
+        fmt::format("initial put/get: {} {} / {} {}", put.status, put.body, get.status, get.body));
   }
   long rss_before = RssKiB(o.server_pid);
   std::vector<std::unique_ptr<HttpConn>> watchers;
   for (int i = 0; i < o.watchers; ++i) {
     watchers.push_back(std::make_unique<HttpConn>(loop.ioc(), ep));
-    if (!watchers.back()->Connect(&error)) return Failed(fmt::format("connect watcher {}: {}", i, error));
+    if (!watchers.back()->Connect(&error))
+      return Failed(fmt::format("connect watcher {}: {}", i, error));
   }
   std::uint64_t index = get.consul_index;
   std::vector<std::int64_t> wake_ns, last_ns;
@@ -292,10 +292,12 @@ Result RunWatch(Loop& loop, const Options& o) {
     std::string target = fmt::format("{}?index={}&wait=60s", kKey, index);
     for (std::size_t i = 0; i < watchers.size(); ++i) {
       watchers[i]->Send("GET", target, {}, [&, i](const HttpResponse& r) {
-        std::int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - fire_time).count();
+        std::int64_t ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - fire_time).count();
         ++woken;
         if (!fired || r.status != 200 || r.consul_index <= index) {
-          if (errors++ == 0) first_error = Unexpected(fmt::format("watcher {} (fired {})", i, fired), r);
+          if (errors++ == 0)
+            first_error = Unexpected(fmt::format("watcher {} (fired {})", i, fired), r);
         } else {
           wake_ns.push_back(ns);
           round_last = std::max(round_last, ns);
@@ -308,10 +310,12 @@ Result RunWatch(Loop& loop, const Options& o) {
     for (;;) {
       OwnedResponse self = bench::Request(loop, control, "GET", "/v1/agent/self");
       long parked = self.status == 200 ? StatFromAgentSelf(self.body, "blocking_queries") : -1;
-      if (parked < 0) return Failed(fmt::format("/v1/agent/self: {} {}", self.status, self.body.substr(0, 200)));
+      if (parked < 0)
+        return Failed(fmt::format("/v1/agent/self: {} {}", self.status, self.body.substr(0, 200)));
       if (parked >= o.watchers) break;
       if (Clock::now() > park_deadline) {
-        return Failed(fmt::format("round {}: only {} of {} watchers parked after 60 s", round, parked, o.watchers));
+        return Failed(fmt::format("round {}: only {} of {} watchers parked after 60 s", round,
+                                  parked, o.watchers));
       }
       loop.Sleep(std::chrono::milliseconds(2));
     }
@@ -326,7 +330,8 @@ Result RunWatch(Loop& loop, const Options& o) {
       acked = true;
       if (woken == watchers.size()) loop.Finish();
     });
-    if (!loop.RunUntil([&] { return acked && woken == watchers.size(); }, std::chrono::seconds(60))) {
+    if (!loop.RunUntil([&] { return acked && woken == watchers.size(); },
+                       std::chrono::seconds(60))) {
       return Failed(fmt::format("round {}: {} of {} watchers woken within 60 s of the write", round,
                                 woken, watchers.size()));
     }

@@ -79,7 +79,8 @@ class Sessions {
     pinger_.expires_after(std::chrono::seconds(2));
     pinger_.async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
-      auto idle_since = std::chrono::steady_clock::now() - std::chrono::milliseconds(kSessionTimeoutMs / 3);
+      auto idle_since =
+          std::chrono::steady_clock::now() - std::chrono::milliseconds(kSessionTimeoutMs / 3);
       for (auto& c : conns_) {
         if (c->connected() && !c->failed() && c->last_send() < idle_since) c->Ping();
       }
@@ -117,10 +118,15 @@ Result RunKvPut(Loop& loop, const Options& o) {
   Sessions s(loop, Endpoint(o.addr), o.clients);
   std::string error;
   if (!s.Open(&error)) return Failed(error);
-  if (!RunAll(loop, 1, [&](int, ZkConn::Callback cb) { s[0].Create("/bench", "", false, cb); }, &error) ||
-      !RunAll(loop, o.keys, [&](int k, ZkConn::Callback cb) {
-        s[0].Create(fmt::format("/bench/k{:04}", k), "", false, cb);
-      }, &error)) {
+  if (!RunAll(
+          loop, 1, [&](int, ZkConn::Callback cb) { s[0].Create("/bench", "", false, cb); },
+          &error) ||
+      !RunAll(
+          loop, o.keys,
+          [&](int k, ZkConn::Callback cb) {
+            s[0].Create(fmt::format("/bench/k{:04}", k), "", false, cb);
+          },
+          &error)) {
     return Failed(error);
   }
   std::vector<std::string> paths;
@@ -130,8 +136,9 @@ Result RunKvPut(Loop& loop, const Options& o) {
 
   Phase p;
   p.latency_ns.reserve(1'000'000);
-  Clock::time_point start = Clock::now(), deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                                          std::chrono::duration<double>(o.seconds));
+  Clock::time_point start = Clock::now(),
+                    deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(o.seconds));
   Clock::time_point last = start;
   std::uint64_t started = 0;
   int active = 0;
@@ -159,9 +166,9 @@ Result RunKvPut(Loop& loop, const Options& o) {
     ++active;
     start_op(c);
   }
-  if (!loop.RunUntil([&] { return active == 0; },
-                     std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds)) +
-                         std::chrono::seconds(30))) {
+  if (!loop.RunUntil([&] { return active == 0; }, std::chrono::duration_cast<Clock::duration>(
+                                                      std::chrono::duration<double>(o.seconds)) +
+                                                      std::chrono::seconds(30))) {
     return Failed(fmt::format("{} setData requests still in flight 30 s after the phase", active));
   }
   p.seconds = std::chrono::duration<double>(last - start).count();
@@ -179,7 +186,9 @@ Result RunWatch(Loop& loop, const Options& o) {
   Sessions writer(loop, Endpoint(o.addr), 1);
   std::string error;
   if (!writer.Open(&error)) return Failed("writer: " + error);
-  if (!RunAll(loop, 1, [&](int, ZkConn::Callback cb) { writer[0].Create(kPath, "initial", false, cb); }, &error)) {
+  if (!RunAll(
+          loop, 1, [&](int, ZkConn::Callback cb) { writer[0].Create(kPath, "initial", false, cb); },
+          &error)) {
     return Failed(error);
   }
   long rss_before = RssKiB(o.server_pid);
@@ -197,7 +206,9 @@ Result RunWatch(Loop& loop, const Options& o) {
       std::int64_t ns = (Clock::now() - fire_time).count();
       ++woken;
       if (!fired || type != 3 || path != kPath) {
-        if (errors++ == 0) first_error = fmt::format("watcher {}: event type {} on '{}' (fired {})", i, type, path, fired);
+        if (errors++ == 0)
+          first_error =
+              fmt::format("watcher {}: event type {} on '{}' (fired {})", i, type, path, fired);
       } else {
         wake_ns.push_back(ns);
         round_last = std::max(round_last, ns);
@@ -210,9 +221,12 @@ Result RunWatch(Loop& loop, const Options& o) {
     woken = 0;
     fired = false;
     round_last = 0;
-    if (!RunAll(loop, static_cast<int>(watchers.size()), [&](int i, ZkConn::Callback cb) {
-          watchers[static_cast<std::size_t>(i)].GetData(kPath, true, cb);
-        }, &error)) {
+    if (!RunAll(
+            loop, static_cast<int>(watchers.size()),
+            [&](int i, ZkConn::Callback cb) {
+              watchers[static_cast<std::size_t>(i)].GetData(kPath, true, cb);
+            },
+            &error)) {
       return Failed(fmt::format("round {}: arming watches: {}", round, error));
     }
     if (round == 0) rss_parked = RssKiB(o.server_pid);
@@ -224,9 +238,10 @@ Result RunWatch(Loop& loop, const Options& o) {
       acked = true;
       if (woken == watchers.size()) loop.Finish();
     });
-    if (!loop.RunUntil([&] { return acked && woken == watchers.size(); }, std::chrono::seconds(60))) {
-      return Failed(fmt::format("round {}: {} of {} watchers notified within 60 s of the write", round,
-                                woken, watchers.size()));
+    if (!loop.RunUntil([&] { return acked && woken == watchers.size(); },
+                       std::chrono::seconds(60))) {
+      return Failed(fmt::format("round {}: {} of {} watchers notified within 60 s of the write",
+                                round, woken, watchers.size()));
     }
     last_ns.push_back(round_last);
   }

@@ -36,9 +36,9 @@
 #include <optional>
 #include <string>
 
-#include "net/http_client.h"
 #include "common/status.h"
 #include "common/types.h"
+#include "net/http_client.h"
 #include "tenure/election.h"
 #include "tenure/session.h"
 
@@ -50,9 +50,9 @@ namespace tenure {
 
 struct CandidateOptions {
   net::HttpClientOptions http;
-  SessionOptions session;    // session.lease holds T, rho, R, r and G
-  ElectionOptions election;  // name, candidate, prefix
-  std::string value;         // the leader key's value while we lead
+  SessionOptions session;            // session.lease holds T, rho, R, r and G
+  ElectionOptions election;          // name, candidate, prefix
+  std::string value;                 // the leader key's value while we lead
   MonoMs resign_backoff_ms = 2'000;  // rest after Resign() before campaigning again
   MonoMs session_retry_ms = 1'000;   // after a failed session create
   // Health check: called every health_interval_ms with a callback to answer
@@ -138,7 +138,7 @@ class Candidate {
   bool healthy_ = true;
   bool resting_ = false;
   std::optional<std::string> handoff_to_;  // a ResignTo in flight
-  bool follower_ = false;  // announced as a follower (settings-changed ran)
+  bool follower_ = false;                  // announced as a follower (settings-changed ran)
   bool have_settings_ = false;
   Settings settings_;
   LeaderInfo leader_;

@@ -37,12 +37,12 @@
 namespace tenure {
 
 struct ElectionOptions {
-  std::string name;                    // the election: <prefix><name>/...
-  std::string candidate;               // this candidate's name (candidates/<candidate>)
+  std::string name;       // the election: <prefix><name>/...
+  std::string candidate;  // this candidate's name (candidates/<candidate>)
   std::string prefix = "service/";
-  MonoMs lock_retry_ms = 500;          // back-off when the key is free but acquire failed (lock-delay)
-  MonoMs error_retry_ms = 1'000;       // back-off after a transport error or unexpected answer
-  MonoMs wait_ms = 15'000;             // wait of each blocking query
+  MonoMs lock_retry_ms = 500;     // back-off when the key is free but acquire failed (lock-delay)
+  MonoMs error_retry_ms = 1'000;  // back-off after a transport error or unexpected answer
+  MonoMs wait_ms = 15'000;        // wait of each blocking query
 };
 
 // One observation of the leader key.
@@ -135,10 +135,9 @@ class Election {
   std::pair<std::string, std::int64_t> BlockingRead(const std::string& key, std::string_view query,
                                                     std::uint64_t index) const;
   net::RequestId SendAcquire(const std::string& key,
-                                std::function<void(Result<net::ClientResponse>)> next);
+                             std::function<void(Result<net::ClientResponse>)> next);
   net::RequestId Send(std::string method, std::string target, std::string body,
-                         std::int64_t timeout_ms, net::RetryPolicy retry,
-                         ResponseCallback done);
+                      std::int64_t timeout_ms, net::RetryPolicy retry, ResponseCallback done);
   void After(int timer, MonoMs delay_ms, std::function<void()> then);
   void RegisterCandidate();
   void AttemptAcquire();

@@ -26,10 +26,10 @@
 #include <string>
 #include <vector>
 
-#include "net/http_client.h"
 #include "client/lease.h"
 #include "common/status.h"
 #include "common/types.h"
+#include "net/http_client.h"
 
 namespace boost::asio {
 class io_context;
@@ -39,8 +39,8 @@ namespace tenure {
 
 struct SessionOptions {
   std::string name = "tenure";
-  MonoMs ttl_ms = 15'000;         // T; the server's minimum is 10 s
-  MonoMs lock_delay_ms = 5'000;   // D
+  MonoMs ttl_ms = 15'000;            // T; the server's minimum is 10 s
+  MonoMs lock_delay_ms = 5'000;      // D
   std::string behavior = "release";  // "release" or "delete"
   // Renewal schedule and lease arithmetic. When lease.ttl_ms != ttl_ms the
   // defaults of LeaseOptions::ForTtl(ttl_ms) are used instead.

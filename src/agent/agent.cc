@@ -59,10 +59,10 @@ Status RunAgent(AgentPlan plan) {
   RealClock clock;
   server::Server server(io, clock, plan.server);
   http::Api api(io, server);
-  http::HttpServer http_server(io, [&api](http::HttpRequest request,
-                                          std::shared_ptr<http::Responder> responder) {
-    api.Handle(std::move(request), std::move(responder));
-  });
+  http::HttpServer http_server(
+      io, [&api](http::HttpRequest request, std::shared_ptr<http::Responder> responder) {
+        api.Handle(std::move(request), std::move(responder));
+      });
 
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   bool stopping = false;

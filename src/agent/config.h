@@ -17,8 +17,8 @@
 namespace tenure::agent {
 
 struct AgentConfig {
-  bool dev = false;            // a throwaway data dir, removed on exit
-  std::string data_dir;        // required unless dev
+  bool dev = false;      // a throwaway data dir, removed on exit
+  std::string data_dir;  // required unless dev
   std::string http_addr = "127.0.0.1:8500";
   std::string raft_addr = "127.0.0.1:8300";
   std::string raft_bind_addr;  // listen here instead of raft_addr (NAT, proxies)
@@ -41,9 +41,9 @@ struct AgentPlan {
   std::vector<std::string> join;  // empty: no -join
   std::string data_dir;           // empty with dev: RunAgent makes one
   bool dev = false;
-  bool keyed = false;             // a cluster key was given
-  std::string http_addr;          // as given, for the banner
-  std::string raft_listen;        // where raft listens, for the warning
+  bool keyed = false;       // a cluster key was given
+  std::string http_addr;    // as given, for the banner
+  std::string raft_listen;  // where raft listens, for the warning
 };
 
 Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config);

@@ -5,9 +5,9 @@
 #include <string>
 
 #include "cli/agent_socket.h"
+#include "cli/candidate_flags.h"
 #include "cli/client_support.h"
 #include "cli/commands.h"
-#include "cli/candidate_flags.h"
 #include "common/duration.h"
 
 namespace tenure::cli {
@@ -42,7 +42,8 @@ struct AgentFlags {
   std::string socket;
   std::string timeout = "5s";
   void Register(Flags* flags) {
-    flags->String("socket", &socket, "the agent's socket (default $TENURE_SOCKET, else as tenure elect)");
+    flags->String("socket", &socket,
+                  "the agent's socket (default $TENURE_SOCKET, else as tenure elect)");
     flags->String("timeout", &timeout, "how long to wait for the agent's answer");
   }
 };
@@ -84,13 +85,14 @@ std::optional<nlohmann::json> Ask(const char* command, const std::string& path,
                                   nlohmann::json request, MonoMs timeout_ms) {
   auto answer = AskAgent(path, request, timeout_ms);
   if (!answer.ok()) {
-    PrintErr(std::string("tenure ") + command + ": cannot reach the candidate agent: " +
-             std::string(answer.status().message()) + " (is `tenure elect " +
-             request.value("Election", std::string()) + "` running?)");
+    PrintErr(std::string("tenure ") + command +
+             ": cannot reach the candidate agent: " + std::string(answer.status().message()) +
+             " (is `tenure elect " + request.value("Election", std::string()) + "` running?)");
     return std::nullopt;
   }
   if (!answer->value("Ok", false)) {
-    PrintErr(std::string("tenure ") + command + ": " + answer->value("Error", std::string("refused")));
+    PrintErr(std::string("tenure ") + command + ": " +
+             answer->value("Error", std::string("refused")));
     return std::nullopt;
   }
   return *answer;
@@ -124,8 +126,10 @@ int IsLeaderCommand(const Args& args) {
     return 1;
   }
   const bool is_leader = leader->get<bool>();
-  if (format == "text") PrintOut(is_leader ? "True" : "False");
-  else PrintOut(is_leader ? "true" : "false");
+  if (format == "text")
+    PrintOut(is_leader ? "True" : "False");
+  else
+    PrintOut(is_leader ? "true" : "false");
   return 0;
 }
 
@@ -134,7 +138,8 @@ int LeaderSetCommand(const Args& args) {
   AgentFlags agent;
   std::string name;
   MonoMs timeout_ms = 0;
-  if (auto code = Prepare("leader-set", kLeaderSetUsage, args, &flags, &agent, &name, &timeout_ms)) {
+  if (auto code =
+          Prepare("leader-set", kLeaderSetUsage, args, &flags, &agent, &name, &timeout_ms)) {
     return *code;
   }
   nlohmann::json settings = nlohmann::json::object();

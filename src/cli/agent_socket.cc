@@ -49,7 +49,8 @@ class Fd {
 
 std::string DefaultAgentSocket(const std::string& name) {
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-  if (runtime != nullptr && runtime[0] != '\0') return std::string(runtime) + "/tenure/" + name + ".sock";
+  if (runtime != nullptr && runtime[0] != '\0')
+    return std::string(runtime) + "/tenure/" + name + ".sock";
   return "/tmp/tenure-" + std::to_string(::getuid()) + "/" + name + ".sock";
 }
 
@@ -80,7 +81,8 @@ Result<nlohmann::json> AskAgent(const std::string& path, const nlohmann::json& r
   std::string out = request.dump() + "\n";
   std::size_t sent = 0;
   while (sent < out.size()) {
-    if (!WaitFor(fd.get(), POLLOUT, deadline)) return Status::Timeout("no answer from the agent at " + path);
+    if (!WaitFor(fd.get(), POLLOUT, deadline))
+      return Status::Timeout("no answer from the agent at " + path);
     ssize_t n = ::send(fd.get(), out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (n < 0) return Status::Unavailable("no agent at " + path + ": " + std::strerror(errno));
@@ -102,7 +104,8 @@ Result<nlohmann::json> AskAgent(const std::string& path, const nlohmann::json& r
   }
   auto parsed = nlohmann::json::parse(in.substr(0, in.find('\n')), nullptr, false);
   if (parsed.is_discarded() || !parsed.is_object()) {
-    return Status::Internal("the agent at " + path + " answered something that is not a JSON object");
+    return Status::Internal("the agent at " + path +
+                            " answered something that is not a JSON object");
   }
   return parsed;
 }

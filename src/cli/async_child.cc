@@ -25,21 +25,22 @@ struct AsyncChild::Impl {
 
   void Watch() {
     status.emplace(io, group->status_fd());
-    status->async_wait(asio::posix::stream_descriptor::wait_read,
-                       [this, life = std::weak_ptr<char>(life)](const boost::system::error_code& ec) {
-                         if (ec || life.expired()) return;
-                         Release();
-                         auto code = group->Reap();
-                         if (!code.ok()) {
-                           Watch();  // spurious wake-up
-                           return;
-                         }
-                         limit.cancel();
-                         group.reset();
-                         auto callback = std::move(done);
-                         done = nullptr;
-                         if (callback) callback(*code);
-                       });
+    status->async_wait(
+        asio::posix::stream_descriptor::wait_read,
+        [this, life = std::weak_ptr<char>(life)](const boost::system::error_code& ec) {
+          if (ec || life.expired()) return;
+          Release();
+          auto code = group->Reap();
+          if (!code.ok()) {
+            Watch();  // spurious wake-up
+            return;
+          }
+          limit.cancel();
+          group.reset();
+          auto callback = std::move(done);
+          done = nullptr;
+          if (callback) callback(*code);
+        });
   }
 
   asio::io_context& io;

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 
 #include "cli/client_support.h"
 #include "cli/flags.h"

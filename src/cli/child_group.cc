@@ -101,7 +101,8 @@ void CloseAllExcept(const int* keep, int count) {
   // not run) and any SIG_IGN for SIGCHLD, which would break waitpid().
   struct sigaction sa = {};
   sa.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &sa, nullptr);  // fails harmlessly for KILL/STOP
+  for (int sig = 1; sig < NSIG; ++sig)
+    sigaction(sig, &sa, nullptr);  // fails harmlessly for KILL/STOP
   // The keeper outlives Terminate() to report the command's status.
   sa.sa_handler = SIG_IGN;
   sigaction(SIGTERM, &sa, nullptr);
@@ -181,8 +182,7 @@ Result<ChildGroup> ChildGroup::Start(const std::vector<std::string>& argv,
   std::vector<std::string> env;
   for (const std::string& entry : extra_env) {
     if (entry.find('=') == std::string::npos || entry.front() == '=') {
-      return Status::InvalidArgument("child group: environment entry \"" + entry +
-                                     "\" is not K=V");
+      return Status::InvalidArgument("child group: environment entry \"" + entry + "\" is not K=V");
     }
   }
   // The inherited environment minus the keys extra_env replaces.

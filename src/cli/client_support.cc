@@ -17,7 +17,7 @@ void HttpFlags::Register(Flags* flags) {
 
 std::unique_ptr<net::BlockingHttpClient> HttpFlags::MakeClient() const {
   return std::make_unique<net::BlockingHttpClient>(client::ResolveHttpAddress(http_addr),
-                                              client::ResolveToken(token));
+                                                   client::ResolveToken(token));
 }
 
 std::string UsageWithOptions(std::string_view usage, const Flags& flags) {
@@ -45,8 +45,8 @@ std::string UnexpectedResponse(const net::ClientResponse& response) {
   auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
   while (!body.empty() && space(body.front())) body.remove_prefix(1);
   while (!body.empty() && space(body.back())) body.remove_suffix(1);
-  return "Unexpected response code: " + std::to_string(response.status) + " (" +
-         std::string(body) + ")";
+  return "Unexpected response code: " + std::to_string(response.status) + " (" + std::string(body) +
+         ")";
 }
 
 std::string StripLeadingSlash(std::string_view key) {
@@ -68,10 +68,14 @@ std::string GoJson(const nlohmann::ordered_json& value, int indent) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
-    if (c == '<') out += "\\u003c";
-    else if (c == '>') out += "\\u003e";
-    else if (c == '&') out += "\\u0026";
-    else out += c;
+    if (c == '<')
+      out += "\\u003c";
+    else if (c == '>')
+      out += "\\u003e";
+    else if (c == '&')
+      out += "\\u0026";
+    else
+      out += c;
   }
   return out;
 }

@@ -7,17 +7,16 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "common/limits.h"
 #include "net/blocking_http_client.h"
 #include "net/url.h"
-#include "common/limits.h"
 
 namespace tenure::cli {
 

@@ -182,7 +182,8 @@ class Agent {
       auto probe = BindProbe(io_, config_.probe_addr);
       if (!probe.ok()) return probe.status();
       probe_server_.emplace(std::move(*probe), "\r\n\r\n", kProbeMaxRequestBytes,
-                            kProbeIdleTimeoutMs, [this](const OneShotRequest& request, Reply reply) {
+                            kProbeIdleTimeoutMs,
+                            [this](const OneShotRequest& request, Reply reply) {
                               HandleProbe(request, std::move(reply));
                             });
     }
@@ -205,7 +206,9 @@ class Agent {
     options.resign_backoff_ms = config_.resign_backoff_ms;
     options.health_interval_ms = config_.health_interval_ms;
     if (!config_.health_check.empty()) {
-      options.health_check = [this](CandidateOptions::HealthReply reply) { CheckHealth(std::move(reply)); };
+      options.health_check = [this](CandidateOptions::HealthReply reply) {
+        CheckHealth(std::move(reply));
+      };
     }
     return options;
   }
@@ -214,7 +217,8 @@ class Agent {
     CandidateEvents events;
     events.elected = [this](std::uint64_t token) {
       Note("elected (fencing token " + std::to_string(token) + ")");
-      QueueHook("elected", config_.hooks.elected, {"TENURE_FENCING_TOKEN=" + std::to_string(token)});
+      QueueHook("elected", config_.hooks.elected,
+                {"TENURE_FENCING_TOKEN=" + std::to_string(token)});
     };
     events.deposed = [this](const std::string& why) {
       Note("deposed: " + why);
@@ -238,7 +242,8 @@ class Agent {
     std::vector<std::string> env;
   };
 
-  void QueueHook(const std::string& name, const std::string& command, std::vector<std::string> env) {
+  void QueueHook(const std::string& name, const std::string& command,
+                 std::vector<std::string> env) {
     if (command.empty()) return;
     // A pending settings-changed already reads the latest settings when it runs.
     if (name == "settings-changed") {
@@ -264,10 +269,11 @@ class Agent {
     }
     Hook hook = std::move(hooks_.front());
     hooks_.pop_front();
-    Status started = hook_child_.Start(hook.command, hook.env, 0, [this, name = hook.name](int code) {
-      if (code != 0) Note("hook " + name + " exited with code " + std::to_string(code));
-      RunNextHook();
-    });
+    Status started =
+        hook_child_.Start(hook.command, hook.env, 0, [this, name = hook.name](int code) {
+          if (code != 0) Note("hook " + name + " exited with code " + std::to_string(code));
+          RunNextHook();
+        });
     if (!started.ok()) {
       Note("cannot run hook " + hook.name + ": " + std::string(started.message()));
       RunNextHook();
@@ -281,7 +287,8 @@ class Agent {
         config_.health_interval_ms, [reply](int code) {
           reply(code == 0, code == 137 ? "timed out" : "exit code " + std::to_string(code));
         });
-    if (!started.ok()) reply(false, "cannot run the health check: " + std::string(started.message()));
+    if (!started.ok())
+      reply(false, "cannot run the health check: " + std::string(started.message()));
   }
 
   // ---- the local socket ---------------------------------------------------------
@@ -307,7 +314,8 @@ class Agent {
 
   void HandleAgentRequest(const OneShotRequest& request, Reply reply) {
     if (request.too_large) {
-      reply(ErrorLine("request too large (limit " + std::to_string(kAgentMaxRequestBytes) + " bytes)"));
+      reply(ErrorLine("request too large (limit " + std::to_string(kAgentMaxRequestBytes) +
+                      " bytes)"));
       return;
     }
     auto parsed = nlohmann::json::parse(request.text, nullptr, false);
@@ -390,14 +398,16 @@ class Agent {
 
   static std::string HttpAnswer(int status, const char* reason, const std::string& content_type,
                                 const std::string& body) {
-    return "HTTP/1.1 " + std::to_string(status) + " " + reason + "\r\nContent-Type: " + content_type +
+    return "HTTP/1.1 " + std::to_string(status) + " " + reason +
+           "\r\nContent-Type: " + content_type +
            "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
            body;
   }
 
   void HandleProbe(const OneShotRequest& request, Reply reply) {
     if (request.too_large) {
-      reply(HttpAnswer(431, "Request Header Fields Too Large", "text/plain", "request too large\n"));
+      reply(
+          HttpAnswer(431, "Request Header Fields Too Large", "text/plain", "request too large\n"));
       return;
     }
     const std::size_t line_end = request.text.find("\r\n");
@@ -493,7 +503,8 @@ int ElectCommand(const Args& args) {
                "hook run on a follower when the leader settings change");
   flags.String("health-check", &config.health_check,
                "command run every -health-interval; while it fails the agent steps down");
-  flags.String("health-interval", &health_interval, "interval (and time limit) of the health check");
+  flags.String("health-interval", &health_interval,
+               "interval (and time limit) of the health check");
   flags.String("resign-backoff", &resign_backoff, "rest after a resign before campaigning again");
   if (auto code = ParseFlags(&flags, rest, kElectUsage, 2)) return *code;
   if (!FinishElectionName("tenure elect", flags, kElectUsage, &name)) return 2;

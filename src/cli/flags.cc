@@ -53,9 +53,13 @@ Status Flags::Parse(const std::vector<std::string>& args) {
     if (flag.kind == Flag::Kind::kBool) {
       bool v = true;
       if (has_value) {
-        if (value == "true" || value == "1") v = true;
-        else if (value == "false" || value == "0") v = false;
-        else return Status::InvalidArgument("invalid boolean value " + GoQuote(value) + " for -" + name);
+        if (value == "true" || value == "1")
+          v = true;
+        else if (value == "false" || value == "0")
+          v = false;
+        else
+          return Status::InvalidArgument("invalid boolean value " + GoQuote(value) + " for -" +
+                                         name);
       }
       *static_cast<bool*>(flag.target) = v;
       set_.push_back(name);
@@ -84,8 +88,10 @@ Status Flags::Parse(const std::vector<std::string>& args) {
         if (!ok || (flag.kind == Flag::Kind::kInt && v > 1'000'000'000)) {
           return Status::InvalidArgument("invalid value " + GoQuote(value) + " for flag -" + name);
         }
-        if (flag.kind == Flag::Kind::kInt) *static_cast<int*>(flag.target) = static_cast<int>(v);
-        else *static_cast<std::uint64_t*>(flag.target) = v;
+        if (flag.kind == Flag::Kind::kInt)
+          *static_cast<int*>(flag.target) = static_cast<int>(v);
+        else
+          *static_cast<std::uint64_t*>(flag.target) = v;
         break;
       }
       case Flag::Kind::kBool:

@@ -36,8 +36,9 @@ int KvDeleteCommand(const Args& args) {
     return 1;
   }
   if (cas && modify_index == 0) {
-    PrintErr("Cannot delete a key that does not exist. Provide a -modify-index greater than "
-             "than 0.");
+    PrintErr(
+        "Cannot delete a key that does not exist. Provide a -modify-index greater than "
+        "than 0.");
     return 1;
   }
   if (modify_index != 0 && !cas) {

@@ -53,8 +53,9 @@ int KvPutCommand(const Args& args) {
   std::string session;
   HttpFlags http;
   Flags flags("kv put");
-  flags.Bool("cas", &cas, "check-and-set: write only if the key's ModifyIndex is -modify-index "
-                          "(0: only if the key does not exist)");
+  flags.Bool("cas", &cas,
+             "check-and-set: write only if the key's ModifyIndex is -modify-index "
+             "(0: only if the key does not exist)");
   flags.Uint64("flags", &kv_flags, "unsigned integer stored with the key (default 0)");
   flags.Bool("base64", &base64, "DATA is base64-encoded");
   flags.Uint64("modify-index", &modify_index, "the ModifyIndex for -cas");

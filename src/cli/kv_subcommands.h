@@ -17,8 +17,6 @@ int KvGetCommand(const Args& args);
 int KvPutCommand(const Args& args);
 int KvDeleteCommand(const Args& args);
 
-inline std::string KvPath(std::string_view key) {
-  return "/v1/kv/" + net::EscapeKeyPath(key);
-}
+inline std::string KvPath(std::string_view key) { return "/v1/kv/" + net::EscapeKeyPath(key); }
 
 }  // namespace tenure::cli

@@ -171,8 +171,10 @@ int LeaderGetCommand(const Args& args) {
   if (positional.size() == 2) {
     auto it = settings.find(positional[1]);
     std::string value = it == settings.end() ? "" : it->second;
-    if (format == "text") PrintOut(value);
-    else PrintOut(GoJson(nlohmann::ordered_json(value), 0));  // JSON and YAML alike
+    if (format == "text")
+      PrintOut(value);
+    else
+      PrintOut(GoJson(nlohmann::ordered_json(value), 0));  // JSON and YAML alike
     return 0;
   }
   if (format == "json") {

@@ -89,7 +89,8 @@ class OneShotServer {
             boost::asio::async_write(conn->socket, boost::asio::buffer(conn->answer),
                                      [conn](const boost::system::error_code&, std::size_t) {
                                        boost::system::error_code ignored;
-                                       conn->socket.shutdown(Protocol::socket::shutdown_both, ignored);
+                                       conn->socket.shutdown(Protocol::socket::shutdown_both,
+                                                             ignored);
                                        conn->socket.close(ignored);
                                        conn->timer.cancel();
                                      });

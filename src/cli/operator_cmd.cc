@@ -116,8 +116,9 @@ int RemovePeer(const Args& args) {
   }
   if (flags.WasSet("id") == flags.WasSet("address") || (flags.WasSet("id") && id == 0) ||
       (flags.WasSet("address") && address.empty())) {
-    PrintErr("tenure operator raft remove-peer: give exactly one of -id N (positive) or "
-             "-address HOST:PORT");
+    PrintErr(
+        "tenure operator raft remove-peer: give exactly one of -id N (positive) or "
+        "-address HOST:PORT");
     return 1;
   }
   std::string target = flags.WasSet("id") ? "/v1/operator/raft/peer?id=" + std::to_string(id)

@@ -39,14 +39,13 @@ constexpr char kRecoverUsage[] =
     "\n";
 
 std::string Describe(const disk::SegmentInfo& s) {
-  std::string range = s.entries == 0 ? std::string("no entries")
-                      : s.first_index == 0
-                          ? fmt::format("{} entries", s.entries)
-                          : fmt::format("entries {}..{}", s.first_index,
-                                        s.first_index + s.entries - 1);
-  std::string text = fmt::format("  {:<34} {:>8} bytes  {}  {}, {} batches, valid to byte {}",
-                                 s.name, s.size, s.open ? "open  " : "closed", range, s.batches,
-                                 s.valid_end);
+  std::string range = s.entries == 0       ? std::string("no entries")
+                      : s.first_index == 0 ? fmt::format("{} entries", s.entries)
+                                           : fmt::format("entries {}..{}", s.first_index,
+                                                         s.first_index + s.entries - 1);
+  std::string text =
+      fmt::format("  {:<34} {:>8} bytes  {}  {}, {} batches, valid to byte {}", s.name, s.size,
+                  s.open ? "open  " : "closed", range, s.batches, s.valid_end);
   if (!s.note.empty()) text += "  (" + s.note + ")";
   return text;
 }
@@ -60,8 +59,8 @@ void PrintReport(const disk::Report& r) {
     PrintOut("  (no readable metadata1 or metadata2)");
   }
   for (const disk::SnapshotInfo& s : r.snapshots) {
-    std::string verdict =
-        s.format_version == 0 ? "not verified (an older snapshot libraft does not load)"
+    std::string verdict = s.format_version == 0
+                              ? "not verified (an older snapshot libraft does not load)"
                               : fmt::format("checksums ok (format {})", s.format_version);
     if (!s.note.empty()) verdict += ", " + s.note;
     PrintOut(fmt::format("  {:<34} {:>8} bytes  snapshot of index {}, term {}{}: {}", s.name,
@@ -72,14 +71,13 @@ void PrintReport(const disk::Report& r) {
     PrintOut("Nothing written yet: a first start.");
     return;
   }
-  PrintOut(fmt::format("Log: {}{}; terms up to {}",
-                       r.last_index >= r.first_index
-                           ? fmt::format("entries {}..{}", r.first_index, r.last_index)
-                           : std::string("no entries"),
-                       r.snapshot_index != 0
-                           ? fmt::format(", after the snapshot at {}", r.snapshot_index)
-                           : std::string(),
-                       r.max_term));
+  PrintOut(fmt::format(
+      "Log: {}{}; terms up to {}",
+      r.last_index >= r.first_index ? fmt::format("entries {}..{}", r.first_index, r.last_index)
+                                    : std::string("no entries"),
+      r.snapshot_index != 0 ? fmt::format(", after the snapshot at {}", r.snapshot_index)
+                            : std::string(),
+      r.max_term));
   if (r.configuration) {
     PrintOut(fmt::format("Configuration (index {}): {}", r.configuration_index,
                          r.configuration->Describe()));

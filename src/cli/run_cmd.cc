@@ -20,6 +20,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <csignal>
 #include <memory>
@@ -27,19 +31,14 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
-
 #include "cli/candidate_flags.h"
+#include "cli/child_group.h"
 #include "cli/client_support.h"
 #include "cli/commands.h"
-#include "net/http_client.h"
-#include "cli/child_group.h"
 #include "client/lease.h"
 #include "client/settings.h"
 #include "common/duration.h"
+#include "net/http_client.h"
 #include "tenure/election.h"
 #include "tenure/session.h"
 
@@ -100,7 +99,8 @@ class Runner {
         Exit(1);
         return;
       }
-      session_.OnLost([this](const Status& why) { OnLost("session lost: " + std::string(why.message())); });
+      session_.OnLost(
+          [this](const Status& why) { OnLost("session lost: " + std::string(why.message())); });
       election_ = std::make_unique<Election>(session_, election_options_);
       election_->OnLost([this](const Status& why) { OnLost(std::string(why.message())); });
       Progress("campaigning for " + election_->LeaderKey() + " as " + election_options_.candidate +
@@ -121,9 +121,9 @@ class Runner {
     }
     const std::uint64_t token = election_->FencingToken();
     Progress("elected with fencing token " + std::to_string(token));
-    auto group = ChildGroup::Start(
-        command_, {"TENURE_FENCING_TOKEN=" + std::to_string(token), "TENURE_SESSION=" + session_.id(),
-                   "TENURE_LEADER_KEY=" + election_->LeaderKey()});
+    auto group = ChildGroup::Start(command_, {"TENURE_FENCING_TOKEN=" + std::to_string(token),
+                                              "TENURE_SESSION=" + session_.id(),
+                                              "TENURE_LEADER_KEY=" + election_->LeaderKey()});
     if (!group.ok()) {
       Progress("cannot start " + command_[0] + ": " + std::string(group.status().message()));
       Finish(1);
@@ -173,7 +173,8 @@ class Runner {
     }
     // At most a second: asio's timers run on CLOCK_MONOTONIC, which stops
     // while the machine is suspended, and the lease clock does not.
-    lease_timer_.expires_after(std::chrono::milliseconds(std::min<MonoMs>(at - now, kLeaseCheckMs)));
+    lease_timer_.expires_after(
+        std::chrono::milliseconds(std::min<MonoMs>(at - now, kLeaseCheckMs)));
     lease_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (!ec) ArmLeaseTimer();
     });
@@ -185,8 +186,10 @@ class Runner {
     if (stop_code_) return;
     stop_code_ = code;
     lease_timer_.cancel();
-    if (code == 1) Progress("lost leadership: " + why);
-    else Progress(why);
+    if (code == 1)
+      Progress("lost leadership: " + why);
+    else
+      Progress(why);
     if (!child_ || !child_->running()) {
       Finish(code);
       return;
@@ -217,8 +220,7 @@ class Runner {
     if (finishing_ || stop_code_) return;
     // First: Cancel() ends a campaign in progress synchronously, and its
     // callback must see that a signal, not a failure, stopped it.
-    StopChild(code, std::string("got ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
-                        ", stopping");
+    StopChild(code, std::string("got ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") + ", stopping");
     if (election_) election_->Cancel();
   }
 

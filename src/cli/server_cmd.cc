@@ -27,9 +27,12 @@ int ServerCommand(const Args& args) {
   agent::AgentConfig config;
   Flags flags("server");
   flags.Bool("dev", &config.dev, "development mode: a throwaway data dir, removed on exit");
-  flags.String("data-dir", &config.data_dir, "directory for the raft log and snapshots (required unless -dev)");
-  flags.String("http-addr", &config.http_addr, "address of the Consul-compatible HTTP API (default 127.0.0.1:8500)");
-  flags.String("raft-addr", &config.raft_addr, "address of the raft transport (default 127.0.0.1:8300)");
+  flags.String("data-dir", &config.data_dir,
+               "directory for the raft log and snapshots (required unless -dev)");
+  flags.String("http-addr", &config.http_addr,
+               "address of the Consul-compatible HTTP API (default 127.0.0.1:8500)");
+  flags.String("raft-addr", &config.raft_addr,
+               "address of the raft transport (default 127.0.0.1:8300)");
   flags.String("raft-bind-addr", &config.raft_bind_addr,
                "listen for raft on this host:port instead of -raft-addr, which stays the "
                "address the other members dial (NAT, port mappings, fault-injecting proxies)");
@@ -53,10 +56,12 @@ int ServerCommand(const Args& args) {
   flags.String("raft-election-timeout", &config.raft_election_timeout,
                "a follower that hears no leader for this long (to twice this, randomized) "
                "starts an election (default 500ms; 100ms to 60s)");
-  flags.String("raft-heartbeat", &config.raft_heartbeat,
-               "how often the leader contacts followers (default 50ms; below the election timeout)");
-  flags.Int("session-ttl-multiplier", &config.session_ttl_multiplier,
-            "sessions expire between TTL and TTL x this after the last renewal (default 2, as Consul)");
+  flags.String(
+      "raft-heartbeat", &config.raft_heartbeat,
+      "how often the leader contacts followers (default 50ms; below the election timeout)");
+  flags.Int(
+      "session-ttl-multiplier", &config.session_ttl_multiplier,
+      "sessions expire between TTL and TTL x this after the last renewal (default 2, as Consul)");
   if (auto code = ParseFlags(&flags, args, kServerUsage, 1)) return *code;
   if (!flags.positional().empty()) {
     PrintErr("tenure server: unexpected argument \"" + flags.positional()[0] + "\"");

@@ -119,8 +119,8 @@ int List(const Args& args) {
     PrintErr("Error! Unexpected argument: " + flags.positional()[0]);
     return 2;
   }
-  std::string target = node.empty() ? "/v1/session/list"
-                                    : "/v1/session/node/" + net::EscapeQueryValue(node);
+  std::string target =
+      node.empty() ? "/v1/session/list" : "/v1/session/node/" + net::EscapeQueryValue(node);
   auto client = http.MakeClient();
   auto response = client->Request("GET", target);
   if (int failed = CheckResponse(response, "Failed to list sessions")) return failed;

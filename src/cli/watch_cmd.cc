@@ -7,8 +7,8 @@
 // environment. A failing handler ends the watch with exit 1; SIGINT/SIGTERM
 // end it with exit 0 (a running handler gets the signal and is waited for).
 #include <algorithm>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <thread>
 
 #include "cli/client_support.h"
@@ -43,7 +43,8 @@ struct Snapshot {
   nlohmann::ordered_json data;  // an entry, an array of entries, or null
 };
 
-Result<Snapshot> Fetch(net::BlockingHttpClient& client, const WatchSpec& spec, std::uint64_t index) {
+Result<Snapshot> Fetch(net::BlockingHttpClient& client, const WatchSpec& spec,
+                       std::uint64_t index) {
   std::string query;
   auto add = [&query](std::string_view param) {
     query += query.empty() ? '?' : '&';

@@ -83,9 +83,7 @@ bool Candidate::IsLeader(MonoMs window_ms) const {
   return election_ != nullptr && session_->alive() && election_->IsLeader(window_ms);
 }
 
-std::uint64_t Candidate::FencingToken() const {
-  return election_ ? election_->FencingToken() : 0;
-}
+std::uint64_t Candidate::FencingToken() const { return election_ ? election_->FencingToken() : 0; }
 
 MonoMs Candidate::ProvenForMs() const {
   if (!session_ || !session_->alive() || !session_->lease().held()) return 0;
@@ -109,8 +107,10 @@ void Candidate::CreateSession() {
   session_->Create(options_.session, [this, life](Result<std::string> id) {
     if (life.expired() || stopping_) return;
     if (!id.ok()) {
-      if (events_.note) events_.note("cannot create a session: " + std::string(id.status().message()));
-      ArmTimer(timers_->session_retry, options_.session_retry_ms, life_, [this] { CreateSession(); });
+      if (events_.note)
+        events_.note("cannot create a session: " + std::string(id.status().message()));
+      ArmTimer(timers_->session_retry, options_.session_retry_ms, life_,
+               [this] { CreateSession(); });
       return;
     }
     session_->OnLost([this, life](const Status& why) {
@@ -160,7 +160,8 @@ void Candidate::OnSessionLost(const Status& why) {
   Evaluate("session lost: " + std::string(why.message()));
   StopCampaign();
   timers_->guarantee.cancel();
-  if (events_.note) events_.note("session lost (" + std::string(why.message()) + "); creating a new one");
+  if (events_.note)
+    events_.note("session lost (" + std::string(why.message()) + "); creating a new one");
   ArmTimer(timers_->session_retry, options_.session_retry_ms, life_, [this] { CreateSession(); });
 }
 
@@ -255,15 +256,16 @@ void Candidate::ArmGuaranteeTimer() {
   MonoMs delay = kUnprovenPollMs;
   // At most a second ahead: timers run on CLOCK_MONOTONIC, which stops
   // during a suspend; the lease clock (CLOCK_BOOTTIME) does not.
-  if (leading_) delay = std::min<MonoMs>(session_->lease().TerminateAtMs() - SteadyNowMs() + 1, 1'000);
+  if (leading_)
+    delay = std::min<MonoMs>(session_->lease().TerminateAtMs() - SteadyNowMs() + 1, 1'000);
   ArmTimer(timers_->guarantee, delay, life_, [this] { Evaluate(""); });
 }
 
 void Candidate::SetSettings(Settings settings, std::function<void(Status)> done) {
   if (!IsLeader()) {
     Post([done = std::move(done), key = LeaderKey()] {
-      done(Status::FailedPrecondition("not the leader: this candidate is not the guaranteed leader of " +
-                                      key));
+      done(Status::FailedPrecondition(
+          "not the leader: this candidate is not the guaranteed leader of " + key));
     });
     return;
   }

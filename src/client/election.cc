@@ -9,9 +9,9 @@
 #include <optional>
 #include <utility>
 
+#include "common/base64.h"
 #include "net/blocking_http_client.h"
 #include "net/url.h"
-#include "common/base64.h"
 
 namespace tenure {
 
@@ -182,24 +182,23 @@ std::pair<std::string, std::int64_t> Election::BlockingRead(const std::string& k
 // PUT <key>?acquire=<own session> with the election's value. A session the
 // server no longer knows is lost: the listeners run and `next` is not called.
 net::RequestId Election::SendAcquire(const std::string& key,
-                                        std::function<void(Result<net::ClientResponse>)> next) {
-  return Send("PUT",
-              "/v1/kv/" + net::EscapeKeyPath(key) + "?acquire=" +
-                  net::EscapeQueryValue(session_.id()),
-              impl_->value, 0, {},
-              [this, next = std::move(next)](Result<net::ClientResponse> result) {
-                if (IsInvalidSession(result)) {
-                  session_.NotifyLost(Status::NotFound("session " + session_.id() +
-                                                       " is gone: " + result->body));
-                  return;
-                }
-                next(std::move(result));
-              });
+                                     std::function<void(Result<net::ClientResponse>)> next) {
+  return Send(
+      "PUT",
+      "/v1/kv/" + net::EscapeKeyPath(key) + "?acquire=" + net::EscapeQueryValue(session_.id()),
+      impl_->value, 0, {}, [this, next = std::move(next)](Result<net::ClientResponse> result) {
+        if (IsInvalidSession(result)) {
+          session_.NotifyLost(
+              Status::NotFound("session " + session_.id() + " is gone: " + result->body));
+          return;
+        }
+        next(std::move(result));
+      });
 }
 
 net::RequestId Election::Send(std::string method, std::string target, std::string body,
-                                 std::int64_t timeout_ms, net::RetryPolicy retry,
-                                 ResponseCallback done) {
+                              std::int64_t timeout_ms, net::RetryPolicy retry,
+                              ResponseCallback done) {
   std::weak_ptr<char> life = impl_->life;
   net::HttpCall call{std::move(method), std::move(target), std::move(body), timeout_ms, retry};
   return session_.http().Request(
@@ -238,93 +237,91 @@ void Election::Campaign(std::string value, std::function<void(Status)> done) {
 }
 
 void Election::RegisterCandidate() {
-  const std::string candidate =
-      options_.candidate.empty() ? session_.id() : options_.candidate;
+  const std::string candidate = options_.candidate.empty() ? session_.id() : options_.candidate;
   const std::string key = CandidateKey(candidate);
-  impl_->campaign_req = SendAcquire(
-      key, [this, key, candidate](Result<net::ClientResponse> result) {
-        impl_->campaign_req = 0;
-        if (!impl_->campaigning) return;
-        if (result.ok() && result->status == 200 && result->body.find("true") != std::string::npos) {
-          AttemptAcquire();
-          return;
-        }
-        if (result.ok() && result->status == 200) {
-          // Refused: held by another session, or lock-delay. Look.
-          impl_->campaign_req = Send(
-              "GET", "/v1/kv/" + net::EscapeKeyPath(key), "", 0, {},
-              [this, candidate](Result<net::ClientResponse> got) {
-                impl_->campaign_req = 0;
-                if (!impl_->campaigning) return;
-                auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
-                if (info.ok() && info->has_leader() && info->session != session_.id()) {
-                  FinishCampaign(Status::FailedPrecondition(
-                      "campaign: candidate name \"" + candidate +
-                      "\" is registered by another session (" + info->session + ")"));
-                  return;
-                }
-                After(kCampaignTimer, options_.lock_retry_ms, [this] { RegisterCandidate(); });
-              });
-          return;
-        }
-        After(kCampaignTimer, options_.error_retry_ms, [this] { RegisterCandidate(); });
-      });
+  impl_->campaign_req = SendAcquire(key, [this, key,
+                                          candidate](Result<net::ClientResponse> result) {
+    impl_->campaign_req = 0;
+    if (!impl_->campaigning) return;
+    if (result.ok() && result->status == 200 && result->body.find("true") != std::string::npos) {
+      AttemptAcquire();
+      return;
+    }
+    if (result.ok() && result->status == 200) {
+      // Refused: held by another session, or lock-delay. Look.
+      impl_->campaign_req = Send(
+          "GET", "/v1/kv/" + net::EscapeKeyPath(key), "", 0, {},
+          [this, candidate](Result<net::ClientResponse> got) {
+            impl_->campaign_req = 0;
+            if (!impl_->campaigning) return;
+            auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
+            if (info.ok() && info->has_leader() && info->session != session_.id()) {
+              FinishCampaign(Status::FailedPrecondition("campaign: candidate name \"" + candidate +
+                                                        "\" is registered by another session (" +
+                                                        info->session + ")"));
+              return;
+            }
+            After(kCampaignTimer, options_.lock_retry_ms, [this] { RegisterCandidate(); });
+          });
+      return;
+    }
+    After(kCampaignTimer, options_.error_retry_ms, [this] { RegisterCandidate(); });
+  });
 }
 
 void Election::AttemptAcquire() {
-  impl_->campaign_req = SendAcquire(
-      LeaderKey(), [this](Result<net::ClientResponse> result) {
-        impl_->campaign_req = 0;
-        if (!impl_->campaigning) return;
-        if (!result.ok() || result->status != 200) {
-          After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
-          return;
-        }
-        if (result->body.find("true") != std::string::npos) {
-          Grant(ParseU64(result->Header("X-Tenure-Fence")));
-          FinishCampaign(Status());
-          return;
-        }
-        CampaignWait(0);
-      });
+  impl_->campaign_req = SendAcquire(LeaderKey(), [this](Result<net::ClientResponse> result) {
+    impl_->campaign_req = 0;
+    if (!impl_->campaigning) return;
+    if (!result.ok() || result->status != 200) {
+      After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
+      return;
+    }
+    if (result->body.find("true") != std::string::npos) {
+      Grant(ParseU64(result->Header("X-Tenure-Fence")));
+      FinishCampaign(Status());
+      return;
+    }
+    CampaignWait(0);
+  });
 }
 
 // index 0: the immediate look after a refused acquire; > 0: a blocking wait.
 void Election::CampaignWait(std::uint64_t index) {
   const auto [target, timeout] = BlockingRead(LeaderKey(), "", index);
-  impl_->campaign_req = Send("GET", target, "", timeout, {}, [this, index](
-                                                                 Result<net::ClientResponse> got) {
-    impl_->campaign_req = 0;
-    if (!impl_->campaigning) return;
-    auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
-    if (!info.ok()) {
-      After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
-      return;
-    }
-    if (info->has_leader() && info->session == session_.id()) {
-      // Handed to us (ResignTo) or our own earlier grant.
-      Grant(info->fence);
-      FinishCampaign(Status());
-      return;
-    }
-    if (!info->has_leader()) {
-      if (index == 0 && !impl_->retried_free) {
-        // Refused, then free: released in between, or lock-delay. Try once
-        // more at once (a release), then back off (lock-delay).
-        impl_->retried_free = true;
-        AttemptAcquire();
-      } else if (index == 0) {
-        After(kCampaignTimer, options_.lock_retry_ms, [this] { AttemptAcquire(); });
-      } else {
-        AttemptAcquire();
-      }
-      return;
-    }
-    impl_->retried_free = false;  // held by another: a later "free" is news
-    std::uint64_t next = NextIndex(*got, index);
-    if (next == 0) next = 1;  // still block: the key is held
-    CampaignWait(next);
-  });
+  impl_->campaign_req =
+      Send("GET", target, "", timeout, {}, [this, index](Result<net::ClientResponse> got) {
+        impl_->campaign_req = 0;
+        if (!impl_->campaigning) return;
+        auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
+        if (!info.ok()) {
+          After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
+          return;
+        }
+        if (info->has_leader() && info->session == session_.id()) {
+          // Handed to us (ResignTo) or our own earlier grant.
+          Grant(info->fence);
+          FinishCampaign(Status());
+          return;
+        }
+        if (!info->has_leader()) {
+          if (index == 0 && !impl_->retried_free) {
+            // Refused, then free: released in between, or lock-delay. Try once
+            // more at once (a release), then back off (lock-delay).
+            impl_->retried_free = true;
+            AttemptAcquire();
+          } else if (index == 0) {
+            After(kCampaignTimer, options_.lock_retry_ms, [this] { AttemptAcquire(); });
+          } else {
+            AttemptAcquire();
+          }
+          return;
+        }
+        impl_->retried_free = false;  // held by another: a later "free" is news
+        std::uint64_t next = NextIndex(*got, index);
+        if (next == 0) next = 1;  // still block: the key is held
+        CampaignWait(next);
+      });
 }
 
 void Election::FinishCampaign(Status status) {
@@ -350,8 +347,9 @@ void Election::TryOnce(std::string value, std::function<void(Result<bool>)> done
     return;
   }
   impl_->value = std::move(value);
-  Send("PUT", "/v1/kv/" + net::EscapeKeyPath(LeaderKey()) + "?acquire=" +
-                  net::EscapeQueryValue(session_.id()),
+  Send("PUT",
+       "/v1/kv/" + net::EscapeKeyPath(LeaderKey()) +
+           "?acquire=" + net::EscapeQueryValue(session_.id()),
        impl_->value, 0, {}, [this, done = std::move(done)](Result<net::ClientResponse> result) {
          if (IsInvalidSession(result)) {
            Status why = Status::NotFound("session " + session_.id() + " is gone: " + result->body);
@@ -447,8 +445,9 @@ void Election::Resign(std::function<void(Status)> done) {
 
 void Election::Release(std::function<void(Status)> done) {
   StopLeading();
-  Send("PUT", "/v1/kv/" + net::EscapeKeyPath(LeaderKey()) + "?release=" +
-                  net::EscapeQueryValue(session_.id()),
+  Send("PUT",
+       "/v1/kv/" + net::EscapeKeyPath(LeaderKey()) +
+           "?release=" + net::EscapeQueryValue(session_.id()),
        impl_->value, 0, {}, [done = std::move(done)](Result<net::ClientResponse> result) {
          if (!result.ok() || result->status != 200) {
            done(Status::Unavailable("resign: " + Describe(result)));
@@ -475,21 +474,21 @@ void Election::ResignTo(std::string candidate, std::function<void(Status)> done)
   }
   const std::string candidate_key = CandidateKey(candidate);
   Send("GET", "/v1/kv/" + net::EscapeKeyPath(candidate_key), "", 0, {},
-       [this, candidate, candidate_key, done = std::move(done)](
-           Result<net::ClientResponse> got) mutable {
+       [this, candidate, candidate_key,
+        done = std::move(done)](Result<net::ClientResponse> got) mutable {
          auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
          if (!info.ok()) {
            done(info.status().Annotate("resign to " + candidate));
            return;
          }
          if (!info->exists) {
-           done(Status::FailedPrecondition("resign to " + candidate + ": candidate \"" +
-                                           candidate + "\" is not registered"));
+           done(Status::FailedPrecondition("resign to " + candidate + ": candidate \"" + candidate +
+                                           "\" is not registered"));
            return;
          }
          if (!info->has_leader()) {
-           done(Status::FailedPrecondition("resign to " + candidate + ": candidate \"" +
-                                           candidate + "\" is not alive (its session is gone)"));
+           done(Status::FailedPrecondition("resign to " + candidate + ": candidate \"" + candidate +
+                                           "\" is not alive (its session is gone)"));
            return;
          }
          if (!holding_) {
@@ -497,13 +496,16 @@ void Election::ResignTo(std::string candidate, std::function<void(Status)> done)
            return;
          }
          nlohmann::json ops = nlohmann::json::array();
-         ops.push_back({{"KV", {{"Verb", "check-session"}, {"Key", candidate_key},
-                                {"Session", info->session}}}});
-         ops.push_back({{"KV", {{"Verb", "unlock"}, {"Key", LeaderKey()},
-                                {"Session", session_.id()}}}});
-         ops.push_back({{"KV", {{"Verb", "lock"}, {"Key", LeaderKey()},
-                                {"Value", Base64Encode(info->value)},
-                                {"Session", info->session}}}});
+         ops.push_back(
+             {{"KV",
+               {{"Verb", "check-session"}, {"Key", candidate_key}, {"Session", info->session}}}});
+         ops.push_back(
+             {{"KV", {{"Verb", "unlock"}, {"Key", LeaderKey()}, {"Session", session_.id()}}}});
+         ops.push_back({{"KV",
+                         {{"Verb", "lock"},
+                          {"Key", LeaderKey()},
+                          {"Value", Base64Encode(info->value)},
+                          {"Session", info->session}}}});
          handing_over_ = true;
          Send("PUT", "/v1/txn", ops.dump(), 0, net::RetryPolicy::None(),
               [this, candidate, done = std::move(done)](Result<net::ClientResponse> result) {
@@ -512,8 +514,8 @@ void Election::ResignTo(std::string candidate, std::function<void(Status)> done)
                   StopLeading();
                   done(Status());
                 } else if (result.ok() && result->status == 409) {
-                  done(Status::FailedPrecondition("resign to " + candidate + " refused: " +
-                                                  TxnErrors(result->body)));
+                  done(Status::FailedPrecondition("resign to " + candidate +
+                                                  " refused: " + TxnErrors(result->body)));
                 } else {
                   // Maybe applied: stop claiming the key, as Resign does. If
                   // it is still ours, a campaign finds it held by our session.
@@ -557,20 +559,20 @@ void Election::WatchOnce() {
   }
   const std::uint64_t index = impl_->watch_index;
   const auto [target, timeout] = BlockingRead(LeaderKey(), "", index);
-  impl_->watch_req = Send("GET", target, "", timeout, {}, [this, index](
-                                                              Result<net::ClientResponse> got) {
-    impl_->watch_req = 0;
-    auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
-    if (!info.ok()) {
-      // Not a loss: the lease arithmetic covers transient errors.
-      After(kWatchTimer, options_.error_retry_ms, [this] { WatchOnce(); });
-      return;
-    }
-    std::uint64_t seen = ParseU64(got->Header("X-Consul-Index"));
-    impl_->watch_index = NextIndex(*got, index);
-    HandleObservation(*info, seen);
-    WatchOnce();
-  });
+  impl_->watch_req =
+      Send("GET", target, "", timeout, {}, [this, index](Result<net::ClientResponse> got) {
+        impl_->watch_req = 0;
+        auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
+        if (!info.ok()) {
+          // Not a loss: the lease arithmetic covers transient errors.
+          After(kWatchTimer, options_.error_retry_ms, [this] { WatchOnce(); });
+          return;
+        }
+        std::uint64_t seen = ParseU64(got->Header("X-Consul-Index"));
+        impl_->watch_index = NextIndex(*got, index);
+        HandleObservation(*info, seen);
+        WatchOnce();
+      });
 }
 
 void Election::HandleObservation(const LeaderInfo& info, std::uint64_t index) {
@@ -582,10 +584,10 @@ void Election::HandleObservation(const LeaderInfo& info, std::uint64_t index) {
     if (info.session == session_.id()) {
       if (fence_ == 0) fence_ = info.fence;  // a server without X-Tenure-Fence
     } else {
-      std::string what = !info.exists        ? "the leader key was deleted"
-                         : info.session.empty() ? "the leader key was released"
-                                                : "the leader key is now held by session " +
-                                                      info.session;
+      std::string what = !info.exists ? "the leader key was deleted"
+                         : info.session.empty()
+                             ? "the leader key was released"
+                             : "the leader key is now held by session " + info.session;
       Lose(Status::FailedPrecondition("leadership lost: " + what));
     }
   }
@@ -612,32 +614,34 @@ void Election::SetSettings(Settings settings, std::function<void(Status)> done) 
   if (fence_ != 0) {
     ops.push_back({{"KV", {{"Verb", "check-fence"}, {"Key", LeaderKey()}, {"Index", fence_}}}});
   } else {
-    ops.push_back({{"KV", {{"Verb", "check-session"}, {"Key", LeaderKey()}, {"Session", session_.id()}}}});
+    ops.push_back(
+        {{"KV", {{"Verb", "check-session"}, {"Key", LeaderKey()}, {"Session", session_.id()}}}});
   }
   for (const auto& [key, value] : settings) {
     if (value.empty()) {
       ops.push_back({{"KV", {{"Verb", "delete"}, {"Key", SettingsPrefix() + key}}}});
     } else {
-      ops.push_back({{"KV", {{"Verb", "set"}, {"Key", SettingsPrefix() + key},
-                             {"Value", Base64Encode(value)}}}});
+      ops.push_back(
+          {{"KV",
+            {{"Verb", "set"}, {"Key", SettingsPrefix() + key}, {"Value", Base64Encode(value)}}}});
     }
   }
-  Send("PUT", "/v1/txn", ops.dump(), 0, {}, [done = std::move(done)](
-                                                Result<net::ClientResponse> result) {
-    if (result.ok() && result->status == 200) {
-      done(Status());
-    } else if (result.ok() && result->status == 409) {
-      bool guard_failed = false;
-      std::string errors = TxnErrors(result->body, &guard_failed);
-      if (guard_failed) {
-        done(Status::FailedPrecondition("not the leader: " + errors));
-      } else {
-        done(Status::Conflict("leader settings: " + errors));
-      }
-    } else {
-      done(Status::Unavailable("leader settings: " + Describe(result)));
-    }
-  });
+  Send("PUT", "/v1/txn", ops.dump(), 0, {},
+       [done = std::move(done)](Result<net::ClientResponse> result) {
+         if (result.ok() && result->status == 200) {
+           done(Status());
+         } else if (result.ok() && result->status == 409) {
+           bool guard_failed = false;
+           std::string errors = TxnErrors(result->body, &guard_failed);
+           if (guard_failed) {
+             done(Status::FailedPrecondition("not the leader: " + errors));
+           } else {
+             done(Status::Conflict("leader settings: " + errors));
+           }
+         } else {
+           done(Status::Unavailable("leader settings: " + Describe(result)));
+         }
+       });
 }
 
 void Election::GetSettings(std::function<void(Result<Settings>)> done) {
@@ -668,23 +672,25 @@ void Election::SettingsOnce() {
   if (!impl_->settings_cb) return;
   const std::uint64_t index = impl_->settings_index;
   const auto [target, timeout] = BlockingRead(SettingsPrefix(), "recurse", index);
-  impl_->settings_req = Send("GET", target, "", timeout, {}, [this, index](
-                                                                 Result<net::ClientResponse> got) {
-    impl_->settings_req = 0;
-    auto settings = got.ok() ? ParseSettings(*got, SettingsPrefix()) : Result<Settings>(got.status());
-    if (!settings.ok()) {
-      After(kSettingsTimer, options_.error_retry_ms, [this] { SettingsOnce(); });
-      return;
-    }
-    impl_->settings_index = NextIndex(*got, index);
-    if (impl_->settings_cb && (!impl_->settings_reported || *settings != impl_->last_settings)) {
-      impl_->settings_reported = true;
-      impl_->last_settings = *settings;
-      auto callback = impl_->settings_cb;
-      callback(impl_->last_settings);
-    }
-    SettingsOnce();
-  });
+  impl_->settings_req =
+      Send("GET", target, "", timeout, {}, [this, index](Result<net::ClientResponse> got) {
+        impl_->settings_req = 0;
+        auto settings =
+            got.ok() ? ParseSettings(*got, SettingsPrefix()) : Result<Settings>(got.status());
+        if (!settings.ok()) {
+          After(kSettingsTimer, options_.error_retry_ms, [this] { SettingsOnce(); });
+          return;
+        }
+        impl_->settings_index = NextIndex(*got, index);
+        if (impl_->settings_cb &&
+            (!impl_->settings_reported || *settings != impl_->last_settings)) {
+          impl_->settings_reported = true;
+          impl_->last_settings = *settings;
+          auto callback = impl_->settings_cb;
+          callback(impl_->last_settings);
+        }
+        SettingsOnce();
+      });
 }
 
 }  // namespace tenure

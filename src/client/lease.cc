@@ -20,8 +20,7 @@ namespace {
 MonoMs Proven(const LeaseOptions& o) {
   double rho = o.clock_rate_bound;
   // Floor: a lease may only be proven shorter than it is, never longer.
-  return static_cast<MonoMs>(
-      std::floor(static_cast<double>(o.ttl_ms) * (1.0 - rho) / (1.0 + rho)));
+  return static_cast<MonoMs>(std::floor(static_cast<double>(o.ttl_ms) * (1.0 - rho) / (1.0 + rho)));
 }
 
 }  // namespace
@@ -46,7 +45,8 @@ Status ValidateLeaseOptions(const LeaseOptions& o) {
   }
   MonoMs proven = Proven(o);
   if (o.renew_interval_ms + o.guarantee_ms > proven) {
-    return invalid("one renewal proves " + std::to_string(proven) + " ms, less than the renewal "
+    return invalid("one renewal proves " + std::to_string(proven) +
+                   " ms, less than the renewal "
                    "interval plus the guarantee window (" +
                    std::to_string(o.renew_interval_ms + o.guarantee_ms) +
                    " ms): leadership would lapse between successful renewals");

@@ -18,13 +18,13 @@
 namespace tenure::client {
 
 struct LeaseOptions {
-  MonoMs ttl_ms = 15'000;           // T, the session TTL the server holds
-  double clock_rate_bound = 0.01;   // rho: clocks run within 1% of real time
-  MonoMs guarantee_ms = 5'000;      // G: is_leader(G) and tenure run's cut-off
-  MonoMs kill_grace_ms = 2'500;     // K: SIGTERM-to-SIGKILL grace, < G
-  MonoMs renew_interval_ms = 5'000; // R: time between renewals
-  MonoMs retry_interval_ms = 1'000; // r: time between retries of a failed renewal
-  double renew_jitter = 0.1;        // renewals come up to this fraction of R early
+  MonoMs ttl_ms = 15'000;            // T, the session TTL the server holds
+  double clock_rate_bound = 0.01;    // rho: clocks run within 1% of real time
+  MonoMs guarantee_ms = 5'000;       // G: is_leader(G) and tenure run's cut-off
+  MonoMs kill_grace_ms = 2'500;      // K: SIGTERM-to-SIGKILL grace, < G
+  MonoMs renew_interval_ms = 5'000;  // R: time between renewals
+  MonoMs retry_interval_ms = 1'000;  // r: time between retries of a failed renewal
+  double renew_jitter = 0.1;         // renewals come up to this fraction of R early
 
   // The defaults of docs/leadership.md for a TTL: G = R = T/3, K = G/2.
   static LeaseOptions ForTtl(MonoMs ttl_ms);

@@ -2,12 +2,12 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <algorithm>
 #include <random>
 #include <utility>
 #include <vector>
@@ -73,7 +73,9 @@ struct Session::Timer {
 };
 
 Session::Session(boost::asio::io_context& io, net::HttpClient& http)
-    : io_(io), http_(&http), timer_(std::make_unique<Timer>(io)),
+    : io_(io),
+      http_(&http),
+      timer_(std::make_unique<Timer>(io)),
       jitter_state_(std::random_device{}()) {}
 
 Session::Session(boost::asio::io_context& io, net::HttpClientOptions options)
@@ -152,34 +154,34 @@ void Session::Renew() {
   ScheduleRenew(sent + options_.lease.retry_interval_ms);
   std::weak_ptr<char> life = life_;
   net::HttpCall call{"PUT", "/v1/session/renew/" + net::EscapeQueryValue(id_), "",
-                        options_.renew_timeout_ms, net::RetryPolicy::None()};
+                     options_.renew_timeout_ms, net::RetryPolicy::None()};
   if (timer_->renewing.size() >= kMaxRenewAttempts) {
     const net::RequestId oldest = timer_->renewing.front();
     timer_->renewing.erase(timer_->renewing.begin());
     http_->Cancel(oldest);
   }
   auto self_id = std::make_shared<net::RequestId>(0);
-  const net::RequestId id = http_->Request(std::move(call), [this, life, sent, self_id](
-                                                  Result<net::ClientResponse> result) {
-    if (life.expired()) return;
-    std::erase(timer_->renewing, *self_id);
-    if (!alive()) return;
-    if (!result.ok() && net::IsCancelled(result.status())) return;  // StopRenewing or a success
-    if (result.ok() && result->status == 200) {
-      lease_.Renewed(sent);
-      ++renewals_;
-      timer_->CancelRenewals(*http_);  // renewed: the other attempts are moot
-      ScheduleRenew(lease_.NextRenewalMs(sent, NextUnit(jitter_state_)));
-      return;
-    }
-    if (result.ok() && result->status == 404) {
-      NotifyLost(Status::NotFound("session " + id_ + " expired or was destroyed: " +
-                                  result->body));
-      return;
-    }
-    // Anything else failed this attempt: the timer armed when it was sent
-    // makes the next one r after it.
-  });
+  const net::RequestId id = http_->Request(
+      std::move(call), [this, life, sent, self_id](Result<net::ClientResponse> result) {
+        if (life.expired()) return;
+        std::erase(timer_->renewing, *self_id);
+        if (!alive()) return;
+        if (!result.ok() && net::IsCancelled(result.status())) return;  // StopRenewing or a success
+        if (result.ok() && result->status == 200) {
+          lease_.Renewed(sent);
+          ++renewals_;
+          timer_->CancelRenewals(*http_);  // renewed: the other attempts are moot
+          ScheduleRenew(lease_.NextRenewalMs(sent, NextUnit(jitter_state_)));
+          return;
+        }
+        if (result.ok() && result->status == 404) {
+          NotifyLost(
+              Status::NotFound("session " + id_ + " expired or was destroyed: " + result->body));
+          return;
+        }
+        // Anything else failed this attempt: the timer armed when it was sent
+        // makes the next one r after it.
+      });
   *self_id = id;
   if (id != 0) timer_->renewing.push_back(id);
 }
@@ -228,16 +230,16 @@ void Session::Destroy(std::function<void(Status)> done) {
   lease_.Clear();
   std::weak_ptr<char> life = life_;
   net::HttpCall call{"PUT", "/v1/session/destroy/" + net::EscapeQueryValue(id_), "", 0, {}};
-  inflight_ = http_->Request(std::move(call), [this, life, done = std::move(done)](
-                                                  Result<net::ClientResponse> result) {
-    if (life.expired()) return;
-    inflight_ = 0;
-    if (result.ok() && result->status == 200) {
-      done(Status());
-    } else {
-      done(Status::Unavailable("session destroy: " + BodyOrStatus(result)));
-    }
-  });
+  inflight_ = http_->Request(
+      std::move(call), [this, life, done = std::move(done)](Result<net::ClientResponse> result) {
+        if (life.expired()) return;
+        inflight_ = 0;
+        if (result.ok() && result->status == 200) {
+          done(Status());
+        } else {
+          done(Status::Unavailable("session destroy: " + BodyOrStatus(result)));
+        }
+      });
 }
 
 }  // namespace tenure

@@ -48,8 +48,10 @@ Result<DurationNs> ParseGoDuration(std::string_view text) {
     bool whole_overflow = false;
     while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
       std::uint64_t digit = static_cast<std::uint64_t>(text[i] - '0');
-      if (whole > (kMax - digit) / 10) whole_overflow = true;
-      else whole = whole * 10 + digit;
+      if (whole > (kMax - digit) / 10)
+        whole_overflow = true;
+      else
+        whole = whole * 10 + digit;
       ++i;
     }
     if (whole_overflow) return Invalid(original);
@@ -139,7 +141,8 @@ void AppendFraction(std::string& out, std::uint64_t v, int precision) {
 std::string FormatGoDuration(DurationNs ns) {
   if (ns == 0) return "0s";
   bool negative = ns < 0;
-  std::uint64_t u = negative ? static_cast<std::uint64_t>(-(ns + 1)) + 1 : static_cast<std::uint64_t>(ns);
+  std::uint64_t u =
+      negative ? static_cast<std::uint64_t>(-(ns + 1)) + 1 : static_cast<std::uint64_t>(ns);
   std::string out;
   if (negative) out += '-';
   if (u < 1'000'000'000) {

@@ -53,9 +53,8 @@ constexpr std::size_t kBlockingWaitersMax = 100'000;
 constexpr std::size_t kHttpHeaderBytesMax = 64 * 1024;
 // Largest body any endpoint accepts (a KV value or a txn); larger bodies get
 // 413 before they are read in full.
-constexpr std::size_t kHttpBodyBytesMax = kTxnBodyBytesMax > kKvValueBytesMax
-                                              ? kTxnBodyBytesMax
-                                              : kKvValueBytesMax;
+constexpr std::size_t kHttpBodyBytesMax =
+    kTxnBodyBytesMax > kKvValueBytesMax ? kTxnBodyBytesMax : kKvValueBytesMax;
 // Open client connections. Each idle connection costs a few KiB; the process
 // raises RLIMIT_NOFILE at start to fit this.
 constexpr std::size_t kHttpConnectionsMax = 20'000;

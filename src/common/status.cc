@@ -4,18 +4,30 @@ namespace tenure {
 
 std::string_view CodeName(Code code) {
   switch (code) {
-    case Code::kOk: return "ok";
-    case Code::kInvalidArgument: return "invalid argument";
-    case Code::kNotFound: return "not found";
-    case Code::kFailedPrecondition: return "failed precondition";
-    case Code::kConflict: return "conflict";
-    case Code::kTooLarge: return "too large";
-    case Code::kNotLeader: return "not leader";
-    case Code::kUnavailable: return "unavailable";
-    case Code::kTimeout: return "timeout";
-    case Code::kIoError: return "io error";
-    case Code::kCorruption: return "corruption";
-    case Code::kInternal: return "internal";
+    case Code::kOk:
+      return "ok";
+    case Code::kInvalidArgument:
+      return "invalid argument";
+    case Code::kNotFound:
+      return "not found";
+    case Code::kFailedPrecondition:
+      return "failed precondition";
+    case Code::kConflict:
+      return "conflict";
+    case Code::kTooLarge:
+      return "too large";
+    case Code::kNotLeader:
+      return "not leader";
+    case Code::kUnavailable:
+      return "unavailable";
+    case Code::kTimeout:
+      return "timeout";
+    case Code::kIoError:
+      return "io error";
+    case Code::kCorruption:
+      return "corruption";
+    case Code::kInternal:
+      return "internal";
   }
   return "unknown";
 }

@@ -28,7 +28,7 @@ enum class Code : unsigned char {
   kTimeout,
   kIoError,
   kCorruption,
-  kInternal,            // server-side validation errors Consul reports as 500
+  kInternal,  // server-side validation errors Consul reports as 500
 };
 
 std::string_view CodeName(Code code);
@@ -78,7 +78,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     TENURE_ASSERT(!status_.ok());
   }
@@ -112,9 +112,9 @@ class [[nodiscard]] Result {
 #define TENURE_CONCAT_INNER(a, b) a##b
 #define TENURE_CONCAT(a, b) TENURE_CONCAT_INNER(a, b)
 
-#define TENURE_RETURN_IF_ERROR(expr)          \
-  do {                                        \
-    ::tenure::Status tenure_status_ = (expr); \
+#define TENURE_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::tenure::Status tenure_status_ = (expr);        \
     if (!tenure_status_.ok()) return tenure_status_; \
   } while (0)
 

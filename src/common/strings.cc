@@ -103,7 +103,6 @@ std::string GoQuote(std::string_view text) {
   return out;
 }
 
-
 bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }

@@ -9,10 +9,10 @@
 
 namespace tenure {
 
-using LogIndex = std::uint64_t;  // raft log position; 0 means "none"
-using UnixMs = std::int64_t;     // wall-clock milliseconds since the Unix epoch
-using MonoMs = std::int64_t;     // monotonic milliseconds (timers; never replicated)
-using DurationNs = std::int64_t; // Go-style duration in nanoseconds
+using LogIndex = std::uint64_t;   // raft log position; 0 means "none"
+using UnixMs = std::int64_t;      // wall-clock milliseconds since the Unix epoch
+using MonoMs = std::int64_t;      // monotonic milliseconds (timers; never replicated)
+using DurationNs = std::int64_t;  // Go-style duration in nanoseconds
 
 constexpr DurationNs kNsPerMs = 1'000'000;
 constexpr DurationNs kNsPerSecond = 1'000'000'000;

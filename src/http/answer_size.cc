@@ -18,8 +18,7 @@ bool WritesValue(state::TxnVerb verb) {
 
 }  // namespace
 
-std::size_t RecurseAnswerSize(const state::Store& store, std::string_view prefix,
-                              std::size_t max) {
+std::size_t RecurseAnswerSize(const state::Store& store, std::string_view prefix, std::size_t max) {
   std::size_t size = 1;  // "[" and "]", less the first entry's comma
   for (const state::KvEntry* entry : store.ListKv(prefix)) {
     size += json::KvEntrySize(*entry) + 1;  // and its comma
@@ -30,7 +29,7 @@ std::size_t RecurseAnswerSize(const state::Store& store, std::string_view prefix
 
 std::size_t KeysAnswerSize(const state::Store& store, std::string_view prefix,
                            std::string_view separator, std::size_t max) {
-  std::size_t size = 1;  // as above
+  std::size_t size = 1;       // as above
   std::string_view last_cut;  // keys sharing a cut are adjacent in key order
   bool have_cut = false;
   for (const state::KvEntry* entry : store.ListKv(prefix)) {
@@ -64,8 +63,9 @@ std::size_t TxnAnswerSize(const state::Store& store, const std::vector<state::Tx
         if (!WritesValue(ops[k].verb)) continue;
         const bool under = op.verb == state::TxnVerb::kGetTree ? StartsWith(ops[k].key, op.key)
                                                                : ops[k].key == op.key;
-        if (under) written += kResultWrapper + json::KvEntrySize({ops[k].key}, false) +
-                              Base64Size(ops[k].value.size()) + 64;
+        if (under)
+          written += kResultWrapper + json::KvEntrySize({ops[k].key}, false) +
+                     Base64Size(ops[k].value.size()) + 64;
       }
     }
     size += written;

@@ -12,23 +12,32 @@ namespace tenure::http {
 HttpResponse ErrorResponse(const Status& status) {
   int code = 500;
   switch (status.code()) {
-    case Code::kInvalidArgument: code = 400; break;
-    case Code::kNotFound: code = 404; break;
-    case Code::kConflict: code = 409; break;
-    case Code::kTooLarge: code = 413; break;
-    default: code = 500; break;  // Consul reports server-side failures as 500
+    case Code::kInvalidArgument:
+      code = 400;
+      break;
+    case Code::kNotFound:
+      code = 404;
+      break;
+    case Code::kConflict:
+      code = 409;
+      break;
+    case Code::kTooLarge:
+      code = 413;
+      break;
+    default:
+      code = 500;
+      break;  // Consul reports server-side failures as 500
   }
   return HttpResponse::Text(code, std::string(status.message()));
 }
 
 void Call::Reply(HttpResponse response) {
   if (options.pretty && response.content_type == "application/json") {
-    std::optional<std::string> pretty =
-        json::Pretty(response.body, limits::kHttpResponseBytesMax);
+    std::optional<std::string> pretty = json::Pretty(response.body, limits::kHttpResponseBytesMax);
     if (!pretty) {
-      responder->Send(ErrorResponse(Status::TooLarge(
-          "Response too large (more than " + std::to_string(limits::kHttpResponseBytesMax) +
-          " bytes) with ?pretty; ask without ?pretty")));
+      responder->Send(ErrorResponse(Status::TooLarge("Response too large (more than " +
+                                                     std::to_string(limits::kHttpResponseBytesMax) +
+                                                     " bytes) with ?pretty; ask without ?pretty")));
       return;
     }
     response.body = std::move(*pretty);
@@ -51,8 +60,7 @@ void Api::Shutdown() { forwarder_->Shutdown(); }
 void Api::SetMeta(HttpResponse* response, LogIndex index) const {
   // Clients treat 0 as "no index" and spin; Consul never sends it.
   response->headers.emplace_back("X-Consul-Index", std::to_string(std::max<LogIndex>(index, 1)));
-  response->headers.emplace_back("X-Consul-KnownLeader",
-                                 server_.KnownLeader() ? "true" : "false");
+  response->headers.emplace_back("X-Consul-KnownLeader", server_.KnownLeader() ? "true" : "false");
   response->headers.emplace_back("X-Consul-LastContact", std::to_string(server_.LastContactMs()));
 }
 
@@ -105,14 +113,14 @@ const std::string& Api::RenderedEntry(const state::KvEntry& entry) {
 
 void Api::ProposeThen(const CallPtr& call, state::CommandBody body,
                       std::function<void(const state::ApplyResult&)> done) {
-  server_.Propose(std::move(body), [call, done = std::move(done)](
-                                       Result<state::ApplyResult> result) {
-    if (!result.ok()) {
-      call->ReplyError(result.status());
-      return;
-    }
-    done(*result);
-  });
+  server_.Propose(std::move(body),
+                  [call, done = std::move(done)](Result<state::ApplyResult> result) {
+                    if (!result.ok()) {
+                      call->ReplyError(result.status());
+                      return;
+                    }
+                    done(*result);
+                  });
 }
 
 }  // namespace tenure::http

@@ -16,9 +16,9 @@
 #include <cerrno>
 #include <charconv>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 #include <vector>
-#include <stdexcept>
 
 #include "common/limits.h"
 #include "common/strings.h"
@@ -471,7 +471,6 @@ void Connection::OnPeerReadable(std::uint64_t generation, bool aborted) {
     Close();
   }
 }
-
 
 void Connection::Respond(ConnectionResponder* responder, HttpResponse response) {
   if (phase_ != Phase::kParked || responder_ != responder) return;

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "net/http_client.h"
 #include "common/strings.h"
+#include "net/http_client.h"
 #include "server/server.h"
 
 namespace tenure::http {
@@ -80,12 +80,12 @@ void Forwarder::Forward(const HttpRequest& request, std::shared_ptr<Responder> r
 
   std::string where = leader->http_address;
   net::HttpClient& http = ClientFor(where);
-  net::RequestId id = http.Request(
-      std::move(call), [responder, where](Result<net::ClientResponse> result) {
+  net::RequestId id =
+      http.Request(std::move(call), [responder, where](Result<net::ClientResponse> result) {
         if (!result.ok()) {
-          responder->Send(HttpResponse::Text(
-              500, "rpc error making call: forwarding to the leader at " + where + ": " +
-                       std::string(result.status().message())));
+          responder->Send(
+              HttpResponse::Text(500, "rpc error making call: forwarding to the leader at " +
+                                          where + ": " + std::string(result.status().message())));
           return;
         }
         HttpResponse response;

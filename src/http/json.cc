@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 
-
 #include "common/base64.h"
 
 namespace tenure::http::json {
@@ -26,10 +25,17 @@ std::size_t Utf8Length(std::string_view text, std::size_t i) {
   std::size_t n;
   unsigned min;
   if (c < 0x80) return 1;
-  if ((c & 0xe0) == 0xc0) { n = 2; min = 0x80; }
-  else if ((c & 0xf0) == 0xe0) { n = 3; min = 0x800; }
-  else if ((c & 0xf8) == 0xf0) { n = 4; min = 0x10000; }
-  else return 0;
+  if ((c & 0xe0) == 0xc0) {
+    n = 2;
+    min = 0x80;
+  } else if ((c & 0xf0) == 0xe0) {
+    n = 3;
+    min = 0x800;
+  } else if ((c & 0xf8) == 0xf0) {
+    n = 4;
+    min = 0x10000;
+  } else
+    return 0;
   if (i + n > text.size()) return 0;
   unsigned code = c & (0x7f >> n);
   for (std::size_t k = 1; k < n; ++k) {
@@ -93,12 +99,28 @@ void AppendString(std::string* out, std::string_view text) {
       continue;
     }
     switch (c) {
-      case '"': *out += "\\\""; ++i; continue;
-      case '\\': *out += "\\\\"; ++i; continue;
-      case '\n': *out += "\\n"; ++i; continue;
-      case '\r': *out += "\\r"; ++i; continue;
-      case '\t': *out += "\\t"; ++i; continue;
-      default: break;
+      case '"':
+        *out += "\\\"";
+        ++i;
+        continue;
+      case '\\':
+        *out += "\\\\";
+        ++i;
+        continue;
+      case '\n':
+        *out += "\\n";
+        ++i;
+        continue;
+      case '\r':
+        *out += "\\r";
+        ++i;
+        continue;
+      case '\t':
+        *out += "\\t";
+        ++i;
+        continue;
+      default:
+        break;
     }
     if (c < 0x80) {  // other control bytes and < > &
       AppendUnicodeEscape(out, c);
@@ -356,7 +378,10 @@ std::optional<std::string> Pretty(std::string_view compact, std::size_t max_byte
       case ':':
         out += ": ";
         break;
-      case ' ': case '\n': case '\r': case '\t':
+      case ' ':
+      case '\n':
+      case '\r':
+      case '\t':
         break;  // compact input has none outside strings; drop any
       default:
         out += c;

@@ -2,9 +2,8 @@
 // reads them into Consul's structs. Loop thread only.
 #pragma once
 
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "common/strings.h"
 

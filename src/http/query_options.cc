@@ -39,7 +39,7 @@ Result<QueryOptions> ParseQueryOptions(const HttpRequest& request) {
     if (ns > 0) {
       // Clamp before converting so absurd waits cannot overflow.
       MonoMs ms = ns >= limits::kBlockingWaitMaxMs * kNsPerMs ? limits::kBlockingWaitMaxMs
-                                                               : (ns + kNsPerMs - 1) / kNsPerMs;
+                                                              : (ns + kNsPerMs - 1) / kNsPerMs;
       options.wait_ms = ms;
     }
   }

@@ -1,8 +1,8 @@
 #include "http/request.h"
 
-#include "common/strings.h"
-
 #include <cstdint>
+
+#include "common/strings.h"
 
 namespace tenure::http {
 namespace {

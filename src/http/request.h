@@ -17,10 +17,10 @@
 namespace tenure::http {
 
 struct HttpRequest {
-  std::string method;    // "GET", "PUT", ... as received
-  std::string target;    // raw request target, e.g. "/v1/kv/a%20b?recurse"
-  std::string path;      // percent-decoded path, e.g. "/v1/kv/a b"
-  std::string raw_query; // undecoded text after '?', "" if none
+  std::string method;     // "GET", "PUT", ... as received
+  std::string target;     // raw request target, e.g. "/v1/kv/a%20b?recurse"
+  std::string path;       // percent-decoded path, e.g. "/v1/kv/a b"
+  std::string raw_query;  // undecoded text after '?', "" if none
   // Decoded query parameters in order; a parameter without '=' has value "".
   std::vector<std::pair<std::string, std::string>> query;
   // Header names lower-cased.

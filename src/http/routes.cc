@@ -5,8 +5,8 @@
 #include <optional>
 #include <string_view>
 
-#include "common/strings.h"
 #include "common/limits.h"
+#include "common/strings.h"
 #include "http/api.h"
 #include "http/forwarder.h"
 
@@ -172,13 +172,12 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
     return;
   }
   call->options = *options;
-  if (auto dc = call->request.Query("dc"); dc && !dc->empty() &&
-                                           *dc != server_.options().datacenter) {
+  if (auto dc = call->request.Query("dc");
+      dc && !dc->empty() && *dc != server_.options().datacenter) {
     call->ReplyError(Status::Internal("No path to datacenter"));
     return;
   }
-  if (route->where == kLeader && !server_.IsLeader() &&
-      !(method == "GET" && call->options.stale)) {
+  if (route->where == kLeader && !server_.IsLeader() && !(method == "GET" && call->options.stale)) {
     // One hop only: whoever forwarded this thought we lead, and we do not.
     if (call->request.Header(kForwardedByHeader)) {
       call->ReplyError(Status::NotLeader("No cluster leader"));

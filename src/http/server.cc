@@ -2,16 +2,16 @@
 // becomes a Connection (connection.cc), which does all the HTTP.
 #include "http/server.h"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -93,8 +93,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
   void RefuseWithSpareDescriptor() {
     ::close(spare_fd);
     spare_fd = -1;
-    const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr,
-                             SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int fd =
+        ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     const int accept_errno = errno;
     if (fd >= 0) {
       RefuseNow(fd);
@@ -212,7 +212,7 @@ Status HttpServer::Listen(const HttpServerOptions& options) {
   shared.connections_max =
       ConnectionCap(nofile, options.TEST_connections_max, options.TEST_descriptor_reserve);
   if (shared.connections_max < options.TEST_connections_max) {
-    Log("serving at most {} connections: RLIMIT_NOFILE is {}, {} kept for raft", 
+    Log("serving at most {} connections: RLIMIT_NOFILE is {}, {} kept for raft",
         shared.connections_max, nofile, options.TEST_descriptor_reserve);
   }
   if (impl_->spare_fd < 0) impl_->spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);

@@ -9,7 +9,8 @@
 namespace tenure::net {
 
 struct BlockingHttpClient::Impl {
-  Impl(std::string address, std::string token) : client(io, Options(std::move(address), std::move(token))) {}
+  Impl(std::string address, std::string token)
+      : client(io, Options(std::move(address), std::move(token))) {}
 
   static HttpClientOptions Options(std::string address, std::string token) {
     HttpClientOptions options;
@@ -35,9 +36,8 @@ BlockingHttpClient::BlockingHttpClient(std::string_view address, std::string tok
 
 BlockingHttpClient::~BlockingHttpClient() = default;
 
-Result<ClientResponse> BlockingHttpClient::Request(std::string_view method,
-                                                   std::string_view target, std::string_view body,
-                                                   std::int64_t timeout_ms) {
+Result<ClientResponse> BlockingHttpClient::Request(std::string_view method, std::string_view target,
+                                                   std::string_view body, std::int64_t timeout_ms) {
   HttpCall call;
   call.method = std::string(method);
   call.target = std::string(target);

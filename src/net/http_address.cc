@@ -38,8 +38,8 @@ Result<HttpAddress> ParseHttpAddress(std::string_view address) {
   // Without a port: "host", "[::1]" or a bare IPv6 literal take 8500.
   std::string with_port(address);
   const bool bracketed = address.front() == '[';
-  const std::size_t colons = static_cast<std::size_t>(
-      std::count(address.begin(), address.end(), ':'));
+  const std::size_t colons =
+      static_cast<std::size_t>(std::count(address.begin(), address.end(), ':'));
   if (bracketed ? address.back() == ']' : colons != 1) {
     with_port = (bracketed || colons == 0 ? with_port : "[" + with_port + "]") + ":" +
                 std::to_string(kDefaultHttpPort);

@@ -143,8 +143,8 @@ struct HttpClient::Impl {
 
   // "tenure at 127.0.0.1:8500": the agent a message is about.
   std::string Agent(const Call& call) const {
-    return "tenure at " + (call.addr < addresses.size() ? addresses[call.addr].ToString()
-                                                         : std::string("?"));
+    return "tenure at " +
+           (call.addr < addresses.size() ? addresses[call.addr].ToString() : std::string("?"));
   }
   std::string What(const Call& call) const { return call.spec.method + " " + call.spec.target; }
 
@@ -155,8 +155,7 @@ struct HttpClient::Impl {
 
   RequestId Request(HttpCall spec, HttpCallback done) {
     if (shut_down) {
-      done(
-          Status::Unavailable(std::string("http client is shut down, ") + kCancelledMarker));
+      done(Status::Unavailable(std::string("http client is shut down, ") + kCancelledMarker));
       return 0;
     }
     auto call = std::make_shared<Call>(io);
@@ -171,7 +170,8 @@ struct HttpClient::Impl {
     Status invalid = address_status;
     bhttp::verb verb = bhttp::string_to_verb(call->spec.method);
     if (invalid.ok() && verb == bhttp::verb::unknown) {
-      invalid = Status::InvalidArgument("http client: unknown method " + GoQuote(call->spec.method));
+      invalid =
+          Status::InvalidArgument("http client: unknown method " + GoQuote(call->spec.method));
     }
     if (!invalid.ok()) {
       asio::post(io, [this, call, invalid] {
@@ -298,7 +298,8 @@ struct HttpClient::Impl {
             conn->stream.close();
           }
           if (response.status != 500) return Finish(call, std::move(response));
-          call->last_error = Status::Unavailable(Agent(*call) + " answered " + What(*call) + " with HTTP 500");
+          call->last_error =
+              Status::Unavailable(Agent(*call) + " answered " + What(*call) + " with HTTP 500");
           call->last_500 = std::move(response);
           RetryOrFinish(call);
         });
@@ -343,8 +344,9 @@ struct HttpClient::Impl {
       }
     }
     if (call->last_500) return Finish(call, std::move(*call->last_500));
-    std::string attempts =
-        call->retries == 0 ? std::string() : " (" + std::to_string(call->retries + 1) + " attempts)";
+    std::string attempts = call->retries == 0
+                               ? std::string()
+                               : " (" + std::to_string(call->retries + 1) + " attempts)";
     Status error = call->last_error;
     Finish(call, Flag(*call, Status(error.code(), std::string(error.message()) + attempts)));
   }

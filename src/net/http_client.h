@@ -64,8 +64,8 @@
 #include <utility>
 #include <vector>
 
-#include "net/http_address.h"
 #include "common/status.h"
+#include "net/http_address.h"
 
 namespace boost::asio {
 class io_context;

@@ -21,8 +21,8 @@ int NegatedErrno(std::string_view message) {
       err = err * 10 + (message[end] - '0');
       ++end;
     }
-    const bool alone = end == message.size() ||
-                       std::isdigit(static_cast<unsigned char>(message[end])) == 0;
+    const bool alone =
+        end == message.size() || std::isdigit(static_cast<unsigned char>(message[end])) == 0;
     if (end > at + 1 && alone) return err;
   }
   return 0;
@@ -30,9 +30,7 @@ int NegatedErrno(std::string_view message) {
 
 }  // namespace
 
-bool IsDiskFailure(int rv) {
-  return rv == RAFT_IOERR || rv == RAFT_NOSPACE || rv == RAFT_CORRUPT;
-}
+bool IsDiskFailure(int rv) { return rv == RAFT_IOERR || rv == RAFT_NOSPACE || rv == RAFT_CORRUPT; }
 
 std::string DescribeDiskFailure(int rv, std::string_view io_message,
                                 std::string_view raft_message) {

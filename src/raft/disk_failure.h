@@ -18,8 +18,7 @@ bool IsDiskFailure(int rv);
 // "no space left on device (libraft: write failed: -28)"; the errno in a
 // message wins, then ENOSPC for RAFT_NOSPACE or "space", then
 // raft_strerror. io_message: the raft_io's errmsg; raft_message: raft's.
-std::string DescribeDiskFailure(int rv, std::string_view io_message,
-                                std::string_view raft_message);
+std::string DescribeDiskFailure(int rv, std::string_view io_message, std::string_view raft_message);
 
 // At most one log line per interval: a full disk fails every write.
 class FailureLogLimiter {

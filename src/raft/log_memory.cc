@@ -53,7 +53,8 @@ LogMemory::Policy LogMemory::Decide(LogIndex last_applied, LogIndex snapshot_ind
   // Trailing entries kept at the next snapshot (taken at last_applied): as
   // many of the latest as fit in the budget, at most the configured count.
   std::uint64_t end = CumulativeAt(last_applied);
-  LogIndex low = std::max<LogIndex>(first_, last_applied > trailing_ ? last_applied - trailing_ : 0);
+  LogIndex low =
+      std::max<LogIndex>(first_, last_applied > trailing_ ? last_applied - trailing_ : 0);
   LogIndex high = last_applied;  // the answer is in [low, high]: first index kept + 1
   // Smallest index i in [low, last_applied] with end - CumulativeAt(i) <= budget.
   while (low < high) {

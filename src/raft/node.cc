@@ -67,7 +67,8 @@ Node::Impl::Impl(asio::io_context& io, state::Store& store, NodeOptions options)
       store_(store),
       options_(std::move(options)),
       fsm_(&store),
-      log_memory_(options_.log_bytes_max, options_.trailing_bytes_max, options_.snapshot_threshold, options_.snapshot_trailing) {}
+      log_memory_(options_.log_bytes_max, options_.trailing_bytes_max, options_.snapshot_threshold,
+                  options_.snapshot_trailing) {}
 
 Node::Impl::~Impl() {
   if (phase_ == Phase::kRunning || phase_ == Phase::kStopping) CloseSynchronously();
@@ -180,13 +181,14 @@ Status Node::Impl::OpenIo() {
   transport_ = std::make_unique<Transport>(io_, &loop_, std::move(transport));
   transport_->set_hooks(Transport::Hooks{
       .admit = [this](const wire::Hello& hello) { return AdmitPeer(hello); },
-      .join = [this](const wire::Hello& hello,
-                     std::function<void(wire::JoinAnswer)> answer) {
-        HandleJoin(hello, std::move(answer));
-      },
-      .poke = [this] {
-        if (driver_) driver_->Poke();
-      }});
+      .join =
+          [this](const wire::Hello& hello, std::function<void(wire::JoinAnswer)> answer) {
+            HandleJoin(hello, std::move(answer));
+          },
+      .poke =
+          [this] {
+            if (driver_) driver_->Poke();
+          }});
   // Bind before libraft starts, so a port in use fails the start clearly.
   if (Status listened = transport_->Listen(); !listened.ok()) {
     transport_.reset();
@@ -490,17 +492,19 @@ TransportCounters Node::transport_counters() const {
   return impl_->transport_ ? impl_->transport_->counters() : TransportCounters();
 }
 
-std::uint16_t Node::raft_port() const {
-  return impl_->transport_ ? impl_->transport_->port() : 0;
-}
+std::uint16_t Node::raft_port() const { return impl_->transport_ ? impl_->transport_->port() : 0; }
 
 std::string Node::StateName() const {
   if (impl_->phase_ != Impl::Phase::kRunning) return "Stopped";
   switch (impl_->raft_.state) {
-    case RAFT_LEADER: return "Leader";
-    case RAFT_CANDIDATE: return "Candidate";
-    case RAFT_FOLLOWER: return "Follower";
-    default: return "Unavailable";
+    case RAFT_LEADER:
+      return "Leader";
+    case RAFT_CANDIDATE:
+      return "Candidate";
+    case RAFT_FOLLOWER:
+      return "Follower";
+    default:
+      return "Unavailable";
   }
 }
 

@@ -52,7 +52,7 @@ struct NodeOptions {
   // members dial: a NAT, a container port mapping, or the fault tests'
   // partitioning proxy). Empty: listen on `address`.
   std::string bind_address;
-  std::string data_dir;                    // raft log and snapshots; created if missing
+  std::string data_dir;  // raft log and snapshots; created if missing
   // Configuration used on the very first start (ignored once the data dir
   // holds a raft log). A one-member cluster is simply {self}.
   std::vector<Peer> bootstrap;

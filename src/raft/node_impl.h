@@ -19,14 +19,13 @@
 // clang-format off
 #include <utility>  // before any Boost header: asio 1.74 + g++ 12 (std::exchange)
 // clang-format on
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <boost/asio/steady_timer.hpp>
 
 #include "raft/append_result_guard.h"
 #include "raft/disk/dir_lock.h"
@@ -158,7 +157,7 @@ struct Node::Impl {
   FsmBridge fsm_;
   std::unique_ptr<UvDriver> driver_;
   bool loop_initialized_ = false;
-  disk::DirLock dir_lock_;  // held from Start until the io is closed
+  disk::DirLock dir_lock_;                 // held from Start until the io is closed
   mutable FailureLogLimiter failure_log_;  // write failures: one line a second
   // libraft 0.15 crashes when two log writes in flight both fail (the first
   // failure truncates entries the second still references; log.c

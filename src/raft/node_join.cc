@@ -148,7 +148,8 @@ void Node::Impl::JoinAttempt() {
     }
     switch (result->status) {
       case wire::JoinStatus::kJoined:
-        fmt::print(stderr, "tenure raft: joined the cluster as server {} (leader: server {} at {})\n",
+        fmt::print(stderr,
+                   "tenure raft: joined the cluster as server {} (leader: server {} at {})\n",
                    options_.id, result->leader_id, result->leader_address);
         join_addresses_.clear();
         return;
@@ -157,7 +158,8 @@ void Node::Impl::JoinAttempt() {
           join_redirect_ = result->leader_address;
           return ScheduleJoin(0);
         }
-        fmt::print(stderr, "tenure raft: join through {}: no leader known yet; retrying\n", address);
+        fmt::print(stderr, "tenure raft: join through {}: no leader known yet; retrying\n",
+                   address);
         return ScheduleJoin(kJoinRetryMs);
       case wire::JoinStatus::kRefused:
         fmt::print(stderr, "tenure raft: join refused by {}: {}; retrying in {} s\n", address,

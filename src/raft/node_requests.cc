@@ -5,11 +5,11 @@
 #include <utility>  // before any Boost header: asio 1.74 + g++ 12 (std::exchange)
 // clang-format on
 #include <fmt/core.h>
+#include <sys/statvfs.h>
 
 #include <boost/asio/post.hpp>
 #include <cstdio>
 #include <cstring>
-#include <sys/statvfs.h>
 
 #include "common/assert.h"
 #include "common/limits.h"
@@ -203,10 +203,10 @@ void Node::Impl::TransferDone(struct raft_transfer* req) noexcept {
   Status status = moved ? Status::Ok()
                         : Status::Unavailable(fmt::format(
                               "leadership transfer to {} did not complete within the election "
-                              "timeout", request->target));
-  self->ready_.push_back([done = std::move(request->done), status = std::move(status)] {
-    done(status);
-  });
+                              "timeout",
+                              request->target));
+  self->ready_.push_back(
+      [done = std::move(request->done), status = std::move(status)] { done(status); });
   delete request;
 }
 
@@ -277,10 +277,10 @@ void Node::Impl::ChangeDone(struct raft_change* req, int status) noexcept {
     self->ready_.push_back([self, request] {
       request->req = {};
       request->req.data = request;
-      int rv = self->phase_ == Phase::kRunning
-                   ? raft_assign(&self->raft_, &request->req, request->id, RAFT_VOTER,
-                                 &Impl::ChangeDone)
-                   : RAFT_SHUTDOWN;
+      int rv =
+          self->phase_ == Phase::kRunning
+              ? raft_assign(&self->raft_, &request->req, request->id, RAFT_VOTER, &Impl::ChangeDone)
+              : RAFT_SHUTDOWN;
       if (rv != 0) {
         Status outcome = self->ChangeFailure(rv, request->id);
         auto done = std::move(request->done);
@@ -293,9 +293,8 @@ void Node::Impl::ChangeDone(struct raft_change* req, int status) noexcept {
     return;
   }
   Status outcome = status == 0 ? Status::Ok() : self->ChangeFailure(status, request->id);
-  self->ready_.push_back([done = std::move(request->done), outcome = std::move(outcome)] {
-    done(outcome);
-  });
+  self->ready_.push_back(
+      [done = std::move(request->done), outcome = std::move(outcome)] { done(outcome); });
   delete request;
 }
 
@@ -320,8 +319,8 @@ void Node::Impl::BarrierDone(struct raft_barrier* req, int status) noexcept {
   Impl* self = request->impl;
   TENURE_ASSERT(self->barriers_in_flight_ > 0);
   --self->barriers_in_flight_;
-  self->NoteWriteOutcome(status, status == 0 ? Status::Ok()
-                                             : self->FailureFromRaft(status, "barrier"));
+  self->NoteWriteOutcome(status,
+                         status == 0 ? Status::Ok() : self->FailureFromRaft(status, "barrier"));
   if (request->leadership_term != 0) {
     // PollLeadership turns this into on_leadership(true) if the term still
     // holds; a failed barrier means leadership is already gone.
@@ -401,9 +400,9 @@ void Node::Impl::CheckLiveness() {
     // libraft gives up on itself after an error it cannot handle (a vote or
     // term it cannot persist, an entry it cannot apply): from then on it
     // drops every message and never leads or follows again.
-    MarkBroken(Status::Unavailable(fmt::format(
-        "raft: libraft stopped (unavailable state) in term {}: {}", raft_.current_term,
-        raft_errmsg(&raft_)[0] != '\0' ? raft_errmsg(&raft_) : "no reason given")));
+    MarkBroken(Status::Unavailable(
+        fmt::format("raft: libraft stopped (unavailable state) in term {}: {}", raft_.current_term,
+                    raft_errmsg(&raft_)[0] != '\0' ? raft_errmsg(&raft_) : "no reason given")));
   }
 }
 
@@ -431,8 +430,7 @@ void Node::Impl::BoundLogMemory() {
     std::size_t slot = (log.front + static_cast<std::size_t>(index - first)) % log.size;
     log_memory_.Append(index, log.entries[slot].buf.len);
   }
-  LogMemory::Policy policy =
-      log_memory_.Decide(raft_last_applied(&raft_), log.snapshot.last_index);
+  LogMemory::Policy policy = log_memory_.Decide(raft_last_applied(&raft_), log.snapshot.last_index);
   raft_set_snapshot_threshold(&raft_, policy.threshold);
   raft_set_snapshot_trailing(&raft_, policy.trailing);
 }

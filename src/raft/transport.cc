@@ -14,8 +14,8 @@
 #include <cstring>
 
 #include "common/assert.h"
-#include "common/limits.h"
 #include "common/host_port.h"
+#include "common/limits.h"
 #include "raft/transport_impl.h"
 
 namespace tenure::raft {
@@ -162,9 +162,10 @@ void Transport::Impl::Accept() {
         fmt::print(stderr, "tenure raft: accepting a raft connection failed: {}\n", ec.message());
       }
       auto retry = std::make_shared<asio::steady_timer>(self->io, std::chrono::milliseconds(100));
-      retry->async_wait([weak = std::weak_ptr<Impl>(self), retry](const boost::system::error_code&) {
-        if (auto owner = weak.lock()) owner->Accept();
-      });
+      retry->async_wait(
+          [weak = std::weak_ptr<Impl>(self), retry](const boost::system::error_code&) {
+            if (auto owner = weak.lock()) owner->Accept();
+          });
       return;
     }
     boost::system::error_code ignored;
@@ -286,9 +287,9 @@ void Transport::Impl::HandshakeDone(const std::shared_ptr<Incoming>& connection)
   ours.assign(asio::local::stream_protocol(), fds[0], ec);
   TENURE_ASSERT(!ec);
   std::string leftover = connection->handshake().TakeLeftover();
-  auto link = std::make_shared<InboundLink>(
-      weak_from_this(), std::move(connection->socket()), std::move(ours), hello.id,
-      connection->remote(), wire::DefaultGateLimits(options.election_timeout_ms));
+  auto link = std::make_shared<InboundLink>(weak_from_this(), std::move(connection->socket()),
+                                            std::move(ours), hello.id, connection->remote(),
+                                            wire::DefaultGateLimits(options.election_timeout_ms));
   links.push_back(link);
   ++counters.links_open;
   adverts[hello.id] = {hello.id, hello.raft_address, hello.node_name, hello.http_address};
@@ -336,7 +337,8 @@ void Transport::Impl::NoteDialFailure(std::uint64_t id, const std::string& addre
   constexpr MonoMs kRepeatMs = 60'000;
   DialState& state = dial_state[id];
   MonoMs now = TransportNowMs();
-  if (why != state.last_failure || state.logged_at_ms < 0 || now - state.logged_at_ms >= kRepeatMs) {
+  if (why != state.last_failure || state.logged_at_ms < 0 ||
+      now - state.logged_at_ms >= kRepeatMs) {
     fmt::print(stderr, "tenure raft: cannot reach server {} at {}: {} (retrying)\n", id, address,
                why);
     state.logged_at_ms = now;
@@ -360,7 +362,9 @@ Transport::~Transport() = default;
 
 void Transport::set_hooks(Hooks hooks) { impl_->hooks = std::move(hooks); }
 
-struct raft_uv_transport* Transport::raw() { return &impl_->raw; }
+struct raft_uv_transport* Transport::raw() {
+  return &impl_->raw;
+}
 
 Status Transport::Listen() { return impl_->Listen(); }
 

@@ -97,7 +97,7 @@ struct Transport::Impl : std::enable_shared_from_this<Transport::Impl> {
   raft_uv_accept_cb accept_cb = nullptr;
   bool raft_closing = false;
 
-  uv_timer_t mailbox {};
+  uv_timer_t mailbox{};
   bool mailbox_initialized = false;
   bool mailbox_armed = false;
   std::vector<std::function<void()>> mail;
@@ -151,8 +151,8 @@ class Incoming : public std::enable_shared_from_this<Incoming> {
 class InboundLink : public std::enable_shared_from_this<InboundLink> {
  public:
   InboundLink(std::weak_ptr<Transport::Impl> owner, tcp::socket network,
-              asio::local::stream_protocol::socket pipe, std::uint64_t peer_id,
-              std::string remote, wire::GateLimits limits);
+              asio::local::stream_protocol::socket pipe, std::uint64_t peer_id, std::string remote,
+              wire::GateLimits limits);
   void Start(std::string leftover);
   // Closes both sockets (libraft sees EOF); logs `why` if not empty.
   void Close(const std::string& why);

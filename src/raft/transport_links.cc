@@ -141,11 +141,11 @@ void Incoming::Send(std::string bytes, bool then_close) {
         if (self->handshake_->done() && !self->waiting_for_answer_) {
           self->waiting_for_answer_ = true;
           self->timer_.expires_after(std::chrono::milliseconds(kJoinAnswerTimeoutMs));
-          self->timer_.async_wait([weak = std::weak_ptr<Incoming>(self)](
-                                      const boost::system::error_code& timer_ec) {
-            auto alive = weak.lock();
-            if (!timer_ec && alive && !alive->closed_) alive->Close();
-          });
+          self->timer_.async_wait(
+              [weak = std::weak_ptr<Incoming>(self)](const boost::system::error_code& timer_ec) {
+                auto alive = weak.lock();
+                if (!timer_ec && alive && !alive->closed_) alive->Close();
+              });
           owner->HandshakeDone(self);
           return;
         }
@@ -248,11 +248,11 @@ void InboundLink::ArmStallTimer() {
     return;
   }
   stall_.expires_after(std::chrono::milliseconds(limits::kRaftMessageStallMs));
-  stall_.async_wait([self = shared_from_this(), generation = stall_generation_](
-                        const boost::system::error_code& ec) {
+  stall_.async_wait([self = shared_from_this(),
+                     generation = stall_generation_](const boost::system::error_code& ec) {
     if (ec || self->closed_ || generation != self->stall_generation_) return;
-    self->Close(fmt::format("no progress inside a message for {} s",
-                            limits::kRaftMessageStallMs / 1000));
+    self->Close(
+        fmt::format("no progress inside a message for {} s", limits::kRaftMessageStallMs / 1000));
   });
 }
 
@@ -276,8 +276,8 @@ void InboundLink::Close(const std::string& why) {
 
 // --- Outgoing ------------------------------------------------------------------------
 
-Outgoing::Outgoing(std::weak_ptr<Transport::Impl> owner, std::uint64_t peer_id,
-                   std::string address, wire::Purpose purpose)
+Outgoing::Outgoing(std::weak_ptr<Transport::Impl> owner, std::uint64_t peer_id, std::string address,
+                   wire::Purpose purpose)
     : owner_(std::move(owner)),
       peer_id_(peer_id),
       address_(std::move(address)),
@@ -302,9 +302,8 @@ void Outgoing::Connect() {
   Result<HostPort> where = ParseHostPort(address_);
   if (!where.ok()) {
     auto self = shared_from_this();
-    asio::post(socket_.get_executor(), [self, why = std::string(where.status().message())] {
-      self->Fail(why);
-    });
+    asio::post(socket_.get_executor(),
+               [self, why = std::string(where.status().message())] { self->Fail(why); });
     return;
   }
   timer_.expires_after(std::chrono::milliseconds(limits::kRaftHandshakeTimeoutMs));
@@ -352,19 +351,19 @@ void Outgoing::Handshake() {
   hello.raft_address = owner->options.address;
   hello.node_name = owner->options.node_name;
   hello.http_address = owner->options.http_address;
-  handshake_ = std::make_unique<wire::DialerHandshake>(&owner->options.key, std::move(hello),
-                                                       peer_id_);
+  handshake_ =
+      std::make_unique<wire::DialerHandshake>(&owner->options.key, std::move(hello), peer_id_);
   auto first = std::make_shared<std::string>(handshake_->Start());
-  asio::async_write(socket_, asio::buffer(*first),
-                    [self = shared_from_this(), first](const boost::system::error_code& ec,
-                                                       std::size_t) {
-                      if (self->finished_) return;
-                      if (ec) {
-                        self->Fail("write: " + ec.message());
-                        return;
-                      }
-                      self->Read();
-                    });
+  asio::async_write(
+      socket_, asio::buffer(*first),
+      [self = shared_from_this(), first](const boost::system::error_code& ec, std::size_t) {
+        if (self->finished_) return;
+        if (ec) {
+          self->Fail("write: " + ec.message());
+          return;
+        }
+        self->Read();
+      });
 }
 
 void Outgoing::Read() {
@@ -464,9 +463,7 @@ void Outgoing::Succeed() {
   owner->OutgoingFinished(this);
 }
 
-void Outgoing::Fail(const std::string& why) {
-  Finish(why, RAFT_NOCONNECTION);
-}
+void Outgoing::Fail(const std::string& why) { Finish(why, RAFT_NOCONNECTION); }
 
 void Outgoing::Cancel() { Finish("shutting down", RAFT_CANCELED); }
 

@@ -1,13 +1,13 @@
 #include "server/server.h"
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
+#include <fmt/core.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <fmt/core.h>
+#include <chrono>
+#include <cstdio>
 
 #include "common/assert.h"
 #include "common/host_port.h"
@@ -36,8 +36,7 @@ Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions op
   // The raft handshake tells peers who this server is (member records).
   options_.raft.node_name = options_.node_name;
   options_.raft.http_address = options_.http_address;
-  waiters_ =
-      std::make_unique<Waiters>(io_, clock_, [this](const Watch& w) { return IndexOf(w); });
+  waiters_ = std::make_unique<Waiters>(io_, clock_, [this](const Watch& w) { return IndexOf(w); });
   MakeNode();
 }
 
@@ -94,11 +93,10 @@ void Server::OnRaftBroken(Status why) {
   restart_delay_ms_ = (last_restart_ms_ >= 0 && now - last_restart_ms_ < kCalmMs)
                           ? std::min<MonoMs>(std::max<MonoMs>(restart_delay_ms_ * 2, 1'000), 30'000)
                           : 0;
-  std::fprintf(stderr, "tenure: raft stopped working (%s); restarting it from the data dir%s\n",
-               raft_last_failure_.c_str(),
-               restart_delay_ms_ > 0
-                   ? (" in " + std::to_string(restart_delay_ms_) + " ms").c_str()
-                   : "");
+  std::fprintf(
+      stderr, "tenure: raft stopped working (%s); restarting it from the data dir%s\n",
+      raft_last_failure_.c_str(),
+      restart_delay_ms_ > 0 ? (" in " + std::to_string(restart_delay_ms_) + " ms").c_str() : "");
   std::weak_ptr<bool> alive = alive_;
   node_->Stop([this, alive] {
     if (alive.expired() || !*alive.lock()) return;
@@ -308,8 +306,8 @@ void Server::WritePeerRecords() {
     // Only what the server said at the address the configuration gives it.
     if (advert == adverts.end() || advert->raft_address != server.address) continue;
     if (advert->node_name.empty() || !ParseHostPort(advert->http_address).ok()) continue;
-    state::Member wanted{server.id, advert->node_name, advert->raft_address,
-                         advert->http_address, 0};
+    state::Member wanted{server.id, advert->node_name, advert->raft_address, advert->http_address,
+                         0};
     if (const state::Member* record = store_.FindMember(server.id); record != nullptr) {
       state::Member current = *record;
       current.modify_index = 0;
@@ -326,9 +324,12 @@ void Server::WritePeerRecords() {
 
 LogIndex Server::IndexOf(const Watch& watch) const {
   switch (watch.kind) {
-    case WatchKind::kKey: return store_.KeyIndex(watch.key);
-    case WatchKind::kPrefix: return store_.PrefixIndex(watch.key);
-    case WatchKind::kSessions: return store_.sessions_index();
+    case WatchKind::kKey:
+      return store_.KeyIndex(watch.key);
+    case WatchKind::kPrefix:
+      return store_.PrefixIndex(watch.key);
+    case WatchKind::kSessions:
+      return store_.sessions_index();
   }
   return 0;
 }

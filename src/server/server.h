@@ -127,10 +127,10 @@ class Server {
 
   // The raft instance's health, for /v1/agent/self (and health checks).
   struct RaftHealth {
-    std::string state;            // raft::Node::StateName, or "Restarting"
-    std::uint64_t term = 0;       // the current raft term (Consul's Stats.raft.term)
-    std::uint64_t restarts = 0;   // raft instances restarted after breaking
-    std::string last_failure;     // why the last one broke ("" if none)
+    std::string state;           // raft::Node::StateName, or "Restarting"
+    std::uint64_t term = 0;      // the current raft term (Consul's Stats.raft.term)
+    std::uint64_t restarts = 0;  // raft instances restarted after breaking
+    std::string last_failure;    // why the last one broke ("" if none)
     raft::TransportCounters transport;
   };
   RaftHealth Health() const;

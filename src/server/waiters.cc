@@ -1,10 +1,9 @@
 #include "server/waiters.h"
 
 #include <algorithm>
-#include <chrono>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 
 #include "common/limits.h"
 #include "common/strings.h"
@@ -64,9 +63,15 @@ std::uint64_t Waiters::Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Res
   auto waiter = std::make_unique<Waiter>(
       Waiter{std::move(watch), min_index, deadline_ms, std::move(respond)});
   switch (waiter->watch.kind) {
-    case WatchKind::kKey: by_key_[waiter->watch.key].push_back(id); break;
-    case WatchKind::kPrefix: prefix_waiters_.push_back(id); break;
-    case WatchKind::kSessions: session_waiters_.push_back(id); break;
+    case WatchKind::kKey:
+      by_key_[waiter->watch.key].push_back(id);
+      break;
+    case WatchKind::kPrefix:
+      prefix_waiters_.push_back(id);
+      break;
+    case WatchKind::kSessions:
+      session_waiters_.push_back(id);
+      break;
   }
   waiters_.emplace(id, std::move(waiter));
   deadlines_.insert({deadline_ms, id});
@@ -96,8 +101,12 @@ void Waiters::Unindex(std::uint64_t id, const Watch& watch) {
       if (it->second.empty()) by_key_.erase(it);
       return;
     }
-    case WatchKind::kPrefix: EraseId(prefix_waiters_, id); return;
-    case WatchKind::kSessions: EraseId(session_waiters_, id); return;
+    case WatchKind::kPrefix:
+      EraseId(prefix_waiters_, id);
+      return;
+    case WatchKind::kSessions:
+      EraseId(session_waiters_, id);
+      return;
   }
 }
 

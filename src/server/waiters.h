@@ -13,12 +13,11 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
-#include <vector>
-
-#include <set>
 #include <utility>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/types.h"

@@ -72,7 +72,8 @@ Session DecodeSession(ByteReader& r) {
   s.behavior = behavior == 1 ? Behavior::kDelete : Behavior::kRelease;
   s.ttl = r.GetString();
   s.ttl_ns = r.GetSignedVarint();
-  for (std::uint64_t n = ReadCount(r); n > 0 && !r.failed(); --n) s.node_checks.push_back(r.GetString());
+  for (std::uint64_t n = ReadCount(r); n > 0 && !r.failed(); --n)
+    s.node_checks.push_back(r.GetString());
   for (std::uint64_t n = ReadCount(r); n > 0 && !r.failed(); --n) {
     ServiceCheck c;
     c.id = r.GetString();

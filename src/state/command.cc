@@ -36,48 +36,86 @@ template <typename C, typename T>
 concept Is = std::same_as<std::remove_const_t<C>, T>;
 
 template <typename Io, Is<KvSet> C>
-void Fields(Io& io, C& c) { io(c.key), io(c.value), io(c.flags); }
+void Fields(Io& io, C& c) {
+  io(c.key), io(c.value), io(c.flags);
+}
 template <typename Io, Is<KvCas> C>
-void Fields(Io& io, C& c) { io(c.key), io(c.value), io(c.flags), io(c.index); }
+void Fields(Io& io, C& c) {
+  io(c.key), io(c.value), io(c.flags), io(c.index);
+}
 template <typename Io, Is<KvAcquire> C>
-void Fields(Io& io, C& c) { io(c.key), io(c.value), io(c.flags), io(c.session); }
+void Fields(Io& io, C& c) {
+  io(c.key), io(c.value), io(c.flags), io(c.session);
+}
 template <typename Io, Is<KvRelease> C>
-void Fields(Io& io, C& c) { io(c.key), io(c.value), io(c.flags), io(c.session); }
+void Fields(Io& io, C& c) {
+  io(c.key), io(c.value), io(c.flags), io(c.session);
+}
 template <typename Io, Is<KvDelete> C>
-void Fields(Io& io, C& c) { io(c.key), io(c.has_cas), io(c.index); }
+void Fields(Io& io, C& c) {
+  io(c.key), io(c.has_cas), io(c.index);
+}
 template <typename Io, Is<KvDeleteTree> C>
-void Fields(Io& io, C& c) { io(c.prefix); }
+void Fields(Io& io, C& c) {
+  io(c.prefix);
+}
 template <typename Io, Is<SessionCreate> C>
-void Fields(Io& io, C& c) { io(c.session); }
+void Fields(Io& io, C& c) {
+  io(c.session);
+}
 template <typename Io, Is<SessionDestroy> C>
-void Fields(Io& io, C& c) { io(c.id), io(c.reason); }
+void Fields(Io& io, C& c) {
+  io(c.id), io(c.reason);
+}
 template <typename Io, Is<Txn> C>
-void Fields(Io& io, C& c) { io(c.ops); }
+void Fields(Io& io, C& c) {
+  io(c.ops);
+}
 template <typename Io, Is<ReapTombstones> C>
-void Fields(Io& io, C& c) { io(c.index); }
+void Fields(Io& io, C& c) {
+  io(c.index);
+}
 template <typename Io, Is<SetMember> C>
 void Fields(Io& io, C& c) {
   io(c.member.id), io(c.member.name), io(c.member.raft_address), io(c.member.http_address);
 }
 template <typename Io, Is<RemoveMember> C>
-void Fields(Io& io, C& c) { io(c.id); }
+void Fields(Io& io, C& c) {
+  io(c.id);
+}
 template <typename Io, Is<Checkpoint> C>
-void Fields(Io& io, C& c) { io(c.checked_index), io(c.checked_digest); }
+void Fields(Io& io, C& c) {
+  io(c.checked_index), io(c.checked_digest);
+}
 
-template <typename T> constexpr Tag kTagOf = Tag{0};
-template <> constexpr Tag kTagOf<KvSet> = Tag::kKvSet;
-template <> constexpr Tag kTagOf<KvCas> = Tag::kKvCas;
-template <> constexpr Tag kTagOf<KvAcquire> = Tag::kKvAcquire;
-template <> constexpr Tag kTagOf<KvRelease> = Tag::kKvRelease;
-template <> constexpr Tag kTagOf<KvDelete> = Tag::kKvDelete;
-template <> constexpr Tag kTagOf<KvDeleteTree> = Tag::kKvDeleteTree;
-template <> constexpr Tag kTagOf<SessionCreate> = Tag::kSessionCreate;
-template <> constexpr Tag kTagOf<SessionDestroy> = Tag::kSessionDestroy;
-template <> constexpr Tag kTagOf<Txn> = Tag::kTxn;
-template <> constexpr Tag kTagOf<ReapTombstones> = Tag::kReapTombstones;
-template <> constexpr Tag kTagOf<SetMember> = Tag::kSetMember;
-template <> constexpr Tag kTagOf<RemoveMember> = Tag::kRemoveMember;
-template <> constexpr Tag kTagOf<Checkpoint> = Tag::kCheckpoint;
+template <typename T>
+constexpr Tag kTagOf = Tag{0};
+template <>
+constexpr Tag kTagOf<KvSet> = Tag::kKvSet;
+template <>
+constexpr Tag kTagOf<KvCas> = Tag::kKvCas;
+template <>
+constexpr Tag kTagOf<KvAcquire> = Tag::kKvAcquire;
+template <>
+constexpr Tag kTagOf<KvRelease> = Tag::kKvRelease;
+template <>
+constexpr Tag kTagOf<KvDelete> = Tag::kKvDelete;
+template <>
+constexpr Tag kTagOf<KvDeleteTree> = Tag::kKvDeleteTree;
+template <>
+constexpr Tag kTagOf<SessionCreate> = Tag::kSessionCreate;
+template <>
+constexpr Tag kTagOf<SessionDestroy> = Tag::kSessionDestroy;
+template <>
+constexpr Tag kTagOf<Txn> = Tag::kTxn;
+template <>
+constexpr Tag kTagOf<ReapTombstones> = Tag::kReapTombstones;
+template <>
+constexpr Tag kTagOf<SetMember> = Tag::kSetMember;
+template <>
+constexpr Tag kTagOf<RemoveMember> = Tag::kRemoveMember;
+template <>
+constexpr Tag kTagOf<Checkpoint> = Tag::kCheckpoint;
 
 struct FieldWriter {
   ByteWriter& w;
@@ -144,19 +182,45 @@ Result<Command> DecodeCommand(std::string_view bytes) {
   Command command;
   auto tag = static_cast<Tag>(r.GetU8());
   switch (tag) {
-    case Tag::kKvSet: command.body = DecodeBody<KvSet>(r); break;
-    case Tag::kKvCas: command.body = DecodeBody<KvCas>(r); break;
-    case Tag::kKvAcquire: command.body = DecodeBody<KvAcquire>(r); break;
-    case Tag::kKvRelease: command.body = DecodeBody<KvRelease>(r); break;
-    case Tag::kKvDelete: command.body = DecodeBody<KvDelete>(r); break;
-    case Tag::kKvDeleteTree: command.body = DecodeBody<KvDeleteTree>(r); break;
-    case Tag::kSessionCreate: command.body = DecodeBody<SessionCreate>(r); break;
-    case Tag::kSessionDestroy: command.body = DecodeBody<SessionDestroy>(r); break;
-    case Tag::kTxn: command.body = DecodeBody<Txn>(r); break;
-    case Tag::kReapTombstones: command.body = DecodeBody<ReapTombstones>(r); break;
-    case Tag::kSetMember: command.body = DecodeBody<SetMember>(r); break;
-    case Tag::kRemoveMember: command.body = DecodeBody<RemoveMember>(r); break;
-    case Tag::kCheckpoint: command.body = DecodeBody<Checkpoint>(r); break;
+    case Tag::kKvSet:
+      command.body = DecodeBody<KvSet>(r);
+      break;
+    case Tag::kKvCas:
+      command.body = DecodeBody<KvCas>(r);
+      break;
+    case Tag::kKvAcquire:
+      command.body = DecodeBody<KvAcquire>(r);
+      break;
+    case Tag::kKvRelease:
+      command.body = DecodeBody<KvRelease>(r);
+      break;
+    case Tag::kKvDelete:
+      command.body = DecodeBody<KvDelete>(r);
+      break;
+    case Tag::kKvDeleteTree:
+      command.body = DecodeBody<KvDeleteTree>(r);
+      break;
+    case Tag::kSessionCreate:
+      command.body = DecodeBody<SessionCreate>(r);
+      break;
+    case Tag::kSessionDestroy:
+      command.body = DecodeBody<SessionDestroy>(r);
+      break;
+    case Tag::kTxn:
+      command.body = DecodeBody<Txn>(r);
+      break;
+    case Tag::kReapTombstones:
+      command.body = DecodeBody<ReapTombstones>(r);
+      break;
+    case Tag::kSetMember:
+      command.body = DecodeBody<SetMember>(r);
+      break;
+    case Tag::kRemoveMember:
+      command.body = DecodeBody<RemoveMember>(r);
+      break;
+    case Tag::kCheckpoint:
+      command.body = DecodeBody<Checkpoint>(r);
+      break;
     default:
       return Status::Corruption("command: unknown type " + std::to_string(static_cast<int>(tag)));
   }
@@ -169,19 +233,32 @@ Result<Command> DecodeCommand(std::string_view bytes) {
 std::string_view CommandName(const Command& command) {
   switch (std::visit([](const auto& body) { return kTagOf<std::decay_t<decltype(body)>>; },
                      command.body)) {
-    case Tag::kKvSet: return "kv-set";
-    case Tag::kKvCas: return "kv-cas";
-    case Tag::kKvAcquire: return "kv-acquire";
-    case Tag::kKvRelease: return "kv-release";
-    case Tag::kKvDelete: return "kv-delete";
-    case Tag::kKvDeleteTree: return "kv-delete-tree";
-    case Tag::kSessionCreate: return "session-create";
-    case Tag::kSessionDestroy: return "session-destroy";
-    case Tag::kTxn: return "txn";
-    case Tag::kReapTombstones: return "reap-tombstones";
-    case Tag::kSetMember: return "set-member";
-    case Tag::kRemoveMember: return "remove-member";
-    case Tag::kCheckpoint: return "checkpoint";
+    case Tag::kKvSet:
+      return "kv-set";
+    case Tag::kKvCas:
+      return "kv-cas";
+    case Tag::kKvAcquire:
+      return "kv-acquire";
+    case Tag::kKvRelease:
+      return "kv-release";
+    case Tag::kKvDelete:
+      return "kv-delete";
+    case Tag::kKvDeleteTree:
+      return "kv-delete-tree";
+    case Tag::kSessionCreate:
+      return "session-create";
+    case Tag::kSessionDestroy:
+      return "session-destroy";
+    case Tag::kTxn:
+      return "txn";
+    case Tag::kReapTombstones:
+      return "reap-tombstones";
+    case Tag::kSetMember:
+      return "set-member";
+    case Tag::kRemoveMember:
+      return "remove-member";
+    case Tag::kCheckpoint:
+      return "checkpoint";
   }
   return "unknown";
 }

@@ -118,9 +118,9 @@ struct Checkpoint {
   bool operator==(const Checkpoint&) const = default;
 };
 
-using CommandBody = std::variant<KvSet, KvCas, KvAcquire, KvRelease, KvDelete, KvDeleteTree,
-                                 SessionCreate, SessionDestroy, Txn, ReapTombstones, SetMember,
-                                 RemoveMember, Checkpoint>;
+using CommandBody =
+    std::variant<KvSet, KvCas, KvAcquire, KvRelease, KvDelete, KvDeleteTree, SessionCreate,
+                 SessionDestroy, Txn, ReapTombstones, SetMember, RemoveMember, Checkpoint>;
 
 struct Command {
   UnixMs now_ms = 0;  // the proposing leader's wall clock

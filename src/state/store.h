@@ -139,8 +139,8 @@ class Store {
 
   // Outcome of one KV operation, shared by the single-op commands and /v1/txn.
   struct KvOutcome {
-    Status error;     // Consul's error text (txn "What", or HTTP 500 for single ops)
-    bool ok = true;   // the Consul true/false
+    Status error;    // Consul's error text (txn "What", or HTTP 500 for single ops)
+    bool ok = true;  // the Consul true/false
     LogIndex fence = 0;
   };
   // Undo log for an in-progress transaction: the state of every key before

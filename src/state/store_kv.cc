@@ -23,8 +23,8 @@ bool SameContent(const KvEntry& stored, std::uint64_t lock_index, std::uint64_t 
 // LockIndex from the request, i.e. 0, as Consul's kvsSetTxn does. The holder
 // is carried over before the no-op check, so rewriting a locked key's value
 // unchanged is a no-op only if its LockIndex was already 0.
-Store::KvOutcome Store::SetKv(const std::string& key, const std::string& value,
-                              std::uint64_t flags, LogIndex index) {
+Store::KvOutcome Store::SetKv(const std::string& key, const std::string& value, std::uint64_t flags,
+                              LogIndex index) {
   auto it = kv_.find(key);
   KvEntry entry;
   entry.key = key;
@@ -39,8 +39,8 @@ Store::KvOutcome Store::SetKv(const std::string& key, const std::string& value,
   return {};
 }
 
-Store::KvOutcome Store::CasKv(const std::string& key, const std::string& value,
-                              std::uint64_t flags, LogIndex cas_index, LogIndex index) {
+Store::KvOutcome Store::CasKv(const std::string& key, const std::string& value, std::uint64_t flags,
+                              LogIndex cas_index, LogIndex index) {
   const KvEntry* existing = FindKv(key);
   KvOutcome outcome;
   if (cas_index == 0 ? existing != nullptr
@@ -52,8 +52,7 @@ Store::KvOutcome Store::CasKv(const std::string& key, const std::string& value,
 }
 
 Store::KvOutcome Store::AcquireKv(const std::string& key, const std::string& value,
-                                  std::uint64_t flags, const std::string& session,
-                                  LogIndex index) {
+                                  std::uint64_t flags, const std::string& session, LogIndex index) {
   KvOutcome outcome;
   if (session.empty()) {
     outcome.error = Status::Internal("missing session");
@@ -97,8 +96,7 @@ Store::KvOutcome Store::AcquireKv(const std::string& key, const std::string& val
 // Release never checks that the session exists (Consul's kvsUnlockTxn): an
 // operator who knows the id can always free the key.
 Store::KvOutcome Store::ReleaseKv(const std::string& key, const std::string& value,
-                                  std::uint64_t flags, const std::string& session,
-                                  LogIndex index) {
+                                  std::uint64_t flags, const std::string& session, LogIndex index) {
   KvOutcome outcome;
   if (session.empty()) {
     outcome.error = Status::Internal("missing session");

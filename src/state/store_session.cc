@@ -16,8 +16,8 @@ void Store::ApplySessionCreate(const SessionCreate& c, LogIndex index, ApplyResu
     return;
   }
   if (sessions_.size() >= limits::kSessionsMax) {
-    result->status = Status::Internal("too many sessions (limit " +
-                                      std::to_string(limits::kSessionsMax) + ")");
+    result->status =
+        Status::Internal("too many sessions (limit " + std::to_string(limits::kSessionsMax) + ")");
     return;
   }
   Session session = c.session;

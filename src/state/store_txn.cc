@@ -47,8 +47,8 @@ Store::KvOutcome Store::ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* res
     case TxnVerb::kCheckIndex:
       entry = FindKv(op.key);
       if (entry == nullptr) {
-        outcome.error = Status::Conflict("failed to check index, key " + GoQuote(op.key) +
-                                         " doesn't exist");
+        outcome.error =
+            Status::Conflict("failed to check index, key " + GoQuote(op.key) + " doesn't exist");
       } else if (entry->modify_index != op.index) {
         outcome.error = Status::Conflict(
             "failed index check for key " + GoQuote(op.key) + ", current modify index " +
@@ -58,8 +58,8 @@ Store::KvOutcome Store::ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* res
     case TxnVerb::kCheckSession:
       entry = FindKv(op.key);
       if (entry == nullptr) {
-        outcome.error = Status::Conflict("failed to check session, key " + GoQuote(op.key) +
-                                         " doesn't exist");
+        outcome.error =
+            Status::Conflict("failed to check session, key " + GoQuote(op.key) + " doesn't exist");
       } else if (entry->session != op.session) {
         outcome.error = Status::Conflict("failed session check for key " + GoQuote(op.key) +
                                          ", current session " + GoQuote(entry->session) +
@@ -69,15 +69,15 @@ Store::KvOutcome Store::ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* res
     case TxnVerb::kCheckFence:
       entry = FindKv(op.key);
       if (entry == nullptr) {
-        outcome.error = Status::Conflict("failed to check fence, key " + GoQuote(op.key) +
-                                         " doesn't exist");
+        outcome.error =
+            Status::Conflict("failed to check fence, key " + GoQuote(op.key) + " doesn't exist");
       } else if (entry->session.empty()) {
         outcome.error = Status::Conflict("failed fence check for key " + GoQuote(op.key) +
                                          ", lock is not held");
       } else if (entry->fence != op.index) {
-        outcome.error = Status::Conflict(
-            "failed fence check for key " + GoQuote(op.key) + ", current fence " +
-            std::to_string(entry->fence) + " != " + std::to_string(op.index));
+        outcome.error =
+            Status::Conflict("failed fence check for key " + GoQuote(op.key) + ", current fence " +
+                             std::to_string(entry->fence) + " != " + std::to_string(op.index));
       }
       break;
     case TxnVerb::kCheckNotExists:

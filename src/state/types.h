@@ -43,12 +43,12 @@ struct ServiceCheck {
 };
 
 struct Session {
-  std::string id;    // 36-char lowercase UUID, chosen by the leader
+  std::string id;  // 36-char lowercase UUID, chosen by the leader
   std::string name;
   std::string node;
   DurationNs lock_delay_ns = 0;  // as stored; the applied delay is capped (limits.h)
   Behavior behavior = Behavior::kRelease;
-  std::string ttl;   // the TTL string as the client sent it ("" = no TTL)
+  std::string ttl;  // the TTL string as the client sent it ("" = no TTL)
   DurationNs ttl_ns = 0;
   std::vector<std::string> node_checks;
   std::vector<ServiceCheck> service_checks;
@@ -64,11 +64,11 @@ struct Session {
 // followers can forward to the leader; decision 0008). Raft's configuration
 // stays the truth about who votes.
 struct Member {
-  std::uint64_t id = 0;      // raft server id (-node-id)
-  std::string name;          // Consul's node name (-node)
-  std::string raft_address;  // host:port of its raft transport
-  std::string http_address;  // host:port of its HTTP API
-  LogIndex modify_index = 0; // set on apply
+  std::uint64_t id = 0;       // raft server id (-node-id)
+  std::string name;           // Consul's node name (-node)
+  std::string raft_address;   // host:port of its raft transport
+  std::string http_address;   // host:port of its HTTP API
+  LogIndex modify_index = 0;  // set on apply
 
   bool operator==(const Member&) const = default;
 };

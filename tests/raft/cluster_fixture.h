@@ -71,8 +71,9 @@ class ClusterTest : public ::testing::Test {
   // never give: then kTimeout).
   Status Renew(unsigned i, const std::string& session_id, RealMs max_ms = kCommitMaxMs) {
     auto answer = std::make_shared<std::optional<Status>>();
-    cluster_->server(i).Renew(
-        session_id, [answer](Result<const state::Session*> renewed) { *answer = renewed.status(); });
+    cluster_->server(i).Renew(session_id, [answer](Result<const state::Session*> renewed) {
+      *answer = renewed.status();
+    });
     if (!cluster_->StepUntil([&] { return answer->has_value(); }, max_ms)) {
       return Status::Timeout("no answer in time");
     }

@@ -20,8 +20,8 @@ std::string EncodeQuery(const HttpRequest& request) {
     static constexpr char kHex[] = "0123456789ABCDEF";
     std::string out;
     for (unsigned char c : s) {
-      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '-' || c == '_' || c == '.' || c == '~') {
+      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+          c == '_' || c == '.' || c == '~') {
         out += static_cast<char>(c);
       } else if (c == ' ') {
         out += '+';
@@ -69,7 +69,8 @@ void Api::KvGet(const CallPtr& call) {
     return;
   }
   if (keys) {
-    std::string separator(request.Query("separator").value_or(request.Query("seperator").value_or("")));
+    std::string separator(
+        request.Query("separator").value_or(request.Query("seperator").value_or("")));
     BlockingRead(call, {server::WatchKind::kPrefix, key}, [this, call, separator] {
       const state::Store& store = server_.store();
       if (KeysAnswerSize(store, call->arg, separator, limits::kHttpResponseBytesMax) >
@@ -155,8 +156,8 @@ void Api::KvPut(const CallPtr& call) {
   }
   if (request.body.size() > limits::kKvValueBytesMax) {
     call->ReplyError(Status::TooLarge(
-        "Request body(" + std::to_string(request.body.size()) + " bytes) too large, max size: " +
-        std::to_string(limits::kKvValueBytesMax) +
+        "Request body(" + std::to_string(request.body.size()) +
+        " bytes) too large, max size: " + std::to_string(limits::kKvValueBytesMax) +
         " bytes. See https://developer.hashicorp.com/consul/docs/agent/config/"
         "config-files#kv_max_value_size."));
     return;

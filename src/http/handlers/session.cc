@@ -130,8 +130,8 @@ Result<state::Session> ParseSessionCreate(const std::string& body, const std::st
   if (!session.ttl.empty()) {
     auto parsed = ParseGoDuration(session.ttl);
     if (!parsed.ok()) {
-      return Status::Internal("Session TTL '" + session.ttl + "' invalid: " +
-                              std::string(parsed.status().message()));
+      return Status::Internal("Session TTL '" + session.ttl +
+                              "' invalid: " + std::string(parsed.status().message()));
     }
     if (*parsed != 0 &&
         (*parsed < limits::kSessionTtlMinNs || *parsed > limits::kSessionTtlMaxNs)) {
@@ -162,7 +162,8 @@ Result<state::Session> ParseSessionCreate(const std::string& body, const std::st
     for (const Json& item : *service_checks) {
       if (!item.is_object()) return DecodeFailed("ServiceChecks entries must be objects");
       state::ServiceCheck check;
-      if (const Json* id = Field(item, "ID"); id && id->is_string()) check.id = id->get<std::string>();
+      if (const Json* id = Field(item, "ID"); id && id->is_string())
+        check.id = id->get<std::string>();
       if (const Json* ns = Field(item, "Namespace"); ns && ns->is_string()) {
         check.ns = ns->get<std::string>();
       }
@@ -259,8 +260,8 @@ void Api::SessionInfo(const CallPtr& call) {
   BlockingRead(call, {server::WatchKind::kSessions, ""}, [this, call] {
     const state::Store& store = server_.store();
     const state::Session* session = store.FindSession(call->arg);
-    HttpResponse response = HttpResponse::Json(
-        session ? json::Sessions({session}) : std::string("[]"));
+    HttpResponse response =
+        HttpResponse::Json(session ? json::Sessions({session}) : std::string("[]"));
     SetMeta(&response, store.sessions_index());
     return response;
   });
@@ -282,8 +283,8 @@ void Api::SessionNode(const CallPtr& call) {
 void Api::SessionList(const CallPtr& call) {
   BlockingRead(call, {server::WatchKind::kSessions, ""}, [this] {
     const state::Store& store = server_.store();
-    HttpResponse response = SessionsAnswer(store.ListSessions(),
-                                           ": list one node's with /v1/session/node/<node>");
+    HttpResponse response =
+        SessionsAnswer(store.ListSessions(), ": list one node's with /v1/session/node/<node>");
     SetMeta(&response, store.sessions_index());
     return response;
   });

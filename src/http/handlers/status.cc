@@ -98,8 +98,9 @@ void Api::RaftPeerRemove(const CallPtr& call) {
     }
   }
   if (target == 0) {
-    call->ReplyError(Status::InvalidArgument("Must specify either ?id with the server's ID or "
-                                             "?address with IP:port of peer to remove"));
+    call->ReplyError(
+        Status::InvalidArgument("Must specify either ?id with the server's ID or "
+                                "?address with IP:port of peer to remove"));
     return;
   }
   server_.RemoveServer(target, [call](Status status) {
@@ -141,15 +142,15 @@ void Api::AgentSelf(const CallPtr& call) {
         {"Tags", {{"dc", options.datacenter}, {"role", "consul"}}},
         {"Status", 1}}},
       {"Stats",
-       {{"raft", {{"state", health.state},
-                  {"term", std::to_string(health.term)},
-                  {"applied_index", std::to_string(server_.store().applied_index())},
-                  {"restarts", std::to_string(health.restarts)},
-                  {"last_failure", health.last_failure},
-                  {"transport_handshakes_refused",
-                   std::to_string(health.transport.handshakes_refused)},
-                  {"transport_connections_cut", std::to_string(health.transport.links_cut)},
-                  {"transport_votes_dropped", std::to_string(health.transport.votes_dropped)}}},
+       {{"raft",
+         {{"state", health.state},
+          {"term", std::to_string(health.term)},
+          {"applied_index", std::to_string(server_.store().applied_index())},
+          {"restarts", std::to_string(health.restarts)},
+          {"last_failure", health.last_failure},
+          {"transport_handshakes_refused", std::to_string(health.transport.handshakes_refused)},
+          {"transport_connections_cut", std::to_string(health.transport.links_cut)},
+          {"transport_votes_dropped", std::to_string(health.transport.votes_dropped)}}},
         {"tenure",
          {{"sessions", std::to_string(server_.store().session_count())},
           {"kv_entries", std::to_string(server_.store().kv_count())},

@@ -46,13 +46,16 @@ Result<ParsedTxn> ParseTxn(const std::string& body) {
   ParsedTxn txn;
   for (std::size_t i = 0; i < doc.size(); ++i) {
     const Json& item = doc[i];
-    if (!item.is_object()) return ParseFailed("operation " + std::to_string(i) + " is not an object");
+    if (!item.is_object())
+      return ParseFailed("operation " + std::to_string(i) + " is not an object");
     const Json* kv = Field(item, "KV");
     if (kv == nullptr || kv->is_null()) {
       std::string kind = item.empty() ? "empty" : item.begin().key();
-      return ParseFailed("operation " + std::to_string(i) + ": only KV operations are supported (got " + kind + ")");
+      return ParseFailed("operation " + std::to_string(i) +
+                         ": only KV operations are supported (got " + kind + ")");
     }
-    if (!kv->is_object()) return ParseFailed("operation " + std::to_string(i) + ": KV must be an object");
+    if (!kv->is_object())
+      return ParseFailed("operation " + std::to_string(i) + ": KV must be an object");
     state::TxnOp op;
     std::string verb_name;
     if (const Json* verb = Field(*kv, "Verb"); verb && verb->is_string()) {
@@ -69,7 +72,8 @@ Result<ParsedTxn> ParseTxn(const std::string& body) {
     if (const Json* value = Field(*kv, "Value"); value && !value->is_null()) {
       if (!value->is_string()) return ParseFailed("Value must be a base64 string");
       auto decoded = Base64Decode(value->get<std::string>());
-      if (!decoded) return ParseFailed("illegal base64 data in Value of operation " + std::to_string(i));
+      if (!decoded)
+        return ParseFailed("illegal base64 data in Value of operation " + std::to_string(i));
       if (decoded->size() > limits::kKvValueBytesMax) {
         return Status::TooLarge("Value for key " + GoQuote(op.key) + " is too large (" +
                                 std::to_string(decoded->size()) + " > " +
@@ -140,8 +144,10 @@ void Api::Txn(const CallPtr& call) {
         return;
       }
       HttpResponse response = TxnResponse(server_.store().ReadTxn(ops));
-      response.headers.emplace_back("X-Consul-KnownLeader", server_.KnownLeader() ? "true" : "false");
-      response.headers.emplace_back("X-Consul-LastContact", std::to_string(server_.LastContactMs()));
+      response.headers.emplace_back("X-Consul-KnownLeader",
+                                    server_.KnownLeader() ? "true" : "false");
+      response.headers.emplace_back("X-Consul-LastContact",
+                                    std::to_string(server_.LastContactMs()));
       call->Reply(std::move(response));
     };
     if (!call->options.consistent) {

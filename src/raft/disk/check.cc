@@ -82,7 +82,8 @@ Result<std::string> DecompressLz4(std::string_view in) {
         fmt::format("LZ4 frame: the file ends inside the frame ({} bytes)", in.size()));
   }
   if (at != in.size()) {
-    return Status::Corruption(fmt::format("{} bytes after the end of the LZ4 frame", in.size() - at));
+    return Status::Corruption(
+        fmt::format("{} bytes after the end of the LZ4 frame", in.size() - at));
   }
   return out;
 }
@@ -155,9 +156,10 @@ struct Candidate {
 std::string TornReason(std::string_view bytes, const BatchParse& bad, std::string* refusal) {
   const std::size_t b = bad.offset;
   if (!bad.extent_known()) {
-    *refusal = fmt::format("{} at byte {}, followed by non-zero bytes up to byte {}: the batch's "
-                           "extent is unknown, so nothing shows an incomplete write",
-                           bad.Describe(), b, ZeroTailStart(bytes, b));
+    *refusal = fmt::format(
+        "{} at byte {}, followed by non-zero bytes up to byte {}: the batch's "
+        "extent is unknown, so nothing shows an incomplete write",
+        bad.Describe(), b, ZeroTailStart(bytes, b));
     return "";
   }
   const std::size_t e = bad.end;
@@ -176,9 +178,10 @@ std::string TornReason(std::string_view bytes, const BatchParse& bad, std::strin
       }
     }
     if (after.empty()) after = fmt::format("non-zero bytes from byte {} to {}", e, tail);
-    *refusal = fmt::format("{}, followed by {}: later writes completed, so this batch's write "
-                           "did too and its entries may have been acknowledged",
-                           bad.Describe(), after);
+    *refusal = fmt::format(
+        "{}, followed by {}: later writes completed, so this batch's write "
+        "did too and its entries may have been acknowledged",
+        bad.Describe(), after);
     return "";
   }
   // Whole sectors only: a zeroed partial last sector could as well be a few
@@ -187,9 +190,10 @@ std::string TornReason(std::string_view bytes, const BatchParse& bad, std::strin
        s += kSectorSize) {
     if (!AllZero(bytes.substr(s, kSectorSize))) continue;
     if (AllZero(bytes.substr(s - 8, 8))) continue;  // zeros start before the boundary
-    return fmt::format("bytes {}..{} (a whole sector of the batch) are zero and nothing follows "
-                       "the batch: a write cut short by a crash",
-                       s, s + kSectorSize);
+    return fmt::format(
+        "bytes {}..{} (a whole sector of the batch) are zero and nothing follows "
+        "the batch: a write cut short by a crash",
+        s, s + kSectorSize);
   }
   *refusal = fmt::format(
       "{} with no whole zeroed sector that starts at a sector boundary: bytes changed in place "
@@ -209,8 +213,8 @@ std::string TornTail::ToString() const {
   if (entries == 0) {
     return fmt::format("{}: cut {} bytes at byte {} (no entries)", file, bytes, offset);
   }
-  return fmt::format("{}: cut {} bytes at byte {}: {} entries, indexes {}..{}", file, bytes,
-                     offset, entries, first_index, first_index + entries - 1);
+  return fmt::format("{}: cut {} bytes at byte {}: {} entries, indexes {}..{}", file, bytes, offset,
+                     entries, first_index, first_index + entries - 1);
 }
 
 Result<Report> CheckDataDir(const std::string& raft_dir, const CheckOptions& options) {
@@ -236,9 +240,10 @@ Result<Report> CheckDataDir(const std::string& raft_dir, const CheckOptions& opt
       case FileKind::kMetadata: {
         TENURE_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path(name)));
         if (bytes.size() < kMetadataSize) {
-          r.notes.push_back(fmt::format("{} is {} bytes: an interrupted write, which libraft "
-                                        "removes (the other metadata file holds the term)",
-                                        name, bytes.size()));
+          r.notes.push_back(
+              fmt::format("{} is {} bytes: an interrupted write, which libraft "
+                          "removes (the other metadata file holds the term)",
+                          name, bytes.size()));
           break;
         }
         Result<Metadata> m = DecodeMetadata(bytes);
@@ -287,8 +292,10 @@ Result<Report> CheckDataDir(const std::string& raft_dir, const CheckOptions& opt
     std::string data = c.name.substr(0, c.name.size() - 5);
     auto it = snapshot_data.find(data);
     if (it == snapshot_data.end() || it->second == 0) {
-      r.notes.push_back(fmt::format("{} has no snapshot data: an interrupted snapshot, which "
-                                    "libraft removes", c.name));
+      r.notes.push_back(
+          fmt::format("{} has no snapshot data: an interrupted snapshot, which "
+                      "libraft removes",
+                      c.name));
       continue;
     }
     usable.push_back(c);
@@ -330,15 +337,16 @@ Result<Report> CheckDataDir(const std::string& raft_dir, const CheckOptions& opt
       TENURE_ASSIGN_OR_RETURN(std::string data, ReadWholeFile(path(used.name)));
       used.compressed = data.substr(0, 4) == kLz4Magic;
       Result<std::string> plain = used.compressed ? DecompressLz4(data) : Result<std::string>(data);
-      Result<int> version = plain.ok() ? state::Store::CheckSnapshotBytes(*plain)
-                                       : Result<int>(plain.status());
+      Result<int> version =
+          plain.ok() ? state::Store::CheckSnapshotBytes(*plain) : Result<int>(plain.status());
       if (!version.ok()) {
         r.damage.push_back({Damage::Kind::kSnapshot, used.name, std::nullopt,
                             "the newest snapshot's data is damaged",
                             std::string(version.status().message())});
       } else {
         used.format_version = *version;
-        if (*version < 3) used.note = "format version " + std::to_string(*version) + ": no checksum";
+        if (*version < 3)
+          used.note = "format version " + std::to_string(*version) + ": no checksum";
       }
     }
   }
@@ -394,9 +402,9 @@ Result<Report> CheckDataDir(const std::string& raft_dir, const CheckOptions& opt
           r.damage.push_back(
               {Damage::Kind::kLog, closed[i].name, std::nullopt,
                fmt::format("entries {}..{} are missing between the snapshot at {} and this "
-                           "segment", r.snapshot_index + 1, next - 1, r.snapshot_index),
-               fmt::format("snapshot {}, then segment {}", r.snapshots.back().name,
-                           closed[i].name),
+                           "segment",
+                           r.snapshot_index + 1, next - 1, r.snapshot_index),
+               fmt::format("snapshot {}, then segment {}", r.snapshots.back().name, closed[i].name),
                r.snapshot_index + 1});
         }
       }
@@ -432,12 +440,12 @@ Result<Report> CheckDataDir(const std::string& raft_dir, const CheckOptions& opt
     }
     if (c.parsed.first != next) {
       const bool gap = c.parsed.first > next;
-      log_damage({Damage::Kind::kLog, c.name, std::nullopt,
-                  gap ? fmt::format("entries {}..{} are missing: no segment holds them", next,
-                                    c.parsed.first - 1)
-                      : fmt::format("this segment overlaps the previous one, which ends at {}",
-                                    next - 1),
-                  fmt::format("a segment named for {}..{}", c.parsed.first, c.parsed.last), next});
+      log_damage(
+          {Damage::Kind::kLog, c.name, std::nullopt,
+           gap ? fmt::format("entries {}..{} are missing: no segment holds them", next,
+                             c.parsed.first - 1)
+               : fmt::format("this segment overlaps the previous one, which ends at {}", next - 1),
+           fmt::format("a segment named for {}..{}", c.parsed.first, c.parsed.last), next});
       info.note = "after the damage";
       continue;
     }
@@ -520,9 +528,10 @@ Result<Report> CheckDataDir(const std::string& raft_dir, const CheckOptions& opt
     std::string refusal;
     std::string reason;
     if (k != last_open_with_data) {
-      refusal = fmt::format("{}, in an open segment followed by {} which holds data: every write "
-                            "to this one completed",
-                            s.stop.Describe(), open[last_open_with_data].name);
+      refusal = fmt::format(
+          "{}, in an open segment followed by {} which holds data: every write "
+          "to this one completed",
+          s.stop.Describe(), open[last_open_with_data].name);
     } else {
       reason = TornReason(s.bytes, s.stop, &refusal);
     }
@@ -562,8 +571,8 @@ Result<Report> CheckDataDir(const std::string& raft_dir, const CheckOptions& opt
     }
   }
 
-  const bool has_log = std::any_of(scans.begin(), scans.end(),
-                                   [](const Scan& s) { return !s.unused; });
+  const bool has_log =
+      std::any_of(scans.begin(), scans.end(), [](const Scan& s) { return !s.unused; });
   r.fresh = !r.metadata && r.snapshots.empty() && !has_log;
   if (!r.metadata && !r.fresh &&
       std::none_of(r.damage.begin(), r.damage.end(),
@@ -571,17 +580,17 @@ Result<Report> CheckDataDir(const std::string& raft_dir, const CheckOptions& opt
     r.damage.push_back(
         {Damage::Kind::kMetadata, "metadata1", std::nullopt,
          "metadata1 and metadata2 are both missing: this server forgot its term and its vote",
-         fmt::format("{}{}, terms up to {}",
-                     r.snapshots.empty() ? "" : "a snapshot at " + std::to_string(r.snapshot_index) + ", ",
-                     r.last_index >= r.first_index
-                         ? fmt::format("a log of entries {}..{}", r.first_index, r.last_index)
-                         : std::string("no log entries"),
-                     r.max_term)});
+         fmt::format(
+             "{}{}, terms up to {}",
+             r.snapshots.empty() ? "" : "a snapshot at " + std::to_string(r.snapshot_index) + ", ",
+             r.last_index >= r.first_index
+                 ? fmt::format("a log of entries {}..{}", r.first_index, r.last_index)
+                 : std::string("no log entries"),
+             r.max_term)});
   } else if (r.metadata && r.metadata->term < r.max_term) {
     r.damage.push_back({Damage::Kind::kMetadata, r.metadata_file, std::nullopt,
                         "the term in the metadata is below a term in the log or snapshots",
-                        fmt::format("term {}, but term {} on disk", r.metadata->term,
-                                    r.max_term)});
+                        fmt::format("term {}, but term {} on disk", r.metadata->term, r.max_term)});
   }
   return r;
 }
@@ -612,8 +621,7 @@ Status CutTornTail(const std::string& raft_dir, const TornTail& torn) {
   return Status::Ok();
 }
 
-std::string RefusalText(const Report& report, const std::string& data_dir,
-                        std::uint64_t node_id) {
+std::string RefusalText(const Report& report, const std::string& data_dir, std::uint64_t node_id) {
   std::string text = fmt::format(
       "the data dir {} is damaged; the server will not start, since starting from it could "
       "lose acknowledged writes or break raft's safety:",

@@ -34,10 +34,10 @@ struct CheckOptions {
 struct Damage {
   enum class Kind { kLog, kMetadata, kSnapshot };
   Kind kind = Kind::kLog;
-  std::string file;                    // name inside the raft dir
+  std::string file;                     // name inside the raft dir
   std::optional<std::uint64_t> offset;  // byte offset in `file`
-  std::string what;                    // what is wrong
-  std::string found;                   // what was found there
+  std::string what;                     // what is wrong
+  std::string found;                    // what was found there
   // kLog: the first index that cannot be trusted; a repair keeps the
   // entries before it (0 for damage that is not in the log).
   std::uint64_t first_bad_index = 0;
@@ -63,7 +63,7 @@ struct SegmentInfo {
   std::uint64_t entries = 0;      // valid entries read
   std::uint64_t valid_end = 0;    // bytes up to the end of the last valid batch
   std::uint64_t batches = 0;
-  std::string note;               // "ignored: ..." and the like
+  std::string note;  // "ignored: ..." and the like
 };
 
 struct SnapshotInfo {
@@ -85,8 +85,8 @@ struct Report {
   // The log libraft will load (after a torn-tail cut): first..last, or
   // empty (last < first).
   std::uint64_t first_index = 0, last_index = 0;
-  std::uint64_t snapshot_index = 0;  // of the snapshot used, 0 for none
-  std::uint64_t max_term = 0;        // in the log (also past damage) and snapshots
+  std::uint64_t snapshot_index = 0;            // of the snapshot used, 0 for none
+  std::uint64_t max_term = 0;                  // in the log (also past damage) and snapshots
   std::optional<Configuration> configuration;  // the latest one found
   std::uint64_t configuration_index = 0;
   std::optional<TornTail> torn;
@@ -106,7 +106,6 @@ Status CutTornTail(const std::string& raft_dir, const TornTail& torn);
 // The refusal the server prints: every damage, what it means, what to do.
 // `data_dir` is what to pass to `tenure recover -data-dir` (the server's
 // -data-dir, whose raft/ the check read); `node_id` for remove-peer.
-std::string RefusalText(const Report& report, const std::string& data_dir,
-                        std::uint64_t node_id);
+std::string RefusalText(const Report& report, const std::string& data_dir, std::uint64_t node_id);
 
 }  // namespace tenure::raft::disk

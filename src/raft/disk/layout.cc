@@ -101,8 +101,7 @@ std::string ClosedSegmentName(std::uint64_t first, std::uint64_t last) {
 
 Result<Metadata> DecodeMetadata(std::string_view bytes) {
   if (bytes.size() != kMetadataSize) {
-    return Status::Corruption(
-        fmt::format("{} bytes instead of {}", bytes.size(), kMetadataSize));
+    return Status::Corruption(fmt::format("{} bytes instead of {}", bytes.size(), kMetadataSize));
   }
   std::uint64_t format = Get64(bytes, 0);
   if (format != kDiskFormat) {
@@ -128,7 +127,7 @@ BatchParse ParseBatch(std::string_view file, std::size_t offset) {
   p.offset = offset;
   if (offset + 16 > file.size()) {
     p.outcome = AllZero(file.substr(std::min(offset, file.size()))) ? Outcome::kZeroPreamble
-                                                                     : Outcome::kShortPreamble;
+                                                                    : Outcome::kShortPreamble;
     return p;
   }
   if (AllZero(file.substr(offset, 16))) {
@@ -193,12 +192,15 @@ std::string BatchParse::Describe() const {
       return fmt::format("a batch header checksum mismatch (stored {:08x}, computed {:08x})",
                          stored_crc, computed_crc);
     case Outcome::kShortData:
-      return fmt::format("a batch of {} entries whose data runs past the end of the file (to "
-                         "byte {})", n, end);
+      return fmt::format(
+          "a batch of {} entries whose data runs past the end of the file (to "
+          "byte {})",
+          n, end);
     case Outcome::kDataChecksum:
-      return fmt::format("a batch data checksum mismatch over bytes {}..{} ({} entries; stored "
-                         "{:08x}, computed {:08x})",
-                         offset, end, n, stored_crc, computed_crc);
+      return fmt::format(
+          "a batch data checksum mismatch over bytes {}..{} ({} entries; stored "
+          "{:08x}, computed {:08x})",
+          offset, end, n, stored_crc, computed_crc);
   }
   return "?";
 }
@@ -244,8 +246,8 @@ Result<Configuration> DecodeConfiguration(std::string_view bytes) {
 
 Result<SnapshotMeta> DecodeSnapshotMeta(std::string_view bytes) {
   if (bytes.size() < kSnapshotMetaHeader) {
-    return Status::Corruption(fmt::format("{} bytes, shorter than its {}-byte header",
-                                          bytes.size(), kSnapshotMetaHeader));
+    return Status::Corruption(fmt::format("{} bytes, shorter than its {}-byte header", bytes.size(),
+                                          kSnapshotMetaHeader));
   }
   std::uint64_t format = Get64(bytes, 0);
   if (format != kDiskFormat) {

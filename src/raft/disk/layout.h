@@ -22,12 +22,12 @@
 
 namespace tenure::raft::disk {
 
-inline constexpr std::uint64_t kDiskFormat = 1;             // UV__DISK_FORMAT
+inline constexpr std::uint64_t kDiskFormat = 1;                 // UV__DISK_FORMAT
 inline constexpr std::uint64_t kSegmentSize = 8 * 1024 * 1024;  // UV__MAX_SEGMENT_SIZE
 // The smallest unit a disk writes atomically: a torn write loses whole
 // sectors. 512 is the finest in use, so a 4096-byte tear is also one.
 inline constexpr std::size_t kSectorSize = 512;
-inline constexpr std::size_t kMetadataSize = 32;     // format, version, term, vote
+inline constexpr std::size_t kMetadataSize = 32;        // format, version, term, vote
 inline constexpr std::size_t kSnapshotMetaHeader = 32;  // format, crc, conf index, conf length
 inline constexpr std::size_t kSnapshotMetaConfMax = 1024 * 1024;
 inline constexpr std::uint8_t kEntryCommand = 1;  // RAFT_COMMAND
@@ -46,8 +46,8 @@ enum class FileKind {
 
 struct FileName {
   FileKind kind = FileKind::kOther;
-  std::uint64_t first = 0, last = 0;  // closed segment
-  std::uint64_t counter = 0;          // open segment; metadata 1 or 2
+  std::uint64_t first = 0, last = 0;                 // closed segment
+  std::uint64_t counter = 0;                         // open segment; metadata 1 or 2
   std::uint64_t term = 0, index = 0, timestamp = 0;  // snapshot
 };
 FileName ParseFileName(std::string_view name);
@@ -85,7 +85,7 @@ struct BatchParse {
   Outcome outcome = Outcome::kOk;
   std::size_t offset = 0;
   std::uint64_t n = 0;
-  std::size_t end = 0;  // offset after the batch when the header verified
+  std::size_t end = 0;               // offset after the batch when the header verified
   std::vector<EntryHeader> entries;  // when the header verified
   bool extent_known() const {
     return outcome == Outcome::kOk || outcome == Outcome::kShortData ||

@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <cstdint>
 
 namespace tenure::raft::disk {
 namespace {
@@ -98,8 +98,8 @@ Result<RepairPlan> PlanRepair(const std::string& raft_dir, const Report& origina
     const std::string data = report.snapshots.back().name;
     AddMove(&plan, data);
     AddMove(&plan, data + ".meta");
-    plan.steps.push_back(fmt::format("move snapshot {} (and its .meta) away: {}", data,
-                                     bad->ToString()));
+    plan.steps.push_back(
+        fmt::format("move snapshot {} (and its .meta) away: {}", data, bad->ToString()));
     opts.ignore.insert(data);
     opts.ignore.insert(data + ".meta");
     TENURE_ASSIGN_OR_RETURN(report, CheckDataDir(raft_dir, opts));
@@ -161,9 +161,10 @@ Result<RepairPlan> PlanRepair(const std::string& raft_dir, const Report& origina
       AddMove(&plan, s.name);
     }
     if (plan.prefix) {
-      plan.steps.push_back(fmt::format("move {} away and write {} from its first {} bytes (its "
-                                       "valid batches)",
-                                       plan.prefix->from, plan.prefix->to, plan.prefix->bytes));
+      plan.steps.push_back(
+          fmt::format("move {} away and write {} from its first {} bytes (its "
+                      "valid batches)",
+                      plan.prefix->from, plan.prefix->to, plan.prefix->bytes));
     }
     for (const std::string& m : plan.move) {
       if (ParseFileName(m).kind == FileKind::kClosedSegment ||
@@ -172,11 +173,10 @@ Result<RepairPlan> PlanRepair(const std::string& raft_dir, const Report& origina
         plan.steps.push_back(fmt::format("move segment {} away", m));
       }
     }
-    const std::string kept =
-        plan.lost_first > plan.drop_first
-            ? fmt::format(" ({}..{} stay in the snapshot)", plan.drop_first,
-                          std::min(plan.drop_last, report.snapshot_index))
-            : std::string();
+    const std::string kept = plan.lost_first > plan.drop_first
+                                 ? fmt::format(" ({}..{} stay in the snapshot)", plan.drop_first,
+                                               std::min(plan.drop_last, report.snapshot_index))
+                                 : std::string();
     if (highest < f) {
       // Past the damage the log cannot be followed (a log has no holes),
       // so nobody knows how many entries there were.

@@ -40,7 +40,7 @@ struct RepairPlan {
   // first one not also kept by the snapshot.
   std::uint64_t drop_first = 1, drop_last = 0, lost_first = 1;
   std::uint64_t keep_last = 0;
-  unsigned voters = 0;  // in the latest configuration
+  unsigned voters = 0;             // in the latest configuration
   std::vector<std::string> steps;  // what it does, in words
   std::string refused;             // why no repair can help (then nothing else counts)
   bool loses_entries() const { return lost_first <= drop_last; }

@@ -23,8 +23,7 @@ Status PrepareDataDir(const std::string& raft_dir, std::uint64_t node_id) {
   if (!checked.ok()) return checked.status().Annotate("raft: data dir check");
   const Report& report = *checked;
   if (!report.ok()) {
-    return Status::Corruption(
-        "raft: " + RefusalText(report, RecoverDataDirArg(raft_dir), node_id));
+    return Status::Corruption("raft: " + RefusalText(report, RecoverDataDirArg(raft_dir), node_id));
   }
   if (report.torn) {
     const TornTail& torn = *report.torn;

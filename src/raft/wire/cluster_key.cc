@@ -30,8 +30,9 @@ Result<ClusterKey> ClusterKey::FromBase64(std::string_view text) {
         "cluster key: not standard base64 (generate one with `tenure keygen`)");
   }
   if (secret->size() < kClusterKeyBytesMin || secret->size() > kClusterKeyBytesMax) {
-    return Status::InvalidArgument("cluster key: " + std::to_string(secret->size()) +
-                                   " bytes; a key has 16 to 64 (generate one with `tenure keygen`)");
+    return Status::InvalidArgument(
+        "cluster key: " + std::to_string(secret->size()) +
+        " bytes; a key has 16 to 64 (generate one with `tenure keygen`)");
   }
   ClusterKey key;
   key.secret_ = std::move(*secret);
@@ -42,10 +43,9 @@ Mac ClusterKey::Sign(std::string_view message) const {
   TENURE_ASSERT(!secret_.empty());
   Mac mac{};
   unsigned int length = 0;
-  unsigned char* done =
-      HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()),
-           reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac.data(),
-           &length);
+  unsigned char* done = HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()),
+                             reinterpret_cast<const unsigned char*>(message.data()), message.size(),
+                             mac.data(), &length);
   TENURE_ASSERT(done != nullptr);
   TENURE_ASSERT(length == kMacBytes);
   return mac;

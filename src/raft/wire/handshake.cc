@@ -222,8 +222,8 @@ Step DialerHandshake::Feed(std::string_view data) {
     std::string reason = reader.String();
     if (!reader.ok) return Fail(Status::Corruption("the listener's answer is malformed"));
     if (status != kAccepted) {
-      return Fail(Status::InvalidArgument("refused: " +
-                                          (reason.empty() ? std::string("no reason given") : reason)));
+      return Fail(Status::InvalidArgument(
+          "refused: " + (reason.empty() ? std::string("no reason given") : reason)));
     }
     if (listener_keyed != hello_.keyed) {
       return Fail(Status::InvalidArgument(
@@ -232,8 +232,8 @@ Step DialerHandshake::Feed(std::string_view data) {
     }
     if (hello_.keyed) {
       Mac zero{};
-      std::string transcript = hello_bytes_ + EncodeChallenge(kAccepted, true, listener_id_, nonce,
-                                                              zero, reason);
+      std::string transcript =
+          hello_bytes_ + EncodeChallenge(kAccepted, true, listener_id_, nonce, zero, reason);
       if (!key_->Verify(Transcript(kListenerLabel, transcript), proof)) {
         return Fail(Status::InvalidArgument(
             "the peer failed the cluster key check (a different -raft-key-file?)"));
@@ -252,9 +252,9 @@ Step DialerHandshake::Feed(std::string_view data) {
       return step;
     }
     if (expected_listener_id_ != 0 && listener_id_ != expected_listener_id_) {
-      return Fail(Status::InvalidArgument(
-          "the peer is server " + std::to_string(listener_id_) + ", not server " +
-          std::to_string(expected_listener_id_) + " (check the raft addresses)"));
+      return Fail(Status::InvalidArgument("the peer is server " + std::to_string(listener_id_) +
+                                          ", not server " + std::to_string(expected_listener_id_) +
+                                          " (check the raft addresses)"));
     }
     phase_ = Phase::kVerdict;
     Step step{std::string(kMacBytes, '\0'), Status()};
@@ -275,8 +275,8 @@ Step DialerHandshake::Feed(std::string_view data) {
   }
   buffer_.erase(0, buffer_.size() - reader.in.size());
   if (status != kAccepted) {
-    return Fail(Status::InvalidArgument("refused: " +
-                                        (reason.empty() ? std::string("no reason given") : reason)));
+    return Fail(Status::InvalidArgument(
+        "refused: " + (reason.empty() ? std::string("no reason given") : reason)));
   }
   phase_ = Phase::kDone;
   return {};

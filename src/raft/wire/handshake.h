@@ -58,11 +58,11 @@ enum class Purpose : std::uint8_t {
 struct Hello {
   Purpose purpose = Purpose::kRaft;
   bool keyed = false;
-  std::uint64_t id = 0;        // the dialer's raft server id
+  std::uint64_t id = 0;  // the dialer's raft server id
   Nonce nonce{};
-  std::string raft_address;    // the dialer's -raft-addr
-  std::string node_name;       // its -node
-  std::string http_address;    // where it serves HTTP (for member records)
+  std::string raft_address;  // the dialer's -raft-addr
+  std::string node_name;     // its -node
+  std::string http_address;  // where it serves HTTP (for member records)
 };
 
 // What the listener answers a join with.

@@ -28,12 +28,18 @@ std::uint64_t U64At(std::string_view bytes, std::size_t offset) {
 
 std::string_view TypeName(std::uint64_t type) {
   switch (type) {
-    case RAFT_IO_APPEND_ENTRIES: return "AppendEntries";
-    case RAFT_IO_APPEND_ENTRIES_RESULT: return "AppendEntriesResult";
-    case RAFT_IO_REQUEST_VOTE: return "RequestVote";
-    case RAFT_IO_REQUEST_VOTE_RESULT: return "RequestVoteResult";
-    case RAFT_IO_INSTALL_SNAPSHOT: return "InstallSnapshot";
-    case RAFT_IO_TIMEOUT_NOW: return "TimeoutNow";
+    case RAFT_IO_APPEND_ENTRIES:
+      return "AppendEntries";
+    case RAFT_IO_APPEND_ENTRIES_RESULT:
+      return "AppendEntriesResult";
+    case RAFT_IO_REQUEST_VOTE:
+      return "RequestVote";
+    case RAFT_IO_REQUEST_VOTE_RESULT:
+      return "RequestVoteResult";
+    case RAFT_IO_INSTALL_SNAPSHOT:
+      return "InstallSnapshot";
+    case RAFT_IO_TIMEOUT_NOW:
+      return "TimeoutNow";
   }
   return "unknown";
 }
@@ -161,8 +167,8 @@ Status MessageGate::Feed(std::string_view input, MonoMs now_ms, std::string* for
       }
       case Phase::kEntry: {
         std::size_t offset = kPreambleBytes + 40 + kEntryHeaderBytes * next_entry_;
-        std::uint32_t size = static_cast<std::uint32_t>(
-            U64At(header_, offset + 8) >> 32);  // bytes 12..15 of the entry header
+        std::uint32_t size = static_cast<std::uint32_t>(U64At(header_, offset + 8) >>
+                                                        32);  // bytes 12..15 of the entry header
         std::size_t take = std::min<std::size_t>(input.size(), size - pending_.size());
         pending_.append(input.substr(0, take));
         input.remove_prefix(take);
@@ -203,10 +209,14 @@ void MessageGate::FinishMessage() {
 
 Status MessageGate::CheckHeader(MonoMs now_ms, bool* drop) {
   switch (type_) {
-    case RAFT_IO_APPEND_ENTRIES: return CheckAppendEntries();
-    case RAFT_IO_INSTALL_SNAPSHOT: return CheckInstallSnapshot();
-    case RAFT_IO_REQUEST_VOTE: return CheckRequestVote(now_ms, drop);
-    default: return Status();  // fixed-size answers: nothing but their length to check
+    case RAFT_IO_APPEND_ENTRIES:
+      return CheckAppendEntries();
+    case RAFT_IO_INSTALL_SNAPSHOT:
+      return CheckInstallSnapshot();
+    case RAFT_IO_REQUEST_VOTE:
+      return CheckRequestVote(now_ms, drop);
+    default:
+      return Status();  // fixed-size answers: nothing but their length to check
   }
 }
 
@@ -276,7 +286,8 @@ Status MessageGate::CheckRequestVote(MonoMs now_ms, bool* drop) {
     votes_in_window_ = 0;
     disrupt_in_window_ = 0;
   }
-  if (votes_in_window_ >= limits_.votes_per_window || (disrupt && disrupt_in_window_ >= limits_.disrupt_votes_per_window)) {
+  if (votes_in_window_ >= limits_.votes_per_window ||
+      (disrupt && disrupt_in_window_ >= limits_.disrupt_votes_per_window)) {
     *drop = true;  // as a lossy network would; the candidate retries
     ++votes_dropped_;
     return Status();

@@ -49,10 +49,10 @@
 namespace tenure::raft::wire {
 
 struct GateLimits {
-  std::uint64_t append_entries_max = 0;   // entries in one AppendEntries
-  std::uint64_t entry_bytes_max = 0;      // one entry's data
-  std::uint64_t append_bytes_max = 0;     // one AppendEntries' payload
-  std::uint64_t snapshot_bytes_max = 0;   // one InstallSnapshot's data
+  std::uint64_t append_entries_max = 0;  // entries in one AppendEntries
+  std::uint64_t entry_bytes_max = 0;     // one entry's data
+  std::uint64_t append_bytes_max = 0;    // one AppendEntries' payload
+  std::uint64_t snapshot_bytes_max = 0;  // one InstallSnapshot's data
   std::uint64_t configuration_bytes_max = 0;
   MonoMs vote_window_ms = 0;
   unsigned votes_per_window = 0;
@@ -93,10 +93,10 @@ class MessageGate {
   std::uint64_t peer_id_;
   GateLimits limits_;
   Phase phase_ = Phase::kPreamble;
-  std::string pending_;         // the part of the current unit received so far
+  std::string pending_;  // the part of the current unit received so far
   std::uint64_t type_ = 0;
-  std::uint64_t length_ = 0;    // header length
-  std::string header_;          // preamble + header of the current message
+  std::uint64_t length_ = 0;  // header length
+  std::string header_;        // preamble + header of the current message
   // append-entries: how many entries, and which one comes next (their
   // headers are in header_).
   std::uint64_t entries_ = 0;

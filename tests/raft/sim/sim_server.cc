@@ -250,8 +250,7 @@ void SimServer::RenewalBarrierDone(struct raft_barrier* req, int status) noexcep
     // The client's TTL runs from before it sent the renewal, so the renewal
     // counts from its arrival, not from this answer.
     self->cluster_->checkers().OnAcknowledged(self->index_, barrier->term, true, *session,
-                                              barrier->armed_mono, barrier->received_at,
-                                              "renewal");
+                                              barrier->armed_mono, barrier->received_at, "renewal");
     barrier->done(session);
   });
 }

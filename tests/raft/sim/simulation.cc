@@ -79,8 +79,8 @@ void Settle(Cluster& cluster, Workload& workload, Nemesis& nemesis,
     std::string where;
     for (unsigned i = 0; i < cluster.size(); ++i) {
       struct raft* r = cluster.raft(i);
-      where += fmt::format("; n{} snapshot {} offset {}", i, r->log.snapshot.last_index,
-                           r->log.offset);
+      where +=
+          fmt::format("; n{} snapshot {} offset {}", i, r->log.snapshot.last_index, r->log.offset);
       where += fmt::format("; n{} applied {} (raft {}, term {}, commit {}, last log {})", i,
                            cluster.server(i).store().applied_index(), static_cast<int>(r->state),
                            r->current_term, r->commit_index, raft_last_index(r));

@@ -67,13 +67,13 @@ void Workload::Renew(Client& client) {
   client.in_flight = request;
   client.in_flight_deadline = now + options_.request_timeout_ms;
   unsigned id = client.id;
-  cluster_->server(*server).Renew(
-      client.session, [this, id, request](Result<const state::Session*> renewed) {
-        Client& owner = clients_[id];
-        if (owner.in_flight != request) return;  // abandoned
-        owner.in_flight = 0;
-        OnRenewAnswer(owner, renewed.status());
-      });
+  cluster_->server(*server).Renew(client.session,
+                                  [this, id, request](Result<const state::Session*> renewed) {
+                                    Client& owner = clients_[id];
+                                    if (owner.in_flight != request) return;  // abandoned
+                                    owner.in_flight = 0;
+                                    OnRenewAnswer(owner, renewed.status());
+                                  });
 }
 
 void Workload::OnRenewAnswer(Client& client, const Status& renewed) {

@@ -68,8 +68,9 @@ TEST(AgentConfigTest, EveryBadSettingIsNamed) {
   EXPECT_EQ(Refusal(c), "-raft-addr: expected host:port, got \"h:0\" (port out of range)");
   c = Good();
   c.raft_bind_addr = "::1:8300";
-  EXPECT_EQ(Refusal(c),
-            "-raft-bind-addr: expected host:port, got \"::1:8300\" (an IPv6 address needs brackets)");
+  EXPECT_EQ(
+      Refusal(c),
+      "-raft-bind-addr: expected host:port, got \"::1:8300\" (an IPv6 address needs brackets)");
   c = Good();
   c.node_id = 0;
   EXPECT_EQ(Refusal(c), "-node-id must be positive");
@@ -78,7 +79,8 @@ TEST(AgentConfigTest, EveryBadSettingIsNamed) {
   EXPECT_EQ(Refusal(c), "-session-ttl-multiplier must be between 1 and 10");
   c = Good();
   c.raft_election_timeout = "99ms";
-  EXPECT_EQ(Refusal(c), "-raft-election-timeout must be a duration from 100ms to 60s, got \"99ms\"");
+  EXPECT_EQ(Refusal(c),
+            "-raft-election-timeout must be a duration from 100ms to 60s, got \"99ms\"");
   c = Good();
   c.raft_heartbeat = "500ms";  // not below the 500ms election timeout
   EXPECT_EQ(Refusal(c),

@@ -25,8 +25,8 @@
 
 #include "net/blocking_http_client.h"
 #include "net/url.h"
-#include "unit/client/server_process.h"
 #include "tenure/session.h"
+#include "unit/client/server_process.h"
 
 namespace tenure {
 namespace {
@@ -35,7 +35,6 @@ using test_support::RunFor;
 using test_support::RunUntil;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
 
 class ElectionTest : public test_support::RealServerSuite {
  protected:
@@ -92,7 +91,7 @@ class ElectionTest : public test_support::RealServerSuite {
   }
 
   net::ClientResponse Sync(const std::string& method, const std::string& target,
-                              const std::string& body = "") {
+                           const std::string& body = "") {
     net::BlockingHttpClient http(server_->http(), "", 5'000);
     auto r = http.Request(method, target, body);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -106,7 +105,6 @@ class ElectionTest : public test_support::RealServerSuite {
   std::vector<std::unique_ptr<Session>> sessions_;
   std::vector<std::unique_ptr<Election>> elections_;
 };
-
 
 TEST_F(ElectionTest, OneLeadsTheOtherWinsRightAfterResign) {
   Election& a = NewElection("a");
@@ -132,7 +130,8 @@ TEST_F(ElectionTest, OneLeadsTheOtherWinsRightAfterResign) {
   EXPECT_FALSE(a.IsLeader(0));  // at once
   EXPECT_EQ(a.FencingToken(), 0u);
   const auto t0 = Clock::now();
-  ASSERT_TRUE(RunUntil(io_, [&] { return b_done.has_value() && resigned.has_value(); }, 2s));
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return b_done.has_value() && resigned.has_value(); }, 2s));
   EXPECT_LE(Clock::now() - t0, 1s);
   EXPECT_TRUE(resigned->ok()) << resigned->ToString();
   ASSERT_TRUE(b_done->ok()) << b_done->ToString();
@@ -179,7 +178,8 @@ TEST_F(ElectionTest, ReleaseBySomeoneElseEndsLeadershipAtOnce) {
   // An operator releases the key with the leader's own session id.
   EXPECT_EQ(Sync("PUT", Key("leader") + "?release=" + session.id()).body, "true");
   const auto t0 = Clock::now();
-  ASSERT_TRUE(RunUntil(io_, [&] { return !a.IsLeader(0); }, 2s));
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return !a.IsLeader(0); }, 2s));
   EXPECT_LE(Clock::now() - t0, 500ms);
   EXPECT_EQ(lost, 1);
   EXPECT_NE(why.message().find("released"), std::string::npos) << why.ToString();
@@ -189,7 +189,8 @@ TEST_F(ElectionTest, ReleaseBySomeoneElseEndsLeadershipAtOnce) {
   ASSERT_TRUE(CampaignNow(a, "v").ok());
   ASSERT_TRUE(a.IsLeader(3'000));
   EXPECT_EQ(Sync("DELETE", Key("leader")).status, 200);
-  ASSERT_TRUE(RunUntil(io_, [&] { return lost == 2; }, 2s));
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return lost == 2; }, 2s));
   EXPECT_FALSE(a.IsLeader(0));
   EXPECT_NE(why.message().find("deleted"), std::string::npos) << why.ToString();
   RunFor(io_, 300ms);
@@ -211,7 +212,8 @@ TEST_F(ElectionTest, SessionLossEndsLeadershipAndAbortsTheCampaign) {
 
   // B's session is destroyed behind its back: its campaign must not outlive it.
   EXPECT_EQ(Sync("PUT", "/v1/session/destroy/" + sb.id()).status, 200);
-  ASSERT_TRUE(RunUntil(io_, [&] { return b_done.has_value(); }, 3s));
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return b_done.has_value(); }, 3s));
   EXPECT_FALSE(b_done->ok());
   EXPECT_NE(b_done->message().find("session"), std::string::npos) << b_done->ToString();
   EXPECT_FALSE(b.IsLeader(0));
@@ -219,7 +221,8 @@ TEST_F(ElectionTest, SessionLossEndsLeadershipAndAbortsTheCampaign) {
   // A's session destroyed: leadership ends (the watch sees the release, or
   // the renewal's 404), once.
   EXPECT_EQ(Sync("PUT", "/v1/session/destroy/" + sa.id()).status, 200);
-  ASSERT_TRUE(RunUntil(io_, [&] { return a_lost == 1 && sa.lost(); }, 3s));
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return a_lost == 1 && sa.lost(); }, 3s));
   EXPECT_FALSE(a.IsLeader(0));
   RunFor(io_, 200ms);
   EXPECT_EQ(a_lost, 1);
@@ -291,7 +294,8 @@ TEST_F(ElectionTest, ResignToPicksTheNamedCandidate) {
   const auto t0 = Clock::now();
   ASSERT_TRUE(Wait([&](auto done) { a.ResignTo("c", done); }).ok());
   EXPECT_FALSE(a.IsLeader(0));
-  ASSERT_TRUE(RunUntil(io_, [&] { return c_done.has_value(); }, 2s));
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return c_done.has_value(); }, 2s));
   EXPECT_LE(Clock::now() - t0, 1s);
   ASSERT_TRUE(c_done->ok()) << c_done->ToString();
   EXPECT_TRUE(c.IsLeader(3'000));

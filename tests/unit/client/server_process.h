@@ -6,13 +6,12 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
@@ -219,7 +218,7 @@ class StubServer {
 
 // Runs the loop until `done()` or the deadline; true when done() held.
 inline bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& done,
-              std::chrono::milliseconds timeout = 5s) {
+                     std::chrono::milliseconds timeout = 5s) {
   auto deadline = Clock::now() + timeout;
   while (!done()) {
     if (Clock::now() >= deadline) return false;
@@ -232,7 +231,8 @@ inline bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& d
 
 // Runs the loop for a while (to check that something does NOT happen).
 inline void RunFor(boost::asio::io_context& io, std::chrono::milliseconds duration) {
-  RunUntil(io, [] { return false; }, duration);
+  RunUntil(
+      io, [] { return false; }, duration);
 }
 
 // A test suite sharing one ServerProcess: started before the suite's first

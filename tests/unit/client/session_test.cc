@@ -36,7 +36,6 @@ using test_support::RunUntil;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-
 class SessionTest : public test_support::RealServerSuite {
  protected:
   void SetUp() override {
@@ -69,7 +68,7 @@ class SessionTest : public test_support::RealServerSuite {
 
   // A synchronous client for the test's own out-of-band requests.
   net::ClientResponse Sync(const std::string& method, const std::string& target,
-                              const std::string& body = "") {
+                           const std::string& body = "") {
     net::BlockingHttpClient http(server_->http(), "", 5'000);
     auto r = http.Request(method, target, body);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -79,7 +78,6 @@ class SessionTest : public test_support::RealServerSuite {
   boost::asio::io_context io_;
   std::unique_ptr<net::HttpClient> http_;
 };
-
 
 TEST_F(SessionTest, CreateProvesLeaseFromSendTime) {
   Session session(io_, *http_);
@@ -113,8 +111,10 @@ TEST_F(SessionTest, DefaultRenewalComesAtRJitteredEarly) {
   const MonoMs start = SteadyNowMs();
   ASSERT_FALSE(CreateSession(session, TenSeconds()).empty());
   const MonoMs created_end = session.lease().EndMs();
-  ASSERT_FALSE(RunUntil(io_, [&] { return session.renewals() > 0; }, 2'900ms));
-  ASSERT_TRUE(RunUntil(io_, [&] { return session.renewals() > 0; }, 1'500ms));
+  ASSERT_FALSE(RunUntil(
+      io_, [&] { return session.renewals() > 0; }, 2'900ms));
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return session.renewals() > 0; }, 1'500ms));
   const MonoMs elapsed = SteadyNowMs() - start;
   EXPECT_GE(elapsed, 2'990);
   EXPECT_LE(elapsed, 3'333 + 300);
@@ -133,15 +133,18 @@ TEST_F(SessionTest, RenewCadenceKeepsTheLeaseAdvancing) {
   MonoMs last_end = session.lease().EndMs();
   int advances = 0;
   bool always_guaranteed = true;
-  RunUntil(io_, [&] {
-    if (session.lease().EndMs() > last_end) {
-      ++advances;
-      last_end = session.lease().EndMs();
-    }
-    // Right after a renewal 9.8 s are proven; before the next at most 1 s less.
-    always_guaranteed = always_guaranteed && session.Guaranteed(8'000);
-    return SteadyNowMs() - start >= 3'500;
-  }, 5s);
+  RunUntil(
+      io_,
+      [&] {
+        if (session.lease().EndMs() > last_end) {
+          ++advances;
+          last_end = session.lease().EndMs();
+        }
+        // Right after a renewal 9.8 s are proven; before the next at most 1 s less.
+        always_guaranteed = always_guaranteed && session.Guaranteed(8'000);
+        return SteadyNowMs() - start >= 3'500;
+      },
+      5s);
   EXPECT_TRUE(always_guaranteed);
   // Renewals at 0.9..1.0 s intervals: 3 in 3.5 s (4 at most with jitter).
   EXPECT_GE(session.renewals(), 3u);
@@ -165,7 +168,8 @@ TEST_F(SessionTest, LossIsDetectedOnRenewAndReportedOnce) {
   // Destroyed behind its back: the next renewal gets a 404.
   EXPECT_EQ(Sync("PUT", "/v1/session/destroy/" + id).status, 200);
   const auto destroyed_at = Clock::now();
-  ASSERT_TRUE(RunUntil(io_, [&] { return lost > 0; }, 3s));
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return lost > 0; }, 3s));
   EXPECT_LE(Clock::now() - destroyed_at, 1'500ms);  // within ~R
   EXPECT_EQ(why.code(), Code::kNotFound);
   EXPECT_TRUE(session.lost());
@@ -204,7 +208,8 @@ TEST_F(SessionTest, CreateFailsClearlyBelowTheServerMinimumTtl) {
   Session session(io_, *http_);
   std::optional<Result<std::string>> created;
   session.Create(options, [&](Result<std::string> r) { created = std::move(r); });
-  ASSERT_TRUE(RunUntil(io_, [&] { return created.has_value(); }, 10s));
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return created.has_value(); }, 10s));
   ASSERT_FALSE(created->ok());
   EXPECT_NE(created->status().message().find("Invalid Session TTL"), std::string::npos)
       << created->status().ToString();
@@ -269,8 +274,7 @@ TEST(SessionRenewTest, UnansweredRenewalIsRetriedAfterRNotAfterItsTimeout) {
   // that wait would eat 3 s of the 3.1 s slack (docs/leadership.md).
   RenewStub stub([](int n) { return n == 1; });
   boost::asio::io_context io;
-  net::HttpClient http(io, net::HttpClientOptions{{stub.server.address()}, "", 2'000,
-                                                            30'000, 2});
+  net::HttpClient http(io, net::HttpClientOptions{{stub.server.address()}, "", 2'000, 30'000, 2});
   Session session(io, http);
   std::optional<Result<std::string>> created;
   session.Create(StubOptions(), [&](Result<std::string> r) { created = std::move(r); });
@@ -279,7 +283,8 @@ TEST(SessionRenewTest, UnansweredRenewalIsRetriedAfterRNotAfterItsTimeout) {
   const MonoMs created_end = session.lease().EndMs();
   ASSERT_EQ(session.options().renew_timeout_ms, 3'000);
 
-  ASSERT_TRUE(test_support::RunUntil(io, [&] { return session.renewals() > 0; }, 5s));
+  ASSERT_TRUE(test_support::RunUntil(
+      io, [&] { return session.renewals() > 0; }, 5s));
   std::vector<Clock::time_point> at;
   {
     std::lock_guard<std::mutex> lock(stub.mu);
@@ -293,10 +298,13 @@ TEST(SessionRenewTest, UnansweredRenewalIsRetriedAfterRNotAfterItsTimeout) {
   EXPECT_GE(session.lease().EndMs() - created_end, 1'400);
   EXPECT_TRUE(session.alive());
   // The swallowed attempt was cancelled by the success, not left to time out.
-  ASSERT_TRUE(test_support::RunUntil(io, [&] {
-    std::lock_guard<std::mutex> lock(stub.mu);
-    return !stub.given_up.empty();
-  }, 1s));
+  ASSERT_TRUE(test_support::RunUntil(
+      io,
+      [&] {
+        std::lock_guard<std::mutex> lock(stub.mu);
+        return !stub.given_up.empty();
+      },
+      1s));
   EXPECT_LT(Clock::now() - at[0], 2'900ms);
   EXPECT_EQ(http.in_flight(), 0u);
 }
@@ -306,8 +314,7 @@ TEST(SessionRenewTest, UnansweredRenewalsOverlapAtMostThree) {
   // goes every r, and starting a fourth cancels the oldest.
   RenewStub stub([](int) { return true; });
   boost::asio::io_context io;
-  net::HttpClient http(io, net::HttpClientOptions{{stub.server.address()}, "", 2'000,
-                                                            30'000, 2});
+  net::HttpClient http(io, net::HttpClientOptions{{stub.server.address()}, "", 2'000, 30'000, 2});
   Session session(io, http);
   SessionOptions options = StubOptions();
   options.renew_timeout_ms = 10'000;
@@ -316,10 +323,13 @@ TEST(SessionRenewTest, UnansweredRenewalsOverlapAtMostThree) {
   ASSERT_TRUE(test_support::RunUntil(io, [&] { return created.has_value(); }));
   ASSERT_TRUE(created->ok()) << created->status().ToString();
   std::size_t most = 0;
-  ASSERT_TRUE(test_support::RunUntil(io, [&] {
-    most = std::max(most, http.in_flight());
-    return stub.renews() >= 5;
-  }, 8s));
+  ASSERT_TRUE(test_support::RunUntil(
+      io,
+      [&] {
+        most = std::max(most, http.in_flight());
+        return stub.renews() >= 5;
+      },
+      8s));
   EXPECT_EQ(most, 3u);
   EXPECT_EQ(session.renewals(), 0u);
   EXPECT_TRUE(session.alive());

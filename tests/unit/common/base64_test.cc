@@ -30,8 +30,8 @@ TEST(Base64Test, RoundTripsRandomBytes) {
 }
 
 TEST(Base64Test, RejectsMalformedInput) {
-  EXPECT_FALSE(Base64Decode("Zg=").has_value());    // length
-  EXPECT_FALSE(Base64Decode("Z===").has_value());   // too much padding
+  EXPECT_FALSE(Base64Decode("Zg=").has_value());   // length
+  EXPECT_FALSE(Base64Decode("Z===").has_value());  // too much padding
   EXPECT_FALSE(Base64Decode("Zm9v!A==").has_value());
   EXPECT_FALSE(Base64Decode("Zg==Zg==").has_value());  // padding mid-stream
   EXPECT_FALSE(Base64Decode("=Zg=").has_value());

@@ -19,10 +19,10 @@ std::string Error(std::string_view text) {
 
 TEST(ParseGoDurationTest, AcceptsWhatConsulClientsSend) {
   EXPECT_EQ(Ok("15s"), 15 * kNsPerSecond);
-  EXPECT_EQ(Ok("15.0s"), 15 * kNsPerSecond);     // Patroni
-  EXPECT_EQ(Ok("0.001s"), kNsPerMs);              // Patroni's lock delay
+  EXPECT_EQ(Ok("15.0s"), 15 * kNsPerSecond);  // Patroni
+  EXPECT_EQ(Ok("0.001s"), kNsPerMs);          // Patroni's lock delay
   EXPECT_EQ(Ok("9.87s"), 9'870'000'000);
-  EXPECT_EQ(Ok("15000ms"), 15 * kNsPerSecond);    // Go api
+  EXPECT_EQ(Ok("15000ms"), 15 * kNsPerSecond);  // Go api
   EXPECT_EQ(Ok("1h30m"), 5400 * kNsPerSecond);
   EXPECT_EQ(Ok("1m0.5s"), 60'500'000'000);
   EXPECT_EQ(Ok("0"), 0);
@@ -58,8 +58,10 @@ TEST(ParseGoDurationTest, HandlesTheInt64Edges) {
 TEST(ParseGoDurationTest, RejectsASumOfComponentsThatOverflows) {
   EXPECT_EQ(Error("9223372036854775808ns9223372036854775808ns"),
             "time: invalid duration \"9223372036854775808ns9223372036854775808ns\"");
-  EXPECT_EQ(Error("2562047h47m16.854775808s"), "time: invalid duration \"2562047h47m16.854775808s\"");
-  EXPECT_EQ(Error("9223372036854775807ns1ns"), "time: invalid duration \"9223372036854775807ns1ns\"");
+  EXPECT_EQ(Error("2562047h47m16.854775808s"),
+            "time: invalid duration \"2562047h47m16.854775808s\"");
+  EXPECT_EQ(Error("9223372036854775807ns1ns"),
+            "time: invalid duration \"9223372036854775807ns1ns\"");
   EXPECT_EQ(Error("2562047h2562047h"), "time: invalid duration \"2562047h2562047h\"");
   EXPECT_EQ(Error("9223372036854775808ns9223372036854775.808us"),
             "time: invalid duration \"9223372036854775808ns9223372036854775.808us\"");

@@ -23,9 +23,9 @@ TEST(HostPortTest, ParsesNamesIpv4AndBracketedIpv6) {
 }
 
 TEST(HostPortTest, RefusesWhatIsNotHostColonPort) {
-  for (const char* bad : {"", ":", "host", "host:", ":80", "host:0", "host:65536", "host:-1",
-                          "host:80x", "host: 80", "::1:80", "[::1]", "[::1:80", "a b:80",
-                          "host:99999999999999999999"}) {
+  for (const char* bad :
+       {"", ":", "host", "host:", ":80", "host:0", "host:65536", "host:-1", "host:80x", "host: 80",
+        "::1:80", "[::1]", "[::1:80", "a b:80", "host:99999999999999999999"}) {
     auto parsed = ParseHostPort(bad);
     EXPECT_FALSE(parsed.ok()) << bad;
     if (!parsed.ok()) {

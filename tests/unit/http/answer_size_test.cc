@@ -21,9 +21,16 @@ std::string Rendered(const state::KvEntry& entry, bool with_value) {
 }
 
 TEST(AnswerSizeTest, KvEntrySizeIsWhatAppendKvEntryWrites) {
-  const std::string keys[] = {"k", "", "a\"b\\c\n\r\t", "<&>", std::string("\x01\x7f", 2),
-                              "caf\xC3\xA9", "\xE2\x80\xA8\xE2\x80\xA9", "bad\xFF\xC0\x80",
-                              "\xF0\x9F\x98\x80", std::string(4096, '<')};
+  const std::string keys[] = {"k",
+                              "",
+                              "a\"b\\c\n\r\t",
+                              "<&>",
+                              std::string("\x01\x7f", 2),
+                              "caf\xC3\xA9",
+                              "\xE2\x80\xA8\xE2\x80\xA9",
+                              "bad\xFF\xC0\x80",
+                              "\xF0\x9F\x98\x80",
+                              std::string(4096, '<')};
   const std::string values[] = {"", "a", "ab", "abc", "abcd", std::string(1000, 'x')};
   for (const auto& key : keys) {
     for (const auto& value : values) {
@@ -88,9 +95,10 @@ TEST_F(StoreAnswerSizeTest, TxnCountSumsOperationsAndBoundsTheAnswer) {
   Set("t/1", std::string(5000, 'a'));
   Set("t/2", "b");
   Set("u", "c");
-  std::vector<TxnOp> reads = {{TxnVerb::kGetTree, "t/"},      {TxnVerb::kGet, "u"},
-                              {TxnVerb::kGetOrEmpty, "none"}, {TxnVerb::kCheckNotExists, "x"},
-                              {TxnVerb::kGetTree, "t/"},      {TxnVerb::kCheckIndex, "u", "", 0, 3}};
+  std::vector<TxnOp> reads = {
+      {TxnVerb::kGetTree, "t/"},      {TxnVerb::kGet, "u"},
+      {TxnVerb::kGetOrEmpty, "none"}, {TxnVerb::kCheckNotExists, "x"},
+      {TxnVerb::kGetTree, "t/"},      {TxnVerb::kCheckIndex, "u", "", 0, 3}};
   const std::size_t actual = json::TxnOutcome(store_.ReadTxn(reads)).size();
   const std::size_t counted = TxnAnswerSize(store_, reads, kNoLimit);
   EXPECT_GE(counted, actual);

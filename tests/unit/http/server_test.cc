@@ -265,9 +265,10 @@ TEST_F(HttpServerTest, EndlessChunkLineGets400) {
 TEST_F(HttpServerTest, OversizedTrailerGets431WithABody) {
   Start();
   auto client = Connect();
-  ASSERT_TRUE(client->Send("PUT /v1/txn HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
-                           "5\r\nhello\r\n0\r\nX-Trailer: " +
-                           std::string(70'000, 't') + "\r\n\r\n"));
+  ASSERT_TRUE(
+      client->Send("PUT /v1/txn HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                   "5\r\nhello\r\n0\r\nX-Trailer: " +
+                   std::string(70'000, 't') + "\r\n\r\n"));
   auto response = client->ReadResponse();
   ASSERT_TRUE(response.has_value());
   EXPECT_EQ(response->status, 431);

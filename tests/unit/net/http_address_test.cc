@@ -28,10 +28,12 @@ TEST(HttpAddressTest, AcceptsTheFormsConsulToolsAccept) {
 }
 
 TEST(HttpAddressTest, RefusesWhatItCannotReachWithTheReason) {
-  EXPECT_EQ(Parsed("https://h:8501"),
-            "error: http address \"https://h:8501\": scheme \"https\" is not supported (use http://)");
-  EXPECT_EQ(Parsed("unix:///tmp/s"),
-            "error: http address \"unix:///tmp/s\": scheme \"unix\" is not supported (use http://)");
+  EXPECT_EQ(
+      Parsed("https://h:8501"),
+      "error: http address \"https://h:8501\": scheme \"https\" is not supported (use http://)");
+  EXPECT_EQ(
+      Parsed("unix:///tmp/s"),
+      "error: http address \"unix:///tmp/s\": scheme \"unix\" is not supported (use http://)");
   EXPECT_EQ(Parsed("h:8500/v1"), "error: http address \"h:8500/v1\": a path is not allowed");
   EXPECT_EQ(Parsed(""), "error: http address \"\": missing host");
   for (const char* bad : {"h:0", "h:65536", "h:x", ":8500", "h:", "[::1:8500", "a b:1"}) {

@@ -489,7 +489,8 @@ class RealServer {
 };
 
 TEST_F(AsyncHttpTest, RealServerRoundTripAndRestart) {
-  ASSERT_FALSE(RealServer::Binary().empty()) << "no tenure binary (build/src/tenure or $TENURE_BIN)";
+  ASSERT_FALSE(RealServer::Binary().empty())
+      << "no tenure binary (build/src/tenure or $TENURE_BIN)";
   RealServer server;
   server.Start();
   // The server's startup and restart are covered by retries alone.

@@ -385,8 +385,7 @@ TEST_F(ClosedSegmentTest, AGapBetweenSegmentsIsDamage) {
   dir_.Write(ClosedSegmentName(13, 13), later);  // 12 is missing
   Report r = Check(dir_);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.damage[0].what.find("entries 12..12 are missing"), std::string::npos)
-      << AllDamage(r);
+  EXPECT_NE(r.damage[0].what.find("entries 12..12 are missing"), std::string::npos) << AllDamage(r);
   EXPECT_EQ(r.damage[0].first_bad_index, 12u);
 }
 

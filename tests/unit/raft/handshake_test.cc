@@ -51,8 +51,8 @@ struct Outcome {
 // Runs both ends against each other, delivering bytes in chunks of `chunk`.
 // The dialer sends "RAFT" right after its proof, as a libraft stream would.
 Outcome Exchange(const ClusterKey* dialer_key, const ClusterKey* listener_key, Hello hello,
-            std::size_t chunk, ListenerHandshake::Admit admit = nullptr,
-            std::uint64_t expected_listener = 1) {
+                 std::size_t chunk, ListenerHandshake::Admit admit = nullptr,
+                 std::uint64_t expected_listener = 1) {
   if (!admit) admit = [](const Hello&) { return std::string(); };
   DialerHandshake dialer(dialer_key, hello, expected_listener);
   ListenerHandshake listener(listener_key, 1, MakeNonce(7), admit);
@@ -158,8 +158,7 @@ TEST(HandshakeTest, TheAdmitRuleDecidesAfterTheProof) {
       << o.listener.message();
   // The dialer learns why (the reason travels in the verdict).
   EXPECT_FALSE(o.dialer.ok());
-  EXPECT_NE(o.dialer.message().find("server 9 is not in the configuration"),
-            std::string_view::npos)
+  EXPECT_NE(o.dialer.message().find("server 9 is not in the configuration"), std::string_view::npos)
       << o.dialer.message();
   // Without the key the admit rule is never consulted.
   ClusterKey other = Key('o');

@@ -4,7 +4,6 @@
 #include "raft/wire/message_gate.h"
 
 #include <gtest/gtest.h>
-#include "raft/raft_c.h"
 
 #include <cstring>
 #include <string>
@@ -12,6 +11,7 @@
 
 #include "common/coding.h"
 #include "raft/entry_codec.h"
+#include "raft/raft_c.h"
 #include "state/command.h"
 
 namespace tenure::raft::wire {
@@ -57,9 +57,9 @@ std::string AppendEntries(const std::vector<Entry>& entries, std::uint64_t decla
   std::string out;
   U64(&out, 1);
   U64(&out, 48 + 16 * entries.size());
-  U64(&out, 5);  // term
+  U64(&out, 5);   // term
   U64(&out, 10);  // prev index
-  U64(&out, 4);  // prev term
+  U64(&out, 4);   // prev term
   U64(&out, 10);  // commit
   U64(&out, declared_n == ~0ull ? entries.size() : declared_n);
   for (const Entry& e : entries) {

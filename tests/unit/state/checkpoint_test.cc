@@ -43,7 +43,7 @@ TEST(StoreCheckpointTest, AReplicaWhoseStateDifferedReportsItAtTheNextCheckpoint
   Store leader, follower;
   (void)leader.Apply({1, KvSet{"k", "v", 0}}, 1);
   (void)follower.Apply({1, KvSet{"k", "x", 0}}, 1);  // the same entry applied differently
-  Checkpoint(leader, {&leader, &follower}, 2);        // records, nothing to compare yet
+  Checkpoint(leader, {&leader, &follower}, 2);       // records, nothing to compare yet
   EXPECT_EQ(follower.divergence(), "");
   Checkpoint(leader, {&leader, &follower}, 3);
   EXPECT_EQ(leader.divergence(), "");
