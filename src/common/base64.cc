@@ -68,7 +68,7 @@ std::optional<std::string> Base64Decode(std::string_view text) {
         v <<= 6;
         continue;
       }
-      int d = kDecode[static_cast<unsigned char>(text[i + j])];
+      int d = kDecode[static_cast<unsigned char>(text[i + static_cast<std::size_t>(j)])];
       if (d < 0) return std::nullopt;
       v = (v << 6) | static_cast<std::uint32_t>(d);
     }

@@ -72,7 +72,7 @@ class ByteReader {
   std::uint64_t GetFixed64() {
     if (!Need(8)) return 0;
     std::uint64_t v = 0;
-    for (int i = 0; i < 8; ++i)
+    for (std::size_t i = 0; i < 8; ++i)
       v |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(in_[i])) << (8 * i);
     in_.remove_prefix(8);
     return v;
@@ -80,7 +80,7 @@ class ByteReader {
   std::uint32_t GetFixed32() {
     if (!Need(4)) return 0;
     std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i)
+    for (std::size_t i = 0; i < 4; ++i)
       v |= static_cast<std::uint32_t>(static_cast<std::uint8_t>(in_[i])) << (8 * i);
     in_.remove_prefix(4);
     return v;
