@@ -18,14 +18,17 @@ constexpr std::array<int, 256> kDecode = MakeDecodeTable();
 
 }  // namespace
 
+// Byte i of `bytes` as an unsigned 32-bit value (no sign on the way).
+static std::uint32_t Byte(std::string_view bytes, std::size_t i) {
+  return static_cast<std::uint32_t>(static_cast<std::uint8_t>(bytes[i]));
+}
+
 std::string Base64Encode(std::string_view bytes) {
   std::string out;
   out.reserve((bytes.size() + 2) / 3 * 4);
   std::size_t i = 0;
   for (; i + 3 <= bytes.size(); i += 3) {
-    std::uint32_t v = (static_cast<std::uint8_t>(bytes[i]) << 16) |
-                      (static_cast<std::uint8_t>(bytes[i + 1]) << 8) |
-                      static_cast<std::uint8_t>(bytes[i + 2]);
+    std::uint32_t v = (Byte(bytes, i) << 16) | (Byte(bytes, i + 1) << 8) | Byte(bytes, i + 2);
     out += kAlphabet[(v >> 18) & 63];
     out += kAlphabet[(v >> 12) & 63];
     out += kAlphabet[(v >> 6) & 63];
@@ -33,13 +36,12 @@ std::string Base64Encode(std::string_view bytes) {
   }
   std::size_t rest = bytes.size() - i;
   if (rest == 1) {
-    std::uint32_t v = static_cast<std::uint8_t>(bytes[i]) << 16;
+    std::uint32_t v = Byte(bytes, i) << 16;
     out += kAlphabet[(v >> 18) & 63];
     out += kAlphabet[(v >> 12) & 63];
     out += "==";
   } else if (rest == 2) {
-    std::uint32_t v = (static_cast<std::uint8_t>(bytes[i]) << 16) |
-                      (static_cast<std::uint8_t>(bytes[i + 1]) << 8);
+    std::uint32_t v = (Byte(bytes, i) << 16) | (Byte(bytes, i + 1) << 8);
     out += kAlphabet[(v >> 18) & 63];
     out += kAlphabet[(v >> 12) & 63];
     out += kAlphabet[(v >> 6) & 63];

@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "common/strings.h"
+#include "state/acquire_rule.h"
 
 namespace tenure::server {
 
@@ -134,31 +135,27 @@ std::optional<state::ApplyResult> LeaderDuties::RefuseBeforeProposing(
     const state::CommandBody& body, MonoMs now_ms) const {
   state::ApplyResult refused;
   refused.ok = false;
+  // The Store's own rule (state/acquire_rule.h) with what the leader knows
+  // before proposing: the lock-delay windows it inherited (decision 0010),
+  // and sessions whose expiry is under way (etcd issue 11456: no grant to a
+  // session that has already expired).
+  auto lock_delayed = [&](std::string_view key) { return lock_delays_.Blocks(key, now_ms); };
+  auto expiring = [&](std::string_view id) { return IsExpiring(id); };
   if (const auto* acquire = std::get_if<state::KvAcquire>(&body)) {
-    // The Store checks lock-delay before anything else, even the session.
-    if (lock_delays_.Blocks(acquire->key, now_ms)) {
-      refused.lock_delayed = true;
-      return refused;
-    }
-    // etcd issue 11456: no grant to a session that has already expired.
-    if (!IsExpiring(acquire->session)) return std::nullopt;
-    refused.status = Status::Internal("invalid session " + GoQuote(acquire->session));
+    std::optional<state::AcquireRefusal> early =
+        state::RefuseAcquire(acquire->key, acquire->session, lock_delayed, expiring);
+    if (!early) return std::nullopt;
+    refused.lock_delayed = early->lock_delayed;
+    refused.status = early->error;
     return refused;
   }
   if (const auto* txn = std::get_if<state::Txn>(&body)) {
-    // Every lock-delayed op is named, as the Store's pre-check does.
-    for (std::size_t i = 0; i < txn->ops.size(); ++i) {
-      const state::TxnOp& op = txn->ops[i];
-      if (op.verb == state::TxnVerb::kLock && lock_delays_.Blocks(op.key, now_ms)) {
-        refused.txn.errors.push_back(
-            {i, "failed to lock key " + GoQuote(op.key) + " due to lock delay"});
-      }
-    }
+    state::RefuseLockDelayedTxnOps(*txn, lock_delayed, &refused.txn);
     if (!refused.txn.errors.empty()) return refused;
     for (std::size_t i = 0; i < txn->ops.size(); ++i) {
       const state::TxnOp& op = txn->ops[i];
-      if (op.verb == state::TxnVerb::kLock && IsExpiring(op.session)) {
-        refused.txn.errors.push_back({i, "invalid session " + GoQuote(op.session)});
+      if (op.verb == state::TxnVerb::kLock && !op.session.empty() && expiring(op.session)) {
+        refused.txn.errors.push_back({i, std::string(state::InvalidSession(op.session).message())});
         return refused;
       }
     }

@@ -8,6 +8,7 @@
 
 #include "common/assert.h"
 #include "common/strings.h"
+#include "state/acquire_rule.h"
 
 namespace tenure::state {
 
@@ -28,10 +29,12 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
         } else if constexpr (std::is_same_v<T, KvCas>) {
           outcome = CasKv(c.key, c.value, c.flags, c.index, index);
         } else if constexpr (std::is_same_v<T, KvAcquire>) {
-          // Consul checks lock-delay before anything else, even the session.
-          if (InLockDelay(c.key)) {
+          if (std::optional<AcquireRefusal> refused = RefuseAcquire(
+                  c.key, c.session, [this](std::string_view key) { return InLockDelay(key); },
+                  [this](std::string_view id) { return FindSession(id) == nullptr; })) {
             outcome.ok = false;
-            result.lock_delayed = true;
+            outcome.error = refused->error;
+            result.lock_delayed = refused->lock_delayed;
           } else {
             outcome = AcquireKv(c.key, c.value, c.flags, c.session, index);
           }

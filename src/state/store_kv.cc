@@ -4,6 +4,7 @@
 
 #include "common/assert.h"
 #include "common/strings.h"
+#include "state/acquire_rule.h"
 #include "state/store.h"
 
 namespace tenure::state {
@@ -54,12 +55,14 @@ Store::KvOutcome Store::CasKv(const std::string& key, const std::string& value, 
 Store::KvOutcome Store::AcquireKv(const std::string& key, const std::string& value,
                                   std::uint64_t flags, const std::string& session, LogIndex index) {
   KvOutcome outcome;
+  // A single acquire passed RefuseAcquire already; a txn's lock op meets
+  // the same session half of the rule here, in op order.
   if (session.empty()) {
-    outcome.error = Status::Internal("missing session");
+    outcome.error = MissingSession();
     return outcome;
   }
   if (FindSession(session) == nullptr) {
-    outcome.error = Status::Internal("invalid session " + GoQuote(session));
+    outcome.error = InvalidSession(session);
     return outcome;
   }
   std::uint64_t lock_index = 1;

@@ -6,6 +6,7 @@
 
 #include "common/assert.h"
 #include "common/strings.h"
+#include "state/acquire_rule.h"
 #include "state/store.h"
 
 namespace tenure::state {
@@ -105,14 +106,8 @@ TxnOutcome Store::ReadTxn(const std::vector<TxnOp>& ops) const {
 
 void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
   TxnOutcome& txn = result->txn;
-  // Lock-delay is checked for every lock op before anything runs, as
-  // Consul's pre-apply does; any hit rejects the whole transaction.
-  for (std::size_t i = 0; i < c.ops.size(); ++i) {
-    if (c.ops[i].verb == TxnVerb::kLock && InLockDelay(c.ops[i].key)) {
-      txn.errors.push_back(
-          {i, "failed to lock key " + GoQuote(c.ops[i].key) + " due to lock delay"});
-    }
-  }
+  RefuseLockDelayedTxnOps(
+      c, [this](std::string_view key) { return InLockDelay(key); }, &txn);
   if (!txn.ok()) return;
 
   std::vector<JournalEntry> journal;

@@ -1,0 +1,60 @@
+// When an acquire is refused before anything else happens, in which order,
+// and with which of Consul's texts. One rule for the two places that apply
+// it: the Store at apply time (lock-delay windows it holds, sessions it
+// knows) and the leader's early refusal before proposing (server/
+// leader_duties: windows it inherited, sessions whose expiry is under way).
+// Each passes its own predicates; the order and the texts live only here.
+// Pure.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "common/strings.h"
+#include "state/command.h"
+#include "state/txn.h"
+
+namespace tenure::state {
+
+inline std::string LockDelayedTxnText(std::string_view key) {
+  return "failed to lock key " + GoQuote(key) + " due to lock delay";
+}
+inline Status MissingSession() { return Status::Internal("missing session"); }
+inline Status InvalidSession(std::string_view session) {
+  return Status::Internal("invalid session " + GoQuote(session));
+}
+
+// A single acquire (PUT ?acquire): lock-delay first (Consul checks it before
+// even the session), then the session. nullopt: no refusal here.
+struct AcquireRefusal {
+  bool lock_delayed = false;  // ok=false, no error: Consul's plain `false`
+  Status error;               // the session's error, HTTP 500
+};
+template <typename LockDelayed, typename SessionInvalid>
+std::optional<AcquireRefusal> RefuseAcquire(std::string_view key, std::string_view session,
+                                            LockDelayed&& lock_delayed,
+                                            SessionInvalid&& session_invalid) {
+  if (lock_delayed(key)) return AcquireRefusal{true, Status()};
+  if (session.empty()) return AcquireRefusal{false, MissingSession()};
+  if (session_invalid(session)) return AcquireRefusal{false, InvalidSession(session)};
+  return std::nullopt;
+}
+
+// The lock ops of a txn, before any op runs: every lock-delayed op is named,
+// and any such op rejects the whole txn (Consul's pre-apply). The session of
+// each lock op is the business of the op itself, in order (RefuseAcquire's
+// session half, applied per op).
+template <typename LockDelayed>
+void RefuseLockDelayedTxnOps(const Txn& txn, LockDelayed&& lock_delayed, TxnOutcome* out) {
+  for (std::size_t i = 0; i < txn.ops.size(); ++i) {
+    const TxnOp& op = txn.ops[i];
+    if (op.verb == TxnVerb::kLock && lock_delayed(op.key)) {
+      out->errors.push_back({i, LockDelayedTxnText(op.key)});
+    }
+  }
+}
+
+}  // namespace tenure::state
