@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/consul_texts.h"
 #include "common/limits.h"
 #include "http/forwarder.h"
 #include "http/json.h"
@@ -35,9 +36,8 @@ void Call::Reply(HttpResponse response) {
   if (options.pretty && response.content_type == "application/json") {
     std::optional<std::string> pretty = json::Pretty(response.body, limits::kHttpResponseBytesMax);
     if (!pretty) {
-      responder->Send(ErrorResponse(Status::TooLarge("Response too large (more than " +
-                                                     std::to_string(limits::kHttpResponseBytesMax) +
-                                                     " bytes) with ?pretty; ask without ?pretty")));
+      responder->Send(ErrorResponse(consul::ResponseTooLarge(
+          limits::kHttpResponseBytesMax, " with ?pretty; ask without ?pretty")));
       return;
     }
     response.body = std::move(*pretty);

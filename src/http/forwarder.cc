@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "common/consul_texts.h"
 #include "common/strings.h"
 #include "net/http_client.h"
 #include "server/server.h"
@@ -59,7 +60,7 @@ void Forwarder::Forward(const HttpRequest& request, std::shared_ptr<Responder> r
   const state::Member* leader = server_.LeaderMember();
   if (shut_down_ || leader == nullptr || leader->http_address.empty() ||
       leader->id == server_.NodeId()) {
-    responder->Send(HttpResponse::Text(500, "No cluster leader"));
+    responder->Send(HttpResponse::Text(500, std::string(consul::kNoClusterLeader)));
     return;
   }
   net::HttpCall call;

@@ -1,5 +1,6 @@
 #include "http/query_options.h"
 
+#include "common/consul_texts.h"
 #include "common/duration.h"
 #include "common/limits.h"
 #include "common/strings.h"
@@ -34,7 +35,7 @@ Result<QueryOptions> ParseQueryOptions(const HttpRequest& request) {
   // Consul ignores an empty ?wait= or ?index= rather than rejecting it.
   if (auto wait = request.Query("wait"); wait && !wait->empty()) {
     auto parsed = ParseGoDuration(*wait);
-    if (!parsed.ok()) return Status::InvalidArgument("Invalid wait time");
+    if (!parsed.ok()) return consul::InvalidWaitTime();
     DurationNs ns = *parsed;
     if (ns > 0) {
       // Clamp before converting so absurd waits cannot overflow.
@@ -45,7 +46,7 @@ Result<QueryOptions> ParseQueryOptions(const HttpRequest& request) {
   }
   if (auto index = request.Query("index"); index && !index->empty()) {
     auto parsed = ParseUint64(*index);
-    if (!parsed.ok()) return Status::InvalidArgument("Invalid index");
+    if (!parsed.ok()) return consul::InvalidIndex();
     options.index = *parsed;
   }
   if (options.wait_ms <= 0) options.wait_ms = limits::kBlockingWaitDefaultMs;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include "common/consul_texts.h"
 #include "common/limits.h"
 #include "common/strings.h"
 #include "http/api.h"
@@ -104,13 +105,10 @@ std::optional<HttpResponse> Api::CheckOperatorToken(const HttpRequest& request) 
   }
   const std::string& expected = server_.options().operator_token;
   if (token.empty()) {
-    return HttpResponse::Text(
-        403,
-        "Permission denied: anonymous token lacks permission 'operator:write'. The anonymous "
-        "token is used implicitly when a request does not specify a token.");
+    return HttpResponse::Text(403, std::string(consul::kAnonymousLacksOperatorWrite));
   }
   if (expected.empty() || !ConstantTimeEquals(token, expected)) {
-    return HttpResponse::Text(403, "ACL not found");
+    return HttpResponse::Text(403, std::string(consul::kAclNotFound));
   }
   return std::nullopt;
 }
@@ -136,7 +134,7 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
       call->Reply(HttpResponse::Text(200, "tenure server: Consul-compatible API under /v1/\n"));
       return;
     }
-    call->Reply(HttpResponse::Text(404, "Invalid URL path: not a recognized HTTP API endpoint"));
+    call->Reply(HttpResponse::Text(404, std::string(consul::kNotAnApiPath)));
     return;
   }
 
@@ -174,13 +172,13 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   call->options = *options;
   if (auto dc = call->request.Query("dc");
       dc && !dc->empty() && *dc != server_.options().datacenter) {
-    call->ReplyError(Status::Internal("No path to datacenter"));
+    call->ReplyError(consul::NoPathToDatacenter());
     return;
   }
   if (route->where == kLeader && !server_.IsLeader() && !(method == "GET" && call->options.stale)) {
     // One hop only: whoever forwarded this thought we lead, and we do not.
     if (call->request.Header(kForwardedByHeader)) {
-      call->ReplyError(Status::NotLeader("No cluster leader"));
+      call->ReplyError(consul::NoClusterLeader());
       return;
     }
     forwarder_->Forward(call->request, call->responder, ForwardTimeoutMs(call->options));

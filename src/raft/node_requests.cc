@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "common/assert.h"
+#include "common/consul_texts.h"
 #include "common/limits.h"
 #include "raft/disk_failure.h"
 #include "raft/entry_codec.h"
@@ -22,9 +23,6 @@ namespace tenure::raft {
 namespace asio = boost::asio;
 
 namespace {
-
-// The text Consul answers when there is no leader to take a write.
-constexpr const char* kNoLeaderText = "No cluster leader";
 
 // A status with which libraft fails a request when its own disk write
 // failed (as opposed to leadership changes and shutdown).
@@ -44,14 +42,14 @@ std::uint64_t Node::Impl::UvNowMs() const { return uv_hrtime() / 1'000'000; }
 Status Node::Impl::CheckWritable() const {
   if (phase_ == Phase::kStopping) return Status::Unavailable("raft: node is shutting down");
   if (phase_ != Phase::kRunning) return Status::Unavailable("raft: node is not running");
-  if (raft_.state != RAFT_LEADER) return Status::NotLeader(kNoLeaderText);
+  if (raft_.state != RAFT_LEADER) return consul::NoClusterLeader();
   return Status::Ok();
 }
 
 Status Node::Impl::FailureFromRaft(int rv, const char* what) const {
   switch (rv) {
     case RAFT_NOTLEADER:
-      return Status::NotLeader(kNoLeaderText);
+      return consul::NoClusterLeader();
     case RAFT_LEADERSHIPLOST:
     case RAFT_SHUTDOWN:
       if (phase_ != Phase::kRunning) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "common/consul_texts.h"
 #include "common/strings.h"
 #include "state/acquire_rule.h"
 
@@ -73,10 +74,10 @@ Status LeaderDuties::Renew(std::string_view session_id, const state::Session* se
 
 Status LeaderDuties::ConfirmRenewal(std::string_view session_id,
                                     const state::Session* session) const {
-  if (!leading_) return Status::NotLeader("No cluster leader");
+  if (!leading_) return consul::NoClusterLeader();
   if (session == nullptr || IsExpiring(session_id)) {
     // Consul's text, which clients match on.
-    return Status::NotFound("Session id '" + std::string(session_id) + "' not found");
+    return consul::SessionNotFound(session_id);
   }
   return Status::Ok();
 }
@@ -155,7 +156,8 @@ std::optional<state::ApplyResult> LeaderDuties::RefuseBeforeProposing(
     for (std::size_t i = 0; i < txn->ops.size(); ++i) {
       const state::TxnOp& op = txn->ops[i];
       if (op.verb == state::TxnVerb::kLock && !op.session.empty() && expiring(op.session)) {
-        refused.txn.errors.push_back({i, std::string(state::InvalidSession(op.session).message())});
+        refused.txn.errors.push_back(
+            {i, std::string(consul::AcquireInvalidSession(op.session).message())});
         return refused;
       }
     }

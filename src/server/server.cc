@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "common/assert.h"
+#include "common/consul_texts.h"
 #include "common/host_port.h"
 #include "common/strings.h"
 
@@ -194,7 +195,7 @@ void Server::IssueBarrier() {
 void Server::Renew(std::string_view session_id, RenewDone done) {
   const state::Session* session = store_.FindSession(session_id);
   Status renewed = IsLeader() ? duties_.Renew(session_id, session, clock_.NowMonoMs())
-                              : Status::NotLeader("No cluster leader");
+                              : consul::NoClusterLeader();
   if (!renewed.ok()) return done(renewed);
   ScheduleDuties();
   if (node_->SoleVoter()) return done(session);  // nobody else can have been elected

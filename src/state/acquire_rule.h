@@ -12,20 +12,13 @@
 #include <string>
 #include <string_view>
 
+#include "common/consul_texts.h"
 #include "common/status.h"
 #include "common/strings.h"
 #include "state/command.h"
 #include "state/txn.h"
 
 namespace tenure::state {
-
-inline std::string LockDelayedTxnText(std::string_view key) {
-  return "failed to lock key " + GoQuote(key) + " due to lock delay";
-}
-inline Status MissingSession() { return Status::Internal("missing session"); }
-inline Status InvalidSession(std::string_view session) {
-  return Status::Internal("invalid session " + GoQuote(session));
-}
 
 // A single acquire (PUT ?acquire): lock-delay first (Consul checks it before
 // even the session), then the session. nullopt: no refusal here.
@@ -38,8 +31,9 @@ std::optional<AcquireRefusal> RefuseAcquire(std::string_view key, std::string_vi
                                             LockDelayed&& lock_delayed,
                                             SessionInvalid&& session_invalid) {
   if (lock_delayed(key)) return AcquireRefusal{true, Status()};
-  if (session.empty()) return AcquireRefusal{false, MissingSession()};
-  if (session_invalid(session)) return AcquireRefusal{false, InvalidSession(session)};
+  if (session.empty()) return AcquireRefusal{false, consul::AcquireMissingSession()};
+  if (session_invalid(session))
+    return AcquireRefusal{false, consul::AcquireInvalidSession(session)};
   return std::nullopt;
 }
 
@@ -52,7 +46,7 @@ void RefuseLockDelayedTxnOps(const Txn& txn, LockDelayed&& lock_delayed, TxnOutc
   for (std::size_t i = 0; i < txn.ops.size(); ++i) {
     const TxnOp& op = txn.ops[i];
     if (op.verb == TxnVerb::kLock && lock_delayed(op.key)) {
-      out->errors.push_back({i, LockDelayedTxnText(op.key)});
+      out->errors.push_back({i, consul::TxnLockDelayed(op.key)});
     }
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/assert.h"
+#include "common/consul_texts.h"
 #include "common/strings.h"
 #include "state/acquire_rule.h"
 #include "state/store.h"
@@ -58,11 +59,11 @@ Store::KvOutcome Store::AcquireKv(const std::string& key, const std::string& val
   // A single acquire passed RefuseAcquire already; a txn's lock op meets
   // the same session half of the rule here, in op order.
   if (session.empty()) {
-    outcome.error = MissingSession();
+    outcome.error = consul::AcquireMissingSession();
     return outcome;
   }
   if (FindSession(session) == nullptr) {
-    outcome.error = InvalidSession(session);
+    outcome.error = consul::AcquireInvalidSession(session);
     return outcome;
   }
   std::uint64_t lock_index = 1;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/assert.h"
+#include "common/consul_texts.h"
 #include "common/strings.h"
 #include "state/acquire_rule.h"
 #include "state/store.h"
@@ -48,8 +49,7 @@ Store::KvOutcome Store::ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* res
     case TxnVerb::kCheckIndex:
       entry = FindKv(op.key);
       if (entry == nullptr) {
-        outcome.error =
-            Status::Conflict("failed to check index, key " + GoQuote(op.key) + " doesn't exist");
+        outcome.error = Status::Conflict(consul::TxnCheckMissing("index", op.key));
       } else if (entry->modify_index != op.index) {
         outcome.error = Status::Conflict(
             "failed index check for key " + GoQuote(op.key) + ", current modify index " +
@@ -59,8 +59,7 @@ Store::KvOutcome Store::ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* res
     case TxnVerb::kCheckSession:
       entry = FindKv(op.key);
       if (entry == nullptr) {
-        outcome.error =
-            Status::Conflict("failed to check session, key " + GoQuote(op.key) + " doesn't exist");
+        outcome.error = Status::Conflict(consul::TxnCheckMissing("session", op.key));
       } else if (entry->session != op.session) {
         outcome.error = Status::Conflict("failed session check for key " + GoQuote(op.key) +
                                          ", current session " + GoQuote(entry->session) +
@@ -70,8 +69,7 @@ Store::KvOutcome Store::ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* res
     case TxnVerb::kCheckFence:
       entry = FindKv(op.key);
       if (entry == nullptr) {
-        outcome.error =
-            Status::Conflict("failed to check fence, key " + GoQuote(op.key) + " doesn't exist");
+        outcome.error = Status::Conflict(consul::TxnCheckMissing("fence", op.key));
       } else if (entry->session.empty()) {
         outcome.error = Status::Conflict("failed fence check for key " + GoQuote(op.key) +
                                          ", lock is not held");
@@ -129,7 +127,7 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
         break;
       case TxnVerb::kCas:
         outcome = CasKv(op.key, op.value, op.flags, op.index, index);
-        failure = "failed to set key " + GoQuote(op.key) + ", index is stale";
+        failure = consul::TxnCasStale(op.key);
         break;
       case TxnVerb::kLock: {
         const KvEntry* current = FindKv(op.key);
@@ -140,14 +138,13 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
           continue;
         }
         outcome = AcquireKv(op.key, op.value, op.flags, op.session, index);
-        failure = "failed to lock key " + GoQuote(op.key) + ", lock is already held";
+        failure = consul::TxnLockHeld(op.key);
         if (outcome.error.ok() && outcome.ok && outcome.fence == index) granted_keys.insert(op.key);
         break;
       }
       case TxnVerb::kUnlock:
         outcome = ReleaseKv(op.key, op.value, op.flags, op.session, index);
-        failure = "failed to unlock key " + GoQuote(op.key) +
-                  ", lock isn't held, or is held by another session";
+        failure = consul::TxnUnlockNotHeld(op.key);
         break;
       case TxnVerb::kDelete:
         DeleteEntry(op.key, index);
@@ -157,7 +154,7 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
         continue;
       case TxnVerb::kDeleteCas:
         if (!DeleteKvCas(op.key, op.index, index)) {
-          txn.errors.push_back({i, "failed to delete key " + GoQuote(op.key) + ", index is stale"});
+          txn.errors.push_back({i, consul::TxnDeleteCasStale(op.key)});
         }
         continue;
       default:

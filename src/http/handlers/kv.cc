@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/consul_texts.h"
 #include "common/limits.h"
 #include "common/strings.h"
 #include "http/answer_size.h"
@@ -42,19 +43,16 @@ std::string EncodeQuery(const HttpRequest& request) {
 }
 
 Status ConflictingFlags(const HttpRequest& request) {
-  return Status::InvalidArgument("Conflicting flags: " + EncodeQuery(request) + "\n");
+  return consul::ConflictingFlags(EncodeQuery(request));
 }
 
 // The answer-size limit (docs/limits.md), checked before the answer is built.
 Status AnswerTooLarge(std::string_view hint) {
-  return Status::TooLarge("Response too large (more than " +
-                          std::to_string(limits::kHttpResponseBytesMax) + " bytes); " +
-                          std::string(hint));
+  return consul::ResponseTooLarge(limits::kHttpResponseBytesMax, "; " + std::string(hint));
 }
 
 Status KeyTooLong(std::string_view key) {
-  return Status::InvalidArgument("Key is too long (" + std::to_string(key.size()) + " > " +
-                                 std::to_string(limits::kKvKeyBytesMax) + " bytes)");
+  return consul::KeyTooLong(key.size(), limits::kKvKeyBytesMax);
 }
 
 }  // namespace
@@ -65,7 +63,7 @@ void Api::KvGet(const CallPtr& call) {
   const bool keys = request.HasQuery("keys");
   const bool recurse = request.HasQuery("recurse");
   if (key.empty() && !keys && !recurse) {
-    call->ReplyError(Status::InvalidArgument("Missing key name"));
+    call->ReplyError(consul::MissingKeyName());
     return;
   }
   if (keys) {
@@ -131,7 +129,7 @@ void Api::KvPut(const CallPtr& call) {
   const HttpRequest& request = call->request;
   const std::string& key = call->arg;
   if (key.empty()) {
-    call->ReplyError(Status::InvalidArgument("Missing key name"));
+    call->ReplyError(consul::MissingKeyName());
     return;
   }
   if (key.size() > limits::kKvKeyBytesMax) {
@@ -202,7 +200,7 @@ void Api::KvDelete(const CallPtr& call) {
     return;
   }
   if (key.empty() && !recurse) {
-    call->ReplyError(Status::InvalidArgument("Missing key name"));
+    call->ReplyError(consul::MissingKeyName());
     return;
   }
   state::CommandBody body;

@@ -2,6 +2,7 @@
 // (docs/consul-api.md section 1).
 #include <nlohmann/json.hpp>
 
+#include "common/consul_texts.h"
 #include "common/duration.h"
 #include "common/limits.h"
 #include "common/strings.h"
@@ -25,9 +26,7 @@ HttpResponse SessionsAnswer(const std::vector<const state::Session*>& sessions,
       " bytes); " + std::to_string(sessions.size()) + " sessions" + std::string(hint)));
 }
 
-Status DecodeFailed(const std::string& why) {
-  return Status::InvalidArgument("Request decode failed: " + why);
-}
+Status DecodeFailed(const std::string& why) { return consul::RequestDecodeFailed(why); }
 
 Result<std::vector<std::string>> StringList(const Json& value, std::string_view field) {
   std::vector<std::string> out;
@@ -46,13 +45,13 @@ Result<std::vector<std::string>> StringList(const Json& value, std::string_view 
 // The session id in a path: present (Consul's `Missing session`) and shaped
 // like a UUID (go-memdb's UUIDFieldIndex texts).
 Status CheckSessionId(std::string_view id) {
-  if (id.empty()) return Status::InvalidArgument("Missing session");
-  if (id.size() != 36) return Status::Internal("UUID must be 36 characters");
+  if (id.empty()) return consul::MissingSession();
+  if (id.size() != 36) return consul::UuidLength();
   for (std::size_t i = 0; i < id.size(); ++i) {
     bool dash = i == 8 || i == 13 || i == 18 || i == 23;
     char c = id[i];
     bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-    if (dash ? c != '-' : !hex) return Status::Internal("Invalid UUID: " + GoQuote(id));
+    if (dash ? c != '-' : !hex) return consul::InvalidUuid(id);
   }
   return Status();
 }
@@ -119,7 +118,7 @@ Result<state::Session> ParseSessionCreate(const std::string& body, const std::st
   } else if (behavior == "delete") {
     session.behavior = state::Behavior::kDelete;
   } else {
-    return Status::Internal("Invalid Behavior setting '" + behavior + "'");
+    return consul::InvalidBehavior(behavior);
   }
 
   const Json* ttl = Field(doc, "TTL");
@@ -130,14 +129,12 @@ Result<state::Session> ParseSessionCreate(const std::string& body, const std::st
   if (!session.ttl.empty()) {
     auto parsed = ParseGoDuration(session.ttl);
     if (!parsed.ok()) {
-      return Status::Internal("Session TTL '" + session.ttl +
-                              "' invalid: " + std::string(parsed.status().message()));
+      return consul::SessionTtlUnparsable(session.ttl, parsed.status().message());
     }
     if (*parsed != 0 &&
         (*parsed < limits::kSessionTtlMinNs || *parsed > limits::kSessionTtlMaxNs)) {
-      return Status::Internal("Invalid Session TTL '" + std::to_string(*parsed) +
-                              "', must be between [" + FormatGoDuration(limits::kSessionTtlMinNs) +
-                              "=" + FormatGoDuration(limits::kSessionTtlMaxNs) + "]");
+      return consul::SessionTtlOutOfRange(*parsed, FormatGoDuration(limits::kSessionTtlMinNs),
+                                          FormatGoDuration(limits::kSessionTtlMaxNs));
     }
     session.ttl_ns = *parsed;
     if (session.ttl_ns == 0) session.ttl.clear();
@@ -174,13 +171,13 @@ Result<state::Session> ParseSessionCreate(const std::string& body, const std::st
   // serfHealth of the server's own node; any other check does not exist.
   auto known = [](const std::string& id) { return id == "serfHealth"; };
   for (const auto& id : session.checks) {
-    if (!known(id)) return Status::Internal("Missing check '" + id + "' registration");
+    if (!known(id)) return consul::MissingCheck(id);
   }
   for (const auto& id : session.node_checks) {
-    if (!known(id)) return Status::Internal("Missing check '" + id + "' registration");
+    if (!known(id)) return consul::MissingCheck(id);
   }
   for (const auto& check : session.service_checks) {
-    return Status::Internal("Missing check '" + check.id + "' registration");
+    return consul::MissingCheck(check.id);
   }
   return session;
 }
@@ -269,7 +266,7 @@ void Api::SessionInfo(const CallPtr& call) {
 
 void Api::SessionNode(const CallPtr& call) {
   if (call->arg.empty()) {
-    call->ReplyError(Status::InvalidArgument("Missing node name"));
+    call->ReplyError(consul::MissingNodeName());
     return;
   }
   BlockingRead(call, {server::WatchKind::kSessions, ""}, [this, call] {

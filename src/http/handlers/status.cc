@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "common/consul_texts.h"
 #include "common/limits.h"
 #include "http/api.h"
 #include "http/json.h"
@@ -98,9 +99,7 @@ void Api::RaftPeerRemove(const CallPtr& call) {
     }
   }
   if (target == 0) {
-    call->ReplyError(
-        Status::InvalidArgument("Must specify either ?id with the server's ID or "
-                                "?address with IP:port of peer to remove"));
+    call->ReplyError(consul::RemovePeerNeedsIdOrAddress());
     return;
   }
   server_.RemoveServer(target, [call](Status status) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/base64.h"
+#include "common/consul_texts.h"
 #include "common/limits.h"
 #include "common/strings.h"
 #include "http/answer_size.h"
@@ -15,9 +16,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-Status ParseFailed(const std::string& why) {
-  return Status::InvalidArgument("Failed to parse body: " + why);
-}
+Status ParseFailed(const std::string& why) { return consul::FailedToParseBody(why); }
 
 struct ParsedTxn {
   std::vector<state::TxnOp> ops;
@@ -39,9 +38,7 @@ Result<ParsedTxn> ParseTxn(const std::string& body) {
   if (doc.is_discarded()) return ParseFailed("invalid JSON");
   if (!doc.is_array()) return ParseFailed("the body must be a JSON array of operations");
   if (doc.size() > limits::kTxnOpsMax) {
-    return Status::TooLarge("Transaction contains too many operations (" +
-                            std::to_string(doc.size()) + " > " +
-                            std::to_string(limits::kTxnOpsMax) + ")");
+    return consul::TxnTooManyOps(doc.size(), limits::kTxnOpsMax);
   }
   ParsedTxn txn;
   for (std::size_t i = 0; i < doc.size(); ++i) {
@@ -66,8 +63,7 @@ Result<ParsedTxn> ParseTxn(const std::string& body) {
       op.key = key->get<std::string>();
     }
     if (op.key.size() > limits::kKvKeyBytesMax) {
-      return Status::InvalidArgument("Key is too long (" + std::to_string(op.key.size()) + " > " +
-                                     std::to_string(limits::kKvKeyBytesMax) + " bytes)");
+      return consul::KeyTooLong(op.key.size(), limits::kKvKeyBytesMax);
     }
     if (const Json* value = Field(*kv, "Value"); value && !value->is_null()) {
       if (!value->is_string()) return ParseFailed("Value must be a base64 string");
@@ -75,9 +71,7 @@ Result<ParsedTxn> ParseTxn(const std::string& body) {
       if (!decoded)
         return ParseFailed("illegal base64 data in Value of operation " + std::to_string(i));
       if (decoded->size() > limits::kKvValueBytesMax) {
-        return Status::TooLarge("Value for key " + GoQuote(op.key) + " is too large (" +
-                                std::to_string(decoded->size()) + " > " +
-                                std::to_string(limits::kKvValueBytesMax) + " bytes)");
+        return consul::ValueTooLarge(op.key, decoded->size(), limits::kKvValueBytesMax);
       }
       op.value = std::move(*decoded);
     }
@@ -122,8 +116,7 @@ HttpResponse TxnResponse(const state::TxnOutcome& outcome) {
 
 void Api::Txn(const CallPtr& call) {
   if (call->request.body.size() > limits::kTxnBodyBytesMax) {
-    call->ReplyError(Status::TooLarge("Request body too large, max size: " +
-                                      std::to_string(limits::kTxnBodyBytesMax) + " bytes"));
+    call->ReplyError(consul::RequestBodyTooLarge(limits::kTxnBodyBytesMax));
     return;
   }
   auto parsed = ParseTxn(call->request.body);
