@@ -57,10 +57,17 @@ net::HttpClient& Forwarder::ClientFor(const std::string& http_address) {
 
 void Forwarder::Forward(const HttpRequest& request, std::shared_ptr<Responder> responder,
                         MonoMs timeout_ms) {
-  const state::Member* leader = server_.LeaderMember();
-  if (shut_down_ || leader == nullptr || leader->http_address.empty() ||
-      leader->id == server_.NodeId()) {
+  const server::Server::LeaderRoute leader = server_.RouteToLeader();
+  if (shut_down_ || leader.id == 0 || leader.id == server_.NodeId()) {
     responder->Send(HttpResponse::Text(500, std::string(consul::kNoClusterLeader)));
+    return;
+  }
+  if (leader.http_address.empty()) {
+    // There is a leader; this server cannot reach it yet (no record, no
+    // handshake from it). Clients retry a 500, as they do "No cluster leader".
+    responder->Send(HttpResponse::Text(500, "rpc error making call: the leader (server " +
+                                                std::to_string(leader.id) +
+                                                ") has not yet told this server its HTTP address"));
     return;
   }
   net::HttpCall call;
@@ -79,7 +86,7 @@ void Forwarder::Forward(const HttpRequest& request, std::shared_ptr<Responder> r
   }
   call.headers.emplace_back(kForwardedByHeader, std::to_string(server_.NodeId()));
 
-  std::string where = leader->http_address;
+  std::string where = leader.http_address;
   net::HttpClient& http = ClientFor(where);
   net::RequestId id =
       http.Request(std::move(call), [responder, where](Result<net::ClientResponse> result) {

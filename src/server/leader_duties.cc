@@ -9,15 +9,17 @@
 
 namespace tenure::server {
 
-SessionChange SessionChangeOf(const state::CommandBody& body) {
+SessionChange SessionChangeOf(const state::ApplyResult& applied) {
   SessionChange change;
-  if (const auto* create = std::get_if<state::SessionCreate>(&body)) {
-    change.created_id = create->session.id;
-    change.created_ttl_ns = create->session.ttl_ns;
-  } else if (const auto* destroy = std::get_if<state::SessionDestroy>(&body)) {
-    change.destroyed_id = destroy->id;
-  }
+  change.created_id = applied.session_created;
+  change.created_ttl_ns = applied.session_created_ttl_ns;
+  change.destroyed_id = applied.session_destroyed;
   return change;
+}
+
+bool TouchesSessions(const state::CommandBody& body) {
+  return std::holds_alternative<state::SessionCreate>(body) ||
+         std::holds_alternative<state::SessionDestroy>(body);
 }
 
 LeaderDuties::LeaderDuties(int ttl_multiplier) : timers_(ttl_multiplier) {}

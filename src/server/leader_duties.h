@@ -44,7 +44,11 @@ struct SessionChange {
   std::string destroyed_id;  // a SessionDestroy's session
   bool empty() const { return created_id.empty() && destroyed_id.empty(); }
 };
-SessionChange SessionChangeOf(const state::CommandBody& body);
+// What an applied command did to the sessions table (state::ApplyResult).
+SessionChange SessionChangeOf(const state::ApplyResult& applied);
+// Whether a command can change the sessions table at all: the others need
+// no look at their result.
+bool TouchesSessions(const state::CommandBody& body);
 
 class LeaderDuties {
  public:

@@ -156,20 +156,22 @@ void Server::Propose(state::CommandBody body, raft::Node::ProposeDone done) {
   }
   state::Command command;
   command.now_ms = clock_.NowUnixMs();
-  // Session lifetimes drive the leader's timers: a committed create arms
-  // one, a committed destroy drops it.
-  SessionChange change = SessionChangeOf(body);
+  // Session lifetimes drive the leader's timers: what the Store reports it
+  // applied arms a created session's timer or drops a destroyed one's.
+  const bool touches_sessions = TouchesSessions(body);
   command.body = std::move(body);
-  if (change.empty()) {
+  if (!touches_sessions) {
     node_->Propose(command, std::move(done));
     return;
   }
   std::weak_ptr<bool> alive = alive_;
-  node_->Propose(command, [this, alive, change = std::move(change),
-                           done = std::move(done)](Result<state::ApplyResult> result) {
+  node_->Propose(command, [this, alive, done = std::move(done)](Result<state::ApplyResult> result) {
     if (!alive.expired() && *alive.lock() && result.ok() && result->status.ok()) {
-      duties_.OnCommitted(change, clock_.NowMonoMs());
-      ScheduleDuties();
+      SessionChange change = SessionChangeOf(*result);
+      if (!change.empty()) {
+        duties_.OnCommitted(change, clock_.NowMonoMs());
+        ScheduleDuties();
+      }
     }
     done(std::move(result));
   });
@@ -270,6 +272,22 @@ bool Server::SelfRecordCurrent() const {
 const state::Member* Server::LeaderMember() const {
   std::uint64_t leader = node_->LeaderId();
   return leader == 0 ? nullptr : store_.FindMember(leader);
+}
+
+Server::LeaderRoute Server::RouteToLeader() const {
+  LeaderRoute route{node_->LeaderId(), ""};
+  if (route.id == 0 || route.id == NodeId()) return route;
+  if (const state::Member* member = store_.FindMember(route.id);
+      member != nullptr && !member->http_address.empty()) {
+    route.http_address = member->http_address;
+    return route;
+  }
+  for (const raft::PeerAdvert& advert : node_->PeerAdverts()) {
+    if (advert.id == route.id && ParseHostPort(advert.http_address).ok()) {
+      route.http_address = advert.http_address;
+    }
+  }
+  return route;
 }
 
 void Server::WriteSelfRecord() {

@@ -123,6 +123,15 @@ class Server {
   // The leader's replicated record, nullptr when the leader or its record is
   // unknown (e.g. right after a first election, until it is written).
   const state::Member* LeaderMember() const;
+  // Where to forward to the leader: its record's HTTP address, or, before
+  // the record is written (right after a first election), what the leader
+  // said in its authenticated raft handshake with this server. Empty: no
+  // leader, or it is this server, or neither source knows yet.
+  struct LeaderRoute {
+    std::uint64_t id = 0;  // 0: no leader known
+    std::string http_address;
+  };
+  LeaderRoute RouteToLeader() const;
   LogIndex IndexOf(const Watch& watch) const;
 
   // The raft instance's health, for /v1/agent/self (and health checks).

@@ -51,7 +51,7 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
         } else if constexpr (std::is_same_v<T, SessionCreate>) {
           ApplySessionCreate(c, index, &result);
         } else if constexpr (std::is_same_v<T, SessionDestroy>) {
-          ApplySessionDestroy(c, index);
+          ApplySessionDestroy(c, index, &result);
         } else if constexpr (std::is_same_v<T, Txn>) {
           ApplyTxn(c, index, &result);
         } else if constexpr (std::is_same_v<T, ReapTombstones>) {

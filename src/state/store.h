@@ -38,6 +38,11 @@ struct ApplyResult {
   bool lock_delayed = false;  // acquire refused because the key is in lock-delay
   LogIndex fence = 0;         // acquire: the holder's fencing token
   TxnOutcome txn;             // Txn commands
+  // What this apply did to the sessions table, for the leader's session
+  // timers: they follow what was applied, not what was proposed.
+  std::string session_created;  // the id of a session created, "" if none
+  DurationNs session_created_ttl_ns = 0;
+  std::string session_destroyed;  // the id a SessionDestroy ended (known or not)
 };
 
 // What an apply touched, for waking blocking queries.
@@ -176,7 +181,7 @@ class Store {
 
   // Commands (store.cc, store_session.cc, store_txn.cc).
   void ApplySessionCreate(const SessionCreate& c, LogIndex index, ApplyResult* result);
-  void ApplySessionDestroy(const SessionDestroy& c, LogIndex index);
+  void ApplySessionDestroy(const SessionDestroy& c, LogIndex index, ApplyResult* result);
   void ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result);
   void ApplyReapTombstones(const ReapTombstones& c);
   void ApplySetMember(const SetMember& c, LogIndex index, ApplyResult* result);

@@ -23,6 +23,8 @@ void Store::ApplySessionCreate(const SessionCreate& c, LogIndex index, ApplyResu
   Session session = c.session;
   session.create_index = index;
   session.modify_index = index;
+  result->session_created = session.id;
+  result->session_created_ttl_ns = session.ttl_ns;
   std::string id = session.id;
   sessions_.emplace(std::move(id), std::move(session));
   sessions_index_ = index;
@@ -31,7 +33,8 @@ void Store::ApplySessionCreate(const SessionCreate& c, LogIndex index, ApplyResu
 
 // Destroying an unknown session is not an error (Consul answers true): the
 // session may already have expired.
-void Store::ApplySessionDestroy(const SessionDestroy& c, LogIndex index) {
+void Store::ApplySessionDestroy(const SessionDestroy& c, LogIndex index, ApplyResult* result) {
+  result->session_destroyed = c.id;  // a timer for it, if any, goes either way
   auto it = sessions_.find(c.id);
   if (it == sessions_.end()) return;
   const Session& session = it->second;

@@ -26,12 +26,31 @@ def member_names(member):
 
 
 def wait_forwarding(follower, timeout=15.0):
-    """Until the follower knows the leader's record (one raft write after an
-    election), a forwarded request answers 500; clients retry those."""
+    """Until the follower has heard from the leader, a forwarded request
+    answers 500; clients retry those."""
     def ready():
         resp = follower.request("PUT", "/v1/kv/fwd/probe", b"x")
         return resp.status == 200
     poll_until(ready, timeout=timeout, message="the follower never forwarded a write")
+
+
+class FirstElectionTest(unittest.TestCase):
+    def test_a_follower_that_names_the_leader_forwards_at_once(self):
+        # Right after a first election the leader's member record is not yet
+        # written; the follower forwards with what the leader said in its raft
+        # handshake instead of answering "No cluster leader" (issue 12).
+        with Cluster(3) as cluster:
+            def follower_naming_the_leader():
+                for member in cluster.members:
+                    resp = member.request("GET", "/v1/status/leader", timeout=2.0)
+                    named = resp.json() if resp.status == 200 else ""
+                    if named and named != member.raft_addr:
+                        return member
+                return None
+            follower = poll_until(follower_naming_the_leader, timeout=30, interval=0.005,
+                                  message="no follower ever named a leader")
+            resp = follower.request("PUT", "/v1/kv/first/write", b"1")
+            self.assertEqual((resp.status, resp.body), (200, b"true"), resp.body)
 
 
 class ForwardingTest(unittest.TestCase):

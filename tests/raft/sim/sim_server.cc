@@ -31,7 +31,6 @@ struct SimServer::Proposal {
   struct raft_apply req {};
   SimServer* server = nullptr;
   std::uint64_t incarnation = 0;
-  server::SessionChange change;
   ProposeDone done;
 };
 
@@ -146,7 +145,6 @@ void SimServer::Propose(state::CommandBody body, ProposeDone done) {
   }
   state::Command command;
   command.now_ms = NowWall();
-  server::SessionChange change = server::SessionChangeOf(body);
   command.body = std::move(body);
   // As Node::Propose.
   if (!IsRaftLeader()) {
@@ -163,7 +161,6 @@ void SimServer::Propose(state::CommandBody body, ProposeDone done) {
   proposal->req.data = proposal;
   proposal->server = this;
   proposal->incarnation = *incarnation_;
-  proposal->change = std::move(change);
   proposal->done = std::move(done);
   bool inject_fault = fail_appends_ > 0;
   if (inject_fault) {
@@ -190,9 +187,11 @@ void SimServer::ProposalDone(struct raft_apply* req, int status, void* result) n
   auto* proposal = static_cast<Proposal*>(req->data);
   SimServer* self = proposal->server;
   Result<state::ApplyResult> outcome = OutcomeOf(status, result);
-  self->Post([self, incarnation = proposal->incarnation, change = std::move(proposal->change),
-              done = std::move(proposal->done), outcome = std::move(outcome)]() mutable {
+  self->Post([self, incarnation = proposal->incarnation, done = std::move(proposal->done),
+              outcome = std::move(outcome)]() mutable {
     if (*self->incarnation_ == incarnation && outcome.ok() && outcome->status.ok()) {
+      // As Server::Propose: the timers follow what the Store applied.
+      const server::SessionChange change = server::SessionChangeOf(*outcome);
       self->duties_.OnCommitted(change, self->NowMono());
       if (!change.created_id.empty()) {
         if (const state::Session* session = self->store_.FindSession(change.created_id)) {

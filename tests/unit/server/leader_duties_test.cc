@@ -101,8 +101,7 @@ TEST_F(LeaderDutiesTest, LiveSessionAndOtherCommandsAreNotRefused) {
 TEST_F(LeaderDutiesTest, CommittedExpiryEndsTheExpiringState) {
   Lead(0);
   ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
-  duties_.OnCommitted(SessionChangeOf(state::SessionDestroy{"a", state::DestroyReason::kExpired}),
-                      20'010);
+  duties_.OnCommitted(SessionChange{"", 0, "a"}, 20'010);
   EXPECT_FALSE(duties_.IsExpiring("a"));
   duties_.ExpiryResolved("b");
   EXPECT_FALSE(duties_.IsExpiring("b"));
@@ -135,7 +134,7 @@ TEST_F(LeaderDutiesTest, DestroyedSessionIsForgottenEvenWhileARetryWaits) {
 
 TEST_F(LeaderDutiesTest, CreatedSessionIsArmedWhenItsCreateCommits) {
   Lead(0);
-  duties_.OnCommitted(SessionChangeOf(state::SessionCreate{TtlSession("c")}), 3'000);
+  duties_.OnCommitted(SessionChange{"c", TtlSession("c").ttl_ns, ""}, 3'000);
   ASSERT_TRUE(duties_.Renew("a", &a_, 10'000).ok());
   ASSERT_TRUE(duties_.Renew("b", &b_, 10'000).ok());
   EXPECT_EQ(duties_.NextDeadline(), 23'000);
@@ -164,12 +163,22 @@ TEST_F(LeaderDutiesTest, MultiplierOneExpiresAtTheTtl) {
   EXPECT_EQ(strict.DueExpiries(10'000), Ids{"a"});
 }
 
-TEST(SessionChangeTest, OnlySessionCreateAndDestroyChangeTimers) {
-  EXPECT_TRUE(SessionChangeOf(state::KvSet{"k", "v", 0}).empty());
-  SessionChange created = SessionChangeOf(state::SessionCreate{TtlSession("c", 7)});
-  EXPECT_EQ(created.created_id, "c");
-  EXPECT_EQ(created.created_ttl_ns, 7);
-  EXPECT_EQ(SessionChangeOf(state::SessionDestroy{"d"}).destroyed_id, "d");
+TEST(SessionChangeTest, TimersFollowWhatTheStoreApplied) {
+  EXPECT_FALSE(TouchesSessions(state::KvSet{"k", "v", 0}));
+  EXPECT_TRUE(TouchesSessions(state::SessionCreate{TtlSession("c", 7)}));
+  EXPECT_TRUE(TouchesSessions(state::SessionDestroy{"d"}));
+
+  state::Store store;
+  state::ApplyResult created = store.Apply({1, state::SessionCreate{TtlSession("c", 7)}}, 1);
+  SessionChange change = SessionChangeOf(created);
+  EXPECT_EQ(change.created_id, "c");
+  EXPECT_EQ(change.created_ttl_ns, 7);
+  // A create the Store refused (the id exists) arms nothing.
+  state::ApplyResult again = store.Apply({2, state::SessionCreate{TtlSession("c", 7)}}, 2);
+  EXPECT_FALSE(again.status.ok());
+  EXPECT_TRUE(SessionChangeOf(again).empty());
+  EXPECT_EQ(SessionChangeOf(store.Apply({3, state::SessionDestroy{"c"}}, 3)).destroyed_id, "c");
+  EXPECT_TRUE(SessionChangeOf(store.Apply({4, state::KvSet{"k", "v", 0}}, 4)).empty());
 }
 
 }  // namespace
