@@ -519,7 +519,7 @@ class LockCycle : public ClosedLoop {
   void OpenWatch(EClient& c) {
     c.watch = std::make_unique<WatchStream>();
     EClient* cp = &c;
-    c.watch->on_read = [this, cp](const pb::WatchResponse& r) {
+    c.watch->on_read = [cp](const pb::WatchResponse& r) {
       EClient& cl = *cp;
       if (r.created() && cl.creating_watch) {
         cl.creating_watch = false;

@@ -178,7 +178,7 @@ void Candidate::Stop(std::function<void()> done) {
     session_->Destroy([done = std::move(done)](Status) { done(); });
   };
   if (election_ && election_->holding()) {
-    election_->Resign([this, destroy = std::move(destroy)](Status) mutable { destroy(); });
+    election_->Resign([destroy = std::move(destroy)](Status) mutable { destroy(); });
     Evaluate("stopping");
     return;
   }

@@ -85,7 +85,7 @@ Store::KvOutcome Store::ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* res
       }
       return outcome;
     default:
-      TENURE_ASSERT(!"ReadOp called with a write verb");
+      TENURE_ASSERT(false && "ReadOp called with a write verb");
   }
   if (outcome.error.ok() && entry != nullptr) results->push_back({*entry, false});
   return outcome;

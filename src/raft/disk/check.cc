@@ -300,7 +300,8 @@ Result<Report> CheckDataDir(const std::string& raft_dir, const CheckOptions& opt
     }
     usable.push_back(c);
   }
-  for (const auto& [data, size] : snapshot_data) {
+  for (const auto& entry : snapshot_data) {
+    const std::string& data = entry.first;  // a plain name: lambdas capture it (clang 14)
     if (std::none_of(snapshot_metas.begin(), snapshot_metas.end(),
                      [&](const Candidate& c) { return c.name == data + ".meta"; })) {
       r.notes.push_back(fmt::format("{} has no .meta: a leftover, which libraft removes", data));

@@ -19,7 +19,6 @@ using testutil::ChangedKeys;
 using testutil::kT0;
 using testutil::StoreDriver;
 
-constexpr DurationNs kMs = kNsPerMs;
 constexpr DurationNs kSecond = kNsPerSecond;
 
 // --- section 11, rows 1-7: acquire ---------------------------------------------------
