@@ -37,8 +37,7 @@ import subprocess
 import tempfile
 import unittest
 
-from server_proc import ServerProcess, poll_until, tenure_bin
-from tenure_testlib import Cluster
+from tenure_testlib import Cluster, DevServer, poll_until, tenure_bin
 
 WRITES = int(os.environ.get("TENURE_DISK_DAMAGE_WRITES", "3000"))
 VALUE_BYTES = 400  # every batch is then longer than the 321 zeroed bytes
@@ -138,11 +137,12 @@ def tree_digest(path):
 
 
 class DamagedDirCase:
-    """Starts servers on self.data_dir (a copy of a history) with self.ports."""
+    """Starts servers on self.data_dir (a copy of a history) with self.addrs."""
 
     def server(self):
-        s = ServerProcess(data_dir=self.data_dir, name="case")
-        s.http_port, s.raft_port = self.ports  # the raft address is in the stored config
+        http_addr, raft_addr = self.addrs  # the raft address is in the stored config
+        s = DevServer(data_dir=self.data_dir, dev=False, http_addr=http_addr,
+                      raft_addr=raft_addr)
         self.servers.append(s)
         return s
 
@@ -182,11 +182,11 @@ class DiskDamageTest(DamagedDirCase, unittest.TestCase):
     def setUpClass(cls):
         cls.base = tempfile.mkdtemp(prefix="tenure-disk-damage-")
         cls.pristine = os.path.join(cls.base, "pristine")
-        server = ServerProcess(data_dir=cls.pristine, name="writer")
-        cls.ports = (server.http_port, server.raft_port)
+        server = DevServer(data_dir=cls.pristine, dev=False)
         try:
             server.start()
-            client = server.client(timeout_s=15.0)
+            cls.addrs = (server.http_addr, server.raft_addr)
+            client = server.client(timeout=15.0)
             for i in range(WRITES):
                 r = client.request("PUT", "/v1/kv/" + key(i), value(i))
                 assert (r.status, r.body) == (200, b"true"), (i, r)
@@ -361,10 +361,10 @@ def big_key(i):
 
 def write_big_history(data_dir, env=None):
     """BIG_WRITES acknowledged writes of 16 KiB, then SIGKILL."""
-    server = ServerProcess(data_dir=data_dir, name="big-writer", env=env)
+    server = DevServer(data_dir=data_dir, dev=False, env=env)
     try:
         server.start()
-        client = server.client(timeout_s=15.0)
+        client = server.client(timeout=15.0)
         for i in range(BIG_WRITES):
             r = client.request("PUT", "/v1/kv/" + big_key(i), b"%05d" % i * (BIG_VALUE_BYTES // 5))
             assert (r.status, r.body) == (200, b"true"), (i, r)
@@ -372,7 +372,7 @@ def write_big_history(data_dir, env=None):
         server.kill()
     finally:
         server.close()
-    return server.http_port, server.raft_port
+    return server.http_addr, server.raft_addr
 
 
 class ClosedSegmentAndSnapshotTest(DamagedDirCase, unittest.TestCase):
@@ -386,8 +386,8 @@ class ClosedSegmentAndSnapshotTest(DamagedDirCase, unittest.TestCase):
         cls.base = tempfile.mkdtemp(prefix="tenure-disk-damage-big-")
         cls.pristine_closed = os.path.join(cls.base, "pristine-closed")
         cls.pristine_snapshots = os.path.join(cls.base, "pristine-snapshots")
-        cls.closed_ports = write_big_history(cls.pristine_closed)
-        cls.snapshot_ports = write_big_history(
+        cls.closed_addrs = write_big_history(cls.pristine_closed)
+        cls.snapshot_addrs = write_big_history(
             cls.pristine_snapshots, env={"TENURE_TEST_RAFT_LOG_BYTES_MAX": str(4 * 1024 * 1024)})
 
     @classmethod
@@ -401,12 +401,12 @@ class ClosedSegmentAndSnapshotTest(DamagedDirCase, unittest.TestCase):
         for s in self.servers:
             s.close()
 
-    def use(self, pristine, ports):
+    def use(self, pristine, addrs):
         self.data_dir = tempfile.mkdtemp(prefix="case-", dir=self.base)
         os.rmdir(self.data_dir)
         shutil.copytree(pristine, self.data_dir)
         self.raft_dir = os.path.join(self.data_dir, "raft")
-        self.ports = ports
+        self.addrs = addrs
 
     def closed_segment(self):
         names = [n for n in os.listdir(self.raft_dir) if "-" in n and n[0].isdigit()]
@@ -441,7 +441,7 @@ class ClosedSegmentAndSnapshotTest(DamagedDirCase, unittest.TestCase):
         self.assert_big_prefix(s, present)
 
     def test_a_flipped_byte_in_a_closed_segment_refuses_then_recover_repairs(self):
-        self.use(self.pristine_closed, self.closed_ports)
+        self.use(self.pristine_closed, self.closed_addrs)
         path, blob, batches = self.closed_segment()
         start, end, _, _ = batches[len(batches) // 2]
         patch(path, (start + end) // 2, bytes([blob[(start + end) // 2] ^ 0x01]))
@@ -452,7 +452,7 @@ class ClosedSegmentAndSnapshotTest(DamagedDirCase, unittest.TestCase):
         self.repair_and_count(name)
 
     def test_a_truncated_closed_segment_refuses_then_recover_repairs(self):
-        self.use(self.pristine_closed, self.closed_ports)
+        self.use(self.pristine_closed, self.closed_addrs)
         path, _, batches = self.closed_segment()
         start, end, _, _ = batches[len(batches) // 2]
         os.truncate(path, (start + end) // 2)
@@ -464,7 +464,7 @@ class ClosedSegmentAndSnapshotTest(DamagedDirCase, unittest.TestCase):
 
     def test_a_zeroed_region_mid_open_segment_refuses(self):
         # Whole zeroed sectors, but valid batches after them: not a torn write.
-        self.use(self.pristine_closed, self.closed_ports)
+        self.use(self.pristine_closed, self.closed_addrs)
         path, _, batches = open_segment_with_data(self.raft_dir)
         self.assertGreater(len(batches), 4)
         start, end, _, _ = batches[len(batches) // 2]
@@ -475,7 +475,7 @@ class ClosedSegmentAndSnapshotTest(DamagedDirCase, unittest.TestCase):
         self.assertIn("followed by a valid batch", log)
 
     def test_a_damaged_newest_snapshot_refuses_then_recover_falls_back(self):
-        self.use(self.pristine_snapshots, self.snapshot_ports)
+        self.use(self.pristine_snapshots, self.snapshot_addrs)
         snapshots = sorted((n for n in os.listdir(self.raft_dir)
                             if n.startswith("snapshot-") and not n.endswith(".meta")),
                            key=lambda n: int(n.split("-")[2]))
@@ -544,6 +544,10 @@ class FullDiskTest(unittest.TestCase):
     def setUp(self):
         self.base = tempfile.mkdtemp(prefix="tenure-full-disk-")
         self.mount = os.path.join(self.base, "mnt")
+        self.data_dir = os.path.join(self.mount, "data")
+        # Before the mount: DevServer() raises without a binary, and a setUp that
+        # raises gets no tearDown to unmount.
+        self.server = DevServer(data_dir=self.data_dir, dev=False)
         os.mkdir(self.mount)
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", self.mount],
                        check=True, capture_output=True)
@@ -553,8 +557,6 @@ class FullDiskTest(unittest.TestCase):
         self.ballast = os.path.join(self.mount, "ballast")
         with open(self.ballast, "wb") as f:
             f.write(bytes(20 * 1024 * 1024))
-        self.data_dir = os.path.join(self.mount, "data")
-        self.server = ServerProcess(data_dir=self.data_dir, name="full")
 
     def tearDown(self):
         self.server.close()
@@ -564,7 +566,7 @@ class FullDiskTest(unittest.TestCase):
 
     def test_a_full_disk_says_so_and_writes_resume_when_space_frees(self):
         s = self.server.start()
-        client = s.client(timeout_s=15.0)
+        client = s.client(timeout=15.0)
         big = b"f" * (400 * 1024)
         acked, failure = [], None
         for i in range(120):  # 48 MiB of values at most; the disk has ~12 left

@@ -36,7 +36,7 @@ import threading
 import time
 import unittest
 
-from server_proc import ServerProcess, check_server_healthy, create_session, quote_key
+from tenure_testlib import DevServer, quote_key
 
 SEED = int(os.environ.get("TENURE_DURABILITY_SEED", "20261122"))
 WRITES = int(os.environ.get("TENURE_DURABILITY_WRITES", "3000"))
@@ -90,7 +90,7 @@ class Stream:
 
     def _run(self, t):
         rnd = random.Random("%s/%d" % (self.seed, t))
-        client = self.server.client(timeout_s=15.0)
+        client = self.server.client(timeout=15.0)
         my_sessions = []
         lock_seq = 0
         base = "%st%d/" % (self.prefix, t)
@@ -183,8 +183,9 @@ class DurabilityTest(unittest.TestCase):
 
     def setUp(self):
         self.data_dir = tempfile.mkdtemp(prefix="tenure-durability-")
-        self.server = ServerProcess(data_dir=self.data_dir, name=self.id().split(".")[-1])
         self.addCleanup(shutil.rmtree, self.data_dir, True)
+        # dev=False: the command line an operator uses; the data dir outlives restarts.
+        self.server = DevServer(data_dir=self.data_dir, dev=False)
         self.addCleanup(self.server.close)
         self.server.start()
 
@@ -226,7 +227,7 @@ class DurabilityTest(unittest.TestCase):
                  stream.acked / max(1e-9, time.monotonic() - stream.started_at)))
 
     def read_prefix(self, prefix):
-        r = self.server.request("GET", "/v1/kv/%s?recurse" % quote_key(prefix), timeout_s=30.0)
+        r = self.server.request("GET", "/v1/kv/%s?recurse" % quote_key(prefix), timeout=30.0)
         if r.status == 404:
             return {}
         self.assertEqual(r.status, 200, r)
@@ -290,10 +291,10 @@ class DurabilityTest(unittest.TestCase):
 
     def check_writable_and_fences_grow(self, streams):
         """After a restart: new writes work, and a new grant's fence beats every earlier one."""
-        check_server_healthy(self.server, "after the restart")
+        self.server.check_healthy("after the restart")
         fences = [f for s in streams for (_, _, f) in s.locks.values()]
         key = "after-restart/lock"
-        sid = create_session(self.server, {"LockDelay": "0s"})
+        sid = self.server.create_session({"LockDelay": "0s"})
         r = self.server.request("PUT", "/v1/kv/%s?acquire=%s" % (key, sid), b"new holder")
         self.assertEqual((r.status, r.body), (200, b"true"))
         fence = int(r.header("X-Tenure-Fence"))

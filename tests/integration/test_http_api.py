@@ -29,8 +29,7 @@ import time
 import unittest
 import uuid
 
-from server_proc import (Client, check_server_healthy, create_session, dev_server, get_entry,
-                         poll_until, quote_key, raw_request, read_response)
+from tenure_testlib import DevServer, connect, poll_until, quote_key, raw_request, read_response
 
 U64_MAX = 2 ** 64 - 1
 KIB = 1024
@@ -61,13 +60,13 @@ class ServerTestCase(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.server = dev_server(extra_args=cls.extra_args, name=cls.__name__)
+        cls.server = DevServer(extra_args=cls.extra_args)
         cls.server.start()
 
     @classmethod
     def tearDownClass(cls):
         try:
-            check_server_healthy(cls.server, "at the end of " + cls.__name__)
+            cls.server.check_healthy("at the end of " + cls.__name__)
         finally:
             cls.server.close()
 
@@ -96,10 +95,10 @@ class ServerTestCase(unittest.TestCase):
         return r
 
     def entry(self, key):
-        return get_entry(self.server, key)
+        return self.server.kv_entry(key)
 
     def session(self, body=None):
-        return create_session(self.server, body)
+        return self.server.create_session(body)
 
     def destroy(self, sid):
         r = self.req("PUT", "/v1/session/destroy/" + sid)
@@ -944,7 +943,7 @@ class TestBadInput(ServerTestCase):
         for k in ["bad/a", "bad/b", "bad/c/d"]:
             r = srv.request("PUT", "/v1/kv/" + k, k.encode())
             assert r.body == b"true", r
-        cls.holder = create_session(srv, {"Name": "holder", "LockDelay": "0s"})
+        cls.holder = srv.create_session({"Name": "holder", "LockDelay": "0s"})
         r = srv.request("PUT", "/v1/kv/bad/locked?acquire=" + cls.holder, b"mine")
         assert r.body == b"true", r
 
@@ -1130,12 +1129,12 @@ class TestBadInput(ServerTestCase):
         # read in full").
         size = 10 * 1024 * 1024
         with self.assert_unchanged("10 MiB declared"):
-            with socket.create_connection(self.server.addr, timeout=5) as s:
+            with connect(self.server.http_addr, timeout=5) as s:
                 s.sendall(b"PUT /v1/kv/bad/huge HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
                           b"Expect: 100-continue\r\n\r\n" % size)
                 r = read_response(s, 5)
             self.assert_error(r, 413, BODY_TOO_LARGE % size)
-            with socket.create_connection(self.server.addr, timeout=5) as s:
+            with connect(self.server.http_addr, timeout=5) as s:
                 s.sendall(b"PUT /v1/txn HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n[" % size)
                 r = read_response(s, 5)
             self.assertEqual(r.status, 413, r)
@@ -1202,7 +1201,7 @@ class TestBadInput(ServerTestCase):
                 for method in ["GET", "PUT", "DELETE"]:
                     req = ("%s %s HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nnew"
                            % (method, target)).encode()
-                    r = raw_request(self.server.addr, req)
+                    r = raw_request(self.server.http_addr, req)
                     self.assertEqual(r.status, 400, (method, target, r))
                     self.assertIn('invalid URL escape "%s"' % esc, r.text, (method, target))
 
@@ -1214,13 +1213,13 @@ class TestBadInput(ServerTestCase):
                          b"PUT /v1/kv/bad/a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
                          b"\r\nzz\r\n", b"GET nothing HTTP/1.1\r\n\r\n"]:
                 try:
-                    r = raw_request(self.server.addr, data, timeout_s=5)
+                    r = raw_request(self.server.http_addr, data, timeout=5)
                 except ConnectionError:
                     continue  # closing without an answer is acceptable for garbage
                 self.assertGreaterEqual(r.status, 400, (data, r))
                 self.assertLess(r.status, 600, (data, r))
             big = b"GET /v1/kv/bad/a HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (70 * KIB) + b"\r\n\r\n"
-            r = raw_request(self.server.addr, big)
+            r = raw_request(self.server.http_addr, big)
             self.assertEqual(r.status, 431, r)
 
     # --- txn ---------------------------------------------------------------------------
@@ -1298,14 +1297,14 @@ class TestConnections(ServerTestCase):
         trickle_closed = []
         try:
             for data in stalls:
-                s = socket.create_connection(self.server.addr, timeout=5)
+                s = connect(self.server.http_addr, timeout=5)
                 s.sendall(data)
                 socks.append(s)
             stalled_at = time.monotonic()
 
             # A client that trickles one byte every second never completes a request either.
             def trickle():
-                with socket.create_connection(self.server.addr, timeout=5) as t:
+                with connect(self.server.http_addr, timeout=5) as t:
                     req = b"PUT /v1/kv/conn/trickle HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n"
                     try:
                         t.sendall(req)
@@ -1358,7 +1357,7 @@ class TestConnections(ServerTestCase):
         try:
             start = time.monotonic()
             for i in range(2000):
-                s = socket.create_connection(self.server.addr, timeout=10)
+                s = connect(self.server.http_addr, timeout=10)
                 if i % 2 == 0:  # half have served a request and sit in keep-alive
                     s.sendall(b"GET /v1/status/leader HTTP/1.1\r\nHost: x\r\n\r\n")
                     r = read_response(s, 10)
@@ -1385,7 +1384,7 @@ class TestConnections(ServerTestCase):
         path = "/v1/kv/conn/watched?index=%d&wait=60s" % mi
         socks = []
         for i in range(60):
-            s = socket.create_connection(self.server.addr, timeout=5)
+            s = connect(self.server.http_addr, timeout=5)
             s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
             socks.append(s)
 
@@ -1418,7 +1417,7 @@ class TestConnections(ServerTestCase):
     def test_pipelined_requests(self):
         data = b"".join(b"GET /v1/status/leader HTTP/1.1\r\nHost: x\r\n\r\n" for _ in range(20))
         data += b"PUT /v1/kv/conn/pipe HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nok"
-        with socket.create_connection(self.server.addr, timeout=5) as s:
+        with connect(self.server.http_addr, timeout=5) as s:
             s.sendall(data)
             for _ in range(20):
                 self.assertEqual(read_response(s, 5).status, 200)
@@ -1427,7 +1426,7 @@ class TestConnections(ServerTestCase):
         self.assertEqual(base64.b64decode(self.entry("conn/pipe")["Value"]), b"ok")
 
     def test_keep_alive_client_reuses_connection(self):
-        client = Client(*self.server.addr)
+        client = self.server.client()
         try:
             for i in range(200):
                 r = client.request("PUT", "/v1/kv/conn/ka", str(i))

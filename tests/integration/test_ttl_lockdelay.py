@@ -36,7 +36,7 @@ import threading
 import time
 import unittest
 
-from server_proc import check_server_healthy, create_session, dev_server, get_entry, quote_key
+from tenure_testlib import DevServer, quote_key
 
 TTL_S = 10.0  # the minimum TTL (limits::kSessionTtlMinNs)
 POLL_S = 0.1  # how often session/info is polled
@@ -55,7 +55,7 @@ EXECUTOR = None
 def setUpModule():
     global EXECUTOR
     for name, args in [("mult2", []), ("mult1", ["-session-ttl-multiplier", "1"])]:
-        server = dev_server(extra_args=args, name="ttl-" + name)
+        server = DevServer(extra_args=args)
         unittest.addModuleCleanup(server.close)
         server.start()
         SERVERS[name] = server
@@ -70,7 +70,7 @@ def setUpModule():
 
 def check_all_servers(where):
     for name, server in SERVERS.items():
-        check_server_healthy(server, "(%s server) %s" % (name, where))
+        server.check_healthy("(%s server) %s" % (name, where))
 
 
 def fail(message):
@@ -91,7 +91,7 @@ def watch_until_gone(server, sid, deadline_s):
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
         sent = time.monotonic()
-        r = server.request("GET", "/v1/session/info/" + sid, timeout_s=5.0)
+        r = server.request("GET", "/v1/session/info/" + sid, timeout=5.0)
         received = time.monotonic()
         expect(r.status == 200, "session info: %r" % r)
         if r.json() == []:
@@ -110,7 +110,7 @@ def renew_after_expiry(server, sid):
 def expiry_scenario(server):
     """A TTL 10 s session, never renewed: when is it gone?"""
     sent = time.monotonic()
-    sid = create_session(server, {"Name": "expiry", "TTL": "10s"})
+    sid = server.create_session({"Name": "expiry", "TTL": "10s"})
     acked = time.monotonic()
     last_present, gone_sent, gone_received = watch_until_gone(server, sid, 40.0)
     return {"sid": sid, "sent": sent, "acked": acked, "last_present": last_present,
@@ -121,7 +121,7 @@ def expiry_scenario(server):
 def renewal_scenario(server):
     """Renew every 3 s for 25 s: still there; then stop renewing and time the expiry from
     the last renewal."""
-    sid = create_session(server, {"Name": "renewed", "TTL": "10s"})
+    sid = server.create_session({"Name": "renewed", "TTL": "10s"})
     start = time.monotonic()
     renewals = []  # (sent, acked)
     checks = 0
@@ -157,7 +157,7 @@ def renewal_scenario(server):
 
 def blocking_get(server, path, timeout_s=60.0):
     sent = time.monotonic()
-    r = server.request("GET", path, timeout_s=timeout_s)
+    r = server.request("GET", path, timeout=timeout_s)
     return r, sent, time.monotonic()
 
 
@@ -166,14 +166,14 @@ def release_scenario(server):
     Session on the held key (value, LockIndex kept) and wakes a blocking query on it; the
     key then has lock-delay."""
     key = "ttl/release/k"
-    other = create_session(server, {"Name": "waiting", "LockDelay": "0s"})
+    other = server.create_session({"Name": "waiting", "LockDelay": "0s"})
     sent = time.monotonic()
-    sid = create_session(server, {"Name": "expiring", "TTL": "10s", "Behavior": "release",
+    sid = server.create_session({"Name": "expiring", "TTL": "10s", "Behavior": "release",
                                   "LockDelay": "2s"})
     acked = time.monotonic()
     r = server.request("PUT", "/v1/kv/%s?acquire=%s" % (key, sid), b"held value")
     expect(r.body == b"true", r)
-    before = get_entry(server, key)
+    before = server.kv_entry(key)
     r, _, woke = blocking_get(server, "/v1/kv/%s?index=%d&wait=60s" % (key, before["ModifyIndex"]))
     expect(r.status == 200, "blocking query after expiry: %r" % r)
     after = r.json()[0]
@@ -204,7 +204,7 @@ def delete_scenario(server):
     query on one of them with a 404 carrying a higher X-Consul-Index."""
     prefix = "ttl/delete/"
     sent = time.monotonic()
-    sid = create_session(server, {"Name": "expiring-delete", "TTL": "10s", "Behavior": "delete",
+    sid = server.create_session({"Name": "expiring-delete", "TTL": "10s", "Behavior": "delete",
                                   "LockDelay": "0s"})
     acked = time.monotonic()
     for k in ["a", "b"]:
@@ -212,7 +212,7 @@ def delete_scenario(server):
         expect(r.body == b"true", r)
     r = server.request("PUT", "/v1/kv/%sc" % prefix, b"not held")
     expect(r.body == b"true", r)
-    held = get_entry(server, prefix + "a")
+    held = server.kv_entry(prefix + "a")
     r, _, woke = blocking_get(server, "/v1/kv/%sa?index=%d&wait=60s" % (prefix, held["ModifyIndex"]))
     remaining = server.request("GET", "/v1/kv/%s?recurse" % prefix)
     return {"sid": sid, "sent": sent, "acked": acked, "woke": woke, "status": r.status,
@@ -252,8 +252,8 @@ class TestLockDelay(unittest.TestCase):
         return self.server.request("PUT", "/v1/txn", json.dumps(ops))
 
     def measure_lock_delay(self, key, behavior):
-        holder = create_session(self.server, {"LockDelay": "2s", "Behavior": behavior})
-        waiter = create_session(self.server, {"LockDelay": "0s"})
+        holder = self.server.create_session({"LockDelay": "2s", "Behavior": behavior})
+        waiter = self.server.create_session({"LockDelay": "0s"})
         self.assertTrue(self.acquire(key, holder, b"holder's"))
         destroy_sent = time.monotonic()
         self.destroy(holder)
@@ -267,12 +267,12 @@ class TestLockDelay(unittest.TestCase):
             if granted:
                 break
             if behavior == "release":
-                e = get_entry(self.server, key)
+                e = self.server.kv_entry(key)
                 self.assertNotIn("Session", e)
                 self.assertEqual(base64.b64decode(e["Value"]), b"holder's",
                                  "a refused acquire must not write")
             else:
-                self.assertIsNone(get_entry(self.server, key), "behavior delete deletes the key")
+                self.assertIsNone(self.server.kv_entry(key), "behavior delete deletes the key")
             time.sleep(0.05)
         self.destroy(waiter)
         return destroy_sent, destroy_acked, attempts
@@ -311,8 +311,8 @@ class TestLockDelay(unittest.TestCase):
 
     def test_lock_delay_only_blocks_acquire(self):
         key = "ld/others/k"
-        holder = create_session(self.server, {"LockDelay": "5s"})
-        waiter = create_session(self.server, {"LockDelay": "0s"})
+        holder = self.server.create_session({"LockDelay": "5s"})
+        waiter = self.server.create_session({"LockDelay": "0s"})
         self.assertTrue(self.acquire(key, holder, b"held"))
         self.destroy(holder)
         destroyed = time.monotonic()
@@ -320,7 +320,7 @@ class TestLockDelay(unittest.TestCase):
         # Plain PUT, cas, release, reads and delete are unaffected (§2.6).
         r = self.put(key, b"plain")
         self.assertEqual((r.status, r.body), (200, b"true"), "plain PUT during lock-delay")
-        e = get_entry(self.server, key)
+        e = self.server.kv_entry(key)
         self.assertEqual(base64.b64decode(e["Value"]), b"plain")
         r = self.put(key, b"cas", "cas=%d" % e["ModifyIndex"])
         self.assertEqual((r.status, r.body), (200, b"true"), "cas during lock-delay")
@@ -338,7 +338,7 @@ class TestLockDelay(unittest.TestCase):
         self.assertEqual(self.server.request("GET", "/v1/kv/" + key).status, 200)
         r = self.server.request("DELETE", "/v1/kv/" + key)
         self.assertEqual((r.status, r.body), (200, b"true"), "delete during lock-delay")
-        self.assertIsNone(get_entry(self.server, key))
+        self.assertIsNone(self.server.kv_entry(key))
         self.assertEqual(self.put(key, b"again", "cas=0").body, b"true", "re-create during delay")
         # The delay belongs to the key: it outlives delete and re-create.
         self.assertFalse(self.acquire(key, waiter), "acquire after delete+re-create in the window")
@@ -353,11 +353,11 @@ class TestLockDelay(unittest.TestCase):
 
     def test_txn_lock_during_lock_delay_is_409(self):
         key = "ld/txn/k"
-        holder = create_session(self.server, {"LockDelay": "3s"})
-        waiter = create_session(self.server, {"LockDelay": "0s"})
+        holder = self.server.create_session({"LockDelay": "3s"})
+        waiter = self.server.create_session({"LockDelay": "0s"})
         self.assertTrue(self.acquire(key, holder))
         self.destroy(holder)
-        before = get_entry(self.server, key)
+        before = self.server.kv_entry(key)
         r = self.txn([{"KV": {"Verb": "lock", "Key": key, "Session": waiter}}])
         self.assertEqual(r.status, 409, r)
         self.assertEqual(r.json(), {"Results": None, "Errors": [
@@ -367,16 +367,16 @@ class TestLockDelay(unittest.TestCase):
         self.assertEqual(r.status, 409, r)
         self.assertEqual(r.json()["Errors"], [
             {"OpIndex": 1, "What": 'failed to lock key "%s" due to lock delay' % key}])
-        self.assertIsNone(get_entry(self.server, "ld/txn/other"), "rolled back")
-        self.assertEqual(get_entry(self.server, key), before)
+        self.assertIsNone(self.server.kv_entry("ld/txn/other"), "rolled back")
+        self.assertEqual(self.server.kv_entry(key), before)
         # The KV endpoint answers the same situation with 200 false (§2.5).
         r = self.put(key, b"v", "acquire=" + waiter)
         self.assertEqual((r.status, r.body), (200, b"false"))
         self.destroy(waiter)
 
     def test_keys_released_before_destroy_get_no_lock_delay(self):
-        holder = create_session(self.server, {"LockDelay": "10s"})
-        waiter = create_session(self.server, {"LockDelay": "0s"})
+        holder = self.server.create_session({"LockDelay": "10s"})
+        waiter = self.server.create_session({"LockDelay": "0s"})
         self.assertTrue(self.acquire("ld/rel/released", holder))
         self.assertTrue(self.acquire("ld/rel/kept", holder))
         self.assertEqual(self.put("ld/rel/released", b"v", "release=" + holder).body, b"true")
@@ -388,9 +388,9 @@ class TestLockDelay(unittest.TestCase):
         self.destroy(waiter)
 
     def test_zero_tiny_and_default_lock_delay(self):
-        waiter = create_session(self.server, {"LockDelay": "0s"})
+        waiter = self.server.create_session({"LockDelay": "0s"})
         for delay, key in [("0s", "ld/zero"), (0, "ld/zero-number"), ("0.001s", "ld/tiny")]:
-            holder = create_session(self.server, {"LockDelay": delay})
+            holder = self.server.create_session({"LockDelay": delay})
             self.assertTrue(self.acquire(key, holder))
             self.destroy(holder)
             start = time.monotonic()
@@ -398,7 +398,7 @@ class TestLockDelay(unittest.TestCase):
                 self.assertLess(time.monotonic() - start, 0.5,
                                 "LockDelay %r still blocks after 0.5 s" % (delay,))
                 time.sleep(0.01)
-        holder = create_session(self.server)  # default LockDelay 15 s (§1.1)
+        holder = self.server.create_session()  # default LockDelay 15 s (§1.1)
         self.assertTrue(self.acquire("ld/default", holder))
         self.destroy(holder)
         self.assertFalse(self.acquire("ld/default", waiter), "default 15 s lock-delay not applied")
@@ -408,14 +408,14 @@ class TestLockDelay(unittest.TestCase):
         # Capped at 60 s when applied (limits::kLockDelayMaxNs); not waited for here.
         for delay, ns in [("120s", 120 * 10 ** 9), ("1h", 3600 * 10 ** 9), (90, 90 * 10 ** 9),
                           ("61s", 61 * 10 ** 9)]:
-            sid = create_session(self.server, {"LockDelay": delay})
+            sid = self.server.create_session({"LockDelay": delay})
             info = self.server.request("GET", "/v1/session/info/" + sid).json()[0]
             self.assertEqual(info["LockDelay"], ns, "LockDelay %r echoed unclamped" % (delay,))
             r = self.server.request("PUT", "/v1/session/renew/" + sid)
             self.assertEqual(r.json()[0]["LockDelay"], ns)
             self.assertTrue(self.acquire("ld/long/%s" % delay, sid))
             self.destroy(sid)
-            waiter = create_session(self.server, {"LockDelay": "0s"})
+            waiter = self.server.create_session({"LockDelay": "0s"})
             self.assertFalse(self.acquire("ld/long/%s" % delay, waiter))
             self.destroy(waiter)
 

@@ -1,4 +1,5 @@
-"""Shared helpers for tenure's multi-process tests (tests/integration, compat, fault).
+"""Shared helpers for tenure's multi-process tests (tests/integration, compat, fault)
+and the Python benchmarks (bench/).
 
 Standard library only (no `requests`), so the tests run with Debian's
 /usr/bin/python3. ctest puts this directory on PYTHONPATH and sets TENURE_BIN
@@ -14,13 +15,26 @@ to the built `tenure` binary.
         poll_until(lambda: server.get_json("/v1/kv/a")[0]["ModifyIndex"] > 0)
 
 DevServer gives each server its own data directory (removed on exit unless
-keep_data=True) and writes the server's stdout/stderr to a log file whose text
-is appended to startup errors, so a failing test shows why. A server can be
-stopped gracefully (stop), killed (kill, SIGKILL) and started again on the same
-ports and data directory (start), for restart and crash tests.
+keep_data=True, or given with data_dir=) and writes the server's stdout/stderr
+to a log file whose text is appended to startup errors, so a failing test shows
+why. A server can be stopped gracefully (stop), killed (kill, SIGKILL) and
+started again on the same ports and data directory (start), for restart and
+crash tests. dev=False starts it as an operator would (`-data-dir` without
+`-dev`); http_addr/raft_addr fix its addresses, e.g. to start a server on a
+data directory another server wrote (the raft address is part of the stored
+configuration). argv() is its command line, for a test that runs it itself.
+check_healthy, create_session and kv_entry are small assertions and API calls
+several test files share.
+
+Talking HTTP: http_request (a connection per request), Client (one keep-alive
+connection, for streams of requests), and for bytes http.client refuses to
+build, connect/raw_request/read_response on a plain socket. All return
+HttpResponse and never raise for 4xx/5xx statuses. quote_key percent-encodes a
+KV key for a URL path.
 
 Cli(http_addr) runs client subcommands against any agent address (a cluster
 member, a stub server); DevServer.cli/popen_cli are shortcuts for its own.
+Cluster(n) runs n servers bootstrapped together.
 
 Poll with deadlines (poll_until) instead of sleeping: a test that sleeps and
 hopes is a flaky test.
@@ -36,17 +50,24 @@ import subprocess
 import tempfile
 import time
 import unittest
+import urllib.parse
+import weakref
 
 __all__ = [
     "Cli",
+    "Client",
     "Cluster",
     "DevServer",
     "SharedServerTestCase",
     "HttpResponse",
+    "connect",
     "free_port",
     "http_request",
     "pid_alive",
     "poll_until",
+    "quote_key",
+    "raw_request",
+    "read_response",
     "tenure_bin",
 ]
 
@@ -113,22 +134,148 @@ class HttpResponse:
 
 
 def http_request(http_addr, method, path, body=None, headers=None, timeout=10.0):
-    """One HTTP request to host:port; never raises for 4xx/5xx statuses.
+    """One HTTP request to host:port on a connection of its own; never raises
+    for 4xx/5xx statuses.
 
-    body may be bytes, str or None; a str or bytes body gets Content-Length.
-    Transport errors (refused, timeout) raise OSError as http.client does.
+    body may be bytes, str or None; see Client.request. Transport errors
+    (refused, timeout) raise OSError or http.client.HTTPException as
+    http.client does.
     """
-    host, port = http_addr.rsplit(":", 1)
-    if isinstance(body, str):
-        body = body.encode()
-    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
-    try:
-        conn.request(method, path, body=body, headers=headers or {})
-        resp = conn.getresponse()
-        data = resp.read()
+    with Client(http_addr, timeout) as client:
+        return client.request(method, path, body, headers)
+
+
+class Client:
+    """One keep-alive HTTP/1.1 connection to http_addr ("host:port"), for a
+    stream of requests (http_request opens a connection per request).
+
+    After the server closed the connection (or a request failed) the next
+    request opens a new one. A request is never retried: a caller that gets an
+    exception does not know whether it took effect. Not thread-safe: one
+    Client per thread.
+
+        with server.client(timeout=15.0) as client:
+            for i in range(100):
+                assert client.request("PUT", f"/v1/kv/k{i}", b"v").body == b"true"
+    """
+
+    def __init__(self, http_addr, timeout=10.0):
+        host, port = http_addr.rsplit(":", 1)
+        self.host, self.port = host, int(port)
+        self.timeout = timeout
+        self.conn = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def request(self, method, path, body=None, headers=None, timeout=None):
+        """Sends one request and reads the answer; returns an HttpResponse.
+
+        body may be bytes, str (sent as UTF-8) or None; a body-less PUT, POST
+        or DELETE says Content-Length: 0 (http.client does so for PUT and POST
+        only). timeout (default: the Client's) bounds connecting and each read.
+        """
+        timeout = timeout or self.timeout
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        else:
+            self.conn.timeout = timeout
+            if self.conn.sock is not None:
+                self.conn.sock.settimeout(timeout)
+        if isinstance(body, str):
+            body = body.encode()
+        headers = dict(headers or {})
+        if body is None and method in ("PUT", "POST", "DELETE"):
+            headers.setdefault("Content-Length", "0")
+        try:
+            self.conn.request(method, path, body=body, headers=headers)
+            resp = self.conn.getresponse()
+            data = resp.read()
+        except Exception:
+            self.close()
+            raise
+        if resp.will_close:
+            self.close()
         return HttpResponse(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
-    finally:
-        conn.close()
+
+
+def connect(http_addr, timeout=10.0):
+    """A plain TCP socket connected to http_addr ("host:port"), for bytes
+    http.client will not send (see raw_request, read_response)."""
+    host, port = http_addr.rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=timeout)
+
+
+def raw_request(http_addr, data, timeout=10.0):
+    """Sends data (bytes) as they are on a new connection, for malformed
+    requests http.client refuses to build, and reads one response (see
+    read_response). ConnectionError if the server closes the connection
+    without answering."""
+    with connect(http_addr, timeout) as sock:
+        sock.sendall(data)
+        return read_response(sock, timeout)
+
+
+# Bytes read past the end of one response (pipelining), kept for the next
+# read_response on the same socket.
+_PENDING = weakref.WeakKeyDictionary()
+
+
+def read_response(sock, timeout=10.0):
+    """Reads one HTTP/1.1 response from sock: its head, then a body of
+    Content-Length bytes, or up to EOF without one. Returns an HttpResponse.
+
+    Bytes of a following pipelined response are kept for the next call on the
+    same socket. Every recv waits at most `timeout` seconds (socket.timeout);
+    ConnectionError if the connection closes before a whole head.
+    """
+    sock.settimeout(timeout)
+    buf = _PENDING.pop(sock, b"")
+    while b"\r\n\r\n" not in buf:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"connection closed before a full response head: {buf!r}")
+        buf += chunk
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ")[1])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = headers.get("content-length")
+    if length is None:
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            rest += chunk
+        body = rest
+    else:
+        length = int(length)
+        while len(rest) < length:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            rest += chunk
+        body = rest[:length]
+        if len(rest) > length:
+            _PENDING[sock] = rest[length:]
+    return HttpResponse(status, headers, body)
+
+
+def quote_key(key):
+    """A KV key percent-encoded for a URL path ("/" kept): /v1/kv/ + quote_key(key)."""
+    return urllib.parse.quote(key, safe="/")
 
 
 class DevServer:
@@ -140,23 +287,36 @@ class DevServer:
                        directory, removed on exit unless keep_data=True
       startup_timeout  seconds to wait for a leader
       env              extra environment for the server process
+      dev              False: no -dev flag, the server runs as an operator
+                       starts one on its data dir (the only difference with
+                       -data-dir given is the warning about a missing
+                       -raft-key-file); for durability and recovery tests
+      http_addr, raft_addr
+                       fixed "127.0.0.1:PORT" addresses, e.g. those of the
+                       server that wrote data_dir (its raft address is in the
+                       stored configuration); default: free ports picked at
+                       the first start, kept for every restart
 
     Attributes: http_addr ("127.0.0.1:PORT"), url ("http://127.0.0.1:PORT"),
-    raft_addr, data_dir, log_path, process (the Popen while running).
+    raft_addr, data_dir, log_path, process (the Popen while running, and
+    after it exited on its own until stop/kill/close reaps it).
     """
 
     def __init__(self, extra_args=(), data_dir=None, keep_data=False, startup_timeout=30.0,
-                 env=None, binary=None):
+                 env=None, binary=None, dev=True, http_addr=None, raft_addr=None):
         self.binary = binary or tenure_bin()
         self.extra_args = list(extra_args)
         self.startup_timeout = startup_timeout
         self.env = dict(env or {})
         self.keep_data = keep_data
+        self.dev = dev
         self.base_dir = tempfile.mkdtemp(prefix="tenure-test-")
         self.data_dir = data_dir or os.path.join(self.base_dir, "data")
         self.log_path = os.path.join(self.base_dir, "server.log")
-        self.http_addr = None
-        self.raft_addr = None
+        if (http_addr is None) != (raft_addr is None):
+            raise ValueError("give both http_addr and raft_addr, or neither")
+        self.http_addr = http_addr
+        self.raft_addr = raft_addr
         self.process = None
         self._log_file = None
 
@@ -175,11 +335,12 @@ class DevServer:
         return f"http://{self.http_addr}"
 
     def start(self):
-        """Starts the server (again, on the same ports and data dir) and waits for a leader.
+        """Starts the server (again, on the same ports and data dir) and waits
+        for a leader; returns self.
 
         Free ports are picked by the OS and can be taken by someone else
-        before the server binds them, so a first start that fails is retried
-        on new ports.
+        before the server binds them, so a first start on picked ports that
+        fails is retried on new ones (never with fixed http_addr/raft_addr).
         """
         if self.process is not None:
             raise RuntimeError("DevServer already running")
@@ -204,8 +365,13 @@ class DevServer:
         return self._terminate(sig, timeout)
 
     def kill(self):
-        """SIGKILL: a crash. The data directory stays for a restart with start()."""
+        """SIGKILL: a crash; returns the exit code (-9). The data directory
+        stays for a restart with start()."""
         return self._terminate(signal.SIGKILL)
+
+    def alive(self):
+        """True while the server process runs."""
+        return self.process is not None and self.process.poll() is None
 
     def close(self):
         """Stops the server and removes the temporary files (unless keep_data)."""
@@ -216,17 +382,31 @@ class DevServer:
             shutil.rmtree(self.base_dir, ignore_errors=True)
 
     def log(self):
-        """The server's output so far (stdout and stderr interleaved)."""
+        """The server's output so far (stdout and stderr interleaved; every
+        start adds a "$ <command line>" line)."""
         try:
             with open(self.log_path, encoding="utf-8", errors="replace") as f:
                 return f.read()
         except OSError:
             return ""
 
+    def log_tail(self, lines=40):
+        """The last `lines` lines of log(), for failure messages."""
+        return "\n".join(self.log().splitlines()[-lines:])
+
+    def argv(self):
+        """The server's command line, for a test that runs it itself (one
+        that must not start, say); needs its addresses: fixed ones, or
+        those of an earlier start."""
+        if self.http_addr is None:
+            raise RuntimeError("no addresses yet: start() once or give http_addr/raft_addr")
+        return ([self.binary, "server"] + (["-dev"] if self.dev else [])
+                + ["-http-addr", self.http_addr, "-raft-addr", self.raft_addr,
+                   "-data-dir", self.data_dir] + self.extra_args)
+
     def _spawn(self):
         os.makedirs(self.data_dir, exist_ok=True)
-        cmd = [self.binary, "server", "-dev", "-http-addr", self.http_addr,
-               "-raft-addr", self.raft_addr, "-data-dir", self.data_dir] + self.extra_args
+        cmd = self.argv()
         self._log_file = open(self.log_path, "ab")
         self._log_file.write(("$ " + " ".join(cmd) + "\n").encode())
         self._log_file.flush()
@@ -275,6 +455,41 @@ class DevServer:
     def request(self, method, path, body=None, headers=None, timeout=10.0):
         """An HTTP request to this server; see http_request."""
         return http_request(self.http_addr, method, path, body, headers, timeout)
+
+    def client(self, timeout=10.0):
+        """A keep-alive Client for this server (close it, or use `with`)."""
+        return Client(self.http_addr, timeout)
+
+    def check_healthy(self, what=""):
+        """AssertionError (with the log's tail) unless the process is alive and
+        /v1/status/leader names a leader. what says when, for the message.
+        For tearDown(Class), where there is no TestCase to assert with."""
+        if not self.alive():
+            code = self.process.returncode if self.process else None
+            raise AssertionError(f"tenure server died {what} (exit {code}); log:\n"
+                                 + self.log_tail())
+        resp = self.request("GET", "/v1/status/leader", timeout=5.0)
+        if resp.status != 200 or not resp.json():
+            raise AssertionError(f"/v1/status/leader {what}: {resp!r}")
+
+    def create_session(self, body=None):
+        """PUT /v1/session/create with body (an object sent as JSON; None: no
+        body, all defaults); returns the session id. AssertionError unless 200."""
+        payload = None if body is None else json.dumps(body)
+        resp = self.request("PUT", "/v1/session/create", payload)
+        if resp.status != 200:
+            raise AssertionError(f"session create {body!r}: {resp!r}")
+        return resp.json()["ID"]
+
+    def kv_entry(self, key):
+        """The KV entry of key (a dict as GET /v1/kv/<key> lists it), or None
+        on 404. AssertionError on any other status."""
+        resp = self.request("GET", "/v1/kv/" + quote_key(key))
+        if resp.status == 404:
+            return None
+        if resp.status != 200:
+            raise AssertionError(f"GET {key}: {resp!r}")
+        return resp.json()[0]
 
     def get_json(self, path, timeout=10.0):
         """GET path and decode the JSON body; AssertionError unless the status is 200."""
