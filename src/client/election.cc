@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "client/kv_pair.h"
 #include "common/base64.h"
 #include "net/blocking_http_client.h"
 #include "net/url.h"
@@ -36,13 +37,6 @@ bool IsInvalidSession(const Result<net::ClientResponse>& result) {
          result->body.find("invalid session") != std::string::npos;
 }
 
-std::string DecodeValue(const nlohmann::json& entry) {
-  auto it = entry.find("Value");
-  if (it == entry.end() || !it->is_string()) return "";
-  auto decoded = Base64Decode(it->get<std::string>());
-  return decoded ? *decoded : "";
-}
-
 // The first entry of a KV GET answer (200) or "no key" (404).
 Result<LeaderInfo> ParseLeader(const net::ClientResponse& response) {
   LeaderInfo info;
@@ -50,18 +44,15 @@ Result<LeaderInfo> ParseLeader(const net::ClientResponse& response) {
   if (response.status != 200) {
     return Status::Unavailable("HTTP " + std::to_string(response.status) + ": " + response.body);
   }
-  try {
-    auto json = nlohmann::json::parse(response.body);
-    if (!json.is_array() || json.empty()) return info;
-    const auto& entry = json.at(0);
-    info.exists = true;
-    info.session = entry.value("Session", std::string());
-    info.value = DecodeValue(entry);
-    info.fence = info.session.empty() ? 0 : entry.value("Fence", std::uint64_t{0});
-    info.modify_index = entry.value("ModifyIndex", std::uint64_t{0});
-  } catch (const std::exception& e) {
-    return Status::Internal(std::string("bad KV answer: ") + e.what());
-  }
+  Result<std::vector<client::KvPair>> pairs = client::ParseKvPairs(response.body);
+  if (!pairs.ok()) return pairs.status();
+  if (pairs->empty()) return info;
+  const client::KvPair& entry = pairs->front();
+  info.exists = true;
+  info.session = entry.session;
+  info.value = entry.Value();
+  info.fence = info.session.empty() ? 0 : entry.fence.value_or(0);
+  info.modify_index = entry.modify_index;
   return info;
 }
 
@@ -71,14 +62,13 @@ Result<Settings> ParseSettings(const net::ClientResponse& response, const std::s
   if (response.status != 200) {
     return Status::Unavailable("HTTP " + std::to_string(response.status) + ": " + response.body);
   }
-  try {
-    for (const auto& entry : nlohmann::json::parse(response.body)) {
-      std::string key = entry.at("Key").get<std::string>();
-      if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0) continue;
-      settings[key.substr(prefix.size())] = DecodeValue(entry);
+  Result<std::vector<client::KvPair>> pairs = client::ParseKvPairs(response.body);
+  if (!pairs.ok()) return pairs.status();
+  for (const client::KvPair& entry : *pairs) {
+    if (entry.key.size() <= prefix.size() || entry.key.compare(0, prefix.size(), prefix) != 0) {
+      continue;
     }
-  } catch (const std::exception& e) {
-    return Status::Internal(std::string("bad KV answer: ") + e.what());
+    settings[entry.key.substr(prefix.size())] = entry.Value();
   }
   return settings;
 }
