@@ -102,6 +102,12 @@ Status RunAgent(AgentPlan plan) {
                "cluster, vote and write to its log (docs/security.md)\n",
                plan.raft_listen);
   }
+  for (const std::string& hook : plan.test_hooks) {
+    fmt::print(stderr,
+               "tenure: WARNING: test hook {} is set: it changes limits or behaviour for tests "
+               "and has no place in production (docs/security.md)\n",
+               hook);
+  }
   api.Start();
   if (!plan.join.empty()) server.JoinCluster(plan.join);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {

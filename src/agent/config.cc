@@ -203,6 +203,12 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     options.checkpoint_period_ms = std::strtoll(period, nullptr, 10);
   }
   if (const char* key = std::getenv("TENURE_TEST_DIVERGE_KEY")) options.TEST_diverge_key = key;
+  for (char** variable = environ; *variable != nullptr; ++variable) {
+    std::string_view entry(*variable);
+    if (StartsWith(entry, "TENURE_TEST_")) {
+      plan.test_hooks.emplace_back(entry.substr(0, entry.find('=')));
+    }
+  }
   plan.data_dir = config.data_dir;
   plan.dev = config.dev;
   plan.http_addr = config.http_addr;

@@ -41,9 +41,10 @@ struct AgentPlan {
   std::vector<std::string> join;  // empty: no -join
   std::string data_dir;           // empty with dev: RunAgent makes one
   bool dev = false;
-  bool keyed = false;       // a cluster key was given
-  std::string http_addr;    // as given, for the banner
-  std::string raft_listen;  // where raft listens, for the warning
+  bool keyed = false;                   // a cluster key was given
+  std::string http_addr;                // as given, for the banner
+  std::string raft_listen;              // where raft listens, for the warning
+  std::vector<std::string> test_hooks;  // TENURE_TEST_* variables set, for a warning
 };
 
 Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config);

@@ -47,6 +47,7 @@ class DivergenceTest(unittest.TestCase):
             self.assertIn("FATAL: this server's state diverged from the leader's", log)
             self.assertIn("docs/recovery.md", log)
             self.assertIn("tenure server: corruption:", log)
+            self.assertIn("WARNING: test hook TENURE_TEST_DIVERGE_KEY is set", log)
 
             # The others go on, with the true value.
             for member in cluster.members[:2]:
