@@ -19,6 +19,9 @@ std::string HexU64(unsigned long long value);
 // "a,,b," split at `sep` into {"a", "b"}: empty parts are dropped.
 std::vector<std::string> SplitNonEmpty(std::string_view text, char sep);
 
+// ASCII lower case (header names, URL schemes); other bytes unchanged.
+std::string AsciiLower(std::string_view text);
+
 // ASCII case-insensitive comparison (header and JSON field names).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 

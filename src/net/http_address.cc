@@ -6,18 +6,6 @@
 #include "common/strings.h"
 
 namespace tenure::net {
-namespace {
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-}  // namespace
-
 std::string HttpAddress::ToString() const { return FormatHostPort(HostPort{host, port}); }
 
 Result<HttpAddress> ParseHttpAddress(std::string_view address) {
@@ -26,7 +14,7 @@ Result<HttpAddress> ParseHttpAddress(std::string_view address) {
     return Status::InvalidArgument("http address " + GoQuote(original) + ": " + std::string(why));
   };
   if (std::size_t scheme = address.find("://"); scheme != std::string_view::npos) {
-    std::string name = Lower(address.substr(0, scheme));
+    std::string name = AsciiLower(address.substr(0, scheme));
     if (name != "http") return bad("scheme " + GoQuote(name) + " is not supported (use http://)");
     address.remove_prefix(scheme + 3);
   }

@@ -32,18 +32,10 @@ using Ms = std::chrono::milliseconds;
 constexpr std::uint64_t kResponseBodyBytesMax = 256ull * 1024 * 1024;
 constexpr std::uint32_t kResponseHeaderBytesMax = 64 * 1024;
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 std::string Describe(const boost::system::error_code& ec) {
   if (ec == beast::error::timeout) return "timed out";
   std::string message = ec.message();
-  if (!message.empty()) message = Lower(message.substr(0, 1)) + message.substr(1);
+  if (!message.empty()) message = AsciiLower(message.substr(0, 1)) + message.substr(1);
   return message;
 }
 
@@ -77,7 +69,7 @@ struct Conn {
 }  // namespace
 
 std::string ClientResponse::Header(std::string_view name) const {
-  auto it = headers.find(Lower(name));
+  auto it = headers.find(AsciiLower(name));
   return it == headers.end() ? std::string() : it->second;
 }
 
@@ -286,7 +278,7 @@ struct HttpClient::Impl {
           for (const auto& field : message) {
             auto name = field.name_string();
             auto value = field.value();
-            std::string& slot = response.headers[Lower({name.data(), name.size()})];
+            std::string& slot = response.headers[AsciiLower({name.data(), name.size()})];
             if (!slot.empty()) slot += ", ";
             slot.append(value.data(), value.size());
           }

@@ -269,11 +269,6 @@ bool Server::SelfRecordCurrent() const {
   return current == SelfMember();
 }
 
-const state::Member* Server::LeaderMember() const {
-  std::uint64_t leader = node_->LeaderId();
-  return leader == 0 ? nullptr : store_.FindMember(leader);
-}
-
 Server::LeaderRoute Server::RouteToLeader() const {
   LeaderRoute route{node_->LeaderId(), ""};
   if (route.id == 0 || route.id == NodeId()) return route;

@@ -120,9 +120,6 @@ class Server {
   state::Member SelfMember() const;
   // True when the replicated record of this server matches SelfMember().
   bool SelfRecordCurrent() const;
-  // The leader's replicated record, nullptr when the leader or its record is
-  // unknown (e.g. right after a first election, until it is written).
-  const state::Member* LeaderMember() const;
   // Where to forward to the leader: its record's HTTP address, or, before
   // the record is written (right after a first election), what the leader
   // said in its authenticated raft handshake with this server. Empty: no

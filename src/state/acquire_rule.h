@@ -14,7 +14,6 @@
 
 #include "common/consul_texts.h"
 #include "common/status.h"
-#include "common/strings.h"
 #include "state/command.h"
 #include "state/txn.h"
 

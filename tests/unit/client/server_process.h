@@ -52,6 +52,34 @@ inline std::string FreeAddress() {
   return "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
 }
 
+// Forks `binary server ARGS...` with its stdout and stderr appended to `log`;
+// the child's pid. Stop it with KillServer.
+inline pid_t SpawnServer(const std::string& binary, const std::vector<std::string>& args,
+                         const std::string& log) {
+  std::vector<std::string> argv = {binary, "server"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> raw;
+  for (std::string& arg : argv) raw.push_back(arg.data());
+  raw.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::execv(binary.c_str(), raw.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// SIGKILL and reap (our own child, by PID); *pid becomes -1.
+inline void KillServer(pid_t* pid) {
+  if (*pid <= 0) return;
+  ::kill(*pid, SIGKILL);
+  ::waitpid(*pid, nullptr, 0);
+  *pid = -1;
+}
+
 // One server per test suite: -dev, -session-ttl-multiplier 1, stopped by PID.
 // The binary is $TENURE_BIN or build/src/tenure (unit_tests depends on it).
 class ServerProcess {
@@ -63,17 +91,9 @@ class ServerProcess {
     const std::string raft = FreeAddress();
     char dir[] = "/tmp/tenure-election-test-XXXXXX";
     dir_ = ::mkdtemp(dir);
-    const std::string log = dir_ + "/server.log";
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::execl(binary.c_str(), binary.c_str(), "server", "-dev", "-http-addr", http_.c_str(),
-              "-raft-addr", raft.c_str(), "-session-ttl-multiplier", "1",
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
+    pid_ = SpawnServer(
+        binary, {"-dev", "-http-addr", http_, "-raft-addr", raft, "-session-ttl-multiplier", "1"},
+        dir_ + "/server.log");
     // Ready once a KV write commits (the single node has become leader).
     net::BlockingHttpClient http(http_, "", 1'000);
     auto deadline = Clock::now() + 15s;
@@ -85,11 +105,7 @@ class ServerProcess {
     return false;
   }
   void Stop() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
+    KillServer(&pid_);
     std::error_code ec;
     if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
   }

@@ -39,7 +39,7 @@ TEST(BlockingHttpClientTest, SendsTheTokenAndKeepsTheConnection) {
   EXPECT_EQ(server.connections(), 1);
 }
 
-TEST(BlockingHttpClientTest, ResendsOnceWhenTheKeptConnectionWasClosedWhileIdle) {
+TEST(BlockingHttpClientTest, ReconnectsWhenTheServerClosedTheKeptConnection) {
   StubServer server([](int fd) {
     if (auto request = ReadRequest(fd)) WriteResponse(fd, 200, "one", /*close=*/false);
     ::shutdown(fd, SHUT_RDWR);  // then closes the kept connection without a word

@@ -443,14 +443,6 @@ TEST_F(AsyncHttpTest, BadAddressOrMethodIsReportedAsynchronously) {
 // `tenure server -dev` as a child process; restartable on the same ports/data.
 class RealServer {
  public:
-  static std::string Binary() {
-    if (const char* bin = std::getenv("TENURE_BIN"); bin != nullptr && *bin != 0) return bin;
-    std::error_code ec;
-    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    auto sibling = self.parent_path().parent_path() / "src" / "tenure";
-    return std::filesystem::exists(sibling, ec) ? sibling.string() : "";
-  }
-
   RealServer() : http_(RefusedAddress()), raft_(RefusedAddress()) {
     char dir[] = "/tmp/tenure-async-http-XXXXXX";
     dir_ = ::mkdtemp(dir);
@@ -462,25 +454,12 @@ class RealServer {
   }
 
   void Start() {
-    const std::string binary = Binary();
-    const std::string data = dir_ + "/data";
-    const std::string log = dir_ + "/server.log";
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::execl(binary.c_str(), binary.c_str(), "server", "-dev", "-http-addr", http_.c_str(),
-              "-raft-addr", raft_.c_str(), "-data-dir", data.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
+    pid_ = test_support::SpawnServer(
+        test_support::TenureBinary(),
+        {"-dev", "-http-addr", http_, "-raft-addr", raft_, "-data-dir", dir_ + "/data"},
+        dir_ + "/server.log");
   }
-  void Kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
+  void Kill() { test_support::KillServer(&pid_); }
   const std::string& http() const { return http_; }
 
  private:
@@ -489,7 +468,7 @@ class RealServer {
 };
 
 TEST_F(AsyncHttpTest, RealServerRoundTripAndRestart) {
-  ASSERT_FALSE(RealServer::Binary().empty())
+  ASSERT_FALSE(test_support::TenureBinary().empty())
       << "no tenure binary (build/src/tenure or $TENURE_BIN)";
   RealServer server;
   server.Start();
