@@ -1,5 +1,3 @@
-// Boost.Beast is included here and in no other file of the project: only its
-// request parser is used (the response head is written by wire.cc).
 #include "http/connection.h"
 
 #include <fmt/format.h>
@@ -10,11 +8,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
-#include <boost/beast/http/error.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <cerrno>
-#include <charconv>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -22,13 +16,13 @@
 
 #include "common/limits.h"
 #include "common/strings.h"
+#include "http/request_reader.h"
 #include "http/wire.h"
 
 namespace tenure::http {
 namespace {
 
 namespace asio = boost::asio;
-namespace beast_http = boost::beast::http;
 
 // Requests answered in one Run before yielding the loop to other clients.
 constexpr int kRequestsPerTurn = 16;
@@ -45,8 +39,6 @@ constexpr std::string_view kOutputBudgetFull =
     "Too many large responses are waiting for slow clients; retry later";
 
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-constexpr std::string_view kBodyLimitDoc =
-    "See https://developer.hashicorp.com/consul/docs/agent/config/config-files#kv_max_value_size.";
 
 template <typename... Args>
 void Log(fmt::format_string<Args...> format, Args&&... args) {
@@ -55,14 +47,7 @@ void Log(fmt::format_string<Args...> format, Args&&... args) {
 
 bool WouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
 
-char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
 }  // namespace
-
-struct Connection::ParserSlot {
-  std::optional<beast_http::request_parser<beast_http::string_body>> parser;
-  bool continue_sent = false;
-};
 
 Connection::Connection(std::shared_ptr<ServerShared> shared, boost::asio::ip::tcp::socket socket)
     : shared_(std::move(shared)),
@@ -132,7 +117,7 @@ void Connection::Close() {
   ++watch_generation_;
   Unlink();
   ReleaseOutput();
-  parser_.reset();
+  reader_.reset();
   std::string().swap(pending_);
   std::string().swap(out_head_);
   std::string().swap(out_body_);
@@ -200,12 +185,8 @@ void Connection::WaitWritable() {
 
 void Connection::BeginRequest() {
   phase_ = Phase::kReading;
-  if (parser_ == nullptr) parser_ = std::make_unique<ParserSlot>();
-  auto& parser = parser_->parser.emplace();
-  parser.header_limit(static_cast<std::uint32_t>(limits::kHttpHeaderBytesMax));
-  parser.body_limit(std::uint64_t{limits::kHttpBodyBytesMax});
-  parser.eager(true);
-  parser_->continue_sent = false;
+  if (reader_ == nullptr) reader_ = std::make_unique<RequestReader>();
+  reader_->Begin();
   if (pending_.empty() && pending_.capacity() > kPendingKeepBytes) std::string().swap(pending_);
   request_started_ = !pending_.empty();  // pipelined bytes count as a started request
   const MonoMs wait_ms = request_started_ ? shared_->request_read_timeout_ms
@@ -253,12 +234,7 @@ bool Connection::ReadStep() {
   }
   if (!pending_.empty()) {  // continue a partial header or chunk line: parse it whole
     pending_.append(scratch, size);
-    // Beast bounds the header, not a chunk-size line or trailer that never ends.
-    if (pending_.size() > kPendingBytesMax) {
-      PrepareParseError(static_cast<int>(parser_->parser->is_header_done()
-                                             ? beast_http::error::bad_chunk
-                                             : beast_http::error::header_limit));
-    }
+    if (pending_.size() > kPendingBytesMax) PrepareRefusal(reader_->Overlong());
     return true;
   }
   std::size_t used = 0;
@@ -272,31 +248,14 @@ bool Connection::ReadStep() {
 }
 
 Connection::ParseOutcome Connection::Parse(const char* data, std::size_t size, std::size_t* used) {
-  auto& parser = *parser_->parser;
-  *used = 0;
-  while (*used < size) {
-    boost::system::error_code ec;
-    std::size_t n = 0;
-    try {
-      n = parser.put(asio::const_buffer(data + *used, size - *used), ec);
-    } catch (const std::length_error&) {
-      // Beast bounds the header by header_limit but not a chunked body's
-      // trailer: a trailer field over its 64 KiB field size throws. Answer
-      // it as the oversized header it is, rather than drop the connection.
-      PrepareParseError(static_cast<int>(beast_http::error::header_limit));
+  switch (reader_->Feed(data, size, used)) {
+    case RequestReader::Outcome::kComplete:
+      return ParseOutcome::kComplete;
+    case RequestReader::Outcome::kError:
+      PrepareRefusal(reader_->TakeError());
       return ParseOutcome::kError;
-    } catch (const std::exception& e) {
-      PrepareBadRequest(e.what());
-      return ParseOutcome::kError;
-    }
-    *used += n;
-    if (ec == beast_http::error::need_more) break;
-    if (ec) {
-      PrepareParseError(ec.value());
-      return ParseOutcome::kError;
-    }
-    if (parser.is_done()) return ParseOutcome::kComplete;
-    if (n == 0) break;
+    case RequestReader::Outcome::kNeedMore:
+      break;
   }
   MaybeSendContinue();
   return ParseOutcome::kNeedMore;
@@ -306,13 +265,7 @@ Connection::ParseOutcome Connection::Parse(const char* data, std::size_t size, s
 // (curl does for bodies over 1 KiB). Not sent when the body is refused: the
 // 413 goes out instead.
 void Connection::MaybeSendContinue() {
-  auto& parser = *parser_->parser;
-  if (parser_->continue_sent || !parser.is_header_done() || parser.is_done()) return;
-  parser_->continue_sent = true;
-  const auto& message = parser.get();
-  if (message.version() < 11) return;
-  const auto expect = message[beast_http::field::expect];
-  if (!EqualsIgnoreCase({expect.data(), expect.size()}, "100-continue")) return;
+  if (!reader_->TakeContinue()) return;
   // The send buffer is empty (one request in flight), so this fits at once;
   // if it does not, the client just sends the body after its own timeout.
   const ssize_t n = ::send(fd_, kContinue.data(), kContinue.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -320,39 +273,6 @@ void Connection::MaybeSendContinue() {
     Log("closing a connection after a partial 100 Continue");
     Close();  // the stream is no longer valid HTTP; Run's loop stops on kClosed
   }
-}
-
-void Connection::PrepareParseError(int error_value) {
-  const auto error = static_cast<beast_http::error>(error_value);
-  HttpResponse response;
-  if (error == beast_http::error::body_limit) {
-    // Consul's kv_max_value_size text. A declared length is refused before
-    // any of the body is read; a chunked body when it crosses the limit.
-    const auto& message = parser_->parser->get();
-    const auto declared = message[beast_http::field::content_length];
-    std::uint64_t length = 0;
-    const auto [end, ec] =
-        std::from_chars(declared.data(), declared.data() + declared.size(), length);
-    if (!declared.empty() && ec == std::errc() && end == declared.data() + declared.size()) {
-      response = HttpResponse::Text(
-          413, fmt::format("Request body({} bytes) too large, max size: {} bytes. {}", length,
-                           limits::kHttpBodyBytesMax, kBodyLimitDoc));
-    } else {
-      response =
-          HttpResponse::Text(413, fmt::format("Request body too large, max size: {} bytes. {}",
-                                              limits::kHttpBodyBytesMax, kBodyLimitDoc));
-    }
-  } else if (error == beast_http::error::header_limit) {
-    response = HttpResponse::Text(431, "431 Request Header Fields Too Large");
-  } else {
-    PrepareBadRequest(boost::beast::http::make_error_code(error).message());
-    return;
-  }
-  PrepareRefusal(std::move(response));
-}
-
-void Connection::PrepareBadRequest(std::string_view why) {
-  PrepareRefusal(HttpResponse::Text(400, "400 Bad Request: " + std::string(why)));
 }
 
 void Connection::PrepareRefusal(HttpResponse response) {
@@ -363,40 +283,17 @@ void Connection::PrepareRefusal(HttpResponse response) {
 }
 
 void Connection::Dispatch() {
-  auto& message = parser_->parser->get();
-  if (message.version() < 10 || message.version() >= 20) {
-    http10_ = false;
-    head_request_ = false;
+  RequestReader::Parsed parsed = reader_->Take();
+  keep_alive_ = parsed.keep_alive;
+  http10_ = parsed.http10;
+  head_request_ = parsed.head_request;
+  if (parsed.refusal) {
     pending_.clear();
-    PrepareWrite(HttpResponse::Text(505, "505 HTTP Version Not Supported"), false);
+    PrepareWrite(std::move(*parsed.refusal), false);
     return;
   }
-  HttpRequest request;
-  const auto method = message.method_string();
-  request.method.assign(method.data(), method.size());
-  const auto target = message.target();
-  request.target.assign(target.data(), target.size());
-  keep_alive_ = message.keep_alive();
-  http10_ = message.version() == 10;
-  head_request_ = message.method() == beast_http::verb::head;
-  if (Status status = wire::ParseTarget(request.target, &request); !status.ok()) {
-    pending_.clear();
-    PrepareWrite(HttpResponse::Text(400, std::string(status.message())), false);
-    return;
-  }
-  std::size_t field_count = 0;
-  for (auto it = message.begin(); it != message.end(); ++it) ++field_count;
-  request.headers.reserve(field_count);
-  for (const auto& field : message) {
-    const auto name = field.name_string();
-    const auto value = field.value();
-    std::string lower(name.data(), name.size());
-    for (char& c : lower) c = AsciiLower(c);
-    request.headers.emplace_back(std::move(lower), std::string(value.data(), value.size()));
-  }
-  request.body = std::move(message.body());
+  HttpRequest request = std::move(parsed.request);
   request.received_ms = wire::NowMonoMs();
-  parser_->parser.reset();
 
   phase_ = Phase::kParked;
   request_started_ = false;
@@ -593,7 +490,7 @@ bool Connection::WriteStep() {
 
 void Connection::BeginLinger() {
   phase_ = Phase::kLinger;
-  parser_.reset();
+  reader_.reset();
   std::string().swap(pending_);
   linger_bytes_ = 0;
   ::shutdown(fd_, SHUT_WR);

@@ -41,6 +41,7 @@ namespace tenure::http {
 
 class Connection;
 class ConnectionResponder;
+class RequestReader;
 
 // Shared by the listener and its connections; lives as long as any of them,
 // so a connection that outlives HttpServer (a parked Responder) stays safe.
@@ -88,7 +89,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   friend class ConnectionResponder;
-  struct ParserSlot;  // the Beast parser, defined in connection.cc only
 
   enum class Phase : std::uint8_t { kReading, kParked, kWriting, kLinger, kClosed };
   enum class ParseOutcome : std::uint8_t { kNeedMore, kComplete, kError };
@@ -101,8 +101,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool LingerStep();
   ParseOutcome Parse(const char* data, std::size_t size, std::size_t* used);
   void MaybeSendContinue();
-  void PrepareParseError(int error_value);
-  void PrepareBadRequest(std::string_view why);
   // Answers `response` and closes: the request stream cannot be trusted.
   void PrepareRefusal(HttpResponse response);
   void Dispatch();
@@ -132,10 +130,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   int fd_;
   Phase phase_ = Phase::kReading;
 
-  std::unique_ptr<ParserSlot> parser_;
-  std::string pending_;           // received bytes not parsed yet (partial or pipelined)
-  bool request_started_ = false;  // a byte of the current request has arrived
-  bool spoken_ = false;           // a byte has ever arrived on this connection
+  std::unique_ptr<RequestReader> reader_;  // made on the first request
+  std::string pending_;                    // received bytes not parsed yet (partial or pipelined)
+  bool request_started_ = false;           // a byte of the current request has arrived
+  bool spoken_ = false;                    // a byte has ever arrived on this connection
 
   // Current request's response framing.
   bool keep_alive_ = true;

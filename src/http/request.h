@@ -1,5 +1,5 @@
 // Plain HTTP request/response values handed between the transport
-// (http/server.cc, the only file that knows Boost.Beast) and the Consul API
+// (http/request_reader.cc, the only file that knows Boost.Beast) and the Consul API
 // handlers. Loop thread only.
 #pragma once
 

@@ -1,0 +1,56 @@
+// RequestReader: turns the bytes of one HTTP/1.1 request into an HttpRequest,
+// or into the refusal Consul's agent would answer (400, 413, 431, 505). The
+// only user of Boost.Beast's parser, behind a pimpl; Connection feeds it what
+// the socket gives and the fuzz target feeds it anything. No I/O, no clock;
+// loop thread only (one reader per connection).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+
+#include "http/request.h"
+
+namespace tenure::http {
+
+class RequestReader {
+ public:
+  enum class Outcome { kNeedMore, kComplete, kError };
+
+  // What Take() hands over: the request, how to frame its answer, or the
+  // refusal to answer instead (the connection then closes).
+  struct Parsed {
+    HttpRequest request;
+    bool keep_alive = true;
+    bool http10 = false;
+    bool head_request = false;
+    std::optional<HttpResponse> refusal;  // 505 for HTTP/0.x or 2+, 400 for a bad target
+  };
+
+  RequestReader();
+  ~RequestReader();
+  RequestReader(const RequestReader&) = delete;
+  RequestReader& operator=(const RequestReader&) = delete;
+
+  // Ready for the next request (header and body limits from common/limits.h).
+  void Begin();
+  // Parses what it can of `data`; *used is how much it consumed. kComplete:
+  // call Take(). kError: call TakeError(), then Begin() before reuse.
+  // REQUIRES: Begin() since the last Take/TakeError.
+  Outcome Feed(const char* data, std::size_t size, std::size_t* used);
+  bool header_done() const;
+  // True once per request, when its header is in, its body is not, and it
+  // asked for "Expect: 100-continue" over HTTP/1.1.
+  bool TakeContinue();
+  // The caller kept more unparsed bytes than a request may leave (a chunk
+  // line or trailer that never ends): the refusal to answer.
+  HttpResponse Overlong();
+  HttpResponse TakeError();
+  Parsed Take();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tenure::http
