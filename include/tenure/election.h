@@ -1,64 +1,40 @@
-// tenure::Election: leader election on service/<name>/leader with the keys,
-// contract and arithmetic of docs/leadership.md, over a tenure::Session.
+// tenure::Election: leader election over a tenure::Session, with the keys,
+// contract and arithmetic of docs/leadership.md.
 //
-// LOOP THREAD ONLY, like Session: every call and every callback on the
-// thread running the session's io_context. No locks.
-//
-// Keys (prefix defaults to "service/"):
+// Keys (ElectionOptions::prefix defaults to "service/"):
 //   <prefix><name>/leader                  the lock; value = the leader's description
 //   <prefix><name>/candidates/<candidate>  this candidate's registration, locked by its session
 //   <prefix><name>/settings/<key>          leader settings
 //
-// Leadership: IsLeader(G) is true only while this election holds the key per
-// its latest observation AND the session lease is provably valid for G more
-// milliseconds. While holding, a blocking watch on the key notices a release,
-// a delete or a session invalidation by anyone: leadership ends at once and
-// the OnLost listeners run (once per grant). A voluntary Resign/ResignTo does
-// not run them. A lost session ends leadership and aborts a campaign.
+// Leadership: IsLeader() is true only while this election holds the key per
+// its latest observation AND the session's lease is proven for the guarantee
+// window. While holding, a blocking watch on the key notices a release, a
+// delete or the loss of the session: leadership ends at once and the OnLost
+// listeners run (once per grant). Resign() does not run them.
 //
-// Destroying the Election cancels its requests and timers (no callback runs
-// afterwards); it releases nothing on the server. REQUIRES: the Session
-// outlives the Election; a callback does not destroy the Election.
+// The fencing token of a grant is the raft index of the entry that granted
+// it, larger than every earlier grant's (docs/fencing.md): pass it with every
+// write to the resource the leader protects, which refuses older tokens.
+//
+// Threading and lifetime: see tenure/client.h. Destroying an Election stops
+// its campaign and watches and releases nothing on the server: Resign() first
+// to hand over at once. REQUIRES: the Election was made from a Session that is
+// still alive (an Election of a destroyed Session fails every call).
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
 
-#include "common/status.h"
-#include "common/types.h"
+#include "tenure/export.h"
+#include "tenure/options.h"
 #include "tenure/session.h"
+#include "tenure/status.h"
 
 namespace tenure {
 
-struct ElectionOptions {
-  std::string name;       // the election: <prefix><name>/...
-  std::string candidate;  // this candidate's name (candidates/<candidate>)
-  std::string prefix = "service/";
-  MonoMs lock_retry_ms = 500;     // back-off when the key is free but acquire failed (lock-delay)
-  MonoMs error_retry_ms = 1'000;  // back-off after a transport error or unexpected answer
-  MonoMs wait_ms = 15'000;        // wait of each blocking query
-};
-
-// One observation of the leader key.
-struct LeaderInfo {
-  bool exists = false;      // the key exists (false after a delete)
-  std::string session;      // holder's session; empty = no leader
-  std::string value;        // the key's value (the leader's description)
-  std::uint64_t fence = 0;  // the holder's fencing token; 0 while unlocked
-  std::uint64_t modify_index = 0;
-  bool has_leader() const { return !session.empty(); }
-  bool operator==(const LeaderInfo&) const = default;
-};
-
-using Settings = std::map<std::string, std::string>;
-
-class Election {
+class TENURE_EXPORT Election {
  public:
   using LostCallback = std::function<void(const Status& why)>;
 
@@ -67,98 +43,61 @@ class Election {
   Election(const Election&) = delete;
   Election& operator=(const Election&) = delete;
 
-  // Blocking campaign: registers candidates/<candidate> (value = description),
-  // then acquires the leader key with `value`, waiting (blocking queries) while
-  // another session holds it and backing off while it is free but in
-  // lock-delay. `done` runs once: OK when this election leads; an error when
-  // the session is lost (the campaign never outlives its session), on
-  // Cancel(), or when the candidate name is held by another session.
-  // REQUIRES: the session is created; no campaign in progress.
+  // Campaigns until this election leads: registers candidates/<candidate>,
+  // then acquires the leader key with `value` (the leader's description),
+  // waiting with blocking queries while another session holds it and backing
+  // off while it is free but in lock-delay. Blocks until OK (leading; read
+  // FencingToken()) or an error: the session was lost (a campaign never
+  // outlives its session) or is not created, Cancel(), the candidate name is
+  // registered by another session, or a campaign is already in progress.
+  Status Campaign(std::string value);
+  // The same without blocking: `done` runs once, on the client's thread.
   void Campaign(std::string value, std::function<void(Status)> done);
   // One acquire attempt, no waiting: true when this election now leads.
-  void TryOnce(std::string value, std::function<void(Result<bool>)> done);
-  // Stops a campaign in progress (its `done` gets an error now) and the
-  // Observe/WatchSettings watches. Leadership, if held, stays.
+  Result<bool> TryOnce(std::string value);
+  // Stops a campaign in progress (it ends with an error now) and Observe's
+  // watch. Leadership, if held, stays.
   void Cancel();
-  // Stops a campaign in progress only (its `done` gets an error now); the
-  // watches and leadership, if held, stay.
-  void StopCampaign();
 
-  // Releases the key (PUT ?release). IsLeader() is false at once.
+  // Releases the key (no lock-delay applies to a release): another candidate
+  // can take it at once. IsLeader() is false from the call on.
+  // kFailedPrecondition when not leading.
+  Status Resign();
   void Resign(std::function<void(Status)> done);
-  // Releases the key if our session holds it on the server, whatever this
-  // object believes (a key handed to us by ResignTo that we do not want).
-  void Release(std::function<void(Status)> done);
-  // Hands the key to a registered candidate in one transaction:
-  // [check-session candidates/<to> S_to, unlock leader S_self, lock leader S_to].
-  // IsLeader() is false from when the transaction is sent (the successor may
-  // lead before our answer arrives), and true again if it fails. Fails with
-  // kFailedPrecondition when this election does not lead, `candidate` is this
-  // election's own, or it is not registered with a live session.
-  void ResignTo(std::string candidate, std::function<void(Status)> done);
+
+  // Leading now and the lease proven for the session's guarantee window
+  // (SessionOptions::guarantee_ms), or for `window_ms`.
+  bool IsLeader() const;
+  bool IsLeader(std::int64_t window_ms) const;
+  // The fencing token of the current grant; 0 when not holding the key.
+  std::uint64_t FencingToken() const;
+  // The leader key as last observed (the grant of a campaign, or Observe's watch).
+  LeaderInfo Leader() const;
 
   // Reports every change of the leader key (holder, value, fence, deletion,
-  // "no leader"), first the current state. One observer; a new call replaces it.
+  // "no leader"), the current state first, on the client's thread. One
+  // observer; a new call replaces it.
   void Observe(std::function<void(const LeaderInfo&)> callback);
+  // Runs on the client's thread each time leadership is lost without
+  // Resign(): the key was released or deleted by someone else, or the
+  // session was lost. Several may be added; they stay for later grants.
   void OnLost(LostCallback callback);
 
-  // Holding the key per the latest observation AND the lease is guaranteed
-  // for window_ms from now (steady clock).
-  bool IsLeader(MonoMs window_ms) const;
-  bool IsLeader(MonoMs now_ms, MonoMs window_ms) const;
-  bool holding() const { return holding_; }
-  // The fencing token of the current grant; 0 when not holding.
-  std::uint64_t FencingToken() const { return holding_ ? fence_ : 0; }
-  const LeaderInfo& last_observed() const { return observed_; }
+  // Leader settings: writes the whole map in ONE transaction guarded by this
+  // grant's fencing token (an empty value deletes its key). kFailedPrecondition
+  // "not the leader: ..." when this election does not hold the key.
+  Status SetSettings(Settings settings);
+  // Reads every setting in one request.
+  Result<Settings> GetSettings();
 
-  // Leader settings. SetSettings writes the whole map as ONE txn guarded by
-  // check-fence on the leader key (check-session against a server without
-  // fencing tokens, such as Consul); an empty value deletes the key. Fails
-  // with kFailedPrecondition "not the leader: ..." when this election does
-  // not hold the key (or the guard fails on the server).
-  void SetSettings(Settings settings, std::function<void(Status)> done);
-  // Reads the whole settings prefix in one request.
-  void GetSettings(std::function<void(Result<Settings>)> done);
-  // Calls back with the current settings, then once per change. One watcher.
-  void WatchSettings(std::function<void(const Settings&)> callback);
-
+  // <prefix><name>/leader
   std::string LeaderKey() const;
-  std::string CandidateKey(const std::string& candidate) const;
-  std::string SettingsPrefix() const;
   const ElectionOptions& options() const { return options_; }
 
-  struct Impl;
-
  private:
-  using ResponseCallback = std::function<void(Result<net::ClientResponse>)>;
-  // Sends a request whose callback is dropped once the Election is gone.
-  std::pair<std::string, std::int64_t> BlockingRead(const std::string& key, std::string_view query,
-                                                    std::uint64_t index) const;
-  net::RequestId SendAcquire(const std::string& key,
-                             std::function<void(Result<net::ClientResponse>)> next);
-  net::RequestId Send(std::string method, std::string target, std::string body,
-                      std::int64_t timeout_ms, net::RetryPolicy retry, ResponseCallback done);
-  void After(int timer, MonoMs delay_ms, std::function<void()> then);
-  void RegisterCandidate();
-  void AttemptAcquire();
-  void CampaignWait(std::uint64_t index);
-  void FinishCampaign(Status status);
-  void Grant(std::uint64_t fence);
-  void Lose(const Status& why);
-  void StopLeading();
-  void SessionLost(const Status& why);
-  void EnsureWatch();
-  void WatchOnce();
-  void HandleObservation(const LeaderInfo& info, std::uint64_t index);
-  void SettingsOnce();
-
-  std::unique_ptr<Impl> impl_;
-  Session& session_;
+  std::shared_ptr<sdk::Core> core_;
+  std::uint64_t handle_ = 0;
   ElectionOptions options_;
-  bool holding_ = false;
-  std::uint64_t fence_ = 0;
-  LeaderInfo observed_;
-  bool handing_over_ = false;  // a ResignTo txn is in flight: no longer claims leadership
 };
 
 }  // namespace tenure

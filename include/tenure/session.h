@@ -1,127 +1,74 @@
-// tenure::Session: a Consul session with a TTL, renewed on the schedule of
-// docs/leadership.md, with what the client can prove about its lease.
+// tenure::Session: a TTL session held for the application: created on the
+// server, renewed by the library on the schedule of docs/leadership.md, and
+// what can be proven about its lease from the client's own clock (a renewal
+// proves the lease from when it was SENT, never from when its answer
+// arrived).
 //
-// LOOP THREAD ONLY: a Session lives on the caller's io_context, run on one
-// thread; every member function must be called there (or while the loop is
-// not running) and every callback runs there. No locks.
-//
-// Lifecycle: Create() -> renewals run by themselves -> Destroy(). Renewals go
-// every R = TTL/3 (jittered up to 10% early); a renewal that fails with a
-// transport error, a timeout or a 500, or is still unanswered after r, is
-// retried every r = 1 s (an unanswered attempt keeps waiting alongside). Every
-// successful renewal (and the create) feeds Lease::Renewed with the time the
-// request was SENT (steady clock), so Guaranteed(window) is the bound of
-// docs/leadership.md. A 404 on renew means the server dropped the session:
-// the lease is cleared and every OnLost listener runs exactly once.
-//
-// Destroying the object stops renewals and cancels its requests without
-// destroying the server-side session (it then expires by TTL); call Destroy()
-// first for a clean exit. REQUIRES: a callback does not destroy the Session
-// (post the destruction).
+// Threading and lifetime: see tenure/client.h. Destroying a Session stops
+// renewing it and destroys its Elections, without destroying it on the
+// server (it expires by TTL, and its locks are then released after the
+// lock-delay): call Destroy() first for a clean exit.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "client/lease.h"
-#include "common/status.h"
-#include "common/types.h"
-#include "net/http_client.h"
-
-namespace boost::asio {
-class io_context;
-}
+#include "tenure/client.h"
+#include "tenure/export.h"
+#include "tenure/options.h"
+#include "tenure/status.h"
 
 namespace tenure {
 
-struct SessionOptions {
-  std::string name = "tenure";
-  MonoMs ttl_ms = 15'000;            // T; the server's minimum is 10 s
-  MonoMs lock_delay_ms = 5'000;      // D
-  std::string behavior = "release";  // "release" or "delete"
-  // Renewal schedule and lease arithmetic. When lease.ttl_ms != ttl_ms the
-  // defaults of LeaseOptions::ForTtl(ttl_ms) are used instead.
-  client::LeaseOptions lease = client::LeaseOptions::ForTtl(15'000);
-  // Bound of one renew attempt. The next attempt goes r after an attempt's
-  // send unless it succeeded, whether it failed or is still waiting (at most
-  // 3 overlap), so an unanswered renewal delays the retry by r, not by this.
-  MonoMs renew_timeout_ms = 3'000;
-};
-
-// The lease clock in milliseconds (CLOCK_BOOTTIME: monotonic, and counting
-// through a suspend): the `now` of Lease and Guaranteed.
-MonoMs SteadyNowMs();
-
-class Session {
+class TENURE_EXPORT Session {
  public:
   using LostCallback = std::function<void(const Status& why)>;
 
-  // Uses `http`, which must outlive the Session.
-  Session(boost::asio::io_context& io, net::HttpClient& http);
-  // Owns a net::HttpClient built from `options`.
-  Session(boost::asio::io_context& io, net::HttpClientOptions options);
+  // A session of `client`'s servers, not created yet.
+  Session(Client& client, SessionOptions options);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // PUT /v1/session/create (pure TTL session, no checks) and start renewing.
-  // `done` gets the session id. REQUIRES: not created yet.
-  void Create(SessionOptions options, std::function<void(Result<std::string>)> done);
+  // Creates the session on the server (PUT /v1/session/create: a pure TTL
+  // session, no health checks) and starts renewing it. Blocks until the
+  // server answered. kInvalidArgument when the options cannot keep their
+  // promise (see SessionOptions::guarantee_ms); kFailedPrecondition when
+  // created (or being created) already.
+  Status Create();
+  // The same without blocking: `done` runs on the client's thread.
+  void Create(std::function<void(Status)> done);
 
-  // Stops renewing and destroys the session on the server (keys it holds are
-  // released, or deleted with behavior "delete"). Lost listeners do not run.
+  // Stops renewing and destroys the session on the server: the keys it holds
+  // are released (or deleted, with behavior "delete") and their lock-delay
+  // starts, as for any lost session; Election::Resign() first hands a key on
+  // without lock-delay. OnLost listeners do not run. Blocks until the server
+  // answered.
+  Status Destroy();
   void Destroy(std::function<void(Status)> done);
 
-  // Runs once when the server reports the session gone (404 on renew, or a
-  // component such as Election calling NotifyLost). Several may be added;
-  // each runs at most once. Added after the loss, it runs at once.
+  // Runs once, on the client's thread, when the session is lost: the server
+  // dropped it (renewals could not get through within its TTL, or someone
+  // destroyed it). Several may be added; one added after the loss runs at once.
   void OnLost(LostCallback callback);
 
-  // Marks the session lost (lease cleared, listeners run) when another
-  // request proved it gone (e.g. `invalid session` on acquire). Idempotent.
-  void NotifyLost(const Status& why);
-
-  const std::string& id() const { return id_; }
-  bool created() const { return !id_.empty(); }
-  bool lost() const { return lost_; }
+  // The session's id; "" before it was created.
+  std::string id() const;
   // Created, not lost, not destroyed.
-  bool alive() const { return created() && !lost_ && !destroyed_; }
-  // The lease is provably valid for [now, now + window].
-  bool Guaranteed(MonoMs now_ms, MonoMs window_ms) const {
-    return lease_.Guaranteed(now_ms, window_ms);
-  }
-  bool Guaranteed(MonoMs window_ms) const { return Guaranteed(SteadyNowMs(), window_ms); }
-  const client::Lease& lease() const { return lease_; }
-  const SessionOptions& options() const { return options_; }
+  bool alive() const;
+  // The lease is provably held for the next window_ms milliseconds.
+  bool Guaranteed(std::int64_t window_ms) const;
   // Successful renewals so far (the create not counted).
-  std::uint64_t renewals() const { return renewals_; }
-  boost::asio::io_context& io() { return io_; }
-  net::HttpClient& http() { return *http_; }
+  std::uint64_t renewals() const;
+  const SessionOptions& options() const { return options_; }
 
  private:
-  void ScheduleRenew(MonoMs at_ms);
-  void Renew();
-  void StopRenewing();
-
-  boost::asio::io_context& io_;
-  std::unique_ptr<net::HttpClient> owned_http_;
-  net::HttpClient* http_;
-  struct Timer;
-  std::unique_ptr<Timer> timer_;
-  std::shared_ptr<char> life_ = std::make_shared<char>(0);
+  friend class Election;
+  std::shared_ptr<sdk::Core> core_;
+  std::uint64_t handle_ = 0;
   SessionOptions options_;
-  client::Lease lease_{client::LeaseOptions::ForTtl(15'000)};
-  std::string id_;
-  bool lost_ = false;
-  bool destroyed_ = false;
-  std::uint64_t renewals_ = 0;
-  std::uint64_t jitter_state_;
-  net::RequestId inflight_ = 0;  // create/destroy in flight, 0 = none (renewals: Timer)
-  std::vector<LostCallback> lost_listeners_;
-  Status lost_status_;
 };
 
 }  // namespace tenure

@@ -71,7 +71,7 @@ bool CandidateFlags::Resolve(const std::string& command, const std::string& name
     PrintErr(command + ": invalid -lock-delay " + lock_delay);
     return false;
   }
-  SessionOptions& session = setup->session;
+  client::SessionOptions& session = setup->session;
   session.name = command + " " + name;
   session.ttl_ms = *ttl_ns / kNsPerMs;
   session.lock_delay_ms = *lock_delay_ns / kNsPerMs;

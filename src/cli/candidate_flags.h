@@ -9,15 +9,15 @@
 
 #include "cli/client_support.h"
 #include "cli/flags.h"
+#include "client/election.h"
+#include "client/session.h"
 #include "net/http_client.h"
-#include "tenure/election.h"
-#include "tenure/session.h"
 
 namespace tenure::cli {
 
 struct CandidateSetup {
   net::HttpClientOptions http;
-  SessionOptions session;
+  client::SessionOptions session;
   ElectionOptions election;
   std::string value;  // the leader key's value (JSON)
 };

@@ -34,9 +34,9 @@
 #include "cli/client_support.h"
 #include "cli/commands.h"
 #include "cli/oneshot_server.h"
+#include "client/candidate.h"
 #include "common/duration.h"
 #include "common/limits.h"
-#include "tenure/candidate.h"
 
 namespace tenure::cli {
 namespace {
@@ -197,8 +197,8 @@ class Agent {
   }
 
  private:
-  CandidateOptions MakeOptions() {
-    CandidateOptions options;
+  client::CandidateOptions MakeOptions() {
+    client::CandidateOptions options;
     options.http = config_.setup.http;
     options.session = config_.setup.session;
     options.election = config_.setup.election;
@@ -206,15 +206,15 @@ class Agent {
     options.resign_backoff_ms = config_.resign_backoff_ms;
     options.health_interval_ms = config_.health_interval_ms;
     if (!config_.health_check.empty()) {
-      options.health_check = [this](CandidateOptions::HealthReply reply) {
+      options.health_check = [this](client::CandidateOptions::HealthReply reply) {
         CheckHealth(std::move(reply));
       };
     }
     return options;
   }
 
-  CandidateEvents MakeEvents() {
-    CandidateEvents events;
+  client::CandidateEvents MakeEvents() {
+    client::CandidateEvents events;
     events.elected = [this](std::uint64_t token) {
       Note("elected (fencing token " + std::to_string(token) + ")");
       QueueHook("elected", config_.hooks.elected,
@@ -280,7 +280,7 @@ class Agent {
     }
   }
 
-  void CheckHealth(CandidateOptions::HealthReply reply) {
+  void CheckHealth(client::CandidateOptions::HealthReply reply) {
     if (health_child_.running()) return;  // the previous check still runs: its answer counts
     Status started = health_child_.Start(
         config_.health_check, {"TENURE_ELECTION=" + config_.setup.election.name},
@@ -468,7 +468,7 @@ class Agent {
 
   asio::io_context& io_;
   ElectConfig config_;
-  Candidate candidate_;
+  client::Candidate candidate_;
   AsyncChild hook_child_;
   AsyncChild health_child_;
   std::deque<Hook> hooks_;

@@ -35,12 +35,12 @@
 #include "cli/child_group.h"
 #include "cli/client_support.h"
 #include "cli/commands.h"
+#include "client/election.h"
 #include "client/lease.h"
+#include "client/session.h"
 #include "client/settings.h"
 #include "common/duration.h"
 #include "net/http_client.h"
-#include "tenure/election.h"
-#include "tenure/session.h"
 
 namespace tenure::cli {
 namespace {
@@ -66,8 +66,9 @@ void Progress(const std::string& text) { PrintErr("tenure run: " + text); }
 
 class Runner {
  public:
-  Runner(asio::io_context& io, net::HttpClientOptions http_options, SessionOptions session_options,
-         ElectionOptions election_options, std::string value, std::vector<std::string> command)
+  Runner(asio::io_context& io, net::HttpClientOptions http_options,
+         client::SessionOptions session_options, ElectionOptions election_options,
+         std::string value, std::vector<std::string> command)
       : io_(io),
         http_(io, std::move(http_options)),
         session_(io, http_),
@@ -101,7 +102,7 @@ class Runner {
       }
       session_.OnLost(
           [this](const Status& why) { OnLost("session lost: " + std::string(why.message())); });
-      election_ = std::make_unique<Election>(session_, election_options_);
+      election_ = std::make_unique<client::Election>(session_, election_options_);
       election_->OnLost([this](const Status& why) { OnLost(std::string(why.message())); });
       Progress("campaigning for " + election_->LeaderKey() + " as " + election_options_.candidate +
                " (session " + session_.id() + ")");
@@ -165,7 +166,7 @@ class Runner {
       StopChild(1, "lease no longer held");
       return;
     }
-    const MonoMs now = SteadyNowMs();
+    const MonoMs now = client::SteadyNowMs();
     const MonoMs at = lease.TerminateAtMs();
     if (now >= at) {
       StopChild(1, "leadership can no longer be proven (no renewal acknowledged in time)");
@@ -195,7 +196,7 @@ class Runner {
       return;
     }
     child_->Terminate();
-    const MonoMs now = SteadyNowMs();
+    const MonoMs now = client::SteadyNowMs();
     MonoMs kill_at = now + session_.options().lease.kill_grace_ms;
     if (session_.lease().held()) kill_at = std::min(kill_at, session_.lease().KillAtMs());
     kill_timer_.expires_after(std::chrono::milliseconds(std::max<MonoMs>(0, kill_at - now)));
@@ -272,12 +273,12 @@ class Runner {
 
   asio::io_context& io_;
   net::HttpClient http_;
-  Session session_;
-  SessionOptions session_options_;
+  client::Session session_;
+  client::SessionOptions session_options_;
   ElectionOptions election_options_;
   std::string value_;
   std::vector<std::string> command_;
-  std::unique_ptr<Election> election_;
+  std::unique_ptr<client::Election> election_;
   std::optional<ChildGroup> child_;
   std::optional<asio::posix::stream_descriptor> status_sd_;
   asio::steady_timer lease_timer_;

@@ -1,4 +1,4 @@
-#include "tenure/candidate.h"
+#include "client/candidate.h"
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
@@ -7,7 +7,7 @@
 #include <chrono>
 #include <utility>
 
-namespace tenure {
+namespace tenure::client {
 
 namespace asio = boost::asio;
 
@@ -351,4 +351,4 @@ void Candidate::OnHealth(bool healthy, const std::string& why) {
   Campaign();
 }
 
-}  // namespace tenure
+}  // namespace tenure::client

@@ -1,4 +1,4 @@
-#include "tenure/election.h"
+#include "client/election.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -14,7 +14,7 @@
 #include "net/blocking_http_client.h"
 #include "net/url.h"
 
-namespace tenure {
+namespace tenure::client {
 
 namespace {
 
@@ -44,10 +44,10 @@ Result<LeaderInfo> ParseLeader(const net::ClientResponse& response) {
   if (response.status != 200) {
     return Status::Unavailable("HTTP " + std::to_string(response.status) + ": " + response.body);
   }
-  Result<std::vector<client::KvPair>> pairs = client::ParseKvPairs(response.body);
+  Result<std::vector<KvPair>> pairs = ParseKvPairs(response.body);
   if (!pairs.ok()) return pairs.status();
   if (pairs->empty()) return info;
-  const client::KvPair& entry = pairs->front();
+  const KvPair& entry = pairs->front();
   info.exists = true;
   info.session = entry.session;
   info.value = entry.Value();
@@ -62,9 +62,9 @@ Result<Settings> ParseSettings(const net::ClientResponse& response, const std::s
   if (response.status != 200) {
     return Status::Unavailable("HTTP " + std::to_string(response.status) + ": " + response.body);
   }
-  Result<std::vector<client::KvPair>> pairs = client::ParseKvPairs(response.body);
+  Result<std::vector<KvPair>> pairs = ParseKvPairs(response.body);
   if (!pairs.ok()) return pairs.status();
-  for (const client::KvPair& entry : *pairs) {
+  for (const KvPair& entry : *pairs) {
     if (entry.key.size() <= prefix.size() || entry.key.compare(0, prefix.size(), prefix) != 0) {
       continue;
     }
@@ -356,6 +356,8 @@ void Election::TryOnce(std::string value, std::function<void(Result<bool>)> done
          done(won);
        });
 }
+
+bool Election::campaigning() const { return impl_->campaigning; }
 
 void Election::StopCampaign() { FinishCampaign(Status::Unavailable("campaign stopped")); }
 
@@ -683,4 +685,4 @@ void Election::SettingsOnce() {
       });
 }
 
-}  // namespace tenure
+}  // namespace tenure::client

@@ -1,4 +1,4 @@
-#include "tenure/session.h"
+#include "client/session.h"
 
 #include <time.h>
 
@@ -15,7 +15,7 @@
 #include "net/blocking_http_client.h"
 #include "net/url.h"
 
-namespace tenure {
+namespace tenure::client {
 
 // CLOCK_BOOTTIME, not CLOCK_MONOTONIC: it keeps counting while the machine
 // is suspended, and the server's clock does too. A lease judged by a clock
@@ -95,11 +95,11 @@ Session::~Session() {
 void Session::Create(SessionOptions options, std::function<void(Result<std::string>)> done) {
   TENURE_ASSERT(!created() && inflight_ == 0);
   if (options.lease.ttl_ms != options.ttl_ms) {
-    options.lease = client::LeaseOptions::ForTtl(options.ttl_ms);
+    options.lease = LeaseOptions::ForTtl(options.ttl_ms);
   }
   options_ = std::move(options);
-  lease_ = client::Lease(options_.lease);
-  if (Status valid = client::ValidateLeaseOptions(options_.lease); !valid.ok()) {
+  lease_ = Lease(options_.lease);
+  if (Status valid = ValidateLeaseOptions(options_.lease); !valid.ok()) {
     boost::asio::post(io_, [done = std::move(done), valid]() { done(valid); });
     return;
   }
@@ -242,4 +242,4 @@ void Session::Destroy(std::function<void(Status)> done) {
       });
 }
 
-}  // namespace tenure
+}  // namespace tenure::client

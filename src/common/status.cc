@@ -2,6 +2,12 @@
 
 namespace tenure {
 
+namespace detail {
+void RequireFailed(const char* condition, const char* file, int line) {
+  AssertFail(condition, file, line);
+}
+}  // namespace detail
+
 std::string_view CodeName(Code code) {
   switch (code) {
     case Code::kOk:

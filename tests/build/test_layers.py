@@ -22,15 +22,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # layer target -> the folders its code may include (its own among them).
 # docs/architecture.md draws these arrows.
 ARROWS = {
-    "tenure_common": {"common"},
-    "tenure_state": {"common", "state"},
-    "tenure_raft": {"common", "state", "raft"},
-    "tenure_server": {"common", "state", "raft", "server"},
-    "tenure_net": {"common", "net"},
+    # Every layer sees include/tenure, libtenure's public headers: standard
+    # C++ only, and tenure/status.h is the Status of every layer (decision 0016).
+    "tenure_common": {"common", "tenure"},
+    "tenure_state": {"common", "state", "tenure"},
+    "tenure_raft": {"common", "state", "raft", "tenure"},
+    "tenure_server": {"common", "state", "raft", "server", "tenure"},
+    "tenure_net": {"common", "net", "tenure"},
     # http -> net: followers forward with the one HTTP client (decision 0008).
-    "tenure_http": {"common", "state", "raft", "server", "http", "net"},
-    "tenure_agent": {"common", "state", "raft", "server", "http", "net", "agent"},
+    "tenure_http": {"common", "state", "raft", "server", "http", "net", "tenure"},
+    "tenure_agent": {"common", "state", "raft", "server", "http", "net", "agent", "tenure"},
     "tenure_client": {"common", "net", "client", "tenure"},
+    # libtenure's public classes over client (libtenure.so).
+    "tenure_sdk": {"common", "net", "client", "tenure", "sdk"},
     "tenure_cli": {"common", "state", "raft", "server", "http", "net", "agent", "client", "tenure",
                    "cli"},
 }
@@ -76,6 +80,20 @@ class LayerTest(unittest.TestCase):
             view = os.path.join(self.layers_dir, layer)
             self.assertTrue(os.path.isdir(view), view)
             self.assertEqual(set(os.listdir(view)), allowed, layer)
+
+    def test_public_headers_need_nothing_but_themselves(self):
+        # include/tenure is below every layer: it may include only itself
+        # (tests/sdk/test_install.py also compiles each one from the installed tree).
+        folder = os.path.join(ROOT, "include", "tenure")
+        for header in sorted(f for f in os.listdir(folder) if f.endswith(".h")):
+            with self.subTest(header=header):
+                probe = os.path.join(self.work, "public.cc")
+                with open(probe, "w") as f:
+                    f.write('#include "tenure/%s"\n' % header)
+                proc = subprocess.run([self.cxx, "-std=c++17", "-fsyntax-only", "-I",
+                                       os.path.join(ROOT, "include"), probe],
+                                      capture_output=True, text=True, timeout=120)
+                self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
 
     def test_each_layer_includes_exactly_what_its_arrows_allow(self):
         for layer, allowed in ARROWS.items():

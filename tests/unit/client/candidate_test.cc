@@ -1,8 +1,8 @@
-// tenure::Candidate against a real `tenure server -dev` (no mocks): Juju's
+// client::Candidate against a real `tenure server -dev` (no mocks): Juju's
 // event contract (elected/deposed alternate, settings-changed on followers
 // only), resign and handoff, the health check, a lapsed guarantee while the
 // server is paused (SIGSTOP) and recovery, a lost session, Stop.
-#include "tenure/candidate.h"
+#include "client/candidate.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -17,7 +17,7 @@
 #include "net/url.h"
 #include "unit/client/server_process.h"
 
-namespace tenure {
+namespace tenure::client {
 namespace {
 
 using test_support::RunFor;
@@ -278,4 +278,4 @@ TEST_F(CandidateTest, StopResignsAndDestroysTheSession) {
 }
 
 }  // namespace
-}  // namespace tenure
+}  // namespace tenure::client

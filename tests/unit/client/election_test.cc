@@ -1,8 +1,8 @@
-// tenure::Election against a real `tenure server -dev` (no mocks): campaign,
+// client::Election against a real `tenure server -dev` (no mocks): campaign,
 // resign, fencing tokens, observe, loss by someone else's release/delete, a
 // campaign that aborts with its session, resign-to, leader settings.
 // The loop runs on the test thread; every wait polls with a deadline.
-#include "tenure/election.h"
+#include "client/election.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -23,12 +23,12 @@
 #include <thread>
 #include <vector>
 
+#include "client/session.h"
 #include "net/blocking_http_client.h"
 #include "net/url.h"
-#include "tenure/session.h"
 #include "unit/client/server_process.h"
 
-namespace tenure {
+namespace tenure::client {
 namespace {
 
 using test_support::RunFor;
@@ -350,4 +350,4 @@ TEST_F(ElectionTest, SettingsOnlyFromTheLeaderAtomicAndWatched) {
 }
 
 }  // namespace
-}  // namespace tenure
+}  // namespace tenure::client

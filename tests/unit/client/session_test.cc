@@ -1,8 +1,8 @@
-// tenure::Session against a real `tenure server -dev` (no mocks): create,
+// client::Session against a real `tenure server -dev` (no mocks): create,
 // renewal cadence, lease arithmetic with injected times, loss on 404, destroy;
 // and against a stub server that never answers chosen renewals.
 // The loop runs on the test thread; every wait polls with a deadline.
-#include "tenure/session.h"
+#include "client/session.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -28,7 +28,7 @@
 #include "net/url.h"
 #include "unit/client/server_process.h"
 
-namespace tenure {
+namespace tenure::client {
 namespace {
 
 using test_support::RunFor;
@@ -340,4 +340,4 @@ TEST(SessionRenewTest, UnansweredRenewalsOverlapAtMostThree) {
 }
 
 }  // namespace
-}  // namespace tenure
+}  // namespace tenure::client

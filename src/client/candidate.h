@@ -1,4 +1,4 @@
-// tenure::Candidate: a long-running candidate with Juju's leadership
+// client::Candidate: a long-running candidate with Juju's leadership
 // contract (seed 003, docs/leadership.md "The candidate agent"). It keeps a
 // session alive (a new one when the server drops it), campaigns, and reports
 // three events:
@@ -36,17 +36,17 @@
 #include <optional>
 #include <string>
 
+#include "client/election.h"
+#include "client/session.h"
 #include "common/status.h"
 #include "common/types.h"
 #include "net/http_client.h"
-#include "tenure/election.h"
-#include "tenure/session.h"
 
 namespace boost::asio {
 class io_context;
 }
 
-namespace tenure {
+namespace tenure::client {
 
 struct CandidateOptions {
   net::HttpClientOptions http;
@@ -144,4 +144,4 @@ class Candidate {
   LeaderInfo leader_;
 };
 
-}  // namespace tenure
+}  // namespace tenure::client

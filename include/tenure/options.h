@@ -1,0 +1,71 @@
+// libtenure's options and values: plain structs of standard types. Times are
+// milliseconds (the _ms suffix). Standard C++17 only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tenure {
+
+// Where the servers are, and how long a request may take.
+struct ClientOptions {
+  // "host:port" or "http://host:port", one or more members of a cluster:
+  // requests fail over round-robin across them (transport errors and HTTP
+  // 500 are retried, as Consul's own client does). Empty: $TENURE_HTTP_ADDR,
+  // then $CONSUL_HTTP_ADDR (comma-separated lists allowed), then
+  // 127.0.0.1:8500, as the tenure CLI resolves them.
+  std::vector<std::string> addresses;
+  // Sent as X-Consul-Token. Empty: $TENURE_HTTP_TOKEN, then $CONSUL_HTTP_TOKEN.
+  std::string token;
+  std::int64_t connect_timeout_ms = 5'000;
+  std::int64_t request_timeout_ms = 30'000;  // one call, retries included (not blocking waits)
+};
+
+// A TTL session, renewed by the library (docs/leadership.md).
+struct SessionOptions {
+  std::string name = "tenure";
+  std::int64_t ttl_ms = 15'000;        // T; the server's minimum is 10 s
+  std::int64_t lock_delay_ms = 5'000;  // D: after a loss, the keys it held stay free for D
+  std::string behavior = "release";    // what its loss does to its keys: "release" or "delete"
+  // R: time between renewals; 0 = T/3. A failed renewal is retried every second.
+  std::int64_t renew_interval_ms = 0;
+  // G: Election::IsLeader() is true only while the lease is proven for G
+  // more milliseconds; 0 = T/3. One renewal proves about 0.98 T, which must
+  // cover R + G (Session::Create refuses the options otherwise).
+  std::int64_t guarantee_ms = 0;
+};
+
+// An election: the keys <prefix><name>/leader (the lock, whose value
+// describes the leader) and <prefix><name>/candidates/<candidate> (this
+// candidate's registration).
+struct ElectionOptions {
+  std::string name;       // the election: <prefix><name>/...
+  std::string candidate;  // this candidate's name (candidates/<candidate>); empty = the session id
+  std::string prefix = "service/";
+  std::int64_t lock_retry_ms =
+      500;  // back-off when the key is free but acquire failed (lock-delay)
+  std::int64_t error_retry_ms = 1'000;  // back-off after a transport error or unexpected answer
+  std::int64_t wait_ms = 15'000;        // wait of each blocking query
+};
+
+// One observation of the leader key.
+struct LeaderInfo {
+  bool exists = false;      // the key exists (false after a delete)
+  std::string session;      // holder's session; empty = no leader
+  std::string value;        // the key's value (the leader's description)
+  std::uint64_t fence = 0;  // the holder's fencing token; 0 while unlocked
+  std::uint64_t modify_index = 0;
+  bool has_leader() const { return !session.empty(); }
+  bool operator==(const LeaderInfo& other) const {
+    return exists == other.exists && session == other.session && value == other.value &&
+           fence == other.fence && modify_index == other.modify_index;
+  }
+  bool operator!=(const LeaderInfo& other) const { return !(*this == other); }
+};
+
+// Leader settings: <prefix><name>/settings/<key> -> value.
+using Settings = std::map<std::string, std::string>;
+
+}  // namespace tenure
