@@ -44,7 +44,8 @@ Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions op
 Server::~Server() { *alive_ = false; }
 
 void Server::MakeNode() {
-  node_ = std::make_unique<raft::Node>(io_, store_, options_.raft);
+  node_ = options_.make_consensus ? options_.make_consensus(io_, store_, options_.raft)
+                                  : std::make_unique<raft::Node>(io_, store_, options_.raft);
   node_->set_on_applied([this] { OnApplied(); });
   node_->set_on_leadership([this](bool is_leader) { OnLeadership(is_leader); });
   node_->set_on_broken([this](Status why) { OnRaftBroken(std::move(why)); });
@@ -143,7 +144,7 @@ Server::RaftHealth Server::Health() const {
   return health;
 }
 
-void Server::Propose(state::CommandBody body, raft::Node::ProposeDone done) {
+void Server::Propose(state::CommandBody body, raft::Consensus::ProposeDone done) {
   // No grant to a session whose expiry is under way (etcd issue 11456), nor
   // in a lock-delay window this leader inherited (decision 0010).
   if (std::optional<state::ApplyResult> refused =
