@@ -146,9 +146,14 @@ Server::RaftHealth Server::Health() const {
 
 void Server::Propose(state::CommandBody body, raft::Consensus::ProposeDone done) {
   // No grant to a session whose expiry is under way (etcd issue 11456), nor
-  // in a lock-delay window this leader inherited (decision 0010).
+  // in a lock-delay window this leader inherited (decision 0010) or the
+  // Store holds at the stamp the command would carry.
+  const UnixMs stamp = clock_.NowUnixMs();
+  auto replicated_lock_delay = [this, stamp](std::string_view key) {
+    return store_.LockDelayUntil(key) > stamp;
+  };
   if (std::optional<state::ApplyResult> refused =
-          duties_.RefuseBeforeProposing(body, clock_.NowMonoMs())) {
+          duties_.RefuseBeforeProposing(body, clock_.NowMonoMs(), replicated_lock_delay)) {
     // Never complete inside the caller's stack, as raft never does.
     boost::asio::post(io_, [done = std::move(done), refused = std::move(*refused)]() mutable {
       done(std::move(refused));
@@ -156,7 +161,7 @@ void Server::Propose(state::CommandBody body, raft::Consensus::ProposeDone done)
     return;
   }
   state::Command command;
-  command.now_ms = clock_.NowUnixMs();
+  command.now_ms = stamp;
   // Session lifetimes drive the leader's timers: what the Store reports it
   // applied arms a created session's timer or drops a destroyed one's.
   const bool touches_sessions = TouchesSessions(body);

@@ -84,9 +84,21 @@ http::HttpResponse ApiHarness::Do(const std::string& method, const std::string& 
   request.received_ms = clock_.NowMonoMs();
   auto responder = std::make_shared<CapturingResponder>();
   api_->Handle(std::move(request), responder);
-  if (!RunUntil(
-          io_, [&responder] { return responder->answered; }, deadline_ms)) {
-    return http::HttpResponse::Text(599, "no answer within the harness deadline");
+  // While the request waits with nothing left to run but timers (a parked
+  // blocking query), the clock moves on 1 ms per idle millisecond, so that
+  // its ?wait runs out; nothing else moves it.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadline_ms);
+  while (!responder->answered) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      return http::HttpResponse::Text(599, "no answer within the harness deadline");
+    }
+    const std::size_t ran = io_.poll();
+    if (io_.stopped()) io_.restart();
+    if (ran > 0 || responder->answered) continue;
+    clock_.mono_ms += 1;
+    clock_.unix_ms += 1;
+    io_.run_for(std::chrono::milliseconds(1));
+    if (io_.stopped()) io_.restart();
   }
   return responder->response_;
 }

@@ -35,7 +35,9 @@ class ApiHarness {
   ~ApiHarness();
 
   // Serves one request; fails the test's expectations (returns a 599) if no
-  // answer comes within `deadline_ms` of real time.
+  // answer comes within `deadline_ms` of real time. While a parked blocking
+  // query waits, the clock moves on with real time (see Do), so a short
+  // ?wait runs out.
   http::HttpResponse Do(const std::string& method, const std::string& target,
                         const std::string& body = "",
                         std::vector<std::pair<std::string, std::string>> headers = {},

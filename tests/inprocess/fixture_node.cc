@@ -246,16 +246,23 @@ void FixtureNode::Barrier(std::function<void(Status)> done) {
   impl.PostDrive();
 }
 
-void FixtureNode::TransferLeadership(std::uint64_t, std::function<void(Status)> done) {
-  impl_->Fail(std::move(done), Status::InvalidArgument("no other voter to transfer to"));
+// What raft::Node answers on a sole voter.
+void FixtureNode::TransferLeadership(std::uint64_t id, std::function<void(Status)> done) {
+  impl_->Fail(std::move(done),
+              Status::InvalidArgument(id == 0 ? std::string("no other voter to transfer to")
+                                              : fmt::format("no other voter has id {}", id)));
 }
 
 void FixtureNode::AddVoter(std::uint64_t, const std::string&, std::function<void(Status)> done) {
   impl_->Fail(std::move(done), Status::Unavailable("in-process raft: one server only"));
 }
 
-void FixtureNode::RemoveServer(std::uint64_t, std::function<void(Status)> done) {
-  impl_->Fail(std::move(done), Status::Unavailable("in-process raft: one server only"));
+// A server that is not a member gets raft::Node's answer; removing the one
+// server is not modelled.
+void FixtureNode::RemoveServer(std::uint64_t id, std::function<void(Status)> done) {
+  impl_->Fail(std::move(done),
+              id != 1 ? Status::InvalidArgument(fmt::format("server id {} is not a member", id))
+                      : Status::Unavailable("in-process raft: one server only"));
 }
 
 void FixtureNode::JoinCluster(std::vector<std::string>) {}
