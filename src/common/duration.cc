@@ -59,7 +59,10 @@ Result<DurationNs> ParseGoDuration(std::string_view text) {
     text.remove_prefix(i);
     // Fraction part.
     std::uint64_t fraction = 0;
-    std::uint64_t scale = 1;
+    // A float, as in Go: leading zeros keep scaling it past any integer
+    // ("0.000...0001s" with 20 zeros once wrapped a uint64 to 0, and the
+    // division below with it: found by the text fuzz target).
+    long double scale = 1;
     bool had_fraction = false;
     if (!text.empty() && text[0] == '.') {
       text.remove_prefix(1);
@@ -99,8 +102,9 @@ Result<DurationNs> ParseGoDuration(std::string_view text) {
     std::uint64_t value = whole * unit;
     if (fraction > 0) {
       // fraction/scale * unit, computed in floating point as Go does.
-      long double part = static_cast<long double>(fraction) * static_cast<long double>(unit) /
-                         static_cast<long double>(scale);
+      // fraction < scale, so part < unit: the cast cannot overflow.
+      long double part =
+          static_cast<long double>(fraction) * static_cast<long double>(unit) / scale;
       value += static_cast<std::uint64_t>(part);
       if (value > kMax) return Invalid(original);
     }

@@ -11,15 +11,21 @@ Result<HostPort> ParseHostPort(std::string_view address, bool allow_zero_port) {
   if (colon == std::string_view::npos) return bad("no port");
   std::string_view host = address.substr(0, colon);
   std::string_view port_text = address.substr(colon + 1);
-  if (!host.empty() && host.front() == '[') {
+  const bool bracketed = !host.empty() && host.front() == '[';
+  if (bracketed) {
     if (host.size() < 3 || host.back() != ']') return bad("unbalanced brackets");
     host = host.substr(1, host.size() - 2);
+    if (host.find(':') == std::string_view::npos) return bad("brackets around a name");
   } else if (host.find(':') != std::string_view::npos) {
     return bad("an IPv6 address needs brackets");
   }
   if (host.empty()) return bad("no host");
+  // A DNS name, an IPv4 address, or inside brackets an IPv6 one (with a
+  // %zone): nothing that would change the meaning of a URL built from it.
   for (char c : host) {
-    if (static_cast<unsigned char>(c) <= ' ' || c == '\x7f') return bad("bad host");
+    const bool name_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                           (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+    if (!name_char && !(bracketed && (c == ':' || c == '%'))) return bad("bad host");
   }
   if (port_text.empty() || port_text.size() > 5) return bad("bad port");
   unsigned port = 0;

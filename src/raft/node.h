@@ -21,6 +21,7 @@
 #include "common/limits.h"
 #include "common/status.h"
 #include "common/types.h"
+#include "raft/consensus.h"
 #include "raft/transport.h"
 #include "raft/wire/cluster_key.h"
 #include "state/command.h"
@@ -35,14 +36,6 @@ namespace tenure::raft {
 struct Peer {
   std::uint64_t id = 0;
   std::string address;  // "host:port" of the peer's raft transport
-};
-
-// One server of the raft configuration, as this node sees it.
-struct ServerInfo {
-  std::uint64_t id = 0;
-  std::string address;
-  bool voter = false;   // RAFT_VOTER (else standby or spare)
-  bool leader = false;  // the leader this node knows of
 };
 
 struct NodeOptions {
@@ -76,95 +69,94 @@ struct NodeOptions {
   wire::ClusterKey cluster_key;
 };
 
-class Node {
+class Node final : public Consensus {
  public:
-  using ProposeDone = std::function<void(Result<state::ApplyResult>)>;
-
   Node(boost::asio::io_context& io, state::Store& store, NodeOptions options);
-  ~Node();
+  ~Node() override;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
   // Opens the data dir, bootstraps on first start, restores the latest
   // snapshot and log into the Store, and starts raft.
-  Status Start();
+  Status Start() override;
   // Closes raft (deferred to a fresh loop turn, never from a raft callback),
   // drains libuv and calls done. New proposals are refused at once; those
   // already in flight complete first (committed ones with their result, the
   // rest with kUnavailable). The Node may be destroyed from inside done.
   // Calling it again (or before Start) just calls done.
-  void Stop(std::function<void()> done);
+  void Stop(std::function<void()> done) override;
 
   // Appends `command` to the log; `done` runs on the loop thread once it is
   // applied locally (with the Store's result) or failed: kNotLeader when this
   // node is not the leader, kUnavailable when leadership was lost before the
   // outcome was known or too many proposals are in flight.
-  void Propose(const state::Command& command, ProposeDone done);
+  void Propose(const state::Command& command, ProposeDone done) override;
   // Completes once every entry committed before the call is applied here
   // (a raft barrier). Used for ?consistent reads and on becoming leader.
-  void Barrier(std::function<void(Status)> done);
+  void Barrier(std::function<void(Status)> done) override;
   // Hands leadership to voter `id` (0: the most up-to-date voter) with
   // raft_transfer. `done` gets OK once `id` leads (or, for 0, anyone else
   // does); kInvalidArgument for an id that is not another voter;
   // kNotLeader here; kUnavailable when the transfer timed out (after an
   // election timeout) or one is already under way.
-  void TransferLeadership(std::uint64_t id, std::function<void(Status)> done);
+  void TransferLeadership(std::uint64_t id, std::function<void(Status)> done) override;
   // Adds server `id` at `address` and promotes it to voter once it has
   // caught up (raft_add, raft_assign); RemoveServer takes it out
   // (raft_remove). Leader only; one change at a time (kUnavailable while
   // another runs); kInvalidArgument for an id that is already (or not) a
   // member.
-  void AddVoter(std::uint64_t id, const std::string& address, std::function<void(Status)> done);
-  void RemoveServer(std::uint64_t id, std::function<void(Status)> done);
+  void AddVoter(std::uint64_t id, const std::string& address,
+                std::function<void(Status)> done) override;
+  void RemoveServer(std::uint64_t id, std::function<void(Status)> done) override;
 
   // libraft's own state: true as soon as this node won an election, which
   // may be before on_leadership(true) (that one waits for a barrier).
-  bool IsLeader() const;
-  std::uint64_t id() const;
+  bool IsLeader() const override;
+  std::uint64_t id() const override;
   // "host:port" of the current leader's raft transport, "" when unknown.
-  std::string LeaderAddress() const;
+  std::string LeaderAddress() const override;
   // The current leader's raft id, 0 when unknown.
-  std::uint64_t LeaderId() const;
+  std::uint64_t LeaderId() const override;
   // Raft transport addresses of every voter in the current configuration.
-  std::vector<std::string> PeerAddresses() const;
+  std::vector<std::string> PeerAddresses() const override;
   // The latest configuration this node has (committed or not) and the index
   // of its log entry (0 before any).
-  std::vector<ServerInfo> Configuration() const;
+  std::vector<ServerInfo> Configuration() const override;
   // True if that configuration's only voter is this node: no other server
   // can be elected, so leadership needs no confirmation.
-  bool SoleVoter() const;
-  std::uint64_t ConfigurationIndex() const;
+  bool SoleVoter() const override;
+  std::uint64_t ConfigurationIndex() const override;
   // Milliseconds since this node last heard from a leader; 0 on the leader.
   // An approximation (libraft has no such counter): see node.cc. Counts from
   // Start on a node that has not seen a leader yet.
-  MonoMs LastContactMs() const;
-  std::uint64_t term() const;
+  MonoMs LastContactMs() const override;
+  std::uint64_t term() const override;
 
   // What each authenticated peer said about itself in its latest handshake.
-  std::vector<PeerAdvert> PeerAdverts() const;
-  TransportCounters transport_counters() const;
+  std::vector<PeerAdvert> PeerAdverts() const override;
+  TransportCounters transport_counters() const override;
   // The raft port actually bound (tests that listen on port 0).
   std::uint16_t raft_port() const;
   // libraft's state: "Leader", "Follower", "Candidate", "Unavailable", or
   // "Stopped" when the node is not running.
-  std::string StateName() const;
+  std::string StateName() const override;
 
   // Until this node is a voter of the configuration it has, asks the servers
   // at these raft addresses (or the leader they name) to add it, over the
   // authenticated transport (a join handshake); retries every second, and
   // logs each refusal. Stops on its own once this node votes, or on Stop.
-  void JoinCluster(std::vector<std::string> raft_addresses);
+  void JoinCluster(std::vector<std::string> raft_addresses) override;
 
   // Runs after each batch of applied entries (new data in the Store).
-  void set_on_applied(std::function<void()> callback);
+  void set_on_applied(std::function<void()> callback) override;
   // Runs once when this node's libraft instance stopped working for good:
   // libraft's unavailable state (it keeps answering but never leads or
   // follows again), or a failed write to the log. The owner must Stop this
   // node and start a new one from the data dir (server::Server does).
-  void set_on_broken(std::function<void(Status why)> callback);
+  void set_on_broken(std::function<void(Status why)> callback) override;
   // Runs when this node becomes leader (after a barrier, so the Store has
   // every committed entry) and when it stops being leader.
-  void set_on_leadership(std::function<void(bool is_leader)> callback);
+  void set_on_leadership(std::function<void(bool is_leader)> callback) override;
 
  private:
   struct Impl;

@@ -135,14 +135,18 @@ std::optional<MonoMs> LeaderDuties::NextDeadline() const {
 }
 
 std::optional<state::ApplyResult> LeaderDuties::RefuseBeforeProposing(
-    const state::CommandBody& body, MonoMs now_ms) const {
+    const state::CommandBody& body, MonoMs now_ms,
+    const KeyPredicate& replicated_lock_delay) const {
   state::ApplyResult refused;
   refused.ok = false;
   // The Store's own rule (state/acquire_rule.h) with what the leader knows
   // before proposing: the lock-delay windows it inherited (decision 0010),
   // and sessions whose expiry is under way (etcd issue 11456: no grant to a
   // session that has already expired).
-  auto lock_delayed = [&](std::string_view key) { return lock_delays_.Blocks(key, now_ms); };
+  auto lock_delayed = [&](std::string_view key) {
+    return lock_delays_.Blocks(key, now_ms) ||
+           (replicated_lock_delay && replicated_lock_delay(key));
+  };
   auto expiring = [&](std::string_view id) { return IsExpiring(id); };
   if (const auto* acquire = std::get_if<state::KvAcquire>(&body)) {
     std::optional<state::AcquireRefusal> early =

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -107,15 +108,20 @@ class LeaderDuties {
   // --- Acquires ---------------------------------------------------------
   // Acquires (KV or txn lock) this leader refuses before proposing, with the
   // Store's own answers, checked in the Store's order:
-  //  - a key in an inherited lock-delay window by this leader's clock:
-  //    ok=false with lock_delayed for a KV acquire; for a txn, a rolled-back
-  //    transaction, `failed to lock key "<k>" due to lock delay`;
+  //  - a key in an inherited lock-delay window by this leader's clock, or
+  //    in a replicated one (`replicated_lock_delay`, the Store's windows by
+  //    the stamp the command would carry): ok=false with lock_delayed for a
+  //    KV acquire; for a txn, a rolled-back transaction, `failed to lock key
+  //    "<k>" due to lock delay`. Consul checks lock-delay before even the
+  //    session, so this must come before the missing-session refusal;
   //  - an expiring session: the answer the Store will give once the
   //    SessionDestroy commits, `invalid session "<id>"` as an error for a KV
   //    acquire, a rolled-back transaction naming the op for a txn.
   // nullopt: propose it.
-  std::optional<state::ApplyResult> RefuseBeforeProposing(const state::CommandBody& body,
-                                                          MonoMs now_ms) const;
+  using KeyPredicate = std::function<bool(std::string_view key)>;
+  std::optional<state::ApplyResult> RefuseBeforeProposing(
+      const state::CommandBody& body, MonoMs now_ms,
+      const KeyPredicate& replicated_lock_delay = nullptr) const;
 
   const SessionTimers& timers() const { return timers_; }
   const LockDelayGuard& lock_delays() const { return lock_delays_; }

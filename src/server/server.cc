@@ -44,7 +44,8 @@ Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions op
 Server::~Server() { *alive_ = false; }
 
 void Server::MakeNode() {
-  node_ = std::make_unique<raft::Node>(io_, store_, options_.raft);
+  node_ = options_.make_consensus ? options_.make_consensus(io_, store_, options_.raft)
+                                  : std::make_unique<raft::Node>(io_, store_, options_.raft);
   node_->set_on_applied([this] { OnApplied(); });
   node_->set_on_leadership([this](bool is_leader) { OnLeadership(is_leader); });
   node_->set_on_broken([this](Status why) { OnRaftBroken(std::move(why)); });
@@ -143,11 +144,16 @@ Server::RaftHealth Server::Health() const {
   return health;
 }
 
-void Server::Propose(state::CommandBody body, raft::Node::ProposeDone done) {
+void Server::Propose(state::CommandBody body, raft::Consensus::ProposeDone done) {
   // No grant to a session whose expiry is under way (etcd issue 11456), nor
-  // in a lock-delay window this leader inherited (decision 0010).
+  // in a lock-delay window this leader inherited (decision 0010) or the
+  // Store holds at the stamp the command would carry.
+  const UnixMs stamp = clock_.NowUnixMs();
+  auto replicated_lock_delay = [this, stamp](std::string_view key) {
+    return store_.LockDelayUntil(key) > stamp;
+  };
   if (std::optional<state::ApplyResult> refused =
-          duties_.RefuseBeforeProposing(body, clock_.NowMonoMs())) {
+          duties_.RefuseBeforeProposing(body, clock_.NowMonoMs(), replicated_lock_delay)) {
     // Never complete inside the caller's stack, as raft never does.
     boost::asio::post(io_, [done = std::move(done), refused = std::move(*refused)]() mutable {
       done(std::move(refused));
@@ -155,7 +161,7 @@ void Server::Propose(state::CommandBody body, raft::Node::ProposeDone done) {
     return;
   }
   state::Command command;
-  command.now_ms = clock_.NowUnixMs();
+  command.now_ms = stamp;
   // Session lifetimes drive the leader's timers: what the Store reports it
   // applied arms a created session's timer or drops a destroyed one's.
   const bool touches_sessions = TouchesSessions(body);

@@ -51,6 +51,12 @@ struct ServerOptions {
   // this replica corrupts its value in memory (Store::TEST_Corrupt).
   std::string TEST_diverge_key;
   raft::NodeOptions raft;
+  // What runs raft. Empty: a raft::Node over `raft` (what tenure ships). The
+  // in-process API tests run the same Server on a raft_fixture (no disk, no
+  // sockets); the Server makes a new one after raft breaks, as with Node.
+  using MakeConsensus = std::function<std::unique_ptr<raft::Consensus>(
+      boost::asio::io_context& io, state::Store& store, const raft::NodeOptions& options)>;
+  MakeConsensus make_consensus;
 };
 
 class Server {
@@ -81,7 +87,7 @@ class Server {
   // the loop thread with the apply result or kNotLeader/kUnavailable. An
   // acquire (or txn lock) by a session whose expiry is under way is refused
   // here with `invalid session "<id>"`, as the Store would answer.
-  void Propose(state::CommandBody body, raft::Node::ProposeDone done);
+  void Propose(state::CommandBody body, raft::Consensus::ProposeDone done);
   // Completes when every entry committed before the call is applied here
   // (?consistent reads). Calls that arrive while a barrier is in flight share
   // the next one: never the in-flight one, which may predate them.
@@ -174,7 +180,7 @@ class Server {
   const Clock& clock_;
   ServerOptions options_;
   state::Store store_;
-  std::unique_ptr<raft::Node> node_;
+  std::unique_ptr<raft::Consensus> node_;
   LeaderDuties duties_;
   std::unique_ptr<Waiters> waiters_;
   std::mt19937_64 random_;

@@ -137,14 +137,19 @@ int SimServer::FsmRestore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcep
 
 void SimServer::Propose(state::CommandBody body, ProposeDone done) {
   // As Server::Propose.
-  if (std::optional<state::ApplyResult> refused = duties_.RefuseBeforeProposing(body, NowMono())) {
+  const UnixMs stamp = NowWall();
+  auto replicated_lock_delay = [this, stamp](std::string_view key) {
+    return store_.LockDelayUntil(key) > stamp;
+  };
+  if (std::optional<state::ApplyResult> refused =
+          duties_.RefuseBeforeProposing(body, NowMono(), replicated_lock_delay)) {
     Post([done = std::move(done), refused = std::move(*refused)]() mutable {
       done(std::move(refused));
     });
     return;
   }
   state::Command command;
-  command.now_ms = NowWall();
+  command.now_ms = stamp;
   command.body = std::move(body);
   // As Node::Propose.
   if (!IsRaftLeader()) {

@@ -72,6 +72,17 @@ TEST(ParseGoDurationTest, RejectsASumOfComponentsThatOverflows) {
   EXPECT_FALSE(ParseGoDuration("-9223372036854775808ns9223372036854775808ns").ok());
 }
 
+// Found by the text fuzz target: leading zeros of a fraction scale it by ten
+// each, and past 19 of them an integer scale wrapped to 0 (a division by
+// zero, then undefined behaviour). Go's scale is a float: the tiny fraction
+// just rounds to nothing.
+TEST(ParseGoDurationTest, LongFractionsOfZerosRoundToNothing) {
+  EXPECT_EQ(Ok("0." + std::string(30, '0') + "1s"), 0);
+  EXPECT_EQ(Ok("1." + std::string(400, '0') + "5h"), 3600LL * kNsPerSecond);
+  EXPECT_EQ(Ok("2m.0" + std::string(100, '0') + "35m"), 120LL * kNsPerSecond);
+  EXPECT_EQ(Ok("0.5" + std::string(40, '0') + "s"), kNsPerSecond / 2);
+}
+
 TEST(FormatGoDurationTest, MatchesGoDurationString) {
   EXPECT_EQ(FormatGoDuration(0), "0s");
   EXPECT_EQ(FormatGoDuration(15 * kNsPerSecond), "15s");

@@ -89,6 +89,29 @@ TEST_F(LeaderDutiesTest, ExpiringSessionAcquiresNothing) {
   EXPECT_TRUE(refused->txn.results.empty());
 }
 
+// Consul checks lock-delay before the session: an acquire without a session
+// on a key in a replicated window is the plain `false` of a lock-delay, not
+// "missing session" (found by the in-process transcripts).
+TEST_F(LeaderDutiesTest, ReplicatedLockDelayComesBeforeTheMissingSession) {
+  Lead(0);
+  auto in_window = [](std::string_view key) { return key == "k"; };
+  std::optional<state::ApplyResult> refused =
+      duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, ""}, 0, in_window);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_TRUE(refused->lock_delayed);
+  EXPECT_TRUE(refused->status.ok());
+  refused = duties_.RefuseBeforeProposing(state::KvAcquire{"free", "v", 0, ""}, 0, in_window);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_FALSE(refused->lock_delayed);
+  EXPECT_EQ(refused->status.message(), "missing session");
+  state::Txn txn;
+  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, 0, "a"});
+  refused = duties_.RefuseBeforeProposing(txn, 0, in_window);
+  ASSERT_TRUE(refused.has_value());
+  ASSERT_EQ(refused->txn.errors.size(), 1u);
+  EXPECT_EQ(refused->txn.errors[0].what, "failed to lock key \"k\" due to lock delay");
+}
+
 TEST_F(LeaderDutiesTest, LiveSessionAndOtherCommandsAreNotRefused) {
   Lead(0);
   EXPECT_FALSE(duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, "a"}, 0));

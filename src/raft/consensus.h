@@ -1,0 +1,66 @@
+// Consensus: what a server needs from raft, whatever runs it. raft::Node is
+// the one tenure ships (libraft over libuv, real disk and network); the
+// in-process API tests run the same Server on a raft_fixture behind this
+// interface, with no disk and no sockets (tests/inprocess).
+//
+// The contract is Node's (raft/node.h): every callback runs on the loop
+// thread, never inline from the call that caused it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/types.h"
+#include "raft/transport.h"
+#include "state/command.h"
+#include "state/store.h"
+
+namespace tenure::raft {
+
+// One server of the raft configuration, as this node sees it.
+struct ServerInfo {
+  std::uint64_t id = 0;
+  std::string address;
+  bool voter = false;   // RAFT_VOTER (else standby or spare)
+  bool leader = false;  // the leader this node knows of
+};
+
+class Consensus {
+ public:
+  using ProposeDone = std::function<void(Result<state::ApplyResult>)>;
+
+  virtual ~Consensus() = default;
+
+  virtual Status Start() = 0;
+  virtual void Stop(std::function<void()> done) = 0;
+  virtual void Propose(const state::Command& command, ProposeDone done) = 0;
+  virtual void Barrier(std::function<void(Status)> done) = 0;
+  virtual void TransferLeadership(std::uint64_t id, std::function<void(Status)> done) = 0;
+  virtual void AddVoter(std::uint64_t id, const std::string& address,
+                        std::function<void(Status)> done) = 0;
+  virtual void RemoveServer(std::uint64_t id, std::function<void(Status)> done) = 0;
+  virtual void JoinCluster(std::vector<std::string> raft_addresses) = 0;
+
+  virtual bool IsLeader() const = 0;
+  virtual std::uint64_t id() const = 0;
+  virtual std::string LeaderAddress() const = 0;
+  virtual std::uint64_t LeaderId() const = 0;
+  virtual std::vector<std::string> PeerAddresses() const = 0;
+  virtual std::vector<ServerInfo> Configuration() const = 0;
+  virtual bool SoleVoter() const = 0;
+  virtual std::uint64_t ConfigurationIndex() const = 0;
+  virtual MonoMs LastContactMs() const = 0;
+  virtual std::uint64_t term() const = 0;
+  virtual std::vector<PeerAdvert> PeerAdverts() const = 0;
+  virtual TransportCounters transport_counters() const = 0;
+  virtual std::string StateName() const = 0;
+
+  virtual void set_on_applied(std::function<void()> callback) = 0;
+  virtual void set_on_broken(std::function<void(Status why)> callback) = 0;
+  virtual void set_on_leadership(std::function<void(bool is_leader)> callback) = 0;
+};
+
+}  // namespace tenure::raft

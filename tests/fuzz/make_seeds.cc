@@ -1,0 +1,61 @@
+// Writes the binary seeds of the command and snapshot fuzz targets from the
+// random histories the state tests use (unit/state/random_commands.h): raft
+// entries of every command kind, and snapshots of the stores they build.
+// Usage: fuzz_make_seeds CORPUS_DIR   (writes CORPUS_DIR/{command,snapshot}/)
+// scripts/fuzz -seeds runs it; its output is committed in tests/fuzz/corpus.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "raft/entry_codec.h"
+#include "state/store.h"
+#include "unit/state/random_commands.h"
+
+namespace {
+
+void Write(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: fuzz_make_seeds CORPUS_DIR\n");
+    return 2;
+  }
+  const std::filesystem::path root(argv[1]);
+  std::filesystem::create_directories(root / "command");
+  std::filesystem::create_directories(root / "snapshot");
+  int entries = 0;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    tenure::state::testutil::CommandGenerator generator(seed);
+    tenure::state::testutil::ModelStore model;
+    tenure::state::Store store;
+    tenure::LogIndex index = 0;
+    for (int step = 0; step < 60; ++step) {
+      const tenure::state::Command command = generator.Next(model);
+      ++index;
+      (void)store.Apply(command, index);
+      (void)model.Apply(command, index);
+      if (step % 4 == 0) {
+        std::string entry;
+        tenure::raft::EncodeEntry(command, &entry);
+        Write(root / "command" / ("seed" + std::to_string(seed) + "-" + std::to_string(step)),
+              entry);
+        ++entries;
+      }
+    }
+    // The snapshot target's first byte: 1 = "append the checksum for me".
+    std::string snapshot;
+    store.EncodeSnapshot(&snapshot);
+    Write(root / "snapshot" / ("seed" + std::to_string(seed) + "-whole"),
+          std::string(1, 0) + snapshot);
+    snapshot.resize(snapshot.size() - 4);
+    Write(root / "snapshot" / ("seed" + std::to_string(seed) + "-body"),
+          std::string(1, 1) + snapshot);
+  }
+  std::printf("wrote %d command seeds and 16 snapshot seeds under %s\n", entries, argv[1]);
+  return 0;
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""Writes the seeds of the http_request, text and raft_wire fuzz targets:
+requests of every endpoint and the bodies, durations, ids and addresses the
+tests send, and raft handshakes and messages built by tests/lib/raft_wire.py
+(as test_raft_strangers sends them). Binary seeds of the command and snapshot
+targets come from fuzz_make_seeds (make_seeds.cc). scripts/fuzz -seeds runs
+both; the output is committed in tests/fuzz/corpus.
+
+Usage: make_seeds.py CORPUS_DIR
+"""
+import hashlib
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import raft_wire  # noqa: E402
+
+SESSION = "4ca8e74b-6350-7587-addf-a18084928f3c"
+SESSION_BODY = ('{"Name": "dbservice", "TTL": "15s", "LockDelay": "15s", "Behavior": "release",'
+                ' "Checks": [], "NodeChecks": ["serfHealth"]}')
+PATRONI_BODY = '{"LockDelay": 0.001, "Behavior": "delete", "TTL": "30s", "checks": []}'
+TXN_BODY = ('[{"KV": {"Verb": "lock", "Key": "svc/leader", "Value": "YWxwaGE=", "Session": "'
+            + SESSION + '"}}, {"KV": {"Verb": "check-index", "Key": "a", "Index": 7}},'
+            ' {"KV": {"Verb": "get-tree", "Key": "a/"}}, {"KV": {"Verb": "check-fence",'
+            ' "Key": "svc/leader", "Index": 3}}, {"KV": {"Verb": "bogus"}}]')
+
+
+def request(method, target, body="", headers=()):
+    lines = [f"{method} {target} HTTP/1.1", "Host: 127.0.0.1:8500"]
+    lines += list(headers)
+    if body:
+        lines.append(f"Content-Length: {len(body.encode())}")
+    return ("\r\n".join(lines) + "\r\n\r\n" + body).encode()
+
+
+def chunked(method, target, body):
+    head = f"{method} {target} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    half = len(body) // 2
+    parts = [body[:half], body[half:]]
+    chunks = "".join(f"{len(p):x}\r\n{p}\r\n" for p in parts if p)
+    return (head + chunks + "0\r\n\r\n").encode()
+
+
+HTTP = [
+    request("GET", "/v1/kv/service/dbservice/leader"),
+    request("GET", "/v1/kv/a%20b/c?recurse&keys&separator=/&index=7&wait=10s&stale"),
+    request("GET", "/v1/kv/a?consistent&pretty&dc=dc1"),
+    request("PUT", "/v1/kv/service/dbservice/leader?acquire=" + SESSION, '{"Node": "alpha"}'),
+    request("PUT", "/v1/kv/svc/leader?release=" + SESSION + "&flags=42", "x"),
+    request("PUT", "/v1/kv/a?cas=0", "value"),
+    request("PUT", "/v1/kv/a?fence=3&acquire=" + SESSION, "v"),
+    request("DELETE", "/v1/kv/a/?recurse"),
+    request("DELETE", "/v1/kv/a?cas=9"),
+    request("PUT", "/v1/txn", TXN_BODY),
+    request("PUT", "/v1/session/create", SESSION_BODY),
+    request("PUT", "/v1/session/create", PATRONI_BODY),
+    request("PUT", "/v1/session/destroy/" + SESSION),
+    request("PUT", "/v1/session/renew/" + SESSION),
+    request("GET", "/v1/session/info/" + SESSION + "?index=12&wait=1m"),
+    request("GET", "/v1/session/node/n1"),
+    request("GET", "/v1/session/list"),
+    request("GET", "/v1/status/leader"),
+    request("GET", "/v1/status/peers"),
+    request("GET", "/v1/agent/self"),
+    request("GET", "/v1/operator/raft/configuration"),
+    request("POST", "/v1/operator/raft/transfer-leader?id=2", headers=["X-Consul-Token: secret"]),
+    request("DELETE", "/v1/operator/raft/peer?id=3"),
+    request("PUT", "/v1/session/create", SESSION_BODY, headers=["Expect: 100-continue"]),
+    chunked("PUT", "/v1/kv/chunked", "a chunked body"),
+    chunked("PUT", "/v1/txn", TXN_BODY),
+    b"GET /v1/kv/a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+    b"HEAD /v1/kv/a HTTP/1.1\r\n\r\n",
+    b"GET http://127.0.0.1:8500/v1/status/leader HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"OPTIONS * HTTP/1.1\r\n\r\n",
+    b"GET /v1/kv/%zz HTTP/1.1\r\n\r\n",
+    request("GET", "/v1/status/leader") + request("GET", "/v1/kv/a") + request("PUT", "/v1/kv/b", "2"),
+]
+
+TEXT = [
+    (0, "15s"), (0, "1h2m3.5s"), (0, "-1.5ms"), (0, "300ms"), (0, "2562047h47m16.854775807s"),
+    (0, "1.5µs"), (0, "0"), (0, "10us"), (0, ".5s"),
+    (1, "18446744073709551615"), (1, "0"), (1, "042"), (1, "-1"),
+    (2, "a=1&b&c=%20&d=%2F+x"), (2, "recurse&keys&separator=%2f"), (0x82, "a+b%41"),
+    (3, "YWxwaGE="), (3, "Zm9vYmFy"), (3, ""),
+    (4, "127.0.0.1:8300"), (4, "[::1]:8500"), (4, "node1.example:65535"), (0x84, "localhost:0"),
+    (5, SESSION_BODY), (5, PATRONI_BODY), (5, '{"LockDelay": 15, "ServiceChecks": [{"ID": "x"}]}'),
+    (5, ""), (5, "null"),
+    (6, TXN_BODY), (6, "[]"), (6, '[{"KV": {"Verb": "set", "Key": "a", "Flags": 3}}]'),
+    (7, SESSION), (7, "not-a-uuid"),
+]
+
+
+def raft_wire_seeds():
+    hello = raft_wire.hello_bytes(2, "127.0.0.1:8301", "n2", "127.0.0.1:8501",
+                                  nonce=bytes(32))
+    keyed = raft_wire.hello_bytes(2, "127.0.0.1:8301", "n2", "127.0.0.1:8501", keyed=True,
+                                  nonce=bytes(32))
+    join = raft_wire.hello_bytes(2, "127.0.0.1:8301", "n2", "", purpose=raft_wire.PURPOSE_JOIN,
+                                 nonce=bytes(32))
+    conf = raft_wire.configuration([(1, "127.0.0.1:8300", 1), (2, "127.0.0.1:8301", 1)])
+    entry = raft_wire.kv_set_entry("a", "v", now_ms=1700000000000)
+    messages = (raft_wire.append_entries(entries=[(raft_wire.ENTRY_COMMAND, entry)])
+                + raft_wire.request_vote(2, 2, pre_vote=True)
+                + raft_wire.append_entries(term=2, prev_index=1, prev_term=1, commit=1,
+                                           entries=[(raft_wire.ENTRY_BARRIER, bytes(8))]))
+    snapshot = raft_wire.install_snapshot_header(16, conf) + bytes(16)
+    return [
+        bytes([0, 255]) + hello, bytes([0, 7]) + hello + messages,
+        bytes([1, 255]) + keyed, bytes([0, 255]) + join,
+        bytes([2, 255]) + hello,
+        bytes([3, 255]) + bytes([0]) + (0).to_bytes(8, "little") + b"\x00\x00\x00\x00",
+        bytes([4, 255]) + conf,
+        bytes([5, 255]) + messages, bytes([5, 3]) + messages, bytes([5, 255]) + snapshot,
+    ]
+
+
+def write(directory, inputs):
+    os.makedirs(directory, exist_ok=True)
+    for data in inputs:
+        name = hashlib.sha1(data).hexdigest()  # libFuzzer's naming
+        with open(os.path.join(directory, name), "wb") as f:
+            f.write(data)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: make_seeds.py CORPUS_DIR")
+    root = sys.argv[1]
+    write(os.path.join(root, "http_request"),
+          [bytes([255]) + r for r in HTTP] + [bytes([6]) + r for r in HTTP[:8]])
+    write(os.path.join(root, "text"), [bytes([sel]) + t.encode() for sel, t in TEXT])
+    write(os.path.join(root, "raft_wire"), raft_wire_seeds())
+    print(f"wrote http_request, text and raft_wire seeds under {root}")
+
+
+if __name__ == "__main__":
+    main()
