@@ -11,9 +11,9 @@ MonoMs RealClock::NowMonoMs() const {
 }
 
 UnixMs RealClock::NowUnixMs() const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return UnixMs(std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count());
 }
 
 }  // namespace tenure

@@ -5,7 +5,7 @@ namespace tenure::server {
 void LockDelayGuard::OnBecameLeader(const state::Store& store, MonoMs now_mono_ms) {
   until_.clear();
   for (const auto& [key, end_ms] : store.lock_delays()) {
-    UnixMs remaining_ms = end_ms - store.now_ms();
+    const DurationMs remaining_ms = end_ms - store.now_ms();  // on the leader's own clock next
     if (remaining_ms > 0) until_.emplace(key, now_mono_ms + remaining_ms);
   }
 }

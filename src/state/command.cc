@@ -169,7 +169,7 @@ void EncodeCommand(const Command& command, std::string* out) {
         Fields(writer, body);
       },
       command.body);
-  w.PutSignedVarint(command.now_ms);
+  w.PutSignedVarint(command.now_ms.ms());
 }
 
 Result<Command> DecodeCommand(std::string_view bytes) {
@@ -224,7 +224,7 @@ Result<Command> DecodeCommand(std::string_view bytes) {
     default:
       return Status::Corruption("command: unknown type " + std::to_string(static_cast<int>(tag)));
   }
-  command.now_ms = r.GetSignedVarint();
+  command.now_ms = UnixMs(r.GetSignedVarint());
   if (r.failed()) return Status::Corruption("command: truncated or malformed entry");
   if (!r.done()) return Status::Corruption("command: trailing bytes after entry");
   return command;

@@ -123,7 +123,7 @@ using CommandBody =
                  SessionDestroy, Txn, ReapTombstones, SetMember, RemoveMember, Checkpoint>;
 
 struct Command {
-  UnixMs now_ms = 0;  // the proposing leader's wall clock
+  UnixMs now_ms;  // the proposing leader's wall clock
   CommandBody body;
   bool operator==(const Command&) const = default;
 };

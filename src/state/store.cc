@@ -208,7 +208,7 @@ const std::set<std::string>* Store::HeldKeys(std::string_view session_id) const 
 
 UnixMs Store::LockDelayUntil(std::string_view key) const {
   auto it = lock_delays_.find(key);
-  if (it == lock_delays_.end() || it->second <= now_ms_) return 0;
+  if (it == lock_delays_.end() || it->second <= now_ms_) return UnixMs();
   return it->second;
 }
 

@@ -200,7 +200,7 @@ class Store {
   LogIndex sessions_index_ = 0;
   LogIndex reaped_index_ = 0;  // highest tombstone index reaped so far (<= kv_index_)
   LogIndex applied_index_ = 0;
-  UnixMs now_ms_ = 0;
+  UnixMs now_ms_;
   Changes changes_;
   CheckpointRecord checkpoint_;
   std::string divergence_;

@@ -44,7 +44,7 @@ void Store::ApplySessionDestroy(const SessionDestroy& c, LogIndex index, ApplyRe
   // survives a change of leader (docs/decisions/0001-lock-delay-in-replicated-state.md).
   DurationNs delay_ns = std::min(session.lock_delay_ns, limits::kLockDelayMaxNs);
   // Round up so the window is never shorter than asked.
-  UnixMs delay_ms = delay_ns > 0 ? (delay_ns + kNsPerMs - 1) / kNsPerMs : 0;
+  DurationMs delay_ms = delay_ns > 0 ? (delay_ns + kNsPerMs - 1) / kNsPerMs : 0;
 
   auto held = held_.find(c.id);
   if (held != held_.end()) {

@@ -77,7 +77,7 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   w.PutVarint(kv_index_);
   w.PutVarint(sessions_index_);
   w.PutVarint(reaped_index_);
-  w.PutSignedVarint(now_ms_);
+  w.PutSignedVarint(now_ms_.ms());
   w.PutVarint(kv_.size());
   for (const auto& [key, entry] : kv_) EncodeKvEntry(entry, w);
   w.PutVarint(tombstones_.size());
@@ -90,7 +90,7 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   w.PutVarint(lock_delays_.size());
   for (const auto& [key, until] : lock_delays_) {
     w.PutBytes(key);
-    w.PutSignedVarint(until);
+    w.PutSignedVarint(until.ms());
   }
   w.PutVarint(members_.size());
   for (const auto& [id, member] : members_) {
@@ -114,7 +114,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
   store.kv_index_ = r.GetVarint();
   store.sessions_index_ = r.GetVarint();
   store.reaped_index_ = r.GetVarint();
-  store.now_ms_ = r.GetSignedVarint();
+  store.now_ms_ = UnixMs(r.GetSignedVarint());
 
   auto count = [&r]() {
     std::uint64_t n = r.GetVarint();
@@ -138,7 +138,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
   }
   for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
     std::string key = r.GetString();
-    UnixMs until = r.GetSignedVarint();
+    UnixMs until(r.GetSignedVarint());
     store.lock_delays_.emplace(std::move(key), until);
   }
   for (std::uint64_t n = version >= 2 ? count() : 0; n > 0 && !r.failed(); --n) {

@@ -96,7 +96,7 @@ http::HttpResponse ApiHarness::Do(const std::string& method, const std::string& 
     if (io_.stopped()) io_.restart();
     if (ran > 0 || responder->answered) continue;
     clock_.mono_ms += 1;
-    clock_.unix_ms += 1;
+    clock_.unix_ms = clock_.unix_ms + 1;
     io_.run_for(std::chrono::milliseconds(1));
     if (io_.stopped()) io_.restart();
   }

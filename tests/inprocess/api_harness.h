@@ -23,7 +23,7 @@ class ManualClock final : public Clock {
   MonoMs NowMonoMs() const override { return mono_ms; }
   UnixMs NowUnixMs() const override { return unix_ms; }
   MonoMs mono_ms = 1'000'000;
-  UnixMs unix_ms = 1'700'000'000'000;
+  UnixMs unix_ms = UnixMs(1'700'000'000'000);
 };
 
 class ApiHarness {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "raft/cluster_fixture.h"
+#include "unit/common/unix_ms_printer.h"
 
 namespace tenure::sim {
 namespace {
@@ -137,7 +138,7 @@ TEST_F(ClusterFailoverTest, LockDelayOfAnInvalidatedHolderBlocksAcquiresOnTheNew
 // rates here, so the bound is exact too.
 TEST_F(ClusterFailoverTest, LockDelaySurvivesASuccessorWhoseWallClockRunsAhead) {
   constexpr MonoMs kLockDelayMs = 8'000;
-  constexpr UnixMs kAheadMs = 5'000;
+  constexpr DurationMs kAheadMs = 5'000;
   ClusterOptions options;
   options.clocks = {SimClock(0, 0, 10), SimClock(0, 0, 20), SimClock(0, 0, 30)};
   unsigned old_leader = StartCluster(std::move(options));
@@ -184,7 +185,7 @@ TEST_F(ClusterFailoverTest, ExpiredHoldersLockIsReleasedWithItsLockDelayAfterFai
   const state::KvEntry* entry = server(*leader).store().FindKv("lock/b");
   ASSERT_NE(entry, nullptr);
   EXPECT_TRUE(entry->session.empty());
-  EXPECT_GT(server(*leader).store().LockDelayUntil("lock/b"), 0);
+  EXPECT_GT(server(*leader).store().LockDelayUntil("lock/b"), UnixMs(0));
   ExpectConverged(*leader);
 }
 

@@ -10,7 +10,7 @@
 namespace tenure::sim {
 namespace {
 
-MonoMs CeilMs(DurationNs ns) { return (ns + kNsPerMs - 1) / kNsPerMs; }
+DurationMs CeilMs(DurationNs ns) { return (ns + kNsPerMs - 1) / kNsPerMs; }
 
 std::string EncodedKey(const state::Command& command) {
   std::string bytes;
@@ -48,7 +48,7 @@ MonoMs Checkers::RealMsAtLeast(MonoMs ttl_ms) const {
   return ttl_ms * 1'000'000 / (1'000'000 + options_.drift_ppm_max) - 1;
 }
 
-void Checkers::OnWallOffset(UnixMs offset_ms) {
+void Checkers::OnWallOffset(DurationMs offset_ms) {
   wall_offset_min_ = std::min(wall_offset_min_, offset_ms);
   wall_offset_max_ = std::max(wall_offset_max_, offset_ms);
 }

@@ -68,7 +68,7 @@ class Checkers {
   void OnExpiryDecided(unsigned node, std::uint64_t term, const std::string& session_id,
                        MonoMs mono, RealMs now);
   void OnProposed(unsigned node, std::uint64_t term, const state::Command& command, RealMs now);
-  void OnWallOffset(UnixMs offset_ms);
+  void OnWallOffset(DurationMs offset_ms);
 
   // --- Replicas (every FSM apply) -----------------------------------------
   // What a SessionDestroy found before it applied.
@@ -129,7 +129,7 @@ class Checkers {
                     const std::optional<Invalidated>& invalidated, RealMs now);
   const std::vector<Proposal>* ProposalsOf(const state::Command& command) const;
   MonoMs RealMsAtLeast(MonoMs ttl_ms) const;
-  MonoMs clock_spread_ms() const { return wall_offset_max_ - wall_offset_min_; }
+  DurationMs clock_spread_ms() const { return wall_offset_max_ - wall_offset_min_; }
 
   CheckerOptions options_;
   History* history_;
@@ -142,8 +142,8 @@ class Checkers {
   std::map<std::string, std::vector<Proposal>> proposals_;  // by encoded command
   // key -> (proposal time of the invalidation + delay, the invalidating index)
   std::map<std::string, std::pair<RealMs, LogIndex>> lock_delay_until_;
-  UnixMs wall_offset_min_ = 0;
-  UnixMs wall_offset_max_ = 0;
+  DurationMs wall_offset_min_ = 0;  // of the wall clocks from real time
+  DurationMs wall_offset_max_ = 0;
   std::uint64_t expiries_committed_ = 0;
   std::uint64_t grants_ = 0;
   std::uint64_t lock_delay_checks_ = 0;

@@ -234,7 +234,7 @@ void Nemesis::StartInstant() {
       break;
     }
     case 1: {
-      UnixMs offset = rng_.Uniform(-options_.wall_offset_max_ms, options_.wall_offset_max_ms);
+      DurationMs offset = rng_.Uniform(-options_.wall_offset_max_ms, options_.wall_offset_max_ms);
       server.clock().SetWallOffset(offset);
       cluster_->checkers().OnWallOffset(offset);
       history.Add(now, fmt::format("nemesis: n{} wall clock stepped to offset {} ms", i, offset));

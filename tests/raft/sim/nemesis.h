@@ -38,7 +38,7 @@ struct NemesisOptions {
   RealMs fault_max_ms = 15'000;
   // Clock bounds: wall offsets within +-wall_offset_max_ms, monotonic rate
   // errors within +-drift_ppm_max (what the checkers assume).
-  UnixMs wall_offset_max_ms = 500;
+  DurationMs wall_offset_max_ms = 500;
   std::int64_t drift_ppm_max = 1'000;
 };
 

@@ -22,10 +22,10 @@ using RealMs = std::int64_t;  // raft_fixture time: the simulation's true time
 class SimClock {
  public:
   // Unix ms at simulated time 0 (2023-11-14): realistic stamps.
-  static constexpr UnixMs kEpochUnixMs = 1'700'000'000'000;
+  static constexpr UnixMs kEpochUnixMs = UnixMs(1'700'000'000'000);
 
   SimClock() = default;
-  SimClock(UnixMs wall_offset_ms, std::int64_t drift_ppm, MonoMs mono_base_ms)
+  SimClock(DurationMs wall_offset_ms, std::int64_t drift_ppm, MonoMs mono_base_ms)
       : wall_offset_ms_(wall_offset_ms), drift_ppm_(drift_ppm), mono_anchor_ms_(mono_base_ms) {}
 
   UnixMs Wall(RealMs real_ms) const { return kEpochUnixMs + real_ms + wall_offset_ms_; }
@@ -41,13 +41,13 @@ class SimClock {
     drift_ppm_ = drift_ppm;
   }
   // An NTP step of the wall clock; the monotonic clock does not move.
-  void SetWallOffset(UnixMs offset_ms) { wall_offset_ms_ = offset_ms; }
+  void SetWallOffset(DurationMs offset_ms) { wall_offset_ms_ = offset_ms; }
 
-  UnixMs wall_offset_ms() const { return wall_offset_ms_; }
+  DurationMs wall_offset_ms() const { return wall_offset_ms_; }
   std::int64_t drift_ppm() const { return drift_ppm_; }
 
  private:
-  UnixMs wall_offset_ms_ = 0;
+  DurationMs wall_offset_ms_ = 0;  // wall minus real time
   std::int64_t drift_ppm_ = 0;
   MonoMs mono_anchor_ms_ = 0;
   RealMs real_anchor_ms_ = 0;

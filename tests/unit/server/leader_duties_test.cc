@@ -192,16 +192,18 @@ TEST(SessionChangeTest, TimersFollowWhatTheStoreApplied) {
   EXPECT_TRUE(TouchesSessions(state::SessionDestroy{"d"}));
 
   state::Store store;
-  state::ApplyResult created = store.Apply({1, state::SessionCreate{TtlSession("c", 7)}}, 1);
+  state::ApplyResult created =
+      store.Apply({UnixMs(1), state::SessionCreate{TtlSession("c", 7)}}, 1);
   SessionChange change = SessionChangeOf(created);
   EXPECT_EQ(change.created_id, "c");
   EXPECT_EQ(change.created_ttl_ns, 7);
   // A create the Store refused (the id exists) arms nothing.
-  state::ApplyResult again = store.Apply({2, state::SessionCreate{TtlSession("c", 7)}}, 2);
+  state::ApplyResult again = store.Apply({UnixMs(2), state::SessionCreate{TtlSession("c", 7)}}, 2);
   EXPECT_FALSE(again.status.ok());
   EXPECT_TRUE(SessionChangeOf(again).empty());
-  EXPECT_EQ(SessionChangeOf(store.Apply({3, state::SessionDestroy{"c"}}, 3)).destroyed_id, "c");
-  EXPECT_TRUE(SessionChangeOf(store.Apply({4, state::KvSet{"k", "v", 0}}, 4)).empty());
+  EXPECT_EQ(SessionChangeOf(store.Apply({UnixMs(3), state::SessionDestroy{"c"}}, 3)).destroyed_id,
+            "c");
+  EXPECT_TRUE(SessionChangeOf(store.Apply({UnixMs(4), state::KvSet{"k", "v", 0}}, 4)).empty());
 }
 
 }  // namespace

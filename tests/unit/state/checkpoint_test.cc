@@ -23,13 +23,13 @@ void Checkpoint(Store& leader, std::initializer_list<Store*> replicas, LogIndex 
 TEST(StoreCheckpointTest, EqualReplicasNeverReportAndRecordTheirDigest) {
   Store a, b;
   for (Store* s : {&a, &b}) {
-    (void)s->Apply({1, KvSet{"k", "v", 0}}, 1);
+    (void)s->Apply({UnixMs(1), KvSet{"k", "v", 0}}, 1);
   }
   Checkpoint(a, {&a, &b}, 2);
   EXPECT_EQ(a.checkpoint().index, 2u);
   EXPECT_EQ(a.checkpoint().digest, b.checkpoint().digest);
   EXPECT_NE(a.checkpoint().digest, 0u);
-  for (Store* s : {&a, &b}) (void)s->Apply({3, KvSet{"k", "w", 0}}, 3);
+  for (Store* s : {&a, &b}) (void)s->Apply({UnixMs(3), KvSet{"k", "w", 0}}, 3);
   Checkpoint(a, {&a, &b}, 4);
   EXPECT_EQ(a.divergence(), "");
   EXPECT_EQ(b.divergence(), "");
@@ -41,9 +41,9 @@ TEST(StoreCheckpointTest, EqualReplicasNeverReportAndRecordTheirDigest) {
 
 TEST(StoreCheckpointTest, AReplicaWhoseStateDifferedReportsItAtTheNextCheckpoint) {
   Store leader, follower;
-  (void)leader.Apply({1, KvSet{"k", "v", 0}}, 1);
-  (void)follower.Apply({1, KvSet{"k", "x", 0}}, 1);  // the same entry applied differently
-  Checkpoint(leader, {&leader, &follower}, 2);       // records, nothing to compare yet
+  (void)leader.Apply({UnixMs(1), KvSet{"k", "v", 0}}, 1);
+  (void)follower.Apply({UnixMs(1), KvSet{"k", "x", 0}}, 1);  // the same entry applied differently
+  Checkpoint(leader, {&leader, &follower}, 2);               // records, nothing to compare yet
   EXPECT_EQ(follower.divergence(), "");
   Checkpoint(leader, {&leader, &follower}, 3);
   EXPECT_EQ(leader.divergence(), "");
@@ -60,7 +60,7 @@ TEST(StoreCheckpointTest, AReplicaWhoseStateDifferedReportsItAtTheNextCheckpoint
 
 TEST(StoreCheckpointTest, NothingIsComparedWithoutARecordOfThatIndex) {
   Store leader;
-  (void)leader.Apply({1, KvSet{"k", "v", 0}}, 1);
+  (void)leader.Apply({UnixMs(1), KvSet{"k", "v", 0}}, 1);
   Checkpoint(leader, {&leader}, 2);
   // A replica restored from a snapshot taken after the checkpoint never
   // recorded it: it compares nothing until it has a record of its own.
@@ -70,11 +70,11 @@ TEST(StoreCheckpointTest, NothingIsComparedWithoutARecordOfThatIndex) {
   ASSERT_TRUE(restored.ok());
   EXPECT_EQ(restored->checkpoint().index, 0u);
   EXPECT_EQ(restored->Digest(), leader.Digest());  // the record is not state
-  (void)restored->Apply({3, state::Checkpoint{2, 12345}}, 3);
+  (void)restored->Apply({UnixMs(3), state::Checkpoint{2, 12345}}, 3);
   EXPECT_EQ(restored->divergence(), "");
   // Nor is a checkpoint that names another index than the replica's last
   // record (here 3).
-  (void)restored->Apply({4, state::Checkpoint{2, 999}}, 4);
+  (void)restored->Apply({UnixMs(4), state::Checkpoint{2, 999}}, 4);
   EXPECT_EQ(restored->divergence(), "");
 }
 

@@ -149,7 +149,7 @@ class RandomContents {
 
   Command RandomCommand() {
     Command c;
-    c.now_ms = I64();
+    c.now_ms = UnixMs(I64());
     c.body = Body(rng_() % kBodyKinds);
     return c;
   }
@@ -171,7 +171,7 @@ TEST(CommandCodecTest, EveryKindRoundTripsWithRandomContents) {
   for (std::size_t kind = 0; kind < kBodyKinds; ++kind) {
     for (int i = 0; i < 300; ++i) {
       Command c;
-      c.now_ms = gen.I64();
+      c.now_ms = UnixMs(gen.I64());
       c.body = gen.Body(kind);
       const std::string bytes = Encode(c);
       Result<Command> decoded = DecodeCommand(bytes);
@@ -195,23 +195,23 @@ TEST(CommandCodecTest, ExtremeValuesRoundTrip) {
                                        std::string(1000, '\xff'), kMaxU64, kMaxU64, "s"));
   }
   const std::vector<Command> commands = {
-      {kMaxI64, KvSet{"", "", kMaxU64}},
-      {kMinI64, KvSet{std::string("\0", 1), std::string("\0\0", 2), 0}},
-      {0, KvSet{"k", std::string(512 * 1024, 'x'), testutil::kSemaphoreFlagValue}},
-      {-1, KvCas{"k", "v", kMaxU64, kMaxU64}},
-      {1, KvAcquire{"k", "", testutil::kLockFlagValue, testutil::SessionId(1)}},
-      {1, KvRelease{"k", "", 0, ""}},
-      {1, KvDelete{"k", true, 0}},
-      {1, KvDelete{"k", false, kMaxU64}},
-      {1, KvDeleteTree{""}},
-      {1, SessionCreate{s}},
-      {1, SessionDestroy{"", DestroyReason::kExpired}},
-      {1, Txn{}},
-      {1, txn},
-      {1, ReapTombstones{kMaxU64}},
-      {1, SetMember{{kMaxU64, "", std::string("\0", 1), std::string(300, 'a'), 0}}},
-      {1, RemoveMember{kMaxU64}},
-      {1, Checkpoint{kMaxU64, kMaxU64}},
+      {UnixMs(kMaxI64), KvSet{"", "", kMaxU64}},
+      {UnixMs(kMinI64), KvSet{std::string("\0", 1), std::string("\0\0", 2), 0}},
+      {UnixMs(0), KvSet{"k", std::string(512 * 1024, 'x'), testutil::kSemaphoreFlagValue}},
+      {UnixMs(-1), KvCas{"k", "v", kMaxU64, kMaxU64}},
+      {UnixMs(1), KvAcquire{"k", "", testutil::kLockFlagValue, testutil::SessionId(1)}},
+      {UnixMs(1), KvRelease{"k", "", 0, ""}},
+      {UnixMs(1), KvDelete{"k", true, 0}},
+      {UnixMs(1), KvDelete{"k", false, kMaxU64}},
+      {UnixMs(1), KvDeleteTree{""}},
+      {UnixMs(1), SessionCreate{s}},
+      {UnixMs(1), SessionDestroy{"", DestroyReason::kExpired}},
+      {UnixMs(1), Txn{}},
+      {UnixMs(1), txn},
+      {UnixMs(1), ReapTombstones{kMaxU64}},
+      {UnixMs(1), SetMember{{kMaxU64, "", std::string("\0", 1), std::string(300, 'a'), 0}}},
+      {UnixMs(1), RemoveMember{kMaxU64}},
+      {UnixMs(1), Checkpoint{kMaxU64, kMaxU64}},
   };
   for (const Command& c : commands) {
     Result<Command> decoded = DecodeCommand(Encode(c));
@@ -221,7 +221,7 @@ TEST(CommandCodecTest, ExtremeValuesRoundTrip) {
 }
 
 TEST(CommandCodecTest, EncodingAppendsToTheOutput) {
-  Command c{5, KvSet{"k", "v", 1}};
+  Command c{UnixMs(5), KvSet{"k", "v", 1}};
   std::string out = "already here";
   EncodeCommand(c, &out);
   ASSERT_EQ(out.rfind("already here", 0), 0u);
@@ -232,18 +232,18 @@ TEST(CommandCodecTest, EncodingAppendsToTheOutput) {
 
 TEST(CommandCodecTest, DifferentCommandsEncodeDifferently) {
   const std::vector<Command> commands = {
-      {1, KvSet{"ab", "c", 0}},
-      {1, KvSet{"a", "bc", 0}},
-      {1, KvCas{"ab", "c", 0, 0}},
-      {1, KvAcquire{"ab", "c", 0, ""}},
-      {1, KvRelease{"ab", "c", 0, ""}},
-      {2, KvSet{"ab", "c", 0}},
-      {1, KvDelete{"ab", false, 0}},
-      {1, KvDelete{"ab", true, 0}},
-      {1, KvDeleteTree{"ab"}},
-      {1, ReapTombstones{0}},
-      {1, SessionDestroy{"ab", DestroyReason::kDestroyed}},
-      {1, SessionDestroy{"ab", DestroyReason::kExpired}},
+      {UnixMs(1), KvSet{"ab", "c", 0}},
+      {UnixMs(1), KvSet{"a", "bc", 0}},
+      {UnixMs(1), KvCas{"ab", "c", 0, 0}},
+      {UnixMs(1), KvAcquire{"ab", "c", 0, ""}},
+      {UnixMs(1), KvRelease{"ab", "c", 0, ""}},
+      {UnixMs(2), KvSet{"ab", "c", 0}},
+      {UnixMs(1), KvDelete{"ab", false, 0}},
+      {UnixMs(1), KvDelete{"ab", true, 0}},
+      {UnixMs(1), KvDeleteTree{"ab"}},
+      {UnixMs(1), ReapTombstones{0}},
+      {UnixMs(1), SessionDestroy{"ab", DestroyReason::kDestroyed}},
+      {UnixMs(1), SessionDestroy{"ab", DestroyReason::kExpired}},
   };
   std::set<std::string> encodings;
   for (const Command& c : commands) encodings.insert(Encode(c));
@@ -339,14 +339,14 @@ TEST(CommandNameTest, NamesAreShortDistinctAndStable) {
   RandomContents gen(6);
   std::set<std::string> names;
   for (std::size_t kind = 0; kind < kBodyKinds; ++kind) {
-    Command c{0, gen.Body(kind)};
+    Command c{UnixMs(0), gen.Body(kind)};
     std::string name(CommandName(c));
     EXPECT_FALSE(name.empty());
     names.insert(name);
   }
   EXPECT_EQ(names.size(), kBodyKinds);
-  EXPECT_EQ(CommandName(Command{0, KvSet{}}), "kv-set");
-  EXPECT_EQ(CommandName(Command{0, SessionDestroy{}}), "session-destroy");
+  EXPECT_EQ(CommandName(Command{UnixMs(0), KvSet{}}), "kv-set");
+  EXPECT_EQ(CommandName(Command{UnixMs(0), SessionDestroy{}}), "session-destroy");
 }
 
 }  // namespace

@@ -576,31 +576,31 @@ TEST(StoreKvTest, TakeChangesReportsEveryKeyOfADeleteTree) {
 
 TEST(StoreClockTest, ClockIsLargestNowMsAndNeverGoesBackwards) {
   StoreDriver d;
-  EXPECT_EQ(d.store().now_ms(), 0);
-  d.ApplyAt(KvSet{"a", "1", 0}, 5000);
-  EXPECT_EQ(d.store().now_ms(), 5000);
-  d.ApplyAt(KvSet{"a", "2", 0}, 4000);  // an older leader's clock
-  EXPECT_EQ(d.store().now_ms(), 5000);
-  d.ApplyAt(KvSet{"a", "3", 0}, 7000);
-  EXPECT_EQ(d.store().now_ms(), 7000);
+  EXPECT_EQ(d.store().now_ms(), UnixMs(0));
+  d.ApplyAt(KvSet{"a", "1", 0}, UnixMs(5000));
+  EXPECT_EQ(d.store().now_ms(), UnixMs(5000));
+  d.ApplyAt(KvSet{"a", "2", 0}, UnixMs(4000));  // an older leader's clock
+  EXPECT_EQ(d.store().now_ms(), UnixMs(5000));
+  d.ApplyAt(KvSet{"a", "3", 0}, UnixMs(7000));
+  EXPECT_EQ(d.store().now_ms(), UnixMs(7000));
 }
 
 TEST(StoreClockTest, EveryCommandKindAdvancesClockAndAppliedIndex) {
   StoreDriver d;
-  d.SetNowMs(100);
+  d.SetNowMs(UnixMs(100));
   std::string a = d.NewSession();
-  d.SetNowMs(200);
+  d.SetNowMs(UnixMs(200));
   d.Acquire("k", a);
-  d.SetNowMs(300);
+  d.SetNowMs(UnixMs(300));
   d.Acquire("k", "unknown-session");  // an error result still applies
-  EXPECT_EQ(d.store().now_ms(), 300);
+  EXPECT_EQ(d.store().now_ms(), UnixMs(300));
   EXPECT_EQ(d.store().applied_index(), 3u);
-  d.SetNowMs(400);
+  d.SetNowMs(UnixMs(400));
   d.Reap(0);
-  EXPECT_EQ(d.store().now_ms(), 400);
-  d.SetNowMs(500);
+  EXPECT_EQ(d.store().now_ms(), UnixMs(400));
+  d.SetNowMs(UnixMs(500));
   d.Destroy("never-existed");
-  EXPECT_EQ(d.store().now_ms(), 500);
+  EXPECT_EQ(d.store().now_ms(), UnixMs(500));
   EXPECT_EQ(d.store().applied_index(), 5u);
 }
 

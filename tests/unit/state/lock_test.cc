@@ -409,7 +409,7 @@ TEST(StoreLockDelayTest, WindowStartsAtInvalidationAndLastsTheSessionLockDelay) 
   d.SetNowMs(kT0 + 1234);
   d.Destroy(a);
   EXPECT_EQ(d.store().LockDelayUntil("k"), kT0 + 1234 + 10'000);
-  EXPECT_EQ(d.store().LockDelayUntil("never-held"), 0);
+  EXPECT_EQ(d.store().LockDelayUntil("never-held"), UnixMs(0));
 }
 
 TEST(StoreLockDelayTest, AcquireJustBeforeWindowEndIsRefused) {
@@ -484,9 +484,9 @@ TEST(StoreLockDelayTest, AppliesOnlyToKeysHeldAtInvalidation) {
   d.Release("released-first", a);  // Go api.Lock's Unlock: release, then destroy
   d.Set("never-held", "x");
   d.Destroy(a);
-  EXPECT_GT(d.store().LockDelayUntil("held"), 0);
-  EXPECT_EQ(d.store().LockDelayUntil("released-first"), 0);
-  EXPECT_EQ(d.store().LockDelayUntil("never-held"), 0);
+  EXPECT_GT(d.store().LockDelayUntil("held"), UnixMs(0));
+  EXPECT_EQ(d.store().LockDelayUntil("released-first"), UnixMs(0));
+  EXPECT_EQ(d.store().LockDelayUntil("never-held"), UnixMs(0));
   d.AdvanceMs(1);
   EXPECT_TRUE(d.Acquire("released-first", b).ok);
   EXPECT_TRUE(d.Acquire("never-held", b).ok);
@@ -500,7 +500,7 @@ TEST(StoreLockDelayTest, ZeroLockDelayLeavesNoWindow) {
   std::string b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
-  EXPECT_EQ(d.store().LockDelayUntil("k"), 0);
+  EXPECT_EQ(d.store().LockDelayUntil("k"), UnixMs(0));
   ApplyResult r = d.Acquire("k", b);
   EXPECT_TRUE(r.ok);
   EXPECT_FALSE(r.lock_delayed);
@@ -513,7 +513,7 @@ TEST(StoreLockDelayTest, NegativeLockDelayLeavesNoWindow) {
   std::string b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
-  EXPECT_EQ(d.store().LockDelayUntil("k"), 0);
+  EXPECT_EQ(d.store().LockDelayUntil("k"), UnixMs(0));
   EXPECT_TRUE(d.Acquire("k", b).ok);
 }
 
@@ -602,7 +602,8 @@ TEST(StoreLockDelayTest, WindowIsMeasuredOnTheReplicatedClock) {
   d.ApplyAt(KvSet{"x", "tick", 0}, kT0 + 7000);                      // the clock passes the window
   ApplyResult r = d.ApplyAt(KvAcquire{"k", "b", 0, b}, kT0 + 2000);  // stale leader clock
   EXPECT_TRUE(r.status.ok());
-  EXPECT_TRUE(r.ok) << "the replicated clock (" << d.store().now_ms() << ") is past the window end";
+  EXPECT_TRUE(r.ok) << "the replicated clock (" << d.store().now_ms().ms()
+                    << ") is past the window end";
   EXPECT_FALSE(r.lock_delayed);
 }
 
@@ -737,7 +738,7 @@ TEST(StoreFenceRegressionTest, SecondGrantOfAKeyInOneTxnIsRefused) {
   Store store;
   LogIndex index = 0;
   auto apply = [&](CommandBody body) {
-    ApplyResult r = store.Apply(Command{1'700'000'000'000, std::move(body)}, ++index);
+    ApplyResult r = store.Apply(Command{UnixMs(1'700'000'000'000), std::move(body)}, ++index);
     store.CheckInvariants();
     return r;
   };
@@ -772,7 +773,7 @@ TEST(StoreFenceRegressionTest, HandoffInOneTxnKeepsTokensIncreasing) {
   Store store;
   LogIndex index = 0;
   auto apply = [&](CommandBody body) {
-    return store.Apply(Command{1'700'000'000'000, std::move(body)}, ++index);
+    return store.Apply(Command{UnixMs(1'700'000'000'000), std::move(body)}, ++index);
   };
   Session a, b;
   a.id = "00000000-0000-4000-8000-00000000000a";

@@ -17,29 +17,29 @@ Member MakeMember(std::uint64_t id, std::string http) {
 
 TEST(StoreMembersTest, SetMemberUpsertsAndRemoveMemberForgets) {
   Store store;
-  ApplyResult r = store.Apply({1, SetMember{MakeMember(2, "127.0.0.1:8502")}}, 1);
+  ApplyResult r = store.Apply({UnixMs(1), SetMember{MakeMember(2, "127.0.0.1:8502")}}, 1);
   ASSERT_TRUE(r.ok);
   ASSERT_NE(store.FindMember(2), nullptr);
   EXPECT_EQ(store.FindMember(2)->http_address, "127.0.0.1:8502");
   EXPECT_EQ(store.FindMember(2)->modify_index, 1u);
 
-  (void)store.Apply({2, SetMember{MakeMember(2, "127.0.0.1:9502")}}, 2);
-  (void)store.Apply({3, SetMember{MakeMember(1, "127.0.0.1:8501")}}, 3);
+  (void)store.Apply({UnixMs(2), SetMember{MakeMember(2, "127.0.0.1:9502")}}, 2);
+  (void)store.Apply({UnixMs(3), SetMember{MakeMember(1, "127.0.0.1:8501")}}, 3);
   ASSERT_EQ(store.ListMembers().size(), 2u);
   EXPECT_EQ(store.ListMembers()[0]->id, 1u);  // by id
   EXPECT_EQ(store.FindMember(2)->http_address, "127.0.0.1:9502");
   EXPECT_EQ(store.FindMember(2)->modify_index, 2u);
 
-  (void)store.Apply({4, RemoveMember{2}}, 4);
+  (void)store.Apply({UnixMs(4), RemoveMember{2}}, 4);
   EXPECT_EQ(store.FindMember(2), nullptr);
-  (void)store.Apply({5, RemoveMember{7}}, 5);  // unknown: nothing to do
+  (void)store.Apply({UnixMs(5), RemoveMember{7}}, 5);  // unknown: nothing to do
   EXPECT_EQ(store.ListMembers().size(), 1u);
   store.CheckInvariants();
 }
 
 TEST(StoreMembersTest, IdZeroIsRefusedAndChangesNothing) {
   Store store;
-  ApplyResult r = store.Apply({1, SetMember{MakeMember(0, "x:1")}}, 1);
+  ApplyResult r = store.Apply({UnixMs(1), SetMember{MakeMember(0, "x:1")}}, 1);
   EXPECT_FALSE(r.ok);
   EXPECT_FALSE(r.status.ok());
   EXPECT_TRUE(store.ListMembers().empty());
@@ -48,8 +48,8 @@ TEST(StoreMembersTest, IdZeroIsRefusedAndChangesNothing) {
 
 TEST(StoreMembersTest, MembersSurviveSnapshotsAndChangeTheDigest) {
   Store a, b;
-  (void)a.Apply({1, SetMember{MakeMember(1, "127.0.0.1:8501")}}, 1);
-  (void)b.Apply({1, SetMember{MakeMember(1, "127.0.0.1:9999")}}, 1);
+  (void)a.Apply({UnixMs(1), SetMember{MakeMember(1, "127.0.0.1:8501")}}, 1);
+  (void)b.Apply({UnixMs(1), SetMember{MakeMember(1, "127.0.0.1:9999")}}, 1);
   EXPECT_NE(a.Digest(), b.Digest());
 
   std::string bytes;
@@ -66,7 +66,7 @@ TEST(StoreMembersTest, MembersSurviveSnapshotsAndChangeTheDigest) {
 // still read (data dirs written by older servers).
 TEST(StoreMembersTest, VersionOneAndTwoSnapshotsStillRestore) {
   Store store;
-  (void)store.Apply({1, KvSet{"k", "v", 0}}, 1);
+  (void)store.Apply({UnixMs(1), KvSet{"k", "v", 0}}, 1);
   std::string v3;
   store.EncodeSnapshot(&v3);
   ASSERT_EQ(v3[7], 3);  // the version byte after "TNRSNAP"
@@ -97,7 +97,7 @@ TEST(StoreMembersTest, VersionOneAndTwoSnapshotsStillRestore) {
 // own) is refused instead of restored.
 TEST(StoreMembersTest, AChangedValueByteFailsTheChecksum) {
   Store store;
-  (void)store.Apply({1, KvSet{"key", "value-bytes", 0}}, 1);
+  (void)store.Apply({UnixMs(1), KvSet{"key", "value-bytes", 0}}, 1);
   std::string bytes;
   store.EncodeSnapshot(&bytes);
   ASSERT_TRUE(Store::CheckSnapshotBytes(bytes).ok());

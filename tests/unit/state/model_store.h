@@ -163,7 +163,7 @@ class ModelStore {
   LogIndex reaped_tombstone_index = 0;
   LogIndex reaped_live_tombstone_index = 0;
   LogIndex applied_index = 0;
-  UnixMs now_ms = 0;
+  UnixMs now_ms;
 
   // --- observable reads ------------------------------------------------------------
   const KvEntry* Find(const std::string& key) const {
@@ -256,10 +256,10 @@ class ModelStore {
     if (it == lock_delays.end() || it->second <= now_ms) return std::nullopt;
     return it->second;
   }
-  // A remembered (possibly expired) window end, 0 if none.
+  // A remembered (possibly expired) window end, UnixMs(0) if none.
   UnixMs AnyLockDelay(const std::string& key) const {
     auto it = lock_delays.find(key);
-    return it == lock_delays.end() ? 0 : it->second;
+    return it == lock_delays.end() ? UnixMs(0) : it->second;
   }
 
   std::size_t LiveTombstonesForAbsentKeys() const { return live_tombstones.size(); }

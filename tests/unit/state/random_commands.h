@@ -41,7 +41,7 @@ inline std::string Describe(const TxnOp& op) {
 
 inline std::string Describe(const Command& c) {
   std::ostringstream os;
-  os << CommandName(c) << " now_ms=" << c.now_ms << " ";
+  os << CommandName(c) << " now_ms=" << c.now_ms.ms() << " ";
   std::visit(
       [&](const auto& b) {
         using T = std::decay_t<decltype(b)>;
@@ -161,16 +161,16 @@ class CommandGenerator {
       // Land exactly on, or just before, a lock-delay window's end.
       auto it = m.lock_delays.begin();
       std::advance(it, static_cast<long>(Uniform(m.lock_delays.size())));
-      const UnixMs target = it->second - static_cast<UnixMs>(Uniform(2));
+      const UnixMs target = it->second - static_cast<DurationMs>(Uniform(2));
       if (target > now_) now_ = target;
     } else if (roll < 60) {
-      now_ += static_cast<UnixMs>(Uniform(2001));
+      now_ = now_ + static_cast<DurationMs>(Uniform(2001));
     } else if (roll < 78) {
-      now_ += static_cast<UnixMs>(Uniform(20001));
+      now_ = now_ + static_cast<DurationMs>(Uniform(20001));
     } else if (roll < 83) {
-      now_ += 60'000 + static_cast<UnixMs>(Uniform(60'001));
+      now_ = now_ + 60'000 + static_cast<DurationMs>(Uniform(60'001));
     } else if (roll < 93) {
-      now_ -= static_cast<UnixMs>(Uniform(501));  // an older leader's clock
+      now_ = now_ - static_cast<DurationMs>(Uniform(501));  // an older leader's clock
     }
     return now_;
   }

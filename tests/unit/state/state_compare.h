@@ -205,13 +205,13 @@ inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
     const UnixMs until = s.LockDelayUntil(key);
     if (auto active = m.ActiveLockDelay(key)) {
       if (until != *active) {
-        os << "LockDelayUntil(\"" << EscapeBytes(key) << "\"): got " << until << " want " << *active
-           << " (now " << m.now_ms << ")";
+        os << "LockDelayUntil(\"" << EscapeBytes(key) << "\"): got " << until.ms() << " want "
+           << active->ms() << " (now " << m.now_ms.ms() << ")";
         return os.str();
       }
-    } else if (until != 0 && until != m.AnyLockDelay(key)) {
-      os << "LockDelayUntil(\"" << EscapeBytes(key) << "\"): got " << until
-         << " want 0 (or the expired " << m.AnyLockDelay(key) << ")";
+    } else if (until != UnixMs(0) && until != m.AnyLockDelay(key)) {
+      os << "LockDelayUntil(\"" << EscapeBytes(key) << "\"): got " << until.ms()
+         << " want 0 (or the expired " << m.AnyLockDelay(key).ms() << ")";
       return os.str();
     }
   }
@@ -274,7 +274,7 @@ inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
     return os.str();
   }
   if (s.now_ms() != m.now_ms) {
-    os << "now_ms: got " << s.now_ms() << " want " << m.now_ms;
+    os << "now_ms: got " << s.now_ms().ms() << " want " << m.now_ms.ms();
     return os.str();
   }
   if (s.tombstone_count() < m.LiveTombstonesForAbsentKeys() ||
@@ -346,8 +346,8 @@ inline std::string CompareStores(const Store& a, const Store& b,
   for (const std::string& key : CommandGenerator::Keys()) {
     if (a.KeyIndex(key) != b.KeyIndex(key)) return "KeyIndex(\"" + EscapeBytes(key) + "\")";
     if (a.LockDelayUntil(key) != b.LockDelayUntil(key)) {
-      os << "LockDelayUntil(\"" << EscapeBytes(key) << "\") " << a.LockDelayUntil(key) << " vs "
-         << b.LockDelayUntil(key);
+      os << "LockDelayUntil(\"" << EscapeBytes(key) << "\") " << a.LockDelayUntil(key).ms()
+         << " vs " << b.LockDelayUntil(key).ms();
       return os.str();
     }
   }

@@ -23,6 +23,7 @@
 #include "state/store.h"
 #include "state/txn.h"
 #include "state/types.h"
+#include "unit/common/unix_ms_printer.h"
 
 namespace tenure::state {
 
@@ -73,7 +74,7 @@ namespace tenure::state::testutil {
 
 // A plausible leader wall clock (2023-11-14), far from 0 so that a clock
 // bug that uses 0 or a relative time shows.
-inline constexpr UnixMs kT0 = 1'700'000'000'000;
+inline constexpr UnixMs kT0 = UnixMs(1'700'000'000'000);
 
 // Consul's two well-known flag values (api.Lock and api.Semaphore) and the
 // top of the range: all must round-trip exactly.
@@ -167,7 +168,7 @@ class StoreDriver {
 
   UnixMs now_ms() const { return now_ms_; }
   void SetNowMs(UnixMs now_ms) { now_ms_ = now_ms; }
-  void AdvanceMs(UnixMs delta_ms) { now_ms_ += delta_ms; }
+  void AdvanceMs(DurationMs delta_ms) { now_ms_ = now_ms_ + delta_ms; }
 
   ApplyResult Apply(CommandBody body) { return ApplyAt(std::move(body), now_ms_); }
 
