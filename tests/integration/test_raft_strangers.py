@@ -267,43 +267,57 @@ class KeyedStrangersTest(unittest.TestCase, StrangerChecks):
         baseline = open_fds(member)
         refused_before = counter(member, "transport_handshakes_refused")
         partial = hello_bytes(2, "127.0.0.1:1")[:30]
-        socks = []
-        with Writer(self.leader) as writer:
-            started = time.monotonic()
-            try:
-                for i in range(1000):
-                    sock = socket.create_connection(tuple(member.raft_addr.rsplit(":", 1)),
-                                                    timeout=5)
-                    if i % 10 == 0:
-                        sock.sendall(partial)
-                    socks.append(sock)
-                peak = open_fds(member)
-                # Beyond 16 handshakes in progress from one host, new ones are closed at once.
-                def still_open():
-                    alive = []
-                    for sock in socks:
-                        sock.settimeout(0)
-                        try:
-                            if sock.recv(1) == b"":
+        # Closed "at once" is proven only if every excess connection is seen
+        # closed before the first one's handshake timeout could have closed
+        # it. On a machine too loaded to open 1,000 connections and look in
+        # time the run proves nothing either way: it is tried again (3 runs).
+        for attempt in range(3):
+            socks = []
+            held_for = 0.0
+            with Writer(self.leader) as writer:
+                started = time.monotonic()
+                try:
+                    for i in range(1000):
+                        sock = socket.create_connection(tuple(member.raft_addr.rsplit(":", 1)),
+                                                        timeout=5)
+                        if i % 10 == 0:
+                            sock.sendall(partial)
+                        socks.append(sock)
+                    peak = open_fds(member)
+                    # Beyond 16 handshakes in progress from one host, new ones are closed at once.
+                    def still_open():
+                        alive = []
+                        for sock in socks:
+                            sock.settimeout(0)
+                            try:
+                                if sock.recv(1) == b"":
+                                    continue
+                            except BlockingIOError:
+                                alive.append(sock)
+                            except ConnectionError:
                                 continue
-                        except BlockingIOError:
-                            alive.append(sock)
-                        except ConnectionError:
-                            continue
-                    return alive
-                open_now = poll_until(lambda: (lambda a: a if len(a) <= HANDSHAKES_PER_HOST_MAX else None)(
-                    still_open()), timeout=HANDSHAKE_TIMEOUT_S - 1.5,
-                    message="excess connections were not closed at once")
-                held_for = time.monotonic() - started
-                self.assertLess(held_for, HANDSHAKE_TIMEOUT_S)
-                self.assertGreater(len(open_now), 0)
-                # ...and the ones in their handshake are closed at the timeout.
-                poll_until(lambda: not still_open(), timeout=HANDSHAKE_TIMEOUT_S + 3,
-                           message="idle handshakes were not timed out")
-                closed_after = time.monotonic() - started
-            finally:
-                for sock in socks:
-                    sock.close()
+                        return alive
+                    open_now = poll_until(lambda: (lambda a: a if len(a) <= HANDSHAKES_PER_HOST_MAX else None)(
+                        still_open()), timeout=HANDSHAKE_TIMEOUT_S - 1.5,
+                        message="excess connections were not closed at once")
+                    held_for = time.monotonic() - started
+                    if held_for >= HANDSHAKE_TIMEOUT_S and attempt < 2:
+                        print(f"run {attempt + 1} too slow to tell ({held_for:.1f}s); again",
+                              flush=True)
+                        continue
+                    self.assertLess(held_for, HANDSHAKE_TIMEOUT_S)
+                    self.assertGreater(len(open_now), 0)
+                    # ...and the ones in their handshake are closed at the timeout.
+                    poll_until(lambda: not still_open(), timeout=HANDSHAKE_TIMEOUT_S + 3,
+                               message="idle handshakes were not timed out")
+                    closed_after = time.monotonic() - started
+                finally:
+                    for sock in socks:
+                        sock.close()
+                    if held_for >= HANDSHAKE_TIMEOUT_S and attempt < 2:
+                        poll_until(lambda: open_fds(member) <= baseline + 2, timeout=10,
+                                   message=f"fds did not return to {baseline}")
+            break
         print(f"fds: baseline {baseline}, peak {peak}; {len(open_now)} held after "
               f"{held_for:.1f}s, all closed after {closed_after:.1f}s", flush=True)
         writer.check(self, "writes during the connection flood")

@@ -133,22 +133,34 @@ UUID_RE='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
 
 # ---------------------------------------------------------------------------------------
 section "setup: tenure server -dev on free ports"
-read -r PORT RAFT_PORT < <(
-  "$(command -v python3 || echo /usr/bin/python3)" -c '
+# Another test may take a port between our pick and the server's bind: then
+# the server says "Address already in use" and we pick again (5 attempts).
+for ((attempt = 1; ; attempt++)); do
+  read -r PORT RAFT_PORT < <(
+    "$(command -v python3 || echo /usr/bin/python3)" -c '
 import socket
 socks = [socket.socket() for _ in range(2)]
 for s in socks: s.bind(("127.0.0.1", 0))
 print(*[s.getsockname()[1] for s in socks])')
-echo "$BIN server -dev -http-addr 127.0.0.1:$PORT -raft-addr 127.0.0.1:$RAFT_PORT"
-"$BIN" server -dev -http-addr "127.0.0.1:$PORT" -raft-addr "127.0.0.1:$RAFT_PORT" \
-  >"$WORK/server.log" 2>&1 </dev/null &
-SERVER_PID=$!
-for ((i = 0; ; i++)); do
-  kill -0 "$SERVER_PID" 2>/dev/null || fail "the server exited during start"
-  leader=$(curl -s --max-time 1 "http://127.0.0.1:$PORT/v1/status/leader" || true)
-  [[ -n $leader && $leader != '""' ]] && break
-  ((i < START_TIMEOUT_S * 10)) || fail "no leader within ${START_TIMEOUT_S}s"
-  sleep 0.1
+  echo "$BIN server -dev -http-addr 127.0.0.1:$PORT -raft-addr 127.0.0.1:$RAFT_PORT"
+  "$BIN" server -dev -http-addr "127.0.0.1:$PORT" -raft-addr "127.0.0.1:$RAFT_PORT" \
+    >"$WORK/server.log" 2>&1 </dev/null &
+  SERVER_PID=$!
+  started=1
+  for ((i = 0; ; i++)); do
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      started=0
+      break
+    fi
+    leader=$(curl -s --max-time 1 "http://127.0.0.1:$PORT/v1/status/leader" || true)
+    [[ -n $leader && $leader != '""' ]] && break
+    ((i < START_TIMEOUT_S * 10)) || fail "no leader within ${START_TIMEOUT_S}s"
+    sleep 0.1
+  done
+  ((started)) && break
+  grep -q "Address already in use" "$WORK/server.log" && ((attempt < 5)) ||
+    fail "the server exited during start"
+  echo "a port was taken meanwhile; picking again"
 done
 NODE=$(curl -s --max-time 2 "http://127.0.0.1:$PORT/v1/agent/self" | jq -r .Config.NodeName)
 HOST=$(hostname)
