@@ -13,6 +13,27 @@
 
 namespace tenure::raft {
 
+struct raft_buffer CopyToRaftBuffer(std::string_view bytes) {
+  struct raft_buffer buf;
+  buf.len = bytes.size();
+  buf.base = raft_malloc(bytes.empty() ? 1 : bytes.size());
+  if (buf.base != nullptr && !bytes.empty()) std::memcpy(buf.base, bytes.data(), bytes.size());
+  return buf;
+}
+
+std::string RaftStateName(const struct raft& r) {
+  switch (r.state) {
+    case RAFT_LEADER:
+      return "Leader";
+    case RAFT_CANDIDATE:
+      return "Candidate";
+    case RAFT_FOLLOWER:
+      return "Follower";
+    default:
+      return "Unavailable";
+  }
+}
+
 FsmBridge::FsmBridge(state::Store* store) : store_(store) {
   fsm_.version = 1;
   fsm_.data = this;
@@ -63,14 +84,11 @@ int FsmBridge::Snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[],
   self->store_->EncodeSnapshot(&data);
   auto* array = static_cast<struct raft_buffer*>(raft_malloc(sizeof(struct raft_buffer)));
   if (array == nullptr) return RAFT_NOMEM;
-  void* base = raft_malloc(data.empty() ? 1 : data.size());
-  if (base == nullptr) {
+  array[0] = CopyToRaftBuffer(data);
+  if (array[0].base == nullptr) {
     raft_free(array);
     return RAFT_NOMEM;
   }
-  std::memcpy(base, data.data(), data.size());
-  array[0].base = base;
-  array[0].len = data.size();
   *bufs = array;
   *n_bufs = 1;
   return 0;

@@ -23,11 +23,23 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "raft/raft_c.h"
 #include "state/store.h"
 
 namespace tenure::raft {
+
+// A copy of `bytes` in memory from raft_malloc, as raft_apply takes an entry
+// and the FSM hands over a snapshot (libraft frees it once it owns it; free
+// it with raft_free otherwise). base is nullptr when raft_malloc failed; an
+// empty copy still gets a byte, as raft_malloc(0) may answer nullptr.
+struct raft_buffer CopyToRaftBuffer(std::string_view bytes);
+
+// libraft's state as Consul's Stats names it: "Leader", "Candidate",
+// "Follower", or "Unavailable".
+std::string RaftStateName(const struct raft& r);
 
 class FsmBridge {
  public:

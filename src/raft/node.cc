@@ -496,16 +496,7 @@ std::uint16_t Node::raft_port() const { return impl_->transport_ ? impl_->transp
 
 std::string Node::StateName() const {
   if (impl_->phase_ != Impl::Phase::kRunning) return "Stopped";
-  switch (impl_->raft_.state) {
-    case RAFT_LEADER:
-      return "Leader";
-    case RAFT_CANDIDATE:
-      return "Candidate";
-    case RAFT_FOLLOWER:
-      return "Follower";
-    default:
-      return "Unavailable";
-  }
+  return RaftStateName(impl_->raft_);
 }
 
 void Node::JoinCluster(std::vector<std::string> raft_addresses) {

@@ -103,11 +103,8 @@ void Node::Impl::Propose(const state::Command& command, ProposeDone done) {
     return fail(Status::Unavailable("too many writes in flight"));
   }
   if (Status room = CheckDiskRoom(framed.size()); !room.ok()) return fail(std::move(room));
-  struct raft_buffer buf;
-  buf.len = framed.size();
-  buf.base = raft_malloc(buf.len);
+  struct raft_buffer buf = CopyToRaftBuffer(framed);
   if (buf.base == nullptr) return fail(Status::Unavailable("raft: out of memory"));
-  std::memcpy(buf.base, framed.data(), framed.size());
 
   auto* proposal = new Proposal;
   proposal->req.data = proposal;

@@ -76,6 +76,14 @@ class Core {
   client::Election* FindElection(std::uint64_t handle);
   // The session of an election (nullptr once gone).
   client::Session* SessionOf(std::uint64_t election);
+
+  // ---- any thread ---------------------------------------------------------
+  // What `read` makes of the live object behind `handle`, read on the loop
+  // thread; `fallback` once the object or the Core is gone.
+  template <typename T, typename Read>
+  T ReadSession(std::uint64_t handle, T fallback, Read read);
+  template <typename T, typename Read>
+  T ReadElection(std::uint64_t handle, T fallback, Read read);
   // Session::Create was called (it may be called once).
   bool TakeCreate(std::uint64_t session);
 
@@ -120,6 +128,43 @@ inline constexpr char kDropped[] =
 
 // A blocking call made on the client's thread (from a callback).
 Status BlockingOnLoop(const char* what);
+
+// The blocking form of a call: starts the non-blocking form with a `done`
+// that answers a promise, and waits (kFailedPrecondition on the loop thread).
+template <typename T, typename Start>
+Result<T> Await(Core* core, const char* what, Start start) {
+  if (core->OnLoopThread()) return BlockingOnLoop(what);
+  auto answer = std::make_shared<std::promise<Result<T>>>();
+  std::future<Result<T>> future = answer->get_future();
+  start([answer](Result<T> result) { answer->set_value(std::move(result)); });
+  return Core::Wait(future);
+}
+template <typename Start>
+Status AwaitStatus(Core* core, const char* what, Start start) {
+  if (core->OnLoopThread()) return BlockingOnLoop(what);
+  auto answer = std::make_shared<std::promise<Status>>();
+  std::future<Status> future = answer->get_future();
+  start([answer](Status status) { answer->set_value(std::move(status)); });
+  return Core::Wait(future);
+}
+
+template <typename T, typename Read>
+T Core::ReadSession(std::uint64_t handle, T fallback, Read read) {
+  T out = std::move(fallback);
+  (void)Run([&] {
+    if (client::Session* session = FindSession(handle)) out = read(*session);
+  });
+  return out;
+}
+
+template <typename T, typename Read>
+T Core::ReadElection(std::uint64_t handle, T fallback, Read read) {
+  T out = std::move(fallback);
+  (void)Run([&] {
+    if (client::Election* election = FindElection(handle)) out = read(*election);
+  });
+  return out;
+}
 
 template <typename... Args>
 std::function<void(Args...)> Core::Guard(std::uint64_t handle,

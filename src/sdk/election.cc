@@ -29,25 +29,6 @@ void Dispatch(sdk::Core* core, std::uint64_t handle, Done done, Fn fn) {
   if (!core->Post(std::move(run))) done(Status::Unavailable(sdk::kClosed));
 }
 
-// Calls the non-blocking form and waits for its answer.
-template <typename T, typename Start>
-Result<T> Await(sdk::Core* core, const char* what, Start start) {
-  if (core->OnLoopThread()) return sdk::BlockingOnLoop(what);
-  auto answer = std::make_shared<std::promise<Result<T>>>();
-  std::future<Result<T>> future = answer->get_future();
-  start([answer](Result<T> result) { answer->set_value(std::move(result)); });
-  return sdk::Core::Wait(future);
-}
-
-Status AwaitStatus(sdk::Core* core, const char* what,
-                   const std::function<void(std::function<void(Status)>)>& start) {
-  if (core->OnLoopThread()) return sdk::BlockingOnLoop(what);
-  auto answer = std::make_shared<std::promise<Status>>();
-  std::future<Status> future = answer->get_future();
-  start([answer](Status status) { answer->set_value(std::move(status)); });
-  return sdk::Core::Wait(future);
-}
-
 }  // namespace
 
 Election::Election(Session& session, ElectionOptions options)
@@ -83,14 +64,14 @@ void Election::Campaign(std::string value, std::function<void(Status)> done) {
 }
 
 Status Election::Campaign(std::string value) {
-  return AwaitStatus(
+  return sdk::AwaitStatus(
       core_.get(), "Election::Campaign(value)",
       [&](std::function<void(Status)> done) { Campaign(std::move(value), std::move(done)); });
 }
 
 Result<bool> Election::TryOnce(std::string value) {
   sdk::Core* core = core_.get();
-  return Await<bool>(core, "Election::TryOnce", [&](std::function<void(Result<bool>)> done) {
+  return sdk::Await<bool>(core, "Election::TryOnce", [&](std::function<void(Result<bool>)> done) {
     Dispatch(core, handle_, std::move(done),
              [value = std::move(value)](client::Election& election,
                                         std::function<void(Result<bool>)> finish) mutable {
@@ -114,8 +95,8 @@ void Election::Resign(std::function<void(Status)> done) {
 }
 
 Status Election::Resign() {
-  return AwaitStatus(core_.get(), "Election::Resign()",
-                     [&](std::function<void(Status)> done) { Resign(std::move(done)); });
+  return sdk::AwaitStatus(core_.get(), "Election::Resign()",
+                          [&](std::function<void(Status)> done) { Resign(std::move(done)); });
 }
 
 bool Election::IsLeader() const {
@@ -132,34 +113,21 @@ bool Election::IsLeader() const {
 }
 
 bool Election::IsLeader(std::int64_t window_ms) const {
-  bool out = false;
-  sdk::Core* core = core_.get();
-  (void)core_->Run([&] {
-    if (client::Election* election = core->FindElection(handle_)) {
-      out = election->IsLeader(window_ms);
-    }
+  return core_->ReadElection(handle_, false, [window_ms](const client::Election& election) {
+    return election.IsLeader(window_ms);
   });
-  return out;
 }
 
 std::uint64_t Election::FencingToken() const {
-  std::uint64_t out = 0;
-  sdk::Core* core = core_.get();
-  (void)core_->Run([&] {
-    if (client::Election* election = core->FindElection(handle_)) out = election->FencingToken();
+  return core_->ReadElection(handle_, std::uint64_t{0}, [](const client::Election& election) {
+    return election.FencingToken();
   });
-  return out;
 }
 
 LeaderInfo Election::Leader() const {
-  LeaderInfo out;
-  sdk::Core* core = core_.get();
-  (void)core_->Run([&] {
-    if (client::Election* election = core->FindElection(handle_)) {
-      out = election->last_observed();
-    }
+  return core_->ReadElection(handle_, LeaderInfo{}, [](const client::Election& election) {
+    return election.last_observed();
   });
-  return out;
 }
 
 void Election::Observe(std::function<void(const LeaderInfo&)> callback) {
@@ -183,18 +151,19 @@ void Election::OnLost(LostCallback callback) {
 }
 
 Status Election::SetSettings(Settings settings) {
-  return AwaitStatus(core_.get(), "Election::SetSettings", [&](std::function<void(Status)> done) {
-    Dispatch(core_.get(), handle_, std::move(done),
-             [settings = std::move(settings)](client::Election& election,
-                                              std::function<void(Status)> finish) mutable {
-               election.SetSettings(std::move(settings), std::move(finish));
-             });
-  });
+  return sdk::AwaitStatus(
+      core_.get(), "Election::SetSettings", [&](std::function<void(Status)> done) {
+        Dispatch(core_.get(), handle_, std::move(done),
+                 [settings = std::move(settings)](client::Election& election,
+                                                  std::function<void(Status)> finish) mutable {
+                   election.SetSettings(std::move(settings), std::move(finish));
+                 });
+      });
 }
 
 Result<Settings> Election::GetSettings() {
   sdk::Core* core = core_.get();
-  return Await<Settings>(
+  return sdk::Await<Settings>(
       core, "Election::GetSettings", [&](std::function<void(Result<Settings>)> done) {
         Dispatch(core, handle_, std::move(done),
                  [](client::Election& election, std::function<void(Result<Settings>)> finish) {

@@ -67,11 +67,8 @@ void Session::Create(std::function<void(Status)> done) {
 }
 
 Status Session::Create() {
-  if (core_->OnLoopThread()) return sdk::BlockingOnLoop("Session::Create()");
-  auto answer = std::make_shared<std::promise<Status>>();
-  std::future<Status> future = answer->get_future();
-  Create([answer](Status status) { answer->set_value(std::move(status)); });
-  return sdk::Core::Wait(future);
+  return sdk::AwaitStatus(core_.get(), "Session::Create()",
+                          [this](std::function<void(Status)> done) { Create(std::move(done)); });
 }
 
 void Session::Destroy(std::function<void(Status)> done) {
@@ -88,11 +85,8 @@ void Session::Destroy(std::function<void(Status)> done) {
 }
 
 Status Session::Destroy() {
-  if (core_->OnLoopThread()) return sdk::BlockingOnLoop("Session::Destroy()");
-  auto answer = std::make_shared<std::promise<Status>>();
-  std::future<Status> future = answer->get_future();
-  Destroy([answer](Status status) { answer->set_value(std::move(status)); });
-  return sdk::Core::Wait(future);
+  return sdk::AwaitStatus(core_.get(), "Session::Destroy()",
+                          [this](std::function<void(Status)> done) { Destroy(std::move(done)); });
 }
 
 void Session::OnLost(LostCallback callback) {
@@ -106,41 +100,24 @@ void Session::OnLost(LostCallback callback) {
 }
 
 std::string Session::id() const {
-  std::string out;
-  sdk::Core* core = core_.get();
-  (void)core_->Run([&] {
-    if (client::Session* session = core->FindSession(handle_)) out = session->id();
-  });
-  return out;
+  return core_->ReadSession(handle_, std::string(),
+                            [](const client::Session& session) { return session.id(); });
 }
 
 bool Session::alive() const {
-  bool out = false;
-  sdk::Core* core = core_.get();
-  (void)core_->Run([&] {
-    if (client::Session* session = core->FindSession(handle_)) out = session->alive();
-  });
-  return out;
+  return core_->ReadSession(handle_, false,
+                            [](const client::Session& session) { return session.alive(); });
 }
 
 bool Session::Guaranteed(std::int64_t window_ms) const {
-  bool out = false;
-  sdk::Core* core = core_.get();
-  (void)core_->Run([&] {
-    if (client::Session* session = core->FindSession(handle_)) {
-      out = session->Guaranteed(window_ms);
-    }
+  return core_->ReadSession(handle_, false, [window_ms](const client::Session& session) {
+    return session.Guaranteed(window_ms);
   });
-  return out;
 }
 
 std::uint64_t Session::renewals() const {
-  std::uint64_t out = 0;
-  sdk::Core* core = core_.get();
-  (void)core_->Run([&] {
-    if (client::Session* session = core->FindSession(handle_)) out = session->renewals();
-  });
-  return out;
+  return core_->ReadSession(handle_, std::uint64_t{0},
+                            [](const client::Session& session) { return session.renewals(); });
 }
 
 }  // namespace tenure

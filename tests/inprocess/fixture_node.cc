@@ -211,10 +211,8 @@ void FixtureNode::Propose(const state::Command& command, ProposeDone done) {
   }
   std::string framed;
   raft::EncodeEntry(command, &framed);
-  struct raft_buffer buf;
-  buf.len = framed.size();
-  buf.base = raft_malloc(buf.len);
-  std::memcpy(buf.base, framed.data(), framed.size());
+  struct raft_buffer buf = raft::CopyToRaftBuffer(framed);
+  TENURE_ASSERT(buf.base != nullptr);
   auto* apply = new Impl::Apply;
   apply->req.data = apply;
   apply->impl = &impl;
@@ -309,16 +307,7 @@ raft::TransportCounters FixtureNode::transport_counters() const { return {}; }
 
 std::string FixtureNode::StateName() const {
   if (!impl_->running()) return "Stopped";
-  switch (impl_->r()->state) {
-    case RAFT_LEADER:
-      return "Leader";
-    case RAFT_CANDIDATE:
-      return "Candidate";
-    case RAFT_FOLLOWER:
-      return "Follower";
-    default:
-      return "Unavailable";
-  }
+  return raft::RaftStateName(*impl_->r());
 }
 
 void FixtureNode::set_on_applied(std::function<void()> callback) {

@@ -158,10 +158,8 @@ void SimServer::Propose(state::CommandBody body, ProposeDone done) {
   }
   std::string framed;
   raft::EncodeEntry(command, &framed);
-  struct raft_buffer buf;
-  buf.len = framed.size();
-  buf.base = raft_malloc(buf.len);
-  std::memcpy(buf.base, framed.data(), framed.size());
+  struct raft_buffer buf = raft::CopyToRaftBuffer(framed);
+  TENURE_ASSERT(buf.base != nullptr);
   auto* proposal = new Proposal;
   proposal->req.data = proposal;
   proposal->server = this;
