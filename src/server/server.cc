@@ -452,10 +452,8 @@ void Server::ScheduleCheckpoint() {
   std::weak_ptr<bool> alive = alive_;
   housekeeping_->checkpoint.async_wait([this, alive](const boost::system::error_code& ec) {
     if (ec || alive.expired() || !*alive.lock()) return;
-    // Only when something was applied since the last checkpoint (which is
-    // itself the last entry applied on an idle cluster).
     const state::Store::CheckpointRecord& last = store_.checkpoint();
-    if (IsLeader() && leader_ready_ && !diverged_ && store_.applied_index() > last.index) {
+    if (IsLeader() && leader_ready_ && !diverged_ && store_.CheckpointDue()) {
       Propose(state::Checkpoint{last.index, last.digest}, [](Result<state::ApplyResult>) {});
     }
     ScheduleCheckpoint();

@@ -63,6 +63,7 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
         } else if constexpr (std::is_same_v<T, Checkpoint>) {
           ApplyCheckpoint(c, index);
         }
+        if constexpr (!std::is_same_v<T, Checkpoint>) changed_since_checkpoint_ = true;
         if (!outcome.error.ok()) {
           result.status = std::move(outcome.error);
           result.ok = false;
@@ -91,7 +92,8 @@ void Store::ApplyCheckpoint(const Checkpoint& c, LogIndex index) {
                   " this replica's state has digest " + HexU64(checkpoint_.digest) +
                   ", the leader's " + HexU64(c.checked_digest);
   }
-  checkpoint_ = {index, Digest()};
+  checkpoint_ = {index, Digest(), changed_since_checkpoint_};
+  changed_since_checkpoint_ = false;
 }
 
 void Store::TEST_Corrupt(std::string_view key, std::string value) {

@@ -120,11 +120,19 @@ class Store {
   // it started or restored a snapshot), and, once a checkpoint's digest
   // disagreed with this replica's record, what disagreed (empty until then;
   // sticky: a diverged state never heals). Neither is part of the state.
+  // `unchecked`: other commands were applied between the previous checkpoint
+  // and this one, so the digest records a state no checkpoint has compared
+  // yet, and the leader writes one more even on an idle cluster.
   struct CheckpointRecord {
     LogIndex index = 0;
     std::uint64_t digest = 0;
+    bool unchecked = false;
   };
   const CheckpointRecord& checkpoint() const { return checkpoint_; }
+  // Whether the leader has anything for a next checkpoint to compare: entries
+  // applied since the last one, or a last one that recorded an unchecked
+  // state. False on an idle cluster once its last write has been compared.
+  bool CheckpointDue() const { return applied_index_ > checkpoint_.index || checkpoint_.unchecked; }
   const std::string& divergence() const { return divergence_; }
   // Test hook: changes the value of `key` behind the log's back, as a bad
   // disk or a bug would, so that tests see a diverged replica caught.
@@ -203,6 +211,7 @@ class Store {
   UnixMs now_ms_;
   Changes changes_;
   CheckpointRecord checkpoint_;
+  bool changed_since_checkpoint_ = false;
   std::string divergence_;
   std::vector<JournalEntry>* journal_ = nullptr;  // non-null while applying a txn
 };

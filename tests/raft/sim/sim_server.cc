@@ -332,7 +332,7 @@ void SimServer::RunDuePendingDuties() {
   }
   if (options_.checkpoint_period_ms > 0 && mono >= next_checkpoint_ms_) {
     const state::Store::CheckpointRecord& last = store_.checkpoint();
-    if (IsRaftLeader() && reported_leader_ && store_.applied_index() > last.index) {
+    if (IsRaftLeader() && reported_leader_ && store_.CheckpointDue()) {
       Propose(state::Checkpoint{last.index, last.digest}, [](Result<state::ApplyResult>) {});
     }
     next_checkpoint_ms_ = mono + options_.checkpoint_period_ms;

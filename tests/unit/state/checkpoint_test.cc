@@ -58,6 +58,23 @@ TEST(StoreCheckpointTest, AReplicaWhoseStateDifferedReportsItAtTheNextCheckpoint
   EXPECT_EQ(follower.divergence(), first);
 }
 
+// A write followed by silence is still compared: the checkpoint after it
+// records an unchecked state, so one more is due; after that, none.
+TEST(StoreCheckpointTest, TheLastWriteBeforeSilenceIsStillCompared) {
+  Store leader, follower;
+  EXPECT_FALSE(leader.CheckpointDue());
+  (void)leader.Apply({UnixMs(1), KvSet{"k", "v", 0}}, 1);
+  (void)follower.Apply({UnixMs(1), KvSet{"k", "x", 0}}, 1);
+  EXPECT_TRUE(leader.CheckpointDue());
+  Checkpoint(leader, {&leader, &follower}, 2);
+  EXPECT_EQ(leader.applied_index(), leader.checkpoint().index);
+  ASSERT_TRUE(leader.CheckpointDue());  // the state at 2 is not compared yet
+  EXPECT_EQ(follower.divergence(), "");
+  Checkpoint(leader, {&leader, &follower}, 3);
+  EXPECT_NE(follower.divergence(), "");
+  EXPECT_FALSE(leader.CheckpointDue());  // idle: nothing new to compare
+}
+
 TEST(StoreCheckpointTest, NothingIsComparedWithoutARecordOfThatIndex) {
   Store leader;
   (void)leader.Apply({UnixMs(1), KvSet{"k", "v", 0}}, 1);
