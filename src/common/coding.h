@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/types.h"
+
 namespace tenure {
 
 class ByteWriter {
@@ -26,6 +28,7 @@ class ByteWriter {
     for (int i = 0; i < 4; ++i) bytes[i] = static_cast<char>((v >> (8 * i)) & 0xff);
     out_->append(bytes, 4);
   }
+  void PutIndex(LogIndex index) { PutVarint(index.value()); }
   void PutVarint(std::uint64_t v) {
     while (v >= 0x80) {
       PutU8(static_cast<std::uint8_t>(v | 0x80));
@@ -85,6 +88,7 @@ class ByteReader {
     in_.remove_prefix(4);
     return v;
   }
+  LogIndex GetIndex() { return LogIndex(GetVarint()); }
   std::uint64_t GetVarint() {
     std::uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {

@@ -1,8 +1,6 @@
 // Basic value types shared by every layer.
 //
 // Units are in the names: *_ms fields are milliseconds, *_ns nanoseconds.
-// LogIndex is a raft log index; Consul clients see it as CreateIndex,
-// ModifyIndex, LockIndex's companion, and X-Consul-Index.
 #pragma once
 
 #include <compare>
@@ -10,7 +8,26 @@
 
 namespace tenure {
 
-using LogIndex = std::uint64_t;   // raft log position; 0 means "none"
+// A raft log position; LogIndex() (0) means "none". Consul clients see it as
+// CreateIndex, ModifyIndex, X-Consul-Index and tenure's fencing token (the
+// grant's index, decision 0002). A type of its own because it sits beside
+// counts (LockIndex, entries, sessions), terms and sizes that are integers
+// too: none of them converts to it, nor it to them. Codecs and JSON use
+// value(); the next position is Next().
+class LogIndex {
+ public:
+  constexpr LogIndex() = default;
+  constexpr explicit LogIndex(std::uint64_t value) : value_(value) {}
+  constexpr std::uint64_t value() const { return value_; }
+  constexpr bool is_none() const { return value_ == 0; }
+  constexpr LogIndex Next() const { return LogIndex(value_ + 1); }
+
+  constexpr auto operator<=>(const LogIndex&) const = default;
+
+ private:
+  std::uint64_t value_ = 0;
+};
+
 using MonoMs = std::int64_t;      // monotonic milliseconds (timers; never replicated)
 using DurationMs = std::int64_t;  // a length of time in milliseconds
 using DurationNs = std::int64_t;  // Go-style duration in nanoseconds

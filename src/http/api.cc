@@ -59,7 +59,8 @@ void Api::Shutdown() { forwarder_->Shutdown(); }
 
 void Api::SetMeta(HttpResponse* response, LogIndex index) const {
   // Clients treat 0 as "no index" and spin; Consul never sends it.
-  response->headers.emplace_back("X-Consul-Index", std::to_string(std::max<LogIndex>(index, 1)));
+  response->headers.emplace_back("X-Consul-Index",
+                                 std::to_string(std::max<std::uint64_t>(index.value(), 1)));
   response->headers.emplace_back("X-Consul-KnownLeader", server_.KnownLeader() ? "true" : "false");
   response->headers.emplace_back("X-Consul-LastContact", std::to_string(server_.LastContactMs()));
 }
@@ -67,7 +68,7 @@ void Api::SetMeta(HttpResponse* response, LogIndex index) const {
 void Api::BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read) {
   auto serve = [this, call, watch = std::move(watch), read = std::move(read)]() mutable {
     const QueryOptions& options = call->options;
-    if (options.index == 0 || server_.IndexOf(watch) > options.index) {
+    if (options.index.is_none() || server_.IndexOf(watch) > options.index) {
       call->Reply(read());
       return;
     }

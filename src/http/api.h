@@ -91,7 +91,7 @@ class Api {
   std::mt19937_64 random_;
   struct {
     std::string key;
-    LogIndex modify_index = 0;
+    LogIndex modify_index;
     std::string body;
   } rendered_entry_;
 };

@@ -197,8 +197,8 @@ std::size_t KvEntrySize(const state::KvEntry& entry, bool with_value) {
   constexpr std::string_view kFixed =
       "{\"LockIndex\":,\"Key\":,\"Flags\":,\"Value\":,\"CreateIndex\":,\"ModifyIndex\":}";
   std::size_t size = kFixed.size() + UintSize(entry.lock_index) + StringSize(entry.key) +
-                     UintSize(entry.flags) + UintSize(entry.create_index) +
-                     UintSize(entry.modify_index);
+                     UintSize(entry.flags) + UintSize(entry.create_index.value()) +
+                     UintSize(entry.modify_index.value());
   if (with_value && !entry.value.empty()) {
     size += 2 + (entry.value.size() + 2) / 3 * 4;  // quoted, padded base64
   } else {
@@ -206,7 +206,7 @@ std::size_t KvEntrySize(const state::KvEntry& entry, bool with_value) {
   }
   if (!entry.session.empty()) {
     constexpr std::string_view kLocked = ",\"Session\":,\"Fence\":";
-    size += kLocked.size() + StringSize(entry.session) + UintSize(entry.fence);
+    size += kLocked.size() + StringSize(entry.session) + UintSize(entry.fence.value());
   }
   return size;
 }
@@ -230,12 +230,12 @@ void AppendKvEntry(std::string* out, const state::KvEntry& entry, bool with_valu
     *out += ",\"Session\":";
     AppendString(out, entry.session);
     *out += ",\"Fence\":";
-    AppendUint(out, entry.fence);
+    AppendUint(out, entry.fence.value());
   }
   *out += ",\"CreateIndex\":";
-  AppendUint(out, entry.create_index);
+  AppendUint(out, entry.create_index.value());
   *out += ",\"ModifyIndex\":";
-  AppendUint(out, entry.modify_index);
+  AppendUint(out, entry.modify_index.value());
   *out += '}';
 }
 
@@ -274,9 +274,9 @@ void AppendSession(std::string* out, const state::Session& s) {
     AppendStringArray(out, s.checks);
   }
   *out += ",\"CreateIndex\":";
-  AppendUint(out, s.create_index);
+  AppendUint(out, s.create_index.value());
   *out += ",\"ModifyIndex\":";
-  AppendUint(out, s.modify_index);
+  AppendUint(out, s.modify_index.value());
   *out += '}';
 }
 

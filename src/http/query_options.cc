@@ -47,7 +47,7 @@ Result<QueryOptions> ParseQueryOptions(const HttpRequest& request) {
   if (auto index = request.Query("index"); index && !index->empty()) {
     auto parsed = ParseUint64(*index);
     if (!parsed.ok()) return consul::InvalidIndex();
-    options.index = *parsed;
+    options.index = LogIndex(*parsed);
   }
   if (options.wait_ms <= 0) options.wait_ms = limits::kBlockingWaitDefaultMs;
   return options;

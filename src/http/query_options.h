@@ -13,7 +13,7 @@
 namespace tenure::http {
 
 struct QueryOptions {
-  LogIndex index = 0;  // 0 = answer at once
+  LogIndex index;      // 0 = answer at once
   MonoMs wait_ms = 0;  // clamped to limits; default applied when index > 0
   bool consistent = false;
   bool stale = false;

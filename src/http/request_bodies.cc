@@ -216,7 +216,8 @@ Result<ParsedTxn> ParseTxn(const std::string& body) {
       TENURE_ASSIGN_OR_RETURN(op.flags, Uint(*flags, "Flags"));
     }
     if (const Json* index = Field(*kv, "Index")) {
-      TENURE_ASSIGN_OR_RETURN(op.index, Uint(*index, "Index"));
+      TENURE_ASSIGN_OR_RETURN(std::uint64_t value, Uint(*index, "Index"));
+      op.index = LogIndex(value);
     }
     if (const Json* session = Field(*kv, "Session"); session && !session->is_null()) {
       if (!session->is_string()) return ParseFailed("Session must be a string");

@@ -58,7 +58,7 @@ constexpr std::array<Route, 14> kRoutes = {{
 MonoMs ForwardTimeoutMs(const QueryOptions& options) {
   constexpr MonoMs kSlackMs = 10'000;
   constexpr MonoMs kPlainMs = 30'000;
-  if (options.index == 0) return kPlainMs;
+  if (options.index.is_none()) return kPlainMs;
   return options.wait_ms + options.wait_ms / limits::kBlockingJitterFraction + kSlackMs;
 }
 

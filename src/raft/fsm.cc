@@ -55,7 +55,7 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
   auto* self = static_cast<FsmBridge*>(fsm->data);
   TENURE_ASSERT(self->raft_ != nullptr);
   *result = nullptr;
-  LogIndex index = raft_last_applied(self->raft_) + 1;
+  LogIndex index(raft_last_applied(self->raft_) + 1);
   std::string_view bytes(static_cast<const char*>(buf->base), buf->len);
   Result<state::Command> command = DecodeEntry(bytes);
   if (!command.ok()) {
@@ -66,8 +66,8 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
     if (self->apply_halted_) return RAFT_MALFORMED;
     self->apply_halted_ = true;
     fmt::print(stderr,
-               "tenure raft: FATAL: cannot apply entry {} ({} bytes): {}; applying halted\n", index,
-               buf->len, command.status().ToString());
+               "tenure raft: FATAL: cannot apply entry {} ({} bytes): {}; applying halted\n",
+               index.value(), buf->len, command.status().ToString());
     std::fflush(stderr);
     return RAFT_MALFORMED;
   }

@@ -13,7 +13,7 @@ LogMemory::LogMemory(std::uint64_t log_bytes_max, std::uint64_t trailing_bytes_m
       threshold_(threshold),
       trailing_(trailing) {}
 
-void LogMemory::Trim(LogIndex first, LogIndex last) {
+void LogMemory::Trim(std::uint64_t first, std::uint64_t last) {
   if (cumulative_.empty()) return;
   while (!cumulative_.empty() && last_index() > last) cumulative_.pop_back();
   while (!cumulative_.empty() && first_ < first) {
@@ -24,7 +24,7 @@ void LogMemory::Trim(LogIndex first, LogIndex last) {
   if (cumulative_.empty()) base_ = 0;
 }
 
-void LogMemory::Append(LogIndex index, std::uint64_t bytes) {
+void LogMemory::Append(std::uint64_t index, std::uint64_t bytes) {
   if (cumulative_.empty()) {
     first_ = index;
     base_ = 0;
@@ -33,7 +33,7 @@ void LogMemory::Append(LogIndex index, std::uint64_t bytes) {
   cumulative_.push_back((cumulative_.empty() ? base_ : cumulative_.back()) + bytes);
 }
 
-LogIndex LogMemory::last_index() const {
+std::uint64_t LogMemory::last_index() const {
   return cumulative_.empty() ? 0 : first_ + cumulative_.size() - 1;
 }
 
@@ -41,24 +41,25 @@ std::uint64_t LogMemory::bytes() const {
   return cumulative_.empty() ? 0 : cumulative_.back() - base_;
 }
 
-std::uint64_t LogMemory::CumulativeAt(LogIndex index) const {
+std::uint64_t LogMemory::CumulativeAt(std::uint64_t index) const {
   if (cumulative_.empty() || index < first_) return base_;
-  LogIndex last = last_index();
+  std::uint64_t last = last_index();
   return cumulative_[static_cast<std::size_t>(std::min(index, last) - first_)];
 }
 
-LogMemory::Policy LogMemory::Decide(LogIndex last_applied, LogIndex snapshot_index) const {
+LogMemory::Policy LogMemory::Decide(std::uint64_t last_applied,
+                                    std::uint64_t snapshot_index) const {
   Policy policy{threshold_, trailing_};
   if (cumulative_.empty() || last_applied <= snapshot_index) return policy;
   // Trailing entries kept at the next snapshot (taken at last_applied): as
   // many of the latest as fit in the budget, at most the configured count.
   std::uint64_t end = CumulativeAt(last_applied);
-  LogIndex low =
-      std::max<LogIndex>(first_, last_applied > trailing_ ? last_applied - trailing_ : 0);
-  LogIndex high = last_applied;  // the answer is in [low, high]: first index kept + 1
+  std::uint64_t low =
+      std::max<std::uint64_t>(first_, last_applied > trailing_ ? last_applied - trailing_ : 0);
+  std::uint64_t high = last_applied;  // the answer is in [low, high]: first index kept + 1
   // Smallest index i in [low, last_applied] with end - CumulativeAt(i) <= budget.
   while (low < high) {
-    LogIndex mid = low + (high - low) / 2;
+    std::uint64_t mid = low + (high - low) / 2;
     if (end - CumulativeAt(mid) <= trailing_bytes_max_) {
       high = mid;
     } else {
@@ -68,8 +69,8 @@ LogMemory::Policy LogMemory::Decide(LogIndex last_applied, LogIndex snapshot_ind
   policy.trailing = static_cast<unsigned>(last_applied - low);
   // Early snapshot: the entries applied since the last one are over budget.
   if (end - CumulativeAt(snapshot_index) >= log_bytes_max_) {
-    policy.threshold = static_cast<unsigned>(
-        std::max<LogIndex>(1, std::min<LogIndex>(last_applied - snapshot_index, threshold_)));
+    policy.threshold = static_cast<unsigned>(std::max<std::uint64_t>(
+        1, std::min<std::uint64_t>(last_applied - snapshot_index, threshold_)));
   }
   return policy;
 }

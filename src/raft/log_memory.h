@@ -26,11 +26,11 @@ class LogMemory {
   // The log now holds entries (first - 1, last]: entries this mirror had
   // outside that range are forgotten (a snapshot dropped them, or a
   // conflicting suffix was truncated).
-  void Trim(LogIndex first, LogIndex last);
+  void Trim(std::uint64_t first, std::uint64_t last);
   // Entry `index` (one past the last mirrored, or the first ever) of `bytes`.
-  void Append(LogIndex index, std::uint64_t bytes);
+  void Append(std::uint64_t index, std::uint64_t bytes);
   // The last index mirrored (0 when empty).
-  LogIndex last_index() const;
+  std::uint64_t last_index() const;
   std::uint64_t bytes() const;
 
   struct Policy {
@@ -39,17 +39,17 @@ class LogMemory {
   };
   // What to set now, given libraft's last applied index and the index of its
   // last snapshot.
-  Policy Decide(LogIndex last_applied, LogIndex snapshot_index) const;
+  Policy Decide(std::uint64_t last_applied, std::uint64_t snapshot_index) const;
 
  private:
   // Bytes of the entries up to and including `index` (clamped to the range).
-  std::uint64_t CumulativeAt(LogIndex index) const;
+  std::uint64_t CumulativeAt(std::uint64_t index) const;
 
   std::uint64_t log_bytes_max_;
   std::uint64_t trailing_bytes_max_;
   unsigned threshold_;
   unsigned trailing_;
-  LogIndex first_ = 0;  // index of cumulative_.front()
+  std::uint64_t first_ = 0;  // index of cumulative_.front()
   // Running total of bytes from some origin, one per entry in [first_, ...].
   std::deque<std::uint64_t> cumulative_;
   std::uint64_t base_ = 0;  // running total before first_

@@ -95,7 +95,7 @@ Status Node::Impl::Start() {
         "raft: heartbeat timeout {} ms must be > 0 and below the election timeout {} ms",
         options_.heartbeat_timeout_ms, options_.election_timeout_ms));
   }
-  if (store_.applied_index() != 0) {
+  if (!store_.applied_index().is_none()) {
     return Status::FailedPrecondition("raft: Start needs an empty Store (the log refills it)");
   }
   std::error_code ec;

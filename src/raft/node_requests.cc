@@ -417,10 +417,11 @@ void Node::Impl::BoundLogMemory() {
   if (phase_ != Phase::kRunning) return;
   const struct raft_log& log = raft_.log;
   std::size_t held = log.back >= log.front ? log.back - log.front : log.size - log.front + log.back;
-  LogIndex first = log.offset + 1;
-  LogIndex last = log.offset + held;
+  raft_index first = log.offset + 1;
+  raft_index last = log.offset + held;
   log_memory_.Trim(first, last);
-  for (LogIndex index = std::max(log_memory_.last_index() + 1, first); index <= last; ++index) {
+  for (raft_index index = std::max<raft_index>(log_memory_.last_index() + 1, first); index <= last;
+       ++index) {
     // raft_log is a circular buffer; entry `index` sits at front + index - first.
     std::size_t slot = (log.front + static_cast<std::size_t>(index - first)) % log.size;
     log_memory_.Append(index, log.entries[slot].buf.len);

@@ -116,7 +116,7 @@ void Server::OnRaftBroken(Status why) {
 void Server::RestartRaft() {
   node_.reset();
   store_ = state::Store();
-  reap_mark_ = 0;
+  reap_mark_ = LogIndex();
   MakeNode();
   last_restart_ms_ = clock_.NowMonoMs();
   ++raft_restarts_;
@@ -264,14 +264,15 @@ std::uint64_t Server::NodeId() const { return node_->id(); }
 std::uint64_t Server::LeaderId() const { return node_->LeaderId(); }
 
 state::Member Server::SelfMember() const {
-  return {node_->id(), options_.node_name, options_.raft.address, options_.http_address, 0};
+  return {node_->id(), options_.node_name, options_.raft.address, options_.http_address,
+          LogIndex()};
 }
 
 bool Server::SelfRecordCurrent() const {
   const state::Member* record = store_.FindMember(node_->id());
   if (record == nullptr) return false;
   state::Member current = *record;
-  current.modify_index = 0;
+  current.modify_index = LogIndex();
   return current == SelfMember();
 }
 
@@ -327,10 +328,10 @@ void Server::WritePeerRecords() {
     if (advert == adverts.end() || advert->raft_address != server.address) continue;
     if (advert->node_name.empty() || !ParseHostPort(advert->http_address).ok()) continue;
     state::Member wanted{server.id, advert->node_name, advert->raft_address, advert->http_address,
-                         0};
+                         LogIndex()};
     if (const state::Member* record = store_.FindMember(server.id); record != nullptr) {
       state::Member current = *record;
-      current.modify_index = 0;
+      current.modify_index = LogIndex();
       if (current == wanted) continue;
     }
     peer_record_in_flight_ = true;
@@ -351,7 +352,7 @@ LogIndex Server::IndexOf(const Watch& watch) const {
     case WatchKind::kSessions:
       return store_.sessions_index();
   }
-  return 0;
+  return LogIndex();
 }
 
 void Server::OnApplied() {
@@ -468,7 +469,7 @@ void Server::ScheduleReap() {
   std::weak_ptr<bool> alive = alive_;
   housekeeping_->reap.async_wait([this, alive](const boost::system::error_code& ec) {
     if (ec || alive.expired() || !*alive.lock()) return;
-    if (IsLeader() && leader_ready_ && store_.tombstone_count() > 0 && reap_mark_ > 0) {
+    if (IsLeader() && leader_ready_ && store_.tombstone_count() > 0 && !reap_mark_.is_none()) {
       Propose(state::ReapTombstones{reap_mark_}, [](Result<state::ApplyResult>) {});
     }
     reap_mark_ = store_.kv_index();

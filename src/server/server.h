@@ -197,7 +197,7 @@ class Server {
   std::string raft_last_failure_;
   MonoMs last_restart_ms_ = -1;
   MonoMs restart_delay_ms_ = 0;
-  LogIndex reap_mark_ = 0;  // tombstones at or below this are old enough to reap
+  LogIndex reap_mark_;  // tombstones at or below this are old enough to reap
   bool diverged_ = false;
   std::function<void(Status)> on_fatal_;
   struct Timers;  // reap, duties, member records, restart

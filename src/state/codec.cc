@@ -20,11 +20,11 @@ void EncodeKvEntry(const KvEntry& entry, ByteWriter& w) {
   w.PutBytes(entry.key);
   w.PutBytes(entry.value);
   w.PutVarint(entry.flags);
-  w.PutVarint(entry.create_index);
-  w.PutVarint(entry.modify_index);
+  w.PutIndex(entry.create_index);
+  w.PutIndex(entry.modify_index);
   w.PutVarint(entry.lock_index);
   w.PutBytes(entry.session);
-  w.PutVarint(entry.fence);
+  w.PutIndex(entry.fence);
 }
 
 KvEntry DecodeKvEntry(ByteReader& r) {
@@ -32,11 +32,11 @@ KvEntry DecodeKvEntry(ByteReader& r) {
   entry.key = r.GetString();
   entry.value = r.GetString();
   entry.flags = r.GetVarint();
-  entry.create_index = r.GetVarint();
-  entry.modify_index = r.GetVarint();
+  entry.create_index = r.GetIndex();
+  entry.modify_index = r.GetIndex();
   entry.lock_index = r.GetVarint();
   entry.session = r.GetString();
-  entry.fence = r.GetVarint();
+  entry.fence = r.GetIndex();
   return entry;
 }
 
@@ -57,8 +57,8 @@ void EncodeSession(const Session& s, ByteWriter& w) {
   }
   w.PutVarint(s.checks.size());
   for (const auto& c : s.checks) w.PutBytes(c);
-  w.PutVarint(s.create_index);
-  w.PutVarint(s.modify_index);
+  w.PutIndex(s.create_index);
+  w.PutIndex(s.modify_index);
 }
 
 Session DecodeSession(ByteReader& r) {
@@ -81,8 +81,8 @@ Session DecodeSession(ByteReader& r) {
     s.service_checks.push_back(std::move(c));
   }
   for (std::uint64_t n = ReadCount(r); n > 0 && !r.failed(); --n) s.checks.push_back(r.GetString());
-  s.create_index = r.GetVarint();
-  s.modify_index = r.GetVarint();
+  s.create_index = r.GetIndex();
+  s.modify_index = r.GetIndex();
   return s;
 }
 
@@ -91,7 +91,7 @@ void EncodeTxnOp(const TxnOp& op, ByteWriter& w) {
   w.PutBytes(op.key);
   w.PutBytes(op.value);
   w.PutVarint(op.flags);
-  w.PutVarint(op.index);
+  w.PutIndex(op.index);
   w.PutBytes(op.session);
 }
 
@@ -103,7 +103,7 @@ TxnOp DecodeTxnOp(ByteReader& r) {
   op.key = r.GetString();
   op.value = r.GetString();
   op.flags = r.GetVarint();
-  op.index = r.GetVarint();
+  op.index = r.GetIndex();
   op.session = r.GetString();
   return op;
 }

@@ -121,6 +121,7 @@ struct FieldWriter {
   ByteWriter& w;
   void operator()(const std::string& v) { w.PutBytes(v); }
   void operator()(std::uint64_t v) { w.PutVarint(v); }
+  void operator()(LogIndex v) { w.PutIndex(v); }
   void operator()(bool v) { w.PutBool(v); }
   void operator()(DestroyReason v) { w.PutU8(static_cast<std::uint8_t>(v)); }
   void operator()(const Session& v) { EncodeSession(v, w); }
@@ -134,6 +135,7 @@ struct FieldReader {
   ByteReader& r;
   void operator()(std::string& v) { v = r.GetString(); }
   void operator()(std::uint64_t& v) { v = r.GetVarint(); }
+  void operator()(LogIndex& v) { v = r.GetIndex(); }
   void operator()(bool& v) { v = r.GetBool(); }
   void operator()(DestroyReason& v) {
     std::uint8_t reason = r.GetU8();

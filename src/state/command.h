@@ -32,7 +32,7 @@ struct KvCas {
   std::string key;
   std::string value;
   std::uint64_t flags = 0;
-  LogIndex index = 0;
+  LogIndex index;
   bool operator==(const KvCas&) const = default;
 };
 
@@ -58,7 +58,7 @@ struct KvRelease {
 struct KvDelete {
   std::string key;
   bool has_cas = false;
-  LogIndex index = 0;
+  LogIndex index;
   bool operator==(const KvDelete&) const = default;
 };
 
@@ -91,7 +91,7 @@ struct Txn {
 // Leader housekeeping: forget tombstones at or below `index` so they do not
 // accumulate forever. Prefix indexes never go backwards (store.h).
 struct ReapTombstones {
-  LogIndex index = 0;
+  LogIndex index;
   bool operator==(const ReapTombstones&) const = default;
 };
 
@@ -113,7 +113,7 @@ struct RemoveMember {
 // recorded at the previous checkpoint, `checked_index` (Store::divergence).
 // 0/0: nothing to compare (the leader's first one).
 struct Checkpoint {
-  LogIndex checked_index = 0;
+  LogIndex checked_index;
   std::uint64_t checked_digest = 0;
   bool operator==(const Checkpoint&) const = default;
 };

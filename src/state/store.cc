@@ -72,7 +72,7 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
         } else {
           result.ok = result.ok && outcome.ok;
         }
-        if (outcome.fence != 0) result.fence = outcome.fence;
+        if (!outcome.fence.is_none()) result.fence = outcome.fence;
       },
       command.body);
   return result;
@@ -86,9 +86,9 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
 // that no other check would see. O(state size): the leader writes one
 // checkpoint every few tens of seconds (server.h).
 void Store::ApplyCheckpoint(const Checkpoint& c, LogIndex index) {
-  if (c.checked_index != 0 && c.checked_index == checkpoint_.index &&
+  if (!c.checked_index.is_none() && c.checked_index == checkpoint_.index &&
       c.checked_digest != checkpoint_.digest && divergence_.empty()) {
-    divergence_ = "at the checkpoint of entry " + std::to_string(c.checked_index) +
+    divergence_ = "at the checkpoint of entry " + std::to_string(c.checked_index.value()) +
                   " this replica's state has digest " + HexU64(checkpoint_.digest) +
                   ", the leader's " + HexU64(c.checked_digest);
   }
@@ -166,7 +166,7 @@ LogIndex Store::KeyIndex(std::string_view key) const {
 
 LogIndex Store::PrefixIndex(std::string_view prefix) const {
   if (prefix.empty()) return kv_index_;
-  LogIndex index = 0;
+  LogIndex index;
   for (auto it = kv_.lower_bound(prefix); it != kv_.end() && StartsWith(it->first, prefix); ++it) {
     index = std::max(index, it->second.modify_index);
   }
@@ -175,7 +175,7 @@ LogIndex Store::PrefixIndex(std::string_view prefix) const {
     index = std::max(index, it->second);
   }
   // Nothing under the prefix: Consul answers with the table index.
-  if (index == 0) return kv_index_;
+  if (index.is_none()) return kv_index_;
   // Reaped tombstones may have carried the highest index under the prefix;
   // never report less than the reap point, so a prefix index never goes back.
   return std::max(index, reaped_index_);
@@ -238,12 +238,12 @@ Status Store::Validate() const {
     TENURE_INVARIANT(entry.modify_index <= kv_index_);
     TENURE_INVARIANT(tombstones_.find(key) == tombstones_.end());
     if (entry.session.empty()) {
-      TENURE_INVARIANT(entry.fence == 0);
+      TENURE_INVARIANT(entry.fence.is_none());
       continue;
     }
     ++held_count;
     TENURE_INVARIANT(sessions_.find(entry.session) != sessions_.end());
-    TENURE_INVARIANT(entry.fence != 0);
+    TENURE_INVARIANT(!entry.fence.is_none());
     TENURE_INVARIANT(entry.fence <= entry.modify_index);
     auto held = held_.find(entry.session);
     TENURE_INVARIANT(held != held_.end());

@@ -36,7 +36,7 @@ struct ApplyResult {
   Status status;
   bool ok = true;             // cas/acquire/release/delete-cas outcome; Consul's true/false
   bool lock_delayed = false;  // acquire refused because the key is in lock-delay
-  LogIndex fence = 0;         // acquire: the holder's fencing token
+  LogIndex fence;             // acquire: the holder's fencing token
   TxnOutcome txn;             // Txn commands
   // What this apply did to the sessions table, for the leader's session
   // timers: they follow what was applied, not what was proposed.
@@ -124,7 +124,7 @@ class Store {
   // and this one, so the digest records a state no checkpoint has compared
   // yet, and the leader writes one more even on an idle cluster.
   struct CheckpointRecord {
-    LogIndex index = 0;
+    LogIndex index;
     std::uint64_t digest = 0;
     bool unchecked = false;
   };
@@ -154,7 +154,7 @@ class Store {
   struct KvOutcome {
     Status error;    // Consul's error text (txn "What", or HTTP 500 for single ops)
     bool ok = true;  // the Consul true/false
-    LogIndex fence = 0;
+    LogIndex fence;
   };
   // Undo log for an in-progress transaction: the state of every key before
   // the transaction first touched it.
@@ -204,10 +204,10 @@ class Store {
   std::map<std::string, std::set<std::string>, std::less<>> held_;
   std::map<std::string, UnixMs, std::less<>> lock_delays_;  // key -> window end
   std::map<std::uint64_t, Member> members_;
-  LogIndex kv_index_ = 0;
-  LogIndex sessions_index_ = 0;
-  LogIndex reaped_index_ = 0;  // highest tombstone index reaped so far (<= kv_index_)
-  LogIndex applied_index_ = 0;
+  LogIndex kv_index_;
+  LogIndex sessions_index_;
+  LogIndex reaped_index_;  // highest tombstone index reaped so far (<= kv_index_)
+  LogIndex applied_index_;
   UnixMs now_ms_;
   Changes changes_;
   CheckpointRecord checkpoint_;

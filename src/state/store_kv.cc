@@ -45,8 +45,8 @@ Store::KvOutcome Store::CasKv(const std::string& key, const std::string& value, 
                               LogIndex cas_index, LogIndex index) {
   const KvEntry* existing = FindKv(key);
   KvOutcome outcome;
-  if (cas_index == 0 ? existing != nullptr
-                     : (existing == nullptr || existing->modify_index != cas_index)) {
+  if (cas_index.is_none() ? existing != nullptr
+                          : (existing == nullptr || existing->modify_index != cas_index)) {
     outcome.ok = false;
     return outcome;
   }

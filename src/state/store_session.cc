@@ -55,7 +55,7 @@ void Store::ApplySessionDestroy(const SessionDestroy& c, LogIndex index, ApplyRe
       } else {
         KvEntry entry = kv_.find(key)->second;
         entry.session.clear();
-        entry.fence = 0;
+        entry.fence = LogIndex();
         PutEntry(std::move(entry), index);
       }
       if (delay_ms > 0) {

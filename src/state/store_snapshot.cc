@@ -73,17 +73,17 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   ByteWriter w(out);
   out->append(kMagic);
   w.PutU8(kSnapshotVersion);
-  w.PutVarint(applied_index_);
-  w.PutVarint(kv_index_);
-  w.PutVarint(sessions_index_);
-  w.PutVarint(reaped_index_);
+  w.PutIndex(applied_index_);
+  w.PutIndex(kv_index_);
+  w.PutIndex(sessions_index_);
+  w.PutIndex(reaped_index_);
   w.PutSignedVarint(now_ms_.ms());
   w.PutVarint(kv_.size());
   for (const auto& [key, entry] : kv_) EncodeKvEntry(entry, w);
   w.PutVarint(tombstones_.size());
   for (const auto& [key, index] : tombstones_) {
     w.PutBytes(key);
-    w.PutVarint(index);
+    w.PutIndex(index);
   }
   w.PutVarint(sessions_.size());
   for (const auto& [id, session] : sessions_) EncodeSession(session, w);
@@ -98,7 +98,7 @@ void Store::EncodeSnapshotBody(std::string* out) const {
     w.PutBytes(member.name);
     w.PutBytes(member.raft_address);
     w.PutBytes(member.http_address);
-    w.PutVarint(member.modify_index);
+    w.PutIndex(member.modify_index);
   }
 }
 
@@ -110,10 +110,10 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
   ByteReader r(bytes.substr(kMagic.size()));
   r.GetU8();  // the version, checked above
   Store store;
-  store.applied_index_ = r.GetVarint();
-  store.kv_index_ = r.GetVarint();
-  store.sessions_index_ = r.GetVarint();
-  store.reaped_index_ = r.GetVarint();
+  store.applied_index_ = r.GetIndex();
+  store.kv_index_ = r.GetIndex();
+  store.sessions_index_ = r.GetIndex();
+  store.reaped_index_ = r.GetIndex();
   store.now_ms_ = UnixMs(r.GetSignedVarint());
 
   auto count = [&r]() {
@@ -128,7 +128,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
   }
   for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
     std::string key = r.GetString();
-    LogIndex index = r.GetVarint();
+    LogIndex index = r.GetIndex();
     store.tombstones_.emplace(std::move(key), index);
   }
   for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
@@ -147,7 +147,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     member.name = r.GetString();
     member.raft_address = r.GetString();
     member.http_address = r.GetString();
-    member.modify_index = r.GetVarint();
+    member.modify_index = r.GetIndex();
     std::uint64_t id = member.id;
     if (!store.members_.emplace(id, std::move(member)).second) r.Fail();
   }

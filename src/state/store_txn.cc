@@ -51,9 +51,10 @@ Store::KvOutcome Store::ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* res
       if (entry == nullptr) {
         outcome.error = Status::Conflict(consul::TxnCheckMissing("index", op.key));
       } else if (entry->modify_index != op.index) {
-        outcome.error = Status::Conflict(
-            "failed index check for key " + GoQuote(op.key) + ", current modify index " +
-            std::to_string(entry->modify_index) + " != " + std::to_string(op.index));
+        outcome.error = Status::Conflict("failed index check for key " + GoQuote(op.key) +
+                                         ", current modify index " +
+                                         std::to_string(entry->modify_index.value()) +
+                                         " != " + std::to_string(op.index.value()));
       }
       break;
     case TxnVerb::kCheckSession:
@@ -74,9 +75,9 @@ Store::KvOutcome Store::ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* res
         outcome.error = Status::Conflict("failed fence check for key " + GoQuote(op.key) +
                                          ", lock is not held");
       } else if (entry->fence != op.index) {
-        outcome.error =
-            Status::Conflict("failed fence check for key " + GoQuote(op.key) + ", current fence " +
-                             std::to_string(entry->fence) + " != " + std::to_string(op.index));
+        outcome.error = Status::Conflict("failed fence check for key " + GoQuote(op.key) +
+                                         ", current fence " + std::to_string(entry->fence.value()) +
+                                         " != " + std::to_string(op.index.value()));
       }
       break;
     case TxnVerb::kCheckNotExists:

@@ -42,7 +42,7 @@ struct TxnOp {
   std::string key;
   std::string value;
   std::uint64_t flags = 0;
-  std::uint64_t index = 0;  // ModifyIndex for cas/check-index/delete-cas; token for check-fence
+  LogIndex index;  // ModifyIndex for cas/check-index/delete-cas; token for check-fence
   std::string session;
   bool operator==(const TxnOp&) const = default;
 };

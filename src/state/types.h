@@ -20,8 +20,8 @@ struct KvEntry {
   // no value and reports both as "Value": null.
   std::string value;
   std::uint64_t flags = 0;
-  LogIndex create_index = 0;
-  LogIndex modify_index = 0;
+  LogIndex create_index;
+  LogIndex modify_index;
   // Consul's LockIndex: how many times a new holder acquired the key. It
   // restarts at 1 when the key is deleted and re-created.
   std::uint64_t lock_index = 0;
@@ -31,7 +31,7 @@ struct KvEntry {
   // the holder; 0 when unlocked. Raft indexes only grow, so every grant of
   // any lock gets a token larger than every earlier grant's, also after the
   // key was deleted and re-created (docs/fencing.md).
-  LogIndex fence = 0;
+  LogIndex fence;
 
   bool operator==(const KvEntry&) const = default;
 };
@@ -53,8 +53,8 @@ struct Session {
   std::vector<std::string> node_checks;
   std::vector<ServiceCheck> service_checks;
   std::vector<std::string> checks;  // legacy "Checks" field, reported when non-empty
-  LogIndex create_index = 0;
-  LogIndex modify_index = 0;
+  LogIndex create_index;
+  LogIndex modify_index;
 
   bool operator==(const Session&) const = default;
 };
@@ -64,11 +64,11 @@ struct Session {
 // followers can forward to the leader; decision 0008). Raft's configuration
 // stays the truth about who votes.
 struct Member {
-  std::uint64_t id = 0;       // raft server id (-node-id)
-  std::string name;           // Consul's node name (-node)
-  std::string raft_address;   // host:port of its raft transport
-  std::string http_address;   // host:port of its HTTP API
-  LogIndex modify_index = 0;  // set on apply
+  std::uint64_t id = 0;      // raft server id (-node-id)
+  std::string name;          // Consul's node name (-node)
+  std::string raft_address;  // host:port of its raft transport
+  std::string http_address;  // host:port of its HTTP API
+  LogIndex modify_index;     // set on apply
 
   bool operator==(const Member&) const = default;
 };

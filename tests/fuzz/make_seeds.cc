@@ -33,10 +33,10 @@ int main(int argc, char** argv) {
     tenure::state::testutil::CommandGenerator generator(seed);
     tenure::state::testutil::ModelStore model;
     tenure::state::Store store;
-    tenure::LogIndex index = 0;
+    tenure::LogIndex index;
     for (int step = 0; step < 60; ++step) {
       const tenure::state::Command command = generator.Next(model);
-      ++index;
+      index = index.Next();
       (void)store.Apply(command, index);
       (void)model.Apply(command, index);
       if (step % 4 == 0) {

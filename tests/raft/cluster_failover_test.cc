@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "raft/cluster_fixture.h"
-#include "unit/common/unix_ms_printer.h"
+#include "unit/common/type_printers.h"
 
 namespace tenure::sim {
 namespace {

@@ -103,7 +103,8 @@ TEST_F(ClusterFaultsTest, RestartedFollowerReplaysItsLogToTheSameDigest) {
   cluster().Kill(follower);
   cluster().Advance(Cluster::kDrainMs);
   ASSERT_TRUE(cluster().Restart(follower));
-  EXPECT_EQ(server(follower).store().applied_index(), 0u) << "a restart starts from the disk";
+  EXPECT_EQ(server(follower).store().applied_index(), LogIndex())
+      << "a restart starts from the disk";
   cluster().Revive(follower);
   for (int k = 40; k < 60; ++k) MustWrite(leader, Set(k));
   ExpectConverged(leader);
@@ -118,7 +119,7 @@ TEST_F(ClusterFaultsTest, RestartedLeaderRecoversFromItsOwnSnapshotAndRejoins) {
   cluster().Kill(old_leader);
   cluster().Advance(Cluster::kDrainMs);
   ASSERT_TRUE(cluster().Restart(old_leader));
-  EXPECT_GT(server(old_leader).store().applied_index(), 0u) << "restored its snapshot";
+  EXPECT_GT(server(old_leader).store().applied_index(), LogIndex()) << "restored its snapshot";
   EXPECT_NE(server(old_leader).store().FindSession("s"), nullptr);
   std::optional<unsigned> leader = cluster().StepUntilReadyLeader(kElectMaxMs);
   ASSERT_TRUE(leader.has_value());
@@ -153,7 +154,7 @@ TEST_F(ClusterFaultsTest, DiskErrorOnAnExpiryIsRetriedAndTheExpiringSessionGetsN
   EXPECT_FALSE(acquire->ok);
   EXPECT_EQ(acquire->status.message(), "invalid session \"s\"");
   state::Txn txn;
-  txn.ops.push_back({state::TxnVerb::kLock, "lock/b", "v", 0, 0, "s"});
+  txn.ops.push_back({state::TxnVerb::kLock, "lock/b", "v", 0, LogIndex(), "s"});
   Result<state::ApplyResult> locked = Write(leader, txn);
   ASSERT_TRUE(locked.ok());
   ASSERT_EQ(locked->txn.errors.size(), 1u);

@@ -184,7 +184,7 @@ TEST_F(ClusterStaleFollowerTest, LibraftAloneCommitsOnAStaleFollowersWord) {
   LogIndex b_index = RunScenario(options);
   violation_expected_ = true;
   ASSERT_TRUE(cluster().checkers().failed());
-  EXPECT_NE(cluster().checkers().failure().find(fmt::format("at index {}", b_index)),
+  EXPECT_NE(cluster().checkers().failure().find(fmt::format("at index {}", b_index.value())),
             std::string::npos)
       << cluster().checkers().failure();
 }

@@ -135,7 +135,7 @@ TEST_F(FsmFixtureTest, ThreeReplicasApplyTheSameLogToEqualDigests) {
   for (unsigned i = 0; i < kServers; ++i) {
     const state::KvEntry* last_key = replicas_[i].store.FindKv(TestKey(199));
     ASSERT_NE(last_key, nullptr);
-    EXPECT_EQ(last_key->modify_index, last);
+    EXPECT_EQ(last_key->modify_index, LogIndex(last));
   }
 }
 

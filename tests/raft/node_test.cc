@@ -143,7 +143,7 @@ TEST_F(NodeTest, ProposalsApplyWithResultsAndNotifyApplied) {
 
 TEST_F(NodeTest, RestartKeepsEveryAcknowledgedWrite) {
   std::uint64_t digest = 0;
-  LogIndex applied = 0;
+  LogIndex applied;
   {
     state::Store store;
     auto node = StartLeader(store, SingleNodeOptions(dir_));

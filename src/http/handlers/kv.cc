@@ -168,7 +168,7 @@ void Api::KvPut(const CallPtr& call) {
       call->ReplyError(index.status());
       return;
     }
-    body = state::KvCas{key, request.body, flags, *index};
+    body = state::KvCas{key, request.body, flags, LogIndex(*index)};
   } else if (acquire) {
     body = state::KvAcquire{key, request.body, flags, std::string(*acquire)};
   } else if (release) {
@@ -182,9 +182,9 @@ void Api::KvPut(const CallPtr& call) {
       return;
     }
     HttpResponse response = HttpResponse::Json(result.ok ? "true" : "false");
-    if (result.fence != 0) {
+    if (!result.fence.is_none()) {
       // tenure: the holder learns its fencing token with the grant itself.
-      response.headers.emplace_back("X-Tenure-Fence", std::to_string(result.fence));
+      response.headers.emplace_back("X-Tenure-Fence", std::to_string(result.fence.value()));
     }
     call->Reply(std::move(response));
   });
@@ -212,9 +212,9 @@ void Api::KvDelete(const CallPtr& call) {
       call->ReplyError(index.status());
       return;
     }
-    body = state::KvDelete{key, true, *index};
+    body = state::KvDelete{key, true, LogIndex(*index)};
   } else {
-    body = state::KvDelete{key, false, 0};
+    body = state::KvDelete{key, false, LogIndex()};
   }
   ProposeThen(call, std::move(body), [call](const state::ApplyResult& result) {
     if (!result.status.ok()) {

@@ -144,7 +144,7 @@ void Api::AgentSelf(const CallPtr& call) {
        {{"raft",
          {{"state", health.state},
           {"term", std::to_string(health.term)},
-          {"applied_index", std::to_string(server_.store().applied_index())},
+          {"applied_index", std::to_string(server_.store().applied_index().value())},
           {"restarts", std::to_string(health.restarts)},
           {"last_failure", health.last_failure},
           {"transport_handshakes_refused", std::to_string(health.transport.handshakes_refused)},

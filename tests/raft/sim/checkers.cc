@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "common/limits.h"
+#include "unit/common/type_printers.h"
 
 namespace tenure::sim {
 namespace {
@@ -137,7 +138,7 @@ Checkers::Holders Checkers::HoldersOf(const state::Store& store) const {
   Holders holders;
   for (const std::string& key : options_.keys) {
     const state::KvEntry* entry = store.FindKv(key);
-    holders.emplace_back(entry ? entry->session : "", entry ? entry->fence : 0);
+    holders.emplace_back(entry ? entry->session : "", entry ? entry->fence : LogIndex());
   }
   return holders;
 }
@@ -145,8 +146,8 @@ Checkers::Holders Checkers::HoldersOf(const state::Store& store) const {
 Checkers::ReplicaView& Checkers::View(unsigned replica) {
   auto [it, inserted] = views_.try_emplace(replica);
   if (inserted) {
-    it->second.holders.assign(options_.keys.size(), {"", 0});
-    it->second.max_fence.assign(options_.keys.size(), 0);
+    it->second.holders.assign(options_.keys.size(), {"", LogIndex()});
+    it->second.max_fence.assign(options_.keys.size(), LogIndex());
   }
   return it->second;
 }
@@ -160,8 +161,8 @@ void Checkers::OnApplied(unsigned replica, const state::Command& command, const 
                          const std::optional<Invalidated>& invalidated, RealMs now) {
   LogIndex index = store.applied_index();
   if (Status valid = store.Validate(); !valid.ok()) {
-    Fail(now, fmt::format("replica n{} broke a Store invariant at index {}: {}", replica, index,
-                          valid.ToString()));
+    Fail(now, fmt::format("replica n{} broke a Store invariant at index {}: {}", replica,
+                          index.value(), valid.ToString()));
     return;
   }
   bool first = committed_.find(index) == committed_.end();
@@ -174,15 +175,15 @@ void Checkers::OnReplaced(unsigned replica, const state::Store& store, RealMs no
   ReplicaView& view = View(replica);
   view.holders = HoldersOf(store);
   for (std::size_t i = 0; i < view.holders.size(); ++i) view.max_fence[i] = view.holders[i].second;
-  if (store.applied_index() > 0) CheckIndex(replica, store, now);
+  if (!store.applied_index().is_none()) CheckIndex(replica, store, now);
 }
 
 void Checkers::CheckIndex(unsigned replica, const state::Store& store, RealMs now) {
   LogIndex index = store.applied_index();
   // A checkpoint that disagreed: what a real server stops on (Server::OnApplied).
   if (!store.divergence().empty()) {
-    Fail(now, fmt::format("replica n{} reports a divergence at index {}: {}", replica, index,
-                          store.divergence()));
+    Fail(now, fmt::format("replica n{} reports a divergence at index {}: {}", replica,
+                          index.value(), store.divergence()));
   }
   Committed here{store.Digest(), HoldersOf(store)};
   auto [it, inserted] = committed_.try_emplace(index, here);
@@ -212,9 +213,9 @@ void Checkers::CheckGrants(unsigned replica, const state::Command& command,
     const auto& [was_holder, was_fence] = view.holders[i];
     const auto& [holder, fence] = after[i];
     const std::string& key = options_.keys[i];
-    if (holder.empty() != (fence == 0)) {
-      Fail(now, fmt::format("replica n{} index {}: {} held by {:?} with token {}", replica, index,
-                            key, holder, fence));
+    if (holder.empty() != fence.is_none()) {
+      Fail(now, fmt::format("replica n{} index {}: {} held by {:?} with token {}", replica,
+                            index.value(), key, holder, fence.value()));
       return;
     }
     if (fence == was_fence) {
@@ -225,7 +226,7 @@ void Checkers::CheckGrants(unsigned replica, const state::Command& command,
       }
       continue;
     }
-    if (fence == 0) continue;  // released, invalidated or deleted
+    if (fence.is_none()) continue;  // released, invalidated or deleted
     if (fence != index || fence <= view.max_fence[i]) {
       Fail(now, fmt::format("replica n{} index {}: {} granted to {:?} with token {}; tokens must "
                             "be the grant's index and exceed every earlier one ({})",

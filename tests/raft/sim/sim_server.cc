@@ -127,7 +127,7 @@ int SimServer::FsmRestore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcep
   if (rv == 0) {
     self->cluster_->history().Add(self->now(),
                                   fmt::format("n{} restored a snapshot at index {}", self->index_,
-                                              self->store_.applied_index()));
+                                              self->store_.applied_index().value()));
     self->cluster_->checkers().OnReplaced(self->index_, self->store_, self->now());
   }
   return rv;
@@ -324,7 +324,8 @@ void SimServer::RunDuePendingDuties() {
     }
   }
   if (mono >= next_reap_ms_) {
-    if (IsRaftLeader() && reported_leader_ && store_.tombstone_count() > 0 && reap_mark_ > 0) {
+    if (IsRaftLeader() && reported_leader_ && store_.tombstone_count() > 0 &&
+        !reap_mark_.is_none()) {
       Propose(state::ReapTombstones{reap_mark_}, [](Result<state::ApplyResult>) {});
     }
     reap_mark_ = store_.kv_index();
@@ -365,7 +366,7 @@ void SimServer::ResetForRestart() {
   leader_term_ = 0;
   barrier_done_term_ = 0;
   reported_leader_ = false;
-  reap_mark_ = 0;
+  reap_mark_ = LogIndex();
   next_reap_ms_ = NowMono() + options_.reap_period_ms;
   fail_appends_ = 0;
   fail_expiries_until_ = 0;

@@ -126,7 +126,7 @@ class SimServer {
   std::uint64_t leader_term_ = 0;
   std::uint64_t barrier_done_term_ = 0;
   bool reported_leader_ = false;
-  LogIndex reap_mark_ = 0;
+  LogIndex reap_mark_;
   MonoMs next_reap_ms_ = 0;
   MonoMs next_checkpoint_ms_ = 0;
   int fail_appends_ = 0;

@@ -81,9 +81,10 @@ void Settle(Cluster& cluster, Workload& workload, Nemesis& nemesis,
       struct raft* r = cluster.raft(i);
       where +=
           fmt::format("; n{} snapshot {} offset {}", i, r->log.snapshot.last_index, r->log.offset);
-      where += fmt::format("; n{} applied {} (raft {}, term {}, commit {}, last log {})", i,
-                           cluster.server(i).store().applied_index(), static_cast<int>(r->state),
-                           r->current_term, r->commit_index, raft_last_index(r));
+      where +=
+          fmt::format("; n{} applied {} (raft {}, term {}, commit {}, last log {})", i,
+                      cluster.server(i).store().applied_index().value(), static_cast<int>(r->state),
+                      r->current_term, r->commit_index, raft_last_index(r));
       if (r->state == RAFT_LEADER) {
         for (unsigned j = 0; j < r->configuration.n; ++j) {
           const struct raft_progress& p = r->leader_state.progress[j];
@@ -133,9 +134,9 @@ SimResult RunSimulation(const SimConfig& config) {
   result.ok = !checkers.failed();
   result.failure = checkers.failure();
   result.history = cluster.history().Tail(60);
-  LogIndex entries = 0;
+  std::uint64_t entries = 0;
   for (unsigned i = 0; i < cluster.size(); ++i) {
-    entries = std::max(entries, cluster.server(i).store().applied_index());
+    entries = std::max(entries, cluster.server(i).store().applied_index().value());
   }
   result.summary = fmt::format(
       "seed={} nodes={} m={} steps={} simulated={}s entries={} leaderships={} expiries={} "

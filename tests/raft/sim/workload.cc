@@ -161,7 +161,7 @@ state::CommandBody Workload::TxnOp(Client& client) {
       options_.kv_keys[rng_.Index(static_cast<unsigned>(options_.kv_keys.size()))];
   using V = state::TxnVerb;
   state::Txn txn;
-  auto op = [&](V verb, const std::string& key, std::uint64_t index = 0) {
+  auto op = [&](V verb, const std::string& key, LogIndex index = LogIndex()) {
     txn.ops.push_back({verb, key, Value(client), 0, index, client.session});
   };
   switch (rng_.Index(5)) {
@@ -175,7 +175,7 @@ state::CommandBody Workload::TxnOp(Client& client) {
       break;
     case 2: {  // a write guarded by the fencing token this client was given
       auto held = client.held.find(a);
-      op(V::kCheckFence, a, held != client.held.end() ? held->second : 1);
+      op(V::kCheckFence, a, held != client.held.end() ? held->second : LogIndex(1));
       op(V::kSet, kv);
       break;
     }
@@ -201,7 +201,7 @@ state::CommandBody Workload::KvOp(Client& client) {
     case 2:
       return state::KvCas{key, Value(client), 0, static_cast<LogIndex>(rng_.Uniform(0, 3))};
     case 3:
-      return state::KvDelete{key, false, 0};
+      return state::KvDelete{key, false, LogIndex()};
     case 4:
       return state::KvDelete{key, true, static_cast<LogIndex>(rng_.Uniform(0, 50))};
     default:
@@ -255,7 +255,7 @@ void Workload::OnLockAnswer(Client& client, const state::CommandBody& body,
       if (op.verb == state::TxnVerb::kUnlock) client.held.erase(op.key);
     }
     for (const state::TxnResultEntry& entry : result->txn.results) {
-      if (entry.entry.session == client.session && entry.entry.fence != 0) {
+      if (entry.entry.session == client.session && !entry.entry.fence.is_none()) {
         client.held[entry.entry.key] = entry.entry.fence;
       }
     }

@@ -38,12 +38,12 @@ TEST(AnswerSizeTest, KvEntrySizeIsWhatAppendKvEntryWrites) {
       entry.key = key;
       entry.value = value;
       entry.flags = 18446744073709551615ull;
-      entry.create_index = 9;
-      entry.modify_index = 10;
+      entry.create_index = LogIndex(9);
+      entry.modify_index = LogIndex(10);
       entry.lock_index = 100;
       for (const char* session : {"", "4ca8e74b-6350-7587-addf-a18084928f3c"}) {
         entry.session = session;
-        entry.fence = *session ? 123456 : 0;
+        entry.fence = *session ? LogIndex(123456) : LogIndex();
         for (bool with_value : {true, false}) {
           EXPECT_EQ(json::KvEntrySize(entry, with_value), Rendered(entry, with_value).size())
               << "key " << key << " value " << value.size() << " with_value " << with_value;
@@ -56,12 +56,12 @@ TEST(AnswerSizeTest, KvEntrySizeIsWhatAppendKvEntryWrites) {
 class StoreAnswerSizeTest : public ::testing::Test {
  protected:
   void Set(const std::string& key, std::string value) {
-    ++index_;
+    index_ = index_.Next();
     const auto result = store_.Apply({UnixMs(1), state::KvSet{key, std::move(value), 0}}, index_);
     ASSERT_TRUE(result.status.ok());
   }
   state::Store store_;
-  LogIndex index_ = 0;
+  LogIndex index_;
 };
 
 TEST_F(StoreAnswerSizeTest, RecurseAndKeysCountsAreExact) {
@@ -98,7 +98,7 @@ TEST_F(StoreAnswerSizeTest, TxnCountSumsOperationsAndBoundsTheAnswer) {
   std::vector<TxnOp> reads = {
       {TxnVerb::kGetTree, "t/"},      {TxnVerb::kGet, "u"},
       {TxnVerb::kGetOrEmpty, "none"}, {TxnVerb::kCheckNotExists, "x"},
-      {TxnVerb::kGetTree, "t/"},      {TxnVerb::kCheckIndex, "u", "", 0, 3}};
+      {TxnVerb::kGetTree, "t/"},      {TxnVerb::kCheckIndex, "u", "", 0, LogIndex(3)}};
   const std::size_t actual = json::TxnOutcome(store_.ReadTxn(reads)).size();
   const std::size_t counted = TxnAnswerSize(store_, reads, kNoLimit);
   EXPECT_GE(counted, actual);
@@ -115,7 +115,7 @@ TEST_F(StoreAnswerSizeTest, TxnCountSumsOperationsAndBoundsTheAnswer) {
                                {TxnVerb::kSet, "u", std::string(3000, 'z')},
                                {TxnVerb::kGet, "u"}};
   const std::size_t counted_writes = TxnAnswerSize(store_, writes, kNoLimit);
-  const auto result = copy.Apply({UnixMs(1), state::Txn{writes}}, index_ + 1);
+  const auto result = copy.Apply({UnixMs(1), state::Txn{writes}}, index_.Next());
   ASSERT_TRUE(result.txn.ok());
   EXPECT_GE(counted_writes, json::TxnOutcome(result.txn).size());
 }

@@ -30,11 +30,11 @@ TEST(JsonTest, KvEntryHasConsulFieldsAndFullUint64) {
   entry.key = "service/db/leader";
   entry.value = "body";
   entry.flags = 16210313421097356768ull;
-  entry.create_index = 28;
-  entry.modify_index = 29;
+  entry.create_index = LogIndex(28);
+  entry.modify_index = LogIndex(29);
   entry.lock_index = 1;
   entry.session = "4ca8e74b-6350-7587-addf-a18084928f3c";
-  entry.fence = 29;
+  entry.fence = LogIndex(29);
   std::string out;
   json::AppendKvEntry(&out, entry);
   EXPECT_EQ(out,
@@ -48,7 +48,7 @@ TEST(JsonTest, KvEntryHasConsulFieldsAndFullUint64) {
 TEST(JsonTest, UnlockedEntryOmitsSessionAndNullsEmptyValue) {
   state::KvEntry entry;
   entry.key = "k";
-  entry.create_index = entry.modify_index = 3;
+  entry.create_index = entry.modify_index = LogIndex(3);
   std::string out;
   json::AppendKvEntry(&out, entry);
   EXPECT_EQ(out,
@@ -63,7 +63,7 @@ TEST(JsonTest, SessionHasConsul17Shape) {
   s.node = "hashicups-db-0";
   s.lock_delay_ns = 15'000'000'000;
   s.node_checks = {"serfHealth"};
-  s.create_index = s.modify_index = 11956;
+  s.create_index = s.modify_index = LogIndex(11956);
   std::string out;
   json::AppendSession(&out, s);
   EXPECT_EQ(out,

@@ -12,7 +12,7 @@ LogMemory Make() { return LogMemory(1000, 300, 100, 50); }
 
 TEST(LogMemoryTest, SmallEntriesKeepTheConfiguredCounts) {
   LogMemory m = Make();
-  for (LogIndex i = 1; i <= 60; ++i) m.Append(i, 1);
+  for (std::uint64_t i = 1; i <= 60; ++i) m.Append(i, 1);
   EXPECT_EQ(m.bytes(), 60u);
   EXPECT_EQ(m.last_index(), 60u);
   LogMemory::Policy p = m.Decide(60, 0);
@@ -22,7 +22,7 @@ TEST(LogMemoryTest, SmallEntriesKeepTheConfiguredCounts) {
 
 TEST(LogMemoryTest, LargeEntriesMakeASnapshotDueAndKeepFewerTrailing) {
   LogMemory m = Make();
-  for (LogIndex i = 1; i <= 9; ++i) m.Append(i, 100);
+  for (std::uint64_t i = 1; i <= 9; ++i) m.Append(i, 100);
   LogMemory::Policy p = m.Decide(9, 0);  // 900 bytes: under the log budget
   EXPECT_EQ(p.threshold, 100u);
   EXPECT_EQ(p.trailing, 3u);  // 3 x 100 bytes fit in 300
@@ -46,7 +46,7 @@ TEST(LogMemoryTest, OneEntryOverTheTrailingBudgetKeepsNone) {
 
 TEST(LogMemoryTest, TrimForgetsSnapshottedAndTruncatedEntries) {
   LogMemory m = Make();
-  for (LogIndex i = 5; i <= 14; ++i) m.Append(i, 10);
+  for (std::uint64_t i = 5; i <= 14; ++i) m.Append(i, 10);
   EXPECT_EQ(m.bytes(), 100u);
   m.Trim(10, 14);  // a snapshot dropped 5..9
   EXPECT_EQ(m.bytes(), 50u);

@@ -79,8 +79,8 @@ TEST_F(LeaderDutiesTest, ExpiringSessionAcquiresNothing) {
   EXPECT_EQ(kv->status.message(), "invalid session \"a\"");
 
   state::Txn txn;
-  txn.ops.push_back({state::TxnVerb::kSet, "x", "1", 0, 0, ""});
-  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, 0, "b"});
+  txn.ops.push_back({state::TxnVerb::kSet, "x", "1", 0, LogIndex(), ""});
+  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, LogIndex(), "b"});
   std::optional<state::ApplyResult> refused = duties_.RefuseBeforeProposing(txn, 20'000);
   ASSERT_TRUE(refused.has_value());
   ASSERT_EQ(refused->txn.errors.size(), 1u);
@@ -105,7 +105,7 @@ TEST_F(LeaderDutiesTest, ReplicatedLockDelayComesBeforeTheMissingSession) {
   EXPECT_FALSE(refused->lock_delayed);
   EXPECT_EQ(refused->status.message(), "missing session");
   state::Txn txn;
-  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, 0, "a"});
+  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, LogIndex(), "a"});
   refused = duties_.RefuseBeforeProposing(txn, 0, in_window);
   ASSERT_TRUE(refused.has_value());
   ASSERT_EQ(refused->txn.errors.size(), 1u);
@@ -193,17 +193,20 @@ TEST(SessionChangeTest, TimersFollowWhatTheStoreApplied) {
 
   state::Store store;
   state::ApplyResult created =
-      store.Apply({UnixMs(1), state::SessionCreate{TtlSession("c", 7)}}, 1);
+      store.Apply({UnixMs(1), state::SessionCreate{TtlSession("c", 7)}}, LogIndex(1));
   SessionChange change = SessionChangeOf(created);
   EXPECT_EQ(change.created_id, "c");
   EXPECT_EQ(change.created_ttl_ns, 7);
   // A create the Store refused (the id exists) arms nothing.
-  state::ApplyResult again = store.Apply({UnixMs(2), state::SessionCreate{TtlSession("c", 7)}}, 2);
+  state::ApplyResult again =
+      store.Apply({UnixMs(2), state::SessionCreate{TtlSession("c", 7)}}, LogIndex(2));
   EXPECT_FALSE(again.status.ok());
   EXPECT_TRUE(SessionChangeOf(again).empty());
-  EXPECT_EQ(SessionChangeOf(store.Apply({UnixMs(3), state::SessionDestroy{"c"}}, 3)).destroyed_id,
+  EXPECT_EQ(SessionChangeOf(store.Apply({UnixMs(3), state::SessionDestroy{"c"}}, LogIndex(3)))
+                .destroyed_id,
             "c");
-  EXPECT_TRUE(SessionChangeOf(store.Apply({UnixMs(4), state::KvSet{"k", "v", 0}}, 4)).empty());
+  EXPECT_TRUE(
+      SessionChangeOf(store.Apply({UnixMs(4), state::KvSet{"k", "v", 0}}, LogIndex(4))).empty());
 }
 
 }  // namespace

@@ -98,8 +98,8 @@ TEST(LockDelayGuardTest, LeaderDutiesRefuseInheritedWindowsWithTheStoresAnswers)
   EXPECT_TRUE(kv->status.ok());
 
   state::Txn txn;
-  txn.ops.push_back({state::TxnVerb::kLock, "free", "v", 0, 0, "other"});
-  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, 0, "other"});
+  txn.ops.push_back({state::TxnVerb::kLock, "free", "v", 0, LogIndex(), "other"});
+  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, LogIndex(), "other"});
   std::optional<state::ApplyResult> rolled_back = duties.RefuseBeforeProposing(txn, 51'000);
   ASSERT_TRUE(rolled_back.has_value());
   ASSERT_EQ(rolled_back->txn.errors.size(), 1u);

@@ -12,16 +12,18 @@ namespace {
 class WaitersTest : public ::testing::Test {
  protected:
   // The index each watch reports; tests move it and then Notify.
-  std::map<std::string, LogIndex> index_;
+  std::map<std::string, std::uint64_t> index_;
   boost::asio::io_context io_;
   RealClock clock_;
   Waiters waiters_{io_, clock_, [this](const Watch& w) {
-                     return index_[(w.kind == WatchKind::kSessions ? "#" : "") + w.key];
+                     return LogIndex(index_[(w.kind == WatchKind::kSessions ? "#" : "") + w.key]);
                    }};
   int answered_ = 0;
 
-  std::uint64_t Park(WatchKind kind, std::string key, LogIndex min_index, MonoMs wait_ms = 60'000) {
-    return waiters_.Park({kind, std::move(key)}, min_index, wait_ms, [this] { ++answered_; });
+  std::uint64_t Park(WatchKind kind, std::string key, std::uint64_t min_index,
+                     MonoMs wait_ms = 60'000) {
+    return waiters_.Park({kind, std::move(key)}, LogIndex(min_index), wait_ms,
+                         [this] { ++answered_; });
   }
   void Run(int ms) {
     io_.run_for(std::chrono::milliseconds(ms));

@@ -83,7 +83,7 @@ class RandomContents {
     op.key = Bytes();
     op.value = Bytes();
     op.flags = U64();
-    op.index = U64();
+    op.index = LogIndex(U64());
     op.session = Bytes();
     return op;
   }
@@ -106,8 +106,8 @@ class RandomContents {
     s.checks = Strings();
     // SessionCreate documents these as ignored on apply; a faithful codec
     // still round-trips them, but only the fields apply reads are required.
-    s.create_index = 0;
-    s.modify_index = 0;
+    s.create_index = LogIndex();
+    s.modify_index = LogIndex();
     return s;
   }
 
@@ -116,13 +116,13 @@ class RandomContents {
       case 0:
         return KvSet{Bytes(), Bytes(), U64()};
       case 1:
-        return KvCas{Bytes(), Bytes(), U64(), U64()};
+        return KvCas{Bytes(), Bytes(), U64(), LogIndex(U64())};
       case 2:
         return KvAcquire{Bytes(), Bytes(), U64(), Bytes()};
       case 3:
         return KvRelease{Bytes(), Bytes(), U64(), Bytes()};
       case 4:
-        return KvDelete{Bytes(), Bool(), U64()};
+        return KvDelete{Bytes(), Bool(), LogIndex(U64())};
       case 5:
         return KvDeleteTree{Bytes()};
       case 6:
@@ -137,13 +137,13 @@ class RandomContents {
         return t;
       }
       case 9:
-        return ReapTombstones{U64()};
+        return ReapTombstones{LogIndex(U64())};
       case 10:
-        return SetMember{{U64(), Bytes(), Bytes(), Bytes(), 0}};
+        return SetMember{{U64(), Bytes(), Bytes(), Bytes(), LogIndex()}};
       case 11:
         return RemoveMember{U64()};
       default:
-        return Checkpoint{U64(), U64()};
+        return Checkpoint{LogIndex(U64()), U64()};
     }
   }
 
@@ -198,20 +198,21 @@ TEST(CommandCodecTest, ExtremeValuesRoundTrip) {
       {UnixMs(kMaxI64), KvSet{"", "", kMaxU64}},
       {UnixMs(kMinI64), KvSet{std::string("\0", 1), std::string("\0\0", 2), 0}},
       {UnixMs(0), KvSet{"k", std::string(512 * 1024, 'x'), testutil::kSemaphoreFlagValue}},
-      {UnixMs(-1), KvCas{"k", "v", kMaxU64, kMaxU64}},
+      {UnixMs(-1), KvCas{"k", "v", kMaxU64, LogIndex(kMaxU64)}},
       {UnixMs(1), KvAcquire{"k", "", testutil::kLockFlagValue, testutil::SessionId(1)}},
       {UnixMs(1), KvRelease{"k", "", 0, ""}},
-      {UnixMs(1), KvDelete{"k", true, 0}},
-      {UnixMs(1), KvDelete{"k", false, kMaxU64}},
+      {UnixMs(1), KvDelete{"k", true, LogIndex()}},
+      {UnixMs(1), KvDelete{"k", false, LogIndex(kMaxU64)}},
       {UnixMs(1), KvDeleteTree{""}},
       {UnixMs(1), SessionCreate{s}},
       {UnixMs(1), SessionDestroy{"", DestroyReason::kExpired}},
       {UnixMs(1), Txn{}},
       {UnixMs(1), txn},
-      {UnixMs(1), ReapTombstones{kMaxU64}},
-      {UnixMs(1), SetMember{{kMaxU64, "", std::string("\0", 1), std::string(300, 'a'), 0}}},
+      {UnixMs(1), ReapTombstones{LogIndex(kMaxU64)}},
+      {UnixMs(1),
+       SetMember{{kMaxU64, "", std::string("\0", 1), std::string(300, 'a'), LogIndex()}}},
       {UnixMs(1), RemoveMember{kMaxU64}},
-      {UnixMs(1), Checkpoint{kMaxU64, kMaxU64}},
+      {UnixMs(1), Checkpoint{LogIndex(kMaxU64), kMaxU64}},
   };
   for (const Command& c : commands) {
     Result<Command> decoded = DecodeCommand(Encode(c));
@@ -234,14 +235,14 @@ TEST(CommandCodecTest, DifferentCommandsEncodeDifferently) {
   const std::vector<Command> commands = {
       {UnixMs(1), KvSet{"ab", "c", 0}},
       {UnixMs(1), KvSet{"a", "bc", 0}},
-      {UnixMs(1), KvCas{"ab", "c", 0, 0}},
+      {UnixMs(1), KvCas{"ab", "c", 0, LogIndex()}},
       {UnixMs(1), KvAcquire{"ab", "c", 0, ""}},
       {UnixMs(1), KvRelease{"ab", "c", 0, ""}},
       {UnixMs(2), KvSet{"ab", "c", 0}},
-      {UnixMs(1), KvDelete{"ab", false, 0}},
-      {UnixMs(1), KvDelete{"ab", true, 0}},
+      {UnixMs(1), KvDelete{"ab", false, LogIndex()}},
+      {UnixMs(1), KvDelete{"ab", true, LogIndex()}},
       {UnixMs(1), KvDeleteTree{"ab"}},
-      {UnixMs(1), ReapTombstones{0}},
+      {UnixMs(1), ReapTombstones{LogIndex()}},
       {UnixMs(1), SessionDestroy{"ab", DestroyReason::kDestroyed}},
       {UnixMs(1), SessionDestroy{"ab", DestroyReason::kExpired}},
   };

@@ -28,21 +28,21 @@ std::vector<Command> GoldenCommands() {
   TxnOp op;
   op.verb = TxnVerb::kCheckFence;
   op.key = "k";
-  op.index = 7;
+  op.index = LogIndex(7);
   return {
       {UnixMs(1700000000000), KvSet{"a", "v", 3}},
-      {UnixMs(1700000000001), KvCas{"a", "w", 18446744073709551615ull, 5}},
+      {UnixMs(1700000000001), KvCas{"a", "w", 18446744073709551615ull, LogIndex(5)}},
       {UnixMs(1700000000002), KvAcquire{"svc/leader", "body", 0, s.id}},
       {UnixMs(1700000000003), KvRelease{"svc/leader", "", 0, s.id}},
-      {UnixMs(1700000000004), KvDelete{"a", true, 9}},
+      {UnixMs(1700000000004), KvDelete{"a", true, LogIndex(9)}},
       {UnixMs(1700000000005), KvDeleteTree{"svc/"}},
       {UnixMs(1700000000006), SessionCreate{s}},
       {UnixMs(1700000000007), SessionDestroy{s.id, DestroyReason::kExpired}},
       {UnixMs(1700000000008), Txn{{op}}},
-      {UnixMs(1700000000009), ReapTombstones{42}},
-      {UnixMs(1700000000010), SetMember{{2, "n2", "127.0.0.1:8302", "127.0.0.1:8502", 0}}},
+      {UnixMs(1700000000009), ReapTombstones{LogIndex(42)}},
+      {UnixMs(1700000000010), SetMember{{2, "n2", "127.0.0.1:8302", "127.0.0.1:8502", LogIndex()}}},
       {UnixMs(1700000000011), RemoveMember{3}},
-      {UnixMs(1700000000012), Checkpoint{1024, 0x0123456789abcdefull}},
+      {UnixMs(1700000000012), Checkpoint{LogIndex(1024), 0x0123456789abcdefull}},
   };
 }
 

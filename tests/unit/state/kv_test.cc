@@ -33,12 +33,12 @@ TEST(StoreKvTest, SetCreatesEntryAtApplyIndex) {
   EXPECT_EQ(e->key, "k");
   EXPECT_EQ(e->value, "v");
   EXPECT_EQ(e->flags, 7u);
-  EXPECT_EQ(e->create_index, 1u);
-  EXPECT_EQ(e->modify_index, 1u);
+  EXPECT_EQ(e->create_index, LogIndex(1));
+  EXPECT_EQ(e->modify_index, LogIndex(1));
   EXPECT_EQ(e->lock_index, 0u);
   EXPECT_EQ(e->session, "");
-  EXPECT_EQ(e->fence, 0u);
-  EXPECT_EQ(d.store().kv_index(), 1u);
+  EXPECT_EQ(e->fence, LogIndex());
+  EXPECT_EQ(d.store().kv_index(), LogIndex(1));
   EXPECT_EQ(d.store().kv_count(), 1u);
 }
 
@@ -50,10 +50,10 @@ TEST(StoreKvTest, IndexesAreTheRaftIndexesEvenWithGaps) {
   d.Set("k", "v2");  // index 9
   auto e = d.Get("k");
   ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->create_index, 5u);
-  EXPECT_EQ(e->modify_index, 9u);
-  EXPECT_EQ(d.store().kv_index(), 9u);
-  EXPECT_EQ(d.store().applied_index(), 9u);
+  EXPECT_EQ(e->create_index, LogIndex(5));
+  EXPECT_EQ(e->modify_index, LogIndex(9));
+  EXPECT_EQ(d.store().kv_index(), LogIndex(9));
+  EXPECT_EQ(d.store().applied_index(), LogIndex(9));
 }
 
 TEST(StoreKvTest, OverwriteKeepsCreateIndexAndMovesModifyIndex) {
@@ -65,8 +65,8 @@ TEST(StoreKvTest, OverwriteKeepsCreateIndexAndMovesModifyIndex) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->value, "v2");
   EXPECT_EQ(e->flags, 3u);
-  EXPECT_EQ(e->create_index, 1u);
-  EXPECT_EQ(e->modify_index, 3u);
+  EXPECT_EQ(e->create_index, LogIndex(1));
+  EXPECT_EQ(e->modify_index, LogIndex(3));
 }
 
 TEST(StoreKvTest, SetWithoutFlagsResetsFlagsToZero) {
@@ -74,7 +74,7 @@ TEST(StoreKvTest, SetWithoutFlagsResetsFlagsToZero) {
   d.Set("k", "v", 42);
   d.Set("k", "v");
   EXPECT_EQ(d.Get("k")->flags, 0u);
-  EXPECT_EQ(d.Get("k")->modify_index, 2u);
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(2));
 }
 
 TEST(StoreKvTest, IdenticalSetIsNoOpKeepingModifyIndexAndTouchingNothing) {
@@ -86,20 +86,20 @@ TEST(StoreKvTest, IdenticalSetIsNoOpKeepingModifyIndexAndTouchingNothing) {
   ApplyResult r = d.Set("k", "v", 5);  // index 3, same content
   EXPECT_TRUE(r.status.ok());
   EXPECT_TRUE(r.ok);
-  EXPECT_EQ(d.Get("k")->modify_index, 1u);
-  EXPECT_EQ(d.store().kv_index(), 2u);
-  EXPECT_EQ(d.store().KeyIndex("k"), 1u);
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(1));
+  EXPECT_EQ(d.store().kv_index(), LogIndex(2));
+  EXPECT_EQ(d.store().KeyIndex("k"), LogIndex(1));
   Changes changes = d.store().TakeChanges();
   EXPECT_THAT(changes.keys, IsEmpty());
   EXPECT_FALSE(changes.sessions);
-  EXPECT_EQ(d.store().applied_index(), 3u);
+  EXPECT_EQ(d.store().applied_index(), LogIndex(3));
 }
 
 TEST(StoreKvTest, SetDifferingOnlyInFlagsIsARealWrite) {
   StoreDriver d;
   d.Set("k", "v", 1);
   d.Set("k", "v", 2);
-  EXPECT_EQ(d.Get("k")->modify_index, 2u);
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(2));
   EXPECT_EQ(d.Get("k")->flags, 2u);
 }
 
@@ -107,7 +107,7 @@ TEST(StoreKvTest, SetDifferingOnlyInValueIsARealWrite) {
   StoreDriver d;
   d.Set("k", "v");
   d.Set("k", std::string("v\0", 2));
-  EXPECT_EQ(d.Get("k")->modify_index, 2u);
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(2));
   EXPECT_EQ(d.Get("k")->value, std::string("v\0", 2));
 }
 
@@ -151,12 +151,12 @@ TEST(StoreKvTest, SetOnLockedKeyKeepsHolderAndFenceAndZeroesLockIndex) {
   auto e = d.Get("k");
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->session, a);
-  EXPECT_EQ(e->fence, 2u);
+  EXPECT_EQ(e->fence, LogIndex(2));
   EXPECT_EQ(e->lock_index, 0u);
   EXPECT_EQ(e->value, "overwritten");
   EXPECT_EQ(e->flags, 9u);
-  EXPECT_EQ(e->modify_index, 3u);
-  EXPECT_EQ(e->create_index, 2u);
+  EXPECT_EQ(e->modify_index, LogIndex(3));
+  EXPECT_EQ(e->create_index, LogIndex(2));
   EXPECT_EQ(d.Held(a), std::vector<std::string>{"k"});
 }
 
@@ -171,12 +171,12 @@ TEST(StoreKvTest, IdenticalSetOnLockedKeyIsNoOp) {
   std::string a = d.NewSession();
   d.Acquire("k", a, "held");  // 2, LockIndex 1
   d.Set("k", "held");         // 3, LockIndex 0: a real write
-  ASSERT_EQ(d.Get("k")->modify_index, 3u);
+  ASSERT_EQ(d.Get("k")->modify_index, LogIndex(3));
   (void)d.store().TakeChanges();
   ApplyResult r = d.Set("k", "held");  // 4: same LockIndex, Key, Flags, Value, Session
   EXPECT_TRUE(r.ok);
-  EXPECT_EQ(d.Get("k")->modify_index, 3u);
-  EXPECT_EQ(d.store().kv_index(), 3u);
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(3));
+  EXPECT_EQ(d.store().kv_index(), LogIndex(3));
   EXPECT_THAT(d.store().TakeChanges().keys, IsEmpty());
 }
 
@@ -185,27 +185,27 @@ TEST(StoreKvTest, IdenticalSetOnLockedKeyIsNoOp) {
 // Row 11 (N = 0 and the key absent).
 TEST(StoreKvTest, CasZeroCreatesAbsentKey) {
   StoreDriver d;
-  ApplyResult r = d.Cas("k", "v", 0, 4);
+  ApplyResult r = d.Cas("k", "v", LogIndex(), 4);
   EXPECT_TRUE(r.status.ok());
   EXPECT_TRUE(r.ok);
   auto e = d.Get("k");
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->value, "v");
   EXPECT_EQ(e->flags, 4u);
-  EXPECT_EQ(e->create_index, 1u);
-  EXPECT_EQ(e->modify_index, 1u);
+  EXPECT_EQ(e->create_index, LogIndex(1));
+  EXPECT_EQ(e->modify_index, LogIndex(1));
 }
 
 TEST(StoreKvTest, CasZeroOnExistingKeyFailsAndChangesNothing) {
   StoreDriver d;
   d.Set("k", "v");
   (void)d.store().TakeChanges();
-  ApplyResult r = d.Cas("k", "other", 0);
+  ApplyResult r = d.Cas("k", "other", LogIndex());
   EXPECT_TRUE(r.status.ok());
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(d.Get("k")->value, "v");
-  EXPECT_EQ(d.Get("k")->modify_index, 1u);
-  EXPECT_EQ(d.store().kv_index(), 1u);
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(1));
+  EXPECT_EQ(d.store().kv_index(), LogIndex(1));
   EXPECT_THAT(d.store().TakeChanges().keys, IsEmpty());
 }
 
@@ -214,32 +214,32 @@ TEST(StoreKvTest, CasWithMatchingIndexWrites) {
   StoreDriver d;
   d.Set("k", "v1");
   d.Set("k", "v2");  // modify 2
-  ApplyResult r = d.Cas("k", "v3", 2, 8);
+  ApplyResult r = d.Cas("k", "v3", LogIndex(2), 8);
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(d.Get("k")->value, "v3");
   EXPECT_EQ(d.Get("k")->flags, 8u);
-  EXPECT_EQ(d.Get("k")->modify_index, 3u);
-  EXPECT_EQ(d.Get("k")->create_index, 1u);
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(3));
+  EXPECT_EQ(d.Get("k")->create_index, LogIndex(1));
 }
 
 TEST(StoreKvTest, CasWithStaleIndexFails) {
   StoreDriver d;
   d.Set("k", "v1");
   d.Set("k", "v2");  // modify 2
-  ApplyResult r = d.Cas("k", "v3", 1);
+  ApplyResult r = d.Cas("k", "v3", LogIndex(1));
   EXPECT_TRUE(r.status.ok());
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(d.Get("k")->value, "v2");
-  EXPECT_EQ(d.Get("k")->modify_index, 2u);
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(2));
 }
 
 TEST(StoreKvTest, CasWithNonZeroIndexOnMissingKeyFails) {
   StoreDriver d;
   d.Set("other", "x");
-  ApplyResult r = d.Cas("k", "v", 1);
+  ApplyResult r = d.Cas("k", "v", LogIndex(1));
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(d.store().FindKv("k"), nullptr);
-  EXPECT_EQ(d.store().kv_index(), 1u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(1));
 }
 
 // Row 11: Session unchanged, LockIndex as row 10.
@@ -247,24 +247,24 @@ TEST(StoreKvTest, CasOnLockedKeyKeepsHolderAndZeroesLockIndex) {
   StoreDriver d;
   std::string a = d.NewSession();
   d.Acquire("k", a, "v");  // 2
-  ApplyResult r = d.Cas("k", "w", 2);
+  ApplyResult r = d.Cas("k", "w", LogIndex(2));
   EXPECT_TRUE(r.ok);
   auto e = d.Get("k");
   EXPECT_EQ(e->session, a);
-  EXPECT_EQ(e->fence, 2u);
+  EXPECT_EQ(e->fence, LogIndex(2));
   EXPECT_EQ(e->lock_index, 0u);
   EXPECT_EQ(e->value, "w");
-  EXPECT_EQ(e->modify_index, 3u);
+  EXPECT_EQ(e->modify_index, LogIndex(3));
 }
 
 TEST(StoreKvTest, CasMatchingButIdenticalIsNoOpThatSucceeds) {
   StoreDriver d;
   d.Set("k", "v");
   d.Set("j", "x");
-  ApplyResult r = d.Cas("k", "v", 1);
+  ApplyResult r = d.Cas("k", "v", LogIndex(1));
   EXPECT_TRUE(r.ok);
-  EXPECT_EQ(d.Get("k")->modify_index, 1u);
-  EXPECT_EQ(d.store().kv_index(), 2u);
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(1));
+  EXPECT_EQ(d.store().kv_index(), LogIndex(2));
 }
 
 // --- delete ------------------------------------------------------------------------------
@@ -279,8 +279,8 @@ TEST(StoreKvTest, DeleteRemovesKeyAndLeavesTombstoneIndex) {
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(d.store().FindKv("k"), nullptr);
   EXPECT_EQ(d.store().kv_count(), 1u);
-  EXPECT_EQ(d.store().kv_index(), 3u);
-  EXPECT_EQ(d.store().KeyIndex("k"), 3u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(3));
+  EXPECT_EQ(d.store().KeyIndex("k"), LogIndex(3));
   EXPECT_EQ(d.store().tombstone_count(), 1u);
 }
 
@@ -291,7 +291,7 @@ TEST(StoreKvTest, DeleteOfMissingKeySucceedsAndChangesNothing) {
   ApplyResult r = d.Delete("k");
   EXPECT_TRUE(r.status.ok());
   EXPECT_TRUE(r.ok);
-  EXPECT_EQ(d.store().kv_index(), 1u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(1));
   EXPECT_EQ(d.store().tombstone_count(), 0u);
   EXPECT_THAT(d.store().TakeChanges().keys, IsEmpty());
 }
@@ -311,28 +311,28 @@ TEST(StoreKvTest, DeleteCasWithMatchingIndexDeletes) {
   StoreDriver d;
   d.Set("k", "v");
   d.Set("k", "w");  // modify 2
-  ApplyResult r = d.DeleteCas("k", 2);
+  ApplyResult r = d.DeleteCas("k", LogIndex(2));
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(d.store().FindKv("k"), nullptr);
-  EXPECT_EQ(d.store().KeyIndex("k"), 3u);
+  EXPECT_EQ(d.store().KeyIndex("k"), LogIndex(3));
 }
 
 TEST(StoreKvTest, DeleteCasWithStaleIndexFailsAndKeepsKey) {
   StoreDriver d;
   d.Set("k", "v");
   d.Set("k", "w");  // modify 2
-  ApplyResult r = d.DeleteCas("k", 1);
+  ApplyResult r = d.DeleteCas("k", LogIndex(1));
   EXPECT_TRUE(r.status.ok());
   EXPECT_FALSE(r.ok);
   ASSERT_NE(d.store().FindKv("k"), nullptr);
-  EXPECT_EQ(d.store().kv_index(), 2u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(2));
 }
 
 // consul-api.md 2.7: "cas=0 never deletes an existing key".
 TEST(StoreKvTest, DeleteCasZeroNeverDeletesExistingKey) {
   StoreDriver d;
   d.Set("k", "v");
-  ApplyResult r = d.DeleteCas("k", 0);
+  ApplyResult r = d.DeleteCas("k", LogIndex());
   EXPECT_FALSE(r.ok);
   EXPECT_NE(d.store().FindKv("k"), nullptr);
 }
@@ -342,10 +342,10 @@ TEST(StoreKvTest, DeleteCasZeroNeverDeletesExistingKey) {
 TEST(StoreKvTest, DeleteCasOfMissingKeySucceedsWithoutWriting) {
   StoreDriver d;
   d.Set("j", "x");
-  ApplyResult r = d.DeleteCas("k", 5);
+  ApplyResult r = d.DeleteCas("k", LogIndex(5));
   EXPECT_TRUE(r.status.ok());
   EXPECT_TRUE(r.ok);
-  EXPECT_EQ(d.store().kv_index(), 1u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(1));
   EXPECT_EQ(d.store().tombstone_count(), 0u);
 }
 
@@ -359,11 +359,12 @@ TEST(StoreKvTest, DeleteTreeRemovesExactlyTheKeysUnderPrefix) {
   ApplyResult r = d.DeleteTree("web/");  // 6
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(d.ListedKeys(""), (std::vector<std::string>{"api/a", "web", "webx"}));
-  EXPECT_EQ(d.store().kv_index(), 6u);
-  EXPECT_EQ(d.store().KeyIndex("web/a"), 6u);
-  EXPECT_EQ(d.store().PrefixIndex("web/"), 6u);
-  EXPECT_EQ(d.store().PrefixIndex("web/b"), 6u) << "a deleted key under web/b moves its index";
-  EXPECT_EQ(d.store().PrefixIndex("api/"), 5u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(6));
+  EXPECT_EQ(d.store().KeyIndex("web/a"), LogIndex(6));
+  EXPECT_EQ(d.store().PrefixIndex("web/"), LogIndex(6));
+  EXPECT_EQ(d.store().PrefixIndex("web/b"), LogIndex(6))
+      << "a deleted key under web/b moves its index";
+  EXPECT_EQ(d.store().PrefixIndex("api/"), LogIndex(5));
 }
 
 TEST(StoreKvTest, DeleteTreeWithEmptyPrefixDeletesEverything) {
@@ -372,7 +373,7 @@ TEST(StoreKvTest, DeleteTreeWithEmptyPrefixDeletesEverything) {
   d.Set("b/c", "2");
   d.DeleteTree("");
   EXPECT_EQ(d.store().kv_count(), 0u);
-  EXPECT_EQ(d.store().kv_index(), 3u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(3));
 }
 
 TEST(StoreKvTest, DeleteTreeOfEmptyPrefixRangeChangesNothing) {
@@ -380,7 +381,7 @@ TEST(StoreKvTest, DeleteTreeOfEmptyPrefixRangeChangesNothing) {
   d.Set("a", "1");
   (void)d.store().TakeChanges();
   d.DeleteTree("zzz/");
-  EXPECT_EQ(d.store().kv_index(), 1u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(1));
   EXPECT_EQ(d.store().kv_count(), 1u);
   EXPECT_THAT(d.store().TakeChanges().keys, IsEmpty());
 }
@@ -392,8 +393,8 @@ TEST(StoreKvTest, RecreatedKeyStartsWithFreshCreateIndex) {
   d.Set("k", "v");
   auto e = d.Get("k");
   ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->create_index, 3u);
-  EXPECT_EQ(e->modify_index, 3u);
+  EXPECT_EQ(e->create_index, LogIndex(3));
+  EXPECT_EQ(e->modify_index, LogIndex(3));
 }
 
 // --- reads and listing --------------------------------------------------------------
@@ -455,8 +456,8 @@ TEST(StoreKvTest, KeyIndexOfExistingKeyIsItsModifyIndex) {
   StoreDriver d;
   d.Set("k", "v");
   d.Set("j", "x");
-  EXPECT_EQ(d.store().KeyIndex("k"), 1u);
-  EXPECT_EQ(d.store().KeyIndex("j"), 2u);
+  EXPECT_EQ(d.store().KeyIndex("k"), LogIndex(1));
+  EXPECT_EQ(d.store().KeyIndex("j"), LogIndex(2));
 }
 
 TEST(StoreKvTest, KeyIndexOfMissingKeyIsKvTableIndex) {
@@ -464,8 +465,8 @@ TEST(StoreKvTest, KeyIndexOfMissingKeyIsKvTableIndex) {
   d.Set("k", "v");
   d.Set("j", "x");
   std::string a = d.NewSession();  // index 3 is not a KV change
-  EXPECT_EQ(d.store().kv_index(), 2u);
-  EXPECT_EQ(d.store().KeyIndex("missing"), 2u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(2));
+  EXPECT_EQ(d.store().KeyIndex("missing"), LogIndex(2));
   (void)a;
 }
 
@@ -475,9 +476,9 @@ TEST(StoreKvTest, PrefixIndexIsHighestModifyIndexUnderPrefix) {
   d.Set("b/y", "2");  // 2
   d.Set("a/z", "3");  // 3
   d.Set("b/y", "4");  // 4
-  EXPECT_EQ(d.store().PrefixIndex("a/"), 3u);
-  EXPECT_EQ(d.store().PrefixIndex("b/"), 4u);
-  EXPECT_EQ(d.store().PrefixIndex("a/x"), 1u);
+  EXPECT_EQ(d.store().PrefixIndex("a/"), LogIndex(3));
+  EXPECT_EQ(d.store().PrefixIndex("b/"), LogIndex(4));
+  EXPECT_EQ(d.store().PrefixIndex("a/x"), LogIndex(1));
 }
 
 TEST(StoreKvTest, PrefixIndexIncludesTombstones) {
@@ -487,9 +488,9 @@ TEST(StoreKvTest, PrefixIndexIncludesTombstones) {
   d.Set("b", "3");    // 3
   d.Delete("a/y");    // 4
   d.Set("b", "5");    // 5
-  EXPECT_EQ(d.store().PrefixIndex("a/"), 4u);
-  EXPECT_EQ(d.store().PrefixIndex("a/y"), 4u);
-  EXPECT_EQ(d.store().PrefixIndex("a/x"), 1u);
+  EXPECT_EQ(d.store().PrefixIndex("a/"), LogIndex(4));
+  EXPECT_EQ(d.store().PrefixIndex("a/y"), LogIndex(4));
+  EXPECT_EQ(d.store().PrefixIndex("a/x"), LogIndex(1));
 }
 
 TEST(StoreKvTest, PrefixIndexOfEmptyPrefixIsKvTableIndex) {
@@ -498,7 +499,7 @@ TEST(StoreKvTest, PrefixIndexOfEmptyPrefixIsKvTableIndex) {
   d.Set("b", "2");
   d.Delete("b");   // 3
   d.NewSession();  // 4, not KV
-  EXPECT_EQ(d.store().PrefixIndex(""), 3u);
+  EXPECT_EQ(d.store().PrefixIndex(""), LogIndex(3));
   EXPECT_EQ(d.store().PrefixIndex(""), d.store().kv_index());
 }
 
@@ -513,7 +514,7 @@ TEST(StoreKvTest, ReapTombstonesForgetsTombstonesAtOrBelowIndex) {
   EXPECT_EQ(d.store().tombstone_count(), 3u);
   d.Reap(5);
   EXPECT_EQ(d.store().tombstone_count(), 1u);
-  EXPECT_EQ(d.store().PrefixIndex("c"), 6u);
+  EXPECT_EQ(d.store().PrefixIndex("c"), LogIndex(6));
   d.Reap(6);
   EXPECT_EQ(d.store().tombstone_count(), 0u);
 }
@@ -524,15 +525,15 @@ TEST(StoreKvTest, PrefixIndexNeverGoesBackwardsAfterReap) {
   d.Set("a/y", "2");  // 2
   d.Delete("a/y");    // 3
   d.Set("b", "4");    // 4
-  ASSERT_EQ(d.store().PrefixIndex("a/"), 3u);
-  ASSERT_EQ(d.store().PrefixIndex("a/y"), 3u);
+  ASSERT_EQ(d.store().PrefixIndex("a/"), LogIndex(3));
+  ASSERT_EQ(d.store().PrefixIndex("a/y"), LogIndex(3));
   d.Reap(3);
   EXPECT_EQ(d.store().tombstone_count(), 0u);
-  EXPECT_GE(d.store().PrefixIndex("a/"), 3u);
-  EXPECT_GE(d.store().PrefixIndex("a/y"), 3u);
-  EXPECT_EQ(d.store().PrefixIndex(""), 4u);
+  EXPECT_GE(d.store().PrefixIndex("a/"), LogIndex(3));
+  EXPECT_GE(d.store().PrefixIndex("a/y"), LogIndex(3));
+  EXPECT_EQ(d.store().PrefixIndex(""), LogIndex(4));
   // Reap does not rewrite the KV table index.
-  EXPECT_EQ(d.store().kv_index(), 4u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(4));
 }
 
 TEST(StoreKvTest, ReapAtLowerIndexDoesNotLowerTheFloor) {
@@ -543,8 +544,8 @@ TEST(StoreKvTest, ReapAtLowerIndexDoesNotLowerTheFloor) {
   d.Delete("b/x");    // 4
   d.Reap(4);
   d.Reap(1);
-  EXPECT_GE(d.store().PrefixIndex("a/"), 4u);
-  EXPECT_GE(d.store().PrefixIndex("b/"), 4u);
+  EXPECT_GE(d.store().PrefixIndex("a/"), LogIndex(4));
+  EXPECT_GE(d.store().PrefixIndex("b/"), LogIndex(4));
 }
 
 // --- changes --------------------------------------------------------------------------
@@ -594,14 +595,14 @@ TEST(StoreClockTest, EveryCommandKindAdvancesClockAndAppliedIndex) {
   d.SetNowMs(UnixMs(300));
   d.Acquire("k", "unknown-session");  // an error result still applies
   EXPECT_EQ(d.store().now_ms(), UnixMs(300));
-  EXPECT_EQ(d.store().applied_index(), 3u);
+  EXPECT_EQ(d.store().applied_index(), LogIndex(3));
   d.SetNowMs(UnixMs(400));
   d.Reap(0);
   EXPECT_EQ(d.store().now_ms(), UnixMs(400));
   d.SetNowMs(UnixMs(500));
   d.Destroy("never-existed");
   EXPECT_EQ(d.store().now_ms(), UnixMs(500));
-  EXPECT_EQ(d.store().applied_index(), 5u);
+  EXPECT_EQ(d.store().applied_index(), LogIndex(5));
 }
 
 }  // namespace

@@ -31,18 +31,18 @@ TEST(StoreLockTest, AcquireOfAbsentKeyCreatesItLockedWithLockIndexOne) {
   EXPECT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_TRUE(r.ok);
   EXPECT_FALSE(r.lock_delayed);
-  EXPECT_EQ(r.fence, 2u);
+  EXPECT_EQ(r.fence, LogIndex(2));
   auto e = d.Get("k");
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->session, a);
   EXPECT_EQ(e->lock_index, 1u);
-  EXPECT_EQ(e->create_index, 2u);
-  EXPECT_EQ(e->modify_index, 2u);
+  EXPECT_EQ(e->create_index, LogIndex(2));
+  EXPECT_EQ(e->modify_index, LogIndex(2));
   EXPECT_EQ(e->value, "me");
   EXPECT_EQ(e->flags, 11u);
-  EXPECT_EQ(e->fence, 2u);
+  EXPECT_EQ(e->fence, LogIndex(2));
   EXPECT_EQ(d.Held(a), std::vector<std::string>{"k"});
-  EXPECT_EQ(d.store().kv_index(), 2u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(2));
 }
 
 // Row 2.
@@ -54,15 +54,15 @@ TEST(StoreLockTest, AcquireOfUnlockedKeyIncrementsLockIndexAndReplacesContent) {
   d.Release("k", a, "a");                     // 4
   ApplyResult r = d.Acquire("k", b, "b", 5);  // 5
   EXPECT_TRUE(r.ok);
-  EXPECT_EQ(r.fence, 5u);
+  EXPECT_EQ(r.fence, LogIndex(5));
   auto e = d.Get("k");
   EXPECT_EQ(e->session, b);
   EXPECT_EQ(e->lock_index, 2u);
-  EXPECT_EQ(e->create_index, 3u);
-  EXPECT_EQ(e->modify_index, 5u);
+  EXPECT_EQ(e->create_index, LogIndex(3));
+  EXPECT_EQ(e->modify_index, LogIndex(5));
   EXPECT_EQ(e->value, "b");
   EXPECT_EQ(e->flags, 5u);
-  EXPECT_EQ(e->fence, 5u);
+  EXPECT_EQ(e->fence, LogIndex(5));
 }
 
 TEST(StoreLockTest, AcquireOfKeyCreatedBySetStartsLockIndexAtOne) {
@@ -72,7 +72,7 @@ TEST(StoreLockTest, AcquireOfKeyCreatedBySetStartsLockIndexAtOne) {
   ApplyResult r = d.Acquire("k", a, "locked");  // 3
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(d.Get("k")->lock_index, 1u);
-  EXPECT_EQ(d.Get("k")->create_index, 1u);
+  EXPECT_EQ(d.Get("k")->create_index, LogIndex(1));
 }
 
 // Row 3.
@@ -83,12 +83,12 @@ TEST(StoreLockTest, AcquireBySameSessionWithNewContentKeepsLockIndexAndFence) {
   d.Set("other", "x");                         // 3
   ApplyResult r = d.Acquire("k", a, "v2", 2);  // 4
   EXPECT_TRUE(r.ok);
-  EXPECT_EQ(r.fence, 2u);
+  EXPECT_EQ(r.fence, LogIndex(2));
   auto e = d.Get("k");
   EXPECT_EQ(e->session, a);
   EXPECT_EQ(e->lock_index, 1u);
-  EXPECT_EQ(e->fence, 2u);
-  EXPECT_EQ(e->modify_index, 4u);
+  EXPECT_EQ(e->fence, LogIndex(2));
+  EXPECT_EQ(e->modify_index, LogIndex(4));
   EXPECT_EQ(e->value, "v2");
   EXPECT_EQ(e->flags, 2u);
 }
@@ -103,11 +103,11 @@ TEST(StoreLockTest, AcquireBySameSessionWithIdenticalContentIsNoOp) {
   ApplyResult r = d.Acquire("k", a, "v", 1);  // 4
   EXPECT_TRUE(r.status.ok());
   EXPECT_TRUE(r.ok);
-  EXPECT_EQ(r.fence, 2u);
+  EXPECT_EQ(r.fence, LogIndex(2));
   auto e = d.Get("k");
-  EXPECT_EQ(e->modify_index, 2u);
+  EXPECT_EQ(e->modify_index, LogIndex(2));
   EXPECT_EQ(e->lock_index, 1u);
-  EXPECT_EQ(d.store().kv_index(), 3u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(3));
   EXPECT_THAT(d.store().TakeChanges().keys, IsEmpty());
 }
 
@@ -125,10 +125,10 @@ TEST(StoreLockTest, AcquireByOtherSessionFailsAndChangesNothing) {
   auto e = d.Get("k");
   EXPECT_EQ(e->session, a);
   EXPECT_EQ(e->lock_index, 1u);
-  EXPECT_EQ(e->modify_index, 3u);
+  EXPECT_EQ(e->modify_index, LogIndex(3));
   EXPECT_EQ(e->value, "a");
   EXPECT_EQ(e->flags, 1u);
-  EXPECT_EQ(e->fence, 3u);
+  EXPECT_EQ(e->fence, LogIndex(3));
   EXPECT_THAT(d.Held(b), IsEmpty());
   EXPECT_THAT(d.store().TakeChanges().keys, IsEmpty());
 }
@@ -144,8 +144,8 @@ TEST(StoreLockTest, AcquireWithUnknownSessionIsInvalidSessionError) {
   auto e = d.Get("k");
   EXPECT_EQ(e->session, "");
   EXPECT_EQ(e->value, "v");
-  EXPECT_EQ(e->modify_index, 1u);
-  EXPECT_EQ(d.store().kv_index(), 1u);
+  EXPECT_EQ(e->modify_index, LogIndex(1));
+  EXPECT_EQ(d.store().kv_index(), LogIndex(1));
 }
 
 TEST(StoreLockTest, AcquireOfAbsentKeyWithUnknownSessionCreatesNothing) {
@@ -154,7 +154,7 @@ TEST(StoreLockTest, AcquireOfAbsentKeyWithUnknownSessionCreatesNothing) {
   EXPECT_FALSE(r.status.ok());
   EXPECT_EQ(r.status.message(), "invalid session \"nope\"");
   EXPECT_EQ(d.store().FindKv("k"), nullptr);
-  EXPECT_EQ(d.store().kv_index(), 0u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex());
 }
 
 TEST(StoreLockTest, AcquireWithDestroyedSessionIsInvalidSessionError) {
@@ -191,7 +191,7 @@ TEST(StoreLockTest, AcquireDuringLockDelayIsRefusedWithoutWriting) {
   auto e = d.Get("k");
   EXPECT_EQ(e->session, "");
   EXPECT_EQ(e->value, "a");
-  EXPECT_EQ(e->modify_index, 4u);
+  EXPECT_EQ(e->modify_index, LogIndex(4));
   EXPECT_EQ(e->lock_index, 1u);
   EXPECT_THAT(d.store().TakeChanges().keys, IsEmpty());
 }
@@ -208,10 +208,10 @@ TEST(StoreLockTest, ReleaseByHolderClearsSessionKeepsLockIndexAndReplacesContent
   EXPECT_TRUE(r.ok);
   auto e = d.Get("k");
   EXPECT_EQ(e->session, "");
-  EXPECT_EQ(e->fence, 0u);
+  EXPECT_EQ(e->fence, LogIndex());
   EXPECT_EQ(e->lock_index, 1u);
-  EXPECT_EQ(e->create_index, 2u);
-  EXPECT_EQ(e->modify_index, 3u);
+  EXPECT_EQ(e->create_index, LogIndex(2));
+  EXPECT_EQ(e->modify_index, LogIndex(3));
   EXPECT_EQ(e->value, "");
   EXPECT_EQ(e->flags, 0u);
   EXPECT_THAT(d.Held(a), IsEmpty());
@@ -239,8 +239,8 @@ TEST(StoreLockTest, ReleaseByNonHolderFailsAndChangesNothing) {
   auto e = d.Get("k");
   EXPECT_EQ(e->session, a);
   EXPECT_EQ(e->value, "a");
-  EXPECT_EQ(e->modify_index, 3u);
-  EXPECT_EQ(e->fence, 3u);
+  EXPECT_EQ(e->modify_index, LogIndex(3));
+  EXPECT_EQ(e->fence, LogIndex(3));
 }
 
 // Row 9, unlocked key.
@@ -251,7 +251,7 @@ TEST(StoreLockTest, ReleaseOfUnlockedKeyFails) {
   ApplyResult r = d.Release("k", a, "x");
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(d.Get("k")->value, "v");
-  EXPECT_EQ(d.Get("k")->modify_index, 2u);
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(2));
 }
 
 // Row 9, absent key.
@@ -262,7 +262,7 @@ TEST(StoreLockTest, ReleaseOfAbsentKeyFailsAndCreatesNothing) {
   EXPECT_TRUE(r.status.ok());
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(d.store().FindKv("k"), nullptr);
-  EXPECT_EQ(d.store().kv_index(), 0u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex());
 }
 
 // Section 2.5 release step 1: "Session existence is *not* checked".
@@ -344,20 +344,20 @@ TEST(StoreLockTest, DestroyWithReleaseBehaviorUnlocksHeldKeys) {
     auto e = d.Get(key);
     ASSERT_TRUE(e.has_value()) << key;
     EXPECT_EQ(e->session, "") << key;
-    EXPECT_EQ(e->fence, 0u) << key;
+    EXPECT_EQ(e->fence, LogIndex()) << key;
     EXPECT_EQ(e->lock_index, 1u) << key;
-    EXPECT_EQ(e->modify_index, 6u) << key;
+    EXPECT_EQ(e->modify_index, LogIndex(6)) << key;
   }
   EXPECT_EQ(d.Get("k1")->value, "v1");
   EXPECT_EQ(d.Get("k1")->flags, 3u);
   auto kb = d.Get("kb");
   EXPECT_EQ(kb->session, b);
-  EXPECT_EQ(kb->modify_index, 5u);
+  EXPECT_EQ(kb->modify_index, LogIndex(5));
   EXPECT_EQ(d.store().FindSession(a), nullptr);
   EXPECT_THAT(d.Held(a), IsEmpty());
   EXPECT_EQ(d.Held(b), std::vector<std::string>{"kb"});
-  EXPECT_EQ(d.store().kv_index(), 6u);
-  EXPECT_EQ(d.store().sessions_index(), 6u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(6));
+  EXPECT_EQ(d.store().sessions_index(), LogIndex(6));
   Changes changes = d.store().TakeChanges();
   EXPECT_EQ(ChangedKeys(changes), (std::vector<std::string>{"k1", "k2"}));
   EXPECT_TRUE(changes.sessions);
@@ -374,10 +374,10 @@ TEST(StoreLockTest, DestroyWithDeleteBehaviorDeletesHeldKeys) {
   EXPECT_TRUE(r.status.ok());
   EXPECT_EQ(d.store().FindKv("p/k"), nullptr);
   EXPECT_NE(d.store().FindKv("p/other"), nullptr);
-  EXPECT_EQ(d.store().KeyIndex("p/k"), 5u);
-  EXPECT_EQ(d.store().PrefixIndex("p/"), 5u);
-  EXPECT_EQ(d.store().PrefixIndex("p/k"), 5u);
-  EXPECT_EQ(d.store().kv_index(), 5u);
+  EXPECT_EQ(d.store().KeyIndex("p/k"), LogIndex(5));
+  EXPECT_EQ(d.store().PrefixIndex("p/"), LogIndex(5));
+  EXPECT_EQ(d.store().PrefixIndex("p/k"), LogIndex(5));
+  EXPECT_EQ(d.store().kv_index(), LogIndex(5));
   EXPECT_GE(d.store().tombstone_count(), 1u);
 }
 
@@ -639,8 +639,8 @@ TEST(StoreFenceTest, FenceIsTheRaftIndexOfTheGrant) {
   std::string a = d.NewSession();
   d.SkipIndexes(40);
   ApplyResult r = d.Acquire("k", a);  // index 42
-  EXPECT_EQ(r.fence, 42u);
-  EXPECT_EQ(d.Get("k")->fence, 42u);
+  EXPECT_EQ(r.fence, LogIndex(42));
+  EXPECT_EQ(d.Get("k")->fence, LogIndex(42));
 }
 
 TEST(StoreFenceTest, FenceUnchangedOnReacquireBySameHolder) {
@@ -649,23 +649,23 @@ TEST(StoreFenceTest, FenceUnchangedOnReacquireBySameHolder) {
   d.Acquire("k", a, "v1");  // 2
   d.AdvanceMs(10);
   ApplyResult r = d.Acquire("k", a, "v2");  // 3: a real write, same holder
-  EXPECT_EQ(r.fence, 2u);
-  EXPECT_EQ(d.Get("k")->fence, 2u);
-  EXPECT_EQ(d.Get("k")->modify_index, 3u);
+  EXPECT_EQ(r.fence, LogIndex(2));
+  EXPECT_EQ(d.Get("k")->fence, LogIndex(2));
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(3));
 }
 
 TEST(StoreFenceTest, FenceIsZeroWhenUnlocked) {
   StoreDriver d;
   std::string a = d.NewSession();
   d.Set("plain", "x");
-  EXPECT_EQ(d.Get("plain")->fence, 0u);
+  EXPECT_EQ(d.Get("plain")->fence, LogIndex());
   d.Acquire("k", a);
-  ASSERT_NE(d.Get("k")->fence, 0u);
+  ASSERT_NE(d.Get("k")->fence, LogIndex());
   d.Release("k", a);
-  EXPECT_EQ(d.Get("k")->fence, 0u);
+  EXPECT_EQ(d.Get("k")->fence, LogIndex());
   d.Acquire("k", a);
   d.Destroy(a);
-  EXPECT_EQ(d.Get("k")->fence, 0u);
+  EXPECT_EQ(d.Get("k")->fence, LogIndex());
 }
 
 TEST(StoreFenceTest, SetOnLockedKeyKeepsTheFence) {
@@ -674,7 +674,7 @@ TEST(StoreFenceTest, SetOnLockedKeyKeepsTheFence) {
   d.Acquire("k", a);  // 2
   d.Set("k", "w");
   d.Cas("k", "z", d.Get("k")->modify_index);
-  EXPECT_EQ(d.Get("k")->fence, 2u);
+  EXPECT_EQ(d.Get("k")->fence, LogIndex(2));
 }
 
 TEST(StoreFenceTest, EveryNewGrantExceedsEveryEarlierGrantEvenAfterRecreate) {
@@ -703,7 +703,7 @@ TEST(StoreFenceTest, TxnLockGrantsTheTxnIndexAsFence) {
   d.SkipIndexes(5);
   ApplyResult r = d.RunTxn({testutil::LockOp("k", a, "v")});  // index 7
   ASSERT_TRUE(r.txn.ok());
-  EXPECT_EQ(d.Get("k")->fence, 7u);
+  EXPECT_EQ(d.Get("k")->fence, LogIndex(7));
   EXPECT_EQ(d.Get("k")->lock_index, 1u);
 }
 
@@ -736,9 +736,10 @@ namespace {
 
 TEST(StoreFenceRegressionTest, SecondGrantOfAKeyInOneTxnIsRefused) {
   Store store;
-  LogIndex index = 0;
+  std::uint64_t index = 0;
   auto apply = [&](CommandBody body) {
-    ApplyResult r = store.Apply(Command{UnixMs(1'700'000'000'000), std::move(body)}, ++index);
+    ApplyResult r =
+        store.Apply(Command{UnixMs(1'700'000'000'000), std::move(body)}, LogIndex(++index));
     store.CheckInvariants();
     return r;
   };
@@ -747,9 +748,9 @@ TEST(StoreFenceRegressionTest, SecondGrantOfAKeyInOneTxnIsRefused) {
   b.id = "00000000-0000-4000-8000-00000000000b";
   apply(SessionCreate{a});
   apply(SessionCreate{b});
-  TxnOp lock_a{TxnVerb::kLock, "k", "", 0, 0, a.id};
-  TxnOp unlock_a{TxnVerb::kUnlock, "k", "", 0, 0, a.id};
-  TxnOp lock_b{TxnVerb::kLock, "k", "", 0, 0, b.id};
+  TxnOp lock_a{TxnVerb::kLock, "k", "", 0, LogIndex(), a.id};
+  TxnOp unlock_a{TxnVerb::kUnlock, "k", "", 0, LogIndex(), a.id};
+  TxnOp lock_b{TxnVerb::kLock, "k", "", 0, LogIndex(), b.id};
   ApplyResult r = apply(Txn{{lock_a, unlock_a, lock_b}});
   ASSERT_EQ(r.txn.errors.size(), 1u);
   EXPECT_EQ(r.txn.errors[0].op_index, 2u);
@@ -764,16 +765,16 @@ TEST(StoreFenceRegressionTest, SecondGrantOfAKeyInOneTxnIsRefused) {
   apply(Txn{{unlock_a}});
   ApplyResult rb = apply(Txn{{lock_b}});
   EXPECT_GT(rb.txn.results.at(0).entry.fence, fence_a);
-  TxnOp check_a{TxnVerb::kCheckFence, "k", "", 0, fence_a, ""};
+  TxnOp check_a{TxnVerb::kCheckFence, "k", "", 0, LogIndex(fence_a), ""};
   EXPECT_FALSE(apply(Txn{{check_a}}).txn.ok());
 }
 
 TEST(StoreFenceRegressionTest, HandoffInOneTxnKeepsTokensIncreasing) {
   // resign --to: [unlock k A, lock k B] in one entry: A's grant is older.
   Store store;
-  LogIndex index = 0;
+  std::uint64_t index = 0;
   auto apply = [&](CommandBody body) {
-    return store.Apply(Command{UnixMs(1'700'000'000'000), std::move(body)}, ++index);
+    return store.Apply(Command{UnixMs(1'700'000'000'000), std::move(body)}, LogIndex(++index));
   };
   Session a, b;
   a.id = "00000000-0000-4000-8000-00000000000a";
@@ -781,8 +782,8 @@ TEST(StoreFenceRegressionTest, HandoffInOneTxnKeepsTokensIncreasing) {
   apply(SessionCreate{a});
   apply(SessionCreate{b});
   LogIndex fence_a = apply(KvAcquire{"k", "", 0, a.id}).fence;
-  TxnOp unlock_a{TxnVerb::kUnlock, "k", "", 0, 0, a.id};
-  TxnOp lock_b{TxnVerb::kLock, "k", "", 0, 0, b.id};
+  TxnOp unlock_a{TxnVerb::kUnlock, "k", "", 0, LogIndex(), a.id};
+  TxnOp lock_b{TxnVerb::kLock, "k", "", 0, LogIndex(), b.id};
   ApplyResult r = apply(Txn{{unlock_a, lock_b}});
   ASSERT_TRUE(r.txn.ok());
   EXPECT_GT(store.FindKv("k")->fence, fence_a);

@@ -61,15 +61,16 @@ class FenceChecker {
     for (const std::string& key : CommandGenerator::Keys()) {
       const KvEntry* e = store.FindKv(key);
       if (e == nullptr) continue;
-      if (e->session.empty() != (e->fence == 0)) {
-        return "fence " + std::to_string(e->fence) + " with session \"" + e->session + "\"";
+      if (e->session.empty() != e->fence.is_none()) {
+        return "fence " + std::to_string(e->fence.value()) + " with session \"" + e->session + "\"";
       }
-      if (e->fence == 0) continue;
+      if (e->fence.is_none()) continue;
       LogIndex& last = last_[key];
       if (e->fence == last) continue;  // the same grant as before
       if (e->fence <= max_[key]) {
-        return "new grant on \"" + EscapeBytes(key) + "\" has token " + std::to_string(e->fence) +
-               ", not above earlier grant " + std::to_string(max_[key]);
+        return "new grant on \"" + EscapeBytes(key) + "\" has token " +
+               std::to_string(e->fence.value()) + ", not above earlier grant " +
+               std::to_string(max_[key].value());
       }
       last = e->fence;
       max_[key] = e->fence;
@@ -92,7 +93,7 @@ class PrefixIndexChecker {
       LogIndex& before = last_[prefix];
       if (now < before) {
         return "PrefixIndex(\"" + EscapeBytes(prefix) + "\") went backwards from " +
-               std::to_string(before) + " to " + std::to_string(now);
+               std::to_string(before.value()) + " to " + std::to_string(now.value());
       }
       before = now;
     }
@@ -130,11 +131,11 @@ std::string RunSeed(std::uint64_t seed, int steps, int* reads_compared) {
   FenceChecker fences;
   PrefixIndexChecker prefix_indexes;
   std::deque<std::string> recent;  // the last few commands, for the report
-  LogIndex index = 0;
+  LogIndex index;
   for (int step = 1; step <= steps; ++step) {
     Command command = gen.Next(model);
-    index += 1 + gen.Uniform(3) / 2;  // raft indexes with occasional gaps
-    recent.push_back(std::to_string(index) + ": " + testutil::Describe(command));
+    index = LogIndex(index.value() + 1 + gen.Uniform(3) / 2);  // raft indexes with occasional gaps
+    recent.push_back(std::to_string(index.value()) + ": " + testutil::Describe(command));
     if (recent.size() > 12) recent.pop_front();
 
     ApplyResult got = store.Apply(command, index);
@@ -208,13 +209,14 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     CommandGenerator gen(seed);
     ModelStore model;
-    LogIndex index = 0;
+    LogIndex index;
     for (int step = 0; step < kDefaultSteps; ++step) {
       Command command = gen.Next(model);
       const LogIndex kv_before = model.kv_index;
       std::size_t held_before = 0;
       for (const auto& [k, e] : model.kv) held_before += e.session.empty() ? 0 : 1;
-      ModelResult r = model.Apply(command, ++index);
+      index = index.Next();
+      ModelResult r = model.Apply(command, index);
       if (r.lock_delayed) ++seen["acquire refused by lock-delay"];
       if (r.check_fence && r.ok) ++seen["acquire granted"];
       if (r.error && *r.error == "missing session") ++seen["missing session"];
@@ -251,17 +253,18 @@ TEST(StoreModelTest, ComparatorDetectsADivergentStore) {
   CommandGenerator gen(7);
   Store store;
   ModelStore model;
-  LogIndex index = 0;
+  LogIndex index;
   for (int step = 0; step < 50; ++step) {
     Command command = gen.Next(model);
-    ++index;
+    index = index.Next();
     (void)store.Apply(command, index);
     (void)model.Apply(command, index);
   }
   Command extra;
   extra.now_ms = model.now_ms;
   extra.body = KvSet{"a/b", "only in the store", 1};
-  (void)store.Apply(extra, ++index);
+  index = index.Next();
+  (void)store.Apply(extra, index);
   model.applied_index = index;
   EXPECT_NE(testutil::CompareStateWithModel(store, model, gen.created_ids()), "");
 }

@@ -24,6 +24,7 @@
 #include "state/command.h"
 #include "state/txn.h"
 #include "state/types.h"
+#include "unit/common/type_printers.h"
 
 namespace tenure::state::testutil {
 
@@ -126,7 +127,7 @@ struct ModelResult {
   bool ok = true;
   bool lock_delayed = false;
   bool check_fence = false;  // compare ApplyResult.fence (successful acquire)
-  LogIndex fence = 0;
+  LogIndex fence;
 
   bool is_txn = false;
   // Rolled back: errors_full are all failing ops (lock-delayed locks with the
@@ -151,18 +152,18 @@ class ModelStore {
   std::map<std::string, LogIndex> live_tombstones;
   std::map<std::string, Session> sessions;
   std::map<std::string, UnixMs> lock_delays;  // key -> window end (never forgotten here)
-  LogIndex kv_index = 0;
+  LogIndex kv_index;
   std::set<std::string> granted_in_txn;  // keys given a new holder by the running txn
-  LogIndex sessions_index = 0;
+  LogIndex sessions_index;
   // The reap floor. store.h says prefix indexes are "never lower than the
   // last tombstone reap": either the highest index passed to ReapTombstones
   // (reaped_index, the member comment in store.h) or the highest index of a
   // tombstone actually reaped (from either tombstone map), which is all that
   // monotonicity needs. All are accepted.
-  LogIndex reaped_index = 0;
-  LogIndex reaped_tombstone_index = 0;
-  LogIndex reaped_live_tombstone_index = 0;
-  LogIndex applied_index = 0;
+  LogIndex reaped_index;
+  LogIndex reaped_tombstone_index;
+  LogIndex reaped_live_tombstone_index;
+  LogIndex applied_index;
   UnixMs now_ms;
 
   // --- observable reads ------------------------------------------------------------
@@ -219,7 +220,7 @@ class ModelStore {
   // property test checks separately that prefix indexes never go backwards.
   std::vector<LogIndex> PrefixIndexChoices(const std::string& prefix) const {
     if (prefix.empty()) return {kv_index};
-    LogIndex m = 0;
+    LogIndex m;
     bool any = false;
     for (const auto& [key, e] : kv) {
       if (StartsWith(key, prefix)) {
@@ -277,7 +278,7 @@ class ModelStore {
   ModelResult ReadTxn(const std::vector<TxnOp>& ops) const {
     ModelStore copy = *this;
     ModelResult r;
-    copy.RunTxn(ops, /*index=*/0, /*commit=*/false, &r);
+    copy.RunTxn(ops, /*index=*/LogIndex(), /*commit=*/false, &r);
     return r;
   }
 
@@ -338,7 +339,7 @@ class ModelStore {
 
   bool CasPasses(const std::string& key, LogIndex cas) const {
     const KvEntry* existing = Find(key);
-    if (cas == 0) return existing == nullptr;
+    if (cas.is_none()) return existing == nullptr;
     return existing != nullptr && existing->modify_index == cas;
   }
 
@@ -383,7 +384,7 @@ class ModelStore {
     e.value = value;
     e.flags = flags;
     e.session.clear();
-    e.fence = 0;
+    e.fence = LogIndex();
     Put(std::move(e), index, changed);
     return true;
   }
@@ -494,7 +495,7 @@ class ModelStore {
       } else {
         KvEntry e = kv.at(key);
         e.session.clear();
-        e.fence = 0;
+        e.fence = LogIndex();
         Put(std::move(e), index, &r->changed_keys);
       }
       if (delay_ns > 0) lock_delays[key] = now_ms + delay_ns / kNsPerMs;
@@ -633,7 +634,8 @@ class ModelStore {
         if (e == nullptr) return "failed to check index, key " + q + " doesn't exist";
         if (e->modify_index != op.index) {
           return "failed index check for key " + q + ", current modify index " +
-                 std::to_string(e->modify_index) + " != " + std::to_string(op.index);
+                 std::to_string(e->modify_index.value()) +
+                 " != " + std::to_string(op.index.value());
         }
         entry_result(op.key, false);
         return std::nullopt;

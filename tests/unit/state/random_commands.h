@@ -21,6 +21,7 @@
 #include "state/command.h"
 #include "state/txn.h"
 #include "state/types.h"
+#include "unit/common/type_printers.h"
 #include "unit/state/model_store.h"
 #include "unit/state/store_fixture.h"
 
@@ -33,7 +34,7 @@ inline std::string Describe(const TxnOp& op) {
   os << TxnVerbName(op.verb) << "(\"" << EscapeBytes(op.key) << "\"";
   if (!op.value.empty()) os << " value=\"" << EscapeBytes(op.value) << "\"";
   if (op.flags != 0) os << " flags=" << op.flags;
-  if (op.index != 0) os << " index=" << op.index;
+  if (!op.index.is_none()) os << " index=" << op.index;
   if (!op.session.empty()) os << " session=" << op.session;
   os << ")";
   return os.str();
@@ -130,7 +131,7 @@ class CommandGenerator {
       if (Chance(40)) {
         c.body = KvDelete{key, true, CasIndex(m, key)};
       } else {
-        c.body = KvDelete{key, false, 0};
+        c.body = KvDelete{key, false, LogIndex()};
       }
     } else if (roll < 58) {
       c.body = KvDeleteTree{TreePrefix()};
@@ -218,21 +219,21 @@ class CommandGenerator {
     const KvEntry* e = m.Find(key);
     const std::uint64_t roll = Uniform(100);
     if (roll < 40 && e != nullptr) return e->modify_index;
-    if (roll < 60) return 0;
+    if (roll < 60) return LogIndex();
     if (roll < 75 && !m.kv.empty()) {  // another key's index: usually stale
       auto it = m.kv.begin();
       std::advance(it, static_cast<long>(Uniform(m.kv.size())));
       return it->second.modify_index;
     }
-    return Uniform(m.applied_index + 3);
+    return LogIndex(Uniform(m.applied_index.value() + 3));
   }
 
   LogIndex FenceToken(const ModelStore& m, const std::string& key) {
     const KvEntry* e = m.Find(key);
     const std::uint64_t roll = Uniform(100);
     if (roll < 55 && e != nullptr) return e->fence;
-    if (roll < 65) return 0;
-    return Uniform(m.applied_index + 3);
+    if (roll < 65) return LogIndex();
+    return LogIndex(Uniform(m.applied_index.value() + 3));
   }
 
   Session NewSession() {
@@ -257,7 +258,7 @@ class CommandGenerator {
     if (Chance(70)) s.node_checks = {"serfHealth"};
     if (Chance(20)) s.service_checks = {{"web", ""}};
     if (Chance(10)) s.checks = {"serfHealth"};
-    s.create_index = Uniform(5);  // ignored by apply
+    s.create_index = LogIndex(Uniform(5));  // ignored by apply
     created_.push_back(s.id);
     return s;
   }
@@ -277,7 +278,7 @@ class CommandGenerator {
       std::advance(it, static_cast<long>(Uniform(m.tombstones.size())));
       return it->second;
     }
-    return Uniform(m.kv_index + 1);
+    return LogIndex(Uniform(m.kv_index.value() + 1));
   }
 
   TxnOp RandomOp(const ModelStore& m, bool read_only) {

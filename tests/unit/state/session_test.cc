@@ -33,15 +33,15 @@ TEST(StoreSessionTest, CreateStoresEveryFieldAndStampsIndexes) {
   s.node_checks = {"serfHealth", "disk"};
   s.service_checks = {{"web", ""}, {"db", "ns1"}};
   s.checks = {"legacy"};
-  s.create_index = 99;  // ignored: set on apply
-  s.modify_index = 77;
+  s.create_index = LogIndex(99);  // ignored: set on apply
+  s.modify_index = LogIndex(77);
   ApplyResult r = d.Apply(SessionCreate{s});  // 2
   EXPECT_TRUE(r.status.ok());
   const Session* got = d.store().FindSession(SessionId(7));
   ASSERT_NE(got, nullptr);
   Session want = s;
-  want.create_index = 2;
-  want.modify_index = 2;
+  want.create_index = LogIndex(2);
+  want.modify_index = LogIndex(2);
   EXPECT_EQ(*got, want);
 }
 
@@ -49,8 +49,8 @@ TEST(StoreSessionTest, CreateMovesSessionsIndexButNotKvIndex) {
   StoreDriver d;
   d.Set("k", "v");  // 1
   d.NewSession();   // 2
-  EXPECT_EQ(d.store().sessions_index(), 2u);
-  EXPECT_EQ(d.store().kv_index(), 1u);
+  EXPECT_EQ(d.store().sessions_index(), LogIndex(2));
+  EXPECT_EQ(d.store().kv_index(), LogIndex(1));
   EXPECT_EQ(d.store().session_count(), 1u);
   Changes changes = d.store().TakeChanges();
   EXPECT_TRUE(changes.sessions);
@@ -61,7 +61,7 @@ TEST(StoreSessionTest, KvWritesDoNotMoveSessionsIndex) {
   std::string a = d.NewSession();  // 1
   d.Acquire("k", a);               // 2
   d.Set("j", "x");                 // 3
-  EXPECT_EQ(d.store().sessions_index(), 1u);
+  EXPECT_EQ(d.store().sessions_index(), LogIndex(1));
   (void)d.store().TakeChanges();
   d.Release("k", a);
   EXPECT_FALSE(d.store().TakeChanges().sessions);
@@ -99,7 +99,7 @@ TEST(StoreSessionTest, DestroyRemovesSessionAndMovesSessionsIndex) {
   EXPECT_TRUE(r.status.ok());
   EXPECT_EQ(d.store().FindSession(a), nullptr);
   EXPECT_NE(d.store().FindSession(b), nullptr);
-  EXPECT_EQ(d.store().sessions_index(), 3u);
+  EXPECT_EQ(d.store().sessions_index(), LogIndex(3));
   EXPECT_EQ(d.store().session_count(), 1u);
   EXPECT_EQ(Ids(d.store().ListSessions()), std::vector<std::string>{b});
   EXPECT_EQ(d.store().NodeSessions("node1").size(), 1u);
@@ -116,8 +116,8 @@ TEST(StoreSessionTest, DestroyOfUnknownIdIsFineAndChangesNothing) {
   (void)d.store().TakeChanges();
   ApplyResult r = d.Destroy(SessionId(12345));
   EXPECT_TRUE(r.status.ok()) << r.status.ToString();
-  EXPECT_EQ(d.store().sessions_index(), 1u);
-  EXPECT_EQ(d.store().kv_index(), 2u);
+  EXPECT_EQ(d.store().sessions_index(), LogIndex(1));
+  EXPECT_EQ(d.store().kv_index(), LogIndex(2));
   EXPECT_EQ(d.store().session_count(), 1u);
   Changes changes = d.store().TakeChanges();
   EXPECT_FALSE(changes.sessions);
@@ -134,8 +134,8 @@ TEST(StoreSessionTest, DestroyTwiceIsIdempotent) {
   ApplyResult r = d.Destroy(a, DestroyReason::kExpired);
   EXPECT_TRUE(r.status.ok());
   EXPECT_EQ(d.store().sessions_index(), sessions_index);
-  EXPECT_EQ(d.Get("k")->modify_index, 3u);
-  EXPECT_EQ(d.store().kv_index(), 3u);
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(3));
+  EXPECT_EQ(d.store().kv_index(), LogIndex(3));
   EXPECT_EQ(d.store().session_count(), 0u);
 }
 
@@ -145,11 +145,11 @@ TEST(StoreSessionTest, SessionsIndexIsLastSessionsTableChange) {
   d.Set("k", "v");                 // 2
   std::string b = d.NewSession();  // 3
   d.Set("k", "w");                 // 4
-  EXPECT_EQ(d.store().sessions_index(), 3u);
+  EXPECT_EQ(d.store().sessions_index(), LogIndex(3));
   d.Destroy(a);  // 5
-  EXPECT_EQ(d.store().sessions_index(), 5u);
+  EXPECT_EQ(d.store().sessions_index(), LogIndex(5));
   d.Destroy(a);  // 6, unknown now
-  EXPECT_EQ(d.store().sessions_index(), 5u);
+  EXPECT_EQ(d.store().sessions_index(), LogIndex(5));
   (void)b;
 }
 
@@ -160,8 +160,8 @@ TEST(StoreSessionTest, SessionsAreImmutableCreateEqualsModify) {
   d.Release("k", a);
   const Session* s = d.store().FindSession(a);
   ASSERT_NE(s, nullptr);
-  EXPECT_EQ(s->create_index, 1u);
-  EXPECT_EQ(s->modify_index, 1u);
+  EXPECT_EQ(s->create_index, LogIndex(1));
+  EXPECT_EQ(s->modify_index, LogIndex(1));
 }
 
 TEST(StoreSessionTest, DestroyingOneSessionLeavesOthersLocksAlone) {

@@ -35,14 +35,14 @@ struct History {
   explicit History(std::uint64_t seed) : gen(seed) {}
   Command Next() { return gen.Next(model); }
   void Apply(Store* store, const Command& c) {
-    ++index;
+    index = index.Next();
     (void)store->Apply(c, index);
     store->CheckInvariants();
     (void)model.Apply(c, index);
   }
   CommandGenerator gen;
   ModelStore model;
-  LogIndex index = 0;
+  LogIndex index;
 };
 
 TEST(StoreSnapshotTest, EmptyStoreRoundTrips) {
@@ -51,7 +51,7 @@ TEST(StoreSnapshotTest, EmptyStoreRoundTrips) {
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   decoded->CheckInvariants();
   EXPECT_EQ(decoded->Digest(), empty.Digest());
-  EXPECT_EQ(decoded->applied_index(), 0u);
+  EXPECT_EQ(decoded->applied_index(), LogIndex());
   EXPECT_EQ(decoded->kv_count(), 0u);
 }
 
@@ -94,18 +94,18 @@ TEST(StoreSnapshotTest, RestoredStoreKeepsLockDelayTombstonesClockAndIndexes) {
   Store& r = *decoded;
   r.CheckInvariants();
   EXPECT_EQ(r.Digest(), d.store().Digest());
-  EXPECT_EQ(r.applied_index(), 10u);
+  EXPECT_EQ(r.applied_index(), LogIndex(10));
   EXPECT_EQ(r.now_ms(), testutil::kT0 + 1000);
   EXPECT_EQ(r.LockDelayUntil("lock"), testutil::kT0 + 30'000);
-  EXPECT_EQ(r.PrefixIndex("gone/"), 7u);
+  EXPECT_EQ(r.PrefixIndex("gone/"), LogIndex(7));
   EXPECT_EQ(r.tombstone_count(), d.store().tombstone_count());
-  EXPECT_EQ(r.sessions_index(), 9u);
-  EXPECT_EQ(r.kv_index(), 10u);
+  EXPECT_EQ(r.sessions_index(), LogIndex(9));
+  EXPECT_EQ(r.kv_index(), LogIndex(10));
   EXPECT_EQ(testutil::CompareStores(r, d.store(), {a, b}), "");
 
   // The restored replica refuses the acquire inside the window, too.
   Command acquire{testutil::kT0 + 2000, KvAcquire{"lock", "b", 0, b}};
-  ApplyResult in_window = r.Apply(acquire, 11);
+  ApplyResult in_window = r.Apply(acquire, LogIndex(11));
   EXPECT_TRUE(in_window.lock_delayed);
   EXPECT_FALSE(in_window.ok);
 }
@@ -130,7 +130,7 @@ TEST(StoreSnapshotTest, RandomHistoriesRoundTripAndStayInStep) {
     // The same further commands keep both replicas identical, results too.
     for (int step = 0; step < 100; ++step) {
       Command c = h.Next();
-      ++h.index;
+      h.index = h.index.Next();
       ApplyResult ra = original.Apply(c, h.index);
       ApplyResult rb = restored.Apply(c, h.index);
       (void)h.model.Apply(c, h.index);
@@ -155,7 +155,7 @@ TEST(StoreDigestTest, ReplicasFedTheSameCommandsHaveEqualDigests) {
     Store b;
     for (int step = 0; step < 200; ++step) {
       Command c = h.Next();
-      ++h.index;
+      h.index = h.index.Next();
       (void)a.Apply(c, h.index);
       (void)b.Apply(c, h.index);
       (void)h.model.Apply(c, h.index);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "state/store.h"
+#include "unit/common/type_printers.h"
 #include "unit/state/model_store.h"
 #include "unit/state/random_commands.h"
 #include "unit/state/store_fixture.h"

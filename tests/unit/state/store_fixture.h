@@ -23,7 +23,7 @@
 #include "state/store.h"
 #include "state/txn.h"
 #include "state/types.h"
-#include "unit/common/unix_ms_printer.h"
+#include "unit/common/type_printers.h"
 
 namespace tenure::state {
 
@@ -109,7 +109,7 @@ inline TxnOp MakeOp(TxnVerb verb, std::string key, std::string value = "", std::
   op.key = std::move(key);
   op.value = std::move(value);
   op.flags = flags;
-  op.index = index;
+  op.index = LogIndex(index);
   op.session = std::move(session);
   return op;
 }
@@ -144,8 +144,8 @@ inline TxnOp DeleteTreeOp(std::string prefix) {
 inline TxnOp DeleteCasOp(std::string key, std::uint64_t index) {
   return MakeOp(TxnVerb::kDeleteCas, std::move(key), "", 0, index);
 }
-inline TxnOp CheckFenceOp(std::string key, std::uint64_t token) {
-  return MakeOp(TxnVerb::kCheckFence, std::move(key), "", 0, token);
+inline TxnOp CheckFenceOp(std::string key, LogIndex token) {
+  return MakeOp(TxnVerb::kCheckFence, std::move(key), "", 0, token.value());
 }
 
 // Applies commands to a Store at strictly increasing raft indexes, stamping
@@ -161,10 +161,10 @@ class StoreDriver {
   // The index the last command was applied at (0 before the first).
   LogIndex last_index() const { return index_; }
   // The index the next command will be applied at.
-  LogIndex next_index() const { return index_ + 1; }
+  LogIndex next_index() const { return index_.Next(); }
   // Leaves a gap in the raft log (entries the state machine never sees,
   // e.g. configuration changes), so the next apply is at index + n + 1.
-  void SkipIndexes(LogIndex n) { index_ += n; }
+  void SkipIndexes(std::uint64_t n) { index_ = LogIndex(index_.value() + n); }
 
   UnixMs now_ms() const { return now_ms_; }
   void SetNowMs(UnixMs now_ms) { now_ms_ = now_ms; }
@@ -178,7 +178,7 @@ class StoreDriver {
     command.now_ms = now_ms;
     command.body = std::move(body);
     const UnixMs clock_before = store_.now_ms();
-    ++index_;
+    index_ = index_.Next();
     ApplyResult result = store_.Apply(command, index_);
     store_.CheckInvariants();
     EXPECT_EQ(store_.applied_index(), index_) << "after " << CommandName(command);
@@ -201,7 +201,7 @@ class StoreDriver {
                       std::uint64_t flags = 0) {
     return Apply(KvRelease{std::move(key), std::move(value), flags, std::move(session)});
   }
-  ApplyResult Delete(std::string key) { return Apply(KvDelete{std::move(key), false, 0}); }
+  ApplyResult Delete(std::string key) { return Apply(KvDelete{std::move(key), false, LogIndex()}); }
   ApplyResult DeleteCas(std::string key, LogIndex index) {
     return Apply(KvDelete{std::move(key), true, index});
   }
@@ -225,7 +225,7 @@ class StoreDriver {
     return Apply(SessionDestroy{std::move(id), reason});
   }
   ApplyResult RunTxn(std::vector<TxnOp> ops) { return Apply(Txn{std::move(ops)}); }
-  ApplyResult Reap(LogIndex index) { return Apply(ReapTombstones{index}); }
+  ApplyResult Reap(std::uint64_t index) { return Apply(ReapTombstones{LogIndex(index)}); }
 
   // A copy of the entry at key, or nullopt.
   std::optional<KvEntry> Get(std::string_view key) const {
@@ -250,7 +250,7 @@ class StoreDriver {
 
  private:
   Store store_;
-  LogIndex index_ = 0;
+  LogIndex index_;
   UnixMs now_ms_ = kT0;
   std::uint64_t session_counter_ = 0;
 };

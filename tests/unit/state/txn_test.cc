@@ -108,10 +108,10 @@ TEST(StoreTxnTest, SetBehavesLikePlainPutAndReportsEntryWithoutValue) {
   EXPECT_EQ(k.entry.session, a);
   EXPECT_EQ(k.entry.lock_index, 0u);
   EXPECT_EQ(k.entry.flags, 5u);
-  EXPECT_EQ(k.entry.create_index, 2u);
-  EXPECT_EQ(k.entry.modify_index, 3u);
+  EXPECT_EQ(k.entry.create_index, LogIndex(2));
+  EXPECT_EQ(k.entry.modify_index, LogIndex(3));
   EXPECT_EQ(r.txn.results[1].entry.key, "n");
-  EXPECT_EQ(r.txn.results[1].entry.create_index, 3u);
+  EXPECT_EQ(r.txn.results[1].entry.create_index, LogIndex(3));
   EXPECT_EQ(d.Get("k")->value, "new");
   EXPECT_EQ(d.Get("k")->session, a);
   EXPECT_EQ(d.Get("n")->value, "fresh");
@@ -122,9 +122,9 @@ TEST(StoreTxnTest, WritesOfOneTxnShareItsIndex) {
   d.SkipIndexes(9);
   ApplyResult r = d.RunTxn({SetOp("a", "1"), SetOp("b", "2"), DeleteOp("missing")});  // 10
   ASSERT_TRUE(r.txn.ok());
-  EXPECT_EQ(d.Get("a")->modify_index, 10u);
-  EXPECT_EQ(d.Get("b")->modify_index, 10u);
-  EXPECT_EQ(d.store().kv_index(), 10u);
+  EXPECT_EQ(d.Get("a")->modify_index, LogIndex(10));
+  EXPECT_EQ(d.Get("b")->modify_index, LogIndex(10));
+  EXPECT_EQ(d.store().kv_index(), LogIndex(10));
 }
 
 TEST(StoreTxnTest, CasStaleFailsWithConsulText) {
@@ -157,7 +157,7 @@ TEST(StoreTxnTest, LockAcquiresAndReportsTheLockedEntry) {
   EXPECT_FALSE(r.txn.results[0].with_value);
   EXPECT_EQ(r.txn.results[0].entry.session, a);
   EXPECT_EQ(r.txn.results[0].entry.lock_index, 1u);
-  EXPECT_EQ(r.txn.results[0].entry.fence, 2u);
+  EXPECT_EQ(r.txn.results[0].entry.fence, LogIndex(2));
   EXPECT_EQ(d.Held(a), std::vector<std::string>{"k"});
 }
 
@@ -193,7 +193,7 @@ TEST(StoreTxnTest, UnlockByHolderReleases) {
   EXPECT_EQ(r.txn.results[0].entry.session, "");
   EXPECT_EQ(d.Get("k")->session, "");
   EXPECT_EQ(d.Get("k")->value, "after");
-  EXPECT_EQ(d.Get("k")->fence, 0u);
+  EXPECT_EQ(d.Get("k")->fence, LogIndex());
 }
 
 TEST(StoreTxnTest, UnlockByNonHolderFailsWithConsulText) {
@@ -226,7 +226,7 @@ TEST(StoreTxnTest, DeleteVerbsAddNoResults) {
   ASSERT_TRUE(r.txn.ok()) << r.txn.errors.size();
   EXPECT_THAT(r.txn.results, IsEmpty());
   EXPECT_EQ(d.store().kv_count(), 0u);
-  EXPECT_EQ(d.store().PrefixIndex("t/"), 5u);
+  EXPECT_EQ(d.store().PrefixIndex("t/"), LogIndex(5));
 }
 
 TEST(StoreTxnTest, DeleteCasStaleFailsWithConsulText) {
@@ -291,7 +291,7 @@ TEST(StoreTxnTest, CheckIndexPassesOnMatchAndReportsEntry) {
   ASSERT_TRUE(r.txn.ok());
   ASSERT_EQ(r.txn.results.size(), 2u);
   EXPECT_EQ(r.txn.results[0].entry.key, "k");
-  EXPECT_EQ(r.txn.results[0].entry.modify_index, 1u);
+  EXPECT_EQ(r.txn.results[0].entry.modify_index, LogIndex(1));
   EXPECT_FALSE(r.txn.results[0].with_value);
 }
 
@@ -365,7 +365,7 @@ TEST(StoreTxnTest, CheckFencePassesForTheCurrentToken) {
   StoreDriver d;
   std::string a = d.NewSession();
   const LogIndex token = d.Acquire("k", a).fence;
-  ASSERT_NE(token, 0u);
+  ASSERT_FALSE(token.is_none());
   ApplyResult r = d.RunTxn({CheckFenceOp("k", token), SetOp("db/row", "written")});
   EXPECT_TRUE(r.txn.ok());
   EXPECT_EQ(d.Get("db/row")->value, "written");
@@ -395,7 +395,7 @@ TEST(StoreTxnTest, CheckFenceFailsOnUnlockedOrMissingKey) {
   d.Release("k", a);
   ApplyResult unlocked = d.RunTxn({CheckFenceOp("k", token)});
   EXPECT_FALSE(unlocked.txn.ok());
-  ApplyResult zero = d.RunTxn({CheckFenceOp("k", 0)});
+  ApplyResult zero = d.RunTxn({CheckFenceOp("k", LogIndex())});
   EXPECT_FALSE(zero.txn.ok()) << "an unlocked key (fence 0) never passes, even for token 0";
   ApplyResult missing = d.RunTxn({CheckFenceOp("absent", token)});
   EXPECT_FALSE(missing.txn.ok());
@@ -407,7 +407,7 @@ TEST(StoreTxnTest, CheckFenceRejectsAFutureToken) {
   StoreDriver d;
   std::string a = d.NewSession();
   const LogIndex token = d.Acquire("k", a).fence;
-  EXPECT_FALSE(d.RunTxn({CheckFenceOp("k", token + 1)}).txn.ok());
+  EXPECT_FALSE(d.RunTxn({CheckFenceOp("k", token.Next())}).txn.ok());
 }
 
 TEST(StoreTxnTest, CheckFenceWorksInReadTxn) {
@@ -415,7 +415,7 @@ TEST(StoreTxnTest, CheckFenceWorksInReadTxn) {
   std::string a = d.NewSession();
   const LogIndex token = d.Acquire("k", a).fence;
   EXPECT_TRUE(d.store().ReadTxn({CheckFenceOp("k", token)}).ok());
-  EXPECT_FALSE(d.store().ReadTxn({CheckFenceOp("k", token - 1)}).ok());
+  EXPECT_FALSE(d.store().ReadTxn({CheckFenceOp("k", LogIndex(token.value() - 1))}).ok());
 }
 
 // --- atomicity ---------------------------------------------------------------------------
@@ -431,14 +431,14 @@ TEST(StoreTxnTest, FailingOpRollsBackEveryOp) {
   EXPECT_THAT(r.txn.errors, ElementsAre(TxnError{4, "failed to set key \"c\", index is stale"}));
   EXPECT_THAT(r.txn.results, IsEmpty());
   EXPECT_EQ(d.Get("k")->value, "orig");
-  EXPECT_EQ(d.Get("k")->modify_index, 2u);
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(2));
   EXPECT_EQ(d.store().FindKv("new"), nullptr);
   EXPECT_EQ(d.store().FindKv("l"), nullptr);
   EXPECT_THAT(d.Held(a), IsEmpty());
-  EXPECT_EQ(d.store().kv_index(), 2u);
+  EXPECT_EQ(d.store().kv_index(), LogIndex(2));
   EXPECT_EQ(d.store().tombstone_count(), 0u);
   EXPECT_THAT(d.store().TakeChanges().keys, IsEmpty());
-  EXPECT_EQ(d.store().applied_index(), 3u);
+  EXPECT_EQ(d.store().applied_index(), LogIndex(3));
 }
 
 TEST(StoreTxnTest, EveryFailingOpIsReportedWithItsOpIndex) {
@@ -492,9 +492,9 @@ TEST(StoreTxnTest, TxnOfNoOpWritesKeepsKvIndex) {
   ApplyResult r = d.RunTxn({SetOp("k", "v"), DeleteOp("absent")});
   ASSERT_TRUE(r.txn.ok());
   ASSERT_EQ(r.txn.results.size(), 1u);
-  EXPECT_EQ(r.txn.results[0].entry.modify_index, 1u);
-  EXPECT_EQ(d.Get("k")->modify_index, 1u);
-  EXPECT_EQ(d.store().kv_index(), 1u);
+  EXPECT_EQ(r.txn.results[0].entry.modify_index, LogIndex(1));
+  EXPECT_EQ(d.Get("k")->modify_index, LogIndex(1));
+  EXPECT_EQ(d.store().kv_index(), LogIndex(1));
 }
 
 TEST(StoreTxnTest, SuccessfulTxnReportsChangedKeys) {
