@@ -97,6 +97,16 @@ constexpr MonoMs kHttpStalledWriterMs = 5'000;
 // leader (decision 0008).
 constexpr std::size_t kHttpDescriptorReserve = 256;
 
+// --- ACL rules (src/acl) ---------------------------------------------------
+// The text of one policy's rules, HCL or JSON. Consul sets no bound; a policy
+// granting a few hundred keys and node prefixes is a few KiB, and the bound
+// keeps parsing one policy (and the rules a token gathers) small.
+constexpr std::size_t kAclRulesBytesMax = 64 * 1024;
+// Nesting of braces and brackets in one policy's rules. The deepest
+// meaningful form, JSON `{"key": [{"a": {"policy": "read"}}]}`, nests four;
+// the parsers recurse at most this deep, so no input can exhaust the stack.
+constexpr std::size_t kAclRulesNestingMax = 16;
+
 // --- Raft -------------------------------------------------------------------
 // Proposals in flight at once; beyond this, writes get 500 "too many writes
 // in flight" rather than queueing without bound.

@@ -25,18 +25,23 @@ ARROWS = {
     # Every layer sees include/tenure, libtenure's public headers: standard
     # C++ only, and tenure/status.h is the Status of every layer (decision 0016).
     "tenure_common": {"common", "tenure"},
-    "tenure_state": {"common", "state", "tenure"},
-    "tenure_raft": {"common", "state", "raft", "tenure"},
-    "tenure_server": {"common", "state", "raft", "server", "tenure"},
+    # acl: the rules language and the Authorizer, pure; state, server, http
+    # and agent see it (tokens and policies are replicated state, checks are
+    # made where requests are served).
+    "tenure_acl": {"common", "acl", "tenure"},
+    "tenure_state": {"common", "acl", "state", "tenure"},
+    # raft links state PUBLIC, which hands on the view of acl: so raft sees it too.
+    "tenure_raft": {"common", "acl", "state", "raft", "tenure"},
+    "tenure_server": {"common", "acl", "state", "raft", "server", "tenure"},
     "tenure_net": {"common", "net", "tenure"},
     # http -> net: followers forward with the one HTTP client (decision 0008).
-    "tenure_http": {"common", "state", "raft", "server", "http", "net", "tenure"},
-    "tenure_agent": {"common", "state", "raft", "server", "http", "net", "agent", "tenure"},
+    "tenure_http": {"common", "acl", "state", "raft", "server", "http", "net", "tenure"},
+    "tenure_agent": {"common", "acl", "state", "raft", "server", "http", "net", "agent", "tenure"},
     "tenure_client": {"common", "net", "client", "tenure"},
     # libtenure's public classes over client (libtenure.so).
     "tenure_sdk": {"common", "net", "client", "tenure", "sdk"},
-    "tenure_cli": {"common", "state", "raft", "server", "http", "net", "agent", "client", "tenure",
-                   "cli"},
+    "tenure_cli": {"common", "acl", "state", "raft", "server", "http", "net", "agent", "client",
+                   "tenure", "cli"},
 }
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the seeds of the http_request, text and raft_wire fuzz targets:
+"""Writes the seeds of the http_request, text, raft_wire and acl_rules fuzz targets:
 requests of every endpoint and the bodies, durations, ids and addresses the
 tests send, and raft handshakes and messages built by tests/lib/raft_wire.py
 (as test_raft_strangers sends them). Binary seeds of the command and snapshot
@@ -114,6 +114,39 @@ def raft_wire_seeds():
     ]
 
 
+# ACL rules (acl_rules): the option byte (bit 0 default allow, bit 1
+# management, bit 2 the key list policy), then a policy in HCL or JSON: the
+# forms docs/acl-rules.md shows, and some broken ones.
+ACL_RULES = [
+    (0, 'key_prefix "svc/" { policy = "write" }\nkey "svc/leader" { policy = "read" }\n'
+        'session_prefix "" { policy = "write" }\noperator = "read"\n'),
+    (1, '# comments\nkey_prefix "" { policy = "deny" } // all\n/* block */\n'
+        'key_prefix "app/config/" { policy = "read" }\nacl = "deny"\n'),
+    (4, 'key = {\n  "a" = { policy = "list" }\n  "b" { policy = "write" }\n}\n'
+        'key_prefix = [{ "c/" = { policy = "list" } }, { "d/" = { policy = "deny" } }]\n'),
+    (2, 'key "secret" { policy = "deny" }\nservice_prefix "" { policy = "write" intentions = '
+        '"read" }\nkeyring = "write"\nmesh = "read"\n'),
+    (5, 'node_prefix "web-" { policy = "write" }\nnode "web-9" { policy = "deny" }\n'
+        'agent_prefix "" { policy = "read" }\nagent "ops" { policy = "write" }\n'
+        'session "db1" { policy = "write" }\n'),
+    (0, 'key "q\\"b\\\\\\x41\\101\\u00e9" { policy = "WRITE", }, key foo.bar { policy = "read" }\n'),
+    (3, '{"key_prefix": {"svc/": {"policy": "write"}, "": {"policy": "list"}},\n'
+        ' "key": [{"a": {"policy": "read"}}, {"b": {"policy": "deny"}}],\n'
+        ' "session_prefix": {"": {"policy": "read"}}, "operator": "write", "acl": "read"}'),
+    (6, '{"node": {"n1": [{"policy": "read"}, {"policy": "write"}]}, "agent_prefix": {"": '
+        '{"policy": "write"}}, "event_prefix": {"": {"policy": "read"}}}'),
+    (0, 'key "a" {\n  policy "read"\n}\n'),
+    (0, 'kye "a" { policy = "read" }\n'),
+    (0, 'key "a" { policy = "wirte" }\n'),
+    (0, 'session "n" { policy = "list" }\n'),
+    (0, 'key "a" { policy = "read"\n'),
+    (0, 'key "a\n" { policy = "read" }\n'),
+    (0, '{"key": {"a": {"policy": "read"}}'),
+    (0, '{"key": [[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]}'),
+    (0, 'namespace "x" { key "a" { policy = "read" } }\n'),
+]
+
+
 def write(directory, inputs):
     os.makedirs(directory, exist_ok=True)
     for data in inputs:
@@ -130,7 +163,8 @@ def main():
           [bytes([255]) + r for r in HTTP] + [bytes([6]) + r for r in HTTP[:8]])
     write(os.path.join(root, "text"), [bytes([sel]) + t.encode() for sel, t in TEXT])
     write(os.path.join(root, "raft_wire"), raft_wire_seeds())
-    print(f"wrote http_request, text and raft_wire seeds under {root}")
+    write(os.path.join(root, "acl_rules"), [bytes([opt]) + t.encode() for opt, t in ACL_RULES])
+    print(f"wrote http_request, text, raft_wire and acl_rules seeds under {root}")
 
 
 if __name__ == "__main__":
