@@ -31,7 +31,8 @@ enum class Code : unsigned char {
   kTimeout,
   kIoError,
   kCorruption,
-  kInternal,  // server-side validation errors Consul reports as 500
+  kInternal,          // server-side validation errors Consul reports as 500
+  kPermissionDenied,  // the caller's token does not allow it (HTTP 403, Consul's texts)
 };
 
 TENURE_EXPORT std::string_view CodeName(Code code);
@@ -64,6 +65,7 @@ class [[nodiscard]] TENURE_EXPORT Status {
   static Status IoError(std::string m) { return {Code::kIoError, std::move(m)}; }
   static Status Corruption(std::string m) { return {Code::kCorruption, std::move(m)}; }
   static Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
+  static Status PermissionDenied(std::string m) { return {Code::kPermissionDenied, std::move(m)}; }
 
   bool ok() const { return rep_ == nullptr; }
   Code code() const { return rep_ ? rep_->code : Code::kOk; }

@@ -48,6 +48,15 @@ Disposition MergeDispositions(Disposition a, Disposition b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
+std::string_view GlobalManagementRulesText() {
+  return "key_prefix \"\" { policy = \"write\" }\n"
+         "session_prefix \"\" { policy = \"write\" }\n"
+         "node_prefix \"\" { policy = \"write\" }\n"
+         "agent_prefix \"\" { policy = \"write\" }\n"
+         "operator = \"write\"\n"
+         "acl = \"write\"\n";
+}
+
 Rules GlobalManagementRules() {
   Rules rules;
   rules.keys.push_back({"", true, Disposition::kWrite});

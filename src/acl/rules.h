@@ -73,5 +73,7 @@ Result<Rules> ParseRules(std::string_view text);
 // acl. They are ordinary rules: a deny in another policy of the same token
 // still wins over them, as in Consul.
 Rules GlobalManagementRules();
+// The same rules as text, stored in the built-in policy's Rules.
+std::string_view GlobalManagementRulesText();
 
 }  // namespace tenure::acl

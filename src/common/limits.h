@@ -107,6 +107,16 @@ constexpr std::size_t kAclRulesBytesMax = 64 * 1024;
 // the parsers recurse at most this deep, so no input can exhaust the stack.
 constexpr std::size_t kAclRulesNestingMax = 16;
 
+// --- ACL tokens and policies (src/state/acl_table) -----------------------------
+// Every token and policy lives in the replicated state and in every snapshot;
+// these bound what one cluster holds (a token is a few hundred bytes, a
+// policy at most its rules) and what resolving one token costs.
+constexpr std::size_t kAclTokensMax = 100'000;
+constexpr std::size_t kAclPoliciesMax = 10'000;
+constexpr std::size_t kAclPoliciesPerTokenMax = 64;
+// A token's or a policy's Description.
+constexpr std::size_t kAclDescriptionBytesMax = 4 * 1024;
+
 // --- Raft -------------------------------------------------------------------
 // Proposals in flight at once; beyond this, writes get 500 "too many writes
 // in flight" rather than queueing without bound.

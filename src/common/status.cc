@@ -34,6 +34,8 @@ std::string_view CodeName(Code code) {
       return "corruption";
     case Code::kInternal:
       return "internal";
+    case Code::kPermissionDenied:
+      return "permission denied";
   }
   return "unknown";
 }

@@ -25,6 +25,9 @@ HttpResponse ErrorResponse(const Status& status) {
     case Code::kTooLarge:
       code = 413;
       break;
+    case Code::kPermissionDenied:
+      code = 403;
+      break;
     default:
       code = 500;
       break;  // Consul reports server-side failures as 500

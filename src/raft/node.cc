@@ -99,7 +99,12 @@ Status Node::Impl::Start() {
     return Status::FailedPrecondition("raft: Start needs an empty Store (the log refills it)");
   }
   std::error_code ec;
-  std::filesystem::create_directories(options_.data_dir, ec);
+  // Snapshots and the log hold ACL secrets (decision 0019): a data dir
+  // tenure creates is its owner's alone.
+  if (std::filesystem::create_directories(options_.data_dir, ec) && !ec) {
+    std::filesystem::permissions(options_.data_dir, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
+  }
   if (ec) {
     return Status::IoError(
         fmt::format("raft: create data dir {}: {}", options_.data_dir, ec.message()));

@@ -28,6 +28,12 @@ enum class Tag : std::uint8_t {
   kSetMember = 11,
   kRemoveMember = 12,
   kCheckpoint = 13,
+  kAclBootstrap = 14,
+  kAclSetup = 15,
+  kAclPolicySet = 16,
+  kAclPolicyDelete = 17,
+  kAclTokenSet = 18,
+  kAclTokenDelete = 19,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -87,6 +93,30 @@ template <typename Io, Is<Checkpoint> C>
 void Fields(Io& io, C& c) {
   io(c.checked_index), io(c.checked_digest);
 }
+template <typename Io, Is<AclBootstrap> C>
+void Fields(Io& io, C& c) {
+  io(c.token), io(c.reset_index);
+}
+template <typename Io, Is<AclSetup> C>
+void Fields(Io& io, C& c) {
+  io(c.initial_management);
+}
+template <typename Io, Is<AclPolicySet> C>
+void Fields(Io& io, C& c) {
+  io(c.policy);
+}
+template <typename Io, Is<AclPolicyDelete> C>
+void Fields(Io& io, C& c) {
+  io(c.id);
+}
+template <typename Io, Is<AclTokenSet> C>
+void Fields(Io& io, C& c) {
+  io(c.token);
+}
+template <typename Io, Is<AclTokenDelete> C>
+void Fields(Io& io, C& c) {
+  io(c.accessor_id), io(c.reason);
+}
 
 template <typename T>
 constexpr Tag kTagOf = Tag{0};
@@ -116,6 +146,18 @@ template <>
 constexpr Tag kTagOf<RemoveMember> = Tag::kRemoveMember;
 template <>
 constexpr Tag kTagOf<Checkpoint> = Tag::kCheckpoint;
+template <>
+constexpr Tag kTagOf<AclBootstrap> = Tag::kAclBootstrap;
+template <>
+constexpr Tag kTagOf<AclSetup> = Tag::kAclSetup;
+template <>
+constexpr Tag kTagOf<AclPolicySet> = Tag::kAclPolicySet;
+template <>
+constexpr Tag kTagOf<AclPolicyDelete> = Tag::kAclPolicyDelete;
+template <>
+constexpr Tag kTagOf<AclTokenSet> = Tag::kAclTokenSet;
+template <>
+constexpr Tag kTagOf<AclTokenDelete> = Tag::kAclTokenDelete;
 
 struct FieldWriter {
   ByteWriter& w;
@@ -125,6 +167,13 @@ struct FieldWriter {
   void operator()(bool v) { w.PutBool(v); }
   void operator()(DestroyReason v) { w.PutU8(static_cast<std::uint8_t>(v)); }
   void operator()(const Session& v) { EncodeSession(v, w); }
+  void operator()(const AclToken& v) { EncodeAclToken(v, w); }
+  void operator()(const AclPolicy& v) { EncodeAclPolicy(v, w); }
+  void operator()(const std::optional<AclToken>& v) {
+    w.PutBool(v.has_value());
+    if (v) EncodeAclToken(*v, w);
+  }
+  void operator()(AclTokenDeleteReason v) { w.PutU8(static_cast<std::uint8_t>(v)); }
   void operator()(const std::vector<TxnOp>& ops) {
     w.PutVarint(ops.size());
     for (const TxnOp& op : ops) EncodeTxnOp(op, w);
@@ -143,6 +192,16 @@ struct FieldReader {
     v = static_cast<DestroyReason>(reason);
   }
   void operator()(Session& v) { v = DecodeSession(r); }
+  void operator()(AclToken& v) { v = DecodeAclToken(r); }
+  void operator()(AclPolicy& v) { v = DecodeAclPolicy(r); }
+  void operator()(std::optional<AclToken>& v) {
+    if (r.GetBool()) v = DecodeAclToken(r);
+  }
+  void operator()(AclTokenDeleteReason& v) {
+    std::uint8_t reason = r.GetU8();
+    if (reason > static_cast<std::uint8_t>(AclTokenDeleteReason::kExpired)) r.Fail();
+    v = static_cast<AclTokenDeleteReason>(reason);
+  }
   void operator()(std::vector<TxnOp>& ops) {
     std::uint64_t n = r.GetVarint();
     if (n > r.remaining()) r.Fail();  // every op takes at least one byte
@@ -223,6 +282,24 @@ Result<Command> DecodeCommand(std::string_view bytes) {
     case Tag::kCheckpoint:
       command.body = DecodeBody<Checkpoint>(r);
       break;
+    case Tag::kAclBootstrap:
+      command.body = DecodeBody<AclBootstrap>(r);
+      break;
+    case Tag::kAclSetup:
+      command.body = DecodeBody<AclSetup>(r);
+      break;
+    case Tag::kAclPolicySet:
+      command.body = DecodeBody<AclPolicySet>(r);
+      break;
+    case Tag::kAclPolicyDelete:
+      command.body = DecodeBody<AclPolicyDelete>(r);
+      break;
+    case Tag::kAclTokenSet:
+      command.body = DecodeBody<AclTokenSet>(r);
+      break;
+    case Tag::kAclTokenDelete:
+      command.body = DecodeBody<AclTokenDelete>(r);
+      break;
     default:
       return Status::Corruption("command: unknown type " + std::to_string(static_cast<int>(tag)));
   }
@@ -261,6 +338,18 @@ std::string_view CommandName(const Command& command) {
       return "remove-member";
     case Tag::kCheckpoint:
       return "checkpoint";
+    case Tag::kAclBootstrap:
+      return "acl-bootstrap";
+    case Tag::kAclSetup:
+      return "acl-setup";
+    case Tag::kAclPolicySet:
+      return "acl-policy-set";
+    case Tag::kAclPolicyDelete:
+      return "acl-policy-delete";
+    case Tag::kAclTokenSet:
+      return "acl-token-set";
+    case Tag::kAclTokenDelete:
+      return "acl-token-delete";
   }
   return "unknown";
 }

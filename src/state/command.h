@@ -12,6 +12,7 @@
 
 #include "common/status.h"
 #include "common/types.h"
+#include "state/acl_table.h"
 #include "state/txn.h"
 #include "state/types.h"
 
@@ -118,9 +119,13 @@ struct Checkpoint {
   bool operator==(const Checkpoint&) const = default;
 };
 
-using CommandBody =
-    std::variant<KvSet, KvCas, KvAcquire, KvRelease, KvDelete, KvDeleteTree, SessionCreate,
-                 SessionDestroy, Txn, ReapTombstones, SetMember, RemoveMember, Checkpoint>;
+// The ACL commands (AclBootstrap, AclSetup, AclPolicySet, AclPolicyDelete,
+// AclTokenSet, AclTokenDelete) are declared with the table that applies
+// them, state/acl_table.h.
+using CommandBody = std::variant<KvSet, KvCas, KvAcquire, KvRelease, KvDelete, KvDeleteTree,
+                                 SessionCreate, SessionDestroy, Txn, ReapTombstones, SetMember,
+                                 RemoveMember, Checkpoint, AclBootstrap, AclSetup, AclPolicySet,
+                                 AclPolicyDelete, AclTokenSet, AclTokenDelete>;
 
 struct Command {
   UnixMs now_ms;  // the proposing leader's wall clock

@@ -62,6 +62,9 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
           members_.erase(c.id);
         } else if constexpr (std::is_same_v<T, Checkpoint>) {
           ApplyCheckpoint(c, index);
+        } else {  // the ACL commands
+          result.status = acl_.Apply(c, index);
+          if (result.status.ok()) changes_.acl = true;
         }
         if constexpr (!std::is_same_v<T, Checkpoint>) changed_since_checkpoint_ = true;
         if (!outcome.error.ok()) {
@@ -273,7 +276,7 @@ Status Store::Validate() const {
     TENURE_INVARIANT(session.create_index == session.modify_index);
     TENURE_INVARIANT(session.create_index <= sessions_index_);
   }
-  return Status();
+  return acl_.Validate(applied_index_);
 }
 
 #undef TENURE_INVARIANT

@@ -23,6 +23,7 @@
 
 #include "common/status.h"
 #include "common/types.h"
+#include "state/acl_table.h"
 #include "state/command.h"
 #include "state/txn.h"
 #include "state/types.h"
@@ -49,6 +50,7 @@ struct ApplyResult {
 struct Changes {
   std::vector<std::string> keys;  // KV keys written or deleted (may repeat)
   bool sessions = false;          // the sessions table changed
+  bool acl = false;               // tokens or policies changed (resolved tokens are stale)
   bool everything = false;        // the whole state was replaced (snapshot restore)
 };
 
@@ -134,6 +136,9 @@ class Store {
   // state. False on an idle cluster once its last write has been compared.
   bool CheckpointDue() const { return applied_index_ > checkpoint_.index || checkpoint_.unchecked; }
   const std::string& divergence() const { return divergence_; }
+
+  // ACL tokens, policies and the bootstrap record (state/acl_table.h).
+  const AclTable& acl() const { return acl_; }
   // Test hook: changes the value of `key` behind the log's back, as a bad
   // disk or a bug would, so that tests see a diverged replica caught.
   void TEST_Corrupt(std::string_view key, std::string value);
@@ -211,6 +216,7 @@ class Store {
   UnixMs now_ms_;
   Changes changes_;
   CheckpointRecord checkpoint_;
+  AclTable acl_;
   bool changed_since_checkpoint_ = false;
   std::string divergence_;
   std::vector<JournalEntry>* journal_ = nullptr;  // non-null while applying a txn

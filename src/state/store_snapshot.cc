@@ -4,14 +4,19 @@
 //               now_ms:svarint
 //               n:varint kv_entry*n   n:varint (key:bytes index:varint)*n
 //               n:varint session*n    n:varint (key:bytes until:svarint)*n
-//               n:varint member*n                              (versions 2, 3)
-//               checksum:fixed32le                             (version 3)
+//               n:varint member*n                              (versions 2-4)
+//               acl                                            (version 4)
+//               checksum:fixed32le                             (versions 3, 4)
 //   member   := id:varint name:bytes raft_address:bytes http_address:bytes
 //               modify_index:varint
+//   acl      := bootstrap_index policies_index tokens_index :varint
+//               n:varint policy*n  n:varint token*n            (state/acl_table.cc)
 // The checksum is Crc32 (common/crc32.h) of every byte before it, so a
 // changed byte anywhere (a value included) fails the restore instead of
-// restoring silently. Versions 1 (no members) and 2 (no checksum) are still
-// read: data dirs written before restore as they are.
+// restoring silently. Versions 1 (no members), 2 (no checksum) and 3 (no
+// ACL section) are still read: data dirs written before restore as they are.
+// A store without ACL state still writes version 3, byte for byte as before,
+// so clusters that never turn ACLs on keep their snapshots (and digests).
 // Maps are written in key order, so equal states encode to equal bytes.
 #include <cstdio>
 #include <string>
@@ -25,7 +30,8 @@ namespace tenure::state {
 namespace {
 
 constexpr std::string_view kMagic = "TNRSNAP";
-constexpr std::uint8_t kSnapshotVersion = 3;
+constexpr std::uint8_t kSnapshotVersionWithoutAcl = 3;
+constexpr std::uint8_t kSnapshotVersion = 4;
 constexpr std::size_t kChecksumBytes = 4;
 
 std::uint32_t ReadFixed32(std::string_view bytes) {
@@ -51,7 +57,7 @@ Result<int> Store::CheckSnapshotBytes(std::string_view bytes) {
   if (bytes.size() <= kMagic.size()) return Status::Corruption("snapshot: truncated after magic");
   const auto version = static_cast<std::uint8_t>(bytes[kMagic.size()]);
   if (version == 1 || version == 2) return static_cast<int>(version);  // no checksum
-  if (version != kSnapshotVersion) {
+  if (version != kSnapshotVersion && version != kSnapshotVersionWithoutAcl) {
     return Status::Corruption("snapshot: unknown version " + std::to_string(version));
   }
   if (bytes.size() < kMagic.size() + 1 + kChecksumBytes) {
@@ -72,7 +78,7 @@ Result<int> Store::CheckSnapshotBytes(std::string_view bytes) {
 void Store::EncodeSnapshotBody(std::string* out) const {
   ByteWriter w(out);
   out->append(kMagic);
-  w.PutU8(kSnapshotVersion);
+  w.PutU8(acl_.empty() ? kSnapshotVersionWithoutAcl : kSnapshotVersion);
   w.PutIndex(applied_index_);
   w.PutIndex(kv_index_);
   w.PutIndex(sessions_index_);
@@ -100,6 +106,7 @@ void Store::EncodeSnapshotBody(std::string* out) const {
     w.PutBytes(member.http_address);
     w.PutIndex(member.modify_index);
   }
+  if (!acl_.empty()) acl_.Encode(w);
 }
 
 Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
@@ -150,6 +157,10 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     member.modify_index = r.GetIndex();
     std::uint64_t id = member.id;
     if (!store.members_.emplace(id, std::move(member)).second) r.Fail();
+  }
+  if (version >= 4) {
+    store.acl_ = AclTable::Decode(r);
+    if (store.acl_.empty()) r.Fail();  // version 4 is written only with ACL state
   }
   if (r.failed()) return Status::Corruption("snapshot: truncated or malformed");
   if (!r.done()) return Status::Corruption("snapshot: trailing bytes");

@@ -142,9 +142,38 @@ class RandomContents {
         return SetMember{{U64(), Bytes(), Bytes(), Bytes(), LogIndex()}};
       case 11:
         return RemoveMember{U64()};
-      default:
+      case 12:
         return Checkpoint{LogIndex(U64()), U64()};
+      case 13:
+        return AclBootstrap{Token(), LogIndex(U64())};
+      case 14: {
+        AclSetup setup;
+        if (Bool()) setup.initial_management = Token();
+        return setup;
+      }
+      case 15:
+        return AclPolicySet{{Bytes(), Bytes(), Bytes(), Bytes(), LogIndex(), LogIndex()}};
+      case 16:
+        return AclPolicyDelete{Bytes()};
+      case 17:
+        return AclTokenSet{Token()};
+      default:
+        return AclTokenDelete{
+            Bytes(), Bool() ? AclTokenDeleteReason::kExpired : AclTokenDeleteReason::kDeleted};
     }
+  }
+
+  AclToken Token() {
+    AclToken t;
+    t.accessor_id = Bytes();
+    t.secret_id = Bytes();
+    t.description = Bytes();
+    t.policy_ids.resize(rng_() % 4);
+    for (std::string& id : t.policy_ids) id = Bytes();
+    t.local = Bool();
+    t.create_time = UnixMs(I64());
+    t.expiration_time = UnixMs(I64());
+    return t;
   }
 
   Command RandomCommand() {

@@ -236,12 +236,17 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
         }
       }
       if (std::holds_alternative<ReapTombstones>(command.body)) ++seen["reap"];
+      if (r.is_acl) ++seen[r.acl_applied ? "acl command applied" : "acl command refused"];
+      if (std::holds_alternative<AclBootstrap>(command.body) && r.acl_applied) {
+        ++seen["acl bootstrap"];
+      }
     }
   }
   for (const char* what :
        {"acquire refused by lock-delay", "acquire granted", "missing session", "invalid session",
         "txn committed", "txn rolled back", "txn lock in lock-delay", "no-op set",
-        "expiry released locks", "destroy released locks", "reap"}) {
+        "expiry released locks", "destroy released locks", "reap", "acl command applied",
+        "acl command refused", "acl bootstrap"}) {
     EXPECT_GE(seen[what], 5) << what;
   }
 }

@@ -25,6 +25,7 @@
 #include "state/txn.h"
 #include "state/types.h"
 #include "unit/common/type_printers.h"
+#include "unit/state/model_acl.h"
 
 namespace tenure::state::testutil {
 
@@ -139,6 +140,9 @@ struct ModelResult {
 
   std::set<std::string> changed_keys;
   bool sessions_changed = false;
+
+  bool is_acl = false;  // an ACL command: compare whether it was refused
+  bool acl_applied = false;
 };
 
 class ModelStore {
@@ -165,6 +169,7 @@ class ModelStore {
   LogIndex reaped_live_tombstone_index;
   LogIndex applied_index;
   UnixMs now_ms;
+  ModelAcl acl;
 
   // --- observable reads ------------------------------------------------------------
   const KvEntry* Find(const std::string& key) const {
@@ -512,6 +517,13 @@ class ModelStore {
   void ApplyBody(const RemoveMember& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {}
   // Checkpoints compare digests and change no state (store.h).
   void ApplyBody(const Checkpoint& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {}
+
+  template <typename AclCommand>
+  requires requires(ModelAcl& a, const AclCommand& c, LogIndex i) { a.Apply(c, i); }
+  void ApplyBody(const AclCommand& c, LogIndex index, ModelResult* r) {
+    r->is_acl = true;
+    r->acl_applied = acl.Apply(c, index);
+  }
 
   void ApplyBody(const ReapTombstones& c, LogIndex /*index*/, ModelResult* /*r*/) {
     for (auto it = tombstones.begin(); it != tombstones.end();) {

@@ -75,6 +75,14 @@ inline std::string Describe(const Command& c) {
           os << "]";
         } else if constexpr (std::is_same_v<T, ReapTombstones>) {
           os << "index=" << b.index;
+        } else if constexpr (std::is_same_v<T, AclPolicySet>) {
+          os << "id=" << b.policy.id << " name=\"" << EscapeBytes(b.policy.name) << "\"";
+        } else if constexpr (std::is_same_v<T, AclPolicyDelete>) {
+          os << "id=" << b.id;
+        } else if constexpr (std::is_same_v<T, AclTokenSet> || std::is_same_v<T, AclBootstrap>) {
+          os << "accessor=" << b.token.accessor_id << " secret=" << b.token.secret_id;
+        } else if constexpr (std::is_same_v<T, AclTokenDelete>) {
+          os << "accessor=" << b.accessor_id;
         }
       },
       c.body);
@@ -114,6 +122,10 @@ class CommandGenerator {
   Command Next(const ModelStore& m) {
     Command c;
     c.now_ms = NextNow(m);
+    if (Chance(8)) {
+      c.body = AclCommand(m);
+      return c;
+    }
     const std::uint64_t roll = Uniform(100);
     if (roll < 12) {
       c.body = KvSet{Key(), Value(), Flags()};
@@ -268,6 +280,63 @@ class CommandGenerator {
     if (roll < 80 && !m.sessions.empty()) return LiveSession(m);
     if (roll < 92 && !created_.empty()) return created_[Uniform(created_.size())];
     return SessionId(0xdead0000 + Uniform(3));
+  }
+
+  // ACL commands over small pools of IDs, names, secrets and rules, so that
+  // collisions (a taken name or secret, a missing policy, a second
+  // bootstrap, the built-ins) come up often. Broken rules contain "@@"
+  // (ModelAcl::RulesParse).
+  CommandBody AclCommand(const ModelStore& m) {
+    static const std::vector<std::string> kPolicyIds = {"p1", "p2", "p3",
+                                                        std::string(kGlobalManagementPolicyId)};
+    static const std::vector<std::string> kNames = {
+        "alpha", "beta", "gamma", "global-management", "bad name", ""};
+    static const std::vector<std::string> kRules = {
+        "",
+        "key_prefix \"a/\" { policy = \"write\" }",
+        "{\"operator\": \"read\"}",
+        "session_prefix \"\" { policy = \"read\" }\nkey \"a/b\" { policy = \"deny\" }",
+        "key @@ broken",
+        std::string(::tenure::acl::GlobalManagementRulesText())};
+    static const std::vector<std::string> kAccessors = {"t1", "t2", "t3",
+                                                        std::string(kAnonymousTokenAccessorId)};
+    static const std::vector<std::string> kSecrets = {"s1", "s2", "s3", "s4", "anonymous", ""};
+    auto pick = [this](const std::vector<std::string>& from) { return from[Uniform(from.size())]; };
+    auto token = [&]() {
+      AclToken t;
+      t.accessor_id = pick(kAccessors);
+      t.secret_id = pick(kSecrets);
+      t.description = Chance(80) ? "d" + std::to_string(Uniform(3)) : std::string(5000, 'x');
+      for (std::uint64_t n = Uniform(3); n > 0; --n) t.policy_ids.push_back(pick(kPolicyIds));
+      if (Chance(10)) t.policy_ids.push_back("p9");  // never exists
+      t.local = Chance(20);
+      t.create_time = m.now_ms;
+      if (Chance(30)) t.expiration_time = m.now_ms + static_cast<DurationMs>(Uniform(5000));
+      return t;
+    };
+    const std::uint64_t roll = Uniform(100);
+    if (roll < 8) {
+      LogIndex reset = Chance(50) ? m.acl.bootstrap_index : LogIndex(Uniform(3));
+      return AclBootstrap{token(), reset};
+    }
+    if (roll < 16) {
+      AclSetup setup;
+      if (Chance(60)) setup.initial_management = token();
+      return setup;
+    }
+    if (roll < 46) {
+      AclPolicy p;
+      p.id = pick(kPolicyIds);
+      p.name = pick(kNames);
+      p.description = Chance(90) ? "about " + p.name : std::string(5000, 'y');
+      p.rules = pick(kRules);
+      return AclPolicySet{p};
+    }
+    if (roll < 56) return AclPolicyDelete{Chance(90) ? pick(kPolicyIds) : "p9"};
+    if (roll < 88) return AclTokenSet{token()};
+    return AclTokenDelete{
+        Chance(90) ? pick(kAccessors) : "t9",
+        Chance(50) ? AclTokenDeleteReason::kExpired : AclTokenDeleteReason::kDeleted};
   }
 
   LogIndex ReapIndex(const ModelStore& m) {

@@ -156,6 +156,13 @@ inline std::string CompareApplyResult(const ApplyResult& got, const ModelResult&
     }
     return os.str();
   }
+  if (want.is_acl) {
+    if (got.status.ok() != want.acl_applied) {
+      os << "acl command: got \"" << EscapeBytes(got.status.ToString()) << "\" want "
+         << (want.acl_applied ? "OK" : "a refusal");
+    }
+    return os.str();
+  }
   if (!got.status.ok()) return "status: got \"" + got.status.ToString() + "\" want OK";
   if (want.check_ok && got.ok != want.ok) {
     os << "ok: got " << got.ok << " want " << want.ok;
@@ -170,6 +177,37 @@ inline std::string CompareApplyResult(const ApplyResult& got, const ModelResult&
     return os.str();
   }
   if (want.is_txn) return CompareTxnOutcome(got.txn, want);
+  return "";
+}
+
+// The ACL tables, Store against model (or two stores' tables).
+inline std::string CompareAcl(const AclTable& got, const ModelAcl& want) {
+  std::ostringstream os;
+  if (got.policies_index() != want.policies_index || got.tokens_index() != want.tokens_index ||
+      got.bootstrap_index() != want.bootstrap_index) {
+    os << "acl indexes: got " << got.policies_index() << "/" << got.tokens_index() << "/"
+       << got.bootstrap_index() << " want " << want.policies_index << "/" << want.tokens_index
+       << "/" << want.bootstrap_index;
+    return os.str();
+  }
+  if (got.policies().size() != want.policies.size()) {
+    os << "acl policies: got " << got.policies().size() << " want " << want.policies.size();
+    return os.str();
+  }
+  for (const AclPolicy& p : want.policies) {
+    const AclPolicy* mine = got.FindPolicy(p.id);
+    if (mine == nullptr || *mine != p) return "acl policy " + p.id + " differs";
+    if (got.FindPolicyByName(p.name) != mine) return "acl policy name " + p.name;
+  }
+  if (got.tokens().size() != want.tokens.size()) {
+    os << "acl tokens: got " << got.tokens().size() << " want " << want.tokens.size();
+    return os.str();
+  }
+  for (const AclToken& t : want.tokens) {
+    const AclToken* mine = got.FindToken(t.accessor_id);
+    if (mine == nullptr || *mine != t) return "acl token " + t.accessor_id + " differs";
+    if (got.FindTokenBySecret(t.secret_id) != mine) return "acl token by secret " + t.accessor_id;
+  }
   return "";
 }
 
@@ -278,6 +316,7 @@ inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
     os << "now_ms: got " << s.now_ms().ms() << " want " << m.now_ms.ms();
     return os.str();
   }
+  if (std::string acl = CompareAcl(s.acl(), m.acl); !acl.empty()) return acl;
   if (s.tombstone_count() < m.LiveTombstonesForAbsentKeys() ||
       s.tombstone_count() > m.tombstones.size()) {
     os << "tombstone_count: got " << s.tombstone_count() << " want between "
@@ -365,6 +404,7 @@ inline std::string CompareStores(const Store& a, const Store& b,
   if (a.applied_index() != b.applied_index()) return "applied_index";
   if (a.now_ms() != b.now_ms()) return "now_ms";
   if (a.tombstone_count() != b.tombstone_count()) return "tombstone_count";
+  if (!(a.acl() == b.acl())) return "acl tables";
   std::vector<const Session*> sa = a.ListSessions();
   std::vector<const Session*> sb = b.ListSessions();
   if (sa.size() != sb.size()) return "session counts";
