@@ -53,6 +53,7 @@ Status RunAgent(AgentPlan plan) {
     if (!made.ok()) return made.status();
     plan.data_dir = *made;
   }
+  plan.server.data_dir = plan.data_dir;
   plan.server.raft.data_dir = (std::filesystem::path(plan.data_dir) / "raft").string();
 
   boost::asio::io_context io(1);
@@ -101,6 +102,20 @@ Status RunAgent(AgentPlan plan) {
                "tenure: WARNING: no -raft-key-file: any process that can reach {} can join this "
                "cluster, vote and write to its log (docs/security.md)\n",
                plan.raft_listen);
+  }
+  const server::AclConfig& acl = plan.server.acl;
+  if (acl.enabled) {
+    fmt::print(stderr, "tenure: ACLs enabled, default policy {}{}\n",
+               acl.default_policy == acl::DefaultPolicy::kDeny ? "deny" : "allow",
+               acl.initial_management.empty()
+                   ? "; PUT /v1/acl/bootstrap (tenure acl bootstrap) makes the first management "
+                     "token"
+                   : "; the initial management token is configured");
+  } else if (!plan.dev) {
+    fmt::print(stderr,
+               "tenure: WARNING: ACLs are off: anyone who can reach {} can read and write every "
+               "key, lock and session (-acl-enabled; docs/acl.md)\n",
+               plan.http_addr);
   }
   for (const std::string& hook : plan.test_hooks) {
     fmt::print(stderr,

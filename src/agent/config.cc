@@ -64,6 +64,60 @@ std::string Hostname() {
   return name;
 }
 
+Result<server::AclConfig> ResolveAclConfig(const AgentConfig& config) {
+  server::AclConfig acl;
+  acl.enabled = config.acl_enabled;
+  if (config.acl_default_policy == "allow") {
+    acl.default_policy = acl::DefaultPolicy::kAllow;
+  } else if (config.acl_default_policy == "deny") {
+    acl.default_policy = acl::DefaultPolicy::kDeny;
+  } else {
+    return Bad("acl-default-policy",
+               "must be allow or deny, got \"" + config.acl_default_policy + "\"");
+  }
+  acl.enable_key_list_policy = config.acl_enable_key_list_policy;
+  if (!config.acl_initial_management.empty() && !config.acl_initial_management_file.empty()) {
+    return Status::InvalidArgument(
+        "-acl-initial-management and -acl-initial-management-file exclude each other");
+  }
+  if (!config.acl_initial_management_file.empty()) {
+    TENURE_ASSIGN_OR_RETURN(
+        acl.initial_management,
+        ReadSecretFile(config.acl_initial_management_file, "acl-initial-management-file"));
+  } else {
+    acl.initial_management = config.acl_initial_management;
+    if (!acl.initial_management.empty() &&
+        (acl.initial_management.size() < 16 || acl.initial_management.size() > 128 ||
+         acl.initial_management.find_first_of(" \t\r\n") != std::string::npos)) {
+      return Bad("acl-initial-management",
+                 "the secret must be one word of 16 to 128 characters (a UUID, as "
+                 "`uuidgen` prints)");
+    }
+  }
+  if (acl.initial_management == "anonymous") {
+    return Bad("acl-initial-management", "\"anonymous\" is the anonymous token's secret");
+  }
+  if (!acl.enabled && !acl.initial_management.empty()) {
+    return Status::InvalidArgument("-acl-initial-management needs -acl-enabled");
+  }
+  auto ttl = [](const std::string& text, std::string_view flag) -> Result<DurationNs> {
+    Result<DurationNs> ns = ParseGoDuration(text);
+    if (!ns.ok() || *ns < kNsPerSecond || *ns > 10LL * 365 * 24 * 3600 * kNsPerSecond) {
+      return Bad(flag, "must be a duration from 1s to 87600h, got \"" + text + "\"");
+    }
+    return ns;
+  };
+  TENURE_ASSIGN_OR_RETURN(acl.token_min_expiration_ttl_ns,
+                          ttl(config.acl_token_min_expiration_ttl, "acl-token-min-expiration-ttl"));
+  TENURE_ASSIGN_OR_RETURN(acl.token_max_expiration_ttl_ns,
+                          ttl(config.acl_token_max_expiration_ttl, "acl-token-max-expiration-ttl"));
+  if (acl.token_min_expiration_ttl_ns > acl.token_max_expiration_ttl_ns) {
+    return Status::InvalidArgument(
+        "-acl-token-min-expiration-ttl must not be above -acl-token-max-expiration-ttl");
+  }
+  return acl;
+}
+
 }  // namespace
 
 Result<std::vector<raft::Peer>> ParseBootstrapPeers(const std::string& list, std::uint64_t self_id,
@@ -181,6 +235,12 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     auto token = ReadSecretFile(config.operator_token_file, "operator-token-file");
     if (!token.ok()) return token.status();
     options.operator_token = std::move(*token);
+  }
+  TENURE_ASSIGN_OR_RETURN(options.acl, ResolveAclConfig(config));
+  if (options.acl.enabled && !config.operator_token_file.empty()) {
+    return Status::InvalidArgument(
+        "-operator-token-file is for servers without ACLs; with -acl-enabled, give the "
+        "operator a token whose policy has operator = \"write\" (docs/acl.md)");
   }
   options.node_name = config.node_name.empty() ? Hostname() : config.node_name;
   options.datacenter = config.datacenter;

@@ -32,6 +32,14 @@ struct AgentConfig {
   std::string raft_election_timeout = "500ms";
   std::string raft_heartbeat = "50ms";
   int session_ttl_multiplier = 2;
+  // Consul's acl { } block (docs/acl.md).
+  bool acl_enabled = false;
+  std::string acl_default_policy = "allow";  // Consul's default; docs/acl.md recommends deny
+  std::string acl_initial_management;        // a secret on the command line (visible in ps)
+  std::string acl_initial_management_file;   // the same from a file (mode 600)
+  bool acl_enable_key_list_policy = false;
+  std::string acl_token_min_expiration_ttl = "1m";
+  std::string acl_token_max_expiration_ttl = "24h";
 };
 
 // A checked AgentConfig.

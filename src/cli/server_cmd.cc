@@ -62,6 +62,23 @@ int ServerCommand(const Args& args) {
   flags.Int(
       "session-ttl-multiplier", &config.session_ttl_multiplier,
       "sessions expire between TTL and TTL x this after the last renewal (default 2, as Consul)");
+  flags.Bool("acl-enabled", &config.acl_enabled,
+             "enforce ACL tokens and policies on every endpoint (docs/acl.md)");
+  flags.String("acl-default-policy", &config.acl_default_policy,
+               "allow or deny: what a request gets when no rule of its token decides "
+               "(default allow, as Consul; deny is recommended)");
+  flags.String("acl-initial-management", &config.acl_initial_management,
+               "secret of a management token that exists from the first leader on (a UUID; "
+               "visible in the process list: prefer -acl-initial-management-file)");
+  flags.String("acl-initial-management-file", &config.acl_initial_management_file,
+               "file (mode 600) holding the initial management token's secret");
+  flags.Bool("acl-enable-key-list-policy", &config.acl_enable_key_list_policy,
+             "recursive reads and key listings need `list` on the prefix (Consul's "
+             "enable_key_list_policy)");
+  flags.String("acl-token-min-expiration-ttl", &config.acl_token_min_expiration_ttl,
+               "shortest ExpirationTTL a token may ask for (default 1m)");
+  flags.String("acl-token-max-expiration-ttl", &config.acl_token_max_expiration_ttl,
+               "longest ExpirationTTL a token may ask for (default 24h)");
   if (auto code = ParseFlags(&flags, args, kServerUsage, 1)) return *code;
   if (!flags.positional().empty()) {
     PrintErr("tenure server: unexpected argument \"" + flags.positional()[0] + "\"");

@@ -17,10 +17,34 @@ namespace tenure::consul {
 inline constexpr std::string_view kNoClusterLeader = "No cluster leader";
 inline Status NoClusterLeader() { return Status::NotLeader(std::string(kNoClusterLeader)); }
 inline Status NoPathToDatacenter() { return Status::Internal("No path to datacenter"); }
-inline constexpr std::string_view kAnonymousLacksOperatorWrite =
-    "Permission denied: anonymous token lacks permission 'operator:write'. The anonymous token "
-    "is used implicitly when a request does not specify a token.";
 inline constexpr std::string_view kAclNotFound = "ACL not found";
+
+// --- ACLs (403 unless said otherwise) ------------------------------------------------
+// The accessor ID of Consul's anonymous token: its denials read differently.
+inline constexpr std::string_view kAnonymousAccessorId = "00000000-0000-0000-0000-000000000002";
+inline Status AclNotFound() { return Status::PermissionDenied(std::string(kAclNotFound)); }
+inline Status AclBootstrapNoLongerAllowed(std::uint64_t reset_index) {
+  return Status::PermissionDenied(
+      "Permission denied: ACL bootstrap no longer allowed (reset index: " +
+      std::to_string(reset_index) + ")");
+}
+// Answered with 401 to every ACL endpoint while ACLs are off.
+inline constexpr std::string_view kAclDisabled = "ACL support disabled";
+// `permission` is "key:write", "operator:read"...; `name` the key, node or
+// prefix the check was about, empty for unlabeled resources (operator, acl).
+inline Status PermissionDenied(std::string_view accessor_id, std::string_view permission,
+                               std::string_view name) {
+  const bool anonymous = accessor_id == kAnonymousAccessorId;
+  std::string text =
+      anonymous ? std::string("Permission denied: anonymous token")
+                : "Permission denied: token with AccessorID '" + std::string(accessor_id) + "'";
+  text += " lacks permission '" + std::string(permission) + "'";
+  if (!name.empty()) text += " on " + GoQuote(name);
+  if (anonymous) {
+    text += ". The anonymous token is used implicitly when a request does not specify a token.";
+  }
+  return Status::PermissionDenied(std::move(text));
+}
 inline constexpr std::string_view kNotAnApiPath =
     "Invalid URL path: not a recognized HTTP API endpoint";
 inline Status RemovePeerNeedsIdOrAddress() {

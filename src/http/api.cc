@@ -35,7 +35,14 @@ HttpResponse ErrorResponse(const Status& status) {
   return HttpResponse::Text(code, std::string(status.message()));
 }
 
+bool Call::Deny(const acl::Decision& decision, std::string_view name) {
+  if (decision.allowed()) return false;
+  ReplyError(caller.Denied(decision, name));
+  return true;
+}
+
 void Call::Reply(HttpResponse response) {
+  response.headers.emplace_back("X-Consul-Default-Acl-Policy", std::string(default_acl_policy));
   if (options.pretty && response.content_type == "application/json") {
     std::optional<std::string> pretty = json::Pretty(response.body, limits::kHttpResponseBytesMax);
     if (!pretty) {
@@ -48,7 +55,7 @@ void Call::Reply(HttpResponse response) {
   responder->Send(std::move(response));
 }
 
-void Call::ReplyError(const Status& status) { responder->Send(ErrorResponse(status)); }
+void Call::ReplyError(const Status& status) { Reply(ErrorResponse(status)); }
 
 Api::Api(boost::asio::io_context& io, server::Server& server)
     : server_(server),
@@ -82,8 +89,14 @@ void Api::BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read) {
     if (jitter_range > 0) {
       wait_ms += static_cast<MonoMs>(random_() % static_cast<std::uint64_t>(jitter_range));
     }
-    std::uint64_t id = server_.waiters().Park(std::move(watch), options.index, wait_ms,
-                                              [call, read] { call->Reply(read()); });
+    std::uint64_t id =
+        server_.waiters().Park(std::move(watch), options.index, wait_ms, [this, call, read] {
+          if (std::optional<HttpResponse> refused = ResolveAgain(*call)) {
+            call->Reply(std::move(*refused));
+            return;
+          }
+          call->Reply(read());
+        });
     if (id == 0) {  // waiter limit reached: answer now rather than queue without bound
       call->Reply(read());
       return;
@@ -101,6 +114,19 @@ void Api::BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read) {
     }
     serve();
   });
+}
+
+std::optional<HttpResponse> Api::ResolveAgain(Call& call) {
+  Result<server::Caller> caller = server_.ResolveCaller(RequestToken(call.request));
+  if (!caller.ok()) return ErrorResponse(caller.status());
+  call.caller = std::move(*caller);
+  return std::nullopt;
+}
+
+void MarkFiltered(const Call& call, std::size_t removed, HttpResponse* response) {
+  if (removed > 0 && call.caller.sent_token) {
+    response->headers.emplace_back("X-Consul-Results-Filtered-By-Acls", "true");
+  }
 }
 
 // (key, ModifyIndex) names one version of an entry: every change to an entry,

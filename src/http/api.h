@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "http/acl_bodies.h"
 #include "http/query_options.h"
 #include "http/request.h"
 #include "server/server.h"
@@ -28,6 +29,14 @@ struct Call {
   std::shared_ptr<Responder> responder;
   std::string arg;  // the path after the route's prefix, e.g. the KV key
   QueryOptions options;
+  // Who asks (routes resolve it before the handler; everything allowed
+  // with ACLs off) and the X-Consul-Default-Acl-Policy every answer carries.
+  server::Caller caller;
+  std::string_view default_acl_policy = "allow";
+
+  // Consul's 403 when `decision` denies, naming `name`: replies and returns
+  // true. Handlers write `if (call->Deny(call->caller.can().KeyRead(key), key)) return;`
+  bool Deny(const acl::Decision& decision, std::string_view name);
 
   void Reply(HttpResponse response);
   void ReplyError(const Status& status);  // Consul's status and plain-text body
@@ -64,6 +73,18 @@ class Api {
   void RaftConfiguration(const CallPtr& call);
   void RaftPeerRemove(const CallPtr& call);
   void AgentSelf(const CallPtr& call);
+  // handlers/acl.cc
+  void AclBootstrap(const CallPtr& call);
+  void AclTokenCreate(const CallPtr& call);
+  void AclTokenRead(const CallPtr& call);
+  void AclTokenUpdate(const CallPtr& call);
+  void AclTokenDelete(const CallPtr& call);
+  void AclTokenList(const CallPtr& call);
+  void AclPolicyCreate(const CallPtr& call);
+  void AclPolicyRead(const CallPtr& call);
+  void AclPolicyUpdate(const CallPtr& call);
+  void AclPolicyDelete(const CallPtr& call);
+  void AclPolicyList(const CallPtr& call);
 
  private:
   // Serves a read that supports blocking queries: answers at once, or parks
@@ -73,9 +94,21 @@ class Api {
   using ReadFn = std::function<HttpResponse()>;
   void BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read);
   std::string AgentNodeName(const Call& call) const;
+  // handlers/acl.cc: what a token or policy write would store, checked
+  // against the leader's Store and clock (existing: the one updated).
+  Result<state::AclToken> AclTokenToWrite(const TokenRequest& request,
+                                          const state::AclToken* existing) const;
+  Result<state::AclPolicy> AclPolicyToWrite(const PolicyRequest& request,
+                                            const state::AclPolicy* existing) const;
+  void WriteAclToken(const CallPtr& call, state::AclToken token);
+  void WriteAclPolicy(const CallPtr& call, state::AclPolicy policy);
   // routes.cc: nullopt if the request carries the operator token, else the
   // 403 to answer (decision 0012).
   std::optional<HttpResponse> CheckOperatorToken(const HttpRequest& request) const;
+  // A parked blocking query's caller, resolved again when it wakes: a token
+  // deleted, expired or changed meanwhile decides the answer. An error
+  // answer when the token no longer resolves.
+  std::optional<HttpResponse> ResolveAgain(Call& call);
   // Adds X-Consul-Index (never 0), X-Consul-KnownLeader, X-Consul-LastContact.
   void SetMeta(HttpResponse* response, LogIndex index) const;
   // Proposes and answers 500 on a raft failure; `done` sees only applied results.
@@ -98,5 +131,13 @@ class Api {
 
 // Maps a Status to Consul's HTTP status and plain-text body.
 HttpResponse ErrorResponse(const Status& status);
+
+// Consul's X-Consul-Results-Filtered-By-ACLs: sent when a listing left out
+// what the caller may not read, and only to callers that sent a token.
+void MarkFiltered(const Call& call, std::size_t removed, HttpResponse* response);
+
+// The ACL token a request carries, in Consul's order: ?token=, then
+// X-Consul-Token, then Authorization: Bearer. Empty when none.
+std::string_view RequestToken(const HttpRequest& request);
 
 }  // namespace tenure::http

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "common/base64.h"
+#include "common/rfc3339.h"
 
 namespace tenure::http::json {
 namespace {
@@ -305,6 +306,54 @@ std::optional<std::string> Sessions(const std::vector<const state::Session*>& se
   }
   out += ']';
   return out;
+}
+
+void AppendAclToken(std::string* out, const state::AclToken& token, const state::AclTable& table,
+                    bool show_secret) {
+  *out += "{\"AccessorID\":";
+  AppendString(out, token.accessor_id);
+  *out += ",\"SecretID\":";
+  AppendString(out, show_secret ? std::string_view(token.secret_id) : "<hidden>");
+  *out += ",\"Description\":";
+  AppendString(out, token.description);
+  *out += ",\"Policies\":[";
+  bool first = true;
+  for (const std::string& id : token.policy_ids) {
+    const state::AclPolicy* policy = table.FindPolicy(id);
+    if (policy == nullptr) continue;  // deleted since: Consul leaves it out too
+    if (!first) *out += ',';
+    first = false;
+    *out += "{\"ID\":";
+    AppendString(out, policy->id);
+    *out += ",\"Name\":";
+    AppendString(out, policy->name);
+    *out += '}';
+  }
+  *out += "],\"Local\":";
+  *out += token.local ? "true" : "false";
+  if (token.expiration_time != UnixMs()) {
+    *out += ",\"ExpirationTime\":";
+    AppendString(out, FormatRfc3339(token.expiration_time));
+  }
+  *out += ",\"CreateTime\":";
+  AppendString(out, FormatRfc3339(token.create_time));
+  *out += ",\"CreateIndex\":" + std::to_string(token.create_index.value());
+  *out += ",\"ModifyIndex\":" + std::to_string(token.modify_index.value()) + "}";
+}
+
+void AppendAclPolicy(std::string* out, const state::AclPolicy& policy, bool with_rules) {
+  *out += "{\"ID\":";
+  AppendString(out, policy.id);
+  *out += ",\"Name\":";
+  AppendString(out, policy.name);
+  *out += ",\"Description\":";
+  AppendString(out, policy.description);
+  if (with_rules) {
+    *out += ",\"Rules\":";
+    AppendString(out, policy.rules);
+  }
+  *out += ",\"CreateIndex\":" + std::to_string(policy.create_index.value());
+  *out += ",\"ModifyIndex\":" + std::to_string(policy.modify_index.value()) + "}";
 }
 
 std::string Strings(const std::vector<std::string>& strings) {

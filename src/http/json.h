@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "state/acl_table.h"
 #include "state/txn.h"
 #include "state/types.h"
 
@@ -34,6 +35,16 @@ std::optional<std::string> Sessions(const std::vector<const state::Session*>& se
                                     std::size_t max_bytes);
 std::string Strings(const std::vector<std::string>& strings);
 std::string TxnOutcome(const state::TxnOutcome& outcome);
+
+// ACL tokens and policies as Consul's API writes them. A token's Policies
+// are {"ID","Name"} links to the policies that still exist; its SecretID is
+// "<hidden>" unless show_secret (acl:write, or the token's own holder).
+// ExpirationTime is omitted when the token has none. Consul's Hash is not
+// written (docs/consul-compat.md).
+void AppendAclToken(std::string* out, const state::AclToken& token, const state::AclTable& table,
+                    bool show_secret);
+// Lists (/v1/acl/policies) leave the Rules out, as Consul does.
+void AppendAclPolicy(std::string* out, const state::AclPolicy& policy, bool with_rules);
 
 // Re-indents compact JSON with 4 spaces and a trailing newline (?pretty),
 // as Go's json.MarshalIndent does: strings are copied as they are, escapes

@@ -30,12 +30,17 @@ struct Route {
   void (Api::*get)(const CallPtr&);
   void (Api::*put)(const CallPtr&);
   void (Api::*del)(const CallPtr&);
-  // Changes the cluster (Consul's operator:write): closed to anonymous
-  // callers until ACLs exist (decision 0012, docs/security.md).
+  // Changes the cluster (Consul's operator:write): with ACLs off, closed to
+  // callers without the -operator-token-file secret (decision 0012,
+  // docs/security.md); with ACLs on, the handler checks operator:write.
   bool operator_write = false;
+  // Whether the request's token is resolved before the handler runs (a
+  // secret no token has is refused with 403 "ACL not found"). Consul leaves
+  // /v1/status and the bootstrap alone.
+  bool resolves_token = true;
 };
 
-constexpr std::array<Route, 14> kRoutes = {{
+constexpr std::array<Route, 21> kRoutes = {{
     {"/v1/kv/", kGet | kPut | kDelete, kLeader, &Api::KvGet, &Api::KvPut, &Api::KvDelete},
     {"/v1/txn", kPut, kLeader, nullptr, &Api::Txn, nullptr},
     {"/v1/session/create", kPut, kLeader, nullptr, &Api::SessionCreate, nullptr},
@@ -44,13 +49,23 @@ constexpr std::array<Route, 14> kRoutes = {{
     {"/v1/session/info/", kGet, kLeader, &Api::SessionInfo, nullptr, nullptr},
     {"/v1/session/node/", kGet, kLeader, &Api::SessionNode, nullptr, nullptr},
     {"/v1/session/list", kGet, kLeader, &Api::SessionList, nullptr, nullptr},
-    {"/v1/status/leader", kGet, kHere, &Api::StatusLeader, nullptr, nullptr},
-    {"/v1/status/peers", kGet, kHere, &Api::StatusPeers, nullptr, nullptr},
+    {"/v1/status/leader", kGet, kHere, &Api::StatusLeader, nullptr, nullptr, false, false},
+    {"/v1/status/peers", kGet, kHere, &Api::StatusPeers, nullptr, nullptr, false, false},
     {"/v1/agent/self", kGet, kHere, &Api::AgentSelf, nullptr, nullptr},
     {"/v1/operator/raft/transfer-leader", kPost, kLeader, nullptr, &Api::TransferLeader, nullptr,
      true},
     {"/v1/operator/raft/configuration", kGet, kHere, &Api::RaftConfiguration, nullptr, nullptr},
     {"/v1/operator/raft/peer", kDelete, kLeader, nullptr, nullptr, &Api::RaftPeerRemove, true},
+    // ACLs (handlers/acl.cc). ACL reads go to the leader too, as in Consul.
+    {"/v1/acl/bootstrap", kPut, kLeader, nullptr, &Api::AclBootstrap, nullptr, false, false},
+    {"/v1/acl/token", kPut, kLeader, nullptr, &Api::AclTokenCreate, nullptr},
+    {"/v1/acl/token/", kGet | kPut | kDelete, kLeader, &Api::AclTokenRead, &Api::AclTokenUpdate,
+     &Api::AclTokenDelete},
+    {"/v1/acl/tokens", kGet, kLeader, &Api::AclTokenList, nullptr, nullptr},
+    {"/v1/acl/policy", kPut, kLeader, nullptr, &Api::AclPolicyCreate, nullptr},
+    {"/v1/acl/policy/", kGet | kPut | kDelete, kLeader, &Api::AclPolicyRead, &Api::AclPolicyUpdate,
+     &Api::AclPolicyDelete},
+    {"/v1/acl/policies", kGet, kLeader, &Api::AclPolicyList, nullptr, nullptr},
 }};
 
 // How long a follower waits for the leader's answer: a blocking query's wait
@@ -89,26 +104,32 @@ const Route* FindRoute(std::string_view path, std::string* arg) {
 
 }  // namespace
 
-// Before ACLs exist, a write that changes the cluster needs the secret of
-// -operator-token-file, sent as Consul clients send tokens (?token=,
-// X-Consul-Token, Authorization: Bearer); without that flag nobody may.
-// The answers are Consul's for an anonymous caller and an unknown token.
-std::optional<HttpResponse> Api::CheckOperatorToken(const HttpRequest& request) const {
-  std::string_view token;
-  if (auto query = request.Query("token"); query && !query->empty()) {
-    token = *query;
-  } else if (auto header = request.Header("X-Consul-Token"); header && !header->empty()) {
-    token = *header;
-  } else if (auto auth = request.Header("Authorization");
-             auth && auth->size() > 7 && EqualsIgnoreCase(auth->substr(0, 7), "Bearer ")) {
-    token = auth->substr(7);
+// Consul's order (agent/http.go): ?token=, then X-Consul-Token, then
+// Authorization: Bearer (the scheme in any case). Empty values are skipped.
+std::string_view RequestToken(const HttpRequest& request) {
+  if (auto query = request.Query("token"); query && !query->empty()) return *query;
+  if (auto header = request.Header("X-Consul-Token"); header && !header->empty()) return *header;
+  if (auto auth = request.Header("Authorization");
+      auth && auth->size() > 7 && EqualsIgnoreCase(auth->substr(0, 7), "Bearer ")) {
+    std::string_view bearer = auth->substr(7);
+    while (!bearer.empty() && bearer.front() == ' ') bearer.remove_prefix(1);
+    return bearer;
   }
+  return {};
+}
+
+// With ACLs off, a write that changes the cluster needs the secret of
+// -operator-token-file; without that flag nobody may. The answers are
+// Consul's for an anonymous caller and an unknown token.
+std::optional<HttpResponse> Api::CheckOperatorToken(const HttpRequest& request) const {
+  std::string_view token = RequestToken(request);
   const std::string& expected = server_.options().operator_token;
   if (token.empty()) {
-    return HttpResponse::Text(403, std::string(consul::kAnonymousLacksOperatorWrite));
+    return ErrorResponse(
+        consul::PermissionDenied(consul::kAnonymousAccessorId, "operator:write", ""));
   }
   if (expected.empty() || !ConstantTimeEquals(token, expected)) {
-    return HttpResponse::Text(403, std::string(consul::kAclNotFound));
+    return ErrorResponse(consul::AclNotFound());
   }
   return std::nullopt;
 }
@@ -117,6 +138,8 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   auto call = std::make_shared<Call>();
   call->request = std::move(request);
   call->responder = std::move(responder);
+  call->default_acl_policy =
+      server_.acl_config().default_policy == acl::DefaultPolicy::kDeny ? "deny" : "allow";
   const std::string& path = call->request.path;
 
   const Route* route = FindRoute(path, &call->arg);
@@ -158,7 +181,7 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
     return;
   }
 
-  if (route->operator_write) {
+  if (route->operator_write && !server_.acl_config().enabled) {
     if (std::optional<HttpResponse> denied = CheckOperatorToken(call->request)) {
       call->Reply(std::move(*denied));
       return;
@@ -183,6 +206,16 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
     }
     forwarder_->Forward(call->request, call->responder, ForwardTimeoutMs(call->options));
     return;
+  }
+  // The server that answers decides: a follower forwards the token with the
+  // request and the leader resolves it (Consul's forwarding does the same).
+  if (route->resolves_token) {
+    Result<server::Caller> caller = server_.ResolveCaller(RequestToken(call->request));
+    if (!caller.ok()) {
+      call->ReplyError(caller.status());
+      return;
+    }
+    call->caller = std::move(*caller);
   }
   (this->*handler)(call);
 }

@@ -1,13 +1,17 @@
 #include "server/server.h"
 
 #include <fmt/core.h>
+#include <sys/random.h>
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 
 #include "common/assert.h"
 #include "common/consul_texts.h"
@@ -18,12 +22,13 @@ namespace tenure::server {
 
 struct Server::Timers {
   explicit Timers(boost::asio::io_context& io)
-      : reap(io), checkpoint(io), duties(io), members(io), restart(io) {}
+      : reap(io), checkpoint(io), duties(io), members(io), restart(io), token_expiry(io) {}
   boost::asio::steady_timer reap;
   boost::asio::steady_timer checkpoint;
   boost::asio::steady_timer duties;
   boost::asio::steady_timer members;
   boost::asio::steady_timer restart;
+  boost::asio::steady_timer token_expiry;
   MonoMs duties_armed_for_ms = -1;  // deadline `duties` is set to, -1 = idle
 };
 
@@ -33,6 +38,7 @@ Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions op
       options_(std::move(options)),
       duties_(options_.session_ttl_multiplier),
       random_(std::random_device{}()),
+      acl_resolver_(options_.acl),
       housekeeping_(std::make_unique<Timers>(io)) {
   // The raft handshake tells peers who this server is (member records).
   options_.raft.node_name = options_.node_name;
@@ -66,6 +72,7 @@ void Server::Stop(std::function<void()> done) {
   housekeeping_->duties.cancel();
   housekeeping_->members.cancel();
   housekeeping_->restart.cancel();
+  housekeeping_->token_expiry.cancel();
   duties_.OnLostLeadership();
   waiters_->Flush();
   node_->Stop(std::move(done));
@@ -233,6 +240,122 @@ std::string Server::NewSessionId() {
   }
 }
 
+Result<Caller> Server::ResolveCaller(std::string_view secret) {
+  return acl_resolver_.Resolve(store_.acl(), secret, clock_.NowUnixMs());
+}
+
+std::string Server::NewSecretUuid() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    TENURE_ASSERT(n > 0);  // getrandom cannot fail for 16 bytes once the pool is ready
+    got += static_cast<std::size_t>(n);
+  }
+  bytes[6] = static_cast<unsigned char>((bytes[6] & 0x0f) | 0x40);  // version 4
+  bytes[8] = static_cast<unsigned char>((bytes[8] & 0x3f) | 0x80);  // RFC 4122 variant
+  std::string out;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (std::size_t i = 0; i < sizeof bytes; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += kHex[bytes[i] >> 4];
+    out += kHex[bytes[i] & 15];
+  }
+  return out;
+}
+
+namespace {
+constexpr char kBootstrapResetFile[] = "acl-bootstrap-reset";
+}
+
+Result<LogIndex> Server::BootstrapResetIndex() const {
+  if (options_.data_dir.empty()) return LogIndex();
+  const std::string path = options_.data_dir + "/" + kBootstrapResetFile;
+  std::ifstream in(path);
+  if (!in) return LogIndex();
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) {
+    text.pop_back();
+  }
+  std::uint64_t index = 0;
+  bool ok = !text.empty() && text.size() <= 19;
+  for (char c : text) {
+    ok = ok && c >= '0' && c <= '9';
+    if (ok) index = index * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (!ok) {
+    return Status::InvalidArgument("ACL bootstrap reset file " + path +
+                                   " does not hold a reset index (a number)");
+  }
+  return LogIndex(index);
+}
+
+void Server::ForgetBootstrapReset() const {
+  if (options_.data_dir.empty()) return;
+  std::remove((options_.data_dir + "/" + kBootstrapResetFile).c_str());
+}
+
+void Server::EnsureAclSetup() {
+  const AclConfig& acl = acl_resolver_.config();
+  if (!acl.enabled || !IsLeader() || !leader_ready_ || acl_setup_in_flight_) return;
+  const state::AclTable& table = store_.acl();
+  const bool initial_missing =
+      !acl.initial_management.empty() && table.FindTokenBySecret(acl.initial_management) == nullptr;
+  if (table.has_builtins() && !initial_missing) return;
+  state::AclSetup setup;
+  if (initial_missing) {
+    state::AclToken token;
+    do {
+      token.accessor_id = NewSecretUuid();
+    } while (table.FindToken(token.accessor_id) != nullptr);
+    token.secret_id = acl.initial_management;
+    token.description = "Initial Management Token";
+    token.create_time = clock_.NowUnixMs();
+    setup.initial_management = std::move(token);
+  }
+  acl_setup_in_flight_ = true;
+  std::weak_ptr<bool> alive = alive_;
+  Propose(std::move(setup), [this, alive](Result<state::ApplyResult>) {
+    if (!alive.expired() && *alive.lock()) acl_setup_in_flight_ = false;
+    // Whatever happened, the members timer looks again within a second.
+  });
+}
+
+void Server::ScheduleTokenExpiry() {
+  if (!acl_resolver_.config().enabled || !IsLeader() || !leader_ready_) return;
+  std::optional<UnixMs> next = store_.acl().NextExpiration();
+  if (!next) {
+    housekeeping_->token_expiry.cancel();
+    return;
+  }
+  // Wall-clock deadlines on a monotonic timer: look again at least once a
+  // minute, so a clock step cannot postpone an expiry for long.
+  DurationMs delay = std::clamp<DurationMs>(*next - clock_.NowUnixMs(), 0, 60'000);
+  housekeeping_->token_expiry.expires_after(std::chrono::milliseconds(delay));
+  std::weak_ptr<bool> alive = alive_;
+  housekeeping_->token_expiry.async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || !*alive.lock() || stopping_) return;
+    ExpireTokens();
+  });
+}
+
+void Server::ExpireTokens() {
+  if (!IsLeader() || !leader_ready_) return;
+  for (const std::string& accessor : store_.acl().ExpiredAt(clock_.NowUnixMs())) {
+    if (!tokens_expiring_.insert(accessor).second) continue;
+    std::weak_ptr<bool> alive = alive_;
+    Propose(state::AclTokenDelete{accessor, state::AclTokenDeleteReason::kExpired},
+            [this, alive, accessor](Result<state::ApplyResult> result) {
+              if (alive.expired() || !*alive.lock()) return;
+              tokens_expiring_.erase(accessor);
+              // A failed delete is tried again by the next pass.
+              if (!result.ok()) ScheduleTokenExpiry();
+            });
+  }
+  ScheduleTokenExpiry();
+}
+
 bool Server::IsLeader() const { return node_->IsLeader(); }
 bool Server::KnownLeader() const { return !node_->LeaderAddress().empty(); }
 MonoMs Server::LastContactMs() const { return node_->LastContactMs(); }
@@ -312,7 +435,10 @@ void Server::ScheduleMemberRecords() {
   std::weak_ptr<bool> alive = alive_;
   housekeeping_->members.async_wait([this, alive](const boost::system::error_code& ec) {
     if (ec || alive.expired() || !*alive.lock() || stopping_) return;
-    if (!restarting_) WritePeerRecords();
+    if (!restarting_) {
+      WritePeerRecords();
+      EnsureAclSetup();
+    }
     ScheduleMemberRecords();
   });
 }
@@ -351,6 +477,8 @@ LogIndex Server::IndexOf(const Watch& watch) const {
       return store_.PrefixIndex(watch.key);
     case WatchKind::kSessions:
       return store_.sessions_index();
+    case WatchKind::kAcl:
+      return watch.key == "policies" ? store_.acl().policies_index() : store_.acl().tokens_index();
   }
   return LogIndex();
 }
@@ -362,7 +490,9 @@ void Server::OnApplied() {
       if (key == options_.TEST_diverge_key) store_.TEST_Corrupt(key, "diverged");
     }
   }
+  const bool acl_changed = changes.acl || changes.everything;
   waiters_->Notify(std::move(changes));
+  if (acl_changed) ScheduleTokenExpiry();
   if (!store_.divergence().empty() && !diverged_) {
     // Restarting would replay the same entries into the same state: the
     // data dir itself is wrong. docs/recovery.md says how to rebuild it.
@@ -386,6 +516,7 @@ void Server::OnLeadership(bool is_leader) {
   leader_ready_ = is_leader;
   if (!is_leader) {
     duties_.OnLostLeadership();
+    housekeeping_->token_expiry.cancel();
     std::fprintf(stderr, "tenure: lost leadership; session timers stopped\n");
     return;
   }
@@ -395,6 +526,8 @@ void Server::OnLeadership(bool is_leader) {
   std::fprintf(stderr, "tenure: leader; armed %zu session timers\n", armed);
   // Followers find where to forward through this record (decision 0008).
   WriteSelfRecord();
+  EnsureAclSetup();
+  ScheduleTokenExpiry();
 }
 
 // One timer for every session: set to the earliest deadline. Renewals only

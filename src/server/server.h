@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "raft/node.h"
+#include "server/acl_resolver.h"
 #include "server/leader_duties.h"
 #include "server/waiters.h"
 #include "state/store.h"
@@ -34,10 +35,15 @@ struct ServerOptions {
   // its member record so that followers can forward to it (decision 0008).
   std::string http_address;
   std::string datacenter = "dc1";
-  // -operator-token-file: the secret that lets a request change the cluster
-  // (remove a peer, transfer leadership) until ACLs exist. Empty: nobody may
-  // (decision 0012).
+  // -data-dir (raft keeps its files in raft.data_dir below it); where an
+  // operator drops acl-bootstrap-reset. Empty in tests without a disk.
+  std::string data_dir;
+  // -operator-token-file: with ACLs off, the secret that lets a request
+  // change the cluster (remove a peer, transfer leadership). Empty: nobody
+  // may (decision 0012). With ACLs on, operator:write decides instead.
   std::string operator_token;
+  // -acl-*: Consul's ACL system (docs/acl.md).
+  AclConfig acl;
   // Sessions expire between TTL and TTL x multiplier after the last renewal.
   // 2 is Consul's SessionTTLMultiplier, which clients such as Patroni count on.
   int session_ttl_multiplier = 2;
@@ -108,6 +114,20 @@ class Server {
   // A fresh random session id not used by any existing session.
   std::string NewSessionId();
 
+  // ACLs (docs/acl.md). The caller a request's secret names ("" = none),
+  // or Consul's 403 "ACL not found".
+  Result<Caller> ResolveCaller(std::string_view secret);
+  const AclConfig& acl_config() const { return acl_resolver_.config(); }
+  // A UUID from the system's CSPRNG (getrandom): token secrets must not be
+  // predictable from the accessor and session IDs a client can see.
+  static std::string NewSecretUuid();
+  // The index an operator wrote into <data-dir>/acl-bootstrap-reset to allow
+  // one more PUT /v1/acl/bootstrap (docs/acl.md, "Lost the management
+  // token"); none when the file is absent. kInvalidArgument when it does
+  // not hold a number. ForgetBootstrapReset removes it after a bootstrap.
+  Result<LogIndex> BootstrapResetIndex() const;
+  void ForgetBootstrapReset() const;
+
   bool IsLeader() const;
   bool KnownLeader() const;
   MonoMs LastContactMs() const;
@@ -154,6 +174,13 @@ class Server {
   void OnApplied();
   void OnLeadership(bool is_leader);
   void ExpireSession(const std::string& session_id);
+  // Leader with ACLs on: writes the built-ins and the initial management
+  // token when they are missing (AclSetup), retried every second.
+  void EnsureAclSetup();
+  // Leader: one timer for the earliest token expiration; expired tokens
+  // are deleted with AclTokenDelete{reason=expired}.
+  void ScheduleTokenExpiry();
+  void ExpireTokens();
   // Keeps the one duties timer set to duties_.NextDeadline().
   void ScheduleDuties();
   void RunDuties();
@@ -189,6 +216,9 @@ class Server {
   bool barrier_in_flight_ = false;
   bool self_record_in_flight_ = false;
   bool peer_record_in_flight_ = false;
+  bool acl_setup_in_flight_ = false;
+  std::set<std::string> tokens_expiring_;  // accessors whose delete is in flight
+  AclResolver acl_resolver_;
   std::vector<std::string> join_addresses_;
   // Restarts of a broken raft instance.
   bool restarting_ = false;

@@ -72,6 +72,9 @@ std::uint64_t Waiters::Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Res
     case WatchKind::kSessions:
       session_waiters_.push_back(id);
       break;
+    case WatchKind::kAcl:
+      acl_waiters_.push_back(id);
+      break;
   }
   waiters_.emplace(id, std::move(waiter));
   deadlines_.insert({deadline_ms, id});
@@ -106,6 +109,9 @@ void Waiters::Unindex(std::uint64_t id, const Watch& watch) {
       return;
     case WatchKind::kSessions:
       EraseId(session_waiters_, id);
+      return;
+    case WatchKind::kAcl:
+      EraseId(acl_waiters_, id);
       return;
   }
 }
@@ -180,6 +186,7 @@ void Waiters::Notify(const state::Changes& changes) {
     prefix_waiters_.resize(kept);
   }
   if (changes.sessions) CheckList(session_waiters_, &ready);
+  if (changes.acl) CheckList(acl_waiters_, &ready);
   for (std::uint64_t id : ready) Wake(id);
 }
 
@@ -191,6 +198,7 @@ void Waiters::Flush() {
   by_key_.clear();
   prefix_waiters_.clear();
   session_waiters_.clear();
+  acl_waiters_.clear();
 }
 
 }  // namespace tenure::server

@@ -29,11 +29,12 @@ class io_context;
 
 namespace tenure::server {
 
-enum class WatchKind : std::uint8_t { kKey, kPrefix, kSessions };
+// kAcl watches the ACL tokens (key "tokens") or policies (key "policies").
+enum class WatchKind : std::uint8_t { kKey, kPrefix, kSessions, kAcl };
 
 struct Watch {
   WatchKind kind = WatchKind::kKey;
-  std::string key;  // the key, or the prefix
+  std::string key;  // the key, the prefix, or which ACL table
 };
 
 class Waiters {
@@ -77,6 +78,7 @@ class Waiters {
   std::unordered_map<std::string, std::vector<std::uint64_t>> by_key_;
   std::vector<std::uint64_t> prefix_waiters_;
   std::vector<std::uint64_t> session_waiters_;
+  std::vector<std::uint64_t> acl_waiters_;
 };
 
 }  // namespace tenure::server

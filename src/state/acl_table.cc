@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "acl/rules.h"
+#include "common/consul_texts.h"
 #include "common/limits.h"
 
 namespace tenure::state {
@@ -125,7 +126,7 @@ std::vector<std::string> AclTable::ExpiredAt(UnixMs now) const {
 
 // --- Commands -------------------------------------------------------------------
 
-void AclTable::EnsureBuiltins(LogIndex index) {
+void AclTable::EnsureBuiltins(LogIndex index, UnixMs now) {
   if (FindPolicy(kGlobalManagementPolicyId) == nullptr) {
     AclPolicy policy = GlobalManagementPolicy(index);
     names_[policy.name] = policy.id;
@@ -137,6 +138,7 @@ void AclTable::EnsureBuiltins(LogIndex index) {
     anonymous.accessor_id = std::string(kAnonymousTokenAccessorId);
     anonymous.secret_id = std::string(kAnonymousTokenSecretId);
     anonymous.description = "Anonymous Token";
+    anonymous.create_time = now;
     PutToken(std::move(anonymous), index);
   }
 }
@@ -197,11 +199,9 @@ Status AclTable::CheckToken(const AclToken& token, const AclToken* existing) con
   return Status::Ok();
 }
 
-Status AclTable::Apply(const AclBootstrap& c, LogIndex index) {
+Status AclTable::Apply(const AclBootstrap& c, LogIndex index, UnixMs now) {
   if (!bootstrap_index_.is_none() && c.reset_index != bootstrap_index_) {
-    return Status::PermissionDenied(
-        "Permission denied: ACL bootstrap no longer allowed (reset index: " +
-        std::to_string(bootstrap_index_.value()) + ")");
+    return consul::AclBootstrapNoLongerAllowed(bootstrap_index_.value());
   }
   AclToken token = c.token;
   token.policy_ids = {std::string(kGlobalManagementPolicyId)};
@@ -211,7 +211,7 @@ Status AclTable::Apply(const AclBootstrap& c, LogIndex index) {
   // The token links the built-in policy, so check it against the tables as
   // they will be; a refusal must leave even the built-ins unwritten.
   AclTable after = *this;
-  after.EnsureBuiltins(index);
+  after.EnsureBuiltins(index, now);
   TENURE_RETURN_IF_ERROR(after.CheckToken(token, nullptr));
   *this = std::move(after);
   PutToken(std::move(token), index);
@@ -219,19 +219,22 @@ Status AclTable::Apply(const AclBootstrap& c, LogIndex index) {
   return Status::Ok();
 }
 
-Status AclTable::Apply(const AclSetup& c, LogIndex index) {
-  EnsureBuiltins(index);
+Status AclTable::Apply(const AclSetup& c, LogIndex index, UnixMs now) {
+  EnsureBuiltins(index, now);
   if (c.initial_management && FindTokenBySecret(c.initial_management->secret_id) == nullptr) {
     AclToken token = *c.initial_management;
     token.policy_ids = {std::string(kGlobalManagementPolicyId)};
     if (FindToken(token.accessor_id) == nullptr && CheckToken(token, nullptr).ok()) {
       PutToken(std::move(token), index);
+      // As Consul's leader does: the configured token is the bootstrap, so
+      // PUT /v1/acl/bootstrap is refused from now on.
+      if (bootstrap_index_.is_none()) bootstrap_index_ = index;
     }
   }
   return Status::Ok();
 }
 
-Status AclTable::Apply(const AclPolicySet& c, LogIndex index) {
+Status AclTable::Apply(const AclPolicySet& c, LogIndex index, UnixMs /*now*/) {
   const AclPolicy& wanted = c.policy;
   if (wanted.id.empty()) return Status::InvalidArgument("Invalid Policy: missing ID");
   if (!IsValidPolicyName(wanted.name)) {
@@ -280,7 +283,7 @@ Status AclTable::Apply(const AclPolicySet& c, LogIndex index) {
   return Status::Ok();
 }
 
-Status AclTable::Apply(const AclPolicyDelete& c, LogIndex index) {
+Status AclTable::Apply(const AclPolicyDelete& c, LogIndex index, UnixMs /*now*/) {
   if (c.id == kGlobalManagementPolicyId) {
     return Status::InvalidArgument(
         "Delete operation not permitted on the builtin global-management policy");
@@ -293,7 +296,7 @@ Status AclTable::Apply(const AclPolicyDelete& c, LogIndex index) {
   return Status::Ok();
 }
 
-Status AclTable::Apply(const AclTokenSet& c, LogIndex index) {
+Status AclTable::Apply(const AclTokenSet& c, LogIndex index, UnixMs /*now*/) {
   const AclToken* existing = FindToken(c.token.accessor_id);
   AclToken token = c.token;
   if (existing != nullptr) token.create_time = existing->create_time;
@@ -302,7 +305,7 @@ Status AclTable::Apply(const AclTokenSet& c, LogIndex index) {
   return Status::Ok();
 }
 
-Status AclTable::Apply(const AclTokenDelete& c, LogIndex index) {
+Status AclTable::Apply(const AclTokenDelete& c, LogIndex index, UnixMs /*now*/) {
   if (c.accessor_id == kAnonymousTokenAccessorId) {
     return Status::InvalidArgument("Delete operation not permitted on the anonymous token");
   }

@@ -71,7 +71,9 @@ struct AclBootstrap {
 };
 
 // Written by a leader with ACLs enabled when the built-ins, or the configured
-// initial management token, are missing.
+// initial management token, are missing. Adding that token counts as the
+// bootstrap (Consul's leader does the same): PUT /v1/acl/bootstrap is then
+// refused unless reset.
 struct AclSetup {
   std::optional<AclToken> initial_management;  // policies and indexes set on apply
   bool operator==(const AclSetup&) const = default;
@@ -124,14 +126,15 @@ class AclTable {
   // Tokens whose expiration_time is at or before `now`, in accessor order.
   std::vector<std::string> ExpiredAt(UnixMs now) const;
 
-  // Apply: the Status is the command's answer (kOk, or Consul's text for a
+  // Apply at `index`, with the Store's clock `now` (the built-ins' CreateTime).
+  // The Status is the command's answer (kOk, or Consul's text for a
   // refused change; nothing changed then).
-  Status Apply(const AclBootstrap& c, LogIndex index);
-  Status Apply(const AclSetup& c, LogIndex index);
-  Status Apply(const AclPolicySet& c, LogIndex index);
-  Status Apply(const AclPolicyDelete& c, LogIndex index);
-  Status Apply(const AclTokenSet& c, LogIndex index);
-  Status Apply(const AclTokenDelete& c, LogIndex index);
+  Status Apply(const AclBootstrap& c, LogIndex index, UnixMs now);
+  Status Apply(const AclSetup& c, LogIndex index, UnixMs now);
+  Status Apply(const AclPolicySet& c, LogIndex index, UnixMs now);
+  Status Apply(const AclPolicyDelete& c, LogIndex index, UnixMs now);
+  Status Apply(const AclTokenSet& c, LogIndex index, UnixMs now);
+  Status Apply(const AclTokenDelete& c, LogIndex index, UnixMs now);
 
   bool empty() const { return policies_.empty() && tokens_.empty() && bootstrap_index_.is_none(); }
   // Snapshot section (docs/formats.md, version 4) and its checks.
@@ -142,7 +145,7 @@ class AclTable {
   bool operator==(const AclTable&) const = default;
 
  private:
-  void EnsureBuiltins(LogIndex index);
+  void EnsureBuiltins(LogIndex index, UnixMs now);
   Status CheckToken(const AclToken& token, const AclToken* existing) const;
   void PutToken(AclToken token, LogIndex index);
 

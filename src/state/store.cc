@@ -63,7 +63,7 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
         } else if constexpr (std::is_same_v<T, Checkpoint>) {
           ApplyCheckpoint(c, index);
         } else {  // the ACL commands
-          result.status = acl_.Apply(c, index);
+          result.status = acl_.Apply(c, index, now_ms_);
           if (result.status.ok()) changes_.acl = true;
         }
         if constexpr (!std::is_same_v<T, Checkpoint>) changed_since_checkpoint_ = true;

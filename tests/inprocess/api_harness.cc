@@ -37,8 +37,9 @@ bool RunUntil(boost::asio::io_context& io, Done done, MonoMs deadline_ms) {
 
 }  // namespace
 
-ApiHarness::ApiHarness() {
+ApiHarness::ApiHarness(server::AclConfig acl) {
   server::ServerOptions options;
+  options.acl = std::move(acl);
   options.node_name = "tenure-test";
   options.http_address = "127.0.0.1:8500";
   options.operator_token = kOperatorToken;
@@ -54,7 +55,12 @@ ApiHarness::ApiHarness() {
   // Serving once it leads and its own member record is written, so the
   // first request of every transcript sees the same indexes.
   TENURE_ASSERT(RunUntil(
-      io_, [this] { return server_->IsLeader() && server_->SelfRecordCurrent(); }, 10'000));
+      io_,
+      [this] {
+        return server_->IsLeader() && server_->SelfRecordCurrent() &&
+               (!server_->acl_config().enabled || server_->store().acl().has_builtins());
+      },
+      10'000));
 }
 
 ApiHarness::~ApiHarness() {

@@ -31,7 +31,9 @@ class ApiHarness {
   // The operator token the server is started with (-operator-token-file).
   static constexpr const char* kOperatorToken = "operator-secret";
 
-  ApiHarness();
+  // With `acl` the server runs with those -acl-* settings; with ACLs on,
+  // serving starts once the leader wrote the built-in policy and tokens.
+  explicit ApiHarness(server::AclConfig acl = {});
   ~ApiHarness();
 
   // Serves one request; fails the test's expectations (returns a 599) if no

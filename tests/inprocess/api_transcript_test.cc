@@ -14,8 +14,12 @@
 //
 // and ends at a blank line. UUIDs in answers are named <uuid-N> in order of
 // appearance, and a request may use those names. Lines "advance 2s" move
-// the server's clock. TENURE_REWRITE=1 rewrites the files with what the
-// server answers now (then review the diff).
+// the server's clock. A first line "server -acl-enabled [-acl-default-policy
+// deny] [-acl-initial-management SECRET] [-acl-enable-key-list-policy]"
+// starts the server with ACLs. Every answer must carry
+// X-Consul-Default-Acl-Policy with the server's default policy; the
+// transcripts leave that header out. TENURE_REWRITE=1 rewrites the files
+// with what the server answers now (then review the diff).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -28,6 +32,7 @@
 #include <vector>
 
 #include "common/duration.h"
+#include "http/wire.h"
 #include "inprocess/api_harness.h"
 
 namespace tenure::inprocess {
@@ -51,6 +56,12 @@ class Names {
     for (auto it = begin; it != std::sregex_iterator(); ++it) {
       const std::string real = it->str();
       out += text.substr(last, static_cast<std::size_t>(it->position()) - last);
+      // Consul's fixed IDs of the built-ins stay as they are.
+      if (real.rfind("00000000-0000-0000-0000-", 0) == 0) {
+        out += real;
+        last = static_cast<std::size_t>(it->position() + it->length());
+        continue;
+      }
       auto [slot, added] =
           names_.try_emplace(real, "<uuid-" + std::to_string(names_.size() + 1) + ">");
       if (added) reals_[slot->second] = real;
@@ -73,11 +84,26 @@ class Names {
   std::map<std::string, std::string> reals_;  // name -> real
 };
 
-std::string Render(const http::HttpResponse& response, Names& names) {
+constexpr std::string_view kPolicyHeader = "X-Consul-Default-Acl-Policy";
+
+// `default_policy` empty: the answer is the transport's (a target that does
+// not parse never reaches the API), which carries no ACL header.
+std::string Render(const http::HttpResponse& response, Names& names,
+                   std::string_view default_policy) {
   std::string out = std::to_string(response.status);
   if (!response.content_type.empty()) out += " " + response.content_type;
   out += "\n";
-  for (const auto& [name, value] : response.headers) out += name + ": " + names.Hide(value) + "\n";
+  int policy_headers = 0;
+  for (const auto& [name, value] : response.headers) {
+    if (name == kPolicyHeader) {
+      ++policy_headers;
+      EXPECT_EQ(value, default_policy);
+      continue;
+    }
+    out += name + ": " + names.Hide(value) + "\n";
+  }
+  EXPECT_EQ(policy_headers, default_policy.empty() ? 0 : 1)
+      << "every answer of the API carries " << kPolicyHeader << " once";
   std::string body = names.Hide(response.body);
   const bool newline = !body.empty() && body.back() == '\n';
   if (newline) body.pop_back();
@@ -87,12 +113,43 @@ std::string Render(const http::HttpResponse& response, Names& names) {
 }
 
 // Runs a transcript; returns it with the answers the server gave.
+// The settings of a first line "server -acl-enabled ...".
+server::AclConfig ServerLine(const std::string& line) {
+  server::AclConfig acl;
+  std::istringstream words(line.substr(7));
+  for (std::string word; words >> word;) {
+    if (word == "-acl-enabled") {
+      acl.enabled = true;
+    } else if (word == "-acl-enable-key-list-policy") {
+      acl.enable_key_list_policy = true;
+    } else if (word == "-acl-default-policy") {
+      std::string policy;
+      words >> policy;
+      acl.default_policy =
+          policy == "deny" ? acl::DefaultPolicy::kDeny : acl::DefaultPolicy::kAllow;
+    } else if (word == "-acl-initial-management") {
+      words >> acl.initial_management;
+    } else {
+      ADD_FAILURE() << "unknown server setting " << word;
+    }
+  }
+  return acl;
+}
+
 std::string RunTranscript(const std::string& text) {
-  ApiHarness harness;
-  Names names;
   std::vector<std::string> lines = Lines(text);
   std::string out;
   std::size_t i = 0;
+  server::AclConfig acl;
+  if (!lines.empty() && lines[0].rfind("server ", 0) == 0) {
+    acl = ServerLine(lines[0]);
+    out += lines[0] + "\n";
+    ++i;
+  }
+  const std::string default_policy =
+      acl.default_policy == acl::DefaultPolicy::kDeny ? "deny" : "allow";
+  ApiHarness harness(acl);
+  Names names;
   while (i < lines.size()) {
     const std::string& line = lines[i];
     if (line.empty() || line[0] == '#') {
@@ -136,7 +193,11 @@ std::string RunTranscript(const std::string& text) {
     out += "----\n";
     ++i;
     while (i < lines.size() && !lines[i].empty()) ++i;  // the expected answer, replaced
-    out += Render(harness.Do(method, target, body, headers), names);
+    SCOPED_TRACE(line);
+    http::HttpRequest parsed;
+    const bool reaches_api = http::wire::ParseTarget(target, &parsed).ok();
+    out +=
+        Render(harness.Do(method, target, body, headers), names, reaches_api ? default_policy : "");
   }
   return out;
 }

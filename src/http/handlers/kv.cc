@@ -55,6 +55,15 @@ Status KeyTooLong(std::string_view key) {
   return consul::KeyTooLong(key.size(), limits::kKvKeyBytesMax);
 }
 
+// A parked listing that wakes asks the list-policy question again: the
+// caller's token may have changed while it waited.
+bool ListDenied(const Call& call, HttpResponse* denied) {
+  acl::Decision d = call.caller.can().KeyList(call.arg);
+  if (d.allowed()) return false;
+  *denied = ErrorResponse(call.caller.Denied(d, call.arg));
+  return true;
+}
+
 }  // namespace
 
 void Api::KvGet(const CallPtr& call) {
@@ -66,6 +75,8 @@ void Api::KvGet(const CallPtr& call) {
     call->ReplyError(consul::MissingKeyName());
     return;
   }
+  // With Consul's enable_key_list_policy, listing a prefix needs `list` on
+  // it (ListDenied); either way, what the caller may not read is left out.
   if (keys) {
     std::string separator(
         request.Query("separator").value_or(request.Query("seperator").value_or("")));
@@ -78,11 +89,18 @@ void Api::KvGet(const CallPtr& call) {
         SetMeta(&response, store.PrefixIndex(call->arg));
         return response;
       }
+      if (HttpResponse denied; ListDenied(*call, &denied)) return denied;
       std::vector<std::string> list = store.ListKeys(call->arg, separator);
+      std::size_t removed = 0;
+      if (!call->caller.unrestricted) {
+        removed = acl::EraseUnreadableKeys(
+            call->caller.can(), list, [](const std::string& k) -> const std::string& { return k; });
+      }
       HttpResponse response = list.empty() && !call->arg.empty()
                                   ? HttpResponse::Text(404, "")
                                   : HttpResponse::Json(json::Strings(list));
       SetMeta(&response, store.PrefixIndex(call->arg));
+      MarkFiltered(*call, removed, &response);
       return response;
     });
     return;
@@ -97,10 +115,17 @@ void Api::KvGet(const CallPtr& call) {
         SetMeta(&response, store.PrefixIndex(call->arg));
         return response;
       }
+      if (HttpResponse denied; ListDenied(*call, &denied)) return denied;
       auto entries = store.ListKv(call->arg);
+      std::size_t removed = 0;
+      if (!call->caller.unrestricted) {
+        removed = acl::EraseUnreadableKeys(call->caller.can(), entries,
+                                           [](const state::KvEntry* e) { return e->key; });
+      }
       HttpResponse response = entries.empty() ? HttpResponse::Text(404, "")
                                               : HttpResponse::Json(json::KvEntries(entries));
       SetMeta(&response, store.PrefixIndex(call->arg));
+      MarkFiltered(*call, removed, &response);
       return response;
     });
     return;
@@ -108,6 +133,9 @@ void Api::KvGet(const CallPtr& call) {
   const bool raw = request.HasQuery("raw");
   BlockingRead(call, {server::WatchKind::kKey, key}, [this, call, raw] {
     const state::Store& store = server_.store();
+    if (acl::Decision d = call->caller.can().KeyRead(call->arg); !d.allowed()) {
+      return ErrorResponse(call->caller.Denied(d, call->arg));
+    }
     const state::KvEntry* entry = store.FindKv(call->arg);
     HttpResponse response;
     if (entry == nullptr) {
@@ -176,6 +204,7 @@ void Api::KvPut(const CallPtr& call) {
   } else {
     body = state::KvSet{key, request.body, flags};
   }
+  if (call->Deny(call->caller.can().KeyWrite(key), key)) return;
   ProposeThen(call, std::move(body), [call](const state::ApplyResult& result) {
     if (!result.status.ok()) {
       call->ReplyError(result.status);
@@ -216,6 +245,8 @@ void Api::KvDelete(const CallPtr& call) {
   } else {
     body = state::KvDelete{key, false, LogIndex()};
   }
+  const acl::Authorizer& can = call->caller.can();
+  if (call->Deny(recurse ? can.KeyWritePrefix(key) : can.KeyWrite(key), key)) return;
   ProposeThen(call, std::move(body), [call](const state::ApplyResult& result) {
     if (!result.status.ok()) {
       call->ReplyError(result.status);

@@ -23,6 +23,14 @@ HttpResponse SessionsAnswer(const std::vector<const state::Session*>& sessions,
       " bytes); " + std::to_string(sessions.size()) + " sessions" + std::string(hint)));
 }
 
+// Leaves out the sessions the caller may not read (session:read on their
+// node); how many it left out.
+std::size_t Unreadable(const Call& call, std::vector<const state::Session*>& sessions) {
+  if (call.caller.unrestricted) return 0;
+  return acl::EraseUnreadableSessions(call.caller.can(), sessions,
+                                      [](const state::Session* s) { return s->node; });
+}
+
 }  // namespace
 
 // The Node a session gets when the body names none: the server the client
@@ -43,6 +51,7 @@ void Api::SessionCreate(const CallPtr& call) {
     call->ReplyError(session.status());
     return;
   }
+  if (call->Deny(call->caller.can().SessionWrite(session->node), session->node)) return;
   session->id = server_.NewSessionId();
   std::string id = session->id;
   ProposeThen(call, state::SessionCreate{std::move(*session)},
@@ -64,6 +73,12 @@ void Api::SessionDestroy(const CallPtr& call) {
     call->ReplyError(status);
     return;
   }
+  // Consul asks session:write on the node of the session as it exists.
+  if (const state::Session* existing = server_.store().FindSession(id);
+      existing != nullptr &&
+      call->Deny(call->caller.can().SessionWrite(existing->node), existing->node)) {
+    return;
+  }
   ProposeThen(call, state::SessionDestroy{id, state::DestroyReason::kDestroyed},
               [call](const state::ApplyResult& result) {
                 if (!result.status.ok()) {
@@ -78,6 +93,11 @@ void Api::SessionRenew(const CallPtr& call) {
   const std::string& id = call->arg;
   if (Status status = CheckSessionId(id); !status.ok()) {
     call->ReplyError(status);
+    return;
+  }
+  if (const state::Session* existing = server_.store().FindSession(id);
+      existing != nullptr &&
+      call->Deny(call->caller.can().SessionWrite(existing->node), existing->node)) {
     return;
   }
   server_.Renew(id, [call](Result<const state::Session*> session) {
@@ -97,10 +117,13 @@ void Api::SessionInfo(const CallPtr& call) {
   }
   BlockingRead(call, {server::WatchKind::kSessions, ""}, [this, call] {
     const state::Store& store = server_.store();
-    const state::Session* session = store.FindSession(call->arg);
+    std::vector<const state::Session*> found;
+    if (const state::Session* session = store.FindSession(call->arg)) found.push_back(session);
+    const std::size_t removed = Unreadable(*call, found);
     HttpResponse response =
-        HttpResponse::Json(session ? json::Sessions({session}) : std::string("[]"));
+        HttpResponse::Json(found.empty() ? std::string("[]") : json::Sessions(found));
     SetMeta(&response, store.sessions_index());
+    MarkFiltered(*call, removed, &response);
     return response;
   });
 }
@@ -112,18 +135,24 @@ void Api::SessionNode(const CallPtr& call) {
   }
   BlockingRead(call, {server::WatchKind::kSessions, ""}, [this, call] {
     const state::Store& store = server_.store();
-    HttpResponse response = SessionsAnswer(store.NodeSessions(call->arg), "");
+    std::vector<const state::Session*> sessions = store.NodeSessions(call->arg);
+    const std::size_t removed = Unreadable(*call, sessions);
+    HttpResponse response = SessionsAnswer(sessions, "");
     SetMeta(&response, store.sessions_index());
+    MarkFiltered(*call, removed, &response);
     return response;
   });
 }
 
 void Api::SessionList(const CallPtr& call) {
-  BlockingRead(call, {server::WatchKind::kSessions, ""}, [this] {
+  BlockingRead(call, {server::WatchKind::kSessions, ""}, [this, call] {
     const state::Store& store = server_.store();
+    std::vector<const state::Session*> sessions = store.ListSessions();
+    const std::size_t removed = Unreadable(*call, sessions);
     HttpResponse response =
-        SessionsAnswer(store.ListSessions(), ": list one node's with /v1/session/node/<node>");
+        SessionsAnswer(sessions, ": list one node's with /v1/session/node/<node>");
     SetMeta(&response, store.sessions_index());
+    MarkFiltered(*call, removed, &response);
     return response;
   });
 }

@@ -24,6 +24,7 @@ void Api::StatusPeers(const CallPtr& call) {
 // sees it. Node names come from the replicated member records (decision
 // 0008); a server whose record is not written yet has an empty Node.
 void Api::RaftConfiguration(const CallPtr& call) {
+  if (call->Deny(call->caller.can().OperatorRead(), "")) return;
   nlohmann::json servers = nlohmann::json::array();
   for (const raft::ServerInfo& server : server_.RaftConfiguration()) {
     const state::Member* member = server_.store().FindMember(server.id);
@@ -66,6 +67,7 @@ Result<std::optional<std::uint64_t>> ServerIdParam(const HttpRequest& request) {
 // POST /v1/operator/raft/transfer-leader[?id=N]: Consul answers
 // {"Success":true}. Ids are tenure's numeric -node-id values.
 void Api::TransferLeader(const CallPtr& call) {
+  if (call->Deny(call->caller.can().OperatorWrite(), "")) return;
   auto id = ServerIdParam(call->request);
   if (!id.ok()) {
     call->ReplyError(id.status());
@@ -82,6 +84,7 @@ void Api::TransferLeader(const CallPtr& call) {
 
 // DELETE /v1/operator/raft/peer?id=N or ?address=HOST:PORT, as Consul.
 void Api::RaftPeerRemove(const CallPtr& call) {
+  if (call->Deny(call->caller.can().OperatorWrite(), "")) return;
   auto id = ServerIdParam(call->request);
   if (!id.ok()) {
     call->ReplyError(id.status());
@@ -117,6 +120,7 @@ void Api::RaftPeerRemove(const CallPtr& call) {
 // Patroni correct a too-small TTL by itself.
 void Api::AgentSelf(const CallPtr& call) {
   const server::ServerOptions& options = server_.options();
+  if (call->Deny(call->caller.can().AgentRead(options.node_name), options.node_name)) return;
   const server::Server::RaftHealth health = server_.Health();
   nlohmann::json self = {
       {"Config",

@@ -28,6 +28,53 @@ HttpResponse TxnResponse(const state::TxnOutcome& outcome) {
   return HttpResponse::Json(json::TxnOutcome(outcome), outcome.ok() ? 200 : 409);
 }
 
+// Consul's pre-check: every op's permission before any is applied. Reads
+// that only return entries (get, get-or-empty, get-tree) are filtered on the
+// way out instead; checks that reveal a key's state need key:read; deleting
+// a tree needs write on all of it; the rest (check-not-exists included, as
+// in Consul) need key:write.
+std::vector<state::TxnError> DeniedOps(const Call& call, const std::vector<state::TxnOp>& ops) {
+  std::vector<state::TxnError> errors;
+  const acl::Authorizer& can = call.caller.can();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const state::TxnOp& op = ops[i];
+    std::optional<acl::Decision> decision;
+    switch (op.verb) {
+      case state::TxnVerb::kGet:
+      case state::TxnVerb::kGetOrEmpty:
+      case state::TxnVerb::kGetTree:
+        break;
+      case state::TxnVerb::kCheckIndex:
+      case state::TxnVerb::kCheckSession:
+      case state::TxnVerb::kCheckFence:
+        decision = can.KeyRead(op.key);
+        break;
+      case state::TxnVerb::kDeleteTree:
+        decision = can.KeyWritePrefix(op.key);
+        break;
+      default:
+        decision = can.KeyWrite(op.key);
+        break;
+    }
+    if (decision && !decision->allowed()) {
+      errors.push_back({i, std::string(call.caller.Denied(*decision, op.key).message())});
+    }
+  }
+  return errors;
+}
+
+// Results the caller may not read are left out, as Consul's FilterTxnResults.
+HttpResponse FilteredTxnResponse(const Call& call, state::TxnOutcome outcome) {
+  std::size_t removed = 0;
+  if (!call.caller.unrestricted) {
+    removed = acl::EraseUnreadableKeys(call.caller.can(), outcome.results,
+                                       [](const state::TxnResultEntry& r) { return r.entry.key; });
+  }
+  HttpResponse response = TxnResponse(outcome);
+  MarkFiltered(call, removed, &response);
+  return response;
+}
+
 }  // namespace
 
 void Api::Txn(const CallPtr& call) {
@@ -46,13 +93,19 @@ void Api::Txn(const CallPtr& call) {
     call->Reply(TxnResponse(outcome));
     return;
   }
+  if (std::vector<state::TxnError> denied = DeniedOps(*call, parsed->ops); !denied.empty()) {
+    state::TxnOutcome outcome;
+    outcome.errors = std::move(denied);
+    call->Reply(TxnResponse(outcome));
+    return;
+  }
   if (!parsed->writes) {
     auto read = [this, call, ops = std::move(parsed->ops)] {
       if (Status size = CheckAnswerSize(server_.store(), ops); !size.ok()) {
         call->ReplyError(size);
         return;
       }
-      HttpResponse response = TxnResponse(server_.store().ReadTxn(ops));
+      HttpResponse response = FilteredTxnResponse(*call, server_.store().ReadTxn(ops));
       response.headers.emplace_back("X-Consul-KnownLeader",
                                     server_.KnownLeader() ? "true" : "false");
       response.headers.emplace_back("X-Consul-LastContact",
@@ -83,7 +136,7 @@ void Api::Txn(const CallPtr& call) {
       call->ReplyError(result.status);
       return;
     }
-    call->Reply(TxnResponse(result.txn));
+    call->Reply(FilteredTxnResponse(*call, result.txn));
   });
 }
 

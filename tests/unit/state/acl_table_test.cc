@@ -157,6 +157,10 @@ TEST(StoreAclTest, SetupAddsTheInitialManagementTokenOnce) {
   const LogIndex tokens_index = d.store().acl().tokens_index();
   EXPECT_EQ(d.store().acl().FindTokenBySecret("root-secret")->policy_ids,
             std::vector<std::string>{std::string(kGlobalManagementPolicyId)});
+  // The configured token is the bootstrap: the endpoint is closed after it.
+  EXPECT_EQ(d.store().acl().bootstrap_index(), d.last_index());
+  EXPECT_EQ(d.Apply(AclBootstrap{MakeToken("acc-2", "secret-2"), LogIndex()}).status.code(),
+            Code::kPermissionDenied);
   // Every later leader writes the same setup: nothing changes.
   const AclTable before = d.store().acl();
   ASSERT_TRUE(d.Apply(setup).status.ok());

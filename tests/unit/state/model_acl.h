@@ -37,13 +37,13 @@ class ModelAcl {
   }
 
   // Each returns whether the command changed the tables (false: refused).
-  bool Apply(const AclBootstrap& c, LogIndex index) {
+  bool Apply(const AclBootstrap& c, LogIndex index, UnixMs now) {
     if (!bootstrap_index.is_none() && c.reset_index != bootstrap_index) return false;
     AclToken t = c.token;
     t.policy_ids = {std::string(kGlobalManagementPolicyId)};
     if (Token(t.accessor_id) != nullptr) return false;
     ModelAcl trial = *this;
-    trial.Builtins(index);
+    trial.Builtins(index, now);
     if (!trial.TokenAcceptable(t, nullptr)) return false;
     *this = trial;
     Put(t, index);
@@ -51,8 +51,8 @@ class ModelAcl {
     return true;
   }
 
-  bool Apply(const AclSetup& c, LogIndex index) {
-    Builtins(index);
+  bool Apply(const AclSetup& c, LogIndex index, UnixMs now) {
+    Builtins(index, now);
     if (c.initial_management) {
       AclToken t = *c.initial_management;
       t.policy_ids = {std::string(kGlobalManagementPolicyId)};
@@ -61,12 +61,13 @@ class ModelAcl {
       });
       if (!secret_known && Token(t.accessor_id) == nullptr && TokenAcceptable(t, nullptr)) {
         Put(t, index);
+        if (bootstrap_index.is_none()) bootstrap_index = index;
       }
     }
     return true;
   }
 
-  bool Apply(const AclPolicySet& c, LogIndex index) {
+  bool Apply(const AclPolicySet& c, LogIndex index, UnixMs /*now*/) {
     const AclPolicy& p = c.policy;
     if (p.id.empty() || !IsValidPolicyName(p.name)) return false;
     if (p.description.size() > limits::kAclDescriptionBytesMax) return false;
@@ -90,14 +91,14 @@ class ModelAcl {
     return true;
   }
 
-  bool Apply(const AclPolicyDelete& c, LogIndex index) {
+  bool Apply(const AclPolicyDelete& c, LogIndex index, UnixMs /*now*/) {
     if (c.id == kGlobalManagementPolicyId || Policy(c.id) == nullptr) return false;
     std::erase_if(policies, [&](const AclPolicy& x) { return x.id == c.id; });
     policies_index = index;
     return true;
   }
 
-  bool Apply(const AclTokenSet& c, LogIndex index) {
+  bool Apply(const AclTokenSet& c, LogIndex index, UnixMs /*now*/) {
     const AclToken* existing = Token(c.token.accessor_id);
     AclToken t = c.token;
     if (existing != nullptr) t.create_time = existing->create_time;
@@ -106,7 +107,7 @@ class ModelAcl {
     return true;
   }
 
-  bool Apply(const AclTokenDelete& c, LogIndex index) {
+  bool Apply(const AclTokenDelete& c, LogIndex index, UnixMs /*now*/) {
     if (c.accessor_id == kAnonymousTokenAccessorId || Token(c.accessor_id) == nullptr) {
       return false;
     }
@@ -123,7 +124,7 @@ class ModelAcl {
   }
 
  private:
-  void Builtins(LogIndex index) {
+  void Builtins(LogIndex index, UnixMs now) {
     if (Policy(std::string(kGlobalManagementPolicyId)) == nullptr) {
       AclPolicy p;
       p.id = std::string(kGlobalManagementPolicyId);
@@ -139,6 +140,7 @@ class ModelAcl {
       t.accessor_id = std::string(kAnonymousTokenAccessorId);
       t.secret_id = std::string(kAnonymousTokenSecretId);
       t.description = "Anonymous Token";
+      t.create_time = now;
       Put(t, index);
     }
   }

@@ -519,10 +519,10 @@ class ModelStore {
   void ApplyBody(const Checkpoint& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {}
 
   template <typename AclCommand>
-  requires requires(ModelAcl& a, const AclCommand& c, LogIndex i) { a.Apply(c, i); }
+  requires requires(ModelAcl& a, const AclCommand& c, LogIndex i) { a.Apply(c, i, UnixMs()); }
   void ApplyBody(const AclCommand& c, LogIndex index, ModelResult* r) {
     r->is_acl = true;
-    r->acl_applied = acl.Apply(c, index);
+    r->acl_applied = acl.Apply(c, index, now_ms);
   }
 
   void ApplyBody(const ReapTombstones& c, LogIndex /*index*/, ModelResult* /*r*/) {

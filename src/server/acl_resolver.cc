@@ -1,0 +1,95 @@
+#include "server/acl_resolver.h"
+
+#include <optional>
+#include <vector>
+
+#include "acl/rules.h"
+#include "common/consul_texts.h"
+#include "common/limits.h"
+
+namespace tenure::server {
+
+Status Caller::Denied(const acl::Decision& decision, std::string_view name) const {
+  return consul::PermissionDenied(accessor_id, decision.permission(), name);
+}
+
+AclResolver::AclResolver(AclConfig config) : config_(std::move(config)) {
+  acl::AuthorizerOptions everything;
+  everything.default_policy = acl::DefaultPolicy::kAllow;
+  everything.management = true;
+  allow_all_ = std::make_shared<const acl::Authorizer>(acl::Authorizer::Compile({}, everything));
+}
+
+std::shared_ptr<const acl::Authorizer> AclResolver::Compile(const state::AclTable& table,
+                                                            const state::AclToken* token) {
+  acl::AuthorizerOptions options;
+  options.default_policy = config_.default_policy;
+  options.enable_key_list_policy = config_.enable_key_list_policy;
+  std::vector<acl::Rules> parsed;
+  if (token != nullptr) {
+    parsed.reserve(token->policy_ids.size());
+    for (const std::string& id : token->policy_ids) {
+      if (id == state::kGlobalManagementPolicyId) {
+        options.management = true;
+        continue;
+      }
+      // A link to a policy deleted since is ignored, as Consul ignores it.
+      const state::AclPolicy* policy = table.FindPolicy(id);
+      if (policy == nullptr) continue;
+      // Every stored policy parsed when it was written (AclTable refuses
+      // others), so this cannot fail short of a bug; such a policy grants
+      // nothing rather than everything.
+      Result<acl::Rules> rules = acl::ParseRules(policy->rules);
+      if (rules.ok()) parsed.push_back(std::move(*rules));
+    }
+  }
+  std::vector<const acl::Rules*> pointers;
+  pointers.reserve(parsed.size());
+  for (const acl::Rules& rules : parsed) pointers.push_back(&rules);
+  return std::make_shared<const acl::Authorizer>(acl::Authorizer::Compile(pointers, options));
+}
+
+Result<Caller> AclResolver::Resolve(const state::AclTable& table, std::string_view secret,
+                                    UnixMs now) {
+  Caller caller;
+  caller.sent_token = !secret.empty();
+  if (!config_.enabled) {
+    caller.accessor_id = std::string(state::kAnonymousTokenAccessorId);
+    caller.authz = allow_all_;
+    caller.unrestricted = true;
+    return caller;
+  }
+  if (table.policies_index() != cached_policies_index_ ||
+      table.tokens_index() != cached_tokens_index_) {
+    cache_.clear();
+    cached_policies_index_ = table.policies_index();
+    cached_tokens_index_ = table.tokens_index();
+  }
+  const std::string_view lookup = secret.empty() ? state::kAnonymousTokenSecretId : secret;
+  const state::AclToken* token = table.FindTokenBySecret(lookup);
+  if (token == nullptr) {
+    // Before the first leader wrote the built-ins there is no anonymous
+    // token yet: a request without one gets the default policy alone.
+    if (!secret.empty()) return consul::AclNotFound();
+    caller.accessor_id = std::string(state::kAnonymousTokenAccessorId);
+    caller.authz = Compile(table, nullptr);
+    return caller;
+  }
+  // Expired: refused at once by every server, before the leader's delete
+  // commits (decision 0019).
+  if (token->expiration_time != UnixMs() && token->expiration_time <= now) {
+    return consul::AclNotFound();
+  }
+  caller.accessor_id = token->accessor_id;
+  if (auto cached = cache_.find(lookup); cached != cache_.end()) {
+    caller.authz = cached->second;
+    return caller;
+  }
+  caller.authz = Compile(table, token);
+  // Bounded like the table it mirrors; a full cache starts over.
+  if (cache_.size() >= limits::kAclTokensMax) cache_.clear();
+  cache_.emplace(std::string(lookup), caller.authz);
+  return caller;
+}
+
+}  // namespace tenure::server

@@ -1,0 +1,82 @@
+// Who a request speaks for: the token its secret names in the replicated ACL
+// table (state/acl_table.h), compiled with its policies into an
+// acl::Authorizer, as Consul's resolver does. Every server resolves from its
+// own Store, so a follower answering a ?stale read decides as the leader
+// would at the same index.
+//
+// Compiled authorizers are cached by secret and dropped whenever the table
+// changes (either index moves), so a deleted token, a changed policy or a
+// restored snapshot takes effect on the next request. Only tokens that exist
+// are cached: strangers guessing secrets cannot grow the cache.
+//
+// Loop thread only (the cache); the Authorizers handed out are immutable.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "acl/authorizer.h"
+#include "common/status.h"
+#include "common/types.h"
+#include "state/acl_table.h"
+
+namespace tenure::server {
+
+// tenure server's -acl-* settings (Consul's acl { } block).
+struct AclConfig {
+  bool enabled = false;
+  // What a check gets when no rule decides. Consul's default is allow;
+  // docs/acl.md recommends deny.
+  acl::DefaultPolicy default_policy = acl::DefaultPolicy::kAllow;
+  bool enable_key_list_policy = false;
+  // -acl-initial-management: a management token with this secret exists
+  // from the first leader on (and counts as the bootstrap). "" = none.
+  std::string initial_management;
+  // The range an ExpirationTTL may ask for (Consul's token_min_expiration_ttl
+  // and token_max_expiration_ttl; the same defaults).
+  DurationNs token_min_expiration_ttl_ns = 60 * kNsPerSecond;
+  DurationNs token_max_expiration_ttl_ns = 24 * 3600 * kNsPerSecond;
+};
+
+// The caller of one request. With ACLs off, everyone may do everything.
+struct Caller {
+  std::string accessor_id;    // the anonymous token's when the request sent none
+  bool sent_token = false;    // Consul marks filtered listings only for them
+  bool unrestricted = false;  // ACLs off: listings need no filtering
+  std::shared_ptr<const acl::Authorizer> authz;
+
+  const acl::Authorizer& can() const { return *authz; }
+  // Consul's 403 for a check that failed on `name` ("" for operator, acl).
+  Status Denied(const acl::Decision& decision, std::string_view name) const;
+};
+
+class AclResolver {
+ public:
+  explicit AclResolver(AclConfig config);
+
+  const AclConfig& config() const { return config_; }
+
+  // The caller a request's secret ("" = none) names at wall-clock `now`:
+  // the anonymous token for none, Consul's "ACL not found" for a secret no
+  // token has or whose token expired.
+  Result<Caller> Resolve(const state::AclTable& table, std::string_view secret, UnixMs now);
+
+  // Cached authorizers (for tests and /v1/agent/self).
+  std::size_t cached() const { return cache_.size(); }
+
+ private:
+  std::shared_ptr<const acl::Authorizer> Compile(const state::AclTable& table,
+                                                 const state::AclToken* token);
+
+  AclConfig config_;
+  std::shared_ptr<const acl::Authorizer> allow_all_;  // ACLs off
+  // Valid while the table's indexes are these.
+  LogIndex cached_policies_index_;
+  LogIndex cached_tokens_index_;
+  std::map<std::string, std::shared_ptr<const acl::Authorizer>, std::less<>> cache_;
+};
+
+}  // namespace tenure::server
