@@ -29,6 +29,9 @@ struct SessionOptions {
   std::int64_t ttl_ms = 15'000;        // T; the server's minimum is 10 s
   std::int64_t lock_delay_ms = 5'000;  // D: after a loss, the keys it held stay free for D
   std::string behavior = "release";    // what its loss does to its keys: "release" or "delete"
+  // The session's Node; empty = the server's node name. With ACLs the
+  // session needs session:write on it (docs/acl.md).
+  std::string node;
   // R: time between renewals; 0 = T/3. A failed renewal is retried every second.
   std::int64_t renew_interval_ms = 0;
   // G: Election::IsLeader() is true only while the lease is proven for G

@@ -108,6 +108,7 @@ void Session::Create(SessionOptions options, std::function<void(Result<std::stri
                          {"LockDelay", GoDuration(options_.lock_delay_ms)},
                          {"Behavior", options_.behavior},
                          {"Checks", nlohmann::json::array()}};
+  if (!options_.node.empty()) body["Node"] = options_.node;
   const MonoMs sent = SteadyNowMs();
   std::weak_ptr<char> life = life_;
   net::HttpCall call{"PUT", "/v1/session/create", body.dump(), 0, {}};

@@ -44,6 +44,11 @@ struct SessionOptions {
   MonoMs ttl_ms = 15'000;            // T; the server's minimum is 10 s
   MonoMs lock_delay_ms = 5'000;      // D
   std::string behavior = "release";  // "release" or "delete"
+  // The session's Node: empty = the server's node name, as Consul's agent
+  // fills it in. With ACLs, session:write on this name is what creating and
+  // renewing the session takes, so a candidate whose sessions carry a node
+  // of their own needs no write on anyone else's sessions (docs/acl.md).
+  std::string node;
   // Renewal schedule and lease arithmetic. When lease.ttl_ms != ttl_ms the
   // defaults of LeaseOptions::ForTtl(ttl_ms) are used instead.
   LeaseOptions lease = LeaseOptions::ForTtl(15'000);

@@ -16,6 +16,7 @@ client::SessionOptions Internal(const SessionOptions& options) {
   out.ttl_ms = options.ttl_ms;
   out.lock_delay_ms = options.lock_delay_ms;
   out.behavior = options.behavior;
+  out.node = options.node;
   out.lease = client::LeaseOptions::ForTtl(options.ttl_ms);
   if (options.renew_interval_ms > 0) out.lease.renew_interval_ms = options.renew_interval_ms;
   if (options.guarantee_ms > 0) out.lease.guarantee_ms = options.guarantee_ms;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the seeds of the http_request, text, raft_wire and acl_rules fuzz targets:
+"""Writes the seeds of the http_request, text, raft_wire, acl_rules and acl_bodies fuzz targets:
 requests of every endpoint and the bodies, durations, ids and addresses the
 tests send, and raft handshakes and messages built by tests/lib/raft_wire.py
 (as test_raft_strangers sends them). Binary seeds of the command and snapshot
@@ -147,6 +147,32 @@ ACL_RULES = [
 ]
 
 
+# ACL request bodies (acl_bodies): 0 token, 1 policy, 2 bootstrap, 3 an
+# RFC 3339 time; the bodies the transcripts and Consul's clients send.
+ACL_BODIES = [
+    (0, '{"Description": "billing candidate", "Policies": [{"Name": "candidate"}]}'),
+    (0, '{"AccessorID": "11111111-2222-3333-4444-555555555555", "SecretID": '
+        '"0b5e7e00-0000-4000-8000-000000000002", "Policies": [{"ID": "x"}], "Local": true}'),
+    (0, '{"ExpirationTTL": "1h", "ExpirationTime": "2030-01-01T00:00:00Z"}'),
+    (0, '{"ExpirationTTL": 3600000000000, "Roles": [], "ServiceIdentities": null}'),
+    (0, '{"Roles": [{"Name": "r"}]}'),
+    (0, '{"Policies": [{}]}'),
+    (0, '{"policies": "x", "local": "yes"}'),
+    (1, '{"Name": "candidate", "Description": "one election", "Rules": '
+        '"key_prefix \\"service/billing/\\" { policy = \\"write\\" }"}'),
+    (1, '{"ID": "x", "Name": "n", "Datacenters": ["dc1", "dc2"]}'),
+    (1, '{"Datacenters": "dc1"}'),
+    (1, '[]'),
+    (2, '{"BootstrapSecret": "0b5e7e00-0000-4000-8000-000000000002"}'),
+    (2, '{"BootstrapSecret": 7}'),
+    (2, ''),
+    (3, '2023-11-14T22:13:20Z'),
+    (3, '2023-11-14T23:13:20.123456789+01:00'),
+    (3, '2000-02-29T00:00:00z'),
+    (3, '2023-02-29T00:00:00Z'),
+]
+
+
 def write(directory, inputs):
     os.makedirs(directory, exist_ok=True)
     for data in inputs:
@@ -164,7 +190,8 @@ def main():
     write(os.path.join(root, "text"), [bytes([sel]) + t.encode() for sel, t in TEXT])
     write(os.path.join(root, "raft_wire"), raft_wire_seeds())
     write(os.path.join(root, "acl_rules"), [bytes([opt]) + t.encode() for opt, t in ACL_RULES])
-    print(f"wrote http_request, text, raft_wire and acl_rules seeds under {root}")
+    write(os.path.join(root, "acl_bodies"), [bytes([sel]) + t.encode() for sel, t in ACL_BODIES])
+    print(f"wrote http_request, text, raft_wire, acl_rules and acl_bodies seeds under {root}")
 
 
 if __name__ == "__main__":
