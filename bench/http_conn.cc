@@ -34,11 +34,25 @@ bool ParseNumber(std::string_view text, T* out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
+std::vector<std::string>& Tokens() {
+  static std::vector<std::string> tokens;
+  return tokens;
+}
+std::size_t next_token = 0;
+
 }  // namespace
+
+void HttpConn::SetTokens(std::vector<std::string> tokens) {
+  Tokens() = std::move(tokens);
+  next_token = 0;
+}
 
 HttpConn::HttpConn(asio::io_context& ioc, asio::ip::tcp::endpoint endpoint)
     : ioc_(ioc), endpoint_(endpoint), socket_(ioc) {
   in_.resize(kInitialBuffer);
+  if (!Tokens().empty()) {
+    token_header_ = "X-Consul-Token: " + Tokens()[next_token++ % Tokens().size()] + "\r\n";
+  }
 }
 
 bool HttpConn::Connect(std::string* error) {
@@ -77,6 +91,7 @@ void HttpConn::Send(std::string_view method, std::string_view target, std::strin
 
   out_.clear();
   out_.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  out_.append(token_header_);
   if (!body.empty() || method != "GET") {
     char digits[24];
     auto [end, ec] = std::to_chars(digits, digits + sizeof digits, body.size());

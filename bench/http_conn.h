@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <utility>  // before Boost: asio/awaitable.hpp uses std::exchange
+#include <vector>
 
 namespace tenure::bench {
 
@@ -41,6 +42,11 @@ class HttpConn {
 
   HttpConn(asio::io_context& ioc, asio::ip::tcp::endpoint endpoint);
   HttpConn(const HttpConn&) = delete;
+
+  // ACL tokens the connections send (--token-file): each new connection
+  // takes the next one, round robin, and sends it as X-Consul-Token on
+  // every request, as a client with its own token would. Empty: none.
+  static void SetTokens(std::vector<std::string> tokens);
   HttpConn& operator=(const HttpConn&) = delete;
 
   // Blocking connect: on loopback it completes at once, and doing it
@@ -71,8 +77,9 @@ class HttpConn {
   asio::io_context& ioc_;
   asio::ip::tcp::endpoint endpoint_;
   asio::ip::tcp::socket socket_;
-  std::string out_;  // the request being written; reused
-  std::string in_;   // receive buffer; [head_, tail_) holds unparsed bytes
+  std::string token_header_;  // "X-Consul-Token: ...\r\n", or empty
+  std::string out_;           // the request being written; reused
+  std::string in_;            // receive buffer; [head_, tail_) holds unparsed bytes
   std::size_t head_ = 0;
   std::size_t tail_ = 0;
   Callback callback_;

@@ -18,11 +18,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "http_conn.h"
 #include "loop.h"
 #include "report.h"
 #include "server_process.h"
@@ -35,6 +37,7 @@ struct Flags {
   std::string tenure;
   std::string addr;  // --addr: drive this running server instead of starting one
   std::string data_parent;
+  std::string token_file;  // --token-file: ACL tokens, one per line
   int runs = 3;
   bool smoke = false;
   bool json = false;
@@ -65,6 +68,8 @@ void Usage(std::FILE* out) {
       "  --rss-sessions N     idle sessions for the RSS number (default {})\n"
       "  --rss-seconds S      time limit for creating them (default {})\n"
       "  --only a,b           run only these workloads (names as in --json)\n"
+      "  --token-file F       ACL tokens, one per line: each connection sends the next\n"
+      "                       one as X-Consul-Token (bench/acl_ab.py)\n"
       "  --data-dir-parent D  where temporary data dirs go (default $TMPDIR or /tmp)\n"
       "  --json               machine-readable output instead of markdown\n"
       "  --smoke              tiny counts and short phases (< 20 s): proves the harness works\n"
@@ -162,6 +167,8 @@ Flags ParseFlags(int argc, char** argv) {
       s.rss_sessions = static_cast<int>(ParseLong(arg, next(), 1));
     } else if (arg == "--rss-seconds") {
       s.rss_seconds = ParseDouble(arg, next());
+    } else if (arg == "--token-file") {
+      f.token_file = next();
     } else if (arg == "--only") {
       std::stringstream names(next());
       std::string name;
@@ -230,6 +237,16 @@ std::string Summary(const RunResult& r) {
 int Main(int argc, char** argv) {
   Flags flags = ParseFlags(argc, argv);
   RaiseFileLimit();
+  if (!flags.token_file.empty()) {
+    std::ifstream in(flags.token_file);
+    if (!in) Die("--token-file: cannot read " + flags.token_file);
+    std::vector<std::string> tokens;
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) tokens.push_back(line);
+    }
+    if (tokens.empty()) Die("--token-file: no tokens in " + flags.token_file);
+    HttpConn::SetTokens(std::move(tokens));
+  }
   const Settings& s = flags.settings;
 
   std::vector<Workload> workloads = AllWorkloads(s);

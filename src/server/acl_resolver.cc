@@ -10,18 +10,20 @@
 namespace tenure::server {
 
 Status Caller::Denied(const acl::Decision& decision, std::string_view name) const {
-  return consul::PermissionDenied(accessor_id, decision.permission(), name);
+  return consul::PermissionDenied(identity->accessor_id, decision.permission(), name);
 }
 
 AclResolver::AclResolver(AclConfig config) : config_(std::move(config)) {
   acl::AuthorizerOptions everything;
   everything.default_policy = acl::DefaultPolicy::kAllow;
   everything.management = true;
-  allow_all_ = std::make_shared<const acl::Authorizer>(acl::Authorizer::Compile({}, everything));
+  allow_all_ = std::make_shared<const Identity>(
+      Identity{std::string(state::kAnonymousTokenAccessorId),
+               acl::Authorizer::Compile({}, everything), UnixMs()});
 }
 
-std::shared_ptr<const acl::Authorizer> AclResolver::Compile(const state::AclTable& table,
-                                                            const state::AclToken* token) {
+std::shared_ptr<const Identity> AclResolver::Compile(const state::AclTable& table,
+                                                     const state::AclToken* token) const {
   acl::AuthorizerOptions options;
   options.default_policy = config_.default_policy;
   options.enable_key_list_policy = config_.enable_key_list_policy;
@@ -46,7 +48,10 @@ std::shared_ptr<const acl::Authorizer> AclResolver::Compile(const state::AclTabl
   std::vector<const acl::Rules*> pointers;
   pointers.reserve(parsed.size());
   for (const acl::Rules& rules : parsed) pointers.push_back(&rules);
-  return std::make_shared<const acl::Authorizer>(acl::Authorizer::Compile(pointers, options));
+  return std::make_shared<const Identity>(Identity{
+      token != nullptr ? token->accessor_id : std::string(state::kAnonymousTokenAccessorId),
+      acl::Authorizer::Compile(pointers, options),
+      token != nullptr ? token->expiration_time : UnixMs()});
 }
 
 Result<Caller> AclResolver::Resolve(const state::AclTable& table, std::string_view secret,
@@ -54,8 +59,7 @@ Result<Caller> AclResolver::Resolve(const state::AclTable& table, std::string_vi
   Caller caller;
   caller.sent_token = !secret.empty();
   if (!config_.enabled) {
-    caller.accessor_id = std::string(state::kAnonymousTokenAccessorId);
-    caller.authz = allow_all_;
+    caller.identity = allow_all_;
     caller.unrestricted = true;
     return caller;
   }
@@ -66,29 +70,22 @@ Result<Caller> AclResolver::Resolve(const state::AclTable& table, std::string_vi
     cached_tokens_index_ = table.tokens_index();
   }
   const std::string_view lookup = secret.empty() ? state::kAnonymousTokenSecretId : secret;
-  const state::AclToken* token = table.FindTokenBySecret(lookup);
-  if (token == nullptr) {
+  auto cached = cache_.find(lookup);
+  if (cached == cache_.end()) {
+    const state::AclToken* token = table.FindTokenBySecret(lookup);
+    if (token == nullptr && !secret.empty()) return consul::AclNotFound();
     // Before the first leader wrote the built-ins there is no anonymous
     // token yet: a request without one gets the default policy alone.
-    if (!secret.empty()) return consul::AclNotFound();
-    caller.accessor_id = std::string(state::kAnonymousTokenAccessorId);
-    caller.authz = Compile(table, nullptr);
-    return caller;
+    // Only tokens that exist are cached, so guessed secrets cannot grow
+    // the cache; it is bounded like the table it mirrors.
+    if (cache_.size() >= limits::kAclTokensMax) cache_.clear();
+    cached = cache_.emplace(std::string(lookup), Compile(table, token)).first;
   }
   // Expired: refused at once by every server, before the leader's delete
   // commits (decision 0019).
-  if (token->expiration_time != UnixMs() && token->expiration_time <= now) {
-    return consul::AclNotFound();
-  }
-  caller.accessor_id = token->accessor_id;
-  if (auto cached = cache_.find(lookup); cached != cache_.end()) {
-    caller.authz = cached->second;
-    return caller;
-  }
-  caller.authz = Compile(table, token);
-  // Bounded like the table it mirrors; a full cache starts over.
-  if (cache_.size() >= limits::kAclTokensMax) cache_.clear();
-  cache_.emplace(std::string(lookup), caller.authz);
+  const UnixMs expires = cached->second->expiration_time;
+  if (expires != UnixMs() && expires <= now) return consul::AclNotFound();
+  caller.identity = cached->second;
   return caller;
 }
 

@@ -13,10 +13,11 @@
 #pragma once
 
 #include <cstddef>
-#include <map>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "acl/authorizer.h"
 #include "common/status.h"
@@ -41,14 +42,23 @@ struct AclConfig {
   DurationNs token_max_expiration_ttl_ns = 24 * 3600 * kNsPerSecond;
 };
 
+// A token as the resolver compiled it: shared by every request that sends
+// its secret until the ACL table changes.
+struct Identity {
+  std::string accessor_id;  // the anonymous token's for requests without one
+  acl::Authorizer authz;
+  UnixMs expiration_time;  // UnixMs() = never
+};
+
 // The caller of one request. With ACLs off, everyone may do everything.
+// Cheap to copy: one shared pointer.
 struct Caller {
-  std::string accessor_id;    // the anonymous token's when the request sent none
+  std::shared_ptr<const Identity> identity;
   bool sent_token = false;    // Consul marks filtered listings only for them
   bool unrestricted = false;  // ACLs off: listings need no filtering
-  std::shared_ptr<const acl::Authorizer> authz;
 
-  const acl::Authorizer& can() const { return *authz; }
+  const std::string& accessor_id() const { return identity->accessor_id; }
+  const acl::Authorizer& can() const { return identity->authz; }
   // Consul's 403 for a check that failed on `name` ("" for operator, acl).
   Status Denied(const acl::Decision& decision, std::string_view name) const;
 };
@@ -61,22 +71,27 @@ class AclResolver {
 
   // The caller a request's secret ("" = none) names at wall-clock `now`:
   // the anonymous token for none, Consul's "ACL not found" for a secret no
-  // token has or whose token expired.
+  // token has or whose token expired. One hash lookup once cached.
   Result<Caller> Resolve(const state::AclTable& table, std::string_view secret, UnixMs now);
 
-  // Cached authorizers (for tests and /v1/agent/self).
+  // Cached identities (for tests).
   std::size_t cached() const { return cache_.size(); }
 
  private:
-  std::shared_ptr<const acl::Authorizer> Compile(const state::AclTable& table,
-                                                 const state::AclToken* token);
+  struct SecretHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::shared_ptr<const Identity> Compile(const state::AclTable& table,
+                                          const state::AclToken* token) const;
 
   AclConfig config_;
-  std::shared_ptr<const acl::Authorizer> allow_all_;  // ACLs off
+  std::shared_ptr<const Identity> allow_all_;  // ACLs off
   // Valid while the table's indexes are these.
   LogIndex cached_policies_index_;
   LogIndex cached_tokens_index_;
-  std::map<std::string, std::shared_ptr<const acl::Authorizer>, std::less<>> cache_;
+  std::unordered_map<std::string, std::shared_ptr<const Identity>, SecretHash, std::equal_to<>>
+      cache_;
 };
 
 }  // namespace tenure::server

@@ -234,7 +234,7 @@ void Api::AclTokenRead(const CallPtr& call) {
     const state::AclToken* token = nullptr;
     if (self) {
       // The caller holds this token's secret: it may see it, and nothing else.
-      token = table.FindToken(call->caller.accessor_id);
+      token = table.FindToken(call->caller.accessor_id());
     } else {
       if (acl::Decision d = call->caller.can().AclRead(); !d.allowed()) {
         return ErrorResponse(call->caller.Denied(d, ""));

@@ -71,7 +71,7 @@ TEST_F(AclResolverTest, NoTokenIsTheAnonymousTokenUnderTheDefaultPolicy) {
   AclResolver deny(Enabled(acl::DefaultPolicy::kDeny));
   Result<Caller> anonymous = deny.Resolve(table(), "", testutil::kT0);
   ASSERT_TRUE(anonymous.ok());
-  EXPECT_EQ(anonymous->accessor_id, state::kAnonymousTokenAccessorId);
+  EXPECT_EQ(anonymous->accessor_id(), state::kAnonymousTokenAccessorId);
   EXPECT_FALSE(anonymous->sent_token);
   EXPECT_FALSE(anonymous->unrestricted);
   EXPECT_FALSE(anonymous->can().KeyRead("svc/a").allowed());
@@ -99,7 +99,7 @@ TEST_F(AclResolverTest, ATokensPoliciesDecide) {
   AclResolver resolver(Enabled(acl::DefaultPolicy::kDeny));
   Result<Caller> caller = resolver.Resolve(table(), "sec-svc", testutil::kT0);
   ASSERT_TRUE(caller.ok());
-  EXPECT_EQ(caller->accessor_id, "acc-svc");
+  EXPECT_EQ(caller->accessor_id(), "acc-svc");
   EXPECT_TRUE(caller->sent_token);
   EXPECT_TRUE(caller->can().KeyWrite("svc/x").allowed());
   EXPECT_FALSE(caller->can().KeyWrite("other").allowed());

@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""What ACLs cost (issue 13): the same binary with ACLs off and with ACLs on
+(default deny, 100 policies, 1,000 tokens, every request carrying one of
+them), side by side in interleaved runs, each on a fresh single server with
+a data dir. A benchmark, not a test.
+
+    /usr/bin/python3 bench/acl_ab.py [RUNS] [SECONDS]     (default 5 runs of 5 s)
+
+Workloads (tenure_bench --addr): durable puts/s at 64 clients (kv_put_c64),
+renewals/s (renew_c64), lock cycles/s (lock_cycle_c64) and the blocking-query
+wake with 1,000 watchers (wake_w1000: time from the write to the last wake).
+With ACLs on, each bench connection sends its own token (tenure_bench
+--token-file): 64 clients use 64 of the 1,000 tokens, the 1,000 watchers all
+of them. Every token links three of the 100 policies: one grants the bench's
+keys and sessions (key_prefix "bench/" write, session_prefix "" write,
+agent_prefix "" read for the watchers' control reads), two grant other
+prefixes, so each check walks real rule trees.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+
+from tenure_testlib import DevServer, http_request  # noqa: E402
+
+WORKLOADS = [  # (workload, metric, higher is better)
+    ("kv_put_c64", "puts_per_s", True),
+    ("renew_c64", "renewals_per_s", True),
+    ("lock_cycle_c64", "cycles_per_s", True),
+    ("wake_w1000", "last_wake_median_ms", False),
+]
+POLICIES = 100
+TOKENS = 1000
+
+
+def put(server, path, body, token):
+    r = http_request(server.http_addr, "PUT", path, json.dumps(body).encode(),
+                     headers={"X-Consul-Token": token}, timeout=30)
+    if r.status != 200:
+        raise RuntimeError(f"PUT {path}: {r.status} {r.body[:200]!r}")
+    return r.json()
+
+
+def set_up_acls(server, management, token_file):
+    bench_rules = ('key_prefix "bench/" { policy = "write" }\n'
+                   'session_prefix "" { policy = "write" }\n'
+                   'agent_prefix "" { policy = "read" }\n')
+    ids = []
+    for i in range(POLICIES):
+        rules = bench_rules if i == 0 else (
+            f'key_prefix "app-{i}/" {{ policy = "write" }}\n'
+            f'key "app-{i}/secret" {{ policy = "deny" }}\n'
+            f'session "node-{i}" {{ policy = "read" }}\n')
+        ids.append(put(server, "/v1/acl/policy", {"Name": f"p{i}", "Rules": rules},
+                       management)["ID"])
+    secrets = []
+    for t in range(TOKENS):
+        links = [{"ID": ids[0]}, {"ID": ids[1 + t % (POLICIES - 1)]},
+                 {"ID": ids[1 + (t * 7) % (POLICIES - 1)]}]
+        secrets.append(put(server, "/v1/acl/token",
+                           {"Description": f"bench {t}", "Policies": links},
+                           management)["SecretID"])
+    with open(token_file, "w") as f:
+        f.write("\n".join(secrets) + "\n")
+
+
+def run_bench(bench, server, workload, seconds, token_file):
+    args = [bench, "--addr", server.http_addr, "--only", workload, "--runs", "1",
+            "--seconds", str(seconds), "--json"]
+    if token_file:
+        args += ["--token-file", token_file]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=600, check=True)
+    return json.loads(out.stdout)["workloads"][0]["runs"][0]["metrics"]
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 5
+    os.environ.setdefault("TENURE_BIN", os.path.join(ROOT, "build", "src", "tenure"))
+    # A copy of the load generator, so a rebuild cannot swap it mid-run.
+    bench = os.environ.get("TENURE_BENCH", os.path.join(ROOT, "build", "bench", "tenure_bench"))
+    work = tempfile.mkdtemp(prefix="tenure-acl-ab-")
+    token_file = os.path.join(work, "tokens")
+    results = {}  # (mode, workload) -> [metric per run]
+    for run in range(runs):
+        for mode in ("off", "on"):
+            management = str(uuid.uuid4())
+            args = (["-acl-enabled", "-acl-default-policy", "deny",
+                     "-acl-initial-management", management] if mode == "on" else [])
+            for workload, metric, _ in WORKLOADS:
+                with DevServer(extra_args=args, dev=False) as server:
+                    if mode == "on":
+                        set_up_acls(server, management, token_file)
+                    m = run_bench(bench, server, workload, seconds,
+                                  token_file if mode == "on" else None)
+                results.setdefault((mode, workload), []).append(m[metric])
+                print(f"run {run + 1} ACLs {mode}: {workload} {metric} = {m[metric]:,.1f}",
+                      flush=True)
+    print(f"\n{runs} runs interleaved, {seconds:g} s each, 1 server; ACLs on: default deny, "
+          f"{POLICIES} policies, {TOKENS} tokens, a token on every request")
+    print("| workload | metric | ACLs off (median) | ACLs on (median) | on/off | runs |")
+    print("|---|---|---|---|---|---|")
+    for workload, metric, higher in WORKLOADS:
+        off = statistics.median(results[("off", workload)])
+        on = statistics.median(results[("on", workload)])
+        ratio = on / off if off else float("nan")
+        print(f"| {workload} | {metric} | {off:,.1f} | {on:,.1f} | {ratio:.3f} "
+              f"({'higher' if higher else 'lower'} is better) | {runs} |")
+    print("\nEvery run (off / on): " + json.dumps(
+        {f"{w} {m}": {"off": results[("off", w)], "on": results[("on", w)]}
+         for w, m, _ in WORKLOADS}))
+
+
+if __name__ == "__main__":
+    main()
