@@ -23,11 +23,12 @@
 namespace {
 
 [[noreturn]] void Usage(const char* message) {
-  std::fprintf(stderr,
-               "tenure_sim: %s\nusage: tenure_sim --seed N [--seeds K] [--steps S] "
-               "[--nodes 3|5] [--multiplier M] [--drift-ppm P] [--pause-max-ms D] "
-               "[--duration-s T] [--trace] [-v]\n",
-               message);
+  std::fprintf(
+      stderr,
+      "tenure_sim: %s\nusage: tenure_sim --seed N [--seeds K] [--steps S] "
+      "[--nodes 3|5] [--multiplier M] [--drift-ppm P] [--pause-max-ms D] [--acl-percent N] "
+      "[--duration-s T] [--trace] [-v]\n",
+      message);
   std::exit(2);
 }
 
@@ -77,6 +78,9 @@ int main(int argc, char** argv) {
     } else if (flag == "--pause-max-ms") {
       config.pause_max_ms = Number(argc, argv, &i);
       if (config.pause_max_ms < 200) Usage("--pause-max-ms is at least 200");
+    } else if (flag == "--acl-percent") {
+      config.acl_percent = static_cast<unsigned>(Number(argc, argv, &i));
+      if (config.acl_percent > 50) Usage("--acl-percent is 0..50");
     } else if (flag == "--duration-s") {
       duration_s = Number(argc, argv, &i);
     } else if (flag == "--trace") {

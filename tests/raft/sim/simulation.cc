@@ -112,6 +112,7 @@ SimResult RunSimulation(const SimConfig& config) {
   Rng setup = rng.Fork();
   unsigned nodes = config.nodes != 0 ? config.nodes : (setup.Percent(50) ? 3 : 5);
   WorkloadOptions workload_options;
+  workload_options.acl_percent = config.acl_percent;
   NemesisOptions nemesis_options;
   nemesis_options.drift_ppm_max = config.drift_ppm_max;
   nemesis_options.fault_max_ms = config.pause_max_ms;
@@ -157,6 +158,7 @@ std::string ReproduceCommand(const SimConfig& config, const std::string& program
     command += fmt::format(" --drift-ppm {}", config.drift_ppm_max);
   if (config.pause_max_ms != 15'000)
     command += fmt::format(" --pause-max-ms {}", config.pause_max_ms);
+  if (config.acl_percent != 0) command += fmt::format(" --acl-percent {}", config.acl_percent);
   return command;
 }
 

@@ -8,6 +8,7 @@ namespace tenure::sim {
 
 Workload::Workload(Cluster* cluster, Rng rng, WorkloadOptions options)
     : cluster_(cluster), rng_(rng), options_(std::move(options)) {
+  if (options_.acl_percent > 0) acl_rng_ = rng_.Fork();
   clients_.resize(options_.clients);
   for (unsigned i = 0; i < options_.clients; ++i) {
     clients_[i].id = i;
@@ -98,6 +99,9 @@ void Workload::OnRenewAnswer(Client& client, const Status& renewed) {
 
 void Workload::Act(Client& client) {
   client.next_request_at = cluster_->now() + rng_.Uniform(10, options_.think_max_ms);
+  if (options_.acl_percent > 0 && acl_rng_.Percent(options_.acl_percent)) {
+    return Send(client, AclOp(), &Workload::OnAclAnswer);
+  }
   int dice = static_cast<int>(rng_.Uniform(0, 99));
   if (client.session.empty()) {
     if (dice < 40) return Send(client, NewSession(client), &Workload::OnSessionAnswer);
@@ -260,6 +264,48 @@ void Workload::OnLockAnswer(Client& client, const state::CommandBody& body,
       }
     }
   }
+}
+
+// A few policies, tokens and names, so that commands collide: duplicate
+// names, links to deleted policies, secrets in use, the built-ins.
+state::CommandBody Workload::AclOp() {
+  auto pick = [this](unsigned n) { return acl_rng_.Index(n); };
+  switch (pick(7)) {
+    case 0:
+      return state::AclSetup{};
+    case 1:
+    case 2: {
+      state::AclPolicy policy;
+      policy.id = fmt::format("policy-{}", pick(4));
+      policy.name = fmt::format("name-{}", pick(5));
+      policy.rules = fmt::format("key_prefix \"{}/\" {{ policy = \"{}\" }}\n",
+                                 pick(2) == 0 ? "lock" : "kv", pick(2) == 0 ? "read" : "write");
+      return state::AclPolicySet{std::move(policy)};
+    }
+    case 3:
+      return state::AclPolicyDelete{fmt::format("policy-{}", pick(4))};
+    case 4:
+    case 5: {
+      state::AclToken token;
+      const unsigned n = pick(6);
+      token.accessor_id = fmt::format("accessor-{}", n);
+      token.secret_id = fmt::format("secret-{}", pick(3) == 0 ? pick(6) : n);
+      token.description = fmt::format("token {}", seq_++);
+      for (unsigned links = pick(3); links > 0; --links) {
+        token.policy_ids.push_back(fmt::format("policy-{}", pick(4)));
+      }
+      token.create_time = UnixMs(1'700'000'000'000);
+      return state::AclTokenSet{std::move(token)};
+    }
+    default:
+      return state::AclTokenDelete{fmt::format("accessor-{}", pick(6))};
+  }
+}
+
+void Workload::OnAclAnswer(Client&, const state::CommandBody&,
+                           const Result<state::ApplyResult>& result) {
+  if (!result.ok()) return;
+  ++counts_[result->status.ok() ? "acl" : "acl-refused"];
 }
 
 void Workload::OnOtherAnswer(Client&, const state::CommandBody&,

@@ -36,6 +36,11 @@ struct WorkloadOptions {
   MonoMs lock_delay_max_ms = 15'000;
   RealMs think_max_ms = 2'000;
   RealMs request_timeout_ms = 5'000;
+  // Percent of requests that change the ACL tables (policies, tokens, the
+  // built-ins), so that they are replicated, snapshotted and compared at
+  // checkpoints with everything else. 0 keeps every seed's history as it
+  // was before ACLs existed.
+  unsigned acl_percent = 0;
 };
 
 class Workload {
@@ -82,10 +87,14 @@ class Workload {
                     const Result<state::ApplyResult>& result);
   void OnOtherAnswer(Client& client, const state::CommandBody& body,
                      const Result<state::ApplyResult>& result);
+  void OnAclAnswer(Client& client, const state::CommandBody& body,
+                   const Result<state::ApplyResult>& result);
   void ForgetSession(Client& client);
+  state::CommandBody AclOp();
 
   Cluster* cluster_;
   Rng rng_;
+  Rng acl_rng_{0};  // its own stream, drawn only with acl_percent
   WorkloadOptions options_;
   std::vector<Client> clients_;
   bool quiesced_ = false;
