@@ -50,6 +50,7 @@ request and the answer.
 import json
 import re
 import sys
+import threading
 import unittest
 import uuid
 
@@ -722,6 +723,80 @@ class AclMatrixTest(unittest.TestCase):
         self.assertEqual(len(unauthorized), 0, summary)
         self.assertEqual(len(mismatched), 0, summary)
 
+    # --- beside the grid: where a token comes from, and parked queries -----------------
+
+    def test_token_sources_in_consuls_order(self):
+        """?token= first, then X-Consul-Token, then Authorization: Bearer
+        (the scheme in any case); empty values are skipped and another
+        scheme is no token (Consul's parseTokenInternal). The read-only
+        token sent first must win over the management one sent after it."""
+        deny = self.servers["deny"]
+        ro, mgmt = deny.secrets["read-only"], deny.management
+        refused = permission_text(deny.accessors["read-only"], "key:write service/billing/put")
+        cases = [
+            ("?token= before X-Consul-Token", f"?token={ro}", {"X-Consul-Token": mgmt}, refused),
+            ("X-Consul-Token before Bearer", "", {"X-Consul-Token": ro,
+                                                  "Authorization": "Bearer " + mgmt}, refused),
+            ("an empty ?token= is skipped", "?token=", {"X-Consul-Token": ro}, refused),
+            ("an empty X-Consul-Token is skipped", "", {"X-Consul-Token": "",
+                                                        "Authorization": "Bearer " + ro}, refused),
+            ("the Bearer scheme in any case", "", {"Authorization": "bEaReR " + ro}, refused),
+            ("another scheme is no token", "", {"Authorization": "Basic " + mgmt},
+             permission_text(ANONYMOUS_ACCESSOR, "key:write service/billing/put")),
+        ]
+        try:
+            for what, query, headers, text in cases:
+                resp = deny.client.request("PUT", "/v1/kv/service/billing/put" + query, "v",
+                                           headers)
+                self.assertEqual((resp.status, resp.text), (403, text), what)
+        finally:
+            deny.reset(("kv",))
+
+    def test_parked_queries_resolve_their_token_again(self):
+        """A blocking query resolves its token again when it wakes: a token
+        deleted while its query was parked gets 403 "ACL not found", and a
+        parked listing woken by a key the token may not read still leaves
+        it out."""
+        deny = self.servers["deny"]
+        token = deny.admin("PUT", "/v1/acl/token", {"Description": "parked",
+                                                    "Policies": [{"Name": "candidate"}]})
+
+        def park(path, secret):
+            """GET path?index=<its index now>&wait=20s on a thread of its own,
+            once the server counts it parked; join() answers."""
+            index = deny.request("GET", path, token=secret).header("X-Consul-Index")
+            got = []
+            sep = "&" if "?" in path else "?"
+            thread = threading.Thread(target=lambda: got.append(deny.server.request(
+                "GET", f"{path}{sep}index={index}&wait=20s", headers={"X-Consul-Token": secret},
+                timeout=30)))
+            thread.start()
+            poll_until(lambda: int(deny.admin("GET", "/v1/agent/self")["Stats"]["tenure"]
+                                   ["blocking_queries"]) >= 1, timeout=10,
+                       message=f"GET {path} never parked")
+
+            def join():
+                thread.join(timeout=30)
+                self.assertTrue(got, f"the parked GET {path} never answered")
+                return got[0]
+            return join
+
+        try:
+            answer = park("/v1/kv/service/billing/leader", token["SecretID"])
+            deny.admin("DELETE", "/v1/acl/token/" + token["AccessorID"])
+            deny.admin("PUT", "/v1/kv/service/billing/leader", "woken")
+            got = answer()
+            self.assertEqual((got.status, got.text), (403, "ACL not found"))
+
+            answer = park("/v1/kv/service/?recurse", deny.secrets["candidate"])
+            deny.admin("PUT", "/v1/kv/service/other/secret", "hidden")
+            got = answer()
+            self.assertEqual(got.status, 200, got.text)
+            self.assertEqual([e["Key"] for e in got.json()],
+                             ["service/billing/config", "service/billing/leader"])
+            self.assertEqual(got.header("X-Consul-Results-Filtered-By-Acls"), "true")
+        finally:
+            deny.reset(("kv", "tokens"))
 
 if __name__ == "__main__":
     unittest.main()
