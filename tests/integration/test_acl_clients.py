@@ -71,11 +71,21 @@ class AclClientsTest(SharedServerTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.tokens = {}
-        for name, rules in (("candidate", CANDIDATE_RULES), ("patroni", PATRONI_RULES)):
-            cls.admin("PUT", "/v1/acl/policy", {"Name": name, "Rules": rules})
-            cls.tokens[name] = cls.admin("PUT", "/v1/acl/token", {
-                "Description": name, "Policies": [{"Name": name}]})
+        try:
+            # The first leader writes the -acl-initial-management token just
+            # after it is elected: until then it is "ACL not found" (as in
+            # Consul).
+            poll_until(lambda: cls.server.request("GET", "/v1/acl/token/self", headers={
+                "X-Consul-Token": cls.MANAGEMENT}).status == 200, timeout=15,
+                message="the initial management token never worked")
+            cls.tokens = {}
+            for name, rules in (("candidate", CANDIDATE_RULES), ("patroni", PATRONI_RULES)):
+                cls.admin("PUT", "/v1/acl/policy", {"Name": name, "Rules": rules})
+                cls.tokens[name] = cls.admin("PUT", "/v1/acl/token", {
+                    "Description": name, "Policies": [{"Name": name}]})
+        except Exception:
+            cls.tearDownClass()
+            raise
 
     @classmethod
     def admin(cls, method, path, body=None):

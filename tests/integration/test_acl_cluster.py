@@ -79,6 +79,16 @@ class AclClusterTest(unittest.TestCase):
         except Exception:
             shutil.rmtree(cls.secrets_dir, ignore_errors=True)
             raise
+        # The first leader writes the -acl-initial-management token just
+        # after it is elected: until then it is "ACL not found" (as in Consul).
+        try:
+            for member in cls.cluster.members:
+                poll_until(lambda: call(member, "GET", "/v1/acl/token/self?stale",
+                                        token=MANAGEMENT).status == 200, timeout=15,
+                           message=f"the management token never worked on {member.http_addr}")
+        except Exception:
+            cls.tearDownClass()
+            raise
         cls.tokens = {}  # name -> the token as created
         cls.last_acl_index = 0
 

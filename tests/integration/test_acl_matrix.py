@@ -384,6 +384,16 @@ def permission_text(accessor, permission):
     return text
 
 
+def wait_for_management(server, secret):
+    """The first leader writes the -acl-initial-management token just after
+    it is elected, so a request right after DevServer.start may still find
+    no such secret ("ACL not found"), with Consul as with tenure."""
+    poll_until(lambda: server.request("GET", "/v1/acl/token/self",
+                                      headers={"X-Consul-Token": secret}).status == 200,
+               timeout=15, message=f"the initial management token never worked on "
+                                   f"{server.http_addr}")
+
+
 class MatrixServer:
     """One ACL server, its management secret and its fixture."""
 
@@ -404,6 +414,7 @@ class MatrixServer:
     def start(self):
         self.server.start()
         self.client = self.server.client(timeout=15.0)
+        wait_for_management(self.server, self.management)
 
     def close(self):
         if self.client is not None:
