@@ -2,8 +2,8 @@
 the server serves, each cell the answer Consul would give, run against real
 servers.
 
-Two servers run side by side, each with -acl-enabled, the same
--acl-initial-management secret and -node acl-node:
+Two servers run side by side, each with -acl-enabled, an
+-acl-initial-management secret of its own and -node acl-node:
   deny   -acl-default-policy deny (the docs' recommendation), and
          -acl-token-min-expiration-ttl 1s for the expired token;
   allow  -acl-default-policy allow (Consul's default) and
@@ -452,7 +452,6 @@ class MatrixServer:
         self.admin("PUT", "/v1/txn", ops)
 
     def build_fixture(self):
-        self.anonymous_accessor = ANONYMOUS_ACCESSOR
         self.accessors = {}
         self.secrets = {}
         for name, rules in POLICIES.items():
