@@ -233,7 +233,10 @@ void Api::AclTokenRead(const CallPtr& call) {
     const state::AclTable& table = server_.store().acl();
     const state::AclToken* token = nullptr;
     if (self) {
-      // The caller holds this token's secret: it may see it, and nothing else.
+      // The caller holds this token's secret: it may see it, and nothing
+      // else. Without a secret there is no token of its own to show (Consul
+      // looks the empty secret up and finds none).
+      if (!call->caller.sent_token) return ErrorResponse(consul::AclNotFound());
       token = table.FindToken(call->caller.accessor_id());
     } else {
       if (acl::Decision d = call->caller.can().AclRead(); !d.allowed()) {

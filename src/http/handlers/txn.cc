@@ -64,14 +64,16 @@ std::vector<state::TxnError> DeniedOps(const Call& call, const std::vector<state
 }
 
 // Results the caller may not read are left out, as Consul's FilterTxnResults.
-HttpResponse FilteredTxnResponse(const Call& call, state::TxnOutcome outcome) {
+// Only a read-only transaction says so (Consul's write answers carry no
+// query meta).
+HttpResponse FilteredTxnResponse(const Call& call, state::TxnOutcome outcome, bool read_only) {
   std::size_t removed = 0;
   if (!call.caller.unrestricted) {
     removed = acl::EraseUnreadableKeys(call.caller.can(), outcome.results,
                                        [](const state::TxnResultEntry& r) { return r.entry.key; });
   }
   HttpResponse response = TxnResponse(outcome);
-  MarkFiltered(call, removed, &response);
+  if (read_only) MarkFiltered(call, removed, &response);
   return response;
 }
 
@@ -105,7 +107,7 @@ void Api::Txn(const CallPtr& call) {
         call->ReplyError(size);
         return;
       }
-      HttpResponse response = FilteredTxnResponse(*call, server_.store().ReadTxn(ops));
+      HttpResponse response = FilteredTxnResponse(*call, server_.store().ReadTxn(ops), true);
       response.headers.emplace_back("X-Consul-KnownLeader",
                                     server_.KnownLeader() ? "true" : "false");
       response.headers.emplace_back("X-Consul-LastContact",
@@ -136,7 +138,7 @@ void Api::Txn(const CallPtr& call) {
       call->ReplyError(result.status);
       return;
     }
-    call->Reply(FilteredTxnResponse(*call, result.txn));
+    call->Reply(FilteredTxnResponse(*call, result.txn, false));
   });
 }
 
