@@ -32,6 +32,17 @@ std::string Describe(const Result<net::ClientResponse>& result) {
   return "HTTP " + std::to_string(result->status) + ": " + result->body;
 }
 
+// A 403 (the token may not write the election's keys, or is unknown) is
+// an answer no retry changes: the campaign ends with it, as `consul lock`
+// gives up, instead of trying for ever in silence.
+bool IsRefusedByAcl(const Result<net::ClientResponse>& result) {
+  return result.ok() && result->status == 403;
+}
+
+Status AclRefusal(const net::ClientResponse& response) {
+  return Status::PermissionDenied("Unexpected response code: 403 (" + response.body + ")");
+}
+
 bool IsInvalidSession(const Result<net::ClientResponse>& result) {
   return result.ok() && result->status == 500 &&
          result->body.find("invalid session") != std::string::npos;
@@ -233,6 +244,10 @@ void Election::RegisterCandidate() {
                                           candidate](Result<net::ClientResponse> result) {
     impl_->campaign_req = 0;
     if (!impl_->campaigning) return;
+    if (IsRefusedByAcl(result)) {
+      FinishCampaign(AclRefusal(*result));
+      return;
+    }
     if (result.ok() && result->status == 200 && result->body.find("true") != std::string::npos) {
       AttemptAcquire();
       return;
@@ -263,6 +278,10 @@ void Election::AttemptAcquire() {
   impl_->campaign_req = SendAcquire(LeaderKey(), [this](Result<net::ClientResponse> result) {
     impl_->campaign_req = 0;
     if (!impl_->campaigning) return;
+    if (IsRefusedByAcl(result)) {
+      FinishCampaign(AclRefusal(*result));
+      return;
+    }
     if (!result.ok() || result->status != 200) {
       After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
       return;
@@ -283,6 +302,10 @@ void Election::CampaignWait(std::uint64_t index) {
       Send("GET", target, "", timeout, {}, [this, index](Result<net::ClientResponse> got) {
         impl_->campaign_req = 0;
         if (!impl_->campaigning) return;
+        if (IsRefusedByAcl(got)) {
+          FinishCampaign(AclRefusal(*got));
+          return;
+        }
         auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
         if (!info.ok()) {
           After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
