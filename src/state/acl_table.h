@@ -136,7 +136,12 @@ class AclTable {
   Status Apply(const AclTokenSet& c, LogIndex index, UnixMs now);
   Status Apply(const AclTokenDelete& c, LogIndex index, UnixMs now);
 
-  bool empty() const { return policies_.empty() && tokens_.empty() && bootstrap_index_.is_none(); }
+  // Never changed: no object and no index. A table whose objects were all
+  // deleted still has its indexes, which a snapshot must carry.
+  bool empty() const {
+    return policies_.empty() && tokens_.empty() && bootstrap_index_.is_none() &&
+           policies_index_.is_none() && tokens_index_.is_none();
+  }
   // Snapshot section (docs/formats.md, version 4) and its checks.
   void Encode(ByteWriter& w) const;
   static AclTable Decode(ByteReader& r);
