@@ -54,8 +54,8 @@ struct KvEntry {
   // Consul's LockIndex: how many times a new holder acquired the key. It
   // restarts at 1 when the key is deleted and re-created.
   std::uint64_t lock_index = 0;
-  // Holder's session id, "" when unlocked.
-  std::string session;
+  // Holder's session id, empty when unlocked.
+  SessionId session;
   // tenure's fencing token: the raft index of the grant that made `session`
   // the holder; 0 when unlocked. Raft indexes only grow, so every grant of
   // any lock gets a token larger than every earlier grant's, also after the
@@ -72,7 +72,7 @@ struct ServiceCheck {
 };
 
 struct Session {
-  std::string id;  // 36-char lowercase UUID, chosen by the leader
+  SessionId id;  // 36-char lowercase UUID, chosen by the leader
   std::string name;
   std::string node;
   DurationNs lock_delay_ns = 0;  // as stored; the applied delay is capped (limits.h)

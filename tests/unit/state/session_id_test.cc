@@ -1,6 +1,6 @@
 // state::SessionId: a session id that no other string turns into, nor it
-// into them; ordered and hashed as its string, and printed by gtest and fmt
-// (unit/common/type_printers.h).
+// into them; ordered and hashed as its string, encoded as its string's
+// bytes, and printed by gtest and fmt (unit/common/type_printers.h).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <unordered_set>
 
+#include "common/coding.h"
+#include "state/codec.h"
 #include "state/types.h"
 #include "unit/common/type_printers.h"
 
@@ -71,6 +73,22 @@ TEST(SessionIdTest, PrintsForGtestStreamsAndFmt) {
   os << SessionId("ab-12");
   EXPECT_EQ(os.str(), "ab-12");
   EXPECT_EQ(fmt::format("{} {:?}", SessionId("ab-12"), SessionId("q\"")), "ab-12 \"q\\\"\"");
+}
+
+// The log and the snapshots hold the string's bytes, as before the type.
+TEST(SessionIdTest, EncodesAsItsStringsBytes) {
+  const std::string text("00000000-0000-4000-8000-00000000000a\0\xff", 38);
+  std::string typed;
+  std::string plain;
+  ByteWriter typed_writer(&typed);
+  ByteWriter plain_writer(&plain);
+  EncodeSessionId(SessionId(text), typed_writer);
+  plain_writer.PutBytes(text);
+  EXPECT_EQ(typed, plain);
+  ByteReader r(typed);
+  EXPECT_EQ(DecodeSessionId(r), SessionId(text));
+  EXPECT_TRUE(r.done());
+  EXPECT_FALSE(r.failed());
 }
 
 }  // namespace
