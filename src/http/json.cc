@@ -207,7 +207,7 @@ std::size_t KvEntrySize(const state::KvEntry& entry, bool with_value) {
   }
   if (!entry.session.empty()) {
     constexpr std::string_view kLocked = ",\"Session\":,\"Fence\":";
-    size += kLocked.size() + StringSize(entry.session) + UintSize(entry.fence.value());
+    size += kLocked.size() + StringSize(entry.session.view()) + UintSize(entry.fence.value());
   }
   return size;
 }
@@ -229,7 +229,7 @@ void AppendKvEntry(std::string* out, const state::KvEntry& entry, bool with_valu
   }
   if (!entry.session.empty()) {
     *out += ",\"Session\":";
-    AppendString(out, entry.session);
+    AppendString(out, entry.session.view());
     *out += ",\"Fence\":";
     AppendUint(out, entry.fence.value());
   }
@@ -242,7 +242,7 @@ void AppendKvEntry(std::string* out, const state::KvEntry& entry, bool with_valu
 
 void AppendSession(std::string* out, const state::Session& s) {
   *out += "{\"ID\":";
-  AppendString(out, s.id);
+  AppendString(out, s.id.view());
   *out += ",\"Name\":";
   AppendString(out, s.name);
   *out += ",\"Node\":";

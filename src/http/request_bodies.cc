@@ -221,7 +221,7 @@ Result<ParsedTxn> ParseTxn(const std::string& body) {
     }
     if (const Json* session = Field(*kv, "Session"); session && !session->is_null()) {
       if (!session->is_string()) return ParseFailed("Session must be a string");
-      op.session = session->get<std::string>();
+      op.session = state::SessionId(session->get<std::string>());
     }
     auto verb = state::ParseTxnVerb(verb_name);
     if (!verb) {
@@ -245,6 +245,11 @@ Status CheckSessionId(std::string_view id) {
     if (dash ? c != '-' : !hex) return consul::InvalidUuid(id);
   }
   return Status();
+}
+
+Result<state::SessionId> ParseSessionId(std::string_view id) {
+  TENURE_RETURN_IF_ERROR(CheckSessionId(id));
+  return state::SessionId(std::string(id));
 }
 
 }  // namespace tenure::http

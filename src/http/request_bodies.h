@@ -29,5 +29,7 @@ Result<ParsedTxn> ParseTxn(const std::string& body);
 // The session id in a path: present (Consul's `Missing session`) and shaped
 // like a UUID (go-memdb's UUIDFieldIndex texts).
 Status CheckSessionId(std::string_view id);
+// The same check, and the id as the state knows it when it passes.
+Result<state::SessionId> ParseSessionId(std::string_view id);
 
 }  // namespace tenure::http

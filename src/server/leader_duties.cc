@@ -57,46 +57,46 @@ void LeaderDuties::OnCommitted(const SessionChange& change, MonoMs now_ms) {
   if (!change.destroyed_id.empty()) OnSessionDestroyed(change.destroyed_id);
 }
 
-void LeaderDuties::OnSessionCreated(const std::string& session_id, DurationNs ttl_ns,
+void LeaderDuties::OnSessionCreated(const state::SessionId& session_id, DurationNs ttl_ns,
                                     MonoMs now_ms) {
   if (leading_) timers_.Arm(session_id, ttl_ns, now_ms);
 }
 
-void LeaderDuties::OnSessionDestroyed(std::string_view session_id) {
+void LeaderDuties::OnSessionDestroyed(const state::SessionId& session_id) {
   timers_.Disarm(session_id);
   ExpiryResolved(session_id);
 }
 
-Status LeaderDuties::Renew(std::string_view session_id, const state::Session* session,
+Status LeaderDuties::Renew(const state::SessionId& session_id, const state::Session* session,
                            MonoMs now_ms) {
   TENURE_RETURN_IF_ERROR(ConfirmRenewal(session_id, session));
   timers_.Arm(session->id, session->ttl_ns, now_ms);
   return Status::Ok();
 }
 
-Status LeaderDuties::ConfirmRenewal(std::string_view session_id,
+Status LeaderDuties::ConfirmRenewal(const state::SessionId& session_id,
                                     const state::Session* session) const {
   if (!leading_) return consul::NoClusterLeader();
   if (session == nullptr || IsExpiring(session_id)) {
     // Consul's text, which clients match on.
-    return consul::SessionNotFound(session_id);
+    return consul::SessionNotFound(session_id.view());
   }
   return Status::Ok();
 }
 
-std::vector<std::string> LeaderDuties::DueExpiries(MonoMs now_ms) {
-  std::vector<std::pair<MonoMs, std::string>> due;
+std::vector<state::SessionId> LeaderDuties::DueExpiries(MonoMs now_ms) {
+  std::vector<std::pair<MonoMs, state::SessionId>> due;
   // TakeDue disarms; the deadline itself is only needed to merge the orders.
   while (std::optional<MonoMs> next = timers_.NextDeadline()) {
     if (*next > now_ms) break;
-    for (std::string& id : timers_.TakeDue(*next)) due.emplace_back(*next, std::move(id));
+    for (state::SessionId& id : timers_.TakeDue(*next)) due.emplace_back(*next, std::move(id));
   }
   while (!retries_.empty() && retries_.begin()->first <= now_ms) {
     due.push_back(*retries_.begin());
     retries_.erase(retries_.begin());
   }
   std::stable_sort(due.begin(), due.end());
-  std::vector<std::string> ids;
+  std::vector<state::SessionId> ids;
   ids.reserve(due.size());
   for (auto& [at_ms, id] : due) {
     expiring_.insert(id);
@@ -105,7 +105,7 @@ std::vector<std::string> LeaderDuties::DueExpiries(MonoMs now_ms) {
   return ids;
 }
 
-void LeaderDuties::ExpiryResolved(std::string_view session_id) {
+void LeaderDuties::ExpiryResolved(const state::SessionId& session_id) {
   auto it = expiring_.find(session_id);
   if (it == expiring_.end()) return;
   expiring_.erase(it);
@@ -117,12 +117,12 @@ void LeaderDuties::ExpiryResolved(std::string_view session_id) {
   }
 }
 
-void LeaderDuties::ExpiryFailed(const std::string& session_id, MonoMs now_ms) {
+void LeaderDuties::ExpiryFailed(const state::SessionId& session_id, MonoMs now_ms) {
   if (!leading_ || !IsExpiring(session_id)) return;
   retries_.insert({now_ms + kExpiryRetryMs, session_id});
 }
 
-bool LeaderDuties::IsExpiring(std::string_view session_id) const {
+bool LeaderDuties::IsExpiring(const state::SessionId& session_id) const {
   return expiring_.find(session_id) != expiring_.end();
 }
 
@@ -147,7 +147,7 @@ std::optional<state::ApplyResult> LeaderDuties::RefuseBeforeProposing(
     return lock_delays_.Blocks(key, now_ms) ||
            (replicated_lock_delay && replicated_lock_delay(key));
   };
-  auto expiring = [&](std::string_view id) { return IsExpiring(id); };
+  auto expiring = [&](const state::SessionId& id) { return IsExpiring(id); };
   if (const auto* acquire = std::get_if<state::KvAcquire>(&body)) {
     std::optional<state::AcquireRefusal> early =
         state::RefuseAcquire(acquire->key, acquire->session, lock_delayed, expiring);
@@ -163,7 +163,7 @@ std::optional<state::ApplyResult> LeaderDuties::RefuseBeforeProposing(
       const state::TxnOp& op = txn->ops[i];
       if (op.verb == state::TxnVerb::kLock && !op.session.empty() && expiring(op.session)) {
         refused.txn.errors.push_back(
-            {i, std::string(consul::AcquireInvalidSession(op.session).message())});
+            {i, std::string(consul::AcquireInvalidSession(op.session.view()).message())});
         return refused;
       }
     }

@@ -40,9 +40,9 @@ namespace tenure::server {
 // What a command changes in the timers once it commits, worked out before
 // it is proposed (the body is moved into the command).
 struct SessionChange {
-  std::string created_id;  // a SessionCreate's session, with its TTL
+  state::SessionId created_id;  // a SessionCreate's session, with its TTL
   DurationNs created_ttl_ns = 0;
-  std::string destroyed_id;  // a SessionDestroy's session
+  state::SessionId destroyed_id;  // a SessionDestroy's session
   bool empty() const { return created_id.empty() && destroyed_id.empty(); }
 };
 // What an applied command did to the sessions table (state::ApplyResult).
@@ -76,32 +76,32 @@ class LeaderDuties {
   // A proposal of this node committed: arms a created session (when
   // leading), forgets a destroyed one.
   void OnCommitted(const SessionChange& change, MonoMs now_ms);
-  void OnSessionCreated(const std::string& session_id, DurationNs ttl_ns, MonoMs now_ms);
-  void OnSessionDestroyed(std::string_view session_id);
+  void OnSessionCreated(const state::SessionId& session_id, DurationNs ttl_ns, MonoMs now_ms);
+  void OnSessionDestroyed(const state::SessionId& session_id);
   // Answers a renewal from memory. `session` is the Store's (null if none).
   // kNotLeader unless leading; kNotFound (Consul's text) if the session does
   // not exist or is expiring; otherwise its deadline moves to a full
   // TTL x multiplier from now.
-  Status Renew(std::string_view session_id, const state::Session* session, MonoMs now_ms);
+  Status Renew(const state::SessionId& session_id, const state::Session* session, MonoMs now_ms);
   // The second half of a renewal: a barrier proposed after Renew has
   // committed, so this node still led a majority after the renewal arrived
   // and no successor can have armed the session before then (decision
   // 0011). The renewal stands unless the session is gone or expiring
   // meanwhile, with Renew's answers; nothing is re-armed.
-  Status ConfirmRenewal(std::string_view session_id, const state::Session* session) const;
+  Status ConfirmRenewal(const state::SessionId& session_id, const state::Session* session) const;
 
   // --- Expiry -----------------------------------------------------------
   // Sessions whose deadline (or retry) is at or before now, earliest first.
   // They are expiring from now on: propose SessionDestroy{expired} for each
   // and report the outcome with ExpiryResolved or ExpiryFailed.
-  std::vector<std::string> DueExpiries(MonoMs now_ms);
+  std::vector<state::SessionId> DueExpiries(MonoMs now_ms);
   // The SessionDestroy committed, or this node will not propose it (the
   // session is gone, leadership was lost): the session is no longer expiring.
-  void ExpiryResolved(std::string_view session_id);
+  void ExpiryResolved(const state::SessionId& session_id);
   // The proposal failed while this node still leads: the session stays
   // expiring and comes back from DueExpiries kExpiryRetryMs from now.
-  void ExpiryFailed(const std::string& session_id, MonoMs now_ms);
-  bool IsExpiring(std::string_view session_id) const;
+  void ExpiryFailed(const state::SessionId& session_id, MonoMs now_ms);
+  bool IsExpiring(const state::SessionId& session_id) const;
   // The earliest time DueExpiries has something to return; nullopt if never.
   std::optional<MonoMs> NextDeadline() const;
 
@@ -130,9 +130,9 @@ class LeaderDuties {
   bool leading_ = false;
   SessionTimers timers_;
   LockDelayGuard lock_delays_;
-  std::set<std::string, std::less<>> expiring_;
+  std::set<state::SessionId> expiring_;
   // (retry time, id) for expiries whose proposal failed; ids also in expiring_.
-  std::set<std::pair<MonoMs, std::string>> retries_;
+  std::set<std::pair<MonoMs, state::SessionId>> retries_;
 };
 
 }  // namespace tenure::server

@@ -207,7 +207,7 @@ void Server::IssueBarrier() {
   barrier_waiters_.clear();
 }
 
-void Server::Renew(std::string_view session_id, RenewDone done) {
+void Server::Renew(const state::SessionId& session_id, RenewDone done) {
   const state::Session* session = store_.FindSession(session_id);
   Status renewed = IsLeader() ? duties_.Renew(session_id, session, clock_.NowMonoMs())
                               : consul::NoClusterLeader();
@@ -215,7 +215,7 @@ void Server::Renew(std::string_view session_id, RenewDone done) {
   ScheduleDuties();
   if (node_->SoleVoter()) return done(session);  // nobody else can have been elected
   std::weak_ptr<bool> alive = alive_;
-  Barrier([this, alive, id = std::string(session_id), done = std::move(done)](Status status) {
+  Barrier([this, alive, id = session_id, done = std::move(done)](Status status) {
     if (alive.expired() || !*alive.lock()) return done(Status::Unavailable("shutting down"));
     if (!status.ok()) return done(status);
     const state::Session* current = store_.FindSession(id);
@@ -226,16 +226,17 @@ void Server::Renew(std::string_view session_id, RenewDone done) {
   });
 }
 
-bool Server::IsExpiring(std::string_view session_id) const {
+bool Server::IsExpiring(const state::SessionId& session_id) const {
   return duties_.IsExpiring(session_id);
 }
 
-std::string Server::NewSessionId() {
+state::SessionId Server::NewSessionId() {
   for (;;) {
     std::uint64_t a = random_();
     std::uint64_t b = random_();
-    std::string id = fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
-                                 a & 0xffff, b >> 48, b & 0xffffffffffffull);
+    state::SessionId id(fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32,
+                                    (a >> 16) & 0xffff, a & 0xffff, b >> 48,
+                                    b & 0xffffffffffffull));
     if (store_.FindSession(id) == nullptr) return id;
   }
 }
@@ -548,7 +549,7 @@ void Server::ScheduleDuties() {
 }
 
 void Server::RunDuties() {
-  for (const std::string& session_id : duties_.DueExpiries(clock_.NowMonoMs())) {
+  for (const state::SessionId& session_id : duties_.DueExpiries(clock_.NowMonoMs())) {
     ExpireSession(session_id);
   }
   ScheduleDuties();
@@ -556,13 +557,13 @@ void Server::RunDuties() {
 
 // The session is already expiring (DueExpiries): no renewal or acquire
 // passes while its SessionDestroy is on its way.
-void Server::ExpireSession(const std::string& session_id) {
+void Server::ExpireSession(const state::SessionId& session_id) {
   if (!IsLeader() || store_.FindSession(session_id) == nullptr) {
     duties_.ExpiryResolved(session_id);
     return;
   }
   std::fprintf(stderr, "tenure: session %s expired (TTL passed without renewal)\n",
-               session_id.c_str());
+               session_id.str().c_str());
   std::weak_ptr<bool> alive = alive_;
   Propose(state::SessionDestroy{session_id, state::DestroyReason::kExpired},
           [this, alive, session_id](Result<state::ApplyResult> result) {

@@ -107,12 +107,12 @@ class Server {
   // kNotLeader if this server cannot renew. The pointer is valid in `done`,
   // which runs before Renew returns unless a barrier is needed.
   using RenewDone = std::function<void(Result<const state::Session*>)>;
-  void Renew(std::string_view session_id, RenewDone done);
+  void Renew(const state::SessionId& session_id, RenewDone done);
   // True once the leader has decided the session expired, until the
   // SessionDestroy commits; such a session may not acquire anything.
-  bool IsExpiring(std::string_view session_id) const;
+  bool IsExpiring(const state::SessionId& session_id) const;
   // A fresh random session id not used by any existing session.
-  std::string NewSessionId();
+  state::SessionId NewSessionId();
 
   // ACLs (docs/acl.md). The caller a request's secret names ("" = none),
   // or Consul's 403 "ACL not found".
@@ -173,7 +173,7 @@ class Server {
  private:
   void OnApplied();
   void OnLeadership(bool is_leader);
-  void ExpireSession(const std::string& session_id);
+  void ExpireSession(const state::SessionId& session_id);
   // Leader with ACLs on: writes the built-ins and the initial management
   // token when they are missing (AclSetup), retried every second.
   void EnsureAclSetup();

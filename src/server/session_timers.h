@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/types.h"
+#include "state/types.h"
 
 namespace tenure::server {
 
@@ -30,25 +31,25 @@ class SessionTimers {
 
   // Arms (or re-arms) the session's deadline at now + ttl x multiplier, the
   // TTL rounded up to whole ms (late, never early). A zero TTL is never armed.
-  void Arm(const std::string& session_id, DurationNs ttl_ns, MonoMs now_ms);
-  void Disarm(std::string_view session_id);
+  void Arm(const state::SessionId& session_id, DurationNs ttl_ns, MonoMs now_ms);
+  void Disarm(const state::SessionId& session_id);
   void Clear();
-  bool armed(std::string_view session_id) const;
+  bool armed(const state::SessionId& session_id) const;
   std::size_t size() const { return deadlines_.size(); }
   // Milliseconds from now until the session's deadline, or -1 if not armed.
-  MonoMs RemainingMs(std::string_view session_id, MonoMs now_ms) const;
+  MonoMs RemainingMs(const state::SessionId& session_id, MonoMs now_ms) const;
 
   // The earliest deadline, if any.
   std::optional<MonoMs> NextDeadline() const;
   // Disarms and returns every session whose deadline is at or before now,
   // earliest first.
-  std::vector<std::string> TakeDue(MonoMs now_ms);
+  std::vector<state::SessionId> TakeDue(MonoMs now_ms);
 
  private:
   int ttl_multiplier_;
-  std::unordered_map<std::string, MonoMs> deadlines_;
-  // (deadline, id) in time order; the view points at deadlines_'s key, which
-  // is stable for the node's life.
+  std::unordered_map<state::SessionId, MonoMs> deadlines_;
+  // (deadline, id) in time order, ties by id; the view is of deadlines_'s
+  // key, which is stable for the node's life.
   std::set<std::pair<MonoMs, std::string_view>> queue_;
 };
 

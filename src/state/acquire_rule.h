@@ -26,13 +26,13 @@ struct AcquireRefusal {
   Status error;               // the session's error, HTTP 500
 };
 template <typename LockDelayed, typename SessionInvalid>
-std::optional<AcquireRefusal> RefuseAcquire(std::string_view key, std::string_view session,
+std::optional<AcquireRefusal> RefuseAcquire(std::string_view key, const SessionId& session,
                                             LockDelayed&& lock_delayed,
                                             SessionInvalid&& session_invalid) {
   if (lock_delayed(key)) return AcquireRefusal{true, Status()};
   if (session.empty()) return AcquireRefusal{false, consul::AcquireMissingSession()};
   if (session_invalid(session))
-    return AcquireRefusal{false, consul::AcquireInvalidSession(session)};
+    return AcquireRefusal{false, consul::AcquireInvalidSession(session.view())};
   return std::nullopt;
 }
 

@@ -23,7 +23,7 @@ void EncodeKvEntry(const KvEntry& entry, ByteWriter& w) {
   w.PutIndex(entry.create_index);
   w.PutIndex(entry.modify_index);
   w.PutVarint(entry.lock_index);
-  w.PutBytes(entry.session);
+  EncodeSessionId(entry.session, w);
   w.PutIndex(entry.fence);
 }
 
@@ -35,13 +35,13 @@ KvEntry DecodeKvEntry(ByteReader& r) {
   entry.create_index = r.GetIndex();
   entry.modify_index = r.GetIndex();
   entry.lock_index = r.GetVarint();
-  entry.session = r.GetString();
+  entry.session = DecodeSessionId(r);
   entry.fence = r.GetIndex();
   return entry;
 }
 
 void EncodeSession(const Session& s, ByteWriter& w) {
-  w.PutBytes(s.id);
+  EncodeSessionId(s.id, w);
   w.PutBytes(s.name);
   w.PutBytes(s.node);
   w.PutSignedVarint(s.lock_delay_ns);
@@ -63,7 +63,7 @@ void EncodeSession(const Session& s, ByteWriter& w) {
 
 Session DecodeSession(ByteReader& r) {
   Session s;
-  s.id = r.GetString();
+  s.id = DecodeSessionId(r);
   s.name = r.GetString();
   s.node = r.GetString();
   s.lock_delay_ns = r.GetSignedVarint();
@@ -92,7 +92,7 @@ void EncodeTxnOp(const TxnOp& op, ByteWriter& w) {
   w.PutBytes(op.value);
   w.PutVarint(op.flags);
   w.PutIndex(op.index);
-  w.PutBytes(op.session);
+  EncodeSessionId(op.session, w);
 }
 
 TxnOp DecodeTxnOp(ByteReader& r) {
@@ -104,7 +104,7 @@ TxnOp DecodeTxnOp(ByteReader& r) {
   op.value = r.GetString();
   op.flags = r.GetVarint();
   op.index = r.GetIndex();
-  op.session = r.GetString();
+  op.session = DecodeSessionId(r);
   return op;
 }
 

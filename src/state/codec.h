@@ -8,6 +8,11 @@
 
 namespace tenure::state {
 
+// A session id is written as its string's bytes, as before it had a type of
+// its own: the log and snapshot formats do not know the difference.
+inline void EncodeSessionId(const SessionId& id, ByteWriter& w) { w.PutBytes(id.view()); }
+inline SessionId DecodeSessionId(ByteReader& r) { return SessionId(r.GetString()); }
+
 void EncodeKvEntry(const KvEntry& entry, ByteWriter& w);
 KvEntry DecodeKvEntry(ByteReader& r);
 

@@ -162,6 +162,7 @@ constexpr Tag kTagOf<AclTokenDelete> = Tag::kAclTokenDelete;
 struct FieldWriter {
   ByteWriter& w;
   void operator()(const std::string& v) { w.PutBytes(v); }
+  void operator()(const SessionId& v) { EncodeSessionId(v, w); }
   void operator()(std::uint64_t v) { w.PutVarint(v); }
   void operator()(LogIndex v) { w.PutIndex(v); }
   void operator()(bool v) { w.PutBool(v); }
@@ -183,6 +184,7 @@ struct FieldWriter {
 struct FieldReader {
   ByteReader& r;
   void operator()(std::string& v) { v = r.GetString(); }
+  void operator()(SessionId& v) { v = DecodeSessionId(r); }
   void operator()(std::uint64_t& v) { v = r.GetVarint(); }
   void operator()(LogIndex& v) { v = r.GetIndex(); }
   void operator()(bool& v) { v = r.GetBool(); }

@@ -42,7 +42,7 @@ struct KvAcquire {
   std::string key;
   std::string value;
   std::uint64_t flags = 0;
-  std::string session;
+  SessionId session;  // empty: Consul's `missing session`
   bool operator==(const KvAcquire&) const = default;
 };
 
@@ -51,7 +51,7 @@ struct KvRelease {
   std::string key;
   std::string value;
   std::uint64_t flags = 0;
-  std::string session;
+  SessionId session;
   bool operator==(const KvRelease&) const = default;
 };
 
@@ -78,7 +78,7 @@ enum class DestroyReason : std::uint8_t { kDestroyed = 0, kExpired = 1 };
 
 // PUT /v1/session/destroy/<id>, or the leader's TTL timer firing.
 struct SessionDestroy {
-  std::string id;
+  SessionId id;
   DestroyReason reason = DestroyReason::kDestroyed;
   bool operator==(const SessionDestroy&) const = default;
 };

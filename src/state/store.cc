@@ -31,7 +31,7 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
         } else if constexpr (std::is_same_v<T, KvAcquire>) {
           if (std::optional<AcquireRefusal> refused = RefuseAcquire(
                   c.key, c.session, [this](std::string_view key) { return InLockDelay(key); },
-                  [this](std::string_view id) { return FindSession(id) == nullptr; })) {
+                  [this](const SessionId& id) { return FindSession(id) == nullptr; })) {
             outcome.ok = false;
             outcome.error = refused->error;
             result.lock_delayed = refused->lock_delayed;
@@ -186,7 +186,7 @@ LogIndex Store::PrefixIndex(std::string_view prefix) const {
 
 // --- Sessions ---------------------------------------------------------------
 
-const Session* Store::FindSession(std::string_view id) const {
+const Session* Store::FindSession(const SessionId& id) const {
   auto it = sessions_.find(id);
   return it == sessions_.end() ? nullptr : &it->second;
 }
@@ -206,7 +206,7 @@ std::vector<const Session*> Store::NodeSessions(std::string_view node) const {
   return out;
 }
 
-const std::set<std::string>* Store::HeldKeys(std::string_view session_id) const {
+const std::set<std::string>* Store::HeldKeys(const SessionId& session_id) const {
   auto it = held_.find(session_id);
   return it == held_.end() ? nullptr : &it->second;
 }

@@ -41,9 +41,9 @@ struct ApplyResult {
   TxnOutcome txn;             // Txn commands
   // What this apply did to the sessions table, for the leader's session
   // timers: they follow what was applied, not what was proposed.
-  std::string session_created;  // the id of a session created, "" if none
+  SessionId session_created;  // the id of a session created, empty if none
   DurationNs session_created_ttl_ns = 0;
-  std::string session_destroyed;  // the id a SessionDestroy ended (known or not)
+  SessionId session_destroyed;  // the id a SessionDestroy ended (known or not)
 };
 
 // What an apply touched, for waking blocking queries.
@@ -82,13 +82,13 @@ class Store {
   TxnOutcome ReadTxn(const std::vector<TxnOp>& ops) const;
 
   // --- Sessions -------------------------------------------------------------
-  const Session* FindSession(std::string_view id) const;
+  const Session* FindSession(const SessionId& id) const;
   std::vector<const Session*> ListSessions() const;  // by id
   std::vector<const Session*> NodeSessions(std::string_view node) const;
   LogIndex sessions_index() const { return sessions_index_; }
   std::size_t session_count() const { return sessions_.size(); }
   // Keys currently held by a session.
-  const std::set<std::string>* HeldKeys(std::string_view session_id) const;
+  const std::set<std::string>* HeldKeys(const SessionId& session_id) const;
 
   // --- Time and lock-delay --------------------------------------------------
   // The replicated clock: the largest now_ms of any applied command, so it
@@ -175,9 +175,9 @@ class Store {
   KvOutcome CasKv(const std::string& key, const std::string& value, std::uint64_t flags,
                   LogIndex cas_index, LogIndex index);
   KvOutcome AcquireKv(const std::string& key, const std::string& value, std::uint64_t flags,
-                      const std::string& session, LogIndex index);
+                      const SessionId& session, LogIndex index);
   KvOutcome ReleaseKv(const std::string& key, const std::string& value, std::uint64_t flags,
-                      const std::string& session, LogIndex index);
+                      const SessionId& session, LogIndex index);
   bool DeleteKvCas(const std::string& key, LogIndex cas_index, LogIndex index);
   void DeleteKvTree(std::string_view prefix, LogIndex index);
 
@@ -186,8 +186,8 @@ class Store {
   void PutEntry(KvEntry entry, LogIndex index);
   // Deletes `key` at `index`, leaving a tombstone. Returns true if it existed.
   bool DeleteEntry(std::string_view key, LogIndex index);
-  void SetHolder(const std::string& key, const std::string& old_session,
-                 const std::string& new_session);
+  void SetHolder(const std::string& key, const SessionId& old_session,
+                 const SessionId& new_session);
   // True while `key` is inside a lock-delay window; forgets expired windows.
   bool InLockDelay(std::string_view key);
   void RememberForRollback(std::string_view key);
@@ -204,9 +204,9 @@ class Store {
 
   std::map<std::string, KvEntry, std::less<>> kv_;
   std::map<std::string, LogIndex, std::less<>> tombstones_;  // deleted key -> delete index
-  std::map<std::string, Session, std::less<>> sessions_;
+  std::map<SessionId, Session> sessions_;
   // session id -> keys it holds (derived from kv_, kept for O(held) invalidation)
-  std::map<std::string, std::set<std::string>, std::less<>> held_;
+  std::map<SessionId, std::set<std::string>> held_;
   std::map<std::string, UnixMs, std::less<>> lock_delays_;  // key -> window end
   std::map<std::uint64_t, Member> members_;
   LogIndex kv_index_;

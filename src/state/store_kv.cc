@@ -14,7 +14,7 @@ namespace {
 // Consul's DirEntry.Equal for no-op detection (Consul >= 1.6): a write whose
 // result equals the stored entry changes nothing and wakes nobody.
 bool SameContent(const KvEntry& stored, std::uint64_t lock_index, std::uint64_t flags,
-                 const std::string& value, const std::string& session) {
+                 const std::string& value, const SessionId& session) {
   return stored.lock_index == lock_index && stored.flags == flags && stored.value == value &&
          stored.session == session;
 }
@@ -54,7 +54,7 @@ Store::KvOutcome Store::CasKv(const std::string& key, const std::string& value, 
 }
 
 Store::KvOutcome Store::AcquireKv(const std::string& key, const std::string& value,
-                                  std::uint64_t flags, const std::string& session, LogIndex index) {
+                                  std::uint64_t flags, const SessionId& session, LogIndex index) {
   KvOutcome outcome;
   // A single acquire passed RefuseAcquire already; a txn's lock op meets
   // the same session half of the rule here, in op order.
@@ -63,7 +63,7 @@ Store::KvOutcome Store::AcquireKv(const std::string& key, const std::string& val
     return outcome;
   }
   if (FindSession(session) == nullptr) {
-    outcome.error = consul::AcquireInvalidSession(session);
+    outcome.error = consul::AcquireInvalidSession(session.view());
     return outcome;
   }
   std::uint64_t lock_index = 1;
@@ -100,7 +100,7 @@ Store::KvOutcome Store::AcquireKv(const std::string& key, const std::string& val
 // Release never checks that the session exists (Consul's kvsUnlockTxn): an
 // operator who knows the id can always free the key.
 Store::KvOutcome Store::ReleaseKv(const std::string& key, const std::string& value,
-                                  std::uint64_t flags, const std::string& session, LogIndex index) {
+                                  std::uint64_t flags, const SessionId& session, LogIndex index) {
   KvOutcome outcome;
   if (session.empty()) {
     outcome.error = Status::Internal("missing session");
@@ -149,7 +149,7 @@ void Store::PutEntry(KvEntry entry, LogIndex index) {
     it->second = std::move(entry);
   } else {
     entry.create_index = index;
-    SetHolder(entry.key, "", entry.session);
+    SetHolder(entry.key, SessionId(), entry.session);
     tombstones_.erase(entry.key);
     changes_.keys.push_back(entry.key);
     std::string key = entry.key;
@@ -162,7 +162,7 @@ bool Store::DeleteEntry(std::string_view key, LogIndex index) {
   auto it = kv_.find(key);
   if (it == kv_.end()) return false;
   RememberForRollback(key);
-  SetHolder(it->first, it->second.session, "");
+  SetHolder(it->first, it->second.session, SessionId());
   tombstones_.insert_or_assign(it->first, index);
   changes_.keys.push_back(it->first);
   kv_.erase(it);
@@ -170,8 +170,8 @@ bool Store::DeleteEntry(std::string_view key, LogIndex index) {
   return true;
 }
 
-void Store::SetHolder(const std::string& key, const std::string& old_session,
-                      const std::string& new_session) {
+void Store::SetHolder(const std::string& key, const SessionId& old_session,
+                      const SessionId& new_session) {
   if (old_session == new_session) return;
   if (!old_session.empty()) {
     auto held = held_.find(old_session);

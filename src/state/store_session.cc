@@ -12,7 +12,8 @@ void Store::ApplySessionCreate(const SessionCreate& c, LogIndex index, ApplyResu
   // The leader picks a fresh random id and checks it before proposing; two
   // proposals racing for the same id are the only way to get here twice.
   if (sessions_.find(c.session.id) != sessions_.end()) {
-    result->status = Status::Internal("session " + GoQuote(c.session.id) + " already exists");
+    result->status =
+        Status::Internal("session " + GoQuote(c.session.id.view()) + " already exists");
     return;
   }
   if (sessions_.size() >= limits::kSessionsMax) {
@@ -25,7 +26,7 @@ void Store::ApplySessionCreate(const SessionCreate& c, LogIndex index, ApplyResu
   session.modify_index = index;
   result->session_created = session.id;
   result->session_created_ttl_ns = session.ttl_ns;
-  std::string id = session.id;
+  SessionId id = session.id;
   sessions_.emplace(std::move(id), std::move(session));
   sessions_index_ = index;
   changes_.sessions = true;
@@ -54,7 +55,7 @@ void Store::ApplySessionDestroy(const SessionDestroy& c, LogIndex index, ApplyRe
         DeleteEntry(key, index);
       } else {
         KvEntry entry = kv_.find(key)->second;
-        entry.session.clear();
+        entry.session = SessionId();
         entry.fence = LogIndex();
         PutEntry(std::move(entry), index);
       }

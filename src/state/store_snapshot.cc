@@ -140,7 +140,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
   }
   for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
     Session session = DecodeSession(r);
-    std::string id = session.id;
+    SessionId id = session.id;
     if (!store.sessions_.emplace(std::move(id), std::move(session)).second) r.Fail();
   }
   for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {

@@ -63,8 +63,8 @@ Store::KvOutcome Store::ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* res
         outcome.error = Status::Conflict(consul::TxnCheckMissing("session", op.key));
       } else if (entry->session != op.session) {
         outcome.error = Status::Conflict("failed session check for key " + GoQuote(op.key) +
-                                         ", current session " + GoQuote(entry->session) +
-                                         " != " + GoQuote(op.session));
+                                         ", current session " + GoQuote(entry->session.view()) +
+                                         " != " + GoQuote(op.session.view()));
       }
       break;
     case TxnVerb::kCheckFence:
@@ -181,8 +181,8 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
   txn.results.clear();
   for (auto it = journal.rbegin(); it != journal.rend(); ++it) {
     auto current = kv_.find(it->key);
-    std::string current_session = current != kv_.end() ? current->second.session : "";
-    std::string old_session = it->entry ? it->entry->session : "";
+    SessionId current_session = current != kv_.end() ? current->second.session : SessionId();
+    SessionId old_session = it->entry ? it->entry->session : SessionId();
     SetHolder(it->key, current_session, old_session);
     if (it->entry) {
       kv_.insert_or_assign(it->key, *it->entry);

@@ -43,7 +43,7 @@ struct TxnOp {
   std::string value;
   std::uint64_t flags = 0;
   LogIndex index;  // ModifyIndex for cas/check-index/delete-cas; token for check-fence
-  std::string session;
+  SessionId session;
   bool operator==(const TxnOp&) const = default;
 };
 

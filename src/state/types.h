@@ -3,13 +3,42 @@
 // Pure value types; Consul's wire names appear only in src/http/json.
 #pragma once
 
+#include <compare>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/types.h"
 
 namespace tenure::state {
+
+// A session's id: the leader's 36-char lowercase UUID for a session it
+// creates, and whatever a client names in ?acquire=, ?release= or a txn op,
+// which the Store looks up as it is (it need not be a UUID). SessionId()
+// (empty) means none: an unlocked key, an acquire that names no session. A
+// type of its own because it sits beside keys, values, node names and check
+// ids that are strings too: none of them converts to it, nor it to them.
+// The HTTP layer makes one at the edge (after CheckSessionId for a path);
+// codecs, JSON and Consul's texts use str() or view(), so the bytes on the
+// wire and in snapshots are the string's. Ordered as the string is (maps,
+// the expiry tie-break) and hashable.
+class SessionId {
+ public:
+  SessionId() = default;
+  explicit SessionId(std::string id) : id_(std::move(id)) {}
+  const std::string& str() const { return id_; }
+  std::string_view view() const { return id_; }
+  bool empty() const { return id_.empty(); }
+
+  auto operator<=>(const SessionId&) const = default;
+
+ private:
+  std::string id_;
+};
 
 // What happens to the keys a session holds when the session is invalidated.
 enum class Behavior : std::uint8_t { kRelease = 0, kDelete = 1 };
@@ -25,8 +54,8 @@ struct KvEntry {
   // Consul's LockIndex: how many times a new holder acquired the key. It
   // restarts at 1 when the key is deleted and re-created.
   std::uint64_t lock_index = 0;
-  // Holder's session id, "" when unlocked.
-  std::string session;
+  // Holder's session id, empty when unlocked.
+  SessionId session;
   // tenure's fencing token: the raft index of the grant that made `session`
   // the holder; 0 when unlocked. Raft indexes only grow, so every grant of
   // any lock gets a token larger than every earlier grant's, also after the
@@ -43,7 +72,7 @@ struct ServiceCheck {
 };
 
 struct Session {
-  std::string id;  // 36-char lowercase UUID, chosen by the leader
+  SessionId id;  // 36-char lowercase UUID, chosen by the leader
   std::string name;
   std::string node;
   DurationNs lock_delay_ns = 0;  // as stored; the applied delay is capped (limits.h)
@@ -74,3 +103,10 @@ struct Member {
 };
 
 }  // namespace tenure::state
+
+template <>
+struct std::hash<tenure::state::SessionId> {
+  std::size_t operator()(const tenure::state::SessionId& id) const noexcept {
+    return std::hash<std::string_view>()(id.view());
+  }
+};

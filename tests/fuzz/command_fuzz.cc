@@ -20,7 +20,7 @@ const tenure::state::Store& Seeded() {
     using namespace tenure::state;
     Store s;
     Session session;
-    session.id = "11111111-2222-3333-4444-555555555555";
+    session.id = SessionId("11111111-2222-3333-4444-555555555555");
     session.node = "n1";
     session.ttl = "15s";
     session.ttl_ns = 15'000'000'000;

@@ -9,6 +9,7 @@
 namespace tenure::sim {
 namespace {
 
+using state::SessionId;
 using testing::ClusterTest;
 using testing::kElectMaxMs;
 using testing::TtlSession;
@@ -35,7 +36,7 @@ class ClusterFailoverTest : public ClusterTest {
  protected:
   // Steps until `session` is gone from `server`'s Store; renews `keep` on
   // `leader` every few seconds meanwhile. Returns false on timeout.
-  bool StepUntilExpired(unsigned leader, const std::string& session, const std::string& keep,
+  bool StepUntilExpired(unsigned leader, const SessionId& session, const SessionId& keep,
                         RealMs max_ms) {
     RealMs until = cluster().now() + max_ms;
     while (cluster().now() < until) {
@@ -53,11 +54,11 @@ class ClusterFailoverTest : public ClusterTest {
 
 TEST_F(ClusterFailoverTest, NewLeaderReArmsSessionsAtAFullTtlAndExpiresOnlyAfterIt) {
   unsigned old_leader = StartCluster(SkewedCluster());
-  CreateSession(old_leader, TtlSession("unrenewed", kTtlMs));
-  CreateSession(old_leader, TtlSession("renewed", kTtlMs));
+  CreateSession(old_leader, TtlSession(SessionId("unrenewed"), kTtlMs));
+  CreateSession(old_leader, TtlSession(SessionId("renewed"), kTtlMs));
   cluster().Advance(15'000);
-  ASSERT_TRUE(Renew(old_leader, "unrenewed").ok());
-  ASSERT_TRUE(Renew(old_leader, "renewed").ok());
+  ASSERT_TRUE(Renew(old_leader, SessionId("unrenewed")).ok());
+  ASSERT_TRUE(Renew(old_leader, SessionId("renewed")).ok());
   RealMs last_renewal = cluster().now();
 
   cluster().Kill(old_leader);
@@ -69,14 +70,15 @@ TEST_F(ClusterFailoverTest, NewLeaderReArmsSessionsAtAFullTtlAndExpiresOnlyAfter
   RealMs led_at = cluster().now();
   // A full TTL x multiplier from now on the new leader's clock, whatever
   // was left of it on the old leader's.
-  EXPECT_EQ(next.duties().timers().RemainingMs("unrenewed", led_mono), kTtlMs * kMultiplier);
+  EXPECT_EQ(next.duties().timers().RemainingMs(SessionId("unrenewed"), led_mono),
+            kTtlMs * kMultiplier);
 
-  ASSERT_TRUE(StepUntilExpired(*leader, "unrenewed", "renewed", 60'000));
+  ASSERT_TRUE(StepUntilExpired(*leader, SessionId("unrenewed"), SessionId("renewed"), 60'000));
   EXPECT_GE(next.NowMono() - led_mono, kTtlMs * kMultiplier) << "early on the leader's clock";
   EXPECT_GE(cluster().now() - last_renewal, kTtlMs) << "early in real time";
   // Late by no more than the clock's drift and a little timer slack.
   EXPECT_LE(cluster().now() - led_at, kTtlMs * kMultiplier * 21 / 20 + 500);
-  EXPECT_NE(next.store().FindSession("renewed"), nullptr);
+  EXPECT_NE(next.store().FindSession(SessionId("renewed")), nullptr);
   ExpectConverged(*leader);
 }
 
@@ -86,10 +88,10 @@ TEST_F(ClusterFailoverTest, UnrenewedSessionsExpireOnTheLeadersClockNotTheirs) {
   // client whatever the drift up to (m-1) x 100%.
   ClusterOptions options = SkewedCluster();
   unsigned leader = StartCluster(options);
-  CreateSession(leader, TtlSession("s", kTtlMs));
+  CreateSession(leader, TtlSession(SessionId("s"), kTtlMs));
   MonoMs created_mono = server(leader).NowMono();
   RealMs created_at = cluster().now();
-  ASSERT_TRUE(StepUntilExpired(leader, "s", "", 60'000));
+  ASSERT_TRUE(StepUntilExpired(leader, SessionId("s"), SessionId(), 60'000));
   EXPECT_GE(server(leader).NowMono() - created_mono, kTtlMs * kMultiplier);
   EXPECT_GE(cluster().now() - created_at, kTtlMs * kMultiplier * 1'000'000 / 1'050'000);
   ExpectConverged(leader);
@@ -98,17 +100,17 @@ TEST_F(ClusterFailoverTest, UnrenewedSessionsExpireOnTheLeadersClockNotTheirs) {
 TEST_F(ClusterFailoverTest, LockDelayOfAnInvalidatedHolderBlocksAcquiresOnTheNewLeader) {
   constexpr MonoMs kLockDelayMs = 8'000;
   unsigned old_leader = StartCluster(SkewedCluster());
-  CreateSession(old_leader, TtlSession("holder", kTtlMs, kLockDelayMs));
-  CreateSession(old_leader, TtlSession("next", 60'000));
-  state::ApplyResult first = Acquire(old_leader, "lock/a", "holder");
+  CreateSession(old_leader, TtlSession(SessionId("holder"), kTtlMs, kLockDelayMs));
+  CreateSession(old_leader, TtlSession(SessionId("next"), 60'000));
+  state::ApplyResult first = Acquire(old_leader, "lock/a", SessionId("holder"));
   ASSERT_TRUE(first.ok);
-  MustWrite(old_leader, state::SessionDestroy{"holder"});
+  MustWrite(old_leader, state::SessionDestroy{SessionId("holder")});
   RealMs destroyed_at = cluster().now();
 
   cluster().Kill(old_leader);
   std::optional<unsigned> leader = cluster().StepUntilReadyLeader(kElectMaxMs);
   ASSERT_TRUE(leader.has_value());
-  state::ApplyResult refused = Acquire(*leader, "lock/a", "next");
+  state::ApplyResult refused = Acquire(*leader, "lock/a", SessionId("next"));
   EXPECT_FALSE(refused.ok);
   EXPECT_TRUE(refused.lock_delayed) << "lock-delay must survive the change of leader";
 
@@ -116,7 +118,7 @@ TEST_F(ClusterFailoverTest, LockDelayOfAnInvalidatedHolderBlocksAcquiresOnTheNew
   for (int attempt = 0; attempt < 30 && granted_at == 0; ++attempt) {
     cluster().Advance(500);
     RealMs proposed_at = cluster().now();
-    state::ApplyResult result = Acquire(*leader, "lock/a", "next");
+    state::ApplyResult result = Acquire(*leader, "lock/a", SessionId("next"));
     if (result.ok) {
       granted_at = proposed_at;
       EXPECT_GT(result.fence, first.fence);
@@ -145,10 +147,10 @@ TEST_F(ClusterFailoverTest, LockDelaySurvivesASuccessorWhoseWallClockRunsAhead) 
   for (unsigned i = 0; i < cluster().size(); ++i) {
     if (i != old_leader) server(i).clock().SetWallOffset(kAheadMs);
   }
-  CreateSession(old_leader, TtlSession("holder", kTtlMs, kLockDelayMs));
-  CreateSession(old_leader, TtlSession("next", 60'000));
-  ASSERT_TRUE(Acquire(old_leader, "lock/a", "holder").ok);
-  MustWrite(old_leader, state::SessionDestroy{"holder"});
+  CreateSession(old_leader, TtlSession(SessionId("holder"), kTtlMs, kLockDelayMs));
+  CreateSession(old_leader, TtlSession(SessionId("next"), 60'000));
+  ASSERT_TRUE(Acquire(old_leader, "lock/a", SessionId("holder")).ok);
+  MustWrite(old_leader, state::SessionDestroy{SessionId("holder")});
   RealMs destroyed_at = cluster().now();
 
   cluster().Kill(old_leader);
@@ -158,7 +160,7 @@ TEST_F(ClusterFailoverTest, LockDelaySurvivesASuccessorWhoseWallClockRunsAhead) 
   RealMs granted_at = 0;
   for (int attempt = 0; attempt < 40 && granted_at == 0; ++attempt) {
     RealMs proposed_at = cluster().now();
-    state::ApplyResult result = Acquire(*leader, "lock/a", "next");
+    state::ApplyResult result = Acquire(*leader, "lock/a", SessionId("next"));
     if (result.ok) {
       granted_at = proposed_at;
     } else {
@@ -175,13 +177,13 @@ TEST_F(ClusterFailoverTest, LockDelaySurvivesASuccessorWhoseWallClockRunsAhead) 
 TEST_F(ClusterFailoverTest, ExpiredHoldersLockIsReleasedWithItsLockDelayAfterFailover) {
   constexpr MonoMs kLockDelayMs = 5'000;
   unsigned old_leader = StartCluster(SkewedCluster(5));
-  CreateSession(old_leader, TtlSession("holder", kTtlMs, kLockDelayMs));
-  ASSERT_TRUE(Acquire(old_leader, "lock/b", "holder").ok);
+  CreateSession(old_leader, TtlSession(SessionId("holder"), kTtlMs, kLockDelayMs));
+  ASSERT_TRUE(Acquire(old_leader, "lock/b", SessionId("holder")).ok);
   cluster().Advance(5'000);
   cluster().Kill(old_leader);
   std::optional<unsigned> leader = cluster().StepUntilReadyLeader(kElectMaxMs);
   ASSERT_TRUE(leader.has_value());
-  ASSERT_TRUE(StepUntilExpired(*leader, "holder", "", 60'000));
+  ASSERT_TRUE(StepUntilExpired(*leader, SessionId("holder"), SessionId(), 60'000));
   const state::KvEntry* entry = server(*leader).store().FindKv("lock/b");
   ASSERT_NE(entry, nullptr);
   EXPECT_TRUE(entry->session.empty());
@@ -191,22 +193,22 @@ TEST_F(ClusterFailoverTest, ExpiredHoldersLockIsReleasedWithItsLockDelayAfterFai
 
 TEST_F(ClusterFailoverTest, FiveServersKeepTheirSessionsThroughTwoLeaderKills) {
   unsigned first = StartCluster(SkewedCluster(5));
-  CreateSession(first, TtlSession("s", kTtlMs));
+  CreateSession(first, TtlSession(SessionId("s"), kTtlMs));
   cluster().Kill(first);
   std::optional<unsigned> second = cluster().StepUntilReadyLeader(kElectMaxMs);
   ASSERT_TRUE(second.has_value());
-  ASSERT_TRUE(Renew(*second, "s").ok());
+  ASSERT_TRUE(Renew(*second, SessionId("s")).ok());
   cluster().Kill(*second);
   std::optional<unsigned> third = cluster().StepUntilReadyLeader(kElectMaxMs);
   ASSERT_TRUE(third.has_value());
-  ASSERT_TRUE(Renew(*third, "s").ok());
+  ASSERT_TRUE(Renew(*third, SessionId("s")).ok());
   // A third kill leaves two of five: no majority, no commit.
   cluster().Kill(*third);
   EXPECT_FALSE(cluster().StepUntilReadyLeader(10'000).has_value());
   cluster().Revive(first);
   std::optional<unsigned> fourth = cluster().StepUntilReadyLeader(kElectMaxMs);
   ASSERT_TRUE(fourth.has_value());
-  EXPECT_NE(server(*fourth).store().FindSession("s"), nullptr);
+  EXPECT_NE(server(*fourth).store().FindSession(SessionId("s")), nullptr);
   MustWrite(*fourth, state::KvSet{"kv/x", "after", 0});
   cluster().Revive(*second);
   cluster().Revive(*third);
@@ -224,16 +226,16 @@ TEST_F(ClusterFailoverTest, ResumedDeposedLeaderNeverAcknowledgesARenewal) {
   ClusterOptions options = SkewedCluster();
   options.ttl_multiplier = 1;
   unsigned old_leader = StartCluster(options);
-  CreateSession(old_leader, TtlSession("s", kTtlMs));
+  CreateSession(old_leader, TtlSession(SessionId("s"), kTtlMs));
   cluster().Kill(old_leader);
   std::optional<unsigned> leader = cluster().StepUntilReadyLeader(kElectMaxMs);
   ASSERT_TRUE(leader.has_value());
   cluster().Advance(6'000);
   cluster().Revive(old_leader);
   ASSERT_TRUE(server(old_leader).IsRaftLeader()) << "the scenario needs a deposed leader unaware";
-  Status stale = Renew(old_leader, "s");
+  Status stale = Renew(old_leader, SessionId("s"));
   EXPECT_FALSE(stale.ok()) << "a deposed leader acknowledged a renewal";
-  ASSERT_TRUE(StepUntilExpired(*leader, "s", "", 60'000));
+  ASSERT_TRUE(StepUntilExpired(*leader, SessionId("s"), SessionId(), 60'000));
   ExpectConverged(*leader);
 }
 
@@ -241,17 +243,17 @@ TEST_F(ClusterFailoverTest, ResumedDeposedLeaderNeverAcknowledgesARenewal) {
 // the session lives on, and every renewal the old leader got is refused.
 TEST_F(ClusterFailoverTest, RenewalsReachingTheRealLeaderKeepTheSession) {
   unsigned old_leader = StartCluster(SkewedCluster());
-  CreateSession(old_leader, TtlSession("s", kTtlMs));
+  CreateSession(old_leader, TtlSession(SessionId("s"), kTtlMs));
   cluster().Kill(old_leader);
   std::optional<unsigned> leader = cluster().StepUntilReadyLeader(kElectMaxMs);
   ASSERT_TRUE(leader.has_value());
   cluster().Revive(old_leader);
-  EXPECT_FALSE(Renew(old_leader, "s").ok());
+  EXPECT_FALSE(Renew(old_leader, SessionId("s")).ok());
   for (int round = 0; round < 10; ++round) {
-    ASSERT_TRUE(Renew(*leader, "s").ok());
+    ASSERT_TRUE(Renew(*leader, SessionId("s")).ok());
     cluster().Advance(kTtlMs / 2);
   }
-  EXPECT_NE(server(*leader).store().FindSession("s"), nullptr);
+  EXPECT_NE(server(*leader).store().FindSession(SessionId("s")), nullptr);
   ExpectConverged(*leader);
 }
 

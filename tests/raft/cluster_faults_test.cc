@@ -8,6 +8,7 @@
 namespace tenure::sim {
 namespace {
 
+using state::SessionId;
 using testing::ClusterTest;
 using testing::kElectMaxMs;
 using testing::TtlSession;
@@ -80,7 +81,7 @@ TEST_F(ClusterFaultsTest, OneWayLossFromTheLeaderElectsAnotherAndConverges) {
 
 TEST_F(ClusterFaultsTest, PausedLeaderRevivesAsFollowerAndCatchesUp) {
   unsigned old_leader = StartCluster(Plain());
-  CreateSession(old_leader, TtlSession("s", kTtlMs));
+  CreateSession(old_leader, TtlSession(SessionId("s"), kTtlMs));
   cluster().Kill(old_leader);
   std::optional<unsigned> leader = cluster().StepUntilReadyLeader(kElectMaxMs);
   ASSERT_TRUE(leader.has_value());
@@ -112,7 +113,7 @@ TEST_F(ClusterFaultsTest, RestartedFollowerReplaysItsLogToTheSameDigest) {
 
 TEST_F(ClusterFaultsTest, RestartedLeaderRecoversFromItsOwnSnapshotAndRejoins) {
   unsigned old_leader = StartCluster(Snapshotting());
-  CreateSession(old_leader, TtlSession("s", 60'000));
+  CreateSession(old_leader, TtlSession(SessionId("s"), 60'000));
   for (int k = 0; k < 100; ++k) MustWrite(old_leader, Set(k));
   ASSERT_TRUE(cluster().StepUntil(
       [&] { return cluster().raft(old_leader)->log.snapshot.last_index > 0; }, 5'000));
@@ -120,7 +121,7 @@ TEST_F(ClusterFaultsTest, RestartedLeaderRecoversFromItsOwnSnapshotAndRejoins) {
   cluster().Advance(Cluster::kDrainMs);
   ASSERT_TRUE(cluster().Restart(old_leader));
   EXPECT_GT(server(old_leader).store().applied_index(), LogIndex()) << "restored its snapshot";
-  EXPECT_NE(server(old_leader).store().FindSession("s"), nullptr);
+  EXPECT_NE(server(old_leader).store().FindSession(SessionId("s")), nullptr);
   std::optional<unsigned> leader = cluster().StepUntilReadyLeader(kElectMaxMs);
   ASSERT_TRUE(leader.has_value());
   for (int k = 100; k < 150; ++k) MustWrite(*leader, Set(k));
@@ -142,19 +143,21 @@ TEST_F(ClusterFaultsTest, LaggingRestartedFollowerCatchesUpThroughInstallSnapsho
 
 TEST_F(ClusterFaultsTest, DiskErrorOnAnExpiryIsRetriedAndTheExpiringSessionGetsNoLock) {
   unsigned leader = StartCluster(Plain());
-  CreateSession(leader, TtlSession("s", kTtlMs));
+  CreateSession(leader, TtlSession(SessionId("s"), kTtlMs));
   server(leader).FailNextAppends(1);  // the SessionDestroy{expired}
-  ASSERT_TRUE(
-      cluster().StepUntil([&] { return server(leader).duties().IsExpiring("s"); }, 3 * kTtlMs));
+  ASSERT_TRUE(cluster().StepUntil(
+      [&] { return server(leader).duties().IsExpiring(SessionId("s")); }, 3 * kTtlMs));
   cluster().Advance(50);
-  ASSERT_NE(server(leader).store().FindSession("s"), nullptr) << "the destroy should have failed";
-  EXPECT_EQ(Renew(leader, "s").code(), Code::kNotFound);
-  Result<state::ApplyResult> acquire = Write(leader, state::KvAcquire{"lock/a", "v", 0, "s"});
+  ASSERT_NE(server(leader).store().FindSession(SessionId("s")), nullptr)
+      << "the destroy should have failed";
+  EXPECT_EQ(Renew(leader, SessionId("s")).code(), Code::kNotFound);
+  Result<state::ApplyResult> acquire =
+      Write(leader, state::KvAcquire{"lock/a", "v", 0, SessionId("s")});
   ASSERT_TRUE(acquire.ok());
   EXPECT_FALSE(acquire->ok);
   EXPECT_EQ(acquire->status.message(), "invalid session \"s\"");
   state::Txn txn;
-  txn.ops.push_back({state::TxnVerb::kLock, "lock/b", "v", 0, LogIndex(), "s"});
+  txn.ops.push_back({state::TxnVerb::kLock, "lock/b", "v", 0, LogIndex(), SessionId("s")});
   Result<state::ApplyResult> locked = Write(leader, txn);
   ASSERT_TRUE(locked.ok());
   ASSERT_EQ(locked->txn.errors.size(), 1u);
@@ -162,9 +165,9 @@ TEST_F(ClusterFaultsTest, DiskErrorOnAnExpiryIsRetriedAndTheExpiringSessionGetsN
   // Retried a second later, and committed.
   RealMs failed_at = cluster().now();
   ASSERT_TRUE(cluster().StepUntil(
-      [&] { return server(leader).store().FindSession("s") == nullptr; }, 5'000));
+      [&] { return server(leader).store().FindSession(SessionId("s")) == nullptr; }, 5'000));
   EXPECT_GE(cluster().now() - failed_at, 900);
-  EXPECT_FALSE(server(leader).duties().IsExpiring("s"));
+  EXPECT_FALSE(server(leader).duties().IsExpiring(SessionId("s")));
   EXPECT_EQ(server(leader).store().FindKv("lock/a"), nullptr);
   ExpectConverged(leader);
 }

@@ -18,7 +18,7 @@ namespace tenure::sim::testing {
 constexpr RealMs kElectMaxMs = 20'000;  // simulated time, not wall clock
 constexpr RealMs kCommitMaxMs = 10'000;
 
-inline state::Session TtlSession(std::string id, MonoMs ttl_ms, MonoMs lock_delay_ms = 0) {
+inline state::Session TtlSession(state::SessionId id, MonoMs ttl_ms, MonoMs lock_delay_ms = 0) {
   state::Session session;
   session.id = std::move(id);
   session.name = "test";
@@ -69,7 +69,7 @@ class ClusterTest : public ::testing::Test {
 
   // Renews on server i and waits for the answer (which a deposed leader may
   // never give: then kTimeout).
-  Status Renew(unsigned i, const std::string& session_id, RealMs max_ms = kCommitMaxMs) {
+  Status Renew(unsigned i, const state::SessionId& session_id, RealMs max_ms = kCommitMaxMs) {
     auto answer = std::make_shared<std::optional<Status>>();
     cluster_->server(i).Renew(session_id, [answer](Result<const state::Session*> renewed) {
       *answer = renewed.status();
@@ -84,7 +84,8 @@ class ClusterTest : public ::testing::Test {
     MustWrite(leader, state::SessionCreate{session});
   }
 
-  state::ApplyResult Acquire(unsigned leader, const std::string& key, const std::string& session) {
+  state::ApplyResult Acquire(unsigned leader, const std::string& key,
+                             const state::SessionId& session) {
     return MustWrite(leader, state::KvAcquire{key, "v", 0, session});
   }
 

@@ -198,9 +198,9 @@ void Api::KvPut(const CallPtr& call) {
     }
     body = state::KvCas{key, request.body, flags, LogIndex(*index)};
   } else if (acquire) {
-    body = state::KvAcquire{key, request.body, flags, std::string(*acquire)};
+    body = state::KvAcquire{key, request.body, flags, state::SessionId(std::string(*acquire))};
   } else if (release) {
-    body = state::KvRelease{key, request.body, flags, std::string(*release)};
+    body = state::KvRelease{key, request.body, flags, state::SessionId(std::string(*release))};
   } else {
     body = state::KvSet{key, request.body, flags};
   }

@@ -53,7 +53,7 @@ void Api::SessionCreate(const CallPtr& call) {
   }
   if (call->Deny(call->caller.can().SessionWrite(session->node), session->node)) return;
   session->id = server_.NewSessionId();
-  std::string id = session->id;
+  state::SessionId id = session->id;
   ProposeThen(call, state::SessionCreate{std::move(*session)},
               [call, id](const state::ApplyResult& result) {
                 if (!result.status.ok()) {
@@ -61,25 +61,25 @@ void Api::SessionCreate(const CallPtr& call) {
                   return;
                 }
                 std::string body = "{\"ID\":";
-                json::AppendString(&body, id);
+                json::AppendString(&body, id.view());
                 body += '}';
                 call->Reply(HttpResponse::Json(std::move(body)));
               });
 }
 
 void Api::SessionDestroy(const CallPtr& call) {
-  const std::string& id = call->arg;
-  if (Status status = CheckSessionId(id); !status.ok()) {
-    call->ReplyError(status);
+  Result<state::SessionId> id = ParseSessionId(call->arg);
+  if (!id.ok()) {
+    call->ReplyError(id.status());
     return;
   }
   // Consul asks session:write on the node of the session as it exists.
-  if (const state::Session* existing = server_.store().FindSession(id);
+  if (const state::Session* existing = server_.store().FindSession(*id);
       existing != nullptr &&
       call->Deny(call->caller.can().SessionWrite(existing->node), existing->node)) {
     return;
   }
-  ProposeThen(call, state::SessionDestroy{id, state::DestroyReason::kDestroyed},
+  ProposeThen(call, state::SessionDestroy{std::move(*id), state::DestroyReason::kDestroyed},
               [call](const state::ApplyResult& result) {
                 if (!result.status.ok()) {
                   call->ReplyError(result.status);
@@ -90,17 +90,17 @@ void Api::SessionDestroy(const CallPtr& call) {
 }
 
 void Api::SessionRenew(const CallPtr& call) {
-  const std::string& id = call->arg;
-  if (Status status = CheckSessionId(id); !status.ok()) {
-    call->ReplyError(status);
+  Result<state::SessionId> id = ParseSessionId(call->arg);
+  if (!id.ok()) {
+    call->ReplyError(id.status());
     return;
   }
-  if (const state::Session* existing = server_.store().FindSession(id);
+  if (const state::Session* existing = server_.store().FindSession(*id);
       existing != nullptr &&
       call->Deny(call->caller.can().SessionWrite(existing->node), existing->node)) {
     return;
   }
-  server_.Renew(id, [call](Result<const state::Session*> session) {
+  server_.Renew(*id, [call](Result<const state::Session*> session) {
     if (!session.ok()) {
       call->ReplyError(session.status());
       return;
@@ -110,15 +110,15 @@ void Api::SessionRenew(const CallPtr& call) {
 }
 
 void Api::SessionInfo(const CallPtr& call) {
-  const std::string& id = call->arg;
-  if (Status status = CheckSessionId(id); !status.ok()) {
-    call->ReplyError(status);
+  Result<state::SessionId> id = ParseSessionId(call->arg);
+  if (!id.ok()) {
+    call->ReplyError(id.status());
     return;
   }
-  BlockingRead(call, {server::WatchKind::kSessions, ""}, [this, call] {
+  BlockingRead(call, {server::WatchKind::kSessions, ""}, [this, call, id = std::move(*id)] {
     const state::Store& store = server_.store();
     std::vector<const state::Session*> found;
-    if (const state::Session* session = store.FindSession(call->arg)) found.push_back(session);
+    if (const state::Session* session = store.FindSession(id)) found.push_back(session);
     const std::size_t removed = Unreadable(*call, found);
     HttpResponse response =
         HttpResponse::Json(found.empty() ? std::string("[]") : json::Sessions(found));

@@ -20,8 +20,8 @@ std::string EncodedKey(const state::Command& command) {
 }
 
 // Sessions the command asks to give a lock to.
-std::vector<std::string> LockingSessions(const state::CommandBody& body) {
-  std::vector<std::string> sessions;
+std::vector<state::SessionId> LockingSessions(const state::CommandBody& body) {
+  std::vector<state::SessionId> sessions;
   if (const auto* acquire = std::get_if<state::KvAcquire>(&body)) {
     sessions.push_back(acquire->session);
   } else if (const auto* txn = std::get_if<state::Txn>(&body)) {
@@ -89,8 +89,8 @@ void Checkers::OnAcknowledged(unsigned node, std::uint64_t term, bool arms,
   }
 }
 
-void Checkers::OnExpiryDecided(unsigned node, std::uint64_t term, const std::string& session_id,
-                               MonoMs mono, RealMs now) {
+void Checkers::OnExpiryDecided(unsigned node, std::uint64_t term,
+                               const state::SessionId& session_id, MonoMs mono, RealMs now) {
   auto armed = armed_at_.find({node, term, session_id});
   auto record = sessions_.find(session_id);
   if (armed == armed_at_.end() || record == sessions_.end()) {
@@ -121,11 +121,11 @@ void Checkers::OnProposed(unsigned node, std::uint64_t term, const state::Comman
     }
   }
   if (decided != decided_expired_.end()) {
-    for (const std::string& session : LockingSessions(command.body)) {
+    for (const state::SessionId& session : LockingSessions(command.body)) {
       if (decided->second.count(session) != 0) proposal.locks_by_expired.push_back(session);
     }
   }
-  for (const std::string& session : proposal.locks_by_expired) {
+  for (const state::SessionId& session : proposal.locks_by_expired) {
     history_->Add(now, fmt::format("n{} proposes a lock for session {}, which it decided expired",
                                    node, session));
   }
@@ -138,7 +138,8 @@ Checkers::Holders Checkers::HoldersOf(const state::Store& store) const {
   Holders holders;
   for (const std::string& key : options_.keys) {
     const state::KvEntry* entry = store.FindKv(key);
-    holders.emplace_back(entry ? entry->session : "", entry ? entry->fence : LogIndex());
+    holders.emplace_back(entry ? entry->session : state::SessionId(),
+                         entry ? entry->fence : LogIndex());
   }
   return holders;
 }
@@ -146,7 +147,7 @@ Checkers::Holders Checkers::HoldersOf(const state::Store& store) const {
 Checkers::ReplicaView& Checkers::View(unsigned replica) {
   auto [it, inserted] = views_.try_emplace(replica);
   if (inserted) {
-    it->second.holders.assign(options_.keys.size(), {"", LogIndex()});
+    it->second.holders.assign(options_.keys.size(), {state::SessionId(), LogIndex()});
     it->second.max_fence.assign(options_.keys.size(), LogIndex());
   }
   return it->second;
@@ -244,7 +245,7 @@ void Checkers::CheckGrants(unsigned replica, const state::Command& command,
     RealMs proposed_at = proposals->front().at;
     for (const Proposal& proposal : *proposals) {
       proposed_at = std::min(proposed_at, proposal.at);
-      for (const std::string& session : proposal.locks_by_expired) {
+      for (const state::SessionId& session : proposal.locks_by_expired) {
         if (session != holder) continue;
         Fail(now, fmt::format("{} granted at index {} to session {}, which n{} had decided "
                               "expired (term {}) before proposing the grant at t={}",

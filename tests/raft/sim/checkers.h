@@ -65,7 +65,7 @@ class Checkers {
   // or `node` answered a renewal. `arms` when the node's duties armed it.
   void OnAcknowledged(unsigned node, std::uint64_t term, bool arms, const state::Session& session,
                       MonoMs mono, RealMs now, const char* what);
-  void OnExpiryDecided(unsigned node, std::uint64_t term, const std::string& session_id,
+  void OnExpiryDecided(unsigned node, std::uint64_t term, const state::SessionId& session_id,
                        MonoMs mono, RealMs now);
   void OnProposed(unsigned node, std::uint64_t term, const state::Command& command, RealMs now);
   void OnWallOffset(DurationMs offset_ms);
@@ -73,7 +73,7 @@ class Checkers {
   // --- Replicas (every FSM apply) -----------------------------------------
   // What a SessionDestroy found before it applied.
   struct Invalidated {
-    std::string session;
+    state::SessionId session;
     std::vector<std::string> held;
     DurationNs lock_delay_ns = 0;
   };
@@ -97,7 +97,7 @@ class Checkers {
   RealMs last_leader_change() const { return last_leader_change_; }
 
  private:
-  using Holders = std::vector<std::pair<std::string, LogIndex>>;  // per key: holder, token
+  using Holders = std::vector<std::pair<state::SessionId, LogIndex>>;  // per key: holder, token
   struct Committed {
     std::uint64_t digest = 0;
     Holders holders;
@@ -115,8 +115,8 @@ class Checkers {
     unsigned node = 0;
     std::uint64_t term = 0;
     RealMs at = 0;
-    std::optional<RealMs> expiry_decided_at;    // SessionDestroy{expired}
-    std::vector<std::string> locks_by_expired;  // lock ops by sessions decided expired
+    std::optional<RealMs> expiry_decided_at;         // SessionDestroy{expired}
+    std::vector<state::SessionId> locks_by_expired;  // lock ops by sessions decided expired
   };
   using Leadership = std::pair<unsigned, std::uint64_t>;  // node, term
 
@@ -136,9 +136,9 @@ class Checkers {
   std::string failure_;
   std::map<LogIndex, Committed> committed_;
   std::map<unsigned, ReplicaView> views_;
-  std::map<std::string, SessionRecord> sessions_;
-  std::map<std::tuple<unsigned, std::uint64_t, std::string>, MonoMs> armed_at_;
-  std::map<Leadership, std::map<std::string, RealMs>> decided_expired_;
+  std::map<state::SessionId, SessionRecord> sessions_;
+  std::map<std::tuple<unsigned, std::uint64_t, state::SessionId>, MonoMs> armed_at_;
+  std::map<Leadership, std::map<state::SessionId, RealMs>> decided_expired_;
   std::map<std::string, std::vector<Proposal>> proposals_;  // by encoded command
   // key -> (proposal time of the invalidation + delay, the invalidating index)
   std::map<std::string, std::pair<RealMs, LogIndex>> lock_delay_until_;

@@ -46,7 +46,7 @@ struct SimServer::RenewalBarrier {
   SimServer* server = nullptr;
   std::uint64_t incarnation = 0;
   std::uint64_t term = 0;
-  std::string session_id;
+  state::SessionId session_id;
   MonoMs armed_mono = 0;  // when the renewal arrived and moved the deadline
   RealMs received_at = 0;
   RenewDone done;
@@ -209,7 +209,7 @@ void SimServer::ProposalDone(struct raft_apply* req, int status, void* result) n
   delete proposal;
 }
 
-void SimServer::Renew(std::string_view session_id, RenewDone done) {
+void SimServer::Renew(const state::SessionId& session_id, RenewDone done) {
   // As Server::Renew.
   Status renewed = IsRaftLeader()
                        ? duties_.Renew(session_id, store_.FindSession(session_id), NowMono())
@@ -223,7 +223,7 @@ void SimServer::Renew(std::string_view session_id, RenewDone done) {
   barrier->server = this;
   barrier->incarnation = *incarnation_;
   barrier->term = leader_term_;
-  barrier->session_id = std::string(session_id);
+  barrier->session_id = session_id;
   barrier->armed_mono = NowMono();
   barrier->received_at = now();
   barrier->done = std::move(done);
@@ -318,7 +318,7 @@ void SimServer::RunDuePendingDuties() {
   MonoMs mono = NowMono();
   std::optional<MonoMs> next = duties_.NextDeadline();
   if (next && *next <= mono) {
-    for (const std::string& session_id : duties_.DueExpiries(mono)) {
+    for (const state::SessionId& session_id : duties_.DueExpiries(mono)) {
       cluster_->checkers().OnExpiryDecided(index_, leader_term_, session_id, mono, now());
       ExpireSession(session_id);
     }
@@ -340,7 +340,7 @@ void SimServer::RunDuePendingDuties() {
   }
 }
 
-void SimServer::ExpireSession(const std::string& session_id) {
+void SimServer::ExpireSession(const state::SessionId& session_id) {
   if (!IsRaftLeader() || store_.FindSession(session_id) == nullptr) {
     duties_.ExpiryResolved(session_id);
     return;

@@ -63,7 +63,7 @@ class SimServer {
   // `done` runs from the Cluster's ready queue, never inside this call.
   void Propose(state::CommandBody body, ProposeDone done);
   // As Server::Renew (one barrier per renewal; Server shares them).
-  void Renew(std::string_view session_id, RenewDone done);
+  void Renew(const state::SessionId& session_id, RenewDone done);
   // libraft's own state, which a deposed leader may still show.
   bool IsRaftLeader() const;
   // Leadership as Node reports it (after the barrier).
@@ -106,7 +106,7 @@ class SimServer {
   static void RenewalBarrierDone(struct raft_barrier* req, int status) noexcept;
 
   void OnLeadership(bool is_leader);
-  void ExpireSession(const std::string& session_id);
+  void ExpireSession(const state::SessionId& session_id);
   void IssueLeadershipBarrier(std::uint64_t term);
   void Post(std::function<void()> callback);
   RealMs now() const;

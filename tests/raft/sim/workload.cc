@@ -135,8 +135,8 @@ void Workload::Send(Client& client, state::CommandBody body, OnAnswer on_answer)
 
 state::CommandBody Workload::NewSession(Client& client) {
   state::Session session;
-  session.id =
-      fmt::format("{:08x}-{:04x}-4000-8000-{:012x}", client.id, client.sessions_made++, ++seq_);
+  session.id = state::SessionId(
+      fmt::format("{:08x}-{:04x}-4000-8000-{:012x}", client.id, client.sessions_made++, ++seq_));
   session.name = fmt::format("client-{}", client.id);
   session.node = "sim";
   MonoMs ttl_ms = rng_.Uniform(options_.ttl_min_ms / 1000, options_.ttl_max_ms / 1000) * 1000;
@@ -224,7 +224,7 @@ std::string Workload::Value(const Client& client) {
 }
 
 void Workload::ForgetSession(Client& client) {
-  client.session.clear();
+  client.session = state::SessionId();
   client.held.clear();
 }
 

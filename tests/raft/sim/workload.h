@@ -56,7 +56,7 @@ class Workload {
  private:
   struct Client {
     unsigned id = 0;
-    std::string session;
+    state::SessionId session;
     DurationNs ttl_ns = 0;
     RealMs next_renewal_at = 0;
     RealMs silent_until = 0;

@@ -42,7 +42,7 @@ TEST(AnswerSizeTest, KvEntrySizeIsWhatAppendKvEntryWrites) {
       entry.modify_index = LogIndex(10);
       entry.lock_index = 100;
       for (const char* session : {"", "4ca8e74b-6350-7587-addf-a18084928f3c"}) {
-        entry.session = session;
+        entry.session = state::SessionId(session);
         entry.fence = *session ? LogIndex(123456) : LogIndex();
         for (bool with_value : {true, false}) {
           EXPECT_EQ(json::KvEntrySize(entry, with_value), Rendered(entry, with_value).size())

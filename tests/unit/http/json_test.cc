@@ -33,7 +33,7 @@ TEST(JsonTest, KvEntryHasConsulFieldsAndFullUint64) {
   entry.create_index = LogIndex(28);
   entry.modify_index = LogIndex(29);
   entry.lock_index = 1;
-  entry.session = "4ca8e74b-6350-7587-addf-a18084928f3c";
+  entry.session = state::SessionId("4ca8e74b-6350-7587-addf-a18084928f3c");
   entry.fence = LogIndex(29);
   std::string out;
   json::AppendKvEntry(&out, entry);
@@ -58,7 +58,7 @@ TEST(JsonTest, UnlockedEntryOmitsSessionAndNullsEmptyValue) {
 
 TEST(JsonTest, SessionHasConsul17Shape) {
   state::Session s;
-  s.id = "d21d60ad-c2d2-b32a-7432-ca4048a4a7d6";
+  s.id = state::SessionId("d21d60ad-c2d2-b32a-7432-ca4048a4a7d6");
   s.name = "hashicups-db-0";
   s.node = "hashicups-db-0";
   s.lock_delay_ns = 15'000'000'000;
@@ -108,7 +108,7 @@ TEST(JsonTest, PrettyStopsAtTheLimit) {
 
 TEST(JsonTest, SessionsStopAtTheLimit) {
   state::Session session;
-  session.id = "adf4238a-882b-9ddc-4a9d-5b6758e4159e";
+  session.id = state::SessionId("adf4238a-882b-9ddc-4a9d-5b6758e4159e");
   std::string one = json::Sessions({&session});
   std::vector<const state::Session*> three = {&session, &session, &session};
   const std::size_t full = 3 * one.size() - 2;  // [S,S,S]

@@ -3,19 +3,30 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 #include <vector>
+
+#include "unit/common/type_printers.h"
 
 namespace tenure::server {
 namespace {
 
-using Ids = std::vector<std::string>;
+using state::SessionId;
+using Ids = std::vector<SessionId>;
+
+// The ids named, in order.
+Ids IdsOf(std::initializer_list<const char*> names) {
+  Ids ids;
+  for (const char* name : names) ids.emplace_back(name);
+  return ids;
+}
 
 constexpr DurationNs kTtl10s = 10 * kNsPerSecond;
 
-state::Session TtlSession(std::string id, DurationNs ttl_ns = kTtl10s) {
+state::Session TtlSession(const char* id, DurationNs ttl_ns = kTtl10s) {
   state::Session session;
-  session.id = std::move(id);
+  session.id = SessionId(id);
   session.ttl_ns = ttl_ns;
   return session;
 }
@@ -36,51 +47,51 @@ TEST_F(LeaderDutiesTest, NewLeaderArmsEveryTtlSessionAtAFullTtlTimesMultiplier) 
   EXPECT_EQ(duties_.OnBecameLeader(5'000, {&a_, &b_, &forever_}), 2u);
   EXPECT_EQ(duties_.NextDeadline(), 25'000);
   EXPECT_EQ(duties_.DueExpiries(24'999), Ids{});
-  EXPECT_EQ(duties_.DueExpiries(25'000), (Ids{"a", "b"}));
-  EXPECT_TRUE(duties_.IsExpiring("a"));
-  EXPECT_FALSE(duties_.IsExpiring("forever"));
+  EXPECT_EQ(duties_.DueExpiries(25'000), IdsOf({"a", "b"}));
+  EXPECT_TRUE(duties_.IsExpiring(SessionId("a")));
+  EXPECT_FALSE(duties_.IsExpiring(SessionId("forever")));
 }
 
 TEST_F(LeaderDutiesTest, RenewalFromMemoryPushesTheDeadline) {
   Lead(0);
-  ASSERT_TRUE(duties_.Renew("a", &a_, 15'000).ok());
-  EXPECT_EQ(duties_.DueExpiries(20'000), Ids{"b"});
+  ASSERT_TRUE(duties_.Renew(SessionId("a"), &a_, 15'000).ok());
+  EXPECT_EQ(duties_.DueExpiries(20'000), IdsOf({"b"}));
   EXPECT_EQ(duties_.DueExpiries(34'999), Ids{});
-  EXPECT_EQ(duties_.DueExpiries(35'000), Ids{"a"});
+  EXPECT_EQ(duties_.DueExpiries(35'000), IdsOf({"a"}));
 }
 
 TEST_F(LeaderDutiesTest, FollowerNeitherRenewsNorExpires) {
-  Status renewed = duties_.Renew("a", &a_, 0);
+  Status renewed = duties_.Renew(SessionId("a"), &a_, 0);
   EXPECT_EQ(renewed.code(), Code::kNotLeader);
-  duties_.OnSessionCreated("c", kTtl10s, 0);
+  duties_.OnSessionCreated(SessionId("c"), kTtl10s, 0);
   EXPECT_EQ(duties_.NextDeadline(), std::nullopt);
 }
 
 TEST_F(LeaderDutiesTest, RenewingAMissingSessionIsNotFoundWithConsulsText) {
   Lead(0);
-  Status renewed = duties_.Renew("zz", nullptr, 0);
+  Status renewed = duties_.Renew(SessionId("zz"), nullptr, 0);
   EXPECT_EQ(renewed.code(), Code::kNotFound);
   EXPECT_EQ(renewed.message(), "Session id 'zz' not found");
 }
 
 TEST_F(LeaderDutiesTest, ExpiringSessionCannotBeRenewed) {
   Lead(0);
-  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
-  EXPECT_EQ(duties_.Renew("a", &a_, 20'001).code(), Code::kNotFound);
+  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
+  EXPECT_EQ(duties_.Renew(SessionId("a"), &a_, 20'001).code(), Code::kNotFound);
 }
 
 TEST_F(LeaderDutiesTest, ExpiringSessionAcquiresNothing) {
   Lead(0);
-  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
+  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
   std::optional<state::ApplyResult> kv =
-      duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, "a"}, 20'000);
+      duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("a")}, 20'000);
   ASSERT_TRUE(kv.has_value());
   EXPECT_FALSE(kv->ok);
   EXPECT_EQ(kv->status.message(), "invalid session \"a\"");
 
   state::Txn txn;
-  txn.ops.push_back({state::TxnVerb::kSet, "x", "1", 0, LogIndex(), ""});
-  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, LogIndex(), "b"});
+  txn.ops.push_back({state::TxnVerb::kSet, "x", "1", 0, LogIndex(), SessionId()});
+  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, LogIndex(), SessionId("b")});
   std::optional<state::ApplyResult> refused = duties_.RefuseBeforeProposing(txn, 20'000);
   ASSERT_TRUE(refused.has_value());
   ASSERT_EQ(refused->txn.errors.size(), 1u);
@@ -96,16 +107,17 @@ TEST_F(LeaderDutiesTest, ReplicatedLockDelayComesBeforeTheMissingSession) {
   Lead(0);
   auto in_window = [](std::string_view key) { return key == "k"; };
   std::optional<state::ApplyResult> refused =
-      duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, ""}, 0, in_window);
+      duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId()}, 0, in_window);
   ASSERT_TRUE(refused.has_value());
   EXPECT_TRUE(refused->lock_delayed);
   EXPECT_TRUE(refused->status.ok());
-  refused = duties_.RefuseBeforeProposing(state::KvAcquire{"free", "v", 0, ""}, 0, in_window);
+  refused =
+      duties_.RefuseBeforeProposing(state::KvAcquire{"free", "v", 0, SessionId()}, 0, in_window);
   ASSERT_TRUE(refused.has_value());
   EXPECT_FALSE(refused->lock_delayed);
   EXPECT_EQ(refused->status.message(), "missing session");
   state::Txn txn;
-  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, LogIndex(), "a"});
+  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, LogIndex(), SessionId("a")});
   refused = duties_.RefuseBeforeProposing(txn, 0, in_window);
   ASSERT_TRUE(refused.has_value());
   ASSERT_EQ(refused->txn.errors.size(), 1u);
@@ -114,97 +126,98 @@ TEST_F(LeaderDutiesTest, ReplicatedLockDelayComesBeforeTheMissingSession) {
 
 TEST_F(LeaderDutiesTest, LiveSessionAndOtherCommandsAreNotRefused) {
   Lead(0);
-  EXPECT_FALSE(duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, "a"}, 0));
-  EXPECT_FALSE(duties_.RefuseBeforeProposing(state::KvRelease{"k", "v", 0, "a"}, 0));
-  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
+  EXPECT_FALSE(duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("a")}, 0));
+  EXPECT_FALSE(duties_.RefuseBeforeProposing(state::KvRelease{"k", "v", 0, SessionId("a")}, 0));
+  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
   // Releasing is always allowed; only grants are refused.
-  EXPECT_FALSE(duties_.RefuseBeforeProposing(state::KvRelease{"k", "v", 0, "a"}, 0));
+  EXPECT_FALSE(duties_.RefuseBeforeProposing(state::KvRelease{"k", "v", 0, SessionId("a")}, 0));
 }
 
 TEST_F(LeaderDutiesTest, CommittedExpiryEndsTheExpiringState) {
   Lead(0);
-  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
-  duties_.OnCommitted(SessionChange{"", 0, "a"}, 20'010);
-  EXPECT_FALSE(duties_.IsExpiring("a"));
-  duties_.ExpiryResolved("b");
-  EXPECT_FALSE(duties_.IsExpiring("b"));
+  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
+  duties_.OnCommitted(SessionChange{SessionId(), 0, SessionId("a")}, 20'010);
+  EXPECT_FALSE(duties_.IsExpiring(SessionId("a")));
+  duties_.ExpiryResolved(SessionId("b"));
+  EXPECT_FALSE(duties_.IsExpiring(SessionId("b")));
   EXPECT_EQ(duties_.NextDeadline(), std::nullopt);
 }
 
 TEST_F(LeaderDutiesTest, FailedExpiryIsRetriedASecondLaterAndStaysExpiring) {
   Lead(0);
-  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
-  duties_.ExpiryResolved("b");
-  duties_.ExpiryFailed("a", 20'005);
-  EXPECT_TRUE(duties_.IsExpiring("a"));
-  EXPECT_EQ(duties_.Renew("a", &a_, 20'500).code(), Code::kNotFound);
+  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
+  duties_.ExpiryResolved(SessionId("b"));
+  duties_.ExpiryFailed(SessionId("a"), 20'005);
+  EXPECT_TRUE(duties_.IsExpiring(SessionId("a")));
+  EXPECT_EQ(duties_.Renew(SessionId("a"), &a_, 20'500).code(), Code::kNotFound);
   EXPECT_EQ(duties_.NextDeadline(), 20'005 + LeaderDuties::kExpiryRetryMs);
   EXPECT_EQ(duties_.DueExpiries(21'004), Ids{});
-  EXPECT_EQ(duties_.DueExpiries(21'005), Ids{"a"});
-  EXPECT_TRUE(duties_.IsExpiring("a"));
+  EXPECT_EQ(duties_.DueExpiries(21'005), IdsOf({"a"}));
+  EXPECT_TRUE(duties_.IsExpiring(SessionId("a")));
   EXPECT_EQ(duties_.NextDeadline(), std::nullopt);
 }
 
 TEST_F(LeaderDutiesTest, DestroyedSessionIsForgottenEvenWhileARetryWaits) {
   Lead(0);
-  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
-  duties_.ExpiryFailed("a", 20'000);
-  duties_.OnSessionDestroyed("a");
-  EXPECT_FALSE(duties_.IsExpiring("a"));
-  duties_.ExpiryResolved("b");
+  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
+  duties_.ExpiryFailed(SessionId("a"), 20'000);
+  duties_.OnSessionDestroyed(SessionId("a"));
+  EXPECT_FALSE(duties_.IsExpiring(SessionId("a")));
+  duties_.ExpiryResolved(SessionId("b"));
   EXPECT_EQ(duties_.NextDeadline(), std::nullopt);
 }
 
 TEST_F(LeaderDutiesTest, CreatedSessionIsArmedWhenItsCreateCommits) {
   Lead(0);
-  duties_.OnCommitted(SessionChange{"c", TtlSession("c").ttl_ns, ""}, 3'000);
-  ASSERT_TRUE(duties_.Renew("a", &a_, 10'000).ok());
-  ASSERT_TRUE(duties_.Renew("b", &b_, 10'000).ok());
+  duties_.OnCommitted(SessionChange{SessionId("c"), TtlSession("c").ttl_ns, SessionId()}, 3'000);
+  ASSERT_TRUE(duties_.Renew(SessionId("a"), &a_, 10'000).ok());
+  ASSERT_TRUE(duties_.Renew(SessionId("b"), &b_, 10'000).ok());
   EXPECT_EQ(duties_.NextDeadline(), 23'000);
-  EXPECT_EQ(duties_.DueExpiries(23'000), Ids{"c"});
+  EXPECT_EQ(duties_.DueExpiries(23'000), IdsOf({"c"}));
 }
 
 TEST_F(LeaderDutiesTest, LostLeadershipForgetsEverythingAndNextLeadershipStartsAfresh) {
   Lead(0);
-  ASSERT_EQ(duties_.DueExpiries(20'000), (Ids{"a", "b"}));
-  duties_.ExpiryFailed("a", 20'000);
+  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
+  duties_.ExpiryFailed(SessionId("a"), 20'000);
   duties_.OnLostLeadership();
   EXPECT_FALSE(duties_.leading());
-  EXPECT_FALSE(duties_.IsExpiring("a"));
+  EXPECT_FALSE(duties_.IsExpiring(SessionId("a")));
   EXPECT_EQ(duties_.NextDeadline(), std::nullopt);
   // Leading again (the expiry never committed): a full TTL x 2 from now.
   Lead(50'000);
-  EXPECT_FALSE(duties_.IsExpiring("a"));
+  EXPECT_FALSE(duties_.IsExpiring(SessionId("a")));
   EXPECT_EQ(duties_.DueExpiries(69'999), Ids{});
-  EXPECT_EQ(duties_.DueExpiries(70'000), (Ids{"a", "b"}));
+  EXPECT_EQ(duties_.DueExpiries(70'000), IdsOf({"a", "b"}));
 }
 
 TEST_F(LeaderDutiesTest, MultiplierOneExpiresAtTheTtl) {
   LeaderDuties strict(1);
   strict.OnBecameLeader(0, {&a_});
   EXPECT_EQ(strict.DueExpiries(9'999), Ids{});
-  EXPECT_EQ(strict.DueExpiries(10'000), Ids{"a"});
+  EXPECT_EQ(strict.DueExpiries(10'000), IdsOf({"a"}));
 }
 
 TEST(SessionChangeTest, TimersFollowWhatTheStoreApplied) {
   EXPECT_FALSE(TouchesSessions(state::KvSet{"k", "v", 0}));
   EXPECT_TRUE(TouchesSessions(state::SessionCreate{TtlSession("c", 7)}));
-  EXPECT_TRUE(TouchesSessions(state::SessionDestroy{"d"}));
+  EXPECT_TRUE(TouchesSessions(state::SessionDestroy{SessionId("d")}));
 
   state::Store store;
   state::ApplyResult created =
       store.Apply({UnixMs(1), state::SessionCreate{TtlSession("c", 7)}}, LogIndex(1));
   SessionChange change = SessionChangeOf(created);
-  EXPECT_EQ(change.created_id, "c");
+  EXPECT_EQ(change.created_id, SessionId("c"));
   EXPECT_EQ(change.created_ttl_ns, 7);
   // A create the Store refused (the id exists) arms nothing.
   state::ApplyResult again =
       store.Apply({UnixMs(2), state::SessionCreate{TtlSession("c", 7)}}, LogIndex(2));
   EXPECT_FALSE(again.status.ok());
   EXPECT_TRUE(SessionChangeOf(again).empty());
-  EXPECT_EQ(SessionChangeOf(store.Apply({UnixMs(3), state::SessionDestroy{"c"}}, LogIndex(3)))
-                .destroyed_id,
-            "c");
+  EXPECT_EQ(
+      SessionChangeOf(store.Apply({UnixMs(3), state::SessionDestroy{SessionId("c")}}, LogIndex(3)))
+          .destroyed_id,
+      SessionId("c"));
   EXPECT_TRUE(
       SessionChangeOf(store.Apply({UnixMs(4), state::KvSet{"k", "v", 0}}, LogIndex(4))).empty());
 }

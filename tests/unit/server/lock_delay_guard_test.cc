@@ -14,13 +14,14 @@
 namespace tenure::server {
 namespace {
 
+using state::SessionId;
 using state::testutil::StoreDriver;
 
 constexpr DurationNs kTenSecondsNs = 10'000'000'000;
 
 TEST(LockDelayGuardTest, InheritedWindowsAreCountedFromTheElection) {
   StoreDriver d;
-  std::string s = d.NewSession(kTenSecondsNs);
+  SessionId s = d.NewSession(kTenSecondsNs);
   ASSERT_TRUE(d.Acquire("svc/leader", s).ok);
   d.Destroy(s);  // window: 10 s from the replicated clock now
   d.AdvanceMs(4'000);
@@ -40,7 +41,7 @@ TEST(LockDelayGuardTest, InheritedWindowsAreCountedFromTheElection) {
 // after 1 s; the guard still holds the key for the full 6 s.
 TEST(LockDelayGuardTest, ALeaderWhoseClockRunsAheadStillWaitsTheFullWindow) {
   StoreDriver d;
-  std::string s = d.NewSession(kTenSecondsNs);
+  SessionId s = d.NewSession(kTenSecondsNs);
   ASSERT_TRUE(d.Acquire("k", s).ok);
   d.Destroy(s);
   d.AdvanceMs(4'000);
@@ -56,8 +57,8 @@ TEST(LockDelayGuardTest, ALeaderWhoseClockRunsAheadStillWaitsTheFullWindow) {
 
 TEST(LockDelayGuardTest, ExpiredWindowsAreNotInheritedAndClearForgetsAll) {
   StoreDriver d;
-  std::string a = d.NewSession(1'000'000'000);  // 1 s
-  std::string b = d.NewSession(kTenSecondsNs);
+  SessionId a = d.NewSession(1'000'000'000);  // 1 s
+  SessionId b = d.NewSession(kTenSecondsNs);
   ASSERT_TRUE(d.Acquire("short", a).ok);
   ASSERT_TRUE(d.Acquire("long", b).ok);
   d.Destroy(a);
@@ -79,11 +80,13 @@ TEST(LockDelayGuardTest, ExpiredWindowsAreNotInheritedAndClearForgetsAll) {
 namespace tenure::server {
 namespace {
 
+using state::SessionId;
+
 // Through LeaderDuties: the refusals carry the Store's own answers, and a
 // new leadership starts from the Store's windows again.
 TEST(LockDelayGuardTest, LeaderDutiesRefuseInheritedWindowsWithTheStoresAnswers) {
   state::testutil::StoreDriver d;
-  std::string s = d.NewSession(kTenSecondsNs);
+  SessionId s = d.NewSession(kTenSecondsNs);
   ASSERT_TRUE(d.Acquire("k", s).ok);
   d.Destroy(s);
   LeaderDuties duties(2);
@@ -91,26 +94,29 @@ TEST(LockDelayGuardTest, LeaderDutiesRefuseInheritedWindowsWithTheStoresAnswers)
   EXPECT_EQ(duties.lock_delays().size(), 1u);
 
   std::optional<state::ApplyResult> kv =
-      duties.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, "other"}, 59'999);
+      duties.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("other")}, 59'999);
   ASSERT_TRUE(kv.has_value());
   EXPECT_FALSE(kv->ok);
   EXPECT_TRUE(kv->lock_delayed);
   EXPECT_TRUE(kv->status.ok());
 
   state::Txn txn;
-  txn.ops.push_back({state::TxnVerb::kLock, "free", "v", 0, LogIndex(), "other"});
-  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, LogIndex(), "other"});
+  txn.ops.push_back({state::TxnVerb::kLock, "free", "v", 0, LogIndex(), SessionId("other")});
+  txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, LogIndex(), SessionId("other")});
   std::optional<state::ApplyResult> rolled_back = duties.RefuseBeforeProposing(txn, 51'000);
   ASSERT_TRUE(rolled_back.has_value());
   ASSERT_EQ(rolled_back->txn.errors.size(), 1u);
   EXPECT_EQ(rolled_back->txn.errors[0].op_index, 1u);
   EXPECT_EQ(rolled_back->txn.errors[0].what, "failed to lock key \"k\" due to lock delay");
 
-  EXPECT_FALSE(duties.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, "other"}, 60'000));
-  EXPECT_FALSE(duties.RefuseBeforeProposing(state::KvAcquire{"free", "v", 0, "other"}, 50'000));
+  EXPECT_FALSE(
+      duties.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("other")}, 60'000));
+  EXPECT_FALSE(
+      duties.RefuseBeforeProposing(state::KvAcquire{"free", "v", 0, SessionId("other")}, 50'000));
   duties.OnLostLeadership();
   EXPECT_EQ(duties.lock_delays().size(), 0u);
-  EXPECT_FALSE(duties.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, "other"}, 50'000));
+  EXPECT_FALSE(
+      duties.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("other")}, 50'000));
 }
 
 }  // namespace

@@ -7,26 +7,27 @@
 namespace tenure::state {
 namespace {
 
-auto Never = [](std::string_view) { return false; };
-auto Always = [](std::string_view) { return true; };
+// For keys and session ids alike.
+auto Never = [](const auto&) { return false; };
+auto Always = [](const auto&) { return true; };
 
 TEST(AcquireRuleTest, LockDelayComesFirstThenTheSession) {
-  auto delayed = RefuseAcquire("k", "", Always, Always);
+  auto delayed = RefuseAcquire("k", SessionId(), Always, Always);
   ASSERT_TRUE(delayed);
   EXPECT_TRUE(delayed->lock_delayed);
   EXPECT_TRUE(delayed->error.ok());  // Consul's plain false, no error
 
-  auto missing = RefuseAcquire("k", "", Never, Always);
+  auto missing = RefuseAcquire("k", SessionId(), Never, Always);
   ASSERT_TRUE(missing);
   EXPECT_FALSE(missing->lock_delayed);
   EXPECT_EQ(missing->error.message(), "missing session");
 
-  auto invalid = RefuseAcquire("k", "abc", Never, Always);
+  auto invalid = RefuseAcquire("k", SessionId("abc"), Never, Always);
   ASSERT_TRUE(invalid);
   EXPECT_EQ(invalid->error.code(), Code::kInternal);
   EXPECT_EQ(invalid->error.message(), "invalid session \"abc\"");
 
-  EXPECT_FALSE(RefuseAcquire("k", "abc", Never, Never));
+  EXPECT_FALSE(RefuseAcquire("k", SessionId("abc"), Never, Never));
 }
 
 TEST(AcquireRuleTest, EveryLockDelayedTxnOpIsNamed) {

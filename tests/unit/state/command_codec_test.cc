@@ -70,6 +70,8 @@ class RandomContents {
       }
     }
   }
+  // Any bytes: the codec does not care what a session id looks like.
+  SessionId Id() { return SessionId(Bytes()); }
   std::vector<std::string> Strings() {
     std::vector<std::string> v(rng_() % 4);
     for (std::string& s : v) s = Bytes();
@@ -84,13 +86,13 @@ class RandomContents {
     op.value = Bytes();
     op.flags = U64();
     op.index = LogIndex(U64());
-    op.session = Bytes();
+    op.session = Id();
     return op;
   }
 
   Session RandomSession() {
     Session s;
-    s.id = Bytes();
+    s.id = Id();
     s.name = Bytes();
     s.node = Bytes();
     s.lock_delay_ns = I64();
@@ -118,9 +120,9 @@ class RandomContents {
       case 1:
         return KvCas{Bytes(), Bytes(), U64(), LogIndex(U64())};
       case 2:
-        return KvAcquire{Bytes(), Bytes(), U64(), Bytes()};
+        return KvAcquire{Bytes(), Bytes(), U64(), Id()};
       case 3:
-        return KvRelease{Bytes(), Bytes(), U64(), Bytes()};
+        return KvRelease{Bytes(), Bytes(), U64(), Id()};
       case 4:
         return KvDelete{Bytes(), Bool(), LogIndex(U64())};
       case 5:
@@ -128,8 +130,7 @@ class RandomContents {
       case 6:
         return SessionCreate{RandomSession()};
       case 7:
-        return SessionDestroy{Bytes(),
-                              Bool() ? DestroyReason::kExpired : DestroyReason::kDestroyed};
+        return SessionDestroy{Id(), Bool() ? DestroyReason::kExpired : DestroyReason::kDestroyed};
       case 8: {
         Txn t;
         t.ops.resize(rng_() % 6);
@@ -214,27 +215,28 @@ TEST(CommandCodecTest, EveryKindRoundTripsWithRandomContents) {
 }
 
 TEST(CommandCodecTest, ExtremeValuesRoundTrip) {
-  Session s = testutil::MakeSession(std::string("id\0\xff", 4), "", kMinI64);
+  Session s = testutil::MakeSession(SessionId(std::string("id\0\xff", 4)), "", kMinI64);
   s.ttl_ns = kMaxI64;
   s.checks = {"", std::string(1, '\0')};
   s.service_checks = {{"", ""}, {std::string("\0", 1), "ns"}};
   Txn txn;
   for (int v = 0; v <= static_cast<int>(TxnVerb::kCheckFence); ++v) {
     txn.ops.push_back(testutil::MakeOp(static_cast<TxnVerb>(v), std::string("k\0", 2),
-                                       std::string(1000, '\xff'), kMaxU64, kMaxU64, "s"));
+                                       std::string(1000, '\xff'), kMaxU64, kMaxU64,
+                                       SessionId("s")));
   }
   const std::vector<Command> commands = {
       {UnixMs(kMaxI64), KvSet{"", "", kMaxU64}},
       {UnixMs(kMinI64), KvSet{std::string("\0", 1), std::string("\0\0", 2), 0}},
       {UnixMs(0), KvSet{"k", std::string(512 * 1024, 'x'), testutil::kSemaphoreFlagValue}},
       {UnixMs(-1), KvCas{"k", "v", kMaxU64, LogIndex(kMaxU64)}},
-      {UnixMs(1), KvAcquire{"k", "", testutil::kLockFlagValue, testutil::SessionId(1)}},
-      {UnixMs(1), KvRelease{"k", "", 0, ""}},
+      {UnixMs(1), KvAcquire{"k", "", testutil::kLockFlagValue, testutil::TestSessionId(1)}},
+      {UnixMs(1), KvRelease{"k", "", 0, SessionId()}},
       {UnixMs(1), KvDelete{"k", true, LogIndex()}},
       {UnixMs(1), KvDelete{"k", false, LogIndex(kMaxU64)}},
       {UnixMs(1), KvDeleteTree{""}},
       {UnixMs(1), SessionCreate{s}},
-      {UnixMs(1), SessionDestroy{"", DestroyReason::kExpired}},
+      {UnixMs(1), SessionDestroy{SessionId(), DestroyReason::kExpired}},
       {UnixMs(1), Txn{}},
       {UnixMs(1), txn},
       {UnixMs(1), ReapTombstones{LogIndex(kMaxU64)}},
@@ -265,15 +267,15 @@ TEST(CommandCodecTest, DifferentCommandsEncodeDifferently) {
       {UnixMs(1), KvSet{"ab", "c", 0}},
       {UnixMs(1), KvSet{"a", "bc", 0}},
       {UnixMs(1), KvCas{"ab", "c", 0, LogIndex()}},
-      {UnixMs(1), KvAcquire{"ab", "c", 0, ""}},
-      {UnixMs(1), KvRelease{"ab", "c", 0, ""}},
+      {UnixMs(1), KvAcquire{"ab", "c", 0, SessionId()}},
+      {UnixMs(1), KvRelease{"ab", "c", 0, SessionId()}},
       {UnixMs(2), KvSet{"ab", "c", 0}},
       {UnixMs(1), KvDelete{"ab", false, LogIndex()}},
       {UnixMs(1), KvDelete{"ab", true, LogIndex()}},
       {UnixMs(1), KvDeleteTree{"ab"}},
       {UnixMs(1), ReapTombstones{LogIndex()}},
-      {UnixMs(1), SessionDestroy{"ab", DestroyReason::kDestroyed}},
-      {UnixMs(1), SessionDestroy{"ab", DestroyReason::kExpired}},
+      {UnixMs(1), SessionDestroy{SessionId("ab"), DestroyReason::kDestroyed}},
+      {UnixMs(1), SessionDestroy{SessionId("ab"), DestroyReason::kExpired}},
   };
   std::set<std::string> encodings;
   for (const Command& c : commands) encodings.insert(Encode(c));

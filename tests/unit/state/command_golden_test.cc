@@ -17,7 +17,7 @@ namespace {
 
 std::vector<Command> GoldenCommands() {
   Session s;
-  s.id = "4ca8e74b-6350-7587-addf-a18084928f3c";
+  s.id = SessionId("4ca8e74b-6350-7587-addf-a18084928f3c");
   s.name = "dbservice";
   s.node = "n1";
   s.lock_delay_ns = 15000000000;

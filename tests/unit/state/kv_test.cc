@@ -36,7 +36,7 @@ TEST(StoreKvTest, SetCreatesEntryAtApplyIndex) {
   EXPECT_EQ(e->create_index, LogIndex(1));
   EXPECT_EQ(e->modify_index, LogIndex(1));
   EXPECT_EQ(e->lock_index, 0u);
-  EXPECT_EQ(e->session, "");
+  EXPECT_EQ(e->session, SessionId());
   EXPECT_EQ(e->fence, LogIndex());
   EXPECT_EQ(d.store().kv_index(), LogIndex(1));
   EXPECT_EQ(d.store().kv_count(), 1u);
@@ -144,7 +144,7 @@ TEST(StoreKvTest, EmptyValueIsStoredAsEmpty) {
 // are advisory) and takes LockIndex from the request, i.e. 0.
 TEST(StoreKvTest, SetOnLockedKeyKeepsHolderAndFenceAndZeroesLockIndex) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a, "held");  // index 2
   ApplyResult r = d.Set("k", "overwritten", 9);
   EXPECT_TRUE(r.ok);
@@ -168,7 +168,7 @@ TEST(StoreKvTest, SetOnLockedKeyKeepsHolderAndFenceAndZeroesLockIndex) {
 // locked key is a no-op.
 TEST(StoreKvTest, IdenticalSetOnLockedKeyIsNoOp) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a, "held");  // 2, LockIndex 1
   d.Set("k", "held");         // 3, LockIndex 0: a real write
   ASSERT_EQ(d.Get("k")->modify_index, LogIndex(3));
@@ -245,7 +245,7 @@ TEST(StoreKvTest, CasWithNonZeroIndexOnMissingKeyFails) {
 // Row 11: Session unchanged, LockIndex as row 10.
 TEST(StoreKvTest, CasOnLockedKeyKeepsHolderAndZeroesLockIndex) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a, "v");  // 2
   ApplyResult r = d.Cas("k", "w", LogIndex(2));
   EXPECT_TRUE(r.ok);
@@ -298,7 +298,7 @@ TEST(StoreKvTest, DeleteOfMissingKeySucceedsAndChangesNothing) {
 
 TEST(StoreKvTest, DeleteOfLockedKeyIsAllowedAndForgetsTheHolder) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a);
   ApplyResult r = d.Delete("k");
   EXPECT_TRUE(r.ok);
@@ -464,7 +464,7 @@ TEST(StoreKvTest, KeyIndexOfMissingKeyIsKvTableIndex) {
   StoreDriver d;
   d.Set("k", "v");
   d.Set("j", "x");
-  std::string a = d.NewSession();  // index 3 is not a KV change
+  SessionId a = d.NewSession();  // index 3 is not a KV change
   EXPECT_EQ(d.store().kv_index(), LogIndex(2));
   EXPECT_EQ(d.store().KeyIndex("missing"), LogIndex(2));
   (void)a;
@@ -589,18 +589,18 @@ TEST(StoreClockTest, ClockIsLargestNowMsAndNeverGoesBackwards) {
 TEST(StoreClockTest, EveryCommandKindAdvancesClockAndAppliedIndex) {
   StoreDriver d;
   d.SetNowMs(UnixMs(100));
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.SetNowMs(UnixMs(200));
   d.Acquire("k", a);
   d.SetNowMs(UnixMs(300));
-  d.Acquire("k", "unknown-session");  // an error result still applies
+  d.Acquire("k", SessionId("unknown-session"));  // an error result still applies
   EXPECT_EQ(d.store().now_ms(), UnixMs(300));
   EXPECT_EQ(d.store().applied_index(), LogIndex(3));
   d.SetNowMs(UnixMs(400));
   d.Reap(0);
   EXPECT_EQ(d.store().now_ms(), UnixMs(400));
   d.SetNowMs(UnixMs(500));
-  d.Destroy("never-existed");
+  d.Destroy(SessionId("never-existed"));
   EXPECT_EQ(d.store().now_ms(), UnixMs(500));
   EXPECT_EQ(d.store().applied_index(), LogIndex(5));
 }

@@ -26,7 +26,7 @@ constexpr DurationNs kSecond = kNsPerSecond;
 // Row 1.
 TEST(StoreLockTest, AcquireOfAbsentKeyCreatesItLockedWithLockIndexOne) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   ApplyResult r = d.Acquire("k", a, "me", 11);  // index 2
   EXPECT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_TRUE(r.ok);
@@ -48,8 +48,8 @@ TEST(StoreLockTest, AcquireOfAbsentKeyCreatesItLockedWithLockIndexOne) {
 // Row 2.
 TEST(StoreLockTest, AcquireOfUnlockedKeyIncrementsLockIndexAndReplacesContent) {
   StoreDriver d;
-  std::string a = d.NewSession();
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession();
+  SessionId b = d.NewSession();
   d.Acquire("k", a, "a");                     // 3
   d.Release("k", a, "a");                     // 4
   ApplyResult r = d.Acquire("k", b, "b", 5);  // 5
@@ -68,7 +68,7 @@ TEST(StoreLockTest, AcquireOfUnlockedKeyIncrementsLockIndexAndReplacesContent) {
 TEST(StoreLockTest, AcquireOfKeyCreatedBySetStartsLockIndexAtOne) {
   StoreDriver d;
   d.Set("k", "plain");  // 1, LockIndex 0
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   ApplyResult r = d.Acquire("k", a, "locked");  // 3
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(d.Get("k")->lock_index, 1u);
@@ -78,7 +78,7 @@ TEST(StoreLockTest, AcquireOfKeyCreatedBySetStartsLockIndexAtOne) {
 // Row 3.
 TEST(StoreLockTest, AcquireBySameSessionWithNewContentKeepsLockIndexAndFence) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a, "v1", 1);                  // 2
   d.Set("other", "x");                         // 3
   ApplyResult r = d.Acquire("k", a, "v2", 2);  // 4
@@ -96,7 +96,7 @@ TEST(StoreLockTest, AcquireBySameSessionWithNewContentKeepsLockIndexAndFence) {
 // Row 4.
 TEST(StoreLockTest, AcquireBySameSessionWithIdenticalContentIsNoOp) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a, "v", 1);  // 2
   d.Set("other", "x");        // 3
   (void)d.store().TakeChanges();
@@ -114,8 +114,8 @@ TEST(StoreLockTest, AcquireBySameSessionWithIdenticalContentIsNoOp) {
 // Row 5.
 TEST(StoreLockTest, AcquireByOtherSessionFailsAndChangesNothing) {
   StoreDriver d;
-  std::string a = d.NewSession();
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession();
+  SessionId b = d.NewSession();
   d.Acquire("k", a, "a", 1);  // 3
   (void)d.store().TakeChanges();
   ApplyResult r = d.Acquire("k", b, "b", 2);
@@ -137,12 +137,12 @@ TEST(StoreLockTest, AcquireByOtherSessionFailsAndChangesNothing) {
 TEST(StoreLockTest, AcquireWithUnknownSessionIsInvalidSessionError) {
   StoreDriver d;
   d.Set("k", "v");
-  const std::string x = testutil::SessionId(999);
+  const SessionId x = testutil::TestSessionId(999);
   ApplyResult r = d.Acquire("k", x, "mine");
   EXPECT_FALSE(r.status.ok());
-  EXPECT_EQ(r.status.message(), "invalid session \"" + x + "\"");
+  EXPECT_EQ(r.status.message(), "invalid session \"" + x.str() + "\"");
   auto e = d.Get("k");
-  EXPECT_EQ(e->session, "");
+  EXPECT_EQ(e->session, SessionId());
   EXPECT_EQ(e->value, "v");
   EXPECT_EQ(e->modify_index, LogIndex(1));
   EXPECT_EQ(d.store().kv_index(), LogIndex(1));
@@ -150,7 +150,7 @@ TEST(StoreLockTest, AcquireWithUnknownSessionIsInvalidSessionError) {
 
 TEST(StoreLockTest, AcquireOfAbsentKeyWithUnknownSessionCreatesNothing) {
   StoreDriver d;
-  ApplyResult r = d.Acquire("k", "nope");
+  ApplyResult r = d.Acquire("k", SessionId("nope"));
   EXPECT_FALSE(r.status.ok());
   EXPECT_EQ(r.status.message(), "invalid session \"nope\"");
   EXPECT_EQ(d.store().FindKv("k"), nullptr);
@@ -159,17 +159,17 @@ TEST(StoreLockTest, AcquireOfAbsentKeyWithUnknownSessionCreatesNothing) {
 
 TEST(StoreLockTest, AcquireWithDestroyedSessionIsInvalidSessionError) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Destroy(a);
   ApplyResult r = d.Acquire("k", a);
   EXPECT_FALSE(r.status.ok());
-  EXPECT_EQ(r.status.message(), "invalid session \"" + a + "\"");
+  EXPECT_EQ(r.status.message(), "invalid session \"" + a.str() + "\"");
 }
 
 TEST(StoreLockTest, AcquireWithEmptySessionIsMissingSessionError) {
   StoreDriver d;
   d.NewSession();
-  ApplyResult r = d.Acquire("k", "");
+  ApplyResult r = d.Acquire("k", SessionId());
   EXPECT_FALSE(r.status.ok());
   EXPECT_EQ(r.status.message(), "missing session");
   EXPECT_EQ(d.store().FindKv("k"), nullptr);
@@ -178,8 +178,8 @@ TEST(StoreLockTest, AcquireWithEmptySessionIsMissingSessionError) {
 // Row 7 (and section 2.6): inside the window acquire answers false.
 TEST(StoreLockTest, AcquireDuringLockDelayIsRefusedWithoutWriting) {
   StoreDriver d;
-  std::string a = d.NewSession(10 * kSecond);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(10 * kSecond);
+  SessionId b = d.NewSession();
   d.Acquire("k", a, "a");  // 3
   d.Destroy(a);            // 4, window [kT0, kT0 + 10 s)
   (void)d.store().TakeChanges();
@@ -189,7 +189,7 @@ TEST(StoreLockTest, AcquireDuringLockDelayIsRefusedWithoutWriting) {
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(r.lock_delayed);
   auto e = d.Get("k");
-  EXPECT_EQ(e->session, "");
+  EXPECT_EQ(e->session, SessionId());
   EXPECT_EQ(e->value, "a");
   EXPECT_EQ(e->modify_index, LogIndex(4));
   EXPECT_EQ(e->lock_index, 1u);
@@ -201,13 +201,13 @@ TEST(StoreLockTest, AcquireDuringLockDelayIsRefusedWithoutWriting) {
 // Row 8.
 TEST(StoreLockTest, ReleaseByHolderClearsSessionKeepsLockIndexAndReplacesContent) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a, "held", 9);              // 2
   ApplyResult r = d.Release("k", a, "", 0);  // 3: empty body wipes the value
   EXPECT_TRUE(r.status.ok());
   EXPECT_TRUE(r.ok);
   auto e = d.Get("k");
-  EXPECT_EQ(e->session, "");
+  EXPECT_EQ(e->session, SessionId());
   EXPECT_EQ(e->fence, LogIndex());
   EXPECT_EQ(e->lock_index, 1u);
   EXPECT_EQ(e->create_index, LogIndex(2));
@@ -220,7 +220,7 @@ TEST(StoreLockTest, ReleaseByHolderClearsSessionKeepsLockIndexAndReplacesContent
 
 TEST(StoreLockTest, ReleaseByHolderStoresTheRequestValueAndFlags) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a, "held", 1);
   d.Release("k", a, "released", testutil::kLockFlagValue);
   EXPECT_EQ(d.Get("k")->value, "released");
@@ -230,8 +230,8 @@ TEST(StoreLockTest, ReleaseByHolderStoresTheRequestValueAndFlags) {
 // Row 9, held by another session.
 TEST(StoreLockTest, ReleaseByNonHolderFailsAndChangesNothing) {
   StoreDriver d;
-  std::string a = d.NewSession();
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession();
+  SessionId b = d.NewSession();
   d.Acquire("k", a, "a");  // 3
   ApplyResult r = d.Release("k", b, "b");
   EXPECT_TRUE(r.status.ok());
@@ -246,7 +246,7 @@ TEST(StoreLockTest, ReleaseByNonHolderFailsAndChangesNothing) {
 // Row 9, unlocked key.
 TEST(StoreLockTest, ReleaseOfUnlockedKeyFails) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Set("k", "v");  // 2
   ApplyResult r = d.Release("k", a, "x");
   EXPECT_FALSE(r.ok);
@@ -257,7 +257,7 @@ TEST(StoreLockTest, ReleaseOfUnlockedKeyFails) {
 // Row 9, absent key.
 TEST(StoreLockTest, ReleaseOfAbsentKeyFailsAndCreatesNothing) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   ApplyResult r = d.Release("k", a, "x");
   EXPECT_TRUE(r.status.ok());
   EXPECT_FALSE(r.ok);
@@ -269,16 +269,16 @@ TEST(StoreLockTest, ReleaseOfAbsentKeyFailsAndCreatesNothing) {
 TEST(StoreLockTest, ReleaseWithUnknownSessionAnswersFalseNotError) {
   StoreDriver d;
   d.Set("k", "v");
-  ApplyResult r = d.Release("k", "unknown");
+  ApplyResult r = d.Release("k", SessionId("unknown"));
   EXPECT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_FALSE(r.ok);
 }
 
 TEST(StoreLockTest, ReleaseWithEmptySessionIsMissingSessionError) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a);
-  ApplyResult r = d.Release("k", "");
+  ApplyResult r = d.Release("k", SessionId());
   EXPECT_FALSE(r.status.ok());
   EXPECT_EQ(r.status.message(), "missing session");
   EXPECT_EQ(d.Get("k")->session, a);
@@ -288,8 +288,8 @@ TEST(StoreLockTest, ReleaseWithEmptySessionIsMissingSessionError) {
 
 TEST(StoreLockTest, LockIndexCountsNewHoldersOnly) {
   StoreDriver d;
-  std::string a = d.NewSession();
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession();
+  SessionId b = d.NewSession();
   d.Acquire("k", a, "1");
   EXPECT_EQ(d.Get("k")->lock_index, 1u);
   d.Acquire("k", a, "2");
@@ -305,7 +305,7 @@ TEST(StoreLockTest, LockIndexCountsNewHoldersOnly) {
 
 TEST(StoreLockTest, LockIndexRestartsAtOneAfterDeleteAndRecreate) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a);
   d.Release("k", a);
   d.Acquire("k", a);
@@ -317,8 +317,8 @@ TEST(StoreLockTest, LockIndexRestartsAtOneAfterDeleteAndRecreate) {
 
 TEST(StoreLockTest, AcquireAfterSetZeroedLockIndexCountsFromZero) {
   StoreDriver d;
-  std::string a = d.NewSession();
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession();
+  SessionId b = d.NewSession();
   d.Acquire("k", a);    // LockIndex 1
   d.Set("k", "plain");  // LockIndex 0, still held by a
   d.Release("k", a);    // LockIndex kept (0)
@@ -332,8 +332,8 @@ TEST(StoreLockTest, AcquireAfterSetZeroedLockIndexCountsFromZero) {
 // Row 13.
 TEST(StoreLockTest, DestroyWithReleaseBehaviorUnlocksHeldKeys) {
   StoreDriver d;
-  std::string a = d.NewSession(0, Behavior::kRelease);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(0, Behavior::kRelease);
+  SessionId b = d.NewSession();
   d.Acquire("k1", a, "v1", 3);  // 3
   d.Acquire("k2", a, "v2");     // 4
   d.Acquire("kb", b, "vb");     // 5
@@ -343,7 +343,7 @@ TEST(StoreLockTest, DestroyWithReleaseBehaviorUnlocksHeldKeys) {
   for (const char* key : {"k1", "k2"}) {
     auto e = d.Get(key);
     ASSERT_TRUE(e.has_value()) << key;
-    EXPECT_EQ(e->session, "") << key;
+    EXPECT_EQ(e->session, SessionId()) << key;
     EXPECT_EQ(e->fence, LogIndex()) << key;
     EXPECT_EQ(e->lock_index, 1u) << key;
     EXPECT_EQ(e->modify_index, LogIndex(6)) << key;
@@ -366,7 +366,7 @@ TEST(StoreLockTest, DestroyWithReleaseBehaviorUnlocksHeldKeys) {
 // Row 14.
 TEST(StoreLockTest, DestroyWithDeleteBehaviorDeletesHeldKeys) {
   StoreDriver d;
-  std::string a = d.NewSession(0, Behavior::kDelete);
+  SessionId a = d.NewSession(0, Behavior::kDelete);
   d.Set("p/other", "x");         // 2
   d.Acquire("p/k", a, "v");      // 3
   d.Set("p/z", "z");             // 4
@@ -387,13 +387,13 @@ TEST(StoreLockTest, ExpiryInvalidatesExactlyLikeDestroy) {
   for (StoreDriver* d : {&d1, &d2}) {
     d->NewSession(3 * kSecond, Behavior::kRelease);
     d->NewSession(0, Behavior::kDelete);
-    d->Acquire("a", testutil::SessionId(1));
-    d->Acquire("b", testutil::SessionId(2));
+    d->Acquire("a", testutil::TestSessionId(1));
+    d->Acquire("b", testutil::TestSessionId(2));
   }
-  d1.Destroy(testutil::SessionId(1), DestroyReason::kDestroyed);
-  d1.Destroy(testutil::SessionId(2), DestroyReason::kDestroyed);
-  d2.Destroy(testutil::SessionId(1), DestroyReason::kExpired);
-  d2.Destroy(testutil::SessionId(2), DestroyReason::kExpired);
+  d1.Destroy(testutil::TestSessionId(1), DestroyReason::kDestroyed);
+  d1.Destroy(testutil::TestSessionId(2), DestroyReason::kDestroyed);
+  d2.Destroy(testutil::TestSessionId(1), DestroyReason::kExpired);
+  d2.Destroy(testutil::TestSessionId(2), DestroyReason::kExpired);
   EXPECT_EQ(d2.Get("a"), d1.Get("a"));
   EXPECT_EQ(d2.Get("b"), std::nullopt);
   EXPECT_EQ(d2.store().LockDelayUntil("a"), kT0 + 3000);
@@ -404,7 +404,7 @@ TEST(StoreLockTest, ExpiryInvalidatesExactlyLikeDestroy) {
 
 TEST(StoreLockDelayTest, WindowStartsAtInvalidationAndLastsTheSessionLockDelay) {
   StoreDriver d;
-  std::string a = d.NewSession(10 * kSecond);
+  SessionId a = d.NewSession(10 * kSecond);
   d.Acquire("k", a);
   d.SetNowMs(kT0 + 1234);
   d.Destroy(a);
@@ -414,22 +414,22 @@ TEST(StoreLockDelayTest, WindowStartsAtInvalidationAndLastsTheSessionLockDelay) 
 
 TEST(StoreLockDelayTest, AcquireJustBeforeWindowEndIsRefused) {
   StoreDriver d;
-  std::string a = d.NewSession(10 * kSecond);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(10 * kSecond);
+  SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
   d.SetNowMs(kT0 + 9'999);
   ApplyResult r = d.Acquire("k", b);
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(r.lock_delayed);
-  EXPECT_EQ(d.Get("k")->session, "");
+  EXPECT_EQ(d.Get("k")->session, SessionId());
 }
 
 // The window is [start, end): Consul refuses while `expires.After(now)`.
 TEST(StoreLockDelayTest, AcquireAtWindowEndSucceeds) {
   StoreDriver d;
-  std::string a = d.NewSession(10 * kSecond);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(10 * kSecond);
+  SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
   d.SetNowMs(kT0 + 10'000);
@@ -442,8 +442,8 @@ TEST(StoreLockDelayTest, AcquireAtWindowEndSucceeds) {
 
 TEST(StoreLockDelayTest, AcquireAfterWindowSucceeds) {
   StoreDriver d;
-  std::string a = d.NewSession(2 * kSecond);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(2 * kSecond);
+  SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
   d.AdvanceMs(1000);
@@ -456,8 +456,8 @@ TEST(StoreLockDelayTest, AcquireAfterWindowSucceeds) {
 
 TEST(StoreLockDelayTest, LockDelayIsCappedAtSixtySeconds) {
   StoreDriver d;
-  std::string a = d.NewSession(5 * 60 * kSecond);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(5 * 60 * kSecond);
+  SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
   EXPECT_EQ(d.store().LockDelayUntil("k"), kT0 + 60'000);
@@ -469,7 +469,7 @@ TEST(StoreLockDelayTest, LockDelayIsCappedAtSixtySeconds) {
 
 TEST(StoreLockDelayTest, StoredLockDelayIsNotClamped) {
   StoreDriver d;
-  std::string a = d.NewSession(5 * 60 * kSecond);
+  SessionId a = d.NewSession(5 * 60 * kSecond);
   ASSERT_NE(d.store().FindSession(a), nullptr);
   EXPECT_EQ(d.store().FindSession(a)->lock_delay_ns, 5 * 60 * kSecond);
   EXPECT_GT(d.store().FindSession(a)->lock_delay_ns, limits::kLockDelayMaxNs);
@@ -477,8 +477,8 @@ TEST(StoreLockDelayTest, StoredLockDelayIsNotClamped) {
 
 TEST(StoreLockDelayTest, AppliesOnlyToKeysHeldAtInvalidation) {
   StoreDriver d;
-  std::string a = d.NewSession(10 * kSecond);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(10 * kSecond);
+  SessionId b = d.NewSession();
   d.Acquire("held", a);
   d.Acquire("released-first", a);
   d.Release("released-first", a);  // Go api.Lock's Unlock: release, then destroy
@@ -496,8 +496,8 @@ TEST(StoreLockDelayTest, AppliesOnlyToKeysHeldAtInvalidation) {
 
 TEST(StoreLockDelayTest, ZeroLockDelayLeavesNoWindow) {
   StoreDriver d;
-  std::string a = d.NewSession(0);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(0);
+  SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
   EXPECT_EQ(d.store().LockDelayUntil("k"), UnixMs(0));
@@ -509,8 +509,8 @@ TEST(StoreLockDelayTest, ZeroLockDelayLeavesNoWindow) {
 // consul-api.md 1.1: "Negative/zero ⇒ no delay".
 TEST(StoreLockDelayTest, NegativeLockDelayLeavesNoWindow) {
   StoreDriver d;
-  std::string a = d.NewSession(-5 * kSecond);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(-5 * kSecond);
+  SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
   EXPECT_EQ(d.store().LockDelayUntil("k"), UnixMs(0));
@@ -519,8 +519,8 @@ TEST(StoreLockDelayTest, NegativeLockDelayLeavesNoWindow) {
 
 TEST(StoreLockDelayTest, ExpiredSessionStartsWindowToo) {
   StoreDriver d;
-  std::string a = d.NewSession(15 * kSecond);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(15 * kSecond);
+  SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a, DestroyReason::kExpired);
   EXPECT_EQ(d.store().LockDelayUntil("k"), kT0 + 15'000);
@@ -529,8 +529,8 @@ TEST(StoreLockDelayTest, ExpiredSessionStartsWindowToo) {
 
 TEST(StoreLockDelayTest, DeleteBehaviorStillStartsWindowOnTheDeletedKey) {
   StoreDriver d;
-  std::string a = d.NewSession(10 * kSecond, Behavior::kDelete);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(10 * kSecond, Behavior::kDelete);
+  SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
   ASSERT_EQ(d.store().FindKv("k"), nullptr);
@@ -542,8 +542,8 @@ TEST(StoreLockDelayTest, DeleteBehaviorStillStartsWindowOnTheDeletedKey) {
 
 TEST(StoreLockDelayTest, DoesNotBlockSetCasDeleteOrRelease) {
   StoreDriver d;
-  std::string a = d.NewSession(30 * kSecond);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(30 * kSecond);
+  SessionId b = d.NewSession();
   d.Acquire("k", a, "a");
   d.Acquire("j", a, "a");
   d.Destroy(a);
@@ -581,10 +581,10 @@ TEST(StoreLockDelayTest, DoesNotBlockSetCasDeleteOrRelease) {
 // before the state store validates the session).
 TEST(StoreLockDelayTest, AcquireDuringLockDelayIsRefusedBeforeSessionValidation) {
   StoreDriver d;
-  std::string a = d.NewSession(10 * kSecond);
+  SessionId a = d.NewSession(10 * kSecond);
   d.Acquire("k", a);
   d.Destroy(a);
-  ApplyResult r = d.Acquire("k", "unknown-session");
+  ApplyResult r = d.Acquire("k", SessionId("unknown-session"));
   EXPECT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(r.lock_delayed);
@@ -594,8 +594,8 @@ TEST(StoreLockDelayTest, AcquireDuringLockDelayIsRefusedBeforeSessionValidation)
 // leader whose clock is behind cannot reopen or extend it, nor end it early.
 TEST(StoreLockDelayTest, WindowIsMeasuredOnTheReplicatedClock) {
   StoreDriver d;
-  std::string a = d.NewSession(5 * kSecond);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(5 * kSecond);
+  SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.SetNowMs(kT0 + 1000);
   d.Destroy(a);                                                      // window ends at kT0 + 6000
@@ -609,7 +609,7 @@ TEST(StoreLockDelayTest, WindowIsMeasuredOnTheReplicatedClock) {
 
 TEST(StoreLockDelayTest, WindowStartUsesTheReplicatedClock) {
   StoreDriver d;
-  std::string a = d.NewSession(5 * kSecond);
+  SessionId a = d.NewSession(5 * kSecond);
   d.Acquire("k", a);
   d.ApplyAt(KvSet{"x", "tick", 0}, kT0 + 10'000);
   d.ApplyAt(SessionDestroy{a, DestroyReason::kExpired}, kT0 + 3000);  // stale stamp
@@ -618,8 +618,8 @@ TEST(StoreLockDelayTest, WindowStartUsesTheReplicatedClock) {
 
 TEST(StoreLockDelayTest, TxnLockDuringLockDelayFailsWithConsulText) {
   StoreDriver d;
-  std::string a = d.NewSession(10 * kSecond);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(10 * kSecond);
+  SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
   ApplyResult r = d.RunTxn({testutil::SetOp("other", "x"), testutil::LockOp("k", b, "b")});
@@ -629,14 +629,14 @@ TEST(StoreLockDelayTest, TxnLockDuringLockDelayFailsWithConsulText) {
               ::testing::Contains(TxnError{1, "failed to lock key \"k\" due to lock delay"}));
   EXPECT_THAT(r.txn.results, IsEmpty());
   EXPECT_EQ(d.store().FindKv("other"), nullptr);
-  EXPECT_EQ(d.Get("k")->session, "");
+  EXPECT_EQ(d.Get("k")->session, SessionId());
 }
 
 // --- fencing tokens -------------------------------------------------------------------
 
 TEST(StoreFenceTest, FenceIsTheRaftIndexOfTheGrant) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.SkipIndexes(40);
   ApplyResult r = d.Acquire("k", a);  // index 42
   EXPECT_EQ(r.fence, LogIndex(42));
@@ -645,7 +645,7 @@ TEST(StoreFenceTest, FenceIsTheRaftIndexOfTheGrant) {
 
 TEST(StoreFenceTest, FenceUnchangedOnReacquireBySameHolder) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a, "v1");  // 2
   d.AdvanceMs(10);
   ApplyResult r = d.Acquire("k", a, "v2");  // 3: a real write, same holder
@@ -656,7 +656,7 @@ TEST(StoreFenceTest, FenceUnchangedOnReacquireBySameHolder) {
 
 TEST(StoreFenceTest, FenceIsZeroWhenUnlocked) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Set("plain", "x");
   EXPECT_EQ(d.Get("plain")->fence, LogIndex());
   d.Acquire("k", a);
@@ -670,7 +670,7 @@ TEST(StoreFenceTest, FenceIsZeroWhenUnlocked) {
 
 TEST(StoreFenceTest, SetOnLockedKeyKeepsTheFence) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a);  // 2
   d.Set("k", "w");
   d.Cas("k", "z", d.Get("k")->modify_index);
@@ -679,8 +679,8 @@ TEST(StoreFenceTest, SetOnLockedKeyKeepsTheFence) {
 
 TEST(StoreFenceTest, EveryNewGrantExceedsEveryEarlierGrantEvenAfterRecreate) {
   StoreDriver d;
-  std::string a = d.NewSession();
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession();
+  SessionId b = d.NewSession();
   std::vector<LogIndex> grants;
   grants.push_back(d.Acquire("k", a).fence);
   d.Release("k", a);
@@ -699,7 +699,7 @@ TEST(StoreFenceTest, EveryNewGrantExceedsEveryEarlierGrantEvenAfterRecreate) {
 
 TEST(StoreFenceTest, TxnLockGrantsTheTxnIndexAsFence) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.SkipIndexes(5);
   ApplyResult r = d.RunTxn({testutil::LockOp("k", a, "v")});  // index 7
   ASSERT_TRUE(r.txn.ok());
@@ -711,7 +711,7 @@ TEST(StoreFenceTest, TxnLockGrantsTheTxnIndexAsFence) {
 
 TEST(StoreLockTest, HeldKeysFollowAcquireReleaseDeleteAndDestroy) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("x", a);
   d.Acquire("y", a);
   d.Acquire("z", a);
@@ -722,7 +722,7 @@ TEST(StoreLockTest, HeldKeysFollowAcquireReleaseDeleteAndDestroy) {
   EXPECT_EQ(d.Held(a), std::vector<std::string>{"x"});
   d.Destroy(a);
   EXPECT_THAT(d.Held(a), IsEmpty());
-  EXPECT_THAT(d.Held("never-existed"), IsEmpty());
+  EXPECT_THAT(d.Held(SessionId("never-existed")), IsEmpty());
 }
 
 }  // namespace
@@ -744,8 +744,8 @@ TEST(StoreFenceRegressionTest, SecondGrantOfAKeyInOneTxnIsRefused) {
     return r;
   };
   Session a, b;
-  a.id = "00000000-0000-4000-8000-00000000000a";
-  b.id = "00000000-0000-4000-8000-00000000000b";
+  a.id = SessionId("00000000-0000-4000-8000-00000000000a");
+  b.id = SessionId("00000000-0000-4000-8000-00000000000b");
   apply(SessionCreate{a});
   apply(SessionCreate{b});
   TxnOp lock_a{TxnVerb::kLock, "k", "", 0, LogIndex(), a.id};
@@ -765,7 +765,7 @@ TEST(StoreFenceRegressionTest, SecondGrantOfAKeyInOneTxnIsRefused) {
   apply(Txn{{unlock_a}});
   ApplyResult rb = apply(Txn{{lock_b}});
   EXPECT_GT(rb.txn.results.at(0).entry.fence, fence_a);
-  TxnOp check_a{TxnVerb::kCheckFence, "k", "", 0, LogIndex(fence_a), ""};
+  TxnOp check_a{TxnVerb::kCheckFence, "k", "", 0, LogIndex(fence_a), SessionId()};
   EXPECT_FALSE(apply(Txn{{check_a}}).txn.ok());
 }
 
@@ -777,8 +777,8 @@ TEST(StoreFenceRegressionTest, HandoffInOneTxnKeepsTokensIncreasing) {
     return store.Apply(Command{UnixMs(1'700'000'000'000), std::move(body)}, LogIndex(++index));
   };
   Session a, b;
-  a.id = "00000000-0000-4000-8000-00000000000a";
-  b.id = "00000000-0000-4000-8000-00000000000b";
+  a.id = SessionId("00000000-0000-4000-8000-00000000000a");
+  b.id = SessionId("00000000-0000-4000-8000-00000000000b");
   apply(SessionCreate{a});
   apply(SessionCreate{b});
   LogIndex fence_a = apply(KvAcquire{"k", "", 0, a.id}).fence;

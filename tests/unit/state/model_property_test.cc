@@ -62,7 +62,8 @@ class FenceChecker {
       const KvEntry* e = store.FindKv(key);
       if (e == nullptr) continue;
       if (e->session.empty() != e->fence.is_none()) {
-        return "fence " + std::to_string(e->fence.value()) + " with session \"" + e->session + "\"";
+        return "fence " + std::to_string(e->fence.value()) + " with session \"" + e->session.str() +
+               "\"";
       }
       if (e->fence.is_none()) continue;
       LogIndex& last = last_[key];

@@ -154,7 +154,7 @@ class ModelStore {
   // tombstone_count and the reap floor, so the model tracks both.
   std::map<std::string, LogIndex> tombstones;
   std::map<std::string, LogIndex> live_tombstones;
-  std::map<std::string, Session> sessions;
+  std::map<SessionId, Session> sessions;
   std::map<std::string, UnixMs> lock_delays;  // key -> window end (never forgotten here)
   LogIndex kv_index;
   std::set<std::string> granted_in_txn;  // keys given a new holder by the running txn
@@ -247,7 +247,7 @@ class ModelStore {
     return choices;
   }
 
-  std::vector<std::string> HeldKeys(const std::string& session) const {
+  std::vector<std::string> HeldKeys(const SessionId& session) const {
     std::vector<std::string> out;
     if (session.empty()) return out;
     for (const auto& [key, e] : kv) {
@@ -351,7 +351,7 @@ class ModelStore {
   enum class LockOutcome { kLocked, kHeld, kMissingSession, kInvalidSession };
 
   LockOutcome Lock(const std::string& key, const std::string& value, std::uint64_t flags,
-                   const std::string& session, LogIndex index, std::set<std::string>* changed) {
+                   const SessionId& session, LogIndex index, std::set<std::string>* changed) {
     if (session.empty()) return LockOutcome::kMissingSession;
     if (sessions.count(session) == 0) return LockOutcome::kInvalidSession;
     const KvEntry* existing = Find(key);
@@ -382,13 +382,13 @@ class ModelStore {
   }
 
   bool Unlock(const std::string& key, const std::string& value, std::uint64_t flags,
-              const std::string& session, LogIndex index, std::set<std::string>* changed) {
+              const SessionId& session, LogIndex index, std::set<std::string>* changed) {
     const KvEntry* existing = Find(key);
     if (existing == nullptr || existing->session != session) return false;
     KvEntry e = *existing;
     e.value = value;
     e.flags = flags;
-    e.session.clear();
+    e.session = SessionId();
     e.fence = LogIndex();
     Put(std::move(e), index, changed);
     return true;
@@ -447,7 +447,7 @@ class ModelStore {
         r->error = "missing session";
         return;
       case LockOutcome::kInvalidSession:
-        r->error = "invalid session " + GoQuote(c.session);
+        r->error = "invalid session " + GoQuote(c.session.str());
         return;
     }
   }
@@ -499,7 +499,7 @@ class ModelStore {
         Erase(key, index, &r->changed_keys);
       } else {
         KvEntry e = kv.at(key);
-        e.session.clear();
+        e.session = SessionId();
         e.fence = LogIndex();
         Put(std::move(e), index, &r->changed_keys);
       }
@@ -614,7 +614,7 @@ class ModelStore {
           case LockOutcome::kMissingSession:
             return std::string("missing session");
           case LockOutcome::kInvalidSession:
-            return "invalid session " + GoQuote(op.session);
+            return "invalid session " + GoQuote(op.session.str());
         }
         return std::nullopt;
       }
@@ -656,8 +656,8 @@ class ModelStore {
         const KvEntry* e = Find(op.key);
         if (e == nullptr) return "failed to check session, key " + q + " doesn't exist";
         if (e->session != op.session) {
-          return "failed session check for key " + q + ", current session " + GoQuote(e->session) +
-                 " != " + GoQuote(op.session);
+          return "failed session check for key " + q + ", current session " +
+                 GoQuote(e->session.str()) + " != " + GoQuote(op.session.str());
         }
         entry_result(op.key, false);
         return std::nullopt;

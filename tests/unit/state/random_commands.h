@@ -114,7 +114,7 @@ class CommandGenerator {
   }
 
   // Every session id this generator has put into a SessionCreate.
-  const std::vector<std::string>& created_ids() const { return created_; }
+  const std::vector<SessionId>& created_ids() const { return created_; }
 
   std::uint64_t Uniform(std::uint64_t n) { return n == 0 ? 0 : rng_() % n; }
   bool Chance(int percent) { return Uniform(100) < static_cast<std::uint64_t>(percent); }
@@ -207,21 +207,21 @@ class CommandGenerator {
     return flags[Uniform(flags.size())];
   }
 
-  std::string LiveSession(const ModelStore& m) {
+  SessionId LiveSession(const ModelStore& m) {
     auto it = m.sessions.begin();
     std::advance(it, static_cast<long>(Uniform(m.sessions.size())));
     return it->first;
   }
 
-  std::string AcquireSession(const ModelStore& m) {
+  SessionId AcquireSession(const ModelStore& m) {
     const std::uint64_t roll = Uniform(100);
     if (roll < 75 && !m.sessions.empty()) return LiveSession(m);
     if (roll < 87 && !created_.empty()) return created_[Uniform(created_.size())];  // maybe dead
-    if (roll < 94) return SessionId(0xdead0000 + Uniform(3));                       // never existed
-    return "";
+    if (roll < 94) return TestSessionId(0xdead0000 + Uniform(3));                   // never existed
+    return SessionId();
   }
 
-  std::string ReleaseSession(const ModelStore& m, const std::string& key) {
+  SessionId ReleaseSession(const ModelStore& m, const std::string& key) {
     const KvEntry* e = m.Find(key);
     if (e != nullptr && !e->session.empty() && Chance(70)) return e->session;
     return AcquireSession(m);
@@ -258,7 +258,7 @@ class CommandGenerator {
                                                    90 * kNsPerSecond,
                                                    -1 * kNsPerSecond};
     Session s;
-    s.id = SessionId(next_session_++);
+    s.id = TestSessionId(next_session_++);
     s.name = Chance(50) ? "" : "lock " + std::to_string(Uniform(10));
     s.node = Nodes()[Uniform(Nodes().size())];
     s.lock_delay_ns = delays[Uniform(delays.size())];
@@ -275,11 +275,11 @@ class CommandGenerator {
     return s;
   }
 
-  std::string DestroyId(const ModelStore& m) {
+  SessionId DestroyId(const ModelStore& m) {
     const std::uint64_t roll = Uniform(100);
     if (roll < 80 && !m.sessions.empty()) return LiveSession(m);
     if (roll < 92 && !created_.empty()) return created_[Uniform(created_.size())];
-    return SessionId(0xdead0000 + Uniform(3));
+    return TestSessionId(0xdead0000 + Uniform(3));
   }
 
   // ACL commands over small pools of IDs, names, secrets and rules, so that
@@ -400,7 +400,7 @@ class CommandGenerator {
           op.session = e->session;
         } else {
           op.session = AcquireSession(m);
-          if (op.session.empty()) op.session = SessionId(0xdead0000);
+          if (op.session.empty()) op.session = TestSessionId(0xdead0000);
         }
         break;
       }
@@ -423,7 +423,7 @@ class CommandGenerator {
   std::mt19937_64 rng_;
   UnixMs now_ = kT0;
   std::uint64_t next_session_ = 1;
-  std::vector<std::string> created_;
+  std::vector<SessionId> created_;
 };
 
 }  // namespace tenure::state::testutil

@@ -14,11 +14,11 @@ namespace {
 
 using ::testing::IsEmpty;
 using testutil::MakeSession;
-using testutil::SessionId;
 using testutil::StoreDriver;
+using testutil::TestSessionId;
 
-std::vector<std::string> Ids(const std::vector<const Session*>& sessions) {
-  std::vector<std::string> ids;
+std::vector<SessionId> Ids(const std::vector<const Session*>& sessions) {
+  std::vector<SessionId> ids;
   for (const Session* s : sessions) ids.push_back(s->id);
   return ids;
 }
@@ -26,7 +26,7 @@ std::vector<std::string> Ids(const std::vector<const Session*>& sessions) {
 TEST(StoreSessionTest, CreateStoresEveryFieldAndStampsIndexes) {
   StoreDriver d;
   d.Set("k", "v");  // 1
-  Session s = MakeSession(SessionId(7), "node-a", 15 * kNsPerSecond, Behavior::kDelete);
+  Session s = MakeSession(TestSessionId(7), "node-a", 15 * kNsPerSecond, Behavior::kDelete);
   s.name = std::string("name\0with nul", 13);
   s.ttl = "15.0s";
   s.ttl_ns = 15 * kNsPerSecond;
@@ -37,7 +37,7 @@ TEST(StoreSessionTest, CreateStoresEveryFieldAndStampsIndexes) {
   s.modify_index = LogIndex(77);
   ApplyResult r = d.Apply(SessionCreate{s});  // 2
   EXPECT_TRUE(r.status.ok());
-  const Session* got = d.store().FindSession(SessionId(7));
+  const Session* got = d.store().FindSession(TestSessionId(7));
   ASSERT_NE(got, nullptr);
   Session want = s;
   want.create_index = LogIndex(2);
@@ -58,9 +58,9 @@ TEST(StoreSessionTest, CreateMovesSessionsIndexButNotKvIndex) {
 
 TEST(StoreSessionTest, KvWritesDoNotMoveSessionsIndex) {
   StoreDriver d;
-  std::string a = d.NewSession();  // 1
-  d.Acquire("k", a);               // 2
-  d.Set("j", "x");                 // 3
+  SessionId a = d.NewSession();  // 1
+  d.Acquire("k", a);             // 2
+  d.Set("j", "x");               // 3
   EXPECT_EQ(d.store().sessions_index(), LogIndex(1));
   (void)d.store().TakeChanges();
   d.Release("k", a);
@@ -69,31 +69,31 @@ TEST(StoreSessionTest, KvWritesDoNotMoveSessionsIndex) {
 
 TEST(StoreSessionTest, ListSessionsIsSortedById) {
   StoreDriver d;
-  d.CreateSession(MakeSession(SessionId(3)));
-  d.CreateSession(MakeSession(SessionId(1)));
-  d.CreateSession(MakeSession(SessionId(2)));
+  d.CreateSession(MakeSession(TestSessionId(3)));
+  d.CreateSession(MakeSession(TestSessionId(1)));
+  d.CreateSession(MakeSession(TestSessionId(2)));
   EXPECT_EQ(Ids(d.store().ListSessions()),
-            (std::vector<std::string>{SessionId(1), SessionId(2), SessionId(3)}));
+            (std::vector<SessionId>{TestSessionId(1), TestSessionId(2), TestSessionId(3)}));
 }
 
 TEST(StoreSessionTest, NodeSessionsFiltersByNode) {
   StoreDriver d;
-  d.CreateSession(MakeSession(SessionId(4), "n2"));
-  d.CreateSession(MakeSession(SessionId(1), "n1"));
-  d.CreateSession(MakeSession(SessionId(3), "n1"));
-  d.CreateSession(MakeSession(SessionId(2), "n2"));
+  d.CreateSession(MakeSession(TestSessionId(4), "n2"));
+  d.CreateSession(MakeSession(TestSessionId(1), "n1"));
+  d.CreateSession(MakeSession(TestSessionId(3), "n1"));
+  d.CreateSession(MakeSession(TestSessionId(2), "n2"));
   EXPECT_EQ(Ids(d.store().NodeSessions("n1")),
-            (std::vector<std::string>{SessionId(1), SessionId(3)}));
+            (std::vector<SessionId>{TestSessionId(1), TestSessionId(3)}));
   EXPECT_EQ(Ids(d.store().NodeSessions("n2")),
-            (std::vector<std::string>{SessionId(2), SessionId(4)}));
+            (std::vector<SessionId>{TestSessionId(2), TestSessionId(4)}));
   EXPECT_THAT(d.store().NodeSessions("n3"), IsEmpty());
   EXPECT_THAT(d.store().NodeSessions(""), IsEmpty());
 }
 
 TEST(StoreSessionTest, DestroyRemovesSessionAndMovesSessionsIndex) {
   StoreDriver d;
-  std::string a = d.NewSession();  // 1
-  std::string b = d.NewSession();  // 2
+  SessionId a = d.NewSession();  // 1
+  SessionId b = d.NewSession();  // 2
   (void)d.store().TakeChanges();
   ApplyResult r = d.Destroy(a);  // 3
   EXPECT_TRUE(r.status.ok());
@@ -101,7 +101,7 @@ TEST(StoreSessionTest, DestroyRemovesSessionAndMovesSessionsIndex) {
   EXPECT_NE(d.store().FindSession(b), nullptr);
   EXPECT_EQ(d.store().sessions_index(), LogIndex(3));
   EXPECT_EQ(d.store().session_count(), 1u);
-  EXPECT_EQ(Ids(d.store().ListSessions()), std::vector<std::string>{b});
+  EXPECT_EQ(Ids(d.store().ListSessions()), std::vector<SessionId>{b});
   EXPECT_EQ(d.store().NodeSessions("node1").size(), 1u);
   Changes changes = d.store().TakeChanges();
   EXPECT_TRUE(changes.sessions);
@@ -111,10 +111,10 @@ TEST(StoreSessionTest, DestroyRemovesSessionAndMovesSessionsIndex) {
 // consul-api.md 1.2: destroying an unknown or already expired id is fine.
 TEST(StoreSessionTest, DestroyOfUnknownIdIsFineAndChangesNothing) {
   StoreDriver d;
-  std::string a = d.NewSession();  // 1
-  d.Set("k", "v");                 // 2
+  SessionId a = d.NewSession();  // 1
+  d.Set("k", "v");               // 2
   (void)d.store().TakeChanges();
-  ApplyResult r = d.Destroy(SessionId(12345));
+  ApplyResult r = d.Destroy(TestSessionId(12345));
   EXPECT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(d.store().sessions_index(), LogIndex(1));
   EXPECT_EQ(d.store().kv_index(), LogIndex(2));
@@ -127,7 +127,7 @@ TEST(StoreSessionTest, DestroyOfUnknownIdIsFineAndChangesNothing) {
 
 TEST(StoreSessionTest, DestroyTwiceIsIdempotent) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);  // 3
   const LogIndex sessions_index = d.store().sessions_index();
@@ -141,10 +141,10 @@ TEST(StoreSessionTest, DestroyTwiceIsIdempotent) {
 
 TEST(StoreSessionTest, SessionsIndexIsLastSessionsTableChange) {
   StoreDriver d;
-  std::string a = d.NewSession();  // 1
-  d.Set("k", "v");                 // 2
-  std::string b = d.NewSession();  // 3
-  d.Set("k", "w");                 // 4
+  SessionId a = d.NewSession();  // 1
+  d.Set("k", "v");               // 2
+  SessionId b = d.NewSession();  // 3
+  d.Set("k", "w");               // 4
   EXPECT_EQ(d.store().sessions_index(), LogIndex(3));
   d.Destroy(a);  // 5
   EXPECT_EQ(d.store().sessions_index(), LogIndex(5));
@@ -155,7 +155,7 @@ TEST(StoreSessionTest, SessionsIndexIsLastSessionsTableChange) {
 
 TEST(StoreSessionTest, SessionsAreImmutableCreateEqualsModify) {
   StoreDriver d;
-  std::string a = d.NewSession();  // 1
+  SessionId a = d.NewSession();  // 1
   d.Acquire("k", a);
   d.Release("k", a);
   const Session* s = d.store().FindSession(a);
@@ -166,8 +166,8 @@ TEST(StoreSessionTest, SessionsAreImmutableCreateEqualsModify) {
 
 TEST(StoreSessionTest, DestroyingOneSessionLeavesOthersLocksAlone) {
   StoreDriver d;
-  std::string a = d.NewSession(10 * kNsPerSecond, Behavior::kDelete);
-  std::string b = d.NewSession(10 * kNsPerSecond, Behavior::kDelete);
+  SessionId a = d.NewSession(10 * kNsPerSecond, Behavior::kDelete);
+  SessionId b = d.NewSession(10 * kNsPerSecond, Behavior::kDelete);
   d.Acquire("a", a);
   d.Acquire("b", b);
   d.Destroy(a);

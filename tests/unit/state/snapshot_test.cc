@@ -67,7 +67,7 @@ TEST(StoreSnapshotTest, EncodingAppendsToTheOutput) {
 TEST(StoreSnapshotTest, EncodingIsDeterministic) {
   StoreDriver d;
   d.NewSession(5 * kNsPerSecond);
-  d.Acquire("k", testutil::SessionId(1), "v");
+  d.Acquire("k", testutil::TestSessionId(1), "v");
   d.Set("j", "x");
   EXPECT_EQ(Encode(d.store()), Encode(d.store()));
 }
@@ -77,8 +77,8 @@ TEST(StoreSnapshotTest, EncodingIsDeterministic) {
 // lock-delay should survive a leader change).
 TEST(StoreSnapshotTest, RestoredStoreKeepsLockDelayTombstonesClockAndIndexes) {
   StoreDriver d;
-  std::string a = d.NewSession(30 * kNsPerSecond);
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession(30 * kNsPerSecond);
+  SessionId b = d.NewSession();
   d.Acquire("lock", a, "a");  // 3
   d.Set("gone/x", "1");       // 4
   d.Set("gone/y", "1");       // 5
@@ -197,16 +197,16 @@ TEST(StoreDigestTest, DifferentHoldersDiffer) {
     d->NewSession();
     d->NewSession();
   }
-  a.Acquire("k", testutil::SessionId(1));
-  b.Acquire("k", testutil::SessionId(2));
+  a.Acquire("k", testutil::TestSessionId(1));
+  b.Acquire("k", testutil::TestSessionId(2));
   EXPECT_NE(a.store().Digest(), b.store().Digest());
 }
 
 TEST(StoreDigestTest, DifferentSessionsDiffer) {
   StoreDriver a;
   StoreDriver b;
-  a.CreateSession(testutil::MakeSession(testutil::SessionId(1), "n1"));
-  b.CreateSession(testutil::MakeSession(testutil::SessionId(1), "n2"));
+  a.CreateSession(testutil::MakeSession(testutil::TestSessionId(1), "n1"));
+  b.CreateSession(testutil::MakeSession(testutil::TestSessionId(1), "n2"));
   EXPECT_NE(a.store().Digest(), b.store().Digest());
 }
 
@@ -223,11 +223,11 @@ TEST(StoreDigestTest, KeyAndValueBoundariesDiffer) {
 TEST(StoreDigestTest, DifferentLockDelayWindowsDiffer) {
   StoreDriver a;
   StoreDriver b;
-  a.CreateSession(testutil::MakeSession(testutil::SessionId(1), "n1", 10 * kNsPerSecond));
-  b.CreateSession(testutil::MakeSession(testutil::SessionId(1), "n1", 0));
+  a.CreateSession(testutil::MakeSession(testutil::TestSessionId(1), "n1", 10 * kNsPerSecond));
+  b.CreateSession(testutil::MakeSession(testutil::TestSessionId(1), "n1", 0));
   for (StoreDriver* d : {&a, &b}) {
-    d->Acquire("k", testutil::SessionId(1));
-    d->Destroy(testutil::SessionId(1));
+    d->Acquire("k", testutil::TestSessionId(1));
+    d->Destroy(testutil::TestSessionId(1));
   }
   ASSERT_EQ(*a.Get("k"), *b.Get("k"));
   ASSERT_EQ(a.store().session_count(), b.store().session_count());

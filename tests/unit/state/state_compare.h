@@ -46,7 +46,7 @@ inline std::string ShowKeys(const std::vector<std::string>& keys) {
   return ShowList(escaped);
 }
 
-inline std::vector<std::string> HeldList(const Store& s, const std::string& id) {
+inline std::vector<std::string> HeldList(const Store& s, const SessionId& id) {
   const std::set<std::string>* held = s.HeldKeys(id);
   if (held == nullptr) return {};
   return {held->begin(), held->end()};
@@ -226,7 +226,7 @@ inline std::string CompareChanges(const Changes& got, const ModelResult& want) {
 
 // Everything observable about the state, Store against model.
 inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
-                                         const std::vector<std::string>& session_ids) {
+                                         const std::vector<SessionId>& session_ids) {
   std::ostringstream os;
   // Single keys.
   for (const std::string& key : CommandGenerator::Keys()) {
@@ -341,9 +341,9 @@ inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
     }
   }
   for (const std::string& node : {std::string("n1"), std::string("n2"), std::string("n3")}) {
-    std::vector<std::string> got_ids;
+    std::vector<SessionId> got_ids;
     for (const Session* x : s.NodeSessions(node)) got_ids.push_back(x->id);
-    std::vector<std::string> want_ids;
+    std::vector<SessionId> want_ids;
     for (const auto& [id, x] : m.sessions) {
       if (x.node == node) want_ids.push_back(id);
     }
@@ -353,7 +353,7 @@ inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
       return os.str();
     }
   }
-  for (const std::string& id : session_ids) {
+  for (const SessionId& id : session_ids) {
     const Session* got = s.FindSession(id);
     auto want = m.sessions.find(id);
     if ((got == nullptr) != (want == m.sessions.end())) {
@@ -372,7 +372,7 @@ inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
 
 // Everything observable, Store against Store (snapshot round trips).
 inline std::string CompareStores(const Store& a, const Store& b,
-                                 const std::vector<std::string>& session_ids) {
+                                 const std::vector<SessionId>& session_ids) {
   std::ostringstream os;
   std::vector<const KvEntry*> ka = a.ListKv("");
   std::vector<const KvEntry*> kb = b.ListKv("");
@@ -411,8 +411,8 @@ inline std::string CompareStores(const Store& a, const Store& b,
   for (std::size_t i = 0; i < sa.size(); ++i) {
     if (*sa[i] != *sb[i]) return "session " + Show(*sa[i]) + " vs " + Show(*sb[i]);
   }
-  for (const std::string& id : session_ids) {
-    if (HeldList(a, id) != HeldList(b, id)) return "HeldKeys(" + id + ")";
+  for (const SessionId& id : session_ids) {
+    if (HeldList(a, id) != HeldList(b, id)) return "HeldKeys(" + id.str() + ")";
   }
   return "";
 }

@@ -46,12 +46,12 @@ inline std::string EscapeBytes(std::string_view bytes) {
 inline void PrintTo(const KvEntry& e, std::ostream* os) {
   *os << "{key=\"" << EscapeBytes(e.key) << "\" value=\"" << EscapeBytes(e.value)
       << "\" flags=" << e.flags << " create=" << e.create_index << " modify=" << e.modify_index
-      << " lock_index=" << e.lock_index << " session=\"" << e.session << "\" fence=" << e.fence
-      << "}";
+      << " lock_index=" << e.lock_index << " session=\"" << e.session.view()
+      << "\" fence=" << e.fence << "}";
 }
 
 inline void PrintTo(const Session& s, std::ostream* os) {
-  *os << "{id=\"" << s.id << "\" name=\"" << EscapeBytes(s.name) << "\" node=\"" << s.node
+  *os << "{id=\"" << s.id.view() << "\" name=\"" << EscapeBytes(s.name) << "\" node=\"" << s.node
       << "\" lock_delay_ns=" << s.lock_delay_ns
       << " behavior=" << (s.behavior == Behavior::kDelete ? "delete" : "release") << " ttl=\""
       << s.ttl << "\" ttl_ns=" << s.ttl_ns << " create=" << s.create_index
@@ -65,7 +65,7 @@ inline void PrintTo(const TxnError& e, std::ostream* os) {
 inline void PrintTo(const TxnOp& op, std::ostream* os) {
   *os << "{" << TxnVerbName(op.verb) << " key=\"" << EscapeBytes(op.key) << "\" value=\""
       << EscapeBytes(op.value) << "\" flags=" << op.flags << " index=" << op.index << " session=\""
-      << op.session << "\"}";
+      << op.session.view() << "\"}";
 }
 
 }  // namespace tenure::state
@@ -82,14 +82,14 @@ inline constexpr std::uint64_t kLockFlagValue = 3304740253564472344ull;
 inline constexpr std::uint64_t kSemaphoreFlagValue = 16210313421097356768ull;
 
 // A 36-char lowercase UUID-shaped session id, distinct per n.
-inline std::string SessionId(std::uint64_t n) {
+inline SessionId TestSessionId(std::uint64_t n) {
   char buf[40];
   std::snprintf(buf, sizeof(buf), "00000000-0000-4000-8000-%012llx",
                 static_cast<unsigned long long>(n));
-  return buf;
+  return SessionId(buf);
 }
 
-inline Session MakeSession(std::string id, std::string node = "node1", DurationNs lock_delay_ns = 0,
+inline Session MakeSession(SessionId id, std::string node = "node1", DurationNs lock_delay_ns = 0,
                            Behavior behavior = Behavior::kRelease) {
   Session s;
   s.id = std::move(id);
@@ -103,7 +103,7 @@ inline Session MakeSession(std::string id, std::string node = "node1", DurationN
 
 // --- txn op builders ---------------------------------------------------------
 inline TxnOp MakeOp(TxnVerb verb, std::string key, std::string value = "", std::uint64_t flags = 0,
-                    std::uint64_t index = 0, std::string session = "") {
+                    std::uint64_t index = 0, SessionId session = SessionId()) {
   TxnOp op;
   op.verb = verb;
   op.key = std::move(key);
@@ -119,10 +119,10 @@ inline TxnOp SetOp(std::string key, std::string value, std::uint64_t flags = 0) 
 inline TxnOp CasOp(std::string key, std::string value, std::uint64_t index) {
   return MakeOp(TxnVerb::kCas, std::move(key), std::move(value), 0, index);
 }
-inline TxnOp LockOp(std::string key, std::string session, std::string value = "") {
+inline TxnOp LockOp(std::string key, SessionId session, std::string value = "") {
   return MakeOp(TxnVerb::kLock, std::move(key), std::move(value), 0, 0, std::move(session));
 }
-inline TxnOp UnlockOp(std::string key, std::string session, std::string value = "") {
+inline TxnOp UnlockOp(std::string key, SessionId session, std::string value = "") {
   return MakeOp(TxnVerb::kUnlock, std::move(key), std::move(value), 0, 0, std::move(session));
 }
 inline TxnOp GetOp(std::string key) { return MakeOp(TxnVerb::kGet, std::move(key)); }
@@ -131,7 +131,7 @@ inline TxnOp GetTreeOp(std::string prefix) { return MakeOp(TxnVerb::kGetTree, st
 inline TxnOp CheckIndexOp(std::string key, std::uint64_t index) {
   return MakeOp(TxnVerb::kCheckIndex, std::move(key), "", 0, index);
 }
-inline TxnOp CheckSessionOp(std::string key, std::string session) {
+inline TxnOp CheckSessionOp(std::string key, SessionId session) {
   return MakeOp(TxnVerb::kCheckSession, std::move(key), "", 0, 0, std::move(session));
 }
 inline TxnOp CheckNotExistsOp(std::string key) {
@@ -193,11 +193,11 @@ class StoreDriver {
   ApplyResult Cas(std::string key, std::string value, LogIndex index, std::uint64_t flags = 0) {
     return Apply(KvCas{std::move(key), std::move(value), flags, index});
   }
-  ApplyResult Acquire(std::string key, std::string session, std::string value = "",
+  ApplyResult Acquire(std::string key, SessionId session, std::string value = "",
                       std::uint64_t flags = 0) {
     return Apply(KvAcquire{std::move(key), std::move(value), flags, std::move(session)});
   }
-  ApplyResult Release(std::string key, std::string session, std::string value = "",
+  ApplyResult Release(std::string key, SessionId session, std::string value = "",
                       std::uint64_t flags = 0) {
     return Apply(KvRelease{std::move(key), std::move(value), flags, std::move(session)});
   }
@@ -209,19 +209,19 @@ class StoreDriver {
 
   // Creates a session and returns its id; fails the test if the store
   // reports an error.
-  std::string CreateSession(Session session) {
-    std::string id = session.id;
+  SessionId CreateSession(Session session) {
+    SessionId id = session.id;
     ApplyResult r = Apply(SessionCreate{std::move(session)});
     EXPECT_TRUE(r.status.ok()) << r.status.ToString();
     return id;
   }
   // A fresh session (node1, release behavior) with the given lock-delay.
-  std::string NewSession(DurationNs lock_delay_ns = 0, Behavior behavior = Behavior::kRelease,
-                         std::string node = "node1") {
+  SessionId NewSession(DurationNs lock_delay_ns = 0, Behavior behavior = Behavior::kRelease,
+                       std::string node = "node1") {
     return CreateSession(
-        MakeSession(SessionId(++session_counter_), std::move(node), lock_delay_ns, behavior));
+        MakeSession(TestSessionId(++session_counter_), std::move(node), lock_delay_ns, behavior));
   }
-  ApplyResult Destroy(std::string id, DestroyReason reason = DestroyReason::kDestroyed) {
+  ApplyResult Destroy(SessionId id, DestroyReason reason = DestroyReason::kDestroyed) {
     return Apply(SessionDestroy{std::move(id), reason});
   }
   ApplyResult RunTxn(std::vector<TxnOp> ops) { return Apply(Txn{std::move(ops)}); }
@@ -236,7 +236,7 @@ class StoreDriver {
 
   // The keys a session holds, empty when none (nullptr and an empty set
   // are treated alike).
-  std::vector<std::string> Held(std::string_view id) const {
+  std::vector<std::string> Held(const SessionId& id) const {
     const std::set<std::string>* keys = store_.HeldKeys(id);
     if (keys == nullptr) return {};
     return {keys->begin(), keys->end()};

@@ -97,7 +97,7 @@ TEST(TxnVerbTest, WriteVerbsAreExactlyConsulsRaftVerbs) {
 
 TEST(StoreTxnTest, SetBehavesLikePlainPutAndReportsEntryWithoutValue) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a, "held");                                              // 2
   ApplyResult r = d.RunTxn({SetOp("k", "new", 5), SetOp("n", "fresh")});  // 3
   ASSERT_TRUE(r.txn.ok());
@@ -150,7 +150,7 @@ TEST(StoreTxnTest, CasZeroOnExistingKeyFailsAndCasZeroOnAbsentKeyCreates) {
 
 TEST(StoreTxnTest, LockAcquiresAndReportsTheLockedEntry) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   ApplyResult r = d.RunTxn({LockOp("k", a, "v")});  // 2
   ASSERT_TRUE(r.txn.ok());
   ASSERT_EQ(r.txn.results.size(), 1u);
@@ -163,8 +163,8 @@ TEST(StoreTxnTest, LockAcquiresAndReportsTheLockedEntry) {
 
 TEST(StoreTxnTest, LockHeldByOtherFailsWithConsulText) {
   StoreDriver d;
-  std::string a = d.NewSession();
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession();
+  SessionId b = d.NewSession();
   d.Acquire("k", a);
   TxnError e = OnlyError(d.RunTxn({LockOp("k", b)}));
   EXPECT_EQ(e.what, "failed to lock key \"k\", lock is already held");
@@ -172,34 +172,34 @@ TEST(StoreTxnTest, LockHeldByOtherFailsWithConsulText) {
 
 TEST(StoreTxnTest, LockWithUnknownSessionFailsWithInvalidSession) {
   StoreDriver d;
-  TxnError e = OnlyError(d.RunTxn({LockOp("k", "ghost")}));
+  TxnError e = OnlyError(d.RunTxn({LockOp("k", SessionId("ghost"))}));
   EXPECT_EQ(e.what, "invalid session \"ghost\"");
   EXPECT_EQ(d.store().FindKv("k"), nullptr);
 }
 
 TEST(StoreTxnTest, LockWithEmptySessionFailsWithMissingSession) {
   StoreDriver d;
-  TxnError e = OnlyError(d.RunTxn({LockOp("k", "")}));
+  TxnError e = OnlyError(d.RunTxn({LockOp("k", SessionId())}));
   EXPECT_EQ(e.what, "missing session");
 }
 
 TEST(StoreTxnTest, UnlockByHolderReleases) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a, "v");
   ApplyResult r = d.RunTxn({UnlockOp("k", a, "after")});
   ASSERT_TRUE(r.txn.ok());
   ASSERT_EQ(r.txn.results.size(), 1u);
-  EXPECT_EQ(r.txn.results[0].entry.session, "");
-  EXPECT_EQ(d.Get("k")->session, "");
+  EXPECT_EQ(r.txn.results[0].entry.session, SessionId());
+  EXPECT_EQ(d.Get("k")->session, SessionId());
   EXPECT_EQ(d.Get("k")->value, "after");
   EXPECT_EQ(d.Get("k")->fence, LogIndex());
 }
 
 TEST(StoreTxnTest, UnlockByNonHolderFailsWithConsulText) {
   StoreDriver d;
-  std::string a = d.NewSession();
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession();
+  SessionId b = d.NewSession();
   d.Acquire("k", a);
   TxnError e = OnlyError(d.RunTxn({UnlockOp("k", b)}));
   EXPECT_EQ(e.what, "failed to unlock key \"k\", lock isn't held, or is held by another session");
@@ -211,7 +211,7 @@ TEST(StoreTxnTest, UnlockByNonHolderFailsWithConsulText) {
 TEST(StoreTxnTest, UnlockWithEmptySessionFailsWithMissingSession) {
   StoreDriver d;
   d.Set("k", "v");
-  TxnError e = OnlyError(d.RunTxn({UnlockOp("k", "")}));
+  TxnError e = OnlyError(d.RunTxn({UnlockOp("k", SessionId())}));
   EXPECT_EQ(e.what, "missing session");
 }
 
@@ -307,7 +307,7 @@ TEST(StoreTxnTest, CheckIndexFailuresUseConsulTexts) {
 
 TEST(StoreTxnTest, CheckSessionPassesForTheHolder) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a);
   ApplyResult r = d.RunTxn({CheckSessionOp("k", a), SetOp("guarded", "w")});
   ASSERT_TRUE(r.txn.ok());
@@ -318,18 +318,18 @@ TEST(StoreTxnTest, CheckSessionPassesForTheHolder) {
 
 TEST(StoreTxnTest, CheckSessionFailuresUseConsulTexts) {
   StoreDriver d;
-  std::string a = d.NewSession();
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession();
+  SessionId b = d.NewSession();
   d.Acquire("k", a);
   TxnError mismatch = OnlyError(d.RunTxn({CheckSessionOp("k", b)}));
-  EXPECT_EQ(mismatch.what,
-            "failed session check for key \"k\", current session \"" + a + "\" != \"" + b + "\"");
+  EXPECT_EQ(mismatch.what, "failed session check for key \"k\", current session \"" + a.str() +
+                               "\" != \"" + b.str() + "\"");
   TxnError missing = OnlyError(d.RunTxn({CheckSessionOp("x", a)}));
   EXPECT_EQ(missing.what, "failed to check session, key \"x\" doesn't exist");
   d.Release("k", a);
   TxnError unlocked = OnlyError(d.RunTxn({CheckSessionOp("k", a)}));
   EXPECT_EQ(unlocked.what,
-            "failed session check for key \"k\", current session \"\" != \"" + a + "\"");
+            "failed session check for key \"k\", current session \"\" != \"" + a.str() + "\"");
 }
 
 TEST(StoreTxnTest, CheckNotExistsFailsWithConsulTextWhenKeyExists) {
@@ -363,7 +363,7 @@ TEST(StoreTxnTest, ErrorTextsQuoteNonAsciiKeysLikeGo) {
 
 TEST(StoreTxnTest, CheckFencePassesForTheCurrentToken) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   const LogIndex token = d.Acquire("k", a).fence;
   ASSERT_FALSE(token.is_none());
   ApplyResult r = d.RunTxn({CheckFenceOp("k", token), SetOp("db/row", "written")});
@@ -373,8 +373,8 @@ TEST(StoreTxnTest, CheckFencePassesForTheCurrentToken) {
 
 TEST(StoreTxnTest, CheckFenceRejectsAnOldTokenAfterANewGrant) {
   StoreDriver d;
-  std::string a = d.NewSession();
-  std::string b = d.NewSession();
+  SessionId a = d.NewSession();
+  SessionId b = d.NewSession();
   const LogIndex old_token = d.Acquire("k", a).fence;
   d.Destroy(a);
   const LogIndex new_token = d.Acquire("k", b).fence;
@@ -390,7 +390,7 @@ TEST(StoreTxnTest, CheckFenceRejectsAnOldTokenAfterANewGrant) {
 
 TEST(StoreTxnTest, CheckFenceFailsOnUnlockedOrMissingKey) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   const LogIndex token = d.Acquire("k", a).fence;
   d.Release("k", a);
   ApplyResult unlocked = d.RunTxn({CheckFenceOp("k", token)});
@@ -405,14 +405,14 @@ TEST(StoreTxnTest, CheckFenceFailsOnUnlockedOrMissingKey) {
 
 TEST(StoreTxnTest, CheckFenceRejectsAFutureToken) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   const LogIndex token = d.Acquire("k", a).fence;
   EXPECT_FALSE(d.RunTxn({CheckFenceOp("k", token.Next())}).txn.ok());
 }
 
 TEST(StoreTxnTest, CheckFenceWorksInReadTxn) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   const LogIndex token = d.Acquire("k", a).fence;
   EXPECT_TRUE(d.store().ReadTxn({CheckFenceOp("k", token)}).ok());
   EXPECT_FALSE(d.store().ReadTxn({CheckFenceOp("k", LogIndex(token.value() - 1))}).ok());
@@ -422,7 +422,7 @@ TEST(StoreTxnTest, CheckFenceWorksInReadTxn) {
 
 TEST(StoreTxnTest, FailingOpRollsBackEveryOp) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Set("k", "orig");  // 2
   (void)d.store().TakeChanges();
   ApplyResult r = d.RunTxn({SetOp("k", "changed"), SetOp("new", "x"), LockOp("l", a), DeleteOp("k"),
@@ -457,7 +457,7 @@ TEST(StoreTxnTest, EveryFailingOpIsReportedWithItsOpIndex) {
 // The wire sketch of consul-api.md section 13.
 TEST(StoreTxnTest, ConsulRollbackSketch) {
   StoreDriver d;
-  std::string sid = d.NewSession();
+  SessionId sid = d.NewSession();
   ApplyResult r = d.RunTxn({LockOp("k", sid), CheckIndexOp("x", 5)});
   ASSERT_FALSE(r.txn.ok());
   EXPECT_THAT(r.txn.errors,
@@ -510,7 +510,7 @@ TEST(StoreTxnTest, SuccessfulTxnReportsChangedKeys) {
 
 TEST(StoreReadTxnTest, ReadTxnEvaluatesWithoutChangingState) {
   StoreDriver d;
-  std::string a = d.NewSession();
+  SessionId a = d.NewSession();
   d.Acquire("k", a, "v");
   d.Set("t/1", "one");
   (void)d.store().TakeChanges();
