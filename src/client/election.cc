@@ -32,6 +32,18 @@ std::string Describe(const Result<net::ClientResponse>& result) {
   return "HTTP " + std::to_string(result->status) + ": " + result->body;
 }
 
+// A 403: the token may not do what the campaign needs (ACLs). Waiting
+// would not change that, so the campaign ends with the server's text.
+bool IsDenied(const Result<net::ClientResponse>& result) {
+  return result.ok() && result->status == 403;
+}
+
+Status Denied(const std::string& key, const net::ClientResponse& response) {
+  std::string body = response.body;
+  while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
+  return Status::PermissionDenied("campaign for " + key + ": " + body);
+}
+
 bool IsInvalidSession(const Result<net::ClientResponse>& result) {
   return result.ok() && result->status == 500 &&
          result->body.find("invalid session") != std::string::npos;
@@ -237,6 +249,10 @@ void Election::RegisterCandidate() {
       AttemptAcquire();
       return;
     }
+    if (IsDenied(result)) {
+      FinishCampaign(Denied(key, *result));
+      return;
+    }
     if (result.ok() && result->status == 200) {
       // Refused: held by another session, or lock-delay. Look.
       impl_->campaign_req = Send(
@@ -263,6 +279,10 @@ void Election::AttemptAcquire() {
   impl_->campaign_req = SendAcquire(LeaderKey(), [this](Result<net::ClientResponse> result) {
     impl_->campaign_req = 0;
     if (!impl_->campaigning) return;
+    if (IsDenied(result)) {
+      FinishCampaign(Denied(LeaderKey(), *result));
+      return;
+    }
     if (!result.ok() || result->status != 200) {
       After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
       return;
@@ -283,6 +303,10 @@ void Election::CampaignWait(std::uint64_t index) {
       Send("GET", target, "", timeout, {}, [this, index](Result<net::ClientResponse> got) {
         impl_->campaign_req = 0;
         if (!impl_->campaigning) return;
+        if (IsDenied(got)) {
+          FinishCampaign(Denied(LeaderKey(), *got));
+          return;
+        }
         auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
         if (!info.ok()) {
           After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
