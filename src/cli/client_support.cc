@@ -11,13 +11,18 @@ void HttpFlags::Register(Flags* flags) {
                 "address of the tenure agent, host:port or http://host:port (default: "
                 "$TENURE_HTTP_ADDR, then $CONSUL_HTTP_ADDR, then 127.0.0.1:8500)");
   flags->String("token", &token,
-                "ACL token sent as X-Consul-Token (default: $TENURE_HTTP_TOKEN, then "
-                "$CONSUL_HTTP_TOKEN)");
+                "ACL token sent as X-Consul-Token (default: -token-file, then "
+                "$TENURE_HTTP_TOKEN, $TENURE_HTTP_TOKEN_FILE, $CONSUL_HTTP_TOKEN, "
+                "$CONSUL_HTTP_TOKEN_FILE)");
+  flags->String("token-file", &token_file,
+                "a file holding the ACL token (read whole, surrounding whitespace trimmed)");
 }
 
 std::unique_ptr<net::BlockingHttpClient> HttpFlags::MakeClient() const {
+  // A token that cannot be resolved fails each request with the reason,
+  // which the command reports like any other failed request.
   return std::make_unique<net::BlockingHttpClient>(client::ResolveHttpAddress(http_addr),
-                                                   client::ResolveToken(token));
+                                                   client::ResolveToken(token, token_file));
 }
 
 std::string UsageWithOptions(std::string_view usage, const Flags& flags) {

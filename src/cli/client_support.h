@@ -1,8 +1,8 @@
-// What every client subcommand (kv, session, watch) shares: the HTTP flags
-// (-http-addr, -token) and the client built from them, flag parsing with
-// -h handling, Consul's error texts for unexpected HTTP statuses, and output
-// helpers (stdout for results, stderr for errors, each line flushed at once
-// so that output survives a signal-driven _exit).
+// What every client subcommand (kv, session, watch...) shares: the HTTP
+// flags (-http-addr, -token, -token-file) and the client built from them,
+// flag parsing with -h handling, Consul's error texts for unexpected HTTP
+// statuses, and output helpers (stdout for results, stderr for errors, each
+// line flushed at once so that output survives a signal-driven _exit).
 #pragma once
 
 #include <cstdint>
@@ -21,8 +21,9 @@
 namespace tenure::cli {
 
 struct HttpFlags {
-  std::string http_addr;  // empty: $TENURE_HTTP_ADDR, $CONSUL_HTTP_ADDR, 127.0.0.1:8500
-  std::string token;      // empty: $TENURE_HTTP_TOKEN, $CONSUL_HTTP_TOKEN
+  std::string http_addr;   // empty: $TENURE_HTTP_ADDR, $CONSUL_HTTP_ADDR, 127.0.0.1:8500
+  std::string token;       // empty: -token-file, then the environment (client/settings.h)
+  std::string token_file;  // a file holding the token
 
   void Register(Flags* flags);
   std::unique_ptr<net::BlockingHttpClient> MakeClient() const;
