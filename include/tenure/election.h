@@ -49,7 +49,9 @@ class TENURE_EXPORT Election {
   // off while it is free but in lock-delay. Blocks until OK (leading; read
   // FencingToken()) or an error: the session was lost (a campaign never
   // outlives its session) or is not created, Cancel(), the candidate name is
-  // registered by another session, or a campaign is already in progress.
+  // registered by another session, a campaign is already in progress, or
+  // kPermissionDenied (the server's 403 text) when the client's token may not
+  // write the election's keys (ACLs).
   Status Campaign(std::string value);
   // The same without blocking: `done` runs once, on the client's thread.
   void Campaign(std::string value, std::function<void(Status)> done);

@@ -17,7 +17,11 @@ struct ClientOptions {
   // then $CONSUL_HTTP_ADDR (comma-separated lists allowed), then
   // 127.0.0.1:8500, as the tenure CLI resolves them.
   std::vector<std::string> addresses;
-  // Sent as X-Consul-Token. Empty: $TENURE_HTTP_TOKEN, then $CONSUL_HTTP_TOKEN.
+  // Sent as X-Consul-Token on every request. Empty: $TENURE_HTTP_TOKEN, then
+  // the file named by $TENURE_HTTP_TOKEN_FILE, then $CONSUL_HTTP_TOKEN, then
+  // the file named by $CONSUL_HTTP_TOKEN_FILE (read whole and trimmed). A
+  // token file that cannot be read, or is empty, fails every call with
+  // kInvalidArgument naming it.
   std::string token;
   std::int64_t connect_timeout_ms = 5'000;
   std::int64_t request_timeout_ms = 30'000;  // one call, retries included (not blocking waits)

@@ -101,7 +101,12 @@ bool CandidateFlags::Resolve(const std::string& command, const std::string& name
   if (setup->http.addresses.empty()) {
     setup->http.addresses = SplitNonEmpty(client::ResolveHttpAddress(""), ',');
   }
-  setup->http.token = client::ResolveToken(http.token);
+  Result<std::string> token = client::ResolveToken(http.token, http.token_file);
+  if (!token.ok()) {
+    PrintErr(command + ": " + std::string(token.status().message()));
+    return false;
+  }
+  setup->http.token = std::move(token).value();
   return true;
 }
 

@@ -1,6 +1,12 @@
 #include "cli/client_support.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
 
 #include "client/settings.h"
 
@@ -11,13 +17,18 @@ void HttpFlags::Register(Flags* flags) {
                 "address of the tenure agent, host:port or http://host:port (default: "
                 "$TENURE_HTTP_ADDR, then $CONSUL_HTTP_ADDR, then 127.0.0.1:8500)");
   flags->String("token", &token,
-                "ACL token sent as X-Consul-Token (default: $TENURE_HTTP_TOKEN, then "
-                "$CONSUL_HTTP_TOKEN)");
+                "ACL token sent as X-Consul-Token (default: -token-file, then "
+                "$TENURE_HTTP_TOKEN, $TENURE_HTTP_TOKEN_FILE, $CONSUL_HTTP_TOKEN, "
+                "$CONSUL_HTTP_TOKEN_FILE)");
+  flags->String("token-file", &token_file,
+                "a file holding the ACL token (read whole, surrounding whitespace trimmed)");
 }
 
 std::unique_ptr<net::BlockingHttpClient> HttpFlags::MakeClient() const {
+  // A token that cannot be resolved fails each request with the reason,
+  // which the command reports like any other failed request.
   return std::make_unique<net::BlockingHttpClient>(client::ResolveHttpAddress(http_addr),
-                                                   client::ResolveToken(token));
+                                                   client::ResolveToken(token, token_file));
 }
 
 std::string UsageWithOptions(std::string_view usage, const Flags& flags) {
@@ -40,11 +51,15 @@ std::optional<int> ParseFlags(Flags* flags, const Args& args, std::string_view u
   return usage_exit_code;
 }
 
-std::string UnexpectedResponse(const net::ClientResponse& response) {
-  std::string_view body = response.body;
+std::string_view TrimSpace(std::string_view text) {
   auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
-  while (!body.empty() && space(body.front())) body.remove_prefix(1);
-  while (!body.empty() && space(body.back())) body.remove_suffix(1);
+  while (!text.empty() && space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+std::string UnexpectedResponse(const net::ClientResponse& response) {
+  std::string_view body = TrimSpace(response.body);
   return "Unexpected response code: " + std::to_string(response.status) + " (" + std::string(body) +
          ")";
 }
@@ -52,6 +67,25 @@ std::string UnexpectedResponse(const net::ClientResponse& response) {
 std::string StripLeadingSlash(std::string_view key) {
   if (!key.empty() && key.front() == '/') key.remove_prefix(1);
   return std::string(key);
+}
+
+Result<std::string> LoadDataSource(const std::string& data) {
+  if (data.empty()) return std::string();
+  if (data[0] == '@') {
+    std::ifstream file(data.substr(1), std::ios::binary);
+    if (!file) {
+      return Status::IoError("Failed to read file: open " + data.substr(1) + ": " +
+                             std::strerror(errno));
+    }
+    return std::string(std::istreambuf_iterator<char>(file), {});
+  }
+  if (data == "-") {
+    std::ostringstream in;
+    in << std::cin.rdbuf();
+    if (std::cin.bad()) return Status::IoError("Failed to read stdin");
+    return in.str();
+  }
+  return data;
 }
 
 std::optional<nlohmann::ordered_json> ParseJson(std::string_view text) {

@@ -1,8 +1,9 @@
-// What every client subcommand (kv, session, watch) shares: the HTTP flags
-// (-http-addr, -token) and the client built from them, flag parsing with
-// -h handling, Consul's error texts for unexpected HTTP statuses, and output
-// helpers (stdout for results, stderr for errors, each line flushed at once
-// so that output survives a signal-driven _exit).
+// What every client subcommand (kv, session, watch, acl...) shares: the
+// HTTP flags (-http-addr, -token, -token-file) and the client built from
+// them, flag parsing with -h handling, Consul's error texts for unexpected
+// HTTP statuses, Consul's data sources (@file, -), and output helpers
+// (stdout for results, stderr for errors, each line flushed at once so that
+// output survives a signal-driven _exit).
 #pragma once
 
 #include <cstdint>
@@ -21,8 +22,9 @@
 namespace tenure::cli {
 
 struct HttpFlags {
-  std::string http_addr;  // empty: $TENURE_HTTP_ADDR, $CONSUL_HTTP_ADDR, 127.0.0.1:8500
-  std::string token;      // empty: $TENURE_HTTP_TOKEN, $CONSUL_HTTP_TOKEN
+  std::string http_addr;   // empty: $TENURE_HTTP_ADDR, $CONSUL_HTTP_ADDR, 127.0.0.1:8500
+  std::string token;       // empty: -token-file, then the environment (client/settings.h)
+  std::string token_file;  // a file holding the token
 
   void Register(Flags* flags);
   std::unique_ptr<net::BlockingHttpClient> MakeClient() const;
@@ -47,8 +49,16 @@ constexpr std::int64_t kBlockingReadTimeoutMs =
     limits::kBlockingWaitMaxMs + limits::kBlockingWaitMaxMs / limits::kBlockingJitterFraction +
     30'000;
 
+// `text` without its leading and trailing spaces, tabs and line breaks.
+std::string_view TrimSpace(std::string_view text);
+
 // Consul's CLI accepts "/foo" and means "foo" (keys never start with '/').
 std::string StripLeadingSlash(std::string_view key);
+
+// Data as Consul's commands take it (its LoadDataSource): "" stays empty,
+// "@path" is the file's contents, a lone "-" reads stdin, anything else
+// (even "-x") is literal. Errors: "Failed to read file: open PATH: why".
+Result<std::string> LoadDataSource(const std::string& data);
 
 // Parses JSON without exceptions and with object keys in document order.
 std::optional<nlohmann::ordered_json> ParseJson(std::string_view text);

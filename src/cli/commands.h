@@ -1,5 +1,6 @@
 // The `tenure` subcommands. Each returns the process exit code: 0 success,
-// 1 a failed operation (Consul's CLI convention), 2 bad usage.
+// 1 a failed operation (Consul's CLI convention), 2 bad usage (1 for the
+// commands Consul has too: docs/cli.md).
 #pragma once
 
 #include <string>
@@ -23,6 +24,7 @@ int ResignCommand(const Args& args);
 int OperatorCommand(const Args& args);
 int MembersCommand(const Args& args);
 int KeygenCommand(const Args& args);
+int AclCommand(const Args& args);
 int RecoverCommand(const Args& args);
 
 }  // namespace tenure::cli

@@ -18,6 +18,9 @@ void Flags::Uint64(std::string name, std::uint64_t* target, std::string help) {
 void Flags::Int(std::string name, int* target, std::string help) {
   flags_[std::move(name)] = {Flag::Kind::kInt, target, std::move(help)};
 }
+void Flags::Strings(std::string name, std::vector<std::string>* target, std::string help) {
+  flags_[std::move(name)] = {Flag::Kind::kStrings, target, std::move(help)};
+}
 
 bool Flags::WasSet(std::string_view name) const {
   return std::find(set_.begin(), set_.end(), name) != set_.end();
@@ -73,6 +76,9 @@ Status Flags::Parse(const std::vector<std::string>& args) {
       case Flag::Kind::kString:
         *static_cast<std::string*>(flag.target) = value;
         break;
+      case Flag::Kind::kStrings:
+        static_cast<std::vector<std::string>*>(flag.target)->push_back(value);
+        break;
       case Flag::Kind::kUint64:
       case Flag::Kind::kInt: {
         std::uint64_t v = 0;
@@ -108,7 +114,9 @@ std::string Flags::Usage() const {
   for (const auto& [name, flag] : flags_) {
     out += "  -" + name;
     if (flag.kind != Flag::Kind::kBool) out += "=<value>";
-    out += "\n      " + flag.help + "\n";
+    out += "\n      " + flag.help;
+    if (flag.kind == Flag::Kind::kStrings) out += " (may be given more than once)";
+    out += "\n";
   }
   return out;
 }

@@ -23,6 +23,8 @@ class Flags {
   void Bool(std::string name, bool* target, std::string help);
   void Uint64(std::string name, std::uint64_t* target, std::string help);
   void Int(std::string name, int* target, std::string help);
+  // A flag that may be given several times: each value is appended.
+  void Strings(std::string name, std::vector<std::string>* target, std::string help);
 
   // Parses args (without the program and command names). On success the
   // positional arguments are in positional(). Errors name the flag.
@@ -35,7 +37,7 @@ class Flags {
 
  private:
   struct Flag {
-    enum class Kind { kString, kBool, kUint64, kInt } kind;
+    enum class Kind { kString, kBool, kUint64, kInt, kStrings } kind;
     void* target;
     std::string help;
   };

@@ -1,12 +1,5 @@
 // tenure kv put: consul kv put (plain, -cas, -acquire, -release), with
 // Consul's exact messages; -fence adds tenure's fencing token on stderr.
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <sstream>
-
 #include "cli/client_support.h"
 #include "cli/kv_subcommands.h"
 #include "common/base64.h"
@@ -23,27 +16,6 @@ constexpr char kPutUsage[] =
     "  token as \"Fencing token: N\" on stderr after a successful -acquire (stdout\n"
     "  stays exactly as Consul's).\n"
     "\n";
-
-// Consul's LoadDataSource: "" stays empty, @path reads a file, a lone "-"
-// reads stdin, anything else (even "-x") is literal.
-Result<std::string> LoadData(const std::string& data) {
-  if (data.empty()) return std::string();
-  if (data[0] == '@') {
-    std::ifstream file(data.substr(1), std::ios::binary);
-    if (!file) {
-      return Status::IoError("Failed to read file: open " + data.substr(1) + ": " +
-                             std::strerror(errno));
-    }
-    return std::string(std::istreambuf_iterator<char>(file), {});
-  }
-  if (data == "-") {
-    std::ostringstream in;
-    in << std::cin.rdbuf();
-    if (std::cin.bad()) return Status::IoError("Failed to read stdin");
-    return in.str();
-  }
-  return data;
-}
 
 }  // namespace
 
@@ -79,7 +51,7 @@ int KvPutCommand(const Args& args) {
   std::string key = StripLeadingSlash(positional[0]);
   std::string data;
   if (positional.size() == 2) {
-    auto loaded = LoadData(positional[1]);
+    auto loaded = LoadDataSource(positional[1]);
     if (!loaded.ok()) {
       PrintErr("Error! " + std::string(loaded.status().message()));
       return 1;

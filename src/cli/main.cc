@@ -26,6 +26,7 @@ constexpr char kUsage[] =
     "  resign     make the local agent give up leadership (-to CANDIDATE hands it over)\n"
     "  members    the cluster's raft servers: node, id, address, leader, voter\n"
     "  operator   cluster operations (operator raft transfer-leader|list-peers|remove-peer)\n"
+    "  acl        ACL bootstrap, policies and tokens (acl bootstrap|policy|token)\n"
     "  keygen     print a new cluster key for -raft-key-file\n"
     "  recover    check a stopped server's data dir; -repair cuts damage away\n"
     "  version    print the version\n"
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
   if (command == "operator") return tenure::cli::OperatorCommand(args);
   if (command == "members") return tenure::cli::MembersCommand(args);
   if (command == "keygen") return tenure::cli::KeygenCommand(args);
+  if (command == "acl") return tenure::cli::AclCommand(args);
   if (command == "recover") return tenure::cli::RecoverCommand(args);
   if (command == "version" || command == "-v" || command == "--version") {
     std::printf("tenure %s\n", TENURE_VERSION);

@@ -32,15 +32,16 @@ std::string Describe(const Result<net::ClientResponse>& result) {
   return "HTTP " + std::to_string(result->status) + ": " + result->body;
 }
 
-// A 403 (the token may not write the election's keys, or is unknown) is
-// an answer no retry changes: the campaign ends with it, as `consul lock`
-// gives up, instead of trying for ever in silence.
-bool IsRefusedByAcl(const Result<net::ClientResponse>& result) {
+// A 403: the token may not do what the campaign needs (ACLs). Waiting
+// would not change that, so the campaign ends with the server's text.
+bool IsDenied(const Result<net::ClientResponse>& result) {
   return result.ok() && result->status == 403;
 }
 
-Status AclRefusal(const net::ClientResponse& response) {
-  return Status::PermissionDenied("Unexpected response code: 403 (" + response.body + ")");
+Status Denied(const std::string& key, const net::ClientResponse& response) {
+  std::string body = response.body;
+  while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
+  return Status::PermissionDenied("campaign for " + key + ": " + body);
 }
 
 bool IsInvalidSession(const Result<net::ClientResponse>& result) {
@@ -244,12 +245,12 @@ void Election::RegisterCandidate() {
                                           candidate](Result<net::ClientResponse> result) {
     impl_->campaign_req = 0;
     if (!impl_->campaigning) return;
-    if (IsRefusedByAcl(result)) {
-      FinishCampaign(AclRefusal(*result));
-      return;
-    }
     if (result.ok() && result->status == 200 && result->body.find("true") != std::string::npos) {
       AttemptAcquire();
+      return;
+    }
+    if (IsDenied(result)) {
+      FinishCampaign(Denied(key, *result));
       return;
     }
     if (result.ok() && result->status == 200) {
@@ -278,8 +279,8 @@ void Election::AttemptAcquire() {
   impl_->campaign_req = SendAcquire(LeaderKey(), [this](Result<net::ClientResponse> result) {
     impl_->campaign_req = 0;
     if (!impl_->campaigning) return;
-    if (IsRefusedByAcl(result)) {
-      FinishCampaign(AclRefusal(*result));
+    if (IsDenied(result)) {
+      FinishCampaign(Denied(LeaderKey(), *result));
       return;
     }
     if (!result.ok() || result->status != 200) {
@@ -302,8 +303,8 @@ void Election::CampaignWait(std::uint64_t index) {
       Send("GET", target, "", timeout, {}, [this, index](Result<net::ClientResponse> got) {
         impl_->campaign_req = 0;
         if (!impl_->campaigning) return;
-        if (IsRefusedByAcl(got)) {
-          FinishCampaign(AclRefusal(*got));
+        if (IsDenied(got)) {
+          FinishCampaign(Denied(LeaderKey(), *got));
           return;
         }
         auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());

@@ -56,7 +56,9 @@ class Election {
   // another session holds it and backing off while it is free but in
   // lock-delay. `done` runs once: OK when this election leads; an error when
   // the session is lost (the campaign never outlives its session), on
-  // Cancel(), or when the candidate name is held by another session.
+  // Cancel(), when the candidate name is held by another session, or
+  // (kPermissionDenied, with the server's text) when the token may not
+  // write or read the election's keys: a 403 ends the campaign.
   // REQUIRES: the session is created; no campaign in progress.
   void Campaign(std::string value, std::function<void(Status)> done);
   // One acquire attempt, no waiting: true when this election now leads.

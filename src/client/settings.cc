@@ -1,6 +1,9 @@
 #include "client/settings.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <initializer_list>
 
 namespace tenure::client {
@@ -15,6 +18,37 @@ std::string FirstEnv(std::initializer_list<const char*> names) {
   return "";
 }
 
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+bool Space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && Space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && Space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+// A token goes into a header: refuse what would break it (a second line of
+// a token file, say) rather than send something else than was meant.
+Result<std::string> Checked(std::string token, std::string_view what) {
+  for (char c : token) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      return Status::InvalidArgument(std::string(what) +
+                                     " contains a control character (a line break?)");
+    }
+  }
+  return token;
+}
+
+// Bounds what a mistaken path (a log, a device) can make us read.
+constexpr std::size_t kTokenFileMaxBytes = 64 * 1024;
+
 }  // namespace
 
 std::string ResolveHttpAddress(std::string_view explicit_address) {
@@ -23,9 +57,47 @@ std::string ResolveHttpAddress(std::string_view explicit_address) {
   return from_env.empty() ? kDefaultHttpAddress : from_env;
 }
 
-std::string ResolveToken(std::string_view explicit_token) {
-  if (!explicit_token.empty()) return std::string(explicit_token);
-  return FirstEnv({"TENURE_HTTP_TOKEN", "CONSUL_HTTP_TOKEN"});
+Result<std::string> ReadTokenFile(std::string_view path, std::string_view origin) {
+  const std::string where = std::string(path) + " (from " + std::string(origin) + ")";
+  std::ifstream file{std::string(path), std::ios::binary};
+  if (!file) {
+    return Status::InvalidArgument("cannot read the token file " + where + ": " +
+                                   std::strerror(errno));
+  }
+  std::string text;
+  text.resize(kTokenFileMaxBytes + 1);
+  file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (file.bad()) {
+    return Status::InvalidArgument("cannot read the token file " + where + ": " +
+                                   std::strerror(errno));
+  }
+  text.resize(static_cast<std::size_t>(file.gcount()));
+  if (text.size() > kTokenFileMaxBytes) {
+    return Status::InvalidArgument("the token file " + where + " is larger than " +
+                                   std::to_string(kTokenFileMaxBytes) + " bytes");
+  }
+  std::string_view token = Trim(text);
+  if (token.empty()) return Status::InvalidArgument("the token file " + where + " is empty");
+  return Checked(std::string(token), "the token file " + where);
+}
+
+Result<std::string> ResolveToken(std::string_view explicit_token,
+                                 std::string_view explicit_token_file) {
+  if (!explicit_token.empty()) {
+    return Checked(std::string(explicit_token), "the token given with -token");
+  }
+  if (!explicit_token_file.empty()) return ReadTokenFile(explicit_token_file, "-token-file");
+  for (const char* prefix : {"TENURE", "CONSUL"}) {
+    const std::string token_var = std::string(prefix) + "_HTTP_TOKEN";
+    if (std::string token = Env(token_var.c_str()); !token.empty()) {
+      return Checked(std::move(token), "the token in $" + token_var);
+    }
+    const std::string file_var = token_var + "_FILE";
+    if (std::string path = Env(file_var.c_str()); !path.empty()) {
+      return ReadTokenFile(path, "$" + file_var);
+    }
+  }
+  return std::string();
 }
 
 }  // namespace tenure::client

@@ -9,13 +9,17 @@
 namespace tenure::net {
 
 struct BlockingHttpClient::Impl {
-  Impl(std::string address, std::string token)
+  Impl(std::string address, Result<std::string> token)
       : client(io, Options(std::move(address), std::move(token))) {}
 
-  static HttpClientOptions Options(std::string address, std::string token) {
+  static HttpClientOptions Options(std::string address, Result<std::string> token) {
     HttpClientOptions options;
     options.addresses = {std::move(address)};
-    options.token = std::move(token);
+    if (token.ok()) {
+      options.token = std::move(token).value();
+    } else {
+      options.token_status = token.status();
+    }
     options.max_idle_per_address = 1;
     return options;
   }
@@ -25,6 +29,10 @@ struct BlockingHttpClient::Impl {
 };
 
 BlockingHttpClient::BlockingHttpClient(std::string_view address, std::string token,
+                                       std::int64_t timeout_ms)
+    : BlockingHttpClient(address, Result<std::string>(std::move(token)), timeout_ms) {}
+
+BlockingHttpClient::BlockingHttpClient(std::string_view address, Result<std::string> token,
                                        std::int64_t timeout_ms)
     : impl_(std::make_unique<Impl>(std::string(address), std::move(token))),
       display_address_(address),

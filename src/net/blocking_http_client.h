@@ -8,7 +8,7 @@
 // Results as HttpClient's: HTTP statuses are not errors (read
 // ClientResponse::status); kUnavailable ("cannot reach tenure at
 // 127.0.0.1:8500: connection refused") and kTimeout otherwise; a bad address
-// is reported by every Request.
+// or an unresolved token is reported by every Request.
 //
 // NOT thread-safe: use one per thread.
 #pragma once
@@ -30,6 +30,10 @@ class BlockingHttpClient {
   static constexpr std::int64_t kUseDefault = -1;
 
   BlockingHttpClient(std::string_view address, std::string token,
+                     std::int64_t timeout_ms = kDefaultTimeoutMs);
+  // A token that could not be resolved (client/settings.h): every Request
+  // fails with its Status, as with a bad address.
+  BlockingHttpClient(std::string_view address, Result<std::string> token,
                      std::int64_t timeout_ms = kDefaultTimeoutMs);
   ~BlockingHttpClient();
   BlockingHttpClient(const BlockingHttpClient&) = delete;

@@ -124,6 +124,7 @@ struct HttpClient::Impl {
     if (address_status.ok() && addresses.empty()) {
       address_status = Status::InvalidArgument("http client: no server address given");
     }
+    if (address_status.ok() && !options.token_status.ok()) address_status = options.token_status;
     idle.resize(addresses.size());
     if (options.default_timeout_ms <= 0) options.default_timeout_ms = 30'000;
     if (options.connect_timeout_ms <= 0) options.connect_timeout_ms = 5'000;

@@ -79,6 +79,10 @@ struct HttpClientOptions {
   std::int64_t connect_timeout_ms = 5'000;
   std::int64_t default_timeout_ms = 30'000;
   std::size_t max_idle_per_address = 2;
+  // Not OK when the caller could not resolve the token (an unreadable token
+  // file): every request fails with it, as with a bad address, rather than
+  // going out without the token that was meant.
+  Status token_status;
 };
 
 struct RetryPolicy {

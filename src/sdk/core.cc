@@ -18,7 +18,15 @@ net::HttpClientOptions HttpOptions(const ClientOptions& options) {
     for (std::string& one : SplitNonEmpty(address, ',')) http.addresses.push_back(std::move(one));
   }
   if (http.addresses.empty()) http.addresses = SplitNonEmpty(client::ResolveHttpAddress(""), ',');
-  http.token = client::ResolveToken(options.token);
+  // As the CLI resolves it, files named by $TENURE_HTTP_TOKEN_FILE and
+  // $CONSUL_HTTP_TOKEN_FILE included; a token file that cannot be read
+  // fails every call with the reason (as a bad address does).
+  Result<std::string> token = client::ResolveToken(options.token);
+  if (token.ok()) {
+    http.token = std::move(token).value();
+  } else {
+    http.token_status = token.status();
+  }
   http.connect_timeout_ms = options.connect_timeout_ms;
   http.default_timeout_ms = options.request_timeout_ms;
   return http;

@@ -555,9 +555,11 @@ class Cli:
         self.binary = binary or tenure_bin()
 
     def env(self, extra=None):
-        """os.environ aimed at http_addr (CONSUL_/TENURE_HTTP_ADDR), without tokens, plus extra."""
+        """os.environ aimed at http_addr (CONSUL_/TENURE_HTTP_ADDR), without tokens or token
+        files, plus extra."""
         env = dict(os.environ)
-        for name in ("CONSUL_HTTP_TOKEN", "TENURE_HTTP_TOKEN"):
+        for name in ("CONSUL_HTTP_TOKEN", "TENURE_HTTP_TOKEN", "CONSUL_HTTP_TOKEN_FILE",
+                     "TENURE_HTTP_TOKEN_FILE"):
             env.pop(name, None)
         env["CONSUL_HTTP_ADDR"] = self.http_addr
         env["TENURE_HTTP_ADDR"] = self.http_addr

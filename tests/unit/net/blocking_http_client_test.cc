@@ -79,6 +79,18 @@ TEST(BlockingHttpClientTest, FailuresNameTheAgentAndTheCause) {
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), Code::kInvalidArgument);
   EXPECT_EQ(bad.address(), "https://x:1");
+
+  // A token that could not be resolved: nothing is sent, every request fails with it.
+  StubServer never([](int) {});
+  BlockingHttpClient unresolved(never.address(),
+                                Result<std::string>(Status::InvalidArgument("no token file")));
+  for (int i = 0; i < 2; ++i) {
+    got = unresolved.Request("GET", "/v1/kv/a");
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(got.status().message(), "no token file");
+  }
+  EXPECT_EQ(never.connections(), 0);
 }
 
 }  // namespace

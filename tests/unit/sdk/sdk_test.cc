@@ -6,6 +6,7 @@
 // another thread) and the lifetime rules (objects outliving their Client).
 // tests/sdk/test_install.py proves the same classes from an installed tree.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <atomic>
 #include <chrono>
@@ -305,6 +306,23 @@ TEST_F(SdkTest, TheClientResolvesAddressesAsTheCli) {
   EXPECT_EQ(client.addresses(),
             (std::vector<std::string>{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}));
   EXPECT_NE(std::string(Version()).find('.'), std::string::npos) << Version();
+}
+
+TEST_F(SdkTest, ATokenFileThatCannotBeReadFailsEveryCallNamingIt) {
+  // The test runs in a process of its own (gtest_discover_tests): its
+  // environment is its own.
+  ::unsetenv("TENURE_HTTP_TOKEN");
+  ::unsetenv("TENURE_HTTP_TOKEN_FILE");
+  ::unsetenv("CONSUL_HTTP_TOKEN");
+  ::setenv("CONSUL_HTTP_TOKEN_FILE", "/nonexistent/tenure-token", 1);
+  Client client(Options());
+  Session session(client, FastSession());
+  Status created = session.Create();
+  EXPECT_FALSE(created.ok());
+  EXPECT_NE(created.message().find("/nonexistent/tenure-token (from $CONSUL_HTTP_TOKEN_FILE)"),
+            std::string::npos)
+      << created.ToString();
+  ::unsetenv("CONSUL_HTTP_TOKEN_FILE");
 }
 
 }  // namespace
