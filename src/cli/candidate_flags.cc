@@ -57,6 +57,9 @@ void CandidateFlags::Register(Flags* flags) {
   flags->String("lock-delay", &lock_delay, "lock-delay of the session (default 5s)");
   flags->String("candidate", &candidate, "this candidate's name (default hostname-pid)");
   flags->String("value", &value, "the leader key's value, JSON (default {\"Candidate\":NAME})");
+  flags->String("session-node", &session_node,
+                "the Node of the candidate's session (default: the server's node name); with "
+                "ACLs, its token then needs session:write on this node only (docs/acl.md)");
 }
 
 bool CandidateFlags::Resolve(const std::string& command, const std::string& name,
@@ -76,6 +79,11 @@ bool CandidateFlags::Resolve(const std::string& command, const std::string& name
   session.ttl_ms = *ttl_ns / kNsPerMs;
   session.lock_delay_ms = *lock_delay_ns / kNsPerMs;
   session.behavior = "release";
+  if (session_node.size() > 1024 || session_node.find_first_of("\r\n") != std::string::npos) {
+    PrintErr(command + ": invalid -session-node");
+    return false;
+  }
+  session.node = session_node;
   session.lease = client::LeaseOptions::ForTtl(session.ttl_ms);
   if (Status valid = client::ValidateLeaseOptions(session.lease); !valid.ok()) {
     PrintErr(command + ": invalid -ttl " + ttl + ": " + std::string(valid.message()));

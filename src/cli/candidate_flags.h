@@ -26,8 +26,9 @@ struct CandidateFlags {
   HttpFlags http;  // -http-addr takes a comma-separated list of servers
   std::string ttl = "15s";
   std::string lock_delay = "5s";
-  std::string candidate;  // default hostname-pid
-  std::string value;      // default {"Candidate":"<candidate>"}
+  std::string candidate;     // default hostname-pid
+  std::string value;         // default {"Candidate":"<candidate>"}
+  std::string session_node;  // default: the server's node name
 
   void Register(Flags* flags);
   // Checks the values; on an error prints "<command>: ..." and returns false.
