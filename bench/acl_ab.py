@@ -4,7 +4,7 @@
 them), side by side in interleaved runs, each on a fresh single server with
 a data dir. A benchmark, not a test.
 
-    /usr/bin/python3 bench/acl_ab.py [RUNS] [SECONDS]     (default 5 runs of 5 s)
+    /usr/bin/python3 bench/acl_ab.py [RUNS] [SECONDS] [WORKLOAD,...]   (default 9 runs of 5 s, all)
 
 Workloads (tenure_bench --addr): durable puts/s at 64 clients (kv_put_c64),
 renewals/s (renew_c64), lock cycles/s (lock_cycle_c64) and the blocking-query
@@ -15,6 +15,13 @@ of them. Every token links three of the 100 policies: one grants the bench's
 keys and sessions (key_prefix "bench/" write, session_prefix "" write,
 agent_prefix "" read for the watchers' control reads), two grant other
 prefixes, so each check walks real rule trees.
+
+Throughput on two shared cores varies by 20% from run to run, so besides
+the medians it prints the median of the on/off ratios of the runs side by
+side (each pair runs back to back, in alternating order) and, for the
+closed-loop workloads, the server's CPU time per operation (from
+/proc/PID/stat around the timed phase, over tenure_bench's operation
+count), which the machine's noise moves much less.
 """
 import json
 import os
@@ -28,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-from tenure_testlib import DevServer, http_request  # noqa: E402
+from tenure_testlib import DevServer, http_request, poll_until  # noqa: E402
 
 WORKLOADS = [  # (workload, metric, higher is better)
     ("kv_put_c64", "puts_per_s", True),
@@ -49,6 +56,11 @@ def put(server, path, body, token):
 
 
 def set_up_acls(server, management, token_file):
+    # The first leader writes the initial management token just after its
+    # election: wait until it works.
+    poll_until(lambda: http_request(server.http_addr, "GET", "/v1/acl/token/self",
+                                    headers={"X-Consul-Token": management}).status == 200,
+               timeout=30, message="the initial management token")
     bench_rules = ('key_prefix "bench/" { policy = "write" }\n'
                    'session_prefix "" { policy = "write" }\n'
                    'agent_prefix "" { policy = "read" }\n')
@@ -71,6 +83,13 @@ def set_up_acls(server, management, token_file):
         f.write("\n".join(secrets) + "\n")
 
 
+def process_cpu_s(pid):
+    """User + system CPU seconds of a process so far (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_bench(bench, server, workload, seconds, token_file):
     args = [bench, "--addr", server.http_addr, "--only", workload, "--runs", "1",
             "--seconds", str(seconds), "--json"]
@@ -81,38 +100,55 @@ def run_bench(bench, server, workload, seconds, token_file):
 
 
 def main():
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
     seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 5
+    if len(sys.argv) > 3:
+        wanted = sys.argv[3].split(",")
+        WORKLOADS[:] = [w for w in WORKLOADS if w[0] in wanted]
     os.environ.setdefault("TENURE_BIN", os.path.join(ROOT, "build", "src", "tenure"))
     # A copy of the load generator, so a rebuild cannot swap it mid-run.
     bench = os.environ.get("TENURE_BENCH", os.path.join(ROOT, "build", "bench", "tenure_bench"))
     work = tempfile.mkdtemp(prefix="tenure-acl-ab-")
     token_file = os.path.join(work, "tokens")
     results = {}  # (mode, workload) -> [metric per run]
+    cpu_us = {}  # (mode, workload) -> [server CPU microseconds per operation, per run]
     for run in range(runs):
-        for mode in ("off", "on"):
-            management = str(uuid.uuid4())
-            args = (["-acl-enabled", "-acl-default-policy", "deny",
-                     "-acl-initial-management", management] if mode == "on" else [])
-            for workload, metric, _ in WORKLOADS:
+        # Each workload's pair runs back to back, the order alternating from
+        # run to run, so a drift of the machine favours neither side.
+        order = ("off", "on") if run % 2 == 0 else ("on", "off")
+        for workload, metric, _ in WORKLOADS:
+            for mode in order:
+                management = str(uuid.uuid4())
+                args = (["-acl-enabled", "-acl-default-policy", "deny",
+                         "-acl-initial-management", management] if mode == "on" else [])
                 with DevServer(extra_args=args, dev=False) as server:
                     if mode == "on":
                         set_up_acls(server, management, token_file)
+                    cpu_before = process_cpu_s(server.process.pid)
                     m = run_bench(bench, server, workload, seconds,
                                   token_file if mode == "on" else None)
+                    cpu_s = process_cpu_s(server.process.pid) - cpu_before
                 results.setdefault((mode, workload), []).append(m[metric])
+                operations = m.get("count")
+                if operations:
+                    cpu_us.setdefault((mode, workload), []).append(cpu_s * 1e6 / operations)
                 print(f"run {run + 1} ACLs {mode}: {workload} {metric} = {m[metric]:,.1f}",
                       flush=True)
     print(f"\n{runs} runs interleaved, {seconds:g} s each, 1 server; ACLs on: default deny, "
           f"{POLICIES} policies, {TOKENS} tokens, a token on every request")
-    print("| workload | metric | ACLs off (median) | ACLs on (median) | on/off | runs |")
-    print("|---|---|---|---|---|---|")
+    print("| workload | metric | ACLs off (median) | ACLs on (median) | on/off of the medians "
+          "| median of the pairs' on/off | server CPU µs/op off / on | runs |")
+    print("|---|---|---|---|---|---|---|---|")
     for workload, metric, higher in WORKLOADS:
-        off = statistics.median(results[("off", workload)])
-        on = statistics.median(results[("on", workload)])
-        ratio = on / off if off else float("nan")
-        print(f"| {workload} | {metric} | {off:,.1f} | {on:,.1f} | {ratio:.3f} "
-              f"({'higher' if higher else 'lower'} is better) | {runs} |")
+        offs, ons = results[("off", workload)], results[("on", workload)]
+        off, on = statistics.median(offs), statistics.median(ons)
+        pairs = statistics.median(b / a for a, b in zip(offs, ons) if a)
+        cpu = "-"
+        if cpu_us.get(("off", workload)) and cpu_us.get(("on", workload)):
+            cpu = (f"{statistics.median(cpu_us[('off', workload)]):.1f} / "
+                   f"{statistics.median(cpu_us[('on', workload)]):.1f}")
+        print(f"| {workload} | {metric} ({'higher' if higher else 'lower'} is better) | "
+              f"{off:,.1f} | {on:,.1f} | {on / off:.3f} | {pairs:.3f} | {cpu} | {runs} |")
     print("\nEvery run (off / on): " + json.dumps(
         {f"{w} {m}": {"off": results[("off", w)], "on": results[("on", w)]}
          for w, m, _ in WORKLOADS}))

@@ -86,7 +86,19 @@ Result<Caller> AclResolver::Resolve(const state::AclTable& table, std::string_vi
   const UnixMs expires = cached->second->expiration_time;
   if (expires != UnixMs() && expires <= now) return consul::AclNotFound();
   caller.identity = cached->second;
+  caller.policies_index = table.policies_index();
+  caller.tokens_index = table.tokens_index();
   return caller;
+}
+
+bool AclResolver::StillValid(const state::AclTable& table, const Caller& caller, UnixMs now) const {
+  if (caller.unrestricted) return true;  // ACLs off: nothing to change
+  if (caller.policies_index != table.policies_index() ||
+      caller.tokens_index != table.tokens_index()) {
+    return false;
+  }
+  const UnixMs expires = caller.identity->expiration_time;
+  return expires == UnixMs() || now < expires;
 }
 
 }  // namespace tenure::server

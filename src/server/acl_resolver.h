@@ -56,6 +56,10 @@ struct Caller {
   std::shared_ptr<const Identity> identity;
   bool sent_token = false;    // Consul marks filtered listings only for them
   bool unrestricted = false;  // ACLs off: listings need no filtering
+  // The ACL table's indexes it was resolved at: while they stand, the same
+  // secret resolves to the same identity (a parked query skips the lookup).
+  LogIndex policies_index;
+  LogIndex tokens_index;
 
   const std::string& accessor_id() const { return identity->accessor_id; }
   const acl::Authorizer& can() const { return identity->authz; }
@@ -73,6 +77,10 @@ class AclResolver {
   // the anonymous token for none, Consul's "ACL not found" for a secret no
   // token has or whose token expired. One hash lookup once cached.
   Result<Caller> Resolve(const state::AclTable& table, std::string_view secret, UnixMs now);
+
+  // Whether `caller` would resolve the same at `now`: neither table changed
+  // since and its token has not expired. Cheaper than Resolve.
+  bool StillValid(const state::AclTable& table, const Caller& caller, UnixMs now) const;
 
   // Cached identities (for tests).
   std::size_t cached() const { return cache_.size(); }

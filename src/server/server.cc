@@ -245,6 +245,10 @@ Result<Caller> Server::ResolveCaller(std::string_view secret) {
   return acl_resolver_.Resolve(store_.acl(), secret, clock_.NowUnixMs());
 }
 
+bool Server::CallerStillValid(const Caller& caller) const {
+  return acl_resolver_.StillValid(store_.acl(), caller, clock_.NowUnixMs());
+}
+
 std::string Server::NewSecretUuid() {
   unsigned char bytes[16];
   std::size_t got = 0;

@@ -117,6 +117,8 @@ class Server {
   // ACLs (docs/acl.md). The caller a request's secret names ("" = none),
   // or Consul's 403 "ACL not found".
   Result<Caller> ResolveCaller(std::string_view secret);
+  // Whether a caller resolved earlier still stands (AclResolver::StillValid).
+  bool CallerStillValid(const Caller& caller) const;
   const AclConfig& acl_config() const { return acl_resolver_.config(); }
   // A UUID from the system's CSPRNG (getrandom): token secrets must not be
   // predictable from the accessor and session IDs a client can see.

@@ -155,6 +155,24 @@ TEST_F(AclResolverTest, ManagementIsTheBuiltinPolicyAndADenyStillWins) {
   EXPECT_FALSE(root->can().KeyRead("secret/x").allowed());
 }
 
+TEST_F(AclResolverTest, ACallerStandsUntilTheTablesChangeOrItsTokenExpires) {
+  AclResolver resolver(Enabled(acl::DefaultPolicy::kDeny));
+  const UnixMs expires = testutil::kT0 + 60'000;
+  ASSERT_TRUE(
+      d.Apply(state::AclTokenSet{Token("acc-tmp", "sec-tmp", {"p-svc"}, expires)}).status.ok());
+  Result<Caller> forever = resolver.Resolve(table(), "sec-svc", testutil::kT0);
+  Result<Caller> temporary = resolver.Resolve(table(), "sec-tmp", testutil::kT0);
+  ASSERT_TRUE(forever.ok() && temporary.ok());
+  EXPECT_TRUE(resolver.StillValid(table(), *forever, testutil::kT0 + 3'600'000));
+  EXPECT_TRUE(resolver.StillValid(table(), *temporary, expires - 1));
+  EXPECT_FALSE(resolver.StillValid(table(), *temporary, expires));
+  // Any change to either table, even to another token, means resolve again.
+  ASSERT_TRUE(d.Apply(state::AclTokenSet{Token("acc-new", "sec-new", {})}).status.ok());
+  EXPECT_FALSE(resolver.StillValid(table(), *forever, testutil::kT0));
+  EXPECT_TRUE(resolver.StillValid(table(), *resolver.Resolve(table(), "sec-svc", testutil::kT0),
+                                  testutil::kT0));
+}
+
 TEST_F(AclResolverTest, ALinkToADeletedPolicyGrantsNothing) {
   ASSERT_TRUE(d.Apply(state::AclPolicyDelete{"p-svc"}).status.ok());
   AclResolver resolver(Enabled(acl::DefaultPolicy::kDeny));
