@@ -1,5 +1,6 @@
 #include "server/acl_resolver.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -17,41 +18,53 @@ AclResolver::AclResolver(AclConfig config) : config_(std::move(config)) {
   acl::AuthorizerOptions everything;
   everything.default_policy = acl::DefaultPolicy::kAllow;
   everything.management = true;
-  allow_all_ = std::make_shared<const Identity>(
-      Identity{std::string(state::kAnonymousTokenAccessorId),
-               acl::Authorizer::Compile({}, everything), UnixMs()});
+  allow_all_ = std::make_shared<const Identity>(Identity{
+      std::string(state::kAnonymousTokenAccessorId),
+      std::make_shared<const acl::Authorizer>(acl::Authorizer::Compile({}, everything)), UnixMs()});
 }
 
-std::shared_ptr<const Identity> AclResolver::Compile(const state::AclTable& table,
-                                                     const state::AclToken* token) const {
+std::shared_ptr<const acl::Authorizer> AclResolver::AuthorizerFor(
+    const state::AclTable& table, std::vector<std::string> policy_ids) {
+  std::sort(policy_ids.begin(), policy_ids.end());
+  std::string key;
+  for (const std::string& id : policy_ids) key.append(id).push_back('\n');
+  if (auto found = authorizers_.find(key); found != authorizers_.end()) return found->second;
+
   acl::AuthorizerOptions options;
   options.default_policy = config_.default_policy;
   options.enable_key_list_policy = config_.enable_key_list_policy;
   std::vector<acl::Rules> parsed;
-  if (token != nullptr) {
-    parsed.reserve(token->policy_ids.size());
-    for (const std::string& id : token->policy_ids) {
-      if (id == state::kGlobalManagementPolicyId) {
-        options.management = true;
-        continue;
-      }
-      // A link to a policy deleted since is ignored, as Consul ignores it.
-      const state::AclPolicy* policy = table.FindPolicy(id);
-      if (policy == nullptr) continue;
-      // Every stored policy parsed when it was written (AclTable refuses
-      // others), so this cannot fail short of a bug; such a policy grants
-      // nothing rather than everything.
-      Result<acl::Rules> rules = acl::ParseRules(policy->rules);
-      if (rules.ok()) parsed.push_back(std::move(*rules));
+  parsed.reserve(policy_ids.size());
+  for (const std::string& id : policy_ids) {
+    if (id == state::kGlobalManagementPolicyId) {
+      options.management = true;
+      continue;
     }
+    // A link to a policy deleted since is ignored, as Consul ignores it.
+    const state::AclPolicy* policy = table.FindPolicy(id);
+    if (policy == nullptr) continue;
+    // Every stored policy parsed when it was written (AclTable refuses
+    // others), so this cannot fail short of a bug; such a policy grants
+    // nothing rather than everything.
+    Result<acl::Rules> rules = acl::ParseRules(policy->rules);
+    if (rules.ok()) parsed.push_back(std::move(*rules));
   }
   std::vector<const acl::Rules*> pointers;
   pointers.reserve(parsed.size());
   for (const acl::Rules& rules : parsed) pointers.push_back(&rules);
+  auto authz = std::make_shared<const acl::Authorizer>(acl::Authorizer::Compile(pointers, options));
+  authorizers_.emplace(std::move(key), authz);
+  return authz;
+}
+
+std::shared_ptr<const Identity> AclResolver::Compile(const state::AclTable& table,
+                                                     const state::AclToken* token) {
+  if (token == nullptr) {
+    return std::make_shared<const Identity>(Identity{std::string(state::kAnonymousTokenAccessorId),
+                                                     AuthorizerFor(table, {}), UnixMs()});
+  }
   return std::make_shared<const Identity>(Identity{
-      token != nullptr ? token->accessor_id : std::string(state::kAnonymousTokenAccessorId),
-      acl::Authorizer::Compile(pointers, options),
-      token != nullptr ? token->expiration_time : UnixMs()});
+      token->accessor_id, AuthorizerFor(table, token->policy_ids), token->expiration_time});
 }
 
 Result<Caller> AclResolver::Resolve(const state::AclTable& table, std::string_view secret,
@@ -66,6 +79,7 @@ Result<Caller> AclResolver::Resolve(const state::AclTable& table, std::string_vi
   if (table.policies_index() != cached_policies_index_ ||
       table.tokens_index() != cached_tokens_index_) {
     cache_.clear();
+    authorizers_.clear();
     cached_policies_index_ = table.policies_index();
     cached_tokens_index_ = table.tokens_index();
   }
@@ -78,7 +92,10 @@ Result<Caller> AclResolver::Resolve(const state::AclTable& table, std::string_vi
     // token yet: a request without one gets the default policy alone.
     // Only tokens that exist are cached, so guessed secrets cannot grow
     // the cache; it is bounded like the table it mirrors.
-    if (cache_.size() >= limits::kAclTokensMax) cache_.clear();
+    if (cache_.size() >= limits::kAclTokensMax) {
+      cache_.clear();
+      authorizers_.clear();
+    }
     cached = cache_.emplace(std::string(lookup), Compile(table, token)).first;
   }
   // Expired: refused at once by every server, before the leader's delete

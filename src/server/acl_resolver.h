@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "acl/authorizer.h"
 #include "common/status.h"
@@ -43,10 +44,11 @@ struct AclConfig {
 };
 
 // A token as the resolver compiled it: shared by every request that sends
-// its secret until the ACL table changes.
+// its secret until the ACL table changes. Tokens that link the same
+// policies share one Authorizer (many tokens, few distinct policy sets).
 struct Identity {
   std::string accessor_id;  // the anonymous token's for requests without one
-  acl::Authorizer authz;
+  std::shared_ptr<const acl::Authorizer> authz;
   UnixMs expiration_time;  // UnixMs() = never
 };
 
@@ -62,7 +64,7 @@ struct Caller {
   LogIndex tokens_index;
 
   const std::string& accessor_id() const { return identity->accessor_id; }
-  const acl::Authorizer& can() const { return identity->authz; }
+  const acl::Authorizer& can() const { return *identity->authz; }
   // Consul's 403 for a check that failed on `name` ("" for operator, acl).
   Status Denied(const acl::Decision& decision, std::string_view name) const;
 };
@@ -91,7 +93,9 @@ class AclResolver {
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
   std::shared_ptr<const Identity> Compile(const state::AclTable& table,
-                                          const state::AclToken* token) const;
+                                          const state::AclToken* token);
+  std::shared_ptr<const acl::Authorizer> AuthorizerFor(const state::AclTable& table,
+                                                       std::vector<std::string> policy_ids);
 
   AclConfig config_;
   std::shared_ptr<const Identity> allow_all_;  // ACLs off
@@ -100,6 +104,8 @@ class AclResolver {
   LogIndex cached_tokens_index_;
   std::unordered_map<std::string, std::shared_ptr<const Identity>, SecretHash, std::equal_to<>>
       cache_;
+  // By the sorted IDs of the policies a token links, joined by '\n'.
+  std::unordered_map<std::string, std::shared_ptr<const acl::Authorizer>> authorizers_;
 };
 
 }  // namespace tenure::server
