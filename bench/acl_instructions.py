@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""What ACLs cost in instructions: the server's instructions per request
+with ACLs off and with ACLs on (default deny, 100 policies, 1,000 tokens, a
+token on every request), counted by valgrind's callgrind, which counts the
+same for the same binary and inputs whatever else the machine does. A
+benchmark, not a test; bench/acl_ab.py measures throughput.
+
+    /usr/bin/python3 bench/acl_instructions.py [WORKLOAD] [OPERATIONS] [RUNS]
+    (default kv_put_c1 2000 2)
+
+The server runs under callgrind with instrumentation off while it starts
+and the ACLs are set up, on (callgrind_control -i on) only while
+tenure_bench --max-ops OPERATIONS runs, so the count is the timed phase's.
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+sys.path.insert(0, HERE)
+
+import acl_ab  # noqa: E402
+from tenure_testlib import DevServer  # noqa: E402
+
+
+def count(binary, bench, mode, workload, operations, work):
+    out_dir = tempfile.mkdtemp(dir=work)
+    wrapper = os.path.join(out_dir, "tenure-under-callgrind")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec valgrind --tool=callgrind --instr-atstart=no "
+                f"--callgrind-out-file={out_dir}/cg.%p.out {binary} \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    management = str(uuid.uuid4())
+    args = (["-acl-enabled", "-acl-default-policy", "deny", "-acl-initial-management",
+             management] if mode == "on" else [])
+    token_file = os.path.join(out_dir, "tokens")
+    with DevServer(extra_args=args, dev=False, binary=wrapper, startup_timeout=120) as server:
+        if mode == "on":
+            acl_ab.set_up_acls(server, management, token_file)
+        pid = str(server.process.pid)
+        subprocess.run(["callgrind_control", "-i", "on", pid], capture_output=True, check=True)
+        command = [bench, "--addr", server.http_addr, "--only", workload, "--runs", "1",
+                   "--max-ops", str(operations), "--seconds", "600", "--json"]
+        if mode == "on":
+            command += ["--token-file", token_file]
+        out = subprocess.run(command, capture_output=True, text=True, timeout=1200, check=True)
+        subprocess.run(["callgrind_control", "-i", "off", pid], capture_output=True, check=True)
+        subprocess.run(["callgrind_control", "-d", pid], capture_output=True, check=True)
+    done = json.loads(out.stdout)["workloads"][0]["runs"][0]["metrics"]["count"]
+    total = 0
+    for path in glob.glob(os.path.join(out_dir, f"cg.{pid}.out*")):
+        with open(path) as f:
+            for line in f:
+                if line.startswith(("totals:", "summary:")):
+                    total = max(total, int(line.split()[1]))
+    return total / done
+
+
+def main():
+    workload = sys.argv[1] if len(sys.argv) > 1 else "kv_put_c1"
+    operations = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
+    runs = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    binary = os.path.abspath(os.environ.get("TENURE_BIN", os.path.join(ROOT, "build", "src",
+                                                                        "tenure")))
+    os.environ["TENURE_BIN"] = binary
+    bench = os.environ.get("TENURE_BENCH", os.path.join(ROOT, "build", "bench", "tenure_bench"))
+    work = tempfile.mkdtemp(prefix="tenure-acl-instructions-")
+    try:
+        per_op = {"off": [], "on": []}
+        for _ in range(runs):
+            for mode in ("off", "on"):
+                per_op[mode].append(count(binary, bench, mode, workload, operations, work))
+                print(f"ACLs {mode}: {per_op[mode][-1]:,.0f} instructions per operation",
+                      flush=True)
+        off, on = min(per_op["off"]), min(per_op["on"])
+        print(f"{workload}, {operations} operations: ACLs off {off:,.0f}, on {on:,.0f} "
+              f"instructions per operation ({on / off - 1:+.1%}); every run: {per_op}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
