@@ -74,21 +74,11 @@ int AclBootstrapCommand(const Args& args) {
 }
 
 int AclCommand(const Args& args) {
-  if (args.empty()) {
-    std::fputs(kAclUsage, stderr);
-    return 1;
-  }
-  const std::string& sub = args[0];
-  Args rest(args.begin() + 1, args.end());
-  if (sub == "bootstrap") return AclBootstrapCommand(rest);
-  if (sub == "token") return AclTokenCommand(rest);
-  if (sub == "policy") return AclPolicyCommand(rest);
-  if (sub == "-h" || sub == "-help" || sub == "--help" || sub == "help") {
-    std::fputs(kAclUsage, stdout);
-    return 0;
-  }
-  std::fprintf(stderr, "tenure acl: unknown subcommand \"%s\"\n\n%s", sub.c_str(), kAclUsage);
-  return 1;
+  return DispatchSubcommand("acl", kAclUsage, args,
+                            {{"bootstrap", AclBootstrapCommand},
+                             {"token", AclTokenCommand},
+                             {"policy", AclPolicyCommand}},
+                            1);
 }
 
 }  // namespace tenure::cli

@@ -265,24 +265,10 @@ int List(const Args& args) {
 }  // namespace
 
 int AclPolicyCommand(const Args& args) {
-  if (args.empty()) {
-    std::fputs(kPolicyUsage, stderr);
-    return 1;
-  }
-  const std::string& sub = args[0];
-  Args rest(args.begin() + 1, args.end());
-  if (sub == "create") return Create(rest);
-  if (sub == "read") return Read(rest);
-  if (sub == "update") return Update(rest);
-  if (sub == "delete") return Delete(rest);
-  if (sub == "list") return List(rest);
-  if (sub == "-h" || sub == "-help" || sub == "--help" || sub == "help") {
-    std::fputs(kPolicyUsage, stdout);
-    return 0;
-  }
-  std::fprintf(stderr, "tenure acl policy: unknown subcommand \"%s\"\n\n%s", sub.c_str(),
-               kPolicyUsage);
-  return 1;
+  return DispatchSubcommand(
+      "acl policy", kPolicyUsage, args,
+      {{"create", Create}, {"read", Read}, {"update", Update}, {"delete", Delete}, {"list", List}},
+      1);
 }
 
 }  // namespace tenure::cli

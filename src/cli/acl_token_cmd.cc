@@ -343,25 +343,14 @@ int List(const Args& args) {
 }  // namespace
 
 int AclTokenCommand(const Args& args) {
-  if (args.empty()) {
-    std::fputs(kTokenUsage, stderr);
-    return 1;
-  }
-  const std::string& sub = args[0];
-  Args rest(args.begin() + 1, args.end());
-  if (sub == "create") return Create(rest);
-  if (sub == "read") return Read(rest);
-  if (sub == "update") return Update(rest);
-  if (sub == "clone") return Clone(rest);
-  if (sub == "delete") return Delete(rest);
-  if (sub == "list") return List(rest);
-  if (sub == "-h" || sub == "-help" || sub == "--help" || sub == "help") {
-    std::fputs(kTokenUsage, stdout);
-    return 0;
-  }
-  std::fprintf(stderr, "tenure acl token: unknown subcommand \"%s\"\n\n%s", sub.c_str(),
-               kTokenUsage);
-  return 1;
+  return DispatchSubcommand("acl token", kTokenUsage, args,
+                            {{"create", Create},
+                             {"read", Read},
+                             {"update", Update},
+                             {"clone", Clone},
+                             {"delete", Delete},
+                             {"list", List}},
+                            1);
 }
 
 }  // namespace tenure::cli

@@ -126,4 +126,25 @@ void PrintErr(std::string_view text) {
   std::fflush(stderr);
 }
 
+int DispatchSubcommand(std::string_view command, std::string_view usage, const Args& args,
+                       std::initializer_list<std::pair<std::string_view, Subcommand>> subcommands,
+                       int usage_exit_code) {
+  if (args.empty()) {
+    std::fwrite(usage.data(), 1, usage.size(), stderr);
+    return usage_exit_code;
+  }
+  const std::string& sub = args[0];
+  if (sub == "-h" || sub == "-help" || sub == "--help" || sub == "help") {
+    std::fwrite(usage.data(), 1, usage.size(), stdout);
+    return 0;
+  }
+  for (const auto& [name, run] : subcommands) {
+    if (sub == name) return run(Args(args.begin() + 1, args.end()));
+  }
+  std::fprintf(stderr, "tenure %.*s: unknown subcommand \"%s\"\n\n%.*s",
+               static_cast<int>(command.size()), command.data(), sub.c_str(),
+               static_cast<int>(usage.size()), usage.data());
+  return usage_exit_code;
+}
+
 }  // namespace tenure::cli

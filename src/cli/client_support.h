@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -29,6 +31,15 @@ struct HttpFlags {
   void Register(Flags* flags);
   std::unique_ptr<net::BlockingHttpClient> MakeClient() const;
 };
+
+// A command of subcommands (kv, session, acl, acl token...): runs the one
+// args[0] names with the rest of args. Usage goes to stdout with exit 0 for
+// -h, -help, --help and help; to stderr with `usage_exit_code` when args
+// are empty or name no subcommand (after "<command>: unknown subcommand").
+using Subcommand = int (*)(const Args& args);
+int DispatchSubcommand(std::string_view command, std::string_view usage, const Args& args,
+                       std::initializer_list<std::pair<std::string_view, Subcommand>> subcommands,
+                       int usage_exit_code);
 
 // Parses args into flags. Returns nullopt to go on, or the exit code to end
 // with: 0 after printing `usage` for -h/-help, usage_exit_code after

@@ -2,6 +2,7 @@
 // (cli/kv_subcommands.h), which mirror Consul's `consul kv`.
 #include <cstdio>
 
+#include "cli/client_support.h"
 #include "cli/commands.h"
 #include "cli/kv_subcommands.h"
 
@@ -21,21 +22,9 @@ constexpr char kKvUsage[] =
 }  // namespace
 
 int KvCommand(const Args& args) {
-  if (args.empty()) {
-    std::fputs(kKvUsage, stderr);
-    return 1;
-  }
-  const std::string& sub = args[0];
-  Args rest(args.begin() + 1, args.end());
-  if (sub == "get") return KvGetCommand(rest);
-  if (sub == "put") return KvPutCommand(rest);
-  if (sub == "delete") return KvDeleteCommand(rest);
-  if (sub == "-h" || sub == "-help" || sub == "--help" || sub == "help") {
-    std::fputs(kKvUsage, stdout);
-    return 0;
-  }
-  std::fprintf(stderr, "tenure kv: unknown subcommand \"%s\"\n\n%s", sub.c_str(), kKvUsage);
-  return 1;
+  return DispatchSubcommand(
+      "kv", kKvUsage, args,
+      {{"get", KvGetCommand}, {"put", KvPutCommand}, {"delete", KvDeleteCommand}}, 1);
 }
 
 }  // namespace tenure::cli

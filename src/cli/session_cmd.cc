@@ -175,22 +175,14 @@ int OnSession(std::string_view sub, const Args& args) {
 }  // namespace
 
 int SessionCommand(const Args& args) {
-  if (args.empty()) {
-    std::fputs(kSessionUsage, stderr);
-    return 2;
-  }
-  const std::string& sub = args[0];
-  Args rest(args.begin() + 1, args.end());
-  if (sub == "create") return Create(rest);
-  if (sub == "list") return List(rest);
-  if (sub == "info" || sub == "renew" || sub == "destroy") return OnSession(sub, rest);
-  if (sub == "-h" || sub == "-help" || sub == "--help" || sub == "help") {
-    std::fputs(kSessionUsage, stdout);
-    return 0;
-  }
-  std::fprintf(stderr, "tenure session: unknown subcommand \"%s\"\n\n%s", sub.c_str(),
-               kSessionUsage);
-  return 2;
+  return DispatchSubcommand(
+      "session", kSessionUsage, args,
+      {{"create", Create},
+       {"list", List},
+       {"info", [](const Args& rest) { return OnSession("info", rest); }},
+       {"renew", [](const Args& rest) { return OnSession("renew", rest); }},
+       {"destroy", [](const Args& rest) { return OnSession("destroy", rest); }}},
+      2);
 }
 
 }  // namespace tenure::cli

@@ -37,6 +37,14 @@ struct Call {
   // Consul's 403 when `decision` denies, naming `name`: replies and returns
   // true. Handlers write `if (call->Deny(call->caller.can().KeyRead(key), key)) return;`
   bool Deny(const acl::Decision& decision, std::string_view name);
+  // Replies with the error and returns true unless `result` is ok:
+  // `if (call->Failed(parsed)) return;`
+  template <typename T>
+  bool Failed(const Result<T>& result) {
+    if (result.ok()) return false;
+    ReplyError(result.status());
+    return true;
+  }
 
   void Reply(HttpResponse response);
   void ReplyError(const Status& status);  // Consul's status and plain-text body

@@ -66,10 +66,7 @@ constexpr std::string_view kByNamePrefix = "name/";
 void Api::AclBootstrap(const CallPtr& call) {
   if (RefusedWhileDisabled(server_, *call)) return;
   Result<std::optional<std::string>> secret = ParseBootstrapRequest(call->request.body);
-  if (!secret.ok()) {
-    call->ReplyError(secret.status());
-    return;
-  }
+  if (call->Failed(secret)) return;
   if (*secret && !IsUuid(**secret)) {
     call->ReplyError(Invalid("BootstrapSecret must be a UUID"));
     return;
@@ -214,15 +211,9 @@ void Api::AclTokenCreate(const CallPtr& call) {
   if (RefusedWhileDisabled(server_, *call)) return;
   if (call->Deny(call->caller.can().AclWrite(), "")) return;
   Result<TokenRequest> request = ParseTokenRequest(call->request.body);
-  if (!request.ok()) {
-    call->ReplyError(request.status());
-    return;
-  }
+  if (call->Failed(request)) return;
   Result<state::AclToken> token = AclTokenToWrite(*request, nullptr);
-  if (!token.ok()) {
-    call->ReplyError(token.status());
-    return;
-  }
+  if (call->Failed(token)) return;
   WriteAclToken(call, std::move(*token));
 }
 
@@ -256,10 +247,7 @@ void Api::AclTokenUpdate(const CallPtr& call) {
   if (RefusedWhileDisabled(server_, *call)) return;
   if (call->Deny(call->caller.can().AclWrite(), "")) return;
   Result<TokenRequest> request = ParseTokenRequest(call->request.body);
-  if (!request.ok()) {
-    call->ReplyError(request.status());
-    return;
-  }
+  if (call->Failed(request)) return;
   const state::AclTable& table = server_.store().acl();
   std::string_view arg = call->arg;
   const bool clone = arg.size() > kCloneSuffix.size() && arg.ends_with(kCloneSuffix);
@@ -271,10 +259,7 @@ void Api::AclTokenUpdate(const CallPtr& call) {
   }
   if (!clone) {
     Result<state::AclToken> token = AclTokenToWrite(*request, existing);
-    if (!token.ok()) {
-      call->ReplyError(token.status());
-      return;
-    }
+    if (call->Failed(token)) return;
     WriteAclToken(call, std::move(*token));
     return;
   }
@@ -287,10 +272,7 @@ void Api::AclTokenUpdate(const CallPtr& call) {
     if (table.FindPolicy(id) != nullptr) copy.policies.push_back({id, ""});
   }
   Result<state::AclToken> token = AclTokenToWrite(copy, nullptr);
-  if (!token.ok()) {
-    call->ReplyError(token.status());
-    return;
-  }
+  if (call->Failed(token)) return;
   token->expiration_time = existing->expiration_time;
   WriteAclToken(call, std::move(*token));
 }
@@ -398,15 +380,9 @@ void Api::AclPolicyCreate(const CallPtr& call) {
   if (RefusedWhileDisabled(server_, *call)) return;
   if (call->Deny(call->caller.can().AclWrite(), "")) return;
   Result<PolicyRequest> request = ParsePolicyRequest(call->request.body);
-  if (!request.ok()) {
-    call->ReplyError(request.status());
-    return;
-  }
+  if (call->Failed(request)) return;
   Result<state::AclPolicy> policy = AclPolicyToWrite(*request, nullptr);
-  if (!policy.ok()) {
-    call->ReplyError(policy.status());
-    return;
-  }
+  if (call->Failed(policy)) return;
   WriteAclPolicy(call, std::move(*policy));
 }
 
@@ -432,20 +408,14 @@ void Api::AclPolicyUpdate(const CallPtr& call) {
   if (RefusedWhileDisabled(server_, *call)) return;
   if (call->Deny(call->caller.can().AclWrite(), "")) return;
   Result<PolicyRequest> request = ParsePolicyRequest(call->request.body);
-  if (!request.ok()) {
-    call->ReplyError(request.status());
-    return;
-  }
+  if (call->Failed(request)) return;
   const state::AclPolicy* existing = server_.store().acl().FindPolicy(call->arg);
   if (existing == nullptr) {
     call->ReplyError(consul::AclNotFound());
     return;
   }
   Result<state::AclPolicy> policy = AclPolicyToWrite(*request, existing);
-  if (!policy.ok()) {
-    call->ReplyError(policy.status());
-    return;
-  }
+  if (call->Failed(policy)) return;
   WriteAclPolicy(call, std::move(*policy));
 }
 

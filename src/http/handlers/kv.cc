@@ -174,10 +174,7 @@ void Api::KvPut(const CallPtr& call) {
   std::uint64_t flags = 0;
   if (auto text = request.Query("flags")) {
     auto parsed = ParseUint64(*text);
-    if (!parsed.ok()) {
-      call->ReplyError(parsed.status());
-      return;
-    }
+    if (call->Failed(parsed)) return;
     flags = *parsed;
   }
   if (request.body.size() > limits::kKvValueBytesMax) {
@@ -192,10 +189,7 @@ void Api::KvPut(const CallPtr& call) {
   state::CommandBody body;
   if (cas) {
     auto index = ParseUint64(*cas);
-    if (!index.ok()) {
-      call->ReplyError(index.status());
-      return;
-    }
+    if (call->Failed(index)) return;
     body = state::KvCas{key, request.body, flags, LogIndex(*index)};
   } else if (acquire) {
     body = state::KvAcquire{key, request.body, flags, state::SessionId(std::string(*acquire))};
@@ -237,10 +231,7 @@ void Api::KvDelete(const CallPtr& call) {
     body = state::KvDeleteTree{key};
   } else if (cas) {
     auto index = ParseUint64(*cas);
-    if (!index.ok()) {
-      call->ReplyError(index.status());
-      return;
-    }
+    if (call->Failed(index)) return;
     body = state::KvDelete{key, true, LogIndex(*index)};
   } else {
     body = state::KvDelete{key, false, LogIndex()};

@@ -31,6 +31,14 @@ std::size_t Unreadable(const Call& call, std::vector<const state::Session*>& ses
                                       [](const state::Session* s) { return s->node; });
 }
 
+// Destroy and renew: Consul asks session:write on the node of the session
+// as it exists (an unknown session is left to the command's own answer).
+bool DeniedSessionWrite(Call& call, const state::Store& store, const state::SessionId& id) {
+  const state::Session* existing = store.FindSession(id);
+  return existing != nullptr &&
+         call.Deny(call.caller.can().SessionWrite(existing->node), existing->node);
+}
+
 }  // namespace
 
 // The Node a session gets when the body names none: the server the client
@@ -47,10 +55,7 @@ std::string Api::AgentNodeName(const Call& call) const {
 
 void Api::SessionCreate(const CallPtr& call) {
   auto session = ParseSessionCreate(call->request.body, AgentNodeName(*call));
-  if (!session.ok()) {
-    call->ReplyError(session.status());
-    return;
-  }
+  if (call->Failed(session)) return;
   if (call->Deny(call->caller.can().SessionWrite(session->node), session->node)) return;
   session->id = server_.NewSessionId();
   state::SessionId id = session->id;
@@ -69,16 +74,8 @@ void Api::SessionCreate(const CallPtr& call) {
 
 void Api::SessionDestroy(const CallPtr& call) {
   Result<state::SessionId> id = ParseSessionId(call->arg);
-  if (!id.ok()) {
-    call->ReplyError(id.status());
-    return;
-  }
-  // Consul asks session:write on the node of the session as it exists.
-  if (const state::Session* existing = server_.store().FindSession(*id);
-      existing != nullptr &&
-      call->Deny(call->caller.can().SessionWrite(existing->node), existing->node)) {
-    return;
-  }
+  if (call->Failed(id)) return;
+  if (DeniedSessionWrite(*call, server_.store(), *id)) return;
   ProposeThen(call, state::SessionDestroy{std::move(*id), state::DestroyReason::kDestroyed},
               [call](const state::ApplyResult& result) {
                 if (!result.status.ok()) {
@@ -91,30 +88,17 @@ void Api::SessionDestroy(const CallPtr& call) {
 
 void Api::SessionRenew(const CallPtr& call) {
   Result<state::SessionId> id = ParseSessionId(call->arg);
-  if (!id.ok()) {
-    call->ReplyError(id.status());
-    return;
-  }
-  if (const state::Session* existing = server_.store().FindSession(*id);
-      existing != nullptr &&
-      call->Deny(call->caller.can().SessionWrite(existing->node), existing->node)) {
-    return;
-  }
+  if (call->Failed(id)) return;
+  if (DeniedSessionWrite(*call, server_.store(), *id)) return;
   server_.Renew(*id, [call](Result<const state::Session*> session) {
-    if (!session.ok()) {
-      call->ReplyError(session.status());
-      return;
-    }
+    if (call->Failed(session)) return;
     call->Reply(HttpResponse::Json(json::Sessions({*session})));
   });
 }
 
 void Api::SessionInfo(const CallPtr& call) {
   Result<state::SessionId> id = ParseSessionId(call->arg);
-  if (!id.ok()) {
-    call->ReplyError(id.status());
-    return;
-  }
+  if (call->Failed(id)) return;
   BlockingRead(call, {server::WatchKind::kSessions, ""}, [this, call, id = std::move(*id)] {
     const state::Store& store = server_.store();
     std::vector<const state::Session*> found;

@@ -69,10 +69,7 @@ Result<std::optional<std::uint64_t>> ServerIdParam(const HttpRequest& request) {
 void Api::TransferLeader(const CallPtr& call) {
   if (call->Deny(call->caller.can().OperatorWrite(), "")) return;
   auto id = ServerIdParam(call->request);
-  if (!id.ok()) {
-    call->ReplyError(id.status());
-    return;
-  }
+  if (call->Failed(id)) return;
   server_.TransferLeadership(id->value_or(0), [call](Status status) {
     if (!status.ok()) {
       call->ReplyError(status);
@@ -86,10 +83,7 @@ void Api::TransferLeader(const CallPtr& call) {
 void Api::RaftPeerRemove(const CallPtr& call) {
   if (call->Deny(call->caller.can().OperatorWrite(), "")) return;
   auto id = ServerIdParam(call->request);
-  if (!id.ok()) {
-    call->ReplyError(id.status());
-    return;
-  }
+  if (call->Failed(id)) return;
   std::uint64_t target = id->value_or(0);
   if (auto address = call->request.Query("address"); target == 0 && address) {
     for (const raft::ServerInfo& server : server_.RaftConfiguration()) {

@@ -85,10 +85,7 @@ void Api::Txn(const CallPtr& call) {
     return;
   }
   auto parsed = ParseTxn(call->request.body);
-  if (!parsed.ok()) {
-    call->ReplyError(parsed.status());
-    return;
-  }
+  if (call->Failed(parsed)) return;
   if (!parsed->errors.empty()) {
     state::TxnOutcome outcome;
     outcome.errors = std::move(parsed->errors);
