@@ -32,7 +32,7 @@ import consul
 import consul.base
 import requests
 
-from tenure_testlib import SharedServerTestCase, poll_until
+from tenure_testlib import SharedServerTestCase, poll_until, stop_process
 
 NODE = "acl-node"
 CANDIDATE_RULES = ('key_prefix "service/billing/" { policy = "write" }\n'
@@ -119,13 +119,7 @@ class AclClientsTest(SharedServerTestCase):
 
     def stop_processes(self):
         for proc in self.processes:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_process(proc)
 
     def key_entry(self, key):
         resp = self.server.request("GET", "/v1/kv/" + key, headers={

@@ -10,11 +10,10 @@ import os
 import re
 import signal
 import stat
-import subprocess
 import tempfile
 import unittest
 
-from tenure_testlib import DevServer, poll_until
+from tenure_testlib import DevServer, poll_until, stop_process
 
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "acl.md")
 ANONYMOUS = "The anonymous token is used implicitly when a request does not specify a token."
@@ -57,13 +56,7 @@ class AclWalkthroughTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         for proc in cls.procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_process(proc)
         cls.server.__exit__(None, None, None)
 
     def documented(self, command):

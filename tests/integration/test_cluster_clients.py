@@ -14,9 +14,7 @@ holds until ~6.5 s after the last acknowledged renewal, while a server
 failover takes about 1 s (docs/benchmarks.md).
 """
 
-import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -24,7 +22,7 @@ import shutil
 import time
 import unittest
 
-from tenure_testlib import Cluster, pid_alive, poll_until, tenure_bin
+from tenure_testlib import Cluster, pid_alive, poll_until, stop_process, tenure_bin
 
 TTL = "10s"
 # How long the holder must stay leader after the kill: three renewal periods.
@@ -74,15 +72,7 @@ class ClientsAcrossServerFailoverTest(unittest.TestCase):
         proc = subprocess.Popen([tenure_bin(), *args], stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT)
 
-        def stop():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-        self.addCleanup(stop)
+        self.addCleanup(stop_process, proc)
         return proc
 
     def log_text(self, log_name):

@@ -584,6 +584,19 @@ class Cli:
         return subprocess.Popen([self.binary, *args], env=self.env(env), **kwargs)
 
 
+def stop_process(proc, timeout=20.0):
+    """Ends a process this test started (a Popen): SIGTERM, then SIGKILL after
+    `timeout`; does nothing if it already exited. Returns its exit code."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
 def pid_alive(pid):
     """True while pid exists and is not a zombie (a zombie cannot act)."""
     try:
