@@ -8,6 +8,11 @@ benchmark, not a test; bench/acl_ab.py measures throughput.
     /usr/bin/python3 bench/acl_instructions.py [WORKLOAD] [OPERATIONS] [RUNS]
     (default kv_put_c1 2000 2)
 
+ACL_INSTRUCTIONS_WARM=1 runs the workload once (a tenth of OPERATIONS)
+before counting, on both sides, so that the count leaves out each token's
+first-request cost (compiling its policies). ACL_INSTRUCTIONS_KEEP=1 keeps
+the callgrind files for callgrind_annotate.
+
 The server runs under callgrind with instrumentation off while it starts
 and the ACLs are set up, on (callgrind_control -i on) only while
 tenure_bench --max-ops OPERATIONS runs, so the count is the timed phase's.
@@ -30,7 +35,7 @@ import acl_ab  # noqa: E402
 from tenure_testlib import DevServer  # noqa: E402
 
 
-def count(binary, bench, mode, workload, operations, work):
+def count(binary, bench, mode, workload, operations, work, warm):
     out_dir = tempfile.mkdtemp(dir=work)
     wrapper = os.path.join(out_dir, "tenure-under-callgrind")
     with open(wrapper, "w") as f:
@@ -45,11 +50,18 @@ def count(binary, bench, mode, workload, operations, work):
         if mode == "on":
             acl_ab.set_up_acls(server, management, token_file)
         pid = str(server.process.pid)
-        subprocess.run(["callgrind_control", "-i", "on", pid], capture_output=True, check=True)
         command = [bench, "--addr", server.http_addr, "--only", workload, "--runs", "1",
-                   "--max-ops", str(operations), "--seconds", "600", "--json"]
+                   "--seconds", "600", "--json"]
         if mode == "on":
             command += ["--token-file", token_file]
+        if warm:
+            # The same workload once before counting: the server has then
+            # compiled every token the bench sends, so what is counted is
+            # the steady state rather than each token's first request.
+            subprocess.run(command + ["--max-ops", str(max(operations // 10, 100))],
+                           capture_output=True, text=True, timeout=1200, check=True)
+        command += ["--max-ops", str(operations)]
+        subprocess.run(["callgrind_control", "-i", "on", pid], capture_output=True, check=True)
         out = subprocess.run(command, capture_output=True, text=True, timeout=1200, check=True)
         subprocess.run(["callgrind_control", "-i", "off", pid], capture_output=True, check=True)
         subprocess.run(["callgrind_control", "-d", pid], capture_output=True, check=True)
@@ -67,6 +79,7 @@ def main():
     workload = sys.argv[1] if len(sys.argv) > 1 else "kv_put_c1"
     operations = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    warm = os.environ.get("ACL_INSTRUCTIONS_WARM") == "1"
     binary = os.path.abspath(os.environ.get("TENURE_BIN", os.path.join(ROOT, "build", "src",
                                                                         "tenure")))
     os.environ["TENURE_BIN"] = binary
@@ -76,14 +89,17 @@ def main():
         per_op = {"off": [], "on": []}
         for _ in range(runs):
             for mode in ("off", "on"):
-                per_op[mode].append(count(binary, bench, mode, workload, operations, work))
+                per_op[mode].append(count(binary, bench, mode, workload, operations, work, warm))
                 print(f"ACLs {mode}: {per_op[mode][-1]:,.0f} instructions per operation",
                       flush=True)
         off, on = min(per_op["off"]), min(per_op["on"])
         print(f"{workload}, {operations} operations: ACLs off {off:,.0f}, on {on:,.0f} "
               f"instructions per operation ({on / off - 1:+.1%}); every run: {per_op}")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if os.environ.get("ACL_INSTRUCTIONS_KEEP"):  # to read with callgrind_annotate
+            print(f"callgrind output kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -69,6 +69,20 @@ std::shared_ptr<const Identity> AclResolver::Compile(const state::AclTable& tabl
 
 Result<Caller> AclResolver::Resolve(const state::AclTable& table, std::string_view secret,
                                     UnixMs now) {
+  Result<Caller> caller = ResolveIgnoringExpiry(table, secret);
+  if (caller.ok() && Expired(*caller, now)) return consul::AclNotFound();
+  return caller;
+}
+
+// Expired: refused at once by every server, before the leader's delete
+// commits (decision 0019).
+bool AclResolver::Expired(const Caller& caller, UnixMs now) {
+  const UnixMs expires = caller.identity->expiration_time;
+  return expires != UnixMs() && expires <= now;
+}
+
+Result<Caller> AclResolver::ResolveIgnoringExpiry(const state::AclTable& table,
+                                                  std::string_view secret) {
   Caller caller;
   caller.sent_token = !secret.empty();
   if (!config_.enabled) {
@@ -98,10 +112,6 @@ Result<Caller> AclResolver::Resolve(const state::AclTable& table, std::string_vi
     }
     cached = cache_.emplace(std::string(lookup), Compile(table, token)).first;
   }
-  // Expired: refused at once by every server, before the leader's delete
-  // commits (decision 0019).
-  const UnixMs expires = cached->second->expiration_time;
-  if (expires != UnixMs() && expires <= now) return consul::AclNotFound();
   caller.identity = cached->second;
   caller.policies_index = table.policies_index();
   caller.tokens_index = table.tokens_index();

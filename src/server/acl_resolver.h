@@ -79,6 +79,14 @@ class AclResolver {
   // the anonymous token for none, Consul's "ACL not found" for a secret no
   // token has or whose token expired. One hash lookup once cached.
   Result<Caller> Resolve(const state::AclTable& table, std::string_view secret, UnixMs now);
+  // Resolve without the expiry check, for a caller that reads the clock only
+  // when the identity expires at all (most tokens never do): then
+  // Expired(caller, now).
+  Result<Caller> ResolveIgnoringExpiry(const state::AclTable& table, std::string_view secret);
+  static bool Expired(const Caller& caller, UnixMs now);
+  static bool MayExpire(const Caller& caller) {
+    return caller.identity->expiration_time != UnixMs();
+  }
 
   // Whether `caller` would resolve the same at `now`: neither table changed
   // since and its token has not expired. Cheaper than Resolve.

@@ -242,7 +242,12 @@ state::SessionId Server::NewSessionId() {
 }
 
 Result<Caller> Server::ResolveCaller(std::string_view secret) {
-  return acl_resolver_.Resolve(store_.acl(), secret, clock_.NowUnixMs());
+  Result<Caller> caller = acl_resolver_.ResolveIgnoringExpiry(store_.acl(), secret);
+  if (caller.ok() && AclResolver::MayExpire(*caller) &&
+      AclResolver::Expired(*caller, clock_.NowUnixMs())) {
+    return consul::AclNotFound();
+  }
+  return caller;
 }
 
 bool Server::CallerStillValid(const Caller& caller) const {
