@@ -30,18 +30,22 @@ ARROWS = {
     # made where requests are served).
     "tenure_acl": {"common", "acl", "tenure"},
     "tenure_state": {"common", "acl", "state", "tenure"},
+    # tls: OpenSSL contexts and sessions; the HTTP client, the HTTPS listener
+    # and the raft links use it, and whoever links them sees it.
+    "tenure_tls": {"common", "tls", "tenure"},
     # raft links state PUBLIC, which hands on the view of acl: so raft sees it too.
-    "tenure_raft": {"common", "acl", "state", "raft", "tenure"},
-    "tenure_server": {"common", "acl", "state", "raft", "server", "tenure"},
-    "tenure_net": {"common", "net", "tenure"},
+    "tenure_raft": {"common", "acl", "state", "raft", "tls", "tenure"},
+    "tenure_server": {"common", "acl", "state", "raft", "server", "tls", "tenure"},
+    "tenure_net": {"common", "net", "tls", "tenure"},
     # http -> net: followers forward with the one HTTP client (decision 0008).
-    "tenure_http": {"common", "acl", "state", "raft", "server", "http", "net", "tenure"},
-    "tenure_agent": {"common", "acl", "state", "raft", "server", "http", "net", "agent", "tenure"},
-    "tenure_client": {"common", "net", "client", "tenure"},
+    "tenure_http": {"common", "acl", "state", "raft", "server", "http", "net", "tls", "tenure"},
+    "tenure_agent": {"common", "acl", "state", "raft", "server", "http", "net", "tls", "agent",
+                     "tenure"},
+    "tenure_client": {"common", "net", "client", "tls", "tenure"},
     # libtenure's public classes over client (libtenure.so).
-    "tenure_sdk": {"common", "net", "client", "tenure", "sdk"},
-    "tenure_cli": {"common", "acl", "state", "raft", "server", "http", "net", "agent", "client",
-                   "tenure", "cli"},
+    "tenure_sdk": {"common", "net", "client", "tls", "tenure", "sdk"},
+    "tenure_cli": {"common", "acl", "state", "raft", "server", "http", "net", "tls", "agent",
+                   "client", "tenure", "cli"},
 }
 
 

@@ -1,0 +1,84 @@
+#include "tls/session.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <cerrno>
+#include <climits>
+
+#include "common/assert.h"
+
+namespace tenure::tls {
+
+Session::Session(const Context& context, int fd) : ssl_(SSL_new(context.raw())) {
+  TENURE_ASSERT(ssl_ != nullptr);  // only fails out of memory
+  SSL_set_fd(ssl_, fd);
+  SSL_set_accept_state(ssl_);
+}
+
+Session::~Session() { SSL_free(ssl_); }
+
+bool Session::handshake_done() const { return SSL_is_init_finished(ssl_) == 1; }
+
+ssize_t Session::Receive(char* buffer, std::size_t size) {
+  ERR_clear_error();
+  const int n = SSL_read(ssl_, buffer, static_cast<int>(size > INT_MAX ? INT_MAX : size));
+  return Finish(n);
+}
+
+ssize_t Session::Send(const char* data, std::size_t size) {
+  ERR_clear_error();
+  const int n = SSL_write(ssl_, data, static_cast<int>(size > INT_MAX ? INT_MAX : size));
+  return Finish(n);
+}
+
+ssize_t Session::Finish(int result) {
+  wants_write_ = false;
+  if (result > 0) return result;
+  switch (SSL_get_error(ssl_, result)) {
+    case SSL_ERROR_WANT_READ:
+      errno = EAGAIN;
+      return -1;
+    case SSL_ERROR_WANT_WRITE:
+      wants_write_ = true;
+      errno = EAGAIN;
+      return -1;
+    case SSL_ERROR_ZERO_RETURN:  // close_notify
+      return 0;
+    case SSL_ERROR_SYSCALL: {
+      const unsigned long queued = ERR_peek_error();
+      if (queued == 0 && errno == 0) return 0;  // EOF without close_notify: a plain close
+      if (queued == 0) return -1;               // errno from the socket (ECONNRESET...)
+      break;
+    }
+    default:
+      break;
+  }
+  const unsigned long code = ERR_peek_error();
+  plain_http_ = ERR_GET_LIB(code) == ERR_LIB_SSL && ERR_GET_REASON(code) == SSL_R_HTTP_REQUEST;
+  error_ = TakeOpenSslErrors();
+  if (error_.empty()) error_ = "TLS protocol error";
+  if (SSL_get_verify_result(ssl_) != X509_V_OK) {
+    error_ += std::string(" (") + X509_verify_cert_error_string(SSL_get_verify_result(ssl_)) + ")";
+  }
+  errno = EPROTO;
+  return -1;
+}
+
+void Session::Shutdown() {
+  if (!handshake_done()) return;
+  ERR_clear_error();
+  SSL_shutdown(ssl_);  // one attempt: the socket is shut next either way
+  ERR_clear_error();
+}
+
+std::string Session::PeerSubject() const {
+  X509* cert = SSL_get0_peer_certificate(ssl_);
+  if (cert == nullptr) return "";
+  char buffer[256];
+  X509_NAME_oneline(X509_get_subject_name(cert), buffer, sizeof buffer);
+  return buffer;
+}
+
+}  // namespace tenure::tls

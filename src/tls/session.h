@@ -1,0 +1,58 @@
+// Session: one TLS connection over a non-blocking socket the caller owns,
+// for code that drives its own readiness waits (the HTTP server's
+// Connection). Receive and Send behave like recv and send: bytes, 0 for the
+// end of the stream, or -1 with errno EAGAIN when the socket must become
+// ready first. Which readiness: wants_write() (TLS may need to write while
+// reading, in a handshake or a key update, and to read while writing).
+// The handshake happens inside the first Receive.
+//
+// Any other failure is -1 with errno EPROTO and error() says why
+// ("certificate verify failed", "http request" for plain HTTP sent to the
+// TLS port: plain_http()).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "tls/context.h"
+
+struct ssl_st;  // OpenSSL's SSL
+
+namespace tenure::tls {
+
+class Session {
+ public:
+  // Server side of the connection on `fd`. REQUIRES: fd non-blocking, open
+  // for the Session's life.
+  Session(const Context& context, int fd);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  ssize_t Receive(char* buffer, std::size_t size);
+  ssize_t Send(const char* data, std::size_t size);
+  // Sends close_notify if it can without waiting; the caller then shuts the
+  // socket as it would without TLS.
+  void Shutdown();
+
+  bool wants_write() const { return wants_write_; }
+  bool handshake_done() const;
+  const std::string& error() const { return error_; }
+  // The peer sent plain HTTP where the TLS handshake was expected.
+  bool plain_http() const { return plain_http_; }
+  // Subject of the verified peer certificate, "" if none.
+  std::string PeerSubject() const;
+
+ private:
+  ssize_t Finish(int result);
+
+  ssl_st* ssl_;
+  bool wants_write_ = false;
+  bool plain_http_ = false;
+  std::string error_;
+};
+
+}  // namespace tenure::tls
