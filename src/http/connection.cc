@@ -18,6 +18,7 @@
 #include "common/strings.h"
 #include "http/request_reader.h"
 #include "http/wire.h"
+#include "tls/session.h"
 
 namespace tenure::http {
 namespace {
@@ -47,6 +48,30 @@ void Log(fmt::format_string<Args...> format, Args&&... args) {
 
 bool WouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
 
+// At most 20 lines a minute, then one saying how many were left out.
+class LogLimiter {
+ public:
+  bool Allow() {
+    const MonoMs now = wire::NowMonoMs();
+    if (window_start_ms_ < 0 || now - window_start_ms_ >= 60'000) {
+      if (skipped_ > 0) Log("TLS: {} more failed connections not logged", skipped_);
+      window_start_ms_ = now;
+      printed_ = skipped_ = 0;
+    }
+    if (printed_ < 20) {
+      ++printed_;
+      return true;
+    }
+    ++skipped_;
+    return false;
+  }
+
+ private:
+  MonoMs window_start_ms_ = -1;
+  int printed_ = 0;
+  int skipped_ = 0;
+};
+
 }  // namespace
 
 Connection::Connection(std::shared_ptr<ServerShared> shared, boost::asio::ip::tcp::socket socket)
@@ -54,6 +79,13 @@ Connection::Connection(std::shared_ptr<ServerShared> shared, boost::asio::ip::tc
       socket_(std::move(socket)),
       timer_(shared_->io),
       fd_(socket_.native_handle()) {
+  if (shared_->tls != nullptr) {
+    // OpenSSL reads and writes with plain read(2)/write(2): without
+    // MSG_DONTWAIT the descriptor itself must not block.
+    boost::system::error_code ignored;
+    socket_.non_blocking(true, ignored);
+    tls_ = std::make_unique<tls::Session>(*shared_->tls, fd_);
+  }
   next_ = shared_->connections;
   if (next_ != nullptr) next_->prev_ = this;
   shared_->connections = this;
@@ -165,20 +197,62 @@ void Connection::PostRun() {
   asio::post(shared_->io, [self = shared_from_this()] { self->Run(); });
 }
 
+// TLS may need the other direction: a read that must first write (its
+// handshake's answer, a key update) or a write that must first read.
 void Connection::WaitReadable() {
   // A parked request's disconnect watch is a read-wait too: after the
   // answer it carries on as the wait for the next request (OnPeerReadable),
   // which saves cancelling one epoll registration and arming another.
   if (watching_) return;
   socket_.async_wait(
-      asio::socket_base::wait_read,
+      tls_ != nullptr && tls_->wants_write() ? asio::socket_base::wait_write
+                                             : asio::socket_base::wait_read,
       [self = shared_from_this()](const boost::system::error_code&) { self->Run(); });
 }
 
 void Connection::WaitWritable() {
   socket_.async_wait(
-      asio::socket_base::wait_write,
+      tls_ != nullptr && !tls_->wants_write() ? asio::socket_base::wait_read
+                                              : asio::socket_base::wait_write,
       [self = shared_from_this()](const boost::system::error_code&) { self->Run(); });
+}
+
+ssize_t Connection::ReceiveSome(char* buffer, std::size_t size) {
+  if (tls_ == nullptr) return ::recv(fd_, buffer, size, MSG_DONTWAIT);
+  return tls_->Receive(buffer, size);
+}
+
+ssize_t Connection::SendSome(const iovec* iov, int count) {
+  if (tls_ == nullptr) {
+    msghdr message{};
+    message.msg_iov = const_cast<iovec*>(iov);
+    message.msg_iovlen = static_cast<std::size_t>(count);
+    return ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  // One TLS record at a time; the caller comes back for the rest.
+  return tls_->Send(static_cast<const char*>(iov[0].iov_base), iov[0].iov_len);
+}
+
+void Connection::TlsFailed() {
+  static LogLimiter limiter;  // strangers must not flood the log
+  if (limiter.Allow()) {
+    boost::system::error_code ec;
+    const auto remote = socket_.remote_endpoint(ec);
+    Log("TLS: closing a connection from {}:{}: {}", ec ? "?" : remote.address().to_string(),
+        ec ? 0 : remote.port(), tls_->error());
+  }
+  if (tls_->plain_http()) {
+    // The client wrote clear text: it can read a clear answer.
+    constexpr std::string_view kBody = "Client sent an HTTP request to an HTTPS server.\n";
+    const std::string answer = fmt::format(
+        "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+        kBody.size(), kBody);
+    [[maybe_unused]] const ssize_t n =
+        ::send(fd_, answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    ::shutdown(fd_, SHUT_WR);
+  }
+  Close();
 }
 
 // --- Reading and parsing -----------------------------------------------------
@@ -209,11 +283,15 @@ bool Connection::ReadStep() {
     if (outcome == ParseOutcome::kError) return true;
   }
   char* scratch = shared_->scratch.get();
-  const ssize_t n = ::recv(fd_, scratch, ServerShared::kScratchBytes, MSG_DONTWAIT);
+  const ssize_t n = ReceiveSome(scratch, ServerShared::kScratchBytes);
   if (n < 0) {
     if (errno == EINTR) return true;
     if (WouldBlock(errno)) {  // only now is waiting safe: the reactor is edge-triggered
       WaitReadable();
+      return false;
+    }
+    if (errno == EPROTO && tls_ != nullptr) {
+      TlsFailed();
       return false;
     }
     Close();  // reset by peer and the like
@@ -268,7 +346,8 @@ void Connection::MaybeSendContinue() {
   if (!reader_->TakeContinue()) return;
   // The send buffer is empty (one request in flight), so this fits at once;
   // if it does not, the client just sends the body after its own timeout.
-  const ssize_t n = ::send(fd_, kContinue.data(), kContinue.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  const iovec iov{const_cast<char*>(kContinue.data()), kContinue.size()};
+  const ssize_t n = SendSome(&iov, 1);
   if (n > 0 && static_cast<std::size_t>(n) != kContinue.size()) {
     Log("closing a connection after a partial 100 Continue");
     Close();  // the stream is no longer valid HTTP; Run's loop stops on kClosed
@@ -325,8 +404,7 @@ void Connection::Dispatch() {
 void Connection::WatchPeer() {
   if (watching_ || peer_finished_sending_) return;
   for (;;) {
-    const ssize_t n =
-        ::recv(fd_, shared_->scratch.get(), ServerShared::kScratchBytes, MSG_DONTWAIT);
+    const ssize_t n = ReceiveSome(shared_->scratch.get(), ServerShared::kScratchBytes);
     if (n > 0) {
       pending_.append(shared_->scratch.get(), static_cast<std::size_t>(n));
       if (pending_.size() > kPendingBytesMax) {
@@ -449,10 +527,7 @@ bool Connection::WriteStep() {
       const std::size_t body_offset = out_offset_ - out_head_.size();
       iov[count++] = {out_body_.data() + body_offset, out_body_.size() - body_offset};
     }
-    msghdr message{};
-    message.msg_iov = iov;
-    message.msg_iovlen = static_cast<std::size_t>(count);
-    const ssize_t n = ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t n = SendSome(iov, count);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (WouldBlock(errno)) {
@@ -493,6 +568,7 @@ void Connection::BeginLinger() {
   reader_.reset();
   std::string().swap(pending_);
   linger_bytes_ = 0;
+  if (tls_ != nullptr) tls_->Shutdown();  // close_notify; what follows is discarded raw
   ::shutdown(fd_, SHUT_WR);
   const MonoMs now = wire::NowMonoMs();
   SetDeadline(now + std::min(kLingerMs, shared_->request_read_timeout_ms), now);

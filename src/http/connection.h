@@ -36,12 +36,18 @@
 
 #include "common/types.h"
 #include "http/request.h"
+#include "tls/context.h"
 
 namespace tenure::http {
 
 class Connection;
 class ConnectionResponder;
 class RequestReader;
+}  // namespace tenure::http
+namespace tenure::tls {
+class Session;
+}  // namespace tenure::tls
+namespace tenure::http {
 
 // Shared by the listener and its connections; lives as long as any of them,
 // so a connection that outlives HttpServer (a parked Responder) stays safe.
@@ -57,6 +63,9 @@ struct ServerShared {
   MonoMs idle_timeout_ms = 0;
   MonoMs first_byte_timeout_ms = 0;
   std::size_t connections_max = 0;
+  // Set: every connection speaks TLS with it (an HTTPS listener). Replaced
+  // on reload; a connection keeps the context it started with.
+  std::shared_ptr<const tls::Context> tls;
   // Unsent response bytes over every connection, and its budget (limits.h).
   std::size_t unsent_bytes = 0;
   std::size_t unsent_bytes_max = 0;
@@ -113,6 +122,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void ReleaseOutput();
   void WaitReadable();
   void WaitWritable();
+  // recv and send, through TLS on an HTTPS connection: bytes, 0 at the end
+  // of the stream, -1 with errno (EAGAIN: wait; see WaitReadable).
+  ssize_t ReceiveSome(char* buffer, std::size_t size);
+  ssize_t SendSome(const struct iovec* iov, int count);
+  // A TLS failure (handshake, certificate, protocol): logs it, answers
+  // plain HTTP sent to the TLS port as Go's server does, and closes.
+  void TlsFailed();
   void WatchPeer();
   void OnPeerReadable(std::uint64_t generation, bool aborted);
   // From ConnectionResponder.
@@ -128,6 +144,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::ip::tcp::socket socket_;
   boost::asio::steady_timer timer_;
   int fd_;
+  std::unique_ptr<tls::Session> tls_;  // HTTPS only
   Phase phase_ = Phase::kReading;
 
   std::unique_ptr<RequestReader> reader_;  // made on the first request

@@ -126,7 +126,10 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
   void RefuseNow(int fd) {
     while (::recv(fd, shared->scratch.get(), ServerShared::kScratchBytes, MSG_DONTWAIT) > 0) {
     }
-    (void)::send(fd, refusal.data(), refusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    // Over TLS the 429 would need a handshake first: just close.
+    if (shared->tls == nullptr) {
+      (void)::send(fd, refusal.data(), refusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
     ::shutdown(fd, SHUT_WR);
   }
 
@@ -189,6 +192,10 @@ HttpServer::~HttpServer() {
   if (impl_->spare_fd >= 0) ::close(impl_->spare_fd);
 }
 
+void HttpServer::SetTlsContext(std::shared_ptr<const tls::Context> context) {
+  impl_->shared->tls = std::move(context);
+}
+
 std::size_t ConnectionCap(std::uint64_t nofile, std::size_t max, std::size_t reserve) {
   if (reserve == 0) return max;  // tests of running out of descriptors
   const std::uint64_t usable = nofile > reserve ? (nofile - reserve) / 2 : 0;
@@ -211,6 +218,7 @@ Status HttpServer::Listen(const HttpServerOptions& options) {
   const std::uint64_t nofile = DescriptorLimit();
   shared.connections_max =
       ConnectionCap(nofile, options.TEST_connections_max, options.TEST_descriptor_reserve);
+  shared.tls = options.tls;
   if (shared.connections_max < options.TEST_connections_max) {
     Log("serving at most {} connections: RLIMIT_NOFILE is {}, {} kept for raft",
         shared.connections_max, nofile, options.TEST_descriptor_reserve);

@@ -12,6 +12,7 @@
 #include "common/limits.h"
 #include "common/status.h"
 #include "http/request.h"
+#include "tls/context.h"
 
 namespace boost::asio {
 class io_context;
@@ -22,6 +23,8 @@ namespace tenure::http {
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8500;  // 0 picks a free port (tests)
+  // Set: an HTTPS listener; every connection speaks TLS with this context.
+  std::shared_ptr<const tls::Context> tls;
 
   // Test-only: the limits.h values, shortened so tests of the timeouts and
   // the connection cap run at the speed of logic. Production leaves them.
@@ -57,6 +60,9 @@ class HttpServer {
 
   Status Listen(const HttpServerOptions& options);
   std::uint16_t port() const;  // the bound port (after Listen)
+  // An HTTPS listener's new context (certificates reloaded): connections
+  // accepted from now on use it; established ones keep theirs.
+  void SetTlsContext(std::shared_ptr<const tls::Context> context);
   // Stops accepting and closes every connection; parked requests get no answer.
   void Stop();
   std::size_t connection_count() const;

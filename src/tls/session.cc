@@ -56,6 +56,13 @@ ssize_t Session::Finish(int result) {
       break;
   }
   const unsigned long code = ERR_peek_error();
+  if (ERR_GET_LIB(code) == ERR_LIB_SSL &&
+      ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+    // Most HTTP clients close without close_notify; HTTP's own framing
+    // tells a cut-off request from a finished one.
+    ERR_clear_error();
+    return 0;
+  }
   plain_http_ = ERR_GET_LIB(code) == ERR_LIB_SSL && ERR_GET_REASON(code) == SSL_R_HTTP_REQUEST;
   error_ = TakeOpenSslErrors();
   if (error_.empty()) error_ = "TLS protocol error";
