@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "http/api.h"
 #include "http/server.h"
 #include "server/server.h"
+#include "tls/context.h"
 
 namespace tenure::agent {
 namespace {
@@ -60,18 +62,22 @@ Status RunAgent(AgentPlan plan) {
   RealClock clock;
   server::Server server(io, clock, plan.server);
   http::Api api(io, server);
-  http::HttpServer http_server(
-      io, [&api](http::HttpRequest request, std::shared_ptr<http::Responder> responder) {
-        api.Handle(std::move(request), std::move(responder));
-      });
+  auto handler = [&api](http::HttpRequest request, std::shared_ptr<http::Responder> responder) {
+    api.Handle(std::move(request), std::move(responder));
+  };
+  http::HttpServer http_server(io, handler);
+  http::HttpServer https_server(io, handler);
 
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  boost::asio::signal_set reload_signal(io, SIGHUP);
   bool stopping = false;
   auto stop = [&] {
     if (stopping) return;
     stopping = true;
     signals.cancel();
+    reload_signal.cancel();
     http_server.Stop();
+    https_server.Stop();
     api.Shutdown();
     server.Stop([&io] { io.stop(); });
   };
@@ -86,16 +92,27 @@ Status RunAgent(AgentPlan plan) {
     io.run();
     return fatal;
   }
-  if (Status listening = http_server.Listen(plan.http); !listening.ok()) {
-    server.Stop([&io] { io.stop(); });
-    io.run();
-    return listening;
+  for (auto [listener, options] :
+       {std::pair{&http_server, &plan.http}, std::pair{&https_server, &plan.https}}) {
+    if (!options->has_value()) continue;
+    if (Status listening = listener->Listen(**options); !listening.ok()) {
+      http_server.Stop();
+      server.Stop([&io] { io.stop(); });
+      io.run();
+      return listening;
+    }
+  }
+  std::string api_addresses;
+  if (plan.http) api_addresses = "http://" + plan.http_addr;
+  if (plan.https) {
+    api_addresses += (api_addresses.empty() ? "https://" : " and https://") + plan.https_addr;
+    if (plan.tls_files.verify_incoming) api_addresses += " (client certificates required)";
   }
   const raft::NodeOptions& raft = plan.server.raft;
   fmt::print(stderr,
-             "tenure: server {} (id {}) serving the Consul API on http://{}, raft on {}, data in "
+             "tenure: server {} (id {}) serving the Consul API on {}, raft on {}, data in "
              "{}{}\n",
-             plan.server.node_name, raft.id, plan.http_addr, raft.address, plan.data_dir,
+             plan.server.node_name, raft.id, api_addresses, raft.address, plan.data_dir,
              dev_dir.made() ? " (dev mode: removed on exit)" : "");
   if (!plan.keyed && !plan.dev) {
     fmt::print(stderr,
@@ -125,6 +142,25 @@ Status RunAgent(AgentPlan plan) {
   }
   api.Start();
   if (!plan.join.empty()) server.JoinCluster(plan.join);
+  // SIGHUP reloads the certificates: new connections get them, established
+  // ones and leadership are left alone; broken files keep the old ones.
+  std::function<void()> await_reload = [&] {
+    reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      if (!plan.https) {
+        fmt::print(stderr, "tenure: SIGHUP: no TLS configured, nothing to reload\n");
+      } else if (auto context = tls::Context::ForServer(plan.tls_files); !context.ok()) {
+        fmt::print(stderr, "tenure: SIGHUP: keeping the old TLS certificates: {}\n",
+                   context.status().message());
+      } else {
+        https_server.SetTlsContext(*context);
+        fmt::print(stderr, "tenure: SIGHUP: reloaded TLS certificate {} and key {}\n",
+                   plan.tls_files.cert_file, plan.tls_files.key_file);
+      }
+      await_reload();
+    });
+  };
+  await_reload();
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     fmt::print(stderr, "tenure: signal {}, shutting down\n", signal);

@@ -171,6 +171,29 @@ std::string AdvertisedHttpAddress(const HostPort& http, const HostPort& raft) {
   return FormatHostPort(advertised);
 }
 
+namespace {
+
+// The server's TLS context from -tls-*, or null when no certificate is
+// given. Every file is read now, so a bad one stops the start with its name.
+Result<std::shared_ptr<const tls::Context>> ResolveTls(const AgentConfig& config) {
+  const bool any = !config.tls_cert_file.empty() || !config.tls_key_file.empty() ||
+                   !config.tls_ca_file.empty() || config.tls_verify_incoming;
+  if (!any) return std::shared_ptr<const tls::Context>();
+  if (config.tls_cert_file.empty() || config.tls_key_file.empty()) {
+    return Status::InvalidArgument("-tls-cert-file and -tls-key-file go together");
+  }
+  if (config.tls_verify_incoming && config.tls_ca_file.empty()) {
+    return Status::InvalidArgument("-tls-verify-incoming needs -tls-ca-file");
+  }
+  auto context = tls::Context::ForServer(
+      {config.tls_cert_file, config.tls_key_file, config.tls_ca_file, config.tls_verify_incoming});
+  if (!context.ok())
+    return Status::InvalidArgument("TLS: " + std::string(context.status().message()));
+  return *context;
+}
+
+}  // namespace
+
 Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   if (config.session_ttl_multiplier < 1 || config.session_ttl_multiplier > 10) {
     return Status::InvalidArgument("-session-ttl-multiplier must be between 1 and 10");
@@ -195,8 +218,28 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
       return bind.status();
     }
   }
-  Result<HostPort> http = FlagHostPort(config.http_addr, "http-addr", /*allow_zero_port=*/true);
-  if (!http.ok()) return http.status();
+  const bool http_off = config.http_addr == "off";
+  std::optional<HostPort> http;
+  if (!http_off) {
+    Result<HostPort> parsed = FlagHostPort(config.http_addr, "http-addr", /*allow_zero_port=*/true);
+    if (!parsed.ok()) return parsed.status();
+    http = *parsed;
+  }
+  std::optional<HostPort> https;
+  if (!config.https_addr.empty()) {
+    Result<HostPort> parsed =
+        FlagHostPort(config.https_addr, "https-addr", /*allow_zero_port=*/true);
+    if (!parsed.ok()) return parsed.status();
+    https = *parsed;
+  }
+  if (!http && !https) {
+    return Status::InvalidArgument(
+        "-http-addr off needs -https-addr: the API must listen somewhere");
+  }
+  TENURE_ASSIGN_OR_RETURN(std::shared_ptr<const tls::Context> tls, ResolveTls(config));
+  if (https && tls == nullptr) {
+    return Status::InvalidArgument("-https-addr needs -tls-cert-file and -tls-key-file");
+  }
   Result<HostPort> raft_address = FlagHostPort(config.raft_addr, "raft-addr");
   if (!raft_address.ok()) return raft_address.status();
   if (!config.join.empty() && !config.bootstrap_peers.empty()) {
@@ -207,9 +250,21 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   }
 
   AgentPlan plan;
-  plan.http.host = http->host;
-  plan.http.port = http->port;
-  TENURE_RETURN_IF_ERROR(http::TEST_ApplyEnvironment(&plan.http));
+  http::HttpServerOptions listener;
+  TENURE_RETURN_IF_ERROR(http::TEST_ApplyEnvironment(&listener));
+  if (http) {
+    plan.http = listener;
+    plan.http->host = http->host;
+    plan.http->port = http->port;
+  }
+  if (https) {
+    plan.https = listener;
+    plan.https->host = https->host;
+    plan.https->port = https->port;
+    plan.https->tls = tls;
+  }
+  plan.tls_files = {config.tls_cert_file, config.tls_key_file, config.tls_ca_file,
+                    config.tls_verify_incoming};
 
   std::vector<raft::Peer> peers = {{config.node_id, config.raft_addr}};
   if (!config.join.empty()) {
@@ -245,7 +300,8 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   options.node_name = config.node_name.empty() ? Hostname() : config.node_name;
   options.datacenter = config.datacenter;
   options.session_ttl_multiplier = config.session_ttl_multiplier;
-  options.http_address = AdvertisedHttpAddress(*http, *raft_address);
+  // Followers forward to this address: the TLS listener when there is one.
+  options.http_address = AdvertisedHttpAddress(https ? *https : *http, *raft_address);
   options.raft.id = config.node_id;
   options.raft.address = config.raft_addr;
   options.raft.bootstrap = std::move(peers);
@@ -272,6 +328,7 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   plan.data_dir = config.data_dir;
   plan.dev = config.dev;
   plan.http_addr = config.http_addr;
+  plan.https_addr = config.https_addr;
   plan.raft_listen = config.raft_bind_addr.empty() ? config.raft_addr : config.raft_bind_addr;
   return plan;
 }

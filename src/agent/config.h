@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,13 +14,20 @@
 #include "common/status.h"
 #include "http/server.h"
 #include "server/server.h"
+#include "tls/context.h"
 
 namespace tenure::agent {
 
 struct AgentConfig {
-  bool dev = false;      // a throwaway data dir, removed on exit
-  std::string data_dir;  // required unless dev
-  std::string http_addr = "127.0.0.1:8500";
+  bool dev = false;                          // a throwaway data dir, removed on exit
+  std::string data_dir;                      // required unless dev
+  std::string http_addr = "127.0.0.1:8500";  // "off": no clear-text listener
+  // TLS (docs/tls.md): the HTTPS listener and the files it serves with.
+  std::string https_addr;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_ca_file;
+  bool tls_verify_incoming = false;
   std::string raft_addr = "127.0.0.1:8300";
   std::string raft_bind_addr;  // listen here instead of raft_addr (NAT, proxies)
   std::string node_name;       // empty: the hostname
@@ -44,13 +52,16 @@ struct AgentConfig {
 
 // A checked AgentConfig.
 struct AgentPlan {
-  server::ServerOptions server;  // raft.data_dir is set by RunAgent (dev mode)
-  http::HttpServerOptions http;
-  std::vector<std::string> join;  // empty: no -join
-  std::string data_dir;           // empty with dev: RunAgent makes one
+  server::ServerOptions server;                  // raft.data_dir is set by RunAgent (dev mode)
+  std::optional<http::HttpServerOptions> http;   // the clear-text listener, unless off
+  std::optional<http::HttpServerOptions> https;  // the TLS listener, with its context
+  tls::ServerFiles tls_files;                    // reloaded on SIGHUP
+  std::vector<std::string> join;                 // empty: no -join
+  std::string data_dir;                          // empty with dev: RunAgent makes one
   bool dev = false;
-  bool keyed = false;                   // a cluster key was given
-  std::string http_addr;                // as given, for the banner
+  bool keyed = false;     // a cluster key was given
+  std::string http_addr;  // as given, for the banner
+  std::string https_addr;
   std::string raft_listen;              // where raft listens, for the warning
   std::vector<std::string> test_hooks;  // TENURE_TEST_* variables set, for a warning
 };

@@ -30,7 +30,20 @@ int ServerCommand(const Args& args) {
   flags.String("data-dir", &config.data_dir,
                "directory for the raft log and snapshots (required unless -dev)");
   flags.String("http-addr", &config.http_addr,
-               "address of the Consul-compatible HTTP API (default 127.0.0.1:8500)");
+               "address of the Consul-compatible HTTP API in clear text (default "
+               "127.0.0.1:8500; off: none, with -https-addr)");
+  flags.String("https-addr", &config.https_addr,
+               "address of the same API over TLS (8501 by convention; needs -tls-cert-file and "
+               "-tls-key-file; docs/tls.md)");
+  flags.String("tls-cert-file", &config.tls_cert_file,
+               "PEM certificate (then any intermediates) this server presents; reloaded on "
+               "SIGHUP");
+  flags.String("tls-key-file", &config.tls_key_file,
+               "PEM private key of -tls-cert-file (unencrypted; mode 600); reloaded on SIGHUP");
+  flags.String("tls-ca-file", &config.tls_ca_file,
+               "PEM CA certificates that sign the certificates of clients and other servers");
+  flags.Bool("tls-verify-incoming", &config.tls_verify_incoming,
+             "HTTPS clients must present a certificate signed by -tls-ca-file");
   flags.String("raft-addr", &config.raft_addr,
                "address of the raft transport (default 127.0.0.1:8300)");
   flags.String("raft-bind-addr", &config.raft_bind_addr,

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "unit/tls/test_certs.h"
+
 namespace tenure::agent {
 namespace {
 
@@ -32,8 +34,8 @@ TEST(AgentConfigTest, AGoodConfigurationBecomesOptions) {
   config.bootstrap_peers = "1@10.0.0.7:8300,2@10.0.0.8:8300,3@10.0.0.9:8300";
   Result<AgentPlan> plan = ResolveAgentConfig(config);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_EQ(plan->http.host, "0.0.0.0");
-  EXPECT_EQ(plan->http.port, 8500);
+  EXPECT_EQ(plan->http->host, "0.0.0.0");
+  EXPECT_EQ(plan->http->port, 8500);
   // Members forward to an address they can reach, not the wildcard.
   EXPECT_EQ(plan->server.http_address, "10.0.0.7:8500");
   EXPECT_EQ(plan->server.raft.election_timeout_ms, 1000u);
@@ -125,6 +127,52 @@ TEST(AgentConfigTest, BootstrapPeersMustBeWellFormedAndNameThisServer) {
 TEST(AgentConfigTest, AWildcardHttpHostIsAdvertisedAsTheRaftHost) {
   EXPECT_EQ(AdvertisedHttpAddress({"::", 8500}, {"fd00::7", 8300}), "[fd00::7]:8500");
   EXPECT_EQ(AdvertisedHttpAddress({"127.0.0.1", 18500}, {"10.0.0.1", 8300}), "127.0.0.1:18500");
+}
+
+}  // namespace
+}  // namespace tenure::agent
+
+namespace tenure::agent {
+namespace {
+
+TEST(AgentConfigTlsTest, HttpsNeedsACertificateAndOffNeedsHttps) {
+  testutil::TestPki pki;
+  AgentConfig c = Good();
+  c.https_addr = "127.0.0.1:8501";
+  EXPECT_EQ(Refusal(c), "-https-addr needs -tls-cert-file and -tls-key-file");
+  c.tls_cert_file = pki.server.cert_file;
+  EXPECT_EQ(Refusal(c), "-tls-cert-file and -tls-key-file go together");
+  c.tls_key_file = pki.server.key_file;
+  c.tls_verify_incoming = true;
+  EXPECT_EQ(Refusal(c), "-tls-verify-incoming needs -tls-ca-file");
+  c.tls_ca_file = pki.ca.cert_file;
+  c.http_addr = "off";
+  Result<AgentPlan> plan = ResolveAgentConfig(c);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_FALSE(plan->http.has_value());
+  ASSERT_TRUE(plan->https.has_value());
+  EXPECT_EQ(plan->https->port, 8501);
+  EXPECT_NE(plan->https->tls, nullptr);
+  // Followers forward to the TLS listener.
+  EXPECT_EQ(plan->server.http_address, "127.0.0.1:8501");
+
+  c.https_addr.clear();
+  EXPECT_EQ(Refusal(c), "-http-addr off needs -https-addr: the API must listen somewhere");
+}
+
+TEST(AgentConfigTlsTest, BadFilesStopTheStartWithTheirNames) {
+  testutil::TestPki pki;
+  AgentConfig c = Good();
+  c.https_addr = "127.0.0.1:8501";
+  c.tls_cert_file = pki.expired.cert_file;
+  c.tls_key_file = pki.expired.key_file;
+  EXPECT_EQ(Refusal(c).rfind("TLS: certificate " + pki.expired.cert_file + ": expired on ", 0), 0u);
+  c.tls_cert_file = pki.server.cert_file;
+  c.tls_key_file = pki.client.key_file;
+  EXPECT_EQ(Refusal(c), "TLS: key " + pki.client.key_file + " does not match certificate " +
+                            pki.server.cert_file);
+  c.tls_key_file = pki.dir + "/nothing-here.pem";
+  EXPECT_EQ(Refusal(c), "TLS: key " + c.tls_key_file + ": No such file or directory");
 }
 
 }  // namespace
