@@ -114,7 +114,15 @@ Status RunAgent(AgentPlan plan) {
              "{}{}\n",
              plan.server.node_name, raft.id, api_addresses, raft.address, plan.data_dir,
              dev_dir.made() ? " (dev mode: removed on exit)" : "");
-  if (!plan.keyed && !plan.dev) {
+  if (raft.tls_accept != nullptr) {
+    fmt::print(stderr, "tenure: raft over mutual TLS: peers need a certificate signed by {}\n",
+               plan.tls_files.ca_file);
+  } else if (!plan.tls_files.cert_file.empty()) {
+    fmt::print(stderr,
+               "tenure: WARNING: raft runs in clear: mutual TLS between servers needs "
+               "-tls-ca-file (docs/tls.md)\n");
+  }
+  if (!plan.keyed && !plan.dev && raft.tls_accept == nullptr) {
     fmt::print(stderr,
                "tenure: WARNING: no -raft-key-file: any process that can reach {} can join this "
                "cluster, vote and write to its log (docs/security.md)\n",
@@ -147,13 +155,14 @@ Status RunAgent(AgentPlan plan) {
   std::function<void()> await_reload = [&] {
     reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
       if (ec) return;
-      if (!plan.https) {
+      if (plan.tls_files.cert_file.empty()) {
         fmt::print(stderr, "tenure: SIGHUP: no TLS configured, nothing to reload\n");
-      } else if (auto context = tls::Context::ForServer(plan.tls_files); !context.ok()) {
+      } else if (auto contexts = LoadTlsContexts(plan.tls_files); !contexts.ok()) {
         fmt::print(stderr, "tenure: SIGHUP: keeping the old TLS certificates: {}\n",
-                   context.status().message());
+                   contexts.status().message().substr(5));  // without "TLS: "
       } else {
-        https_server.SetTlsContext(*context);
+        if (plan.https) https_server.SetTlsContext(contexts->https);
+        if (contexts->raft_accept) server.SetRaftTls(contexts->raft_accept, contexts->raft_dial);
         fmt::print(stderr, "tenure: SIGHUP: reloaded TLS certificate {} and key {}\n",
                    plan.tls_files.cert_file, plan.tls_files.key_file);
       }

@@ -173,26 +173,48 @@ std::string AdvertisedHttpAddress(const HostPort& http, const HostPort& raft) {
 
 namespace {
 
-// The server's TLS context from -tls-*, or null when no certificate is
-// given. Every file is read now, so a bad one stops the start with its name.
-Result<std::shared_ptr<const tls::Context>> ResolveTls(const AgentConfig& config) {
+// The -tls-* flags checked together.
+Status CheckTlsFlags(const AgentConfig& config) {
   const bool any = !config.tls_cert_file.empty() || !config.tls_key_file.empty() ||
                    !config.tls_ca_file.empty() || config.tls_verify_incoming;
-  if (!any) return std::shared_ptr<const tls::Context>();
+  if (!any) return Status::Ok();
   if (config.tls_cert_file.empty() || config.tls_key_file.empty()) {
     return Status::InvalidArgument("-tls-cert-file and -tls-key-file go together");
   }
   if (config.tls_verify_incoming && config.tls_ca_file.empty()) {
     return Status::InvalidArgument("-tls-verify-incoming needs -tls-ca-file");
   }
-  auto context = tls::Context::ForServer(
-      {config.tls_cert_file, config.tls_key_file, config.tls_ca_file, config.tls_verify_incoming});
-  if (!context.ok())
-    return Status::InvalidArgument("TLS: " + std::string(context.status().message()));
-  return *context;
+  return Status::Ok();
 }
 
 }  // namespace
+
+Result<TlsContexts> LoadTlsContexts(const tls::ServerFiles& files) {
+  TlsContexts out;
+  if (files.cert_file.empty()) return out;
+  auto fail = [](const Status& status) {
+    return Status::InvalidArgument("TLS: " + std::string(status.message()));
+  };
+  auto https = tls::Context::ForServer(files);
+  if (!https.ok()) return fail(https.status());
+  out.https = *https;
+  if (files.ca_file.empty()) return out;
+  tls::ServerFiles peers = files;
+  peers.verify_incoming = true;
+  auto accept = tls::Context::ForServer(peers);
+  if (!accept.ok()) return fail(accept.status());
+  tls::ClientFiles dial;
+  dial.ca_file = files.ca_file;
+  dial.cert_file = files.cert_file;
+  dial.key_file = files.key_file;
+  // Peers are known by the CA's signature (a cluster CA, docs/tls.md), not
+  // by a name: raft addresses may be IPs behind NAT.
+  auto dialer = tls::Context::ForClient(dial);
+  if (!dialer.ok()) return fail(dialer.status());
+  out.raft_accept = *accept;
+  out.raft_dial = *dialer;
+  return out;
+}
 
 Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   if (config.session_ttl_multiplier < 1 || config.session_ttl_multiplier > 10) {
@@ -236,8 +258,11 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     return Status::InvalidArgument(
         "-http-addr off needs -https-addr: the API must listen somewhere");
   }
-  TENURE_ASSIGN_OR_RETURN(std::shared_ptr<const tls::Context> tls, ResolveTls(config));
-  if (https && tls == nullptr) {
+  TENURE_RETURN_IF_ERROR(CheckTlsFlags(config));
+  const tls::ServerFiles tls_files{config.tls_cert_file, config.tls_key_file, config.tls_ca_file,
+                                   config.tls_verify_incoming};
+  TENURE_ASSIGN_OR_RETURN(TlsContexts tls, LoadTlsContexts(tls_files));
+  if (https && tls.https == nullptr) {
     return Status::InvalidArgument("-https-addr needs -tls-cert-file and -tls-key-file");
   }
   Result<HostPort> raft_address = FlagHostPort(config.raft_addr, "raft-addr");
@@ -261,10 +286,9 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     plan.https = listener;
     plan.https->host = https->host;
     plan.https->port = https->port;
-    plan.https->tls = tls;
+    plan.https->tls = tls.https;
   }
-  plan.tls_files = {config.tls_cert_file, config.tls_key_file, config.tls_ca_file,
-                    config.tls_verify_incoming};
+  plan.tls_files = tls_files;
 
   std::vector<raft::Peer> peers = {{config.node_id, config.raft_addr}};
   if (!config.join.empty()) {
@@ -306,6 +330,8 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   options.raft.address = config.raft_addr;
   options.raft.bootstrap = std::move(peers);
   options.raft.bind_address = config.raft_bind_addr;
+  options.raft.tls_accept = tls.raft_accept;
+  options.raft.tls_dial = tls.raft_dial;
   options.raft.election_timeout_ms = static_cast<unsigned>(*election_ns / kMs);
   options.raft.heartbeat_timeout_ms = static_cast<unsigned>(*heartbeat_ns / kMs);
   // Tests shrink the raft log's memory budget to see it bound RSS with a

@@ -68,6 +68,16 @@ struct AgentPlan {
 
 Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config);
 
+// Every TLS context the server uses, from its -tls-* files; at start and on
+// SIGHUP. Raft's are set when the files include a CA (peers are checked
+// against it); otherwise raft stays in clear.
+struct TlsContexts {
+  std::shared_ptr<const tls::Context> https;
+  std::shared_ptr<const tls::Context> raft_accept;  // requires the peer's certificate
+  std::shared_ptr<const tls::Context> raft_dial;    // presents this server's
+};
+Result<TlsContexts> LoadTlsContexts(const tls::ServerFiles& files);
+
 // "ID@HOST:PORT,ID@HOST:PORT,...": the cluster's first configuration, the
 // same list on every member. Must name this node with its own raft address.
 Result<std::vector<raft::Peer>> ParseBootstrapPeers(const std::string& list, std::uint64_t self_id,

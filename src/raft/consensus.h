@@ -17,6 +17,7 @@
 #include "raft/transport.h"
 #include "state/command.h"
 #include "state/store.h"
+#include "tls/context.h"
 
 namespace tenure::raft {
 
@@ -56,6 +57,10 @@ class Consensus {
   virtual std::uint64_t term() const = 0;
   virtual std::vector<PeerAdvert> PeerAdverts() const = 0;
   virtual TransportCounters transport_counters() const = 0;
+  // New certificates for raft's mutual TLS (SIGHUP): connections made from
+  // now on use them. A consensus without a network (tests) ignores them.
+  virtual void SetRaftTls(std::shared_ptr<const tls::Context> /*accept*/,
+                          std::shared_ptr<const tls::Context> /*dial*/) {}
   virtual std::string StateName() const = 0;
 
   virtual void set_on_applied(std::function<void()> callback) = 0;

@@ -182,6 +182,8 @@ Status Node::Impl::OpenIo() {
   transport.node_name = options_.node_name;
   transport.http_address = options_.http_address;
   transport.key = options_.cluster_key;
+  transport.tls_accept = options_.tls_accept;
+  transport.tls_dial = options_.tls_dial;
   transport.election_timeout_ms = options_.election_timeout_ms;
   transport_ = std::make_unique<Transport>(io_, &loop_, std::move(transport));
   transport_->set_hooks(Transport::Hooks{
@@ -495,6 +497,13 @@ std::vector<PeerAdvert> Node::PeerAdverts() const {
 
 TransportCounters Node::transport_counters() const {
   return impl_->transport_ ? impl_->transport_->counters() : TransportCounters();
+}
+
+void Node::SetRaftTls(std::shared_ptr<const tls::Context> accept,
+                      std::shared_ptr<const tls::Context> dial) {
+  impl_->options_.tls_accept = accept;
+  impl_->options_.tls_dial = dial;
+  if (impl_->transport_) impl_->transport_->SetTls(std::move(accept), std::move(dial));
 }
 
 std::uint16_t Node::raft_port() const { return impl_->transport_ ? impl_->transport_->port() : 0; }

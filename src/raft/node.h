@@ -67,6 +67,9 @@ struct NodeOptions {
   // -raft-key-file: peers prove they hold it before raft sees a byte. Empty:
   // any process that reaches the raft port is trusted (docs/security.md).
   wire::ClusterKey cluster_key;
+  // Mutual TLS on every raft connection (both set) or none (docs/tls.md).
+  std::shared_ptr<const tls::Context> tls_accept;
+  std::shared_ptr<const tls::Context> tls_dial;
 };
 
 class Node final : public Consensus {
@@ -135,6 +138,8 @@ class Node final : public Consensus {
   // What each authenticated peer said about itself in its latest handshake.
   std::vector<PeerAdvert> PeerAdverts() const override;
   TransportCounters transport_counters() const override;
+  void SetRaftTls(std::shared_ptr<const tls::Context> accept,
+                  std::shared_ptr<const tls::Context> dial) override;
   // The raft port actually bound (tests that listen on port 0).
   std::uint16_t raft_port() const;
   // libraft's state: "Leader", "Follower", "Candidate", "Unavailable", or

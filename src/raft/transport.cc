@@ -189,7 +189,10 @@ void Transport::Impl::Accept() {
       }
       socket.close(ignored);
     } else {
-      auto connection = std::make_shared<Incoming>(self, std::move(socket), std::move(remote));
+      auto stream = self->options.tls_accept
+                        ? std::make_unique<LinkStream>(std::move(socket), *self->options.tls_accept)
+                        : std::make_unique<LinkStream>(std::move(socket));
+      auto connection = std::make_shared<Incoming>(self, std::move(stream), std::move(remote));
       self->incoming.insert(connection);
       connection->Start();
     }
@@ -221,6 +224,9 @@ void Transport::Impl::ShutDownNetwork() {
   listening = false;
   for (const auto& connection : std::set<std::shared_ptr<Incoming>>(incoming)) connection->Close();
   for (const auto& link : std::list<std::shared_ptr<InboundLink>>(links)) link->Close("");
+  for (const auto& link : std::set<std::shared_ptr<OutboundLink>>(outbound_links)) {
+    link->Close("");
+  }
   for (const auto& dial : std::set<std::shared_ptr<Outgoing>>(outgoing)) dial->Cancel();
 }
 
@@ -287,7 +293,7 @@ void Transport::Impl::HandshakeDone(const std::shared_ptr<Incoming>& connection)
   ours.assign(asio::local::stream_protocol(), fds[0], ec);
   TENURE_ASSERT(!ec);
   std::string leftover = connection->handshake().TakeLeftover();
-  auto link = std::make_shared<InboundLink>(weak_from_this(), std::move(connection->socket()),
+  auto link = std::make_shared<InboundLink>(weak_from_this(), connection->TakeStream(),
                                             std::move(ours), hello.id, connection->remote(),
                                             wire::DefaultGateLimits(options.election_timeout_ms));
   links.push_back(link);
@@ -318,6 +324,15 @@ void Transport::Impl::LinkClosed(InboundLink* link) {
     if (it->get() == link) {
       links.erase(it);
       --counters.links_open;
+      return;
+    }
+  }
+}
+
+void Transport::Impl::OutboundLinkClosed(OutboundLink* link) {
+  for (auto it = outbound_links.begin(); it != outbound_links.end(); ++it) {
+    if (it->get() == link) {
+      outbound_links.erase(it);
       return;
     }
   }
@@ -372,6 +387,13 @@ std::uint16_t Transport::port() const {
   boost::system::error_code ec;
   auto endpoint = impl_->acceptor.local_endpoint(ec);
   return ec ? 0 : endpoint.port();
+}
+
+void Transport::SetTls(std::shared_ptr<const tls::Context> accept,
+                       std::shared_ptr<const tls::Context> dial) {
+  TENURE_ASSERT(impl_->options.tls_accept != nullptr && accept != nullptr && dial != nullptr);
+  impl_->options.tls_accept = std::move(accept);
+  impl_->options.tls_dial = std::move(dial);
 }
 
 std::vector<PeerAdvert> Transport::Adverts() const {

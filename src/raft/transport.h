@@ -34,6 +34,7 @@
 #include "raft/raft_c.h"
 #include "raft/wire/cluster_key.h"
 #include "raft/wire/handshake.h"
+#include "tls/context.h"
 
 namespace boost::asio {
 class io_context;
@@ -48,6 +49,11 @@ struct TransportOptions {
   std::string node_name;     // sent in the handshake (member records)
   std::string http_address;  // likewise
   wire::ClusterKey key;      // empty: no authentication (docs/security.md)
+  // Mutual TLS for every raft connection (docs/tls.md), both or neither:
+  // accepted links require a certificate from the CA, dialled ones present
+  // this server's and check the peer's. Null: raft in clear.
+  std::shared_ptr<const tls::Context> tls_accept;
+  std::shared_ptr<const tls::Context> tls_dial;
   MonoMs election_timeout_ms = 500;
 };
 
@@ -91,6 +97,10 @@ class Transport {
   Status Listen();
   // The port actually bound (after Listen).
   std::uint16_t port() const;
+
+  // New certificates (SIGHUP): connections made from now on use them.
+  // REQUIRES: TLS was on from the start (both set), and both still set.
+  void SetTls(std::shared_ptr<const tls::Context> accept, std::shared_ptr<const tls::Context> dial);
 
   std::vector<PeerAdvert> Adverts() const;
   const TransportCounters& counters() const;

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "raft/link_stream.h"
 #include "raft/transport.h"
 #include "raft/wire/message_gate.h"
 
@@ -55,6 +56,7 @@ class LogLimiter {
 
 class Incoming;
 class InboundLink;
+class OutboundLink;
 class Outgoing;
 
 struct Transport::Impl : std::enable_shared_from_this<Transport::Impl> {
@@ -80,6 +82,7 @@ struct Transport::Impl : std::enable_shared_from_this<Transport::Impl> {
   void HandshakeDone(const std::shared_ptr<Incoming>& incoming);
   void IncomingFinished(Incoming* incoming);
   void LinkClosed(InboundLink* link);
+  void OutboundLinkClosed(OutboundLink* link);
   void OutgoingFinished(Outgoing* outgoing);
   std::string AdmitRaft(const wire::Hello& hello);
   void NoteDialFailure(std::uint64_t id, const std::string& address, const std::string& why);
@@ -103,7 +106,8 @@ struct Transport::Impl : std::enable_shared_from_this<Transport::Impl> {
   std::vector<std::function<void()>> mail;
 
   std::set<std::shared_ptr<Incoming>> incoming;
-  std::list<std::shared_ptr<InboundLink>> links;  // oldest first
+  std::list<std::shared_ptr<InboundLink>> links;           // oldest first
+  std::set<std::shared_ptr<OutboundLink>> outbound_links;  // over TLS only
   std::set<std::shared_ptr<Outgoing>> outgoing;
   std::map<std::uint64_t, PeerAdvert> adverts;
   TransportCounters counters;
@@ -122,22 +126,24 @@ struct Transport::Impl : std::enable_shared_from_this<Transport::Impl> {
 // An accepted connection in its handshake.
 class Incoming : public std::enable_shared_from_this<Incoming> {
  public:
-  Incoming(std::weak_ptr<Transport::Impl> owner, tcp::socket socket, std::string remote);
+  Incoming(std::weak_ptr<Transport::Impl> owner, std::unique_ptr<LinkStream> stream,
+           std::string remote);
   void Start();
   void Close();
   // After a successful join handshake: writes the answer, then closes.
   void AnswerJoin(const wire::JoinAnswer& answer);
 
-  tcp::socket& socket() { return socket_; }
+  std::unique_ptr<LinkStream> TakeStream() { return std::move(stream_); }
   const std::string& remote() const { return remote_; }
   wire::ListenerHandshake& handshake() { return *handshake_; }
 
  private:
   void Read();
   void Send(std::string bytes, bool then_close);
+  void Refused(const std::string& why);
 
   std::weak_ptr<Transport::Impl> owner_;
-  tcp::socket socket_;
+  std::unique_ptr<LinkStream> stream_;
   asio::steady_timer timer_;
   std::string remote_;
   std::unique_ptr<wire::ListenerHandshake> handshake_;
@@ -150,7 +156,7 @@ class Incoming : public std::enable_shared_from_this<Incoming> {
 // An inbound raft connection: network -> gate -> socketpair -> libraft.
 class InboundLink : public std::enable_shared_from_this<InboundLink> {
  public:
-  InboundLink(std::weak_ptr<Transport::Impl> owner, tcp::socket network,
+  InboundLink(std::weak_ptr<Transport::Impl> owner, std::unique_ptr<LinkStream> network,
               asio::local::stream_protocol::socket pipe, std::uint64_t peer_id, std::string remote,
               wire::GateLimits limits);
   void Start(std::string leftover);
@@ -166,7 +172,7 @@ class InboundLink : public std::enable_shared_from_this<InboundLink> {
   void ArmStallTimer();
 
   std::weak_ptr<Transport::Impl> owner_;
-  tcp::socket network_;
+  std::unique_ptr<LinkStream> network_;
   asio::local::stream_protocol::socket pipe_;
   asio::steady_timer stall_;
   std::uint64_t peer_id_;
@@ -175,6 +181,30 @@ class InboundLink : public std::enable_shared_from_this<InboundLink> {
   std::unique_ptr<char[]> buffer_;
   std::string out_;
   std::uint64_t stall_generation_ = 0;
+  bool closed_ = false;
+};
+
+// An outbound raft connection over TLS: libraft writes into one end of a
+// socketpair and this encrypts what it reads from the other end onto the
+// network. libraft only writes on outbound connections; what the peer sends
+// (TLS records only) is read and dropped, and an end that closes closes both.
+class OutboundLink : public std::enable_shared_from_this<OutboundLink> {
+ public:
+  OutboundLink(std::weak_ptr<Transport::Impl> owner, std::unique_ptr<LinkStream> network,
+               asio::local::stream_protocol::socket pipe, std::uint64_t peer_id);
+  void Start();
+  void Close(const std::string& why);
+
+ private:
+  void ReadPipe();
+  void ReadNetwork();
+
+  std::weak_ptr<Transport::Impl> owner_;
+  std::unique_ptr<LinkStream> network_;
+  asio::local::stream_protocol::socket pipe_;
+  std::uint64_t peer_id_;
+  std::unique_ptr<char[]> from_raft_;
+  std::unique_ptr<char[]> from_peer_;
   bool closed_ = false;
 };
 
@@ -194,8 +224,12 @@ class Outgoing : public std::enable_shared_from_this<Outgoing> {
 
  private:
   void Connect();
+  void SecureThenHandshake();
   void Handshake();
   void Read();
+  // Raft over TLS: libraft gets one end of a socketpair, an OutboundLink
+  // the other. False if that could not be set up (Fail was called).
+  bool HandToRaftThroughTls(Transport::Impl& owner, uv_stream_t** stream);
   void Fail(const std::string& why);
   // Closes the dial once; tells the join's caller or libraft (raft_status).
   void Finish(const std::string& why, int raft_status);
@@ -205,7 +239,8 @@ class Outgoing : public std::enable_shared_from_this<Outgoing> {
   std::uint64_t peer_id_;
   std::string address_;
   wire::Purpose purpose_;
-  tcp::socket socket_;
+  tcp::socket socket_;                  // while connecting
+  std::unique_ptr<LinkStream> stream_;  // from the TLS handshake on
   tcp::resolver resolver_;
   asio::steady_timer timer_;
   std::unique_ptr<wire::DialerHandshake> handshake_;

@@ -8,6 +8,8 @@
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
+#include <cstring>
 
 #include "common/assert.h"
 #include "common/host_port.h"
@@ -44,17 +46,18 @@ wire::Nonce FreshNonce() {
 
 // --- Incoming -------------------------------------------------------------------
 
-Incoming::Incoming(std::weak_ptr<Transport::Impl> owner, tcp::socket socket, std::string remote)
+Incoming::Incoming(std::weak_ptr<Transport::Impl> owner, std::unique_ptr<LinkStream> stream,
+                   std::string remote)
     : owner_(std::move(owner)),
-      socket_(std::move(socket)),
-      timer_(socket_.get_executor()),
+      stream_(std::move(stream)),
+      timer_(stream_->socket().get_executor()),
       remote_(std::move(remote)),
       buffer_(std::make_unique<char[]>(kHandshakeReadBytes)) {}
 
 void Incoming::Start() {
   auto owner = owner_.lock();
   if (!owner) return;
-  TuneSocket(socket_.native_handle());
+  TuneSocket(stream_->socket().native_handle());
   std::weak_ptr<Transport::Impl> weak_owner = owner_;
   handshake_ = std::make_unique<wire::ListenerHandshake>(
       &owner->options.key, owner->options.id, FreshNonce(),
@@ -68,11 +71,31 @@ void Incoming::Start() {
     if (auto alive = self->owner_.lock()) ++alive->counters.handshakes_refused;
     self->Close();  // a stranger that sends nothing (or too little) holds no slot
   });
-  Read();
+  // With TLS, nothing reaches the cluster handshake from a peer whose
+  // certificate the CA did not sign.
+  stream_->AsyncHandshake(/*accepting=*/true,
+                          [self = shared_from_this()](const boost::system::error_code& ec) {
+                            if (self->closed_) return;
+                            if (ec) {
+                              self->Refused("TLS: " + ec.message());
+                              return;
+                            }
+                            self->Read();
+                          });
+}
+
+void Incoming::Refused(const std::string& why) {
+  if (auto owner = owner_.lock()) {
+    ++owner->counters.handshakes_refused;
+    if (owner->refusal_log.Allow("refused raft connections")) {
+      fmt::print(stderr, "tenure raft: refused a raft connection from {}: {}\n", remote_, why);
+    }
+  }
+  Close();
 }
 
 void Incoming::Read() {
-  socket_.async_read_some(
+  stream_->AsyncReadSome(
       asio::buffer(buffer_.get(), kHandshakeReadBytes),
       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
         if (self->closed_) return;
@@ -125,15 +148,15 @@ void Incoming::Read() {
 
 void Incoming::Send(std::string bytes, bool then_close) {
   sending_ = std::move(bytes);
-  asio::async_write(
-      socket_, asio::buffer(sending_),
+  stream_->AsyncWrite(
+      asio::buffer(sending_),
       [self = shared_from_this(), then_close](const boost::system::error_code& ec, std::size_t) {
         if (self->closed_) return;
         auto owner = self->owner_.lock();
         if (ec || then_close || !owner) {
           if (then_close && !ec) {
             boost::system::error_code ignored;
-            self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
+            self->stream_->socket().shutdown(tcp::socket::shutdown_send, ignored);
           }
           self->Close();
           return;
@@ -162,20 +185,19 @@ void Incoming::Close() {
   if (closed_) return;
   closed_ = true;
   timer_.cancel();
-  boost::system::error_code ignored;
-  if (socket_.is_open()) socket_.close(ignored);
+  if (stream_) stream_->Close();  // gone to an InboundLink after a raft handshake
   if (auto owner = owner_.lock()) owner->IncomingFinished(this);
 }
 
 // --- InboundLink ------------------------------------------------------------------
 
-InboundLink::InboundLink(std::weak_ptr<Transport::Impl> owner, tcp::socket network,
+InboundLink::InboundLink(std::weak_ptr<Transport::Impl> owner, std::unique_ptr<LinkStream> network,
                          asio::local::stream_protocol::socket pipe, std::uint64_t peer_id,
                          std::string remote, wire::GateLimits limits)
     : owner_(std::move(owner)),
       network_(std::move(network)),
       pipe_(std::move(pipe)),
-      stall_(network_.get_executor()),
+      stall_(network_->socket().get_executor()),
       peer_id_(peer_id),
       remote_(std::move(remote)),
       gate_(peer_id, limits),
@@ -191,12 +213,13 @@ void InboundLink::Start(std::string leftover) {
 }
 
 void InboundLink::Read() {
-  network_.async_read_some(
+  network_->AsyncReadSome(
       asio::buffer(buffer_.get(), kLinkReadBytes),
       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
         if (self->closed_) return;
         if (ec) {
-          self->Close(ec == asio::error::eof || ec == asio::error::connection_reset
+          self->Close(ec == asio::error::eof || ec == asio::error::connection_reset ||
+                              ec == asio::ssl::error::stream_truncated
                           ? std::string()
                           : "read: " + ec.message());
           return;
@@ -269,7 +292,7 @@ void InboundLink::Close(const std::string& why) {
   }
   boost::system::error_code ignored;
   stall_.cancel();
-  network_.close(ignored);
+  network_->Close();
   pipe_.close(ignored);
   if (owner) owner->LinkClosed(this);
 }
@@ -317,7 +340,7 @@ void Outgoing::Connect() {
       self->Fail("connect: " + ec.message());
       return;
     }
-    self->Handshake();
+    self->SecureThenHandshake();
   };
   boost::system::error_code ec;
   asio::ip::address ip = asio::ip::make_address(where->host, ec);
@@ -340,10 +363,27 @@ void Outgoing::Connect() {
       });
 }
 
-void Outgoing::Handshake() {
+void Outgoing::SecureThenHandshake() {
   auto owner = owner_.lock();
   if (!owner) return;
   TuneSocket(socket_.native_handle());
+  stream_ = owner->options.tls_dial
+                ? std::make_unique<LinkStream>(std::move(socket_), *owner->options.tls_dial)
+                : std::make_unique<LinkStream>(std::move(socket_));
+  stream_->AsyncHandshake(/*accepting=*/false,
+                          [self = shared_from_this()](const boost::system::error_code& ec) {
+                            if (self->finished_) return;
+                            if (ec) {
+                              self->Fail("TLS: " + ec.message());
+                              return;
+                            }
+                            self->Handshake();
+                          });
+}
+
+void Outgoing::Handshake() {
+  auto owner = owner_.lock();
+  if (!owner) return;
   wire::Hello hello;
   hello.purpose = purpose_;
   hello.id = owner->options.id;
@@ -354,20 +394,19 @@ void Outgoing::Handshake() {
   handshake_ =
       std::make_unique<wire::DialerHandshake>(&owner->options.key, std::move(hello), peer_id_);
   auto first = std::make_shared<std::string>(handshake_->Start());
-  asio::async_write(
-      socket_, asio::buffer(*first),
-      [self = shared_from_this(), first](const boost::system::error_code& ec, std::size_t) {
-        if (self->finished_) return;
-        if (ec) {
-          self->Fail("write: " + ec.message());
-          return;
-        }
-        self->Read();
-      });
+  stream_->AsyncWrite(asio::buffer(*first), [self = shared_from_this(), first](
+                                                const boost::system::error_code& ec, std::size_t) {
+    if (self->finished_) return;
+    if (ec) {
+      self->Fail("write: " + ec.message());
+      return;
+    }
+    self->Read();
+  });
 }
 
 void Outgoing::Read() {
-  socket_.async_read_some(
+  stream_->AsyncReadSome(
       asio::buffer(buffer_.get(), kHandshakeReadBytes),
       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
         if (self->finished_) return;
@@ -398,20 +437,21 @@ void Outgoing::Read() {
           return;
         }
         auto bytes = std::make_shared<std::string>(std::move(step.send));
-        asio::async_write(self->socket_, asio::buffer(*bytes),
-                          [self, bytes](const boost::system::error_code& write_ec, std::size_t) {
-                            if (self->finished_) return;
-                            if (write_ec) {
-                              self->Fail("write: " + write_ec.message());
-                              return;
-                            }
-                            if (self->handshake_->done()) {
-                              self->received_ = self->handshake_->TakeLeftover();
-                              self->Succeed();
-                            } else {
-                              self->Read();
-                            }
-                          });
+        self->stream_->AsyncWrite(
+            asio::buffer(*bytes),
+            [self, bytes](const boost::system::error_code& write_ec, std::size_t) {
+              if (self->finished_) return;
+              if (write_ec) {
+                self->Fail("write: " + write_ec.message());
+                return;
+              }
+              if (self->handshake_->done()) {
+                self->received_ = self->handshake_->TakeLeftover();
+                self->Succeed();
+              } else {
+                self->Read();
+              }
+            });
       });
 }
 
@@ -436,8 +476,7 @@ void Outgoing::Succeed() {
     }
     finished_ = true;
     timer_.cancel();
-    boost::system::error_code ignored;
-    socket_.close(ignored);
+    stream_->Close();
     JoinDone done = std::move(join_done_);
     owner->OutgoingFinished(this);
     done(std::move(**answer));
@@ -446,7 +485,16 @@ void Outgoing::Succeed() {
   finished_ = true;
   timer_.cancel();
   owner->NoteDialSuccess(peer_id_, address_);
-  int fd = socket_.release();
+  if (stream_->tls()) {
+    uv_stream_t* pipe_stream = nullptr;
+    if (!HandToRaftThroughTls(*owner, &pipe_stream)) return;
+    struct raft_uv_connect* req = req_;
+    raft_uv_connect_cb cb = cb_;
+    owner->PostToRaft([req, cb, pipe_stream] { cb(req, pipe_stream, 0); });
+    owner->OutgoingFinished(this);
+    return;
+  }
+  int fd = stream_->socket().release();
   auto* stream = static_cast<uv_tcp_t*>(raft_malloc(sizeof(uv_tcp_t)));
   TENURE_ASSERT(stream != nullptr);
   uv_tcp_init(owner->loop, stream);
@@ -463,6 +511,35 @@ void Outgoing::Succeed() {
   owner->OutgoingFinished(this);
 }
 
+bool Outgoing::HandToRaftThroughTls(Transport::Impl& owner, uv_stream_t** stream) {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) {
+    finished_ = false;
+    Fail(std::string("socketpair: ") + std::strerror(errno));
+    return false;
+  }
+  auto* pipe = static_cast<uv_pipe_t*>(raft_malloc(sizeof(uv_pipe_t)));
+  TENURE_ASSERT(pipe != nullptr);
+  uv_pipe_init(owner.loop, pipe, 0);
+  if (int rv = uv_pipe_open(pipe, fds[1]); rv != 0) {
+    ::close(fds[1]);
+    ::close(fds[0]);
+    uv_close(reinterpret_cast<uv_handle_t*>(pipe), [](uv_handle_t* h) { raft_free(h); });
+    finished_ = false;
+    Fail(std::string("uv_pipe_open: ") + uv_strerror(rv));
+    return false;
+  }
+  asio::local::stream_protocol::socket ours(owner.io);
+  boost::system::error_code ec;
+  ours.assign(asio::local::stream_protocol(), fds[0], ec);
+  TENURE_ASSERT(!ec);
+  auto link = std::make_shared<OutboundLink>(owner_, std::move(stream_), std::move(ours), peer_id_);
+  owner.outbound_links.insert(link);
+  link->Start();
+  *stream = reinterpret_cast<uv_stream_t*>(pipe);
+  return true;
+}
+
 void Outgoing::Fail(const std::string& why) { Finish(why, RAFT_NOCONNECTION); }
 
 void Outgoing::Cancel() { Finish("shutting down", RAFT_CANCELED); }
@@ -474,6 +551,7 @@ void Outgoing::Finish(const std::string& why, int raft_status) {
   resolver_.cancel();
   boost::system::error_code ignored;
   socket_.close(ignored);
+  if (stream_) stream_->Close();
   auto owner = owner_.lock();
   if (!owner) return;
   if (purpose_ == wire::Purpose::kJoin) {
@@ -488,6 +566,73 @@ void Outgoing::Finish(const std::string& why, int raft_status) {
   raft_uv_connect_cb cb = cb_;
   owner->PostToRaft([req, cb, raft_status] { cb(req, nullptr, raft_status); });
   owner->OutgoingFinished(this);
+}
+
+// --- OutboundLink -------------------------------------------------------------------
+
+OutboundLink::OutboundLink(std::weak_ptr<Transport::Impl> owner,
+                           std::unique_ptr<LinkStream> network,
+                           asio::local::stream_protocol::socket pipe, std::uint64_t peer_id)
+    : owner_(std::move(owner)),
+      network_(std::move(network)),
+      pipe_(std::move(pipe)),
+      peer_id_(peer_id),
+      from_raft_(std::make_unique<char[]>(kLinkReadBytes)),
+      from_peer_(std::make_unique<char[]>(kHandshakeReadBytes)) {}
+
+void OutboundLink::Start() {
+  ReadPipe();
+  ReadNetwork();
+}
+
+void OutboundLink::ReadPipe() {
+  pipe_.async_read_some(
+      asio::buffer(from_raft_.get(), kLinkReadBytes),
+      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+        if (self->closed_) return;
+        if (ec) {
+          self->Close("");  // libraft closed the connection
+          return;
+        }
+        self->network_->AsyncWrite(asio::buffer(self->from_raft_.get(), n),
+                                   [self](const boost::system::error_code& write_ec, std::size_t) {
+                                     if (self->closed_) return;
+                                     if (write_ec) {
+                                       self->Close("write: " + write_ec.message());
+                                       return;
+                                     }
+                                     self->ReadPipe();
+                                   });
+      });
+}
+
+void OutboundLink::ReadNetwork() {
+  network_->AsyncReadSome(
+      asio::buffer(from_peer_.get(), kHandshakeReadBytes),
+      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+        if (self->closed_) return;
+        if (ec) {
+          self->Close(ec == asio::error::eof || ec == asio::error::connection_reset ||
+                              ec == asio::ssl::error::stream_truncated
+                          ? std::string()
+                          : "read: " + ec.message());
+          return;
+        }
+        self->ReadNetwork();  // raft peers never answer on this connection
+      });
+}
+
+void OutboundLink::Close(const std::string& why) {
+  if (closed_) return;
+  closed_ = true;
+  auto owner = owner_.lock();
+  if (owner && !why.empty() && owner->link_log.Allow("closed raft connections")) {
+    fmt::print(stderr, "tenure raft: closed the raft connection to server {}: {}\n", peer_id_, why);
+  }
+  boost::system::error_code ignored;
+  network_->Close();
+  pipe_.close(ignored);  // libraft sees its connection end and dials again
+  if (owner) owner->OutboundLinkClosed(this);
 }
 
 }  // namespace tenure::raft

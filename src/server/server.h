@@ -116,6 +116,11 @@ class Server {
 
   // ACLs (docs/acl.md). The caller a request's secret names ("" = none),
   // or Consul's 403 "ACL not found".
+  // New certificates for raft's mutual TLS (SIGHUP).
+  void SetRaftTls(std::shared_ptr<const tls::Context> accept,
+                  std::shared_ptr<const tls::Context> dial) {
+    node_->SetRaftTls(std::move(accept), std::move(dial));
+  }
   Result<Caller> ResolveCaller(std::string_view secret);
   // Whether a caller resolved earlier still stands (AclResolver::StillValid).
   bool CallerStillValid(const Caller& caller) const;

@@ -1,0 +1,164 @@
+"""Raft over mutual TLS (issue 14): a 3-server cluster whose members hold
+certificates from one CA replicates, fails over and catches up with every
+raft connection encrypted and both ends checked; strangers without a
+certificate from that CA (in clear, over TLS without a certificate, over TLS
+with another CA's) reach nothing: no member crashes, stalls, changes its
+log or loses its leader, and a server with another CA's certificate cannot
+join. The raw messages are those of the hardening issue
+(test_raft_strangers.py, tests/lib/raft_wire.py).
+"""
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import unittest
+
+from raft_wire import PURPOSE_JOIN, append_entries, hello_bytes, request_vote
+from tenure_testlib import Cluster, DevServer, free_port, poll_until
+from test_pki import Pki
+from test_raft_strangers import (GARBAGE, TYPE_ZERO_ENTRY, StrangerChecks, Writer, counter,
+                                 forged_write, huge_snapshot)
+
+
+def tls_dial(address, ca_file, cert=None, key=None):
+    """A TLS connection to a raft port, or None when the handshake is refused."""
+    host, port = address.rsplit(":", 1)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.load_verify_locations(ca_file)
+    if cert:
+        context.load_cert_chain(cert, key)
+    raw = socket.create_connection((host, int(port)), timeout=5)
+    try:
+        return context.wrap_socket(raw)
+    except (ssl.SSLError, OSError):
+        raw.close()
+        return None
+
+
+def closed_by_peer(sock, timeout=5.0):
+    """True once the peer ends the connection (EOF, reset or a TLS alert)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            if not sock.recv(65536):
+                return True
+        except socket.timeout:
+            return False
+        except (ConnectionError, ssl.SSLError, OSError):
+            return True
+    return False
+
+
+def send_quietly(sock, data):
+    try:
+        sock.sendall(data)
+    except (OSError, ssl.SSLError):
+        pass
+
+
+class RaftTlsTest(unittest.TestCase, StrangerChecks):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="tenure-raft-tls-")
+        cls.pki = Pki(cls.dir)
+        cls.tls_args = ["-tls-cert-file", cls.pki.server_cert, "-tls-key-file",
+                        cls.pki.server_key, "-tls-ca-file", cls.pki.ca_cert]
+        cls.cluster = Cluster(3, keyed=False, extra_args=["-session-ttl-multiplier", "1",
+                                                          *cls.tls_args]).__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.__exit__(None, None, None)
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def setUp(self):
+        self.leader = self.cluster.leader()
+
+    def claim(self, member):
+        other = self.leader if member is not self.leader else \
+            next(m for m in self.cluster.members if m is not member)
+        return self.cluster.id_of(other), other.raft_addr
+
+    def test_1_the_cluster_replicates_and_fails_over_over_mutual_tls(self):
+        for member in self.cluster.members:
+            self.assertIn("raft over mutual TLS: peers need a certificate signed by",
+                          member.log())
+        resp = self.leader.request("PUT", "/v1/kv/tls/before", "1")
+        self.assertEqual((resp.status, resp.json()), (200, True))
+        for member in self.cluster.members:
+            poll_until(lambda m=member: m.request("GET", "/v1/kv/tls/before?stale").status == 200,
+                       timeout=10, message=f"{member.http_addr} has the write")
+        old = self.leader
+        old.kill()
+        new = self.cluster.wait_leader(exclude=old)
+        resp = new.request("PUT", "/v1/kv/tls/after", "2")
+        self.assertEqual((resp.status, resp.json()), (200, True))
+        old.start()
+        poll_until(lambda: old.request("GET", "/v1/kv/tls/after?stale").status == 200,
+                   timeout=20, message="the restarted member catches up over TLS")
+
+    def test_2_strangers_without_a_certificate_from_the_ca_reach_nothing(self):
+        applied = int(self.leader.request("GET", "/v1/kv/?keys").header("X-Consul-Index"))
+        before = {m.http_addr: counter(m, "transport_handshakes_refused")
+                  for m in self.cluster.members}
+        attempts = 0
+        with Writer(self.leader) as writer:
+            for member in self.cluster.members:
+                node_id, address = self.claim(member)
+                hello = hello_bytes(node_id, address)
+                vote = request_vote(term=1 << 20, candidate=node_id, last_index=1 << 30,
+                                    last_term=1 << 20, disrupt_leader=True)
+                payloads = [TYPE_ZERO_ENTRY, forged_write(applied), huge_snapshot(self.cluster),
+                            GARBAGE, vote * 8, hello_bytes(node_id, address, purpose=PURPOSE_JOIN)]
+                for payload in payloads:
+                    # In clear, as the hardening issue's stranger did.
+                    host, port = member.raft_addr.rsplit(":", 1)
+                    with socket.create_connection((host, int(port)), timeout=5) as raw:
+                        send_quietly(raw, hello + payload)
+                        self.assertTrue(closed_by_peer(raw), "clear text was not cut")
+                    attempts += 1
+                    # Over TLS without a certificate, and with another CA's.
+                    for cert, key in ((None, None), (self.pki.stranger_cert,
+                                                     self.pki.stranger_key)):
+                        tls = tls_dial(member.raft_addr, self.pki.ca_cert, cert, key)
+                        attempts += 1
+                        if tls is None:
+                            continue  # refused in the handshake itself (TLS 1.2)
+                        with tls:
+                            send_quietly(tls, hello + payload)
+                            self.assertTrue(closed_by_peer(tls), "a TLS stranger was not cut")
+        writer.check(self, "writes during the TLS strangers")
+        for member in self.cluster.members:
+            refused = counter(member, "transport_handshakes_refused") - before[member.http_addr]
+            self.assertGreaterEqual(refused, attempts // 3, member.http_addr)
+            self.assertTrue(any("refused a raft connection" in line and ": TLS: " in line
+                                for line in member.log().splitlines()), member.log_tail())
+        self.assert_cluster_unharmed(self.cluster, self.leader)
+
+    def test_3_a_server_with_another_cas_certificate_cannot_join(self):
+        outsider = DevServer(dev=False, extra_args=[
+            "-node-id", "9", "-node", "outsider", "-join", self.leader.raft_addr,
+            "-tls-cert-file", self.pki.stranger_cert, "-tls-key-file", self.pki.stranger_key,
+            "-tls-ca-file", self.pki.other_ca_cert])
+        outsider.http_addr = f"127.0.0.1:{free_port()}"
+        outsider.raft_addr = f"127.0.0.1:{free_port()}"
+        try:
+            outsider._spawn()
+            poll_until(lambda: "TLS" in outsider.log() or outsider.process.poll() is not None,
+                       timeout=15, message="the outsider's join fails on TLS")
+            configuration = self.leader.get_json("/v1/operator/raft/configuration")
+            self.assertEqual(len(configuration["Servers"]), 3, configuration)
+            self.assertTrue(any("refused a raft connection" in line and "TLS" in line
+                                for line in self.leader.log().splitlines()))
+        finally:
+            outsider.close()
+        self.assert_cluster_unharmed(self.cluster, self.leader)
+
+
+if __name__ == "__main__":
+    unittest.main()
