@@ -224,6 +224,8 @@ class Outgoing : public std::enable_shared_from_this<Outgoing> {
 
  private:
   void Connect();
+  // Binds the dial's source to -raft-bind-addr's IP; "" or why it failed.
+  std::string BindSource(const asio::ip::address& target);
   void SecureThenHandshake();
   void Handshake();
   void Read();

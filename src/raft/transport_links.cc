@@ -345,6 +345,10 @@ void Outgoing::Connect() {
   boost::system::error_code ec;
   asio::ip::address ip = asio::ip::make_address(where->host, ec);
   if (!ec) {
+    if (std::string why = BindSource(ip); !why.empty()) {
+      asio::post(socket_.get_executor(), [self = shared_from_this(), why] { self->Fail(why); });
+      return;
+    }
     socket_.async_connect(tcp::endpoint(ip, where->port), connected);
     return;
   }
@@ -361,6 +365,22 @@ void Outgoing::Connect() {
                             [connected](const boost::system::error_code& connect_ec,
                                         const tcp::endpoint&) { connected(connect_ec); });
       });
+}
+
+// With -raft-bind-addr on a specific IP, dials leave from that IP too: on a
+// multi-homed host raft traffic stays on the cluster's interface, and peers
+// (and the test proxy) see which server dialled from where it comes from.
+std::string Outgoing::BindSource(const asio::ip::address& target) {
+  auto owner = owner_.lock();
+  if (!owner || owner->options.bind_address.empty()) return "";
+  Result<HostPort> bind = ParseHostPort(owner->options.bind_address);
+  if (!bind.ok()) return "";
+  boost::system::error_code ec;
+  const asio::ip::address source = asio::ip::make_address(bind->host, ec);
+  if (ec || source.is_unspecified() || source.is_v4() != target.is_v4()) return "";
+  socket_.open(source.is_v4() ? tcp::v4() : tcp::v6(), ec);
+  if (!ec) socket_.bind(tcp::endpoint(source, 0), ec);
+  return ec ? fmt::format("bind to {}: {}", source.to_string(), ec.message()) : "";
 }
 
 void Outgoing::SecureThenHandshake() {

@@ -570,10 +570,10 @@ class FaultRun:
                 f"{self.losses} holders stepped down; faults: {len(self.faults)}")
 
 
-def run_and_check(test, faults, default_seconds=35):
+def run_and_check(test, faults, default_seconds=35, server_args=()):
     """The body of a fault test: a seeded FaultRun against a proxied 3-server
     cluster for TENURE_FAULT_SECONDS (default `default_seconds`), then every
-    checker. Prints the seed, the faults and a summary; on a violation saves
+    checker. server_args: more flags for every member (TLS, say). Prints the seed, the faults and a summary; on a violation saves
     the history and says how to re-check it and how to replay the seed."""
     import os
     import tempfile
@@ -587,7 +587,8 @@ def run_and_check(test, faults, default_seconds=35):
     seconds = float(os.environ.get("TENURE_FAULT_SECONDS") or default_seconds)
     print(f"seed {seed} (reproduce: TENURE_FAULT_SEED={seed} ctest -R {test.id().split('.')[0]} -V)",
           flush=True)
-    with Cluster(3, proxy=PartitionProxy()) as cluster:
+    extra_args = ("-session-ttl-multiplier", "1", *server_args)
+    with Cluster(3, proxy=PartitionProxy(), extra_args=extra_args) as cluster:
         run = FaultRun(cluster, seed)
         run.leader()
         run.run(seconds, faults)

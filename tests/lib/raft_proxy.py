@@ -4,7 +4,8 @@ Every member of a test cluster listens for raft on a private port
 (`tenure server -raft-bind-addr`) and advertises a proxy port (`-raft-addr`,
 the address in the raft configuration, which the other members dial). The
 proxy forwards each connection to the member's private port, and reads the
-dialer's hello on the way (docs/formats.md, "raft handshake": a 56-byte
+dialer's hello on the way (over TLS, where the hello is encrypted, it knows
+the dialer by its source IP: members bind 127.0.0.N and dial from there) (docs/formats.md, "raft handshake": a 56-byte
 fixed part with body_len:u32 at offset 12 and id:u64 at offset 16,
 little-endian, then body_len bytes) to learn which member dialled. After the
 handshake libraft sends in one direction per connection (each server dials
@@ -42,6 +43,7 @@ _MAGIC = b"TNRAFT1\n"
 _HELLO_FIXED = 56
 _BODY_LEN = struct.Struct("<I")  # at offset 12
 _ID = struct.Struct("<Q")        # at offset 16
+_TLS_HANDSHAKE_RECORD = b"\x16"  # the first byte of a TLS ClientHello
 
 
 class _Link:
@@ -71,14 +73,23 @@ class _Link:
 
     def _run(self):
         try:
-            fixed = self._recv_exact(_HELLO_FIXED)
-            if not fixed.startswith(_MAGIC):
-                raise ConnectionError("not a tenure raft hello")
-            (body_len,) = _BODY_LEN.unpack_from(fixed, 12)
-            (self.src,) = _ID.unpack_from(fixed, 16)
-            if body_len > 4096:
-                raise ConnectionError("not a tenure raft hello")
-            handshake = fixed + self._recv_exact(body_len)
+            first = self._recv_exact(1)
+            if first == _TLS_HANDSHAKE_RECORD:
+                # Raft over TLS: the hello is encrypted; the dialer is known
+                # by the source address its -raft-bind-addr gave it.
+                self.src = self.proxy.sources.get(self.client.getpeername()[0])
+                if self.src is None:
+                    raise ConnectionError("TLS from an address that is no member's")
+                handshake = first
+            else:
+                fixed = first + self._recv_exact(_HELLO_FIXED - 1)
+                if not fixed.startswith(_MAGIC):
+                    raise ConnectionError("not a tenure raft hello")
+                (body_len,) = _BODY_LEN.unpack_from(fixed, 12)
+                (self.src,) = _ID.unpack_from(fixed, 16)
+                if body_len > 4096:
+                    raise ConnectionError("not a tenure raft hello")
+                handshake = fixed + self._recv_exact(body_len)
             with self.proxy.lock:
                 self.dead = self.proxy._blocked(self.src, self.dst)
             self.upstream = socket.create_connection(self.target, timeout=5)
@@ -125,6 +136,7 @@ class PartitionProxy:
         self.lock = threading.Lock()
         self.cuts = set()  # (from_id, to_id)
         self.links = set()
+        self.sources = {}  # a member's source IP -> its id (raft over TLS)
         self.listeners = []
         self.closing = False
 
@@ -132,6 +144,7 @@ class PartitionProxy:
         """Starts the proxy port of member `member_id`, whose raft really
         listens on `bind_addr`; returns the address to advertise."""
         host, port = bind_addr.rsplit(":", 1)
+        self.sources[host] = member_id  # dials leave from the bind address's IP
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind((self.host, free_port()))

@@ -669,7 +669,10 @@ class Cluster:
         self.proxy = proxy
         for i, member in enumerate(self.members):
             member.http_addr = f"127.0.0.1:{free_port()}"
-            member.raft_bind = f"127.0.0.1:{free_port()}"
+            # Each member on its own loopback IP, which its dials leave from:
+            # the proxy tells dialers apart by it when raft runs over TLS.
+            member.raft_bind = (f"127.0.0.{i + 1}:{free_port()}" if proxy
+                                else f"127.0.0.1:{free_port()}")
             member.raft_addr = (proxy.add_member(i + 1, member.raft_bind) if proxy
                                 else member.raft_bind)
         peers = ",".join(f"{i + 1}@{m.raft_addr}" for i, m in enumerate(self.members))
