@@ -13,6 +13,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -33,6 +34,48 @@ def peer_common_name(port, ca_file):
         with context.wrap_socket(raw, server_hostname="localhost") as tls:
             subject = dict(field[0] for field in tls.getpeercert()["subject"])
             return subject["commonName"]
+
+
+class RecordingRelay:
+    """A TCP relay that keeps every byte it carries: an eavesdropper's view."""
+
+    def __init__(self, target_port):
+        self.target_port = target_port
+        self.recorded = bytearray()
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=10)
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source, sink):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                with self.lock:
+                    self.recorded += data
+                sink.sendall(data)
+        except OSError:
+            pass
+        for sock in (source, sink):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self):
+        self.listener.close()
 
 
 class TlsServerTest(unittest.TestCase):
@@ -81,6 +124,34 @@ class TlsServerTest(unittest.TestCase):
             wrong_port = curl("--cacert", self.pki.ca_cert, f"https://{server.http_addr}/")
             self.assertNotEqual(wrong_port.returncode, 0)
             self.assertEqual(curl(f"{server.url}/v1/kv/tls/x?raw").stdout, "over tls")
+
+    def test_no_client_byte_is_in_clear_over_https(self):
+        marker = "eavesdropped-" + os.urandom(8).hex()
+        with self.server() as server:
+            plain = RecordingRelay(int(server.http_addr.rsplit(":", 1)[1]))
+            tls = RecordingRelay(self.https_port)
+            try:
+                put = curl("-X", "PUT", "--data", marker,
+                           f"http://127.0.0.1:{plain.port}/v1/kv/capture/plain")
+                self.assertEqual(put.stdout, "true")
+                # The name checked is localhost's; the relay is on another port.
+                put = curl("--cacert", self.pki.ca_cert, "--connect-to",
+                           f"localhost:{tls.port}:127.0.0.1:{tls.port}", "-X", "PUT",
+                           "--data", marker, f"https://localhost:{tls.port}/v1/kv/capture/tls")
+                self.assertEqual(put.stdout, "true", put.stderr)
+                got = curl("--cacert", self.pki.ca_cert,
+                           f"https://localhost:{tls.port}/v1/kv/capture/tls?raw")
+                self.assertEqual(got.stdout, marker)
+            finally:
+                plain.close()
+                tls.close()
+            self.assertIn(marker.encode(), bytes(plain.recorded))  # the check can fail
+            self.assertIn(b"PUT /v1/kv/capture/plain", bytes(plain.recorded))
+            recorded = bytes(tls.recorded)
+            self.assertGreater(len(recorded), 1000)
+            self.assertNotIn(marker.encode(), recorded)
+            self.assertNotIn(b"/v1/kv/capture", recorded)
+            self.assertNotIn(b"HTTP/1.1", recorded)
 
     def test_verify_incoming_needs_a_certificate_from_the_ca(self):
         with self.server("-tls-verify-incoming"):

@@ -94,6 +94,7 @@ class _Link:
                 self.dead = self.proxy._blocked(self.src, self.dst)
             self.upstream = socket.create_connection(self.target, timeout=5)
             self.upstream.settimeout(None)
+            self.proxy.record(handshake)
             self.upstream.sendall(handshake)
             threading.Thread(target=self._pump, args=(self.upstream, self.client, False),
                              daemon=True).start()
@@ -110,6 +111,7 @@ class _Link:
                 if forward and self.dead:
                     continue  # the partition: swallowed
                 if forward or not self.dead:
+                    self.proxy.record(data)
                     sink.sendall(data)
         except OSError:
             pass
@@ -131,8 +133,12 @@ class _Link:
 
 
 class PartitionProxy:
-    def __init__(self, host="127.0.0.1"):
+    def __init__(self, host="127.0.0.1", record=False):
+        """record: keep every byte that crosses (both directions, the first
+        64 MiB) in self.recorded, to show what an eavesdropper would see."""
         self.host = host
+        self.recording = record
+        self.recorded = bytearray()
         self.lock = threading.Lock()
         self.cuts = set()  # (from_id, to_id)
         self.links = set()
@@ -165,6 +171,12 @@ class PartitionProxy:
             with self.lock:
                 self.links.add(link)
             link.start()
+
+    def record(self, data):
+        if self.recording:
+            with self.lock:
+                if len(self.recorded) < 64 << 20:
+                    self.recorded += data
 
     def _blocked(self, src, dst):
         return (src, dst) in self.cuts
