@@ -25,7 +25,7 @@ net::HttpClientOptions HttpOptions(const ClientOptions& options) {
   if (token.ok()) {
     http.token = std::move(token).value();
   } else {
-    http.token_status = token.status();
+    http.settings_status = token.status();
   }
   http.connect_timeout_ms = options.connect_timeout_ms;
   http.default_timeout_ms = options.request_timeout_ms;
