@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,11 +12,11 @@ namespace tenure {
 
 // Where the servers are, and how long a request may take.
 struct ClientOptions {
-  // "host:port" or "http://host:port", one or more members of a cluster:
-  // requests fail over round-robin across them (transport errors and HTTP
-  // 500 are retried, as Consul's own client does). Empty: $TENURE_HTTP_ADDR,
-  // then $CONSUL_HTTP_ADDR (comma-separated lists allowed), then
-  // 127.0.0.1:8500, as the tenure CLI resolves them.
+  // "host:port", "http://host:port" or "https://host:port", one or more
+  // members of a cluster: requests fail over round-robin across them
+  // (transport errors and HTTP 500 are retried, as Consul's own client
+  // does). Empty: $TENURE_HTTP_ADDR, then $CONSUL_HTTP_ADDR (comma-separated
+  // lists allowed), then 127.0.0.1:8500, as the tenure CLI resolves them.
   std::vector<std::string> addresses;
   // Sent as X-Consul-Token on every request. Empty: $TENURE_HTTP_TOKEN, then
   // the file named by $TENURE_HTTP_TOKEN_FILE, then $CONSUL_HTTP_TOKEN, then
@@ -25,6 +26,20 @@ struct ClientOptions {
   std::string token;
   std::int64_t connect_timeout_ms = 5'000;
   std::int64_t request_timeout_ms = 30'000;  // one call, retries included (not blocking waits)
+
+  // TLS, for https:// addresses. Each setting left empty is taken from
+  // $TENURE_<X>, then $CONSUL_<X>, as the tenure CLI does (<X> in brackets).
+  // A file that cannot be loaded fails every call, naming it. A server whose
+  // certificate fails the checks, or that refuses ours, fails the call with
+  // OpenSSL's reason; it is not retried, and never in clear text.
+  std::string ca_file;           // PEM CAs of the servers' certificates [CACERT]; else the system's
+  std::string client_cert_file;  // PEM, for servers that verify clients [CLIENT_CERT]
+  std::string client_key_file;   // its unencrypted PEM key [CLIENT_KEY]
+  std::string tls_server_name;   // sent and checked instead of the host [TLS_SERVER_NAME]
+  // false: the servers' certificates are not checked [HTTP_SSL_VERIFY]; unset: true.
+  std::optional<bool> tls_verify;
+  // true: addresses without a scheme are https [HTTP_SSL]; unset: false.
+  std::optional<bool> https;
 };
 
 // A TTL session, renewed by the library (docs/leadership.md).

@@ -109,12 +109,13 @@ bool CandidateFlags::Resolve(const std::string& command, const std::string& name
   if (setup->http.addresses.empty()) {
     setup->http.addresses = SplitNonEmpty(client::ResolveHttpAddress(""), ',');
   }
-  Result<std::string> token = client::ResolveToken(http.token, http.token_file);
-  if (!token.ok()) {
-    PrintErr(command + ": " + std::string(token.status().message()));
+  Status resolved = http.Resolve(&setup->http);
+  // Bad addresses or TLS files stop the command now, not each request later.
+  if (resolved.ok()) resolved = net::HttpClient::Check(setup->http);
+  if (!resolved.ok()) {
+    PrintErr(command + ": " + std::string(resolved.message()));
     return false;
   }
-  setup->http.token = std::move(token).value();
   return true;
 }
 

@@ -8,27 +8,49 @@
 #include <iterator>
 #include <sstream>
 
-#include "client/settings.h"
-
 namespace tenure::cli {
 
 void HttpFlags::Register(Flags* flags) {
   flags->String("http-addr", &http_addr,
-                "address of the tenure agent, host:port or http://host:port (default: "
-                "$TENURE_HTTP_ADDR, then $CONSUL_HTTP_ADDR, then 127.0.0.1:8500)");
+                "address of the tenure agent, host:port, http://host:port or https://host:port "
+                "(default: $TENURE_HTTP_ADDR, then $CONSUL_HTTP_ADDR, then 127.0.0.1:8500; "
+                "without a scheme, https when $CONSUL_HTTP_SSL is true)");
   flags->String("token", &token,
                 "ACL token sent as X-Consul-Token (default: -token-file, then "
                 "$TENURE_HTTP_TOKEN, $TENURE_HTTP_TOKEN_FILE, $CONSUL_HTTP_TOKEN, "
                 "$CONSUL_HTTP_TOKEN_FILE)");
   flags->String("token-file", &token_file,
                 "a file holding the ACL token (read whole, surrounding whitespace trimmed)");
+  flags->String("ca-file", &tls.ca_file,
+                "PEM file of the CAs that sign the agent's certificate, for https (default: "
+                "$TENURE_CACERT, then $CONSUL_CACERT, then the system's CAs; "
+                "$CONSUL_HTTP_SSL_VERIFY=false checks no certificate)");
+  flags->String("client-cert", &tls.cert_file,
+                "PEM client certificate, for agents that verify incoming connections (default: "
+                "$TENURE_CLIENT_CERT, then $CONSUL_CLIENT_CERT)");
+  flags->String("client-key", &tls.key_file,
+                "PEM key of -client-cert, unencrypted (default: $TENURE_CLIENT_KEY, then "
+                "$CONSUL_CLIENT_KEY)");
+  flags->String("tls-server-name", &tls.server_name,
+                "the name sent (SNI) and expected in the agent's certificate (default: "
+                "$TENURE_TLS_SERVER_NAME, then $CONSUL_TLS_SERVER_NAME, then the host dialled)");
+}
+
+Status HttpFlags::Resolve(net::HttpClientOptions* options) const {
+  Result<std::string> resolved_token = client::ResolveToken(token, token_file);
+  if (!resolved_token.ok()) return resolved_token.status();
+  Result<net::TlsOptions> resolved_tls = client::ResolveTls(tls);
+  if (!resolved_tls.ok()) return resolved_tls.status();
+  options->token = std::move(resolved_token).value();
+  options->tls = std::move(resolved_tls).value();
+  return Status::Ok();
 }
 
 std::unique_ptr<net::BlockingHttpClient> HttpFlags::MakeClient() const {
-  // A token that cannot be resolved fails each request with the reason,
-  // which the command reports like any other failed request.
-  return std::make_unique<net::BlockingHttpClient>(client::ResolveHttpAddress(http_addr),
-                                                   client::ResolveToken(token, token_file));
+  net::HttpClientOptions options;
+  options.addresses = {client::ResolveHttpAddress(http_addr)};
+  options.settings_status = Resolve(&options);
+  return std::make_unique<net::BlockingHttpClient>(std::move(options));
 }
 
 std::string UsageWithOptions(std::string_view usage, const Flags& flags) {

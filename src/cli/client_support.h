@@ -1,5 +1,6 @@
 // What every client subcommand (kv, session, watch, acl...) shares: the
-// HTTP flags (-http-addr, -token, -token-file) and the client built from
+// HTTP flags (-http-addr, -token, -token-file, and for TLS -ca-file,
+// -client-cert, -client-key, -tls-server-name) and the client built from
 // them, flag parsing with -h handling, Consul's error texts for unexpected
 // HTTP statuses, Consul's data sources (@file, -), and output helpers
 // (stdout for results, stderr for errors, each line flushed at once so that
@@ -17,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "client/settings.h"
 #include "common/limits.h"
 #include "net/blocking_http_client.h"
 #include "net/url.h"
@@ -27,8 +29,15 @@ struct HttpFlags {
   std::string http_addr;   // empty: $TENURE_HTTP_ADDR, $CONSUL_HTTP_ADDR, 127.0.0.1:8500
   std::string token;       // empty: -token-file, then the environment (client/settings.h)
   std::string token_file;  // a file holding the token
+  client::TlsChoices tls;  // empty: the environment (client/settings.h)
 
   void Register(Flags* flags);
+  // The token and TLS settings, flags before the environment; the first
+  // that cannot be resolved is the error.
+  Status Resolve(net::HttpClientOptions* options) const;
+  // A client of the one agent; a setting that cannot be resolved fails each
+  // request with the reason, which the command reports like any other
+  // failed request.
   std::unique_ptr<net::BlockingHttpClient> MakeClient() const;
 };
 

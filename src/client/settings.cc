@@ -5,6 +5,9 @@
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <optional>
+
+#include "common/strings.h"
 
 namespace tenure::client {
 namespace {
@@ -44,6 +47,39 @@ Result<std::string> Checked(std::string token, std::string_view what) {
     }
   }
   return token;
+}
+
+// Go's strconv.ParseBool.
+std::optional<bool> ParseBool(std::string_view text) {
+  for (const char* yes : {"1", "t", "T", "true", "TRUE", "True"}) {
+    if (text == yes) return true;
+  }
+  for (const char* no : {"0", "f", "F", "false", "FALSE", "False"}) {
+    if (text == no) return false;
+  }
+  return std::nullopt;
+}
+
+// The given value, else $TENURE_<name>, else $CONSUL_<name>.
+std::string Setting(const std::string& given, const std::string& name) {
+  if (!given.empty()) return given;
+  return FirstEnv({("TENURE_" + name).c_str(), ("CONSUL_" + name).c_str()});
+}
+
+Result<bool> BoolSetting(std::optional<bool> given, const std::string& name, bool otherwise) {
+  if (given) return *given;
+  for (const char* prefix : {"TENURE_", "CONSUL_"}) {
+    const std::string variable = prefix + name;
+    std::string value = Env(variable.c_str());
+    if (value.empty()) continue;
+    std::optional<bool> parsed = ParseBool(value);
+    if (!parsed) {
+      return Status::InvalidArgument("$" + variable + " is " + GoQuote(value) +
+                                     ", not true or false");
+    }
+    return *parsed;
+  }
+  return otherwise;
 }
 
 // Bounds what a mistaken path (a log, a device) can make us read.
@@ -98,6 +134,21 @@ Result<std::string> ResolveToken(std::string_view explicit_token,
     }
   }
   return std::string();
+}
+
+Result<net::TlsOptions> ResolveTls(const TlsChoices& given) {
+  net::TlsOptions options;
+  options.files.ca_file = Setting(given.ca_file, "CACERT");
+  options.files.cert_file = Setting(given.cert_file, "CLIENT_CERT");
+  options.files.key_file = Setting(given.key_file, "CLIENT_KEY");
+  options.files.server_name = Setting(given.server_name, "TLS_SERVER_NAME");
+  Result<bool> verify = BoolSetting(given.verify, "HTTP_SSL_VERIFY", true);
+  if (!verify.ok()) return verify.status();
+  options.files.verify = *verify;
+  Result<bool> https = BoolSetting(given.https, "HTTP_SSL", false);
+  if (!https.ok()) return https.status();
+  options.by_default = *https;
+  return options;
 }
 
 }  // namespace tenure::client

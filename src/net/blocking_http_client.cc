@@ -9,24 +9,26 @@
 namespace tenure::net {
 
 struct BlockingHttpClient::Impl {
-  Impl(std::string address, Result<std::string> token)
-      : client(io, Options(std::move(address), std::move(token))) {}
-
-  static HttpClientOptions Options(std::string address, Result<std::string> token) {
-    HttpClientOptions options;
-    options.addresses = {std::move(address)};
-    if (token.ok()) {
-      options.token = std::move(token).value();
-    } else {
-      options.token_status = token.status();
-    }
-    options.max_idle_per_address = 1;
-    return options;
-  }
+  explicit Impl(HttpClientOptions options) : client(io, std::move(options)) {}
 
   boost::asio::io_context io{1};
   HttpClient client;  // after io: destroyed first
 };
+
+namespace {
+
+HttpClientOptions WithToken(std::string_view address, Result<std::string> token) {
+  HttpClientOptions options;
+  options.addresses = {std::string(address)};
+  if (token.ok()) {
+    options.token = std::move(token).value();
+  } else {
+    options.settings_status = token.status();
+  }
+  return options;
+}
+
+}  // namespace
 
 BlockingHttpClient::BlockingHttpClient(std::string_view address, std::string token,
                                        std::int64_t timeout_ms)
@@ -34,12 +36,18 @@ BlockingHttpClient::BlockingHttpClient(std::string_view address, std::string tok
 
 BlockingHttpClient::BlockingHttpClient(std::string_view address, Result<std::string> token,
                                        std::int64_t timeout_ms)
-    : impl_(std::make_unique<Impl>(std::string(address), std::move(token))),
-      display_address_(address),
-      default_timeout_ms_(timeout_ms > 0 ? timeout_ms : kDefaultTimeoutMs) {
-  if (Result<HttpAddress> parsed = ParseHttpAddress(address); parsed.ok()) {
-    display_address_ = parsed->ToString();
+    : BlockingHttpClient(WithToken(address, std::move(token)), timeout_ms) {}
+
+BlockingHttpClient::BlockingHttpClient(HttpClientOptions options, std::int64_t timeout_ms)
+    : default_timeout_ms_(timeout_ms > 0 ? timeout_ms : kDefaultTimeoutMs) {
+  if (options.addresses.size() > 1) options.addresses.resize(1);
+  display_address_ = options.addresses.empty() ? std::string() : options.addresses.front();
+  if (Result<HttpAddress> parsed = ParseHttpAddress(display_address_, options.tls.by_default);
+      parsed.ok()) {
+    display_address_ = parsed->Describe();
   }
+  options.max_idle_per_address = 1;
+  impl_ = std::make_unique<Impl>(std::move(options));
 }
 
 BlockingHttpClient::~BlockingHttpClient() = default;

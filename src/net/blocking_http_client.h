@@ -8,7 +8,8 @@
 // Results as HttpClient's: HTTP statuses are not errors (read
 // ClientResponse::status); kUnavailable ("cannot reach tenure at
 // 127.0.0.1:8500: connection refused") and kTimeout otherwise; a bad address
-// or an unresolved token is reported by every Request.
+// or an unresolved token is reported by every Request. Over TLS as
+// HttpClient (https:// addresses, or options.tls.by_default).
 //
 // NOT thread-safe: use one per thread.
 #pragma once
@@ -35,6 +36,10 @@ class BlockingHttpClient {
   // fails with its Status, as with a bad address.
   BlockingHttpClient(std::string_view address, Result<std::string> token,
                      std::int64_t timeout_ms = kDefaultTimeoutMs);
+  // Every option of HttpClient (TLS, settings_status...); the first address
+  // is the agent's, and max_idle_per_address becomes 1.
+  explicit BlockingHttpClient(HttpClientOptions options,
+                              std::int64_t timeout_ms = kDefaultTimeoutMs);
   ~BlockingHttpClient();
   BlockingHttpClient(const BlockingHttpClient&) = delete;
   BlockingHttpClient& operator=(const BlockingHttpClient&) = delete;
@@ -45,7 +50,8 @@ class BlockingHttpClient {
   Result<ClientResponse> Request(std::string_view method, std::string_view target,
                                  std::string_view body = "", std::int64_t timeout_ms = kUseDefault);
 
-  // "127.0.0.1:8500" (or the address as given when it did not parse).
+  // "127.0.0.1:8500", "https://h:8501" (or the address as given when it did
+  // not parse).
   const std::string& address() const { return display_address_; }
 
  private:

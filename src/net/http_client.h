@@ -27,6 +27,22 @@
 // rides out a server restart or a dead server. Any other status (400, 404, 409, 429, 503...) is
 // returned at once.
 //
+// TLS: an https:// address (or one without a scheme when tls.by_default,
+// as $CONSUL_HTTP_SSL asks) is dialled over TLS 1.2 or newer. After the TCP
+// connect comes a handshake, bounded like the connect by connect_timeout_ms,
+// that sends the server's name (SNI) and checks its certificate against the
+// CA file and that name (tls.files.server_name, else the host dialled; an IP
+// literal against the certificate's IP addresses). A handshake the server or
+// the check refused is not retried (it will not heal) and never falls back
+// to clear text: the call fails with kUnavailable "cannot reach tenure at
+// https://127.0.0.1:8501: TLS handshake failed: certificate verify failed
+// (unable to get local issuer certificate)", and later calls start at the
+// next address. A timeout or a reset during the handshake is a transport
+// error like any other. With TLS, an idle kept connection that became
+// readable was closed by the server (close_notify or EOF) and is not reused.
+// CA, certificate or key files that cannot be loaded fail every request,
+// naming the file.
+//
 // Results (the `done` callback):
 //   - a response arrived: Result holds it, whatever its status (HTTP errors
 //     are not Statuses here; a 500 that survived every retry is returned too);
@@ -50,7 +66,8 @@
 // REQUIRES: a callback does not destroy the client (post the destruction).
 // Messages name the agent and the cause: "cannot reach tenure at
 // 127.0.0.1:8500: connection refused", "tenure at 127.0.0.1:8500 did not
-// answer GET /v1/kv/x within 5000 ms", "... (3 attempts)" after retries.
+// answer GET /v1/kv/x within 5000 ms", "... (3 attempts)" after retries; an
+// agent reached over TLS is named with its scheme ("https://h:8501").
 // Beast stays inside http_client.cc.
 #pragma once
 
@@ -66,6 +83,7 @@
 
 #include "common/status.h"
 #include "net/http_address.h"
+#include "tls/context.h"
 
 namespace boost::asio {
 class io_context;
@@ -73,16 +91,23 @@ class io_context;
 
 namespace tenure::net {
 
+struct TlsOptions {
+  tls::ClientFiles files;
+  bool by_default = false;  // https for addresses without a scheme ($CONSUL_HTTP_SSL)
+};
+
 struct HttpClientOptions {
   std::vector<std::string> addresses;  // as ParseHttpAddress takes them
   std::string token;                   // sent as X-Consul-Token when not empty
   std::int64_t connect_timeout_ms = 5'000;
   std::int64_t default_timeout_ms = 30'000;
   std::size_t max_idle_per_address = 2;
-  // Not OK when the caller could not resolve the token (an unreadable token
-  // file): every request fails with it, as with a bad address, rather than
-  // going out without the token that was meant.
-  Status token_status;
+  // Not OK when the caller could not resolve its settings (an unreadable
+  // token file, a $CONSUL_HTTP_SSL that is not a boolean): every request
+  // fails with it, as with a bad address, rather than going out without the
+  // token or the TLS that was meant.
+  Status settings_status;
+  TlsOptions tls;
 };
 
 struct RetryPolicy {
@@ -127,6 +152,11 @@ class HttpClient {
   // REQUIRES: io outlives this client.
   HttpClient(boost::asio::io_context& io, HttpClientOptions options);
   ~HttpClient();  // Shutdown()
+
+  // What every Request of a client with these options would fail with (a
+  // bad address, settings_status, TLS files that cannot be loaded), for
+  // commands that check before they start.
+  static Status Check(const HttpClientOptions& options);
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 

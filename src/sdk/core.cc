@@ -25,7 +25,16 @@ net::HttpClientOptions HttpOptions(const ClientOptions& options) {
   if (token.ok()) {
     http.token = std::move(token).value();
   } else {
-    http.token_status = token.status();
+    http.settings_status = token.status();
+  }
+  client::TlsChoices given{options.ca_file,         options.client_cert_file,
+                           options.client_key_file, options.tls_server_name,
+                           options.tls_verify,      options.https};
+  Result<net::TlsOptions> tls = client::ResolveTls(given);
+  if (tls.ok()) {
+    http.tls = std::move(tls).value();
+  } else if (http.settings_status.ok()) {
+    http.settings_status = tls.status();
   }
   http.connect_timeout_ms = options.connect_timeout_ms;
   http.default_timeout_ms = options.request_timeout_ms;

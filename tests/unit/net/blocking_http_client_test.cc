@@ -74,11 +74,11 @@ TEST(BlockingHttpClientTest, FailuresNameTheAgentAndTheCause) {
             std::string::npos)
       << got.status().message();
 
-  BlockingHttpClient bad("https://x:1", "", 5'000);
+  BlockingHttpClient bad("unix:///x", "", 5'000);
   got = bad.Request("GET", "/");
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(bad.address(), "https://x:1");
+  EXPECT_EQ(bad.address(), "unix:///x");
 
   // A token that could not be resolved: nothing is sent, every request fails with it.
   StubServer never([](int) {});

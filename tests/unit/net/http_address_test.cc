@@ -25,15 +25,30 @@ TEST(HttpAddressTest, AcceptsTheFormsConsulToolsAccept) {
   ASSERT_TRUE(v6.ok());
   EXPECT_EQ(v6->host, "fe80::1");
   EXPECT_EQ(v6->port, 9);
+  EXPECT_FALSE(v6->tls);
+}
+
+std::string Described(std::string_view text, bool tls_by_default = false) {
+  Result<HttpAddress> parsed = ParseHttpAddress(text, tls_by_default);
+  return parsed.ok() ? parsed->Describe() : "error: " + std::string(parsed.status().message());
+}
+
+TEST(HttpAddressTest, HttpsIsTlsAndDefaultsToPort8501) {
+  EXPECT_EQ(Described("https://10.0.0.1:18501"), "https://10.0.0.1:18501");
+  EXPECT_EQ(Described("HTTPS://h/"), "https://h:8501");
+  EXPECT_EQ(Described("https://[::1]"), "https://[::1]:8501");
+  EXPECT_EQ(Parsed("https://h:9"), "h:9");  // the Host: header has no scheme
+  // $CONSUL_HTTP_SSL: an address without a scheme is https, with its port.
+  EXPECT_EQ(Described("h:8500", true), "https://h:8500");
+  EXPECT_EQ(Described("h", true), "https://h:8501");
+  EXPECT_EQ(Described("http://h", true), "h:8500");  // an explicit scheme wins
+  EXPECT_EQ(Described("h:8500"), "h:8500");
 }
 
 TEST(HttpAddressTest, RefusesWhatItCannotReachWithTheReason) {
-  EXPECT_EQ(
-      Parsed("https://h:8501"),
-      "error: http address \"https://h:8501\": scheme \"https\" is not supported (use http://)");
-  EXPECT_EQ(
-      Parsed("unix:///tmp/s"),
-      "error: http address \"unix:///tmp/s\": scheme \"unix\" is not supported (use http://)");
+  EXPECT_EQ(Parsed("unix:///tmp/s"),
+            "error: http address \"unix:///tmp/s\": scheme \"unix\" is not supported (use "
+            "http:// or https://)");
   EXPECT_EQ(Parsed("h:8500/v1"), "error: http address \"h:8500/v1\": a path is not allowed");
   EXPECT_EQ(Parsed(""), "error: http address \"\": missing host");
   for (const char* bad : {"h:0", "h:65536", "h:x", ":8500", "h:", "[::1:8500", "a b:1"}) {

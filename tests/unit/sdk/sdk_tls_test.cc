@@ -1,0 +1,146 @@
+// libtenure over TLS: ClientOptions' TLS settings (and the variables they
+// default to) reach the client. The server is a TlsResponder answering the
+// session calls as tenure does; the protocol itself is sdk_test.cc's.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <memory>
+#include <string>
+
+#include "tenure/tenure.h"
+#include "unit/net/tls_responder.h"
+#include "unit/tls/test_certs.h"
+
+namespace tenure {
+namespace {
+
+constexpr char kSessionId[] = "1f2e3d4c-0000-4000-8000-00000000abcd";
+
+testutil::TestPki& Pki() {
+  static testutil::TestPki* made = new testutil::TestPki();
+  return *made;
+}
+
+// Requires a client certificate, as a server with -tls-verify-incoming does.
+std::unique_ptr<test_support::TlsResponder> SessionServer() {
+  auto context = tls::Context::ForServer(
+      {Pki().server.cert_file, Pki().server.key_file, Pki().ca.cert_file, true});
+  EXPECT_TRUE(context.ok()) << context.status().ToString();
+  test_support::TlsResponderOptions options;
+  options.answer = [](const test_support::StubRequest& request) -> std::string {
+    if (request.target == "/v1/session/create")
+      return std::string("{\"ID\":\"") + kSessionId + "\"}";
+    if (request.target.rfind("/v1/session/renew/", 0) == 0) {
+      return std::string("[{\"ID\":\"") + kSessionId + "\",\"TTL\":\"10s\"}]";
+    }
+    return "true";
+  };
+  return std::make_unique<test_support::TlsResponder>((*context)->raw(), options);
+}
+
+SessionOptions Ttl10s() {
+  SessionOptions options;
+  options.ttl_ms = 10'000;
+  return options;
+}
+
+class SdkTlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* name : {"CONSUL_CACERT", "CONSUL_CLIENT_CERT", "CONSUL_CLIENT_KEY",
+                             "CONSUL_HTTP_SSL", "CONSUL_HTTP_SSL_VERIFY"}) {
+      ::unsetenv(name);
+    }
+  }
+};
+
+TEST_F(SdkTlsTest, ASessionIsCreatedOverHttpsWithAClientCertificate) {
+  auto server = SessionServer();
+  ClientOptions options;
+  options.addresses = {"https://" + server->address()};
+  options.ca_file = Pki().ca.cert_file;
+  options.client_cert_file = Pki().client.cert_file;
+  options.client_key_file = Pki().client.key_file;
+  Client client(options);
+  Session session(client, Ttl10s());
+  Status created = session.Create();
+  ASSERT_TRUE(created.ok()) << created.ToString();
+  EXPECT_EQ(session.id(), kSessionId);
+  EXPECT_TRUE(session.Destroy().ok());
+  EXPECT_EQ(server->failures().size(), 0u);
+}
+
+TEST_F(SdkTlsTest, TheVariablesFillWhatTheOptionsLeaveEmpty) {
+  auto server = SessionServer();
+  ::setenv("CONSUL_HTTP_SSL", "true", 1);
+  ::setenv("CONSUL_CACERT", Pki().ca.cert_file.c_str(), 1);
+  ::setenv("CONSUL_CLIENT_CERT", Pki().client.cert_file.c_str(), 1);
+  ::setenv("CONSUL_CLIENT_KEY", Pki().client.key_file.c_str(), 1);
+  ClientOptions options;
+  options.addresses = {server->address()};  // https by $CONSUL_HTTP_SSL
+  Client client(options);
+  Session session(client, Ttl10s());
+  Status created = session.Create();
+  ASSERT_TRUE(created.ok()) << created.ToString();
+  EXPECT_TRUE(session.Destroy().ok());
+
+  // An option beats its variable: this one is refused.
+  options.https = false;
+  Client plain(options);
+  Session refused(plain, Ttl10s());
+  EXPECT_FALSE(refused.Create().ok());
+}
+
+TEST_F(SdkTlsTest, EachFailureIsAStatusWithTheReason) {
+  auto server = SessionServer();
+  ClientOptions options;
+  options.addresses = {"https://" + server->address()};
+  options.ca_file = Pki().other_ca.cert_file;
+  options.client_cert_file = Pki().client.cert_file;
+  options.client_key_file = Pki().client.key_file;
+  {
+    Client client(options);
+    Session session(client, Ttl10s());
+    Status created = session.Create();
+    EXPECT_EQ(created.code(), Code::kUnavailable);
+    EXPECT_NE(created.message().find("https://" + server->address() +
+                                     ": TLS handshake failed: certificate verify failed"),
+              std::string::npos)
+        << created.ToString();
+  }
+  options.ca_file = Pki().dir + "/missing.pem";
+  {
+    Client client(options);
+    Session session(client, Ttl10s());
+    Status created = session.Create();
+    EXPECT_FALSE(created.ok());
+    EXPECT_NE(
+        created.message().find("TLS: CA file " + options.ca_file + ": No such file or directory"),
+        std::string::npos)
+        << created.ToString();
+  }
+  options.ca_file = Pki().ca.cert_file;
+  options.client_cert_file.clear();
+  options.client_key_file.clear();
+  {
+    Client client(options);
+    Session session(client, Ttl10s());
+    Status created = session.Create();
+    EXPECT_NE(created.message().find("TLS handshake failed: tlsv13 alert certificate required"),
+              std::string::npos)
+        << created.ToString();
+  }
+  options.tls_verify = false;
+  options.ca_file = Pki().other_ca.cert_file;
+  options.client_cert_file = Pki().client.cert_file;
+  options.client_key_file = Pki().client.key_file;
+  {
+    Client client(options);
+    Session session(client, Ttl10s());
+    EXPECT_TRUE(session.Create().ok());
+    EXPECT_TRUE(session.Destroy().ok());
+  }
+}
+
+}  // namespace
+}  // namespace tenure
