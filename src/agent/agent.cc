@@ -163,6 +163,7 @@ Status RunAgent(AgentPlan plan) {
       } else {
         if (plan.https) https_server.SetTlsContext(contexts->https);
         if (contexts->raft_accept) server.SetRaftTls(contexts->raft_accept, contexts->raft_dial);
+        api.ReloadTls();
         fmt::print(stderr, "tenure: SIGHUP: reloaded TLS certificate {} and key {}\n",
                    plan.tls_files.cert_file, plan.tls_files.key_file);
       }

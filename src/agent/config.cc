@@ -326,6 +326,13 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   options.session_ttl_multiplier = config.session_ttl_multiplier;
   // Followers forward to this address: the TLS listener when there is one.
   options.http_address = AdvertisedHttpAddress(https ? *https : *http, *raft_address);
+  if (https) {
+    tls::ClientFiles forward;
+    forward.ca_file = config.tls_ca_file;  // "" = the system's CAs
+    forward.cert_file = config.tls_cert_file;
+    forward.key_file = config.tls_key_file;
+    options.forward_tls = forward;
+  }
   options.raft.id = config.node_id;
   options.raft.address = config.raft_addr;
   options.raft.bootstrap = std::move(peers);

@@ -67,6 +67,8 @@ Api::~Api() = default;
 void Api::Start() {}
 void Api::Shutdown() { forwarder_->Shutdown(); }
 
+void Api::ReloadTls() { forwarder_->ReloadTls(); }
+
 void Api::SetMeta(HttpResponse* response, LogIndex index) const {
   // Clients treat 0 as "no index" and spin; Consul never sends it.
   response->headers.emplace_back("X-Consul-Index",

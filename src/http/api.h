@@ -63,6 +63,8 @@ class Api {
   void Start();
   // Fails forwarded requests still in flight.
   void Shutdown();
+  // The TLS files changed (SIGHUP): forwarding reads them again.
+  void ReloadTls();
 
   // Handlers (handlers/*.cc).
   void KvGet(const CallPtr& call);

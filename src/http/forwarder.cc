@@ -50,6 +50,12 @@ net::HttpClient& Forwarder::ClientFor(const std::string& http_address) {
     options.connect_timeout_ms = kConnectTimeoutMs;
     // Enough idle connections that a burst of forwarded writes reuses them.
     options.max_idle_per_address = 64;
+    // Servers that serve HTTPS forward over it, checking the leader's
+    // certificate and presenting their own (docs/tls.md).
+    if (server_.options().forward_tls) {
+      options.tls.files = *server_.options().forward_tls;
+      options.tls.by_default = true;
+    }
     slot = std::make_unique<net::HttpClient>(io_, std::move(options));
   }
   return *slot;
@@ -86,6 +92,7 @@ void Forwarder::Forward(const HttpRequest& request, std::shared_ptr<Responder> r
   }
   call.headers.emplace_back(kForwardedByHeader, std::to_string(server_.NodeId()));
 
+  std::erase_if(retired_, [](const auto& http) { return http->in_flight() == 0; });
   std::string where = leader.http_address;
   net::HttpClient& http = ClientFor(where);
   net::RequestId id =
@@ -114,10 +121,16 @@ void Forwarder::Forward(const HttpRequest& request, std::shared_ptr<Responder> r
   });
 }
 
+void Forwarder::ReloadTls() {
+  for (auto& [address, http] : clients_) retired_.push_back(std::move(http));
+  clients_.clear();
+}
+
 void Forwarder::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
   for (auto& [address, http] : clients_) http->Shutdown();
+  for (auto& http : retired_) http->Shutdown();
 }
 
 std::size_t Forwarder::in_flight() const {

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/types.h"
 #include "http/request.h"
@@ -50,6 +51,10 @@ class Forwarder {
   // Cancels forwarded requests (their clients get a 500).
   void Shutdown();
 
+  // The TLS files changed (SIGHUP): later forwards use clients that read
+  // them again; the current ones finish their requests first.
+  void ReloadTls();
+
   std::size_t in_flight() const;
 
  private:
@@ -59,6 +64,8 @@ class Forwarder {
   server::Server& server_;
   // One client per leader address seen; bounded by the cluster's size.
   std::map<std::string, std::unique_ptr<net::HttpClient>> clients_;
+  // Replaced by ReloadTls; dropped once they have nothing in flight.
+  std::vector<std::unique_ptr<net::HttpClient>> retired_;
   bool shut_down_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -22,6 +22,7 @@
 #include "server/leader_duties.h"
 #include "server/waiters.h"
 #include "state/store.h"
+#include "tls/context.h"
 
 namespace boost::asio {
 class io_context;
@@ -34,6 +35,10 @@ struct ServerOptions {
   // Where this server answers HTTP, as other members reach it: recorded in
   // its member record so that followers can forward to it (decision 0008).
   std::string http_address;
+  // Set when the servers serve HTTPS (-https-addr): followers forward to the
+  // leader over TLS with these files (the CA, and this server's certificate
+  // for a leader that requires one). Unset: forwarding in clear.
+  std::optional<tls::ClientFiles> forward_tls;
   std::string datacenter = "dc1";
   // -data-dir (raft keeps its files in raft.data_dir below it); where an
   // operator drops acl-bootstrap-reset. Empty in tests without a disk.

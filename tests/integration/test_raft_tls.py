@@ -75,8 +75,12 @@ class RaftTlsTest(unittest.TestCase, StrangerChecks):
         shutil.copy(cls.pki.server_key, cls.live_key)
         cls.tls_args = ["-tls-cert-file", cls.live_cert, "-tls-key-file", cls.live_key,
                         "-tls-ca-file", cls.pki.ca_cert]
-        cls.cluster = Cluster(3, keyed=False, extra_args=["-session-ttl-multiplier", "1",
-                                                          *cls.tls_args]).__enter__()
+        cluster = Cluster(3, keyed=False, extra_args=["-session-ttl-multiplier", "1",
+                                                      *cls.tls_args, "-tls-verify-incoming"])
+        for member in cluster.members:  # and HTTPS, each on its own port
+            member.https_port = free_port()
+            member.extra_args += ["-https-addr", f"127.0.0.1:{member.https_port}"]
+        cls.cluster = cluster.__enter__()
 
     @classmethod
     def tearDownClass(cls):
@@ -213,6 +217,20 @@ class RaftTlsTest(unittest.TestCase, StrangerChecks):
         last = f"rotation/{acked[-1]}"
         poll_until(lambda: follower.request("GET", f"/v1/kv/{last}?stale").status == 200,
                    timeout=20, message="the restarted follower catches up")
+
+    def test_5_a_follower_forwards_over_tls_checking_the_leader(self):
+        follower = next(m for m in self.cluster.members if m is not self.leader)
+        auth = ["--cacert", self.pki.ca_cert, "--cert", self.pki.client_cert, "--key",
+                self.pki.client_key]
+        put = subprocess.run(["curl", "-sS", "--max-time", "10", *auth, "-X", "PUT", "--data",
+                              "forwarded", f"https://localhost:{follower.https_port}/v1/kv/fwd"],
+                             capture_output=True, text=True, timeout=30)
+        # The leader requires client certificates and speaks only TLS on the
+        # address it advertises: this worked only if the follower forwarded
+        # over TLS with its own certificate.
+        self.assertEqual(put.stdout, "true", put.stderr + follower.log_tail())
+        got = self.leader.request("GET", "/v1/kv/fwd?raw")
+        self.assertEqual(got.body, b"forwarded")
 
 
 class RaftTrafficCaptureTest(unittest.TestCase):

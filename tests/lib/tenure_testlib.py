@@ -43,6 +43,7 @@ hopes is a flaky test.
 import http.client
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -82,8 +83,29 @@ def tenure_bin():
     return path
 
 
+def _ephemeral_range():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(x) for x in f.read().split())
+            return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port():
-    """A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it)."""
+    """A TCP port on 127.0.0.1 that was free a moment ago. Picked below the
+    kernel's ephemeral range, so that no outgoing connection (a raft dial, a
+    client) can take it as its source port before the server binds it, as
+    one picked by the OS could."""
+    low, _ = _ephemeral_range()
+    for _ in range(50):
+        port = random.randrange(max(1024, low - 12000), low)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
