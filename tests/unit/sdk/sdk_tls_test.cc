@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "tenure/tenure.h"
+#include "unit/client/server_process.h"
 #include "unit/net/tls_responder.h"
 #include "unit/tls/test_certs.h"
 
@@ -140,6 +144,65 @@ TEST_F(SdkTlsTest, EachFailureIsAStatusWithTheReason) {
     EXPECT_TRUE(session.Create().ok());
     EXPECT_TRUE(session.Destroy().ok());
   }
+}
+
+// The real server, TLS only (-http-addr off) with client certificates
+// required: libtenure campaigns over https and gets the server's fencing token.
+TEST_F(SdkTlsTest, ACampaignOverHttpsOnATlsOnlyServerLeadsWithAFencingToken) {
+  const std::string binary = test_support::TenureBinary();
+  ASSERT_FALSE(binary.empty());
+  const std::string https = test_support::FreeAddress();
+  char dir[] = "/tmp/tenure-sdk-tls-XXXXXX";
+  const std::string work = ::mkdtemp(dir);
+  pid_t pid = test_support::SpawnServer(
+      binary,
+      {"-dev", "-http-addr", "off", "-https-addr", https, "-raft-addr", test_support::FreeAddress(),
+       "-tls-cert-file", Pki().server.cert_file, "-tls-key-file", Pki().server.key_file,
+       "-tls-ca-file", Pki().ca.cert_file, "-tls-verify-incoming"},
+      work + "/server.log");
+  // Stopped by its PID however the test ends.
+  struct Stop {
+    pid_t* pid;
+    std::string dir;
+    ~Stop() {
+      test_support::KillServer(pid);
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  } stop{&pid, work};
+  ClientOptions options;
+  options.addresses = {"https://" + https};
+  options.ca_file = Pki().ca.cert_file;
+  options.client_cert_file = Pki().client.cert_file;
+  options.client_key_file = Pki().client.key_file;
+  Client client(options);
+  // Ready once a session can be made (the single server leads).
+  std::unique_ptr<Session> session;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (std::chrono::steady_clock::now() < deadline) {
+    session = std::make_unique<Session>(client, Ttl10s());
+    if (session->Create().ok()) break;
+    session.reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_NE(session, nullptr) << "no session over https within 15 s";
+  ElectionOptions election_options;
+  election_options.name = "tls-demo";
+  election_options.candidate = "a";
+  Election election(*session, election_options);
+  ASSERT_TRUE(election.Campaign("over tls").ok());
+  EXPECT_GT(election.FencingToken(), 0u);
+  EXPECT_EQ(election.Leader().value, "over tls");
+  EXPECT_TRUE(election.Resign().ok());
+  EXPECT_TRUE(session->Destroy().ok());
+
+  // The same server refuses a client without a certificate.
+  ClientOptions anonymous = options;
+  anonymous.client_cert_file.clear();
+  anonymous.client_key_file.clear();
+  Client refused_client(anonymous);
+  Session refused(refused_client, Ttl10s());
+  EXPECT_FALSE(refused.Create().ok());
 }
 
 }  // namespace
