@@ -16,7 +16,8 @@ Writes <out>/benchmarks-vs-etcd.md (only the part between the
 "generated" markers is replaced; hand-written text around it stays),
 <out>/benchmarks-vs-etcd.json (every run) and PNG plots beside them.
 Exits 1 if any measurement failed (the smoke test, bench.vs_smoke, checks
-that). Only processes this script started are ever signalled.
+that). Only processes this script started are ever signalled, by PID;
+SIGTERM stops them too before the script exits.
 """
 
 import argparse
@@ -115,6 +116,36 @@ def poll(predicate, timeout, what):
     raise RuntimeError(f"{what} not within {timeout:.0f} s (last error: {last})")
 
 
+# Every Process not stopped yet: what stop_everything stops on the way out.
+LIVE = []
+
+
+def stop_everything():
+    """Stops, by PID, every server process still running (a SIGTERM or an
+    error between a start and its `with` block's end)."""
+    for p in reversed(list(LIVE)):
+        try:
+            p.stop()
+        except Exception as e:  # noqa: BLE001 - the others must still be stopped
+            print(f"could not stop PID {p.pid}: {e}", file=sys.stderr)
+
+
+def exit_on_sigterm():
+    """SIGTERM (kill PID, a CI timeout) unwinds like an error: the `with
+    Servers` blocks stop their processes and stop_everything the rest.
+    Without this Python dies at once and every server, each in a session of
+    its own, keeps running. Later SIGTERMs are ignored so the cleanup runs
+    to its end."""
+    state = {"seen": False}
+
+    def handler(signum, _frame):
+        if state["seen"]:
+            return
+        state["seen"] = True
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, handler)
+
+
 class Process:
     """One server process with its log; signalled only by its own PID."""
 
@@ -125,6 +156,7 @@ class Process:
         self.log.flush()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+        LIVE.append(self)
 
     @property
     def pid(self):
@@ -143,14 +175,20 @@ class Process:
             return ""
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        self.log.close()
+        try:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait(timeout=10)
+        finally:
+            # Interrupted before the process was reaped (the SIGTERM), it
+            # stays listed for stop_everything.
+            if self.proc.returncode is not None and self in LIVE:
+                LIVE.remove(self)
+                self.log.close()
 
 
 # --- servers --------------------------------------------------------------------
@@ -180,9 +218,11 @@ class Servers:
         return [p.pid for p in self.procs]
 
     def close(self):
-        for p in self.procs:
-            p.stop()
-        shutil.rmtree(self.root, ignore_errors=True)
+        try:
+            for p in self.procs:
+                p.stop()
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
 
     def _check(self):
         for p in self.procs:
@@ -709,6 +749,14 @@ def write_doc(path, generated):
 # --- main ---------------------------------------------------------------------------
 
 def main():
+    exit_on_sigterm()
+    try:
+        return run()
+    finally:
+        stop_everything()
+
+
+def run():
     global ARGS
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tenure", default=os.path.join(ROOT, "build/src/tenure"))
