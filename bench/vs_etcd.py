@@ -16,7 +16,8 @@ Writes <out>/benchmarks-vs-etcd.md (only the part between the
 "generated" markers is replaced; hand-written text around it stays),
 <out>/benchmarks-vs-etcd.json (every run) and PNG plots beside them.
 Exits 1 if any measurement failed (the smoke test, bench.vs_smoke, checks
-that). Only processes this script started are ever signalled.
+that). Only processes this script started are ever signalled, by PID;
+SIGTERM stops them too before the script exits.
 """
 
 import argparse
@@ -31,6 +32,7 @@ import resource
 import shutil
 import signal
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -95,9 +97,27 @@ def free_ports(n):
     return ports
 
 
-def http(addr, method, path, body=None, timeout=5.0):
-    req = urllib.request.Request(f"http://{addr}{path}", data=body, method=method)
-    with urllib.request.urlopen(req, timeout=timeout) as resp:
+class TlsFiles:
+    """Certificates for servers and clients with TLS on (bench/vs_etcd_tls.py):
+    a CA, a server certificate for 127.0.0.1 (also the peers' and raft's)
+    and a client certificate, all PEM paths."""
+
+    def __init__(self, ca, server_cert, server_key, client_cert, client_key):
+        self.ca, self.server_cert, self.server_key = ca, server_cert, server_key
+        self.client_cert, self.client_key = client_cert, client_key
+        self.context = ssl.create_default_context(cafile=ca)
+        self.context.load_cert_chain(client_cert, client_key)
+
+    def driver_args(self):
+        return ["--ca-file", self.ca, "--cert-file", self.client_cert,
+                "--key-file", self.client_key]
+
+
+def http(addr, method, path, body=None, timeout=5.0, tls=None):
+    scheme = "https" if tls else "http"
+    req = urllib.request.Request(f"{scheme}://{addr}{path}", data=body, method=method)
+    with urllib.request.urlopen(req, timeout=timeout,
+                                context=tls.context if tls else None) as resp:
         return resp.status, resp.read()
 
 
@@ -115,6 +135,36 @@ def poll(predicate, timeout, what):
     raise RuntimeError(f"{what} not within {timeout:.0f} s (last error: {last})")
 
 
+# Every Process not stopped yet: what stop_everything stops on the way out.
+LIVE = []
+
+
+def stop_everything():
+    """Stops, by PID, every server process still running (a SIGTERM or an
+    error between a start and its `with` block's end)."""
+    for p in reversed(list(LIVE)):
+        try:
+            p.stop()
+        except Exception as e:  # noqa: BLE001 - the others must still be stopped
+            print(f"could not stop PID {p.pid}: {e}", file=sys.stderr)
+
+
+def exit_on_sigterm():
+    """SIGTERM (kill PID, a CI timeout) unwinds like an error: the `with
+    Servers` blocks stop their processes and stop_everything the rest.
+    Without this Python dies at once and every server, each in a session of
+    its own, keeps running. Later SIGTERMs are ignored so the cleanup runs
+    to its end."""
+    state = {"seen": False}
+
+    def handler(signum, _frame):
+        if state["seen"]:
+            return
+        state["seen"] = True
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, handler)
+
+
 class Process:
     """One server process with its log; signalled only by its own PID."""
 
@@ -125,6 +175,7 @@ class Process:
         self.log.flush()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+        LIVE.append(self)
 
     @property
     def pid(self):
@@ -143,25 +194,35 @@ class Process:
             return ""
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        self.log.close()
+        try:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait(timeout=10)
+        finally:
+            # Interrupted before the process was reaped (the SIGTERM), it
+            # stays listed for stop_everything.
+            if self.proc.returncode is not None and self in LIVE:
+                LIVE.remove(self)
+                self.log.close()
 
 
 # --- servers --------------------------------------------------------------------
 
 class Servers:
     """A fresh server or cluster of one system, as a context manager.
-    addr: the client address of the leader; pids: every server process."""
+    addr: the client address of the leader; pids: every server process.
+    tls (TlsFiles): the client API over TLS with client certificates
+    required, and the servers' own links (tenure's raft, etcd's peers) over
+    mutual TLS; None: all in clear text."""
 
-    def __init__(self, system, n, data_parent):
-        self.system, self.n = system, n
-        self.root = tempfile.mkdtemp(prefix=f"vs-{system}{n}-", dir=data_parent)
+    def __init__(self, system, n, data_parent, tls=None):
+        self.system, self.n, self.tls = system, n, tls
+        self.root = tempfile.mkdtemp(prefix=f"vs-{system}{n}{'-tls' if tls else ''}-",
+                                     dir=data_parent)
         self.procs, self.addr, self.leader_pid = [], None, None
 
     def __enter__(self):
@@ -180,9 +241,11 @@ class Servers:
         return [p.pid for p in self.procs]
 
     def close(self):
-        for p in self.procs:
-            p.stop()
-        shutil.rmtree(self.root, ignore_errors=True)
+        try:
+            for p in self.procs:
+                p.stop()
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
 
     def _check(self):
         for p in self.procs:
@@ -199,6 +262,11 @@ class Servers:
             cmd = [ARGS.tenure, "server", "-data-dir", d, "-http-addr", http_addrs[i],
                    "-raft-addr", raft_addrs[i], "-node-id", str(i + 1), "-node", f"node{i + 1}",
                    "-session-ttl-multiplier", "1"]
+            if self.tls:  # HTTPS only, client certificates required; raft over mutual TLS
+                cmd[cmd.index("-http-addr") + 1] = "off"
+                cmd += ["-https-addr", http_addrs[i], "-tls-cert-file", self.tls.server_cert,
+                        "-tls-key-file", self.tls.server_key, "-tls-ca-file", self.tls.ca,
+                        "-tls-verify-incoming"]
             if self.n > 1:
                 cmd += ["-bootstrap-peers", peers]
             self.procs.append(Process(cmd, os.path.join(self.root, f"s{i + 1}.log")))
@@ -207,30 +275,38 @@ class Servers:
             self._check()
             named = set()
             for a in http_addrs:
-                status, body = http(a, "GET", "/v1/status/leader", timeout=2)
+                status, body = http(a, "GET", "/v1/status/leader", timeout=2, tls=self.tls)
                 named.add(json.loads(body) if status == 200 else "")
             if len(named) != 1 or "" in named:
                 return None
             leader = raft_addrs.index(named.pop())
-            status, body = http(http_addrs[leader], "PUT", "/v1/kv/bench/ready", b"1", timeout=5)
+            status, body = http(http_addrs[leader], "PUT", "/v1/kv/bench/ready", b"1", timeout=5,
+                                tls=self.tls)
             return leader + 1 if status == 200 and body.strip() == b"true" else None
         leader = poll(ready, START_TIMEOUT, f"tenure x{self.n}: a leader and a committed write") - 1
         self.addr, self.leader_pid = http_addrs[leader], self.procs[leader].pid
 
     def _start_etcd(self):
         ports = free_ports(2 * self.n)
+        scheme = "https" if self.tls else "http"
         client = [f"127.0.0.1:{ports[2 * i]}" for i in range(self.n)]
-        peer = [f"http://127.0.0.1:{ports[2 * i + 1]}" for i in range(self.n)]
+        peer = [f"{scheme}://127.0.0.1:{ports[2 * i + 1]}" for i in range(self.n)]
         cluster = ",".join(f"m{i + 1}={p}" for i, p in enumerate(peer))
         token = f"bench-{os.getpid()}-{random.randrange(1 << 30)}"
         for i in range(self.n):
             d = os.path.join(self.root, f"m{i + 1}")
             cmd = [ARGS.etcd, "--name", f"m{i + 1}", "--data-dir", d,
-                   "--listen-client-urls", f"http://{client[i]}",
-                   "--advertise-client-urls", f"http://{client[i]}",
+                   "--listen-client-urls", f"{scheme}://{client[i]}",
+                   "--advertise-client-urls", f"{scheme}://{client[i]}",
                    "--listen-peer-urls", peer[i], "--initial-advertise-peer-urls", peer[i],
                    "--initial-cluster", cluster, "--initial-cluster-state", "new",
                    "--initial-cluster-token", token, "--logger", "zap", "--log-level", "warn"]
+            if self.tls:  # client certificates required; peers over mutual TLS
+                t = self.tls
+                cmd += ["--cert-file", t.server_cert, "--key-file", t.server_key,
+                        "--trusted-ca-file", t.ca, "--client-cert-auth",
+                        "--peer-cert-file", t.server_cert, "--peer-key-file", t.server_key,
+                        "--peer-trusted-ca-file", t.ca, "--peer-client-cert-auth"]
             self.procs.append(Process(cmd, os.path.join(self.root, f"m{i + 1}.log")))
 
         def ready():
@@ -238,7 +314,8 @@ class Servers:
             self._check()
             ids, leaders = [], set()
             for a in client:
-                status, body = http(a, "POST", "/v3/maintenance/status", b"{}", timeout=2)
+                status, body = http(a, "POST", "/v3/maintenance/status", b"{}", timeout=2,
+                                    tls=self.tls)
                 st = json.loads(body)
                 ids.append(st["header"]["member_id"])
                 leaders.add(st.get("leader"))
@@ -247,7 +324,7 @@ class Servers:
             leader = ids.index(leaders.pop())
             b64 = lambda s: base64.b64encode(s).decode()
             put = json.dumps({"key": b64(b"bench/ready"), "value": b64(b"1")}).encode()
-            status, _ = http(client[leader], "POST", "/v3/kv/put", put, timeout=5)
+            status, _ = http(client[leader], "POST", "/v3/kv/put", put, timeout=5, tls=self.tls)
             return leader + 1 if status == 200 else None
         leader = poll(ready, START_TIMEOUT, f"etcd x{self.n}: a leader and a committed put") - 1
         self.addr, self.leader_pid = client[leader], self.procs[leader].pid
@@ -303,16 +380,29 @@ CONFIGS = {  # name -> (system, servers, label)
 def run_driver(config, workload, extra, timeout):
     """One measurement on fresh servers; returns the metrics dict (raises on failure)."""
     system, n, _ = CONFIGS[config]
-    with Servers(system, n, ARGS.data_parent) as servers:
+    return measure(system, n, workload, extra, timeout)
+
+
+def measure(system, n, workload, extra, timeout, tls=None):
+    """One measurement of `workload` on a fresh server or cluster of `system`
+    (TLS on when `tls` is given); returns the metrics dict (raises on failure)."""
+    with Servers(system, n, ARGS.data_parent, tls) as servers:
         cmd = [ARGS.driver, "--system", system, "--addr", servers.addr, "--workload", workload,
                "--server-pid", str(servers.leader_pid)] + [str(x) for x in extra]
+        if tls:
+            cmd += tls.driver_args()
         before = [cpu_seconds(p) for p in servers.pids]
+        # The driver is the only child reaped during the run (the servers
+        # are stopped after it): its CPU is the children's growth.
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
         try:
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise RuntimeError(f"{' '.join(cmd)}: no result within {timeout:.0f} s")
         took = time.monotonic() - started
+        reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+        driver_cpu = (reaped.ru_utime + reaped.ru_stime) - (children.ru_utime + children.ru_stime)
         after = [cpu_seconds(p) for p in servers.pids]
         try:
             result = json.loads(out.stdout.strip().splitlines()[-1])
@@ -327,6 +417,9 @@ def run_driver(config, workload, extra, timeout):
         if all(b is not None and a is not None for a, b in zip(after, before)):
             metrics["servers_cpu_pct"] = sum(a - b for a, b in zip(after, before)) / took * 100
         metrics["driver_wall_s"] = took
+        metrics["driver_cpu_pct"] = driver_cpu / took * 100
+        if result.get("note"):
+            metrics["note"] = result["note"]
         return metrics
 
 
@@ -709,6 +802,14 @@ def write_doc(path, generated):
 # --- main ---------------------------------------------------------------------------
 
 def main():
+    exit_on_sigterm()
+    try:
+        return run()
+    finally:
+        stop_everything()
+
+
+def run():
     global ARGS
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tenure", default=os.path.join(ROOT, "build/src/tenure"))

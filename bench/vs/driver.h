@@ -13,6 +13,11 @@
 // The "candidate" workload is a long-running election candidate for the
 // failover measurement: it prints "HELD <ns>", "RENEWED <ns>" and "WAITING"
 // lines (CLOCK_MONOTONIC nanoseconds) and runs until it is killed.
+//
+// TLS (--ca-file, with --cert-file and --key-file for servers that verify
+// clients): tenure over HTTPS (bench/http_conn.h over OpenSSL), etcd over
+// gRPC with SSL credentials; the server's certificate is verified against
+// the CA and the address dialled (or --server-name). Clear text without.
 #pragma once
 
 #include <sys/types.h>
@@ -30,7 +35,7 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   std::string system;    // tenure | etcd | zk
   std::string workload;  // kv_put | lock_many | lock_hot | session_pairs | keepalive |
-                         // watch | idle_rss | candidate
+                         // watch | idle_rss | candidate | conns
   std::string addr;      // IP:PORT of the server (the leader on a cluster)
   int clients = 1;
   double seconds = 5;                 // timed phase
@@ -45,6 +50,9 @@ struct Options {
   int ttl_s = 10;                      // candidate: session/lease TTL
   std::string key = "bench/election";  // candidate: the lock key (prefix for etcd)
   pid_t server_pid = -1;               // for RSS samples (idle_rss, watch)
+  std::string ca_file;                 // TLS: PEM CAs for the server's certificate; "" = clear
+  std::string cert_file, key_file;     // TLS: the client's certificate and key, optional
+  std::string server_name;             // TLS: the name to verify; "" = the IP dialled
 };
 
 // Metrics of one measurement, printed as JSON.
@@ -71,6 +79,10 @@ double PercentileMs(std::vector<std::int64_t>& sorted_ns, double q);  // sorted 
 long RssKiB(pid_t pid);                                               // VmRSS of pid, -1 if unknown
 std::int64_t MonoNs();  // CLOCK_MONOTONIC (what Python's time.monotonic_ns reads)
 
+// The "conns" workload, new connections per second: each client connects
+// (TCP, and over TLS the full handshake), sends one small request, closes,
+// and starts again; an operation is the whole cycle. The note says which
+// protocol the handshakes negotiated.
 Result RunTenure(const Options& o);
 Result RunEtcd(const Options& o);
 Result RunZk(const Options& o);

@@ -16,14 +16,19 @@
 //   lease      Lease.LeaseGrant + Lease.LeaseRevoke; keepalive on a
 //              Lease.LeaseKeepAlive stream per client (clientv3.KeepAlive)
 //   watch      one Watch stream per watcher with one watch on the key
+//   conns      a new channel per operation: connect (TCP, TLS and HTTP/2
+//              handshakes), one serializable Range of a small key, close
 // Clients are spread over at most --conns gRPC channels, each its own TCP
-// connection (HTTP/2 multiplexes the clients' calls on it).
+// connection (HTTP/2 multiplexes the clients' calls on it). With --ca-file
+// every channel has SSL credentials (grpc::SslCredentials: the CA, and the
+// client certificate when given), as clientv3 with --cacert/--cert/--key.
 #include <fmt/format.h>
 #include <grpcpp/alarm.h>
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
 #include <deque>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -47,6 +52,50 @@ Result Failed(std::string error) {
 
 std::string StatusText(const grpc::Status& s) {
   return fmt::format("gRPC {} {}", static_cast<int>(s.error_code()), s.error_message());
+}
+
+// How every channel is made: clear text or SSL (SetUpCredentials).
+struct ChannelSettings {
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  std::string server_name;  // checked instead of the address dialled, when set
+};
+ChannelSettings& Settings() {
+  static ChannelSettings settings;
+  return settings;
+}
+
+bool ReadFile(const std::string& path, std::string* out, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = "cannot read " + path;
+    return false;
+  }
+  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return true;
+}
+
+bool SetUpCredentials(const Options& o, std::string* error) {
+  if (o.ca_file.empty()) return true;
+  grpc::SslCredentialsOptions ssl;
+  if (!ReadFile(o.ca_file, &ssl.pem_root_certs, error)) return false;
+  if (!o.cert_file.empty() && (!ReadFile(o.cert_file, &ssl.pem_cert_chain, error) ||
+                               !ReadFile(o.key_file, &ssl.pem_private_key, error))) {
+    return false;
+  }
+  Settings().credentials = grpc::SslCredentials(ssl);
+  Settings().server_name = o.server_name;
+  return true;
+}
+
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& addr) {
+  grpc::ChannelArguments args;
+  // Without this, channels with equal arguments share one connection.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetMaxReceiveMessageSize(-1);
+  if (!Settings().server_name.empty()) {
+    args.SetSslTargetNameOverride(Settings().server_name);
+  }
+  return grpc::CreateCustomChannel(addr, Settings().credentials, args);
 }
 
 // One thread's completion loop: every tag is a heap callback.
@@ -180,11 +229,7 @@ struct Conns {
 
   bool Open(const std::string& addr, int n, std::string* error) {
     for (int i = 0; i < n; ++i) {
-      grpc::ChannelArguments args;
-      // Without this, channels with equal arguments share one connection.
-      args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-      args.SetMaxReceiveMessageSize(-1);
-      auto ch = grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args);
+      auto ch = NewChannel(addr);
       if (!ch->WaitForConnected(SysClock::now() + std::chrono::seconds(10))) {
         *error = fmt::format("gRPC channel {} to {} did not connect within 10 s", i, addr);
         return false;
@@ -240,11 +285,13 @@ class ClosedLoop {
       : loop_(loop), clients_(static_cast<std::size_t>(clients)) {
     for (int i = 0; i < clients; ++i) {
       EClient& c = clients_[static_cast<std::size_t>(i)];
-      std::size_t k = static_cast<std::size_t>(i) % conns.size();
       c.index = i;
-      c.kv = conns.kv[k].get();
-      c.lease = conns.lease[k].get();
-      c.watch_stub = conns.watch[k].get();
+      if (conns.size() > 0) {  // none: the clients make their own (NewConns)
+        std::size_t k = static_cast<std::size_t>(i) % conns.size();
+        c.kv = conns.kv[k].get();
+        c.lease = conns.lease[k].get();
+        c.watch_stub = conns.watch[k].get();
+      }
       c.rng = 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(i + 1);
     }
   }
@@ -340,6 +387,38 @@ class KvPut : public ClosedLoop {
 
  private:
   std::vector<pb::PutRequest> reqs_;
+};
+
+// --- new connections ----------------------------------------------------------
+
+// Every operation on a channel of its own (its own TCP connection: the
+// local subchannel pool shares none), dropped when the call completes.
+// gRPC connects on the first call; no SSL session is kept between channels
+// (no session cache is configured), so every TLS handshake is a full one.
+// The call is a serializable Range (etcdctl get --consistency=s), which the
+// member answers without a raft round: the connection is what is measured.
+class NewConns : public ClosedLoop {
+ public:
+  NewConns(GrpcLoop& loop, Conns& none, int clients, std::string addr)
+      : ClosedLoop(loop, none, clients), addr_(std::move(addr)) {
+    req_.set_key("bench/conn");
+    req_.set_serializable(true);
+  }
+
+ protected:
+  void StartOp(EClient& c) override {
+    std::shared_ptr<grpc::Channel> channel = NewChannel(addr_);
+    std::shared_ptr<pb::KV::Stub> stub = pb::KV::NewStub(channel);
+    Call(loop_, stub.get(), &pb::KV::Stub::PrepareAsyncRange, req_,
+         [this, &c, channel, stub](const grpc::Status& s, pb::RangeResponse& r) {
+           if (!s.ok()) return FinishOp(c, "range: " + StatusText(s));
+           FinishOp(c, r.kvs_size() == 1 ? "" : "range: bench/conn missing");
+         });
+  }
+
+ private:
+  std::string addr_;
+  pb::RangeRequest req_;
 };
 
 // --- leases -----------------------------------------------------------------
@@ -573,6 +652,34 @@ Result RunKvPut(GrpcLoop& loop, const Options& o) {
   Result r;
   AddPhase(&r, p);
   r.Add("conns", static_cast<double>(conns.size()));
+  return r;
+}
+
+Result RunNewConns(GrpcLoop& loop, const Options& o) {
+  {
+    Conns setup;
+    std::string error;
+    if (!setup.Open(o.addr, 1, &error)) return Failed(error);
+    pb::PutRequest req;
+    req.set_key("bench/conn");
+    req.set_value("x");
+    bool done = false;
+    grpc::Status status;
+    Call(loop, setup.kv[0].get(), &pb::KV::Stub::PrepareAsyncPut, req,
+         [&](const grpc::Status& s, pb::PutResponse&) {
+           status = s;
+           done = true;
+         });
+    if (!loop.RunUntil([&] { return done; }, std::chrono::seconds(30)) || !status.ok()) {
+      return Failed("setup put: " + StatusText(status));
+    }
+  }
+  Conns none;
+  NewConns w(loop, none, o.clients, o.addr);
+  Phase p = w.Run(Seconds(o.seconds), o.max_ops);
+  Result r;
+  AddPhase(&r, p);
+  r.note = o.ca_file.empty() ? "clear text" : "TLS (gRPC SSL credentials)";
   return r;
 }
 
@@ -940,6 +1047,8 @@ Result RunCandidate(GrpcLoop& loop, const Options& o) {
 }  // namespace
 
 Result RunEtcd(const Options& o) {
+  std::string error;
+  if (!SetUpCredentials(o, &error)) return Failed("TLS: " + error);
   GrpcLoop loop;
   if (o.workload == "kv_put") return RunKvPut(loop, o);
   if (o.workload == "lock_many") return RunLock(loop, o, false);
@@ -949,6 +1058,7 @@ Result RunEtcd(const Options& o) {
   if (o.workload == "watch") return RunWatch(loop, o);
   if (o.workload == "idle_rss") return RunIdleRss(loop, o);
   if (o.workload == "candidate") return RunCandidate(loop, o);
+  if (o.workload == "conns") return RunNewConns(loop, o);
   return Failed("etcd: unknown workload " + o.workload);
 }
 

@@ -11,6 +11,8 @@
 #include <string>
 
 #include "driver.h"
+#include "http_conn.h"
+#include "tls/context.h"
 
 namespace tenure::vs {
 namespace {
@@ -77,17 +79,41 @@ Options ParseFlags(int argc, char** argv) {
       o.key = next();
     } else if (arg == "--server-pid") {
       o.server_pid = static_cast<pid_t>(ParseLong(arg, next(), 1));
+    } else if (arg == "--ca-file") {
+      o.ca_file = next();
+    } else if (arg == "--cert-file") {
+      o.cert_file = next();
+    } else if (arg == "--key-file") {
+      o.key_file = next();
+    } else if (arg == "--server-name") {
+      o.server_name = next();
     } else {
       Die("unknown argument: " + arg +
           "\nusage: tenure_vs --system tenure|etcd|zk --addr IP:PORT --workload NAME "
           "[--clients N --seconds S --max-ops N --keys N --value-bytes N --sessions N "
-          "--watchers N --rounds N --count N --conns N --ttl S --key K --server-pid PID]");
+          "--watchers N --rounds N --count N --conns N --ttl S --key K --server-pid PID "
+          "--ca-file F [--cert-file F --key-file F] [--server-name N]]");
     }
   }
   if (o.addr.empty() || o.system.empty() || o.workload.empty()) {
     Die("--system, --addr and --workload are required");
   }
+  if (o.ca_file.empty() && (!o.cert_file.empty() || !o.key_file.empty())) {
+    Die("--cert-file and --key-file need --ca-file (TLS)");
+  }
+  if (o.cert_file.empty() != o.key_file.empty()) {
+    Die("--cert-file and --key-file go together");
+  }
   return o;
+}
+
+// tenure over HTTPS: every HttpConn from now on.
+void SetUpTenureTls(const Options& o) {
+  if (o.ca_file.empty()) return;
+  auto context = tls::Context::ForClient(
+      {.ca_file = o.ca_file, .cert_file = o.cert_file, .key_file = o.key_file});
+  if (!context.ok()) Die("TLS: " + std::string(context.status().message()));
+  bench::HttpConn::SetTls(*context, o.server_name);
 }
 
 std::string JsonString(const std::string& s) {
@@ -125,10 +151,12 @@ int main(int argc, char** argv) {
   RaiseFileLimit();
   Result r;
   if (o.system == "tenure") {
+    SetUpTenureTls(o);
     r = RunTenure(o);
   } else if (o.system == "etcd") {
     r = RunEtcd(o);
   } else if (o.system == "zk") {
+    if (!o.ca_file.empty()) Die("ZooKeeper over TLS is not implemented here");
     r = RunZk(o);
   } else {
     Die("unknown --system " + o.system);

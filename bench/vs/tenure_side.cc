@@ -163,6 +163,35 @@ class SessionPairs : public ClosedLoop {
   }
 };
 
+// New connections: connect (over TLS: and the handshake, in full: the
+// contexts keep no session to resume), one small request, close (after a
+// close_notify over TLS), as a CLI invocation or a short-lived client does.
+// The request is a stale read of a small key, answered by the server itself
+// without a raft round, so what is measured is the connection.
+constexpr std::string_view kConnKey = "/v1/kv/bench/conn";
+
+class NewConns : public ClosedLoop {
+ public:
+  using ClosedLoop::ClosedLoop;
+  std::string tls_version;  // what the first handshake negotiated
+
+ protected:
+  void StartOp(Client& c) override {
+    c.conn->AsyncConnect([this, &c](const std::string& error) {
+      if (!error.empty()) return FinishOp(c, "connect: " + error);
+      if (tls_version.empty()) tls_version = c.conn->TlsVersion();
+      c.conn->Send("GET", target_, {}, [this, &c](const HttpResponse& r) {
+        std::string e = r.status == 200 ? std::string() : Unexpected("read", r);
+        c.conn->Close();
+        FinishOp(c, e);
+      });
+    });
+  }
+
+ private:
+  std::string target_ = std::string(kConnKey) + "?stale";
+};
+
 Result RunKvPut(Loop& loop, const Options& o) {
   KvPut w(loop, Endpoint(o.addr), o);
   std::string error;
@@ -224,6 +253,24 @@ Result RunKeepalive(Loop& loop, const Options& o) {
   Phase p = ToPhase(w.Run(Seconds(o.seconds), o.max_ops));
   Result r;
   AddPhase(&r, p);
+  return r;
+}
+
+Result RunNewConns(Loop& loop, const Options& o) {
+  {
+    HttpConn setup(loop.ioc(), Endpoint(o.addr));
+    std::string error;
+    if (!setup.Connect(&error)) return Failed("connect: " + error);
+    OwnedResponse put = bench::Request(loop, setup, "PUT", kConnKey, "x");
+    if (put.status != 200) return Failed(fmt::format("setup put: {} {}", put.status, put.body));
+    setup.Close();
+    loop.Drain();
+  }
+  NewConns w(loop, Endpoint(o.addr), o.clients);
+  Phase p = ToPhase(w.Run(Seconds(o.seconds), o.max_ops));
+  Result r;
+  AddPhase(&r, p);
+  r.note = w.tls_version.empty() ? "clear text" : w.tls_version;
   return r;
 }
 
@@ -444,6 +491,7 @@ Result RunTenure(const Options& o) {
   if (o.workload == "watch") return RunWatch(loop, o);
   if (o.workload == "idle_rss") return RunIdleRss(loop, o);
   if (o.workload == "candidate") return RunCandidate(loop, o);
+  if (o.workload == "conns") return RunNewConns(loop, o);
   return Failed("tenure: unknown workload " + o.workload);
 }
 
