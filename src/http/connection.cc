@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cerrno>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -229,7 +230,22 @@ ssize_t Connection::SendSome(const iovec* iov, int count) {
     message.msg_iovlen = static_cast<std::size_t>(count);
     return ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
   }
-  // One TLS record at a time; the caller comes back for the rest.
+  // A head and a body that fit one TLS record go out as one (one write(2)
+  // and one record instead of two), staged in the shared scratch buffer:
+  // a retry after EAGAIN stages the same bytes again. Otherwise one record
+  // at a time; the caller comes back for the rest.
+  constexpr std::size_t kTlsRecordBytes = 16 * 1024;
+  std::size_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+  if (count > 1 && total <= kTlsRecordBytes) {
+    char* staging = shared_->scratch.get();
+    std::size_t at = 0;
+    for (int i = 0; i < count; ++i) {
+      std::memcpy(staging + at, iov[i].iov_base, iov[i].iov_len);
+      at += iov[i].iov_len;
+    }
+    return tls_->Send(staging, total);
+  }
   return tls_->Send(static_cast<const char*>(iov[0].iov_base), iov[0].iov_len);
 }
 
