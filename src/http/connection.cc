@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/limits.h"
+#include "common/log_limiter.h"
 #include "common/strings.h"
 #include "http/request_reader.h"
 #include "http/wire.h"
@@ -48,30 +49,6 @@ void Log(fmt::format_string<Args...> format, Args&&... args) {
 }
 
 bool WouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
-
-// At most 20 lines a minute, then one saying how many were left out.
-class LogLimiter {
- public:
-  bool Allow() {
-    const MonoMs now = wire::NowMonoMs();
-    if (window_start_ms_ < 0 || now - window_start_ms_ >= 60'000) {
-      if (skipped_ > 0) Log("TLS: {} more failed connections not logged", skipped_);
-      window_start_ms_ = now;
-      printed_ = skipped_ = 0;
-    }
-    if (printed_ < 20) {
-      ++printed_;
-      return true;
-    }
-    ++skipped_;
-    return false;
-  }
-
- private:
-  MonoMs window_start_ms_ = -1;
-  int printed_ = 0;
-  int skipped_ = 0;
-};
 
 }  // namespace
 
@@ -250,8 +227,8 @@ ssize_t Connection::SendSome(const iovec* iov, int count) {
 }
 
 void Connection::TlsFailed() {
-  static LogLimiter limiter;  // strangers must not flood the log
-  if (limiter.Allow()) {
+  static LogLimiter limiter(20, "http: ");  // strangers must not flood the log
+  if (limiter.Allow("failed TLS connections")) {
     boost::system::error_code ec;
     const auto remote = socket_.remote_endpoint(ec);
     Log("TLS: closing a connection from {}:{}: {}", ec ? "?" : remote.address().to_string(),

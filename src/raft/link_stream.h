@@ -69,16 +69,6 @@ class LinkStream {
     }
   }
 
-  // The verified peer certificate's subject, for logs ("" in clear).
-  std::string PeerSubject() {
-    if (!ssl_) return "";
-    X509* cert = SSL_get0_peer_certificate(ssl_->native_handle());
-    if (cert == nullptr) return "";
-    char buffer[256];
-    X509_NAME_oneline(X509_get_subject_name(cert), buffer, sizeof buffer);
-    return buffer;
-  }
-
   void Close() {
     ErrorCode ignored;
     socket().close(ignored);

@@ -26,25 +26,6 @@ MonoMs TransportNowMs() {
       .count();
 }
 
-bool LogLimiter::Allow(std::string_view what) {
-  constexpr MonoMs kWindowMs = 60'000;
-  MonoMs now = TransportNowMs();
-  if (window_start_ms_ < 0 || now - window_start_ms_ >= kWindowMs) {
-    if (skipped_ > 0) {
-      fmt::print(stderr, "tenure raft: {} more {} in the last minute not logged\n", skipped_, what);
-    }
-    window_start_ms_ = now;
-    printed_ = 0;
-    skipped_ = 0;
-  }
-  if (printed_ < per_window_) {
-    ++printed_;
-    return true;
-  }
-  ++skipped_;
-  return false;
-}
-
 Transport::Impl::Impl(asio::io_context& io_context, uv_loop_t* uv_loop,
                       TransportOptions transport_options)
     : io(io_context), loop(uv_loop), options(std::move(transport_options)), acceptor(io_context) {
@@ -240,6 +221,28 @@ std::string Transport::Impl::AdmitRaft(const wire::Hello& hello) {
   return hooks.admit ? hooks.admit(hello) : std::string();
 }
 
+std::string Transport::Impl::PipeToRaft(uv_pipe_t** raft_end,
+                                        asio::local::stream_protocol::socket* ours) {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) {
+    return std::string("socketpair: ") + std::strerror(errno);
+  }
+  auto* pipe = static_cast<uv_pipe_t*>(raft_malloc(sizeof(uv_pipe_t)));
+  TENURE_ASSERT(pipe != nullptr);
+  uv_pipe_init(loop, pipe, 0);
+  if (int rv = uv_pipe_open(pipe, fds[1]); rv != 0) {
+    ::close(fds[1]);
+    ::close(fds[0]);
+    uv_close(reinterpret_cast<uv_handle_t*>(pipe), [](uv_handle_t* h) { raft_free(h); });
+    return std::string("uv_pipe_open: ") + uv_strerror(rv);
+  }
+  boost::system::error_code ec;
+  ours->assign(asio::local::stream_protocol(), fds[0], ec);
+  TENURE_ASSERT(!ec);
+  *raft_end = pipe;
+  return "";
+}
+
 void Transport::Impl::HandshakeDone(const std::shared_ptr<Incoming>& connection) {
   wire::Hello hello = connection->handshake().hello();
   if (hello.purpose == wire::Purpose::kJoin) {
@@ -268,30 +271,15 @@ void Transport::Impl::HandshakeDone(const std::shared_ptr<Incoming>& connection)
       --of_peer;
     }
   }
-  int fds[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) {
+  uv_pipe_t* pipe = nullptr;
+  asio::local::stream_protocol::socket ours(io);
+  if (std::string why = PipeToRaft(&pipe, &ours); !why.empty()) {
     if (link_log.Allow("raft connection failures")) {
-      fmt::print(stderr, "tenure raft: no socketpair for server {}'s connection: {}\n", hello.id,
-                 std::strerror(errno));
+      fmt::print(stderr, "tenure raft: server {}'s connection: {}\n", hello.id, why);
     }
     connection->Close();
     return;
   }
-  auto* pipe = static_cast<uv_pipe_t*>(raft_malloc(sizeof(uv_pipe_t)));
-  TENURE_ASSERT(pipe != nullptr);
-  uv_pipe_init(loop, pipe, 0);
-  if (int rv = uv_pipe_open(pipe, fds[1]); rv != 0) {
-    fmt::print(stderr, "tenure raft: uv_pipe_open: {}\n", uv_strerror(rv));
-    ::close(fds[1]);
-    uv_close(reinterpret_cast<uv_handle_t*>(pipe), [](uv_handle_t* h) { raft_free(h); });
-    ::close(fds[0]);
-    connection->Close();
-    return;
-  }
-  asio::local::stream_protocol::socket ours(io);
-  boost::system::error_code ec;
-  ours.assign(asio::local::stream_protocol(), fds[0], ec);
-  TENURE_ASSERT(!ec);
   std::string leftover = connection->handshake().TakeLeftover();
   auto link = std::make_shared<InboundLink>(weak_from_this(), connection->TakeStream(),
                                             std::move(ours), hello.id, connection->remote(),

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/log_limiter.h"
 #include "raft/link_stream.h"
 #include "raft/transport.h"
 #include "raft/wire/message_gate.h"
@@ -39,20 +40,9 @@ using tcp = asio::ip::tcp;
 
 MonoMs TransportNowMs();
 
-// At most `per_window` log lines per minute from one source, then one line
-// saying how many were left out.
-class LogLimiter {
- public:
-  explicit LogLimiter(int per_window) : per_window_(per_window) {}
-  // True if a line may be printed now; prints the summary of the skipped ones first.
-  bool Allow(std::string_view what);
-
- private:
-  int per_window_;
-  MonoMs window_start_ms_ = -1;
-  int printed_ = 0;
-  int skipped_ = 0;
-};
+// The peer closed or reset the connection (with TLS, possibly without
+// close_notify): an ordinary end, not worth a log line.
+bool PeerHungUp(const boost::system::error_code& ec);
 
 class Incoming;
 class InboundLink;
@@ -79,6 +69,9 @@ struct Transport::Impl : std::enable_shared_from_this<Transport::Impl> {
   void ShutDownNetwork();
 
   // From the connections.
+  // A socketpair: libraft gets one end as a uv pipe (*raft_end), the
+  // transport keeps the other (*ours). "" or why it could not be made.
+  std::string PipeToRaft(uv_pipe_t** raft_end, asio::local::stream_protocol::socket* ours);
   void HandshakeDone(const std::shared_ptr<Incoming>& incoming);
   void IncomingFinished(Incoming* incoming);
   void LinkClosed(InboundLink* link);
@@ -119,8 +112,8 @@ struct Transport::Impl : std::enable_shared_from_this<Transport::Impl> {
     bool failing = false;
   };
   std::map<std::uint64_t, DialState> dial_state;
-  LogLimiter refusal_log{20};
-  LogLimiter link_log{20};
+  LogLimiter refusal_log{20, "tenure raft: "};
+  LogLimiter link_log{20, "tenure raft: "};
 };
 
 // An accepted connection in its handshake.

@@ -17,6 +17,12 @@
 #include "raft/transport_impl.h"
 
 namespace tenure::raft {
+
+bool PeerHungUp(const boost::system::error_code& ec) {
+  return ec == asio::error::eof || ec == asio::error::connection_reset ||
+         ec == asio::ssl::error::stream_truncated;
+}
+
 namespace {
 
 constexpr std::size_t kHandshakeReadBytes = 4096;
@@ -218,10 +224,7 @@ void InboundLink::Read() {
       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
         if (self->closed_) return;
         if (ec) {
-          self->Close(ec == asio::error::eof || ec == asio::error::connection_reset ||
-                              ec == asio::ssl::error::stream_truncated
-                          ? std::string()
-                          : "read: " + ec.message());
+          self->Close(PeerHungUp(ec) ? std::string() : "read: " + ec.message());
           return;
         }
         self->Process(std::string_view(self->buffer_.get(), n));
@@ -532,27 +535,13 @@ void Outgoing::Succeed() {
 }
 
 bool Outgoing::HandToRaftThroughTls(Transport::Impl& owner, uv_stream_t** stream) {
-  int fds[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) {
-    finished_ = false;
-    Fail(std::string("socketpair: ") + std::strerror(errno));
-    return false;
-  }
-  auto* pipe = static_cast<uv_pipe_t*>(raft_malloc(sizeof(uv_pipe_t)));
-  TENURE_ASSERT(pipe != nullptr);
-  uv_pipe_init(owner.loop, pipe, 0);
-  if (int rv = uv_pipe_open(pipe, fds[1]); rv != 0) {
-    ::close(fds[1]);
-    ::close(fds[0]);
-    uv_close(reinterpret_cast<uv_handle_t*>(pipe), [](uv_handle_t* h) { raft_free(h); });
-    finished_ = false;
-    Fail(std::string("uv_pipe_open: ") + uv_strerror(rv));
-    return false;
-  }
+  uv_pipe_t* pipe = nullptr;
   asio::local::stream_protocol::socket ours(owner.io);
-  boost::system::error_code ec;
-  ours.assign(asio::local::stream_protocol(), fds[0], ec);
-  TENURE_ASSERT(!ec);
+  if (std::string why = owner.PipeToRaft(&pipe, &ours); !why.empty()) {
+    finished_ = false;
+    Fail(why);
+    return false;
+  }
   auto link = std::make_shared<OutboundLink>(owner_, std::move(stream_), std::move(ours), peer_id_);
   owner.outbound_links.insert(link);
   link->Start();
@@ -632,10 +621,7 @@ void OutboundLink::ReadNetwork() {
       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
         if (self->closed_) return;
         if (ec) {
-          self->Close(ec == asio::error::eof || ec == asio::error::connection_reset ||
-                              ec == asio::ssl::error::stream_truncated
-                          ? std::string()
-                          : "read: " + ec.message());
+          self->Close(PeerHungUp(ec) ? std::string() : "read: " + ec.message());
           return;
         }
         self->ReadNetwork();  // raft peers never answer on this connection

@@ -80,12 +80,4 @@ void Session::Shutdown() {
   ERR_clear_error();
 }
 
-std::string Session::PeerSubject() const {
-  X509* cert = SSL_get0_peer_certificate(ssl_);
-  if (cert == nullptr) return "";
-  char buffer[256];
-  X509_NAME_oneline(X509_get_subject_name(cert), buffer, sizeof buffer);
-  return buffer;
-}
-
 }  // namespace tenure::tls

@@ -43,8 +43,6 @@ class Session {
   const std::string& error() const { return error_; }
   // The peer sent plain HTTP where the TLS handshake was expected.
   bool plain_http() const { return plain_http_; }
-  // Subject of the verified peer certificate, "" if none.
-  std::string PeerSubject() const;
 
  private:
   ssize_t Finish(int result);

@@ -126,13 +126,15 @@ struct StubRequest {
   std::string body;
 };
 
-// Reads one request (Content-Length bodies only); nullopt on EOF or error.
-inline std::optional<StubRequest> ReadRequest(int fd) {
+// Reads one request (Content-Length bodies only) with `read_some` (bytes
+// read, <= 0 at the end or on error); nullopt on EOF or error.
+inline std::optional<StubRequest> ReadRequestWith(
+    const std::function<long(char*, std::size_t)>& read_some) {
   std::string data;
   char chunk[4096];
   std::size_t end;
   while ((end = data.find("\r\n\r\n")) == std::string::npos) {
-    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    const long n = read_some(chunk, sizeof chunk);
     if (n <= 0) return std::nullopt;
     data.append(chunk, static_cast<std::size_t>(n));
   }
@@ -147,11 +149,15 @@ inline std::optional<StubRequest> ReadRequest(int fd) {
   }
   request.body = data.substr(end + 4);
   while (request.body.size() < length) {
-    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    const long n = read_some(chunk, sizeof chunk);
     if (n <= 0) return std::nullopt;
     request.body.append(chunk, static_cast<std::size_t>(n));
   }
   return request;
+}
+
+inline std::optional<StubRequest> ReadRequest(int fd) {
+  return ReadRequestWith([fd](char* buffer, std::size_t size) { return ::read(fd, buffer, size); });
 }
 
 inline void WriteResponse(int fd, int status, const std::string& body, bool close = false) {

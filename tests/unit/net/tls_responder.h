@@ -71,30 +71,9 @@ class TlsResponder {
 
   // Reads one request (Content-Length bodies only); nullopt at the end.
   static std::optional<StubRequest> ReadTlsRequest(SSL* ssl) {
-    std::string data;
-    char chunk[4096];
-    std::size_t end;
-    while ((end = data.find("\r\n\r\n")) == std::string::npos) {
-      const int n = SSL_read(ssl, chunk, sizeof chunk);
-      if (n <= 0) return std::nullopt;
-      data.append(chunk, static_cast<std::size_t>(n));
-    }
-    StubRequest request;
-    request.head = data.substr(0, end);
-    const std::size_t space = request.head.find(' ');
-    request.method = request.head.substr(0, space);
-    request.target = request.head.substr(space + 1, request.head.find(' ', space + 1) - space - 1);
-    std::size_t length = 0;
-    if (std::size_t at = request.head.find("Content-Length: "); at != std::string::npos) {
-      length = std::stoul(request.head.substr(at + 16));
-    }
-    request.body = data.substr(end + 4);
-    while (request.body.size() < length) {
-      const int n = SSL_read(ssl, chunk, sizeof chunk);
-      if (n <= 0) return std::nullopt;
-      request.body.append(chunk, static_cast<std::size_t>(n));
-    }
-    return request;
+    return test_support::ReadRequestWith([ssl](char* buffer, std::size_t size) -> long {
+      return SSL_read(ssl, buffer, static_cast<int>(size));
+    });
   }
 
   static bool WriteAll(SSL* ssl, const std::string& text) {
