@@ -39,6 +39,10 @@ row's setup runs with the management token (a session to acquire with, a
 key whose index a cas needs, a token to delete...), and after it whatever
 the row may change is put back, so cells do not depend on each other.
 
+The deny server's cells go over HTTPS with a client certificate
+(-tls-verify-incoming), the allow server's over clear HTTP: the TLS port
+must enforce every rule the clear one does (issue 14).
+
 The test prints the number of cells, of those that matched and of
 unauthorized successes: a 2xx where the grid says the token must be
 refused, or an answer that shows an entry (a key, a session, a secret) the
@@ -49,12 +53,16 @@ request and the answer.
 
 import json
 import re
+import shutil
+import ssl
 import sys
+import tempfile
 import threading
 import unittest
 import uuid
 
-from tenure_testlib import DevServer, poll_until
+from tenure_testlib import Client, DevServer, free_port, poll_until
+from test_pki import Pki
 
 NODE = "acl-node"
 GLOBAL_MANAGEMENT = "00000000-0000-0000-0000-000000000001"
@@ -397,14 +405,23 @@ def wait_for_management(server, secret):
 class MatrixServer:
     """One ACL server, its management secret and its fixture."""
 
-    def __init__(self, name, default_policy, extra_args):
+    def __init__(self, name, default_policy, extra_args, pki=None):
+        """pki: serve the matrix over HTTPS with client certificates required
+        (a test_pki.Pki): the same rules must hold on the TLS port."""
         self.name = name
         self.default_policy = default_policy
         self.management = str(uuid.uuid4())
+        self.pki = pki
+        tls_args = []
+        if pki is not None:
+            self.https_port = free_port()
+            tls_args = ["-https-addr", f"127.0.0.1:{self.https_port}",
+                        "-tls-cert-file", pki.server_cert, "-tls-key-file", pki.server_key,
+                        "-tls-ca-file", pki.ca_cert, "-tls-verify-incoming"]
         self.server = DevServer(extra_args=[
             "-acl-enabled", "-acl-default-policy", default_policy,
             "-acl-initial-management", self.management, "-node", NODE,
-            "-session-ttl-multiplier", "1", *extra_args])
+            "-session-ttl-multiplier", "1", *tls_args, *extra_args])
         self.client = None
         self.vars = {"node": NODE}
         self.fixture_tokens = set()
@@ -413,7 +430,13 @@ class MatrixServer:
 
     def start(self):
         self.server.start()
-        self.client = self.server.client(timeout=15.0)
+        if self.pki is None:
+            self.client = self.server.client(timeout=15.0)
+        else:
+            context = ssl.create_default_context(cafile=self.pki.ca_cert)
+            context.load_cert_chain(self.pki.client_cert, self.pki.client_key)
+            self.client = Client(f"localhost:{self.https_port}", timeout=15.0,
+                                 ssl_context=context)
         wait_for_management(self.server, self.management)
 
     def close(self):
@@ -550,8 +573,11 @@ class AclMatrixTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.grid = parse_matrix(MATRIX)
+        # The deny server answers its half of the matrix over HTTPS.
+        cls.pki_dir = tempfile.mkdtemp(prefix="tenure-acl-matrix-")
         cls.servers = {
-            "deny": MatrixServer("deny", "deny", ["-acl-token-min-expiration-ttl", "1s"]),
+            "deny": MatrixServer("deny", "deny", ["-acl-token-min-expiration-ttl", "1s"],
+                                 pki=Pki(cls.pki_dir)),
             "allow": MatrixServer("allow", "allow", ["-acl-enable-key-list-policy"]),
         }
         try:
@@ -580,6 +606,7 @@ class AclMatrixTest(unittest.TestCase):
     def tearDownClass(cls):
         for server in cls.servers.values():
             server.close()
+        shutil.rmtree(cls.pki_dir, ignore_errors=True)
 
     def column_token(self, column):
         """(server, secret or None, the accessor a denial names)."""

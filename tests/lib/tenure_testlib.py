@@ -181,10 +181,12 @@ class Client:
                 assert client.request("PUT", f"/v1/kv/k{i}", b"v").body == b"true"
     """
 
-    def __init__(self, http_addr, timeout=10.0):
+    def __init__(self, http_addr, timeout=10.0, ssl_context=None):
+        """ssl_context: speak HTTPS with it (an ssl.SSLContext) instead of HTTP."""
         host, port = http_addr.rsplit(":", 1)
         self.host, self.port = host, int(port)
         self.timeout = timeout
+        self.ssl_context = ssl_context
         self.conn = None
 
     def __enter__(self):
@@ -207,7 +209,10 @@ class Client:
         only). timeout (default: the Client's) bounds connecting and each read.
         """
         timeout = timeout or self.timeout
-        if self.conn is None:
+        if self.conn is None and self.ssl_context is not None:
+            self.conn = http.client.HTTPSConnection(self.host, self.port, timeout=timeout,
+                                                    context=self.ssl_context)
+        elif self.conn is None:
             self.conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         else:
             self.conn.timeout = timeout
