@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "unit/client/server_process.h"
+#include "unit/net/outcome.h"
 
 namespace tenure::net {
 namespace {
@@ -55,18 +56,7 @@ void Echo(int fd) {
 
 // ---- client side ----------------------------------------------------------
 
-// Collects callback invocations.
-struct Outcome {
-  int calls = 0;
-  std::optional<Result<ClientResponse>> result;
-  HttpCallback Callback() {
-    return [this](Result<ClientResponse> r) {
-      ++calls;
-      result.emplace(std::move(r));
-    };
-  }
-  int status() const { return result && result->ok() ? (*result)->status : -1; }
-};
+using testing::Outcome;
 
 class AsyncHttpTest : public ::testing::Test {
  protected:

@@ -17,6 +17,7 @@
 #include "net/blocking_http_client.h"
 #include "net/http_client.h"
 #include "unit/client/server_process.h"
+#include "unit/net/outcome.h"
 #include "unit/net/tls_responder.h"
 #include "unit/tls/test_certs.h"
 
@@ -44,21 +45,7 @@ std::shared_ptr<const tls::Context> ServerContext(const testutil::Issued& leaf,
   return context.ok() ? *context : nullptr;
 }
 
-struct Outcome {
-  int calls = 0;
-  std::optional<Result<ClientResponse>> result;
-  HttpCallback Callback() {
-    return [this](Result<ClientResponse> r) {
-      ++calls;
-      result.emplace(std::move(r));
-    };
-  }
-  int status() const { return result && result->ok() ? (*result)->status : -1; }
-  std::string body() const { return result && result->ok() ? (*result)->body : ""; }
-  std::string error() const {
-    return result && !result->ok() ? std::string(result->status().message()) : "";
-  }
-};
+using testing::Outcome;
 
 class HttpsClientTest : public ::testing::Test {
  protected:

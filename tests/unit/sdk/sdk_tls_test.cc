@@ -48,6 +48,16 @@ SessionOptions Ttl10s() {
   return options;
 }
 
+// Options for `address` trusting the test CA, with the client certificate.
+ClientOptions WithClientCertificate(const std::string& address) {
+  ClientOptions options;
+  options.addresses = {address};
+  options.ca_file = Pki().ca.cert_file;
+  options.client_cert_file = Pki().client.cert_file;
+  options.client_key_file = Pki().client.key_file;
+  return options;
+}
+
 class SdkTlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -60,11 +70,7 @@ class SdkTlsTest : public ::testing::Test {
 
 TEST_F(SdkTlsTest, ASessionIsCreatedOverHttpsWithAClientCertificate) {
   auto server = SessionServer();
-  ClientOptions options;
-  options.addresses = {"https://" + server->address()};
-  options.ca_file = Pki().ca.cert_file;
-  options.client_cert_file = Pki().client.cert_file;
-  options.client_key_file = Pki().client.key_file;
+  ClientOptions options = WithClientCertificate("https://" + server->address());
   Client client(options);
   Session session(client, Ttl10s());
   Status created = session.Create();
@@ -97,11 +103,8 @@ TEST_F(SdkTlsTest, TheVariablesFillWhatTheOptionsLeaveEmpty) {
 
 TEST_F(SdkTlsTest, EachFailureIsAStatusWithTheReason) {
   auto server = SessionServer();
-  ClientOptions options;
-  options.addresses = {"https://" + server->address()};
+  ClientOptions options = WithClientCertificate("https://" + server->address());
   options.ca_file = Pki().other_ca.cert_file;
-  options.client_cert_file = Pki().client.cert_file;
-  options.client_key_file = Pki().client.key_file;
   {
     Client client(options);
     Session session(client, Ttl10s());
@@ -170,11 +173,7 @@ TEST_F(SdkTlsTest, ACampaignOverHttpsOnATlsOnlyServerLeadsWithAFencingToken) {
       std::filesystem::remove_all(dir, ignored);
     }
   } stop{&pid, work};
-  ClientOptions options;
-  options.addresses = {"https://" + https};
-  options.ca_file = Pki().ca.cert_file;
-  options.client_cert_file = Pki().client.cert_file;
-  options.client_key_file = Pki().client.key_file;
+  ClientOptions options = WithClientCertificate("https://" + https);
   Client client(options);
   // Ready once a session can be made (the single server leads).
   std::unique_ptr<Session> session;
