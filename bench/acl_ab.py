@@ -83,6 +83,18 @@ def set_up_acls(server, management, token_file):
         f.write("\n".join(secrets) + "\n")
 
 
+def pad_history(server):
+    """The ACLs-off side's stand-in for set_up_acls: as many raft writes,
+    so that both servers start the workload at indexes of the same size
+    (X-Consul-Index and ?index= have as many digits) and with a raft log as
+    long. All to one key: 1,100 keys would make every KV lookup of the
+    workload dearer (a deeper tree) than anything the ACL side adds."""
+    for i in range(POLICIES + TOKENS):
+        r = http_request(server.http_addr, "PUT", "/v1/kv/pad", str(i).encode(), timeout=30)
+        if r.status != 200:
+            raise RuntimeError(f"PUT /v1/kv/pad: {r.status} {r.body[:200]!r}")
+
+
 def process_cpu_s(pid):
     """User + system CPU seconds of a process so far (/proc/PID/stat)."""
     with open(f"/proc/{pid}/stat") as f:
@@ -124,6 +136,8 @@ def main():
                 with DevServer(extra_args=args, dev=False) as server:
                     if mode == "on":
                         set_up_acls(server, management, token_file)
+                    else:
+                        pad_history(server)
                     cpu_before = process_cpu_s(server.process.pid)
                     m = run_bench(bench, server, workload, seconds,
                                   token_file if mode == "on" else None)

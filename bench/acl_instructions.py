@@ -6,7 +6,8 @@ same for the same binary and inputs whatever else the machine does. A
 benchmark, not a test; bench/acl_ab.py measures throughput.
 
     /usr/bin/python3 bench/acl_instructions.py [WORKLOAD] [OPERATIONS] [RUNS]
-    (default kv_put_c1 2000 2)
+    (default kv_put_c1 2000 2; renew_c1 and the like run the many-clients
+    workloads with that many clients)
 
 ACL_INSTRUCTIONS_WARM=1 runs the workload once (a tenth of OPERATIONS)
 before counting, on both sides, so that the count leaves out each token's
@@ -20,6 +21,7 @@ tenure_bench --max-ops OPERATIONS runs, so the count is the timed phase's.
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,9 +51,22 @@ def count(binary, bench, mode, workload, operations, work, warm):
     with DevServer(extra_args=args, dev=False, binary=wrapper, startup_timeout=120) as server:
         if mode == "on":
             acl_ab.set_up_acls(server, management, token_file)
+        else:
+            acl_ab.pad_history(server)
         pid = str(server.process.pid)
         command = [bench, "--addr", server.http_addr, "--only", workload, "--runs", "1",
                    "--seconds", "600", "--json"]
+        # renew_c1, lock_cycle_c8...: the many-clients workloads at that
+        # count. One client makes the count repeatable to a few
+        # instructions: one request per turn of the loop, no batching.
+        clients = re.fullmatch(r"(renew|kv_put|lock_cycle|session_pair)_c(\d+)", workload)
+        if clients and workload not in ("kv_put_c1", "lock_cycle_c1"):
+            command += ["--clients", clients.group(2)]
+        # wake_w1000 and the like: OPERATIONS is its rounds (every round
+        # wakes every watcher once; the count is per wake-up).
+        watchers = re.fullmatch(r"wake_w(\d+)", workload)
+        if watchers:
+            command += ["--watchers", watchers.group(1)]
         if mode == "on":
             command += ["--token-file", token_file]
         if warm:
@@ -60,7 +75,7 @@ def count(binary, bench, mode, workload, operations, work, warm):
             # the steady state rather than each token's first request.
             subprocess.run(command + ["--max-ops", str(max(operations // 10, 100))],
                            capture_output=True, text=True, timeout=1200, check=True)
-        command += ["--max-ops", str(operations)]
+        command += (["--rounds", str(operations)] if watchers else ["--max-ops", str(operations)])
         subprocess.run(["callgrind_control", "-i", "on", pid], capture_output=True, check=True)
         out = subprocess.run(command, capture_output=True, text=True, timeout=1200, check=True)
         subprocess.run(["callgrind_control", "-i", "off", pid], capture_output=True, check=True)

@@ -285,6 +285,9 @@ class WakeBench {
     std::sort(ack_ns_.begin(), ack_ns_.end());
     std::sort(fanout_ns_.begin(), fanout_ns_.end());
     std::sort(park_ns.begin(), park_ns.end());
+    // Every wake-up is one answered blocking query (bench/acl_instructions.py
+    // counts instructions per wake-up).
+    result.Add("count", "watcher wake-ups", static_cast<double>(wake_ns_.size()), 0);
     result.Add("wake_p50_ms", "wake p50, ms", Ms(SortedPercentile(wake_ns_, 0.50)), 3);
     result.Add("wake_p99_ms", "wake p99, ms", Ms(SortedPercentile(wake_ns_, 0.99)), 3);
     result.Add("wake_max_ms", "wake max, ms", Ms(SortedPercentile(wake_ns_, 1.0)), 3);

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 namespace tenure {
 
@@ -145,11 +146,46 @@ std::string HexU64(unsigned long long value) {
   return out;
 }
 
+namespace {
+
+// Lower-cases the ASCII capitals among 8 bytes at once: every header name of
+// every request passes here, and a byte at a time costs 9 instructions each.
+std::uint64_t LowerEightBytes(std::uint64_t bytes) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHighBits = 0x8080808080808080ULL;
+  const std::uint64_t low7 = bytes & ~kHighBits;  // no carry between bytes below
+  const std::uint64_t at_least_a = low7 + (0x80 - 'A') * kOnes;
+  const std::uint64_t above_z = low7 + (0x80 - 'Z' - 1) * kOnes;
+  const std::uint64_t capital = at_least_a & ~above_z & ~bytes & kHighBits;
+  return bytes | (capital >> 2);  // 0x80 >> 2 == 'a' - 'A'
+}
+
+}  // namespace
+
+void AsciiLowerInPlace(std::string* text) {
+  char* p = text->data();
+  const std::size_t size = text->size();
+  if (size < 8) {
+    for (std::size_t i = 0; i < size; ++i) {
+      if (p[i] >= 'A' && p[i] <= 'Z') p[i] = static_cast<char>(p[i] - 'A' + 'a');
+    }
+    return;
+  }
+  const auto lower_at = [p](std::size_t at) {
+    std::uint64_t bytes;
+    std::memcpy(&bytes, p + at, 8);
+    bytes = LowerEightBytes(bytes);
+    std::memcpy(p + at, &bytes, 8);
+  };
+  for (std::size_t at = 0; at + 8 <= size; at += 8) lower_at(at);
+  // The last 8 bytes again, overlapping the words done: lowering twice is
+  // lowering once, and whole words are cheaper than a byte loop.
+  if (size % 8 != 0) lower_at(size - 8);
+}
+
 std::string AsciiLower(std::string_view text) {
   std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
+  AsciiLowerInPlace(&out);
   return out;
 }
 

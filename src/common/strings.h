@@ -21,6 +21,7 @@ std::vector<std::string> SplitNonEmpty(std::string_view text, char sep);
 
 // ASCII lower case (header names, URL schemes); other bytes unchanged.
 std::string AsciiLower(std::string_view text);
+void AsciiLowerInPlace(std::string* text);
 
 // ASCII case-insensitive comparison (header and JSON field names).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);

@@ -25,6 +25,18 @@ std::optional<std::string_view> HttpRequest::Query(std::string_view name) const 
   return std::nullopt;
 }
 
+void HttpRequest::AddHeader(std::string_view name, std::string value) {
+  std::string lowered(name);
+  AsciiLowerInPlace(&lowered);
+  const std::string_view lower = lowered;  // compares the size first
+  if (token_header_at == kNoHeader && lower == "x-consul-token") {
+    token_header_at = headers.size();
+  } else if (authorization_header_at == kNoHeader && lower == "authorization") {
+    authorization_header_at = headers.size();
+  }
+  headers.emplace_back(std::move(lowered), std::move(value));
+}
+
 std::optional<std::string_view> HttpRequest::Header(std::string_view name) const {
   for (const auto& [key, value] : headers) {
     if (key.size() != name.size()) continue;

@@ -23,7 +23,8 @@ struct HttpRequest {
   std::string raw_query;  // undecoded text after '?', "" if none
   // Decoded query parameters in order; a parameter without '=' has value "".
   std::vector<std::pair<std::string, std::string>> query;
-  // Header names lower-cased.
+  // Header names lower-cased, in the order received. Add through AddHeader,
+  // which also notes where the token headers are.
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   MonoMs received_ms = 0;
@@ -33,6 +34,21 @@ struct HttpRequest {
   bool HasQuery(std::string_view name) const { return Query(name).has_value(); }
   // First value of a header (name compared case-insensitively), nullopt if absent.
   std::optional<std::string_view> Header(std::string_view name) const;
+
+  void AddHeader(std::string_view name, std::string value);
+  // The first X-Consul-Token and Authorization values, "" if absent: every
+  // request with ACLs on asks, so they are found once, as headers arrive.
+  std::string_view TokenHeader() const { return ValueAt(token_header_at); }
+  std::string_view AuthorizationHeader() const { return ValueAt(authorization_header_at); }
+
+  static constexpr std::size_t kNoHeader = static_cast<std::size_t>(-1);
+  std::size_t token_header_at = kNoHeader;  // index into headers
+  std::size_t authorization_header_at = kNoHeader;
+
+ private:
+  std::string_view ValueAt(std::size_t at) const {
+    return at == kNoHeader ? std::string_view() : std::string_view(headers[at].second);
+  }
 };
 
 struct HttpResponse {

@@ -78,8 +78,8 @@ class DirectParser final : public beast_http::basic_parser<true> {
     } else if (name == beast_http::field::expect) {
       expects_continue = EqualsIgnoreCase({value.data(), value.size()}, "100-continue");
     }
-    request.headers.emplace_back(AsciiLower({name_string.data(), name_string.size()}),
-                                 std::string(value.data(), value.size()));
+    request.AddHeader({name_string.data(), name_string.size()},
+                      std::string(value.data(), value.size()));
   }
   void on_header_impl(error_code&) override {}
   void on_body_init_impl(const boost::optional<std::uint64_t>& content_length,

@@ -108,10 +108,10 @@ const Route* FindRoute(std::string_view path, std::string* arg) {
 // Authorization: Bearer (the scheme in any case). Empty values are skipped.
 std::string_view RequestToken(const HttpRequest& request) {
   if (auto query = request.Query("token"); query && !query->empty()) return *query;
-  if (auto header = request.Header("X-Consul-Token"); header && !header->empty()) return *header;
-  if (auto auth = request.Header("Authorization");
-      auth && auth->size() > 7 && EqualsIgnoreCase(auth->substr(0, 7), "Bearer ")) {
-    std::string_view bearer = auth->substr(7);
+  if (std::string_view header = request.TokenHeader(); !header.empty()) return header;
+  if (std::string_view auth = request.AuthorizationHeader();
+      auth.size() > 7 && EqualsIgnoreCase(auth.substr(0, 7), "Bearer ")) {
+    std::string_view bearer = auth.substr(7);
     while (!bearer.empty() && bearer.front() == ' ') bearer.remove_prefix(1);
     return bearer;
   }

@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -96,9 +98,22 @@ class AclResolver {
   std::size_t cached() const { return cache_.size(); }
 
  private:
+  // Secrets are random UUIDs (36 characters, 122 random bits), so their
+  // first and last 8 bytes mix into a good hash at a fifth of the cost of
+  // hashing all 36, on every request. Only existing tokens are cached, so
+  // nobody but a token writer chooses what lands in the table.
   struct SecretHash {
     using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+    std::size_t operator()(std::string_view s) const {
+      if (s.size() < 16) return std::hash<std::string_view>()(s);
+      std::uint64_t head = 0, tail = 0;
+      std::memcpy(&head, s.data(), 8);
+      std::memcpy(&tail, s.data() + s.size() - 8, 8);
+      std::uint64_t h = (head ^ (tail * 0x9e3779b97f4a7c15ULL)) + s.size();
+      h ^= h >> 29;
+      h *= 0xbf58476d1ce4e5b9ULL;
+      return static_cast<std::size_t>(h ^ (h >> 32));
+    }
   };
   std::shared_ptr<const Identity> Compile(const state::AclTable& table,
                                           const state::AclToken* token);

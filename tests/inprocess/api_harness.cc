@@ -84,7 +84,7 @@ http::HttpResponse ApiHarness::Do(const std::string& method, const std::string& 
     return http::HttpResponse::Text(400, std::string(parsed.message()));  // as Connection does
   }
   for (auto& [name, value] : headers) {
-    request.headers.emplace_back(AsciiLower(name), std::move(value));
+    request.AddHeader(name, std::move(value));
   }
   request.body = body;
   request.received_ms = clock_.NowMonoMs();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 
 #include "common/strings.h"
 
@@ -64,6 +65,27 @@ TEST(StringsTest, GoQuoteEscapesLikeGo) {
 TEST(StringsTest, EqualsIgnoreCase) {
   EXPECT_TRUE(EqualsIgnoreCase("LockDelay", "lockdelay"));
   EXPECT_FALSE(EqualsIgnoreCase("TTL", "TTLs"));
+}
+
+// AsciiLower works 8 bytes at a time: every byte value, at every position
+// of every length up to two words and a tail, against the byte-wise rule.
+TEST(StringsTest, AsciiLowerChangesOnlyCapitalsAtEveryPosition) {
+  for (std::size_t length = 0; length <= 19; ++length) {
+    for (std::size_t at = 0; at < length; ++at) {
+      for (int value = 0; value < 256; ++value) {
+        std::string text(length, 'Q');
+        text[at] = static_cast<char>(value);
+        std::string expected = text;
+        for (char& c : expected) {
+          if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        }
+        ASSERT_EQ(AsciiLower(text), expected)
+            << "length " << length << " at " << at << " byte " << value;
+      }
+    }
+  }
+  EXPECT_EQ(AsciiLower("X-Consul-Token"), "x-consul-token");
+  EXPECT_EQ(AsciiLower("@[`{\x80\xc1Z"), "@[`{\x80\xc1z");  // neighbours of A-Z, high bytes
 }
 
 TEST(StringsTest, SplitNonEmptyDropsEmptyParts) {

@@ -102,10 +102,28 @@ TEST(HttpRequestTest, QueryReturnsTheFirstValue) {
 
 TEST(HttpRequestTest, HeaderIgnoresCase) {
   HttpRequest request;
-  request.headers = {{"x-consul-token", "abc"}, {"content-type", "text/plain"}};
+  request.AddHeader("X-Consul-Token", "abc");
+  request.AddHeader("Content-Type", "text/plain");
+  EXPECT_EQ(request.headers[0].first, "x-consul-token");
   EXPECT_EQ(request.Header("X-Consul-Token"), "abc");
   EXPECT_EQ(request.Header("content-type"), "text/plain");
   EXPECT_FALSE(request.Header("authorization").has_value());
+}
+
+TEST(HttpRequestTest, TokenHeadersAreTheFirstOfTheirName) {
+  HttpRequest request;
+  EXPECT_EQ(request.TokenHeader(), "");
+  EXPECT_EQ(request.AuthorizationHeader(), "");
+  request.AddHeader("Host", "127.0.0.1");
+  request.AddHeader("X-CONSUL-TOKEN", "first");
+  request.AddHeader("authorization", "Bearer one");
+  request.AddHeader("x-consul-token", "second");
+  request.AddHeader("Authorization", "Bearer two");
+  EXPECT_EQ(request.TokenHeader(), "first");
+  EXPECT_EQ(request.AuthorizationHeader(), "Bearer one");
+  EXPECT_EQ(request.Header("x-consul-token"), "first");  // the same rule as Header
+  const HttpRequest moved = std::move(request);
+  EXPECT_EQ(moved.TokenHeader(), "first");
 }
 
 TEST(HttpResponseTest, JsonAndTextSetStatusAndContentType) {
