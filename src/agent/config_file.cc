@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "agent/config_hcl.h"
 #include "agent/config_json.h"
 #include "agent/config_keys.h"
 
@@ -175,7 +176,9 @@ class FileApplier {
 }  // namespace
 
 Status ApplyConfigText(std::string_view name, std::string_view text, FileConfig* into) {
-  TENURE_ASSIGN_OR_RETURN(JsonNode root, ParseJsonWithLines(name, text));
+  const bool hcl = name.size() > 4 && name.substr(name.size() - 4) == ".hcl";
+  TENURE_ASSIGN_OR_RETURN(JsonNode root,
+                          hcl ? ParseHclWithLines(name, text) : ParseJsonWithLines(name, text));
   if (root.kind != JsonNode::Kind::kObject) {
     return Status::InvalidArgument(std::string(name) + ":" + std::to_string(root.line) +
                                    ": expected a JSON object of settings, got " +

@@ -1,5 +1,6 @@
-// `tenure server`'s config files (docs/config.md): JSON objects whose keys
-// are the settings of config_keys.h, applied in order over the defaults.
+// `tenure server`'s config files (docs/config.md): JSON objects (or HCL,
+// for a name ending in .hcl) whose keys are the settings of config_keys.h,
+// applied in order over the defaults.
 // Pure: the caller reads the files (config_load.h) and hands in their text.
 #pragma once
 
@@ -25,7 +26,7 @@ struct FileConfig {
   std::map<std::string, SettingOrigin, std::less<>> origins;  // by Setting::key
 };
 
-// Applies one file (name: its path, for messages) over *into; a later file
+// Applies one file (name: its path, for messages and its format) over *into; a later file
 // wins over an earlier one. On any error ("NAME:LINE: why") *into is left
 // as it was.
 Status ApplyConfigText(std::string_view name, std::string_view text, FileConfig* into);

@@ -5,6 +5,7 @@
 // given twice in one file would be ambiguous. Pure: text in, tree out.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,6 +32,9 @@ struct JsonMember {
   int line = 0;  // the key's line
   JsonNode value;
 };
+
+// A Unicode code point (below 0x110000) as UTF-8, for the readers' escapes.
+void AppendUtf8(std::uint32_t code_point, std::string* out);
 
 // "an object", "a string", ... for messages.
 std::string_view JsonKindName(JsonNode::Kind kind);

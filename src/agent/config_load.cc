@@ -53,7 +53,11 @@ Status LoadDir(const std::string& dir, FileConfig* into) {
   errno = 0;
   while (const dirent* entry = ::readdir(listing)) {
     const std::string name = entry->d_name;
-    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) names.push_back(name);
+    auto ends = [&](std::string_view suffix) {
+      return name.size() > suffix.size() &&
+             name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (ends(".json") || ends(".hcl")) names.push_back(name);
   }
   const int read_errno = errno;
   ::closedir(listing);

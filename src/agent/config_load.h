@@ -1,6 +1,7 @@
 // Reading `tenure server`'s config files and directories: the I/O edge of
 // config_file.h. Files are applied in the order given; a directory's *.json
-// files in the byte order of their names (other entries are skipped).
+// and *.hcl files in the byte order of their names (other entries are
+// skipped).
 #pragma once
 
 #include <string>

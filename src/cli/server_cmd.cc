@@ -22,8 +22,8 @@ constexpr char kServerUsage[] =
     "  Runs a tenure server: a raft member with the Consul-compatible HTTP API.\n"
     "  -dev runs a single server on a throwaway data dir. docs/cluster.md shows\n"
     "  a cluster; docs/security.md what each port exposes. Settings may also\n"
-    "  come from JSON files (-config-file, -config-dir; docs/config.md): flags\n"
-    "  win over files, later files over earlier ones.\n"
+    "  come from JSON or HCL files (-config-file, -config-dir; docs/config.md):\n"
+    "  flags win over files, later files over earlier ones.\n"
     "\n";
 
 }  // namespace

@@ -32,11 +32,11 @@ void RegisterConfigPathFlags(Flags* flags, std::vector<agent::ConfigPath>* paths
     };
   };
   flags->Func("config-file", add(agent::ConfigPath::Kind::kFile),
-              "a JSON file of settings (docs/config.md); may be given more than once, later "
-              "files win, flags win over files");
+              "a JSON file of settings, HCL if its name ends in .hcl (docs/config.md); may be "
+              "given more than once, later files win, flags win over files");
   flags->Func("config-dir", add(agent::ConfigPath::Kind::kDir),
-              "a directory whose *.json files are read as -config-file, in lexical order; may "
-              "be given more than once");
+              "a directory whose *.json and *.hcl files are read as -config-file, in lexical "
+              "order; may be given more than once");
 }
 
 Result<agent::FileConfig> LoadServerConfig(const std::vector<agent::ConfigPath>& paths,

@@ -80,7 +80,7 @@ class ConfigFileTest(unittest.TestCase):
 
     def test_a_flag_wins_over_the_file_and_later_files_over_earlier(self):
         base = self.write("base.json", self.base_settings())
-        self.write("conf.d/20-name.json", {"node_name": "from-dir"})
+        self.write("conf.d/20-name.hcl", 'node_name = "from-dir"  # HCL, as Consul reads\n')
         self.write("conf.d/10-name.json", {"node_name": "overridden", "datacenter": "dc-dir"})
         flag_addr = f"127.0.0.1:{free_port()}"
         server = FileServer(["-config-file", base, "-config-dir", os.path.join(self.dir, "conf.d")],
@@ -129,6 +129,11 @@ class ConfigFileTest(unittest.TestCase):
         ok = run("validate", good)
         self.assertEqual((ok.returncode, ok.stdout, ok.stderr),
                          (0, "Configuration is valid!\n", ""))
+        hcl = self.write("good.hcl", f'data_dir = "{self.data_dir}"\nacl {{ enabled = true }}\n')
+        self.assertEqual(run("validate", hcl).stdout, "Configuration is valid!\n")
+        bad_hcl = run("validate", self.write("bad.hcl", "acl {\n  enabled = yes\n}\n"))
+        self.assertEqual(bad_hcl.stderr, "tenure validate: " + os.path.join(self.dir, "bad.hcl")
+                         + ":2: unexpected yes: expected a value\n")
         quiet = run("validate", "-quiet", good)
         self.assertEqual((quiet.returncode, quiet.stdout, quiet.stderr), (0, "", ""))
         # Together with a directory whose file breaks the combination.
