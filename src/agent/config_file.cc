@@ -19,7 +19,11 @@ constexpr std::pair<std::string_view, std::string_view> kConsulHints[] = {
     {"retry_join", "tenure's is join"},
     {"start_join", "tenure's is join"},
     {"bind_addr", "tenure's are raft_addr and raft_bind_addr"},
+    {"client_addr", "tenure takes http_addr and https_addr as HOST:PORT"},
     {"node", "the node's name is node_name"},
+    {"server", "every tenure server is a raft member: leave it out"},
+    {"bootstrap_expect", "a new cluster's members are listed in bootstrap_peers"},
+    {"encrypt", "tenure's cluster key is in the file raft_key_file names"},
 };
 
 std::size_t EditDistance(std::string_view a, std::string_view b) {
@@ -43,7 +47,8 @@ std::string Suggestion(std::string_view path) {
     if (path == key) return " (" + std::string(hint) + ")";
   }
   std::string best;
-  std::size_t best_distance = 3;  // two typos at most
+  // Two typos at most, and fewer than half the key: "ab" is no near miss of "dev".
+  std::size_t best_distance = std::min<std::size_t>(3, (path.size() + 1) / 2);
   auto consider = [&](std::string_view candidate) {
     const std::size_t distance = EditDistance(path, candidate);
     if (distance < best_distance) {

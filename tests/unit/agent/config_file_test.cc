@@ -97,6 +97,9 @@ TEST(ConfigFileTest, EveryBadFileIsRefusedWithItsLine) {
   EXPECT_EQ(Refusal("{\"ports\": {\"http\": 8500}}"),
             "/etc/tenure/a.json:1: unknown key \"ports\" (tenure takes http_addr and https_addr "
             "as HOST:PORT)");
+  EXPECT_EQ(Refusal("{\"server\": true}"),
+            "/etc/tenure/a.json:1: unknown key \"server\" (every tenure server is a raft member: "
+            "leave it out)");
   EXPECT_EQ(Refusal("{\"node\": \"n1\"}"),
             "/etc/tenure/a.json:1: unknown key \"node\" (the node's name is node_name)");
   EXPECT_EQ(Refusal("{\"acl\": {\n\"enabeld\": true}}"),
