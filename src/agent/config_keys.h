@@ -32,7 +32,8 @@ struct Setting {
       field;
   std::string_view help;
   // Where a Consul config file puts the same setting, as dotted paths of
-  // nested objects ("acl.tokens.initial_management"); also accepted.
+  // nested objects ("acl.tokens.initial_management"); also accepted. Every
+  // acl_X key also gets "acl.X" (Consul's acl block).
   std::vector<std::string> nested;
 };
 

@@ -23,9 +23,8 @@ constexpr char kValidateUsage[] =
     "  Checks config files of `tenure server` (docs/config.md): each file, and the\n"
     "  settings they make together, in the order given (a directory's *.json and\n"
     "  *.hcl files in lexical order), as the server would start with them and no\n"
-    "  flags.\n"
-    "  Prints \"Configuration is valid!\" and exits 0, or prints the error and\n"
-    "  exits 1.\n"
+    "  flags. Prints \"Configuration is valid!\" and exits 0, or prints the error\n"
+    "  and exits 1.\n"
     "\n";
 
 }  // namespace
