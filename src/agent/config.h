@@ -1,7 +1,8 @@
-// What `tenure server` is told, as the operator wrote it (flags today, a
-// config file later), and its check: ResolveAgentConfig turns it into the
-// options of the server, its raft node and its HTTP listener, or says which
-// setting is wrong and why (kInvalidArgument, the flag's name first).
+// What `tenure server` is told, as the operator wrote it (flags and config
+// files: config_keys.h, config_file.h), and its check: ResolveAgentConfig
+// turns it into the options of the server, its raft node and its HTTP
+// listener, or says which setting is wrong and why (kInvalidArgument, the
+// flag's name first).
 // Reads the key and token files it names; otherwise pure.
 #pragma once
 

@@ -26,5 +26,6 @@ int MembersCommand(const Args& args);
 int KeygenCommand(const Args& args);
 int AclCommand(const Args& args);
 int RecoverCommand(const Args& args);
+int ValidateCommand(const Args& args);
 
 }  // namespace tenure::cli

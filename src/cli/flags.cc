@@ -22,6 +22,11 @@ void Flags::Strings(std::string name, std::vector<std::string>* target, std::str
   flags_[std::move(name)] = {Flag::Kind::kStrings, target, std::move(help)};
 }
 
+void Flags::Func(std::string name, std::function<Status(const std::string&)> on_value,
+                 std::string help) {
+  flags_[std::move(name)] = {Flag::Kind::kFunc, nullptr, std::move(help), std::move(on_value)};
+}
+
 bool Flags::WasSet(std::string_view name) const {
   return std::find(set_.begin(), set_.end(), name) != set_.end();
 }
@@ -78,6 +83,12 @@ Status Flags::Parse(const std::vector<std::string>& args) {
         break;
       case Flag::Kind::kStrings:
         static_cast<std::vector<std::string>*>(flag.target)->push_back(value);
+        break;
+      case Flag::Kind::kFunc:
+        if (Status taken = flag.on_value(value); !taken.ok()) {
+          return Status::InvalidArgument("invalid value " + GoQuote(value) + " for flag -" + name +
+                                         ": " + std::string(taken.message()));
+        }
         break;
       case Flag::Kind::kUint64:
       case Flag::Kind::kInt: {

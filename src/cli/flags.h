@@ -25,6 +25,9 @@ class Flags {
   void Int(std::string name, int* target, std::string help);
   // A flag that may be given several times: each value is appended.
   void Strings(std::string name, std::vector<std::string>* target, std::string help);
+  // A flag whose every value is handed to on_value, in command-line order
+  // with the other Func flags (as Go's flag.Func); its error is the parse's.
+  void Func(std::string name, std::function<Status(const std::string&)> on_value, std::string help);
 
   // Parses args (without the program and command names). On success the
   // positional arguments are in positional(). Errors name the flag.
@@ -37,9 +40,10 @@ class Flags {
 
  private:
   struct Flag {
-    enum class Kind { kString, kBool, kUint64, kInt, kStrings } kind;
+    enum class Kind { kString, kBool, kUint64, kInt, kStrings, kFunc } kind;
     void* target;
     std::string help;
+    std::function<Status(const std::string&)> on_value;  // kFunc
   };
   std::string command_;
   std::map<std::string, Flag, std::less<>> flags_;

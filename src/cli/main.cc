@@ -29,6 +29,7 @@ constexpr char kUsage[] =
     "  acl        ACL bootstrap, policies and tokens (acl bootstrap|policy|token)\n"
     "  keygen     print a new cluster key for -raft-key-file\n"
     "  recover    check a stopped server's data dir; -repair cuts damage away\n"
+    "  validate   check config files of `tenure server` (docs/config.md)\n"
     "  version    print the version\n"
     "\n"
     "Run 'tenure <command> -h' for a command's options.\n";
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
   if (command == "keygen") return tenure::cli::KeygenCommand(args);
   if (command == "acl") return tenure::cli::AclCommand(args);
   if (command == "recover") return tenure::cli::RecoverCommand(args);
+  if (command == "validate") return tenure::cli::ValidateCommand(args);
   if (command == "version" || command == "-v" || command == "--version") {
     std::printf("tenure %s\n", TENURE_VERSION);
     return 0;

@@ -28,6 +28,7 @@ CONSUL_COMMANDS = [
     (["operator", "raft", "remove-peer"], 1),
     (["operator", "raft", "transfer-leader"], 1),
     (["keygen"], 1),
+    (["validate"], 1),
     (["acl"], 1),
     (["acl", "policy"], 1),
     (["acl", "token"], 1),
