@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "http/api.h"
 #include "http/server.h"
 #include "server/server.h"
@@ -49,6 +50,7 @@ class DevDir {
 }  // namespace
 
 Status RunAgent(AgentPlan plan) {
+  log::Configure(plan.log);
   DevDir dev_dir;
   if (plan.dev && plan.data_dir.empty()) {
     Result<std::string> made = dev_dir.Make();
@@ -109,44 +111,50 @@ Status RunAgent(AgentPlan plan) {
     if (plan.tls_files.verify_incoming) api_addresses += " (client certificates required)";
   }
   const raft::NodeOptions& raft = plan.server.raft;
-  fmt::print(stderr,
-             "tenure: server {} (id {}) serving the Consul API on {}, raft on {}, data in "
-             "{}{}\n",
-             plan.server.node_name, raft.id, api_addresses, raft.address, plan.data_dir,
-             dev_dir.made() ? " (dev mode: removed on exit)" : "");
+  log::Write(log::Level::kInfo, "agent",
+             fmt::format("server {} (id {}) serving the Consul API on {}, raft on {}, data in "
+                         "{}{}",
+                         plan.server.node_name, raft.id, api_addresses, raft.address, plan.data_dir,
+                         dev_dir.made() ? " (dev mode: removed on exit)" : ""));
   if (raft.tls_accept != nullptr) {
-    fmt::print(stderr, "tenure: raft over mutual TLS: peers need a certificate signed by {}\n",
-               plan.tls_files.ca_file);
+    log::Write(log::Level::kInfo, "agent",
+               fmt::format("raft over mutual TLS: peers need a certificate signed by {}",
+                           plan.tls_files.ca_file));
   } else if (!plan.tls_files.cert_file.empty()) {
-    fmt::print(stderr,
-               "tenure: WARNING: raft runs in clear: mutual TLS between servers needs "
-               "-tls-ca-file (docs/tls.md)\n");
+    log::Write(log::Level::kWarn, "agent",
+               "WARNING: raft runs in clear: mutual TLS between servers needs "
+               "-tls-ca-file (docs/tls.md)");
   }
   if (!plan.keyed && !plan.dev && raft.tls_accept == nullptr) {
-    fmt::print(stderr,
-               "tenure: WARNING: no -raft-key-file: any process that can reach {} can join this "
-               "cluster, vote and write to its log (docs/security.md)\n",
-               plan.raft_listen);
+    log::Write(
+        log::Level::kWarn, "agent",
+        fmt::format("WARNING: no -raft-key-file: any process that can reach {} can join this "
+                    "cluster, vote and write to its log (docs/security.md)",
+                    plan.raft_listen));
   }
   const server::AclConfig& acl = plan.server.acl;
   if (acl.enabled) {
-    fmt::print(stderr, "tenure: ACLs enabled, default policy {}{}\n",
-               acl.default_policy == acl::DefaultPolicy::kDeny ? "deny" : "allow",
-               acl.initial_management.empty()
-                   ? "; PUT /v1/acl/bootstrap (tenure acl bootstrap) makes the first management "
-                     "token"
-                   : "; the initial management token is configured");
+    log::Write(
+        log::Level::kInfo, "agent",
+        fmt::format(
+            "ACLs enabled, default policy {}{}",
+            acl.default_policy == acl::DefaultPolicy::kDeny ? "deny" : "allow",
+            acl.initial_management.empty()
+                ? "; PUT /v1/acl/bootstrap (tenure acl bootstrap) makes the first management "
+                  "token"
+                : "; the initial management token is configured"));
   } else if (!plan.dev) {
-    fmt::print(stderr,
-               "tenure: WARNING: ACLs are off: anyone who can reach {} can read and write every "
-               "key, lock and session (-acl-enabled; docs/acl.md)\n",
-               plan.http_addr);
+    log::Write(
+        log::Level::kWarn, "agent",
+        fmt::format("WARNING: ACLs are off: anyone who can reach {} can read and write every "
+                    "key, lock and session (-acl-enabled; docs/acl.md)",
+                    plan.http_addr));
   }
   for (const std::string& hook : plan.test_hooks) {
-    fmt::print(stderr,
-               "tenure: WARNING: test hook {} is set: it changes limits or behaviour for tests "
-               "and has no place in production (docs/security.md)\n",
-               hook);
+    log::Write(log::Level::kWarn, "agent",
+               fmt::format("WARNING: test hook {} is set: it changes limits or behaviour for tests "
+                           "and has no place in production (docs/security.md)",
+                           hook));
   }
   api.Start();
   if (!plan.join.empty()) server.JoinCluster(plan.join);
@@ -156,16 +164,18 @@ Status RunAgent(AgentPlan plan) {
     reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
       if (ec) return;
       if (plan.tls_files.cert_file.empty()) {
-        fmt::print(stderr, "tenure: SIGHUP: no TLS configured, nothing to reload\n");
+        log::Write(log::Level::kInfo, "agent", "SIGHUP: no TLS configured, nothing to reload");
       } else if (auto contexts = LoadTlsContexts(plan.tls_files); !contexts.ok()) {
-        fmt::print(stderr, "tenure: SIGHUP: keeping the old TLS certificates: {}\n",
-                   contexts.status().message().substr(5));  // without "TLS: "
+        log::Write(log::Level::kWarn, "agent",
+                   fmt::format("SIGHUP: keeping the old TLS certificates: {}",
+                               contexts.status().message().substr(5)));  // without "TLS: "
       } else {
         if (plan.https) https_server.SetTlsContext(contexts->https);
         if (contexts->raft_accept) server.SetRaftTls(contexts->raft_accept, contexts->raft_dial);
         api.ReloadTls();
-        fmt::print(stderr, "tenure: SIGHUP: reloaded TLS certificate {} and key {}\n",
-                   plan.tls_files.cert_file, plan.tls_files.key_file);
+        log::Write(log::Level::kInfo, "agent",
+                   fmt::format("SIGHUP: reloaded TLS certificate {} and key {}",
+                               plan.tls_files.cert_file, plan.tls_files.key_file));
       }
       await_reload();
     });
@@ -173,7 +183,7 @@ Status RunAgent(AgentPlan plan) {
   await_reload();
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
-    fmt::print(stderr, "tenure: signal {}, shutting down\n", signal);
+    log::Write(log::Level::kInfo, "agent", fmt::format("signal {}, shutting down", signal));
     stop();
   });
   io.run();

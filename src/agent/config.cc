@@ -221,6 +221,10 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     return Status::InvalidArgument("-session-ttl-multiplier must be between 1 and 10");
   }
   if (config.node_id == 0) return Status::InvalidArgument("-node-id must be positive");
+  Result<log::Level> log_level = log::ParseLevel(config.log_level);
+  if (!log_level.ok()) {
+    return Status::InvalidArgument("-log-level: " + std::string(log_level.status().message()));
+  }
   constexpr DurationNs kMs = 1'000'000;
   auto election_ns = ParseGoDuration(config.raft_election_timeout);
   if (!election_ns.ok() || *election_ns < 100 * kMs || *election_ns > 60'000 * kMs) {
@@ -358,6 +362,7 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
       plan.test_hooks.emplace_back(entry.substr(0, entry.find('=')));
     }
   }
+  plan.log = {*log_level, config.log_json};
   plan.data_dir = config.data_dir;
   plan.dev = config.dev;
   plan.http_addr = config.http_addr;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/host_port.h"
+#include "common/log.h"
 #include "common/status.h"
 #include "http/server.h"
 #include "server/server.h"
@@ -41,6 +42,9 @@ struct AgentConfig {
   std::string raft_election_timeout = "500ms";
   std::string raft_heartbeat = "50ms";
   int session_ttl_multiplier = 2;
+  // The log (common/log.h): trace, debug, info, warn or error; text or JSON.
+  std::string log_level = "info";
+  bool log_json = false;
   // Consul's acl { } block (docs/acl.md).
   bool acl_enabled = false;
   std::string acl_default_policy = "allow";  // Consul's default; docs/acl.md recommends deny
@@ -65,6 +69,7 @@ struct AgentPlan {
   std::string https_addr;
   std::string raft_listen;              // where raft listens, for the warning
   std::vector<std::string> test_hooks;  // TENURE_TEST_* variables set, for a warning
+  log::Options log;
 };
 
 Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config);

@@ -78,6 +78,11 @@ std::vector<Setting> MakeSettings() {
       {"session_ttl_multiplier", "session-ttl-multiplier", T::kInt, &C::session_ttl_multiplier,
        "sessions expire between TTL and TTL x this after the last renewal (default 2, as "
        "Consul)"},
+      {"log_level", "log-level", T::kString, &C::log_level,
+       "trace, debug, info, warn or error: the least severe lines logged (default info)"},
+      {"log_json", "log-json", T::kBool, &C::log_json,
+       "log one JSON object a line (time, level, component, message and the event's fields) "
+       "instead of text"},
       {"acl_enabled", "acl-enabled", T::kBool, &C::acl_enabled,
        "enforce ACL tokens and policies on every endpoint (docs/acl.md)"},
       {"acl_default_policy", "acl-default-policy", T::kString, &C::acl_default_policy,

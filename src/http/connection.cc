@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/limits.h"
+#include "common/log.h"
 #include "common/log_limiter.h"
 #include "common/strings.h"
 #include "http/request_reader.h"
@@ -45,7 +46,7 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 template <typename... Args>
 void Log(fmt::format_string<Args...> format, Args&&... args) {
-  fmt::print(stderr, "http: {}\n", fmt::format(format, std::forward<Args>(args)...));
+  log::Warn("http", fmt::format(format, std::forward<Args>(args)...));
 }
 
 bool WouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "common/log.h"
 #include "http/connection.h"
 #include "http/wire.h"
 
@@ -37,7 +38,7 @@ constexpr std::size_t kLingeringRefusalsMax = 64;
 
 template <typename... Args>
 void Log(fmt::format_string<Args...> format, Args&&... args) {
-  fmt::print(stderr, "http: {}\n", fmt::format(format, std::forward<Args>(args)...));
+  log::Warn("http", fmt::format(format, std::forward<Args>(args)...));
 }
 
 std::string FormatAddress(const std::string& host, std::uint16_t port) {

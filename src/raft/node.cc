@@ -2,6 +2,8 @@
 // polling are in node_requests.cc; the shared state in node_impl.h.
 #include "raft/node.h"
 
+#include "common/log.h"
+
 // clang-format off
 #include <utility>  // before any Boost header: asio 1.74 + g++ 12 (std::exchange)
 // clang-format on
@@ -163,11 +165,11 @@ Status Node::Impl::Start() {
                                        UvDriver::Hooks{.after_run = [this] { AfterTurn(); },
                                                        .on_loop_dead = [this] { FinishClose(); }});
   driver_->Start();
-  fmt::print(stderr,
-             "tenure raft: node {} started at {} (dir {}, term {}, last index {}, applied {}, "
-             "snapshots restored {})\n",
-             options_.id, options_.address, options_.data_dir, raft_.current_term,
-             raft_last_index(&raft_), raft_last_applied(&raft_), fsm_.restores());
+  log::Write(log::Level::kInfo, "raft",
+             fmt::format("node {} started at {} (dir {}, term {}, last index {}, applied {}, "
+                         "snapshots restored {})",
+                         options_.id, options_.address, options_.data_dir, raft_.current_term,
+                         raft_last_index(&raft_), raft_last_applied(&raft_), fsm_.restores()));
   return Status::Ok();
 }
 
@@ -219,10 +221,10 @@ Status Node::Impl::OpenIo() {
   // libraft 0.15 would let a new leader count this server's stale entries
   // as matched (append_result_guard.h).
   append_result_guard_.Install(&raft_io_, [id = options_.id](const AppendResultGuard::Lowered& l) {
-    fmt::print(stderr,
-               "tenure raft: node {}: reporting to leader {} (term {}) a match up to index {}, "
-               "not {} (entries after it may be stale)\n",
-               id, l.leader, l.term, l.reported, l.stored);
+    log::Write(log::Level::kInfo, "raft",
+               fmt::format("node {}: reporting to leader {} (term {}) a match up to index {}, "
+                           "not {} (entries after it may be stale)",
+                           id, l.leader, l.term, l.reported, l.stored));
   });
 
   // raft_init probes the file system (O_DIRECT, AIO): tens of ms.
@@ -240,7 +242,8 @@ Status Node::Impl::OpenIo() {
 Status Node::Impl::FailStart(Status why) {
   // raft_init succeeded, so handles exist: close raft and drain the loop
   // synchronously (we are not inside any callback here).
-  fmt::print(stderr, "tenure raft: node {} failed to start: {}\n", options_.id, why.ToString());
+  log::Write(log::Level::kWarn, "raft",
+             fmt::format("node {} failed to start: {}", options_.id, why.ToString()));
   raft_close_called_ = true;
   raft_close(&raft_, &Impl::RaftClosed);
   while (uv_loop_alive(&loop_)) uv_run(&loop_, UV_RUN_DEFAULT);
@@ -269,8 +272,9 @@ void Node::Impl::Stop(std::function<void()> done) {
   join_addresses_.clear();
   if (join_timer_) join_timer_->cancel();
   close_deadline_uv_ms_ = UvNowMs() + kCloseDrainMaxMs;
-  fmt::print(stderr, "tenure raft: node {} stopping ({} writes in flight)\n", options_.id,
-             proposals_in_flight_);
+  log::Write(
+      log::Level::kInfo, "raft",
+      fmt::format("node {} stopping ({} writes in flight)", options_.id, proposals_in_flight_));
   // Never raft_close from a raft callback, and Stop may be called from one of
   // ours: always close on a fresh asio turn.
   asio::post(io_, [this] { MaybeBeginClose(); });
@@ -295,9 +299,9 @@ void Node::Impl::MaybeBeginClose() {
     return;
   }
   if (!LogPersisted()) {
-    fmt::print(stderr,
-               "tenure raft: node {}: log writes still in flight after {} ms; closing anyway\n",
-               options_.id, kCloseDrainMaxMs);
+    log::Write(log::Level::kInfo, "raft",
+               fmt::format("node {}: log writes still in flight after {} ms; closing anyway",
+                           options_.id, kCloseDrainMaxMs));
   }
   close_waiting_for_disk_ = false;
   raft_close_called_ = true;
@@ -319,7 +323,7 @@ void Node::Impl::FinishClose() {
   FreeIo();
   UnlockDataDir();
   phase_ = Phase::kStopped;
-  fmt::print(stderr, "tenure raft: node {} stopped\n", options_.id);
+  log::Write(log::Level::kInfo, "raft", fmt::format("node {} stopped", options_.id));
   std::vector<std::function<void()>> waiters = std::move(stop_waiters_);
   stop_waiters_.clear();
   for (auto& waiter : waiters) waiter();  // may destroy *this: nothing after
@@ -333,7 +337,8 @@ void Node::Impl::FreeIo() {
   if (loop_initialized_) {
     uv_run(&loop_, UV_RUN_NOWAIT);  // a handle the transport closed just now
     int rv = uv_loop_close(&loop_);
-    if (rv != 0) fmt::print(stderr, "tenure raft: uv_loop_close: {}\n", uv_strerror(rv));
+    if (rv != 0)
+      log::Write(log::Level::kInfo, "raft", fmt::format("uv_loop_close: {}", uv_strerror(rv)));
     loop_initialized_ = false;
   }
 }
@@ -342,8 +347,8 @@ void Node::Impl::CloseSynchronously() {
   // Misuse fallback: the Node is being destroyed without a completed Stop.
   // Close and drain right here; queued user callbacks are dropped since
   // whatever they capture may already be gone.
-  fmt::print(stderr, "tenure raft: node {} destroyed without Stop; closing synchronously\n",
-             options_.id);
+  log::Write(log::Level::kWarn, "raft",
+             fmt::format("node {} destroyed without Stop; closing synchronously", options_.id));
   driver_.reset();
   if (!raft_close_called_) {
     raft_close_called_ = true;
@@ -366,8 +371,8 @@ void Node::Impl::IoClosedOnce(struct raft_io* io) {
   auto* self = static_cast<Impl*>(static_cast<struct raft*>(io->data)->data);
   if (self->io_close_fired_) {
     // The racy second call from the last segment writer's close.
-    fmt::print(stderr, "tenure raft: node {}: swallowed a second io close callback\n",
-               self->options_.id);
+    log::Write(log::Level::kWarn, "raft",
+               fmt::format("node {}: swallowed a second io close callback", self->options_.id));
     return;
   }
   self->io_close_fired_ = true;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/host_port.h"
+#include "common/log.h"
 #include "raft/node_impl.h"
 
 namespace tenure::raft {
@@ -85,8 +86,9 @@ void Node::Impl::HandleJoin(const wire::Hello& hello,
                      fmt::format("{} is server {}'s address", server.address, server.id)});
     }
   }
-  fmt::print(stderr, "tenure raft: server {} ({}) at {} asks to join; adding it\n", hello.id,
-             hello.node_name, hello.raft_address);
+  log::Write(log::Level::kInfo, "raft",
+             fmt::format("server {} ({}) at {} asks to join; adding it", hello.id, hello.node_name,
+                         hello.raft_address));
   AddVoter(hello.id, hello.raft_address,
            [this, answer = std::move(answer), id = hello.id](Status status) {
              raft_id now_leader = 0;
@@ -94,7 +96,7 @@ void Node::Impl::HandleJoin(const wire::Hello& hello,
              if (phase_ == Phase::kRunning) raft_leader(&raft_, &now_leader, &now_address);
              std::string where(now_address != nullptr ? now_address : "");
              if (status.ok()) {
-               fmt::print(stderr, "tenure raft: server {} is a voter\n", id);
+               log::Write(log::Level::kInfo, "raft", fmt::format("server {} is a voter", id));
                answer({JoinStatus::kJoined, now_leader, where, ""});
              } else {
                answer({JoinStatus::kFailed, now_leader, where, std::string(status.message())});
@@ -127,7 +129,8 @@ void Node::Impl::ScheduleJoin(MonoMs delay_ms) {
 void Node::Impl::JoinAttempt() {
   if (join_addresses_.empty() || join_in_flight_ || phase_ != Phase::kRunning) return;
   if (SelfVotes()) {
-    fmt::print(stderr, "tenure raft: server {} is a voter of the cluster\n", options_.id);
+    log::Write(log::Level::kInfo, "raft",
+               fmt::format("server {} is a voter of the cluster", options_.id));
     join_addresses_.clear();
     return;
   }
@@ -142,15 +145,16 @@ void Node::Impl::JoinAttempt() {
     join_in_flight_ = false;
     if (join_addresses_.empty()) return;  // stopped meanwhile
     if (!result.ok()) {
-      fmt::print(stderr, "tenure raft: join through {} failed: {}; retrying\n", address,
-                 result.status().message());
+      log::Write(
+          log::Level::kWarn, "raft",
+          fmt::format("join through {} failed: {}; retrying", address, result.status().message()));
       return ScheduleJoin(kJoinRetryMs);
     }
     switch (result->status) {
       case wire::JoinStatus::kJoined:
-        fmt::print(stderr,
-                   "tenure raft: joined the cluster as server {} (leader: server {} at {})\n",
-                   options_.id, result->leader_id, result->leader_address);
+        log::Write(log::Level::kInfo, "raft",
+                   fmt::format("joined the cluster as server {} (leader: server {} at {})",
+                               options_.id, result->leader_id, result->leader_address));
         join_addresses_.clear();
         return;
       case wire::JoinStatus::kNotLeader:
@@ -158,16 +162,18 @@ void Node::Impl::JoinAttempt() {
           join_redirect_ = result->leader_address;
           return ScheduleJoin(0);
         }
-        fmt::print(stderr, "tenure raft: join through {}: no leader known yet; retrying\n",
-                   address);
+        log::Write(log::Level::kWarn, "raft",
+                   fmt::format("join through {}: no leader known yet; retrying", address));
         return ScheduleJoin(kJoinRetryMs);
       case wire::JoinStatus::kRefused:
-        fmt::print(stderr, "tenure raft: join refused by {}: {}; retrying in {} s\n", address,
-                   result->reason, kJoinRefusedRetryMs / 1000);
+        log::Write(log::Level::kWarn, "raft",
+                   fmt::format("join refused by {}: {}; retrying in {} s", address, result->reason,
+                               kJoinRefusedRetryMs / 1000));
         return ScheduleJoin(kJoinRefusedRetryMs);
       case wire::JoinStatus::kFailed:
-        fmt::print(stderr, "tenure raft: join through {} did not complete: {}; retrying\n", address,
-                   result->reason);
+        log::Write(
+            log::Level::kWarn, "raft",
+            fmt::format("join through {} did not complete: {}; retrying", address, result->reason));
         return ScheduleJoin(kJoinRetryMs);
     }
   });

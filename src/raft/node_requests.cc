@@ -14,6 +14,7 @@
 #include "common/assert.h"
 #include "common/consul_texts.h"
 #include "common/limits.h"
+#include "common/log.h"
 #include "raft/disk_failure.h"
 #include "raft/entry_codec.h"
 #include "raft/node_impl.h"
@@ -75,9 +76,11 @@ Status Node::Impl::LoggedFailure(int rv, const char* what) const {
                         options_.data_dir)
           : fmt::format("raft: {} failed: {}", what, raft_strerror(rv));
   if (std::uint64_t suppressed = 0; failure_log_.Admit(UvNowMs(), &suppressed)) {
-    fmt::print(stderr, "tenure raft: node {}: {}{}\n", options_.id, text,
-               suppressed == 0 ? std::string()
-                               : fmt::format(" ({} more since the last line)", suppressed));
+    log::Write(
+        log::Level::kWarn, "raft",
+        fmt::format("node {}: {}{}", options_.id, text,
+                    suppressed == 0 ? std::string()
+                                    : fmt::format(" ({} more since the last line)", suppressed)));
   }
   return Status::Unavailable(std::move(text));
 }
@@ -300,8 +303,9 @@ void Node::Impl::IssueLeadershipBarrier(std::uint64_t term) {
   request->leadership_term = term;
   int rv = raft_barrier(&raft_, &request->req, &Impl::BarrierDone);
   if (rv != 0) {
-    fmt::print(stderr, "tenure raft: node {}: leadership barrier in term {} failed: {}\n",
-               options_.id, term, raft_strerror(rv));
+    log::Write(log::Level::kWarn, "raft",
+               fmt::format("node {}: leadership barrier in term {} failed: {}", options_.id, term,
+                           raft_strerror(rv)));
     delete request;
     leader_term_ = 0;  // retried at the next poll if still leader
     return;
@@ -354,8 +358,12 @@ void Node::Impl::PollLeadership() {
   bool leader = RaftLeader();
   std::uint64_t term = raft_.current_term;
   if (leader_term_ != 0 && (!leader || term != leader_term_)) {
-    fmt::print(stderr, "tenure raft: node {} lost leadership of term {} (now term {})\n",
-               options_.id, leader_term_, term);
+    log::Info("raft",
+              fmt::format("node {} lost leadership of term {} (now term {})", options_.id,
+                          leader_term_, term),
+              {log::Num("node_id", static_cast<unsigned long long>(options_.id)),
+               log::Num("term", static_cast<unsigned long long>(leader_term_)),
+               log::Num("new_term", static_cast<unsigned long long>(term))});
     leader_term_ = 0;
     if (reported_leader_) {
       reported_leader_ = false;
@@ -366,7 +374,9 @@ void Node::Impl::PollLeadership() {
     // Report only after a barrier: then the Store holds every entry that
     // any earlier leader committed.
     leader_term_ = term;
-    fmt::print(stderr, "tenure raft: node {} is leader of term {}\n", options_.id, term);
+    log::Info("raft", fmt::format("node {} is leader of term {}", options_.id, term),
+              {log::Num("node_id", static_cast<unsigned long long>(options_.id)),
+               log::Num("term", static_cast<unsigned long long>(term))});
     IssueLeadershipBarrier(term);
     if (driver_) driver_->Poke();
   }
@@ -404,8 +414,9 @@ void Node::Impl::CheckLiveness() {
 void Node::Impl::MarkBroken(Status why) {
   if (broken_) return;
   broken_ = true;
-  fmt::print(stderr, "tenure raft: node {}: FATAL: this raft instance cannot go on: {}\n",
-             options_.id, why.message());
+  log::Write(log::Level::kError, "raft",
+             fmt::format("node {}: FATAL: this raft instance cannot go on: {}", options_.id,
+                         why.message()));
   if (on_broken_) {
     ready_.push_back([this, why = std::move(why)] {
       if (on_broken_) on_broken_(why);
@@ -453,9 +464,11 @@ Status Node::Impl::CheckDiskRoom(std::size_t bytes) {
         static_cast<double>(disk_free_bytes_) / (1024.0 * 1024.0),
         limits::kRaftDiskReserveBytes >> 20, options_.data_dir));
     if (std::uint64_t suppressed = 0; failure_log_.Admit(now, &suppressed)) {
-      fmt::print(stderr, "tenure raft: node {}: {}{}\n", options_.id, refused.message(),
-                 suppressed == 0 ? std::string()
-                                 : fmt::format(" ({} more since the last line)", suppressed));
+      log::Write(
+          log::Level::kInfo, "raft",
+          fmt::format("node {}: {}{}", options_.id, refused.message(),
+                      suppressed == 0 ? std::string()
+                                      : fmt::format(" ({} more since the last line)", suppressed)));
     }
     return refused;
   }

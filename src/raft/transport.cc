@@ -2,6 +2,8 @@
 // the bookkeeping. The connections are in transport_links.cc.
 #include "raft/transport.h"
 
+#include "common/log.h"
+
 // clang-format off
 #include <utility>  // before any Boost header: asio 1.74 + g++ 12 (std::exchange)
 // clang-format on
@@ -140,7 +142,8 @@ void Transport::Impl::Accept() {
     if (ec) {
       // Out of descriptors, most likely: do not spin; try again shortly.
       if (self->refusal_log.Allow("refused raft connections")) {
-        fmt::print(stderr, "tenure raft: accepting a raft connection failed: {}\n", ec.message());
+        log::Write(log::Level::kWarn, "raft",
+                   fmt::format("accepting a raft connection failed: {}", ec.message()));
       }
       auto retry = std::make_shared<asio::steady_timer>(self->io, std::chrono::milliseconds(100));
       retry->async_wait(
@@ -163,10 +166,10 @@ void Transport::Impl::Accept() {
         from_host >= limits::kRaftHandshakesPerHostMax) {
       ++self->counters.handshakes_refused;
       if (self->refusal_log.Allow("refused raft connections")) {
-        fmt::print(stderr,
-                   "tenure raft: refused a raft connection from {}: {} handshakes already in "
-                   "progress ({} from that host)\n",
-                   remote, self->incoming.size(), from_host);
+        log::Write(log::Level::kWarn, "raft",
+                   fmt::format("refused a raft connection from {}: {} handshakes already in "
+                               "progress ({} from that host)",
+                               remote, self->incoming.size(), from_host));
       }
       socket.close(ignored);
     } else {
@@ -275,7 +278,8 @@ void Transport::Impl::HandshakeDone(const std::shared_ptr<Incoming>& connection)
   asio::local::stream_protocol::socket ours(io);
   if (std::string why = PipeToRaft(&pipe, &ours); !why.empty()) {
     if (link_log.Allow("raft connection failures")) {
-      fmt::print(stderr, "tenure raft: server {}'s connection: {}\n", hello.id, why);
+      log::Write(log::Level::kInfo, "raft",
+                 fmt::format("server {}'s connection: {}", hello.id, why));
     }
     connection->Close();
     return;
@@ -342,8 +346,8 @@ void Transport::Impl::NoteDialFailure(std::uint64_t id, const std::string& addre
   MonoMs now = TransportNowMs();
   if (why != state.last_failure || state.logged_at_ms < 0 ||
       now - state.logged_at_ms >= kRepeatMs) {
-    fmt::print(stderr, "tenure raft: cannot reach server {} at {}: {} (retrying)\n", id, address,
-               why);
+    log::Write(log::Level::kWarn, "raft",
+               fmt::format("cannot reach server {} at {}: {} (retrying)", id, address, why));
     state.logged_at_ms = now;
   }
   state.last_failure = why;
@@ -352,7 +356,8 @@ void Transport::Impl::NoteDialFailure(std::uint64_t id, const std::string& addre
 
 void Transport::Impl::NoteDialSuccess(std::uint64_t id, const std::string& address) {
   DialState& state = dial_state[id];
-  if (state.failing) fmt::print(stderr, "tenure raft: reached server {} at {}\n", id, address);
+  if (state.failing)
+    log::Write(log::Level::kInfo, "raft", fmt::format("reached server {} at {}", id, address));
   state = DialState{};
 }
 

@@ -14,6 +14,7 @@
 #include "common/assert.h"
 #include "common/host_port.h"
 #include "common/limits.h"
+#include "common/log.h"
 #include "raft/transport_impl.h"
 
 namespace tenure::raft {
@@ -94,7 +95,8 @@ void Incoming::Refused(const std::string& why) {
   if (auto owner = owner_.lock()) {
     ++owner->counters.handshakes_refused;
     if (owner->refusal_log.Allow("refused raft connections")) {
-      fmt::print(stderr, "tenure raft: refused a raft connection from {}: {}\n", remote_, why);
+      log::Write(log::Level::kWarn, "raft",
+                 fmt::format("refused a raft connection from {}: {}", remote_, why));
     }
   }
   Close();
@@ -113,10 +115,11 @@ void Incoming::Read() {
           if (owner && self->handshake_->awaiting_proof()) {
             ++owner->counters.handshakes_refused;
             if (owner->refusal_log.Allow("refused raft connections")) {
-              fmt::print(stderr,
-                         "tenure raft: failed raft handshake from {} (says it is server {}): it "
-                         "closed the connection before its proof (a different -raft-key-file?)\n",
-                         self->remote_, self->handshake_->hello().id);
+              log::Write(log::Level::kWarn, "raft",
+                         fmt::format(
+                             "failed raft handshake from {} (says it is server {}): it "
+                             "closed the connection before its proof (a different -raft-key-file?)",
+                             self->remote_, self->handshake_->hello().id));
             }
           }
           self->Close();
@@ -127,10 +130,11 @@ void Incoming::Read() {
           ++owner->counters.handshakes_refused;
           if (owner->refusal_log.Allow("refused raft connections")) {
             const wire::Hello& hello = self->handshake_->hello();
-            fmt::print(stderr, "tenure raft: refused a raft connection from {}{}: {}\n",
-                       self->remote_,
-                       hello.id != 0 ? fmt::format(" (says it is server {})", hello.id) : "",
-                       step.status.message());
+            log::Write(
+                log::Level::kWarn, "raft",
+                fmt::format("refused a raft connection from {}{}: {}", self->remote_,
+                            hello.id != 0 ? fmt::format(" (says it is server {})", hello.id) : "",
+                            step.status.message()));
           }
           if (step.send.empty()) {
             self->Close();
@@ -289,8 +293,9 @@ void InboundLink::Close(const std::string& why) {
   if (owner && !why.empty()) {
     ++owner->counters.links_cut;
     if (owner->link_log.Allow("closed raft connections")) {
-      fmt::print(stderr, "tenure raft: closed the raft connection from server {} ({}): {}\n",
-                 peer_id_, remote_, why);
+      log::Write(log::Level::kWarn, "raft",
+                 fmt::format("closed the raft connection from server {} ({}): {}", peer_id_,
+                             remote_, why));
     }
   }
   boost::system::error_code ignored;
@@ -633,7 +638,8 @@ void OutboundLink::Close(const std::string& why) {
   closed_ = true;
   auto owner = owner_.lock();
   if (owner && !why.empty() && owner->link_log.Allow("closed raft connections")) {
-    fmt::print(stderr, "tenure raft: closed the raft connection to server {}: {}\n", peer_id_, why);
+    log::Write(log::Level::kWarn, "raft",
+               fmt::format("closed the raft connection to server {}: {}", peer_id_, why));
   }
   boost::system::error_code ignored;
   network_->Close();

@@ -16,6 +16,7 @@
 #include "common/assert.h"
 #include "common/consul_texts.h"
 #include "common/host_port.h"
+#include "common/log.h"
 #include "common/strings.h"
 
 namespace tenure::server {
@@ -102,10 +103,10 @@ void Server::OnRaftBroken(Status why) {
   restart_delay_ms_ = (last_restart_ms_ >= 0 && now - last_restart_ms_ < kCalmMs)
                           ? std::min<MonoMs>(std::max<MonoMs>(restart_delay_ms_ * 2, 1'000), 30'000)
                           : 0;
-  std::fprintf(
-      stderr, "tenure: raft stopped working (%s); restarting it from the data dir%s\n",
-      raft_last_failure_.c_str(),
-      restart_delay_ms_ > 0 ? (" in " + std::to_string(restart_delay_ms_) + " ms").c_str() : "");
+  log::Warn("server",
+            "raft stopped working (" + raft_last_failure_ + "); restarting it from the data dir" +
+                (restart_delay_ms_ > 0 ? " in " + std::to_string(restart_delay_ms_) + " ms" : ""),
+            {{"cause", raft_last_failure_}, log::Num("delay_ms", restart_delay_ms_)});
   std::weak_ptr<bool> alive = alive_;
   node_->Stop([this, alive] {
     if (alive.expired() || !*alive.lock()) return;
@@ -135,8 +136,10 @@ void Server::RestartRaft() {
     return;
   }
   restarting_ = false;
-  std::fprintf(stderr, "tenure: raft restarted (%llu restart%s so far)\n",
-               static_cast<unsigned long long>(raft_restarts_), raft_restarts_ == 1 ? "" : "s");
+  log::Info("server",
+            "raft restarted (" + std::to_string(raft_restarts_) + " restart" +
+                (raft_restarts_ == 1 ? "" : "s") + " so far)",
+            {log::Num("restarts", static_cast<unsigned long long>(raft_restarts_))});
   waiters_->Notify(store_.TakeChanges());
   if (!join_addresses_.empty()) node_->JoinCluster(join_addresses_);
 }
@@ -510,7 +513,7 @@ void Server::OnApplied() {
     Status why = Status::Corruption(
         "this server's state diverged from the leader's (" + store_.divergence() +
         "); it stops. Rebuild it from the others: docs/recovery.md, \"A replica that diverged\"");
-    std::fprintf(stderr, "tenure: FATAL: %s\n", std::string(why.message()).c_str());
+    log::Error("server", "FATAL: " + std::string(why.message()));
     if (on_fatal_) {
       on_fatal_(std::move(why));
     } else if (!stopping_) {
@@ -527,13 +530,16 @@ void Server::OnLeadership(bool is_leader) {
   if (!is_leader) {
     duties_.OnLostLeadership();
     housekeeping_->token_expiry.cancel();
-    std::fprintf(stderr, "tenure: lost leadership; session timers stopped\n");
+    log::Info("server", "lost leadership; session timers stopped",
+              {log::Num("node_id", static_cast<unsigned long long>(NodeId()))});
     return;
   }
   std::size_t armed = duties_.OnBecameLeader(clock_.NowMonoMs(), store_);
   ScheduleDuties();
   reap_mark_ = store_.kv_index();
-  std::fprintf(stderr, "tenure: leader; armed %zu session timers\n", armed);
+  log::Info("server", "leader; armed " + std::to_string(armed) + " session timers",
+            {log::Num("node_id", static_cast<unsigned long long>(NodeId())),
+             log::Num("session_timers", static_cast<unsigned long long>(armed))});
   // Followers find where to forward through this record (decision 0008).
   WriteSelfRecord();
   EnsureAclSetup();
@@ -571,8 +577,8 @@ void Server::ExpireSession(const state::SessionId& session_id) {
     duties_.ExpiryResolved(session_id);
     return;
   }
-  std::fprintf(stderr, "tenure: session %s expired (TTL passed without renewal)\n",
-               session_id.str().c_str());
+  log::Info("server", "session " + session_id.str() + " expired (TTL passed without renewal)",
+            {{"session", session_id.str()}, {"cause", "ttl"}});
   std::weak_ptr<bool> alive = alive_;
   Propose(state::SessionDestroy{session_id, state::DestroyReason::kExpired},
           [this, alive, session_id](Result<state::ApplyResult> result) {
