@@ -14,6 +14,7 @@
 
 #include "agent/config_keys.h"
 #include "agent/config_load.h"
+#include "unit/common/temp_dir.h"
 
 namespace tenure::agent {
 namespace {
@@ -187,18 +188,8 @@ TEST(ConfigFileTest, ResolveMessagesSayWhichFileSetTheFlag) {
 // A fresh directory under $TMPDIR, removed at the end.
 class ConfigDirTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp ? tmp : "/tmp") + "/tenure-config-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::string Write(const std::string& name, const std::string& text) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << text;
-    return path;
+    return temp_.Write(name, text);
   }
 
   std::string Load(const std::vector<ConfigPath>& paths, FileConfig* loaded) {
@@ -206,7 +197,8 @@ class ConfigDirTest : public ::testing::Test {
     return status.ok() ? "ok" : std::string(status.message());
   }
 
-  std::string dir_;
+  testutil::TempDir temp_{"tenure-config"};
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(ConfigDirTest, ADirectorysJsonFilesInLexicalOrder) {

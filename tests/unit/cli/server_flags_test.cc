@@ -15,6 +15,7 @@
 #include <string>
 
 #include "agent/config_keys.h"
+#include "unit/common/temp_dir.h"
 
 namespace tenure::cli {
 namespace {
@@ -69,18 +70,8 @@ TEST(ServerFlagsTest, DocsConfigListsEveryKey) {
 
 class ServerConfigTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp ? tmp : "/tmp") + "/tenure-config-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::string Write(const std::string& name, const std::string& text) {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << text;
-    return path;
+    return temp_.Write(name, text);
   }
 
   // `tenure server ARGS` up to ResolveAgentConfig.
@@ -94,7 +85,8 @@ class ServerConfigTest : public ::testing::Test {
     return LoadServerConfig(paths, flags, flagged);
   }
 
-  std::string dir_;
+  testutil::TempDir temp_{"tenure-config"};
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(ServerConfigTest, FlagsWinOverFilesAndLaterFilesOverEarlier) {
