@@ -501,6 +501,10 @@ std::uint64_t Node::CommitIndex() const {
   return impl_->phase_ == Impl::Phase::kRunning ? impl_->raft_.commit_index : 0;
 }
 
+std::string Node::DiskFailure() const {
+  return impl_->disk_failed_ ? std::string(impl_->last_disk_failure_.message()) : std::string();
+}
+
 std::vector<ServerProgress> Node::Replication() const {
   std::vector<ServerProgress> out;
   const struct raft& r = impl_->raft_;

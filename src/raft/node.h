@@ -139,6 +139,7 @@ class Node final : public Consensus {
   // match_index from libraft's leader progress; since_heard_ms from the
   // transport: the last raft message from that server that passed the gate.
   std::vector<ServerProgress> Replication() const override;
+  std::string DiskFailure() const override;
 
   // What each authenticated peer said about itself in its latest handshake.
   std::vector<PeerAdvert> PeerAdverts() const override;

@@ -45,6 +45,7 @@ std::string NotReadyReason(const Readiness& readiness) {
     if (!readiness.last_failure.empty()) why += ": " + readiness.last_failure;
     return why;
   }
+  if (!readiness.disk_failure.empty()) return "disk error: " + readiness.disk_failure;
   if (!readiness.known_leader) return "no leader";
   if (readiness.commit_index > readiness.applied_index &&
       readiness.commit_index - readiness.applied_index > kHealthMaxTrailingLogs) {

@@ -46,14 +46,17 @@ ClusterHealth EvaluateCluster(const std::vector<raft::ServerInfo>& configuration
 struct Readiness {
   std::string raft_state;    // RaftHealth::state
   std::string last_failure;  // RaftHealth::last_failure
+  std::string disk_failure;  // Consensus::DiskFailure
   bool known_leader = false;
   std::uint64_t commit_index = 0;   // what this server knows committed
   std::uint64_t applied_index = 0;  // what its Store has applied
 };
 
 // "" when this server can serve consistent requests; otherwise why not:
-// "raft unavailable: <why>", "no leader", "behind the leader by N entries"
-// (committed entries not applied here yet, more than kHealthMaxTrailingLogs).
+// "raft unavailable (<state>): <why>", "disk error: <why>" (the latest
+// write to the raft log failed), "no leader", "behind the leader by N
+// entries" (committed entries not applied here yet, more than
+// kHealthMaxTrailingLogs).
 std::string NotReadyReason(const Readiness& readiness);
 
 // Autopilot's StableSince: when each server's health last changed, as the

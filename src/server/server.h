@@ -183,6 +183,7 @@ class Server {
   std::uint64_t LastLogIndex() const { return node_->LastIndex(); }
   std::uint64_t CommitIndex() const { return node_->CommitIndex(); }
   std::vector<raft::ServerProgress> Replication() const { return node_->Replication(); }
+  std::string DiskFailure() const { return node_->DiskFailure(); }
 
   // Test hooks.
   const LeaderDuties& TEST_duties() const { return duties_; }

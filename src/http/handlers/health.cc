@@ -85,6 +85,7 @@ void Api::HealthReady(const CallPtr& call) {
   server::Readiness readiness;
   readiness.raft_state = raft.state;
   readiness.last_failure = raft.last_failure;
+  readiness.disk_failure = server_.DiskFailure();
   readiness.known_leader = server_.KnownLeader() || server_.IsLeader();
   readiness.commit_index = server_.CommitIndex();
   readiness.applied_index = server_.store().applied_index().value();

@@ -56,7 +56,7 @@ TEST(EvaluateClusterTest, NonVotersDoNotCountTowardsTolerance) {
 }
 
 TEST(NotReadyReasonTest, SaysWhy) {
-  Readiness ready{"Follower", "", true, 500, 450};
+  Readiness ready{"Follower", "", "", true, 500, 450};
   EXPECT_EQ(NotReadyReason(ready), "");
   Readiness no_leader = ready;
   no_leader.known_leader = false;
@@ -69,7 +69,11 @@ TEST(NotReadyReasonTest, SaysWhy) {
   broken.last_failure = "writing the raft log: No space left on device";
   EXPECT_EQ(NotReadyReason(broken),
             "raft unavailable (Restarting): writing the raft log: No space left on device");
-  Readiness candidate{"Candidate", "", false, 10, 10};
+  Readiness candidate{"Candidate", "", "", false, 10, 10};
+  Readiness disk = ready;
+  disk.disk_failure = "raft: append failed: no space left on device (data dir /d)";
+  EXPECT_EQ(NotReadyReason(disk),
+            "disk error: raft: append failed: no space left on device (data dir /d)");
   EXPECT_EQ(NotReadyReason(candidate), "no leader");
 }
 
