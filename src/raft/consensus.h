@@ -68,8 +68,8 @@ class Consensus {
   // On the leader: every server of its configuration, itself included (its
   // own last index, heard 0 ms ago). Anywhere else: empty.
   virtual std::vector<ServerProgress> Replication() const = 0;
-  // Why the latest write to the raft log failed, until one succeeds; ""
-  // when it did not (or nothing was written yet).
+  // On a leader: why its latest proposal or barrier failed at the raft
+  // log, until one succeeds. "" when it did not, or nothing was written.
   virtual std::string DiskFailure() const = 0;
   virtual std::vector<PeerAdvert> PeerAdverts() const = 0;
   virtual TransportCounters transport_counters() const = 0;
