@@ -13,6 +13,7 @@
 #include "http/acl_bodies.h"
 #include "http/query_options.h"
 #include "http/request.h"
+#include "server/health.h"
 #include "server/server.h"
 #include "server/waiters.h"
 
@@ -83,6 +84,10 @@ class Api {
   void RaftConfiguration(const CallPtr& call);
   void RaftPeerRemove(const CallPtr& call);
   void AgentSelf(const CallPtr& call);
+  // handlers/health.cc (docs/operations.md, "Health")
+  void AutopilotHealth(const CallPtr& call);
+  void HealthLive(const CallPtr& call);
+  void HealthReady(const CallPtr& call);
   // handlers/acl.cc
   void AclBootstrap(const CallPtr& call);
   void AclTokenCreate(const CallPtr& call);
@@ -132,6 +137,7 @@ class Api {
   server::Server& server_;
   std::unique_ptr<Forwarder> forwarder_;
   std::mt19937_64 random_;
+  server::HealthHistory health_history_;  // autopilot's StableSince
   struct {
     std::string key;
     LogIndex modify_index;

@@ -40,7 +40,7 @@ struct Route {
   bool resolves_token = true;
 };
 
-constexpr std::array<Route, 21> kRoutes = {{
+constexpr std::array<Route, 24> kRoutes = {{
     {"/v1/kv/", kGet | kPut | kDelete, kLeader, &Api::KvGet, &Api::KvPut, &Api::KvDelete},
     {"/v1/txn", kPut, kLeader, nullptr, &Api::Txn, nullptr},
     {"/v1/session/create", kPut, kLeader, nullptr, &Api::SessionCreate, nullptr},
@@ -56,6 +56,11 @@ constexpr std::array<Route, 21> kRoutes = {{
      true},
     {"/v1/operator/raft/configuration", kGet, kHere, &Api::RaftConfiguration, nullptr, nullptr},
     {"/v1/operator/raft/peer", kDelete, kLeader, nullptr, nullptr, &Api::RaftPeerRemove, true},
+    {"/v1/operator/autopilot/health", kGet, kLeader, &Api::AutopilotHealth, nullptr, nullptr},
+    // Probes (handlers/health.cc): no token, so that load balancers and
+    // Kubernetes can call them; they tell nothing but "ok" or why not.
+    {"/v1/agent/health/live", kGet, kHere, &Api::HealthLive, nullptr, nullptr, false, false},
+    {"/v1/agent/health/ready", kGet, kHere, &Api::HealthReady, nullptr, nullptr, false, false},
     // ACLs (handlers/acl.cc). ACL reads go to the leader too, as in Consul.
     {"/v1/acl/bootstrap", kPut, kLeader, nullptr, &Api::AclBootstrap, nullptr, false, false},
     {"/v1/acl/token", kPut, kLeader, nullptr, &Api::AclTokenCreate, nullptr},

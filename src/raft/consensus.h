@@ -29,6 +29,13 @@ struct ServerInfo {
   bool leader = false;  // the leader this node knows of
 };
 
+// What the leader knows of one server's replication (Consensus::Replication).
+struct ServerProgress {
+  std::uint64_t id = 0;
+  std::uint64_t match_index = 0;  // the highest entry known to be stored there
+  MonoMs since_heard_ms = -1;     // since the leader last heard from it; -1: not yet
+};
+
 class Consensus {
  public:
   using ProposeDone = std::function<void(Result<state::ApplyResult>)>;
@@ -55,6 +62,15 @@ class Consensus {
   virtual std::uint64_t ConfigurationIndex() const = 0;
   virtual MonoMs LastContactMs() const = 0;
   virtual std::uint64_t term() const = 0;
+  // The last entry of this node's log, and the highest it knows committed.
+  virtual std::uint64_t LastIndex() const = 0;
+  virtual std::uint64_t CommitIndex() const = 0;
+  // On the leader: every server of its configuration, itself included (its
+  // own last index, heard 0 ms ago). Anywhere else: empty.
+  virtual std::vector<ServerProgress> Replication() const = 0;
+  // On a leader: why its latest proposal or barrier failed at the raft
+  // log, until one succeeds. "" when it did not, or nothing was written.
+  virtual std::string DiskFailure() const = 0;
   virtual std::vector<PeerAdvert> PeerAdverts() const = 0;
   virtual TransportCounters transport_counters() const = 0;
   // New certificates for raft's mutual TLS (SIGHUP): connections made from

@@ -496,6 +496,36 @@ MonoMs Node::LastContactMs() const {
 
 std::uint64_t Node::term() const { return impl_->raft_.current_term; }
 
+std::uint64_t Node::LastIndex() const {
+  if (impl_->phase_ != Impl::Phase::kRunning) return 0;
+  // raft_last_index only reads, but libraft's API is not const-correct.
+  return raft_last_index(const_cast<struct raft*>(&impl_->raft_));
+}
+
+std::uint64_t Node::CommitIndex() const {
+  return impl_->phase_ == Impl::Phase::kRunning ? impl_->raft_.commit_index : 0;
+}
+
+std::string Node::DiskFailure() const {
+  return impl_->disk_failed_ ? std::string(impl_->last_disk_failure_.message()) : std::string();
+}
+
+std::vector<ServerProgress> Node::Replication() const {
+  std::vector<ServerProgress> out;
+  const struct raft& r = impl_->raft_;
+  if (impl_->phase_ != Impl::Phase::kRunning || r.state != RAFT_LEADER) return out;
+  for (unsigned i = 0; i < r.configuration.n; ++i) {
+    const raft_id id = r.configuration.servers[i].id;
+    if (id == r.id) {
+      out.push_back({id, LastIndex(), 0});
+      continue;
+    }
+    MonoMs heard = impl_->transport_ ? impl_->transport_->SinceHeardMs(id) : -1;
+    out.push_back({id, r.leader_state.progress[i].match_index, heard});
+  }
+  return out;
+}
+
 std::vector<PeerAdvert> Node::PeerAdverts() const {
   return impl_->transport_ ? impl_->transport_->Adverts() : std::vector<PeerAdvert>();
 }

@@ -134,6 +134,12 @@ class Node final : public Consensus {
   // Start on a node that has not seen a leader yet.
   MonoMs LastContactMs() const override;
   std::uint64_t term() const override;
+  std::uint64_t LastIndex() const override;
+  std::uint64_t CommitIndex() const override;
+  // match_index from libraft's leader progress; since_heard_ms from the
+  // transport: the last raft message from that server that passed the gate.
+  std::vector<ServerProgress> Replication() const override;
+  std::string DiskFailure() const override;
 
   // What each authenticated peer said about itself in its latest handshake.
   std::vector<PeerAdvert> PeerAdverts() const override;

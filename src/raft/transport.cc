@@ -397,6 +397,12 @@ std::vector<PeerAdvert> Transport::Adverts() const {
 
 const TransportCounters& Transport::counters() const { return impl_->counters; }
 
+MonoMs Transport::SinceHeardMs(std::uint64_t id) const {
+  auto it = impl_->heard_ms.find(id);
+  if (it == impl_->heard_ms.end()) return -1;
+  return std::max<MonoMs>(0, TransportNowMs() - it->second);
+}
+
 void Transport::Join(const std::string& address,
                      std::function<void(Result<wire::JoinAnswer>)> done) {
   auto dial = std::make_shared<Outgoing>(impl_, 0, address, wire::Purpose::kJoin);

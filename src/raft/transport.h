@@ -104,6 +104,9 @@ class Transport {
 
   std::vector<PeerAdvert> Adverts() const;
   const TransportCounters& counters() const;
+  // Milliseconds since a raft message from server `id` last passed the gate
+  // (any inbound connection of it); -1 if none since this transport started.
+  MonoMs SinceHeardMs(std::uint64_t id) const;
 
   // Asks the server at raft `address` to add this one (purpose join).
   void Join(const std::string& address, std::function<void(Result<wire::JoinAnswer>)> done);

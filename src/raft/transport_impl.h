@@ -104,6 +104,8 @@ struct Transport::Impl : std::enable_shared_from_this<Transport::Impl> {
   std::set<std::shared_ptr<Outgoing>> outgoing;
   std::map<std::uint64_t, PeerAdvert> adverts;
   TransportCounters counters;
+  // When (TransportNowMs) each peer's latest raft bytes passed the gate.
+  std::map<std::uint64_t, MonoMs> heard_ms;
 
   // Dial failures per peer: logged when the reason changes, or once a minute.
   struct DialState {

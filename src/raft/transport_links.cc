@@ -239,12 +239,14 @@ void InboundLink::Process(std::string_view data) {
   auto owner = owner_.lock();
   if (!owner) return;
   std::uint64_t dropped_before = gate_.votes_dropped();
-  Status passed = gate_.Feed(data, TransportNowMs(), &out_);
+  MonoMs now = TransportNowMs();
+  Status passed = gate_.Feed(data, now, &out_);
   owner->counters.votes_dropped += gate_.votes_dropped() - dropped_before;
   if (!passed.ok()) {
     Close(std::string(passed.message()));
     return;
   }
+  owner->heard_ms[peer_id_] = now;
   ArmStallTimer();
   if (out_.empty()) {
     Read();

@@ -178,6 +178,12 @@ class Server {
     raft::TransportCounters transport;
   };
   RaftHealth Health() const;
+  // For the health endpoints (server/health.h): raft's log as this server
+  // has it, and, on the leader, every server's replication.
+  std::uint64_t LastLogIndex() const { return node_->LastIndex(); }
+  std::uint64_t CommitIndex() const { return node_->CommitIndex(); }
+  std::vector<raft::ServerProgress> Replication() const { return node_->Replication(); }
+  std::string DiskFailure() const { return node_->DiskFailure(); }
 
   // Test hooks.
   const LeaderDuties& TEST_duties() const { return duties_; }

@@ -302,6 +302,17 @@ std::uint64_t FixtureNode::ConfigurationIndex() const {
 
 MonoMs FixtureNode::LastContactMs() const { return 0; }
 std::uint64_t FixtureNode::term() const { return impl_->running() ? impl_->r()->current_term : 0; }
+std::uint64_t FixtureNode::LastIndex() const {
+  return impl_->running() ? raft_last_index(const_cast<struct raft*>(impl_->r())) : 0;
+}
+std::uint64_t FixtureNode::CommitIndex() const {
+  return impl_->running() ? impl_->r()->commit_index : 0;
+}
+// One server: the leader's own progress only.
+std::vector<raft::ServerProgress> FixtureNode::Replication() const {
+  if (!IsLeader()) return {};
+  return {{1, LastIndex(), 0}};
+}
 std::vector<raft::PeerAdvert> FixtureNode::PeerAdverts() const { return {}; }
 raft::TransportCounters FixtureNode::transport_counters() const { return {}; }
 

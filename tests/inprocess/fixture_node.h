@@ -47,6 +47,10 @@ class FixtureNode final : public raft::Consensus {
   std::uint64_t ConfigurationIndex() const override;
   MonoMs LastContactMs() const override;
   std::uint64_t term() const override;
+  std::uint64_t LastIndex() const override;
+  std::uint64_t CommitIndex() const override;
+  std::vector<raft::ServerProgress> Replication() const override;
+  std::string DiskFailure() const override { return ""; }  // no disk
   std::vector<raft::PeerAdvert> PeerAdverts() const override;
   raft::TransportCounters transport_counters() const override;
   std::string StateName() const override;

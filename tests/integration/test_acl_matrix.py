@@ -201,6 +201,10 @@ REQUESTS = {
     "agent.self": ("GET", "/v1/agent/self", None, "agent:read {node}", None, (), ""),
     "operator.configuration": ("GET", "/v1/operator/raft/configuration", None, "operator:read",
                                None, (), ""),
+    "operator.autopilot-health": ("GET", "/v1/operator/autopilot/health", None,
+                                  "operator:read", None, (), ""),
+    "agent.health.live": ("GET", "/v1/agent/health/live", None, "", None, (), ""),
+    "agent.health.ready": ("GET", "/v1/agent/health/ready", None, "", None, (), ""),
     "operator.transfer-leader": ("POST", "/v1/operator/raft/transfer-leader", None,
                                  "operator:write", None, (), ""),
     "operator.peer.delete": ("DELETE", "/v1/operator/raft/peer?id=99", None, "operator:write",
@@ -306,12 +310,16 @@ session.list              200[s]            200[s]            200[]      200[s] 
 kv.options                200               200               200        200              200               200              200        200      200
 status.leader             200               200               200        200              200               200              200        200      200
 status.peers              200               200               200        200              200               200              200        200      200
+# The probes resolve no token (docs/operations.md): load balancers send none.
+agent.health.live         200               200               200        200              200               200              200        200      200
+agent.health.ready        200               200               200        200              200               200              200        200      200
 
 # agent:read on the node; operator:read and operator:write. An allowed
 # transfer or peer removal on a one-server cluster gets past the ACL check
 # to the server's own 400 ("no other voter", "not a member").
 agent.self                200               200               403        403              403               200              403        nf       nf
 operator.configuration    200               200               403        403              403               200              403        nf       nf
+operator.autopilot-health 200               200               403        403              403               200              403        nf       nf
 operator.transfer-leader  400               400               403        403              403               403              403        nf       nf
 operator.peer.delete      400               400               403        403              403               403              403        nf       nf
 
