@@ -91,9 +91,12 @@ class ServerProcess {
     const std::string raft = FreeAddress();
     char dir[] = "/tmp/tenure-election-test-XXXXXX";
     dir_ = ::mkdtemp(dir);
-    pid_ = SpawnServer(
-        binary, {"-dev", "-http-addr", http_, "-raft-addr", raft, "-session-ttl-multiplier", "1"},
-        dir_ + "/server.log");
+    // -data-dir inside our directory: the server is killed, so it never
+    // removes a dev dir of its own making.
+    pid_ = SpawnServer(binary,
+                       {"-dev", "-data-dir", dir_ + "/data", "-http-addr", http_, "-raft-addr",
+                        raft, "-session-ttl-multiplier", "1"},
+                       dir_ + "/server.log");
     // Ready once a KV write commits (the single node has become leader).
     net::BlockingHttpClient http(http_, "", 1'000);
     auto deadline = Clock::now() + 15s;

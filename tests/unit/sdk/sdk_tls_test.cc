@@ -159,9 +159,9 @@ TEST_F(SdkTlsTest, ACampaignOverHttpsOnATlsOnlyServerLeadsWithAFencingToken) {
   const std::string work = ::mkdtemp(dir);
   pid_t pid = test_support::SpawnServer(
       binary,
-      {"-dev", "-http-addr", "off", "-https-addr", https, "-raft-addr", test_support::FreeAddress(),
-       "-tls-cert-file", Pki().server.cert_file, "-tls-key-file", Pki().server.key_file,
-       "-tls-ca-file", Pki().ca.cert_file, "-tls-verify-incoming"},
+      {"-dev", "-data-dir", work + "/data", "-http-addr", "off", "-https-addr", https, "-raft-addr",
+       test_support::FreeAddress(), "-tls-cert-file", Pki().server.cert_file, "-tls-key-file",
+       Pki().server.key_file, "-tls-ca-file", Pki().ca.cert_file, "-tls-verify-incoming"},
       work + "/server.log");
   // Stopped by its PID however the test ends.
   struct Stop {
