@@ -1,6 +1,7 @@
 #include "agent/agent.h"
 
 #include <fmt/core.h>
+#include <systemd/sd-daemon.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -76,6 +77,9 @@ Status RunAgent(AgentPlan plan) {
   auto stop = [&] {
     if (stopping) return;
     stopping = true;
+    // Under systemd (Type=notify) the unit shows "deactivating" from here on;
+    // elsewhere NOTIFY_SOCKET is unset and this does nothing.
+    sd_notify(0, "STOPPING=1");
     signals.cancel();
     reload_signal.cancel();
     http_server.Stop();
@@ -158,6 +162,9 @@ Status RunAgent(AgentPlan plan) {
   }
   api.Start();
   if (!plan.join.empty()) server.JoinCluster(plan.join);
+  // Raft has started and the listeners accept: tell systemd (Type=notify) the
+  // service is up. Without NOTIFY_SOCKET this does nothing.
+  sd_notify(0, "READY=1");
   // SIGHUP reloads the certificates: new connections get them, established
   // ones and leadership are left alone; broken files keep the old ones.
   std::function<void()> await_reload = [&] {
