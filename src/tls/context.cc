@@ -132,6 +132,10 @@ std::string TakeOpenSslErrors() {
   return out;
 }
 
+void ClearOpenSslErrors() {
+  if (ERR_peek_error() != 0) ERR_clear_error();
+}
+
 Context::~Context() { SSL_CTX_free(ctx_); }
 
 Result<std::shared_ptr<const Context>> Context::ForServer(const ServerFiles& files) {

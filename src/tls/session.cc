@@ -22,13 +22,13 @@ Session::~Session() { SSL_free(ssl_); }
 bool Session::handshake_done() const { return SSL_is_init_finished(ssl_) == 1; }
 
 ssize_t Session::Receive(char* buffer, std::size_t size) {
-  ERR_clear_error();
+  ClearOpenSslErrors();
   const int n = SSL_read(ssl_, buffer, static_cast<int>(size > INT_MAX ? INT_MAX : size));
   return Finish(n);
 }
 
 ssize_t Session::Send(const char* data, std::size_t size) {
-  ERR_clear_error();
+  ClearOpenSslErrors();
   const int n = SSL_write(ssl_, data, static_cast<int>(size > INT_MAX ? INT_MAX : size));
   return Finish(n);
 }
