@@ -415,6 +415,9 @@ void Connection::WatchPeer() {
     Close();  // reset, or EOF on a parked read: the client is gone, and so is the work
     return;
   }
+  // A parked read is most likely a blocking query, which may wait minutes:
+  // its TLS record buffers (~34 KiB) go back meanwhile.
+  if (tls_ != nullptr && parked_read_only_) tls_->ReleaseBuffers();
   watching_ = true;
   const std::uint64_t generation = ++watch_generation_;
   socket_.async_wait(asio::socket_base::wait_read,
@@ -615,6 +618,10 @@ void Connection::OnTimer(std::uint64_t generation) {
       Close();  // idle, half a request, a reader that stalled, or lingering done
       return;
     }
+    // Waiting for a next request for a while now: an idle keep-alive
+    // connection need not hold TLS buffers (a busy one gets here once per
+    // read timeout).
+    if (tls_ != nullptr && phase_ == Phase::kReading && !request_started_) tls_->ReleaseBuffers();
     ArmTimer(std::min(deadline_ms_, now + shared_->request_read_timeout_ms));
   } catch (const std::exception& e) {
     Log("closing a connection: {}", e.what());

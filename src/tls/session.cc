@@ -15,6 +15,11 @@ Session::Session(const Context& context, int fd) : ssl_(SSL_new(context.raw())) 
   TENURE_ASSERT(ssl_ != nullptr);  // only fails out of memory
   SSL_set_fd(ssl_, fd);
   SSL_set_accept_state(ssl_);
+  // The context releases the record buffers whenever they drain: about 2,000
+  // instructions of malloc and free per request on a busy connection. This
+  // connection keeps them and gives them back with ReleaseBuffers when it
+  // is going to wait (a blocking query, an idle keep-alive).
+  SSL_clear_mode(ssl_, SSL_MODE_RELEASE_BUFFERS);
 }
 
 Session::~Session() { SSL_free(ssl_); }
@@ -71,6 +76,12 @@ ssize_t Session::Finish(int result) {
   }
   errno = EPROTO;
   return -1;
+}
+
+void Session::ReleaseBuffers() {
+  // Refused (harmlessly) while a buffer holds data: unread records, or an
+  // unsent one.
+  SSL_free_buffers(ssl_);
 }
 
 void Session::Shutdown() {

@@ -37,6 +37,9 @@ class Session {
   // Sends close_notify if it can without waiting; the caller then shuts the
   // socket as it would without TLS.
   void Shutdown();
+  // Frees the record buffers (about 34 KiB) unless they hold data; the next
+  // Receive or Send allocates them again. For a connection about to wait.
+  void ReleaseBuffers();
 
   bool wants_write() const { return wants_write_; }
   bool handshake_done() const;
