@@ -37,8 +37,10 @@ class Session {
   // Sends close_notify if it can without waiting; the caller then shuts the
   // socket as it would without TLS.
   void Shutdown();
-  // Frees the record buffers (about 34 KiB) unless they hold data; the next
-  // Receive or Send allocates them again. For a connection about to wait.
+  // The record buffers (about 34 KiB) are released whenever they drain
+  // (the default), or kept from KeepBuffers until ReleaseBuffers: for a
+  // connection busy with requests, and one about to wait.
+  void KeepBuffers();
   void ReleaseBuffers();
 
   bool wants_write() const { return wants_write_; }
