@@ -302,7 +302,7 @@ void HttpConn::Send(std::string_view method, std::string_view target, std::strin
 
 void HttpConn::TlsWrite(bool in_send) {
   while (written_ < out_.size()) {
-    ERR_clear_error();
+    tls::ClearOpenSslErrors();
     int n = SSL_write(ssl_, out_.data() + written_, ClampToInt(out_.size() - written_));
     if (n > 0) {
       written_ += static_cast<std::size_t>(n);
@@ -335,7 +335,7 @@ void HttpConn::TlsWrite(bool in_send) {
 
 void HttpConn::TlsRead() {
   if (failed_ || ssl_ == nullptr) return OnRead(asio::error::operation_aborted, 0);
-  ERR_clear_error();
+  tls::ClearOpenSslErrors();
   int n = SSL_read(ssl_, in_.data() + tail_, ClampToInt(in_.size() - tail_));
   if (n > 0) return OnRead({}, static_cast<std::size_t>(n));
   int code = SSL_get_error(ssl_, n);

@@ -367,6 +367,9 @@ void Connection::Dispatch() {
   }
   HttpRequest request = std::move(parsed.request);
   request.received_ms = wire::NowMonoMs();
+  // A second request in a row: a busy keep-alive connection, worth keeping
+  // its TLS buffers for (given back when it parks a read or goes idle).
+  if (tls_ != nullptr && ++busy_requests_ == 2) tls_->KeepBuffers();
 
   phase_ = Phase::kParked;
   request_started_ = false;
@@ -415,6 +418,12 @@ void Connection::WatchPeer() {
     }
     Close();  // reset, or EOF on a parked read: the client is gone, and so is the work
     return;
+  }
+  // A parked read is most likely a blocking query, which may wait minutes:
+  // its TLS record buffers (~34 KiB) go back meanwhile.
+  if (tls_ != nullptr && parked_read_only_) {
+    tls_->ReleaseBuffers();
+    busy_requests_ = 0;
   }
   watching_ = true;
   const std::uint64_t generation = ++watch_generation_;
@@ -615,6 +624,13 @@ void Connection::OnTimer(std::uint64_t generation) {
     if (now >= deadline_ms_) {
       Close();  // idle, half a request, a reader that stalled, or lingering done
       return;
+    }
+    // Waiting for a next request for a while now: an idle keep-alive
+    // connection need not hold TLS buffers (a busy one gets here once per
+    // read timeout).
+    if (tls_ != nullptr && phase_ == Phase::kReading && !request_started_) {
+      tls_->ReleaseBuffers();
+      busy_requests_ = 0;
     }
     ArmTimer(std::min(deadline_ms_, now + shared_->request_read_timeout_ms));
   } catch (const std::exception& e) {

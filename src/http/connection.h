@@ -145,6 +145,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::steady_timer timer_;
   int fd_;
   std::unique_ptr<tls::Session> tls_;  // HTTPS only
+  int busy_requests_ = 0;              // requests since its TLS buffers were released
   Phase phase_ = Phase::kReading;
 
   std::unique_ptr<RequestReader> reader_;  // made on the first request

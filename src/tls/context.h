@@ -59,5 +59,9 @@ class Context {
 
 // OpenSSL's error queue as one line ("" if empty), and the queue cleared.
 std::string TakeOpenSslErrors();
+// Empties the queue, as SSL_get_error needs before each SSL_read or
+// SSL_write: cheaply when it is empty already, the usual case
+// (ERR_clear_error resets all 16 slots, ~800 instructions).
+void ClearOpenSslErrors();
 
 }  // namespace tenure::tls

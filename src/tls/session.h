@@ -37,6 +37,11 @@ class Session {
   // Sends close_notify if it can without waiting; the caller then shuts the
   // socket as it would without TLS.
   void Shutdown();
+  // The record buffers (about 34 KiB) are released whenever they drain
+  // (the default), or kept from KeepBuffers until ReleaseBuffers: for a
+  // connection busy with requests, and one about to wait.
+  void KeepBuffers();
+  void ReleaseBuffers();
 
   bool wants_write() const { return wants_write_; }
   bool handshake_done() const;
