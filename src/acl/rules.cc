@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "common/hcl_lexer.h"
 #include "common/limits.h"
 #include "common/strings.h"
 
@@ -200,7 +201,8 @@ std::string UnknownResource(std::string_view name) {
 
 class HclParser {
  public:
-  explicit HclParser(std::string_view text) : text_(text) {}
+  explicit HclParser(std::string_view text)
+      : text_(text), lexer_(text, HclLexerOptions{.octal_escapes = true, .leading_zeros = true}) {}
 
   // The whole text as one object: its top-level items.
   Result<Value> Parse() {
@@ -212,23 +214,7 @@ class HclParser {
   }
 
  private:
-  enum class Tok : std::uint8_t {
-    kEnd,
-    kIdent,
-    kString,
-    kNumber,
-    kEquals,
-    kLBrace,
-    kRBrace,
-    kLBracket,
-    kRBracket,
-    kComma
-  };
-  struct Token {
-    Tok kind = Tok::kEnd;
-    std::size_t at = 0;
-    std::string text;  // an identifier, a decoded string, a number as written
-  };
+  using Tok = HclTokenKind;
 
   Status Error(std::size_t at, std::string_view what) const { return ErrorAt(text_, at, what); }
 
@@ -261,7 +247,7 @@ class HclParser {
 
   // "expected <what>, found <the current token>", at the current token.
   Status Expected(std::string_view what) const {
-    return Error(tok_.at, "expected " + std::string(what) + ", found " + Found());
+    return Error(tok_.at.offset, "expected " + std::string(what) + ", found " + Found());
   }
 
   // body := { item [","] } ("}" | the end of the text at the top level)
@@ -282,7 +268,7 @@ class HclParser {
       }
       Member member;
       member.name = tok_.text;
-      member.name_at = tok_.at;
+      member.name_at = tok_.at.offset;
       TENURE_RETURN_IF_ERROR(Next());
       if (top_level) {
         const ResourceInfo* info = FindResource(member.name);
@@ -324,14 +310,14 @@ class HclParser {
   // At "{": the body up to its "}".
   Status ParseBlock(Value& value, std::size_t depth) {
     value.kind = Value::Kind::kObject;
-    value.at = tok_.at;
+    value.at = tok_.at.offset;
     TENURE_RETURN_IF_ERROR(Next());
     return ParseBody(value, /*top_level=*/false, value.at, depth);
   }
 
   // value := string | number | true | false | "{" body "}" | "[" [value {"," value} [","]] "]"
   Status ParseValue(Value& value, std::string_view where, std::size_t depth) {
-    value.at = tok_.at;
+    value.at = tok_.at.offset;
     switch (tok_.kind) {
       case Tok::kString:
         value.kind = Value::Kind::kString;
@@ -359,9 +345,9 @@ class HclParser {
   }
 
   Status ParseList(Value& value, std::size_t depth) {
-    if (depth > limits::kAclRulesNestingMax) return Error(tok_.at, TooDeep());
+    if (depth > limits::kAclRulesNestingMax) return Error(tok_.at.offset, TooDeep());
     value.kind = Value::Kind::kList;
-    const std::size_t open_at = tok_.at;
+    const std::size_t open_at = tok_.at.offset;
     TENURE_RETURN_IF_ERROR(Next());
     for (;;) {
       if (tok_.kind == Tok::kRBracket) return Next();
@@ -380,247 +366,54 @@ class HclParser {
     }
   }
 
-  // --- the lexer ---
+  // --- the tokens ---
 
-  static bool IsIdentStart(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  }
-  static bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-  static bool IsIdentChar(char c) { return IsIdentStart(c) || IsDigit(c) || c == '-' || c == '.'; }
-  static int HexValue(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
-
-  bool At(std::size_t i, char c) const { return i < text_.size() && text_[i] == c; }
-
-  // White space and the three kinds of comments: #..., //..., /* ... */.
-  Status SkipSpace() {
-    while (pos_ < text_.size()) {
-      const char c = text_[pos_];
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
-        ++pos_;
-      } else if (c == '#' || (c == '/' && At(pos_ + 1, '/'))) {
-        while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
-      } else if (c == '/' && At(pos_ + 1, '*')) {
-        const std::size_t end = text_.find("*/", pos_ + 2);
-        if (end == std::string_view::npos) {
-          return Error(pos_, "this /* comment is never closed with */");
-        }
-        pos_ = end + 2;
-      } else {
-        break;
-      }
-    }
-    return Status::Ok();
-  }
-
+  // The next token into tok_; the lexer's errors in the rules' words.
   Status Next() {
-    TENURE_RETURN_IF_ERROR(SkipSpace());
-    tok_.at = pos_;
-    tok_.text.clear();
-    if (pos_ >= text_.size()) {
-      tok_.kind = Tok::kEnd;
-      return Status::Ok();
-    }
-    const char c = text_[pos_];
-    switch (c) {
-      case '=':
-        return Punct(Tok::kEquals);
-      case '{':
-        return Punct(Tok::kLBrace);
-      case '}':
-        return Punct(Tok::kRBrace);
-      case '[':
-        return Punct(Tok::kLBracket);
-      case ']':
-        return Punct(Tok::kRBracket);
-      case ',':
-        return Punct(Tok::kComma);
-      case '"':
-        return LexString();
-      default:
-        break;
-    }
-    if (IsIdentStart(c)) {
-      const std::size_t start = pos_;
-      while (pos_ < text_.size() && IsIdentChar(text_[pos_])) ++pos_;
-      tok_.kind = Tok::kIdent;
-      tok_.text = std::string(text_.substr(start, pos_ - start));
-      return Status::Ok();
-    }
-    if (IsDigit(c) || (c == '-' && pos_ + 1 < text_.size() && IsDigit(text_[pos_ + 1]))) {
-      return LexNumber();
-    }
-    if (c == '<' && At(pos_ + 1, '<')) {
-      return Error(pos_,
-                   "heredoc strings (<<) are not supported in ACL rules; use a quoted "
-                   "string");
-    }
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x21 && byte < 0x7f) {
-      return Error(pos_, std::string("unexpected character '") + c + "'");
-    }
-    static constexpr char kHex[] = "0123456789abcdef";
-    return Error(pos_, std::string("unexpected byte 0x") + kHex[byte >> 4] + kHex[byte & 15]);
-  }
-
-  Status Punct(Tok kind) {
-    tok_.kind = kind;
-    ++pos_;
-    return Status::Ok();
-  }
-
-  // -?digits[.digits][(e|E)[+-]digits]
-  Status LexNumber() {
-    const std::size_t start = pos_;
-    if (text_[pos_] == '-') ++pos_;
-    auto digits = [&] {
-      const std::size_t from = pos_;
-      while (pos_ < text_.size() && IsDigit(text_[pos_])) ++pos_;
-      return pos_ > from;
-    };
-    digits();
-    bool ok = true;
-    if (At(pos_, '.')) {
-      ++pos_;
-      ok = digits();
-    }
-    if (ok && (At(pos_, 'e') || At(pos_, 'E'))) {
-      ++pos_;
-      if (At(pos_, '+') || At(pos_, '-')) ++pos_;
-      ok = digits();
-    }
-    if (!ok || (pos_ < text_.size() && IsIdentChar(text_[pos_]))) {
-      return Error(start, "malformed number");
-    }
-    tok_.kind = Tok::kNumber;
-    tok_.text = std::string(text_.substr(start, pos_ - start));
-    return Status::Ok();
-  }
-
-  // A quoted string on one line, with Go's escapes (as HCL has them):
-  // \a \b \f \n \r \t \v \\ \" \NNN (octal) \xHH \uHHHH \UHHHHHHHH.
-  Status LexString() {
-    const std::size_t open = pos_++;
-    std::string out;
-    for (;;) {
-      if (pos_ >= text_.size() || text_[pos_] == '\n') {
-        return Error(open,
+    HclLexError error;
+    if (lexer_.Next(&tok_, &error)) return Status::Ok();
+    const std::size_t at = error.at.offset;
+    const std::string e(1, error.escape);
+    switch (error.kind) {
+      case HclLexErrorKind::kUnclosedComment:
+        return Error(at, "this /* comment is never closed with */");
+      case HclLexErrorKind::kUnclosedString:
+        return Error(at,
                      "this string is never closed: expected '\"' before the end of the "
                      "line");
-      }
-      const char c = text_[pos_];
-      if (c == '"') {
-        ++pos_;
+      case HclLexErrorKind::kUnknownEscape:
+        return Error(at, "unknown escape \\" + e + " in a string; use \\\\ for a backslash");
+      case HclLexErrorKind::kHexEscapeDigits:
+        return Error(at, "\\" + e + " needs " +
+                             std::to_string(e == "x"   ? 2
+                                            : e == "u" ? 4
+                                                       : 8) +
+                             " hexadecimal digits");
+      case HclLexErrorKind::kNotUnicode:
+        return Error(at, "\\" + e + " escape is not a Unicode code point");
+      case HclLexErrorKind::kOctalEscapeDigits:
+        return Error(at, "an octal escape needs 3 digits");
+      case HclLexErrorKind::kOctalEscapeTooLarge:
+        return Error(at, "an octal escape above \\377");
+      case HclLexErrorKind::kBadNumber:
+        return Error(at, "malformed number");
+      case HclLexErrorKind::kHeredoc:
+        return Error(at,
+                     "heredoc strings (<<) are not supported in ACL rules; use a quoted "
+                     "string");
+      case HclLexErrorKind::kUnexpectedCharacter:
+        return Error(at, "unexpected character '" + e + "'");
+      case HclLexErrorKind::kUnexpectedByte:
         break;
-      }
-      if (c != '\\') {
-        out.push_back(c);
-        ++pos_;
-        continue;
-      }
-      const std::size_t escape_at = pos_;
-      ++pos_;
-      if (pos_ >= text_.size()) continue;  // reported as an unclosed string above
-      const char e = text_[pos_++];
-      switch (e) {
-        case 'a':
-          out.push_back('\a');
-          break;
-        case 'b':
-          out.push_back('\b');
-          break;
-        case 'f':
-          out.push_back('\f');
-          break;
-        case 'n':
-          out.push_back('\n');
-          break;
-        case 'r':
-          out.push_back('\r');
-          break;
-        case 't':
-          out.push_back('\t');
-          break;
-        case 'v':
-          out.push_back('\v');
-          break;
-        case '\\':
-          out.push_back('\\');
-          break;
-        case '"':
-          out.push_back('"');
-          break;
-        case 'x':
-        case 'u':
-        case 'U': {
-          const int count = e == 'x' ? 2 : e == 'u' ? 4 : 8;
-          std::uint32_t value = 0;
-          for (int i = 0; i < count; ++i, ++pos_) {
-            const int h = pos_ < text_.size() ? HexValue(text_[pos_]) : -1;
-            if (h < 0) {
-              return Error(escape_at, std::string("\\") + e + " needs " + std::to_string(count) +
-                                          " hexadecimal digits");
-            }
-            value = value * 16 + static_cast<std::uint32_t>(h);
-          }
-          if (e == 'x') {
-            out.push_back(static_cast<char>(value));
-          } else if (!AppendUtf8(value, out)) {
-            return Error(escape_at,
-                         "\\" + std::string(1, e) + " escape is not a Unicode code point");
-          }
-          break;
-        }
-        default:
-          if (e >= '0' && e <= '7') {
-            std::uint32_t value = static_cast<std::uint32_t>(e - '0');
-            for (int i = 0; i < 2; ++i, ++pos_) {
-              if (pos_ >= text_.size() || text_[pos_] < '0' || text_[pos_] > '7') {
-                return Error(escape_at, "an octal escape needs 3 digits");
-              }
-              value = value * 8 + static_cast<std::uint32_t>(text_[pos_] - '0');
-            }
-            if (value > 255) return Error(escape_at, "an octal escape above \\377");
-            out.push_back(static_cast<char>(value));
-            break;
-          }
-          return Error(escape_at, "unknown escape \\" + std::string(1, e) +
-                                      " in a string; use \\\\ for a backslash");
-      }
     }
-    tok_.kind = Tok::kString;
-    tok_.text = std::move(out);
-    return Status::Ok();
-  }
-
-  static bool AppendUtf8(std::uint32_t cp, std::string& out) {
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    auto put = [&out](std::uint32_t byte) { out.push_back(static_cast<char>(byte)); };
-    if (cp < 0x80) {
-      put(cp);
-    } else if (cp < 0x800) {
-      put(0xC0 | (cp >> 6));
-      put(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      put(0xE0 | (cp >> 12));
-      put(0x80 | ((cp >> 6) & 0x3F));
-      put(0x80 | (cp & 0x3F));
-    } else {
-      put(0xF0 | (cp >> 18));
-      put(0x80 | ((cp >> 12) & 0x3F));
-      put(0x80 | ((cp >> 6) & 0x3F));
-      put(0x80 | (cp & 0x3F));
-    }
-    return true;
+    static constexpr char kHex[] = "0123456789abcdef";
+    const auto byte = static_cast<unsigned char>(error.escape);
+    return Error(at, std::string("unexpected byte 0x") + kHex[byte >> 4] + kHex[byte & 15]);
   }
 
   std::string_view text_;
-  std::size_t pos_ = 0;
-  Token tok_;
+  HclLexer lexer_;
+  HclToken tok_;
 };
 
 // --- JSON ----------------------------------------------------------------------

@@ -1,8 +1,9 @@
 #include "agent/config_hcl.h"
 
-#include <cstdint>
 #include <string>
 #include <utility>
+
+#include "common/hcl_lexer.h"
 
 namespace tenure::agent {
 namespace {
@@ -11,36 +12,23 @@ constexpr int kMaxDepth = 64;  // as the JSON reader's
 
 class HclParser {
  public:
-  HclParser(std::string_view name, std::string_view text) : name_(name), text_(text) {}
+  // A UTF-8 byte order mark before the text is skipped.
+  HclParser(std::string_view name, std::string_view text)
+      : name_(name),
+        lexer_(text.substr(0, 3) == "\xEF\xBB\xBF" ? text.substr(3) : text,
+               HclLexerOptions{.octal_escapes = false, .leading_zeros = false}) {}
 
   Result<JsonNode> Document() {
-    if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;
     TENURE_RETURN_IF_ERROR(Next());
     JsonNode root;
     root.kind = JsonNode::Kind::kObject;
-    root.line = tok_.line;
+    root.line = tok_.at.line;
     TENURE_RETURN_IF_ERROR(Body(&root, /*top_level=*/true, 0, 0));
     return root;
   }
 
  private:
-  enum class Tok {
-    kEnd,
-    kIdent,
-    kString,
-    kNumber,
-    kEquals,
-    kLBrace,
-    kRBrace,
-    kLBracket,
-    kRBracket,
-    kComma
-  };
-  struct Token {
-    Tok kind = Tok::kEnd;
-    int line = 1;
-    std::string text;  // an identifier, a decoded string, a number as written
-  };
+  using Tok = HclTokenKind;
 
   Status Fail(int line, const std::string& why) const {
     return Status::InvalidArgument(std::string(name_) + ":" + std::to_string(line) + ": " + why);
@@ -73,12 +61,12 @@ class HclParser {
   }
 
   Status Expected(const std::string& what) const {
-    return Fail(tok_.line, "unexpected " + Found() + ": expected " + what);
+    return Fail(tok_.at.line, "unexpected " + Found() + ": expected " + what);
   }
 
   // body := { key ("=" value | "{" body "}") [","] } ("}" | end of file at the top)
   Status Body(JsonNode* object, bool top_level, int depth, int open_line) {
-    if (depth > kMaxDepth) return Fail(tok_.line, "nested too deeply");
+    if (depth > kMaxDepth) return Fail(tok_.at.line, "nested too deeply");
     while (true) {
       if (top_level && tok_.kind == Tok::kEnd) return Status::Ok();
       if (!top_level && tok_.kind == Tok::kRBrace) return Next();
@@ -88,7 +76,7 @@ class HclParser {
       }
       JsonMember member;
       member.key = tok_.text;
-      member.line = tok_.line;
+      member.line = tok_.at.line;
       TENURE_RETURN_IF_ERROR(Next());
       if (tok_.kind == Tok::kEquals) {
         TENURE_RETURN_IF_ERROR(Next());
@@ -96,8 +84,8 @@ class HclParser {
       } else if (tok_.kind == Tok::kLBrace) {
         TENURE_RETURN_IF_ERROR(Block(&member.value, depth + 1));
       } else if (tok_.kind == Tok::kString || tok_.kind == Tok::kIdent) {
-        return Fail(tok_.line, "a block label (" + member.key + " " + Found() +
-                                   " { }) is not a setting of tenure server");
+        return Fail(tok_.at.line, "a block label (" + member.key + " " + Found() +
+                                      " { }) is not a setting of tenure server");
       } else {
         return Expected("'=' or '{' after " + member.key);
       }
@@ -126,14 +114,14 @@ class HclParser {
 
   Status Block(JsonNode* node, int depth) {
     node->kind = JsonNode::Kind::kObject;
-    node->line = tok_.line;
+    node->line = tok_.at.line;
     TENURE_RETURN_IF_ERROR(Next());
     return Body(node, /*top_level=*/false, depth, node->line);
   }
 
   // value := string | number | true | false | "{" body "}" | "[" [value {"," value} [","]] "]"
   Status Value(JsonNode* node, int depth) {
-    node->line = tok_.line;
+    node->line = tok_.at.line;
     switch (tok_.kind) {
       case Tok::kString:
         node->kind = JsonNode::Kind::kString;
@@ -161,9 +149,9 @@ class HclParser {
   }
 
   Status List(JsonNode* node, int depth) {
-    if (depth > kMaxDepth) return Fail(tok_.line, "nested too deeply");
+    if (depth > kMaxDepth) return Fail(tok_.at.line, "nested too deeply");
     node->kind = JsonNode::Kind::kArray;
-    const int open_line = tok_.line;
+    const int open_line = tok_.at.line;
     TENURE_RETURN_IF_ERROR(Next());
     while (true) {
       if (tok_.kind == Tok::kRBracket) return Next();
@@ -181,157 +169,44 @@ class HclParser {
     }
   }
 
-  // --- the lexer ---
+  // --- the tokens ---
 
-  static bool IdentStart(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  }
-  static bool Digit(char c) { return c >= '0' && c <= '9'; }
-  static bool IdentChar(char c) { return IdentStart(c) || Digit(c) || c == '-' || c == '.'; }
-  bool At(std::size_t i, char c) const { return i < text_.size() && text_[i] == c; }
-
-  // White space and comments: #..., //..., /* ... */.
-  Status SkipSpace() {
-    while (pos_ < text_.size()) {
-      const char c = text_[pos_];
-      if (c == '\n') {
-        ++line_;
-        ++pos_;
-      } else if (c == ' ' || c == '\t' || c == '\r') {
-        ++pos_;
-      } else if (c == '#' || (c == '/' && At(pos_ + 1, '/'))) {
-        while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
-      } else if (c == '/' && At(pos_ + 1, '*')) {
-        const std::size_t end = text_.find("*/", pos_ + 2);
-        if (end == std::string_view::npos) return Fail(line_, "this /* comment is never closed");
-        for (std::size_t i = pos_; i < end; ++i) line_ += text_[i] == '\n' ? 1 : 0;
-        pos_ = end + 2;
-      } else {
-        break;
-      }
-    }
-    return Status::Ok();
-  }
-
+  // The next token into tok_; the lexer's errors in this reader's words.
   Status Next() {
-    TENURE_RETURN_IF_ERROR(SkipSpace());
-    tok_.line = line_;
-    tok_.text.clear();
-    if (pos_ >= text_.size()) {
-      tok_.kind = Tok::kEnd;
-      return Status::Ok();
+    HclLexError error;
+    if (lexer_.Next(&tok_, &error)) return Status::Ok();
+    const int line = error.at.line;
+    const char e = error.escape;
+    switch (error.kind) {
+      case HclLexErrorKind::kUnclosedComment:
+        return Fail(line, "this /* comment is never closed");
+      case HclLexErrorKind::kUnclosedString:
+        return Fail(line, "unterminated string (it must end on its line)");
+      case HclLexErrorKind::kUnknownEscape:
+      case HclLexErrorKind::kOctalEscapeDigits:  // octal escapes are off
+      case HclLexErrorKind::kOctalEscapeTooLarge:
+        return Fail(line, std::string("bad escape in a string: backslash and '") + e + "'");
+      case HclLexErrorKind::kHexEscapeDigits:
+        return Fail(line, std::string("bad \\") + e + " escape: hex digits");
+      case HclLexErrorKind::kNotUnicode:
+        return Fail(line, "bad \\" + std::string(1, e) + " escape: not a Unicode character");
+      case HclLexErrorKind::kBadNumber:
+        return Fail(line, "bad number " + error.text);
+      case HclLexErrorKind::kHeredoc:
+        return Fail(line, "heredocs (<<) are not read: quote it");
+      case HclLexErrorKind::kUnexpectedCharacter:
+        return Fail(line, std::string("unexpected '") + e + "'");
+      case HclLexErrorKind::kUnexpectedByte:
+        break;
     }
-    const char c = text_[pos_];
-    const std::string_view punct = "={}[],";
-    if (punct.find(c) != std::string_view::npos) {
-      constexpr Tok kinds[] = {Tok::kEquals,   Tok::kLBrace,   Tok::kRBrace,
-                               Tok::kLBracket, Tok::kRBracket, Tok::kComma};
-      tok_.kind = kinds[punct.find(c)];
-      ++pos_;
-      return Status::Ok();
-    }
-    if (c == '"') return String();
-    if (IdentStart(c)) {
-      const std::size_t start = pos_;
-      while (pos_ < text_.size() && IdentChar(text_[pos_])) ++pos_;
-      tok_.kind = Tok::kIdent;
-      tok_.text = std::string(text_.substr(start, pos_ - start));
-      return Status::Ok();
-    }
-    if (Digit(c) || (c == '-' && pos_ + 1 < text_.size() && Digit(text_[pos_ + 1]))) {
-      return Number();
-    }
-    if (c == '<' && At(pos_ + 1, '<')) return Fail(line_, "heredocs (<<) are not read: quote it");
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x21 && byte < 0x7f) return Fail(line_, std::string("unexpected '") + c + "'");
     static constexpr char kHex[] = "0123456789abcdef";
-    return Fail(line_, std::string("unexpected byte 0x") + kHex[byte >> 4] + kHex[byte & 15]);
-  }
-
-  // -?digits[.digits][(e|E)[+-]digits], without a leading zero (as JSON).
-  Status Number() {
-    const std::size_t start = pos_;
-    if (text_[pos_] == '-') ++pos_;
-    auto digits = [&] {
-      const std::size_t from = pos_;
-      while (pos_ < text_.size() && Digit(text_[pos_])) ++pos_;
-      return pos_ - from;
-    };
-    const std::size_t whole = digits();
-    bool ok = !(whole > 1 && text_[pos_ - whole] == '0');
-    if (ok && At(pos_, '.')) {
-      ++pos_;
-      ok = digits() > 0;
-    }
-    if (ok && (At(pos_, 'e') || At(pos_, 'E'))) {
-      ++pos_;
-      if (At(pos_, '+') || At(pos_, '-')) ++pos_;
-      ok = digits() > 0;
-    }
-    while (pos_ < text_.size() && IdentChar(text_[pos_])) {
-      ok = false;
-      ++pos_;
-    }
-    tok_.text = std::string(text_.substr(start, pos_ - start));
-    if (!ok) return Fail(line_, "bad number " + tok_.text);
-    tok_.kind = Tok::kNumber;
-    return Status::Ok();
-  }
-
-  // A quoted string on one line, with Go's escapes (as HCL has them).
-  Status String() {
-    ++pos_;
-    std::string out;
-    while (true) {
-      if (pos_ >= text_.size() || text_[pos_] == '\n') {
-        return Fail(line_, "unterminated string (it must end on its line)");
-      }
-      const char c = text_[pos_++];
-      if (c == '"') break;
-      if (c != '\\') {
-        out.push_back(c);
-        continue;
-      }
-      if (pos_ >= text_.size()) continue;  // reported as unterminated above
-      const char e = text_[pos_++];
-      const std::string_view simple = "abfnrtv\\\"";
-      const std::string_view meaning = "\a\b\f\n\r\t\v\\\"";
-      if (simple.find(e) != std::string_view::npos) {
-        out.push_back(meaning[simple.find(e)]);
-        continue;
-      }
-      const int count = e == 'x' ? 2 : e == 'u' ? 4 : e == 'U' ? 8 : 0;
-      if (count == 0) {
-        return Fail(line_, std::string("bad escape in a string: backslash and '") + e + "'");
-      }
-      std::uint32_t value = 0;
-      for (int i = 0; i < count; ++i) {
-        const char h = pos_ < text_.size() ? text_[pos_++] : '\0';
-        const int digit = (h >= '0' && h <= '9')   ? h - '0'
-                          : (h >= 'a' && h <= 'f') ? h - 'a' + 10
-                          : (h >= 'A' && h <= 'F') ? h - 'A' + 10
-                                                   : -1;
-        if (digit < 0) return Fail(line_, std::string("bad \\") + e + " escape: hex digits");
-        value = value * 16 + static_cast<std::uint32_t>(digit);
-      }
-      if (e == 'x') {
-        out.push_back(static_cast<char>(value));
-      } else if (value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) {
-        return Fail(line_, "bad \\" + std::string(1, e) + " escape: not a Unicode character");
-      } else {
-        AppendUtf8(value, &out);
-      }
-    }
-    tok_.kind = Tok::kString;
-    tok_.text = std::move(out);
-    return Status::Ok();
+    const auto byte = static_cast<unsigned char>(e);
+    return Fail(line, std::string("unexpected byte 0x") + kHex[byte >> 4] + kHex[byte & 15]);
   }
 
   std::string_view name_;
-  std::string_view text_;
-  std::size_t pos_ = 0;
-  int line_ = 1;
-  Token tok_;
+  HclLexer lexer_;
+  HclToken tok_;
 };
 
 }  // namespace
