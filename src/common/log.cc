@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "common/json_string.h"
 #include "common/strings.h"
 
 namespace tenure::log {
@@ -12,29 +13,6 @@ namespace {
 
 std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
 std::atomic<bool> g_json{false};
-
-void AppendJsonString(std::string* out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(c);
-    } else if (c == '\n') {
-      out->append("\\n");
-    } else if (c == '\t') {
-      out->append("\\t");
-    } else if (byte < 0x20 || byte == 0x7f) {
-      out->append("\\u00");
-      out->push_back(kHex[byte >> 4]);
-      out->push_back(kHex[byte & 0xf]);
-    } else {
-      out->push_back(c);  // UTF-8 passes through; log shippers take it
-    }
-  }
-  out->push_back('"');
-}
 
 // RFC 3339 in UTC with milliseconds, as Consul's JSON logs stamp "@timestamp".
 void AppendTime(std::string* out, long long unix_ms) {
@@ -101,17 +79,17 @@ std::string FormatLine(const Options& options, long long unix_ms, Level level,
   line.append("{\"time\":\"");
   AppendTime(&line, unix_ms);
   line.append("\",\"level\":\"").append(LevelName(level)).append("\",\"component\":");
-  AppendJsonString(&line, component);
+  json::AppendString(&line, component);
   line.append(",\"message\":");
-  AppendJsonString(&line, message);
+  json::AppendString(&line, message);
   for (const Field& field : fields) {
     line.push_back(',');
-    AppendJsonString(&line, field.key);
+    json::AppendString(&line, field.key);
     line.push_back(':');
     if (field.number) {
       line.append(field.value);
     } else {
-      AppendJsonString(&line, field.value);
+      json::AppendString(&line, field.value);
     }
   }
   line.push_back('}');

@@ -9,22 +9,24 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json_string.h"
 #include "state/acl_table.h"
 #include "state/txn.h"
 #include "state/types.h"
 
 namespace tenure::http::json {
 
-void AppendString(std::string* out, std::string_view text);
+// Go's string encoding (common/json_string.h).
+using ::tenure::json::AppendString;
+using ::tenure::json::StringSize;
 // A DirEntry: {"LockIndex","Key","Flags","Value","Session"(omitted when
 // unlocked),"Fence"(tenure; omitted when unlocked),"CreateIndex","ModifyIndex"}.
 void AppendKvEntry(std::string* out, const state::KvEntry& entry, bool with_value = true);
 void AppendSession(std::string* out, const state::Session& session);
 
-// Exact sizes of what AppendString and AppendKvEntry write, computed without
+// The exact size of what AppendKvEntry writes, computed without
 // writing: the answer-size limit (docs/limits.md) counts an answer from the
 // Store before building it.
-std::size_t StringSize(std::string_view text);
 std::size_t KvEntrySize(const state::KvEntry& entry, bool with_value = true);
 
 std::string KvEntries(const std::vector<const state::KvEntry*>& entries);
