@@ -115,19 +115,18 @@ Status RunAgent(AgentPlan plan) {
     if (plan.tls_files.verify_incoming) api_addresses += " (client certificates required)";
   }
   const raft::NodeOptions& raft = plan.server.raft;
-  log::Write(log::Level::kInfo, "agent",
-             fmt::format("server {} (id {}) serving the Consul API on {}, raft on {}, data in "
-                         "{}{}",
-                         plan.server.node_name, raft.id, api_addresses, raft.address, plan.data_dir,
-                         dev_dir.made() ? " (dev mode: removed on exit)" : ""));
+  log::Info("agent",
+            fmt::format("server {} (id {}) serving the Consul API on {}, raft on {}, data in "
+                        "{}{}",
+                        plan.server.node_name, raft.id, api_addresses, raft.address, plan.data_dir,
+                        dev_dir.made() ? " (dev mode: removed on exit)" : ""));
   if (raft.tls_accept != nullptr) {
-    log::Write(log::Level::kInfo, "agent",
-               fmt::format("raft over mutual TLS: peers need a certificate signed by {}",
-                           plan.tls_files.ca_file));
+    log::Info("agent", fmt::format("raft over mutual TLS: peers need a certificate signed by {}",
+                                   plan.tls_files.ca_file));
   } else if (!plan.tls_files.cert_file.empty()) {
-    log::Write(log::Level::kWarn, "agent",
-               "WARNING: raft runs in clear: mutual TLS between servers needs "
-               "-tls-ca-file (docs/tls.md)");
+    log::Warn("agent",
+              "WARNING: raft runs in clear: mutual TLS between servers needs "
+              "-tls-ca-file (docs/tls.md)");
   }
   if (!plan.keyed && !plan.dev && raft.tls_accept == nullptr) {
     log::Write(
@@ -155,10 +154,10 @@ Status RunAgent(AgentPlan plan) {
                     plan.http_addr));
   }
   for (const std::string& hook : plan.test_hooks) {
-    log::Write(log::Level::kWarn, "agent",
-               fmt::format("WARNING: test hook {} is set: it changes limits or behaviour for tests "
-                           "and has no place in production (docs/security.md)",
-                           hook));
+    log::Warn("agent",
+              fmt::format("WARNING: test hook {} is set: it changes limits or behaviour for tests "
+                          "and has no place in production (docs/security.md)",
+                          hook));
   }
   api.Start();
   if (!plan.join.empty()) server.JoinCluster(plan.join);
@@ -171,18 +170,16 @@ Status RunAgent(AgentPlan plan) {
     reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
       if (ec) return;
       if (plan.tls_files.cert_file.empty()) {
-        log::Write(log::Level::kInfo, "agent", "SIGHUP: no TLS configured, nothing to reload");
+        log::Info("agent", "SIGHUP: no TLS configured, nothing to reload");
       } else if (auto contexts = LoadTlsContexts(plan.tls_files); !contexts.ok()) {
-        log::Write(log::Level::kWarn, "agent",
-                   fmt::format("SIGHUP: keeping the old TLS certificates: {}",
-                               contexts.status().message().substr(5)));  // without "TLS: "
+        log::Warn("agent", fmt::format("SIGHUP: keeping the old TLS certificates: {}",
+                                       contexts.status().message().substr(5)));  // without "TLS: "
       } else {
         if (plan.https) https_server.SetTlsContext(contexts->https);
         if (contexts->raft_accept) server.SetRaftTls(contexts->raft_accept, contexts->raft_dial);
         api.ReloadTls();
-        log::Write(log::Level::kInfo, "agent",
-                   fmt::format("SIGHUP: reloaded TLS certificate {} and key {}",
-                               plan.tls_files.cert_file, plan.tls_files.key_file));
+        log::Info("agent", fmt::format("SIGHUP: reloaded TLS certificate {} and key {}",
+                                       plan.tls_files.cert_file, plan.tls_files.key_file));
       }
       await_reload();
     });
@@ -190,7 +187,7 @@ Status RunAgent(AgentPlan plan) {
   await_reload();
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
-    log::Write(log::Level::kInfo, "agent", fmt::format("signal {}, shutting down", signal));
+    log::Info("agent", fmt::format("signal {}, shutting down", signal));
     stop();
   });
   io.run();

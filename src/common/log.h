@@ -59,10 +59,6 @@ inline void Error(std::string_view component, std::string_view message,
                   std::initializer_list<Field> fields = {}) {
   Write(Level::kError, component, message, fields);
 }
-inline void Debug(std::string_view component, std::string_view message,
-                  std::initializer_list<Field> fields = {}) {
-  Write(Level::kDebug, component, message, fields);
-}
 
 // The line Write prints, without the newline (for tests). `unix_ms` is
 // the time stamped in JSON.

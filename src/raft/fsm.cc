@@ -66,9 +66,8 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
     // libraft retries the entry at every commit: log it once.
     if (self->apply_halted_) return RAFT_MALFORMED;
     self->apply_halted_ = true;
-    log::Write(log::Level::kError, "raft",
-               fmt::format("FATAL: cannot apply entry {} ({} bytes): {}; applying halted",
-                           index.value(), buf->len, command.status().ToString()));
+    log::Error("raft", fmt::format("FATAL: cannot apply entry {} ({} bytes): {}; applying halted",
+                                   index.value(), buf->len, command.status().ToString()));
     std::fflush(stderr);
     return RAFT_MALFORMED;
   }
@@ -102,9 +101,8 @@ int FsmBridge::Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept {
   if (!restored.ok()) {
     // libraft keeps ownership of buf on failure and fails the start or the
     // InstallSnapshot.
-    log::Write(log::Level::kWarn, "raft",
-               fmt::format("cannot restore snapshot ({} bytes): {}", buf->len,
-                           restored.status().ToString()));
+    log::Warn("raft", fmt::format("cannot restore snapshot ({} bytes): {}", buf->len,
+                                  restored.status().ToString()));
     return RAFT_MALFORMED;
   }
   *self->store_ = std::move(restored).value();

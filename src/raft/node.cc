@@ -165,11 +165,11 @@ Status Node::Impl::Start() {
                                        UvDriver::Hooks{.after_run = [this] { AfterTurn(); },
                                                        .on_loop_dead = [this] { FinishClose(); }});
   driver_->Start();
-  log::Write(log::Level::kInfo, "raft",
-             fmt::format("node {} started at {} (dir {}, term {}, last index {}, applied {}, "
-                         "snapshots restored {})",
-                         options_.id, options_.address, options_.data_dir, raft_.current_term,
-                         raft_last_index(&raft_), raft_last_applied(&raft_), fsm_.restores()));
+  log::Info("raft",
+            fmt::format("node {} started at {} (dir {}, term {}, last index {}, applied {}, "
+                        "snapshots restored {})",
+                        options_.id, options_.address, options_.data_dir, raft_.current_term,
+                        raft_last_index(&raft_), raft_last_applied(&raft_), fsm_.restores()));
   return Status::Ok();
 }
 
@@ -221,10 +221,10 @@ Status Node::Impl::OpenIo() {
   // libraft 0.15 would let a new leader count this server's stale entries
   // as matched (append_result_guard.h).
   append_result_guard_.Install(&raft_io_, [id = options_.id](const AppendResultGuard::Lowered& l) {
-    log::Write(log::Level::kInfo, "raft",
-               fmt::format("node {}: reporting to leader {} (term {}) a match up to index {}, "
-                           "not {} (entries after it may be stale)",
-                           id, l.leader, l.term, l.reported, l.stored));
+    log::Info("raft",
+              fmt::format("node {}: reporting to leader {} (term {}) a match up to index {}, "
+                          "not {} (entries after it may be stale)",
+                          id, l.leader, l.term, l.reported, l.stored));
   });
 
   // raft_init probes the file system (O_DIRECT, AIO): tens of ms.
@@ -242,8 +242,7 @@ Status Node::Impl::OpenIo() {
 Status Node::Impl::FailStart(Status why) {
   // raft_init succeeded, so handles exist: close raft and drain the loop
   // synchronously (we are not inside any callback here).
-  log::Write(log::Level::kWarn, "raft",
-             fmt::format("node {} failed to start: {}", options_.id, why.ToString()));
+  log::Warn("raft", fmt::format("node {} failed to start: {}", options_.id, why.ToString()));
   raft_close_called_ = true;
   raft_close(&raft_, &Impl::RaftClosed);
   while (uv_loop_alive(&loop_)) uv_run(&loop_, UV_RUN_DEFAULT);
@@ -299,9 +298,8 @@ void Node::Impl::MaybeBeginClose() {
     return;
   }
   if (!LogPersisted()) {
-    log::Write(log::Level::kInfo, "raft",
-               fmt::format("node {}: log writes still in flight after {} ms; closing anyway",
-                           options_.id, kCloseDrainMaxMs));
+    log::Info("raft", fmt::format("node {}: log writes still in flight after {} ms; closing anyway",
+                                  options_.id, kCloseDrainMaxMs));
   }
   close_waiting_for_disk_ = false;
   raft_close_called_ = true;
@@ -323,7 +321,7 @@ void Node::Impl::FinishClose() {
   FreeIo();
   UnlockDataDir();
   phase_ = Phase::kStopped;
-  log::Write(log::Level::kInfo, "raft", fmt::format("node {} stopped", options_.id));
+  log::Info("raft", fmt::format("node {} stopped", options_.id));
   std::vector<std::function<void()>> waiters = std::move(stop_waiters_);
   stop_waiters_.clear();
   for (auto& waiter : waiters) waiter();  // may destroy *this: nothing after
@@ -337,8 +335,7 @@ void Node::Impl::FreeIo() {
   if (loop_initialized_) {
     uv_run(&loop_, UV_RUN_NOWAIT);  // a handle the transport closed just now
     int rv = uv_loop_close(&loop_);
-    if (rv != 0)
-      log::Write(log::Level::kInfo, "raft", fmt::format("uv_loop_close: {}", uv_strerror(rv)));
+    if (rv != 0) log::Info("raft", fmt::format("uv_loop_close: {}", uv_strerror(rv)));
     loop_initialized_ = false;
   }
 }
@@ -347,8 +344,8 @@ void Node::Impl::CloseSynchronously() {
   // Misuse fallback: the Node is being destroyed without a completed Stop.
   // Close and drain right here; queued user callbacks are dropped since
   // whatever they capture may already be gone.
-  log::Write(log::Level::kWarn, "raft",
-             fmt::format("node {} destroyed without Stop; closing synchronously", options_.id));
+  log::Warn("raft",
+            fmt::format("node {} destroyed without Stop; closing synchronously", options_.id));
   driver_.reset();
   if (!raft_close_called_) {
     raft_close_called_ = true;
@@ -371,8 +368,8 @@ void Node::Impl::IoClosedOnce(struct raft_io* io) {
   auto* self = static_cast<Impl*>(static_cast<struct raft*>(io->data)->data);
   if (self->io_close_fired_) {
     // The racy second call from the last segment writer's close.
-    log::Write(log::Level::kWarn, "raft",
-               fmt::format("node {}: swallowed a second io close callback", self->options_.id));
+    log::Warn("raft",
+              fmt::format("node {}: swallowed a second io close callback", self->options_.id));
     return;
   }
   self->io_close_fired_ = true;

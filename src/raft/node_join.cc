@@ -86,9 +86,8 @@ void Node::Impl::HandleJoin(const wire::Hello& hello,
                      fmt::format("{} is server {}'s address", server.address, server.id)});
     }
   }
-  log::Write(log::Level::kInfo, "raft",
-             fmt::format("server {} ({}) at {} asks to join; adding it", hello.id, hello.node_name,
-                         hello.raft_address));
+  log::Info("raft", fmt::format("server {} ({}) at {} asks to join; adding it", hello.id,
+                                hello.node_name, hello.raft_address));
   AddVoter(hello.id, hello.raft_address,
            [this, answer = std::move(answer), id = hello.id](Status status) {
              raft_id now_leader = 0;
@@ -96,7 +95,7 @@ void Node::Impl::HandleJoin(const wire::Hello& hello,
              if (phase_ == Phase::kRunning) raft_leader(&raft_, &now_leader, &now_address);
              std::string where(now_address != nullptr ? now_address : "");
              if (status.ok()) {
-               log::Write(log::Level::kInfo, "raft", fmt::format("server {} is a voter", id));
+               log::Info("raft", fmt::format("server {} is a voter", id));
                answer({JoinStatus::kJoined, now_leader, where, ""});
              } else {
                answer({JoinStatus::kFailed, now_leader, where, std::string(status.message())});
@@ -129,8 +128,7 @@ void Node::Impl::ScheduleJoin(MonoMs delay_ms) {
 void Node::Impl::JoinAttempt() {
   if (join_addresses_.empty() || join_in_flight_ || phase_ != Phase::kRunning) return;
   if (SelfVotes()) {
-    log::Write(log::Level::kInfo, "raft",
-               fmt::format("server {} is a voter of the cluster", options_.id));
+    log::Info("raft", fmt::format("server {} is a voter of the cluster", options_.id));
     join_addresses_.clear();
     return;
   }
@@ -152,9 +150,8 @@ void Node::Impl::JoinAttempt() {
     }
     switch (result->status) {
       case wire::JoinStatus::kJoined:
-        log::Write(log::Level::kInfo, "raft",
-                   fmt::format("joined the cluster as server {} (leader: server {} at {})",
-                               options_.id, result->leader_id, result->leader_address));
+        log::Info("raft", fmt::format("joined the cluster as server {} (leader: server {} at {})",
+                                      options_.id, result->leader_id, result->leader_address));
         join_addresses_.clear();
         return;
       case wire::JoinStatus::kNotLeader:
@@ -162,13 +159,11 @@ void Node::Impl::JoinAttempt() {
           join_redirect_ = result->leader_address;
           return ScheduleJoin(0);
         }
-        log::Write(log::Level::kWarn, "raft",
-                   fmt::format("join through {}: no leader known yet; retrying", address));
+        log::Warn("raft", fmt::format("join through {}: no leader known yet; retrying", address));
         return ScheduleJoin(kJoinRetryMs);
       case wire::JoinStatus::kRefused:
-        log::Write(log::Level::kWarn, "raft",
-                   fmt::format("join refused by {}: {}; retrying in {} s", address, result->reason,
-                               kJoinRefusedRetryMs / 1000));
+        log::Warn("raft", fmt::format("join refused by {}: {}; retrying in {} s", address,
+                                      result->reason, kJoinRefusedRetryMs / 1000));
         return ScheduleJoin(kJoinRefusedRetryMs);
       case wire::JoinStatus::kFailed:
         log::Write(

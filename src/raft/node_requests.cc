@@ -303,9 +303,8 @@ void Node::Impl::IssueLeadershipBarrier(std::uint64_t term) {
   request->leadership_term = term;
   int rv = raft_barrier(&raft_, &request->req, &Impl::BarrierDone);
   if (rv != 0) {
-    log::Write(log::Level::kWarn, "raft",
-               fmt::format("node {}: leadership barrier in term {} failed: {}", options_.id, term,
-                           raft_strerror(rv)));
+    log::Warn("raft", fmt::format("node {}: leadership barrier in term {} failed: {}", options_.id,
+                                  term, raft_strerror(rv)));
     delete request;
     leader_term_ = 0;  // retried at the next poll if still leader
     return;
@@ -414,9 +413,8 @@ void Node::Impl::CheckLiveness() {
 void Node::Impl::MarkBroken(Status why) {
   if (broken_) return;
   broken_ = true;
-  log::Write(log::Level::kError, "raft",
-             fmt::format("node {}: FATAL: this raft instance cannot go on: {}", options_.id,
-                         why.message()));
+  log::Error("raft", fmt::format("node {}: FATAL: this raft instance cannot go on: {}", options_.id,
+                                 why.message()));
   if (on_broken_) {
     ready_.push_back([this, why = std::move(why)] {
       if (on_broken_) on_broken_(why);

@@ -142,8 +142,7 @@ void Transport::Impl::Accept() {
     if (ec) {
       // Out of descriptors, most likely: do not spin; try again shortly.
       if (self->refusal_log.Allow("refused raft connections")) {
-        log::Write(log::Level::kWarn, "raft",
-                   fmt::format("accepting a raft connection failed: {}", ec.message()));
+        log::Warn("raft", fmt::format("accepting a raft connection failed: {}", ec.message()));
       }
       auto retry = std::make_shared<asio::steady_timer>(self->io, std::chrono::milliseconds(100));
       retry->async_wait(
@@ -166,10 +165,9 @@ void Transport::Impl::Accept() {
         from_host >= limits::kRaftHandshakesPerHostMax) {
       ++self->counters.handshakes_refused;
       if (self->refusal_log.Allow("refused raft connections")) {
-        log::Write(log::Level::kWarn, "raft",
-                   fmt::format("refused a raft connection from {}: {} handshakes already in "
-                               "progress ({} from that host)",
-                               remote, self->incoming.size(), from_host));
+        log::Warn("raft", fmt::format("refused a raft connection from {}: {} handshakes already in "
+                                      "progress ({} from that host)",
+                                      remote, self->incoming.size(), from_host));
       }
       socket.close(ignored);
     } else {
@@ -278,8 +276,7 @@ void Transport::Impl::HandshakeDone(const std::shared_ptr<Incoming>& connection)
   asio::local::stream_protocol::socket ours(io);
   if (std::string why = PipeToRaft(&pipe, &ours); !why.empty()) {
     if (link_log.Allow("raft connection failures")) {
-      log::Write(log::Level::kInfo, "raft",
-                 fmt::format("server {}'s connection: {}", hello.id, why));
+      log::Info("raft", fmt::format("server {}'s connection: {}", hello.id, why));
     }
     connection->Close();
     return;
@@ -346,8 +343,7 @@ void Transport::Impl::NoteDialFailure(std::uint64_t id, const std::string& addre
   MonoMs now = TransportNowMs();
   if (why != state.last_failure || state.logged_at_ms < 0 ||
       now - state.logged_at_ms >= kRepeatMs) {
-    log::Write(log::Level::kWarn, "raft",
-               fmt::format("cannot reach server {} at {}: {} (retrying)", id, address, why));
+    log::Warn("raft", fmt::format("cannot reach server {} at {}: {} (retrying)", id, address, why));
     state.logged_at_ms = now;
   }
   state.last_failure = why;
@@ -356,8 +352,7 @@ void Transport::Impl::NoteDialFailure(std::uint64_t id, const std::string& addre
 
 void Transport::Impl::NoteDialSuccess(std::uint64_t id, const std::string& address) {
   DialState& state = dial_state[id];
-  if (state.failing)
-    log::Write(log::Level::kInfo, "raft", fmt::format("reached server {} at {}", id, address));
+  if (state.failing) log::Info("raft", fmt::format("reached server {} at {}", id, address));
   state = DialState{};
 }
 

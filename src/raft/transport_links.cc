@@ -95,8 +95,7 @@ void Incoming::Refused(const std::string& why) {
   if (auto owner = owner_.lock()) {
     ++owner->counters.handshakes_refused;
     if (owner->refusal_log.Allow("refused raft connections")) {
-      log::Write(log::Level::kWarn, "raft",
-                 fmt::format("refused a raft connection from {}: {}", remote_, why));
+      log::Warn("raft", fmt::format("refused a raft connection from {}: {}", remote_, why));
     }
   }
   Close();
@@ -115,11 +114,11 @@ void Incoming::Read() {
           if (owner && self->handshake_->awaiting_proof()) {
             ++owner->counters.handshakes_refused;
             if (owner->refusal_log.Allow("refused raft connections")) {
-              log::Write(log::Level::kWarn, "raft",
-                         fmt::format(
-                             "failed raft handshake from {} (says it is server {}): it "
-                             "closed the connection before its proof (a different -raft-key-file?)",
-                             self->remote_, self->handshake_->hello().id));
+              log::Warn("raft",
+                        fmt::format(
+                            "failed raft handshake from {} (says it is server {}): it "
+                            "closed the connection before its proof (a different -raft-key-file?)",
+                            self->remote_, self->handshake_->hello().id));
             }
           }
           self->Close();
@@ -295,9 +294,8 @@ void InboundLink::Close(const std::string& why) {
   if (owner && !why.empty()) {
     ++owner->counters.links_cut;
     if (owner->link_log.Allow("closed raft connections")) {
-      log::Write(log::Level::kWarn, "raft",
-                 fmt::format("closed the raft connection from server {} ({}): {}", peer_id_,
-                             remote_, why));
+      log::Warn("raft", fmt::format("closed the raft connection from server {} ({}): {}", peer_id_,
+                                    remote_, why));
     }
   }
   boost::system::error_code ignored;
@@ -640,8 +638,7 @@ void OutboundLink::Close(const std::string& why) {
   closed_ = true;
   auto owner = owner_.lock();
   if (owner && !why.empty() && owner->link_log.Allow("closed raft connections")) {
-    log::Write(log::Level::kWarn, "raft",
-               fmt::format("closed the raft connection to server {}: {}", peer_id_, why));
+    log::Warn("raft", fmt::format("closed the raft connection to server {}: {}", peer_id_, why));
   }
   boost::system::error_code ignored;
   network_->Close();

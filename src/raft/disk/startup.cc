@@ -31,23 +31,22 @@ Status PrepareDataDir(const std::string& raft_dir, std::uint64_t node_id) {
     if (Status cut = CutTornTail(raft_dir, torn); !cut.ok()) {
       return cut.Annotate("raft: cutting the torn tail of " + torn.file);
     }
-    log::Write(log::Level::kInfo, "raft",
-               fmt::format("data dir {}: cut a torn tail: {} at byte {}: dropped {} bytes, "
-                           "{} entries (indexes {}..{}) that were never acknowledged: {}",
-                           raft_dir, torn.file, torn.offset, torn.bytes, torn.entries,
-                           torn.first_index, torn.first_index + torn.entries - 1, torn.reason));
+    log::Info("raft",
+              fmt::format("data dir {}: cut a torn tail: {} at byte {}: dropped {} bytes, "
+                          "{} entries (indexes {}..{}) that were never acknowledged: {}",
+                          raft_dir, torn.file, torn.offset, torn.bytes, torn.entries,
+                          torn.first_index, torn.first_index + torn.entries - 1, torn.reason));
   }
   const auto ms = std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::steady_clock::now() - started)
                       .count() /
                   1000.0;
   if (!report.fresh) {
-    log::Write(log::Level::kInfo, "raft",
-               fmt::format("data dir {} checked in {:.1f} ms: log {}..{}{}", raft_dir, ms,
-                           report.first_index, report.last_index,
-                           report.snapshot_index != 0
-                               ? fmt::format(", snapshot at {}", report.snapshot_index)
-                               : std::string()));
+    log::Info("raft", fmt::format("data dir {} checked in {:.1f} ms: log {}..{}{}", raft_dir, ms,
+                                  report.first_index, report.last_index,
+                                  report.snapshot_index != 0
+                                      ? fmt::format(", snapshot at {}", report.snapshot_index)
+                                      : std::string()));
   }
   return Status::Ok();
 }
