@@ -92,23 +92,30 @@ def _ephemeral_range():
         return 32768, 60999
 
 
+# Ports this process has handed out. A port is only bound later, by the
+# server it is meant for, so without this two calls in a row (a cluster's
+# raft ports, then an HTTPS port) could return the same free port.
+_handed_out_ports = set()
+
+
 def free_port():
-    """A TCP port on 127.0.0.1 that was free a moment ago. Picked below the
-    kernel's ephemeral range, so that no outgoing connection (a raft dial, a
-    client) can take it as its source port before the server binds it, as
-    one picked by the OS could."""
+    """A TCP port on 127.0.0.1 that was free a moment ago and that this process
+    has not handed out before. Picked below the kernel's ephemeral range, so
+    that no outgoing connection (a raft dial, a client) can take it as its
+    source port before the server binds it, as one picked by the OS could."""
     low, _ = _ephemeral_range()
-    for _ in range(50):
+    for _ in range(200):
         port = random.randrange(max(1024, low - 12000), low)
+        if port in _handed_out_ports:
+            continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             try:
                 sock.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return port
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        _handed_out_ports.add(port)
+        return port
+    raise RuntimeError("no free port below the ephemeral range after 200 tries")
 
 
 def poll_until(predicate, timeout=10.0, interval=0.05, message=None):
