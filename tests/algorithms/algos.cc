@@ -117,7 +117,7 @@ Plan MakePlan(Schedule schedule, std::uint64_t seed) {
       plan.faults.push_back({K::kPause, start, start + 45'000, 0});
       break;
     case Schedule::kClock:
-      plan.faults.push_back({K::kServiceClock, start, start, 10'000});
+      plan.faults.push_back({K::kServiceClock, start, start, 20'000});
       break;
     case Schedule::kCrash:
       plan.faults.push_back({K::kCrash, start, start + 30'000, 0});

@@ -141,6 +141,9 @@ struct RunResult {
   Metrics metrics;
   std::vector<TimelineEvent> timeline;
   std::string plan;
+  // tenure only: a broken invariant the raft simulation's checkers caught
+  // (a finding about the real code, never a number); empty if none.
+  std::string failure;
 };
 
 RunResult Run(Approach approach, Schedule schedule, std::uint64_t seed, bool keep_timeline);

@@ -47,12 +47,16 @@ TEST(Algorithms, PausedLeaderStaleWriteOnlyFencingRefuses) {
 // acting leaders or a stale write; the paused leader's write is refused by
 // its fencing token.
 TEST(Algorithms, TenureFencesThePauseAndNeverSplits) {
-  Metrics pause = algos::Run(Approach::kTenure, Schedule::kPause, kSeed, false).metrics;
+  RunResult paused = algos::Run(Approach::kTenure, Schedule::kPause, kSeed, false);
+  EXPECT_EQ(paused.failure, "");
+  const Metrics& pause = paused.metrics;
   EXPECT_EQ(pause.stale_writes, 0);
   EXPECT_GE(pause.writes_refused, 1);
   EXPECT_EQ(pause.two_leaders_ms, 0);
   EXPECT_GE(pause.elections, 2);  // someone else took over meanwhile
-  Metrics partition = algos::Run(Approach::kTenure, Schedule::kPartition, kSeed, false).metrics;
+  RunResult split = algos::Run(Approach::kTenure, Schedule::kPartition, kSeed, false);
+  EXPECT_EQ(split.failure, "");
+  const Metrics& partition = split.metrics;
   EXPECT_EQ(partition.stale_writes, 0);
   EXPECT_EQ(partition.two_leaders_ms, 0);
   EXPECT_GT(partition.writes_accepted, 100);

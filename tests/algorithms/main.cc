@@ -1,6 +1,7 @@
 // tenure_algos: leader election by bully, ring, leases, a Redis-style lock
 // and tenure, under the same seeded faults (docs/algorithms.md). Prints one
-// JSON object per run, one per line.
+// JSON object per run, one per line; exits 1 if the raft simulation's
+// checkers caught a broken invariant in a tenure run.
 //
 //   tenure_algos --approach bully --schedule partition --seed 3 [--timeline]
 //   tenure_algos --approach all --schedule all --seed 1 --seeds 20
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   std::string approach = "all", schedule = "all";
   std::uint64_t seed = 1, seeds = 1;
   bool timeline = false;
+  bool failed = false;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     bool has_value = i + 1 < argc;
@@ -90,6 +92,12 @@ int main(int argc, char** argv) {
             "\"writes_refused\":{},\"messages\":{},\"elections\":{},\"plan\":{}",
             Json(Name(a)), Json(Name(s)), k, m.two_leaders_ms, m.no_leader_ms, m.writes_accepted,
             m.stale_writes, m.writes_refused, m.messages, m.elections, Json(r.plan));
+        if (!r.failure.empty()) {
+          line += ",\"failure\":" + Json(r.failure);
+          fmt::print(stderr, "tenure_algos: {} {} seed {}: checker failed: {}\n", Name(a), Name(s),
+                     k, r.failure);
+          failed = true;
+        }
         if (timeline) {
           line += ",\"timeline\":[";
           for (std::size_t e = 0; e < r.timeline.size(); ++e) {
@@ -104,5 +112,5 @@ int main(int argc, char** argv) {
       }
     }
   }
-  return 0;
+  return failed ? 1 : 0;
 }

@@ -286,7 +286,15 @@ class HeartbeatModel : public Model {
   }
   bool Leads(unsigned i) const override { return nodes_[i].leader; }
   std::uint64_t Grant(unsigned i) const override { return nodes_[i].epoch; }
-  std::uint64_t Newest() const override { return epoch_; }
+  // Bully and ring have no authority that grants leadership, so "newer"
+  // means: declared after the writer, and still leading.
+  std::uint64_t Newest() const override {
+    std::uint64_t newest = 0;
+    for (const Node& node : nodes_) {
+      if (node.leader) newest = std::max(newest, node.epoch);
+    }
+    return newest;
+  }
 
  protected:
   struct Node {
