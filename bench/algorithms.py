@@ -10,7 +10,9 @@ then writes
   docs/images/algorithms-partition.png, docs/images/algorithms-pause.png
                                   timelines of seed PLOT_SEED (tenure_algos --timeline)
 
-    /usr/bin/python3 bench/algorithms.py [--seeds 20] [--bin build/tests/tenure_algos]
+    /usr/bin/python3 bench/algorithms.py [--seeds 20] [--bin build/tests/tenure_algos] [--no-plots]
+
+builds tenure_algos first (scripts/build tenure_algos) unless --bin names another binary.
 
 Needs python3-matplotlib for the plots (Debian's /usr/bin/python3).
 """
@@ -195,6 +197,10 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "tests", "tenure_algos"))
     ap.add_argument("--no-plots", action="store_true")
     args = ap.parse_args()
+    default_bin = os.path.join(ROOT, "build", "tests", "tenure_algos")
+    if os.path.abspath(args.bin) == default_bin:
+        # Builds (or finds up to date) the simulator first: one command does it all.
+        subprocess.run([os.path.join(ROOT, "scripts", "build"), "tenure_algos"], check=True)
     rows = run(args.bin, ["--approach", "all", "--schedule", "all", "--seed", "1",
                           "--seeds", str(args.seeds)])
     summary = summarize(rows)
