@@ -43,6 +43,18 @@ TEST(Algorithms, PausedLeaderStaleWriteOnlyFencingRefuses) {
   EXPECT_GE(fenced.writes_refused, 1);
 }
 
+// Redis-style: the lock expires on the store's wall clock, so a clock step
+// hands it to a second replica while the first still believes it holds it.
+// The lease in a store that times leases on its monotonic clock does not.
+TEST(Algorithms, ClockStepSplitsOnlyTheWallClockLock) {
+  Metrics redis = algos::Run(Approach::kRedis, Schedule::kClock, 4, false).metrics;
+  EXPECT_GT(redis.two_leaders_ms, 0);
+  EXPECT_GE(redis.stale_writes, 1);
+  Metrics lease = algos::Run(Approach::kLease, Schedule::kClock, 4, false).metrics;
+  EXPECT_EQ(lease.two_leaders_ms, 0);
+  EXPECT_EQ(lease.stale_writes, 0);
+}
+
 // tenure: on the real Store and LeaderDuties, neither fault yields two
 // acting leaders or a stale write; the paused leader's write is refused by
 // its fencing token.
