@@ -12,6 +12,7 @@ const SVG_NS = 'http://www.w3.org/2000/svg';  // a namespace name: nothing is fe
 
 const state = {
   kv: [],                  // locked KV entries
+  keys: new Set(),         // every key the token may read, locked or not
   kvFiltered: false,
   sessions: [],
   history: new Map(),      // key -> {records, missing, error}
@@ -23,7 +24,6 @@ const state = {
 };
 let generation = 0;        // bumps when the token changes: older loops stop
 let controller = new AbortController();
-const historyLoops = new Set();
 
 const $ = (id) => document.getElementById(id);
 
@@ -166,14 +166,15 @@ function waitingFor(entry) {
     .join(', ');
 }
 
-// A contender's own key (a registration, not an election): not a row.
+// A contender's own key (a registration, not an election): not a row and
+// no timeline. Told by its sibling lock key existing (held or not).
 function isContender(entry) {
   const candidates = entry.Key.lastIndexOf('/candidates/');
   if (candidates >= 0 && !entry.Key.slice(candidates + 12).includes('/') &&
-      state.kv.some((e) => e.Key === entry.Key.slice(0, candidates) + '/leader')) return true;
+      state.keys.has(entry.Key.slice(0, candidates) + '/leader')) return true;
   const slash = entry.Key.lastIndexOf('/');
   if (slash < 0 || entry.Key.endsWith('/.lock')) return false;
-  return state.kv.some((e) => e.Key === entry.Key.slice(0, slash + 1) + '.lock');
+  return state.keys.has(entry.Key.slice(0, slash + 1) + '.lock');
 }
 
 function renderElections() {
@@ -314,28 +315,68 @@ function colour(text) {
   return `hsl(${h}, 55%, 55%)`;
 }
 
-// One blocking loop per locked key while the history endpoint exists; a key
-// that never held a lock answers 404 and its loop ends.
-function startHistoryLoops() {
-  if (state.historyMissing) return;
-  for (const entry of state.kv) {
-    if (historyLoops.has(entry.Key)) continue;
-    const key = entry.Key;
-    historyLoops.add(key);
-    const path = `/v1/tenure/history/${key.split('/').map(encodeURIComponent).join('/')}`;
-    watch('timeline', path, (records, response, text) => {
-      if (response.status === 404) {
-        if (text.includes(NOT_AN_API_PATH)) state.historyMissing = true;
-        historyLoops.delete(key);
-        renderTimelines();
-        return 'stop';
-      }
+// A key's history changes only when its holder does, which the blocking KV
+// query reports: each KV answer fetches the history of the elections whose
+// holder (session and fence) changed since, two at a time (candidates'
+// registrations are not elections and get none). One long-poll
+// per key would exhaust the browser's six connections to the server.
+const historyWanted = new Map();   // key -> "session fence" (or "free") to fetch for
+const historyHave = new Map();     // key -> the one fetched
+let historyRunning = 0;
+
+function noteHolders() {
+  const elections = state.kv.filter((e) => !isContender(e));
+  const locked = new Map(elections.map((e) => [e.Key, `${e.Session} ${e.Fence}`]));
+  for (const key of new Set([...historyWanted.keys(), ...locked.keys()])) {
+    historyWanted.set(key, locked.get(key) || 'free');
+  }
+  fetchHistories();
+}
+
+function fetchHistories() {
+  const mine = generation;
+  while (!state.historyMissing && historyRunning < 2) {
+    const key = [...historyWanted.keys()].find(
+      (k) => historyWanted.get(k) !== historyHave.get(k) && !historyBusy.has(k));
+    if (key === undefined) return;
+    const want = historyWanted.get(key);
+    historyRunning += 1;
+    historyBusy.add(key);
+    fetchHistory(key).then((ok) => {
+      if (mine !== generation) return;
+      historyRunning -= 1;
+      historyBusy.delete(key);
+      if (ok) historyHave.set(key, want);
+      fetchHistories();
+    });
+  }
+}
+const historyBusy = new Set();
+
+// GET /v1/tenure/history/<key>: 200 with the records, oldest first; 404 for
+// a key that never held a lock, or (Consul's text) a server without it.
+async function fetchHistory(key) {
+  const path = `/v1/tenure/history/${key.split('/').map(encodeURIComponent).join('/')}`;
+  try {
+    const response = await api(path);
+    const text = await response.text();
+    if (response.status === 404) {
+      if (text.includes(NOT_AN_API_PATH)) state.historyMissing = true;
+      state.history.delete(key);
+    } else if (!response.ok) {
+      throw new HttpError(response.status, text);
+    } else {
+      const records = JSON.parse(text);
       state.history.set(key, {records: Array.isArray(records) ? records : []});
-      renderTimelines();
-      renderElections();
-      return undefined;
-    }, (status) => status === 404, () => state.historyMissing || !state.kv.some((e) => e.Key === key))
-      .finally(() => historyLoops.delete(key));
+    }
+    setLoopError('timeline', '');
+    renderTimelines();
+    renderElections();
+    return true;
+  } catch (error) {
+    if (error.name === 'AbortError') return false;
+    setLoopError('timeline', `history of ${key}: ${error.message} (again at the next change)`);
+    return true;  // not retried in a loop: the next change of holder asks again
   }
 }
 
@@ -388,8 +429,11 @@ function start() {
   generation += 1;
   controller.abort();
   controller = new AbortController();
-  historyLoops.clear();
-  Object.assign(state, {kv: [], sessions: [], history: new Map(), historyMissing: false});
+  historyWanted.clear();
+  historyHave.clear();
+  historyBusy.clear();
+  historyRunning = 0;
+  Object.assign(state, {kv: [], keys: new Set(), sessions: [], history: new Map(), historyMissing: false});
   state.rowErrors.clear();
   loopErrors.clear();
   renderElections();
@@ -398,6 +442,7 @@ function start() {
   // No key at all: Consul's 404 with an index to block on.
   watch('elections', '/v1/kv/?recurse', (entries, response) => {
     state.kvFiltered = response.headers.has('X-Consul-Results-Filtered-By-ACLs');
+    state.keys = new Set((entries || []).map((e) => e.Key));
     state.kv = (entries || []).filter((e) => e.Session);
     for (const e of state.kv) {
       const id = `${e.Key} ${e.Fence}`;
@@ -405,7 +450,7 @@ function start() {
     }
     renderElections();
     renderSessions();
-    startHistoryLoops();
+    noteHolders();
     clusterSoon();
   }, (status) => status === 404);
   watch('sessions', '/v1/session/list', (sessions) => {

@@ -281,6 +281,10 @@ class DashboardBrowserTest(unittest.TestCase):
             self.assertEqual(bob_name, "bob")
             self.assertGreater(bob_fence, fence)
             self.assertEqual(self.row_text(browser, key, "fence"), str(bob_fence))
+            # The cluster panel is read again after the blocking answers:
+            # its commit index has passed bob's grant.
+            browser.wait_for(f"Number(document.getElementById('cluster-commit').textContent)"
+                             f" >= {bob_fence}", timeout=10, message="cluster panel not refreshed")
             browser.wait_for(f"!document.querySelector('tr.session[data-id=\"{session}\"]')",
                              message="alice's destroyed session still listed")
             if history:
@@ -305,6 +309,71 @@ class DashboardBrowserTest(unittest.TestCase):
                              message="bob's invalidated session still shown")
             # bob's supervisor sees its session gone: lost leadership, exit 1.
             self.assertEqual(bob.wait(timeout=30), 1)
+
+    def test_timeline_against_the_history_contract(self):
+        """The page's side of GET /v1/tenure/history/<key>, whether or not
+        this server has it: a script injected before the page's own answers
+        that path with records in the endpoint's contract (one ended grant,
+        then the key's real holder granted 42 s ago), built from the real KV
+        entry, and counts the requests. Everything else is the real server."""
+        fake = """(() => {
+          const realFetch = window.fetch.bind(window);
+          window.historyAsked = [];
+          window.fetch = async (url, options = {}) => {
+            const path = String(url);
+            if (!path.startsWith('/v1/tenure/history/')) return realFetch(url, options);
+            const key = path.slice('/v1/tenure/history/'.length);
+            window.historyAsked.push(key);
+            const kv = await (await realFetch('/v1/kv/' + key, {headers: options.headers})).json();
+            const e = kv[0], now = Date.now(), iso = (ms) => new Date(now - ms).toISOString();
+            const records = [{Fence: 2, Session: 'dead-session', SessionName: 'zed', Node: 'old-node',
+                              GrantedAt: iso(120000), GrantIndex: 2, EndedAt: iso(60000),
+                              EndIndex: 3, EndCause: 'ttl-expiry'}];
+            if (e.Session) records.push({Fence: e.Fence, Session: e.Session,
+                                         SessionName: 'tenure run web', Node: 'vm',
+                                         GrantedAt: iso(42000), GrantIndex: e.Fence,
+                                         EndedAt: null, EndIndex: 0, EndCause: ''});
+            return new Response(JSON.stringify(records),
+                                {status: 200, headers: {'Content-Type': 'application/json'}});
+          };
+        })();"""
+        with DevServer() as server, Browser(width=1100) as browser:
+            key = "service/web/leader"
+            alice = self.candidate(server, "alice")
+            poll_until(lambda: self.holder(server), timeout=30, message="alice never elected")
+            self.candidate(server, "bob")
+            fence = self.holder(server)[2]
+            browser.before_every_page(fake)
+            browser.navigate(f"http://{server.http_addr}/ui/")
+            browser.wait_for(f"document.querySelectorAll('.timeline[data-key=\"{key}\"] li')"
+                             ".length === 2", message="no timeline drawn")
+            items = browser.evaluate(f"[...document.querySelectorAll('.timeline[data-key="
+                                     f"\"{key}\"] li')].map(e => e.textContent)")
+            self.assertRegex(items[0], r"^fence 2 · zed @ old-node · .+ → .+ \(ttl-expiry\)$")
+            self.assertRegex(items[1], rf"^fence {fence} · tenure run web @ vm · .+ → now \(held\)$")
+            self.assertEqual(browser.evaluate(
+                f"document.querySelectorAll('.timeline[data-key=\"{key}\"] rect').length"), 2)
+            # Held for: from GrantedAt (exact, no "≥"), 42 s and ticking.
+            held = browser.wait_for(f"""(() => {{ const t = document.querySelector(
+                'tr.election[data-key="{key}"] td.held').textContent;
+                return /^4[2-9]s$/.test(t) && t; }})()""", message="held-for not from GrantedAt")
+            self.assertRegex(held, r"^4[2-9]s$")
+            self.assertEqual(browser.text("#timeline-note"), "")
+            # Fetched once per holder, not in a loop, and only for elections.
+            asked = browser.evaluate("window.historyAsked")
+            self.assertEqual(asked, [key], "one fetch, and none for the candidates' keys")
+            self.assertEqual(browser.evaluate("document.querySelectorAll('.timeline').length"), 1)
+            os.kill(alice.pid, signal.SIGTERM)
+            alice.communicate(timeout=30)
+            browser.wait_for(f"""document.querySelector('tr.election[data-key="{key}"] td.holder')
+                .textContent.startsWith('bob @ ')""", message="bob never shown as the holder")
+            browser.wait_for(f"window.historyAsked.filter(k => k === '{key}').length >= 2",
+                             message="the holder's change did not fetch the history again")
+            self.assertEqual(set(browser.evaluate("window.historyAsked")), {key})
+            self.assertEqual(browser.evaluate("document.querySelectorAll('.timeline').length"), 1)
+            browser.wait_for("Number(document.getElementById('cluster-commit').textContent)"
+                             f" >= {self.holder(server)[2]}", timeout=10)
+            browser.screenshot(os.path.join(self.shots, "dashboard-timeline.png"))
 
     def test_acl_read_only_token_sees_the_refusal(self):
         with DevServer(extra_args=["-acl-enabled", "-acl-default-policy", "deny",

@@ -181,6 +181,11 @@ class Browser:
             raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
         return result["result"].get("value")
 
+    def before_every_page(self, source):
+        """Runs `source` in every page this browser loads next, before the
+        page's own scripts (DevTools injects it: the page's CSP does not apply)."""
+        self.call("Page.addScriptToEvaluateOnNewDocument", source=source)
+
     def navigate(self, url):
         self.call("Page.navigate", url=url)
         self.wait_for("document.readyState === 'complete'")
