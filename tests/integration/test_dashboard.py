@@ -213,7 +213,8 @@ class DashboardBrowserTest(unittest.TestCase):
             self.fail(f"{key} {cell}: shows {shown[0]!r}, not {want!r}")
 
     def test_holder_changes_on_screen_and_invalidate(self):
-        with DevServer() as server, Browser(width=1100) as browser:
+        with DevServer(extra_args=["-session-ttl-multiplier", "1"]) as server, \
+                Browser(width=1100) as browser:
             key = "service/web/leader"
             alice = self.candidate(server, "alice")
             poll_until(lambda: self.holder(server), timeout=30, message="alice never elected")
@@ -297,18 +298,44 @@ class DashboardBrowserTest(unittest.TestCase):
                 self.assertIn(f"fence {bob_fence} · bob", items[-1])
             browser.screenshot(os.path.join(self.shots, "dashboard-bob.png"))
 
-            # Invalidate bob's session: two clicks (the first arms the button).
-            button = f'tr.session[data-id="{bob_session}"] button.invalidate'
+            # A crash: SIGKILL bob's supervisor by its PID (its child dies
+            # with it). Nobody releases: the server expires bob's session
+            # after its TTL (multiplier 1 here) and carol's appears on screen.
+            carol = self.candidate(server, "carol")
+            browser.wait_for(f"""document.querySelector(
+                'tr.election[data-key="{key}"] td.waiting').textContent === 'carol'""",
+                             message="carol not shown waiting")
+            os.kill(bob.pid, signal.SIGKILL)
+            bob.communicate(timeout=30)
+            browser.wait_for(f"""(() => {{ const e = document.querySelector(
+                'tr.election[data-key="{key}"] td.holder');
+                return e && e.textContent.startsWith('carol @ '); }})()""",
+                             timeout=40, message="carol never shown after bob's TTL ran out")
+            carol_session, carol_name, carol_fence = self.holder(server)
+            self.assertEqual(carol_name, "carol")
+            self.assertGreater(carol_fence, bob_fence)
+            browser.wait_for(f"!document.querySelector('tr.session[data-id=\"{bob_session}\"]')",
+                             message="bob's expired session still shown")
+            if history:
+                browser.wait_for(f"[...document.querySelectorAll('.timeline[data-key=\"{key}\"]"
+                                 f" li')].some(e => e.textContent.startsWith('fence {bob_fence}')"
+                                 " && e.textContent.endsWith('(ttl-expiry)'))",
+                                 message="bob's grant not shown ended by ttl-expiry")
+
+            # Invalidate carol's session: two clicks (the first arms the button).
+            button = f'tr.session[data-id="{carol_session}"] button.invalidate'
             browser.click(button)
             self.assertEqual(browser.text(button), "Confirm invalidate")
             self.assertIsNotNone(self.holder(server), "one click must not invalidate")
             browser.click(button)
-            poll_until(lambda: server.request("GET", f"/v1/session/info/{bob_session}").json()
-                       in (None, []), timeout=10, message="bob's session still exists")
-            browser.wait_for(f"!document.querySelector('tr.session[data-id=\"{bob_session}\"]')",
-                             message="bob's invalidated session still shown")
-            # bob's supervisor sees its session gone: lost leadership, exit 1.
-            self.assertEqual(bob.wait(timeout=30), 1)
+            poll_until(lambda: server.request("GET", f"/v1/session/info/{carol_session}").json()
+                       in (None, []), timeout=10, message="carol's session still exists")
+            browser.wait_for(f"!document.querySelector('tr.session[data-id=\"{carol_session}\"]')",
+                             message="carol's invalidated session still shown")
+            # carol's supervisor sees its session gone: lost leadership, exit 1.
+            self.assertEqual(carol.wait(timeout=30), 1)
+            browser.wait_for("document.querySelectorAll('tr.election').length === 0",
+                             message="the invalidated holder's key still shown held")
 
     def test_timeline_against_the_history_contract(self):
         """The page's side of GET /v1/tenure/history/<key>, whether or not
