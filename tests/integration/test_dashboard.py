@@ -153,6 +153,18 @@ class DashboardHttpTest(SharedServerTestCase):
         self.server.check_healthy("after hostile queries")
 
 
+# Injected before the page's scripts: records CSP violations, script errors
+# and unhandled promise rejections, which the tests require to stay empty.
+PAGE_PROBLEMS = """(() => {
+  window.pageProblems = [];
+  document.addEventListener('securitypolicyviolation',
+      (e) => window.pageProblems.push('CSP ' + e.violatedDirective + ' ' + e.blockedURI));
+  window.addEventListener('error', (e) => window.pageProblems.push('error ' + e.message));
+  window.addEventListener('unhandledrejection',
+      (e) => window.pageProblems.push('rejection ' + String(e.reason)));
+})();"""
+
+
 def read_pid(path):
     with open(path) as fh:
         return int(fh.read())
@@ -221,6 +233,7 @@ class DashboardBrowserTest(unittest.TestCase):
             bob = self.candidate(server, "bob")
             session, name, fence = self.holder(server)
             self.assertEqual(name, "alice")
+            browser.before_every_page(PAGE_PROBLEMS)
             browser.navigate(f"http://{server.http_addr}/ui/")
             browser.wait_for(f"document.querySelector('tr.election[data-key=\"{key}\"]')")
             node = server.get_json(f"/v1/session/info/{session}")[0]["Node"]
@@ -336,6 +349,7 @@ class DashboardBrowserTest(unittest.TestCase):
             self.assertEqual(carol.wait(timeout=30), 1)
             browser.wait_for("document.querySelectorAll('tr.election').length === 0",
                              message="the invalidated holder's key still shown held")
+            self.assertEqual(browser.evaluate("window.pageProblems"), [])
 
     def test_timeline_against_the_history_contract(self):
         """The page's side of GET /v1/tenure/history/<key>, whether or not
@@ -424,6 +438,7 @@ class DashboardBrowserTest(unittest.TestCase):
                        message="carol never elected")
             session = self.holder(server, "acl", mgmt)[0]
 
+            browser.before_every_page(PAGE_PROBLEMS)
             browser.navigate(f"http://{server.http_addr}/ui/")
             # Without a token the anonymous one may read nothing: the cluster
             # panel shows the server's refusal and no election is listed.
@@ -448,6 +463,7 @@ class DashboardBrowserTest(unittest.TestCase):
             self.assertEqual(error, f"403: Permission denied: token with AccessorID '{accessor}' "
                                     f"lacks permission 'session:write' on {json.dumps(node)}")
             self.assertEqual(self.holder(server, "acl", mgmt)[0], session, "nothing changed")
+            self.assertEqual(browser.evaluate("window.pageProblems"), [])
             browser.screenshot(os.path.join(self.shots, "dashboard-acl-denied.png"))
 
 
