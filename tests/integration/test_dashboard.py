@@ -269,9 +269,14 @@ class DashboardBrowserTest(unittest.TestCase):
                        message="the page holds no blocking query")
             history = self.history_exists(server, key)
             if history:
+                # The record's SessionName is the session's ("tenure run web").
                 browser.wait_for(f"document.querySelector('.timeline[data-key=\"{key}\"] li')")
-                self.assertIn(f"fence {fence} · alice", browser.text(
-                    f'.timeline[data-key="{key}"] li'))
+                self.assertRegex(browser.text(f'.timeline[data-key="{key}"] li'),
+                                 rf"^fence {fence} · tenure run web @ .+ → now \(held\)$")
+                # Held for: from the open record's GrantedAt, exact (no "≥").
+                browser.wait_for(f"""/^\\d+s$/.test(document.querySelector(
+                    'tr.election[data-key="{key}"] td.held').textContent)""",
+                                 message="held-for not taken from GrantedAt")
             else:
                 print("\nno /v1/tenure/history on this server: asserting the page's note "
                       "instead of a timeline")
@@ -307,8 +312,9 @@ class DashboardBrowserTest(unittest.TestCase):
                 items = browser.evaluate(f"[...document.querySelectorAll("
                                          f"'.timeline[data-key=\"{key}\"] li')]"
                                          ".map(e => e.textContent)")
-                self.assertIn("(release)", items[-2])
-                self.assertIn(f"fence {bob_fence} · bob", items[-1])
+                # tenure run releases on SIGTERM, then destroys its session.
+                self.assertRegex(items[-2], rf"^fence {fence} · .+ \((release|destroy)\)$")
+                self.assertRegex(items[-1], rf"^fence {bob_fence} · .+ → now \(held\)$")
             browser.screenshot(os.path.join(self.shots, "dashboard-bob.png"))
 
             # A crash: SIGKILL bob's supervisor by its PID (its child dies
