@@ -100,6 +100,8 @@ class Api {
   void AclPolicyUpdate(const CallPtr& call);
   void AclPolicyDelete(const CallPtr& call);
   void AclPolicyList(const CallPtr& call);
+  // handlers/ui.cc: the dashboard's files under /ui/ (docs/dashboard.md)
+  void Ui(const CallPtr& call);
 
  private:
   // Serves a read that supports blocking queries: answers at once, or parks
@@ -155,5 +157,8 @@ void MarkFiltered(const Call& call, std::size_t removed, HttpResponse* response)
 // The ACL token a request carries, in Consul's order: ?token=, then
 // X-Consul-Token, then Authorization: Bearer. Empty when none.
 std::string_view RequestToken(const HttpRequest& request);
+
+// Whether the path is the dashboard's (/ui or under /ui/): handlers/ui.cc.
+bool IsUiPath(std::string_view path);
 
 }  // namespace tenure::http

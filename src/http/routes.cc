@@ -147,6 +147,11 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
       server_.acl_config().default_policy == acl::DefaultPolicy::kDeny ? "deny" : "allow";
   const std::string& path = call->request.path;
 
+  // The dashboard's static files: no token, no forwarding (handlers/ui.cc).
+  if (IsUiPath(path)) {
+    Ui(call);
+    return;
+  }
   const Route* route = FindRoute(path, &call->arg);
   if (route == nullptr) {
     // Go's mux redirects a prefix route's path without its trailing slash.
@@ -158,8 +163,12 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
         return;
       }
     }
+    // The root redirects to the dashboard, as Consul's does to its UI.
     if (path == "/") {
-      call->Reply(HttpResponse::Text(200, "tenure server: Consul-compatible API under /v1/\n"));
+      HttpResponse redirect = HttpResponse::Text(
+          301, "tenure server: Consul-compatible API under /v1/, dashboard at /ui/\n");
+      redirect.headers.emplace_back("Location", "/ui/");
+      call->Reply(std::move(redirect));
       return;
     }
     call->Reply(HttpResponse::Text(404, std::string(consul::kNotAnApiPath)));

@@ -205,6 +205,9 @@ REQUESTS = {
                                   "operator:read", None, (), ""),
     "agent.health.live": ("GET", "/v1/agent/health/live", None, "", None, (), ""),
     "agent.health.ready": ("GET", "/v1/agent/health/ready", None, "", None, (), ""),
+    # The dashboard's static files (docs/dashboard.md): no rule needed.
+    "ui.index": ("GET", "/ui/", None, "", None, (), ""),
+    "ui.asset": ("GET", "/ui/app.js", None, "", None, (), ""),
     "operator.transfer-leader": ("POST", "/v1/operator/raft/transfer-leader", None,
                                  "operator:write", None, (), ""),
     "operator.peer.delete": ("DELETE", "/v1/operator/raft/peer?id=99", None, "operator:write",
@@ -313,6 +316,10 @@ status.peers              200               200               200        200    
 # The probes resolve no token (docs/operations.md): load balancers send none.
 agent.health.live         200               200               200        200              200               200              200        200      200
 agent.health.ready        200               200               200        200              200               200              200        200      200
+# The dashboard's files resolve no token either (docs/security.md): the
+# page holds no data; what it shows comes from the API under the user's token.
+ui.index                  200               200               200        200              200               200              200        200      200
+ui.asset                  200               200               200        200              200               200              200        200      200
 
 # agent:read on the node; operator:read and operator:write. An allowed
 # transfer or peer removal on a one-server cluster gets past the ACL check
