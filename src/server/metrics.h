@@ -24,6 +24,7 @@ struct ServerMetrics {
   std::uint64_t proposals_failed = 0;   // not committed (not leader, disk, shut down...)
   std::uint64_t proposals_pending = 0;  // handed to raft, not answered yet
   Histogram commit_seconds;             // proposal handed to raft -> applied here
+  Histogram apply_seconds;              // one entry decoded and applied to the Store
 
   // Sessions and locks, as this server's proposals found them (the leader's).
   std::uint64_t sessions_created = 0;

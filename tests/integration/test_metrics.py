@@ -114,6 +114,8 @@ class MetricsAclTest(unittest.TestCase):
         # lock; the lock-delay refusal is the leader's own, never proposed.
         # The leader's housekeeping (checkpoints, reaping) may add more.
         self.assertGreaterEqual(moved("tenure_raft_proposals_committed_total"), 9)
+        self.assertGreaterEqual(moved("tenure_raft_apply_duration_seconds_count"), 9)
+        self.assertGreaterEqual(moved("tenure_raft_commit_duration_seconds_count"), 9)
         self.assertGreaterEqual(moved('tenure_http_requests_total'
                                       '{endpoint="kv",method="PUT",code="200"}'), 7)
         self.assertEqual(moved('tenure_http_requests_total{endpoint="kv",method="GET",code="403"}'),

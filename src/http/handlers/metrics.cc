@@ -104,6 +104,9 @@ Families Collect(const server::Server& server, const HttpMetrics& http) {
           "From handing a command to raft to its apply here: log append and fsync, "
           "replication to a quorum, apply.",
           m.commit_seconds);
+  f.Histo("tenure_raft_apply_duration_seconds",
+          "Decoding one committed entry and applying it to the state machine, on this server.",
+          m.apply_seconds);
   // Sessions and locks.
   f.Gauge("tenure_sessions_active", "Sessions in the replicated state.",
           static_cast<double>(server.store().session_count()));
