@@ -235,27 +235,30 @@ void Server::Renew(const state::SessionId& session_id, RenewDone done) {
   const state::Session* session = store_.FindSession(session_id);
   Status renewed = IsLeader() ? duties_.Renew(session_id, session, clock_.NowMonoMs())
                               : consul::NoClusterLeader();
-  if (metrics_.enabled) {
-    done = [this, alive = std::weak_ptr<bool>(alive_),
-            inner = std::move(done)](Result<const state::Session*> result) {
-      if (!alive.expired() && *alive.lock()) {
-        ++(result.ok() ? metrics_.renewals : metrics_.renewals_failed);
-      }
-      inner(std::move(result));
-    };
+  // Counted where each answer is decided: no wrapper on the hot path.
+  const bool count = metrics_.enabled;
+  if (!renewed.ok()) {
+    if (count) ++metrics_.renewals_failed;
+    return done(renewed);
   }
-  if (!renewed.ok()) return done(renewed);
   ScheduleDuties();
-  if (node_->SoleVoter()) return done(session);  // nobody else can have been elected
+  if (node_->SoleVoter()) {  // nobody else can have been elected
+    if (count) ++metrics_.renewals;
+    return done(session);
+  }
   std::weak_ptr<bool> alive = alive_;
-  Barrier([this, alive, id = session_id, done = std::move(done)](Status status) {
+  Barrier([this, alive, count, id = session_id, done = std::move(done)](Status status) {
     if (alive.expired() || !*alive.lock()) return done(Status::Unavailable("shutting down"));
-    if (!status.ok()) return done(status);
-    const state::Session* current = store_.FindSession(id);
-    if (Status confirmed = duties_.ConfirmRenewal(id, current); !confirmed.ok()) {
-      return done(confirmed);
+    if (status.ok()) {
+      const state::Session* current = store_.FindSession(id);
+      status = duties_.ConfirmRenewal(id, current);
+      if (status.ok()) {
+        if (count) ++metrics_.renewals;
+        return done(current);
+      }
     }
-    done(current);
+    if (count) ++metrics_.renewals_failed;
+    done(status);
   });
 }
 

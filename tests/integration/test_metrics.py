@@ -225,14 +225,23 @@ class MetricsClusterTest(unittest.TestCase):
             before_f, before_l = samples(follower), samples(leader)
             for i in range(4):
                 self.assertEqual(follower.request("PUT", f"/v1/kv/f/{i}", b"x").status, 200)
+            # A renewal on a cluster waits for the leader's barrier (decision 0011).
+            sid = follower.request("PUT", "/v1/session/create", b'{"TTL": "30s"}').json()["ID"]
+            self.assertEqual(follower.request("PUT", f"/v1/session/renew/{sid}").status, 200)
             after_f, after_l = samples(follower), samples(leader)
+            renewed = 'tenure_session_renewals_total{result="ok"}'
+            self.assertEqual(after_l[renewed] - before_l[renewed], 1)
+            self.assertEqual(after_f[renewed] - before_f[renewed], 0)
+            fwd_s = 'tenure_http_forwarded_requests_total{endpoint="session"}'
+            self.assertEqual(after_f[fwd_s] - before_f[fwd_s], 2)
             fwd = 'tenure_http_forwarded_requests_total{endpoint="kv"}'
             put = 'tenure_http_requests_total{endpoint="kv",method="PUT",code="200"}'
             self.assertEqual(after_f[fwd] - before_f[fwd], 4)
             self.assertEqual(after_f.get(put, 0) - before_f.get(put, 0), 4)  # answered to clients
             self.assertEqual(after_l.get(put, 0) - before_l.get(put, 0), 4)  # answered to followers
-            self.assertEqual(after_l["tenure_raft_proposals_committed_total"]
-                             - before_l["tenure_raft_proposals_committed_total"], 4)
+            # 4 sets and a create; a checkpoint (every 30 s) may land in between.
+            self.assertGreaterEqual(after_l["tenure_raft_proposals_committed_total"]
+                                    - before_l["tenure_raft_proposals_committed_total"], 5)
             self.assertEqual(after_f["tenure_raft_is_leader"], 0)
             self.assertEqual(after_f["tenure_raft_leader_present"], 1)
             self.assertEqual(after_l["tenure_raft_is_leader"], 1)
