@@ -6,6 +6,8 @@ scraper reads /metrics once a second as Prometheus would (with metrics off
 it gets the 404). A benchmark, not a test.
 
     /usr/bin/python3 bench/metrics_cost.py [RUNS] [SECONDS] [WORKLOAD,...]   (default 9 runs of 5 s)
+    /usr/bin/python3 bench/metrics_cost.py --instructions [WORKLOAD] [OPERATIONS] [RUNS]
+        (default kv_put_c1 2000 2; renew_c1 renews with one client)
 
 Workloads (tenure_bench --addr): durable puts/s at 64 clients (kv_put_c64)
 and renewals/s at 64 clients (renew_c64). Prints the medians, the ratio of
@@ -13,12 +15,22 @@ the medians, the median of the pairs' on/off ratios (each pair runs back to
 back, the order alternating from run to run) and the server's CPU time per
 operation (/proc/PID/stat around the timed phase), which the machine's
 noise moves much less than throughput.
+
+--instructions counts the server's instructions per operation with
+valgrind's callgrind instead (the same for the same binary and inputs,
+whatever else the machine does), instrumentation on only while
+tenure_bench --max-ops OPERATIONS runs, after a warm-up of a tenth as many;
+no scraper runs then. Prints the lowest count of each side.
 """
+import glob
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -74,7 +86,66 @@ def run_bench(bench, server, workload, seconds):
     return json.loads(out.stdout)["workloads"][0]["runs"][0]["metrics"]
 
 
+def count_instructions(binary, bench, mode, workload, operations, work):
+    out_dir = tempfile.mkdtemp(dir=work)
+    wrapper = os.path.join(out_dir, "tenure-under-callgrind")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec valgrind --tool=callgrind --instr-atstart=no "
+                f"--callgrind-out-file={out_dir}/cg.%p.out {binary} \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    args = ["-disable-metrics"] if mode == "off" else []
+    with DevServer(extra_args=args, dev=False, binary=wrapper, startup_timeout=120) as server:
+        pid = str(server.process.pid)
+        command = [bench, "--addr", server.http_addr, "--only", workload, "--runs", "1",
+                   "--seconds", "600", "--json"]
+        clients = re.fullmatch(r"(renew|kv_put)_c(\d+)", workload)
+        if clients and workload != "kv_put_c1":
+            command += ["--clients", clients.group(2)]
+        subprocess.run(command + ["--max-ops", str(max(operations // 10, 100))],
+                       capture_output=True, text=True, timeout=1200, check=True)
+        command += ["--max-ops", str(operations)]
+        subprocess.run(["callgrind_control", "-i", "on", pid], capture_output=True, check=True)
+        out = subprocess.run(command, capture_output=True, text=True, timeout=1200, check=True)
+        subprocess.run(["callgrind_control", "-i", "off", pid], capture_output=True, check=True)
+        subprocess.run(["callgrind_control", "-d", pid], capture_output=True, check=True)
+    done = json.loads(out.stdout)["workloads"][0]["runs"][0]["metrics"]["count"]
+    total = 0
+    for path in glob.glob(os.path.join(out_dir, f"cg.{pid}.out*")):
+        with open(path) as f:
+            for line in f:
+                if line.startswith(("totals:", "summary:")):
+                    total = max(total, int(line.split()[1]))
+    return total / done
+
+
+def instructions_main(argv):
+    workload = argv[0] if argv else "kv_put_c1"
+    operations = int(argv[1]) if len(argv) > 1 else 2000
+    runs = int(argv[2]) if len(argv) > 2 else 2
+    binary = os.path.abspath(os.environ.get("TENURE_BIN", os.path.join(ROOT, "build", "src",
+                                                                        "tenure")))
+    os.environ["TENURE_BIN"] = binary
+    bench = os.environ.get("TENURE_BENCH", os.path.join(ROOT, "build", "bench", "tenure_bench"))
+    work = tempfile.mkdtemp(prefix="tenure-metrics-instructions-")
+    try:
+        per_op = {"off": [], "on": []}
+        for _ in range(runs):
+            for mode in ("off", "on"):
+                per_op[mode].append(count_instructions(binary, bench, mode, workload, operations,
+                                                       work))
+                print(f"metrics {mode}: {per_op[mode][-1]:,.0f} instructions per operation",
+                      flush=True)
+        off, on = min(per_op["off"]), min(per_op["on"])
+        print(f"{workload}, {operations} operations: metrics off {off:,.0f}, on {on:,.0f} "
+              f"instructions per operation ({on / off - 1:+.1%}); every run: {per_op}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--instructions":
+        instructions_main(sys.argv[2:])
+        return
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
     seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 5
     if len(sys.argv) > 3:
