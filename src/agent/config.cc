@@ -328,6 +328,7 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   options.node_name = config.node_name.empty() ? Hostname() : config.node_name;
   options.datacenter = config.datacenter;
   options.session_ttl_multiplier = config.session_ttl_multiplier;
+  options.metrics_enabled = !config.disable_metrics;
   // Followers forward to this address: the TLS listener when there is one.
   options.http_address = AdvertisedHttpAddress(https ? *https : *http, *raft_address);
   if (https) {

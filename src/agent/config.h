@@ -53,6 +53,8 @@ struct AgentConfig {
   bool acl_enable_key_list_policy = false;
   std::string acl_token_min_expiration_ttl = "1m";
   std::string acl_token_max_expiration_ttl = "24h";
+  // Metrics (docs/metrics.md): on unless disabled.
+  bool disable_metrics = false;
 };
 
 // A checked AgentConfig.

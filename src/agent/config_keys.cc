@@ -106,6 +106,8 @@ std::vector<Setting> MakeSettings() {
        &C::acl_token_min_expiration_ttl, "shortest ExpirationTTL a token may ask for (default 1m)"},
       {"acl_token_max_expiration_ttl", "acl-token-max-expiration-ttl", T::kString,
        &C::acl_token_max_expiration_ttl, "longest ExpirationTTL a token may ask for (default 24h)"},
+      {"disable_metrics", "disable-metrics", T::kBool, &C::disable_metrics,
+       "count nothing and answer 404 at /v1/agent/metrics and /metrics (docs/metrics.md)"},
   };
   // Consul's acl block: every acl_ key may also be written inside it
   // without the prefix ("acl": {"enabled": true}).

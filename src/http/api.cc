@@ -42,6 +42,7 @@ bool Call::Deny(const acl::Decision& decision, std::string_view name) {
 }
 
 void Call::Reply(HttpResponse response) {
+  if (metrics != nullptr) metrics->CountAnswer(endpoint, request.method, response.status);
   response.headers.emplace_back("X-Consul-Default-Acl-Policy", std::string(default_acl_policy));
   if (options.pretty && response.content_type == "application/json") {
     std::optional<std::string> pretty = json::Pretty(response.body, limits::kHttpResponseBytesMax);
@@ -59,6 +60,7 @@ void Call::ReplyError(const Status& status) { Reply(ErrorResponse(status)); }
 
 Api::Api(boost::asio::io_context& io, server::Server& server)
     : server_(server),
+      metrics_(server.options().metrics_enabled),
       forwarder_(std::make_unique<Forwarder>(io, server)),
       random_(std::random_device{}()) {}
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "http/acl_bodies.h"
+#include "http/metrics.h"
 #include "http/query_options.h"
 #include "http/request.h"
 #include "server/health.h"
@@ -34,6 +35,9 @@ struct Call {
   // with ACLs off) and the X-Consul-Default-Acl-Policy every answer carries.
   server::Caller caller;
   std::string_view default_acl_policy = "allow";
+  // Where the answer is counted (docs/metrics.md); null with -disable-metrics.
+  HttpMetrics* metrics = nullptr;
+  Endpoint endpoint = Endpoint::kOther;
 
   // Consul's 403 when `decision` denies, naming `name`: replies and returns
   // true. Handlers write `if (call->Deny(call->caller.can().KeyRead(key), key)) return;`
@@ -84,6 +88,9 @@ class Api {
   void RaftConfiguration(const CallPtr& call);
   void RaftPeerRemove(const CallPtr& call);
   void AgentSelf(const CallPtr& call);
+  // handlers/metrics.cc: /v1/agent/metrics (Consul's JSON, or
+  // ?format=prometheus) and /metrics (Prometheus' text).
+  void AgentMetrics(const CallPtr& call);
   // handlers/health.cc (docs/operations.md, "Health")
   void AutopilotHealth(const CallPtr& call);
   void HealthLive(const CallPtr& call);
@@ -137,6 +144,8 @@ class Api {
   const std::string& RenderedEntry(const state::KvEntry& entry);
 
   server::Server& server_;
+  // Before forwarder_: forwarded requests' responders count into it.
+  HttpMetrics metrics_;
   std::unique_ptr<Forwarder> forwarder_;
   std::mt19937_64 random_;
   server::HealthHistory health_history_;  // autopilot's StableSince

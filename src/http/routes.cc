@@ -40,7 +40,7 @@ struct Route {
   bool resolves_token = true;
 };
 
-constexpr std::array<Route, 24> kRoutes = {{
+constexpr std::array<Route, 26> kRoutes = {{
     {"/v1/kv/", kGet | kPut | kDelete, kLeader, &Api::KvGet, &Api::KvPut, &Api::KvDelete},
     {"/v1/txn", kPut, kLeader, nullptr, &Api::Txn, nullptr},
     {"/v1/session/create", kPut, kLeader, nullptr, &Api::SessionCreate, nullptr},
@@ -71,6 +71,9 @@ constexpr std::array<Route, 24> kRoutes = {{
     {"/v1/acl/policy/", kGet | kPut | kDelete, kLeader, &Api::AclPolicyRead, &Api::AclPolicyUpdate,
      &Api::AclPolicyDelete},
     {"/v1/acl/policies", kGet, kLeader, &Api::AclPolicyList, nullptr, nullptr},
+    // Metrics (handlers/metrics.cc, docs/metrics.md): agent:read, as Consul's.
+    {"/v1/agent/metrics", kGet, kHere, &Api::AgentMetrics, nullptr, nullptr},
+    {"/metrics", kGet, kHere, &Api::AgentMetrics, nullptr, nullptr},
 }};
 
 // How long a follower waits for the leader's answer: a blocking query's wait
@@ -146,6 +149,10 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   call->default_acl_policy =
       server_.acl_config().default_policy == acl::DefaultPolicy::kDeny ? "deny" : "allow";
   const std::string& path = call->request.path;
+  if (metrics_.enabled()) {
+    call->metrics = &metrics_;
+    call->endpoint = EndpointOf(path);
+  }
 
   // The dashboard's static files: no token, no forwarding (handlers/ui.cc).
   if (IsUiPath(path)) {
@@ -218,7 +225,13 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
       call->ReplyError(consul::NoClusterLeader());
       return;
     }
-    forwarder_->Forward(call->request, call->responder, ForwardTimeoutMs(call->options));
+    std::shared_ptr<Responder> to_client = call->responder;
+    if (call->metrics != nullptr) {
+      metrics_.CountForwarded(call->endpoint);
+      to_client = std::make_shared<CountingResponder>(std::move(to_client), &metrics_,
+                                                      call->endpoint, method);
+    }
+    forwarder_->Forward(call->request, std::move(to_client), ForwardTimeoutMs(call->options));
     return;
   }
   // The server that answers decides: a follower forwards the token with the

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/histogram.h"
 #include "common/status.h"
 #include "common/types.h"
 #include "raft/transport.h"
@@ -78,6 +79,9 @@ class Consensus {
   virtual void SetRaftTls(std::shared_ptr<const tls::Context> /*accept*/,
                           std::shared_ptr<const tls::Context> /*dial*/) {}
   virtual std::string StateName() const = 0;
+  // Metrics (docs/metrics.md): where applies observe their duration. A
+  // consensus that does not measure ignores it.
+  virtual void set_apply_histogram(Histogram* /*histogram*/) {}
 
   virtual void set_on_applied(std::function<void()> callback) = 0;
   virtual void set_on_broken(std::function<void(Status why)> callback) = 0;

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -56,6 +57,8 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
   auto* self = static_cast<FsmBridge*>(fsm->data);
   TENURE_ASSERT(self->raft_ != nullptr);
   *result = nullptr;
+  std::chrono::steady_clock::time_point start;
+  if (self->apply_histogram_ != nullptr) start = std::chrono::steady_clock::now();
   LogIndex index(raft_last_applied(self->raft_) + 1);
   std::string_view bytes(static_cast<const char*>(buf->base), buf->len);
   Result<state::Command> command = DecodeEntry(bytes);
@@ -74,6 +77,7 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
   self->result_.emplace(self->store_->Apply(*command, index));
   ++self->generation_;
   *result = &self->result_;
+  if (self->apply_histogram_ != nullptr) self->apply_histogram_->ObserveSince(start);
   return 0;
 }
 

@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/histogram.h"
 #include "raft/raft_c.h"
 #include "state/store.h"
 
@@ -63,6 +64,9 @@ class FsmBridge {
   // True once an entry could not be decoded; libraft applies nothing more.
   bool apply_halted() const { return apply_halted_; }
   std::uint64_t restores() const { return restores_; }
+  // Metrics (docs/metrics.md): each apply observes how long decoding and
+  // applying its entry took. Null: not measured.
+  void set_apply_histogram(Histogram* histogram) { apply_histogram_ = histogram; }
 
  private:
   static int Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void** result) noexcept;
@@ -76,6 +80,7 @@ class FsmBridge {
   std::uint64_t generation_ = 0;
   std::uint64_t restores_ = 0;
   bool apply_halted_ = false;
+  Histogram* apply_histogram_ = nullptr;
 };
 
 }  // namespace tenure::raft

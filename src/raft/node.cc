@@ -557,6 +557,8 @@ void Node::set_on_applied(std::function<void()> callback) {
   impl_->on_applied_ = std::move(callback);
 }
 
+void Node::set_apply_histogram(Histogram* histogram) { impl_->fsm_.set_apply_histogram(histogram); }
+
 void Node::set_on_leadership(std::function<void(bool is_leader)> callback) {
   impl_->on_leadership_ = std::move(callback);
 }

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include "common/assert.h"
 #include "common/consul_texts.h"
@@ -45,6 +46,8 @@ Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions op
   options_.raft.node_name = options_.node_name;
   options_.raft.http_address = options_.http_address;
   waiters_ = std::make_unique<Waiters>(io_, clock_, [this](const Watch& w) { return IndexOf(w); });
+  metrics_.enabled = options_.metrics_enabled;
+  if (metrics_.enabled) waiters_->set_wake_histogram(&metrics_.blocking_wake_seconds);
   MakeNode();
 }
 
@@ -54,6 +57,7 @@ void Server::MakeNode() {
   node_ = options_.make_consensus ? options_.make_consensus(io_, store_, options_.raft)
                                   : std::make_unique<raft::Node>(io_, store_, options_.raft);
   node_->set_on_applied([this] { OnApplied(); });
+  if (options_.metrics_enabled) node_->set_apply_histogram(&metrics_.apply_seconds);
   node_->set_on_leadership([this](bool is_leader) { OnLeadership(is_leader); });
   node_->set_on_broken([this](Status why) { OnRaftBroken(std::move(why)); });
 }
@@ -158,12 +162,15 @@ void Server::Propose(state::CommandBody body, raft::Consensus::ProposeDone done)
   // No grant to a session whose expiry is under way (etcd issue 11456), nor
   // in a lock-delay window this leader inherited (decision 0010) or the
   // Store holds at the stamp the command would carry.
+  std::optional<OutcomeCounter> counter;
+  if (metrics_.enabled) counter.emplace(body);
   const UnixMs stamp = clock_.NowUnixMs();
   auto replicated_lock_delay = [this, stamp](std::string_view key) {
     return store_.LockDelayUntil(key) > stamp;
   };
   if (std::optional<state::ApplyResult> refused =
           duties_.RefuseBeforeProposing(body, clock_.NowMonoMs(), replicated_lock_delay)) {
+    if (counter) counter->Count(*refused, /*proposed=*/false, &metrics_);
     // Never complete inside the caller's stack, as raft never does.
     boost::asio::post(io_, [done = std::move(done), refused = std::move(*refused)]() mutable {
       done(std::move(refused));
@@ -175,6 +182,20 @@ void Server::Propose(state::CommandBody body, raft::Consensus::ProposeDone done)
   // Session lifetimes drive the leader's timers: what the Store reports it
   // applied arms a created session's timer or drops a destroyed one's.
   const bool touches_sessions = TouchesSessions(body);
+  if (counter) {
+    // Counted around the proposal (decision 0023): a wrapper only when on.
+    ++metrics_.proposals_pending;
+    done = [this, alive = std::weak_ptr<bool>(alive_), counter = std::move(*counter),
+            start = std::chrono::steady_clock::now(),
+            inner = std::move(done)](Result<state::ApplyResult> result) {
+      if (!alive.expired() && *alive.lock()) {
+        --metrics_.proposals_pending;
+        if (result.ok()) metrics_.commit_seconds.ObserveSince(start);
+        counter.Count(result, /*proposed=*/true, &metrics_);
+      }
+      inner(std::move(result));
+    };
+  }
   command.body = std::move(body);
   if (!touches_sessions) {
     node_->Propose(command, std::move(done));
@@ -214,18 +235,30 @@ void Server::Renew(const state::SessionId& session_id, RenewDone done) {
   const state::Session* session = store_.FindSession(session_id);
   Status renewed = IsLeader() ? duties_.Renew(session_id, session, clock_.NowMonoMs())
                               : consul::NoClusterLeader();
-  if (!renewed.ok()) return done(renewed);
+  // Counted where each answer is decided: no wrapper on the hot path.
+  const bool count = metrics_.enabled;
+  if (!renewed.ok()) {
+    if (count) ++metrics_.renewals_failed;
+    return done(renewed);
+  }
   ScheduleDuties();
-  if (node_->SoleVoter()) return done(session);  // nobody else can have been elected
+  if (node_->SoleVoter()) {  // nobody else can have been elected
+    if (count) ++metrics_.renewals;
+    return done(session);
+  }
   std::weak_ptr<bool> alive = alive_;
-  Barrier([this, alive, id = session_id, done = std::move(done)](Status status) {
+  Barrier([this, alive, count, id = session_id, done = std::move(done)](Status status) {
     if (alive.expired() || !*alive.lock()) return done(Status::Unavailable("shutting down"));
-    if (!status.ok()) return done(status);
-    const state::Session* current = store_.FindSession(id);
-    if (Status confirmed = duties_.ConfirmRenewal(id, current); !confirmed.ok()) {
-      return done(confirmed);
+    if (status.ok()) {
+      const state::Session* current = store_.FindSession(id);
+      status = duties_.ConfirmRenewal(id, current);
+      if (status.ok()) {
+        if (count) ++metrics_.renewals;
+        return done(current);
+      }
     }
-    done(current);
+    if (count) ++metrics_.renewals_failed;
+    done(status);
   });
 }
 
@@ -527,6 +560,7 @@ void Server::OnApplied() {
 // later, never earlier than promised.
 void Server::OnLeadership(bool is_leader) {
   leader_ready_ = is_leader;
+  if (metrics_.enabled) ++(is_leader ? metrics_.leadership_gained : metrics_.leadership_lost);
   if (!is_leader) {
     duties_.OnLostLeadership();
     housekeeping_->token_expiry.cancel();

@@ -20,6 +20,7 @@
 #include "raft/node.h"
 #include "server/acl_resolver.h"
 #include "server/leader_duties.h"
+#include "server/metrics.h"
 #include "server/waiters.h"
 #include "state/store.h"
 #include "tls/context.h"
@@ -58,6 +59,8 @@ struct ServerOptions {
   // state (state/store.h; each costs every replica one digest of its whole
   // state). 0: never.
   MonoMs checkpoint_period_ms = 30'000;
+  // -disable-metrics: count nothing (docs/metrics.md).
+  bool metrics_enabled = true;
   // Test hook (TENURE_TEST_DIVERGE_KEY): after applying a write of this key,
   // this replica corrupts its value in memory (Store::TEST_Corrupt).
   std::string TEST_diverge_key;
@@ -93,6 +96,10 @@ class Server {
   const ServerOptions& options() const { return options_; }
   const Clock& clock() const { return clock_; }
   Waiters& waiters() { return *waiters_; }
+  const Waiters& waiters() const { return *waiters_; }
+  // What this server counted (docs/metrics.md); `enabled` false with
+  // -disable-metrics.
+  const ServerMetrics& metrics() const { return metrics_; }
 
   // Stamps the command with the wall clock and proposes it. `done` runs on
   // the loop thread with the apply result or kNotLeader/kUnavailable. An
@@ -250,6 +257,7 @@ class Server {
   std::function<void(Status)> on_fatal_;
   struct Timers;  // reap, duties, member records, restart
   std::unique_ptr<Timers> housekeeping_;
+  ServerMetrics metrics_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -153,13 +153,17 @@ void Waiters::CheckList(std::vector<std::uint64_t>& ids, std::vector<std::uint64
 
 void Waiters::Notify(const state::Changes& changes) {
   if (waiters_.empty()) return;
+  const auto start = std::chrono::steady_clock::now();
   std::vector<std::uint64_t> ready;
   if (changes.everything) {
     // A snapshot replaced the state: re-check every waiter against it.
     for (const auto& [id, waiter] : waiters_) {
       if (index_of_(waiter->watch) > waiter->min_index) ready.push_back(id);
     }
-    for (std::uint64_t id : ready) Wake(id);
+    for (std::uint64_t id : ready) {
+      Wake(id);
+      if (wake_histogram_ != nullptr) wake_histogram_->ObserveSince(start);
+    }
     return;
   }
   for (const std::string& key : changes.keys) {
@@ -187,7 +191,14 @@ void Waiters::Notify(const state::Changes& changes) {
   }
   if (changes.sessions) CheckList(session_waiters_, &ready);
   if (changes.acl) CheckList(acl_waiters_, &ready);
-  for (std::uint64_t id : ready) Wake(id);
+  if (wake_histogram_ == nullptr) {
+    for (std::uint64_t id : ready) Wake(id);
+    return;
+  }
+  for (std::uint64_t id : ready) {
+    Wake(id);
+    wake_histogram_->ObserveSince(start);
+  }
 }
 
 void Waiters::Flush() {

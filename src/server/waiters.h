@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/histogram.h"
 #include "common/types.h"
 #include "state/store.h"
 
@@ -59,6 +60,9 @@ class Waiters {
   // Answers every parked query now (shutdown, loss of leadership).
   void Flush();
   std::size_t size() const { return waiters_.size(); }
+  // Metrics (docs/metrics.md): each query woken by a change observes the
+  // time from the start of that Notify to its answer. Null: not measured.
+  void set_wake_histogram(Histogram* histogram) { wake_histogram_ = histogram; }
 
  private:
   struct Waiter;
@@ -69,6 +73,7 @@ class Waiters {
   void CheckList(std::vector<std::uint64_t>& ids, std::vector<std::uint64_t>* ready);
 
   const Clock& clock_;
+  Histogram* wake_histogram_ = nullptr;
   IndexOf index_of_;
   std::set<std::pair<MonoMs, std::uint64_t>> deadlines_;  // (deadline, id)
   struct TimerState;

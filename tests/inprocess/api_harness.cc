@@ -37,8 +37,9 @@ bool RunUntil(boost::asio::io_context& io, Done done, MonoMs deadline_ms) {
 
 }  // namespace
 
-ApiHarness::ApiHarness(server::AclConfig acl) {
+ApiHarness::ApiHarness(server::AclConfig acl, bool metrics_enabled) {
   server::ServerOptions options;
+  options.metrics_enabled = metrics_enabled;
   options.acl = std::move(acl);
   options.node_name = "tenure-test";
   options.http_address = "127.0.0.1:8500";

@@ -33,7 +33,8 @@ class ApiHarness {
 
   // With `acl` the server runs with those -acl-* settings; with ACLs on,
   // serving starts once the leader wrote the built-in policy and tokens.
-  explicit ApiHarness(server::AclConfig acl = {});
+  // metrics_enabled false: as -disable-metrics.
+  explicit ApiHarness(server::AclConfig acl = {}, bool metrics_enabled = true);
   ~ApiHarness();
 
   // Serves one request; fails the test's expectations (returns a 599) if no

@@ -199,6 +199,8 @@ REQUESTS = {
     "status.leader": ("GET", "/v1/status/leader", None, "", None, (), ""),
     "status.peers": ("GET", "/v1/status/peers", None, "", None, (), ""),
     "agent.self": ("GET", "/v1/agent/self", None, "agent:read {node}", None, (), ""),
+    "agent.metrics": ("GET", "/v1/agent/metrics", None, "agent:read {node}", None, (), ""),
+    "metrics": ("GET", "/metrics", None, "agent:read {node}", None, (), ""),
     "operator.configuration": ("GET", "/v1/operator/raft/configuration", None, "operator:read",
                                None, (), ""),
     "operator.autopilot-health": ("GET", "/v1/operator/autopilot/health", None,
@@ -325,6 +327,8 @@ ui.asset                  200               200               200        200    
 # transfer or peer removal on a one-server cluster gets past the ACL check
 # to the server's own 400 ("no other voter", "not a member").
 agent.self                200               200               403        403              403               200              403        nf       nf
+agent.metrics             200               200               403        403              403               200              403        nf       nf
+metrics                   200               200               403        403              403               200              403        nf       nf
 operator.configuration    200               200               403        403              403               200              403        nf       nf
 operator.autopilot-health 200               200               403        403              403               200              403        nf       nf
 operator.transfer-leader  400               400               403        403              403               403              403        nf       nf
