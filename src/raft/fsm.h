@@ -2,7 +2,8 @@
 //
 // apply   decodes the framed entry (entry_codec.h) and applies it to the Store
 //         at index raft_last_applied(r) + 1 (libraft does not pass the
-//         index). The ApplyResult goes into one member slot, and the
+//         index), or after the Store's applied index once a snapshot
+//         restore carried it past the log (decision 0024). The ApplyResult goes into one member slot, and the
 //         `void* result` handed back to libraft points at that slot: libraft
 //         passes it to the raft_apply callback right after apply, and only on
 //         the node that proposed the entry. On every other node it is simply
