@@ -100,6 +100,9 @@ class Api {
   void AclPolicyUpdate(const CallPtr& call);
   void AclPolicyDelete(const CallPtr& call);
   void AclPolicyList(const CallPtr& call);
+  // handlers/snapshot.cc
+  void SnapshotSave(const CallPtr& call);
+  void SnapshotRestore(const CallPtr& call);
 
  private:
   // Serves a read that supports blocking queries: answers at once, or parks
