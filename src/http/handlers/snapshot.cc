@@ -18,7 +18,7 @@ void Api::SnapshotSave(const CallPtr& call) {
   const state::Store& store = server_.store();
   std::string file = state::EncodeBackup(store, server_.Health().term, server_.clock().NowUnixMs());
   if (file.size() > limits::kSnapshotBytesMax) {
-    call->ReplyError(Status::FailedPrecondition(fmt::format(
+    call->ReplyError(Status::TooLarge(fmt::format(
         "snapshot of {} bytes is larger than the {} bytes a restore accepts (docs/limits.md)",
         file.size(), limits::kSnapshotBytesMax)));
     return;
