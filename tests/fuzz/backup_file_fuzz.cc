@@ -43,8 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!opened.ok()) return 0;
   FUZZ_CHECK(opened->store.Validate().ok());
   FUZZ_CHECK(opened->info.state_bytes == opened->state.size());
-  const std::string again = tenure::state::EncodeBackup(
-      opened->store, opened->info.term, tenure::UnixMs(opened->info.saved_at_ms));
+  const std::string again = tenure::state::EncodeBackup(opened->store, opened->info.term,
+                                                        tenure::UnixMs(opened->info.saved_at_ms));
   auto reopened = tenure::state::OpenBackup(again);
   FUZZ_CHECK(reopened.ok());
   FUZZ_CHECK(reopened->store.Digest() == opened->store.Digest());
