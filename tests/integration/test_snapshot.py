@@ -195,6 +195,13 @@ class SnapshotTest(unittest.TestCase):
                         return False
                 return True
             poll_until(all_equal, timeout=30.0, message="the members never held the snapshot")
+            # ?stale: a follower saves what it has applied, with its index.
+            resp = follower.request("GET", "/v1/snapshot?stale",
+                                    headers=cluster.operator_headers())
+            self.assertEqual(resp.status, 200, resp.text)
+            self.assertEqual(resp.header("content-type"), "application/octet-stream")
+            self.assertGreaterEqual(int(resp.header("x-consul-index")), index)
+            self.assertEqual(resp.body[:8], b"TNRBKUP\n")
             # New writes number after the snapshot on every member.
             resp = leader.request("PUT", "/v1/kv/after-restore", b"x")
             self.assertEqual(resp.status, 200, resp.text)
