@@ -14,6 +14,9 @@
   keeps serving.
 - Without the operator token (ACLs off) both endpoints answer 403; with ACLs
   on, test_acl_matrix.py covers them.
+- With ACLs on, a restore brings the snapshot's tokens back (a token made
+  after the save, cached before, is refused); a restored TTL session renews,
+  and on a fresh server an unrenewed one expires a TTL after the restore.
 - A state above libraft's 8 MiB segment restores into one server (and
   survives kill -9 and a restart) and into a 3-server cluster.
 """
@@ -348,6 +351,70 @@ class SnapshotTest(unittest.TestCase):
         self.assertEqual(run.returncode, 1)
         self.assertIn("403", run.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.dir, "y.snap")))
+
+    def test_with_acls_tokens_are_the_snapshots_and_ttl_sessions_renew(self):
+        mgmt = "5e1ec7ed-0000-4000-8000-00000000c0de"
+        server = DevServer(extra_args=["-acl-enabled", "-acl-default-policy", "deny",
+                                       "-acl-initial-management", mgmt])
+        self.servers.append(server)
+        server.start()
+        auth = {"X-Consul-Token": mgmt}
+        poll_until(lambda: server.request("GET", "/v1/acl/token/self", headers=auth).status
+                   == 200, timeout=15.0, message="the initial management token never worked")
+        resp = server.request("PUT", "/v1/session/create",
+                              json.dumps({"Name": "ttl", "TTL": "30s"}), headers=auth)
+        self.assertEqual(resp.status, 200, resp.text)
+        ttl_session = resp.json()["ID"]
+        path = os.path.join(self.dir, "acl.snap")
+        saved = server.cli("snapshot", "save", path, env={"CONSUL_HTTP_TOKEN": mgmt})
+        self.assertEqual(saved.returncode, 0, saved.stderr)
+        self.assertEqual(inspect_fields(server.cli("snapshot", "inspect", path).stdout)
+                         ["Sessions"], "1")
+
+        # A token made after the save, resolved (and cached) before the restore.
+        resp = server.request("PUT", "/v1/acl/token", json.dumps({"Description": "later"}),
+                              headers=auth)
+        self.assertEqual(resp.status, 200, resp.text)
+        later = {"X-Consul-Token": resp.json()["SecretID"]}
+        self.assertEqual(server.request("GET", "/v1/acl/token/self", headers=later).status, 200)
+        # acl:write is needed: the later token has none.
+        self.assertEqual(server.request("GET", "/v1/snapshot", headers=later).status, 403)
+
+        restored = server.cli("snapshot", "restore", path, env={"CONSUL_HTTP_TOKEN": mgmt})
+        self.assertEqual(restored.returncode, 0, restored.stderr)
+        resp = server.request("GET", "/v1/acl/token/self", headers=later)
+        self.assertEqual((resp.status, resp.text), (403, "ACL not found"))
+        self.assertEqual(server.request("GET", "/v1/acl/token/self", headers=auth).status, 200)
+        # The restored TTL session is live and its timer armed: renewals pass.
+        resp = server.request("PUT", f"/v1/session/renew/{ttl_session}", headers=auth)
+        self.assertEqual(resp.status, 200, resp.text)
+        self.assertEqual(resp.json()[0]["ID"], ttl_session)
+
+    def test_a_restored_ttl_session_expires_on_the_new_server(self):
+        """A fresh server has no timer for the snapshot's sessions until the
+        restore arms them: an unrenewed one expires a TTL after the restore
+        (multiplier 1), and its lock is released."""
+        source = self.server()
+        resp = source.request("PUT", "/v1/session/create",
+                              json.dumps({"Name": "ttl", "TTL": "10s", "LockDelay": "0s"}))
+        ttl_session = resp.json()["ID"]
+        self.assertEqual(source.request(
+            "PUT", f"/v1/kv/held?acquire={ttl_session}", b"x").text, "true")
+        path = os.path.join(self.dir, "ttl.snap")
+        self.assertEqual(self.cli(source, "snapshot", "save", path).returncode, 0)
+        source.close()
+
+        target = DevServer(extra_args=["-operator-token-file", self.token_file,
+                                       "-session-ttl-multiplier", "1"])
+        self.servers.append(target)
+        target.start()
+        restored_at = time.monotonic()
+        self.assertEqual(self.cli(target, "snapshot", "restore", path).returncode, 0)
+        self.assertEqual([s["ID"] for s in self.sessions(target)], [ttl_session])
+        poll_until(lambda: self.sessions(target) == [], timeout=30.0,
+                   message="a restored TTL session never expired")
+        self.assertGreaterEqual(time.monotonic() - restored_at, 9.0, "expired before its TTL")
+        self.assertNotIn("Session", target.kv_entry("held"))
 
     def test_a_state_past_the_segment_size_restores_and_survives_a_restart(self):
         source = self.server()
