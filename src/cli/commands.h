@@ -27,5 +27,6 @@ int KeygenCommand(const Args& args);
 int AclCommand(const Args& args);
 int RecoverCommand(const Args& args);
 int ValidateCommand(const Args& args);
+int SnapshotCommand(const Args& args);
 
 }  // namespace tenure::cli

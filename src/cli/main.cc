@@ -27,6 +27,7 @@ constexpr char kUsage[] =
     "  members    the cluster's raft servers: node, id, address, leader, voter\n"
     "  operator   cluster operations (operator raft transfer-leader|list-peers|remove-peer)\n"
     "  acl        ACL bootstrap, policies and tokens (acl bootstrap|policy|token)\n"
+    "  snapshot   save, restore or inspect a backup of the whole state\n"
     "  keygen     print a new cluster key for -raft-key-file\n"
     "  recover    check a stopped server's data dir; -repair cuts damage away\n"
     "  validate   check config files of `tenure server` (docs/config.md)\n"
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
   if (command == "acl") return tenure::cli::AclCommand(args);
   if (command == "recover") return tenure::cli::RecoverCommand(args);
   if (command == "validate") return tenure::cli::ValidateCommand(args);
+  if (command == "snapshot") return tenure::cli::SnapshotCommand(args);
   if (command == "version" || command == "-v" || command == "--version") {
     std::printf("tenure %s\n", TENURE_VERSION);
     return 0;

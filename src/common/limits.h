@@ -48,6 +48,15 @@ constexpr int kBlockingJitterFraction = 16;
 // Parked blocking queries per server; each costs one connection anyway.
 constexpr std::size_t kBlockingWaitersMax = 100'000;
 
+// --- Snapshots (docs/snapshots.md, decision 0024) ---------------------------
+// The largest snapshot file GET /v1/snapshot answers and PUT /v1/snapshot
+// (the one endpoint with a body limit of its own) restores. A restore travels
+// as one raft entry, held in memory a few times over on every server (the
+// body, the entry, the decoded state): 64 MiB is 128 values at Consul's
+// 512 KiB maximum, far past what elections and locks keep, and bounded. The
+// body must arrive within kHttpRequestReadTimeoutMs (30 s): about 2.2 MB/s.
+constexpr std::size_t kSnapshotBytesMax = 64 * 1024 * 1024;
+
 // --- HTTP -------------------------------------------------------------------
 // Request line plus headers. Go's net/http default is 1 MiB; clients send < 1 KiB.
 constexpr std::size_t kHttpHeaderBytesMax = 64 * 1024;
@@ -129,17 +138,21 @@ constexpr std::uint64_t kProposalBytesInFlightMax = 128ull * 1024 * 1024;
 // What a peer may send on a raft connection, checked before libraft sees it
 // (raft/wire/message_gate.h). Generous for members, bounded for strangers:
 // nothing is allocated from a declared size beyond these.
-// One log entry: the largest command is a txn body or a KV value plus key and
-// framing, well under this.
-constexpr std::uint64_t kRaftEntryBytesMax = 1024 * 1024;
-static_assert(kRaftEntryBytesMax > kTxnBodyBytesMax + kKvKeyBytesMax + 64 * 1024);
-static_assert(kRaftEntryBytesMax > kKvValueBytesMax + kKvKeyBytesMax + 64 * 1024);
+// One command: the largest is a txn body or a KV value plus key and framing,
+// well under this.
+constexpr std::uint64_t kRaftCommandBytesMax = 1024 * 1024;
+static_assert(kRaftCommandBytesMax > kTxnBodyBytesMax + kKvKeyBytesMax + 64 * 1024);
+static_assert(kRaftCommandBytesMax > kKvValueBytesMax + kKvKeyBytesMax + 64 * 1024);
 // libraft 0.15 sends a lagging follower every entry it still holds in one
 // AppendEntries; the log in memory is bounded by kRaftLogBytesMax plus
 // kRaftTrailingBytesMax (below) and by entry count (snapshot threshold plus
 // trailing, 20,480), so these leave room for writes during a snapshot.
+// One log entry: a command, or a snapshot restore (RestoreState), which
+// carries a whole state of up to kSnapshotBytesMax.
+constexpr std::uint64_t kRaftEntryBytesMax = kSnapshotBytesMax + kRaftCommandBytesMax;
 constexpr std::uint64_t kRaftAppendEntriesMax = 65'536;
 constexpr std::uint64_t kRaftAppendBytesMax = 1024ull * 1024 * 1024;
+static_assert(kRaftEntryBytesMax < kRaftAppendBytesMax / 4);
 // One InstallSnapshot: the whole state. A store past this cannot be sent to a
 // follower; docs/limits.md says so.
 constexpr std::uint64_t kRaftSnapshotBytesMax = 4ull * 1024 * 1024 * 1024;

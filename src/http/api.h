@@ -109,6 +109,9 @@ class Api {
   void AclPolicyList(const CallPtr& call);
   // handlers/ui.cc: the dashboard's files under /ui/ (docs/dashboard.md)
   void Ui(const CallPtr& call);
+  // handlers/snapshot.cc
+  void SnapshotSave(const CallPtr& call);
+  void SnapshotRestore(const CallPtr& call);
 
  private:
   // Serves a read that supports blocking queries: answers at once, or parks

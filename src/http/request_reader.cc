@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/optional.hpp>
@@ -47,6 +48,7 @@ class DirectParser final : public beast_http::basic_parser<true> {
   beast_http::verb verb = beast_http::verb::unknown;
   std::string declared_length;  // Content-Length as sent, for the 413 text
   bool expects_continue = false;
+  std::size_t body_bytes_max = limits::kHttpBodyBytesMax;  // what the 413 names
 
  private:
   using error_code = boost::system::error_code;
@@ -58,6 +60,12 @@ class DirectParser final : public beast_http::basic_parser<true> {
     request.method.assign(method_str.data(), method_str.size());
     request.target.assign(target.data(), target.size());
     version = http_version;
+    // PUT /v1/snapshot carries a whole snapshot file (docs/snapshots.md).
+    const std::string_view path(target.data(), std::min(target.find('?'), target.size()));
+    if (method == beast_http::verb::put && path == "/v1/snapshot") {
+      body_limit(std::uint64_t{limits::kSnapshotBytesMax});
+      body_bytes_max = limits::kSnapshotBytesMax;
+    }
   }
   void on_response_impl(int, string_view, int, error_code& ec) override {
     ec = beast_http::error::bad_method;  // unreachable for a request parser
@@ -118,10 +126,10 @@ struct RequestReader::Impl {
       if (!declared.empty() && ec == std::errc() && end == declared.data() + declared.size()) {
         return HttpResponse::Text(
             413, fmt::format("Request body({} bytes) too large, max size: {} bytes. {}", length,
-                             limits::kHttpBodyBytesMax, kBodyLimitDoc));
+                             parser->body_bytes_max, kBodyLimitDoc));
       }
       return HttpResponse::Text(413, fmt::format("Request body too large, max size: {} bytes. {}",
-                                                 limits::kHttpBodyBytesMax, kBodyLimitDoc));
+                                                 parser->body_bytes_max, kBodyLimitDoc));
     }
     if (error_code == beast_http::error::header_limit) {
       return HttpResponse::Text(431, "431 Request Header Fields Too Large");

@@ -40,7 +40,7 @@ struct Route {
   bool resolves_token = true;
 };
 
-constexpr std::array<Route, 26> kRoutes = {{
+constexpr std::array<Route, 27> kRoutes = {{
     {"/v1/kv/", kGet | kPut | kDelete, kLeader, &Api::KvGet, &Api::KvPut, &Api::KvDelete},
     {"/v1/txn", kPut, kLeader, nullptr, &Api::Txn, nullptr},
     {"/v1/session/create", kPut, kLeader, nullptr, &Api::SessionCreate, nullptr},
@@ -74,6 +74,11 @@ constexpr std::array<Route, 26> kRoutes = {{
     // Metrics (handlers/metrics.cc, docs/metrics.md): agent:read, as Consul's.
     {"/v1/agent/metrics", kGet, kHere, &Api::AgentMetrics, nullptr, nullptr},
     {"/metrics", kGet, kHere, &Api::AgentMetrics, nullptr, nullptr},
+    // Snapshots (handlers/snapshot.cc, docs/snapshots.md): acl:write with
+    // ACLs on (Consul's rule: they hold every secret); with ACLs off the
+    // operator token, for reading too (the file holds any ACL state).
+    {"/v1/snapshot", kGet | kPut, kLeader, &Api::SnapshotSave, &Api::SnapshotRestore, nullptr,
+     true},
 }};
 
 // How long a follower waits for the leader's answer: a blocking query's wait

@@ -66,6 +66,9 @@ class Consensus {
   // The last entry of this node's log, and the highest it knows committed.
   virtual std::uint64_t LastIndex() const = 0;
   virtual std::uint64_t CommitIndex() const = 0;
+  // The last entry applied, in the log's numbering (the Store's applied
+  // index may run ahead of it after a snapshot restore, decision 0024).
+  virtual std::uint64_t AppliedIndex() const = 0;
   // On the leader: every server of its configuration, itself included (its
   // own last index, heard 0 ms ago). Anywhere else: empty.
   virtual std::vector<ServerProgress> Replication() const = 0;

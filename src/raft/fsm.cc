@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -59,7 +60,15 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
   *result = nullptr;
   std::chrono::steady_clock::time_point start;
   if (self->apply_histogram_ != nullptr) start = std::chrono::steady_clock::now();
-  LogIndex index(raft_last_applied(self->raft_) + 1);
+  // The raft index, unless a snapshot restore (state::RestoreState) carried
+  // the Store's index past the log: then the one after the Store's, so that
+  // indexes and fencing tokens never go backwards (decision 0024). Without a
+  // restore the Store's index is never above the log's, and this is the
+  // raft index. Every replica computes the same: applied_index() after the
+  // entries up to raft index i is a function of those entries, whether they
+  // were applied one by one or arrived in a snapshot.
+  LogIndex index(std::max<std::uint64_t>(raft_last_applied(self->raft_) + 1,
+                                         self->store_->applied_index().value() + 1));
   std::string_view bytes(static_cast<const char*>(buf->base), buf->len);
   Result<state::Command> command = DecodeEntry(bytes);
   if (!command.ok()) {

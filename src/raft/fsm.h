@@ -2,12 +2,12 @@
 //
 // apply   decodes the framed entry (entry_codec.h) and applies it to the Store
 //         at index raft_last_applied(r) + 1 (libraft does not pass the
-//         index). The ApplyResult goes into one member slot, and the
-//         `void* result` handed back to libraft points at that slot: libraft
-//         passes it to the raft_apply callback right after apply, and only on
-//         the node that proposed the entry. On every other node it is simply
-//         dropped, so a per-entry heap allocation would leak; the slot is
-//         overwritten by the next apply instead. A non-zero return halts all
+//         index), or after the Store's applied index once a snapshot
+//         restore carried it past the log (decision 0024). The ApplyResult goes into one member
+//         slot, and the `void* result` handed back to libraft points at that slot: libraft passes
+//         it to the raft_apply callback right after apply, and only on the node that proposed the
+//         entry. On every other node it is simply dropped, so a per-entry heap allocation would
+//         leak; the slot is overwritten by the next apply instead. A non-zero return halts all
 //         applying for good, so it is used only for an undecodable entry
 //         (divergence, a bug or corruption): domain failures are ApplyResults.
 // snapshot Store::EncodeSnapshot into one raft_malloc buffer; libraft frees

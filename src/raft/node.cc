@@ -503,6 +503,11 @@ std::uint64_t Node::CommitIndex() const {
   return impl_->phase_ == Impl::Phase::kRunning ? impl_->raft_.commit_index : 0;
 }
 
+std::uint64_t Node::AppliedIndex() const {
+  if (impl_->phase_ != Impl::Phase::kRunning) return 0;
+  return raft_last_applied(const_cast<struct raft*>(&impl_->raft_));
+}
+
 std::string Node::DiskFailure() const {
   return impl_->disk_failed_ ? std::string(impl_->last_disk_failure_.message()) : std::string();
 }

@@ -136,6 +136,7 @@ class Node final : public Consensus {
   std::uint64_t term() const override;
   std::uint64_t LastIndex() const override;
   std::uint64_t CommitIndex() const override;
+  std::uint64_t AppliedIndex() const override;
   // match_index from libraft's leader progress; since_heard_ms from the
   // transport: the last raft message from that server that passed the gate.
   std::vector<ServerProgress> Replication() const override;

@@ -196,7 +196,26 @@ void Server::Propose(state::CommandBody body, raft::Consensus::ProposeDone done)
       inner(std::move(result));
     };
   }
+  const bool restores = std::holds_alternative<state::RestoreState>(body);
   command.body = std::move(body);
+  if (restores) {
+    // The sessions, lock-delays and ACL tables were replaced: the leader's
+    // duties start again from the restored Store, as after a failover
+    // (every TTL session gets a full TTL x multiplier from now).
+    std::weak_ptr<bool> alive = alive_;
+    node_->Propose(command, [this, alive,
+                             done = std::move(done)](Result<state::ApplyResult> result) {
+      if (!alive.expired() && *alive.lock() && result.ok() && result->status.ok() && IsLeader()) {
+        log::Info(
+            "server", "snapshot restored; leader duties start again from it",
+            {log::Num("index", static_cast<unsigned long long>(store_.applied_index().value())),
+             log::Num("sessions", static_cast<unsigned long long>(store_.session_count()))});
+        OnLeadership(true);
+      }
+      done(std::move(result));
+    });
+    return;
+  }
   if (!touches_sessions) {
     node_->Propose(command, std::move(done));
     return;

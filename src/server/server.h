@@ -189,6 +189,7 @@ class Server {
   // has it, and, on the leader, every server's replication.
   std::uint64_t LastLogIndex() const { return node_->LastIndex(); }
   std::uint64_t CommitIndex() const { return node_->CommitIndex(); }
+  std::uint64_t AppliedRaftIndex() const { return node_->AppliedIndex(); }
   std::vector<raft::ServerProgress> Replication() const { return node_->Replication(); }
   std::string DiskFailure() const { return node_->DiskFailure(); }
 

@@ -386,4 +386,10 @@ Status AclTable::Validate(LogIndex applied_index) const {
   return Status::Ok();
 }
 
+void AclTable::RaiseIndexes(LogIndex index) {
+  if (empty()) return;
+  policies_index_ = std::max(policies_index_, index);
+  tokens_index_ = std::max(tokens_index_, index);
+}
+
 }  // namespace tenure::state

@@ -142,6 +142,10 @@ class AclTable {
     return policies_.empty() && tokens_.empty() && bootstrap_index_.is_none() &&
            policies_index_.is_none() && tokens_index_.is_none();
   }
+  // A snapshot restore at `index` (store_restore.cc): the table indexes
+  // become at least `index`, so cached authorizers and blocking queries on
+  // the lists see the change. Nothing if the table is empty.
+  void RaiseIndexes(LogIndex index);
   // Snapshot section (docs/formats.md, version 4) and its checks.
   void Encode(ByteWriter& w) const;
   static AclTable Decode(ByteReader& r);

@@ -34,6 +34,7 @@ enum class Tag : std::uint8_t {
   kAclPolicyDelete = 17,
   kAclTokenSet = 18,
   kAclTokenDelete = 19,
+  kRestoreState = 20,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -117,6 +118,10 @@ template <typename Io, Is<AclTokenDelete> C>
 void Fields(Io& io, C& c) {
   io(c.accessor_id), io(c.reason);
 }
+template <typename Io, Is<RestoreState> C>
+void Fields(Io& io, C& c) {
+  io(c.snapshot);
+}
 
 template <typename T>
 constexpr Tag kTagOf = Tag{0};
@@ -158,6 +163,8 @@ template <>
 constexpr Tag kTagOf<AclTokenSet> = Tag::kAclTokenSet;
 template <>
 constexpr Tag kTagOf<AclTokenDelete> = Tag::kAclTokenDelete;
+template <>
+constexpr Tag kTagOf<RestoreState> = Tag::kRestoreState;
 
 struct FieldWriter {
   ByteWriter& w;
@@ -302,6 +309,9 @@ Result<Command> DecodeCommand(std::string_view bytes) {
     case Tag::kAclTokenDelete:
       command.body = DecodeBody<AclTokenDelete>(r);
       break;
+    case Tag::kRestoreState:
+      command.body = DecodeBody<RestoreState>(r);
+      break;
     default:
       return Status::Corruption("command: unknown type " + std::to_string(static_cast<int>(tag)));
   }
@@ -352,6 +362,8 @@ std::string_view CommandName(const Command& command) {
       return "acl-token-set";
     case Tag::kAclTokenDelete:
       return "acl-token-delete";
+    case Tag::kRestoreState:
+      return "restore-state";
   }
   return "unknown";
 }

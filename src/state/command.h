@@ -119,13 +119,24 @@ struct Checkpoint {
   bool operator==(const Checkpoint&) const = default;
 };
 
+// PUT /v1/snapshot (docs/snapshots.md, decision 0024): replaces the state
+// with `snapshot` (Store::EncodeSnapshot's bytes, checked by the leader
+// before proposing). Every replica decodes and validates it again and
+// changes nothing if it does not decode; this server's members stay (they
+// describe the running cluster, not the data). Indexes never go backwards:
+// the Store's applied and table indexes become at least the entry's.
+struct RestoreState {
+  std::string snapshot;
+  bool operator==(const RestoreState&) const = default;
+};
+
 // The ACL commands (AclBootstrap, AclSetup, AclPolicySet, AclPolicyDelete,
 // AclTokenSet, AclTokenDelete) are declared with the table that applies
 // them, state/acl_table.h.
 using CommandBody = std::variant<KvSet, KvCas, KvAcquire, KvRelease, KvDelete, KvDeleteTree,
                                  SessionCreate, SessionDestroy, Txn, ReapTombstones, SetMember,
                                  RemoveMember, Checkpoint, AclBootstrap, AclSetup, AclPolicySet,
-                                 AclPolicyDelete, AclTokenSet, AclTokenDelete>;
+                                 AclPolicyDelete, AclTokenSet, AclTokenDelete, RestoreState>;
 
 struct Command {
   UnixMs now_ms;  // the proposing leader's wall clock

@@ -62,6 +62,8 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
           members_.erase(c.id);
         } else if constexpr (std::is_same_v<T, Checkpoint>) {
           ApplyCheckpoint(c, index);
+        } else if constexpr (std::is_same_v<T, RestoreState>) {
+          ApplyRestore(c, index, &result);
         } else {  // the ACL commands
           result.status = acl_.Apply(c, index, now_ms_);
           if (result.status.ok()) changes_.acl = true;

@@ -103,6 +103,9 @@ class Store {
   const Member* FindMember(std::uint64_t id) const;
   std::vector<const Member*> ListMembers() const;  // by id
 
+  // The index of the last command applied. Equal to the raft index of its
+  // entry until a snapshot restore (RestoreState) carries it past the raft
+  // log; the next command then takes the index after it (raft/fsm.h).
   LogIndex applied_index() const { return applied_index_; }
 
   // What the applies since the last call touched.
@@ -199,6 +202,8 @@ class Store {
   void ApplyReapTombstones(const ReapTombstones& c);
   void ApplySetMember(const SetMember& c, LogIndex index, ApplyResult* result);
   void ApplyCheckpoint(const Checkpoint& c, LogIndex index);
+  void ApplyRestore(const RestoreState& c, LogIndex index,
+                    ApplyResult* result);  // store_restore.cc
   // Evaluates a read verb against the current state (get, check-*, ...).
   KvOutcome ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* results) const;
 

@@ -308,6 +308,9 @@ std::uint64_t FixtureNode::LastIndex() const {
 std::uint64_t FixtureNode::CommitIndex() const {
   return impl_->running() ? impl_->r()->commit_index : 0;
 }
+std::uint64_t FixtureNode::AppliedIndex() const {
+  return impl_->running() ? raft_last_applied(const_cast<struct raft*>(impl_->r())) : 0;
+}
 // One server: the leader's own progress only.
 std::vector<raft::ServerProgress> FixtureNode::Replication() const {
   if (!IsLeader()) return {};

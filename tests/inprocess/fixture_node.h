@@ -49,6 +49,7 @@ class FixtureNode final : public raft::Consensus {
   std::uint64_t term() const override;
   std::uint64_t LastIndex() const override;
   std::uint64_t CommitIndex() const override;
+  std::uint64_t AppliedIndex() const override;
   std::vector<raft::ServerProgress> Replication() const override;
   std::string DiskFailure() const override { return ""; }  // no disk
   std::vector<raft::PeerAdvert> PeerAdverts() const override;

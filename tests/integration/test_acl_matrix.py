@@ -238,6 +238,11 @@ REQUESTS = {
     "acl.policy.delete": ("DELETE", "/v1/acl/policy/{policy}", None, "acl:write", "policy",
                           ("policies",), "true"),
     "acl.policy.list": ("GET", "/v1/acl/policies", None, "acl:read", None, (), ""),
+    # --- Snapshots (docs/snapshots.md) ----------------------------------------------
+    # The restore's body is not a snapshot file: an allowed caller gets the
+    # server's 400 for it, after the ACL check, and nothing changes.
+    "snapshot.save": ("GET", "/v1/snapshot", None, "acl:write", None, (), ""),
+    "snapshot.restore": ("PUT", "/v1/snapshot", "not a snapshot", "acl:write", None, (), ""),
 }
 
 # The expected answers. A cell is:
@@ -355,6 +360,11 @@ acl.policy.read-by-name   200               403               403        403    
 acl.policy.update         200               403               403        403              403               403              403        nf       nf
 acl.policy.delete         200               403               403        403              403               403              403        nf       nf
 acl.policy.list           200               403               403        403              403               200              403        nf       nf
+
+# Snapshots hold every secret: acl:write, as in Consul (management), which
+# default allow does not grant.
+snapshot.save             200               403               403        403              403               403              403        nf       nf
+snapshot.restore          400               403               403        403              403               403              403        nf       nf
 
 # token/self looks the request's own secret up (Consul's ACLTokenSelf copies
 # the request's token into TokenID and ACL.TokenRead finds it by secret): a

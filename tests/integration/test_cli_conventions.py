@@ -44,6 +44,10 @@ CONSUL_COMMANDS = [
     (["acl", "token", "clone"], 1),
     (["acl", "token", "delete"], 1),
     (["acl", "token", "list"], 1),
+    (["snapshot"], 1),
+    (["snapshot", "save"], 1),
+    (["snapshot", "restore"], 1),
+    (["snapshot", "inspect"], 1),
 ]
 TENURE_COMMANDS = [
     (["session", "create"], 2),

@@ -88,7 +88,9 @@ void Api::HealthReady(const CallPtr& call) {
   readiness.disk_failure = server_.DiskFailure();
   readiness.known_leader = server_.KnownLeader() || server_.IsLeader();
   readiness.commit_index = server_.CommitIndex();
-  readiness.applied_index = server_.store().applied_index().value();
+  // Both in the log's numbering: the Store's index may run ahead of the log
+  // after a snapshot restore (decision 0024).
+  readiness.applied_index = server_.AppliedRaftIndex();
   const std::string why = server::NotReadyReason(readiness);
   if (why.empty()) {
     call->Reply(HttpResponse::Text(200, "ok\n"));

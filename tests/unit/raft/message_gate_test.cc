@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/coding.h"
+#include "common/limits.h"
 #include "raft/entry_codec.h"
 #include "raft/raft_c.h"
 #include "state/command.h"
@@ -190,7 +191,10 @@ TEST(MessageGateTest, SizesAreCheckedBeforeAnythingIsBuffered) {
       {"unknown type", Fixed(9), "unknown type 9"},
       {"type 0", Fixed(0), "unknown type 0"},
       {"n disagrees with length", AppendEntries({{1, CommandEntry("a")}}, 5), "declares 5"},
-      {"entry over the limit", AppendEntries({{1, "", 2u << 20}}), "bytes"},
+      // The limit makes room for a snapshot restore's entry (64 MiB of state).
+      {"entry over the limit",
+       AppendEntries({{1, "", static_cast<std::uint32_t>(limits::kRaftEntryBytesMax + 8)}}),
+       "bytes"},
       {"entry size not a multiple of 8", AppendEntries({{1, "", 12}}), "of 12 bytes"},
       {"empty entry", AppendEntries({{1, "", 0}}), "of 0 bytes"},
       {"barrier of 16 bytes", AppendEntries({{2, std::string(16, '\0')}}), "barrier"},

@@ -158,9 +158,11 @@ class RandomContents {
         return AclPolicyDelete{Bytes()};
       case 17:
         return AclTokenSet{Token()};
-      default:
+      case 18:
         return AclTokenDelete{
             Bytes(), Bool() ? AclTokenDeleteReason::kExpired : AclTokenDeleteReason::kDeleted};
+      default:
+        return RestoreState{Bytes()};
     }
   }
 

@@ -43,6 +43,7 @@ std::vector<Command> GoldenCommands() {
       {UnixMs(1700000000010), SetMember{{2, "n2", "127.0.0.1:8302", "127.0.0.1:8502", LogIndex()}}},
       {UnixMs(1700000000011), RemoveMember{3}},
       {UnixMs(1700000000012), Checkpoint{LogIndex(1024), 0x0123456789abcdefull}},
+      {UnixMs(1700000000013), RestoreState{std::string("TNRSNAP\x03", 8)}},
   };
 }
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -517,6 +518,11 @@ class ModelStore {
   void ApplyBody(const RemoveMember& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {}
   // Checkpoints compare digests and change no state (store.h).
   void ApplyBody(const Checkpoint& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {}
+  // The generator never restores a snapshot (restore_test.cc tests it).
+  void ApplyBody(const RestoreState& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {
+    std::fputs("the model does not restore snapshots\n", stderr);
+    std::abort();
+  }
 
   template <typename AclCommand>
   requires requires(ModelAcl& a, const AclCommand& c, LogIndex i) { a.Apply(c, i, UnixMs()); }

@@ -1,0 +1,56 @@
+// Store: RestoreState, a snapshot restore replicated as one command
+// (docs/snapshots.md, decision 0024).
+#include "state/store.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tenure::state {
+
+// Every replica decodes the same bytes and decides the same: the state is
+// replaced whole, or (bytes that do not decode, a state that breaks an
+// invariant) nothing changes and the command answers why. The leader checked
+// the bytes before proposing, so a refusal here is a bug or a damaged entry.
+//
+// Indexes never go backwards: clients of this cluster have seen indexes up to
+// `index - 1`, clients of the snapshot's cluster up to its applied index. The
+// restored applied index and the KV, sessions and ACL table indexes become at
+// least `index`, so every blocking query wakes to an index above the one it
+// waited on; the next command is applied above the snapshot's applied index
+// (raft/fsm.cc numbers it after applied_index()), so a fencing token or
+// ModifyIndex the snapshot's cluster handed out is never handed out again.
+// Restored into a fresh server (its index below the snapshot's), the state is
+// the snapshot's, byte for byte apart from the members.
+void Store::ApplyRestore(const RestoreState& c, LogIndex index, ApplyResult* result) {
+  Result<Store> decoded = DecodeSnapshot(c.snapshot);
+  if (!decoded.ok()) {
+    result->status = Status::InvalidArgument("snapshot restore refused: " +
+                                             std::string(decoded.status().message()));
+    return;
+  }
+  Store restored = std::move(decoded).value();
+  // The members are this cluster's servers (decision 0008), not data.
+  restored.members_ = members_;
+  restored.applied_index_ = std::max(restored.applied_index_, index);
+  restored.kv_index_ = std::max(restored.kv_index_, index);
+  restored.sessions_index_ = std::max(restored.sessions_index_, index);
+  restored.now_ms_ = std::max(restored.now_ms_, now_ms_);
+  restored.acl_.RaiseIndexes(index);
+  if (Status valid = restored.Validate(); !valid.ok()) {
+    result->status =
+        Status::InvalidArgument("snapshot restore refused: " + std::string(valid.message()));
+    return;
+  }
+  // Not state: the checkpoint record and a divergence found stay this
+  // replica's (every replica restores the same bytes at the same index).
+  restored.checkpoint_ = checkpoint_;
+  restored.divergence_ = std::move(divergence_);
+  restored.changed_since_checkpoint_ = true;
+  restored.changes_ = Changes();
+  restored.changes_.everything = true;
+  restored.changes_.sessions = true;
+  restored.changes_.acl = true;
+  *this = std::move(restored);
+}
+
+}  // namespace tenure::state
