@@ -40,7 +40,7 @@ struct Route {
   bool resolves_token = true;
 };
 
-constexpr std::array<Route, 24> kRoutes = {{
+constexpr std::array<Route, 25> kRoutes = {{
     {"/v1/kv/", kGet | kPut | kDelete, kLeader, &Api::KvGet, &Api::KvPut, &Api::KvDelete},
     {"/v1/txn", kPut, kLeader, nullptr, &Api::Txn, nullptr},
     {"/v1/session/create", kPut, kLeader, nullptr, &Api::SessionCreate, nullptr},
@@ -71,6 +71,8 @@ constexpr std::array<Route, 24> kRoutes = {{
     {"/v1/acl/policy/", kGet | kPut | kDelete, kLeader, &Api::AclPolicyRead, &Api::AclPolicyUpdate,
      &Api::AclPolicyDelete},
     {"/v1/acl/policies", kGet, kLeader, &Api::AclPolicyList, nullptr, nullptr},
+    // tenure's own (docs/history.md): key:read on the key, like a KV read.
+    {"/v1/tenure/history/", kGet, kLeader, &Api::LockHistory, nullptr, nullptr},
 }};
 
 // How long a follower waits for the leader's answer: a blocking query's wait
