@@ -6,7 +6,6 @@
 #include <ctime>
 
 #include "common/consul_texts.h"
-#include "common/limits.h"
 #include "http/api.h"
 #include "http/json.h"
 
@@ -66,10 +65,8 @@ void Api::LockHistory(const CallPtr& call) {
     call->ReplyError(consul::MissingKeyName());
     return;
   }
-  if (key.size() > limits::kKvKeyBytesMax) {
-    call->ReplyError(consul::KeyTooLong(key.size(), limits::kKvKeyBytesMax));
-    return;
-  }
+  // A key longer than any key can be (limits::kKvKeyBytesMax) gets what a KV
+  // GET gets: 404, as it never held a lock.
   BlockingRead(call, {server::WatchKind::kKey, key}, [this, call] {
     const state::Store& store = server_.store();
     if (acl::Decision d = call->caller.can().KeyRead(call->arg); !d.allowed()) {
