@@ -16,6 +16,7 @@ int SessionCommand(const Args& args);
 int WatchCommand(const Args& args);
 int LeaderCommand(const Args& args);
 int LeaderGetCommand(const Args& args);
+int HistoryCommand(const Args& args);
 int RunCommand(const Args& args);
 int ElectCommand(const Args& args);
 int IsLeaderCommand(const Args& args);

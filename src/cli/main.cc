@@ -19,6 +19,7 @@ constexpr char kUsage[] =
     "  watch      run a command on every change of a key (-type=key -key=K)\n"
     "  leader     who leads an election (service/NAME/leader); -watch follows changes\n"
     "  leader-get read an election's leader settings (service/NAME/settings/)\n"
+    "  history    an election's past leaders: fence, holder, held for, how it ended\n"
     "  run        run a command only while leading an election (run NAME -- CMD)\n"
     "  elect      a candidate agent with hooks and a local socket (elect NAME)\n"
     "  is-leader  ask the local agent: True only while leadership is guaranteed\n"
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
   if (command == "watch") return tenure::cli::WatchCommand(args);
   if (command == "leader") return tenure::cli::LeaderCommand(args);
   if (command == "leader-get") return tenure::cli::LeaderGetCommand(args);
+  if (command == "history") return tenure::cli::HistoryCommand(args);
   if (command == "run") return tenure::cli::RunCommand(args);
   if (command == "elect") return tenure::cli::ElectCommand(args);
   if (command == "is-leader") return tenure::cli::IsLeaderCommand(args);

@@ -75,6 +75,8 @@ class Api {
   void KvGet(const CallPtr& call);
   void KvPut(const CallPtr& call);
   void KvDelete(const CallPtr& call);
+  // handlers/history.cc (docs/history.md)
+  void LockHistory(const CallPtr& call);
   void Txn(const CallPtr& call);
   void SessionCreate(const CallPtr& call);
   void SessionDestroy(const CallPtr& call);

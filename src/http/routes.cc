@@ -40,7 +40,7 @@ struct Route {
   bool resolves_token = true;
 };
 
-constexpr std::array<Route, 27> kRoutes = {{
+constexpr std::array<Route, 28> kRoutes = {{
     {"/v1/kv/", kGet | kPut | kDelete, kLeader, &Api::KvGet, &Api::KvPut, &Api::KvDelete},
     {"/v1/txn", kPut, kLeader, nullptr, &Api::Txn, nullptr},
     {"/v1/session/create", kPut, kLeader, nullptr, &Api::SessionCreate, nullptr},
@@ -79,6 +79,8 @@ constexpr std::array<Route, 27> kRoutes = {{
     // operator token, for reading too (the file holds any ACL state).
     {"/v1/snapshot", kGet | kPut, kLeader, &Api::SnapshotSave, &Api::SnapshotRestore, nullptr,
      true},
+    // tenure's own (docs/history.md): key:read on the key, like a KV read.
+    {"/v1/tenure/history/", kGet, kLeader, &Api::LockHistory, nullptr, nullptr},
 }};
 
 // How long a follower waits for the leader's answer: a blocking query's wait

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "common/assert.h"
 #include "common/log.h"
@@ -34,6 +35,41 @@ std::string RaftStateName(const struct raft& r) {
       return "Follower";
     default:
       return "Unavailable";
+  }
+}
+
+// Every leadership transition of every lock, once per member: each replica
+// logs what it applies (docs/logs.md, "Lock transitions"), so any one
+// server's log has the whole sequence, with or without a leader change.
+static void LogLockEvents(const std::vector<state::LockEvent>& events) {
+  if (events.empty() || !log::Enabled(log::Level::kInfo)) return;
+  for (const state::LockEvent& e : events) {
+    const state::LockGrant& g = e.grant;
+    if (!e.ended) {
+      log::Info("lock",
+                fmt::format("lock {} granted to session {} ({}) on node {}, fence {}", e.key,
+                            g.session.str(), g.session_name, g.node, g.fence.value()),
+                {{"key", e.key},
+                 {"event", "granted"},
+                 {"session", g.session.str()},
+                 {"session_name", g.session_name},
+                 {"node", g.node},
+                 log::Num("fence", g.fence.value()),
+                 log::Num("index", g.grant_index.value())});
+    } else {
+      const std::string_view cause = state::EndCauseName(g.end_cause);
+      log::Info("lock",
+                fmt::format("lock {} ended for session {} ({}) on node {}, fence {}: {}", e.key,
+                            g.session.str(), g.session_name, g.node, g.fence.value(), cause),
+                {{"key", e.key},
+                 {"event", "ended"},
+                 {"session", g.session.str()},
+                 {"session_name", g.session_name},
+                 {"node", g.node},
+                 log::Num("fence", g.fence.value()),
+                 log::Num("index", g.end_index.value()),
+                 {"cause", std::string(cause)}});
+    }
   }
 }
 
@@ -85,6 +121,7 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
   }
   self->result_.emplace(self->store_->Apply(*command, index));
   ++self->generation_;
+  LogLockEvents(self->result_->lock_events);
   *result = &self->result_;
   if (self->apply_histogram_ != nullptr) self->apply_histogram_->ObserveSince(start);
   return 0;

@@ -80,6 +80,7 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
         if (!outcome.fence.is_none()) result.fence = outcome.fence;
       },
       command.body);
+  RecordHistory(index, &result);
   return result;
 }
 
@@ -278,6 +279,15 @@ Status Store::Validate() const {
     TENURE_INVARIANT(session.create_index == session.modify_index);
     TENURE_INVARIANT(session.create_index <= sessions_index_);
   }
+  // The history's open grant of a key is the key's holder, and the other
+  // way round while the key's history is kept (docs/history.md).
+  for (const auto& [key, entry] : kv_) {
+    const LockHistory::KeyHistory* h = history_.Find(key);
+    if (h == nullptr || entry.session.empty()) continue;
+    TENURE_INVARIANT(h->grants.back().held() && h->grants.back().fence == entry.fence &&
+                     h->grants.back().session == entry.session);
+  }
+  TENURE_RETURN_IF_ERROR(history_.Validate(applied_index_));
   return acl_.Validate(applied_index_);
 }
 

@@ -25,6 +25,7 @@
 #include "common/types.h"
 #include "state/acl_table.h"
 #include "state/command.h"
+#include "state/lock_history.h"
 #include "state/txn.h"
 #include "state/types.h"
 
@@ -44,6 +45,9 @@ struct ApplyResult {
   SessionId session_created;  // the id of a session created, empty if none
   DurationNs session_created_ttl_ns = 0;
   SessionId session_destroyed;  // the id a SessionDestroy ended (known or not)
+  // Every grant and end of a lock this apply made, in order, for the
+  // server's log of leadership transitions (docs/logs.md).
+  std::vector<LockEvent> lock_events;
 };
 
 // What an apply touched, for waking blocking queries.
@@ -98,6 +102,14 @@ class Store {
   UnixMs LockDelayUntil(std::string_view key) const;
   // Every recorded window (key -> end), expired ones possibly included.
   const std::map<std::string, UnixMs, std::less<>>& lock_delays() const { return lock_delays_; }
+
+  // --- Lock history (docs/history.md) ---------------------------------------
+  // The recorded grants of `key`, oldest first; nullptr if the key never held
+  // a lock (or its history was bounded out).
+  const LockHistory::KeyHistory* FindHistory(std::string_view key) const {
+    return history_.Find(key);
+  }
+  const LockHistory& history() const { return history_; }
 
   // --- Cluster members (decision 0008) -------------------------------------
   const Member* FindMember(std::uint64_t id) const;
@@ -194,6 +206,10 @@ class Store {
   // True while `key` is inside a lock-delay window; forgets expired windows.
   bool InLockDelay(std::string_view key);
   void RememberForRollback(std::string_view key);
+  // Lock history (lock_history_apply.cc): holder changes are noted as they
+  // happen and recorded, with their causes, once the apply is final.
+  void NoteHolderChange(const std::string& key, const KvEntry* before, const KvEntry* after);
+  void RecordHistory(LogIndex index, ApplyResult* result);
 
   // Commands (store.cc, store_session.cc, store_txn.cc).
   void ApplySessionCreate(const SessionCreate& c, LogIndex index, ApplyResult* result);
@@ -225,6 +241,17 @@ class Store {
   bool changed_since_checkpoint_ = false;
   std::string divergence_;
   std::vector<JournalEntry>* journal_ = nullptr;  // non-null while applying a txn
+  LockHistory history_;
+  struct HolderChange {
+    std::string key;
+    SessionId old_session;
+    LogIndex old_fence;
+    SessionId new_session;
+    LogIndex new_fence;
+    bool deleted = false;
+  };
+  std::vector<HolderChange> holder_changes_;      // this apply's, until RecordHistory
+  EndCause session_end_cause_ = EndCause::kNone;  // set while a SessionDestroy applies
 };
 
 }  // namespace tenure::state

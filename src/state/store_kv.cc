@@ -144,11 +144,13 @@ void Store::PutEntry(KvEntry entry, LogIndex index) {
   auto it = kv_.find(entry.key);
   if (it != kv_.end()) {
     entry.create_index = it->second.create_index;
+    NoteHolderChange(entry.key, &it->second, &entry);
     SetHolder(entry.key, it->second.session, entry.session);
     changes_.keys.push_back(entry.key);
     it->second = std::move(entry);
   } else {
     entry.create_index = index;
+    NoteHolderChange(entry.key, nullptr, &entry);
     SetHolder(entry.key, SessionId(), entry.session);
     tombstones_.erase(entry.key);
     changes_.keys.push_back(entry.key);
@@ -162,6 +164,7 @@ bool Store::DeleteEntry(std::string_view key, LogIndex index) {
   auto it = kv_.find(key);
   if (it == kv_.end()) return false;
   RememberForRollback(key);
+  NoteHolderChange(it->first, &it->second, nullptr);
   SetHolder(it->first, it->second.session, SessionId());
   tombstones_.insert_or_assign(it->first, index);
   changes_.keys.push_back(it->first);

@@ -48,6 +48,8 @@ void Store::ApplySessionDestroy(const SessionDestroy& c, LogIndex index, ApplyRe
   DurationMs delay_ms = delay_ns > 0 ? (delay_ns + kNsPerMs - 1) / kNsPerMs : 0;
 
   auto held = held_.find(c.id);
+  session_end_cause_ =
+      c.reason == DestroyReason::kExpired ? EndCause::kTtlExpiry : EndCause::kDestroy;
   if (held != held_.end()) {
     std::vector<std::string> keys(held->second.begin(), held->second.end());
     for (const std::string& key : keys) {

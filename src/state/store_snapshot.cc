@@ -6,7 +6,8 @@
 //               n:varint session*n    n:varint (key:bytes until:svarint)*n
 //               n:varint member*n                              (versions 2-4)
 //               acl                                            (version 4)
-//               checksum:fixed32le                             (versions 3, 4)
+//               has_acl:u8 acl? history                        (version 5)
+//               checksum:fixed32le                             (versions 3-5)
 //   member   := id:varint name:bytes raft_address:bytes http_address:bytes
 //               modify_index:varint
 //   acl      := bootstrap_index policies_index tokens_index :varint
@@ -14,7 +15,9 @@
 // The checksum is Crc32 (common/crc32.h) of every byte before it, so a
 // changed byte anywhere (a value included) fails the restore instead of
 // restoring silently. Versions 1 (no members), 2 (no checksum) and 3 (no
-// ACL section) are still read: data dirs written before restore as they are.
+// ACL section) and 4 (no lock history) are still read, as an empty history:
+// data dirs written before restore as they are. Version 5 is written only
+// when the lock history (state/lock_history.cc) has a key.
 // A store without ACL state still writes version 3, byte for byte as before,
 // so clusters that never turn ACLs on keep their snapshots (and digests).
 // Maps are written in key order, so equal states encode to equal bytes.
@@ -31,7 +34,8 @@ namespace {
 
 constexpr std::string_view kMagic = "TNRSNAP";
 constexpr std::uint8_t kSnapshotVersionWithoutAcl = 3;
-constexpr std::uint8_t kSnapshotVersion = 4;
+constexpr std::uint8_t kSnapshotVersionWithAcl = 4;
+constexpr std::uint8_t kSnapshotVersion = 5;
 constexpr std::size_t kChecksumBytes = 4;
 
 std::uint32_t ReadFixed32(std::string_view bytes) {
@@ -57,7 +61,8 @@ Result<int> Store::CheckSnapshotBytes(std::string_view bytes) {
   if (bytes.size() <= kMagic.size()) return Status::Corruption("snapshot: truncated after magic");
   const auto version = static_cast<std::uint8_t>(bytes[kMagic.size()]);
   if (version == 1 || version == 2) return static_cast<int>(version);  // no checksum
-  if (version != kSnapshotVersion && version != kSnapshotVersionWithoutAcl) {
+  if (version != kSnapshotVersion && version != kSnapshotVersionWithAcl &&
+      version != kSnapshotVersionWithoutAcl) {
     return Status::Corruption("snapshot: unknown version " + std::to_string(version));
   }
   if (bytes.size() < kMagic.size() + 1 + kChecksumBytes) {
@@ -78,7 +83,10 @@ Result<int> Store::CheckSnapshotBytes(std::string_view bytes) {
 void Store::EncodeSnapshotBody(std::string* out) const {
   ByteWriter w(out);
   out->append(kMagic);
-  w.PutU8(acl_.empty() ? kSnapshotVersionWithoutAcl : kSnapshotVersion);
+  const bool with_history = !history_.empty();
+  w.PutU8(with_history   ? kSnapshotVersion
+          : acl_.empty() ? kSnapshotVersionWithoutAcl
+                         : kSnapshotVersionWithAcl);
   w.PutIndex(applied_index_);
   w.PutIndex(kv_index_);
   w.PutIndex(sessions_index_);
@@ -106,7 +114,13 @@ void Store::EncodeSnapshotBody(std::string* out) const {
     w.PutBytes(member.http_address);
     w.PutIndex(member.modify_index);
   }
-  if (!acl_.empty()) acl_.Encode(w);
+  if (with_history) {
+    w.PutBool(!acl_.empty());
+    if (!acl_.empty()) acl_.Encode(w);
+    history_.Encode(w);
+  } else if (!acl_.empty()) {
+    acl_.Encode(w);
+  }
 }
 
 Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
@@ -158,9 +172,16 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     std::uint64_t id = member.id;
     if (!store.members_.emplace(id, std::move(member)).second) r.Fail();
   }
-  if (version >= 4) {
+  if (version == kSnapshotVersionWithAcl) {
     store.acl_ = AclTable::Decode(r);
     if (store.acl_.empty()) r.Fail();  // version 4 is written only with ACL state
+  } else if (version == kSnapshotVersion) {
+    if (r.GetBool()) {
+      store.acl_ = AclTable::Decode(r);
+      if (store.acl_.empty()) r.Fail();
+    }
+    store.history_ = LockHistory::Decode(r);
+    if (store.history_.empty()) r.Fail();  // version 5 is written only with history
   }
   if (r.failed()) return Status::Corruption("snapshot: truncated or malformed");
   if (!r.done()) return Status::Corruption("snapshot: trailing bytes");

@@ -117,6 +117,7 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
   std::set<std::string, std::less<>> granted_keys;
   const LogIndex kv_index_before = kv_index_;
   const std::size_t changes_before = changes_.keys.size();
+  const std::size_t holder_changes_before = holder_changes_.size();
 
   for (std::size_t i = 0; i < c.ops.size(); ++i) {
     const TxnOp& op = c.ops[i];
@@ -197,6 +198,7 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
   }
   kv_index_ = kv_index_before;
   changes_.keys.resize(changes_before);
+  holder_changes_.resize(holder_changes_before);
 }
 
 }  // namespace tenure::state

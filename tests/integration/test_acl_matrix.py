@@ -138,6 +138,11 @@ REQUESTS = {
                        "key:read service/billing/missing", None, (), ""),
     "kv.get.raw": ("GET", "/v1/kv/service/billing/leader?raw", None,
                    "key:read service/billing/leader", None, (), ""),
+    # The lock history (docs/history.md): key:read on the key, as a KV read.
+    "history.get": ("GET", "/v1/tenure/history/service/billing/lock", None,
+                    "key:read service/billing/lock", "locked", ("sessions", "kv"), ""),
+    "history.get.other": ("GET", "/v1/tenure/history/service/other/leader", None,
+                          "key:read service/other/leader", None, (), ""),
     "kv.recurse": ("GET", "/v1/kv/service/?recurse", None, "key:list service/", None, (),
                    "entries"),
     "kv.recurse.other": ("GET", "/v1/kv/service/other/?recurse", None,
@@ -270,6 +275,8 @@ kv.get                    200               200               403        200    
 kv.get.other              200               200               403        403              200               403              403        nf       nf
 kv.get.missing            404               404               403        404              404               404              403        nf       nf
 kv.get.raw                200               200               403        200              200               200              403        nf       nf
+history.get               200               200               403        200              200               200              403        nf       nf
+history.get.other         404               404               403        403              404               403              403        nf       nf
 
 # Listings are filtered, never refused, on the deny server: 404 when nothing
 # is left under a prefix, [] at the root, and the filtered header only for a

@@ -57,6 +57,7 @@ TENURE_COMMANDS = [
     (["session", "destroy"], 2),
     (["leader"], 2),
     (["leader-get"], 2),
+    (["history"], 2),
     (["run"], 2),
     (["elect"], 2),
     (["is-leader"], 2),

@@ -323,6 +323,29 @@ class RunChaosTest(unittest.TestCase):
                             f"two children acted at once:\n  {prev}\n  {nxt}")
             self.assertLess(prev.token, nxt.token, f"fencing token went backwards:\n  {prev}\n  {nxt}")
 
+    def check_history(self, children, handoffs):
+        """The election history (docs/history.md) shows every transition of
+        the run, in order: one grant per child with the child's token,
+        strictly increasing fences, one holder at a time, each ended the way
+        the run ended it (SIGTERM: release, destroy: destroy, kill -9: the
+        session's TTL ran out), the last one released on the way out."""
+        resp = self.server.request("GET", f"/v1/tenure/history/{LEADER_KEY}")
+        self.assertEqual(resp.status, 200, resp)
+        grants = resp.json()
+        ordered = sorted(children, key=lambda c: c.start)
+        self.assertEqual([g["Fence"] for g in grants], [c.token for c in ordered], grants)
+        self.assertEqual([g["Session"] for g in grants], [c.session for c in ordered])
+        for prev, nxt in zip(grants, grants[1:]):
+            self.assertLess(prev["Fence"], nxt["Fence"])
+            self.assertLessEqual(prev["EndIndex"], nxt["GrantIndex"],
+                                 f"two holders at once:\n  {prev}\n  {nxt}")
+        want = {"sigterm": "release", "destroy": "destroy", "kill9": "ttl-expiry"}
+        self.assertEqual([g["EndCause"] for g in grants],
+                         [want[how] for how in handoffs] + ["release"], grants)
+        for g in grants:
+            self.assertIsNotNone(g["EndedAt"], g)
+            self.assertLessEqual(g["GrantedAt"], g["EndedAt"], g)
+
     # --- tests -----------------------------------------------------------
 
     def test_three_candidates_never_overlap(self):
@@ -381,6 +404,7 @@ class RunChaosTest(unittest.TestCase):
         children = poll_until(all_ended, timeout=15, message="every child stopped")
         self.assertEqual(len(children), len(handoffs) + 1, children)
         self.check_never_overlap(children)
+        self.check_history(children, handoffs)
         self.assertEqual(self.server.request("GET", f"/v1/kv/{LEADER_KEY}").json()[0].get("Session", ""),
                          "")
 

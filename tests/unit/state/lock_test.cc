@@ -397,7 +397,14 @@ TEST(StoreLockTest, ExpiryInvalidatesExactlyLikeDestroy) {
   EXPECT_EQ(d2.Get("a"), d1.Get("a"));
   EXPECT_EQ(d2.Get("b"), std::nullopt);
   EXPECT_EQ(d2.store().LockDelayUntil("a"), kT0 + 3000);
-  EXPECT_EQ(d2.store().Digest(), d1.store().Digest());
+  // Only the lock history tells them apart (docs/history.md): its causes.
+  EXPECT_NE(d2.store().Digest(), d1.store().Digest());
+  for (const char* key : {"a", "b"}) {
+    ASSERT_NE(d1.store().FindHistory(key), nullptr);
+    ASSERT_NE(d2.store().FindHistory(key), nullptr);
+    EXPECT_EQ(d1.store().FindHistory(key)->grants.back().end_cause, EndCause::kDestroy);
+    EXPECT_EQ(d2.store().FindHistory(key)->grants.back().end_cause, EndCause::kTtlExpiry);
+  }
 }
 
 // --- lock-delay ------------------------------------------------------------------------

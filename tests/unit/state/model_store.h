@@ -23,6 +23,7 @@
 #include "common/limits.h"
 #include "common/types.h"
 #include "state/command.h"
+#include "state/lock_history.h"
 #include "state/txn.h"
 #include "state/types.h"
 #include "unit/common/type_printers.h"
@@ -169,6 +170,13 @@ class ModelStore {
   LogIndex reaped_tombstone_index;
   LogIndex reaped_live_tombstone_index;
   LogIndex applied_index;
+  // The lock history (docs/history.md), derived naively: the holders of
+  // every key before and after each command (each txn op), diffed.
+  struct ModelKeyHistory {
+    std::vector<LockGrant> grants;
+    LogIndex modify_index;
+  };
+  std::map<std::string, ModelKeyHistory> history;
   UnixMs now_ms;
   ModelAcl acl;
 
@@ -276,7 +284,18 @@ class ModelStore {
     applied_index = index;
     now_ms = std::max(now_ms, command.now_ms);
     ModelResult r;
+    const Holders before = HolderMap();
+    history_events_.clear();
     std::visit([&](const auto& body) { ApplyBody(body, index, &r); }, command.body);
+    if (!std::holds_alternative<Txn>(command.body)) {
+      EndCause session_cause = EndCause::kNone;
+      if (const auto* d = std::get_if<SessionDestroy>(&command.body)) {
+        session_cause =
+            d->reason == DestroyReason::kExpired ? EndCause::kTtlExpiry : EndCause::kDestroy;
+      }
+      DiffHolders(before, HolderMap(), kv, session_cause, &history_events_);
+    }
+    RecordHistory(index);
     return r;
   }
 
@@ -289,6 +308,98 @@ class ModelStore {
   }
 
  private:
+  using Holders = std::map<std::string, std::pair<SessionId, LogIndex>>;
+  struct HistoryEvent {
+    std::string key;
+    SessionId old_session;
+    LogIndex old_fence;
+    EndCause cause = EndCause::kNone;  // for the end of old_session's grant
+    SessionId new_session;
+    LogIndex new_fence;
+  };
+  std::vector<HistoryEvent> history_events_;
+
+  Holders HolderMap() const {
+    Holders out;
+    for (const auto& [key, e] : kv) {
+      if (!e.session.empty()) out[key] = {e.session, e.fence};
+    }
+    return out;
+  }
+
+  static void DiffHolders(const Holders& before, const Holders& after,
+                          const std::map<std::string, KvEntry>& kv_after, EndCause session_cause,
+                          std::vector<HistoryEvent>* out) {
+    std::set<std::string> keys;
+    for (const auto& [k, h] : before) keys.insert(k);
+    for (const auto& [k, h] : after) keys.insert(k);
+    for (const std::string& key : keys) {
+      auto b = before.find(key);
+      auto a = after.find(key);
+      std::pair<SessionId, LogIndex> was =
+          b == before.end() ? std::pair<SessionId, LogIndex>{} : b->second;
+      std::pair<SessionId, LogIndex> now =
+          a == after.end() ? std::pair<SessionId, LogIndex>{} : a->second;
+      if (was == now) continue;
+      HistoryEvent ev{key, was.first, was.second, EndCause::kNone, now.first, now.second};
+      if (!was.first.empty()) {
+        ev.cause = session_cause != EndCause::kNone ? session_cause
+                   : kv_after.count(key) == 0       ? EndCause::kDelete
+                                                    : EndCause::kRelease;
+      }
+      out->push_back(std::move(ev));
+    }
+  }
+
+  void RecordHistory(LogIndex index) {
+    for (std::size_t i = 0; i < history_events_.size(); ++i) {
+      HistoryEvent& ev = history_events_[i];
+      if (!ev.old_session.empty()) {
+        EndCause cause = ev.cause;
+        for (std::size_t j = i + 1; cause == EndCause::kRelease && j < history_events_.size();
+             ++j) {
+          const HistoryEvent& later = history_events_[j];
+          if (later.key == ev.key && !later.new_session.empty() &&
+              later.new_session != ev.old_session) {
+            cause = EndCause::kHandoff;
+          }
+        }
+        auto it = history.find(ev.key);
+        if (it != history.end() && it->second.grants.back().fence == ev.old_fence &&
+            it->second.grants.back().held()) {
+          LockGrant& g = it->second.grants.back();
+          g.ended_at = now_ms;
+          g.end_index = index;
+          g.end_cause = cause;
+          it->second.modify_index = index;
+        }
+      }
+      if (!ev.new_session.empty()) {
+        LockGrant g;
+        g.fence = ev.new_fence;
+        g.grant_index = ev.new_fence;
+        g.session = ev.new_session;
+        if (auto s = sessions.find(ev.new_session); s != sessions.end()) {
+          g.session_name = s->second.name;
+          g.node = s->second.node;
+        }
+        g.granted_at = now_ms;
+        ModelKeyHistory& h = history[ev.key];
+        h.grants.push_back(std::move(g));
+        if (h.grants.size() > LockHistory::kGrantsPerKey) h.grants.erase(h.grants.begin());
+        h.modify_index = index;
+        while (history.size() > LockHistory::kKeysMax) {
+          auto oldest = history.begin();
+          for (auto k = history.begin(); k != history.end(); ++k) {
+            if (k->second.modify_index < oldest->second.modify_index) oldest = k;
+          }
+          history.erase(oldest);
+        }
+      }
+    }
+    history_events_.clear();
+  }
+
   static bool StartsWith(const std::string& s, const std::string& prefix) {
     return s.compare(0, prefix.size(), prefix) == 0;
   }
@@ -559,8 +670,16 @@ class ModelStore {
     ModelStore work = *this;
     work.granted_in_txn.clear();
     std::set<std::string> changed;
+    std::vector<HistoryEvent> events;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const TxnOp& op = ops[i];
+      const Holders before_op = work.HolderMap();
+      struct DiffAfter {  // diffs the op's holder changes whichever way it leaves
+        ModelStore& w;
+        const Holders& before;
+        std::vector<HistoryEvent>* out;
+        ~DiffAfter() { DiffHolders(before, w.HolderMap(), w.kv, EndCause::kNone, out); }
+      } diff_after{work, before_op, &events};
       if (op.verb == TxnVerb::kLock && ActiveLockDelay(op.key)) {
         std::string what = "failed to lock key " + GoQuote(op.key) + " due to lock delay";
         r->errors_precheck.push_back({i, what});
@@ -580,6 +699,7 @@ class ModelStore {
       live_tombstones = std::move(work.live_tombstones);
       kv_index = work.kv_index;
       r->changed_keys = std::move(changed);
+      history_events_ = std::move(events);
     }
   }
 

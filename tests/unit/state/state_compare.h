@@ -367,6 +367,41 @@ inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
       return os.str();
     }
   }
+  // The lock history: same keys, same grants, same causes and times.
+  if (s.history().key_count() != m.history.size()) {
+    os << "history keys: got " << s.history().key_count() << " want " << m.history.size();
+    return os.str();
+  }
+  for (const auto& [key, want] : m.history) {
+    const LockHistory::KeyHistory* got = s.FindHistory(key);
+    if (got == nullptr) {
+      os << "FindHistory(\"" << EscapeBytes(key) << "\"): got none";
+      return os.str();
+    }
+    if (got->modify_index != want.modify_index ||
+        !std::equal(got->grants.begin(), got->grants.end(), want.grants.begin(),
+                    want.grants.end())) {
+      os << "FindHistory(\"" << EscapeBytes(key) << "\"): got " << got->grants.size()
+         << " grants (modify " << got->modify_index << ") want " << want.grants.size()
+         << " (modify " << want.modify_index << ")";
+      for (std::size_t i = 0; i < std::max(got->grants.size(), want.grants.size()); ++i) {
+        auto show = [&os](const LockGrant* g) {
+          if (g == nullptr) {
+            os << "-";
+            return;
+          }
+          os << "{fence=" << g->fence << " session=" << g->session.view() << " end=" << g->end_index
+             << " cause=" << EndCauseName(g->end_cause) << " at=" << g->granted_at.ms() << ".."
+             << g->ended_at.ms() << "}";
+        };
+        os << "\n  [" << i << "] got ";
+        show(i < got->grants.size() ? &got->grants[i] : nullptr);
+        os << " want ";
+        show(i < want.grants.size() ? &want.grants[i] : nullptr);
+      }
+      return os.str();
+    }
+  }
   return "";
 }
 

@@ -1,0 +1,83 @@
+// GET /v1/tenure/history/<key>: the lock history of one key
+// (docs/history.md). A blocking query watching the KV key: every change of
+// the history is a change of the key, so X-Consul-Index is the key's index
+// (Store::KeyIndex), which a history change always moves.
+#include <cstdio>
+#include <ctime>
+
+#include "common/consul_texts.h"
+#include "http/api.h"
+#include "http/json.h"
+
+namespace tenure::http {
+namespace {
+
+// "2026-11-26T22:52:16.123Z": UTC, always three fraction digits.
+std::string FormatTimeMs(UnixMs time) {
+  const std::int64_t ms = time.ms();
+  std::int64_t seconds = ms / 1000;
+  std::int64_t fraction = ms % 1000;
+  if (fraction < 0) {
+    fraction += 1000;
+    seconds -= 1;
+  }
+  const auto t = static_cast<std::time_t>(seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(fraction));
+  return buf;
+}
+
+std::string RenderHistory(const state::LockHistory::KeyHistory& h) {
+  std::string out = "[";
+  bool first = true;
+  for (const state::LockGrant& g : h.grants) {
+    if (!first) out += ',';
+    first = false;
+    out += "{\"Fence\":" + std::to_string(g.fence.value()) + ",\"Session\":";
+    json::AppendString(&out, g.session.view());
+    out += ",\"SessionName\":";
+    json::AppendString(&out, g.session_name);
+    out += ",\"Node\":";
+    json::AppendString(&out, g.node);
+    out += ",\"GrantedAt\":\"" + FormatTimeMs(g.granted_at) + "\"";
+    out += ",\"GrantIndex\":" + std::to_string(g.grant_index.value());
+    if (g.held()) {
+      out += ",\"EndedAt\":null";
+    } else {
+      out += ",\"EndedAt\":\"" + FormatTimeMs(g.ended_at) + "\"";
+    }
+    out += ",\"EndIndex\":" + std::to_string(g.end_index.value());
+    out += ",\"EndCause\":\"" + std::string(state::EndCauseName(g.end_cause)) + "\"}";
+  }
+  out += "]";
+  return out;
+}
+
+}  // namespace
+
+void Api::LockHistory(const CallPtr& call) {
+  const std::string& key = call->arg;
+  if (key.empty()) {
+    call->ReplyError(consul::MissingKeyName());
+    return;
+  }
+  // A key longer than any key can be (limits::kKvKeyBytesMax) gets what a KV
+  // GET gets: 404, as it never held a lock.
+  BlockingRead(call, {server::WatchKind::kKey, key}, [this, call] {
+    const state::Store& store = server_.store();
+    if (acl::Decision d = call->caller.can().KeyRead(call->arg); !d.allowed()) {
+      return ErrorResponse(call->caller.Denied(d, call->arg));
+    }
+    const state::LockHistory::KeyHistory* h = store.FindHistory(call->arg);
+    HttpResponse response =
+        h == nullptr ? HttpResponse::Text(404, "") : HttpResponse::Json(RenderHistory(*h));
+    SetMeta(&response, store.KeyIndex(call->arg));
+    return response;
+  });
+}
+
+}  // namespace tenure::http
