@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -86,6 +87,39 @@ bool ListHas(std::string_view value, std::string_view token) {
   return false;
 }
 
+// From `at`, where a field value's characters (VCHAR, obs-text, SP, HTAB)
+// end in `text`, which ends in CRLF. Eight bytes at a time while none of
+// them is a control character or DEL (a tab sends that stretch byte by byte).
+std::size_t ValueEnd(const std::string& text, std::size_t at) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101;
+  constexpr std::uint64_t kHighs = 0x8080808080808080;
+  const char* data = text.data();
+  while (at + 8 <= text.size()) {
+    std::uint64_t x;
+    std::memcpy(&x, data + at, 8);
+    const std::uint64_t del = x ^ (0x7f * kOnes);
+    // Some byte below 0x20, or some byte equal to 0x7f.
+    if ((((x - 0x20 * kOnes) & ~x) | ((del - kOnes) & ~del)) & kHighs) break;
+    at += 8;
+  }
+  for (;; ++at) {
+    const auto c = static_cast<unsigned char>(data[at]);
+    if (!IsValueChar(c) && c != ' ' && c != '\t') return at;
+  }
+}
+
+// Is `value` a list of tokens (RFC 9110 5.6.1: empty elements allowed)?
+bool IsTokenList(std::string_view value) {
+  for (;;) {
+    const std::size_t comma = value.find(',');
+    for (const char c : TrimOws(value.substr(0, comma))) {
+      if (!IsTokenChar(static_cast<unsigned char>(c))) return false;
+    }
+    if (comma == std::string_view::npos) return true;
+    value.remove_prefix(comma + 1);
+  }
+}
+
 }  // namespace
 
 struct RequestReader::Impl {
@@ -158,6 +192,11 @@ RequestReader::Outcome RequestReader::Impl::ParseHeader(std::string_view head) {
   }
   if (version_text[8] != '\r' || version_text[9] != '\n') return FailBad("bad line ending");
   version = (version_text[5] - '0') * 10 + (version_text[7] - '0');
+  // HTTP/1.0 and 1.1 only, refused as soon as the header is in (Beast,
+  // before, refused other versions as "bad version").
+  if (version != 10 && version != 11) {
+    return Fail(HttpResponse::Text(505, "505 HTTP Version Not Supported"));
+  }
   at += 10;
 
   // The fields: copied whole into the request, names lower-cased there.
@@ -183,14 +222,10 @@ RequestReader::Outcome RequestReader::Impl::ParseHeader(std::string_view head) {
     ++p;
     while (text[p] == ' ' || text[p] == '\t') ++p;
     const std::size_t value_at = p;
+    p = ValueEnd(text, p);
     std::size_t value_end = p;
-    for (;; ++p) {
-      const auto c = static_cast<unsigned char>(text[p]);
-      if (IsValueChar(c)) {
-        value_end = p + 1;
-      } else if (c != ' ' && c != '\t') {
-        break;
-      }
+    while (value_end > value_at && (text[value_end - 1] == ' ' || text[value_end - 1] == '\t')) {
+      --value_end;
     }
     if (text[p] != '\r') return FailBad("bad value");
     if (text[p + 1] != '\n') return FailBad("bad line ending");
@@ -226,6 +261,7 @@ RequestReader::Outcome RequestReader::Impl::ParseHeader(std::string_view head) {
       if (!EqualsIgnoreCase(value, "chunked")) return FailBad("bad Transfer-Encoding");
       chunked = true;
     } else if (name == "connection") {
+      if (!IsTokenList(value)) return FailBad("bad value");
       close = close || ListHas(value, "close");
       keep_alive_token = keep_alive_token || ListHas(value, "keep-alive");
     } else if (name == "expect") {
@@ -422,11 +458,6 @@ HttpResponse RequestReader::TakeError() {
 RequestReader::Parsed RequestReader::Take() {
   Impl& impl = *impl_;
   Parsed parsed;
-  if (impl.version < 10 || impl.version >= 20) {
-    parsed.keep_alive = false;
-    parsed.refusal = HttpResponse::Text(505, "505 HTTP Version Not Supported");
-    return parsed;
-  }
   parsed.keep_alive = impl.keep_alive;
   parsed.http10 = impl.version == 10;
   parsed.head_request = impl.request.method == "HEAD";

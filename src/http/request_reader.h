@@ -25,7 +25,7 @@ class RequestReader {
     bool keep_alive = true;
     bool http10 = false;
     bool head_request = false;
-    std::optional<HttpResponse> refusal;  // 505 for HTTP/0.x or 2+, 400 for a bad target
+    std::optional<HttpResponse> refusal;  // 400 for a bad target (Go's text)
   };
 
   RequestReader();

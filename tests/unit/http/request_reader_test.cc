@@ -156,13 +156,11 @@ TEST(RequestReaderTest, Http10KeepsAliveOnlyWhenAsked) {
   EXPECT_TRUE(result.requests.at(0).head_request);
 }
 
-TEST(RequestReaderTest, OtherVersionsGet505) {
-  for (const char* version : {"HTTP/0.9", "HTTP/2.0", "HTTP/9.9"}) {
-    const Result result = FeedWhole(std::string("GET / ") + version + "\r\n\r\n");
-    ASSERT_EQ(result.requests.size(), 1u) << version;
-    ASSERT_TRUE(result.requests[0].refusal.has_value());
-    EXPECT_EQ(result.requests[0].refusal->status, 505);
-    EXPECT_EQ(result.requests[0].refusal->body, "505 HTTP Version Not Supported");
+TEST(RequestReaderTest, OtherVersionsGet505AsSoonAsTheHeaderIsIn) {
+  for (const char* version : {"HTTP/0.9", "HTTP/1.2", "HTTP/2.0", "HTTP/9.9"}) {
+    const Result result =
+        FeedEveryWay(std::string("PUT / ") + version + "\r\nContent-Length: 3\r\n\r\n");
+    EXPECT_EQ(ErrorBody(result), "505 505 HTTP Version Not Supported") << version;
   }
 }
 
@@ -202,6 +200,7 @@ TEST(RequestReaderTest, MalformedRequestsGet400WithBeastsWords) {
       {"GET / HTTP/1.1\r\nA: x\x01y\r\n\r\n", "400 400 Bad Request: bad value"},
       {"GET / HTTP/1.1\r\nA: x\ny\r\n\r\n", "400 400 Bad Request: bad value"},
       {"GET / HTTP/1.1\r\nA: x\ry\r\n\r\n", "400 400 Bad Request: bad line ending"},
+      {"GET / HTTP/1.1\r\nConnection: keep-alive x\r\n\r\n", "400 400 Bad Request: bad value"},
       {"GET / HTTP/1.1\r\nA: x\r\n  folded\r\n\r\n", "400 400 Bad Request: bad obs-fold"},
       {"PUT / HTTP/1.1\r\nContent-Length: abc\r\n\r\n", "400 400 Bad Request: bad Content-Length"},
       {"PUT / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", "400 400 Bad Request: bad Content-Length"},

@@ -1,0 +1,236 @@
+// Differential fuzz target: the same bytes go to tenure's request parser
+// (http/request_reader.cc, fed in reads of the size the first byte says, as
+// a socket delivers them) and to Boost.Beast's request_parser (the parser it
+// replaced, fed everything at once, with the same limits). For every request
+// both accept they must agree on the method, target, version, keep-alive,
+// header names (ours lower-cased) and values in order, the body, and where
+// the request ends (pipelined requests follow, up to 16).
+//
+// Deliberate differences (docs/decisions/0022-own-http-request-parser.md),
+// where ours refuses what Beast accepts; each is recognised below from the
+// input itself, so any other disagreement fails:
+//   - obs-fold (a field line starting with SP or HTAB): ours answers
+//     "bad obs-fold" (RFC 9112 5.2 lets a server reject it); Beast joins it.
+//   - Content-Length as a list ("3, 3"), twice, or over 19 digits: ours
+//     "bad Content-Length"; Beast takes equal numbers.
+//   - Transfer-Encoding other than exactly "chunked" ("gzip, chunked",
+//     "chunked, x", "identity"): ours "bad Transfer-Encoding" (tenure decodes
+//     no other coding, RFC 9112 6.1); Beast ignores unknown codings.
+//   - a request target with bytes over 0x7f: ours "bad target".
+//   - HTTP versions other than 1.0 and 1.1: ours answers 505 (RFC 9110
+//     15.6.6); Beast "bad version" (400). Both refuse.
+// And where ours is more permissive in timing only: ours parses the header
+// once it is whole, so a malformed start shows when the header ends, while
+// Beast refuses it early; ours is then still waiting, which is no answer
+// either way (the check is only that it never accepts what Beast refused).
+// Trailer fields: Beast adds them to the header; ours checks, bounds and
+// drops them, so only the fields before the body are compared.
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/limits.h"
+#include "common/strings.h"
+#include "fuzz_check.h"
+#include "http/request_reader.h"
+
+namespace {
+
+namespace beast_http = boost::beast::http;
+using tenure::http::RequestReader;
+
+struct BeastResult {
+  enum { kNeedMore, kComplete, kError } outcome = kNeedMore;
+  std::size_t used = 0;
+  std::optional<beast_http::request_parser<beast_http::string_body>> parser;
+};
+
+void BeastParse(std::string_view stream, BeastResult& result) {
+  auto& parser = result.parser.emplace();
+  parser.header_limit(static_cast<std::uint32_t>(tenure::limits::kHttpHeaderBytesMax));
+  parser.body_limit(std::uint64_t{tenure::limits::kHttpBodyBytesMax});
+  parser.eager(true);
+  while (result.used < stream.size()) {
+    boost::system::error_code ec;
+    std::size_t n = 0;
+    try {
+      n = parser.put(
+          boost::asio::const_buffer(stream.data() + result.used, stream.size() - result.used), ec);
+    } catch (const std::exception&) {
+      result.outcome = BeastResult::kError;
+      return;
+    }
+    result.used += n;
+    if (ec == beast_http::error::need_more) break;
+    if (ec) {
+      result.outcome = BeastResult::kError;
+      return;
+    }
+    if (parser.is_done()) {
+      result.outcome = BeastResult::kComplete;
+      return;
+    }
+    if (n == 0) break;
+  }
+}
+
+struct OursResult {
+  RequestReader::Outcome outcome = RequestReader::Outcome::kNeedMore;
+  std::size_t used = 0;
+  std::optional<RequestReader::Parsed> parsed;
+  std::string error;  // the refusal's body
+};
+
+// Feeds `stream` in reads of `read_size`, keeping what the reader leaves, as
+// Connection does.
+OursResult OursParse(RequestReader& reader, std::string_view stream, std::size_t read_size) {
+  OursResult result;
+  reader.Begin();
+  std::size_t offset = 0;  // bytes handed over so far
+  for (;;) {
+    const std::size_t n = std::min(read_size, stream.size() - offset);
+    offset += n;
+    std::size_t used = 0;
+    result.outcome = reader.Feed(stream.data() + result.used, offset - result.used, &used);
+    FUZZ_CHECK(used <= offset - result.used);
+    result.used += used;
+    if (result.outcome == RequestReader::Outcome::kError) {
+      result.error = reader.TakeError().body;
+      return result;
+    }
+    (void)reader.TakeContinue();
+    if (result.outcome == RequestReader::Outcome::kComplete) {
+      result.parsed = reader.Take();
+      return result;
+    }
+    if (n == 0) return result;
+  }
+}
+
+std::string_view Head(std::string_view stream) {
+  const std::size_t end = stream.find("\r\n\r\n");
+  return stream.substr(0, end == std::string_view::npos ? stream.size() : end + 2);
+}
+
+bool HasObsFold(std::string_view head) {
+  return head.find("\r\n ") != std::string_view::npos ||
+         head.find("\r\n\t") != std::string_view::npos;
+}
+
+bool HasHighByte(std::string_view text) {
+  for (const char c : text) {
+    if (static_cast<unsigned char>(c) >= 0x80) return true;
+  }
+  return false;
+}
+
+// Whether Beast's accepted header is one ours refuses on purpose, with the
+// reason ours gave.
+bool DeliberatelyStricter(const beast_http::request_parser<beast_http::string_body>& parser,
+                          std::string_view head, std::string_view why) {
+  const auto& fields = parser.get();
+  if (why == "400 Bad Request: bad obs-fold") return HasObsFold(head);
+  if (why == "400 Bad Request: bad target") {
+    const auto target = parser.get().target();
+    return HasHighByte({target.data(), target.size()});
+  }
+  if (why == "400 Bad Request: bad Content-Length") {
+    const auto [first, last] = fields.equal_range(beast_http::field::content_length);
+    int count = 0;
+    bool list = false;
+    for (auto it = first; it != last; ++it) {
+      ++count;
+      const auto value = it->value();
+      list |= std::string_view(value.data(), value.size()).find(',') != std::string_view::npos ||
+              value.size() > 19;
+    }
+    return count > 1 || list;
+  }
+  if (why == "400 Bad Request: bad Transfer-Encoding") {
+    const auto [first, last] = fields.equal_range(beast_http::field::transfer_encoding);
+    int count = 0;
+    bool other = false;
+    for (auto it = first; it != last; ++it) {
+      ++count;
+      const auto value = it->value();
+      other |= !tenure::EqualsIgnoreCase({value.data(), value.size()}, "chunked");
+    }
+    return count > 1 || other;
+  }
+  return false;
+}
+
+void Compare(const beast_http::request_parser<beast_http::string_body>& beast,
+             const RequestReader::Parsed& ours) {
+  const auto& message = beast.get();
+  const tenure::http::HttpRequest& request = ours.request;
+  const auto method = message.method_string();
+  FUZZ_CHECK(request.method == std::string_view(method.data(), method.size()));
+  const auto target = message.target();
+  FUZZ_CHECK(request.target == std::string_view(target.data(), target.size()));
+  FUZZ_CHECK(ours.http10 == (message.version() == 10));
+  FUZZ_CHECK(ours.keep_alive == beast.keep_alive() || ours.refusal);
+  FUZZ_CHECK(request.body == message.body());
+  // Beast's fields: the header's, then any trailer's.
+  std::size_t i = 0;
+  for (const auto& field : message) {
+    if (i == request.headers.size()) break;
+    const auto [name, value] = request.headers[i++];
+    const auto beast_name = field.name_string();
+    const auto beast_value = field.value();
+    FUZZ_CHECK(tenure::EqualsIgnoreCase(name, {beast_name.data(), beast_name.size()}));
+    FUZZ_CHECK(tenure::AsciiLower(name) == name);
+    FUZZ_CHECK(value == std::string_view(beast_value.data(), beast_value.size()));
+  }
+  FUZZ_CHECK(i == request.headers.size());
+  if (!beast.chunked()) {
+    FUZZ_CHECK(static_cast<std::size_t>(std::distance(message.begin(), message.end())) == i);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::size_t read_size = std::size_t{data[0]} + 1;
+  std::string_view stream(reinterpret_cast<const char*>(data) + 1, size - 1);
+  RequestReader reader;
+  for (int requests = 0; requests < 16 && !stream.empty(); ++requests) {
+    BeastResult beast;
+    BeastParse(stream, beast);
+    const OursResult ours = OursParse(reader, stream, read_size);
+    switch (ours.outcome) {
+      case RequestReader::Outcome::kComplete:
+        FUZZ_CHECK(beast.outcome == BeastResult::kComplete);
+        FUZZ_CHECK(ours.used == beast.used);
+        Compare(*beast.parser, *ours.parsed);
+        if (ours.parsed->refusal || !ours.parsed->keep_alive) return 0;
+        stream.remove_prefix(ours.used);
+        continue;
+      case RequestReader::Outcome::kError:
+        if (beast.outcome != BeastResult::kError) {
+          // A limit ours reached first (it bounds what is buffered), or a
+          // deliberate refusal of what Beast accepts.
+          const bool limit =
+              ours.error.starts_with("431 ") || ours.error.starts_with("Request body");
+          FUZZ_CHECK(limit || (beast.parser->is_header_done() &&
+                               DeliberatelyStricter(*beast.parser, Head(stream), ours.error)));
+        }
+        return 0;
+      case RequestReader::Outcome::kNeedMore:
+        // Ours waits for the whole header before judging it; Beast may have
+        // judged the part already there. Ours never finishes what Beast
+        // still waits for.
+        FUZZ_CHECK(beast.outcome != BeastResult::kComplete);
+        return 0;
+    }
+  }
+  return 0;
+}
