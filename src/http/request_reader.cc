@@ -395,9 +395,18 @@ RequestReader::Outcome RequestReader::Impl::Body(const char* data, std::size_t s
         if (line[0] == ' ' || line[0] == '\t') return FailBad("bad obs-fold");
         while (p < end && IsTokenChar(static_cast<unsigned char>(line[p]))) ++p;
         if (p == 0 || p == end || line[p] != ':') return FailBad("bad field");
+        const std::string_view name = line.substr(0, p);
         for (++p; p < end; ++p) {
           const auto c = static_cast<unsigned char>(line[p]);
           if (!IsValueChar(c) && c != ' ' && c != '\t') return FailBad("bad value");
+        }
+        // Framing cannot change after the body (RFC 9110 6.5.1); Beast
+        // refuses these too.
+        if (EqualsIgnoreCase(name, "content-length")) return FailBad("bad Content-Length");
+        if (EqualsIgnoreCase(name, "transfer-encoding")) return FailBad("bad Transfer-Encoding");
+        if (EqualsIgnoreCase(name, "connection") &&
+            !IsTokenList(TrimOws(line.substr(name.size() + 1, end - name.size() - 1)))) {
+          return FailBad("bad value");
         }
         break;
       }

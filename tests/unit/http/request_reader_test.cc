@@ -228,6 +228,11 @@ TEST(RequestReaderTest, MalformedRequestsGet400WithBeastsWords) {
        "400 400 Bad Request: bad chunk extension"},
       {"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nBad Trailer\r\n\r\n",
        "400 400 Bad Request: bad field"},
+      {"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nContent-Length: 1\r\n\r\n",
+       "400 400 Bad Request: bad Content-Length"},
+      {"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nTransfer-Encoding: "
+       "chunked\r\n\r\n",
+       "400 400 Bad Request: bad Transfer-Encoding"},
       {"GET /v1/kv/%zz HTTP/1.1\r\n\r\n", ""},  // a refusal from Take, below
   };
   for (const auto& [stream, want] : cases) {
