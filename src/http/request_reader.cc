@@ -335,15 +335,18 @@ RequestReader::Outcome RequestReader::Impl::Body(const char* data, std::size_t s
           while (p < end && IsTokenChar(static_cast<unsigned char>(line[p]))) ++p;
           return p > from;
         };
-        for (;;) {
+        // No whitespace before the CRLF (the grammar has none; Beast refuses it).
+        while (p != end) {
           skip_bws();
-          if (p == end) break;
-          if (line[p] != ';') return FailBad("bad chunk extension");
+          if (p == end || line[p] != ';') return FailBad("bad chunk extension");
           ++p;
           skip_bws();
           if (!token()) return FailBad("bad chunk extension");
+          const std::size_t name_end = p;
           skip_bws();
-          if (p < end && line[p] == '=') {
+          if (p == end || line[p] != '=') {
+            p = name_end;
+          } else {
             ++p;
             skip_bws();
             if (p < end && line[p] == '"') {

@@ -167,7 +167,7 @@ TEST(RequestReaderTest, OtherVersionsGet505AsSoonAsTheHeaderIsIn) {
 TEST(RequestReaderTest, ChunkedBodiesWithExtensionsAndTrailers) {
   const Result result = FeedEveryWay(
       "POST /v1/txn HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n"
-      "3;name=value;q=\"a \\\" b\"\r\nabc\r\n00A ; x \r\n0123456789\r\n"
+      "3;name=value;q=\"a \\\" b\"\r\nabc\r\n00A ; x\r\n0123456789\r\n"
       "0\r\nX-Consul-Token: from-trailer\r\nChecksum: 1\r\n\r\n");
   const HttpRequest& request = Only(result);
   EXPECT_EQ(request.body, "abc0123456789");
@@ -223,6 +223,10 @@ TEST(RequestReaderTest, MalformedRequestsGet400WithBeastsWords) {
       {"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab\r\n",
        "400 400 Bad Request: bad chunk"},
       {"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1;\r\na\r\n",
+       "400 400 Bad Request: bad chunk extension"},
+      {"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1;a=b \r\na\r\n",
+       "400 400 Bad Request: bad chunk extension"},
+      {"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1 \r\na\r\n",
        "400 400 Bad Request: bad chunk extension"},
       {"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1;a=\"x\r\na\r\n",
        "400 400 Bad Request: bad chunk extension"},
