@@ -25,16 +25,19 @@ std::optional<std::string_view> HttpRequest::Query(std::string_view name) const 
   return std::nullopt;
 }
 
-void HttpRequest::AddHeader(std::string_view name, std::string value) {
-  std::string lowered(name);
-  AsciiLowerInPlace(&lowered);
-  const std::string_view lower = lowered;  // compares the size first
-  if (token_header_at == kNoHeader && lower == "x-consul-token") {
-    token_header_at = headers.size();
-  } else if (authorization_header_at == kNoHeader && lower == "authorization") {
-    authorization_header_at = headers.size();
-  }
-  headers.emplace_back(std::move(lowered), std::move(value));
+void HeaderList::Add(std::string_view name, std::string_view value) {
+  const auto name_at = static_cast<std::uint32_t>(text_.size());
+  for (const char c : name) text_.push_back(AsciiLower(c));
+  const auto value_at = static_cast<std::uint32_t>(text_.size());
+  text_.append(value);
+  AddAt(name_at, static_cast<std::uint32_t>(name.size()), value_at,
+        static_cast<std::uint32_t>(value.size()));
+}
+
+void HttpRequest::AddHeader(std::string_view name, std::string_view value) {
+  headers.Add(name, value);
+  const std::size_t at = headers.size() - 1;
+  NoteHeader(at, headers[at].first);
 }
 
 std::optional<std::string_view> HttpRequest::Header(std::string_view name) const {
@@ -42,7 +45,7 @@ std::optional<std::string_view> HttpRequest::Header(std::string_view name) const
     if (key.size() != name.size()) continue;
     bool equal = true;
     for (std::size_t i = 0; i < key.size() && equal; ++i) equal = key[i] == AsciiLower(name[i]);
-    if (equal) return std::string_view(value);
+    if (equal) return value;
   }
   return std::nullopt;
 }

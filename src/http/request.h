@@ -1,8 +1,10 @@
 // Plain HTTP request/response values handed between the transport
-// (http/request_reader.cc, the only file that knows Boost.Beast) and the Consul API
-// handlers. Loop thread only.
+// (http/request_reader.cc, tenure's own HTTP/1.1 request parser) and the
+// Consul API handlers. Loop thread only.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -16,6 +18,63 @@
 
 namespace tenure::http {
 
+// A request's header fields: one text holding every name (lower-cased) and
+// value, and where each field is in it. The reader copies the fields of a
+// request into the text in one allocation and notes positions, so a field
+// costs no allocation of its own; a field reads as a pair of string_views
+// into the text, valid while the list lives and is not added to. Copies and
+// moves keep positions, not pointers, so they stay valid.
+class HeaderList {
+ public:
+  using Field = std::pair<std::string_view, std::string_view>;
+
+  class Iterator {
+   public:
+    using value_type = Field;
+    using difference_type = std::ptrdiff_t;
+    Iterator(const HeaderList* list, std::size_t at) : list_(list), at_(at) {}
+    Field operator*() const { return (*list_)[at_]; }
+    Iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    bool operator==(const Iterator& other) const { return at_ == other.at_; }
+
+   private:
+    const HeaderList* list_;
+    std::size_t at_;
+  };
+
+  std::size_t size() const { return spans_.size(); }
+  bool empty() const { return spans_.empty(); }
+  Field operator[](std::size_t at) const {
+    const Span& span = spans_[at];
+    return {std::string_view(text_.data() + span.name_at, span.name_size),
+            std::string_view(text_.data() + span.value_at, span.value_size)};
+  }
+  Iterator begin() const { return {this, 0}; }
+  Iterator end() const { return {this, spans_.size()}; }
+
+  // Appends a field; `name` is stored lower-cased.
+  void Add(std::string_view name, std::string_view value);
+
+  // For the request reader: the text of every field at once, then each
+  // field's position in it (names already lower-cased there).
+  std::string& text() { return text_; }
+  void reserve(std::size_t fields) { spans_.reserve(fields); }
+  void AddAt(std::uint32_t name_at, std::uint32_t name_size, std::uint32_t value_at,
+             std::uint32_t value_size) {
+    spans_.push_back({name_at, name_size, value_at, value_size});
+  }
+
+ private:
+  struct Span {
+    std::uint32_t name_at, name_size, value_at, value_size;
+  };
+  std::string text_;
+  std::vector<Span> spans_;
+};
+
 struct HttpRequest {
   std::string method;     // "GET", "PUT", ... as received
   std::string target;     // raw request target, e.g. "/v1/kv/a%20b?recurse"
@@ -24,8 +83,9 @@ struct HttpRequest {
   // Decoded query parameters in order; a parameter without '=' has value "".
   std::vector<std::pair<std::string, std::string>> query;
   // Header names lower-cased, in the order received. Add through AddHeader,
-  // which also notes where the token headers are.
-  std::vector<std::pair<std::string, std::string>> headers;
+  // which also notes where the token headers are (the reader notes them
+  // itself through NoteHeader).
+  HeaderList headers;
   std::string body;
   MonoMs received_ms = 0;
 
@@ -35,7 +95,16 @@ struct HttpRequest {
   // First value of a header (name compared case-insensitively), nullopt if absent.
   std::optional<std::string_view> Header(std::string_view name) const;
 
-  void AddHeader(std::string_view name, std::string value);
+  void AddHeader(std::string_view name, std::string_view value);
+  // Notes the token headers among headers[at] (its name lower-case).
+  void NoteHeader(std::size_t at, std::string_view lower_name) {
+    if (lower_name.size() == 14 && token_header_at == kNoHeader && lower_name == "x-consul-token") {
+      token_header_at = at;
+    } else if (lower_name.size() == 13 && authorization_header_at == kNoHeader &&
+               lower_name == "authorization") {
+      authorization_header_at = at;
+    }
+  }
   // The first X-Consul-Token and Authorization values, "" if absent: every
   // request with ACLs on asks, so they are found once, as headers arrive.
   std::string_view TokenHeader() const { return ValueAt(token_header_at); }
@@ -47,7 +116,7 @@ struct HttpRequest {
 
  private:
   std::string_view ValueAt(std::size_t at) const {
-    return at == kNoHeader ? std::string_view() : std::string_view(headers[at].second);
+    return at == kNoHeader ? std::string_view() : headers[at].second;
   }
 };
 

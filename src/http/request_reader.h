@@ -1,8 +1,9 @@
 // RequestReader: turns the bytes of one HTTP/1.1 request into an HttpRequest,
-// or into the refusal Consul's agent would answer (400, 413, 431, 505). The
-// only user of Boost.Beast's parser, behind a pimpl; Connection feeds it what
-// the socket gives and the fuzz target feeds it anything. No I/O, no clock;
-// loop thread only (one reader per connection).
+// or into the refusal Consul's agent would answer (400, 413, 431, 505).
+// tenure's own parser (RFC 9112; docs/decisions/0022-own-http-request-parser.md),
+// checked against Boost.Beast's by tests/fuzz/http_parser_diff_fuzz.cc.
+// Connection feeds it what the socket gives and the fuzz targets feed it
+// anything. No I/O, no clock; loop thread only (one reader per connection).
 #pragma once
 
 #include <cstddef>
@@ -24,7 +25,7 @@ class RequestReader {
     bool keep_alive = true;
     bool http10 = false;
     bool head_request = false;
-    std::optional<HttpResponse> refusal;  // 505 for HTTP/0.x or 2+, 400 for a bad target
+    std::optional<HttpResponse> refusal;  // 400 for a bad target (Go's text)
   };
 
   RequestReader();

@@ -1,4 +1,4 @@
-// HttpServer: HTTP/1.1 listener and connections (Beast's parser in request_reader.cc), on the
+// HttpServer: HTTP/1.1 listener and connections (own parser in request_reader.cc), on the
 // single loop thread. Knows nothing of Consul: it parses requests into
 // HttpRequest values, enforces the transport limits in common/limits.h
 // (header and body size, request read timeout, idle timeout, connection
