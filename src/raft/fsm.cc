@@ -2,8 +2,8 @@
 
 #include <fmt/core.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
