@@ -22,10 +22,8 @@ whatever else the machine does), instrumentation on only while
 tenure_bench --max-ops OPERATIONS runs, after a warm-up of a tenth as many;
 no scraper runs then. Prints the lowest count of each side.
 """
-import glob
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -37,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
+from callgrind_count import instructions_per_operation  # noqa: E402
 from tenure_testlib import DevServer, http_request  # noqa: E402
 
 WORKLOADS = [  # (workload, metric)
@@ -87,35 +86,10 @@ def run_bench(bench, server, workload, seconds):
 
 
 def count_instructions(binary, bench, mode, workload, operations, work):
-    out_dir = tempfile.mkdtemp(dir=work)
-    wrapper = os.path.join(out_dir, "tenure-under-callgrind")
-    with open(wrapper, "w") as f:
-        f.write("#!/bin/sh\nexec valgrind --tool=callgrind --instr-atstart=no "
-                f"--callgrind-out-file={out_dir}/cg.%p.out {binary} \"$@\"\n")
-    os.chmod(wrapper, 0o755)
-    args = ["-disable-metrics"] if mode == "off" else []
-    with DevServer(extra_args=args, dev=False, binary=wrapper, startup_timeout=120) as server:
-        pid = str(server.process.pid)
-        command = [bench, "--addr", server.http_addr, "--only", workload, "--runs", "1",
-                   "--seconds", "600", "--json"]
-        clients = re.fullmatch(r"(renew|kv_put)_c(\d+)", workload)
-        if clients and workload != "kv_put_c1":
-            command += ["--clients", clients.group(2)]
-        subprocess.run(command + ["--max-ops", str(max(operations // 10, 100))],
-                       capture_output=True, text=True, timeout=1200, check=True)
-        command += ["--max-ops", str(operations)]
-        subprocess.run(["callgrind_control", "-i", "on", pid], capture_output=True, check=True)
-        out = subprocess.run(command, capture_output=True, text=True, timeout=1200, check=True)
-        subprocess.run(["callgrind_control", "-i", "off", pid], capture_output=True, check=True)
-        subprocess.run(["callgrind_control", "-d", pid], capture_output=True, check=True)
-    done = json.loads(out.stdout)["workloads"][0]["runs"][0]["metrics"]["count"]
-    total = 0
-    for path in glob.glob(os.path.join(out_dir, f"cg.{pid}.out*")):
-        with open(path) as f:
-            for line in f:
-                if line.startswith(("totals:", "summary:")):
-                    total = max(total, int(line.split()[1]))
-    return total / done
+    # One client, a warm-up of a tenth as many operations first, no scraper.
+    return instructions_per_operation(
+        binary, bench, workload, operations, work,
+        server_args=["-disable-metrics"] if mode == "off" else [], warm=True)
 
 
 def instructions_main(argv):

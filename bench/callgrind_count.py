@@ -1,0 +1,69 @@
+"""The server's instructions per operation of one tenure_bench workload,
+counted by valgrind's callgrind (the same count for the same binary and
+inputs however busy the machine is). Shared by bench/acl_instructions.py
+and bench/metrics_cost.py --instructions.
+
+The server runs under callgrind with instrumentation off while it starts and
+while `prepare` runs, on (callgrind_control -i on) only while tenure_bench
+--max-ops OPERATIONS (or --rounds, for wake_wN) runs.
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "lib"))
+
+from tenure_testlib import DevServer  # noqa: E402
+
+
+def instructions_per_operation(binary, bench, workload, operations, work, server_args=(),
+                               prepare=None, bench_args=(), warm=False):
+    """prepare(server), if given, runs before counting (ACL set-up...);
+    bench_args go to every tenure_bench run; warm runs the workload once (a
+    tenth of OPERATIONS) before counting, so the count is the steady state."""
+    out_dir = tempfile.mkdtemp(dir=work)
+    wrapper = os.path.join(out_dir, "tenure-under-callgrind")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec valgrind --tool=callgrind --instr-atstart=no "
+                f"--callgrind-out-file={out_dir}/cg.%p.out {binary} \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    with DevServer(extra_args=list(server_args), dev=False, binary=wrapper,
+                   startup_timeout=120) as server:
+        if prepare:
+            prepare(server)
+        pid = str(server.process.pid)
+        command = [bench, "--addr", server.http_addr, "--only", workload, "--runs", "1",
+                   "--seconds", "600", "--json"]
+        # renew_c1, lock_cycle_c8...: the many-clients workloads at that
+        # count. One client makes the count repeatable to a few
+        # instructions: one request per turn of the loop, no batching.
+        clients = re.fullmatch(r"(renew|kv_put|lock_cycle|session_pair)_c(\d+)", workload)
+        if clients and workload not in ("kv_put_c1", "lock_cycle_c1"):
+            command += ["--clients", clients.group(2)]
+        # wake_w1000 and the like: OPERATIONS is its rounds (every round
+        # wakes every watcher once; the count is per wake-up).
+        watchers = re.fullmatch(r"wake_w(\d+)", workload)
+        if watchers:
+            command += ["--watchers", watchers.group(1)]
+        command += list(bench_args)
+        if warm:
+            subprocess.run(command + ["--max-ops", str(max(operations // 10, 100))],
+                           capture_output=True, text=True, timeout=1200, check=True)
+        command += (["--rounds", str(operations)] if watchers else ["--max-ops", str(operations)])
+        subprocess.run(["callgrind_control", "-i", "on", pid], capture_output=True, check=True)
+        out = subprocess.run(command, capture_output=True, text=True, timeout=1200, check=True)
+        subprocess.run(["callgrind_control", "-i", "off", pid], capture_output=True, check=True)
+        subprocess.run(["callgrind_control", "-d", pid], capture_output=True, check=True)
+    done = json.loads(out.stdout)["workloads"][0]["runs"][0]["metrics"]["count"]
+    total = 0
+    for path in glob.glob(os.path.join(out_dir, f"cg.{pid}.out*")):
+        with open(path) as f:
+            for line in f:
+                if line.startswith(("totals:", "summary:")):
+                    total = max(total, int(line.split()[1]))
+    return total / done
