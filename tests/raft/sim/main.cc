@@ -18,6 +18,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/log.h"
 #include "simulation.h"
 
 namespace {
@@ -91,6 +92,9 @@ int main(int argc, char** argv) {
       Usage(("unknown flag " + flag).c_str());
     }
   }
+  // Every member logs every lock transition it applies (docs/logs.md): a
+  // soak applies millions. Warnings and errors only, unless --verbose.
+  if (!verbose) tenure::log::Configure({.level = tenure::log::Level::kWarn});
   auto started = std::chrono::steady_clock::now();
   auto out_of_time = [&] {
     return duration_s > 0 &&
