@@ -15,6 +15,7 @@
 #include "common/histogram.h"
 #include "common/status.h"
 #include "common/types.h"
+#include "raft/snapshot_metrics.h"
 #include "raft/transport.h"
 #include "state/command.h"
 #include "state/store.h"
@@ -85,6 +86,9 @@ class Consensus {
   // Metrics (docs/metrics.md): where applies observe their duration. A
   // consensus that does not measure ignores it.
   virtual void set_apply_histogram(Histogram* /*histogram*/) {}
+  // Where raft snapshots (taken here, or installed from the leader) are
+  // counted. Null, or a consensus that does not measure: not counted.
+  virtual void set_snapshot_metrics(SnapshotMetrics* /*metrics*/) {}
 
   virtual void set_on_applied(std::function<void()> callback) = 0;
   virtual void set_on_broken(std::function<void(Status why)> callback) = 0;

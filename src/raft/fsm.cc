@@ -130,8 +130,14 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
 int FsmBridge::Snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[],
                         unsigned* n_bufs) noexcept {
   auto* self = static_cast<FsmBridge*>(fsm->data);
+  const auto start = std::chrono::steady_clock::now();
   std::string data;
   self->store_->EncodeSnapshot(&data);
+  if (SnapshotMetrics* m = self->snapshot_metrics_; m != nullptr) {
+    m->encode_seconds.ObserveSince(start);
+    ++m->taken;
+    m->last_taken_bytes = data.size();
+  }
   auto* array = static_cast<struct raft_buffer*>(raft_malloc(sizeof(struct raft_buffer)));
   if (array == nullptr) return RAFT_NOMEM;
   array[0] = CopyToRaftBuffer(data);
@@ -159,6 +165,10 @@ int FsmBridge::Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept {
   self->result_.reset();
   ++self->generation_;
   ++self->restores_;
+  if (SnapshotMetrics* m = self->snapshot_metrics_; m != nullptr) {
+    ++m->installed;
+    m->last_installed_bytes = buf->len;
+  }
   raft_free(buf->base);
   return 0;
 }

@@ -28,6 +28,7 @@
 
 #include "common/histogram.h"
 #include "raft/raft_c.h"
+#include "raft/snapshot_metrics.h"
 #include "state/store.h"
 
 namespace tenure::raft {
@@ -67,6 +68,7 @@ class FsmBridge {
   // Metrics (docs/metrics.md): each apply observes how long decoding and
   // applying its entry took. Null: not measured.
   void set_apply_histogram(Histogram* histogram) { apply_histogram_ = histogram; }
+  void set_snapshot_metrics(SnapshotMetrics* metrics) { snapshot_metrics_ = metrics; }
 
  private:
   static int Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void** result) noexcept;
@@ -81,6 +83,7 @@ class FsmBridge {
   std::uint64_t restores_ = 0;
   bool apply_halted_ = false;
   Histogram* apply_histogram_ = nullptr;
+  SnapshotMetrics* snapshot_metrics_ = nullptr;
 };
 
 }  // namespace tenure::raft

@@ -563,6 +563,9 @@ void Node::set_on_applied(std::function<void()> callback) {
 }
 
 void Node::set_apply_histogram(Histogram* histogram) { impl_->fsm_.set_apply_histogram(histogram); }
+void Node::set_snapshot_metrics(SnapshotMetrics* metrics) {
+  impl_->fsm_.set_snapshot_metrics(metrics);
+}
 
 void Node::set_on_leadership(std::function<void(bool is_leader)> callback) {
   impl_->on_leadership_ = std::move(callback);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/histogram.h"
+#include "raft/consensus.h"
 #include "state/command.h"
 #include "state/store.h"
 
@@ -25,6 +26,7 @@ struct ServerMetrics {
   std::uint64_t proposals_pending = 0;  // handed to raft, not answered yet
   Histogram commit_seconds;             // proposal handed to raft -> applied here
   Histogram apply_seconds;              // one entry decoded and applied to the Store
+  raft::SnapshotMetrics snapshots;      // raft's own, taken or installed here
 
   // Sessions and locks, as this server's proposals found them (the leader's).
   std::uint64_t sessions_created = 0;

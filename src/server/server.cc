@@ -57,7 +57,10 @@ void Server::MakeNode() {
   node_ = options_.make_consensus ? options_.make_consensus(io_, store_, options_.raft)
                                   : std::make_unique<raft::Node>(io_, store_, options_.raft);
   node_->set_on_applied([this] { OnApplied(); });
-  if (options_.metrics_enabled) node_->set_apply_histogram(&metrics_.apply_seconds);
+  if (options_.metrics_enabled) {
+    node_->set_apply_histogram(&metrics_.apply_seconds);
+    node_->set_snapshot_metrics(&metrics_.snapshots);
+  }
   node_->set_on_leadership([this](bool is_leader) { OnLeadership(is_leader); });
   node_->set_on_broken([this](Status why) { OnRaftBroken(std::move(why)); });
 }

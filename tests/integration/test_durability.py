@@ -36,7 +36,7 @@ import threading
 import time
 import unittest
 
-from tenure_testlib import DevServer, quote_key
+from tenure_testlib import DevServer, poll_until, quote_key
 
 SEED = int(os.environ.get("TENURE_DURABILITY_SEED", "20261122"))
 WRITES = int(os.environ.get("TENURE_DURABILITY_WRITES", "3000"))
@@ -190,6 +190,15 @@ class DurabilityTest(unittest.TestCase):
         self.server.start()
 
     # --- helpers ------------------------------------------------------------------------
+
+    def metric(self, name):
+        """One unlabelled sample of the server's Prometheus text."""
+        r = self.server.request("GET", "/metrics")
+        self.assertEqual(r.status, 200, r.text)
+        for line in r.text.splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        self.fail("no sample %s in /metrics" % name)
 
     def restart(self):
         start = time.monotonic()
@@ -364,8 +373,18 @@ class DurabilityTest(unittest.TestCase):
             return check
         second = self.run_stream("dur/twice/b/", SEED + 3, past_threshold,
                                  "raft index %d" % target, threads=16)
+        # Past the threshold libraft takes a snapshot; the metrics say so
+        # (docs/metrics.md), with its size.
+        taken = poll_until(lambda: self.metric("tenure_raft_snapshots_taken_total") >= 1,
+                           timeout=60, message="no raft snapshot counted past the threshold")
+        self.assertTrue(taken)
+        self.assertGreater(self.metric("tenure_raft_snapshot_last_size_bytes"), 0)
+        self.assertGreaterEqual(self.metric("tenure_raft_snapshot_encode_duration_seconds_count"), 1)
         self.crash(second, "kill")
         self.restart()
+        # The restart restored from that snapshot.
+        self.assertGreaterEqual(self.metric("tenure_raft_snapshots_installed_total"), 1)
+        self.assertGreater(self.metric("tenure_raft_snapshot_installed_size_bytes"), 0)
         self.verify(first, "dur/twice/a/")
         self.verify(second, "dur/twice/b/")
 

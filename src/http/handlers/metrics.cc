@@ -107,6 +107,21 @@ Families Collect(const server::Server& server, const HttpMetrics& http) {
   f.Histo("tenure_raft_apply_duration_seconds",
           "Decoding one committed entry and applying it to the state machine, on this server.",
           m.apply_seconds);
+  f.Counter("tenure_raft_snapshots_taken_total",
+            "Raft snapshots of the state machine this server took to compact its log.",
+            static_cast<double>(m.snapshots.taken));
+  f.Gauge("tenure_raft_snapshot_last_size_bytes",
+          "The size of the latest raft snapshot this server took (0: none yet).",
+          static_cast<double>(m.snapshots.last_taken_bytes));
+  f.Histo("tenure_raft_snapshot_encode_duration_seconds",
+          "Encoding the state machine for one raft snapshot, on the loop thread.",
+          m.snapshots.encode_seconds);
+  f.Counter("tenure_raft_snapshots_installed_total",
+            "Raft snapshots this server restored its state from (sent by a leader, or at start).",
+            static_cast<double>(m.snapshots.installed));
+  f.Gauge("tenure_raft_snapshot_installed_size_bytes",
+          "The size of the latest raft snapshot this server restored from (0: none yet).",
+          static_cast<double>(m.snapshots.last_installed_bytes));
   // Sessions and locks.
   f.Gauge("tenure_sessions_active", "Sessions in the replicated state.",
           static_cast<double>(server.store().session_count()));
