@@ -1,5 +1,5 @@
 // The dashboard's static files (ui/ in the source tree), compiled into the
-// binary by cmake/EmbedUi.cmake (decision 0030): served by handlers/ui.cc at
+// binary by cmake/EmbedUi.cmake (decision 0026): served by handlers/ui.cc at
 // /ui/ with no file on disk and nothing fetched from elsewhere.
 #pragma once
 

@@ -1,5 +1,5 @@
 // GET/HEAD /ui/ and /ui/<file>: the dashboard's static files (ui/, embedded
-// by cmake/EmbedUi.cmake; docs/dashboard.md, decision 0030). Anyone who
+// by cmake/EmbedUi.cmake; docs/dashboard.md, decision 0026). Anyone who
 // reaches the HTTP port may load them, as Consul's UI: the page holds no
 // data; what it shows comes from the API under the token its user types in.
 #include <string>
