@@ -96,6 +96,9 @@ function el(tag, text, className) {
 }
 
 function duration(ms) {
+  // The skew is learnt from the Date header, to the second: a grant stamped
+  // a moment ago may look up to a second or two in the future.
+  if (ms < 0 && ms > -2500) ms = 0;
   if (!(ms >= 0)) return '?';
   const s = Math.floor(ms / 1000);
   if (s < 60) return `${s}s`;
