@@ -101,6 +101,9 @@ Status RunAgent(AgentPlan plan) {
   for (auto [listener, options] :
        {std::pair{&http_server, &plan.http}, std::pair{&https_server, &plan.https}}) {
     if (!options->has_value()) continue;
+    (*options)->large_body_gate = [&api](const http::HttpRequest& request) {
+      return api.MayRestoreSnapshot(request);
+    };
     if (Status listening = listener->Listen(**options); !listening.ok()) {
       http_server.Stop();
       server.Stop([&io] { io.stop(); });

@@ -65,6 +65,10 @@ class Api {
   // Serves the request here or, on a follower, forwards what Consul's
   // leader answers (decision 0008; http/forwarder.h).
   void Handle(HttpRequest request, std::shared_ptr<Responder> responder);
+  // Whether `request`'s token may restore a snapshot (acl:write with ACLs
+  // on, the operator token with them off): the HTTP servers' gate for
+  // PUT /v1/snapshot's large body, asked once its header is in.
+  bool MayRestoreSnapshot(const HttpRequest& request);
   void Start();
   // Fails forwarded requests still in flight.
   void Shutdown();
@@ -134,6 +138,7 @@ class Api {
   // routes.cc: nullopt if the request carries the operator token, else the
   // 403 to answer (decision 0012).
   std::optional<HttpResponse> CheckOperatorToken(const HttpRequest& request) const;
+
   // A parked blocking query's caller, resolved again when it wakes: a token
   // deleted, expired or changed meanwhile decides the answer. An error
   // answer when the token no longer resolves.

@@ -253,7 +253,10 @@ void Connection::TlsFailed() {
 
 void Connection::BeginRequest() {
   phase_ = Phase::kReading;
-  if (reader_ == nullptr) reader_ = std::make_unique<RequestReader>();
+  if (reader_ == nullptr) {
+    reader_ = std::make_unique<RequestReader>();
+    reader_->set_large_body_gate(&shared_->large_body_gate);
+  }
   reader_->Begin();
   if (pending_.empty() && pending_.capacity() > kPendingKeepBytes) std::string().swap(pending_);
   request_started_ = !pending_.empty();  // pipelined bytes count as a started request

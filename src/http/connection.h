@@ -36,6 +36,7 @@
 
 #include "common/types.h"
 #include "http/request.h"
+#include "http/request_reader.h"
 #include "tls/context.h"
 
 namespace tenure::http {
@@ -66,6 +67,8 @@ struct ServerShared {
   // Set: every connection speaks TLS with it (an HTTPS listener). Replaced
   // on reload; a connection keeps the context it started with.
   std::shared_ptr<const tls::Context> tls;
+  // Who may send PUT /v1/snapshot's large body (HttpServerOptions).
+  LargeBodyGate large_body_gate;
   // Unsent response bytes over every connection, and its budget (limits.h).
   std::size_t unsent_bytes = 0;
   std::size_t unsent_bytes_max = 0;

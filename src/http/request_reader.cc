@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -132,6 +133,7 @@ struct RequestReader::Impl {
   bool keep_alive = true;
   bool expects_continue = false;
   std::size_t body_bytes_max = limits::kHttpBodyBytesMax;  // what the 413 names
+  const LargeBodyGate* large_body_gate = nullptr;          // the connection's
   bool continue_taken = false;
   std::uint64_t remaining = 0;  // body or chunk bytes still to come
   std::size_t trailer_bytes = 0;
@@ -183,11 +185,6 @@ RequestReader::Outcome RequestReader::Impl::ParseHeader(std::string_view head) {
   while (at < head.size() && IsTargetChar(static_cast<unsigned char>(head[at]))) ++at;
   if (at == target_at || head[at] != ' ') return FailBad("bad target");
   request.target.assign(head.data() + target_at, at - target_at);
-  // PUT /v1/snapshot carries a whole snapshot file (docs/snapshots.md).
-  if (request.method == "PUT" &&
-      std::string_view(request.target).substr(0, request.target.find('?')) == "/v1/snapshot") {
-    body_bytes_max = limits::kSnapshotBytesMax;
-  }
   ++at;
   const std::string_view version_text = head.substr(at, 10);
   if (version_text.size() < 10 || !version_text.starts_with("HTTP/") || !IsDigit(version_text[5]) ||
@@ -250,11 +247,6 @@ RequestReader::Outcome RequestReader::Impl::ParseHeader(std::string_view head) {
         if (!IsDigit(c)) return FailBad("bad Content-Length");
         length = length * 10 + static_cast<std::uint64_t>(c - '0');
       }
-      if (length > body_bytes_max) {
-        return Fail(HttpResponse::Text(
-            413, fmt::format("Request body({} bytes) too large, max size: {} bytes. {}", length,
-                             body_bytes_max, kBodyLimitDoc)));
-      }
       has_length = true;
       remaining = length;
     } else if (name == "transfer-encoding") {
@@ -274,10 +266,26 @@ RequestReader::Outcome RequestReader::Impl::ParseHeader(std::string_view head) {
     line_at = p + 2;
   }
   keep_alive = !close && (version >= 11 || keep_alive_token);
+  // PUT /v1/snapshot carries a whole snapshot file (docs/snapshots.md), but
+  // only from a caller the gate lets (the token is checked now, before any
+  // of the body is read): a stranger gets the usual limit.
+  if (large_body_gate != nullptr && *large_body_gate && request.method == "PUT" &&
+      std::string_view(request.target).substr(0, request.target.find('?')) == "/v1/snapshot" &&
+      (*large_body_gate)(request)) {
+    body_bytes_max = limits::kSnapshotBytesMax;
+  }
+  if (has_length && remaining > body_bytes_max) {
+    return Fail(HttpResponse::Text(
+        413, fmt::format("Request body({} bytes) too large, max size: {} bytes. {}", remaining,
+                         body_bytes_max, kBodyLimitDoc)));
+  }
   if (chunked) {
     state = State::kChunkLine;
   } else if (remaining > 0) {
-    request.body.reserve(static_cast<std::size_t>(remaining));
+    // Room for what is declared, up to the usual limit: a large body grows
+    // as it arrives, so a declared size alone reserves nothing big.
+    request.body.reserve(
+        static_cast<std::size_t>(std::min<std::uint64_t>(remaining, limits::kHttpBodyBytesMax)));
     state = State::kBody;
   } else {
     state = State::kDone;
@@ -433,6 +441,11 @@ void RequestReader::Begin() {
   impl.continue_taken = false;
   impl.remaining = 0;
   impl.trailer_bytes = 0;
+  impl.body_bytes_max = limits::kHttpBodyBytesMax;
+}
+
+void RequestReader::set_large_body_gate(const LargeBodyGate* gate) {
+  impl_->large_body_gate = gate;
 }
 
 RequestReader::Outcome RequestReader::Feed(const char* data, std::size_t size, std::size_t* used) {

@@ -7,12 +7,18 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 
 #include "http/request.h"
 
 namespace tenure::http {
+
+// Whether a request whose header is in may send a body up to
+// limits::kSnapshotBytesMax (PUT /v1/snapshot): the caller's token decides,
+// before any of the body is read.
+using LargeBodyGate = std::function<bool(const HttpRequest&)>;
 
 class RequestReader {
  public:
@@ -35,6 +41,9 @@ class RequestReader {
 
   // Ready for the next request (header and body limits from common/limits.h).
   void Begin();
+  // The gate for PUT /v1/snapshot's large body (kept, not copied; null or
+  // empty: never). Without one every body has the usual limit.
+  void set_large_body_gate(const LargeBodyGate* gate);
   // Parses what it can of `data`; *used is how much it consumed. kComplete:
   // call Take(). kError: call TakeError(), then Begin() before reuse.
   // REQUIRES: Begin() since the last Take/TakeError.

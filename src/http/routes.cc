@@ -136,6 +136,12 @@ std::string_view RequestToken(const HttpRequest& request) {
 // With ACLs off, a write that changes the cluster needs the secret of
 // -operator-token-file; without that flag nobody may. The answers are
 // Consul's for an anonymous caller and an unknown token.
+bool Api::MayRestoreSnapshot(const HttpRequest& request) {
+  if (!server_.acl_config().enabled) return !CheckOperatorToken(request).has_value();
+  Result<server::Caller> caller = server_.ResolveCaller(RequestToken(request));
+  return caller.ok() && caller->can().AclWrite().allowed();
+}
+
 std::optional<HttpResponse> Api::CheckOperatorToken(const HttpRequest& request) const {
   std::string_view token = RequestToken(request);
   const std::string& expected = server_.options().operator_token;

@@ -220,6 +220,7 @@ Status HttpServer::Listen(const HttpServerOptions& options) {
   shared.connections_max =
       ConnectionCap(nofile, options.TEST_connections_max, options.TEST_descriptor_reserve);
   shared.tls = options.tls;
+  shared.large_body_gate = options.large_body_gate;
   if (shared.connections_max < options.TEST_connections_max) {
     Log("serving at most {} connections: RLIMIT_NOFILE is {}, {} kept for raft",
         shared.connections_max, nofile, options.TEST_descriptor_reserve);

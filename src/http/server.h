@@ -12,6 +12,7 @@
 #include "common/limits.h"
 #include "common/status.h"
 #include "http/request.h"
+#include "http/request_reader.h"
 #include "tls/context.h"
 
 namespace boost::asio {
@@ -25,6 +26,9 @@ struct HttpServerOptions {
   std::uint16_t port = 8500;  // 0 picks a free port (tests)
   // Set: an HTTPS listener; every connection speaks TLS with this context.
   std::shared_ptr<const tls::Context> tls;
+  // Who may upload a snapshot larger than the usual body limit (Api decides
+  // from the token; unset: nobody).
+  LargeBodyGate large_body_gate;
 
   // Test-only: the limits.h values, shortened so tests of the timeouts and
   // the connection cap run at the speed of logic. Production leaves them.
