@@ -234,6 +234,10 @@ Changes Store::TakeChanges() {
   if (!(cond)) return Status::Corruption("state invariant broken: " #cond)
 
 Status Store::Validate() const {
+  // No cluster applies 2^62 entries; a larger index can only come from a
+  // crafted snapshot file, and index + 1 must never wrap (raft/fsm.cc
+  // numbers the entries after a restore from it).
+  TENURE_INVARIANT(applied_index_.value() < (std::uint64_t{1} << 62));
   TENURE_INVARIANT(kv_index_ <= applied_index_);
   TENURE_INVARIANT(sessions_index_ <= applied_index_);
   TENURE_INVARIANT(reaped_index_ <= kv_index_);

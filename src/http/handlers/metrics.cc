@@ -79,7 +79,7 @@ Families Collect(const server::Server& server, const HttpMetrics& http) {
   f.Gauge("tenure_raft_commit_index", "The highest raft index this server knows committed.",
           static_cast<double>(server.CommitIndex()));
   f.Gauge("tenure_raft_applied_index", "The raft index of the last entry applied here.",
-          static_cast<double>(server.store().applied_index().value()));
+          static_cast<double>(server.AppliedRaftIndex()));
   f.Gauge("tenure_raft_last_log_index", "The last entry of this server's raft log.",
           static_cast<double>(server.LastLogIndex()));
   f.Gauge("tenure_raft_last_contact_seconds",

@@ -206,5 +206,26 @@ TEST(RestoreStateTest, ReplicasRestoringTheSameBytesEndEqual) {
   EXPECT_EQ(Snapshot(a.store()), Snapshot(b.store()));
 }
 
+// A crafted file (the SHA-256 is not a signature) could carry an index so
+// large that numbering the entries after it wraps; every decode refuses it.
+TEST(RestoreStateTest, AnIndexNoClusterReachesIsRefused) {
+  Store huge;
+  Command command;
+  command.now_ms = UnixMs(1);
+  command.body = KvSet{"k", "v", 0};
+  huge.Apply(command, LogIndex(std::uint64_t{1} << 62));  // no invariant check here
+  std::string bytes;
+  huge.EncodeSnapshot(&bytes);
+  Result<Store> decoded = Store::DecodeSnapshot(bytes);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_NE(decoded.status().message().find("applied_index_"), std::string::npos)
+      << decoded.status().message();
+  StoreDriver target = SourceState(50);
+  const std::uint64_t at = target.next_index().value();
+  ApplyResult r = ApplyAt(&target.store(), RestoreState{bytes}, at);
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_EQ(target.store().applied_index(), LogIndex(at));
+}
+
 }  // namespace
 }  // namespace tenure::state
