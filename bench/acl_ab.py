@@ -25,8 +25,6 @@ count), which the machine's noise moves much less.
 """
 import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import uuid
@@ -35,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
+from ab_report import print_ab_table, process_cpu_s, run_bench  # noqa: E402
 from tenure_testlib import DevServer, http_request, poll_until  # noqa: E402
 
 WORKLOADS = [  # (workload, metric, higher is better)
@@ -95,20 +94,8 @@ def pad_history(server):
             raise RuntimeError(f"PUT /v1/kv/pad: {r.status} {r.body[:200]!r}")
 
 
-def process_cpu_s(pid):
-    """User + system CPU seconds of a process so far (/proc/PID/stat)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_bench(bench, server, workload, seconds, token_file):
-    args = [bench, "--addr", server.http_addr, "--only", workload, "--runs", "1",
-            "--seconds", str(seconds), "--json"]
-    if token_file:
-        args += ["--token-file", token_file]
-    out = subprocess.run(args, capture_output=True, text=True, timeout=600, check=True)
-    return json.loads(out.stdout)["workloads"][0]["runs"][0]["metrics"]
 
 
 def main():
@@ -150,23 +137,7 @@ def main():
                       flush=True)
     print(f"\n{runs} runs interleaved, {seconds:g} s each, 1 server; ACLs on: default deny, "
           f"{POLICIES} policies, {TOKENS} tokens, a token on every request")
-    print("| workload | metric | ACLs off (median) | ACLs on (median) | on/off of the medians "
-          "| median of the pairs' on/off | server CPU µs/op off / on | runs |")
-    print("|---|---|---|---|---|---|---|---|")
-    for workload, metric, higher in WORKLOADS:
-        offs, ons = results[("off", workload)], results[("on", workload)]
-        off, on = statistics.median(offs), statistics.median(ons)
-        pairs = statistics.median(b / a for a, b in zip(offs, ons) if a)
-        cpu = "-"
-        if cpu_us.get(("off", workload)) and cpu_us.get(("on", workload)):
-            cpu = (f"{statistics.median(cpu_us[('off', workload)]):.1f} / "
-                   f"{statistics.median(cpu_us[('on', workload)]):.1f}")
-        print(f"| {workload} | {metric} ({'higher' if higher else 'lower'} is better) | "
-              f"{off:,.1f} | {on:,.1f} | {on / off:.3f} | {pairs:.3f} | {cpu} | {runs} |")
-    print("\nEvery run (off / on): " + json.dumps(
-        {f"{w} {m}": {"off": results[("off", w)], "on": results[("on", w)]}
-         for w, m, _ in WORKLOADS}))
-
+    print_ab_table("ACLs", WORKLOADS, results, cpu_us, runs)
 
 if __name__ == "__main__":
     main()

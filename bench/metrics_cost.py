@@ -22,11 +22,8 @@ whatever else the machine does), instrumentation on only while
 tenure_bench --max-ops OPERATIONS runs, after a warm-up of a tenth as many;
 no scraper runs then. Prints the lowest count of each side.
 """
-import json
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -35,20 +32,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
+from ab_report import print_ab_table, process_cpu_s, run_bench  # noqa: E402
 from callgrind_count import instructions_per_operation  # noqa: E402
 from tenure_testlib import DevServer, http_request  # noqa: E402
 
-WORKLOADS = [  # (workload, metric)
-    ("kv_put_c64", "puts_per_s"),
-    ("renew_c64", "renewals_per_s"),
+WORKLOADS = [  # (workload, metric, higher is better)
+    ("kv_put_c64", "puts_per_s", True),
+    ("renew_c64", "renewals_per_s", True),
 ]
 
 
-def process_cpu_s(pid):
-    """User + system CPU seconds of a process so far (/proc/PID/stat)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Scraper:
@@ -78,11 +71,6 @@ class Scraper:
         return False
 
 
-def run_bench(bench, server, workload, seconds):
-    args = [bench, "--addr", server.http_addr, "--only", workload, "--runs", "1",
-            "--seconds", str(seconds), "--json"]
-    out = subprocess.run(args, capture_output=True, text=True, timeout=600, check=True)
-    return json.loads(out.stdout)["workloads"][0]["runs"][0]["metrics"]
 
 
 def count_instructions(binary, bench, mode, workload, operations, work):
@@ -131,7 +119,7 @@ def main():
     cpu_us = {}  # (mode, workload) -> [server CPU microseconds per operation]
     for run in range(runs):
         order = ("off", "on") if run % 2 == 0 else ("on", "off")
-        for workload, metric in WORKLOADS:
+        for workload, metric, _ in WORKLOADS:
             for mode in order:
                 args = ["-disable-metrics"] if mode == "off" else []
                 with DevServer(extra_args=args, dev=False) as server:
@@ -149,23 +137,7 @@ def main():
                       f"({len(scraper.statuses)} scrapes)", flush=True)
     print(f"\n{runs} runs interleaved, {seconds:g} s each, 1 server with a data dir, "
           "/metrics scraped every second")
-    print("| workload | metric | metrics off (median) | metrics on (median) | on/off of the medians "
-          "| median of the pairs' on/off | server CPU µs/op off / on | runs |")
-    print("|---|---|---|---|---|---|---|---|")
-    for workload, metric in WORKLOADS:
-        offs, ons = results[("off", workload)], results[("on", workload)]
-        off, on = statistics.median(offs), statistics.median(ons)
-        pairs = statistics.median(b / a for a, b in zip(offs, ons) if a)
-        cpu = "-"
-        if cpu_us.get(("off", workload)) and cpu_us.get(("on", workload)):
-            cpu = (f"{statistics.median(cpu_us[('off', workload)]):.1f} / "
-                   f"{statistics.median(cpu_us[('on', workload)]):.1f}")
-        print(f"| {workload} | {metric} | {off:,.1f} | {on:,.1f} | {on / off:.3f} | {pairs:.3f} "
-              f"| {cpu} | {runs} |")
-    print("\nEvery run (off / on): " + json.dumps(
-        {f"{w} {m}": {"off": results[("off", w)], "on": results[("on", w)]}
-         for w, m in WORKLOADS}))
-
+    print_ab_table("metrics", WORKLOADS, results, cpu_us, runs)
 
 if __name__ == "__main__":
     main()
