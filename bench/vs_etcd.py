@@ -221,8 +221,9 @@ class Servers:
     required, and the servers' own links (tenure's raft, etcd's peers) over
     mutual TLS; None: all in clear text."""
 
-    def __init__(self, system, n, data_parent, tls=None):
+    def __init__(self, system, n, data_parent, tls=None, server_args=()):
         self.system, self.n, self.tls = system, n, tls
+        self.server_args = list(server_args)  # extra flags for every server (tenure only)
         self.root = tempfile.mkdtemp(prefix=f"vs-{system}{n}{'-tls' if tls else ''}-",
                                      dir=data_parent)
         self.procs, self.addr, self.leader_pid = [], None, None
@@ -271,6 +272,7 @@ class Servers:
                         "-tls-verify-incoming"]
             if self.n > 1:
                 cmd += ["-bootstrap-peers", peers]
+            cmd += self.server_args
             self.procs.append(Process(cmd, os.path.join(self.root, f"s{i + 1}.log")))
 
         def ready():

@@ -83,9 +83,9 @@ class Cluster:
     """One system's 3-member cluster with what a trial needs: who leads, a
     write, a local read, a kill and a restart of one member."""
 
-    def __init__(self, system, data_parent):
+    def __init__(self, system, data_parent, server_args=()):
         self.system = system
-        self.servers = Servers(system, 3, data_parent)
+        self.servers = Servers(system, 3, data_parent, server_args=server_args)
 
     def __enter__(self):
         self.servers.__enter__()
@@ -347,6 +347,9 @@ def run():
     p.add_argument("--out", default=os.path.join(ROOT, "docs"))
     p.add_argument("--data-parent", default=os.environ.get("TMPDIR", "/tmp"))
     p.add_argument("--machine-note", default="", help="added to the machine facts")
+    p.add_argument("--tenure-args", default="",
+                   help="extra flags for every tenure server, e.g. '-raft-election-timeout 300ms' "
+                        "(an experiment: the report then no longer shows the defaults)")
     args = p.parse_args()
     for tool in (args.tenure, args.etcd):
         if not os.access(tool, os.X_OK):
@@ -357,6 +360,8 @@ def run():
     machine = machine_facts() + [("load average at start", load_average())]
     if args.machine_note:
         machine.append(("note", args.machine_note))
+    if args.tenure_args:
+        machine.append(("NOT the defaults: tenure servers run with", args.tenure_args))
     report = {"command": shlex.join(["/usr/bin/python3", "bench/vs_leader_failover.py"]
                                     + sys.argv[1:]),
               "trials": args.trials, "results": {s: [] for s, _ in SYSTEMS}, "failures": [],
@@ -365,7 +370,8 @@ def run():
     clusters = {}
     try:
         for s in systems:
-            clusters[s] = Cluster(s, args.data_parent).__enter__()
+            extra = shlex.split(args.tenure_args) if s == "tenure" else ()
+            clusters[s] = Cluster(s, args.data_parent, extra).__enter__()
         print("started: " + ", ".join(f"{s} pids {c.servers.pids}" for s, c in clusters.items()),
               file=sys.stderr, flush=True)
         for n in range(1, args.trials + 1):
