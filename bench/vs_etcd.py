@@ -11,6 +11,8 @@ tables show the median of the runs and the ratio of the medians.
 
     /usr/bin/python3 bench/vs_etcd.py [--runs 3] [--out docs]   (about 25 min)
     /usr/bin/python3 bench/vs_etcd.py --smoke --out build/...   (about 1-2 min)
+    /usr/bin/python3 bench/vs_etcd.py --only lock_hot --out build/hot   (the hot lock only: 1, 16, 64
+        clients the Consul way next to etcd, and tenure's fair acquire when offered)
 
 Writes <out>/benchmarks-vs-etcd.md (only the part between the
 "generated" markers is replaced; hand-written text around it stays),
@@ -219,8 +221,9 @@ class Servers:
     required, and the servers' own links (tenure's raft, etcd's peers) over
     mutual TLS; None: all in clear text."""
 
-    def __init__(self, system, n, data_parent, tls=None):
+    def __init__(self, system, n, data_parent, tls=None, server_args=()):
         self.system, self.n, self.tls = system, n, tls
+        self.server_args = list(server_args)  # extra flags for every server (tenure only)
         self.root = tempfile.mkdtemp(prefix=f"vs-{system}{n}{'-tls' if tls else ''}-",
                                      dir=data_parent)
         self.procs, self.addr, self.leader_pid = [], None, None
@@ -269,6 +272,7 @@ class Servers:
                         "-tls-verify-incoming"]
             if self.n > 1:
                 cmd += ["-bootstrap-peers", peers]
+            cmd += self.server_args
             self.procs.append(Process(cmd, os.path.join(self.root, f"s{i + 1}.log")))
 
         def ready():
@@ -409,6 +413,8 @@ def measure(system, n, workload, extra, timeout, tls=None):
         except (ValueError, IndexError):
             raise RuntimeError(f"{' '.join(cmd)} exited {out.returncode} without a result:\n"
                                f"{out.stderr[-2000:]}")
+        if result.get("unsupported"):
+            raise Unsupported(result.get("error"))
         if out.returncode != 0 or result.get("error"):
             logs = "\n".join(p.tail(1500) for p in servers.procs)
             raise RuntimeError(f"{' '.join(cmd)}: {result.get('error')}\n{out.stderr[-1000:]}\n"
@@ -421,6 +427,11 @@ def measure(system, n, workload, extra, timeout, tls=None):
         if result.get("note"):
             metrics["note"] = result["note"]
         return metrics
+
+
+class Unsupported(Exception):
+    """The server lacks what a measurement needs (the driver said
+    "unsupported"): reported as such, neither a number nor a failure."""
 
 
 class Lines:
@@ -517,9 +528,17 @@ def plan(smoke):
     for c in lock_many:
         cases.append((f"lock_many_c{c}", f"Lock acquire+release, independent locks, {c} client"
                       f"{'s' if c > 1 else ''}", te, "lock_many", base + ["--clients", c], 120))
-    hot = 4 if smoke else 16
-    cases.append((f"lock_hot_c{hot}", f"Lock acquire+release, one hot lock, {hot} clients", te,
-                  "lock_hot", base + ["--clients", hot], 120))
+    # The hot lock the Consul way (acquire; while refused, a blocking query
+    # on the key) next to etcd's Mutex, then tenure's fair acquire (queued,
+    # handed over by the server: --mode fair) on its own rows. A server
+    # without the fair acquire is reported as not offering it, not measured.
+    for hot in ((1, 4) if smoke else (1, 16, 64)):
+        s_ = "s" if hot > 1 else ""
+        cases.append((f"lock_hot_c{hot}", f"Lock acquire+release, one hot lock, {hot} client{s_}",
+                      te, "lock_hot", base + ["--clients", hot, "--mode", "consul"], 120))
+        cases.append((f"lock_hot_fair_c{hot}", f"Lock acquire+release, one hot lock, {hot} "
+                      f"client{s_}, tenure's fair acquire", ["tenure1", "tenure3"], "lock_hot",
+                      base + ["--clients", hot, "--mode", "fair"], 120))
     sc = 4 if smoke else 64
     cases.append((f"session_pairs_c{sc}", f"Session/lease create+destroy, {sc} clients",
                   te, "session_pairs", base + ["--clients", sc], 120))
@@ -660,14 +679,17 @@ def markdown(report):
         cid, title, configs, workload = case["id"], case["title"], case["configs"], case["workload"]
         res = report["results"][cid]
         w(f"### {title}\n")
+        missing = [u for u in report.get("unsupported", []) if u.startswith(cid + " ")]
+        if missing:
+            w("Not measured, the server does not offer it: " + "; ".join(missing) + ".\n")
         groups = [[c for c in configs if CONFIGS[c][1] == 1], [c for c in configs if CONFIGS[c][1] == 3]]
         for group in groups:
-            if not group:
+            if not group or not any(res.get(c) for c in group):
                 continue
             others = [c for c in group if CONFIGS[c][0] != "tenure"]
-            tenure = next(c for c in group if CONFIGS[c][0] == "tenure")
-            head = "| metric | " + " | ".join(CONFIGS[c][2] for c in group) + " | " + \
-                " | ".join(f"tenure ÷ {CONFIGS[c][2].split(',')[0]}" for c in others) + " |"
+            tenure = next((c for c in group if CONFIGS[c][0] == "tenure"), None)
+            head = "| metric | " + " | ".join(CONFIGS[c][2] for c in group) + " |" + \
+                "".join(f" tenure ÷ {CONFIGS[c][2].split(',')[0]} |" for c in others)
             w(head)
             w("|---|" + "---:|" * (len(group) + len(others)))
             for key, label, dec, _ in METRICS[workload]:
@@ -676,9 +698,9 @@ def markdown(report):
                     continue
                 cells = [fmt(meds[c], dec) for c in group]
                 # A difference near zero has no meaningful ratio.
-                rats = [ratio(meds[tenure], meds[c]) if key != "beyond_ttl_ms" else "-"
+                rats = [ratio(meds.get(tenure), meds[c]) if key != "beyond_ttl_ms" else "-"
                         for c in others]
-                w(f"| {label} | " + " | ".join(cells) + " | " + " | ".join(rats) + " |")
+                w(f"| {label} | " + " | ".join(cells) + " |" + "".join(f" {x} |" for x in rats))
             w("")
         if workload == "failover":
             w("Trials: " + "; ".join(
@@ -821,6 +843,8 @@ def run():
     p.add_argument("--failover-trials", type=int, default=2, help="per system per run")
     p.add_argument("--ttl", type=int, default=10, help="failover TTL, s (tenure's minimum is 10)")
     p.add_argument("--only", default="", help="comma-separated case ids (prefix match)")
+    p.add_argument("--configs", default="", help="comma-separated systems to run, of "
+                   + ",".join(CONFIGS) + " (default: each case's own)")
     p.add_argument("--out", default=os.path.join(ROOT, "docs"))
     p.add_argument("--data-parent", default=os.environ.get("TMPDIR", "/tmp"))
     p.add_argument("--smoke", action="store_true", help="tiny counts, 1 run: proves the harness works")
@@ -846,10 +870,17 @@ def run():
     if ARGS.only:
         wanted = ARGS.only.split(",")
         cases = [c for c in cases if any(c["id"].startswith(w) for w in wanted)]
+    if ARGS.configs:
+        unknown = [c for c in ARGS.configs.split(",") if c not in CONFIGS]
+        if unknown:
+            sys.exit(f"vs_etcd.py: unknown --configs {','.join(unknown)}; known: {','.join(CONFIGS)}")
+        for c in cases:
+            c["configs"] = [x for x in c["configs"] if x in ARGS.configs.split(",")]
+        cases = [c for c in cases if c["configs"]]
     report = {"command": " ".join(["bench/vs_etcd.py"] + sys.argv[1:]),
               "mode": "smoke: tiny counts, the numbers mean nothing" if ARGS.smoke else "full",
               "runs": ARGS.runs, "cases": [{k: v for k, v in c.items() if k != "args"} for c in cases],
-              "results": {c["id"]: {} for c in cases}, "failures": []}
+              "results": {c["id"]: {} for c in cases}, "failures": [], "unsupported": []}
     machine = machine_facts()
     machine.append(("load average at start (1/5/15 min)", load_average()))
     machine.append(("disk sync-write latency at start", disk_latency(ARGS.data_parent)))
@@ -866,7 +897,11 @@ def run():
                  "?release=; a refused client reads the key and parks a blocking query on it "
                  "(Consul's api.Lock). etcd: a lease (TTL 60 s) per client, then the Txn of "
                  "clientv3 concurrency.Mutex.Lock, waitDeletes with a Watch when another key "
-                 "is older, Unlock = DeleteRange. Independent locks: one key (prefix) per client."),
+                 "is older, Unlock = DeleteRange. Independent locks: one key (prefix) per client. "
+                 "tenure's fair acquire (--mode fair): PUT ?acquire=S&queue&wait=30s, parked in "
+                 "the lock's FIFO queue until the server hands the lock over; measured only when "
+                 "a probe (acquire&queue&wait=1s on a held key parks for the wait instead of an "
+                 "immediate false) shows the server offers it."),
         ("sessions", "tenure PUT /v1/session/create {TTL 60s} + /v1/session/destroy; etcd "
                      "LeaseGrant(60) + LeaseRevoke. Keepalive: tenure PUT /v1/session/renew/ID; "
                      "etcd one LeaseKeepAlive stream per client, one request in flight; both "
@@ -910,6 +945,11 @@ def run():
                     key = METRICS[case["workload"]][0][0]
                     print(f"[run {run}/{ARGS.runs}] {case['id']:<20} {cfg:<8} "
                           f"{time.monotonic() - started:5.1f} s  {key}={m.get(key, 0):,.2f}",
+                          file=sys.stderr, flush=True)
+                except Unsupported as e:
+                    if run == 1:
+                        report["unsupported"].append(f"{case['id']} {cfg} {e}")
+                    print(f"[run {run}/{ARGS.runs}] {case['id']} {cfg} NOT OFFERED: {e}",
                           file=sys.stderr, flush=True)
                 except Exception as e:  # noqa: BLE001 - reported, and the exit code says it
                     failures.append(f"run {run} {case['id']} {cfg}: {e}")

@@ -53,6 +53,10 @@ struct Options {
   std::string ca_file;                 // TLS: PEM CAs for the server's certificate; "" = clear
   std::string cert_file, key_file;     // TLS: the client's certificate and key, optional
   std::string server_name;             // TLS: the name to verify; "" = the IP dialled
+  // lock_hot on tenure: "consul" (acquire, and while refused a blocking query
+  // on the key, as Consul's api.Lock) or "fair" (tenure's queued acquire:
+  // PUT ?acquire=S&queue&wait=..., parked in the lock's FIFO queue).
+  std::string mode = "consul";
 };
 
 // Metrics of one measurement, printed as JSON.
@@ -60,6 +64,9 @@ struct Result {
   std::vector<std::pair<std::string, double>> metrics;
   std::string error;  // empty: success
   std::string note;
+  // The server lacks what the measurement needs (the fair acquire): `error`
+  // says what; printed as "unsupported":true, exit status 3, no numbers.
+  bool unsupported = false;
   void Add(std::string key, double value) { metrics.emplace_back(std::move(key), value); }
 };
 

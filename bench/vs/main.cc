@@ -87,12 +87,16 @@ Options ParseFlags(int argc, char** argv) {
       o.key_file = next();
     } else if (arg == "--server-name") {
       o.server_name = next();
+    } else if (arg == "--mode") {
+      o.mode = next();
+      if (o.mode != "consul" && o.mode != "fair")
+        Die("--mode is consul or fair, got '" + o.mode + "'");
     } else {
       Die("unknown argument: " + arg +
           "\nusage: tenure_vs --system tenure|etcd|zk --addr IP:PORT --workload NAME "
           "[--clients N --seconds S --max-ops N --keys N --value-bytes N --sessions N "
           "--watchers N --rounds N --count N --conns N --ttl S --key K --server-pid PID "
-          "--ca-file F [--cert-file F --key-file F] [--server-name N]]");
+          "--ca-file F [--cert-file F --key-file F] [--server-name N] [--mode consul|fair]]");
     }
   }
   if (o.addr.empty() || o.system.empty() || o.workload.empty()) {
@@ -103,6 +107,9 @@ Options ParseFlags(int argc, char** argv) {
   }
   if (o.cert_file.empty() != o.key_file.empty()) {
     Die("--cert-file and --key-file go together");
+  }
+  if (o.mode == "fair" && (o.system != "tenure" || o.workload != "lock_hot")) {
+    Die("--mode fair is tenure's queued acquire: only with --system tenure --workload lock_hot");
   }
   return o;
 }
@@ -168,9 +175,10 @@ int main(int argc, char** argv) {
     json += fmt::format("{}{}:{}", i ? "," : "", JsonString(r.metrics[i].first),
                         std::isfinite(v) ? fmt::format("{}", v) : "null");
   }
-  json += "},\"error\":" + JsonString(r.error) + ",\"note\":" + JsonString(r.note) + "}\n";
+  json += "},\"error\":" + JsonString(r.error) + ",\"note\":" + JsonString(r.note) +
+          (r.unsupported ? ",\"unsupported\":true" : "") + "}\n";
   std::fputs(json.c_str(), stdout);
   std::fflush(stdout);
   std::fflush(stderr);
-  _exit(r.error.empty() ? 0 : 1);
+  _exit(r.unsupported ? 3 : r.error.empty() ? 0 : 1);
 }

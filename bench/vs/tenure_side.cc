@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>  // before Boost: asio/awaitable.hpp uses std::exchange
@@ -94,11 +95,14 @@ constexpr std::string_view kLockSession = R"({"Name":"bench-lock","TTL":"60s","L
 // Acquire + release cycles. many: each client its own key, so every acquire
 // succeeds at once. hot: every client on one key; a refused client does what
 // Consul's api.Lock does: read the key and, while it is held, park a
-// blocking query on it until it changes, then try again.
+// blocking query on it until it changes, then try again. fair (hot only):
+// the acquire carries tenure's &queue&wait=, the server parks it in the
+// lock's FIFO queue and answers true when it hands the lock over; a false
+// (the wait ran out) is counted as a refusal and the acquire is sent again.
 class LockCycle : public ClosedLoop {
  public:
-  LockCycle(Loop& loop, asio::ip::tcp::endpoint ep, int clients, bool hot)
-      : ClosedLoop(loop, ep, clients), hot_(hot) {}
+  LockCycle(Loop& loop, asio::ip::tcp::endpoint ep, int clients, bool hot, bool fair)
+      : ClosedLoop(loop, ep, clients), hot_(hot), fair_(fair) {}
   bool setup = true;
   std::uint64_t refusals = 0;
 
@@ -109,7 +113,8 @@ class LockCycle : public ClosedLoop {
         std::string id = r.status == 200 ? ParseId(r.body) : "";
         if (id.empty()) return FinishOp(c, Unexpected("session create", r));
         std::string key = hot_ ? "/v1/kv/bench/hot" : fmt::format("/v1/kv/bench/lock/{}", c.index);
-        c.targets = {key + "?acquire=" + id, key + "?release=" + id, key};
+        std::string acquire = key + "?acquire=" + id + (fair_ ? "&queue&wait=30s" : "");
+        c.targets = {acquire, key + "?release=" + id, key};
         FinishOp(c, {});
       });
       return;
@@ -124,6 +129,7 @@ class LockCycle : public ClosedLoop {
       if (r.body == "true") return Release(c);
       if (r.body != "false") return FinishOp(c, Unexpected("acquire", r));
       ++refusals;
+      if (fair_) return Acquire(c);
       Look(c);
     });
   }
@@ -144,6 +150,62 @@ class LockCycle : public ClosedLoop {
     });
   }
   bool hot_;
+  bool fair_;
+};
+
+// Whether the server offers the fair acquire, asked the only way a Consul
+// client can: session A takes bench/fairprobe, then session B asks for it
+// with &queue&wait=1s. A server that queues parks B until the wait runs out
+// (about 1 s, then false); one that ignores the parameter, as Consul does,
+// answers false at once. Then A releases and both sessions are destroyed.
+class FairProbe : public ClosedLoop {
+ public:
+  FairProbe(Loop& loop, asio::ip::tcp::endpoint ep) : ClosedLoop(loop, ep, 1) {}
+  std::string answer;     // B's answer body
+  double answer_ms = -1;  // how long B's acquire took
+
+ protected:
+  void StartOp(Client& c) override {
+    Create(c, [this, &c](std::string a) {
+      Create(c, [this, &c, a](std::string b) {
+        Put(c, std::string(kKey) + "?acquire=" + a, "probe",
+            [this, &c, a, b](const HttpResponse& r) {
+              if (r.status != 200 || r.body != "true")
+                return FinishOp(c, Unexpected("probe acquire", r));
+              std::int64_t sent = MonoNs();
+              Put(c, std::string(kKey) + "?acquire=" + b + "&queue&wait=1s", "probe",
+                  [this, &c, a, b, sent](const HttpResponse& q) {
+                    answer_ms = static_cast<double>(MonoNs() - sent) / 1e6;
+                    if (q.status != 200) return FinishOp(c, Unexpected("probe queued acquire", q));
+                    answer = q.body;
+                    Put(c, std::string(kKey) + "?release=" + a, {},
+                        [this, &c, a, b](const HttpResponse&) {
+                          Put(c, "/v1/session/destroy/" + a, {},
+                              [this, &c, b](const HttpResponse&) {
+                                Put(c, "/v1/session/destroy/" + b, {},
+                                    [this, &c](const HttpResponse&) { FinishOp(c, {}); });
+                              });
+                        });
+                  });
+            });
+      });
+    });
+  }
+
+ private:
+  static constexpr std::string_view kKey = "/v1/kv/bench/fairprobe";
+  void Put(Client& c, const std::string& target, std::string_view body,
+           std::function<void(const HttpResponse&)> done) {
+    c.conn->Send("PUT", target, body, std::move(done));
+  }
+  void Create(Client& c, std::function<void(std::string)> done) {
+    c.conn->Send("PUT", "/v1/session/create", kLockSession,
+                 [this, &c, done](const HttpResponse& r) {
+                   std::string id = r.status == 200 ? ParseId(r.body) : "";
+                   if (id.empty()) return FinishOp(c, Unexpected("probe session create", r));
+                   done(id);
+                 });
+  }
 };
 
 class SessionPairs : public ClosedLoop {
@@ -202,8 +264,35 @@ Result RunKvPut(Loop& loop, const Options& o) {
   return r;
 }
 
+// The server's answer to FairProbe: empty when it offers the fair acquire,
+// else why not (also an error of the probe itself).
+std::string FairNotOffered(Loop& loop, const Options& o, bool* unsupported) {
+  FairProbe probe(loop, Endpoint(o.addr));
+  std::string error;
+  if (!probe.Connect(&error)) return error;
+  LoopOutcome out = probe.Run(std::chrono::seconds(30), 1);
+  if (out.errors > 0 || out.ok != 1) return "fair probe: " + out.first_error;
+  // Parked for the wait (1 s; Consul's jitter may shorten a wait by 1/16).
+  if (probe.answer == "false" && probe.answer_ms >= 500) return {};
+  *unsupported = true;
+  return fmt::format(
+      "the server does not offer the fair acquire: PUT ?acquire=S&queue&wait=1s on a held key "
+      "was answered {} after {:.1f} ms, not parked in a queue (Consul's way only)",
+      probe.answer, probe.answer_ms);
+}
+
 Result RunLock(Loop& loop, const Options& o, bool hot) {
-  LockCycle w(loop, Endpoint(o.addr), o.clients, hot);
+  bool fair = o.mode == "fair";
+  if (fair) {
+    bool unsupported = false;
+    std::string why = FairNotOffered(loop, o, &unsupported);
+    if (!why.empty()) {
+      Result r = Failed(why);
+      r.unsupported = unsupported;
+      return r;
+    }
+  }
+  LockCycle w(loop, Endpoint(o.addr), o.clients, hot, fair);
   std::string error;
   if (!w.Connect(&error)) return Failed(error);
   LoopOutcome made = w.Run(std::chrono::seconds(60), static_cast<std::uint64_t>(o.clients));
