@@ -13,6 +13,7 @@ import signal
 import sys
 import time
 import unittest
+import uuid
 
 from tenure_testlib import SharedServerTestCase, pid_alive, poll_until
 
@@ -334,6 +335,85 @@ class LockCommandTest(SharedServerTestCase):
                             timeout=60)
         self.assertEqual(r.returncode, 1)
         self.assertIn("Error querying Consul agent: ", r.stderr)
+
+
+NODE = "lock-node"
+# The least a `tenure lock` on jobs/ needs with default deny (docs/security.md).
+LOCK_RULES = ('key_prefix "jobs/" { policy = "write" }\n'
+              f'session "{NODE}" {{ policy = "write" }}\n'
+              f'agent "{NODE}" {{ policy = "read" }}')
+
+
+class LockCommandAclTest(SharedServerTestCase):
+    MANAGEMENT = str(uuid.uuid4())
+    server_args = ("-session-ttl-multiplier", "1", "-acl-enabled", "-acl-default-policy", "deny",
+                   "-acl-initial-management", MANAGEMENT, "-node", NODE)
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        try:
+            poll_until(lambda: cls.server.request("GET", "/v1/acl/token/self", headers={
+                "X-Consul-Token": cls.MANAGEMENT}).status == 200, timeout=15,
+                message="the initial management token never worked")
+            cls.tokens = {}
+            without_agent = "\n".join(LOCK_RULES.split("\n")[:2])
+            without_keys = "\n".join(LOCK_RULES.split("\n")[1:])
+            for name, rules in (("lock", LOCK_RULES), ("no-agent", without_agent),
+                                ("no-keys", without_keys)):
+                cls.admin("PUT", "/v1/acl/policy", {"Name": name, "Rules": rules})
+                cls.tokens[name] = cls.admin("PUT", "/v1/acl/token", {
+                    "Description": name, "Policies": [{"Name": name}]})["SecretID"]
+        except Exception:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def admin(cls, method, path, body=None):
+        resp = cls.server.request(method, path, None if body is None else json.dumps(body),
+                                  {"X-Consul-Token": cls.MANAGEMENT})
+        if resp.status != 200:
+            raise AssertionError(f"management {method} {path}: {resp!r}")
+        return resp.json()
+
+    def sessions(self):
+        return self.server.request("GET", "/v1/session/list",
+                                   headers={"X-Consul-Token": self.MANAGEMENT}).json()
+
+    def test_the_least_token_runs_a_lock_and_a_semaphore(self):
+        for flags in ((), ("-n", "2")):
+            with self.subTest(flags=flags):
+                marker = os.path.join(self.dir, "ran" + "".join(flags))
+                r = self.server.cli("lock", "-token", self.tokens["lock"], *flags, "jobs/a",
+                                    f"touch {marker}")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertTrue(os.path.exists(marker))
+        self.assertEqual(self.sessions(), [])
+
+    def test_without_agent_read_it_stops_before_anything(self):
+        r = self.server.cli("lock", "-token", self.tokens["no-agent"], "jobs/b", "true")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("Error querying Consul agent: Unexpected response code: 403", r.stderr)
+        self.assertIn("agent:read", r.stderr)
+
+    def test_without_the_key_rule_acquisition_fails_and_the_session_goes(self):
+        for flags in ((), ("-n", "2")):
+            with self.subTest(flags=flags):
+                marker = os.path.join(self.dir, "ran")
+                r = self.server.cli("lock", "-token", self.tokens["no-keys"], *flags, "jobs/c",
+                                    f"touch {marker}")
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn("Lock acquisition failed: ", r.stderr)
+                self.assertIn("403", r.stderr)
+                self.assertFalse(os.path.exists(marker), "the child ran")
+                self.assertEqual(self.sessions(), [])
+
+    def test_without_a_token_nothing_runs(self):
+        marker = os.path.join(self.dir, "ran")
+        r = self.server.cli("lock", "jobs/d", f"touch {marker}")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("403", r.stderr)
+        self.assertFalse(os.path.exists(marker), "the child ran")
 
 
 if __name__ == "__main__":
