@@ -305,6 +305,76 @@ class LockCommandTest(SharedServerTestCase):
         finally:
             self.stop(holder)
 
+    # --- Interoperation with Consul's clients, replayed as raw requests ---
+
+    def foreign_session(self, behavior):
+        """A session as Consul's api.Lock/api.Semaphore create it."""
+        return self.server.put_json("/v1/session/create", {
+            "Name": "Consul API Lock", "TTL": "15s", "Behavior": behavior})["ID"]
+
+    def test_waits_for_a_consul_api_lock_holder(self):
+        sid = self.foreign_session("release")
+        r = self.server.request("PUT", f"/v1/kv/apil/.lock?flags={LOCK_FLAG}&acquire={sid}")
+        self.assertEqual(r.json(), True)
+        waiter = self.server.popen_cli("lock", "-timeout", "30s", "-shell=false", "apil",
+                                       *self.child("tenure", 0))
+        self.wait_for_waiter("apil")
+        self.assertFalse(os.path.exists(self.log), "ran while Consul's client held the lock")
+        # api.Lock's Unlock: release with the flag, then destroy the session.
+        r = self.server.request("PUT", f"/v1/kv/apil/.lock?flags={LOCK_FLAG}&release={sid}")
+        self.assertEqual(r.json(), True)
+        self.server.request("PUT", f"/v1/session/destroy/{sid}")
+        (code, _, err), = self.wait_all([waiter], timeout=60)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(max_concurrency(self.log), (1, {"tenure"}))
+
+    def wait_for_waiter(self, prefix):
+        """Until tenure lock's session on prefix exists, then a second more in
+        which its child must not start."""
+        poll_until(lambda: any(s["Name"].startswith("Consul lock for ") and
+                               s["Name"].endswith(f" at '{prefix}'")
+                               for s in self.server.get_json("/v1/session/list")),
+                   timeout=20, message="tenure lock never made its session")
+        time.sleep(1.0)
+
+    def semaphore_doc(self, prefix):
+        e = self.entry(prefix + "/.lock")
+        return e, json.loads(base64.b64decode(e["Value"])) if e and e.get("Value") else None
+
+    def test_shares_a_semaphore_with_consul_api_semaphore_holders(self):
+        # Two holders as api.Semaphore makes them, limit 2: the semaphore is full.
+        foreign = []
+        for _ in range(2):
+            sid = self.foreign_session("delete")
+            r = self.server.request(
+                "PUT", f"/v1/kv/apis/{sid}?flags={SEMAPHORE_FLAG}&acquire={sid}")
+            self.assertEqual(r.json(), True)
+            foreign.append(sid)
+        doc = json.dumps({"Limit": 2, "Holders": {sid: True for sid in foreign}})
+        r = self.server.request("PUT", f"/v1/kv/apis/.lock?cas=0&flags={SEMAPHORE_FLAG}", doc)
+        self.assertEqual(r.json(), True)
+        waiter = self.server.popen_cli("lock", "-n", "2", "-timeout", "30s", "-shell=false",
+                                       "apis", *self.child("tenure", 0.5))
+        self.wait_for_waiter("apis")
+        self.assertFalse(os.path.exists(self.log), "ran in a full semaphore")
+        # One foreign holder's session dies (behaviour delete: its contender key
+        # goes); tenure lock prunes it from the holders and takes its slot.
+        self.server.request("PUT", f"/v1/session/destroy/{foreign[0]}")
+        poll_until(lambda: os.path.exists(self.log), timeout=20,
+                   message="tenure lock never took the freed slot")
+        _, held = self.semaphore_doc("apis")
+        self.assertEqual(held["Limit"], 2)
+        self.assertIn(foreign[1], held["Holders"])
+        self.assertNotIn(foreign[0], held["Holders"])
+        self.assertEqual(len(held["Holders"]), 2)
+        (code, _, err), = self.wait_all([waiter], timeout=60)
+        self.assertEqual(code, 0, err)
+        # Released: only the remaining foreign holder is left, and .lock stays
+        # (it is in use), as api.Semaphore's Destroy leaves it.
+        _, after = self.semaphore_doc("apis")
+        self.assertEqual(after, {"Limit": 2, "Holders": {foreign[1]: True}})
+        self.server.request("PUT", f"/v1/session/destroy/{foreign[1]}")
+
     def test_bad_flags_and_arguments(self):
         cases = [
             ((), "Key prefix and child command must be specified"),
