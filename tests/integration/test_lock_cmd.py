@@ -15,7 +15,7 @@ import time
 import unittest
 import uuid
 
-from tenure_testlib import SharedServerTestCase, pid_alive, poll_until
+from tenure_testlib import DevServer, SharedServerTestCase, pid_alive, poll_until
 
 LOCK_FLAG = 3304740253564472344
 SEMAPHORE_FLAG = 16210313421097356768
@@ -405,6 +405,53 @@ class LockCommandTest(SharedServerTestCase):
                             timeout=60)
         self.assertEqual(r.returncode, 1)
         self.assertIn("Error querying Consul agent: ", r.stderr)
+
+
+class LockCommandServerLossTest(unittest.TestCase):
+    """-monitor-retry: failed monitor reads (the server is down) are retried a
+    second apart; past the retries the lock counts as lost."""
+
+    def setUp(self):
+        self.server = DevServer(extra_args=("-session-ttl-multiplier", "1")).__enter__()
+        self.addCleanup(self.server.__exit__, None, None, None)
+        self.pidfile = os.path.join(self.server.base_dir, "child.pid")
+
+    def start_holder(self, *flags):
+        p = self.server.popen_cli("lock", *flags, "down",
+                                  f"echo $$ > {self.pidfile}.tmp; "
+                                  f"mv {self.pidfile}.tmp {self.pidfile}; exec sleep 300")
+        self.addCleanup(lambda: p.poll() is None and (p.kill(), p.communicate()))
+        poll_until(lambda: os.path.exists(self.pidfile), timeout=30,
+                   message="child never started")
+        with open(self.pidfile) as fh:
+            return p, int(fh.read())
+
+    def test_no_retries_a_dead_server_kills_the_child(self):
+        p, child = self.start_holder("-monitor-retry", "0")
+        self.server.kill()
+        poll_until(lambda: not pid_alive(child), timeout=10,
+                   message="child kept running with no server to monitor the lock")
+        out, err = p.communicate(timeout=60)
+        self.assertIn("tenure lock: lock lost: monitoring the lock failed", err)
+        self.assertIn("Lock release failed: ", err)
+        self.assertEqual(p.returncode, 1, err)
+
+    def test_retries_ride_out_a_server_restart(self):
+        p, child = self.start_holder("-monitor-retry", "30")
+        session = self.server.kv_entry("down/.lock")["Session"]
+        self.server.kill()
+        self.server.start()
+        # The monitor is back on the key (the session survived the restart)
+        # and the child never stopped.
+        poll_until(lambda: self.server.kv_entry("down/.lock") is not None, timeout=30)
+        self.assertEqual(self.server.kv_entry("down/.lock")["Session"], session)
+        time.sleep(3.0)  # a few monitor retry periods
+        self.assertTrue(pid_alive(child), p.stderr.read() if p.poll() is not None else "")
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertNotIn("lock lost", err)
+        self.assertIsNone(self.server.kv_entry("down/.lock"))
 
 
 NODE = "lock-node"
