@@ -175,6 +175,9 @@ class Locker {
  private:
   bool semaphore() const { return options_.limit > 1; }
   std::string ContenderKey() const { return options_.prefix + "/" + session_.id(); }
+  // What a semaphore lists: "<prefix>/", so that "jobs" never sees "jobs2/..."
+  // (its keys are all <prefix>/.lock and <prefix>/<session>).
+  std::string Folder() const { return options_.prefix + "/"; }
 
   void Verbose(const std::string& text) {
     if (options_.verbose) PrintOut(text);
@@ -361,7 +364,7 @@ class Locker {
   }
 
   void SemaphoreWait(std::uint64_t index) {
-    Read(options_.prefix, "recurse", index, [this](Result<net::ClientResponse> result) {
+    Read(Folder(), "recurse", index, [this](Result<net::ClientResponse> result) {
       auto pairs = Pairs(result, "failed to read prefix");
       if (!pairs.ok()) return AcquireFailed(std::string(pairs.status().message()));
       const std::uint64_t next =
@@ -442,7 +445,7 @@ class Locker {
   // blocking read (the server's default wait) until the lock is not ours.
   void Monitor(std::uint64_t index) {
     if (phase_ != Phase::kHolding) return;
-    std::string target = "/v1/kv/" + net::EscapeKeyPath(semaphore() ? options_.prefix : key_) +
+    std::string target = "/v1/kv/" + net::EscapeKeyPath(semaphore() ? Folder() : key_) +
                          (semaphore() ? "?recurse&consistent" : "?consistent");
     if (index > 0) target += "&index=" + std::to_string(index);
     Send("GET", std::move(target), "", kBlockingReadTimeoutMs, net::RetryPolicy::None(),
@@ -654,7 +657,7 @@ class Locker {
 
   // api.Lock's / api.Semaphore's Destroy: delete the key when nobody uses it.
   void Cleanup() {
-    Read(semaphore() ? options_.prefix : key_, semaphore() ? "recurse" : "", 0,
+    Read(semaphore() ? Folder() : key_, semaphore() ? "recurse" : "", 0,
          [this](Result<net::ClientResponse> result) {
            auto pairs = Pairs(result, "failed to read lock");
            if (!pairs.ok()) return CleanupFailed(std::string(pairs.status().message()));
