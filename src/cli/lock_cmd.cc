@@ -426,8 +426,8 @@ class Locker {
                                     "TENURE_LOCK_KEY=" + key_};
     if (!semaphore() && fence != 0) env.push_back("TENURE_FENCING_TOKEN=" + std::to_string(fence));
     Verbose("Starting handler");
-    auto group =
-        ChildGroup::Start(ChildArgv(options_.command, options_.shell, std::getenv("SHELL")), env);
+    auto group = ChildGroup::Start(
+        ChildArgv(options_.command, options_.shell, std::getenv("SHELL")), env, "tenure lock");
     if (!group.ok()) {
       PrintErr("Error starting handler: " + std::string(group.status().message()));
       child_failed_ = true;

@@ -194,6 +194,14 @@ class LockCommandTest(SharedServerTestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertEqual(self.server.cli("lock", "-child-exit-code", "ec", "true").returncode, 0)
 
+    def test_a_command_that_cannot_start(self):
+        r = self.server.cli("lock", "-shell=false", "-child-exit-code", "nx",
+                            "/nonexistent/tenure-no-such-cmd")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("tenure lock: cannot start /nonexistent/tenure-no-such-cmd: "
+                      "No such file or directory", r.stderr)
+        self.assertIsNone(self.entry("nx/.lock"))
+
     def test_shell_and_no_stdin(self):
         r = self.server.cli("lock", "sh1", "echo", "a", "b", "|", "tr", "a", "x")
         self.assertEqual((r.returncode, r.stdout), (0, "x b\n"), r.stderr)
