@@ -315,7 +315,9 @@ class Locker {
          });
   }
 
-  // -n 1: api.Lock's loop (7.2, step 3).
+  // -n 1: api.Lock's loop (7.2, step 3). With the fair queue, the branch
+  // "held by another session" calls AcquireKey with the wait left instead of
+  // blocking on the key; everything else stays.
   void LockWait(std::uint64_t index) {
     Read(key_, "", index, [this](Result<net::ClientResponse> result) {
       auto pairs = Pairs(result, "failed to read lock");
