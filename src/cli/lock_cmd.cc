@@ -580,6 +580,17 @@ class Locker {
       PrintErr("Lock release failed: timed out; the session will expire by TTL");
       Exit(1);
     });
+    if (!held && !semaphore() && session_.alive()) {
+      // Giving up: an acquire cancelled in flight may have been granted.
+      // Released first, the key gets no lock-delay from the destroy below
+      // (a release of a key we do not hold is a harmless false).
+      Send("PUT",
+           "/v1/kv/" + net::EscapeKeyPath(key_) + "?flags=" + std::to_string(kLockFlagValue) +
+               "&release=" + net::EscapeQueryValue(session_.id()),
+           "", 0, net::RetryPolicy::None(),
+           [this](Result<net::ClientResponse>) { DestroySession([this] { Exit(final_code_); }); });
+      return;
+    }
     if (!held || !session_.alive()) {
       DestroySession([this, held] {
         if (held)
