@@ -35,7 +35,8 @@ struct Plan {
   pid_t supervisor;
   int control_read;
   int status_write;
-  int exec_write;  // CLOEXEC; EOF in the supervisor = the command exec'd or died
+  int exec_write;   // CLOEXEC; EOF in the supervisor = the command exec'd or died
+  const char* who;  // "tenure run": the prefix of the keeper's error lines
 };
 
 // --- Async-signal-safe helpers for the forked processes. ---
@@ -85,7 +86,8 @@ void CloseAllExcept(const int* keep, int count) {
   int err = errno;
   // strerrordesc_np reads a static table: no locale, no allocation.
   const char* desc = strerrordesc_np(err);
-  WriteString(STDERR_FILENO, "tenure run: cannot start ");
+  WriteString(STDERR_FILENO, plan.who);
+  WriteString(STDERR_FILENO, ": cannot start ");
   WriteString(STDERR_FILENO, plan.argv[0]);
   WriteString(STDERR_FILENO, ": ");
   WriteString(STDERR_FILENO, desc != nullptr ? desc : "unknown error");
@@ -129,7 +131,8 @@ void CloseAllExcept(const int* keep, int count) {
   if (command < 0) {
     int err = errno;
     const char* desc = strerrordesc_np(err);
-    WriteString(STDERR_FILENO, "tenure run: cannot fork: ");
+    WriteString(STDERR_FILENO, plan.who);
+    WriteString(STDERR_FILENO, ": cannot fork: ");
     WriteString(STDERR_FILENO, desc != nullptr ? desc : "unknown error");
     WriteString(STDERR_FILENO, "\n");
     KillGroupAndExit();
@@ -177,7 +180,9 @@ Status Errno(const char* what) {
 }  // namespace
 
 Result<ChildGroup> ChildGroup::Start(const std::vector<std::string>& argv,
-                                     const std::vector<std::string>& extra_env) {
+                                     const std::vector<std::string>& extra_env,
+                                     std::string_view who) {
+  const std::string who_text(who);
   if (argv.empty()) return Status::InvalidArgument("child group: empty command");
   std::vector<std::string> env;
   for (const std::string& entry : extra_env) {
@@ -220,7 +225,8 @@ Result<ChildGroup> ChildGroup::Start(const std::vector<std::string>& argv,
   }
   fcntl(status[0], F_SETFL, O_NONBLOCK);
 
-  Plan plan{argv_ptrs.data(), env_ptrs.data(), getpid(), control[0], status[1], exec_sync[1]};
+  Plan plan{argv_ptrs.data(), env_ptrs.data(), getpid(),        control[0],
+            status[1],        exec_sync[1],    who_text.c_str()};
   // Block every signal across fork(): the keeper starts with no handler able
   // to run and installs its own dispositions first.
   sigset_t all, old;

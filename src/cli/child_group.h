@@ -43,6 +43,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -55,11 +56,12 @@ class ChildGroup {
   // any inherited K) added to the environment. Returns once the command has
   // been exec'd (or has failed to), so Terminate() right after Start() reaches
   // it. An exec failure is not an error here: the command prints
-  // "tenure run: cannot start <cmd>: <strerror>" to stderr and Reap() gives
+  // "<who>: cannot start <cmd>: <strerror>" to stderr and Reap() gives
   // 127, as a shell would. Errors: kInvalidArgument (empty argv, env entry
   // without '='), kIoError (pipe or fork failed).
   static Result<ChildGroup> Start(const std::vector<std::string>& argv,
-                                  const std::vector<std::string>& extra_env);
+                                  const std::vector<std::string>& extra_env,
+                                  std::string_view who = "tenure run");
 
   ChildGroup(ChildGroup&& other) noexcept;
   ChildGroup& operator=(ChildGroup&& other) noexcept;

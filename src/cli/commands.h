@@ -18,6 +18,7 @@ int LeaderCommand(const Args& args);
 int LeaderGetCommand(const Args& args);
 int HistoryCommand(const Args& args);
 int RunCommand(const Args& args);
+int LockCommand(const Args& args);
 int ElectCommand(const Args& args);
 int IsLeaderCommand(const Args& args);
 int LeaderSetCommand(const Args& args);

@@ -21,6 +21,7 @@ constexpr char kUsage[] =
     "  leader-get read an election's leader settings (service/NAME/settings/)\n"
     "  history    an election's past leaders: fence, holder, held for, how it ended\n"
     "  run        run a command only while leading an election (run NAME -- CMD)\n"
+    "  lock       run a command while holding a lock or semaphore slot, as consul lock\n"
     "  elect      a candidate agent with hooks and a local socket (elect NAME)\n"
     "  is-leader  ask the local agent: True only while leadership is guaranteed\n"
     "  leader-set write leader settings through the local agent (leader only)\n"
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
   if (command == "leader-get") return tenure::cli::LeaderGetCommand(args);
   if (command == "history") return tenure::cli::HistoryCommand(args);
   if (command == "run") return tenure::cli::RunCommand(args);
+  if (command == "lock") return tenure::cli::LockCommand(args);
   if (command == "elect") return tenure::cli::ElectCommand(args);
   if (command == "is-leader") return tenure::cli::IsLeaderCommand(args);
   if (command == "leader-set") return tenure::cli::LeaderSetCommand(args);

@@ -48,6 +48,7 @@ CONSUL_COMMANDS = [
     (["snapshot", "save"], 1),
     (["snapshot", "restore"], 1),
     (["snapshot", "inspect"], 1),
+    (["lock"], 1),
 ]
 TENURE_COMMANDS = [
     (["session", "create"], 2),
