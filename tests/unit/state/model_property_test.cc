@@ -277,8 +277,10 @@ TEST(StoreModelTest, ComparatorDetectsADivergentStore) {
 
 // The history's byte bound (docs/history.md) against the model's naive
 // recount: long names (cut) and 3 KiB keys past 8 MiB, with some keys
-// granted again so the least recently changed key is not the oldest made.
-// Plain acquires and releases (a model txn copies the whole model).
+// granted again so the least recently changed key is not the oldest made,
+// and the first 300 keys granted 3 times, so that the keys evicted first
+// lose their grants one at a time. Plain acquires and releases (a model txn
+// copies the whole model).
 TEST(StoreModelTest, HistoryByteBoundAgreesWithTheModel) {
   Store store;
   ModelStore model;
@@ -303,8 +305,10 @@ TEST(StoreModelTest, HistoryByteBoundAgreesWithTheModel) {
   for (std::size_t i = 0; i < 2700 && diff.empty(); ++i) {
     // Every 7th step grants an older key again (its history moves to newest).
     const std::string k = key(i % 7 == 6 ? i / 2 : i);
-    apply(KvAcquire{k, "v", 0, s.id});
-    apply(KvRelease{k, "", 0, s.id});
+    for (int n = i < 300 ? 3 : 1; n > 0; --n) {
+      apply(KvAcquire{k, "v", 0, s.id});
+      apply(KvRelease{k, "", 0, s.id});
+    }
     if (i % 500 == 499 || i == 2699) {
       diff = testutil::CompareStateWithModel(store, model, {s.id});
     }
