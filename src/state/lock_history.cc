@@ -64,13 +64,16 @@ void LockHistory::DropOldestGrant(KeyHistory& h) {
 // loses its oldest grants one by one, and goes when it has none left. The
 // key just changed is the newest, and one key (kGrantsPerKey grants of
 // names cut to kNameBytesMax, a key of at most 4 KiB) counts far less than
-// kBytesMax, so the grant just recorded always stays.
+// kBytesMax, so the grant just recorded stays; the last grant of the last
+// key is never dropped, even for keys and session IDs no server accepts
+// (a raft command, at most 1 MiB, cannot carry one that counts 8 MiB).
 void LockHistory::EvictBeyondBound() {
   while (keys_.size() > kKeysMax || bytes_ > kBytesMax) {
     auto oldest = by_age_.begin();
     auto it = keys_.find(oldest->second);
     TENURE_ASSERT(it != keys_.end() && !it->second.grants.empty());
     if (keys_.size() <= kKeysMax) {
+      if (keys_.size() == 1 && it->second.grants.size() == 1) break;
       DropOldestGrant(it->second);
       if (!it->second.grants.empty()) continue;
     } else {

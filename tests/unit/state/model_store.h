@@ -397,7 +397,8 @@ class ModelStore {
         }
         // The byte bound, recounted from scratch: the least recently changed
         // key (ties: key order) loses its oldest grant until the total fits.
-        while (HistoryBytes() > LockHistory::kBytesMax) {
+        while (HistoryBytes() > LockHistory::kBytesMax &&
+               (history.size() > 1 || history.begin()->second.grants.size() > 1)) {
           auto oldest = history.begin();
           for (auto k = history.begin(); k != history.end(); ++k) {
             if (k->second.modify_index < oldest->second.modify_index) oldest = k;
