@@ -2,9 +2,12 @@
 // (docs/history.md, docs/decisions/0025-election-history.md). Part of the
 // replicated state: the Store records grants and ends in the same apply that
 // changes a key's holder, with the command's leader-stamped time, so every
-// replica holds the same history. Bounded twice: kGrantsPerKey grants per
-// key (oldest dropped) and kKeysMax keys (the key whose history changed
-// least recently is dropped, ties by key order). Pure.
+// replica holds the same history. Bounded three ways: kGrantsPerKey grants
+// per key (oldest dropped), kKeysMax keys (the key whose history changed
+// least recently is dropped, ties by key order) and kBytesMax counted bytes
+// (Bytes(): the least recently changed key's oldest grants are dropped
+// first); the copies of a holder's session name and node are cut to
+// kNameBytesMax (CutName). Pure.
 #pragma once
 
 #include <cstddef>
@@ -65,10 +68,31 @@ struct LockEvent {
 
 class LockHistory {
  public:
-  // Bounds (docs/history.md). Both are part of the replicated semantics:
+  // Bounds (docs/history.md). All are part of the replicated semantics:
   // changing them changes which grants replicas keep, so they are constants.
   static constexpr std::size_t kGrantsPerKey = 32;
   static constexpr std::size_t kKeysMax = 10'000;
+  // The session name and node a grant copies: longer ones are cut (CutName).
+  static constexpr std::size_t kNameBytesMax = 128;
+  // The whole history, counted as GrantBytes and KeyBytes sum (below). The
+  // counted overheads are at least what Encode writes around the strings, so
+  // the history's part of a snapshot is at most kBytesMax plus 10 bytes.
+  static constexpr std::size_t kBytesMax = 8 * 1024 * 1024;
+  static constexpr std::size_t kGrantOverheadBytes = 64;
+  static constexpr std::size_t kKeyOverheadBytes = 64;
+
+  // A name of at most kNameBytesMax bytes as it is; a longer one cut to its
+  // first 125 bytes, or up to 3 fewer so as not to split a UTF-8 sequence
+  // (the cut never falls before a continuation byte 10xxxxxx within those 3),
+  // followed by kCutMark: at most kNameBytesMax bytes. Idempotent.
+  static std::string CutName(std::string_view name);
+  static constexpr std::string_view kCutMark = "\xE2\x80\xA6";  // U+2026 HORIZONTAL ELLIPSIS
+
+  // The counted size: platform- and allocator-independent, from lengths only.
+  static std::size_t GrantBytes(const LockGrant& g) {
+    return kGrantOverheadBytes + g.session.view().size() + g.session_name.size() + g.node.size();
+  }
+  static std::size_t KeyBytes(std::string_view key) { return kKeyOverheadBytes + key.size(); }
 
   struct KeyHistory {
     std::deque<LockGrant> grants;  // oldest first
@@ -76,8 +100,10 @@ class LockHistory {
     bool operator==(const KeyHistory&) const = default;
   };
 
-  // Records a new grant of `key` at grant.grant_index.
-  void Grant(const std::string& key, LockGrant grant);
+  // Records a new grant of `key` at grant.grant_index, its names cut
+  // (CutName), then applies the bounds. Returns the recorded grant (never
+  // bounded out: it is the newest of the most recently changed key).
+  const LockGrant& Grant(const std::string& key, LockGrant grant);
   // Ends the open grant of `key` with `fence`, if the history still has it.
   // Returns the ended grant, or nullptr.
   const LockGrant* End(const std::string& key, LogIndex fence, EndCause cause, UnixMs at,
@@ -87,10 +113,15 @@ class LockHistory {
 
   const KeyHistory* Find(std::string_view key) const;
   std::size_t key_count() const { return keys_.size(); }
+  // The sum of KeyBytes and GrantBytes over every key and grant kept.
+  std::size_t bytes() const { return bytes_; }
   bool empty() const { return keys_.empty(); }
 
   void Encode(ByteWriter& w) const;
-  // Decodes what Encode wrote; fails `r` on malformed bytes.
+  // Decodes what Encode wrote; fails `r` on malformed bytes. A history an
+  // older build wrote with longer names or over kBytesMax is brought within
+  // the bounds as Grant would (names cut, then the byte bound applied), the
+  // same on every replica: it is a function of the bytes.
   static LockHistory Decode(ByteReader& r);
   // The first broken invariant, or OK. `applied` bounds every index.
   Status Validate(LogIndex applied) const;
@@ -100,9 +131,11 @@ class LockHistory {
  private:
   KeyHistory& Touch(const std::string& key, LogIndex index);
   void EvictBeyondBound();
+  void DropOldestGrant(KeyHistory& h);
 
   std::map<std::string, KeyHistory, std::less<>> keys_;
   std::set<std::pair<LogIndex, std::string>> by_age_;  // (modify_index, key): eviction order
+  std::size_t bytes_ = 0;                              // bytes(); derived, not encoded
 };
 
 }  // namespace tenure::state

@@ -60,8 +60,8 @@ void Store::RecordHistory(LogIndex index, ApplyResult* result) {
       }
       grant.granted_at = now_ms_;
       grant.grant_index = c.new_fence;
-      result->lock_events.push_back({c.key, grant, false});
-      history_.Grant(c.key, std::move(grant));
+      // The event carries the grant as recorded (names cut, CutName).
+      result->lock_events.push_back({c.key, history_.Grant(c.key, std::move(grant)), false});
     }
   }
 }

@@ -1,6 +1,7 @@
 // The lock history (state/lock_history.h, docs/history.md): every cause, the
-// bounds, snapshots (round trip, older versions read as an empty history)
-// and the digest.
+// bounds (counts, names cut, the byte budget), snapshots (round trip, older
+// versions read as an empty history, an over-budget history trimmed) and the
+// digest.
 #include "state/lock_history.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/coding.h"
+#include "common/crc32.h"
 #include "unit/state/store_fixture.h"
 
 namespace tenure::state {
@@ -283,6 +286,262 @@ TEST(LockHistoryTest, DigestCoversTheHistory) {
   EXPECT_EQ(*x.store().FindKv("k"), *y.store().FindKv("k"));
   EXPECT_EQ(x.store().session_count(), y.store().session_count());
   EXPECT_NE(x.store().Digest(), y.store().Digest());
+}
+
+// --- the byte bound (decision 0025, 2026-11-27) ---------------------------
+
+const std::string kMark = "\xE2\x80\xA6";  // U+2026, what a cut name ends with
+
+TEST(LockHistoryTest, CutNameKeepsNamesUpTo128BytesAndCutsLongerOnesOnAUtf8Boundary) {
+  EXPECT_EQ(LockHistory::CutName(""), "");
+  const std::string exact(128, 'a');
+  EXPECT_EQ(LockHistory::CutName(exact), exact);
+  EXPECT_EQ(LockHistory::CutName(exact + "b"), std::string(125, 'a') + kMark);
+  EXPECT_EQ(LockHistory::CutName(std::string(1024, 'n')).size(), 128u);
+  // A character starting at byte 125 (the first dropped) is dropped whole.
+  EXPECT_EQ(LockHistory::CutName(std::string(125, 'a') + "\xC3\xA9" + "tail"),
+            std::string(125, 'a') + kMark);
+  // A 2-, 3- and 4-byte character straddling the cut: the cut moves before it.
+  EXPECT_EQ(LockHistory::CutName(std::string(124, 'a') + "\xC3\xA9" + "tail"),
+            std::string(124, 'a') + kMark);
+  EXPECT_EQ(LockHistory::CutName(std::string(123, 'a') + "\xE2\x82\xAC" + "tail"),
+            std::string(123, 'a') + kMark);
+  EXPECT_EQ(LockHistory::CutName(std::string(122, 'a') + "\xF0\x9F\x98\x80" + "tail"),
+            std::string(122, 'a') + kMark);
+  // A character ending exactly at byte 125 is kept.
+  EXPECT_EQ(LockHistory::CutName(std::string(122, 'a') + "\xE2\x82\xAC" + "tail"),
+            std::string(122, 'a') + "\xE2\x82\xAC" + kMark);
+  // Not UTF-8 (continuation bytes only): at most 3 steps back, still bounded.
+  EXPECT_EQ(LockHistory::CutName(std::string(200, '\x80')), std::string(122, '\x80') + kMark);
+  // Idempotent: what a restore recuts stays as it was.
+  for (const std::string& name :
+       {exact + "b", std::string(123, 'a') + "\xE2\x82\xAC" + "tail", std::string(200, '\x80')}) {
+    const std::string once = LockHistory::CutName(name);
+    EXPECT_LE(once.size(), LockHistory::kNameBytesMax);
+    EXPECT_EQ(LockHistory::CutName(once), once);
+  }
+}
+
+Session LongNamedSession(std::uint64_t n) {
+  Session s = testutil::MakeSession(testutil::TestSessionId(n), std::string(1024, 'N'));
+  s.name = std::string(1000, 'S') + "\xE2\x82\xAC";
+  return s;
+}
+
+TEST(LockHistoryTest, GrantsKeepCutCopiesOfLongNames) {
+  StoreDriver d;
+  SessionId a = d.CreateSession(LongNamedSession(1));
+  ApplyResult r = d.Acquire("k", a);
+  ASSERT_EQ(r.lock_events.size(), 1u);
+  EXPECT_EQ(r.lock_events[0].grant.node, std::string(125, 'N') + kMark);
+  EXPECT_EQ(r.lock_events[0].grant.session_name, std::string(125, 'S') + kMark);
+  const LockGrant& g = d.store().FindHistory("k")->grants.back();
+  EXPECT_EQ(g, r.lock_events[0].grant);
+  EXPECT_EQ(d.store().FindSession(a)->name.size(), 1003u);  // the session keeps its name
+  EXPECT_EQ(d.store().history().bytes(),
+            LockHistory::KeyBytes("k") + 64 + a.view().size() + 128 + 128);
+}
+
+// A key of about 3 KiB: with names cut, each key with one grant counts
+// 64 + 3000 + 64 + 36 + 128 + 128 = 3420 bytes, so about 2450 fill 8 MiB.
+std::string BigKey(std::size_t i) {
+  std::string key = "big/" + std::to_string(100000 + i) + "/";
+  key.resize(3000, 'k');
+  return key;
+}
+
+struct Filled {
+  std::vector<LogIndex> first_fences;  // the 32 grants of "first"
+  std::vector<std::string> keys;       // the big keys, in the order granted
+  std::size_t first_cut_at = 0;        // keys granted when "first" first lost a grant
+  std::size_t first_gone_at = 0;       // keys granted when "first" was gone
+  std::string check;                   // what was wrong at an eviction, if anything
+};
+
+// Fills a store past the byte budget with long keys and names: an early key
+// with 32 grants ("first", 69 + 32 * 356 = 11461 counted bytes, more than
+// three big keys), then one grant per big key, until "first" is gone and 200
+// keys more.
+Filled FillPastTheBudget(StoreDriver& d) {
+  d.set_check_invariants(false);  // once, by the caller
+  Filled f;
+  SessionId a = d.CreateSession(LongNamedSession(1));
+  for (std::size_t i = 0; i < LockHistory::kGrantsPerKey; ++i) {
+    d.Acquire("first", a);
+    f.first_fences.push_back(d.last_index());
+    d.Release("first", a);
+  }
+  const LockHistory& h = d.store().history();
+  for (std::size_t i = 0;
+       i < 5000 && (f.first_gone_at == 0 || f.keys.size() < f.first_gone_at + 200); ++i) {
+    const std::size_t before = h.bytes();
+    f.keys.push_back(BigKey(i));
+    d.RunTxn({testutil::LockOp(f.keys.back(), a), testutil::UnlockOp(f.keys.back(), a)});
+    EXPECT_LE(h.bytes(), LockHistory::kBytesMax);
+    const LockHistory::KeyHistory* first = h.Find("first");
+    if (f.first_cut_at == 0 && (first == nullptr || first->grants.size() < 32)) {
+      f.first_cut_at = f.keys.size();
+    }
+    if (f.first_gone_at == 0 && first == nullptr) f.first_gone_at = f.keys.size();
+    // While "first" (changed least recently) has grants, it loses its
+    // oldest ones and no big key goes.
+    if (first != nullptr) {
+      for (std::size_t j = 0; j < first->grants.size(); ++j) {
+        if (first->grants[j].fence != f.first_fences[32 - first->grants.size() + j]) {
+          f.check = "\"first\" lost a grant other than its oldest";
+        }
+      }
+      if (h.key_count() != f.keys.size() + 1) f.check = "a big key went before \"first\"";
+      // Grants go one at a time: one more (356 bytes) would have fitted.
+      if (h.bytes() < before + 3420 && h.bytes() + 356 <= LockHistory::kBytesMax) {
+        f.check = "evicted more grants of \"first\" than needed at key " + std::to_string(i);
+      }
+    }
+    // An eviction drops no more than it must: the last unit it dropped (a
+    // grant, or a key with its last grant) is at most 3420 bytes.
+    if (h.bytes() < before + 3420 && h.bytes() + 3420 <= LockHistory::kBytesMax) {
+      f.check = "evicted more than needed at key " + std::to_string(i);
+    }
+  }
+  return f;
+}
+
+TEST(LockHistoryTest, ByteBudgetDropsTheLeastRecentlyChangedKeysOldestGrantsFirst) {
+  StoreDriver x;
+  StoreDriver y;
+  const Filled f = FillPastTheBudget(x);
+  x.store().CheckInvariants();
+  // 3420 counted bytes per big key: the budget holds about 2450.
+  EXPECT_GT(f.first_cut_at, 2400u);
+  EXPECT_LT(f.first_cut_at, 2500u);
+  EXPECT_EQ(f.check, "");
+  // "first" (11461 bytes) goes over 3 or 4 big keys (3420 bytes each).
+  EXPECT_GE(f.first_gone_at, f.first_cut_at + 3);
+  EXPECT_LE(f.first_gone_at, f.first_cut_at + 4);
+  const LockHistory& h = x.store().history();
+  EXPECT_LE(h.bytes(), LockHistory::kBytesMax);
+  EXPECT_GT(h.bytes(), LockHistory::kBytesMax - 3420);
+  // The keys kept are exactly the most recently changed ones.
+  std::size_t kept_from = 0;
+  while (kept_from < f.keys.size() && h.Find(f.keys[kept_from]) == nullptr) ++kept_from;
+  EXPECT_GE(kept_from, 150u);
+  for (std::size_t i = kept_from; i < f.keys.size(); ++i) {
+    ASSERT_NE(h.Find(f.keys[i]), nullptr) << i;
+  }
+  EXPECT_EQ(h.key_count(), f.keys.size() - kept_from);
+  // The snapshot's history part is at most the counted bytes (plus the
+  // key count's varint): the documented worst case.
+  std::string encoded;
+  ByteWriter w(&encoded);
+  h.Encode(w);
+  EXPECT_LE(encoded.size(), h.bytes() + 10);
+  // Deterministic: a second replica applying the same commands agrees.
+  (void)FillPastTheBudget(y);
+  EXPECT_TRUE(y.store().history() == h);
+  EXPECT_EQ(y.store().history().bytes(), h.bytes());
+  EXPECT_EQ(y.store().Digest(), x.store().Digest());
+
+  // Snapshot round trip at the bound: the same history, count and digest,
+  // and the restored store goes on evicting the same way.
+  const std::string bytes = Encode(x.store());
+  Result<Store> decoded = Store::DecodeSnapshot(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_TRUE(decoded->history() == h);
+  EXPECT_EQ(decoded->history().bytes(), h.bytes());
+  EXPECT_EQ(Encode(*decoded), bytes);
+  Store restored = std::move(*decoded);
+  const std::string next = BigKey(9999);
+  std::vector<TxnOp> ops = {testutil::LockOp(next, testutil::TestSessionId(1)),
+                            testutil::UnlockOp(next, testutil::TestSessionId(1))};
+  (void)restored.Apply(Command{x.now_ms(), Txn{ops}}, x.next_index());
+  x.RunTxn(ops);
+  restored.CheckInvariants();
+  EXPECT_EQ(restored.Digest(), x.store().Digest());
+  EXPECT_EQ(restored.history().Find(f.keys[kept_from]), nullptr);  // the oldest kept went
+}
+
+// The history section of a version-5 snapshot replaced by `history` (the
+// section is last, before the checksum), checksum recomputed.
+std::string WithHistory(const Store& s, const std::string& history) {
+  std::string bytes = Encode(s);
+  std::string own;
+  ByteWriter ow(&own);
+  s.history().Encode(ow);
+  EXPECT_EQ(bytes.substr(bytes.size() - 4 - own.size(), own.size()), own);
+  bytes.resize(bytes.size() - 4 - own.size());
+  bytes += history;
+  ByteWriter(&bytes).PutFixed32(Crc32(bytes));
+  return bytes;
+}
+
+// A history as the build before the byte bound could write it: names kept
+// whole (1 KiB), no byte budget. `keys` keys with one ended grant each, the
+// i-th changed at index base + i.
+std::string OldBuildHistory(std::size_t keys, std::uint64_t base) {
+  std::string out;
+  ByteWriter w(&out);
+  w.PutVarint(keys);
+  for (std::size_t i = 0; i < keys; ++i) {
+    w.PutBytes(BigKey(i));
+    w.PutIndex(LogIndex(base + i));
+    w.PutVarint(1);
+    w.PutIndex(LogIndex(base + i));  // fence
+    w.PutBytes(testutil::TestSessionId(1).view());
+    w.PutBytes(std::string(1000, 'S'));
+    w.PutBytes(std::string(1024, 'N'));
+    w.PutSignedVarint(kT0.ms());
+    w.PutIndex(LogIndex(base + i));
+    w.PutSignedVarint(kT0.ms() + 1);
+    w.PutIndex(LogIndex(base + i));
+    w.PutU8(static_cast<std::uint8_t>(EndCause::kRelease));
+  }
+  return out;
+}
+
+TEST(LockHistoryTest, DecodedHistoryOverTheBudgetIsTrimmedAsAnApplyWould) {
+  StoreDriver d;
+  SessionId a = d.NewSession();
+  d.Acquire("small", a);
+  d.Release("small", a);
+  d.SkipIndexes(100000);
+  d.Set("plain", "v");
+  // 3000 keys: 10.3 MB counted after the cut, 15 MB as written.
+  const std::string bytes = WithHistory(d.store(), OldBuildHistory(3000, 1000));
+  Result<Store> decoded = Store::DecodeSnapshot(bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  const LockHistory& h = decoded->history();
+  EXPECT_LE(h.bytes(), LockHistory::kBytesMax);
+  EXPECT_TRUE(h.Validate(decoded->applied_index()).ok());
+  // The least recently changed keys went; the newest stayed, names cut.
+  EXPECT_EQ(h.Find(BigKey(0)), nullptr);
+  ASSERT_NE(h.Find(BigKey(2999)), nullptr);
+  EXPECT_EQ(h.Find(BigKey(2999))->grants[0].session_name, std::string(125, 'S') + kMark);
+  EXPECT_EQ(h.Find(BigKey(2999))->grants[0].node, std::string(125, 'N') + kMark);
+  std::size_t kept_from = 0;
+  while (h.Find(BigKey(kept_from)) == nullptr) ++kept_from;
+  EXPECT_EQ(h.key_count(), 3000 - kept_from);
+  EXPECT_GT(kept_from, 500u);
+  // Every replica restoring these bytes gets the same state; re-encoding it
+  // gives a snapshot that decodes to itself.
+  Result<Store> again = Store::DecodeSnapshot(bytes);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->Digest(), decoded->Digest());
+  Result<Store> round = Store::DecodeSnapshot(Encode(*decoded));
+  ASSERT_TRUE(round.ok());
+  EXPECT_TRUE(round->history() == h);
+  EXPECT_EQ(round->Digest(), decoded->Digest());
+  // Under the budget, an older build's history only has its names cut.
+  Result<Store> small = Store::DecodeSnapshot(WithHistory(d.store(), OldBuildHistory(10, 1000)));
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  EXPECT_EQ(small->history().key_count(), 10u);
+  // A key without grants no build writes: refused.
+  std::string empty_key;
+  ByteWriter ew(&empty_key);
+  ew.PutVarint(1);
+  ew.PutBytes("k");
+  ew.PutIndex(LogIndex(5));
+  ew.PutVarint(0);
+  EXPECT_FALSE(Store::DecodeSnapshot(WithHistory(d.store(), empty_key)).ok());
 }
 
 }  // namespace

@@ -275,5 +275,51 @@ TEST(StoreModelTest, ComparatorDetectsADivergentStore) {
   EXPECT_NE(testutil::CompareStateWithModel(store, model, gen.created_ids()), "");
 }
 
+// The history's byte bound (docs/history.md) against the model's naive
+// recount: long names (cut) and 3 KiB keys past 8 MiB, with some keys
+// granted again so the least recently changed key is not the oldest made,
+// and the first 300 keys granted 3 times, so that the keys evicted first
+// lose their grants one at a time. Plain acquires and releases (a model txn
+// copies the whole model).
+TEST(StoreModelTest, HistoryByteBoundAgreesWithTheModel) {
+  Store store;
+  ModelStore model;
+  LogIndex index;
+  UnixMs now = testutil::kT0;
+  std::string diff;
+  auto apply = [&](CommandBody body) {
+    index = index.Next();
+    now = now + 1;
+    Command command{now, std::move(body)};
+    (void)store.Apply(command, index);
+    (void)model.Apply(command, index);
+  };
+  Session s = testutil::MakeSession(testutil::TestSessionId(1), std::string(300, 'N'));
+  s.name = std::string(124, 'S') + "\xC3\xA9" + std::string(50, 'S');  // cut inside the 2 bytes
+  apply(SessionCreate{s});
+  auto key = [](std::size_t i) {
+    std::string k = "big/" + std::to_string(100000 + i) + "/";
+    k.resize(3000, 'k');
+    return k;
+  };
+  for (std::size_t i = 0; i < 2700 && diff.empty(); ++i) {
+    // Every 7th step grants an older key again (its history moves to newest).
+    const std::string k = key(i % 7 == 6 ? i / 2 : i);
+    for (int n = i < 300 ? 3 : 1; n > 0; --n) {
+      apply(KvAcquire{k, "v", 0, s.id});
+      apply(KvRelease{k, "", 0, s.id});
+    }
+    if (i % 500 == 499 || i == 2699) {
+      diff = testutil::CompareStateWithModel(store, model, {s.id});
+    }
+  }
+  EXPECT_EQ(diff, "");
+  store.CheckInvariants();
+  EXPECT_LE(store.history().bytes(), LockHistory::kBytesMax);
+  EXPECT_GT(store.history().bytes(), LockHistory::kBytesMax - 4096);  // it did fill
+  EXPECT_EQ(ModelStore::CutHistoryName(s.name), LockHistory::CutName(s.name));
+  EXPECT_EQ(ModelStore::CutHistoryName(s.name).size(), 127u);
+}
+
 }  // namespace
 }  // namespace tenure::state

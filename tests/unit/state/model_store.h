@@ -380,8 +380,8 @@ class ModelStore {
         g.grant_index = ev.new_fence;
         g.session = ev.new_session;
         if (auto s = sessions.find(ev.new_session); s != sessions.end()) {
-          g.session_name = s->second.name;
-          g.node = s->second.node;
+          g.session_name = CutHistoryName(s->second.name);
+          g.node = CutHistoryName(s->second.node);
         }
         g.granted_at = now_ms;
         ModelKeyHistory& h = history[ev.key];
@@ -395,11 +395,51 @@ class ModelStore {
           }
           history.erase(oldest);
         }
+        // The byte bound, recounted from scratch: the least recently changed
+        // key (ties: key order) loses its oldest grant until the total fits.
+        while (HistoryBytes() > LockHistory::kBytesMax &&
+               (history.size() > 1 || history.begin()->second.grants.size() > 1)) {
+          auto oldest = history.begin();
+          for (auto k = history.begin(); k != history.end(); ++k) {
+            if (k->second.modify_index < oldest->second.modify_index) oldest = k;
+          }
+          oldest->second.grants.erase(oldest->second.grants.begin());
+          if (oldest->second.grants.empty()) history.erase(oldest);
+        }
       }
     }
     history_events_.clear();
   }
 
+ public:
+  // docs/history.md's count: 64 per key plus its bytes, 64 per grant plus
+  // its session id, session name and node.
+  std::size_t HistoryBytes() const {
+    std::size_t total = 0;
+    for (const auto& [key, h] : history) {
+      total += 64 + key.size();
+      for (const LockGrant& g : h.grants) {
+        total += 64 + g.session.view().size() + g.session_name.size() + g.node.size();
+      }
+    }
+    return total;
+  }
+  // docs/history.md: a name over 128 bytes keeps the longest prefix of 122
+  // to 125 bytes that ends before a byte that is not a UTF-8 continuation
+  // byte (or 122), then U+2026.
+  static std::string CutHistoryName(const std::string& name) {
+    if (name.size() <= 128) return name;
+    std::size_t keep = 122;
+    for (std::size_t n = 125; n >= 122; --n) {
+      if ((static_cast<unsigned char>(name[n]) & 0xC0) != 0x80) {
+        keep = n;
+        break;
+      }
+    }
+    return name.substr(0, keep) + "\u2026";
+  }
+
+ private:
   static bool StartsWith(const std::string& s, const std::string& prefix) {
     return s.compare(0, prefix.size(), prefix) == 0;
   }

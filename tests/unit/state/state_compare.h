@@ -372,6 +372,10 @@ inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
     os << "history keys: got " << s.history().key_count() << " want " << m.history.size();
     return os.str();
   }
+  if (s.history().bytes() != m.HistoryBytes()) {
+    os << "history bytes: got " << s.history().bytes() << " want " << m.HistoryBytes();
+    return os.str();
+  }
   for (const auto& [key, want] : m.history) {
     const LockHistory::KeyHistory* got = s.FindHistory(key);
     if (got == nullptr) {
