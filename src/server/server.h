@@ -199,6 +199,7 @@ class Server {
  private:
   void OnApplied();
   void OnLeadership(bool is_leader);
+  void StartLeaderDuties();
   void ExpireSession(const state::SessionId& session_id);
   // Leader with ACLs on: writes the built-ins and the initial management
   // token when they are missing (AclSetup), retried every second.
