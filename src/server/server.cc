@@ -577,6 +577,13 @@ void Server::OnApplied() {
   }
 }
 
+std::optional<MonoMs> Server::SessionTtlRemainingMs(const state::SessionId& session_id) const {
+  if (!leader_ready_ || !IsLeader()) return std::nullopt;
+  MonoMs remaining = duties_.timers().RemainingMs(session_id, clock_.NowMonoMs());
+  if (remaining < 0) return std::nullopt;  // not armed (no TTL), or due now
+  return remaining;
+}
+
 // A new leader cannot know when sessions were last renewed: it gives every
 // TTL session a full TTL x multiplier from now, which can only make expiry
 // later, never earlier than promised.

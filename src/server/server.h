@@ -148,6 +148,10 @@ class Server {
   void ForgetBootstrapReset() const;
 
   bool IsLeader() const;
+  // How long until this leader expires the TTL session unless it is
+  // renewed (its session timer's deadline, at most TTL x multiplier), in
+  // ms; nullopt on a follower, for a session without a TTL or not armed.
+  std::optional<MonoMs> SessionTtlRemainingMs(const state::SessionId& session_id) const;
   bool KnownLeader() const;
   MonoMs LastContactMs() const;
   std::string LeaderAddress() const;
