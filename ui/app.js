@@ -15,6 +15,8 @@ const state = {
   keys: new Set(),         // every key the token may read, locked or not
   kvFiltered: false,
   sessions: [],
+  ttlDeadline: new Map(),  // session id -> local ms the leader expires it unless renewed
+  ttlReread: new Map(),    // session id -> local ms of its last one-off re-read
   history: new Map(),      // key -> {records, missing, error}
   historyMissing: false,   // the server has no /v1/tenure/history
   firstSeen: new Map(),    // "key fence" -> local ms when this page first saw the grant
@@ -195,9 +197,11 @@ function renderElections() {
     const held = el('td', '', 'held num');
     row.append(held);
     const s = sessionById(entry.Session);
-    const ttl = el('td', s && s.TTL ? s.TTL : 'none', 'ttl num');
-    ttl.title = 'The session\'s TTL: its holder renews it; the server does not publish renewal ' +
-                'times, so no countdown is shown (docs/dashboard.md).';
+    const ttl = el('td', ttlText(s), 'ttl num');
+    ttl.title = s && state.ttlDeadline.has(s.ID)
+      ? `Time until the leader expires the session unless its holder renews it (TTL ${s.TTL}; ` +
+        'read again when it runs out: docs/dashboard.md).'
+      : 'The session\'s TTL (no countdown: the server did not send TTLRemaining).';
     row.append(ttl, el('td', waitingFor(entry), 'waiting'));
     body.append(row);
   }
@@ -207,7 +211,43 @@ function renderElections() {
   tick();
 }
 
-// Once a second: the "held for" cells, from the grant time (no request).
+// The leader's TTLRemaining (nanoseconds, docs/consul-compat.md), as a local
+// deadline. Renewals move it later without waking the session watch, so a
+// countdown that runs out is read again once (rereadTtl), not polled.
+function noteTtl(sessions) {
+  const now = Date.now();
+  for (const s of sessions) {
+    if (typeof s.TTLRemaining === 'number') {
+      state.ttlDeadline.set(s.ID, now + s.TTLRemaining / 1e6);
+    } else {
+      state.ttlDeadline.delete(s.ID);
+    }
+  }
+}
+
+function ttlText(s) {
+  if (!s || !s.TTL) return 'none';
+  const deadline = state.ttlDeadline.get(s.ID);
+  if (deadline === undefined) return s.TTL;
+  return duration(Math.max(0, deadline - Date.now()));
+}
+
+async function rereadTtl(id) {
+  const now = Date.now();
+  if (now - (state.ttlReread.get(id) || 0) < 1000) return;
+  state.ttlReread.set(id, now);
+  try {
+    const response = await api(`/v1/session/info/${encodeURIComponent(id)}`);
+    if (!response.ok) return;
+    noteTtl(await response.json());
+    tick();
+  } catch (error) {
+    // The session watch reports errors; an expired session leaves with it.
+  }
+}
+
+// Once a second: the "held for" and TTL cells, from the grant time and the
+// TTL deadline (no request, unless a deadline ran out).
 function tick() {
   for (const row of $('elections').tBodies[0].rows) {
     const entry = state.kv.find((e) => e.Key === row.dataset.key);
@@ -215,6 +255,10 @@ function tick() {
     const grant = grantTime(entry);
     const text = duration(serverNow() - grant.at);
     row.querySelector('.held').textContent = grant.exact ? text : `≥ ${text}`;
+    const s = sessionById(entry.Session);
+    row.querySelector('.ttl').textContent = ttlText(s);
+    const deadline = s && state.ttlDeadline.get(s.ID);
+    if (deadline !== undefined && deadline <= Date.now()) rereadTtl(s.ID);
   }
 }
 
@@ -458,6 +502,8 @@ function start() {
   }, (status) => status === 404);
   watch('sessions', '/v1/session/list', (sessions) => {
     state.sessions = sessions || [];
+    state.ttlDeadline.clear();
+    noteTtl(state.sessions);
     renderSessions();
     renderElections();
     clusterSoon();

@@ -99,7 +99,8 @@ void AppendKvEntry(std::string* out, const state::KvEntry& entry, bool with_valu
   *out += '}';
 }
 
-void AppendSession(std::string* out, const state::Session& s) {
+void AppendSession(std::string* out, const state::Session& s,
+                   std::optional<std::int64_t> ttl_remaining_ns) {
   *out += "{\"ID\":";
   AppendString(out, s.id.view());
   *out += ",\"Name\":";
@@ -112,6 +113,10 @@ void AppendSession(std::string* out, const state::Session& s) {
   *out += s.behavior == state::Behavior::kDelete ? "\"delete\"" : "\"release\"";
   *out += ",\"TTL\":";
   AppendString(out, s.ttl);
+  if (ttl_remaining_ns) {
+    *out += ",\"TTLRemaining\":";
+    AppendInt(out, *ttl_remaining_ns);
+  }
   *out += ",\"NodeChecks\":";
   AppendStringArray(out, s.node_checks);
   *out += ",\"ServiceChecks\":";
@@ -155,12 +160,12 @@ std::string Sessions(const std::vector<const state::Session*>& sessions) {
 }
 
 std::optional<std::string> Sessions(const std::vector<const state::Session*>& sessions,
-                                    std::size_t max_bytes) {
+                                    std::size_t max_bytes, const TtlRemaining& ttl_remaining) {
   if (max_bytes < 2) return std::nullopt;
   std::string out = "[";
   for (std::size_t i = 0; i < sessions.size(); ++i) {
     if (i) out += ',';
-    AppendSession(&out, *sessions[i]);
+    AppendSession(&out, *sessions[i], ttl_remaining ? ttl_remaining(*sessions[i]) : std::nullopt);
     if (out.size() + 1 > max_bytes) return std::nullopt;  // with the closing ]
   }
   out += ']';

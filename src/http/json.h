@@ -4,6 +4,8 @@
 // \u003e \u0026; invalid UTF-8 as \ufffd). Pure.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,7 +24,12 @@ using ::tenure::json::StringSize;
 // A DirEntry: {"LockIndex","Key","Flags","Value","Session"(omitted when
 // unlocked),"Fence"(tenure; omitted when unlocked),"CreateIndex","ModifyIndex"}.
 void AppendKvEntry(std::string* out, const state::KvEntry& entry, bool with_value = true);
-void AppendSession(std::string* out, const state::Session& session);
+// A session; "TTLRemaining" (tenure; nanoseconds, like LockDelay) when
+// ttl_remaining_ns is given.
+void AppendSession(std::string* out, const state::Session& session,
+                   std::optional<std::int64_t> ttl_remaining_ns = std::nullopt);
+// What a session read adds per session: its TTLRemaining, or nullopt.
+using TtlRemaining = std::function<std::optional<std::int64_t>(const state::Session&)>;
 
 // The exact size of what AppendKvEntry writes, computed without
 // writing: the answer-size limit (docs/limits.md) counts an answer from the
@@ -34,7 +41,8 @@ std::string Sessions(const std::vector<const state::Session*>& sessions);
 // The same, or nullopt once the text passes max_bytes (the answer-size
 // limit; building stops there, so a refusal costs at most max_bytes).
 std::optional<std::string> Sessions(const std::vector<const state::Session*>& sessions,
-                                    std::size_t max_bytes);
+                                    std::size_t max_bytes,
+                                    const TtlRemaining& ttl_remaining = nullptr);
 std::string Strings(const std::vector<std::string>& strings);
 std::string TxnOutcome(const state::TxnOutcome& outcome);
 

@@ -8,7 +8,8 @@ namespace tenure::http {
 namespace {
 
 constexpr std::array<std::string_view, kEndpointCount> kEndpointNames = {
-    "other", "kv", "txn", "session", "status", "agent", "operator", "acl", "health", "metrics"};
+    "other",    "kv",  "txn",    "session", "status",   "agent",
+    "operator", "acl", "health", "metrics", "snapshot", "tenure"};
 constexpr std::array<std::string_view, kMethodCount> kMethodNames = {"GET",  "PUT",     "DELETE",
                                                                      "POST", "OPTIONS", "other"};
 
@@ -31,6 +32,8 @@ Endpoint EndpointOf(std::string_view path) {
   if (segment == "agent") return Endpoint::kAgent;
   if (segment == "operator") return Endpoint::kOperator;
   if (segment == "acl") return Endpoint::kAcl;
+  if (segment == "snapshot") return Endpoint::kSnapshot;
+  if (segment == "tenure") return Endpoint::kTenure;
   return Endpoint::kOther;
 }
 

@@ -29,8 +29,10 @@ enum class Endpoint : std::uint8_t {
   kAcl,
   kHealth,   // /v1/agent/health/*
   kMetrics,  // /v1/agent/metrics and /metrics
+  kSnapshot,
+  kTenure,  // tenure's own endpoints, /v1/tenure/* (the election history)
 };
-inline constexpr std::size_t kEndpointCount = 10;
+inline constexpr std::size_t kEndpointCount = 12;
 std::string_view EndpointName(Endpoint endpoint);
 Endpoint EndpointOf(std::string_view path);
 

@@ -213,7 +213,7 @@ void Server::Propose(state::CommandBody body, raft::Consensus::ProposeDone done)
             "server", "snapshot restored; leader duties start again from it",
             {log::Num("index", static_cast<unsigned long long>(store_.applied_index().value())),
              log::Num("sessions", static_cast<unsigned long long>(store_.session_count()))});
-        OnLeadership(true);
+        StartLeaderDuties();
       }
       done(std::move(result));
     });
@@ -577,19 +577,33 @@ void Server::OnApplied() {
   }
 }
 
+std::optional<MonoMs> Server::SessionTtlRemainingMs(const state::SessionId& session_id) const {
+  if (!leader_ready_ || !IsLeader()) return std::nullopt;
+  MonoMs remaining = duties_.timers().RemainingMs(session_id, clock_.NowMonoMs());
+  if (remaining < 0) return std::nullopt;  // not armed (no TTL), or due now
+  return remaining;
+}
+
 // A new leader cannot know when sessions were last renewed: it gives every
 // TTL session a full TTL x multiplier from now, which can only make expiry
 // later, never earlier than promised.
 void Server::OnLeadership(bool is_leader) {
-  leader_ready_ = is_leader;
   if (metrics_.enabled) ++(is_leader ? metrics_.leadership_gained : metrics_.leadership_lost);
   if (!is_leader) {
+    leader_ready_ = false;
     duties_.OnLostLeadership();
     housekeeping_->token_expiry.cancel();
     log::Info("server", "lost leadership; session timers stopped",
               {log::Num("node_id", static_cast<unsigned long long>(NodeId()))});
     return;
   }
+  StartLeaderDuties();
+}
+
+// Also after a snapshot restore, which replaces the sessions but is not a
+// leadership change (tenure_raft_leadership_changes_total does not move).
+void Server::StartLeaderDuties() {
+  leader_ready_ = true;
   std::size_t armed = duties_.OnBecameLeader(clock_.NowMonoMs(), store_);
   ScheduleDuties();
   reap_mark_ = store_.kv_index();

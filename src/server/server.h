@@ -148,6 +148,10 @@ class Server {
   void ForgetBootstrapReset() const;
 
   bool IsLeader() const;
+  // How long until this leader expires the TTL session unless it is
+  // renewed (its session timer's deadline, at most TTL x multiplier), in
+  // ms; nullopt on a follower, for a session without a TTL or not armed.
+  std::optional<MonoMs> SessionTtlRemainingMs(const state::SessionId& session_id) const;
   bool KnownLeader() const;
   MonoMs LastContactMs() const;
   std::string LeaderAddress() const;
@@ -199,6 +203,7 @@ class Server {
  private:
   void OnApplied();
   void OnLeadership(bool is_leader);
+  void StartLeaderDuties();
   void ExpireSession(const state::SessionId& session_id);
   // Leader with ACLs on: writes the built-ins and the initial management
   // token when they are missing (AclSetup), retried every second.

@@ -26,7 +26,7 @@ import signal
 import tempfile
 import unittest
 
-from tenure_testlib import (DevServer, SharedServerTestCase, poll_until, quote_key, raw_request,
+from tenure_testlib import (Cluster, DevServer, SharedServerTestCase, poll_until, quote_key, raw_request,
                             read_response, connect)
 from headless_browser import Browser, chromium_binary
 
@@ -237,7 +237,19 @@ class DashboardBrowserTest(unittest.TestCase):
             node = server.get_json(f"/v1/session/info/{session}")[0]["Node"]
             self.wait_row_text(browser, key, "holder", f"alice @ {node}")
             self.assertEqual(self.row_text(browser, key, "fence"), str(fence))
-            self.assertEqual(self.row_text(browser, key, "ttl"), "10s")
+            # TTL left: the leader's TTLRemaining counting down (TTL 10s x
+            # multiplier 1), read again when it runs out (alice renews).
+            def ttl_left():
+                text = self.row_text(browser, key, "ttl")
+                self.assertRegex(text, r"^\d+s$")
+                return int(text[:-1])
+            first = ttl_left()
+            self.assertLessEqual(first, 10)
+            seen = [first]
+            poll_until(lambda: seen.append(ttl_left()) or seen[-1] < first, timeout=5,
+                       message=f"the TTL cell does not count down: {seen}")
+            poll_until(lambda: seen.append(ttl_left()) or seen[-1] > min(seen), timeout=20,
+                       message=f"the TTL cell was not read again after running out: {seen}")
             browser.wait_for(f"""document.querySelector(
                 'tr.election[data-key="{key}"] td.waiting').textContent === 'bob'""",
                              message="bob not shown waiting")
@@ -469,6 +481,52 @@ class DashboardBrowserTest(unittest.TestCase):
             self.assertEqual(self.holder(server, "acl", mgmt)[0], session, "nothing changed")
             self.assertEqual(browser.evaluate("window.pageProblems"), [])
             browser.screenshot(os.path.join(self.shots, "dashboard-acl-denied.png"))
+
+
+
+
+class TtlRemainingTest(unittest.TestCase):
+    """TTLRemaining on session reads (docs/consul-compat.md): the leader's
+    session timer, at most TTL x multiplier, counting down; no field for a
+    session without a TTL, nor from a follower answering ?stale."""
+
+    def test_leader_sends_it_followers_forward_or_leave_it_out(self):
+        with Cluster(3) as cluster:
+            leader = cluster.leader()
+            follower = next(m for m in cluster.members if m is not leader)
+            sid = leader.request("PUT", "/v1/session/create", b'{"TTL": "10s"}').json()["ID"]
+            plain = leader.request("PUT", "/v1/session/create", b"{}").json()["ID"]
+            # At most TTL x multiplier, just under it right after the create,
+            # and it runs down.
+            mult = leader.get_json("/v1/agent/self")["DebugConfig"]["SessionTTLMultiplier"]
+            first = leader.get_json(f"/v1/session/info/{sid}")[0]["TTLRemaining"]
+            self.assertGreater(first, (10 * mult - 2) * 10**9)
+            self.assertLessEqual(first, 10 * mult * 10**9)
+            poll_until(lambda: leader.get_json(f"/v1/session/info/{sid}")[0]["TTLRemaining"]
+                       < first - 200 * 10**6, timeout=5, message="TTLRemaining does not run down")
+            # A renewal moves it back up.
+            before = leader.get_json(f"/v1/session/info/{sid}")[0]["TTLRemaining"]
+            self.assertEqual(leader.request("PUT", f"/v1/session/renew/{sid}").status, 200)
+            self.assertGreater(leader.get_json(f"/v1/session/info/{sid}")[0]["TTLRemaining"],
+                               before)
+            for path in ("/v1/session/list", f"/v1/session/info/{sid}",
+                         "/v1/session/node/" + leader.get_json(
+                             f"/v1/session/info/{sid}")[0]["Node"]):
+                by_id = {s["ID"]: s for s in leader.get_json(path)}
+                self.assertIn("TTLRemaining", by_id[sid], path)
+                if plain in by_id:
+                    self.assertNotIn("TTLRemaining", by_id[plain], path)
+                # A follower forwards the read: the leader's answer, with the field.
+                forwarded = {s["ID"]: s for s in follower.get_json(path)}
+                self.assertIn("TTLRemaining", forwarded[sid], path)
+                # ?stale: the follower answers itself and has no session timers.
+                sep = "&" if "?" in path else "?"
+                stale = {}
+                poll_until(lambda: stale.update(
+                    {s["ID"]: s for s in follower.get_json(path + sep + "stale")}) or sid in stale,
+                    timeout=10, message="the follower never applied the session")
+                self.assertNotIn("TTLRemaining", stale[sid], path)
+                self.assertEqual(stale[sid]["TTL"], "10s")
 
 
 if __name__ == "__main__":

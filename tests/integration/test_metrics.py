@@ -245,6 +245,19 @@ class MetricsClusterTest(unittest.TestCase):
             self.assertEqual(after_f["tenure_raft_is_leader"], 0)
             self.assertEqual(after_f["tenure_raft_leader_present"], 1)
             self.assertEqual(after_l["tenure_raft_is_leader"], 1)
+            # Snapshot and history requests have their own classes, in both families.
+            op = {"X-Consul-Token": cluster.operator_token}
+            before_f = samples(follower)
+            snap = follower.request("GET", "/v1/snapshot", headers=op, timeout=30)
+            self.assertEqual(snap.status, 200, snap.text[:200])
+            hist = follower.request("GET", "/v1/tenure/history/f/0")
+            for endpoint, status in (("snapshot", snap.status), ("tenure", hist.status)):
+                after_f = samples(follower)
+                fwd = f'tenure_http_forwarded_requests_total{{endpoint="{endpoint}"}}'
+                self.assertEqual(after_f[fwd] - before_f[fwd], 1, fwd)
+                answered = (f'tenure_http_requests_total{{endpoint="{endpoint}",method="GET",'
+                            f'code="{status}"}}')
+                self.assertEqual(after_f.get(answered, 0) - before_f.get(answered, 0), 1, answered)
             poll_until(lambda: samples(follower)["tenure_raft_applied_index"]
                        >= after_l["tenure_raft_applied_index"], timeout=10,
                        message="the follower applies what the leader did")

@@ -70,6 +70,14 @@ class SnapshotTest(unittest.TestCase):
     def cli(self, server, *args, timeout=60.0):
         return server.cli(*args, env={"CONSUL_HTTP_TOKEN": self.token}, timeout=timeout)
 
+    def leadership_gained(self, server):
+        resp = server.request("GET", "/metrics")
+        self.assertEqual(resp.status, 200, resp.text)
+        m = re.search(r'^tenure_raft_leadership_changes_total\{change="gained"\} (\S+)$',
+                      resp.text, re.M)
+        self.assertIsNotNone(m, resp.text)
+        return float(m.group(1))
+
     def recurse(self, server, stale=False):
         resp = server.request("GET", "/v1/kv/?recurse" + ("&stale" if stale else ""))
         self.assertEqual(resp.status, 200, resp.text)
@@ -159,9 +167,16 @@ class SnapshotTest(unittest.TestCase):
 
         # A fresh single server: the snapshot's state, its indexes included.
         single = self.server()
+        gained_before = self.leadership_gained(single)
+        self.assertEqual(gained_before, 1)
         restored = self.cli(single, "snapshot", "restore", path)
         self.assertEqual(restored.returncode, 0, restored.stderr)
         self.assertEqual(restored.stdout, "Restored snapshot\n")
+        # The leader's duties start again from the restored state, but a
+        # restore is not a leadership change: the counter stays.
+        poll_until(lambda: "snapshot restored; leader duties start again" in single.log(),
+                   timeout=10.0, message="the restore's duties line")
+        self.assertEqual(self.leadership_gained(single), gained_before)
         entries, kv_index = self.recurse(single)
         written = self.check_writers_consistent(entries)
         self.assertGreater(written, 4 * 20)

@@ -174,8 +174,8 @@ Families Collect(const server::Server& server, const HttpMetrics& http) {
   if (!any) f.Counter("tenure_http_requests_total", requests, 0);  // keeps the family listed
   const char* forwarded = "Requests this follower forwarded to the leader, by endpoint class.";
   // The classes with leader-routed endpoints (routes.cc), the only ones forwarded.
-  for (Endpoint e :
-       {Endpoint::kKv, Endpoint::kTxn, Endpoint::kSession, Endpoint::kOperator, Endpoint::kAcl}) {
+  for (Endpoint e : {Endpoint::kKv, Endpoint::kTxn, Endpoint::kSession, Endpoint::kOperator,
+                     Endpoint::kAcl, Endpoint::kSnapshot, Endpoint::kTenure}) {
     f.Counter("tenure_http_forwarded_requests_total", forwarded,
               static_cast<double>(http.forwarded(e)), {{"endpoint", std::string(EndpointName(e))}});
   }

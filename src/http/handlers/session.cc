@@ -15,12 +15,23 @@ namespace {
 
 // A session list within the answer-size limit (docs/limits.md), or 413.
 HttpResponse SessionsAnswer(const std::vector<const state::Session*>& sessions,
-                            std::string_view hint) {
-  std::optional<std::string> body = json::Sessions(sessions, limits::kHttpResponseBytesMax);
+                            std::string_view hint, const json::TtlRemaining& ttl_remaining) {
+  std::optional<std::string> body =
+      json::Sessions(sessions, limits::kHttpResponseBytesMax, ttl_remaining);
   if (body) return HttpResponse::Json(std::move(*body));
   return ErrorResponse(Status::TooLarge(
       "Response too large (more than " + std::to_string(limits::kHttpResponseBytesMax) +
       " bytes); " + std::to_string(sessions.size()) + " sessions" + std::string(hint)));
+}
+
+// TTLRemaining (docs/consul-compat.md), which only the leader knows: a
+// follower answering ?stale leaves it out.
+json::TtlRemaining TtlRemainingOf(const server::Server& server) {
+  return [&server](const state::Session& s) -> std::optional<std::int64_t> {
+    std::optional<MonoMs> ms = server.SessionTtlRemainingMs(s.id);
+    if (!ms) return std::nullopt;
+    return *ms * 1'000'000;
+  };
 }
 
 // Leaves out the sessions the caller may not read (session:read on their
@@ -104,8 +115,7 @@ void Api::SessionInfo(const CallPtr& call) {
     std::vector<const state::Session*> found;
     if (const state::Session* session = store.FindSession(id)) found.push_back(session);
     const std::size_t removed = Unreadable(*call, found);
-    HttpResponse response =
-        HttpResponse::Json(found.empty() ? std::string("[]") : json::Sessions(found));
+    HttpResponse response = SessionsAnswer(found, "", TtlRemainingOf(server_));
     SetMeta(&response, store.sessions_index());
     MarkFiltered(*call, removed, &response);
     return response;
@@ -121,7 +131,7 @@ void Api::SessionNode(const CallPtr& call) {
     const state::Store& store = server_.store();
     std::vector<const state::Session*> sessions = store.NodeSessions(call->arg);
     const std::size_t removed = Unreadable(*call, sessions);
-    HttpResponse response = SessionsAnswer(sessions, "");
+    HttpResponse response = SessionsAnswer(sessions, "", TtlRemainingOf(server_));
     SetMeta(&response, store.sessions_index());
     MarkFiltered(*call, removed, &response);
     return response;
@@ -133,8 +143,8 @@ void Api::SessionList(const CallPtr& call) {
     const state::Store& store = server_.store();
     std::vector<const state::Session*> sessions = store.ListSessions();
     const std::size_t removed = Unreadable(*call, sessions);
-    HttpResponse response =
-        SessionsAnswer(sessions, ": list one node's with /v1/session/node/<node>");
+    HttpResponse response = SessionsAnswer(
+        sessions, ": list one node's with /v1/session/node/<node>", TtlRemainingOf(server_));
     SetMeta(&response, store.sessions_index());
     MarkFiltered(*call, removed, &response);
     return response;

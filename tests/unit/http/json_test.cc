@@ -73,6 +73,27 @@ TEST(JsonTest, SessionHasConsul17Shape) {
             "\"CreateIndex\":11956,\"ModifyIndex\":11956}");
 }
 
+TEST(JsonTest, SessionTtlRemainingAfterTtlWhenGiven) {
+  state::Session s;
+  s.id = state::SessionId("d21d60ad-c2d2-b32a-7432-ca4048a4a7d6");
+  s.ttl = "10s";
+  std::string out;
+  json::AppendSession(&out, s, 19'500'000'000);
+  EXPECT_NE(out.find("\"TTL\":\"10s\",\"TTLRemaining\":19500000000,\"NodeChecks\""),
+            std::string::npos)
+      << out;
+  // Through Sessions: per session, left out where the function has none.
+  state::Session other = s;
+  other.id = state::SessionId("adf4238a-882b-9ddc-4a9d-5b6758e4159e");
+  json::TtlRemaining remaining = [&](const state::Session& x) -> std::optional<std::int64_t> {
+    if (x.id == s.id) return 7;
+    return std::nullopt;
+  };
+  std::string both = *json::Sessions({&s, &other}, 1 << 20, remaining);
+  EXPECT_EQ(both.find("\"TTLRemaining\":7,"), both.find("TTLRemaining") - 1);
+  EXPECT_EQ(both.find("TTLRemaining", both.find("TTLRemaining") + 1), std::string::npos);
+}
+
 TEST(JsonTest, TxnOutcomeShapes) {
   state::TxnOutcome ok;
   EXPECT_EQ(json::TxnOutcome(ok), "{\"Results\":[],\"Errors\":null}");

@@ -19,6 +19,10 @@ TEST(HttpMetricsTest, EndpointClassesAreBounded) {
   EXPECT_EQ(EndpointOf("/metrics"), Endpoint::kMetrics);
   EXPECT_EQ(EndpointOf("/v1/operator/raft/peer"), Endpoint::kOperator);
   EXPECT_EQ(EndpointOf("/v1/acl/token/self"), Endpoint::kAcl);
+  EXPECT_EQ(EndpointOf("/v1/snapshot"), Endpoint::kSnapshot);
+  EXPECT_EQ(EndpointOf("/v1/tenure/history/some/key"), Endpoint::kTenure);
+  EXPECT_EQ(EndpointName(Endpoint::kSnapshot), "snapshot");
+  EXPECT_EQ(EndpointName(Endpoint::kTenure), "tenure");
   // Anything else is one class, whatever the client sends.
   EXPECT_EQ(EndpointOf("/"), Endpoint::kOther);
   EXPECT_EQ(EndpointOf("/v1/catalog/nodes"), Endpoint::kOther);
