@@ -12,7 +12,9 @@ Certificates are made with the openssl command in a temporary directory
 them as vs_etcd_tls.py gives them (-https-addr, -tls-cert-file,
 -tls-key-file, -tls-ca-file, -tls-verify-incoming) and keeps its clear-text
 listener for the harness's readiness check. The workload is tenure_vs
---workload keepalive (vs_etcd_tls.py's renewal case): --sessions 1000
+--workload keepalive (vs_etcd_tls.py's renewal case, which cycles 1,000
+sessions; 64 here, each client renewing its own, which keeps the set-up
+under callgrind short; a renewal touches one session either way): the
 sessions made first, then --max-ops renewals, each client one in flight.
 
 - server: tenure under callgrind (bench/callgrind_count.py's
