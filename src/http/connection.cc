@@ -428,6 +428,13 @@ void Connection::WatchPeer() {
     tls_->ReleaseBuffers();
     busy_requests_ = 0;
   }
+  // So do its parser (~430 bytes with the allocator's share) and an empty
+  // leftover buffer: 10,000 watchers park 4 MiB less. BeginRequest makes the
+  // parser again for the next request.
+  if (parked_read_only_) {
+    reader_.reset();
+    if (pending_.empty()) std::string().swap(pending_);
+  }
   watching_ = true;
   const std::uint64_t generation = ++watch_generation_;
   socket_.async_wait(asio::socket_base::wait_read,
