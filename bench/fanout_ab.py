@@ -11,7 +11,8 @@ Each run starts `tenure server` (not -dev, -session-ttl-multiplier 1, as
 vs_etcd.py does) and drives it with build/bench/vs/tenure_vs:
   --workload watch --watchers W --rounds 10: W connections park GET ?index=N&wait=60s
     on one key, one PUT wakes them; the time from the PUT to the last answer
-    (median round), and the server's RSS growth per parked watcher;
+    (median round), and the server's RSS growth per parked watcher, at the
+    first round and again at the last (after answers, the steady state);
   --workload idle_rss --count S: S sessions (TTL 86400s) by 64 clients, the server's
     RSS growth per session and its RSS in all.
 Also the server's CPU time (utime+stime from /proc) over the watch run: unlike
@@ -57,7 +58,8 @@ def one_run(binary, driver, watchers, sessions):
                                        "--rounds", 10], 900)
             m["server_cpu_s"] = cpu_seconds(server.process.pid) - cpu0
             m.update({k: w[k] for k in ("last_median_ms", "wake_p50_ms", "wake_p99_ms",
-                                        "bytes_per_watcher", "rss_parked_mib")})
+                                        "bytes_per_watcher", "bytes_per_watcher_reparked",
+                                        "rss_parked_mib") if k in w})
     if sessions:
         with DevServer(extra_args=args, binary=binary, dev=False) as server:
             s = drive(driver, server, ["--workload", "idle_rss", "--count", sessions], 900)
@@ -71,6 +73,8 @@ ROWS = [("last_median_ms", "watchers: write to last watcher, median round, ms", 
         ("wake_p99_ms", "watchers: per-watcher p99, ms", 1),
         ("server_cpu_s", "watchers: server CPU over the run (connect, 10 rounds), s", 2),
         ("bytes_per_watcher", "watchers: server RSS per parked watcher, bytes", 0),
+        ("bytes_per_watcher_reparked",
+         "watchers: the same, parked again in the last round, bytes", 0),
         ("rss_parked_mib", "watchers: server RSS with watchers parked, MiB", 1),
         ("bytes_per_session", "sessions: server RSS per idle session, bytes", 0),
         ("rss_after_mib", "sessions: server RSS with the sessions, MiB", 1)]
