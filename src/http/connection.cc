@@ -36,6 +36,8 @@ constexpr MonoMs kLingerMs = 1000;
 constexpr std::size_t kLingerBytesMax = 4 * 1024 * 1024;
 // Leftover-buffer capacity kept between requests; more is given back.
 constexpr std::size_t kPendingKeepBytes = 16 * 1024;
+// A KV answer's head with Consul's headers is about 220 bytes.
+constexpr std::size_t kHeadReserveBytes = 256;
 // Unparsed bytes one request may leave: a header at its limit plus one read.
 constexpr std::size_t kPendingBytesMax = limits::kHttpHeaderBytesMax + ServerShared::kScratchBytes;
 
@@ -493,6 +495,9 @@ void Connection::PrepareWrite(HttpResponse response, bool keep_alive) {
     response = HttpResponse::Text(429, std::string(kOutputBudgetFull));
   }
   out_head_.clear();
+  // One allocation for a typical head (a parked read gave its buffer back),
+  // not four growing copies.
+  out_head_.reserve(kHeadReserveBytes);
   const bool with_body = wire::AppendResponseHead(
       response, wire::HeadOptions{keep_alive, http10_, head_request_}, &out_head_);
   out_body_ = with_body ? std::move(response.body) : std::string();
