@@ -34,9 +34,11 @@ from tenure_testlib import DevServer  # noqa: E402
 
 
 def cpu_seconds(pid):
+    """(user, system) CPU seconds of the process so far."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def drive(driver, server, args, timeout):
@@ -56,7 +58,9 @@ def one_run(binary, driver, watchers, sessions):
             cpu0 = cpu_seconds(server.process.pid)
             w = drive(driver, server, ["--workload", "watch", "--watchers", watchers,
                                        "--rounds", 10], 900)
-            m["server_cpu_s"] = cpu_seconds(server.process.pid) - cpu0
+            user, system = cpu_seconds(server.process.pid)
+            m["server_cpu_s"] = user + system - sum(cpu0)
+            m["server_sys_s"] = system - cpu0[1]
             m.update({k: w[k] for k in ("last_median_ms", "wake_p50_ms", "wake_p99_ms",
                                         "bytes_per_watcher", "bytes_per_watcher_reparked",
                                         "rss_parked_mib") if k in w})
@@ -72,6 +76,7 @@ ROWS = [("last_median_ms", "watchers: write to last watcher, median round, ms", 
         ("wake_p50_ms", "watchers: per-watcher p50, ms", 1),
         ("wake_p99_ms", "watchers: per-watcher p99, ms", 1),
         ("server_cpu_s", "watchers: server CPU over the run (connect, 10 rounds), s", 2),
+        ("server_sys_s", "watchers: of which in the kernel, s", 2),
         ("bytes_per_watcher", "watchers: server RSS per parked watcher, bytes", 0),
         ("bytes_per_watcher_reparked",
          "watchers: the same, parked again in the last round, bytes", 0),
