@@ -419,6 +419,7 @@ Result RunWatch(Loop& loop, const Options& o) {
   std::string first_error;
   std::size_t errors = 0;
   long rss_parked = -1;
+  long rss_reparked = -1;  // parked again after the rounds before: the steady state
   for (int round = 0; round < o.rounds && errors == 0; ++round) {
     std::size_t woken = 0;
     bool fired = false;
@@ -456,6 +457,7 @@ Result RunWatch(Loop& loop, const Options& o) {
       loop.Sleep(std::chrono::milliseconds(2));
     }
     if (round == 0) rss_parked = RssKiB(o.server_pid);
+    if (round == o.rounds - 1) rss_reparked = RssKiB(o.server_pid);
     fire_time = Clock::now();
     fired = true;
     bool acked = false;
@@ -486,6 +488,10 @@ Result RunWatch(Loop& loop, const Options& o) {
     r.Add("rss_before_mib", rss_before / 1024.0);
     r.Add("rss_parked_mib", rss_parked / 1024.0);
     r.Add("bytes_per_watcher", static_cast<double>(rss_parked - rss_before) * 1024.0 / o.watchers);
+    if (rss_reparked > 0) {
+      r.Add("bytes_per_watcher_reparked",
+            static_cast<double>(rss_reparked - rss_before) * 1024.0 / o.watchers);
+    }
   }
   if (errors > 0) r.error = fmt::format("{} errors; first: {}", errors, first_error);
   return r;

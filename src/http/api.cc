@@ -93,6 +93,9 @@ void Api::BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read) {
     if (jitter_range > 0) {
       wait_ms += static_cast<MonoMs>(random_() % static_cast<std::uint64_t>(jitter_range));
     }
+    // It may wait minutes, 10,000 of it on one key: keep only what the
+    // answer reads.
+    call->request.TrimForParking();
     std::uint64_t id =
         server_.waiters().Park(std::move(watch), options.index, wait_ms, [this, call, read] {
           if (std::optional<HttpResponse> refused = ResolveAgain(*call)) {

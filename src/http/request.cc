@@ -92,6 +92,14 @@ Result<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
   return out;
 }
 
+void HttpRequest::TrimForParking() {
+  std::string().swap(target);
+  std::string().swap(raw_query);
+  std::string().swap(body);
+  query.shrink_to_fit();
+  headers.ShrinkToFit();
+}
+
 Result<std::vector<std::pair<std::string, std::string>>> ParseQuery(std::string_view raw_query) {
   std::vector<std::pair<std::string, std::string>> params;
   while (!raw_query.empty()) {

@@ -62,6 +62,11 @@ class HeaderList {
   // field's position in it (names already lower-cased there).
   std::string& text() { return text_; }
   void reserve(std::size_t fields) { spans_.reserve(fields); }
+  // Gives back the room reserve() kept for more fields (a parked request).
+  void ShrinkToFit() {
+    text_.shrink_to_fit();
+    spans_.shrink_to_fit();
+  }
   void AddAt(std::uint32_t name_at, std::uint32_t name_size, std::uint32_t value_at,
              std::uint32_t value_size) {
     spans_.push_back({name_at, name_size, value_at, value_size});
@@ -96,6 +101,10 @@ struct HttpRequest {
   std::optional<std::string_view> Header(std::string_view name) const;
 
   void AddHeader(std::string_view name, std::string_view value);
+  // For a request that parks (a blocking query): frees what is only read
+  // while it is routed (target, raw_query, body) and the headers' spare
+  // room. Path, query parameters and headers stay readable.
+  void TrimForParking();
   // Notes the token headers among headers[at] (its name lower-case).
   void NoteHeader(std::size_t at, std::string_view lower_name) {
     if (lower_name.size() == 14 && token_header_at == kNoHeader && lower_name == "x-consul-token") {
