@@ -38,7 +38,6 @@ import platform
 import random
 import shlex
 import signal
-import subprocess
 import sys
 import threading
 import time

@@ -54,7 +54,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import vs_etcd  # noqa: E402
 from cluster_failover import load_average, machine_facts, percentile  # noqa: E402
-from vs_etcd import LIVE, Process, Servers, poll, stop_everything  # noqa: E402
+from vs_etcd import Process, Servers, poll, stop_everything  # noqa: E402
 
 ATTEMPT_INTERVAL = 0.005   # between write attempts (alternating survivors)
 ATTEMPT_TIMEOUT = 3.0      # one write attempt
