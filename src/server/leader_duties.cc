@@ -156,6 +156,15 @@ std::optional<state::ApplyResult> LeaderDuties::RefuseBeforeProposing(
     refused.status = early->error;
     return refused;
   }
+  if (const auto* enqueue = std::get_if<state::KvEnqueue>(&body)) {
+    // A fair acquire (decision 0027) waits out lock-delay in the queue
+    // instead of being refused, but an expiring session must not join a
+    // queue (nor take a free key): the Store's answer once its destroy
+    // commits.
+    if (enqueue->session.empty() || !expiring(enqueue->session)) return std::nullopt;
+    refused.status = consul::AcquireInvalidSession(enqueue->session.view());
+    return refused;
+  }
   if (const auto* txn = std::get_if<state::Txn>(&body)) {
     state::RefuseLockDelayedTxnOps(*txn, lock_delayed, &refused.txn);
     if (!refused.txn.errors.empty()) return refused;

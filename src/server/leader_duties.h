@@ -117,6 +117,8 @@ class LeaderDuties {
   //  - an expiring session: the answer the Store will give once the
   //    SessionDestroy commits, `invalid session "<id>"` as an error for a KV
   //    acquire, a rolled-back transaction naming the op for a txn.
+  // A fair acquire (KvEnqueue, decision 0027) is refused only for an
+  // expiring session: lock-delay is what its queue waits out.
   // nullopt: propose it.
   using KeyPredicate = std::function<bool(std::string_view key)>;
   std::optional<state::ApplyResult> RefuseBeforeProposing(

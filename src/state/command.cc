@@ -35,6 +35,9 @@ enum class Tag : std::uint8_t {
   kAclTokenSet = 18,
   kAclTokenDelete = 19,
   kRestoreState = 20,
+  kKvEnqueue = 21,
+  kKvDequeue = 22,
+  kKvQueueGrant = 23,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -122,6 +125,18 @@ template <typename Io, Is<RestoreState> C>
 void Fields(Io& io, C& c) {
   io(c.snapshot);
 }
+template <typename Io, Is<KvEnqueue> C>
+void Fields(Io& io, C& c) {
+  io(c.key), io(c.value), io(c.flags), io(c.session);
+}
+template <typename Io, Is<KvDequeue> C>
+void Fields(Io& io, C& c) {
+  io(c.key), io(c.session);
+}
+template <typename Io, Is<KvQueueGrant> C>
+void Fields(Io& io, C& c) {
+  io(c.key);
+}
 
 template <typename T>
 constexpr Tag kTagOf = Tag{0};
@@ -165,6 +180,12 @@ template <>
 constexpr Tag kTagOf<AclTokenDelete> = Tag::kAclTokenDelete;
 template <>
 constexpr Tag kTagOf<RestoreState> = Tag::kRestoreState;
+template <>
+constexpr Tag kTagOf<KvEnqueue> = Tag::kKvEnqueue;
+template <>
+constexpr Tag kTagOf<KvDequeue> = Tag::kKvDequeue;
+template <>
+constexpr Tag kTagOf<KvQueueGrant> = Tag::kKvQueueGrant;
 
 struct FieldWriter {
   ByteWriter& w;
@@ -312,6 +333,15 @@ Result<Command> DecodeCommand(std::string_view bytes) {
     case Tag::kRestoreState:
       command.body = DecodeBody<RestoreState>(r);
       break;
+    case Tag::kKvEnqueue:
+      command.body = DecodeBody<KvEnqueue>(r);
+      break;
+    case Tag::kKvDequeue:
+      command.body = DecodeBody<KvDequeue>(r);
+      break;
+    case Tag::kKvQueueGrant:
+      command.body = DecodeBody<KvQueueGrant>(r);
+      break;
     default:
       return Status::Corruption("command: unknown type " + std::to_string(static_cast<int>(tag)));
   }
@@ -364,6 +394,12 @@ std::string_view CommandName(const Command& command) {
       return "acl-token-delete";
     case Tag::kRestoreState:
       return "restore-state";
+    case Tag::kKvEnqueue:
+      return "kv-enqueue";
+    case Tag::kKvDequeue:
+      return "kv-dequeue";
+    case Tag::kKvQueueGrant:
+      return "kv-queue-grant";
   }
   return "unknown";
 }

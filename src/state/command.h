@@ -130,13 +130,42 @@ struct RestoreState {
   bool operator==(const RestoreState&) const = default;
 };
 
+// The fair acquire (docs/leadership.md "The queue", decision 0027).
+// PUT ?acquire=<session>&queue: granted at once when the key is free, not in
+// lock-delay and nobody waits; otherwise the session joins the key's FIFO
+// queue (once: a second enqueue keeps its place and its first value).
+struct KvEnqueue {
+  std::string key;
+  std::string value;  // written by the grant, as an acquire's body
+  std::uint64_t flags = 0;
+  SessionId session;
+  bool operator==(const KvEnqueue&) const = default;
+};
+
+// A parked waiter gave up (its wait ran out, it hung up): the session leaves
+// the key's queue. Its outcome says whether the session holds the key after
+// all (a grant applied first).
+struct KvDequeue {
+  std::string key;
+  SessionId session;
+  bool operator==(const KvDequeue&) const = default;
+};
+
+// Leader duty: the key's lock-delay window has passed and it has waiters;
+// grant it to the head of its queue (a no-op if that already happened).
+struct KvQueueGrant {
+  std::string key;
+  bool operator==(const KvQueueGrant&) const = default;
+};
+
 // The ACL commands (AclBootstrap, AclSetup, AclPolicySet, AclPolicyDelete,
 // AclTokenSet, AclTokenDelete) are declared with the table that applies
 // them, state/acl_table.h.
-using CommandBody = std::variant<KvSet, KvCas, KvAcquire, KvRelease, KvDelete, KvDeleteTree,
-                                 SessionCreate, SessionDestroy, Txn, ReapTombstones, SetMember,
-                                 RemoveMember, Checkpoint, AclBootstrap, AclSetup, AclPolicySet,
-                                 AclPolicyDelete, AclTokenSet, AclTokenDelete, RestoreState>;
+using CommandBody =
+    std::variant<KvSet, KvCas, KvAcquire, KvRelease, KvDelete, KvDeleteTree, SessionCreate,
+                 SessionDestroy, Txn, ReapTombstones, SetMember, RemoveMember, Checkpoint,
+                 AclBootstrap, AclSetup, AclPolicySet, AclPolicyDelete, AclTokenSet, AclTokenDelete,
+                 RestoreState, KvEnqueue, KvDequeue, KvQueueGrant>;
 
 struct Command {
   UnixMs now_ms;  // the proposing leader's wall clock

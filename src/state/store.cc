@@ -36,18 +36,35 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
             outcome.error = refused->error;
             result.lock_delayed = refused->lock_delayed;
           } else {
-            outcome = AcquireKv(c.key, c.value, c.flags, c.session, index);
+            // Waiters in the key's queue come first: a plain acquire by
+            // anyone but the holder is refused as held while they wait.
+            SettleQueue(c.key, index, &result);
+            if (QueueBlocks(c.key, c.session)) {
+              outcome.ok = false;
+            } else {
+              outcome = AcquireKv(c.key, c.value, c.flags, c.session, index);
+            }
           }
         } else if constexpr (std::is_same_v<T, KvRelease>) {
           outcome = ReleaseKv(c.key, c.value, c.flags, c.session, index);
+          if (outcome.error.ok() && outcome.ok) SettleQueue(c.key, index, &result);
         } else if constexpr (std::is_same_v<T, KvDelete>) {
           if (c.has_cas) {
             outcome.ok = DeleteKvCas(c.key, c.index, index);
+            if (outcome.ok) DropQueue(c.key, index, &result);
           } else {
             DeleteEntry(c.key, index);
+            DropQueue(c.key, index, &result);
           }
         } else if constexpr (std::is_same_v<T, KvDeleteTree>) {
           DeleteKvTree(c.prefix, index);
+          DropQueuesUnder(c.prefix, index, &result);
+        } else if constexpr (std::is_same_v<T, KvEnqueue>) {
+          ApplyEnqueue(c, index, &result);
+        } else if constexpr (std::is_same_v<T, KvDequeue>) {
+          ApplyDequeue(c, index, &result);
+        } else if constexpr (std::is_same_v<T, KvQueueGrant>) {
+          SettleQueue(c.key, index, &result);
         } else if constexpr (std::is_same_v<T, SessionCreate>) {
           ApplySessionCreate(c, index, &result);
         } else if constexpr (std::is_same_v<T, SessionDestroy>) {
@@ -291,6 +308,33 @@ Status Store::Validate() const {
     TENURE_INVARIANT(h->grants.back().held() && h->grants.back().fence == entry.fence &&
                      h->grants.back().session == entry.session);
   }
+  // Fair-acquire queues: every waiter's session lives, waits once per key
+  // and does not hold the key; the derived indexes agree.
+  TENURE_INVARIANT(queues_index_ <= applied_index_);
+  std::size_t waiters = 0;
+  for (const auto& [key, queue] : queues_) {
+    TENURE_INVARIANT(!queue.empty());
+    TENURE_INVARIANT(queue.size() <= kQueueWaitersPerKeyMax);
+    const KvEntry* entry = FindKv(key);
+    std::set<SessionId> seen;
+    for (const QueueWaiter& w : queue) {
+      TENURE_INVARIANT(sessions_.find(w.session) != sessions_.end());
+      TENURE_INVARIANT(seen.insert(w.session).second);
+      TENURE_INVARIANT(entry == nullptr || entry->session != w.session);
+      TENURE_INVARIANT(w.enqueue_index <= queues_index_);
+      auto keys = queued_.find(w.session);
+      TENURE_INVARIANT(keys != queued_.end() && keys->second.count(key) == 1);
+      ++waiters;
+    }
+  }
+  TENURE_INVARIANT(waiters == queue_waiters_);
+  TENURE_INVARIANT(waiters <= kQueueWaitersMax);
+  std::size_t queued_total = 0;
+  for (const auto& [session, keys] : queued_) {
+    TENURE_INVARIANT(!keys.empty());
+    queued_total += keys.size();
+  }
+  TENURE_INVARIANT(queued_total == waiters);
   TENURE_RETURN_IF_ERROR(history_.Validate(applied_index_));
   return acl_.Validate(applied_index_);
 }

@@ -14,6 +14,8 @@
 //  - sessions: the sessions table index.
 #pragma once
 
+#include <algorithm>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -30,6 +32,27 @@
 #include "state/types.h"
 
 namespace tenure::state {
+
+// One waiter in a key's fair-acquire queue (decision 0027).
+struct QueueWaiter {
+  SessionId session;
+  std::string value;  // what the grant writes, as the acquire's body
+  std::uint64_t flags = 0;
+  UnixMs since;            // replicated time of the enqueue
+  LogIndex enqueue_index;  // the entry that enqueued it
+  bool operator==(const QueueWaiter&) const = default;
+};
+
+// What an apply did to a queue's waiter, for the server that parked its
+// request: granted (holds the key with `fence`) or left the queue without it.
+struct QueueEvent {
+  enum class Kind : std::uint8_t { kGranted, kLeft };
+  std::string key;
+  SessionId session;
+  Kind kind = Kind::kGranted;
+  LogIndex fence;  // kGranted: the new holder's token
+  bool operator==(const QueueEvent&) const = default;
+};
 
 struct ApplyResult {
   // Apply-time errors that Consul reports as HTTP 500, e.g. `invalid session
@@ -48,14 +71,19 @@ struct ApplyResult {
   // Every grant and end of a lock this apply made, in order, for the
   // server's log of leadership transitions (docs/logs.md).
   std::vector<LockEvent> lock_events;
+  // KvEnqueue: the session waits in the key's queue (ok = false, no error).
+  bool queued = false;
+  // Every grant to a waiter and every waiter that left a queue, in order.
+  std::vector<QueueEvent> queue_events;
 };
 
 // What an apply touched, for waking blocking queries.
 struct Changes {
-  std::vector<std::string> keys;  // KV keys written or deleted (may repeat)
-  bool sessions = false;          // the sessions table changed
-  bool acl = false;               // tokens or policies changed (resolved tokens are stale)
-  bool everything = false;        // the whole state was replaced (snapshot restore)
+  std::vector<std::string> keys;    // KV keys written or deleted (may repeat)
+  bool sessions = false;            // the sessions table changed
+  bool acl = false;                 // tokens or policies changed (resolved tokens are stale)
+  std::vector<std::string> queues;  // keys whose fair-acquire queue changed (may repeat)
+  bool everything = false;          // the whole state was replaced (snapshot restore)
 };
 
 class Store {
@@ -102,6 +130,22 @@ class Store {
   UnixMs LockDelayUntil(std::string_view key) const;
   // Every recorded window (key -> end), expired ones possibly included.
   const std::map<std::string, UnixMs, std::less<>>& lock_delays() const { return lock_delays_; }
+
+  // --- Fair-acquire queues (decision 0027) ------------------------------------
+  // Bounds, part of the replicated semantics (an enqueue past them fails).
+  static constexpr std::size_t kQueueWaitersPerKeyMax = 1024;
+  static constexpr std::size_t kQueueWaitersMax = 100'000;
+  // The waiters of `key`, head first; nullptr if none wait.
+  const std::deque<QueueWaiter>* FindQueue(std::string_view key) const;
+  const std::map<std::string, std::deque<QueueWaiter>, std::less<>>& queues() const {
+    return queues_;
+  }
+  std::size_t queue_waiter_count() const { return queue_waiters_; }
+  // The last index any queue changed (a table index, as kv_index).
+  LogIndex queues_index() const { return queues_index_; }
+  // X-Consul-Index for GET /v1/tenure/queue/<key>: the larger of the key's
+  // index and the queues table index, so it never goes backwards.
+  LogIndex QueueIndex(std::string_view key) const { return std::max(KeyIndex(key), queues_index_); }
 
   // --- Lock history (docs/history.md) ---------------------------------------
   // The recorded grants of `key`, oldest first; nullptr if the key never held
@@ -211,6 +255,21 @@ class Store {
   void NoteHolderChange(const std::string& key, const KvEntry* before, const KvEntry* after);
   void RecordHistory(LogIndex index, ApplyResult* result);
 
+  // Fair-acquire queues (store_queue.cc).
+  void ApplyEnqueue(const KvEnqueue& c, LogIndex index, ApplyResult* result);
+  void ApplyDequeue(const KvDequeue& c, LogIndex index, ApplyResult* result);
+  // Grants `key` to the head of its queue if the key is free and out of
+  // lock-delay; at most one grant.
+  void SettleQueue(const std::string& key, LogIndex index, ApplyResult* result);
+  // Removes every waiter of `key` (the key was deleted).
+  void DropQueue(std::string_view key, LogIndex index, ApplyResult* result);
+  void DropQueuesUnder(std::string_view prefix, LogIndex index, ApplyResult* result);
+  // Removes `session` from every queue it waits in (it was destroyed).
+  void DropSessionWaits(const SessionId& session, LogIndex index, ApplyResult* result);
+  // True if waiters exist that `session` (not the holder) would jump.
+  bool QueueBlocks(std::string_view key, const SessionId& session) const;
+  void TouchQueue(const std::string& key, LogIndex index);
+
   // Commands (store.cc, store_session.cc, store_txn.cc).
   void ApplySessionCreate(const SessionCreate& c, LogIndex index, ApplyResult* result);
   void ApplySessionDestroy(const SessionDestroy& c, LogIndex index, ApplyResult* result);
@@ -230,6 +289,11 @@ class Store {
   std::map<SessionId, std::set<std::string>> held_;
   std::map<std::string, UnixMs, std::less<>> lock_delays_;  // key -> window end
   std::map<std::uint64_t, Member> members_;
+  // Fair-acquire queues: key -> waiters, head first (never empty).
+  std::map<std::string, std::deque<QueueWaiter>, std::less<>> queues_;
+  LogIndex queues_index_;                              // last index any queue changed
+  std::map<SessionId, std::set<std::string>> queued_;  // derived: session -> keys it waits for
+  std::size_t queue_waiters_ = 0;                      // derived
   LogIndex kv_index_;
   LogIndex sessions_index_;
   LogIndex reaped_index_;  // highest tombstone index reaped so far (<= kv_index_)

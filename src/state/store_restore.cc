@@ -36,6 +36,10 @@ void Store::ApplyRestore(const RestoreState& c, LogIndex index, ApplyResult* res
   restored.sessions_index_ = std::max(restored.sessions_index_, index);
   restored.now_ms_ = std::max(restored.now_ms_, now_ms_);
   restored.acl_.RaiseIndexes(index);
+  // The queue endpoint's index must not go back either (once queues exist).
+  if (!queues_index_.is_none() || !restored.queues_index_.is_none()) {
+    restored.queues_index_ = std::max(restored.queues_index_, index);
+  }
   if (Status valid = restored.Validate(); !valid.ok()) {
     result->status =
         Status::InvalidArgument("snapshot restore refused: " + std::string(valid.message()));

@@ -50,26 +50,30 @@ void Store::ApplySessionDestroy(const SessionDestroy& c, LogIndex index, ApplyRe
   auto held = held_.find(c.id);
   session_end_cause_ =
       c.reason == DestroyReason::kExpired ? EndCause::kTtlExpiry : EndCause::kDestroy;
-  if (held != held_.end()) {
-    std::vector<std::string> keys(held->second.begin(), held->second.end());
-    for (const std::string& key : keys) {
-      if (session.behavior == Behavior::kDelete) {
-        DeleteEntry(key, index);
-      } else {
-        KvEntry entry = kv_.find(key)->second;
-        entry.session = SessionId();
-        entry.fence = LogIndex();
-        PutEntry(std::move(entry), index);
-      }
-      if (delay_ms > 0) {
-        UnixMs until = now_ms_ + delay_ms;
-        auto [slot, inserted] = lock_delays_.try_emplace(key, until);
-        if (!inserted) slot->second = std::max(slot->second, until);
-      }
+  std::vector<std::string> keys;
+  if (held != held_.end()) keys.assign(held->second.begin(), held->second.end());
+  for (const std::string& key : keys) {
+    if (session.behavior == Behavior::kDelete) {
+      DeleteEntry(key, index);
+    } else {
+      KvEntry entry = kv_.find(key)->second;
+      entry.session = SessionId();
+      entry.fence = LogIndex();
+      PutEntry(std::move(entry), index);
+    }
+    if (delay_ms > 0) {
+      UnixMs until = now_ms_ + delay_ms;
+      auto [slot, inserted] = lock_delays_.try_emplace(key, until);
+      if (!inserted) slot->second = std::max(slot->second, until);
     }
   }
   TENURE_ASSERT(held_.find(c.id) == held_.end());
+  // The session leaves every queue it waits in, and each key it held goes
+  // to the head of its queue in this same entry, unless lock-delay holds it
+  // (then a leader's KvQueueGrant grants it once the window has passed).
+  DropSessionWaits(c.id, index, result);
   sessions_.erase(it);
+  for (const std::string& key : keys) SettleQueue(key, index, result);
   sessions_index_ = index;
   changes_.sessions = true;
 }

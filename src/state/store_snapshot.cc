@@ -7,7 +7,12 @@
 //               n:varint member*n                              (versions 2-4)
 //               acl                                            (version 4)
 //               has_acl:u8 acl? history                        (version 5)
-//               checksum:fixed32le                             (versions 3-5)
+//               has_acl:u8 acl? has_history:u8 history?
+//               queues_index:varint n:varint queue*n           (version 6)
+//               checksum:fixed32le                             (versions 3-6)
+//   queue    := key:bytes n:varint waiter*n (head first)
+//   waiter   := session:bytes value:bytes flags:varint since:svarint
+//               enqueue_index:varint
 //   member   := id:varint name:bytes raft_address:bytes http_address:bytes
 //               modify_index:varint
 //   acl      := bootstrap_index policies_index tokens_index :varint
@@ -17,7 +22,8 @@
 // restoring silently. Versions 1 (no members), 2 (no checksum) and 3 (no
 // ACL section) and 4 (no lock history) are still read, as an empty history:
 // data dirs written before restore as they are. Version 5 is written only
-// when the lock history (state/lock_history.cc) has a key.
+// when the lock history (state/lock_history.cc) has a key, version 6 only
+// once a fair-acquire queue was used (queues_index is not 0; decision 0027).
 // A store without ACL state still writes version 3, byte for byte as before,
 // so clusters that never turn ACLs on keep their snapshots (and digests).
 // Maps are written in key order, so equal states encode to equal bytes.
@@ -35,7 +41,8 @@ namespace {
 constexpr std::string_view kMagic = "TNRSNAP";
 constexpr std::uint8_t kSnapshotVersionWithoutAcl = 3;
 constexpr std::uint8_t kSnapshotVersionWithAcl = 4;
-constexpr std::uint8_t kSnapshotVersion = 5;
+constexpr std::uint8_t kSnapshotVersionWithHistory = 5;
+constexpr std::uint8_t kSnapshotVersion = 6;
 constexpr std::size_t kChecksumBytes = 4;
 
 std::uint32_t ReadFixed32(std::string_view bytes) {
@@ -61,8 +68,8 @@ Result<int> Store::CheckSnapshotBytes(std::string_view bytes) {
   if (bytes.size() <= kMagic.size()) return Status::Corruption("snapshot: truncated after magic");
   const auto version = static_cast<std::uint8_t>(bytes[kMagic.size()]);
   if (version == 1 || version == 2) return static_cast<int>(version);  // no checksum
-  if (version != kSnapshotVersion && version != kSnapshotVersionWithAcl &&
-      version != kSnapshotVersionWithoutAcl) {
+  if (version != kSnapshotVersion && version != kSnapshotVersionWithHistory &&
+      version != kSnapshotVersionWithAcl && version != kSnapshotVersionWithoutAcl) {
     return Status::Corruption("snapshot: unknown version " + std::to_string(version));
   }
   if (bytes.size() < kMagic.size() + 1 + kChecksumBytes) {
@@ -84,7 +91,9 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   ByteWriter w(out);
   out->append(kMagic);
   const bool with_history = !history_.empty();
-  w.PutU8(with_history   ? kSnapshotVersion
+  const bool with_queues = !queues_index_.is_none();
+  w.PutU8(with_queues    ? kSnapshotVersion
+          : with_history ? kSnapshotVersionWithHistory
           : acl_.empty() ? kSnapshotVersionWithoutAcl
                          : kSnapshotVersionWithAcl);
   w.PutIndex(applied_index_);
@@ -114,7 +123,25 @@ void Store::EncodeSnapshotBody(std::string* out) const {
     w.PutBytes(member.http_address);
     w.PutIndex(member.modify_index);
   }
-  if (with_history) {
+  if (with_queues) {
+    w.PutBool(!acl_.empty());
+    if (!acl_.empty()) acl_.Encode(w);
+    w.PutBool(with_history);
+    if (with_history) history_.Encode(w);
+    w.PutIndex(queues_index_);
+    w.PutVarint(queues_.size());
+    for (const auto& [key, queue] : queues_) {
+      w.PutBytes(key);
+      w.PutVarint(queue.size());
+      for (const QueueWaiter& waiter : queue) {
+        w.PutBytes(waiter.session.str());
+        w.PutBytes(waiter.value);
+        w.PutVarint(waiter.flags);
+        w.PutSignedVarint(waiter.since.ms());
+        w.PutIndex(waiter.enqueue_index);
+      }
+    }
+  } else if (with_history) {
     w.PutBool(!acl_.empty());
     if (!acl_.empty()) acl_.Encode(w);
     history_.Encode(w);
@@ -175,13 +202,44 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
   if (version == kSnapshotVersionWithAcl) {
     store.acl_ = AclTable::Decode(r);
     if (store.acl_.empty()) r.Fail();  // version 4 is written only with ACL state
-  } else if (version == kSnapshotVersion) {
+  } else if (version == kSnapshotVersionWithHistory) {
     if (r.GetBool()) {
       store.acl_ = AclTable::Decode(r);
       if (store.acl_.empty()) r.Fail();
     }
     store.history_ = LockHistory::Decode(r);
     if (store.history_.empty()) r.Fail();  // version 5 is written only with history
+  } else if (version == kSnapshotVersion) {
+    if (r.GetBool()) {
+      store.acl_ = AclTable::Decode(r);
+      if (store.acl_.empty()) r.Fail();
+    }
+    if (r.GetBool()) {
+      store.history_ = LockHistory::Decode(r);
+      if (store.history_.empty()) r.Fail();
+    }
+    store.queues_index_ = r.GetIndex();
+    if (store.queues_index_.is_none()) r.Fail();  // version 6 is written only with it
+    for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
+      std::string key = r.GetString();
+      std::deque<QueueWaiter> queue;
+      for (std::uint64_t m = count(); m > 0 && !r.failed(); --m) {
+        QueueWaiter waiter;
+        waiter.session = SessionId(r.GetString());
+        waiter.value = r.GetString();
+        waiter.flags = r.GetVarint();
+        waiter.since = UnixMs(r.GetSignedVarint());
+        waiter.enqueue_index = r.GetIndex();
+        queue.push_back(std::move(waiter));
+      }
+      if (r.failed()) break;
+      if (queue.empty() || queue.size() > kQueueWaitersPerKeyMax) r.Fail();
+      for (const QueueWaiter& waiter : queue) {
+        if (!store.queued_[waiter.session].insert(key).second) r.Fail();  // twice in one queue
+        ++store.queue_waiters_;
+      }
+      if (!store.queues_.emplace(std::move(key), std::move(queue)).second) r.Fail();
+    }
   }
   if (r.failed()) return Status::Corruption("snapshot: truncated or malformed");
   if (!r.done()) return Status::Corruption("snapshot: trailing bytes");

@@ -118,6 +118,14 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
   const LogIndex kv_index_before = kv_index_;
   const std::size_t changes_before = changes_.keys.size();
   const std::size_t holder_changes_before = holder_changes_.size();
+  // What the txn does to queues, done once it cannot roll back any more: a
+  // delete drops the key's queue, an unlock hands the key to its head.
+  struct QueueAction {
+    bool drop = false;
+    bool tree = false;
+    std::string key;
+  };
+  std::vector<QueueAction> queue_actions;
 
   for (std::size_t i = 0; i < c.ops.size(); ++i) {
     const TxnOp& op = c.ops[i];
@@ -134,6 +142,11 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
       case TxnVerb::kLock: {
         const KvEntry* current = FindKv(op.key);
         bool new_grant = current == nullptr || current->session != op.session;
+        if (QueueBlocks(op.key, op.session)) {
+          // Waiters in the key's queue come first (decision 0027).
+          txn.errors.push_back({i, consul::TxnLockHeld(op.key)});
+          continue;
+        }
         if (new_grant && granted_keys.count(op.key) != 0) {
           txn.errors.push_back({i, "failed to lock key " + GoQuote(op.key) +
                                        ", it was already granted in this transaction"});
@@ -147,16 +160,21 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
       case TxnVerb::kUnlock:
         outcome = ReleaseKv(op.key, op.value, op.flags, op.session, index);
         failure = consul::TxnUnlockNotHeld(op.key);
+        if (outcome.error.ok() && outcome.ok) queue_actions.push_back({false, false, op.key});
         break;
       case TxnVerb::kDelete:
         DeleteEntry(op.key, index);
+        queue_actions.push_back({true, false, op.key});
         continue;  // no result
       case TxnVerb::kDeleteTree:
         DeleteKvTree(op.key, index);
+        queue_actions.push_back({true, true, op.key});
         continue;
       case TxnVerb::kDeleteCas:
         if (!DeleteKvCas(op.key, op.index, index)) {
           txn.errors.push_back({i, consul::TxnDeleteCasStale(op.key)});
+        } else {
+          queue_actions.push_back({true, false, op.key});
         }
         continue;
       default:
@@ -177,7 +195,18 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
   }
   journal_ = nullptr;
 
-  if (txn.ok()) return;
+  if (txn.ok()) {
+    for (const QueueAction& a : queue_actions) {
+      if (!a.drop) {
+        SettleQueue(a.key, index, result);
+      } else if (a.tree) {
+        DropQueuesUnder(a.key, index, result);
+      } else {
+        DropQueue(a.key, index, result);
+      }
+    }
+    return;
+  }
   // Roll back, newest first, restoring each key as it was before the txn.
   txn.results.clear();
   for (auto it = journal.rbegin(); it != journal.rend(); ++it) {

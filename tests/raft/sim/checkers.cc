@@ -134,6 +134,15 @@ void Checkers::OnProposed(unsigned node, std::uint64_t term, const state::Comman
 
 // --- Replicas ----------------------------------------------------------------
 
+std::vector<state::SessionId> Checkers::HeadsOf(const state::Store& store) const {
+  std::vector<state::SessionId> heads;
+  for (const std::string& key : options_.keys) {
+    const std::deque<state::QueueWaiter>* queue = store.FindQueue(key);
+    heads.push_back(queue != nullptr ? queue->front().session : state::SessionId());
+  }
+  return heads;
+}
+
 Checkers::Holders Checkers::HoldersOf(const state::Store& store) const {
   Holders holders;
   for (const std::string& key : options_.keys) {
@@ -149,6 +158,7 @@ Checkers::ReplicaView& Checkers::View(unsigned replica) {
   if (inserted) {
     it->second.holders.assign(options_.keys.size(), {state::SessionId(), LogIndex()});
     it->second.max_fence.assign(options_.keys.size(), LogIndex());
+    it->second.heads.assign(options_.keys.size(), state::SessionId());
   }
   return it->second;
 }
@@ -176,6 +186,7 @@ void Checkers::OnReplaced(unsigned replica, const state::Store& store, RealMs no
   ReplicaView& view = View(replica);
   view.holders = HoldersOf(store);
   for (std::size_t i = 0; i < view.holders.size(); ++i) view.max_fence[i] = view.holders[i].second;
+  view.heads = HeadsOf(store);
   if (!store.applied_index().is_none()) CheckIndex(replica, store, now);
 }
 
@@ -228,6 +239,13 @@ void Checkers::CheckGrants(unsigned replica, const state::Command& command,
       continue;
     }
     if (fence.is_none()) continue;  // released, invalidated or deleted
+    // FIFO (decision 0027): while a key has waiters, only the head of its
+    // queue as it stood before this entry may be granted it.
+    if (!view.heads[i].empty() && holder != view.heads[i]) {
+      Fail(now, fmt::format("replica n{} index {}: {} granted to {:?} while {:?} headed its queue",
+                            replica, index, key, holder, view.heads[i]));
+      return;
+    }
     if (fence != index || fence <= view.max_fence[i]) {
       Fail(now, fmt::format("replica n{} index {}: {} granted to {:?} with token {}; tokens must "
                             "be the grant's index and exceed every earlier one ({})",
@@ -268,6 +286,7 @@ void Checkers::CheckGrants(unsigned replica, const state::Command& command,
     }
   }
   view.holders = std::move(after);
+  view.heads = HeadsOf(store);
 }
 
 void Checkers::OnFirstApply(const state::Command& command, const state::Store& store,

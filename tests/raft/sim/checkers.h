@@ -21,11 +21,14 @@
 //     the spread of the servers' wall-clock offsets after the proposal of
 //     the invalidation that released it (decision 0001).
 //  7. At the end: replicas converge, and sessions nobody renews are expired.
+//  8. FIFO (decision 0027): a key with waiters goes only to its queue's head
+//     as it stood before the granting entry.
 //
 // The first violation is kept (with the history) and the run stops.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -105,6 +108,8 @@ class Checkers {
   struct ReplicaView {
     Holders holders;
     std::vector<LogIndex> max_fence;
+    // Each key's queue head after the last apply (empty: no waiters).
+    std::vector<state::SessionId> heads;
   };
   struct SessionRecord {
     MonoMs ttl_ms = 0;
@@ -121,6 +126,7 @@ class Checkers {
   using Leadership = std::pair<unsigned, std::uint64_t>;  // node, term
 
   Holders HoldersOf(const state::Store& store) const;
+  std::vector<state::SessionId> HeadsOf(const state::Store& store) const;
   ReplicaView& View(unsigned replica);
   void CheckIndex(unsigned replica, const state::Store& store, RealMs now);
   void CheckGrants(unsigned replica, const state::Command& command, const state::Store& store,

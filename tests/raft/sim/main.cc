@@ -24,12 +24,12 @@
 namespace {
 
 [[noreturn]] void Usage(const char* message) {
-  std::fprintf(
-      stderr,
-      "tenure_sim: %s\nusage: tenure_sim --seed N [--seeds K] [--steps S] "
-      "[--nodes 3|5] [--multiplier M] [--drift-ppm P] [--pause-max-ms D] [--acl-percent N] "
-      "[--duration-s T] [--trace] [-v]\n",
-      message);
+  std::fprintf(stderr,
+               "tenure_sim: %s\nusage: tenure_sim --seed N [--seeds K] [--steps S] "
+               "[--nodes 3|5] [--multiplier M] [--drift-ppm P] [--pause-max-ms D] [--acl-percent "
+               "N] [--queue-percent N] "
+               "[--duration-s T] [--trace] [-v]\n",
+               message);
   std::exit(2);
 }
 
@@ -82,6 +82,9 @@ int main(int argc, char** argv) {
     } else if (flag == "--acl-percent") {
       config.acl_percent = static_cast<unsigned>(Number(argc, argv, &i));
       if (config.acl_percent > 50) Usage("--acl-percent is 0..50");
+    } else if (flag == "--queue-percent") {
+      config.queue_percent = static_cast<unsigned>(Number(argc, argv, &i));
+      if (config.queue_percent > 50) Usage("--queue-percent is 0..50");
     } else if (flag == "--duration-s") {
       duration_s = Number(argc, argv, &i);
     } else if (flag == "--trace") {

@@ -19,6 +19,7 @@ struct SeedCase {
   std::int64_t pause_max_ms = SimConfig{}.pause_max_ms;
   std::int64_t drift_ppm = SimConfig{}.drift_ppm_max;
   unsigned acl_percent = 0;
+  unsigned queue_percent = 0;
 };
 
 // Keeps ctest's test names readable (gtest would print the bytes).
@@ -27,7 +28,8 @@ void PrintTo(const SeedCase& seed_case, std::ostream* out) {
        << (seed_case.nodes == 0 ? std::string("drawn") : std::to_string(seed_case.nodes))
        << " servers, multiplier " << seed_case.multiplier << ", " << seed_case.steps
        << " steps, pauses up to " << seed_case.pause_max_ms << " ms, clock rates off by up to "
-       << seed_case.drift_ppm << " ppm, " << seed_case.acl_percent << "% ACL commands";
+       << seed_case.drift_ppm << " ppm, " << seed_case.acl_percent << "% ACL commands, "
+       << seed_case.queue_percent << "% queue commands";
 }
 
 class SimSeedTest : public ::testing::TestWithParam<SeedCase> {};
@@ -41,6 +43,7 @@ TEST_P(SimSeedTest, HoldsEveryInvariant) {
   config.pause_max_ms = GetParam().pause_max_ms;
   config.drift_ppm_max = GetParam().drift_ppm;
   config.acl_percent = GetParam().acl_percent;
+  config.queue_percent = GetParam().queue_percent;
   SimResult result = RunSimulation(config);
   EXPECT_TRUE(result.ok) << "FAILED seed=" << config.seed
                          << " (reproduce: " << ReproduceCommand(config) << ")\n  " << result.failure
@@ -72,6 +75,12 @@ std::vector<SeedCase> Seeds() {
     seeds.push_back({seed, seed % 2 == 0 ? 3u : 5u, 2, SimConfig{}.steps, SimConfig{}.pause_max_ms,
                      SimConfig{}.drift_ppm_max, 5});
   }
+  // The fair acquire's queue (decision 0027) under the nemesis's leader
+  // changes: FIFO grants, tokens, lock-delay and digests across failovers.
+  for (std::uint64_t seed = 401; seed <= 410; ++seed) {
+    seeds.push_back({seed, seed % 2 == 0 ? 3u : 5u, 2, SimConfig{}.steps, SimConfig{}.pause_max_ms,
+                     SimConfig{}.drift_ppm_max, 0, 30});
+  }
   return seeds;
 }
 
@@ -91,6 +100,9 @@ INSTANTIATE_TEST_SUITE_P(Quick, SimSeedTest, ::testing::ValuesIn(Seeds()),
                              name += "Drift" + std::to_string(c.drift_ppm);
                            }
                            if (c.acl_percent != 0) name += "Acl" + std::to_string(c.acl_percent);
+                           if (c.queue_percent != 0) {
+                             name += "Queue" + std::to_string(c.queue_percent);
+                           }
                            return name;
                          });
 

@@ -113,6 +113,7 @@ SimResult RunSimulation(const SimConfig& config) {
   unsigned nodes = config.nodes != 0 ? config.nodes : (setup.Percent(50) ? 3 : 5);
   WorkloadOptions workload_options;
   workload_options.acl_percent = config.acl_percent;
+  workload_options.queue_percent = config.queue_percent;
   NemesisOptions nemesis_options;
   nemesis_options.drift_ppm_max = config.drift_ppm_max;
   nemesis_options.fault_max_ms = config.pause_max_ms;
@@ -159,6 +160,9 @@ std::string ReproduceCommand(const SimConfig& config, const std::string& program
   if (config.pause_max_ms != 15'000)
     command += fmt::format(" --pause-max-ms {}", config.pause_max_ms);
   if (config.acl_percent != 0) command += fmt::format(" --acl-percent {}", config.acl_percent);
+  if (config.queue_percent != 0) {
+    command += fmt::format(" --queue-percent {}", config.queue_percent);
+  }
   return command;
 }
 

@@ -26,6 +26,7 @@ struct SimConfig {
   std::int64_t drift_ppm_max = 1'000;  // the monotonic clocks' rate bound
   std::int64_t pause_max_ms = 15'000;  // longest pause, isolation or cut
   unsigned acl_percent = 0;            // WorkloadOptions::acl_percent
+  unsigned queue_percent = 0;          // WorkloadOptions::queue_percent
   std::FILE* trace = nullptr;          // echo every history line here
 };
 

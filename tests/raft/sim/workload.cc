@@ -9,6 +9,7 @@ namespace tenure::sim {
 Workload::Workload(Cluster* cluster, Rng rng, WorkloadOptions options)
     : cluster_(cluster), rng_(rng), options_(std::move(options)) {
   if (options_.acl_percent > 0) acl_rng_ = rng_.Fork();
+  if (options_.queue_percent > 0) queue_rng_ = rng_.Fork();
   clients_.resize(options_.clients);
   for (unsigned i = 0; i < options_.clients; ++i) {
     clients_[i].id = i;
@@ -102,6 +103,10 @@ void Workload::Act(Client& client) {
   if (options_.acl_percent > 0 && acl_rng_.Percent(options_.acl_percent)) {
     return Send(client, AclOp(), &Workload::OnAclAnswer);
   }
+  if (options_.queue_percent > 0 && !client.session.empty() &&
+      queue_rng_.Percent(options_.queue_percent)) {
+    return Send(client, QueueOp(client), &Workload::OnLockAnswer);
+  }
   int dice = static_cast<int>(rng_.Uniform(0, 99));
   if (client.session.empty()) {
     if (dice < 40) return Send(client, NewSession(client), &Workload::OnSessionAnswer);
@@ -155,6 +160,15 @@ state::CommandBody Workload::LockOp(Client& client) {
     return state::KvRelease{key, Value(client), 0, client.session};
   }
   return state::KvAcquire{key, Value(client), rng_.Next() % 4, client.session};
+}
+
+state::CommandBody Workload::QueueOp(Client& client) {
+  const auto& locks = options_.lock_keys;
+  const std::string& key = locks[queue_rng_.Index(static_cast<unsigned>(locks.size()))];
+  const unsigned kind = queue_rng_.Index(20);
+  if (kind < 12) return state::KvEnqueue{key, Value(client), 0, client.session};
+  if (kind < 17) return state::KvDequeue{key, client.session};
+  return state::KvQueueGrant{key};
 }
 
 state::CommandBody Workload::TxnOp(Client& client) {
@@ -249,6 +263,14 @@ void Workload::OnLockAnswer(Client& client, const state::CommandBody& body,
     ++counts_[result->ok ? "lock" : (result->lock_delayed ? "lock-delayed" : "lock-refused")];
   } else if (const auto* release = std::get_if<state::KvRelease>(&body)) {
     if (result->ok) client.held.erase(release->key);
+  } else if (const auto* enqueue = std::get_if<state::KvEnqueue>(&body)) {
+    if (result->ok) client.held[enqueue->key] = result->fence;
+    ++counts_[result->ok ? "queue-granted" : (result->queued ? "queued" : "queue-refused")];
+  } else if (const auto* dequeue = std::get_if<state::KvDequeue>(&body)) {
+    if (result->ok) client.held[dequeue->key] = result->fence;
+    ++counts_[result->ok ? "dequeue-held" : "dequeued"];
+  } else if (std::holds_alternative<state::KvQueueGrant>(body)) {
+    ++counts_[result->queue_events.empty() ? "queue-grant-noop" : "queue-grant"];
   } else if (const auto* txn = std::get_if<state::Txn>(&body)) {
     if (!result->txn.ok()) {
       ++counts_["txn-rolled-back"];

@@ -41,6 +41,11 @@ struct WorkloadOptions {
   // checkpoints with everything else. 0 keeps every seed's history as it
   // was before ACLs existed.
   unsigned acl_percent = 0;
+  // Percent of a session holder's requests that use the fair acquire's
+  // queue (decision 0027): enqueue, give up (dequeue), or the grant a
+  // leader proposes once a lock-delay window has passed (KvQueueGrant; the
+  // workload stands in for that leader duty). 0 keeps every seed as it was.
+  unsigned queue_percent = 0;
 };
 
 class Workload {
@@ -91,10 +96,12 @@ class Workload {
                    const Result<state::ApplyResult>& result);
   void ForgetSession(Client& client);
   state::CommandBody AclOp();
+  state::CommandBody QueueOp(Client& client);
 
   Cluster* cluster_;
   Rng rng_;
-  Rng acl_rng_{0};  // its own stream, drawn only with acl_percent
+  Rng acl_rng_{0};    // its own stream, drawn only with acl_percent
+  Rng queue_rng_{0};  // its own stream, drawn only with queue_percent
   WorkloadOptions options_;
   std::vector<Client> clients_;
   bool quiesced_ = false;

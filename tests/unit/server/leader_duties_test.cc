@@ -80,6 +80,24 @@ TEST_F(LeaderDutiesTest, ExpiringSessionCannotBeRenewed) {
   EXPECT_EQ(duties_.Renew(SessionId("a"), &a_, 20'001).code(), Code::kNotFound);
 }
 
+TEST_F(LeaderDutiesTest, ExpiringSessionJoinsNoQueueButLockDelayDoesNotRefuseAnEnqueue) {
+  Lead(0);
+  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
+  std::optional<state::ApplyResult> refused =
+      duties_.RefuseBeforeProposing(state::KvEnqueue{"k", "v", 0, SessionId("a")}, 20'000);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_FALSE(refused->ok);
+  EXPECT_FALSE(refused->queued);
+  EXPECT_EQ(refused->status.message(), "invalid session \"a\"");
+  // Another session, on a key in a replicated lock-delay window: proposed
+  // (the Store queues it until the window has passed).
+  auto in_window = [](std::string_view key) { return key == "k"; };
+  EXPECT_FALSE(
+      duties_
+          .RefuseBeforeProposing(state::KvEnqueue{"k", "v", 0, SessionId("c")}, 20'000, in_window)
+          .has_value());
+}
+
 TEST_F(LeaderDutiesTest, ExpiringSessionAcquiresNothing) {
   Lead(0);
   ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));

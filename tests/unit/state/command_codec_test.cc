@@ -161,8 +161,14 @@ class RandomContents {
       case 18:
         return AclTokenDelete{
             Bytes(), Bool() ? AclTokenDeleteReason::kExpired : AclTokenDeleteReason::kDeleted};
-      default:
+      case 19:
         return RestoreState{Bytes()};
+      case 20:
+        return KvEnqueue{Bytes(), Bytes(), U64(), Id()};
+      case 21:
+        return KvDequeue{Bytes(), Id()};
+      default:
+        return KvQueueGrant{Bytes()};
     }
   }
 

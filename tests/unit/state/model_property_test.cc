@@ -207,7 +207,7 @@ TEST(StoreModelTest, RandomHistoriesMatchTheReferenceModel) {
 // with both behaviours, successful and rolled-back txns, no-op writes, reaps.
 TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
   std::map<std::string, int> seen;
-  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 150; ++seed) {
     CommandGenerator gen(seed);
     ModelStore model;
     LogIndex index;
@@ -237,17 +237,47 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
         }
       }
       if (std::holds_alternative<ReapTombstones>(command.body)) ++seen["reap"];
+      if (r.queued) ++seen["waiter queued"];
+      for (const QueueEvent& e : r.queue_events) {
+        const bool by_release = std::holds_alternative<KvRelease>(command.body);
+        const bool by_destroy = std::holds_alternative<SessionDestroy>(command.body);
+        // Any other grant is of a free key with waiters: one whose
+        // lock-delay window has passed (KvQueueGrant, or a later command on
+        // the key settling it first).
+        if (e.kind == QueueEvent::Kind::kGranted) {
+          ++seen[by_release   ? "queue handoff on release"
+                 : by_destroy ? "queue handoff on destroy"
+                              : "queue grant after lock-delay"];
+        } else {
+          ++seen[by_destroy ? "waiter's session died" : "waiter left"];
+        }
+      }
       if (r.is_acl) ++seen[r.acl_applied ? "acl command applied" : "acl command refused"];
       if (std::holds_alternative<AclBootstrap>(command.body) && r.acl_applied) {
         ++seen["acl bootstrap"];
       }
     }
   }
-  for (const char* what :
-       {"acquire refused by lock-delay", "acquire granted", "missing session", "invalid session",
-        "txn committed", "txn rolled back", "txn lock in lock-delay", "no-op set",
-        "expiry released locks", "destroy released locks", "reap", "acl command applied",
-        "acl command refused", "acl bootstrap"}) {
+  for (const char* what : {"acquire refused by lock-delay",
+                           "acquire granted",
+                           "missing session",
+                           "invalid session",
+                           "txn committed",
+                           "txn rolled back",
+                           "txn lock in lock-delay",
+                           "no-op set",
+                           "expiry released locks",
+                           "destroy released locks",
+                           "reap",
+                           "acl command applied",
+                           "acl command refused",
+                           "acl bootstrap",
+                           "waiter queued",
+                           "queue handoff on release",
+                           "queue handoff on destroy",
+                           "queue grant after lock-delay",
+                           "waiter's session died",
+                           "waiter left"}) {
     EXPECT_GE(seen[what], 5) << what;
   }
 }

@@ -143,6 +143,11 @@ struct ModelResult {
   std::set<std::string> changed_keys;
   bool sessions_changed = false;
 
+  // The fair acquire (decision 0027): KvEnqueue's `queued`, and every grant
+  // to a waiter and every waiter that left, in the order they happened.
+  bool queued = false;
+  std::vector<QueueEvent> queue_events;
+
   bool is_acl = false;  // an ACL command: compare whether it was refused
   bool acl_applied = false;
 };
@@ -179,6 +184,14 @@ class ModelStore {
   std::map<std::string, ModelKeyHistory> history;
   UnixMs now_ms;
   ModelAcl acl;
+  // Fair-acquire queues, naively: key -> waiters in arrival order.
+  struct ModelWaiter {
+    SessionId session;
+    std::string value;
+    std::uint64_t flags = 0;
+    UnixMs since;
+  };
+  std::map<std::string, std::vector<ModelWaiter>> queues;
 
   // --- observable reads ------------------------------------------------------------
   const KvEntry* Find(const std::string& key) const {
@@ -287,6 +300,13 @@ class ModelStore {
     const Holders before = HolderMap();
     history_events_.clear();
     std::visit([&](const auto& body) { ApplyBody(body, index, &r); }, command.body);
+    if (const auto* t = std::get_if<Txn>(&command.body); t != nullptr && r.errors_full.empty()) {
+      // Queue work after the txn's ops, diffed on its own (the ops' events
+      // came from RunTxn).
+      const Holders after_ops = HolderMap();
+      TxnQueueActions(t->ops, index, &r);
+      DiffHolders(after_ops, HolderMap(), kv, EndCause::kNone, &history_events_);
+    }
     if (!std::holds_alternative<Txn>(command.body)) {
       EndCause session_cause = EndCause::kNone;
       if (const auto* d = std::get_if<SessionDestroy>(&command.body)) {
@@ -356,6 +376,10 @@ class ModelStore {
       HistoryEvent& ev = history_events_[i];
       if (!ev.old_session.empty()) {
         EndCause cause = ev.cause;
+        if (cause == EndCause::kRelease && !ev.new_session.empty() &&
+            ev.new_session != ev.old_session) {
+          cause = EndCause::kHandoff;  // released and granted to a waiter in one entry
+        }
         for (std::size_t j = i + 1; cause == EndCause::kRelease && j < history_events_.size();
              ++j) {
           const HistoryEvent& later = history_events_[j];
@@ -584,6 +608,14 @@ class ModelStore {
       r->delay_or_session_error = c.session.empty() || sessions.count(c.session) == 0;
       return;
     }
+    if (!c.session.empty() && sessions.count(c.session) != 0) {
+      Settle(c.key, index, r);
+      if (QueueBlocks(c.key, c.session)) {
+        r->check_ok = true;
+        r->ok = false;
+        return;
+      }
+    }
     switch (Lock(c.key, c.value, c.flags, c.session, index, &r->changed_keys)) {
       case LockOutcome::kLocked:
         r->check_ok = true;
@@ -611,6 +643,7 @@ class ModelStore {
     }
     r->check_ok = true;
     r->ok = Unlock(c.key, c.value, c.flags, c.session, index, &r->changed_keys);
+    if (r->ok) Settle(c.key, index, r);
   }
 
   void ApplyBody(const KvDelete& c, LogIndex index, ModelResult* r) {
@@ -621,10 +654,16 @@ class ModelStore {
       Erase(c.key, index, &r->changed_keys);
       r->ok = true;
     }
+    if (r->ok) DropQueue(c.key, r);
   }
 
   void ApplyBody(const KvDeleteTree& c, LogIndex index, ModelResult* r) {
     DeleteTree(c.prefix, index, &r->changed_keys);
+    std::vector<std::string> doomed;
+    for (const auto& [key, q] : queues) {
+      if (StartsWith(key, c.prefix)) doomed.push_back(key);
+    }
+    for (const std::string& key : doomed) DropQueue(key, r);
     r->check_ok = true;
     r->ok = true;
   }
@@ -646,7 +685,8 @@ class ModelStore {
     sessions_index = index;
     r->sessions_changed = true;
     const DurationNs delay_ns = std::min<DurationNs>(s.lock_delay_ns, limits::kLockDelayMaxNs);
-    for (const std::string& key : HeldKeys(s.id)) {
+    const std::vector<std::string> held = HeldKeys(s.id);
+    for (const std::string& key : held) {
       if (s.behavior == Behavior::kDelete) {
         Erase(key, index, &r->changed_keys);
       } else {
@@ -656,6 +696,148 @@ class ModelStore {
         Put(std::move(e), index, &r->changed_keys);
       }
       if (delay_ns > 0) lock_delays[key] = now_ms + delay_ns / kNsPerMs;
+    }
+    // The dead session leaves every queue (keys in order), then each key it
+    // held goes to its queue's head unless lock-delay holds it.
+    for (auto& [key, q] : queues) {
+      for (auto w = q.begin(); w != q.end(); ++w) {
+        if (w->session == c.id) {
+          q.erase(w);
+          r->queue_events.push_back({key, c.id, QueueEvent::Kind::kLeft, LogIndex()});
+          break;
+        }
+      }
+    }
+    std::erase_if(queues, [](const auto& kq) { return kq.second.empty(); });
+    for (const std::string& key : held) Settle(key, index, r);
+  }
+
+  // --- the fair acquire -----------------------------------------------------------
+  bool QueueBlocks(const std::string& key, const SessionId& session) const {
+    if (queues.count(key) == 0) return false;
+    const KvEntry* e = Find(key);
+    return e == nullptr || e->session != session;
+  }
+
+  void Settle(const std::string& key, LogIndex index, ModelResult* r) {
+    auto q = queues.find(key);
+    if (q == queues.end()) return;
+    const KvEntry* e = Find(key);
+    if ((e != nullptr && !e->session.empty()) || ActiveLockDelay(key)) return;
+    ModelWaiter head = q->second.front();
+    q->second.erase(q->second.begin());
+    if (q->second.empty()) queues.erase(q);
+    if (Lock(key, head.value, head.flags, head.session, index, &r->changed_keys) !=
+        LockOutcome::kLocked) {
+      std::fputs("model: a waiter's grant failed\n", stderr);
+      std::abort();
+    }
+    r->queue_events.push_back({key, head.session, QueueEvent::Kind::kGranted, kv.at(key).fence});
+  }
+
+  void DropQueue(const std::string& key, ModelResult* r) {
+    auto q = queues.find(key);
+    if (q == queues.end()) return;
+    for (const ModelWaiter& w : q->second) {
+      r->queue_events.push_back({key, w.session, QueueEvent::Kind::kLeft, LogIndex()});
+    }
+    queues.erase(q);
+  }
+
+  std::size_t WaiterCount() const {
+    std::size_t n = 0;
+    for (const auto& [key, q] : queues) n += q.size();
+    return n;
+  }
+
+  void ApplyBody(const KvEnqueue& c, LogIndex index, ModelResult* r) {
+    if (c.session.empty()) {
+      r->error = "missing session";
+      return;
+    }
+    if (sessions.count(c.session) == 0) {
+      r->error = "invalid session " + GoQuote(c.session.str());
+      return;
+    }
+    Settle(c.key, index, r);
+    const KvEntry* e = Find(c.key);
+    const bool holder = e != nullptr && e->session == c.session;
+    const bool free = e == nullptr || e->session.empty();
+    r->check_ok = true;
+    if (holder || (free && queues.count(c.key) == 0 && !ActiveLockDelay(c.key))) {
+      Lock(c.key, c.value, c.flags, c.session, index, &r->changed_keys);
+      r->ok = true;
+      r->check_fence = true;
+      r->fence = kv.at(c.key).fence;
+      return;
+    }
+    r->ok = false;
+    std::vector<ModelWaiter>& q = queues[c.key];
+    for (const ModelWaiter& w : q) {
+      if (w.session == c.session) {
+        r->queued = true;
+        return;
+      }
+    }
+    if (q.size() >= Store::kQueueWaitersPerKeyMax) {
+      r->error = "too many waiters for key " + GoQuote(c.key) + " (limit " +
+                 std::to_string(Store::kQueueWaitersPerKeyMax) + ")";
+      return;
+    }
+    if (WaiterCount() >= Store::kQueueWaitersMax) {
+      if (q.empty()) queues.erase(c.key);
+      r->error = "too many queued waiters (limit " + std::to_string(Store::kQueueWaitersMax) + ")";
+      return;
+    }
+    q.push_back({c.session, c.value, c.flags, now_ms});
+    r->queued = true;
+  }
+
+  void ApplyBody(const KvDequeue& c, LogIndex index, ModelResult* r) {
+    Settle(c.key, index, r);
+    if (auto q = queues.find(c.key); q != queues.end()) {
+      for (auto w = q->second.begin(); w != q->second.end(); ++w) {
+        if (w->session == c.session) {
+          q->second.erase(w);
+          r->queue_events.push_back({c.key, c.session, QueueEvent::Kind::kLeft, LogIndex()});
+          break;
+        }
+      }
+      if (q->second.empty()) queues.erase(q);
+    }
+    const KvEntry* e = Find(c.key);
+    r->check_ok = true;
+    r->ok = e != nullptr && !c.session.empty() && e->session == c.session;
+    if (r->ok) {
+      r->check_fence = true;
+      r->fence = e->fence;
+    }
+  }
+
+  void ApplyBody(const KvQueueGrant& c, LogIndex index, ModelResult* r) { Settle(c.key, index, r); }
+
+  // After a committed txn: deletes drop queues, unlocks hand off, in op order.
+  void TxnQueueActions(const std::vector<TxnOp>& ops, LogIndex index, ModelResult* r) {
+    for (const TxnOp& op : ops) {
+      switch (op.verb) {
+        case TxnVerb::kUnlock:
+          Settle(op.key, index, r);
+          break;
+        case TxnVerb::kDelete:
+        case TxnVerb::kDeleteCas:
+          DropQueue(op.key, r);
+          break;
+        case TxnVerb::kDeleteTree: {
+          std::vector<std::string> doomed;
+          for (const auto& [key, q] : queues) {
+            if (StartsWith(key, op.key)) doomed.push_back(key);
+          }
+          for (const std::string& key : doomed) DropQueue(key, r);
+          break;
+        }
+        default:
+          break;
+      }
     }
   }
 
@@ -767,6 +949,8 @@ class ModelStore {
         // holder per transaction.
         const auto* current = Find(op.key);
         bool new_grant = current == nullptr || current->session != op.session;
+        if (QueueBlocks(op.key, op.session))
+          return "failed to lock key " + q + ", lock is already held";
         if (new_grant && granted_in_txn.count(op.key) != 0) {
           return "failed to lock key " + q + ", it was already granted in this transaction";
         }

@@ -52,6 +52,13 @@ inline std::string Describe(const Command& c) {
         } else if constexpr (std::is_same_v<T, KvCas>) {
           os << "key=\"" << EscapeBytes(b.key) << "\" value=\"" << EscapeBytes(b.value)
              << "\" flags=" << b.flags << " cas=" << b.index;
+        } else if constexpr (std::is_same_v<T, KvEnqueue>) {
+          os << "key=\"" << EscapeBytes(b.key) << "\" value=\"" << EscapeBytes(b.value)
+             << "\" flags=" << b.flags << " session=\"" << b.session << "\"";
+        } else if constexpr (std::is_same_v<T, KvDequeue>) {
+          os << "key=\"" << EscapeBytes(b.key) << "\" session=\"" << b.session << "\"";
+        } else if constexpr (std::is_same_v<T, KvQueueGrant>) {
+          os << "key=\"" << EscapeBytes(b.key) << "\"";
         } else if constexpr (std::is_same_v<T, KvAcquire> || std::is_same_v<T, KvRelease>) {
           os << "key=\"" << EscapeBytes(b.key) << "\" value=\"" << EscapeBytes(b.value)
              << "\" flags=" << b.flags << " session=\"" << b.session << "\"";
@@ -124,6 +131,18 @@ class CommandGenerator {
     c.now_ms = NextNow(m);
     if (Chance(8)) {
       c.body = AclCommand(m);
+      return c;
+    }
+    if (Chance(7)) {  // the fair acquire (decision 0027)
+      std::string key = Key();
+      const std::uint64_t kind = Uniform(10);
+      if (kind < 5) {
+        c.body = KvEnqueue{key, Value(), Flags(), AcquireSession(m)};
+      } else if (kind < 8) {
+        c.body = KvDequeue{key, AcquireSession(m)};
+      } else {
+        c.body = KvQueueGrant{key};
+      }
       return c;
     }
     const std::uint64_t roll = Uniform(100);

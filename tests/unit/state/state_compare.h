@@ -138,6 +138,16 @@ inline std::string CompareTxnOutcome(const TxnOutcome& got, const ModelResult& w
   return "";
 }
 
+inline std::string ShowQueueEvents(const std::vector<QueueEvent>& events) {
+  std::string out = "[";
+  for (const QueueEvent& e : events) {
+    out += "{" + e.key + " " + e.session.str() +
+           (e.kind == QueueEvent::Kind::kGranted ? " granted " : " left ") +
+           std::to_string(e.fence.value()) + "}";
+  }
+  return out + "]";
+}
+
 inline std::string CompareApplyResult(const ApplyResult& got, const ModelResult& want) {
   std::ostringstream os;
   if (want.delay_or_session_error) {
@@ -174,6 +184,15 @@ inline std::string CompareApplyResult(const ApplyResult& got, const ModelResult&
   }
   if (want.check_fence && got.fence != want.fence) {
     os << "fence: got " << got.fence << " want " << want.fence;
+    return os.str();
+  }
+  if (got.queued != want.queued) {
+    os << "queued: got " << got.queued << " want " << want.queued;
+    return os.str();
+  }
+  if (got.queue_events != want.queue_events) {
+    os << "queue events: got " << ShowQueueEvents(got.queue_events) << " want "
+       << ShowQueueEvents(want.queue_events);
     return os.str();
   }
   if (want.is_txn) return CompareTxnOutcome(got.txn, want);
@@ -364,6 +383,27 @@ inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
     std::vector<std::string> want_held = m.HeldKeys(id);
     if (held != want_held) {
       os << "HeldKeys(" << id << "): got " << ShowKeys(held) << " want " << ShowKeys(want_held);
+      return os.str();
+    }
+  }
+  // The fair-acquire queues: same keys, same waiters in the same order.
+  std::size_t model_waiters = 0;
+  for (const auto& [key, q] : m.queues) model_waiters += q.size();
+  if (s.queues().size() != m.queues.size() || s.queue_waiter_count() != model_waiters) {
+    os << "queues: got " << s.queues().size() << " keys, " << s.queue_waiter_count()
+       << " waiters; want " << m.queues.size() << ", " << model_waiters;
+    return os.str();
+  }
+  for (const auto& [key, want] : m.queues) {
+    const std::deque<QueueWaiter>* got = s.FindQueue(key);
+    bool same = got != nullptr && got->size() == want.size();
+    for (std::size_t i = 0; same && i < want.size(); ++i) {
+      const QueueWaiter& g = (*got)[i];
+      same = g.session == want[i].session && g.value == want[i].value && g.flags == want[i].flags &&
+             g.since == want[i].since;
+    }
+    if (!same) {
+      os << "queue of \"" << EscapeBytes(key) << "\" differs";
       return os.str();
     }
   }

@@ -1,0 +1,178 @@
+// Store: the fair acquire's queues (docs/leadership.md "The queue",
+// docs/decisions/0027-fair-acquire-queue.md). A key's queue holds the
+// sessions waiting for it, first come first served. Whenever the key is
+// free, out of lock-delay and has waiters, the apply that made it so grants
+// it to the head of the queue (a release, a destroy or expiry of the holder,
+// a leader's KvQueueGrant once a lock-delay window has passed): no herd and
+// no round trip between the end of one holder and the grant to the next.
+#include <algorithm>
+#include <string>
+
+#include "common/assert.h"
+#include "common/consul_texts.h"
+#include "common/strings.h"
+#include "state/store.h"
+
+namespace tenure::state {
+
+const std::deque<QueueWaiter>* Store::FindQueue(std::string_view key) const {
+  auto it = queues_.find(key);
+  return it == queues_.end() ? nullptr : &it->second;
+}
+
+void Store::TouchQueue(const std::string& key, LogIndex index) {
+  queues_index_ = index;
+  changes_.queues.push_back(key);
+}
+
+bool Store::QueueBlocks(std::string_view key, const SessionId& session) const {
+  if (queues_.find(key) == queues_.end()) return false;
+  const KvEntry* entry = FindKv(key);
+  return entry == nullptr || entry->session != session;
+}
+
+void Store::ApplyEnqueue(const KvEnqueue& c, LogIndex index, ApplyResult* result) {
+  if (c.session.empty()) {
+    result->status = consul::AcquireMissingSession();
+    return;
+  }
+  if (FindSession(c.session) == nullptr) {
+    result->status = consul::AcquireInvalidSession(c.session.view());
+    return;
+  }
+  // A window that has passed with nobody granted yet: the head goes first.
+  SettleQueue(c.key, index, result);
+  const KvEntry* entry = FindKv(c.key);
+  auto queue = queues_.find(c.key);
+  const bool held_by_other =
+      entry != nullptr && !entry->session.empty() && entry->session != c.session;
+  const bool holder = entry != nullptr && entry->session == c.session;
+  if (holder || (!held_by_other && queue == queues_.end() && !InLockDelay(c.key))) {
+    // Free (or already ours): a plain acquire, with its value and token.
+    KvOutcome outcome = AcquireKv(c.key, c.value, c.flags, c.session, index);
+    TENURE_ASSERT(outcome.error.ok() && outcome.ok);
+    result->fence = outcome.fence;
+    return;
+  }
+  result->ok = false;
+  if (queue != queues_.end()) {
+    for (const QueueWaiter& w : queue->second) {
+      if (w.session == c.session) {
+        result->queued = true;  // keeps its place (and its first value)
+        return;
+      }
+    }
+    if (queue->second.size() >= kQueueWaitersPerKeyMax) {
+      result->status = Status::Internal("too many waiters for key " + GoQuote(c.key) + " (limit " +
+                                        std::to_string(kQueueWaitersPerKeyMax) + ")");
+      return;
+    }
+  }
+  if (queue_waiters_ >= kQueueWaitersMax) {
+    result->status = Status::Internal("too many queued waiters (limit " +
+                                      std::to_string(kQueueWaitersMax) + ")");
+    return;
+  }
+  QueueWaiter waiter;
+  waiter.session = c.session;
+  waiter.value = c.value;
+  waiter.flags = c.flags;
+  waiter.since = now_ms_;
+  waiter.enqueue_index = index;
+  queues_[c.key].push_back(std::move(waiter));
+  queued_[c.session].insert(c.key);
+  ++queue_waiters_;
+  TouchQueue(c.key, index);
+  result->queued = true;
+}
+
+void Store::ApplyDequeue(const KvDequeue& c, LogIndex index, ApplyResult* result) {
+  SettleQueue(c.key, index, result);
+  if (auto queue = queues_.find(c.key); queue != queues_.end()) {
+    auto& waiters = queue->second;
+    auto it = std::find_if(waiters.begin(), waiters.end(),
+                           [&](const QueueWaiter& w) { return w.session == c.session; });
+    if (it != waiters.end()) {
+      waiters.erase(it);
+      if (waiters.empty()) queues_.erase(queue);
+      auto keys = queued_.find(c.session);
+      keys->second.erase(c.key);
+      if (keys->second.empty()) queued_.erase(keys);
+      --queue_waiters_;
+      TouchQueue(c.key, index);
+      result->queue_events.push_back({c.key, c.session, QueueEvent::Kind::kLeft, LogIndex()});
+    }
+  }
+  // The answer to the waiter that gave up: whether it holds the key after all.
+  const KvEntry* entry = FindKv(c.key);
+  if (entry != nullptr && !c.session.empty() && entry->session == c.session) {
+    result->fence = entry->fence;
+  } else {
+    result->ok = false;
+  }
+}
+
+void Store::SettleQueue(const std::string& key, LogIndex index, ApplyResult* result) {
+  auto queue = queues_.find(key);
+  if (queue == queues_.end()) return;
+  const KvEntry* entry = FindKv(key);
+  if (entry != nullptr && !entry->session.empty()) return;
+  if (InLockDelay(key)) return;
+  QueueWaiter head = std::move(queue->second.front());
+  queue->second.pop_front();
+  if (queue->second.empty()) queues_.erase(queue);
+  auto keys = queued_.find(head.session);
+  keys->second.erase(key);
+  if (keys->second.empty()) queued_.erase(keys);
+  --queue_waiters_;
+  TouchQueue(key, index);
+  // A waiter's session is alive (its destroy removes it from every queue).
+  KvOutcome outcome = AcquireKv(key, head.value, head.flags, head.session, index);
+  TENURE_ASSERT(outcome.error.ok() && outcome.ok);
+  result->queue_events.push_back({key, head.session, QueueEvent::Kind::kGranted, outcome.fence});
+}
+
+void Store::DropQueue(std::string_view key, LogIndex index, ApplyResult* result) {
+  auto queue = queues_.find(key);
+  if (queue == queues_.end()) return;
+  const std::string name = queue->first;
+  for (const QueueWaiter& w : queue->second) {
+    auto keys = queued_.find(w.session);
+    keys->second.erase(name);
+    if (keys->second.empty()) queued_.erase(keys);
+    --queue_waiters_;
+    result->queue_events.push_back({name, w.session, QueueEvent::Kind::kLeft, LogIndex()});
+  }
+  queues_.erase(queue);
+  TouchQueue(name, index);
+}
+
+void Store::DropQueuesUnder(std::string_view prefix, LogIndex index, ApplyResult* result) {
+  std::vector<std::string> doomed;
+  for (auto it = queues_.lower_bound(prefix); it != queues_.end() && StartsWith(it->first, prefix);
+       ++it) {
+    doomed.push_back(it->first);
+  }
+  for (const std::string& key : doomed) DropQueue(key, index, result);
+}
+
+void Store::DropSessionWaits(const SessionId& session, LogIndex index, ApplyResult* result) {
+  auto found = queued_.find(session);
+  if (found == queued_.end()) return;
+  std::vector<std::string> keys(found->second.begin(), found->second.end());
+  queued_.erase(found);
+  for (const std::string& key : keys) {
+    auto queue = queues_.find(key);
+    TENURE_ASSERT(queue != queues_.end());
+    auto& waiters = queue->second;
+    waiters.erase(std::remove_if(waiters.begin(), waiters.end(),
+                                 [&](const QueueWaiter& w) { return w.session == session; }),
+                  waiters.end());
+    if (waiters.empty()) queues_.erase(queue);
+    --queue_waiters_;
+    TouchQueue(key, index);
+    result->queue_events.push_back({key, session, QueueEvent::Kind::kLeft, LogIndex()});
+  }
+}
+
+}  // namespace tenure::state

@@ -1,0 +1,324 @@
+// The fair acquire's queues in the Store (docs/leadership.md "The queue",
+// decision 0027): FIFO grants in the entry that frees the key, lock-delay
+// respected, waiters leaving, deletes, txn lock/unlock, bounds, snapshots.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/coding.h"
+#include "common/crc32.h"
+#include "unit/state/store_fixture.h"
+
+namespace tenure::state {
+namespace {
+
+using testutil::StoreDriver;
+
+constexpr DurationNs kSecond = kNsPerSecond;
+
+ApplyResult Enqueue(StoreDriver& d, const std::string& key, const SessionId& s,
+                    std::string value = "") {
+  return d.Apply(KvEnqueue{key, std::move(value), 0, s});
+}
+
+std::vector<SessionId> Waiting(const StoreDriver& d, const std::string& key) {
+  std::vector<SessionId> out;
+  if (const auto* q = d.store().FindQueue(key)) {
+    for (const QueueWaiter& w : *q) out.push_back(w.session);
+  }
+  return out;
+}
+
+TEST(StoreQueueTest, EnqueueOnAFreeKeyIsAPlainAcquire) {
+  StoreDriver d;
+  SessionId a = d.NewSession();
+  ApplyResult r = Enqueue(d, "k", a, "va");
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.ok);
+  EXPECT_FALSE(r.queued);
+  EXPECT_EQ(r.fence, d.last_index());
+  EXPECT_EQ(d.Get("k")->session, a);
+  EXPECT_EQ(d.Get("k")->value, "va");
+  EXPECT_EQ(d.store().FindQueue("k"), nullptr);
+  // The holder again: true with the same token (idempotent).
+  ApplyResult again = Enqueue(d, "k", a, "va");
+  EXPECT_TRUE(again.ok);
+  EXPECT_EQ(again.fence, r.fence);
+}
+
+TEST(StoreQueueTest, ReleaseHandsTheKeyToTheHeadInTheSameEntryInFifoOrder) {
+  StoreDriver d;
+  SessionId a = d.NewSession(), b = d.NewSession(), c = d.NewSession();
+  d.Acquire("k", a, "va");
+  ApplyResult rb = Enqueue(d, "k", b, "vb");
+  EXPECT_FALSE(rb.ok);
+  EXPECT_TRUE(rb.queued);
+  EXPECT_TRUE(rb.status.ok());
+  EXPECT_TRUE(Enqueue(d, "k", c, "vc").queued);
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{b, c}));
+  // Re-enqueueing keeps the place.
+  EXPECT_TRUE(Enqueue(d, "k", b, "other").queued);
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{b, c}));
+
+  ApplyResult rel = d.Release("k", a);
+  EXPECT_TRUE(rel.ok);
+  const LogIndex grant = d.last_index();
+  ASSERT_EQ(rel.queue_events.size(), 1u);
+  EXPECT_EQ(rel.queue_events[0].session, b);
+  EXPECT_EQ(rel.queue_events[0].kind, QueueEvent::Kind::kGranted);
+  EXPECT_EQ(rel.queue_events[0].fence, grant);
+  auto e = d.Get("k");
+  EXPECT_EQ(e->session, b);
+  EXPECT_EQ(e->value, "vb");  // the waiter's first value
+  EXPECT_EQ(e->fence, grant);
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{c}));
+  // History: a's grant ended as a handoff, b's started at the same index.
+  const auto* h = d.store().FindHistory("k");
+  ASSERT_NE(h, nullptr);
+  ASSERT_EQ(h->grants.size(), 2u);
+  EXPECT_EQ(h->grants[0].end_cause, EndCause::kHandoff);
+  EXPECT_EQ(h->grants[1].session, b);
+  EXPECT_EQ(h->grants[1].fence, grant);
+
+  ApplyResult rel2 = d.Release("k", b);
+  ASSERT_EQ(rel2.queue_events.size(), 1u);
+  EXPECT_EQ(rel2.queue_events[0].session, c);
+  EXPECT_GT(d.Get("k")->fence, grant);  // tokens increase across handoffs
+  EXPECT_EQ(d.store().FindQueue("k"), nullptr);
+  EXPECT_EQ(d.store().queue_waiter_count(), 0u);
+}
+
+TEST(StoreQueueTest, PlainAcquireAndTxnLockDoNotJumpTheQueue) {
+  StoreDriver d;
+  SessionId a = d.NewSession(), b = d.NewSession(), x = d.NewSession();
+  d.Acquire("k", a);
+  Enqueue(d, "k", b);
+  // While b waits, x's plain acquire is refused as held, even after a
+  // releases (the key goes to b in the release's own entry).
+  EXPECT_FALSE(d.Acquire("k", x).ok);
+  ApplyResult t = d.RunTxn({testutil::LockOp("k", x)});
+  ASSERT_EQ(t.txn.errors.size(), 1u);
+  EXPECT_EQ(t.txn.errors[0].what, "failed to lock key \"k\", lock is already held");
+  // The holder's own re-acquire still works.
+  EXPECT_TRUE(d.Acquire("k", a).ok);
+  // A txn unlock hands off like a release.
+  ApplyResult u = d.RunTxn({testutil::UnlockOp("k", a)});
+  EXPECT_TRUE(u.txn.ok());
+  ASSERT_EQ(u.queue_events.size(), 1u);
+  EXPECT_EQ(u.queue_events[0].session, b);
+  EXPECT_EQ(d.Get("k")->session, b);
+  // A txn that unlocks and then locks for another session in the same entry
+  // is refused whole while waiters exist (queue unchanged, b keeps it).
+  SessionId c = d.NewSession();
+  Enqueue(d, "k", c);
+  ApplyResult jump = d.RunTxn({testutil::UnlockOp("k", b), testutil::LockOp("k", x)});
+  EXPECT_FALSE(jump.txn.ok());
+  EXPECT_EQ(d.Get("k")->session, b);
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{c}));
+  EXPECT_TRUE(jump.queue_events.empty());
+}
+
+TEST(StoreQueueTest, DestroyOrExpiryOfTheHolderGrantsTheHeadUnlessLockDelayHoldsIt) {
+  StoreDriver d;
+  SessionId a = d.NewSession();  // no lock-delay
+  SessionId b = d.NewSession(), c = d.NewSession();
+  d.Acquire("k", a);
+  Enqueue(d, "k", b);
+  ApplyResult r = d.Destroy(a, DestroyReason::kExpired);
+  ASSERT_EQ(r.queue_events.size(), 1u);
+  EXPECT_EQ(d.Get("k")->session, b);
+  EXPECT_EQ(d.store().FindHistory("k")->grants[0].end_cause, EndCause::kTtlExpiry);
+
+  // With lock-delay: the head waits for a later KvQueueGrant past the window.
+  SessionId slow = d.NewSession(2 * kSecond);
+  d.Acquire("j", slow);
+  Enqueue(d, "j", c);
+  ApplyResult r2 = d.Destroy(slow);
+  EXPECT_TRUE(r2.queue_events.empty());
+  EXPECT_TRUE(d.Get("j")->session.empty());
+  EXPECT_EQ(Waiting(d, "j"), (std::vector<SessionId>{c}));
+  d.AdvanceMs(1000);
+  EXPECT_TRUE(d.Apply(KvQueueGrant{"j"}).queue_events.empty());  // still inside
+  EXPECT_TRUE(d.Get("j")->session.empty());
+  // A plain acquire during the window is lock-delayed; after it, refused as
+  // held by the queue (the waiter is first).
+  d.AdvanceMs(1000);
+  ApplyResult g = d.Apply(KvQueueGrant{"j"});
+  ASSERT_EQ(g.queue_events.size(), 1u);
+  EXPECT_EQ(g.queue_events[0].session, c);
+  EXPECT_EQ(d.Get("j")->session, c);
+  EXPECT_EQ(d.Get("j")->fence, d.last_index());
+  // A second grant command is a no-op.
+  EXPECT_TRUE(d.Apply(KvQueueGrant{"j"}).queue_events.empty());
+}
+
+TEST(StoreQueueTest, EnqueueDuringLockDelayWaitsEvenWithAnEmptyQueue) {
+  StoreDriver d;
+  SessionId slow = d.NewSession(5 * kSecond);
+  SessionId b = d.NewSession();
+  d.Acquire("k", slow);
+  d.Destroy(slow);
+  ApplyResult r = Enqueue(d, "k", b);
+  EXPECT_TRUE(r.queued);
+  EXPECT_FALSE(r.lock_delayed);
+  d.AdvanceMs(5000);
+  // Any later command on the key settles it first: c's enqueue grants the
+  // key to b (the window has passed), then c waits behind b's hold.
+  SessionId c = d.NewSession();
+  ApplyResult rc = Enqueue(d, "k", c);
+  ASSERT_EQ(rc.queue_events.size(), 1u);
+  EXPECT_EQ(rc.queue_events[0].session, b);
+  EXPECT_TRUE(rc.queued);
+  EXPECT_EQ(d.Get("k")->session, b);
+}
+
+TEST(StoreQueueTest, WaiterLeavesWhenItsSessionDiesOrItDequeues) {
+  StoreDriver d;
+  SessionId a = d.NewSession(), b = d.NewSession(), c = d.NewSession();
+  d.Acquire("k", a);
+  Enqueue(d, "k", b);
+  Enqueue(d, "k", c);
+  Enqueue(d, "other", b);  // free: b takes it at once
+  ApplyResult r = d.Destroy(b);
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{c}));
+  ASSERT_EQ(r.queue_events.size(), 1u);
+  EXPECT_EQ(r.queue_events[0].kind, QueueEvent::Kind::kLeft);
+  ApplyResult dq = d.Apply(KvDequeue{"k", c});
+  EXPECT_FALSE(dq.ok);  // c does not hold it
+  ASSERT_EQ(dq.queue_events.size(), 1u);
+  EXPECT_EQ(d.store().FindQueue("k"), nullptr);
+  // Releasing now grants nobody.
+  EXPECT_TRUE(d.Release("k", a).queue_events.empty());
+  EXPECT_TRUE(d.Get("k")->session.empty());
+}
+
+TEST(StoreQueueTest, DequeueAfterTheGrantAnswersTrueWithTheToken) {
+  StoreDriver d;
+  SessionId a = d.NewSession(), b = d.NewSession();
+  d.Acquire("k", a);
+  Enqueue(d, "k", b);
+  d.Release("k", a);
+  const LogIndex grant = d.last_index();
+  // b's wait timed out on some server before it saw the grant: the dequeue's
+  // apply says b holds the key.
+  ApplyResult dq = d.Apply(KvDequeue{"k", b});
+  EXPECT_TRUE(dq.ok);
+  EXPECT_EQ(dq.fence, grant);
+  EXPECT_TRUE(dq.queue_events.empty());
+  EXPECT_EQ(d.Get("k")->session, b);
+}
+
+TEST(StoreQueueTest, DeletesDropTheQueueAndAnswerItsWaiters) {
+  StoreDriver d;
+  SessionId a = d.NewSession(), b = d.NewSession(), c = d.NewSession();
+  d.Acquire("p/k", a);
+  Enqueue(d, "p/k", b);
+  Enqueue(d, "p/k", c);
+  ApplyResult r = d.Delete("p/k");
+  ASSERT_EQ(r.queue_events.size(), 2u);
+  EXPECT_EQ(r.queue_events[0].session, b);
+  EXPECT_EQ(r.queue_events[1].kind, QueueEvent::Kind::kLeft);
+  EXPECT_EQ(d.store().FindQueue("p/k"), nullptr);
+
+  d.Acquire("p/j", a);
+  Enqueue(d, "p/j", b);
+  EXPECT_EQ(d.DeleteTree("p/").queue_events.size(), 1u);
+  EXPECT_EQ(d.store().queue_waiter_count(), 0u);
+
+  d.Acquire("t", a);
+  Enqueue(d, "t", b);
+  ApplyResult t = d.RunTxn({testutil::DeleteOp("t")});
+  EXPECT_TRUE(t.txn.ok());
+  EXPECT_EQ(t.queue_events.size(), 1u);
+  EXPECT_EQ(d.store().queue_waiter_count(), 0u);
+}
+
+TEST(StoreQueueTest, BadInputsChangeNothing) {
+  StoreDriver d;
+  ApplyResult missing = d.Apply(KvEnqueue{"k", "", 0, SessionId()});
+  EXPECT_EQ(missing.status.message(), "missing session");
+  ApplyResult unknown = d.Apply(KvEnqueue{"k", "", 0, SessionId("nope")});
+  EXPECT_EQ(unknown.status.message(), "invalid session \"nope\"");
+  EXPECT_EQ(d.store().FindKv("k"), nullptr);
+  EXPECT_EQ(d.store().queue_waiter_count(), 0u);
+  EXPECT_TRUE(d.store().queues_index().is_none());
+}
+
+TEST(StoreQueueTest, AFullQueueRefusesWithAClearErrorAndChangesNothing) {
+  StoreDriver d;
+  d.set_check_invariants(false);  // 1,000+ applies: checked once at the end
+  SessionId holder = d.NewSession();
+  d.Acquire("k", holder);
+  for (std::size_t i = 0; i < Store::kQueueWaitersPerKeyMax; ++i) {
+    ASSERT_TRUE(Enqueue(d, "k", d.NewSession()).queued);
+  }
+  SessionId late = d.NewSession();
+  const std::deque<QueueWaiter> before = *d.store().FindQueue("k");
+  const LogIndex queues_index = d.store().queues_index();
+  ApplyResult r = Enqueue(d, "k", late);
+  EXPECT_EQ(r.status.message(), "too many waiters for key \"k\" (limit 1024)");
+  EXPECT_FALSE(r.queued);
+  EXPECT_EQ(*d.store().FindQueue("k"), before);
+  EXPECT_EQ(d.store().queues_index(), queues_index);
+  d.store().CheckInvariants();
+}
+
+TEST(StoreQueueTest, SnapshotCarriesTheQueueAndOlderVersionsStillRead) {
+  StoreDriver d;
+  SessionId a = d.NewSession(), b = d.NewSession(), c = d.NewSession();
+  d.Acquire("k", a);
+  Enqueue(d, "k", b, "vb");
+  Enqueue(d, "k", c, "vc");
+  std::string bytes;
+  d.store().EncodeSnapshot(&bytes);
+  EXPECT_EQ(Store::CheckSnapshotBytes(bytes).value(), 6);
+  Result<Store> back = Store::DecodeSnapshot(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->Digest(), d.store().Digest());
+  ASSERT_NE(back->FindQueue("k"), nullptr);
+  EXPECT_EQ(*back->FindQueue("k"), *d.store().FindQueue("k"));
+  EXPECT_EQ(back->queue_waiter_count(), 2u);
+  EXPECT_EQ(back->queues_index(), d.store().queues_index());
+  // The digest covers the queue: a different order is a different state.
+  StoreDriver other;
+  SessionId oa = other.NewSession(), ob = other.NewSession(), oc = other.NewSession();
+  other.Acquire("k", oa);
+  Enqueue(other, "k", oc, "vc");
+  Enqueue(other, "k", ob, "vb");
+  EXPECT_NE(other.store().Digest(), d.store().Digest());
+
+  // A store that never queued writes version 5 as before.
+  StoreDriver plain;
+  SessionId p = plain.NewSession();
+  plain.Acquire("k", p);
+  std::string old;
+  plain.store().EncodeSnapshot(&old);
+  EXPECT_EQ(Store::CheckSnapshotBytes(old).value(), 5);
+  EXPECT_TRUE(Store::DecodeSnapshot(old).ok());
+}
+
+TEST(StoreQueueTest, SnapshotWithAWaiterOfAnUnknownSessionIsRefused) {
+  StoreDriver d;
+  SessionId a = d.NewSession(), b = d.NewSession();
+  d.Acquire("k", a);
+  Enqueue(d, "k", b);
+  std::string bytes;
+  d.store().EncodeSnapshot(&bytes);
+  // Replace b's id in the queue section (its last occurrence) by another id
+  // of the same length and fix the checksum: Validate must refuse it.
+  std::size_t at = bytes.rfind(b.str());
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + b.str().size() - 1] = bytes[at + b.str().size() - 1] == 'f' ? 'e' : 'f';
+  bytes.resize(bytes.size() - 4);
+  std::string fixed = bytes;
+  std::string crc;
+  ByteWriter(&crc).PutFixed32(Crc32(fixed));
+  fixed += crc;
+  Result<Store> back = Store::DecodeSnapshot(fixed);
+  EXPECT_FALSE(back.ok());
+}
+
+}  // namespace
+}  // namespace tenure::state
