@@ -1,10 +1,10 @@
 #include "cli/async_child.h"
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 
+#include "cli/child_exit_watch.h"
 #include "cli/child_group.h"
 
 namespace tenure::cli {
@@ -12,41 +12,22 @@ namespace tenure::cli {
 namespace asio = boost::asio;
 
 struct AsyncChild::Impl {
-  explicit Impl(asio::io_context& context) : io(context), limit(context) {}
-  ~Impl() { Release(); }
-
-  // The ChildGroup owns the descriptor: the stream_descriptor must let go.
-  void Release() {
-    if (status) {
-      status->release();
-      status.reset();
-    }
-  }
+  explicit Impl(asio::io_context& context) : limit(context), exit_watch(context) {}
+  ~Impl() { exit_watch.Stop(); }
 
   void Watch() {
-    status.emplace(io, group->status_fd());
-    status->async_wait(
-        asio::posix::stream_descriptor::wait_read,
-        [this, life = std::weak_ptr<char>(life)](const boost::system::error_code& ec) {
-          if (ec || life.expired()) return;
-          Release();
-          auto code = group->Reap();
-          if (!code.ok()) {
-            Watch();  // spurious wake-up
-            return;
-          }
-          limit.cancel();
-          group.reset();
-          auto callback = std::move(done);
-          done = nullptr;
-          if (callback) callback(*code);
-        });
+    exit_watch.Start(&*group, [this](int code) {
+      limit.cancel();
+      group.reset();
+      auto callback = std::move(done);
+      done = nullptr;
+      if (callback) callback(code);
+    });
   }
 
-  asio::io_context& io;
   asio::steady_timer limit;
   std::optional<ChildGroup> group;
-  std::optional<asio::posix::stream_descriptor> status;
+  ChildExitWatch exit_watch;
   std::function<void(int)> done;
   std::shared_ptr<char> life = std::make_shared<char>(0);
 };

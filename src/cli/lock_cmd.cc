@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -33,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/child_exit_watch.h"
 #include "cli/child_group.h"
 #include "cli/client_support.h"
 #include "cli/commands.h"
@@ -140,12 +140,7 @@ class Locker {
         cleanup_timer_(io),
         signals_(io, SIGINT, SIGTERM) {}
 
-  ~Locker() {
-    if (status_sd_) {
-      status_sd_->release();  // the ChildGroup owns the descriptor
-      status_sd_.reset();
-    }
-  }
+  ~Locker() { exit_watch_.Stop(); }
 
   void Start() {
     signals_.async_wait([this](const boost::system::error_code& ec, int signo) {
@@ -478,25 +473,13 @@ class Locker {
   }
 
   void WatchChild() {
-    status_sd_.emplace(io_, child_->status_fd());
-    status_sd_->async_wait(asio::posix::stream_descriptor::wait_read,
-                           [this](const boost::system::error_code& ec) {
-                             if (ec == asio::error::operation_aborted) return;
-                             OnChildReadable();
-                           });
+    exit_watch_.Start(&*child_, [this](int code) { OnChildExited(code); });
   }
 
-  void OnChildReadable() {
-    status_sd_->release();
-    status_sd_.reset();
-    auto code = child_->Reap();
-    if (!code.ok()) {
-      WatchChild();  // not finished yet (spurious wake-up)
-      return;
-    }
+  void OnChildExited(int code) {
     lease_timer_.cancel();
     kill_timer_.cancel();
-    if (*code != 0) child_failed_ = true;
+    if (code != 0) child_failed_ = true;
     Verbose("Child terminated, releasing lock");
     Finish(0, /*held=*/true);
   }
@@ -731,7 +714,7 @@ class Locker {
   int monitor_retries_ = 0;
   std::uint64_t fence_ = 0;
   std::optional<ChildGroup> child_;
-  std::optional<asio::posix::stream_descriptor> status_sd_;
+  ChildExitWatch exit_watch_{io_};
   asio::steady_timer retry_timer_;
   asio::steady_timer deadline_timer_;
   asio::steady_timer lease_timer_;

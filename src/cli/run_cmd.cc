@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -32,6 +31,7 @@
 #include <vector>
 
 #include "cli/candidate_flags.h"
+#include "cli/child_exit_watch.h"
 #include "cli/child_group.h"
 #include "cli/client_support.h"
 #include "cli/commands.h"
@@ -82,10 +82,7 @@ class Runner {
         signals_(io, SIGINT, SIGTERM) {}
 
   ~Runner() {
-    if (status_sd_) {
-      status_sd_->release();  // the ChildGroup owns the descriptor
-      status_sd_.reset();
-    }
+    exit_watch_.Stop();
     election_.reset();
   }
 
@@ -136,26 +133,14 @@ class Runner {
   }
 
   void WatchChild() {
-    status_sd_.emplace(io_, child_->status_fd());
-    status_sd_->async_wait(asio::posix::stream_descriptor::wait_read,
-                           [this](const boost::system::error_code& ec) {
-                             if (ec == asio::error::operation_aborted) return;
-                             OnChildReadable();
-                           });
+    exit_watch_.Start(&*child_, [this](int code) { OnChildExited(code); });
   }
 
-  void OnChildReadable() {
-    status_sd_->release();
-    status_sd_.reset();
-    auto code = child_->Reap();
-    if (!code.ok()) {
-      WatchChild();  // not finished yet (spurious wake-up)
-      return;
-    }
+  void OnChildExited(int code) {
     lease_timer_.cancel();
     kill_timer_.cancel();
-    Progress("child exited with code " + std::to_string(*code));
-    Finish(stop_code_ ? *stop_code_ : *code);
+    Progress("child exited with code " + std::to_string(code));
+    Finish(stop_code_ ? *stop_code_ : code);
   }
 
   // Re-computed each time it fires: renewals only move TerminateAtMs() later.
@@ -280,7 +265,7 @@ class Runner {
   std::vector<std::string> command_;
   std::unique_ptr<client::Election> election_;
   std::optional<ChildGroup> child_;
-  std::optional<asio::posix::stream_descriptor> status_sd_;
+  ChildExitWatch exit_watch_{io_};
   asio::steady_timer lease_timer_;
   asio::steady_timer kill_timer_;
   asio::steady_timer cleanup_timer_;
