@@ -89,6 +89,9 @@ class Consensus {
   // Where raft snapshots (taken here, or installed from the leader) are
   // counted. Null, or a consensus that does not measure: not counted.
   virtual void set_snapshot_metrics(SnapshotMetrics* /*metrics*/) {}
+  // Where the duration of each write to the local raft log is observed:
+  // from handing entries to the disk to their being written and synced.
+  virtual void set_log_append_histogram(Histogram* /*histogram*/) {}
 
   virtual void set_on_applied(std::function<void()> callback) = 0;
   virtual void set_on_broken(std::function<void(Status why)> callback) = 0;

@@ -14,10 +14,13 @@
 
 #include <boost/asio/post.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <system_error>
+#include <unordered_map>
 
 #include "common/assert.h"
 #include "common/limits.h"
@@ -227,6 +230,10 @@ Status Node::Impl::OpenIo() {
                           id, l.leader, l.term, l.reported, l.stored));
   });
 
+  // Outermost, so that the time covers the whole write the guard passes on.
+  original_io_append_ = raft_io_.append;
+  raft_io_.append = &Impl::WrappedIoAppend;
+
   // raft_init probes the file system (O_DIRECT, AIO): tens of ms.
   rv = raft_init(&raft_, &raft_io_, fsm_.fsm(), options_.id, options_.address.c_str());
   if (rv != 0) {
@@ -356,6 +363,51 @@ void Node::Impl::CloseSynchronously() {
   FreeIo();
   UnlockDataDir();
   phase_ = Phase::kStopped;
+}
+
+namespace {
+
+// Log writes in flight, by request: the append callback is handed only the
+// request, and libraft owns its data field. Several nodes (tests) may run
+// on different threads, hence the lock; one write is far dearer than it.
+struct PendingAppend {
+  Histogram* histogram;
+  raft_io_append_cb cb;
+  std::chrono::steady_clock::time_point start;
+};
+std::mutex pending_appends_mutex;
+std::unordered_map<const struct raft_io_append*, PendingAppend> pending_appends;
+
+}  // namespace
+
+int Node::Impl::WrappedIoAppend(struct raft_io* io, struct raft_io_append* req,
+                                const struct raft_entry entries[], unsigned n,
+                                raft_io_append_cb cb) noexcept {
+  auto* self = static_cast<Impl*>(static_cast<struct raft*>(io->data)->data);
+  if (self->append_histogram_ == nullptr) return self->original_io_append_(io, req, entries, n, cb);
+  {
+    std::lock_guard<std::mutex> lock(pending_appends_mutex);
+    pending_appends[req] = {self->append_histogram_, cb, std::chrono::steady_clock::now()};
+  }
+  int rv = self->original_io_append_(io, req, entries, n, &Impl::IoAppended);
+  if (rv != 0) {  // refused at once: no callback will come
+    std::lock_guard<std::mutex> lock(pending_appends_mutex);
+    pending_appends.erase(req);
+  }
+  return rv;
+}
+
+void Node::Impl::IoAppended(struct raft_io_append* req, int status) noexcept {
+  PendingAppend pending{};
+  {
+    std::lock_guard<std::mutex> lock(pending_appends_mutex);
+    auto it = pending_appends.find(req);
+    TENURE_ASSERT(it != pending_appends.end());  // every wrapped write was recorded
+    pending = it->second;
+    pending_appends.erase(it);
+  }
+  if (status == 0) pending.histogram->ObserveSince(pending.start);
+  pending.cb(req, status);
 }
 
 void Node::Impl::WrappedIoClose(struct raft_io* io, raft_io_close_cb cb) {
@@ -566,6 +618,8 @@ void Node::set_apply_histogram(Histogram* histogram) { impl_->fsm_.set_apply_his
 void Node::set_snapshot_metrics(SnapshotMetrics* metrics) {
   impl_->fsm_.set_snapshot_metrics(metrics);
 }
+
+void Node::set_log_append_histogram(Histogram* histogram) { impl_->append_histogram_ = histogram; }
 
 void Node::set_on_leadership(std::function<void(bool is_leader)> callback) {
   impl_->on_leadership_ = std::move(callback);

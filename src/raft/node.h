@@ -163,6 +163,7 @@ class Node final : public Consensus {
   void set_on_applied(std::function<void()> callback) override;
   void set_apply_histogram(Histogram* histogram) override;
   void set_snapshot_metrics(SnapshotMetrics* metrics) override;
+  void set_log_append_histogram(Histogram* histogram) override;
   // Runs once when this node's libraft instance stopped working for good:
   // libraft's unavailable state (it keeps answering but never leads or
   // follows again), or a failed write to the log. The owner must Stop this

@@ -102,6 +102,12 @@ struct Node::Impl {
   Status LockDataDir();
   void UnlockDataDir();
   static void WrappedIoClose(struct raft_io* io, raft_io_close_cb cb);
+  // The io.append wrapper times each log write (append and sync) for
+  // tenure_raft_log_append_duration_seconds.
+  static int WrappedIoAppend(struct raft_io* io, struct raft_io_append* req,
+                             const struct raft_entry entries[], unsigned n,
+                             raft_io_append_cb cb) noexcept;
+  static void IoAppended(struct raft_io_append* req, int status) noexcept;
   static void IoClosedOnce(struct raft_io* io);
   static void RaftClosed(struct raft* r);
 
@@ -176,6 +182,9 @@ struct Node::Impl {
   // The io.close wrapper (docs/architecture.md, libraft pitfall 3): libraft's io close callback
   // can fire twice; the second call is swallowed.
   void (*original_io_close_)(struct raft_io*, raft_io_close_cb) = nullptr;
+  int (*original_io_append_)(struct raft_io*, struct raft_io_append*, const struct raft_entry[],
+                             unsigned, raft_io_append_cb) = nullptr;
+  Histogram* append_histogram_ = nullptr;
   raft_io_close_cb raft_io_close_cb_ = nullptr;
   bool io_close_fired_ = false;
   bool raft_close_called_ = false;

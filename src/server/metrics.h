@@ -26,6 +26,7 @@ struct ServerMetrics {
   std::uint64_t proposals_pending = 0;  // handed to raft, not answered yet
   Histogram commit_seconds;             // proposal handed to raft -> applied here
   Histogram apply_seconds;              // one entry decoded and applied to the Store
+  Histogram log_append_seconds;         // one write to the local raft log, synced
   raft::SnapshotMetrics snapshots;      // raft's own, taken or installed here
 
   // Sessions and locks, as this server's proposals found them (the leader's).

@@ -59,6 +59,7 @@ void Server::MakeNode() {
   node_->set_on_applied([this] { OnApplied(); });
   if (options_.metrics_enabled) {
     node_->set_apply_histogram(&metrics_.apply_seconds);
+    node_->set_log_append_histogram(&metrics_.log_append_seconds);
     node_->set_snapshot_metrics(&metrics_.snapshots);
   }
   node_->set_on_leadership([this](bool is_leader) { OnLeadership(is_leader); });

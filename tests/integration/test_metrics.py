@@ -116,6 +116,13 @@ class MetricsAclTest(unittest.TestCase):
         self.assertGreaterEqual(moved("tenure_raft_proposals_committed_total"), 9)
         self.assertGreaterEqual(moved("tenure_raft_apply_duration_seconds_count"), 9)
         self.assertGreaterEqual(moved("tenure_raft_commit_duration_seconds_count"), 9)
+        # Every committed entry was written to the log; libraft may write
+        # several in one append, so at least one timed write, never more
+        # than the entries, and each took some time.
+        appends = moved("tenure_raft_log_append_duration_seconds_count")
+        self.assertGreaterEqual(appends, 1)
+        self.assertLessEqual(appends, moved("tenure_raft_apply_duration_seconds_count"))
+        self.assertGreater(moved("tenure_raft_log_append_duration_seconds_sum"), 0)
         self.assertGreaterEqual(moved('tenure_http_requests_total'
                                       '{endpoint="kv",method="PUT",code="200"}'), 7)
         self.assertEqual(moved('tenure_http_requests_total{endpoint="kv",method="GET",code="403"}'),

@@ -107,6 +107,10 @@ Families Collect(const server::Server& server, const HttpMetrics& http) {
   f.Histo("tenure_raft_apply_duration_seconds",
           "Decoding one committed entry and applying it to the state machine, on this server.",
           m.apply_seconds);
+  f.Histo("tenure_raft_log_append_duration_seconds",
+          "One write of entries to this server's raft log, from handing them to the disk to "
+          "their being written and synced.",
+          m.log_append_seconds);
   f.Counter("tenure_raft_snapshots_taken_total",
             "Raft snapshots of the state machine this server took to compact its log.",
             static_cast<double>(m.snapshots.taken));
