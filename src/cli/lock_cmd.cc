@@ -36,6 +36,7 @@
 #include "cli/child_group.h"
 #include "cli/client_support.h"
 #include "cli/commands.h"
+#include "cli/lease_deadlines.h"
 #include "cli/lock_protocol.h"
 #include "client/kv_pair.h"
 #include "client/lease.h"
@@ -73,7 +74,6 @@ constexpr MonoMs kLockRetryMs = 5'000;        // DefaultLockRetryTime (lock-dela
 constexpr MonoMs kMonitorRetryMs = 1'000;     // consul lock's monitor retry time
 constexpr MonoMs kKillGraceMs = 5'000;        // consul lock: SIGTERM, SIGKILL 5 s later
 constexpr MonoMs kCleanupTimeoutMs = 20'000;  // release + destroy + clean-up, bounded
-constexpr MonoMs kLeaseCheckMs = 1'000;       // like tenure run's lease timer
 constexpr int kReleaseCasAttempts = 50;       // semaphore release: CAS retries
 
 struct LockOptions {
@@ -488,14 +488,12 @@ class Locker {
   // for the guarantee window, before any server could expire the session.
   void ArmLeaseTimer() {
     if (phase_ != Phase::kHolding) return;
-    const client::Lease& lease = session_.lease();
-    const MonoMs now = client::SteadyNowMs();
-    if (!lease.held() || now >= lease.TerminateAtMs()) {
+    const std::optional<MonoMs> next = NextLeaseCheckMs(session_.lease(), client::SteadyNowMs());
+    if (!next) {
       LockLost("the session's lease can no longer be proven (no renewal acknowledged in time)");
       return;
     }
-    lease_timer_.expires_after(
-        std::chrono::milliseconds(std::min<MonoMs>(lease.TerminateAtMs() - now, kLeaseCheckMs)));
+    lease_timer_.expires_after(std::chrono::milliseconds(*next));
     lease_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (!ec) ArmLeaseTimer();
     });
@@ -537,8 +535,7 @@ class Locker {
     Verbose("Terminating child pid " + std::to_string(child_->pgid()));
     child_->Terminate();
     const MonoMs now = client::SteadyNowMs();
-    MonoMs kill_at = now + kKillGraceMs;
-    if (session_.lease().held()) kill_at = std::min(kill_at, session_.lease().KillAtMs());
+    const MonoMs kill_at = KillDeadlineMs(session_.lease(), now, kKillGraceMs);
     kill_timer_.expires_after(std::chrono::milliseconds(std::max<MonoMs>(0, kill_at - now)));
     kill_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || !child_ || !child_->running()) return;

@@ -35,6 +35,7 @@
 #include "cli/child_group.h"
 #include "cli/client_support.h"
 #include "cli/commands.h"
+#include "cli/lease_deadlines.h"
 #include "client/election.h"
 #include "client/lease.h"
 #include "client/session.h"
@@ -60,7 +61,6 @@ constexpr char kRunUsage[] =
     "\n";
 
 constexpr MonoMs kCleanupTimeoutMs = 10'000;
-constexpr MonoMs kLeaseCheckMs = 1'000;
 
 void Progress(const std::string& text) { PrintErr("tenure run: " + text); }
 
@@ -147,20 +147,14 @@ class Runner {
   void ArmLeaseTimer() {
     if (!child_ || !child_->running() || stop_code_) return;
     const client::Lease& lease = session_.lease();
-    if (!lease.held()) {
-      StopChild(1, "lease no longer held");
+    const std::optional<MonoMs> next = NextLeaseCheckMs(lease, client::SteadyNowMs());
+    if (!next) {
+      StopChild(1, lease.held()
+                       ? "leadership can no longer be proven (no renewal acknowledged in time)"
+                       : "lease no longer held");
       return;
     }
-    const MonoMs now = client::SteadyNowMs();
-    const MonoMs at = lease.TerminateAtMs();
-    if (now >= at) {
-      StopChild(1, "leadership can no longer be proven (no renewal acknowledged in time)");
-      return;
-    }
-    // At most a second: asio's timers run on CLOCK_MONOTONIC, which stops
-    // while the machine is suspended, and the lease clock does not.
-    lease_timer_.expires_after(
-        std::chrono::milliseconds(std::min<MonoMs>(at - now, kLeaseCheckMs)));
+    lease_timer_.expires_after(std::chrono::milliseconds(*next));
     lease_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (!ec) ArmLeaseTimer();
     });
@@ -182,8 +176,8 @@ class Runner {
     }
     child_->Terminate();
     const MonoMs now = client::SteadyNowMs();
-    MonoMs kill_at = now + session_.options().lease.kill_grace_ms;
-    if (session_.lease().held()) kill_at = std::min(kill_at, session_.lease().KillAtMs());
+    const MonoMs kill_at =
+        KillDeadlineMs(session_.lease(), now, session_.options().lease.kill_grace_ms);
     kill_timer_.expires_after(std::chrono::milliseconds(std::max<MonoMs>(0, kill_at - now)));
     kill_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || !child_ || !child_->running()) return;
