@@ -82,6 +82,9 @@ Status RunAgent(AgentPlan plan) {
     sd_notify(0, "STOPPING=1");
     signals.cancel();
     reload_signal.cancel();
+    // Parked fair acquires learn why before their connections close: a 500
+    // tells the client to send again elsewhere (decision 0027).
+    server.queue_parking().Flush();
     http_server.Stop();
     https_server.Stop();
     api.Shutdown();

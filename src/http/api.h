@@ -81,6 +81,8 @@ class Api {
   void KvDelete(const CallPtr& call);
   // handlers/history.cc (docs/history.md)
   void LockHistory(const CallPtr& call);
+  // GET /v1/tenure/queue/<key>: the key's fair-acquire queue (decision 0027)
+  void QueueWaiters(const CallPtr& call);
   void Txn(const CallPtr& call);
   void SessionCreate(const CallPtr& call);
   void SessionDestroy(const CallPtr& call);
@@ -148,6 +150,9 @@ class Api {
   // Proposes and answers 500 on a raft failure; `done` sees only applied results.
   void ProposeThen(const CallPtr& call, state::CommandBody body,
                    std::function<void(const state::ApplyResult&)> done);
+  // handlers/kv.cc: parks a fair acquire (?acquire&queue) whose session
+  // waits in the key's queue, and answers it (decision 0027).
+  void ParkInQueue(const CallPtr& call, std::string key, state::SessionId session);
 
   // The JSON of one key's entry, rendered once per version: a write that
   // wakes 1,000 watchers of a key renders its body once, not 1,000 times.

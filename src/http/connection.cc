@@ -378,7 +378,11 @@ void Connection::Dispatch() {
 
   phase_ = Phase::kParked;
   request_started_ = false;
-  parked_read_only_ = request.method == "GET" || request.method == "HEAD";
+  // A fair acquire (PUT ?acquire&queue, decision 0027) waits like a blocking
+  // query, and a client that half-closes has gone: its place in the queue
+  // is given up (the handler's OnClose proposes the dequeue).
+  parked_read_only_ = request.method == "GET" || request.method == "HEAD" ||
+                      (request.method == "PUT" && request.HasQuery("queue"));
   peer_finished_sending_ = false;
   SetDeadline(kNoDeadline, request.received_ms);  // blocking queries wait as long as they need
   auto responder = std::make_shared<ConnectionResponder>(shared_from_this());

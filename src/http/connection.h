@@ -175,7 +175,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   int turn_budget_ = 0;
 
   bool watching_ = false;
-  bool parked_read_only_ = false;       // the parked request is a GET/HEAD: no side effects
+  bool parked_read_only_ = false;       // GET/HEAD or a fair acquire: an EOF ends it
   bool peer_finished_sending_ = false;  // EOF seen while parked: close after answering
   std::uint64_t watch_generation_ = 0;
 

@@ -40,7 +40,7 @@ struct Route {
   bool resolves_token = true;
 };
 
-constexpr std::array<Route, 28> kRoutes = {{
+constexpr std::array<Route, 29> kRoutes = {{
     {"/v1/kv/", kGet | kPut | kDelete, kLeader, &Api::KvGet, &Api::KvPut, &Api::KvDelete},
     {"/v1/txn", kPut, kLeader, nullptr, &Api::Txn, nullptr},
     {"/v1/session/create", kPut, kLeader, nullptr, &Api::SessionCreate, nullptr},
@@ -81,13 +81,17 @@ constexpr std::array<Route, 28> kRoutes = {{
      true},
     // tenure's own (docs/history.md): key:read on the key, like a KV read.
     {"/v1/tenure/history/", kGet, kLeader, &Api::LockHistory, nullptr, nullptr},
+    // The waiters of a key's fair-acquire queue (decision 0027): key:read.
+    {"/v1/tenure/queue/", kGet, kLeader, &Api::QueueWaiters, nullptr, nullptr},
 }};
 
 // How long a follower waits for the leader's answer: a blocking query's wait
 // plus its jitter (wait/16) plus slack, otherwise as long as a client would.
-MonoMs ForwardTimeoutMs(const QueryOptions& options) {
+MonoMs ForwardTimeoutMs(const QueryOptions& options, const HttpRequest& request) {
   constexpr MonoMs kSlackMs = 10'000;
   constexpr MonoMs kPlainMs = 30'000;
+  // A fair acquire (?acquire&queue) waits up to ?wait on the leader.
+  if (request.method == "PUT" && request.HasQuery("queue")) return options.wait_ms + kSlackMs;
   if (options.index.is_none()) return kPlainMs;
   return options.wait_ms + options.wait_ms / limits::kBlockingJitterFraction + kSlackMs;
 }
@@ -244,7 +248,8 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
       to_client = std::make_shared<CountingResponder>(std::move(to_client), &metrics_,
                                                       call->endpoint, method);
     }
-    forwarder_->Forward(call->request, std::move(to_client), ForwardTimeoutMs(call->options));
+    forwarder_->Forward(call->request, std::move(to_client),
+                        ForwardTimeoutMs(call->options, call->request));
     return;
   }
   // The server that answers decides: a follower forwards the token with the

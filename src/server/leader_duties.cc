@@ -49,6 +49,8 @@ void LeaderDuties::OnLostLeadership() {
   lock_delays_.Clear();
   expiring_.clear();
   retries_.clear();
+  queue_grants_.clear();
+  queue_grant_at_.clear();
 }
 
 void LeaderDuties::OnCommitted(const SessionChange& change, MonoMs now_ms) {
@@ -131,7 +133,51 @@ std::optional<MonoMs> LeaderDuties::NextDeadline() const {
   if (!retries_.empty() && (!next || retries_.begin()->first < *next)) {
     next = retries_.begin()->first;
   }
+  if (!queue_grants_.empty() && (!next || queue_grants_.begin()->first < *next)) {
+    next = queue_grants_.begin()->first;
+  }
   return next;
+}
+
+void LeaderDuties::SetQueueGrant(const std::string& key, MonoMs at_ms) {
+  if (auto it = queue_grant_at_.find(key); it != queue_grant_at_.end()) {
+    queue_grants_.erase({it->second, key});
+    queue_grant_at_.erase(it);
+  }
+  if (at_ms < 0) return;
+  queue_grants_.insert({at_ms, key});
+  queue_grant_at_.emplace(key, at_ms);
+}
+
+void LeaderDuties::CheckQueue(const state::Store& store, const std::string& key, MonoMs now_ms,
+                              DurationMs replicated_remaining_ms) {
+  if (!leading_) return;
+  const state::KvEntry* entry = store.FindKv(key);
+  const bool free = entry == nullptr || entry->session.empty();
+  if (store.FindQueue(key) == nullptr || !free) {
+    SetQueueGrant(key, -1);  // nothing to grant (any more)
+    return;
+  }
+  // Free with waiters: only lock-delay keeps the head waiting. One
+  // millisecond past the window, as the Store's window ends after its last
+  // millisecond.
+  MonoMs at_ms = now_ms + std::max<DurationMs>(replicated_remaining_ms, 0);
+  at_ms = std::max(at_ms, lock_delays_.Until(key));
+  SetQueueGrant(key, at_ms);
+}
+
+std::vector<std::string> LeaderDuties::DueQueueGrants(MonoMs now_ms) {
+  std::vector<std::string> due;
+  while (!queue_grants_.empty() && queue_grants_.begin()->first <= now_ms) {
+    due.push_back(queue_grants_.begin()->second);
+    queue_grant_at_.erase(queue_grants_.begin()->second);
+    queue_grants_.erase(queue_grants_.begin());
+  }
+  return due;
+}
+
+void LeaderDuties::QueueGrantFailed(const std::string& key, MonoMs now_ms) {
+  if (leading_) SetQueueGrant(key, now_ms + kQueueGrantRetryMs);
 }
 
 std::optional<state::ApplyResult> LeaderDuties::RefuseBeforeProposing(

@@ -10,7 +10,9 @@
 //    SessionDestroy{expired} the caller proposes commits, and a failed
 //    proposal is retried a second later while this node still leads;
 //  - inherited lock-delay windows (LockDelayGuard, decision 0010), counted
-//    again on this node's monotonic clock from its election.
+//    again on this node's monotonic clock from its election;
+//  - fair-acquire queues waiting out a lock-delay window (decision 0027):
+//    once it has passed, the caller proposes KvQueueGrant for the key.
 //
 // Leader-only soft state, never replicated; forgotten when leadership ends.
 // Nothing here reads a clock, owns a timer or proposes: every call takes the
@@ -21,6 +23,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -125,6 +128,23 @@ class LeaderDuties {
       const state::CommandBody& body, MonoMs now_ms,
       const KeyPredicate& replicated_lock_delay = nullptr) const;
 
+  // --- Queue grants (decision 0027) --------------------------------------
+  // How long a failed KvQueueGrant waits before it is proposed again.
+  static constexpr MonoMs kQueueGrantRetryMs = 1000;
+  // After applies that touched `key`: if the Store shows it free with
+  // waiters, a KvQueueGrant is due once its lock-delay window has passed,
+  // both in replicated time (`replicated_remaining_ms`, the Store's window
+  // end minus the wall clock the command would be stamped with; <= 0 when
+  // none) and by this leader's inherited windows. Otherwise nothing is due.
+  void CheckQueue(const state::Store& store, const std::string& key, MonoMs now_ms,
+                  DurationMs replicated_remaining_ms);
+  // Keys whose grant is due at or before now: propose KvQueueGrant for each
+  // (the Store grants only if the key is still free, out of lock-delay and
+  // has waiters) and call QueueGrantFailed when the proposal fails.
+  std::vector<std::string> DueQueueGrants(MonoMs now_ms);
+  void QueueGrantFailed(const std::string& key, MonoMs now_ms);
+  std::size_t queue_grants_pending() const { return queue_grant_at_.size(); }
+
   const SessionTimers& timers() const { return timers_; }
   const LockDelayGuard& lock_delays() const { return lock_delays_; }
 
@@ -135,6 +155,10 @@ class LeaderDuties {
   std::set<state::SessionId> expiring_;
   // (retry time, id) for expiries whose proposal failed; ids also in expiring_.
   std::set<std::pair<MonoMs, state::SessionId>> retries_;
+  // Keys whose KvQueueGrant is due, by time, and the time of each key.
+  std::set<std::pair<MonoMs, std::string>> queue_grants_;
+  std::map<std::string, MonoMs, std::less<>> queue_grant_at_;
+  void SetQueueGrant(const std::string& key, MonoMs at_ms);
 };
 
 }  // namespace tenure::server

@@ -15,4 +15,9 @@ bool LockDelayGuard::Blocks(std::string_view key, MonoMs now_mono_ms) const {
   return it != until_.end() && now_mono_ms < it->second;
 }
 
+MonoMs LockDelayGuard::Until(std::string_view key) const {
+  auto it = until_.find(key);
+  return it == until_.end() ? 0 : it->second;
+}
+
 }  // namespace tenure::server

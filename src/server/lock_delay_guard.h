@@ -30,6 +30,8 @@ class LockDelayGuard {
 
   // True while `key` is in an inherited window by this leader's clock.
   bool Blocks(std::string_view key, MonoMs now_mono_ms) const;
+  // When `key`'s inherited window ends on this leader's clock; 0 if none.
+  MonoMs Until(std::string_view key) const;
   std::size_t size() const { return until_.size(); }
 
  private:

@@ -46,6 +46,7 @@ Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions op
   options_.raft.node_name = options_.node_name;
   options_.raft.http_address = options_.http_address;
   waiters_ = std::make_unique<Waiters>(io_, clock_, [this](const Watch& w) { return IndexOf(w); });
+  queue_parking_ = std::make_unique<QueueParking>(io_);
   metrics_.enabled = options_.metrics_enabled;
   if (metrics_.enabled) waiters_->set_wake_histogram(&metrics_.blocking_wake_seconds);
   MakeNode();
@@ -84,6 +85,7 @@ void Server::Stop(std::function<void()> done) {
   housekeeping_->token_expiry.cancel();
   duties_.OnLostLeadership();
   waiters_->Flush();
+  queue_parking_->Flush();
   node_->Stop(std::move(done));
 }
 
@@ -104,6 +106,7 @@ void Server::OnRaftBroken(Status why) {
   housekeeping_->duties.cancel();
   housekeeping_->duties_armed_for_ms = -1;
   waiters_->Flush();
+  queue_parking_->Flush();
   // A restart that breaks again soon waits longer each time (1 s to 30 s),
   // so a disk that stays full is retried without spinning.
   constexpr MonoMs kCalmMs = 60'000;
@@ -148,7 +151,9 @@ void Server::RestartRaft() {
             "raft restarted (" + std::to_string(raft_restarts_) + " restart" +
                 (raft_restarts_ == 1 ? "" : "s") + " so far)",
             {log::Num("restarts", static_cast<unsigned long long>(raft_restarts_))});
-  waiters_->Notify(store_.TakeChanges());
+  state::Changes restarted = store_.TakeChanges();
+  queue_parking_->Notify(store_, restarted);
+  waiters_->Notify(std::move(restarted));
   if (!join_addresses_.empty()) node_->JoinCluster(join_addresses_);
 }
 
@@ -548,6 +553,8 @@ LogIndex Server::IndexOf(const Watch& watch) const {
       return store_.sessions_index();
     case WatchKind::kAcl:
       return watch.key == "policies" ? store_.acl().policies_index() : store_.acl().tokens_index();
+    case WatchKind::kQueue:
+      return store_.QueueIndex(watch.key);
   }
   return LogIndex();
 }
@@ -560,6 +567,8 @@ void Server::OnApplied() {
     }
   }
   const bool acl_changed = changes.acl || changes.everything;
+  queue_parking_->Notify(store_, changes);
+  CheckQueues(changes);
   waiters_->Notify(std::move(changes));
   if (acl_changed) ScheduleTokenExpiry();
   if (!store_.divergence().empty() && !diverged_) {
@@ -594,6 +603,9 @@ void Server::OnLeadership(bool is_leader) {
     leader_ready_ = false;
     duties_.OnLostLeadership();
     housekeeping_->token_expiry.cancel();
+    // Parked fair acquires are answered 500: their clients send again to
+    // the new leader and keep their places (decision 0027).
+    queue_parking_->Flush();
     log::Info("server", "lost leadership; session timers stopped",
               {log::Num("node_id", static_cast<unsigned long long>(NodeId()))});
     return;
@@ -606,6 +618,9 @@ void Server::OnLeadership(bool is_leader) {
 void Server::StartLeaderDuties() {
   leader_ready_ = true;
   std::size_t armed = duties_.OnBecameLeader(clock_.NowMonoMs(), store_);
+  // Queues inherited free (their holder ended in lock-delay): granted once
+  // the window has passed by this leader's measure too.
+  for (const auto& [key, waiters] : store_.queues()) CheckQueue(key, 0);
   ScheduleDuties();
   reap_mark_ = store_.kv_index();
   log::Info("server", "leader; armed " + std::to_string(armed) + " session timers",
@@ -638,7 +653,55 @@ void Server::RunDuties() {
   for (const state::SessionId& session_id : duties_.DueExpiries(clock_.NowMonoMs())) {
     ExpireSession(session_id);
   }
+  for (const std::string& key : duties_.DueQueueGrants(clock_.NowMonoMs())) ProposeQueueGrant(key);
   ScheduleDuties();
+}
+
+// Leader: a key that applies left free with waiters gets a KvQueueGrant
+// once its lock-delay window has passed (decision 0027). Any later apply on
+// the key that settles its queue first (a release, an enqueue) makes the
+// grant a no-op.
+void Server::CheckQueue(const std::string& key, DurationMs floor_ms) {
+  const UnixMs until = store_.LockDelayUntil(key);
+  const DurationMs remaining =
+      until.ms() == 0 ? 0 : std::max<DurationMs>(until - clock_.NowUnixMs(), 0);
+  duties_.CheckQueue(store_, key, clock_.NowMonoMs(), std::max(remaining, floor_ms));
+}
+
+void Server::CheckQueues(const state::Changes& changes) {
+  if (!leader_ready_ || !IsLeader()) return;
+  if (changes.everything) {
+    for (const auto& [key, waiters] : store_.queues()) CheckQueue(key, 0);
+  } else {
+    std::vector<std::string> keys = changes.queues;
+    keys.insert(keys.end(), changes.keys.begin(), changes.keys.end());
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    for (const std::string& key : keys) {
+      // Only keys with waiters or a grant pending concern the duty.
+      if (store_.FindQueue(key) == nullptr && duties_.queue_grants_pending() == 0) continue;
+      CheckQueue(key, 0);
+    }
+  }
+  ScheduleDuties();
+}
+
+void Server::ProposeQueueGrant(const std::string& key) {
+  if (!IsLeader() || store_.FindQueue(key) == nullptr) return;
+  log::Info("server", "granting key " + key + " to the head of its queue (lock-delay passed)",
+            {{"key", key}});
+  std::weak_ptr<bool> alive = alive_;
+  Propose(state::KvQueueGrant{key}, [this, alive, key](Result<state::ApplyResult> result) {
+    if (alive.expired() || !*alive.lock() || !IsLeader()) return;
+    if (!result.ok()) {
+      duties_.QueueGrantFailed(key, clock_.NowMonoMs());
+    } else {
+      // Granted, or the window had not passed by the stamp (clock steps):
+      // look again, never sooner than a few milliseconds.
+      CheckQueue(key, kQueueGrantFloorMs);
+    }
+    ScheduleDuties();
+  });
 }
 
 // The session is already expiring (DueExpiries): no renewal or acquire

@@ -21,6 +21,7 @@
 #include "server/acl_resolver.h"
 #include "server/leader_duties.h"
 #include "server/metrics.h"
+#include "server/queue_parking.h"
 #include "server/waiters.h"
 #include "state/store.h"
 #include "tls/context.h"
@@ -97,6 +98,8 @@ class Server {
   const Clock& clock() const { return clock_; }
   Waiters& waiters() { return *waiters_; }
   const Waiters& waiters() const { return *waiters_; }
+  // Fair-acquire requests parked in a key's queue (decision 0027).
+  QueueParking& queue_parking() { return *queue_parking_; }
   // What this server counted (docs/metrics.md); `enabled` false with
   // -disable-metrics.
   const ServerMetrics& metrics() const { return metrics_; }
@@ -215,6 +218,12 @@ class Server {
   // Keeps the one duties timer set to duties_.NextDeadline().
   void ScheduleDuties();
   void RunDuties();
+  // Fair-acquire queues (decision 0027): schedule a KvQueueGrant for a key
+  // left free with waiters, no sooner than floor_ms from now.
+  static constexpr DurationMs kQueueGrantFloorMs = 10;
+  void CheckQueue(const std::string& key, DurationMs floor_ms);
+  void CheckQueues(const state::Changes& changes);
+  void ProposeQueueGrant(const std::string& key);
   void ScheduleReap();
   // Leader: a Checkpoint every checkpoint_period_ms when entries were applied since.
   void ScheduleCheckpoint();
@@ -241,6 +250,7 @@ class Server {
   std::unique_ptr<raft::Consensus> node_;
   LeaderDuties duties_;
   std::unique_ptr<Waiters> waiters_;
+  std::unique_ptr<QueueParking> queue_parking_;
   std::mt19937_64 random_;
   bool leader_ready_ = false;
   std::vector<std::function<void(Status)>> barrier_waiters_;  // for the next barrier

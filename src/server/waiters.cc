@@ -75,6 +75,9 @@ std::uint64_t Waiters::Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Res
     case WatchKind::kAcl:
       acl_waiters_.push_back(id);
       break;
+    case WatchKind::kQueue:
+      by_queue_[waiter->watch.key].push_back(id);
+      break;
   }
   waiters_.emplace(id, std::move(waiter));
   deadlines_.insert({deadline_ms, id});
@@ -113,6 +116,13 @@ void Waiters::Unindex(std::uint64_t id, const Watch& watch) {
     case WatchKind::kAcl:
       EraseId(acl_waiters_, id);
       return;
+    case WatchKind::kQueue: {
+      auto it = by_queue_.find(watch.key);
+      if (it == by_queue_.end()) return;
+      EraseId(it->second, id);
+      if (it->second.empty()) by_queue_.erase(it);
+      return;
+    }
   }
 }
 
@@ -189,6 +199,12 @@ void Waiters::Notify(const state::Changes& changes) {
     }
     prefix_waiters_.resize(kept);
   }
+  for (const std::string& key : changes.queues) {
+    auto it = by_queue_.find(key);
+    if (it == by_queue_.end()) continue;
+    CheckList(it->second, &ready);
+    if (it->second.empty()) by_queue_.erase(it);
+  }
   if (changes.sessions) CheckList(session_waiters_, &ready);
   if (changes.acl) CheckList(acl_waiters_, &ready);
   if (wake_histogram_ == nullptr) {
@@ -207,6 +223,7 @@ void Waiters::Flush() {
   for (const auto& [id, waiter] : waiters_) ids.push_back(id);
   for (std::uint64_t id : ids) Wake(id);
   by_key_.clear();
+  by_queue_.clear();
   prefix_waiters_.clear();
   session_waiters_.clear();
   acl_waiters_.clear();

@@ -31,7 +31,8 @@ class io_context;
 namespace tenure::server {
 
 // kAcl watches the ACL tokens (key "tokens") or policies (key "policies").
-enum class WatchKind : std::uint8_t { kKey, kPrefix, kSessions, kAcl };
+// kQueue watches a key's fair-acquire queue (Store::QueueIndex).
+enum class WatchKind : std::uint8_t { kKey, kPrefix, kSessions, kAcl, kQueue };
 
 struct Watch {
   WatchKind kind = WatchKind::kKey;
@@ -81,6 +82,7 @@ class Waiters {
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, std::unique_ptr<Waiter>> waiters_;
   std::unordered_map<std::string, std::vector<std::uint64_t>> by_key_;
+  std::unordered_map<std::string, std::vector<std::uint64_t>> by_queue_;
   std::vector<std::uint64_t> prefix_waiters_;
   std::vector<std::uint64_t> session_waiters_;
   std::vector<std::uint64_t> acl_waiters_;

@@ -143,6 +143,11 @@ REQUESTS = {
                     "key:read service/billing/lock", "locked", ("sessions", "kv"), ""),
     "history.get.other": ("GET", "/v1/tenure/history/service/other/leader", None,
                           "key:read service/other/leader", None, (), ""),
+    # The fair-acquire queue (decision 0027): key:read on the key.
+    "queue.get": ("GET", "/v1/tenure/queue/service/billing/lock", None,
+                  "key:read service/billing/lock", None, (), ""),
+    "queue.get.other": ("GET", "/v1/tenure/queue/service/other/leader", None,
+                        "key:read service/other/leader", None, (), ""),
     "kv.recurse": ("GET", "/v1/kv/service/?recurse", None, "key:list service/", None, (),
                    "entries"),
     "kv.recurse.other": ("GET", "/v1/kv/service/other/?recurse", None,
@@ -158,6 +163,9 @@ REQUESTS = {
                "key:write service/billing/cas", "key:service/billing/cas", ("kv",), "true"),
     "kv.acquire": ("PUT", "/v1/kv/service/billing/lock?acquire={session}", "me",
                    "key:write service/billing/lock", "session", ("sessions", "kv"), "true"),
+    # The fair acquire (decision 0027): key:write, as an acquire (a free key: granted at once).
+    "kv.acquire.queue": ("PUT", "/v1/kv/service/billing/lock?acquire={session}&queue", "me",
+                         "key:write service/billing/lock", "session", ("sessions", "kv"), "true"),
     "kv.release": ("PUT", "/v1/kv/service/billing/lock?release={session}", "",
                    "key:write service/billing/lock", "locked", ("sessions", "kv"), "true"),
     "kv.delete": ("DELETE", "/v1/kv/service/billing/del", None,
@@ -277,6 +285,8 @@ kv.get.missing            404               404               403        404    
 kv.get.raw                200               200               403        200              200               200              403        nf       nf
 history.get               200               200               403        200              200               200              403        nf       nf
 history.get.other         404               404               403        403              404               403              403        nf       nf
+queue.get                 200               200               403        200              200               200              403        nf       nf
+queue.get.other           200               200               403        403              200               403              403        nf       nf
 
 # Listings are filtered, never refused, on the deny server: 404 when nothing
 # is left under a prefix, [] at the root, and the filtered header only for a
@@ -297,6 +307,7 @@ kv.put                    200               200               403        200    
 kv.put.other              200               200               403        403              403               403              403        nf       nf
 kv.cas                    200               200               403        200              403               403              403        nf       nf
 kv.acquire                200               200               403        200              403               403              403        nf       nf
+kv.acquire.queue          200               200               403        200              403               403              403        nf       nf
 kv.release                200               200               403        200              403               403              403        nf       nf
 kv.delete                 200               200               403        200              403               403              403        nf       nf
 kv.delete.cas             200               200               403        200              403               403              403        nf       nf

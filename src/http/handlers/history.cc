@@ -2,6 +2,10 @@
 // (docs/history.md). A blocking query watching the KV key: every change of
 // the history is a change of the key, so X-Consul-Index is the key's index
 // (Store::KeyIndex), which a history change always moves.
+//
+// GET /v1/tenure/queue/<key>: the waiters of one key's fair-acquire queue,
+// head first (decision 0027), a blocking query on the queue
+// (Store::QueueIndex). key:read on the key.
 #include <cstdio>
 #include <ctime>
 
@@ -57,7 +61,47 @@ std::string RenderHistory(const state::LockHistory::KeyHistory& h) {
   return out;
 }
 
+std::string RenderQueue(const state::Store& store, const std::deque<state::QueueWaiter>* queue) {
+  std::string out = "[";
+  if (queue != nullptr) {
+    bool first = true;
+    for (const state::QueueWaiter& w : *queue) {
+      if (!first) out += ',';
+      first = false;
+      const state::Session* session = store.FindSession(w.session);
+      out += "{\"Session\":";
+      json::AppendString(&out, w.session.view());
+      out += ",\"SessionName\":";
+      json::AppendString(&out, session != nullptr ? session->name : std::string());
+      out += ",\"Node\":";
+      json::AppendString(&out, session != nullptr ? session->node : std::string());
+      out += ",\"Since\":\"" + FormatTimeMs(w.since) + "\"";
+      out += ",\"EnqueueIndex\":" + std::to_string(w.enqueue_index.value()) + "}";
+    }
+  }
+  out += "]";
+  return out;
+}
+
 }  // namespace
+
+void Api::QueueWaiters(const CallPtr& call) {
+  const std::string& key = call->arg;
+  if (key.empty()) {
+    call->ReplyError(consul::MissingKeyName());
+    return;
+  }
+  // A key without waiters answers [] (not 404): a queue is empty, not missing.
+  BlockingRead(call, {server::WatchKind::kQueue, key}, [this, call] {
+    const state::Store& store = server_.store();
+    if (acl::Decision d = call->caller.can().KeyRead(call->arg); !d.allowed()) {
+      return ErrorResponse(call->caller.Denied(d, call->arg));
+    }
+    HttpResponse response = HttpResponse::Json(RenderQueue(store, store.FindQueue(call->arg)));
+    SetMeta(&response, store.QueueIndex(call->arg));
+    return response;
+  });
+}
 
 void Api::LockHistory(const CallPtr& call) {
   const std::string& key = call->arg;

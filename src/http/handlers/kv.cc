@@ -55,6 +55,16 @@ Status KeyTooLong(std::string_view key) {
   return consul::KeyTooLong(key.size(), limits::kKvKeyBytesMax);
 }
 
+// The answer to an acquire: Consul's true/false, and with a grant the
+// holder's fencing token (tenure's X-Tenure-Fence).
+HttpResponse AcquireAnswer(bool ok, LogIndex fence) {
+  HttpResponse response = HttpResponse::Json(ok ? "true" : "false");
+  if (!fence.is_none()) {
+    response.headers.emplace_back("X-Tenure-Fence", std::to_string(fence.value()));
+  }
+  return response;
+}
+
 // A parked listing that wakes asks the list-policy question again: the
 // caller's token may have changed while it waited.
 bool ListDenied(const Call& call, HttpResponse* denied) {
@@ -171,6 +181,13 @@ void Api::KvPut(const CallPtr& call) {
     call->ReplyError(ConflictingFlags(request));
     return;
   }
+  // tenure: ?queue makes ?acquire wait its turn (decision 0027).
+  const bool queue = request.HasQuery("queue");
+  if (queue && !acquire) {
+    call->ReplyError(Status::InvalidArgument(
+        "?queue needs ?acquire=<session>: it parks a lock acquire in the key's queue"));
+    return;
+  }
   std::uint64_t flags = 0;
   if (auto text = request.Query("flags")) {
     auto parsed = ParseUint64(*text);
@@ -191,6 +208,8 @@ void Api::KvPut(const CallPtr& call) {
     auto index = ParseUint64(*cas);
     if (call->Failed(index)) return;
     body = state::KvCas{key, request.body, flags, LogIndex(*index)};
+  } else if (acquire && queue) {
+    body = state::KvEnqueue{key, request.body, flags, state::SessionId(std::string(*acquire))};
   } else if (acquire) {
     body = state::KvAcquire{key, request.body, flags, state::SessionId(std::string(*acquire))};
   } else if (release) {
@@ -199,17 +218,66 @@ void Api::KvPut(const CallPtr& call) {
     body = state::KvSet{key, request.body, flags};
   }
   if (call->Deny(call->caller.can().KeyWrite(key), key)) return;
-  ProposeThen(call, std::move(body), [call](const state::ApplyResult& result) {
+  ProposeThen(call, std::move(body), [this, call, queue](const state::ApplyResult& result) {
     if (!result.status.ok()) {
       call->ReplyError(result.status);
       return;
     }
-    HttpResponse response = HttpResponse::Json(result.ok ? "true" : "false");
-    if (!result.fence.is_none()) {
-      // tenure: the holder learns its fencing token with the grant itself.
-      response.headers.emplace_back("X-Tenure-Fence", std::to_string(result.fence.value()));
+    if (queue && result.queued) {
+      ParkInQueue(call, call->arg, state::SessionId(std::string(*call->request.Query("acquire"))));
+      return;
     }
-    call->Reply(std::move(response));
+    // tenure: the holder learns its fencing token with the grant itself.
+    call->Reply(AcquireAnswer(result.ok, result.fence));
+  });
+}
+
+// The enqueue committed and the session waits in the key's queue: the
+// request parks here (the leader) until an apply grants the key to the
+// session or the session leaves the queue. A wait that runs out, or a client
+// that hangs up, proposes the dequeue; the dequeue's outcome answers, so a
+// grant that won the race is answered true with its token.
+void Api::ParkInQueue(const CallPtr& call, std::string key, state::SessionId session) {
+  using Outcome = server::QueueParking::Outcome;
+  auto answer = [this, call, key, session](server::QueueParking::Answer a) {
+    switch (a.outcome) {
+      case Outcome::kGranted:
+        call->Reply(AcquireAnswer(true, a.fence));
+        return;
+      case Outcome::kLeft:
+        call->Reply(AcquireAnswer(false, LogIndex()));
+        return;
+      case Outcome::kTimedOut:
+        ProposeThen(call, state::KvDequeue{key, session}, [call](const state::ApplyResult& result) {
+          if (!result.status.ok()) {
+            call->ReplyError(result.status);
+            return;
+          }
+          call->Reply(AcquireAnswer(result.ok, result.fence));
+        });
+        return;
+      case Outcome::kFlushed:
+        call->ReplyError(Status::Internal(
+            "this server stopped leading while the request waited in the queue of key " +
+            GoQuote(key) + "; send it again: the session keeps its place while it lives"));
+        return;
+    }
+  };
+  if (std::optional<server::QueueParking::Answer> now =
+          server::QueueParking::Check(server_.store(), key, session)) {
+    answer(*now);  // an apply since the enqueue already decided
+    return;
+  }
+  if (!server_.IsLeader()) {
+    answer({Outcome::kFlushed, LogIndex()});
+    return;
+  }
+  call->request.TrimForParking();
+  std::uint64_t id = server_.queue_parking().Park(key, session, call->options.wait_ms, answer);
+  call->responder->OnClose([this, id, key, session] {
+    // Hung up: leave the queue, unless the request was answered already.
+    if (!server_.queue_parking().Cancel(id)) return;
+    server_.Propose(state::KvDequeue{key, session}, [](Result<state::ApplyResult>) {});
   });
 }
 

@@ -240,5 +240,51 @@ TEST(SessionChangeTest, TimersFollowWhatTheStoreApplied) {
       SessionChangeOf(store.Apply({UnixMs(4), state::KvSet{"k", "v", 0}}, LogIndex(4))).empty());
 }
 
+// A key left free with waiters in a lock-delay window (decision 0027): the
+// grant is due once the window has passed, and nothing is due for a held key.
+TEST_F(LeaderDutiesTest, QueueGrantIsDueOnceTheLockDelayWindowHasPassed) {
+  state::Store store;
+  state::Session holder = TtlSession("h", 0);
+  holder.lock_delay_ns = 2 * kNsPerSecond;
+  store.Apply({UnixMs(1'000), state::SessionCreate{holder}}, LogIndex(1));
+  store.Apply({UnixMs(1'000), state::SessionCreate{TtlSession("w", 0)}}, LogIndex(2));
+  store.Apply({UnixMs(1'000), state::KvAcquire{"k", "v", 0, SessionId("h")}}, LogIndex(3));
+  EXPECT_TRUE(
+      store.Apply({UnixMs(1'000), state::KvEnqueue{"k", "w", 0, SessionId("w")}}, LogIndex(4))
+          .queued);
+
+  // Not leading: nothing is scheduled.
+  duties_.CheckQueue(store, "k", 500, 0);
+  EXPECT_EQ(duties_.queue_grants_pending(), 0u);
+
+  duties_.OnBecameLeader(500, store);
+  duties_.CheckQueue(store, "k", 500, 0);  // held: nothing to grant
+  EXPECT_EQ(duties_.queue_grants_pending(), 0u);
+
+  store.Apply({UnixMs(1'000), state::SessionDestroy{SessionId("h")}}, LogIndex(5));
+  ASSERT_NE(store.FindQueue("k"), nullptr);  // free, in lock-delay until 3,000
+  duties_.CheckQueue(store, "k", 600, 2'000);
+  EXPECT_EQ(duties_.NextDeadline(), std::optional<MonoMs>(2'600));
+  EXPECT_TRUE(duties_.DueQueueGrants(2'599).empty());
+  EXPECT_EQ(duties_.DueQueueGrants(2'600), std::vector<std::string>{"k"});
+  EXPECT_EQ(duties_.queue_grants_pending(), 0u);
+
+  // A failed proposal comes back a second later while leading.
+  duties_.QueueGrantFailed("k", 2'600);
+  EXPECT_TRUE(duties_.DueQueueGrants(3'599).empty());
+  EXPECT_EQ(duties_.DueQueueGrants(3'600), std::vector<std::string>{"k"});
+
+  // The grant applied: the waiter holds the key and nothing stays due.
+  store.Apply({UnixMs(3'000), state::KvQueueGrant{"k"}}, LogIndex(6));
+  EXPECT_EQ(store.FindKv("k")->session, SessionId("w"));
+  duties_.CheckQueue(store, "k", 3'700, 0);
+  EXPECT_EQ(duties_.queue_grants_pending(), 0u);
+
+  // Leadership lost: everything pending is forgotten.
+  duties_.QueueGrantFailed("k", 3'700);
+  duties_.OnLostLeadership();
+  EXPECT_EQ(duties_.queue_grants_pending(), 0u);
+}
+
 }  // namespace
 }  // namespace tenure::server

@@ -1,0 +1,112 @@
+#include "server/queue_parking.h"
+
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <utility>
+#include <vector>
+
+namespace tenure::server {
+
+struct QueueParking::Parked {
+  explicit Parked(boost::asio::io_context& io) : timer(io) {}
+  std::string key;
+  state::SessionId session;
+  Done done;
+  boost::asio::steady_timer timer;
+};
+
+QueueParking::QueueParking(boost::asio::io_context& io) : io_(io) {}
+
+QueueParking::~QueueParking() {
+  for (auto& [id, parked] : parked_) parked->timer.cancel();
+}
+
+std::optional<QueueParking::Answer> QueueParking::Check(const state::Store& store,
+                                                        std::string_view key,
+                                                        const state::SessionId& session) {
+  const state::KvEntry* entry = store.FindKv(key);
+  if (entry != nullptr && !session.empty() && entry->session == session) {
+    return Answer{Outcome::kGranted, entry->fence};
+  }
+  if (const auto* queue = store.FindQueue(key); queue != nullptr) {
+    for (const state::QueueWaiter& w : *queue) {
+      if (w.session == session) return std::nullopt;
+    }
+  }
+  return Answer{Outcome::kLeft, LogIndex()};
+}
+
+std::uint64_t QueueParking::Park(std::string key, state::SessionId session, MonoMs wait_ms,
+                                 Done done) {
+  const std::uint64_t id = next_id_++;
+  auto parked = std::make_unique<Parked>(io_);
+  parked->key = std::move(key);
+  parked->session = std::move(session);
+  parked->done = std::move(done);
+  parked->timer.expires_after(std::chrono::milliseconds(std::max<MonoMs>(wait_ms, 0)));
+  parked->timer.async_wait([this, id](const boost::system::error_code& ec) {
+    if (ec) return;  // cancelled: answered, forgotten, or this object is going away
+    Finish(id, Answer{Outcome::kTimedOut, LogIndex()});
+  });
+  by_key_[parked->key].push_back(id);
+  parked_.emplace(id, std::move(parked));
+  return id;
+}
+
+bool QueueParking::Cancel(std::uint64_t id) {
+  auto it = parked_.find(id);
+  if (it == parked_.end()) return false;
+  std::unique_ptr<Parked> parked = std::move(it->second);
+  parked_.erase(it);
+  parked->timer.cancel();
+  auto ids = by_key_.find(parked->key);
+  if (ids != by_key_.end()) {
+    std::erase(ids->second, id);
+    if (ids->second.empty()) by_key_.erase(ids);
+  }
+  return true;
+}
+
+void QueueParking::Finish(std::uint64_t id, Answer answer) {
+  auto it = parked_.find(id);
+  if (it == parked_.end()) return;
+  Done done = std::move(it->second->done);
+  Cancel(id);
+  done(answer);
+}
+
+void QueueParking::Notify(const state::Store& store, const state::Changes& changes) {
+  if (parked_.empty()) return;
+  std::vector<std::pair<std::uint64_t, Answer>> ready;
+  auto check_key = [&](const std::string& key) {
+    auto ids = by_key_.find(key);
+    if (ids == by_key_.end()) return;
+    for (std::uint64_t id : ids->second) {
+      const Parked& parked = *parked_.at(id);
+      if (std::optional<Answer> answer = Check(store, parked.key, parked.session)) {
+        ready.emplace_back(id, *answer);
+      }
+    }
+  };
+  if (changes.everything) {
+    for (const auto& [key, ids] : by_key_) check_key(key);
+  } else {
+    std::vector<std::string> keys = changes.queues;
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    for (const std::string& key : keys) check_key(key);
+  }
+  for (const auto& [id, answer] : ready) Finish(id, answer);
+}
+
+void QueueParking::Flush() {
+  std::vector<std::uint64_t> ids;
+  ids.reserve(parked_.size());
+  for (const auto& [id, parked] : parked_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  for (std::uint64_t id : ids) Finish(id, Answer{Outcome::kFlushed, LogIndex()});
+}
+
+}  // namespace tenure::server

@@ -1,0 +1,75 @@
+// QueueParking: requests parked in a key's fair-acquire queue (PUT
+// ?acquire=<session>&queue, decision 0027), answered when an apply grants
+// the key to their session or their session leaves the queue without it.
+//
+// The outcome is read from the Store after each apply, not from the apply
+// results: whoever proposed the entry that granted the key (a release by
+// another client, a session's expiry, the leader's KvQueueGrant), the
+// parked request sees its session holding the key. Soft state on the server
+// that holds the request (the leader: followers forward the whole request).
+// Loop thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "common/types.h"
+#include "state/store.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace tenure::server {
+
+class QueueParking {
+ public:
+  enum class Outcome : std::uint8_t {
+    kGranted,   // the session holds the key (fence: its token)
+    kLeft,      // the session is no longer in the key's queue and does not hold it
+    kTimedOut,  // the wait ran out; the caller proposes the dequeue
+    kFlushed,   // shutdown or leadership lost; the caller answers 500
+  };
+  struct Answer {
+    Outcome outcome = Outcome::kGranted;
+    LogIndex fence;
+  };
+  using Done = std::function<void(Answer)>;
+
+  explicit QueueParking(boost::asio::io_context& io);
+  ~QueueParking();
+
+  // What the Store says now about `session` waiting for `key`: granted,
+  // left, or nullopt while it still waits in the queue.
+  static std::optional<Answer> Check(const state::Store& store, std::string_view key,
+                                     const state::SessionId& session);
+
+  // Parks a request whose session waits in `key`'s queue until Notify finds
+  // it granted or gone, wait_ms passes, or Flush. `done` runs exactly once
+  // unless Cancel comes first. Returns the id for Cancel (never 0).
+  std::uint64_t Park(std::string key, state::SessionId session, MonoMs wait_ms, Done done);
+  // Forgets a parked request without answering (its client hung up). False
+  // if it was no longer parked (already answered).
+  bool Cancel(std::uint64_t id);
+  // After applies: answers the parked requests of the keys whose queue
+  // changed (every one when the whole state was replaced).
+  void Notify(const state::Store& store, const state::Changes& changes);
+  // Answers every parked request with kFlushed.
+  void Flush();
+  std::size_t size() const { return parked_.size(); }
+
+ private:
+  struct Parked;
+  void Finish(std::uint64_t id, Answer answer);
+
+  boost::asio::io_context& io_;
+  std::uint64_t next_id_ = 1;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Parked>> parked_;
+  std::unordered_map<std::string, std::vector<std::uint64_t>> by_key_;
+};
+
+}  // namespace tenure::server

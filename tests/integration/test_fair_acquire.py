@@ -1,0 +1,330 @@
+"""The fair acquire (decision 0027) against real servers.
+
+PUT /v1/kv/<key>?acquire=<session>&queue[&wait=<dur>] parks the request in the
+key's FIFO queue; the apply that frees the key hands it to the head and
+answers that request alone, with a new fencing token (X-Tenure-Fence).
+GET /v1/tenure/queue/<key> lists the waiters, head first.
+
+Every wait is a poll with a deadline (tenure_testlib.poll_until) or a join
+with a timeout; nothing sleeps and hopes.
+
+Run (from tests/integration):
+  TENURE_BIN=<path>/tenure PYTHONPATH=<repo>/tests/lib /usr/bin/python3 -m unittest -v test_fair_acquire
+"""
+
+import socket
+import threading
+import time
+import unittest
+
+import consul
+
+from tenure_testlib import Cluster, DevServer, SharedServerTestCase, http_request, poll_until
+
+PARK_WAIT = "60s"  # how long parked requests may wait (far longer than any test)
+JOIN_S = 30.0  # how long a test waits for a parked request's answer
+
+
+class Waiter:
+    """One parked fair acquire on a thread of its own."""
+
+    def __init__(self, http_addr, key, session, wait=PARK_WAIT, value=b""):
+        self.key, self.session = key, session
+        self.response = None
+        self.error = None
+        self.answered_at = None
+        path = f"/v1/kv/{key}?acquire={session}&queue&wait={wait}"
+        self.thread = threading.Thread(target=self._run, args=(http_addr, path, value),
+                                       daemon=True)
+        self.thread.start()
+
+    def _run(self, http_addr, path, value):
+        try:
+            self.response = http_request(http_addr, "PUT", path, value, timeout=120.0)
+        except Exception as error:  # noqa: BLE001 -- reported by answer()
+            self.error = error
+        self.answered_at = time.monotonic()
+
+    def answered(self):
+        return not self.thread.is_alive()
+
+    def answer(self, timeout=JOIN_S):
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            raise AssertionError(f"{self.session} on {self.key}: no answer within {timeout}s")
+        if self.error is not None:
+            raise AssertionError(f"{self.session} on {self.key}: {self.error!r}")
+        return self.response
+
+
+def queue_of(server, key):
+    """The sessions waiting for key, head first."""
+    resp = server.request("GET", f"/v1/tenure/queue/{key}")
+    if resp.status != 200:
+        raise AssertionError(f"GET queue {key}: {resp!r}")
+    return [w["Session"] for w in resp.json()]
+
+
+def fence(resp):
+    return int(resp.header("X-Tenure-Fence"))
+
+
+class FairAcquireTest(SharedServerTestCase):
+    def session(self, name, lock_delay="0s", server=None):
+        return (server or self.server).create_session({"Name": name, "LockDelay": lock_delay})
+
+    def acquire(self, key, session):
+        resp = self.server.request("PUT", f"/v1/kv/{key}?acquire={session}", b"held")
+        self.assertEqual(resp.status, 200, resp)
+        return resp
+
+    def park(self, key, session, wait=PARK_WAIT):
+        """Parks a fair acquire and waits until the session shows in the queue."""
+        waiter = Waiter(self.server.http_addr, key, session, wait)
+        poll_until(lambda: session in queue_of(self.server, key) or waiter.answered(),
+                   message=f"{session} in the queue of {key}")
+        self.assertFalse(waiter.answered(), waiter.response)
+        return waiter
+
+    def test_free_key_is_granted_at_once_with_a_token(self):
+        s = self.session("free")
+        resp = self.server.request("PUT", f"/v1/kv/fair/free?acquire={s}&queue", b"v")
+        self.assertEqual((resp.status, resp.json()), (200, True), resp)
+        self.assertGreater(fence(resp), 0)
+        # Already held: true again, the same token, no queue.
+        again = self.server.request("PUT", f"/v1/kv/fair/free?acquire={s}&queue", b"v")
+        self.assertEqual((again.status, again.json(), fence(again)), (200, True, fence(resp)))
+        self.assertEqual(queue_of(self.server, "fair/free"), [])
+
+    def test_fifo_order_under_contention(self):
+        key = "fair/fifo"
+        holder = self.session("holder")
+        first = fence(self.acquire(key, holder))
+        sessions = [self.session(f"client-{i}") for i in range(8)]
+        waiters = []
+        for i, s in enumerate(sessions):
+            waiters.append(self.park(key, s))
+            self.assertEqual(queue_of(self.server, key), sessions[:i + 1])
+        listed = self.server.get_json(f"/v1/tenure/queue/{key}")
+        self.assertEqual([w["SessionName"] for w in listed], [f"client-{i}" for i in range(8)])
+        self.assertTrue(all(w["Node"] and w["Since"].endswith("Z") for w in listed), listed)
+
+        current, last_fence = holder, first
+        for i, waiter in enumerate(waiters):
+            resp = self.server.request("PUT", f"/v1/kv/{key}?release={current}")
+            self.assertEqual(resp.json(), True, resp)
+            answer = waiter.answer()
+            self.assertEqual((answer.status, answer.json()), (200, True), answer)
+            self.assertGreater(fence(answer), last_fence)
+            last_fence = fence(answer)
+            self.assertEqual(self.server.kv_entry(key)["Session"], waiter.session)
+            # Only the head was answered: everyone behind it still waits, in order.
+            self.assertTrue(all(not w.answered() for w in waiters[i + 1:]))
+            self.assertEqual(queue_of(self.server, key), sessions[i + 1:])
+            current = waiter.session
+        self.server.request("PUT", f"/v1/kv/{key}?release={current}")
+        self.assertNotIn("Session", self.server.kv_entry(key))
+
+    def test_wait_runs_out(self):
+        key = "fair/timeout"
+        self.acquire(key, self.session("holder"))
+        s = self.session("impatient")
+        start = time.monotonic()
+        waiter = Waiter(self.server.http_addr, key, s, wait="300ms")
+        resp = waiter.answer()
+        self.assertGreaterEqual(waiter.answered_at - start, 0.3 - 0.02)
+        self.assertEqual((resp.status, resp.json()), (200, False), resp)
+        self.assertEqual(queue_of(self.server, key), [])
+
+    def test_hang_up_leaves_the_queue(self):
+        key = "fair/hangup"
+        holder = self.session("holder")
+        self.acquire(key, holder)
+        s = self.session("leaves")
+        host, port = self.server.http_addr.rsplit(":", 1)
+        sock = socket.create_connection((host, int(port)), timeout=10.0)
+        sock.sendall(f"PUT /v1/kv/{key}?acquire={s}&queue HTTP/1.1\r\nHost: x\r\n"
+                     f"Content-Length: 0\r\n\r\n".encode())
+        poll_until(lambda: queue_of(self.server, key) == [s], message="the waiter queued")
+        sock.close()
+        poll_until(lambda: queue_of(self.server, key) == [], message="the hung-up waiter left")
+        self.server.request("PUT", f"/v1/kv/{key}?release={holder}")
+        self.assertNotIn("Session", self.server.kv_entry(key))
+
+    def test_destroyed_session_leaves_the_queue(self):
+        key = "fair/destroyed"
+        holder = self.session("holder")
+        self.acquire(key, holder)
+        doomed, next_one = self.session("doomed"), self.session("next")
+        w1, w2 = self.park(key, doomed), self.park(key, next_one)
+        self.server.put_json(f"/v1/session/destroy/{doomed}")
+        resp = w1.answer()
+        self.assertEqual((resp.status, resp.json()), (200, False), resp)
+        self.assertEqual(queue_of(self.server, key), [next_one])
+        self.server.request("PUT", f"/v1/kv/{key}?release={holder}")
+        self.assertEqual(w2.answer().json(), True)
+
+    def test_lock_delay_is_respected_after_the_holder_is_destroyed(self):
+        key = "fair/lockdelay"
+        holder = self.session("holder", lock_delay="2s")
+        self.acquire(key, holder)
+        s = self.session("patient")
+        waiter = self.park(key, s)
+        start = time.monotonic()
+        self.server.put_json(f"/v1/session/destroy/{holder}")
+        resp = waiter.answer()
+        elapsed = waiter.answered_at - start
+        self.assertEqual((resp.status, resp.json()), (200, True), resp)
+        self.assertGreaterEqual(elapsed, 2.0 - 0.02)
+        self.assertLess(elapsed, 2.0 + 1.5)
+        self.assertEqual(self.server.kv_entry(key)["Session"], s)
+
+    def test_consul_plain_acquire_is_refused_while_waiters_exist(self):
+        key = "fair/consul"
+        c = consul.Consul(host="127.0.0.1", port=int(self.server.http_addr.rsplit(":", 1)[1]))
+        holder, plain = self.session("holder"), self.session("plain")
+        self.assertTrue(c.kv.put(key, "h", acquire=holder))
+        w1 = self.park(key, self.session("w1"))
+        w2 = self.park(key, self.session("w2"))
+        self.assertTrue(c.kv.put(key, None, release=holder))
+        self.assertEqual(w1.answer().json(), True)
+        self.assertFalse(c.kv.put(key, "p", acquire=plain))  # w2 waits: no jumping the queue
+        self.assertTrue(c.kv.put(key, None, release=w1.session))
+        self.assertEqual(w2.answer().json(), True)
+        self.assertTrue(c.kv.put(key, None, release=w2.session))
+        self.assertTrue(c.kv.put(key, "p", acquire=plain))  # nobody waits: Consul's way
+        index, entry = c.kv.get(key)
+        self.assertEqual((entry["Session"], entry["Value"]), (plain, b"p"))
+
+    def test_bad_inputs_change_nothing(self):
+        key = "fair/bad"
+        s = self.session("bad")
+        cases = [
+            ("PUT", f"/v1/kv/{key}?queue", 400, "?queue needs ?acquire=<session>"),
+            ("PUT", f"/v1/kv/{key}?release={s}&queue", 400, "?queue needs ?acquire=<session>"),
+            ("PUT", f"/v1/kv/{key}?acquire={s}&queue&wait=soon", 400, "Invalid wait time"),
+            ("PUT", f"/v1/kv/{key}?acquire={s}&cas=0&queue", 400, "Conflicting flags"),
+            ("PUT", f"/v1/kv/{key}?acquire=&queue", 500, "missing session"),
+            ("PUT", f"/v1/kv/{key}?acquire=00000000-0000-0000-0000-000000000000&queue", 500,
+             "invalid session"),
+            ("GET", "/v1/tenure/queue/", 400, "Missing key name"),
+        ]
+        for method, path, status, text in cases:
+            with self.subTest(path=path):
+                resp = self.server.request(method, path, b"x")
+                self.assertEqual(resp.status, status, resp)
+                self.assertIn(text.lower(), resp.text.lower())
+        self.assertIsNone(self.server.kv_entry(key))
+        self.assertEqual(queue_of(self.server, key), [])
+
+    def test_queue_listing_is_a_blocking_query(self):
+        key = "fair/blocking"
+        self.acquire(key, self.session("holder"))
+        first = self.server.request("GET", f"/v1/tenure/queue/{key}")
+        index = first.header("X-Consul-Index")
+        s = self.session("joins")
+        result = {}
+
+        def block():
+            result["resp"] = self.server.request(
+                "GET", f"/v1/tenure/queue/{key}?index={index}&wait=30s", timeout=60.0)
+
+        reader = threading.Thread(target=block, daemon=True)
+        reader.start()
+        waiter = self.park(key, s)
+        reader.join(JOIN_S)
+        self.assertFalse(reader.is_alive(), "the blocking queue read was not woken")
+        self.assertEqual([w["Session"] for w in result["resp"].json()], [s])
+        self.assertGreater(int(result["resp"].header("X-Consul-Index")), int(index))
+        self.server.put_json(f"/v1/session/destroy/{s}")
+        self.assertEqual(waiter.answer().json(), False)
+
+
+class FairAcquireShutdownTest(unittest.TestCase):
+    def test_shutdown_answers_parked_requests(self):
+        with DevServer() as server:
+            key = "fair/shutdown"
+            holder = server.create_session({"Name": "holder", "LockDelay": "0s"})
+            self.assertEqual(server.request("PUT", f"/v1/kv/{key}?acquire={holder}").json(), True)
+            s = server.create_session({"Name": "waits", "LockDelay": "0s"})
+            waiter = Waiter(server.http_addr, key, s)
+            poll_until(lambda: queue_of(server, key) == [s], message="the waiter queued")
+            server.stop()
+            resp = waiter.answer()
+            self.assertEqual(resp.status, 500, resp)
+            self.assertIn("stopped leading", resp.text)
+
+
+class FairAcquireClusterTest(unittest.TestCase):
+    def test_queue_survives_the_leader_killed(self):
+        with Cluster(3) as cluster:
+            leader = cluster.leader()
+            follower = next(m for m in cluster.members if m is not leader)
+            key = "fair/failover"
+            holder = follower.create_session({"Name": "holder", "LockDelay": "0s"})
+            resp = follower.request("PUT", f"/v1/kv/{key}?acquire={holder}", b"h")
+            self.assertEqual(resp.json(), True, resp)
+            first = fence(resp)
+            sessions = [follower.create_session({"Name": f"w{i}", "LockDelay": "0s"})
+                        for i in range(3)]
+            waiters = []
+            for i, s in enumerate(sessions):  # through the follower: forwarded and parked
+                waiters.append(Waiter(follower.http_addr, key, s))
+                poll_until(lambda: queue_of(leader, key) == sessions[:i + 1],
+                           message=f"w{i} queued")
+            # A client of the follower that hangs up leaves the leader's queue too.
+            quitter = follower.create_session({"Name": "quitter", "LockDelay": "0s"})
+            host, port = follower.http_addr.rsplit(":", 1)
+            sock = socket.create_connection((host, int(port)), timeout=10.0)
+            sock.sendall(f"PUT /v1/kv/{key}?acquire={quitter}&queue HTTP/1.1\r\nHost: x\r\n"
+                         f"Content-Length: 0\r\n\r\n".encode())
+            poll_until(lambda: queue_of(leader, key) == sessions + [quitter],
+                       message="the quitter queued")
+            sock.close()
+            poll_until(lambda: queue_of(leader, key) == sessions,
+                       message="the quitter left through the follower")
+            leader.kill()
+            for waiter in waiters:  # answered 500 (or the forwarding failed): send again
+                resp = waiter.answer(timeout=60.0)
+                self.assertGreaterEqual(resp.status, 500, resp)
+            new_leader = cluster.wait_leader(exclude=leader)
+            self.assertEqual(queue_of(new_leader, key), sessions)
+            # Re-sent in reverse order: everyone keeps the place it had.
+            again = {}
+            for s in reversed(sessions):
+                again[s] = Waiter(new_leader.http_addr, key, s)
+            poll_until(lambda: all(not w.answered() for w in again.values()) and
+                       queue_of(new_leader, key) == sessions, timeout=5.0,
+                       message="the re-sent requests parked")
+            current, last = holder, first
+            for i, s in enumerate(sessions):
+                resp = new_leader.request("PUT", f"/v1/kv/{key}?release={current}")
+                self.assertEqual(resp.json(), True, resp)
+                answer = again[s].answer()
+                self.assertEqual((answer.status, answer.json()), (200, True), answer)
+                self.assertGreater(fence(answer), last)
+                last, current = fence(answer), s
+                self.assertTrue(all(not again[t].answered() for t in sessions[i + 1:]))
+
+            # Leadership moves away from the server holding a parked request:
+            # it is answered 500 and keeps its place when sent again.
+            x = new_leader.create_session({"Name": "x", "LockDelay": "0s"})
+            parked = Waiter(new_leader.http_addr, key, x)
+            poll_until(lambda: queue_of(new_leader, key) == [x], message="x queued")
+            resp = new_leader.request("POST", "/v1/operator/raft/transfer-leader",
+                                      headers=cluster.operator_headers())
+            self.assertEqual(resp.status, 200, resp)
+            answer = parked.answer()
+            self.assertEqual(answer.status, 500, answer)
+            self.assertIn("stopped leading", answer.text)
+            third = cluster.wait_leader(exclude=new_leader)
+            self.assertEqual(queue_of(third, key), [x])
+            resent = Waiter(third.http_addr, key, x)
+            resp = third.request("PUT", f"/v1/kv/{key}?release={current}")
+            self.assertEqual(resp.json(), True, resp)
+            self.assertEqual(resent.answer().json(), True)
+            self.assertGreater(fence(resent.response), last)
+
+
+if __name__ == "__main__":
+    unittest.main()
