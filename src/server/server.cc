@@ -670,6 +670,8 @@ void Server::CheckQueue(const std::string& key, DurationMs floor_ms) {
 
 void Server::CheckQueues(const state::Changes& changes) {
   if (!leader_ready_ || !IsLeader()) return;
+  // The common case: no queue anywhere, nothing pending; no work per apply.
+  if (store_.queues().empty() && duties_.queue_grants_pending() == 0) return;
   if (changes.everything) {
     for (const auto& [key, waiters] : store_.queues()) CheckQueue(key, 0);
   } else {
