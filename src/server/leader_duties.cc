@@ -180,6 +180,15 @@ void LeaderDuties::QueueGrantFailed(const std::string& key, MonoMs now_ms) {
   if (leading_) SetQueueGrant(key, now_ms + kQueueGrantRetryMs);
 }
 
+bool LeaderDuties::HoldQueueGrant(state::CommandBody* body, MonoMs now_ms) const {
+  auto hold = [&](auto* command) {
+    if (command == nullptr || !lock_delays_.Blocks(command->key, now_ms)) return false;
+    command->hold = true;
+    return true;
+  };
+  return hold(std::get_if<state::KvEnqueue>(body)) || hold(std::get_if<state::KvDequeue>(body));
+}
+
 std::optional<state::ApplyResult> LeaderDuties::RefuseBeforeProposing(
     const state::CommandBody& body, MonoMs now_ms,
     const KeyPredicate& replicated_lock_delay) const {

@@ -144,6 +144,12 @@ class LeaderDuties {
   std::vector<std::string> DueQueueGrants(MonoMs now_ms);
   void QueueGrantFailed(const std::string& key, MonoMs now_ms);
   std::size_t queue_grants_pending() const { return queue_grant_at_.size(); }
+  // Before proposing: a KvEnqueue or KvDequeue of a key this leader's
+  // inherited window still holds (LockDelayGuard) gets `hold`, so its entry
+  // grants nothing even where the replicated clock says the window has
+  // passed; CheckQueue then times the KvQueueGrant past the guard. Returns
+  // whether it stamped the command.
+  bool HoldQueueGrant(state::CommandBody* body, MonoMs now_ms) const;
 
   const SessionTimers& timers() const { return timers_; }
   const LockDelayGuard& lock_delays() const { return lock_delays_; }

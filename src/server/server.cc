@@ -186,6 +186,9 @@ void Server::Propose(state::CommandBody body, raft::Consensus::ProposeDone done)
     });
     return;
   }
+  // A queue command on a key this leader's guard still holds grants nothing
+  // (decision 0027): the guard's KvQueueGrant does, later.
+  duties_.HoldQueueGrant(&body, clock_.NowMonoMs());
   state::Command command;
   command.now_ms = stamp;
   // Session lifetimes drive the leader's timers: what the Store reports it

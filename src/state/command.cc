@@ -38,6 +38,9 @@ enum class Tag : std::uint8_t {
   kKvEnqueue = 21,
   kKvDequeue = 22,
   kKvQueueGrant = 23,
+  // KvEnqueue / KvDequeue with `hold` set (the same fields; the tag is the flag).
+  kKvEnqueueHeld = 24,
+  kKvDequeueHeld = 25,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -255,7 +258,13 @@ void EncodeCommand(const Command& command, std::string* out) {
   std::visit(
       [&w](const auto& body) {
         using T = std::decay_t<decltype(body)>;
-        w.PutU8(static_cast<std::uint8_t>(kTagOf<T>));
+        Tag tag = kTagOf<T>;
+        if constexpr (std::is_same_v<T, KvEnqueue>) {
+          if (body.hold) tag = Tag::kKvEnqueueHeld;
+        } else if constexpr (std::is_same_v<T, KvDequeue>) {
+          if (body.hold) tag = Tag::kKvDequeueHeld;
+        }
+        w.PutU8(static_cast<std::uint8_t>(tag));
         FieldWriter writer{w};
         Fields(writer, body);
       },
@@ -342,6 +351,22 @@ Result<Command> DecodeCommand(std::string_view bytes) {
     case Tag::kKvQueueGrant:
       command.body = DecodeBody<KvQueueGrant>(r);
       break;
+    case Tag::kKvEnqueueHeld: {
+      KvEnqueue body;
+      FieldReader reader{r};
+      Fields(reader, body);
+      body.hold = true;
+      command.body = std::move(body);
+      break;
+    }
+    case Tag::kKvDequeueHeld: {
+      KvDequeue body;
+      FieldReader reader{r};
+      Fields(reader, body);
+      body.hold = true;
+      command.body = std::move(body);
+      break;
+    }
     default:
       return Status::Corruption("command: unknown type " + std::to_string(static_cast<int>(tag)));
   }
@@ -400,6 +425,10 @@ std::string_view CommandName(const Command& command) {
       return "kv-dequeue";
     case Tag::kKvQueueGrant:
       return "kv-queue-grant";
+    case Tag::kKvEnqueueHeld:
+      return "kv-enqueue";
+    case Tag::kKvDequeueHeld:
+      return "kv-dequeue";
   }
   return "unknown";
 }

@@ -139,6 +139,13 @@ struct KvEnqueue {
   std::string value;  // written by the grant, as an acquire's body
   std::uint64_t flags = 0;
   SessionId session;
+  // Stamped by the proposing leader while its own measure of an inherited
+  // lock-delay window (LockDelayGuard, decision 0010) still holds the key,
+  // which the replicated clock may already say has passed: this entry
+  // grants nothing (no immediate acquire, no settling of the queue); the
+  // leader's KvQueueGrant does once its guard lets the key go. Encoded as its
+  // own tag, so entries without it are byte for byte what they were.
+  bool hold = false;
   bool operator==(const KvEnqueue&) const = default;
 };
 
@@ -148,6 +155,7 @@ struct KvEnqueue {
 struct KvDequeue {
   std::string key;
   SessionId session;
+  bool hold = false;  // as KvEnqueue::hold: this entry grants nothing
   bool operator==(const KvDequeue&) const = default;
 };
 

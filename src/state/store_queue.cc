@@ -40,14 +40,15 @@ void Store::ApplyEnqueue(const KvEnqueue& c, LogIndex index, ApplyResult* result
     result->status = consul::AcquireInvalidSession(c.session.view());
     return;
   }
-  // A window that has passed with nobody granted yet: the head goes first.
-  SettleQueue(c.key, index, result);
+  // A window that has passed with nobody granted yet: the head goes first,
+  // unless the leader's own measure of the window still holds the key (hold).
+  if (!c.hold) SettleQueue(c.key, index, result);
   const KvEntry* entry = FindKv(c.key);
   auto queue = queues_.find(c.key);
   const bool held_by_other =
       entry != nullptr && !entry->session.empty() && entry->session != c.session;
   const bool holder = entry != nullptr && entry->session == c.session;
-  if (holder || (!held_by_other && queue == queues_.end() && !InLockDelay(c.key))) {
+  if (holder || (!held_by_other && queue == queues_.end() && !c.hold && !InLockDelay(c.key))) {
     // Free (or already ours): a plain acquire, with its value and token.
     KvOutcome outcome = AcquireKv(c.key, c.value, c.flags, c.session, index);
     TENURE_ASSERT(outcome.error.ok() && outcome.ok);
@@ -87,7 +88,7 @@ void Store::ApplyEnqueue(const KvEnqueue& c, LogIndex index, ApplyResult* result
 }
 
 void Store::ApplyDequeue(const KvDequeue& c, LogIndex index, ApplyResult* result) {
-  SettleQueue(c.key, index, result);
+  if (!c.hold) SettleQueue(c.key, index, result);
   if (auto queue = queues_.find(c.key); queue != queues_.end()) {
     auto& waiters = queue->second;
     auto it = std::find_if(waiters.begin(), waiters.end(),

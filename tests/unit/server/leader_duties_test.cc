@@ -286,5 +286,76 @@ TEST_F(LeaderDutiesTest, QueueGrantIsDueOnceTheLockDelayWindowHasPassed) {
   EXPECT_EQ(duties_.queue_grants_pending(), 0u);
 }
 
+// The lock-delay gap of decision 0027: a new leader whose wall clock runs
+// ahead inherits a window that the replicated clock says has passed but its
+// LockDelayGuard still holds. Its enqueues and dequeues of that key carry
+// `hold`, so their entries grant nothing; the grant is due when the guard
+// lets the key go, not at once.
+TEST_F(LeaderDutiesTest, QueueCommandsOnAGuardedKeyAreHeldAndTheGrantWaitsForTheGuard) {
+  auto build = [](state::Store& store) {
+    state::Session holder = TtlSession("h", 0);
+    holder.lock_delay_ns = 5 * kNsPerSecond;
+    store.Apply({UnixMs(1'000), state::SessionCreate{holder}}, LogIndex(1));
+    store.Apply({UnixMs(1'000), state::SessionCreate{TtlSession("w", 0)}}, LogIndex(2));
+    store.Apply({UnixMs(1'000), state::SessionCreate{TtlSession("x", 0)}}, LogIndex(3));
+    store.Apply({UnixMs(1'000), state::KvAcquire{"k", "v", 0, SessionId("h")}}, LogIndex(4));
+    store.Apply({UnixMs(1'000), state::KvEnqueue{"k", "w", 0, SessionId("w")}}, LogIndex(5));
+    store.Apply({UnixMs(1'000), state::SessionDestroy{SessionId("h")}}, LogIndex(6));
+    // Free with a waiter, in lock-delay until 6,000 in replicated time.
+  };
+  state::Store store;
+  build(store);
+
+  // A follower stamps nothing.
+  state::CommandBody early = state::KvEnqueue{"k", "x", 0, SessionId("x")};
+  EXPECT_FALSE(duties_.HoldQueueGrant(&early, 100));
+  EXPECT_FALSE(std::get<state::KvEnqueue>(early).hold);
+
+  // Elected at 100 on its own clock: the guard holds "k" until 5,100.
+  duties_.OnBecameLeader(100, store);
+  ASSERT_EQ(duties_.lock_delays().Until("k"), 5'100);
+
+  state::CommandBody enqueue = state::KvEnqueue{"k", "x", 0, SessionId("x")};
+  state::CommandBody dequeue = state::KvDequeue{"k", SessionId("w")};
+  state::CommandBody other_key = state::KvEnqueue{"j", "x", 0, SessionId("x")};
+  state::CommandBody grant = state::KvQueueGrant{"k"};
+  EXPECT_TRUE(duties_.HoldQueueGrant(&enqueue, 200));
+  EXPECT_TRUE(std::get<state::KvEnqueue>(enqueue).hold);
+  EXPECT_TRUE(duties_.HoldQueueGrant(&dequeue, 5'099));
+  EXPECT_TRUE(std::get<state::KvDequeue>(dequeue).hold);
+  EXPECT_FALSE(duties_.HoldQueueGrant(&other_key, 200));
+  EXPECT_FALSE(std::get<state::KvEnqueue>(other_key).hold);
+  EXPECT_FALSE(duties_.HoldQueueGrant(&grant, 200));
+
+  // Its clock runs 5 s ahead: the stamp 6,500 is past the replicated
+  // window, yet the held enqueue grants nothing and x queues behind w.
+  state::ApplyResult r =
+      store.Apply({UnixMs(6'500), std::get<state::KvEnqueue>(enqueue)}, LogIndex(7));
+  EXPECT_TRUE(r.queued);
+  EXPECT_TRUE(r.queue_events.empty());
+  EXPECT_TRUE(store.FindKv("k")->session.empty());
+  ASSERT_EQ(store.FindQueue("k")->size(), 2u);
+
+  // The same enqueue without the stamp grants w at once (the gap).
+  state::Store unguarded;
+  build(unguarded);
+  state::ApplyResult gap =
+      unguarded.Apply({UnixMs(6'500), state::KvEnqueue{"k", "x", 0, SessionId("x")}}, LogIndex(7));
+  ASSERT_EQ(gap.queue_events.size(), 1u);
+  EXPECT_EQ(unguarded.FindKv("k")->session, SessionId("w"));
+
+  // The grant is due when the guard lets go, though the replicated window
+  // has passed (remaining 0).
+  duties_.CheckQueue(store, "k", 200, 0);
+  EXPECT_EQ(duties_.NextDeadline(), std::optional<MonoMs>(5'100));
+  EXPECT_TRUE(duties_.DueQueueGrants(5'099).empty());
+  EXPECT_EQ(duties_.DueQueueGrants(5'100), std::vector<std::string>{"k"});
+
+  // From then on nothing is stamped.
+  state::CommandBody later = state::KvEnqueue{"k", "x", 0, SessionId("x")};
+  EXPECT_FALSE(duties_.HoldQueueGrant(&later, 5'100));
+  EXPECT_FALSE(std::get<state::KvEnqueue>(later).hold);
+}
+
 }  // namespace
 }  // namespace tenure::server

@@ -164,9 +164,9 @@ class RandomContents {
       case 19:
         return RestoreState{Bytes()};
       case 20:
-        return KvEnqueue{Bytes(), Bytes(), U64(), Id()};
+        return KvEnqueue{Bytes(), Bytes(), U64(), Id(), Bool()};
       case 21:
-        return KvDequeue{Bytes(), Id()};
+        return KvDequeue{Bytes(), Id(), Bool()};
       default:
         return KvQueueGrant{Bytes()};
     }
@@ -387,6 +387,36 @@ TEST(CommandNameTest, NamesAreShortDistinctAndStable) {
   EXPECT_EQ(names.size(), kBodyKinds);
   EXPECT_EQ(CommandName(Command{UnixMs(0), KvSet{}}), "kv-set");
   EXPECT_EQ(CommandName(Command{UnixMs(0), SessionDestroy{}}), "session-destroy");
+}
+
+// KvEnqueue/KvDequeue's `hold` (decision 0027, the leader's lock-delay
+// guard) is carried by its own tag with the same fields, so entries without
+// it keep the bytes (and the tags 21 and 22) they always had.
+TEST(CommandCodecTest, QueueHoldIsItsOwnTagAndEntriesWithoutItKeepTheirBytes) {
+  const SessionId session("s1");
+  struct Case {
+    CommandBody plain, held;
+    std::uint8_t plain_tag, held_tag;
+  };
+  const Case cases[] = {
+      {KvEnqueue{"k", "v", 7, session}, KvEnqueue{"k", "v", 7, session, true}, 21, 24},
+      {KvDequeue{"k", session}, KvDequeue{"k", session, true}, 22, 25},
+  };
+  for (const Case& c : cases) {
+    const std::string plain = Encode(Command{UnixMs(5), c.plain});
+    const std::string held = Encode(Command{UnixMs(5), c.held});
+    ASSERT_GT(plain.size(), 2u);
+    EXPECT_EQ(static_cast<std::uint8_t>(plain[1]), c.plain_tag);
+    EXPECT_EQ(static_cast<std::uint8_t>(held[1]), c.held_tag);
+    EXPECT_EQ(plain.substr(2), held.substr(2)) << "same fields, only the tag differs";
+    Result<Command> back = DecodeCommand(held);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_TRUE(back->body == c.held);
+    back = DecodeCommand(plain);
+    ASSERT_TRUE(back.ok());
+    EXPECT_TRUE(back->body == c.plain);
+    EXPECT_EQ(CommandName(Command{UnixMs(5), c.held}), CommandName(Command{UnixMs(5), c.plain}));
+  }
 }
 
 }  // namespace

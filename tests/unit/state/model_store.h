@@ -759,12 +759,12 @@ class ModelStore {
       r->error = "invalid session " + GoQuote(c.session.str());
       return;
     }
-    Settle(c.key, index, r);
+    if (!c.hold) Settle(c.key, index, r);  // hold: the leader's guard grants nothing
     const KvEntry* e = Find(c.key);
     const bool holder = e != nullptr && e->session == c.session;
     const bool free = e == nullptr || e->session.empty();
     r->check_ok = true;
-    if (holder || (free && queues.count(c.key) == 0 && !ActiveLockDelay(c.key))) {
+    if (holder || (free && queues.count(c.key) == 0 && !c.hold && !ActiveLockDelay(c.key))) {
       Lock(c.key, c.value, c.flags, c.session, index, &r->changed_keys);
       r->ok = true;
       r->check_fence = true;
@@ -794,7 +794,7 @@ class ModelStore {
   }
 
   void ApplyBody(const KvDequeue& c, LogIndex index, ModelResult* r) {
-    Settle(c.key, index, r);
+    if (!c.hold) Settle(c.key, index, r);
     if (auto q = queues.find(c.key); q != queues.end()) {
       for (auto w = q->second.begin(); w != q->second.end(); ++w) {
         if (w->session == c.session) {

@@ -174,6 +174,54 @@ TEST(StoreQueueTest, EnqueueDuringLockDelayWaitsEvenWithAnEmptyQueue) {
   EXPECT_EQ(d.Get("k")->session, b);
 }
 
+// A new leader whose LockDelayGuard (decision 0010) still holds a window
+// that the replicated clock says has passed stamps its enqueues and dequeues
+// with `hold`: they grant nothing, neither the head of the queue nor a free
+// key with an empty queue; its KvQueueGrant does, once its guard lets go.
+TEST(StoreQueueTest, HeldEnqueueAndDequeueGrantNothingPastTheReplicatedWindow) {
+  StoreDriver d;
+  SessionId slow = d.NewSession(5 * kSecond);
+  SessionId b = d.NewSession(), c = d.NewSession(), e = d.NewSession();
+  d.Acquire("k", slow);
+  d.Acquire("empty", slow);
+  d.Destroy(slow);
+  EXPECT_TRUE(Enqueue(d, "k", b).queued);
+  d.AdvanceMs(5000);  // past both windows in replicated time
+
+  ApplyResult rc = d.Apply(KvEnqueue{"k", "", 0, c, /*hold=*/true});
+  EXPECT_TRUE(rc.status.ok());
+  EXPECT_TRUE(rc.queued);
+  EXPECT_TRUE(rc.queue_events.empty());
+  EXPECT_TRUE(d.Get("k")->session.empty());
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{b, c}));
+
+  // A held dequeue leaves the queue without granting the head first.
+  ApplyResult dq = d.Apply(KvDequeue{"k", c, /*hold=*/true});
+  EXPECT_FALSE(dq.ok);
+  ASSERT_EQ(dq.queue_events.size(), 1u);
+  EXPECT_EQ(dq.queue_events[0].kind, QueueEvent::Kind::kLeft);
+  EXPECT_EQ(dq.queue_events[0].session, c);
+  EXPECT_TRUE(d.Get("k")->session.empty());
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{b}));
+
+  // A held enqueue on a free key with no queue waits instead of acquiring.
+  ApplyResult re = d.Apply(KvEnqueue{"empty", "", 0, e, /*hold=*/true});
+  EXPECT_FALSE(re.ok);
+  EXPECT_TRUE(re.queued);
+  EXPECT_TRUE(d.Get("empty")->session.empty());
+  EXPECT_EQ(Waiting(d, "empty"), (std::vector<SessionId>{e}));
+  // The holder's own held enqueue still answers true (nothing is granted).
+  d.Apply(KvQueueGrant{"empty"});
+  EXPECT_EQ(d.Get("empty")->session, e);
+  EXPECT_TRUE(d.Apply(KvEnqueue{"empty", "", 0, e, /*hold=*/true}).ok);
+
+  // The leader's grant, once its guard lets the key go.
+  ApplyResult g = d.Apply(KvQueueGrant{"k"});
+  ASSERT_EQ(g.queue_events.size(), 1u);
+  EXPECT_EQ(g.queue_events[0].session, b);
+  EXPECT_EQ(d.Get("k")->session, b);
+}
+
 TEST(StoreQueueTest, WaiterLeavesWhenItsSessionDiesOrItDequeues) {
   StoreDriver d;
   SessionId a = d.NewSession(), b = d.NewSession(), c = d.NewSession();

@@ -54,9 +54,11 @@ inline std::string Describe(const Command& c) {
              << "\" flags=" << b.flags << " cas=" << b.index;
         } else if constexpr (std::is_same_v<T, KvEnqueue>) {
           os << "key=\"" << EscapeBytes(b.key) << "\" value=\"" << EscapeBytes(b.value)
-             << "\" flags=" << b.flags << " session=\"" << b.session << "\"";
+             << "\" flags=" << b.flags << " session=\"" << b.session << "\""
+             << (b.hold ? " hold" : "");
         } else if constexpr (std::is_same_v<T, KvDequeue>) {
-          os << "key=\"" << EscapeBytes(b.key) << "\" session=\"" << b.session << "\"";
+          os << "key=\"" << EscapeBytes(b.key) << "\" session=\"" << b.session << "\""
+             << (b.hold ? " hold" : "");
         } else if constexpr (std::is_same_v<T, KvQueueGrant>) {
           os << "key=\"" << EscapeBytes(b.key) << "\"";
         } else if constexpr (std::is_same_v<T, KvAcquire> || std::is_same_v<T, KvRelease>) {
@@ -137,9 +139,9 @@ class CommandGenerator {
       std::string key = Key();
       const std::uint64_t kind = Uniform(10);
       if (kind < 5) {
-        c.body = KvEnqueue{key, Value(), Flags(), AcquireSession(m)};
+        c.body = KvEnqueue{key, Value(), Flags(), AcquireSession(m), /*hold=*/Chance(25)};
       } else if (kind < 8) {
-        c.body = KvDequeue{key, AcquireSession(m)};
+        c.body = KvDequeue{key, AcquireSession(m), /*hold=*/Chance(25)};
       } else {
         c.body = KvQueueGrant{key};
       }
