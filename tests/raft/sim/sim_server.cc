@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -110,6 +111,8 @@ int SimServer::FsmApply(struct raft_fsm* fsm, const struct raft_buffer* buf,
     return rv;
   }
   checkers.OnApplied(self->index_, *command, self->store_, invalidated, self->now());
+  // As Server after each apply: the leader times the queue grants.
+  self->CheckQueues(self->store_.TakeChanges());
   return 0;
 }
 
@@ -148,6 +151,7 @@ void SimServer::Propose(state::CommandBody body, ProposeDone done) {
     });
     return;
   }
+  duties_.HoldQueueGrant(&body, NowMono());
   state::Command command;
   command.now_ms = stamp;
   command.body = std::move(body);
@@ -308,6 +312,7 @@ void SimServer::OnLeadership(bool is_leader) {
   }
   std::vector<const state::Session*> sessions = store_.ListSessions();
   duties_.OnBecameLeader(NowMono(), store_);
+  for (const auto& [key, waiters] : store_.queues()) CheckQueue(key, 0);  // as Server
   cluster_->checkers().OnBecameLeader(index_, leader_term_, NowMono(), now(), sessions);
   reap_mark_ = store_.kv_index();
 }
@@ -322,6 +327,9 @@ void SimServer::RunDuePendingDuties() {
       cluster_->checkers().OnExpiryDecided(index_, leader_term_, session_id, mono, now());
       ExpireSession(session_id);
     }
+  }
+  if (next && *next <= mono) {
+    for (const std::string& key : duties_.DueQueueGrants(mono)) ProposeQueueGrant(key);
   }
   if (mono >= next_reap_ms_) {
     if (IsRaftLeader() && reported_leader_ && store_.tombstone_count() > 0 &&
@@ -355,6 +363,51 @@ void SimServer::ExpireSession(const state::SessionId& session_id) {
             }
             duties_.ExpiryFailed(session_id, NowMono());
           });
+}
+
+// As Server::CheckQueue: a key left free with waiters gets a KvQueueGrant
+// once its lock-delay window has passed, by the replicated clock and by this
+// leader's guard (decision 0027).
+void SimServer::CheckQueue(const std::string& key, DurationMs floor_ms) {
+  const UnixMs until = store_.LockDelayUntil(key);
+  const DurationMs remaining = until.ms() == 0 ? 0 : std::max<DurationMs>(until - NowWall(), 0);
+  duties_.CheckQueue(store_, key, NowMono(), std::max(remaining, floor_ms));
+}
+
+void SimServer::CheckQueues(const state::Changes& changes) {
+  if (!reported_leader_ || !IsRaftLeader()) return;
+  if (store_.queues().empty() && duties_.queue_grants_pending() == 0) return;
+  if (changes.everything) {
+    for (const auto& [key, waiters] : store_.queues()) CheckQueue(key, 0);
+    return;
+  }
+  std::vector<std::string> keys = changes.queues;
+  keys.insert(keys.end(), changes.keys.begin(), changes.keys.end());
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (const std::string& key : keys) {
+    if (store_.FindQueue(key) == nullptr && duties_.queue_grants_pending() == 0) continue;
+    CheckQueue(key, 0);
+  }
+}
+
+void SimServer::ProposeQueueGrant(const std::string& key) {
+  if (!IsRaftLeader() || store_.FindQueue(key) == nullptr) return;
+  cluster_->history().Add(
+      now(), fmt::format("n{} proposes kv-queue-grant {} (lock-delay passed)", index_, key));
+  Propose(state::KvQueueGrant{key}, [this, incarnation = *incarnation_,
+                                     key](Result<state::ApplyResult> result) {
+    if (*incarnation_ != incarnation || !reported_leader_ || !IsRaftLeader()) return;
+    if (!result.ok()) {
+      duties_.QueueGrantFailed(key, NowMono());
+    } else {
+      if (!result->queue_events.empty()) {
+        cluster_->history().Add(now(), fmt::format("n{} kv-queue-grant {} granted {}", index_, key,
+                                                   result->queue_events[0].session.str()));
+      }
+      CheckQueue(key, 10);  // Server::kQueueGrantFloorMs
+    }
+  });
 }
 
 void SimServer::ResetForRestart() {

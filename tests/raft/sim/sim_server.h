@@ -107,6 +107,10 @@ class SimServer {
 
   void OnLeadership(bool is_leader);
   void ExpireSession(const state::SessionId& session_id);
+  // As Server::CheckQueue / CheckQueues / ProposeQueueGrant (decision 0027).
+  void CheckQueue(const std::string& key, DurationMs floor_ms);
+  void CheckQueues(const state::Changes& changes);
+  void ProposeQueueGrant(const std::string& key);
   void IssueLeadershipBarrier(std::uint64_t term);
   void Post(std::function<void()> callback);
   RealMs now() const;

@@ -166,9 +166,10 @@ state::CommandBody Workload::QueueOp(Client& client) {
   const auto& locks = options_.lock_keys;
   const std::string& key = locks[queue_rng_.Index(static_cast<unsigned>(locks.size()))];
   const unsigned kind = queue_rng_.Index(20);
-  if (kind < 12) return state::KvEnqueue{key, Value(client), 0, client.session};
-  if (kind < 17) return state::KvDequeue{key, client.session};
-  return state::KvQueueGrant{key};
+  // The grant after a lock-delay window is the leader's duty (SimServer, as
+  // Server); the same draw keeps the stream, clients only enqueue and dequeue.
+  if (kind < 14) return state::KvEnqueue{key, Value(client), 0, client.session};
+  return state::KvDequeue{key, client.session};
 }
 
 state::CommandBody Workload::TxnOp(Client& client) {

@@ -42,9 +42,9 @@ struct WorkloadOptions {
   // was before ACLs existed.
   unsigned acl_percent = 0;
   // Percent of a session holder's requests that use the fair acquire's
-  // queue (decision 0027): enqueue, give up (dequeue), or the grant a
-  // leader proposes once a lock-delay window has passed (KvQueueGrant; the
-  // workload stands in for that leader duty). 0 keeps every seed as it was.
+  // queue (decision 0027): enqueue or give up (dequeue). The grant after a
+  // lock-delay window is the leader's duty, proposed by SimServer as by
+  // Server (LeaderDuties::DueQueueGrants). 0 keeps every seed as it was.
   unsigned queue_percent = 0;
 };
 
