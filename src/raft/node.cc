@@ -233,6 +233,8 @@ Status Node::Impl::OpenIo() {
   // Outermost, so that the time covers the whole write the guard passes on.
   original_io_append_ = raft_io_.append;
   raft_io_.append = &Impl::WrappedIoAppend;
+  original_io_send_ = raft_io_.send;
+  raft_io_.send = &Impl::WrappedIoSend;
 
   // raft_init probes the file system (O_DIRECT, AIO): tens of ms.
   rv = raft_init(&raft_, &raft_io_, fsm_.fsm(), options_.id, options_.address.c_str());
@@ -395,6 +397,17 @@ int Node::Impl::WrappedIoAppend(struct raft_io* io, struct raft_io_append* req,
     pending_appends.erase(req);
   }
   return rv;
+}
+
+int Node::Impl::WrappedIoSend(struct raft_io* io, struct raft_io_send* req,
+                              const struct raft_message* message, raft_io_send_cb cb) noexcept {
+  auto* self = static_cast<Impl*>(static_cast<struct raft*>(io->data)->data);
+  // replication.c sendAppendEntriesResult: a write that completes on a
+  // follower that has no leader (libraft's own conversions leave it without
+  // one; so does ForgetLostLeader). The caller frees req; the leader, if
+  // any, sends again.
+  if (message->server_id == 0 || message->server_address == nullptr) return RAFT_NOCONNECTION;
+  return self->original_io_send_(io, req, message, cb);
 }
 
 void Node::Impl::IoAppended(struct raft_io_append* req, int status) noexcept {
@@ -583,6 +596,8 @@ std::vector<ServerProgress> Node::Replication() const {
 std::vector<PeerAdvert> Node::PeerAdverts() const {
   return impl_->transport_ ? impl_->transport_->Adverts() : std::vector<PeerAdvert>();
 }
+
+std::uint64_t Node::leaders_forgotten() const { return impl_->leaders_forgotten_; }
 
 TransportCounters Node::transport_counters() const {
   return impl_->transport_ ? impl_->transport_->counters() : TransportCounters();

@@ -145,6 +145,9 @@ class Node final : public Consensus {
   // What each authenticated peer said about itself in its latest handshake.
   std::vector<PeerAdvert> PeerAdverts() const override;
   TransportCounters transport_counters() const override;
+  // Times this follower forgot its leader because that leader's raft
+  // connections all closed (decision 0031; logged as "forgot leader").
+  std::uint64_t leaders_forgotten() const;
   void SetRaftTls(std::shared_ptr<const tls::Context> accept,
                   std::shared_ptr<const tls::Context> dial) override;
   // The raft port actually bound (tests that listen on port 0).

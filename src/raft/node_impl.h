@@ -108,6 +108,11 @@ struct Node::Impl {
                              const struct raft_entry entries[], unsigned n,
                              raft_io_append_cb cb) noexcept;
   static void IoAppended(struct raft_io_append* req, int status) noexcept;
+  // The io.send wrapper drops a message to no server (id 0): libraft 0.15
+  // sends a follower's late AppendEntries result to the leader it knows
+  // then, which may be none, and raft_uv would crash on the address.
+  static int WrappedIoSend(struct raft_io* io, struct raft_io_send* req,
+                           const struct raft_message* message, raft_io_send_cb cb) noexcept;
   static void IoClosedOnce(struct raft_io* io);
   static void RaftClosed(struct raft* r);
 
@@ -131,6 +136,10 @@ struct Node::Impl {
   void AfterTurn();
   void PollLeadership();
   void PollLastContact();
+  // A follower whose leader's raft links all closed (Transport::LinkLost)
+  // forgets that leader and brings its election timer forward; one that
+  // knows a leader again gets libraft's own timeout back (decision 0031).
+  void ForgetLostLeader();
   // Libraft unavailable, or a log write failed: report once (on_broken).
   void CheckLiveness();
   void MarkBroken(Status why);
@@ -184,6 +193,8 @@ struct Node::Impl {
   void (*original_io_close_)(struct raft_io*, raft_io_close_cb) = nullptr;
   int (*original_io_append_)(struct raft_io*, struct raft_io_append*, const struct raft_entry[],
                              unsigned, raft_io_append_cb) = nullptr;
+  int (*original_io_send_)(struct raft_io*, struct raft_io_send*, const struct raft_message*,
+                           raft_io_send_cb) = nullptr;
   Histogram* append_histogram_ = nullptr;
   raft_io_close_cb raft_io_close_cb_ = nullptr;
   bool io_close_fired_ = false;
@@ -224,6 +235,11 @@ struct Node::Impl {
   // Last contact with a leader, in libuv time (ms, monotonic; what libraft's
   // io->time returns). See LastContactMs in node.cc.
   std::uint64_t last_contact_uv_ms_ = 0;
+
+  // ForgetLostLeader: leaders forgotten because their links closed, and
+  // whether the follower's election timeout is the shortened one.
+  std::uint64_t leaders_forgotten_ = 0;
+  bool election_timer_shortened_ = false;
 };
 
 }  // namespace tenure::raft

@@ -332,6 +332,7 @@ void Node::Impl::BarrierDone(struct raft_barrier* req, int status) noexcept {
 }
 
 void Node::Impl::AfterTurn() {
+  ForgetLostLeader();
   PollLeadership();
   PollLastContact();
   CheckLiveness();
@@ -383,6 +384,75 @@ void Node::Impl::PollLeadership() {
     reported_leader_ = true;
     if (on_leadership_) on_leadership_(true);
   }
+}
+
+// libraft 0.15 refuses every vote and pre-vote while the follower has a
+// leader (recv_request_vote.c: has_leader), however long ago it heard from
+// it; only its own election timer, drawn in [T, 2T) from the last message,
+// clears that (by making it a candidate). With pre-vote on, after a leader
+// dies the survivors elect no one until the LATER of their timers fires.
+// When the transport says every raft connection with the leader closed
+// under us (Transport::LinkLost: a killed process's kernel closes its
+// sockets at once), the follower forgets the leader the way libraft does on
+// a conversion (convert.c, convertClearFollower: id 0, address freed with
+// raft_free), so it grants a survivor's pre-vote and vote at once, and
+// brings its election timer forward to fire within [T/2, T) from now, never
+// later than it would have. The window starts at T/2 so that a leader that
+// is alive (its connections closed by a network blip or a restart of its
+// transport) reconnects and reasserts itself first (libraft redials after
+// kConnectRetryDelayMs, then sends a heartbeat every heartbeat timeout);
+// its width keeps two survivors from campaigning at the same instant.
+//
+// Safety does not depend on any of this: a follower without a leader is a
+// state libraft itself creates, a vote is still granted only by raft's
+// rules (term, log up to date, one vote a term, persisted), and timers only
+// decide when. A leader that is alive is learned again from its next
+// AppendEntries (recvUpdateLeader); pre-vote keeps a follower that
+// campaigns meanwhile from raising the term unless a majority has also lost
+// the leader. Runs after uv_run, outside libraft's stack, on the loop
+// thread that also runs the transport (decision 0031).
+void Node::Impl::ForgetLostLeader() {
+  if (phase_ != Phase::kRunning) return;
+  if (raft_.state != RAFT_FOLLOWER) {
+    election_timer_shortened_ = false;  // a conversion drew a new timeout
+    return;
+  }
+  const raft_id leader = raft_.follower_state.current_leader.id;
+  if (leader == 0) return;
+  const unsigned timeout = raft_.election_timeout;
+  std::string why;
+  if (!transport_ || !transport_->LinkLost(leader, &why)) {
+    if (election_timer_shortened_) {
+      // A leader again: the timeout libraft draws (election.c, electionResetTimer).
+      election_timer_shortened_ = false;
+      raft_.follower_state.randomized_election_timeout = static_cast<unsigned>(
+          raft_io_.random(&raft_io_, static_cast<int>(timeout), 2 * static_cast<int>(timeout)));
+    }
+    return;
+  }
+  raft_free(raft_.follower_state.current_leader.address);
+  raft_.follower_state.current_leader.address = nullptr;
+  raft_.follower_state.current_leader.id = 0;
+  ++leaders_forgotten_;
+  const raft_time now = raft_io_.time(&raft_io_);
+  const raft_time elapsed = now > raft_.election_timer_start ? now - raft_.election_timer_start : 0;
+  const raft_time soon =
+      elapsed + static_cast<raft_time>(raft_io_.random(&raft_io_, static_cast<int>(timeout / 2),
+                                                       static_cast<int>(timeout)));
+  unsigned& randomized = raft_.follower_state.randomized_election_timeout;
+  if (soon < randomized) {
+    randomized = static_cast<unsigned>(soon);
+    election_timer_shortened_ = true;
+  }
+  const raft_time due = randomized > elapsed ? randomized - elapsed : 0;
+  log::Info("raft",
+            fmt::format("node {} forgot leader {} of term {}: {}; election timer due in {} ms",
+                        options_.id, leader, raft_.current_term, why, due),
+            {log::Num("node_id", static_cast<unsigned long long>(options_.id)),
+             log::Num("leader_id", static_cast<unsigned long long>(leader)),
+             log::Num("term", static_cast<unsigned long long>(raft_.current_term)),
+             log::Num("election_due_ms", static_cast<unsigned long long>(due)),
+             {"reason", why}});
 }
 
 void Node::Impl::PollLastContact() {

@@ -287,6 +287,7 @@ void Transport::Impl::HandshakeDone(const std::shared_ptr<Incoming>& connection)
                                             wire::DefaultGateLimits(options.election_timeout_ms));
   links.push_back(link);
   ++counters.links_open;
+  lost.erase(hello.id);
   adverts[hello.id] = {hello.id, hello.raft_address, hello.node_name, hello.http_address};
   connection->Close();  // the socket moved to the link; this only drops the handshake state
   PostToRaft([self = this, id = hello.id, address = hello.raft_address, pipe] {
@@ -350,6 +351,15 @@ void Transport::Impl::NoteDialFailure(std::uint64_t id, const std::string& addre
   state.failing = true;
 }
 
+void Transport::Impl::NotePeerGone(std::uint64_t id, const std::string& why) {
+  if (raft_closing || id == 0) return;
+  for (const auto& link : links) {
+    if (!link->closed() && link->peer_id() == id) return;  // it still talks to us
+  }
+  if (lost.emplace(id, why).second) ++counters.peers_lost;
+  if (hooks.poke) hooks.poke();  // the node looks after the next uv_run
+}
+
 void Transport::Impl::NoteDialSuccess(std::uint64_t id, const std::string& address) {
   DialState& state = dial_state[id];
   if (state.failing) log::Info("raft", fmt::format("reached server {} at {}", id, address));
@@ -396,6 +406,13 @@ MonoMs Transport::SinceHeardMs(std::uint64_t id) const {
   auto it = impl_->heard_ms.find(id);
   if (it == impl_->heard_ms.end()) return -1;
   return std::max<MonoMs>(0, TransportNowMs() - it->second);
+}
+
+bool Transport::LinkLost(std::uint64_t id, std::string* why) const {
+  auto it = impl_->lost.find(id);
+  if (it == impl_->lost.end()) return false;
+  if (why != nullptr) *why = it->second;
+  return true;
 }
 
 void Transport::Join(const std::string& address,

@@ -70,6 +70,7 @@ struct TransportCounters {
   std::uint64_t links_cut = 0;           // raft connections closed for a bad message or a stall
   std::uint64_t votes_dropped = 0;       // RequestVotes over the rate
   std::uint64_t links_open = 0;
+  std::uint64_t peers_lost = 0;  // times a peer's last raft link closed under us (LinkLost)
 };
 
 class Transport {
@@ -107,6 +108,13 @@ class Transport {
   // Milliseconds since a raft message from server `id` last passed the gate
   // (any inbound connection of it); -1 if none since this transport started.
   MonoMs SinceHeardMs(std::uint64_t id) const;
+  // True while server `id` counts as gone: its last inbound raft connection
+  // ended from its side (EOF, reset), its TLS end of an outbound one did, or
+  // a dial to it failed to connect (refused), with no inbound connection of
+  // it open; until it opens a new one. A process killed with -9 gets there
+  // at once (its kernel closes its sockets). `why` gets what happened.
+  // The node forgets a leader that is gone (decision 0031).
+  bool LinkLost(std::uint64_t id, std::string* why = nullptr) const;
 
   // Asks the server at raft `address` to add this one (purpose join).
   void Join(const std::string& address, std::function<void(Result<wire::JoinAnswer>)> done);

@@ -80,6 +80,9 @@ struct Transport::Impl : std::enable_shared_from_this<Transport::Impl> {
   std::string AdmitRaft(const wire::Hello& hello);
   void NoteDialFailure(std::uint64_t id, const std::string& address, const std::string& why);
   void NoteDialSuccess(std::uint64_t id, const std::string& address);
+  // A connection with server `id` ended from its side or could not be made
+  // (`why`): it is lost unless an inbound connection of it is still open.
+  void NotePeerGone(std::uint64_t id, const std::string& why);
 
   asio::io_context& io;
   uv_loop_t* loop;
@@ -106,6 +109,8 @@ struct Transport::Impl : std::enable_shared_from_this<Transport::Impl> {
   TransportCounters counters;
   // When (TransportNowMs) each peer's latest raft bytes passed the gate.
   std::map<std::uint64_t, MonoMs> heard_ms;
+  // Peers that count as gone (Transport::LinkLost), with what happened.
+  std::map<std::uint64_t, std::string> lost;
 
   // Dial failures per peer: logged when the reason changes, or once a minute.
   struct DialState {

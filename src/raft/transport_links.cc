@@ -228,6 +228,10 @@ void InboundLink::Read() {
         if (self->closed_) return;
         if (ec) {
           self->Close(PeerHungUp(ec) ? std::string() : "read: " + ec.message());
+          if (auto owner = self->owner_.lock()) {
+            owner->NotePeerGone(self->peer_id_,
+                                "its connection to this server ended: " + ec.message());
+          }
           return;
         }
         self->Process(std::string_view(self->buffer_.get(), n));
@@ -346,6 +350,10 @@ void Outgoing::Connect() {
     if (self->finished_) return;
     if (ec) {
       self->Fail("connect: " + ec.message());
+      auto owner = self->owner_.lock();
+      if (owner && self->purpose_ == wire::Purpose::kRaft && ec != asio::error::operation_aborted) {
+        owner->NotePeerGone(self->peer_id_, "connecting to it failed: " + ec.message());
+      }
       return;
     }
     self->SecureThenHandshake();
@@ -627,6 +635,10 @@ void OutboundLink::ReadNetwork() {
         if (self->closed_) return;
         if (ec) {
           self->Close(PeerHungUp(ec) ? std::string() : "read: " + ec.message());
+          if (auto owner = self->owner_.lock()) {
+            owner->NotePeerGone(self->peer_id_,
+                                "this server's connection to it ended: " + ec.message());
+          }
           return;
         }
         self->ReadNetwork();  // raft peers never answer on this connection

@@ -214,6 +214,16 @@ class PartitionProxy:
         for link in dead:
             link.close()
 
+    def reset(self, a, b):
+        """Closes the connections open between members `a` and `b` (both
+        directions) without blocking new ones: both ends see their sockets
+        close, as after a network blip or a restart of a peer's transport."""
+        with self.lock:
+            doomed = [link for link in self.links if {link.src, link.dst} == {a, b}]
+        for link in doomed:
+            link.close()
+        return len(doomed)
+
     def close(self):
         self.closing = True
         for listener in self.listeners:
