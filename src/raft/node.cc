@@ -600,7 +600,10 @@ std::vector<PeerAdvert> Node::PeerAdverts() const {
 std::uint64_t Node::leaders_forgotten() const { return impl_->leaders_forgotten_; }
 
 TransportCounters Node::transport_counters() const {
-  return impl_->transport_ ? impl_->transport_->counters() : TransportCounters();
+  TransportCounters counters =
+      impl_->transport_ ? impl_->transport_->counters() : TransportCounters();
+  counters.leaders_forgotten = impl_->leaders_forgotten_;
+  return counters;
 }
 
 void Node::SetRaftTls(std::shared_ptr<const tls::Context> accept,

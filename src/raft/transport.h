@@ -71,6 +71,9 @@ struct TransportCounters {
   std::uint64_t votes_dropped = 0;       // RequestVotes over the rate
   std::uint64_t links_open = 0;
   std::uint64_t peers_lost = 0;  // times a peer's last raft link closed under us (LinkLost)
+  // Filled by Node, not the transport: times this follower forgot its leader
+  // because that leader's raft connections all closed (decision 0031).
+  std::uint64_t leaders_forgotten = 0;
 };
 
 class Transport {

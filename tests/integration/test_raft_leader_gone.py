@@ -31,6 +31,15 @@ from tenure_testlib import Cluster, poll_until
 STABLE_WATCH_S = 6.0
 
 
+def forgotten_metric(member):
+    """tenure_raft_leaders_forgotten_total from the member's /metrics."""
+    resp = member.request("GET", "/metrics")
+    match = re.search(r"^tenure_raft_leaders_forgotten_total (\S+)$", resp.body.decode(), re.M)
+    if match is None:
+        raise AssertionError("no tenure_raft_leaders_forgotten_total in /metrics")
+    return float(match.group(1))
+
+
 def forgot_lines(member, leader_id):
     pattern = re.compile(rf"node \d+ forgot leader {leader_id} of term (\d+): (.*); election timer")
     return [m for m in (pattern.search(line) for line in member.log().splitlines()) if m]
@@ -108,6 +117,9 @@ class LeaderGoneTest(unittest.TestCase):
                                     "the new leader won before it forgot the old one")
             self.assertTrue(poll_until(lambda: write_through(new_leader, "after"), timeout=10.0,
                                        message="no write through the new leader"))
+            # The metric counts what the log says (docs/metrics.md).
+            for member in survivors:
+                self.assertGreaterEqual(forgotten_metric(member), 1, member.log_tail())
 
     def test_closing_one_followers_links_keeps_the_leader(self):
         proxy = PartitionProxy()

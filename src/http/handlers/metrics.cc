@@ -90,6 +90,10 @@ Families Collect(const server::Server& server, const HttpMetrics& http) {
             static_cast<double>(m.leadership_gained), {{"change", "gained"}});
   f.Counter("tenure_raft_leadership_changes_total", changes, static_cast<double>(m.leadership_lost),
             {{"change", "lost"}});
+  f.Counter("tenure_raft_leaders_forgotten_total",
+            "Times this follower forgot its leader because that leader's raft connections all "
+            "closed, and so could vote for a new one at once.",
+            static_cast<double>(health.transport.leaders_forgotten));
   f.Counter("tenure_raft_restarts_total", "Raft instances restarted after breaking.",
             static_cast<double>(health.restarts));
   f.Counter("tenure_raft_proposals_committed_total",

@@ -147,6 +147,7 @@ void Api::AgentSelf(const CallPtr& call) {
           {"last_failure", health.last_failure},
           {"transport_handshakes_refused", std::to_string(health.transport.handshakes_refused)},
           {"transport_connections_cut", std::to_string(health.transport.links_cut)},
+          {"leaders_forgotten", std::to_string(health.transport.leaders_forgotten)},
           {"transport_votes_dropped", std::to_string(health.transport.votes_dropped)}}},
         {"tenure",
          {{"sessions", std::to_string(server_.store().session_count())},
