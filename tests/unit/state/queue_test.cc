@@ -362,8 +362,8 @@ TEST(StoreQueueTest, DequeueAfterTheGrantAnswersTrueWithTheToken) {
   Enqueue(d, "k", b);
   d.Release("k", a);
   const LogIndex grant = d.last_index();
-  // b's wait timed out on some server before it saw the grant: the dequeue's
-  // apply says b holds the key.
+  // b's client hung up before its server saw the grant: the dequeue's apply
+  // says b holds the key.
   ApplyResult dq = d.Apply(KvDequeue{"k", b});
   EXPECT_TRUE(dq.ok);
   EXPECT_EQ(dq.fence, grant);
