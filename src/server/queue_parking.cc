@@ -17,7 +17,8 @@ struct QueueParking::Parked {
   boost::asio::steady_timer timer;
 };
 
-QueueParking::QueueParking(boost::asio::io_context& io) : io_(io) {}
+QueueParking::QueueParking(boost::asio::io_context& io, const state::Store& store)
+    : io_(io), store_(store) {}
 
 QueueParking::~QueueParking() {
   for (auto& [id, parked] : parked_) parked->timer.cancel();
@@ -48,7 +49,9 @@ std::uint64_t QueueParking::Park(std::string key, state::SessionId session, Mono
   parked->timer.expires_after(std::chrono::milliseconds(std::max<MonoMs>(wait_ms, 0)));
   parked->timer.async_wait([this, id](const boost::system::error_code& ec) {
     if (ec) return;  // cancelled: answered, forgotten, or this object is going away
-    Finish(id, Answer{Outcome::kTimedOut, LogIndex()});
+    auto it = parked_.find(id);
+    if (it == parked_.end()) return;
+    Finish(id, TimedOut(*it->second));
   });
   by_key_[parked->key].push_back(id);
   parked_.emplace(id, std::move(parked));
@@ -67,6 +70,20 @@ bool QueueParking::Cancel(std::uint64_t id) {
     if (ids->second.empty()) by_key_.erase(ids);
   }
   return true;
+}
+
+std::size_t QueueParking::CountParked(std::string_view key, const state::SessionId& session) const {
+  auto ids = by_key_.find(std::string(key));
+  if (ids == by_key_.end()) return 0;
+  return static_cast<std::size_t>(
+      std::count_if(ids->second.begin(), ids->second.end(),
+                    [&](std::uint64_t id) { return parked_.at(id)->session == session; }));
+}
+
+QueueParking::Answer QueueParking::TimedOut(const Parked& parked) const {
+  // Granted or gone in an apply not yet notified: that is the answer.
+  if (std::optional<Answer> decided = Check(store_, parked.key, parked.session)) return *decided;
+  return Answer{Outcome::kTimedOut, LogIndex(), store_.QueuePosition(parked.key, parked.session)};
 }
 
 void QueueParking::Finish(std::uint64_t id, Answer answer) {
@@ -106,7 +123,11 @@ void QueueParking::Flush() {
   ids.reserve(parked_.size());
   for (const auto& [id, parked] : parked_) ids.push_back(id);
   std::sort(ids.begin(), ids.end());
-  for (std::uint64_t id : ids) Finish(id, Answer{Outcome::kFlushed, LogIndex()});
+  for (std::uint64_t id : ids) {
+    Answer answer{Outcome::kFlushed, LogIndex(),
+                  store_.QueuePosition(parked_.at(id)->key, parked_.at(id)->session)};
+    Finish(id, answer);
+  }
 }
 
 }  // namespace tenure::server

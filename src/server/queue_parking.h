@@ -31,16 +31,21 @@ class QueueParking {
   enum class Outcome : std::uint8_t {
     kGranted,   // the session holds the key (fence: its token)
     kLeft,      // the session is no longer in the key's queue and does not hold it
-    kTimedOut,  // the wait ran out; the caller proposes the dequeue
+    kTimedOut,  // the wait ran out; the session keeps its place (position)
     kFlushed,   // shutdown or leadership lost; the caller answers 500
   };
   struct Answer {
     Outcome outcome = Outcome::kGranted;
     LogIndex fence;
+    // kTimedOut, kFlushed: the session's place in the key's queue when
+    // answered, 1 for the head; 0 if it no longer waits there.
+    std::size_t position = 0;
   };
   using Done = std::function<void(Answer)>;
 
-  explicit QueueParking(boost::asio::io_context& io);
+  // `store` is the server's: a wait that runs out reads the session's place
+  // from it (the session keeps that place: nothing is proposed).
+  QueueParking(boost::asio::io_context& io, const state::Store& store);
   ~QueueParking();
 
   // What the Store says now about `session` waiting for `key`: granted,
@@ -55,6 +60,9 @@ class QueueParking {
   // Forgets a parked request without answering (its client hung up). False
   // if it was no longer parked (already answered).
   bool Cancel(std::uint64_t id);
+  // How many requests of `session` for `key` are parked here. A hung-up
+  // request leaves the queue only when this is 0 after its Cancel.
+  std::size_t CountParked(std::string_view key, const state::SessionId& session) const;
   // After applies: answers the parked requests of the keys whose queue
   // changed (every one when the whole state was replaced).
   void Notify(const state::Store& store, const state::Changes& changes);
@@ -65,8 +73,12 @@ class QueueParking {
  private:
   struct Parked;
   void Finish(std::uint64_t id, Answer answer);
+  // The answer when the wait ran out: kTimedOut with the session's place,
+  // nothing proposed (the session keeps it).
+  Answer TimedOut(const Parked& parked) const;
 
   boost::asio::io_context& io_;
+  const state::Store& store_;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, std::unique_ptr<Parked>> parked_;
   std::unordered_map<std::string, std::vector<std::uint64_t>> by_key_;

@@ -46,7 +46,7 @@ Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions op
   options_.raft.node_name = options_.node_name;
   options_.raft.http_address = options_.http_address;
   waiters_ = std::make_unique<Waiters>(io_, clock_, [this](const Watch& w) { return IndexOf(w); });
-  queue_parking_ = std::make_unique<QueueParking>(io_);
+  queue_parking_ = std::make_unique<QueueParking>(io_, store_);
   metrics_.enabled = options_.metrics_enabled;
   if (metrics_.enabled) waiters_->set_wake_histogram(&metrics_.blocking_wake_seconds);
   MakeNode();

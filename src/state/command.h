@@ -46,7 +46,9 @@ struct KvAcquire {
   bool operator==(const KvAcquire&) const = default;
 };
 
-// PUT ?release=<session>.
+// PUT ?release=<session>. By a session that waits in the key's fair-acquire
+// queue and does not hold the key: it leaves the queue, true, nothing else
+// written (decision 0027's addendum).
 struct KvRelease {
   std::string key;
   std::string value;
@@ -149,9 +151,10 @@ struct KvEnqueue {
   bool operator==(const KvEnqueue&) const = default;
 };
 
-// A parked waiter gave up (its wait ran out, it hung up): the session leaves
-// the key's queue. Its outcome says whether the session holds the key after
-// all (a grant applied first).
+// A parked waiter's client hung up (and no other request of its session for
+// the key is parked there): the session leaves the key's queue. Its outcome
+// says whether the session holds the key after all (a grant applied first).
+// A wait that runs out proposes nothing (decision 0027's addendum).
 struct KvDequeue {
   std::string key;
   SessionId session;

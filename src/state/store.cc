@@ -47,7 +47,13 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
           }
         } else if constexpr (std::is_same_v<T, KvRelease>) {
           outcome = ReleaseKv(c.key, c.value, c.flags, c.session, index);
-          if (outcome.error.ok() && outcome.ok) SettleQueue(c.key, index, &result);
+          if (outcome.error.ok() && outcome.ok) {
+            SettleQueue(c.key, index, &result);
+          } else if (outcome.error.ok() && LeaveQueue(c.key, c.session, index, &result)) {
+            // A waiter's release gives up its place (decision 0027's
+            // addendum): true, the key and the rest of the queue untouched.
+            outcome.ok = true;
+          }
         } else if constexpr (std::is_same_v<T, KvDelete>) {
           if (c.has_cas) {
             outcome.ok = DeleteKvCas(c.key, c.index, index);

@@ -137,6 +137,8 @@ class Store {
   static constexpr std::size_t kQueueWaitersMax = 100'000;
   // The waiters of `key`, head first; nullptr if none wait.
   const std::deque<QueueWaiter>* FindQueue(std::string_view key) const;
+  // `session`'s place in `key`'s queue, 1 for the head; 0 if it does not wait.
+  std::size_t QueuePosition(std::string_view key, const SessionId& session) const;
   const std::map<std::string, std::deque<QueueWaiter>, std::less<>>& queues() const {
     return queues_;
   }
@@ -266,6 +268,12 @@ class Store {
   void DropQueuesUnder(std::string_view prefix, LogIndex index, ApplyResult* result);
   // Removes `session` from every queue it waits in (it was destroyed).
   void DropSessionWaits(const SessionId& session, LogIndex index, ApplyResult* result);
+  // Removes `session` from `key`'s queue (a dequeue, a release or txn unlock
+  // by a waiter); false if it did not wait there. Grants nothing.
+  bool LeaveQueue(const std::string& key, const SessionId& session, LogIndex index,
+                  ApplyResult* result);
+  // True if `session` waits in `key`'s queue.
+  bool IsQueued(std::string_view key, const SessionId& session) const;
   // True if waiters exist that `session` (not the holder) would jump.
   bool QueueBlocks(std::string_view key, const SessionId& session) const;
   void TouchQueue(const std::string& key, LogIndex index);

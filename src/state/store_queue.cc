@@ -20,6 +20,20 @@ const std::deque<QueueWaiter>* Store::FindQueue(std::string_view key) const {
   return it == queues_.end() ? nullptr : &it->second;
 }
 
+std::size_t Store::QueuePosition(std::string_view key, const SessionId& session) const {
+  const std::deque<QueueWaiter>* queue = FindQueue(key);
+  if (queue == nullptr || session.empty()) return 0;
+  for (std::size_t i = 0; i < queue->size(); ++i) {
+    if ((*queue)[i].session == session) return i + 1;
+  }
+  return 0;
+}
+
+bool Store::IsQueued(std::string_view key, const SessionId& session) const {
+  auto keys = queued_.find(session);
+  return keys != queued_.end() && keys->second.count(std::string(key)) != 0;
+}
+
 void Store::TouchQueue(const std::string& key, LogIndex index) {
   queues_index_ = index;
   changes_.queues.push_back(key);
@@ -89,21 +103,7 @@ void Store::ApplyEnqueue(const KvEnqueue& c, LogIndex index, ApplyResult* result
 
 void Store::ApplyDequeue(const KvDequeue& c, LogIndex index, ApplyResult* result) {
   if (!c.hold) SettleQueue(c.key, index, result);
-  if (auto queue = queues_.find(c.key); queue != queues_.end()) {
-    auto& waiters = queue->second;
-    auto it = std::find_if(waiters.begin(), waiters.end(),
-                           [&](const QueueWaiter& w) { return w.session == c.session; });
-    if (it != waiters.end()) {
-      waiters.erase(it);
-      if (waiters.empty()) queues_.erase(queue);
-      auto keys = queued_.find(c.session);
-      keys->second.erase(c.key);
-      if (keys->second.empty()) queued_.erase(keys);
-      --queue_waiters_;
-      TouchQueue(c.key, index);
-      result->queue_events.push_back({c.key, c.session, QueueEvent::Kind::kLeft, LogIndex()});
-    }
-  }
+  LeaveQueue(c.key, c.session, index, result);
   // The answer to the waiter that gave up: whether it holds the key after all.
   const KvEntry* entry = FindKv(c.key);
   if (entry != nullptr && !c.session.empty() && entry->session == c.session) {
@@ -111,6 +111,25 @@ void Store::ApplyDequeue(const KvDequeue& c, LogIndex index, ApplyResult* result
   } else {
     result->ok = false;
   }
+}
+
+bool Store::LeaveQueue(const std::string& key, const SessionId& session, LogIndex index,
+                       ApplyResult* result) {
+  auto queue = queues_.find(key);
+  if (queue == queues_.end()) return false;
+  auto& waiters = queue->second;
+  auto it = std::find_if(waiters.begin(), waiters.end(),
+                         [&](const QueueWaiter& w) { return w.session == session; });
+  if (it == waiters.end()) return false;
+  waiters.erase(it);
+  if (waiters.empty()) queues_.erase(queue);
+  auto keys = queued_.find(session);
+  keys->second.erase(key);
+  if (keys->second.empty()) queued_.erase(keys);
+  --queue_waiters_;
+  TouchQueue(key, index);
+  result->queue_events.push_back({key, session, QueueEvent::Kind::kLeft, LogIndex()});
+  return true;
 }
 
 void Store::SettleQueue(const std::string& key, LogIndex index, ApplyResult* result) {

@@ -119,13 +119,16 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
   const std::size_t changes_before = changes_.keys.size();
   const std::size_t holder_changes_before = holder_changes_.size();
   // What the txn does to queues, done once it cannot roll back any more: a
-  // delete drops the key's queue, an unlock hands the key to its head.
+  // delete drops the key's queue, an unlock hands the key to its head, a
+  // waiter's unlock leaves the queue (first, so that an unlock by the holder
+  // in the same txn does not hand the key to a waiter that is leaving).
   struct QueueAction {
     bool drop = false;
     bool tree = false;
     std::string key;
   };
   std::vector<QueueAction> queue_actions;
+  std::vector<std::pair<std::string, SessionId>> queue_leaves;
 
   for (std::size_t i = 0; i < c.ops.size(); ++i) {
     const TxnOp& op = c.ops[i];
@@ -160,7 +163,19 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
       case TxnVerb::kUnlock:
         outcome = ReleaseKv(op.key, op.value, op.flags, op.session, index);
         failure = consul::TxnUnlockNotHeld(op.key);
-        if (outcome.error.ok() && outcome.ok) queue_actions.push_back({false, false, op.key});
+        if (outcome.error.ok() && outcome.ok) {
+          queue_actions.push_back({false, false, op.key});
+        } else if (outcome.error.ok() && IsQueued(op.key, op.session)) {
+          // A waiter gives up its place (decision 0027's addendum): the op
+          // succeeds, writes nothing, and reports the key as it stands (an
+          // empty entry if a delete left only its queue).
+          queue_leaves.emplace_back(op.key, op.session);
+          const KvEntry* entry = FindKv(op.key);
+          KvEntry shown;
+          shown.key = op.key;
+          txn.results.push_back({entry != nullptr ? *entry : shown, false});
+          continue;
+        }
         break;
       case TxnVerb::kDelete:
         DeleteEntry(op.key, index);
@@ -196,6 +211,7 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
   journal_ = nullptr;
 
   if (txn.ok()) {
+    for (const auto& [key, session] : queue_leaves) LeaveQueue(key, session, index, result);
     for (const QueueAction& a : queue_actions) {
       if (!a.drop) {
         SettleQueue(a.key, index, result);

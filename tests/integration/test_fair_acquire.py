@@ -3,7 +3,9 @@
 PUT /v1/kv/<key>?acquire=<session>&queue[&wait=<dur>] parks the request in the
 key's FIFO queue; the apply that frees the key hands it to the head and
 answers that request alone, with a new fencing token (X-Tenure-Fence).
-GET /v1/tenure/queue/<key> lists the waiters, head first.
+GET /v1/tenure/queue/<key> lists the waiters, head first. A wait that runs out
+answers false with X-Tenure-Queue-Position and the session keeps its place;
+?release (or a txn unlock) by a waiter leaves the queue.
 
 Every wait is a poll with a deadline (tenure_testlib.poll_until) or a join
 with a timeout; nothing sleeps and hopes.
@@ -12,6 +14,7 @@ Run (from tests/integration):
   TENURE_BIN=<path>/tenure PYTHONPATH=<repo>/tests/lib /usr/bin/python3 -m unittest -v test_fair_acquire
 """
 
+import json
 import socket
 import threading
 import time
@@ -125,16 +128,81 @@ class FairAcquireTest(SharedServerTestCase):
         self.server.request("PUT", f"/v1/kv/{key}?release={current}")
         self.assertNotIn("Session", self.server.kv_entry(key))
 
-    def test_wait_runs_out(self):
+    def test_wait_runs_out_and_the_session_keeps_its_place(self):
+        # Decision 0027's addendum: a wait that runs out answers false with
+        # X-Tenure-Queue-Position (1 = next) and nobody leaves the queue; the
+        # waiters re-send (here in reverse order) and are granted in their
+        # arrival order.
         key = "fair/timeout"
-        self.acquire(key, self.session("holder"))
-        s = self.session("impatient")
-        start = time.monotonic()
-        waiter = Waiter(self.server.http_addr, key, s, wait="300ms")
-        resp = waiter.answer()
-        self.assertGreaterEqual(waiter.answered_at - start, 0.3 - 0.02)
+        holder = self.session("holder")
+        current, last = holder, fence(self.acquire(key, holder))
+        sessions = [self.session(f"impatient-{i}") for i in range(3)]
+        for i, s in enumerate(sessions):
+            start = time.monotonic()
+            waiter = Waiter(self.server.http_addr, key, s, wait="300ms")
+            resp = waiter.answer()
+            self.assertGreaterEqual(waiter.answered_at - start, 0.3 - 0.02)
+            self.assertEqual((resp.status, resp.json()), (200, False), resp)
+            self.assertEqual(resp.header("X-Tenure-Queue-Position"), str(i + 1), resp)
+            self.assertIsNone(resp.header("X-Tenure-Fence"), resp)
+            self.assertEqual(queue_of(self.server, key), sessions[:i + 1])
+        # Every one asks again with a short wait: each keeps its position.
+        for i, s in reversed(list(enumerate(sessions))):
+            resp = Waiter(self.server.http_addr, key, s, wait="50ms").answer()
+            self.assertEqual((resp.status, resp.json()), (200, False), resp)
+            self.assertEqual(resp.header("X-Tenure-Queue-Position"), str(i + 1), resp)
+        again = {}
+        for s in reversed(sessions):
+            again[s] = self.park(key, s)
+        self.assertEqual(queue_of(self.server, key), sessions)
+        for i, s in enumerate(sessions):
+            resp = self.server.request("PUT", f"/v1/kv/{key}?release={current}")
+            self.assertEqual(resp.json(), True, resp)
+            answer = again[s].answer()
+            self.assertEqual((answer.status, answer.json()), (200, True), answer)
+            self.assertIsNone(answer.header("X-Tenure-Queue-Position"), answer)
+            self.assertGreater(fence(answer), last)
+            self.assertTrue(all(not again[t].answered() for t in sessions[i + 1:]))
+            last, current = fence(answer), s
+        self.server.request("PUT", f"/v1/kv/{key}?release={current}")
+
+    def test_release_by_a_waiter_leaves_the_queue(self):
+        key = "fair/leave"
+        holder = self.session("holder")
+        self.acquire(key, holder)
+        before = self.server.kv_entry(key)
+        leaver, stays = self.session("leaver"), self.session("stays")
+        w1, w2 = self.park(key, leaver), self.park(key, stays)
+        resp = self.server.request("PUT", f"/v1/kv/{key}?release={leaver}", b"ignored")
+        self.assertEqual((resp.status, resp.json()), (200, True), resp)
+        # Its parked request: false, and no position (it no longer waits).
+        answer = w1.answer()
+        self.assertEqual((answer.status, answer.json()), (200, False), answer)
+        self.assertIsNone(answer.header("X-Tenure-Queue-Position"), answer)
+        self.assertEqual(queue_of(self.server, key), [stays])
+        self.assertEqual(self.server.kv_entry(key), before)  # the key untouched
+        # Neither holder nor waiter now: Consul's false, nothing changes.
+        resp = self.server.request("PUT", f"/v1/kv/{key}?release={leaver}")
         self.assertEqual((resp.status, resp.json()), (200, False), resp)
+        self.assertEqual(queue_of(self.server, key), [stays])
+        self.server.request("PUT", f"/v1/kv/{key}?release={holder}")
+        self.assertEqual(w2.answer().json(), True)
+        self.assertEqual(self.server.kv_entry(key)["Session"], stays)
+
+    def test_txn_unlock_by_a_waiter_leaves_the_queue(self):
+        key = "fair/txnleave"
+        holder = self.session("holder")
+        self.acquire(key, holder)
+        leaver = self.session("leaver")
+        w = self.park(key, leaver)
+        resp = self.server.request(
+            "PUT", "/v1/txn",
+            json.dumps([{"KV": {"Verb": "unlock", "Key": key, "Session": leaver}}]).encode())
+        self.assertEqual(resp.status, 200, resp)
+        self.assertEqual(resp.json()["Results"][0]["KV"]["Session"], holder)
+        self.assertEqual(w.answer().json(), False)
         self.assertEqual(queue_of(self.server, key), [])
+        self.assertEqual(self.server.kv_entry(key)["Session"], holder)
 
     def test_hang_up_leaves_the_queue(self):
         key = "fair/hangup"
@@ -150,6 +218,35 @@ class FairAcquireTest(SharedServerTestCase):
         poll_until(lambda: queue_of(self.server, key) == [], message="the hung-up waiter left")
         self.server.request("PUT", f"/v1/kv/{key}?release={holder}")
         self.assertNotIn("Session", self.server.kv_entry(key))
+
+    def test_hang_up_keeps_the_place_while_another_request_of_the_session_waits(self):
+        key = "fair/hangup2"
+        holder = self.session("holder")
+        self.acquire(key, holder)
+        s = self.session("twice")
+        host, port = self.server.http_addr.rsplit(":", 1)
+        socks = []
+        for _ in range(2):
+            sock = socket.create_connection((host, int(port)), timeout=10.0)
+            sock.sendall(f"PUT /v1/kv/{key}?acquire={s}&queue HTTP/1.1\r\nHost: x\r\n"
+                         f"Content-Length: 0\r\n\r\n".encode())
+            socks.append(sock)
+        poll_until(lambda: queue_of(self.server, key) == [s], message="the waiter queued")
+        # A later request of the session, proposed after both, times out
+        # after both parked (applies and parking go in log order).
+        resp = Waiter(self.server.http_addr, key, s, wait="200ms").answer()
+        self.assertEqual(resp.header("X-Tenure-Queue-Position"), "1", resp)
+        socks[0].close()
+        # A hang-up that dequeued would empty the queue within milliseconds
+        # (the next step shows how fast it does for the last request): watch
+        # it for a bounded second, with nothing else of the session parked.
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            self.assertEqual(queue_of(self.server, key), [s])
+        socks[1].close()  # the last parked request: now it leaves
+        poll_until(lambda: queue_of(self.server, key) == [], timeout=1.0,
+                   message="the waiter left")
+        self.server.request("PUT", f"/v1/kv/{key}?release={holder}")
 
     def test_destroyed_session_leaves_the_queue(self):
         key = "fair/destroyed"
@@ -317,6 +414,7 @@ class FairAcquireClusterTest(unittest.TestCase):
             answer = parked.answer()
             self.assertEqual(answer.status, 500, answer)
             self.assertIn("stopped leading", answer.text)
+            self.assertEqual(answer.header("X-Tenure-Queue-Position"), "1", answer)
             third = cluster.wait_leader(exclude=new_leader)
             self.assertEqual(queue_of(third, key), [x])
             resent = Waiter(third.http_addr, key, x)

@@ -65,6 +65,15 @@ HttpResponse AcquireAnswer(bool ok, LogIndex fence) {
   return response;
 }
 
+// tenure: the answer to a fair acquire that leaves its session waiting in
+// the key's queue carries its place (1 = next), so a client can tell a
+// server that kept its place from Consul's plain false (decision 0027).
+void AddQueuePosition(std::size_t position, HttpResponse* response) {
+  if (position != 0) {
+    response->headers.emplace_back("X-Tenure-Queue-Position", std::to_string(position));
+  }
+}
+
 // A parked listing that wakes asks the list-policy question again: the
 // caller's token may have changed while it waited.
 bool ListDenied(const Call& call, HttpResponse* denied) {
@@ -234,12 +243,14 @@ void Api::KvPut(const CallPtr& call) {
 
 // The enqueue committed and the session waits in the key's queue: the
 // request parks here (the leader) until an apply grants the key to the
-// session or the session leaves the queue. A wait that runs out, or a client
-// that hangs up, proposes the dequeue; the dequeue's outcome answers, so a
-// grant that won the race is answered true with its token.
+// session or the session leaves the queue. A wait that runs out answers
+// false with the session's place and proposes nothing: the session keeps
+// its place until it is granted, releases, or dies. A client that hangs up
+// leaves the queue (KvDequeue), unless another request of its session for
+// the key is still parked here; the dequeue's outcome is nobody's answer.
 void Api::ParkInQueue(const CallPtr& call, std::string key, state::SessionId session) {
   using Outcome = server::QueueParking::Outcome;
-  auto answer = [this, call, key, session](server::QueueParking::Answer a) {
+  auto answer = [call, key](server::QueueParking::Answer a) {
     switch (a.outcome) {
       case Outcome::kGranted:
         call->Reply(AcquireAnswer(true, a.fence));
@@ -247,20 +258,20 @@ void Api::ParkInQueue(const CallPtr& call, std::string key, state::SessionId ses
       case Outcome::kLeft:
         call->Reply(AcquireAnswer(false, LogIndex()));
         return;
-      case Outcome::kTimedOut:
-        ProposeThen(call, state::KvDequeue{key, session}, [call](const state::ApplyResult& result) {
-          if (!result.status.ok()) {
-            call->ReplyError(result.status);
-            return;
-          }
-          call->Reply(AcquireAnswer(result.ok, result.fence));
-        });
+      case Outcome::kTimedOut: {
+        HttpResponse response = AcquireAnswer(false, LogIndex());
+        AddQueuePosition(a.position, &response);
+        call->Reply(std::move(response));
         return;
-      case Outcome::kFlushed:
-        call->ReplyError(Status::Internal(
+      }
+      case Outcome::kFlushed: {
+        HttpResponse response = ErrorResponse(Status::Internal(
             "this server stopped leading while the request waited in the queue of key " +
             GoQuote(key) + "; send it again: the session keeps its place while it lives"));
+        AddQueuePosition(a.position, &response);
+        call->Reply(std::move(response));
         return;
+      }
     }
   };
   if (std::optional<server::QueueParking::Answer> now =
@@ -269,14 +280,16 @@ void Api::ParkInQueue(const CallPtr& call, std::string key, state::SessionId ses
     return;
   }
   if (!server_.IsLeader()) {
-    answer({Outcome::kFlushed, LogIndex()});
+    answer({Outcome::kFlushed, LogIndex(), server_.store().QueuePosition(key, session)});
     return;
   }
   call->request.TrimForParking();
   std::uint64_t id = server_.queue_parking().Park(key, session, call->options.wait_ms, answer);
   call->responder->OnClose([this, id, key, session] {
-    // Hung up: leave the queue, unless the request was answered already.
-    if (!server_.queue_parking().Cancel(id)) return;
+    // Hung up: leave the queue, unless the request was answered already or
+    // another request of the session for the key still waits here.
+    server::QueueParking& parking = server_.queue_parking();
+    if (!parking.Cancel(id) || parking.CountParked(key, session) != 0) return;
     server_.Propose(state::KvDequeue{key, session}, [](Result<state::ApplyResult>) {});
   });
 }

@@ -134,13 +134,15 @@ void Checkers::OnProposed(unsigned node, std::uint64_t term, const state::Comman
 
 // --- Replicas ----------------------------------------------------------------
 
-std::vector<state::SessionId> Checkers::HeadsOf(const state::Store& store) const {
-  std::vector<state::SessionId> heads;
+std::vector<std::vector<state::SessionId>> Checkers::QueuesOf(const state::Store& store) const {
+  std::vector<std::vector<state::SessionId>> queues;
   for (const std::string& key : options_.keys) {
-    const std::deque<state::QueueWaiter>* queue = store.FindQueue(key);
-    heads.push_back(queue != nullptr ? queue->front().session : state::SessionId());
+    std::vector<state::SessionId>& waiters = queues.emplace_back();
+    if (const std::deque<state::QueueWaiter>* queue = store.FindQueue(key)) {
+      for (const state::QueueWaiter& w : *queue) waiters.push_back(w.session);
+    }
   }
-  return heads;
+  return queues;
 }
 
 Checkers::Holders Checkers::HoldersOf(const state::Store& store) const {
@@ -158,7 +160,7 @@ Checkers::ReplicaView& Checkers::View(unsigned replica) {
   if (inserted) {
     it->second.holders.assign(options_.keys.size(), {state::SessionId(), LogIndex()});
     it->second.max_fence.assign(options_.keys.size(), LogIndex());
-    it->second.heads.assign(options_.keys.size(), state::SessionId());
+    it->second.queues.assign(options_.keys.size(), {});
   }
   return it->second;
 }
@@ -186,7 +188,7 @@ void Checkers::OnReplaced(unsigned replica, const state::Store& store, RealMs no
   ReplicaView& view = View(replica);
   view.holders = HoldersOf(store);
   for (std::size_t i = 0; i < view.holders.size(); ++i) view.max_fence[i] = view.holders[i].second;
-  view.heads = HeadsOf(store);
+  view.queues = QueuesOf(store);
   if (!store.applied_index().is_none()) CheckIndex(replica, store, now);
 }
 
@@ -239,12 +241,21 @@ void Checkers::CheckGrants(unsigned replica, const state::Command& command,
       continue;
     }
     if (fence.is_none()) continue;  // released, invalidated or deleted
-    // FIFO (decision 0027): while a key has waiters, only the head of its
-    // queue as it stood before this entry may be granted it.
-    if (!view.heads[i].empty() && holder != view.heads[i]) {
-      Fail(now, fmt::format("replica n{} index {}: {} granted to {:?} while {:?} headed its queue",
-                            replica, index, key, holder, view.heads[i]));
-      return;
+    // FIFO (decision 0027): while a key has waiters, only a waiter of its
+    // queue as it stood before this entry may be granted it, and only once
+    // everyone ahead of it has left (in the same entry, a waiter's txn unlock
+    // leaves before the holder's unlock hands the key on).
+    if (const std::vector<state::SessionId>& waiters = view.queues[i]; !waiters.empty()) {
+      auto grantee = std::find(waiters.begin(), waiters.end(), holder);
+      auto still_ahead = std::find_if(waiters.begin(), grantee, [&](const state::SessionId& ahead) {
+        return store.QueuePosition(key, ahead) != 0;
+      });
+      if (grantee == waiters.end() || still_ahead != grantee) {
+        Fail(now,
+             fmt::format("replica n{} index {}: {} granted to {:?} while {:?} headed its queue",
+                         replica, index, key, holder, waiters.front()));
+        return;
+      }
     }
     if (fence != index || fence <= view.max_fence[i]) {
       Fail(now, fmt::format("replica n{} index {}: {} granted to {:?} with token {}; tokens must "
@@ -286,7 +297,7 @@ void Checkers::CheckGrants(unsigned replica, const state::Command& command,
     }
   }
   view.holders = std::move(after);
-  view.heads = HeadsOf(store);
+  view.queues = QueuesOf(store);
 }
 
 void Checkers::OnFirstApply(const state::Command& command, const state::Store& store,

@@ -108,8 +108,8 @@ class Checkers {
   struct ReplicaView {
     Holders holders;
     std::vector<LogIndex> max_fence;
-    // Each key's queue head after the last apply (empty: no waiters).
-    std::vector<state::SessionId> heads;
+    // Each key's queue after the last apply, head first (empty: no waiters).
+    std::vector<std::vector<state::SessionId>> queues;
   };
   struct SessionRecord {
     MonoMs ttl_ms = 0;
@@ -126,7 +126,7 @@ class Checkers {
   using Leadership = std::pair<unsigned, std::uint64_t>;  // node, term
 
   Holders HoldersOf(const state::Store& store) const;
-  std::vector<state::SessionId> HeadsOf(const state::Store& store) const;
+  std::vector<std::vector<state::SessionId>> QueuesOf(const state::Store& store) const;
   ReplicaView& View(unsigned replica);
   void CheckIndex(unsigned replica, const state::Store& store, RealMs now);
   void CheckGrants(unsigned replica, const state::Command& command, const state::Store& store,

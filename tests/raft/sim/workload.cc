@@ -167,9 +167,12 @@ state::CommandBody Workload::QueueOp(Client& client) {
   const std::string& key = locks[queue_rng_.Index(static_cast<unsigned>(locks.size()))];
   const unsigned kind = queue_rng_.Index(20);
   // The grant after a lock-delay window is the leader's duty (SimServer, as
-  // Server); the same draw keeps the stream, clients only enqueue and dequeue.
+  // Server); the same draw keeps the stream, clients enqueue, hang up
+  // (dequeue) or leave on purpose (a release by a waiter, decision 0027's
+  // addendum: a wait that runs out is no command at all).
   if (kind < 14) return state::KvEnqueue{key, Value(client), 0, client.session};
-  return state::KvDequeue{key, client.session};
+  if (kind < 17) return state::KvDequeue{key, client.session};
+  return state::KvRelease{key, Value(client), 0, client.session};
 }
 
 state::CommandBody Workload::TxnOp(Client& client) {
@@ -264,6 +267,11 @@ void Workload::OnLockAnswer(Client& client, const state::CommandBody& body,
     ++counts_[result->ok ? "lock" : (result->lock_delayed ? "lock-delayed" : "lock-refused")];
   } else if (const auto* release = std::get_if<state::KvRelease>(&body)) {
     if (result->ok) client.held.erase(release->key);
+    for (const state::QueueEvent& e : result->queue_events) {
+      if (e.kind == state::QueueEvent::Kind::kLeft && e.session == release->session) {
+        ++counts_["queue-released"];
+      }
+    }
   } else if (const auto* enqueue = std::get_if<state::KvEnqueue>(&body)) {
     if (result->ok) client.held[enqueue->key] = result->fence;
     ++counts_[result->ok ? "queue-granted" : (result->queued ? "queued" : "queue-refused")];

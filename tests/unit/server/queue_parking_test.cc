@@ -5,6 +5,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -40,7 +41,7 @@ class QueueParkingTest : public ::testing::Test {
   }
   std::uint64_t Park(const char* session, MonoMs wait_ms = 60'000) {
     return parking_.Park("k", SessionId(session), wait_ms, [this, session](QueueParking::Answer a) {
-      answers_.push_back({session, a.outcome, a.fence});
+      answers_.push_back({session, a.outcome, a.fence, a.position});
     });
   }
 
@@ -48,11 +49,20 @@ class QueueParkingTest : public ::testing::Test {
     std::string session;
     Outcome outcome;
     LogIndex fence;
+    std::size_t position = 0;
   };
+  // Runs the loop until `n` answers came or 5 s passed.
+  void RunUntilAnswers(std::size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (answers_.size() < n && std::chrono::steady_clock::now() < deadline) {
+      io_.run_for(std::chrono::milliseconds(5));
+      io_.restart();
+    }
+  }
   std::uint64_t index_ = 0;
   state::Store store_;
   boost::asio::io_context io_;
-  QueueParking parking_{io_};
+  QueueParking parking_{io_, store_};
   std::vector<Seen> answers_;
 };
 
@@ -108,12 +118,78 @@ TEST_F(QueueParkingTest, TimeoutFlushAndCancel) {
   }
   ASSERT_EQ(answers_.size(), 1u);  // the cancelled one is never answered
   EXPECT_EQ(answers_[0].outcome, Outcome::kTimedOut);
+  EXPECT_EQ(answers_[0].position, 1u);
 
   Park("w2");
   parking_.Flush();
   ASSERT_EQ(answers_.size(), 2u);
   EXPECT_EQ(answers_[1].outcome, Outcome::kFlushed);
+  EXPECT_EQ(answers_[1].position, 2u);  // a leader change keeps the place too
   EXPECT_EQ(parking_.size(), 0u);
+}
+
+// Decision 0027's addendum: a wait that runs out is not a state change. The
+// request is answered with the session's place, the queue stays as it was,
+// and the next release still hands the key to the head.
+TEST_F(QueueParkingTest, TimeoutKeepsThePlaceAndAnswersItsPosition) {
+  store_.TakeChanges();
+  const auto* before = store_.FindQueue("k");
+  ASSERT_NE(before, nullptr);
+  const std::deque<state::QueueWaiter> waiters = *before;
+  const LogIndex queues_index = store_.queues_index();
+  Park("w2", 10);
+  Park("w1", 20);
+  RunUntilAnswers(2);
+  ASSERT_EQ(answers_.size(), 2u);
+  EXPECT_EQ(answers_[0].session, "w2");
+  EXPECT_EQ(answers_[0].outcome, Outcome::kTimedOut);
+  EXPECT_EQ(answers_[0].position, 2u);
+  EXPECT_EQ(answers_[1].session, "w1");
+  EXPECT_EQ(answers_[1].outcome, Outcome::kTimedOut);
+  EXPECT_EQ(answers_[1].position, 1u);
+  ASSERT_NE(store_.FindQueue("k"), nullptr);
+  EXPECT_EQ(*store_.FindQueue("k"), waiters);
+  EXPECT_EQ(store_.queues_index(), queues_index);
+  EXPECT_TRUE(store_.TakeChanges().queues.empty());
+
+  // The head re-sends and is granted by the holder's release.
+  Park("w1");
+  ApplyAndNotify(state::KvRelease{"k", "", 0, SessionId("h")});
+  ASSERT_EQ(answers_.size(), 3u);
+  EXPECT_EQ(answers_[2].session, "w1");
+  EXPECT_EQ(answers_[2].outcome, Outcome::kGranted);
+}
+
+// Two requests of one session parked for one key (a client that re-sent
+// before its first request's answer): the hang-up of one must not take the
+// other's place. CountParked is what the HTTP layer asks after Cancel.
+TEST_F(QueueParkingTest, CountParkedSeesAnotherRequestOfTheSameSession) {
+  const std::uint64_t first = Park("w1");
+  const std::uint64_t second = Park("w1");
+  Park("w2");
+  EXPECT_EQ(parking_.CountParked("k", SessionId("w1")), 2u);
+  EXPECT_EQ(parking_.CountParked("k", SessionId("w2")), 1u);
+  EXPECT_EQ(parking_.CountParked("other", SessionId("w1")), 0u);
+  ASSERT_TRUE(parking_.Cancel(first));
+  EXPECT_EQ(parking_.CountParked("k", SessionId("w1")), 1u);  // still parked: no dequeue
+  ASSERT_TRUE(parking_.Cancel(second));
+  EXPECT_EQ(parking_.CountParked("k", SessionId("w1")), 0u);  // the last one: dequeue
+  EXPECT_TRUE(answers_.empty());
+}
+
+// A waiter that releases (decision 0027's addendum) leaves the queue in that
+// entry: its parked request is answered kLeft (false, no position).
+TEST_F(QueueParkingTest, ReleaseByAWaiterAnswersItsParkedRequestLeft) {
+  store_.TakeChanges();
+  Park("w1");
+  Park("w2");
+  ApplyAndNotify(state::KvRelease{"k", "", 0, SessionId("w1")});
+  ASSERT_EQ(answers_.size(), 1u);
+  EXPECT_EQ(answers_[0].session, "w1");
+  EXPECT_EQ(answers_[0].outcome, Outcome::kLeft);
+  EXPECT_EQ(answers_[0].position, 0u);
+  EXPECT_EQ(store_.QueuePosition("k", SessionId("w2")), 1u);
+  EXPECT_EQ(store_.FindKv("k")->session, SessionId("h"));
 }
 
 }  // namespace

@@ -249,7 +249,10 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
                  : by_destroy ? "queue handoff on destroy"
                               : "queue grant after lock-delay"];
         } else {
-          ++seen[by_destroy ? "waiter's session died" : "waiter left"];
+          ++seen[by_destroy                                  ? "waiter's session died"
+                 : by_release                                ? "waiter released its place"
+                 : std::holds_alternative<Txn>(command.body) ? "waiter unlocked its place in a txn"
+                                                             : "waiter left"];
         }
       }
       if (r.is_acl) ++seen[r.acl_applied ? "acl command applied" : "acl command refused"];
@@ -277,7 +280,9 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
                            "queue handoff on destroy",
                            "queue grant after lock-delay",
                            "waiter's session died",
-                           "waiter left"}) {
+                           "waiter left",
+                           "waiter released its place",
+                           "waiter unlocked its place in a txn"}) {
     EXPECT_GE(seen[what], 5) << what;
   }
 }

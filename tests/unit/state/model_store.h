@@ -643,7 +643,11 @@ class ModelStore {
     }
     r->check_ok = true;
     r->ok = Unlock(c.key, c.value, c.flags, c.session, index, &r->changed_keys);
-    if (r->ok) Settle(c.key, index, r);
+    if (r->ok) {
+      Settle(c.key, index, r);
+    } else if (Leave(c.key, c.session, r)) {
+      r->ok = true;  // a waiter gives up its place; nothing else changes
+    }
   }
 
   void ApplyBody(const KvDelete& c, LogIndex index, ModelResult* r) {
@@ -735,6 +739,29 @@ class ModelStore {
     r->queue_events.push_back({key, head.session, QueueEvent::Kind::kGranted, kv.at(key).fence});
   }
 
+  bool Waits(const std::string& key, const SessionId& session) const {
+    auto q = queues.find(key);
+    if (q == queues.end()) return false;
+    for (const ModelWaiter& w : q->second) {
+      if (w.session == session) return true;
+    }
+    return false;
+  }
+
+  bool Leave(const std::string& key, const SessionId& session, ModelResult* r) {
+    auto q = queues.find(key);
+    if (q == queues.end()) return false;
+    for (auto w = q->second.begin(); w != q->second.end(); ++w) {
+      if (w->session == session) {
+        q->second.erase(w);
+        if (q->second.empty()) queues.erase(q);
+        r->queue_events.push_back({key, session, QueueEvent::Kind::kLeft, LogIndex()});
+        return true;
+      }
+    }
+    return false;
+  }
+
   void DropQueue(const std::string& key, ModelResult* r) {
     auto q = queues.find(key);
     if (q == queues.end()) return;
@@ -795,16 +822,7 @@ class ModelStore {
 
   void ApplyBody(const KvDequeue& c, LogIndex index, ModelResult* r) {
     if (!c.hold) Settle(c.key, index, r);
-    if (auto q = queues.find(c.key); q != queues.end()) {
-      for (auto w = q->second.begin(); w != q->second.end(); ++w) {
-        if (w->session == c.session) {
-          q->second.erase(w);
-          r->queue_events.push_back({c.key, c.session, QueueEvent::Kind::kLeft, LogIndex()});
-          break;
-        }
-      }
-      if (q->second.empty()) queues.erase(q);
-    }
+    Leave(c.key, c.session, r);
     const KvEntry* e = Find(c.key);
     r->check_ok = true;
     r->ok = e != nullptr && !c.session.empty() && e->session == c.session;
@@ -816,12 +834,23 @@ class ModelStore {
 
   void ApplyBody(const KvQueueGrant& c, LogIndex index, ModelResult* r) { Settle(c.key, index, r); }
 
-  // After a committed txn: deletes drop queues, unlocks hand off, in op order.
+  // After a committed txn: waiters that unlocked leave their queues first;
+  // then deletes drop queues and unlocks by holders hand off, in op order.
+  // (A session that waits for a key never holds it, even within a txn: its
+  // lock is refused while the queue exists.)
   void TxnQueueActions(const std::vector<TxnOp>& ops, LogIndex index, ModelResult* r) {
-    for (const TxnOp& op : ops) {
+    std::vector<bool> leaving(ops.size(), false);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      leaving[i] = ops[i].verb == TxnVerb::kUnlock && Waits(ops[i].key, ops[i].session);
+    }
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (leaving[i]) Leave(ops[i].key, ops[i].session, r);
+    }
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const TxnOp& op = ops[i];
       switch (op.verb) {
         case TxnVerb::kUnlock:
-          Settle(op.key, index, r);
+          if (!leaving[i]) Settle(op.key, index, r);
           break;
         case TxnVerb::kDelete:
         case TxnVerb::kDeleteCas:
@@ -971,6 +1000,13 @@ class ModelStore {
       case TxnVerb::kUnlock:
         if (op.session.empty()) return std::string("missing session");
         if (!Unlock(op.key, op.value, op.flags, op.session, index, changed)) {
+          if (Waits(op.key, op.session)) {  // a waiter leaves at commit
+            KvEntry shown;
+            shown.key = op.key;
+            const KvEntry* e = Find(op.key);
+            results->push_back({e != nullptr ? *e : shown, false, false});
+            return std::nullopt;
+          }
           return "failed to unlock key " + q + ", lock isn't held, or is held by another session";
         }
         entry_result(op.key, false);

@@ -242,6 +242,119 @@ TEST(StoreQueueTest, WaiterLeavesWhenItsSessionDiesOrItDequeues) {
   EXPECT_TRUE(d.Get("k")->session.empty());
 }
 
+// Decision 0027's addendum: a waiter leaves on purpose with ?release. The
+// release answers true, removes it in that one entry, and writes nothing
+// else: the key, its holder and the other waiters are as they were.
+TEST(StoreQueueTest, ReleaseByAWaiterLeavesTheQueueAndChangesNothingElse) {
+  StoreDriver d;
+  SessionId a = d.NewSession(), b = d.NewSession(), c = d.NewSession(), x = d.NewSession();
+  d.Acquire("k", a, "va");
+  Enqueue(d, "k", b, "vb");
+  Enqueue(d, "k", c, "vc");
+  EXPECT_EQ(d.store().QueuePosition("k", b), 1u);
+  EXPECT_EQ(d.store().QueuePosition("k", c), 2u);
+  EXPECT_EQ(d.store().QueuePosition("k", x), 0u);
+  const KvEntry before = *d.Get("k");
+  ApplyResult r = d.Release("k", b, "ignored");
+  EXPECT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.ok);
+  EXPECT_TRUE(r.fence.is_none());
+  ASSERT_EQ(r.queue_events.size(), 1u);
+  EXPECT_EQ(r.queue_events[0].kind, QueueEvent::Kind::kLeft);
+  EXPECT_EQ(r.queue_events[0].session, b);
+  EXPECT_EQ(*d.Get("k"), before);  // value, flags, holder, indexes untouched
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{c}));
+  EXPECT_EQ(d.store().QueuePosition("k", c), 1u);
+  EXPECT_EQ(d.store().queues_index(), d.last_index());
+  // Again: b neither holds nor waits, Consul's false, nothing changes.
+  const LogIndex queues_index = d.store().queues_index();
+  ApplyResult again = d.Release("k", b);
+  EXPECT_TRUE(again.status.ok());
+  EXPECT_FALSE(again.ok);
+  EXPECT_TRUE(again.queue_events.empty());
+  EXPECT_EQ(d.store().queues_index(), queues_index);
+  // A stranger's release: false too.
+  EXPECT_FALSE(d.Release("k", x).ok);
+  // The holder's release now hands the key to c, the only one left.
+  ApplyResult handoff = d.Release("k", a);
+  ASSERT_EQ(handoff.queue_events.size(), 1u);
+  EXPECT_EQ(handoff.queue_events[0].session, c);
+  EXPECT_EQ(d.Get("k")->session, c);
+  EXPECT_EQ(d.Get("k")->value, "vc");
+  EXPECT_EQ(d.store().FindQueue("k"), nullptr);
+}
+
+// The last waiter of a free key in lock-delay releases: the queue is gone,
+// nobody is granted, and the window still holds the key for plain acquires.
+TEST(StoreQueueTest, ReleaseByTheLastWaiterOfAKeyInLockDelayGrantsNothing) {
+  StoreDriver d;
+  SessionId a = d.NewSession(15 * kSecond), b = d.NewSession();
+  d.Acquire("k", a);
+  Enqueue(d, "k", b);
+  d.Destroy(a);  // lock-delay: the key stays free with b waiting
+  ASSERT_EQ(Waiting(d, "k"), (std::vector<SessionId>{b}));
+  ApplyResult r = d.Release("k", b);
+  EXPECT_TRUE(r.ok);
+  ASSERT_EQ(r.queue_events.size(), 1u);
+  EXPECT_EQ(r.queue_events[0].kind, QueueEvent::Kind::kLeft);
+  EXPECT_EQ(d.store().FindQueue("k"), nullptr);
+  EXPECT_TRUE(d.Get("k")->session.empty());
+  ApplyResult plain = d.Acquire("k", b);
+  EXPECT_FALSE(plain.ok);
+  EXPECT_TRUE(plain.lock_delayed);
+}
+
+// A txn unlock by a waiter does what its release does: the op succeeds,
+// reports the key as it stands, writes nothing, and the waiter leaves when
+// the txn commits (before any hand-off in the same txn, so the holder's
+// unlock in the same txn hands the key to the next waiter). A rolled-back
+// txn leaves the queue as it was.
+TEST(StoreQueueTest, TxnUnlockByAWaiterLeavesTheQueueAtCommit) {
+  StoreDriver d;
+  SessionId a = d.NewSession(), b = d.NewSession(), c = d.NewSession();
+  d.Acquire("k", a, "va");
+  Enqueue(d, "k", b);
+  Enqueue(d, "k", c, "vc");
+  const KvEntry before = *d.Get("k");
+
+  ApplyResult failed =
+      d.RunTxn({testutil::UnlockOp("k", b, "x"), testutil::CheckIndexOp("k", 999'999)});
+  EXPECT_FALSE(failed.txn.ok());
+  EXPECT_TRUE(failed.queue_events.empty());
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{b, c}));
+
+  ApplyResult alone = d.RunTxn({testutil::UnlockOp("k", c, "x")});
+  ASSERT_TRUE(alone.txn.ok());
+  ASSERT_EQ(alone.txn.results.size(), 1u);
+  EXPECT_EQ(alone.txn.results[0].entry, before);
+  ASSERT_EQ(alone.queue_events.size(), 1u);
+  EXPECT_EQ(alone.queue_events[0].kind, QueueEvent::Kind::kLeft);
+  EXPECT_EQ(alone.queue_events[0].session, c);
+  EXPECT_EQ(*d.Get("k"), before);
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{b}));
+
+  // Holder and head unlock in one txn: b leaves first, so the holder's
+  // unlock hands the key to nobody (c left above) and the key is free.
+  Enqueue(d, "k", c, "vc");
+  SessionId e = d.NewSession();
+  Enqueue(d, "k", e, "ve");
+  ApplyResult both = d.RunTxn({testutil::UnlockOp("k", a), testutil::UnlockOp("k", b)});
+  ASSERT_TRUE(both.txn.ok());
+  ASSERT_EQ(both.queue_events.size(), 2u);
+  EXPECT_EQ(both.queue_events[0].kind, QueueEvent::Kind::kLeft);
+  EXPECT_EQ(both.queue_events[0].session, b);
+  EXPECT_EQ(both.queue_events[1].kind, QueueEvent::Kind::kGranted);
+  EXPECT_EQ(both.queue_events[1].session, c);  // the next one after b
+  EXPECT_EQ(d.Get("k")->session, c);
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{e}));
+
+  // A session that neither holds nor waits: Consul's unlock error.
+  ApplyResult stranger = d.RunTxn({testutil::UnlockOp("k", b)});
+  ASSERT_EQ(stranger.txn.errors.size(), 1u);
+  EXPECT_EQ(stranger.txn.errors[0].what,
+            "failed to unlock key \"k\", lock isn't held, or is held by another session");
+}
+
 TEST(StoreQueueTest, DequeueAfterTheGrantAnswersTrueWithTheToken) {
   StoreDriver d;
   SessionId a = d.NewSession(), b = d.NewSession();
@@ -249,8 +362,8 @@ TEST(StoreQueueTest, DequeueAfterTheGrantAnswersTrueWithTheToken) {
   Enqueue(d, "k", b);
   d.Release("k", a);
   const LogIndex grant = d.last_index();
-  // b's wait timed out on some server before it saw the grant: the dequeue's
-  // apply says b holds the key.
+  // b's client hung up before its server saw the grant: the dequeue's apply
+  // says b holds the key.
   ApplyResult dq = d.Apply(KvDequeue{"k", b});
   EXPECT_TRUE(dq.ok);
   EXPECT_EQ(dq.fence, grant);

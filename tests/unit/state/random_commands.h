@@ -245,6 +245,10 @@ class CommandGenerator {
   SessionId ReleaseSession(const ModelStore& m, const std::string& key) {
     const KvEntry* e = m.Find(key);
     if (e != nullptr && !e->session.empty() && Chance(70)) return e->session;
+    // A waiter of the key: it leaves the queue (decision 0027's addendum).
+    if (auto q = m.queues.find(key); q != m.queues.end() && Chance(50)) {
+      return q->second[Uniform(q->second.size())].session;
+    }
     return AcquireSession(m);
   }
 
