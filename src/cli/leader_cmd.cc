@@ -71,14 +71,17 @@ struct LeaderView {
 
 // The line of succession of election `name`: the leader key's queue
 // (GET /v1/tenure/queue/..., 404 on a server without it: empty) mapped to
-// the registrations under candidates/.
+// the registrations under candidates/ (key:read on both; without it the
+// line is empty, or shows session ids).
 Result<std::vector<client::Successor>> ReadLine(net::BlockingHttpClient& client,
                                                 const std::string& name) {
   const std::string leader_key = "service/" + name + "/leader";
   auto queued =
       client.Request("GET", "/v1/tenure/queue/" + net::EscapeKeyPath(leader_key), "", 10'000);
   if (!queued.ok()) return queued.status();
-  if (queued->status == 404) return std::vector<client::Successor>{};
+  // 404: a server without the queue (Consul). 403: a token that may read
+  // the leader key only; the leader is still shown.
+  if (queued->status == 404 || queued->status == 403) return std::vector<client::Successor>{};
   if (queued->status != 200) return Status::Unavailable(UnexpectedResponse(*queued));
   auto waiters = client::ParseQueue(queued->body);
   if (!waiters.ok()) return waiters.status();
@@ -92,7 +95,7 @@ Result<std::vector<client::Successor>> ReadLine(net::BlockingHttpClient& client,
     auto pairs = ParseKvPairs(listed->body);
     if (!pairs.ok()) return pairs.status();
     candidates = std::move(*pairs);
-  } else if (listed->status != 404) {
+  } else if (listed->status != 404 && listed->status != 403) {  // 403: sessions, no names
     return Status::Unavailable(UnexpectedResponse(*listed));
   }
   return client::LineOfSuccession(*waiters, candidates, prefix);
