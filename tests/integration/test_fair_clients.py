@@ -11,12 +11,17 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 import unittest
 import urllib.parse
 
+import consul
+
 from test_elect import Agent
 from tenure_testlib import SharedServerTestCase, poll_until, stop_process
+
+LOCK_FLAG = 3304740253564472344  # Consul's api.Lock flag, as tenure lock -n 1 uses it
 
 # The child: waits for GATE (so that all contenders are lined up first),
 # then appends "enter ID T", sleeps, appends "exit ID T" to LOG (O_APPEND:
@@ -310,6 +315,88 @@ class FairClientsTest(SharedServerTestCase):
             if second is not None:
                 stop_process(second)
         self.assertEqual(runs(self.log), ["a", "b"])
+
+    # --- a Consul client on the same key ------------------------------------------------
+
+    def test_python_consul_waiter_shares_the_lock_key_without_overlap(self):
+        """python-consul waiting Consul's way (blocking read, then a plain
+        acquire with the lock flag, as api.Lock) on the key queued `tenure
+        lock` contenders wait for: it cannot jump the queue, so it runs after
+        them, and never while one of them runs."""
+        prefix = "fifo-mixed"
+        key = prefix + "/.lock"
+        procs = []
+        c = consul.Consul(host="127.0.0.1", port=int(self.server.http_addr.rsplit(":", 1)[1]))
+        sid = c.session.create(name="python-consul", lock_delay=0, ttl=30)
+        outcome = {}
+
+        def python_consul_lock():
+            deadline = time.monotonic() + 90
+            index = None
+            while time.monotonic() < deadline:
+                index, entry = c.kv.get(key, index=index, wait="2s")
+                if entry is not None and entry.get("Session"):
+                    continue
+                if c.kv.put(key, "", acquire=sid, flags=LOCK_FLAG):
+                    fd = os.open(self.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                    os.write(fd, f"enter py {time.monotonic_ns()}\n".encode())
+                    time.sleep(0.3)
+                    os.write(fd, f"exit py {time.monotonic_ns()}\n".encode())
+                    os.close(fd)
+                    outcome["released"] = c.kv.put(key, None, release=sid, flags=LOCK_FLAG)
+                    return
+                index = None  # refused: look again at once
+            outcome["timeout"] = True
+
+        waiter = threading.Thread(target=python_consul_lock, daemon=True)
+        try:
+            for i in range(3):
+                procs.append(self.server.popen_cli("lock", "-shell=false", prefix,
+                                                   *self.child(i, 0.3)))
+                self.line_up(key, i + 1,
+                             registered=lambda i=i: self.sessions_named(f" {i} 0.3 "))
+            if not self.fair:
+                poll_until(lambda: self.holder(key), timeout=20)
+            waiter.start()
+            time.sleep(0.3)  # it reads the key, finds it held and blocks
+            open(self.gate, "w").close()
+            for p in procs:
+                _, err = p.communicate(timeout=60)
+                self.assertEqual(p.returncode, 0, err)
+            waiter.join(timeout=90)
+        finally:
+            for p in procs:
+                stop_process(p)
+            c.session.destroy(sid)
+        self.assertEqual(outcome, {"released": True})
+        order = runs(self.log)
+        if self.fair:
+            self.assertEqual(order, ["0", "1", "2", "py"])
+        else:
+            self.assertEqual(sorted(order), ["0", "1", "2", "py"])
+
+    # --- the server's switch ----------------------------------------------------------
+
+    def test_a_queued_acquire_parks_only_when_the_server_queues(self):
+        key = "fifo-switch/k"
+        holder = self.server.create_session({"Name": "holder", "LockDelay": "0s"})
+        waiter = self.server.create_session({"Name": "waiter", "LockDelay": "0s"})
+        r = self.server.request("PUT", f"/v1/kv/{key}?acquire={holder}", b"h")
+        self.assertEqual(r.json(), True)
+        start = time.monotonic()
+        r = self.server.request("PUT", f"/v1/kv/{key}?acquire={waiter}&queue&wait=1s", b"w")
+        took = time.monotonic() - start
+        self.assertEqual((r.status, r.json()), (200, False), r)
+        if self.fair:
+            self.assertGreaterEqual(took, 0.9, "the request waited in the queue")
+        else:
+            self.assertLess(took, 0.5, "answered at once, as Consul")
+            self.assertIsNone(r.header("X-Tenure-Queue-Position"))
+            # ?queue alone is ignored too: a plain write, not Consul's 400.
+            r = self.server.request("PUT", "/v1/kv/fifo-switch/plain?queue", b"v")
+            self.assertEqual((r.status, r.json()), (200, True), r)
+        self.server.request("PUT", f"/v1/session/destroy/{holder}")
+        self.server.request("PUT", f"/v1/session/destroy/{waiter}")
 
 
 class FairClientsAgainstConsulBehaviourTest(FairClientsTest):
