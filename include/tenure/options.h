@@ -70,6 +70,13 @@ struct ElectionOptions {
       500;  // back-off when the key is free but acquire failed (lock-delay)
   std::int64_t error_retry_ms = 1'000;  // back-off after a transport error or unexpected answer
   std::int64_t wait_ms = 15'000;        // wait of each blocking query
+  // The fair acquire (docs/leadership.md, "The queue"): the campaign parks in
+  // the leader key's FIFO queue (PUT ?acquire=S&queue&wait=queue_wait_ms)
+  // and is handed the key in turn. A server without the queue (Consul, or
+  // tenure with -fair-queue=false) answers `false` at once and the campaign
+  // falls back to blocking reads, as with false here.
+  bool fair_queue = true;
+  std::int64_t queue_wait_ms = 300'000;  // wait of each queued acquire (server cap: 10 min)
 };
 
 // One observation of the leader key.

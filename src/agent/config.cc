@@ -329,6 +329,7 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   options.datacenter = config.datacenter;
   options.session_ttl_multiplier = config.session_ttl_multiplier;
   options.metrics_enabled = !config.disable_metrics;
+  options.fair_queue = config.fair_queue;
   // Followers forward to this address: the TLS listener when there is one.
   options.http_address = AdvertisedHttpAddress(https ? *https : *http, *raft_address);
   if (https) {

@@ -55,6 +55,8 @@ struct AgentConfig {
   std::string acl_token_max_expiration_ttl = "24h";
   // Metrics (docs/metrics.md): on unless disabled.
   bool disable_metrics = false;
+  // The fair acquire's queue (docs/leadership.md, "The queue"): on unless off.
+  bool fair_queue = true;
 };
 
 // A checked AgentConfig.

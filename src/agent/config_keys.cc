@@ -108,6 +108,9 @@ std::vector<Setting> MakeSettings() {
        &C::acl_token_max_expiration_ttl, "longest ExpirationTTL a token may ask for (default 24h)"},
       {"disable_metrics", "disable-metrics", T::kBool, &C::disable_metrics,
        "count nothing and answer 404 at /v1/agent/metrics and /metrics (docs/metrics.md)"},
+      {"fair_queue", "fair-queue", T::kBool, &C::fair_queue,
+       "serve ?acquire=S&queue from the key's FIFO queue (default true; false: ignore ?queue "
+       "as Consul does, a plain acquire)"},
   };
   // Consul's acl block: every acl_ key may also be written inside it
   // without the prefix ("acl": {"enabled": true}).

@@ -178,8 +178,13 @@ int ResignCommand(const Args& args) {
   if (!to.empty()) request["To"] = to;
   auto answer = Ask("resign", ResolveAgentSocket(agent.socket, name), request, timeout_ms);
   if (!answer) return 1;
-  PrintOut(to.empty() ? "Resigned the leadership of " + name
-                      : "Handed the leadership of " + name + " to " + to);
+  std::string next;
+  if (auto it = answer->find("NextLeader"); it != answer->end() && it->is_string()) {
+    next = it->get<std::string>();
+  }
+  PrintOut(!to.empty()    ? "Handed the leadership of " + name + " to " + to
+           : next.empty() ? "Resigned the leadership of " + name
+                          : "Resigned the leadership of " + name + "; now led by " + next);
   return 0;
 }
 

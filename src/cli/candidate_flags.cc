@@ -57,6 +57,9 @@ void CandidateFlags::Register(Flags* flags) {
   flags->String("lock-delay", &lock_delay, "lock-delay of the session (default 5s)");
   flags->String("candidate", &candidate, "this candidate's name (default hostname-pid)");
   flags->String("value", &value, "the leader key's value, JSON (default {\"Candidate\":NAME})");
+  flags->Bool("fair", &fair,
+              "wait in the leader key's FIFO queue, so candidates lead in arrival order (default "
+              "true; false, or a server without the queue: Consul's blocking reads)");
   flags->String("session-node", &session_node,
                 "the Node of the candidate's session (default: the server's node name); with "
                 "ACLs, its token then needs session:write on this node only (docs/acl.md)");
@@ -90,6 +93,7 @@ bool CandidateFlags::Resolve(const std::string& command, const std::string& name
     return false;
   }
   setup->election.name = name;
+  setup->election.fair_queue = fair;
   setup->election.candidate = candidate.empty() ? DefaultCandidate() : candidate;
   if (setup->election.candidate.find('/') != std::string::npos) {
     PrintErr(command + ": -candidate must not contain '/'");

@@ -29,6 +29,7 @@ struct CandidateFlags {
   std::string candidate;     // default hostname-pid
   std::string value;         // default {"Candidate":"<candidate>"}
   std::string session_node;  // default: the server's node name
+  bool fair = true;          // -fair: wait in the leader key's queue (ElectionOptions::fair_queue)
 
   void Register(Flags* flags);
   // Checks the values; on an error prints "<command>: ..." and returns false.

@@ -35,8 +35,11 @@
 #include "cli/commands.h"
 #include "cli/oneshot_server.h"
 #include "client/candidate.h"
+#include "client/kv_pair.h"
+#include "client/queue.h"
 #include "common/duration.h"
 #include "common/limits.h"
+#include "net/url.h"
 
 namespace tenure::cli {
 namespace {
@@ -164,7 +167,8 @@ class Agent {
         hook_child_(io),
         health_child_(io),
         stop_timer_(io),
-        signals_(io, SIGINT, SIGTERM) {}
+        signals_(io, SIGINT, SIGTERM),
+        reader_(io, config_.setup.http) {}
 
   ~Agent() {
     if (bound_) ::unlink(config_.socket_path.c_str());
@@ -389,8 +393,52 @@ class Agent {
       }
       to = given->get<std::string>();
     }
-    candidate_.Resign(to, [reply = std::move(reply)](Status status) {
-      reply(status.ok() ? ToJsonLine({{"Ok", true}}) : ErrorLine(std::string(status.message())));
+    const bool plain = !to.has_value();
+    candidate_.Resign(to, [this, plain, reply = std::move(reply)](Status status) mutable {
+      if (!status.ok()) {
+        reply(ErrorLine(std::string(status.message())));
+      } else if (plain) {
+        ReplyWithNextLeader(std::move(reply));
+      } else {
+        reply(ToJsonLine({{"Ok", true}}));
+      }
+    });
+  }
+
+  // After a plain resign: who holds the key now. With the fair queue the
+  // release handed it to the next in line in the same raft entry, so the
+  // read right after it names them ("NextLeader": their candidate name, or
+  // the session id without a registration; "NextSession"). Nobody, or a read
+  // that fails: just {"Ok":true}.
+  void ReplyWithNextLeader(Reply reply) {
+    const std::string leader_key = candidate_.LeaderKey();
+    const std::string prefix =
+        config_.setup.election.prefix + config_.setup.election.name + "/candidates/";
+    auto shared = std::make_shared<Reply>(std::move(reply));
+    net::HttpCall look{"GET", "/v1/kv/" + net::EscapeKeyPath(leader_key), "", 5'000, {}};
+    reader_.Request(std::move(look), [this, prefix, shared](Result<net::ClientResponse> got) {
+      std::string next;
+      if (got.ok() && got->status == 200) {
+        auto pairs = client::ParseKvPairs(got->body);
+        if (pairs.ok() && !pairs->empty()) next = pairs->front().session;
+      }
+      if (next.empty() || next == candidate_.session_id()) {
+        (*shared)(ToJsonLine({{"Ok", true}}));
+        return;
+      }
+      net::HttpCall list{"GET", "/v1/kv/" + net::EscapeKeyPath(prefix) + "?recurse", "", 5'000, {}};
+      reader_.Request(std::move(list), [prefix, next, shared](Result<net::ClientResponse> listed) {
+        std::vector<client::KvPair> registrations;
+        if (listed.ok() && listed->status == 200) {
+          auto pairs = client::ParseKvPairs(listed->body);
+          if (pairs.ok()) registrations = std::move(*pairs);
+        }
+        client::QueueWaiter holder;
+        holder.session = next;
+        auto line = client::LineOfSuccession({holder}, registrations, prefix);
+        const std::string name = line.front().candidate.empty() ? next : line.front().candidate;
+        (*shared)(ToJsonLine({{"Ok", true}, {"NextLeader", name}, {"NextSession", next}}));
+      });
     });
   }
 
@@ -479,6 +527,9 @@ class Agent {
   bool bound_ = false;  // the socket path is ours to remove
   bool stopping_ = false;
   bool stopped_ = false;
+  // Resign's look at who leads next. Last: destroyed first, so that its
+  // cancelled callbacks never reach a socket server already gone.
+  net::HttpClient reader_;
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "cli/client_support.h"
 #include "cli/commands.h"
 #include "cli/kv_pair.h"
+#include "client/queue.h"
 
 namespace tenure::cli {
 namespace {
@@ -19,8 +20,12 @@ constexpr char kLeaderUsage[] =
     "Usage: tenure leader NAME [options]\n"
     "\n"
     "  Prints who leads election NAME, read from service/NAME/leader: the leader's\n"
-    "  description, session and fencing token, or \"no leader\". With -watch, prints\n"
-    "  every change (new leader, no leader, key deleted) until interrupted.\n"
+    "  description, session and fencing token, or \"no leader\". Then the line of\n"
+    "  succession, when candidates wait in the leader key's fair queue: one line each,\n"
+    "  next first, named by the candidates/<name> registration its session holds (the\n"
+    "  session id when none). With -watch, prints every change of the leader (new\n"
+    "  leader, no leader, key deleted) with the line as it then stands, until\n"
+    "  interrupted.\n"
     "\n";
 
 constexpr char kLeaderGetUsage[] =
@@ -48,8 +53,53 @@ struct LeaderView {
   bool has_leader = false;
   std::string value, session;
   std::uint64_t fence = 0;
-  bool operator==(const LeaderView&) const = default;
+  std::vector<client::Successor> line;  // the queue, next first
+  bool operator==(const LeaderView& other) const {
+    if (has_leader != other.has_leader || value != other.value || session != other.session ||
+        fence != other.fence || line.size() != other.line.size()) {
+      return false;
+    }
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (line[i].session != other.line[i].session ||
+          line[i].candidate != other.line[i].candidate) {
+        return false;
+      }
+    }
+    return true;
+  }
 };
+
+// The line of succession of election `name`: the leader key's queue
+// (GET /v1/tenure/queue/..., 404 on a server without it: empty) mapped to
+// the registrations under candidates/ (key:read on both; without it the
+// line is empty, or shows session ids).
+Result<std::vector<client::Successor>> ReadLine(net::BlockingHttpClient& client,
+                                                const std::string& name) {
+  const std::string leader_key = "service/" + name + "/leader";
+  auto queued =
+      client.Request("GET", "/v1/tenure/queue/" + net::EscapeKeyPath(leader_key), "", 10'000);
+  if (!queued.ok()) return queued.status();
+  // 404: a server without the queue (Consul). 403: a token that may read
+  // the leader key only; the leader is still shown.
+  if (queued->status == 404 || queued->status == 403) return std::vector<client::Successor>{};
+  if (queued->status != 200) return Status::Unavailable(UnexpectedResponse(*queued));
+  auto waiters = client::ParseQueue(queued->body);
+  if (!waiters.ok()) return waiters.status();
+  if (waiters->empty()) return std::vector<client::Successor>{};
+  const std::string prefix = "service/" + name + "/candidates/";
+  auto listed =
+      client.Request("GET", "/v1/kv/" + net::EscapeKeyPath(prefix) + "?recurse", "", 10'000);
+  if (!listed.ok()) return listed.status();
+  std::vector<KvPair> candidates;
+  if (listed->status == 200) {
+    auto pairs = ParseKvPairs(listed->body);
+    if (!pairs.ok()) return pairs.status();
+    candidates = std::move(*pairs);
+  } else if (listed->status != 404 && listed->status != 403) {  // 403: sessions, no names
+    return Status::Unavailable(UnexpectedResponse(*listed));
+  }
+  return client::LineOfSuccession(*waiters, candidates, prefix);
+}
 
 Result<LeaderView> ParseLeader(const net::ClientResponse& response) {
   LeaderView view;
@@ -74,11 +124,27 @@ std::string Render(const LeaderView& view, const std::string& format) {
       out["Session"] = view.session;
       out["Fence"] = view.fence;
     }
+    nlohmann::ordered_json line = nlohmann::ordered_json::array();
+    for (const client::Successor& next : view.line) {
+      nlohmann::ordered_json row;
+      row["Position"] = next.position;
+      row["Candidate"] = next.candidate;
+      row["Session"] = next.session;
+      row["Since"] = next.since;
+      line.push_back(std::move(row));
+    }
+    out["Queue"] = std::move(line);
     return GoJson(out, 0);
   }
-  if (!view.has_leader) return "no leader";
-  return view.value + "\t(session " + view.session + ", fencing token " +
-         std::to_string(view.fence) + ")";
+  std::string out = !view.has_leader ? "no leader"
+                                     : view.value + "\t(session " + view.session +
+                                           ", fencing token " + std::to_string(view.fence) + ")";
+  for (const client::Successor& next : view.line) {
+    out += "\n  next " + std::to_string(next.position) + ": " +
+           (next.candidate.empty() ? "session " + next.session
+                                   : next.candidate + "\t(session " + next.session + ")");
+  }
+  return out;
 }
 
 std::string YamlScalar(const std::string& text) {
@@ -117,6 +183,14 @@ int LeaderCommand(const Args& args) {
     auto response = client->Request("GET", target, "", watch ? kBlockingReadTimeoutMs : 10'000);
     Result<LeaderView> view =
         response.ok() ? ParseLeader(*response) : Result<LeaderView>(response.status());
+    if (view.ok()) {
+      auto line = ReadLine(*client, flags.positional()[0]);
+      if (line.ok()) {
+        view->line = std::move(*line);
+      } else {
+        view = line.status().Annotate("the line of succession");
+      }
+    }
     if (!view.ok()) {
       PrintErr("Error querying the leader: " + std::string(view.status().message()));
       if (!watch || ++failures > 5) return 1;

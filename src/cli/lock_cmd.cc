@@ -40,6 +40,7 @@
 #include "cli/lock_protocol.h"
 #include "client/kv_pair.h"
 #include "client/lease.h"
+#include "client/queue.h"
 #include "client/session.h"
 #include "client/settings.h"
 #include "common/duration.h"
@@ -75,6 +76,8 @@ constexpr MonoMs kMonitorRetryMs = 1'000;     // consul lock's monitor retry tim
 constexpr MonoMs kKillGraceMs = 5'000;        // consul lock: SIGTERM, SIGKILL 5 s later
 constexpr MonoMs kCleanupTimeoutMs = 20'000;  // release + destroy + clean-up, bounded
 constexpr int kReleaseCasAttempts = 50;       // semaphore release: CAS retries
+constexpr MonoMs kQueueWaitMs = 300'000;      // wait of each queued acquire (-n 1, -fair)
+constexpr int kQueueErrorRetries = 5;         // queued acquire: 500s/transport errors in a row
 
 struct LockOptions {
   std::string prefix;
@@ -85,6 +88,7 @@ struct LockOptions {
   bool pass_stdin = false;
   bool verbose = false;
   bool child_exit_code = false;
+  bool fair = true;  // -n 1: wait in the key's FIFO queue (docs/leadership.md, "The queue")
   std::string session_name;
   std::vector<std::string> command;
 };
@@ -282,37 +286,62 @@ class Locker {
     });
   }
 
+  // The wait of one queued acquire: 5 min, or what is left of -timeout.
+  MonoMs QueueWaitMs() const {
+    if (deadline_at_ == 0) return kQueueWaitMs;
+    return std::clamp<MonoMs>(deadline_at_ - client::SteadyNowMs(), 1, kQueueWaitMs);
+  }
+
+  // The answer of one acquire: granted (with the fencing token, 0 when the
+  // server has none, as Consul), or refused; `kept` when the refusal carries
+  // X-Tenure-Queue-Position (a queued acquire whose wait ran out, still in
+  // the queue).
+  struct Acquired {
+    bool granted = false;
+    std::uint64_t fence = 0;
+    bool kept = false;
+  };
+
   // Acquire step: one PUT ?acquire of `key` by our session with `flags`.
-  // This is the one place the server-side fair queue plugs in: when the
-  // server offers it, the same PUT carries its parameter and a wait of at
-  // most `park_ms`, and its answer may come only once we are granted (or the
-  // wait is over); against Consul the extra parameter is ignored and the
-  // answer is the immediate true/false handled below. `won` gets whether we
-  // hold the key and the fencing token of the grant (0 when the server has
-  // none, as Consul).
+  // With `park_ms` > 0 it is the fair acquire (&queue&wait=park_ms): the
+  // answer comes once we are granted or the wait is over. Against Consul (or
+  // -fair-queue=false) the parameter is ignored and the answer is the
+  // immediate true/false. Errors: kUnavailable for a transport error or a
+  // 500 other than "invalid session" (worth sending again), kFailedPrecondition
+  // for any other answer.
   void AcquireKey(const std::string& key, std::uint64_t flags, MonoMs park_ms,
-                  std::function<void(Result<std::pair<bool, std::uint64_t>>)> won) {
-    (void)park_ms;  // the fair path's wait; the Consul path does not park
-    Send("PUT",
-         "/v1/kv/" + net::EscapeKeyPath(key) + "?flags=" + std::to_string(flags) +
-             "&acquire=" + net::EscapeQueryValue(session_.id()),
-         "", 0, {}, [won = std::move(won)](Result<net::ClientResponse> result) {
+                  std::function<void(Result<Acquired>)> won) {
+    std::string target = "/v1/kv/" + net::EscapeKeyPath(key) + "?flags=" + std::to_string(flags) +
+                         "&acquire=" + net::EscapeQueryValue(session_.id());
+    std::int64_t timeout = 0;
+    if (park_ms > 0) {
+      target += "&queue&wait=" + std::to_string(park_ms) + "ms";
+      timeout = park_ms + park_ms / 16 + 5'000;
+    }
+    Send("PUT", std::move(target), "", timeout, {},
+         [won = std::move(won)](Result<net::ClientResponse> result) {
            if (!result.ok()) {
              won(Status::Unavailable(std::string(result.status().message())));
              return;
            }
            if (result->status != 200) {
-             won(Status::Unavailable(UnexpectedResponse(*result)));
+             const bool again =
+                 result->status == 500 && result->body.find("invalid session") == std::string::npos;
+             won(again ? Status::Unavailable(UnexpectedResponse(*result))
+                       : Status::FailedPrecondition(UnexpectedResponse(*result)));
              return;
            }
-           const bool granted = TrimSpace(result->body) == "true";
-           won(std::make_pair(granted, ParseIndex(result->Header("X-Tenure-Fence"))));
+           Acquired answer;
+           answer.granted = TrimSpace(result->body) == "true";
+           answer.fence = ParseIndex(result->Header("X-Tenure-Fence"));
+           answer.kept = !answer.granted && !result->Header(client::kQueuePositionHeader).empty();
+           won(answer);
          });
   }
 
-  // -n 1: api.Lock's loop (7.2, step 3). With the fair queue, the branch
-  // "held by another session" calls AcquireKey with the wait left instead of
-  // blocking on the key; everything else stays.
+  // -n 1: api.Lock's loop (7.2, step 3). With -fair (the default) the branch
+  // "held by another session" sends the queued acquire instead of blocking on
+  // the key; everything else stays.
   void LockWait(std::uint64_t index) {
     Read(key_, "", index, [this](Result<net::ClientResponse> result) {
       auto pairs = Pairs(result, "failed to read lock");
@@ -324,40 +353,65 @@ class Locker {
       if (pair != nullptr && pair->session == session_.id()) {
         return Held(pair->fence.value_or(0), next);
       }
+      if (options_.fair) return QueuedAcquire();
       if (pair != nullptr && !pair->session.empty()) return LockWait(next);
-      AcquireKey(key_, kLockFlagValue, ReadWaitMs(),
-                 [this](Result<std::pair<bool, std::uint64_t>> won) {
-                   if (!won.ok()) {
-                     return AcquireFailed("failed to acquire lock: " +
-                                          std::string(won.status().message()));
-                   }
-                   if (won->first) return Held(won->second, 0);
-                   // Refused: held by someone after all, or in lock-delay.
-                   Read(key_, "", 0, [this](Result<net::ClientResponse> look) {
-                     auto now = Pairs(look, "failed to read lock");
-                     if (!now.ok()) return AcquireFailed(std::string(now.status().message()));
-                     const client::KvPair* holder = Find(*now, key_);
-                     if (holder != nullptr && !holder->session.empty()) {
-                       return LockWait(
-                           std::max<std::uint64_t>(1, ParseIndex(look->Header("X-Consul-Index"))));
-                     }
-                     After(kLockRetryMs, [this] { LockWait(0); });
-                   });
-                 });
+      AcquireKey(key_, kLockFlagValue, 0, [this](Result<Acquired> won) {
+        if (!won.ok()) {
+          return AcquireFailed("failed to acquire lock: " + std::string(won.status().message()));
+        }
+        if (won->granted) return Held(won->fence, 0);
+        Refused();
+      });
+    });
+  }
+
+  // -n 1 with -fair: the queued acquire. `true`: held. `false` with the
+  // position header: the wait ran out and our place is kept, so again at
+  // once. A plain `false` (Consul, -fair-queue=false, or a server that
+  // dequeued us): Consul's way. A 500 or a lost connection: again after a
+  // second (re-enqueueing keeps the place while the session lives).
+  void QueuedAcquire() {
+    AcquireKey(key_, kLockFlagValue, QueueWaitMs(), [this](Result<Acquired> won) {
+      if (!won.ok()) {
+        if (won.status().code() == Code::kUnavailable && queue_errors_ < kQueueErrorRetries) {
+          ++queue_errors_;
+          Verbose("Queued acquire failed, again in a second: " +
+                  std::string(won.status().message()));
+          After(kMonitorRetryMs, [this] { QueuedAcquire(); });
+          return;
+        }
+        return AcquireFailed("failed to acquire lock: " + std::string(won.status().message()));
+      }
+      queue_errors_ = 0;
+      if (won->granted) return Held(won->fence, 0);
+      if (won->kept) return QueuedAcquire();
+      Refused();
+    });
+  }
+
+  // Refused: held by someone after all, or in lock-delay.
+  void Refused() {
+    Read(key_, "", 0, [this](Result<net::ClientResponse> look) {
+      auto now = Pairs(look, "failed to read lock");
+      if (!now.ok()) return AcquireFailed(std::string(now.status().message()));
+      const client::KvPair* holder = Find(*now, key_);
+      if (holder != nullptr && !holder->session.empty() && holder->session != session_.id()) {
+        return LockWait(std::max<std::uint64_t>(1, ParseIndex(look->Header("X-Consul-Index"))));
+      }
+      After(kLockRetryMs, [this] { LockWait(0); });
     });
   }
 
   // -n N: api.Semaphore (7.3). First our contender key.
   void MakeContender() {
-    AcquireKey(ContenderKey(), kSemaphoreFlagValue, 0,
-               [this](Result<std::pair<bool, std::uint64_t>> won) {
-                 if (!won.ok()) {
-                   return AcquireFailed("failed to make contender entry: " +
-                                        std::string(won.status().message()));
-                 }
-                 if (!won->first) return AcquireFailed("failed to make contender entry");
-                 SemaphoreWait(0);
-               });
+    AcquireKey(ContenderKey(), kSemaphoreFlagValue, 0, [this](Result<Acquired> won) {
+      if (!won.ok()) {
+        return AcquireFailed("failed to make contender entry: " +
+                             std::string(won.status().message()));
+      }
+      if (!won->granted) return AcquireFailed("failed to make contender entry");
+      SemaphoreWait(0);
+    });
   }
 
   void SemaphoreWait(std::uint64_t index) {
@@ -709,6 +763,7 @@ class Locker {
   net::RequestId inflight_ = 0;
   MonoMs deadline_at_ = 0;  // -timeout's end, 0 = none
   int monitor_retries_ = 0;
+  int queue_errors_ = 0;  // queued acquires failed in a row
   std::uint64_t fence_ = 0;
   std::optional<ChildGroup> child_;
   ChildExitWatch exit_watch_{io_};
@@ -748,6 +803,10 @@ int LockCommand(const Args& args) {
              "is unset)");
   flags.Bool("pass-stdin", &options.pass_stdin, "give CMD this command's stdin (default: none)");
   flags.Bool("verbose", &options.verbose, "print what the lock does, on stdout");
+  flags.Bool("fair", &options.fair,
+             "-n 1: wait in the key's FIFO queue, so contenders run in arrival order (default "
+             "true; false, or a server without the queue: Consul's blocking reads). -n N: "
+             "always Consul's semaphore");
   flags.Bool("child-exit-code", &options.child_exit_code,
              "exit 2 when CMD failed (default: exit 0 once the lock is released)");
   if (auto code = ParseFlags(&flags, args, kLockUsage, 1)) return *code;

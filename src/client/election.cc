@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "client/kv_pair.h"
+#include "client/queue.h"
 #include "common/base64.h"
 #include "net/blocking_http_client.h"
 #include "net/url.h"
@@ -18,7 +19,19 @@ namespace tenure::client {
 
 namespace {
 
-enum TimerId { kCampaignTimer = 0, kWatchTimer = 1, kSettingsTimer = 2, kTimers = 3 };
+enum TimerId {
+  kCampaignTimer = 0,
+  kWatchTimer = 1,
+  kSettingsTimer = 2,
+  kLeaveTimer = 3,
+  kTimers = 4
+};
+
+// Leaving the queue: how often ?release is sent while the server still
+// lists us (its dequeue of the hung-up request is on its way), and how far
+// apart.
+constexpr int kLeaveAttempts = 10;
+constexpr MonoMs kLeaveRetryMs = 200;
 
 std::uint64_t ParseU64(std::string_view text) {
   std::uint64_t value = 0;
@@ -114,7 +127,7 @@ std::uint64_t NextIndex(const net::ClientResponse& response, std::uint64_t previ
 struct Election::Impl {
   explicit Impl(boost::asio::io_context& io)
       : timers{boost::asio::steady_timer(io), boost::asio::steady_timer(io),
-               boost::asio::steady_timer(io)} {}
+               boost::asio::steady_timer(io), boost::asio::steady_timer(io)} {}
 
   std::shared_ptr<char> life = std::make_shared<char>(0);
   boost::asio::steady_timer timers[kTimers];
@@ -122,6 +135,11 @@ struct Election::Impl {
 
   bool campaigning = false;
   bool retried_free = false;  // the immediate retry after "refused, then free" was made
+  // A queued acquire was sent and no answer since said we are out of the
+  // key's queue: stopping the campaign must leave it.
+  bool queued = false;
+  bool leaving = false;              // LeaveQueue's requests are running
+  bool acquire_after_leave = false;  // a new campaign waits for them
   std::function<void(Status)> campaign_done;
   std::string value;  // our description (campaign value)
 
@@ -181,21 +199,28 @@ std::pair<std::string, std::int64_t> Election::BlockingRead(const std::string& k
   return {std::move(target), timeout};
 }
 
-// PUT <key>?acquire=<own session> with the election's value. A session the
-// server no longer knows is lost: the listeners run and `next` is not called.
-net::RequestId Election::SendAcquire(const std::string& key,
+// PUT <key>?acquire=<own session> with the election's value; `queued` adds
+// &queue&wait= (the fair acquire), whose answer may take up to the wait. A
+// session the server no longer knows is lost: the listeners run and `next`
+// is not called.
+net::RequestId Election::SendAcquire(const std::string& key, bool queued,
                                      std::function<void(Result<net::ClientResponse>)> next) {
-  return Send(
-      "PUT",
-      "/v1/kv/" + net::EscapeKeyPath(key) + "?acquire=" + net::EscapeQueryValue(session_.id()),
-      impl_->value, 0, {}, [this, next = std::move(next)](Result<net::ClientResponse> result) {
-        if (IsInvalidSession(result)) {
-          session_.NotifyLost(
-              Status::NotFound("session " + session_.id() + " is gone: " + result->body));
-          return;
-        }
-        next(std::move(result));
-      });
+  std::string target =
+      "/v1/kv/" + net::EscapeKeyPath(key) + "?acquire=" + net::EscapeQueryValue(session_.id());
+  std::int64_t timeout = 0;
+  if (queued) {
+    target += "&queue&wait=" + std::to_string(options_.queue_wait_ms) + "ms";
+    timeout = options_.queue_wait_ms + options_.queue_wait_ms / 16 + 5'000;
+  }
+  return Send("PUT", std::move(target), impl_->value, timeout, {},
+              [this, next = std::move(next)](Result<net::ClientResponse> result) {
+                if (IsInvalidSession(result)) {
+                  session_.NotifyLost(
+                      Status::NotFound("session " + session_.id() + " is gone: " + result->body));
+                  return;
+                }
+                next(std::move(result));
+              });
 }
 
 net::RequestId Election::Send(std::string method, std::string target, std::string body,
@@ -241,59 +266,81 @@ void Election::Campaign(std::string value, std::function<void(Status)> done) {
 void Election::RegisterCandidate() {
   const std::string candidate = options_.candidate.empty() ? session_.id() : options_.candidate;
   const std::string key = CandidateKey(candidate);
-  impl_->campaign_req = SendAcquire(key, [this, key,
-                                          candidate](Result<net::ClientResponse> result) {
-    impl_->campaign_req = 0;
-    if (!impl_->campaigning) return;
-    if (result.ok() && result->status == 200 && result->body.find("true") != std::string::npos) {
-      AttemptAcquire();
-      return;
-    }
-    if (IsDenied(result)) {
-      FinishCampaign(Denied(key, *result));
-      return;
-    }
-    if (result.ok() && result->status == 200) {
-      // Refused: held by another session, or lock-delay. Look.
-      impl_->campaign_req = Send(
-          "GET", "/v1/kv/" + net::EscapeKeyPath(key), "", 0, {},
-          [this, candidate](Result<net::ClientResponse> got) {
-            impl_->campaign_req = 0;
-            if (!impl_->campaigning) return;
-            auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
-            if (info.ok() && info->has_leader() && info->session != session_.id()) {
-              FinishCampaign(Status::FailedPrecondition("campaign: candidate name \"" + candidate +
-                                                        "\" is registered by another session (" +
-                                                        info->session + ")"));
-              return;
-            }
-            After(kCampaignTimer, options_.lock_retry_ms, [this] { RegisterCandidate(); });
-          });
-      return;
-    }
-    After(kCampaignTimer, options_.error_retry_ms, [this] { RegisterCandidate(); });
-  });
+  impl_->campaign_req =
+      SendAcquire(key, false, [this, key, candidate](Result<net::ClientResponse> result) {
+        impl_->campaign_req = 0;
+        if (!impl_->campaigning) return;
+        if (result.ok() && result->status == 200 &&
+            result->body.find("true") != std::string::npos) {
+          AttemptAcquire();
+          return;
+        }
+        if (IsDenied(result)) {
+          FinishCampaign(Denied(key, *result));
+          return;
+        }
+        if (result.ok() && result->status == 200) {
+          // Refused: held by another session, or lock-delay. Look.
+          impl_->campaign_req =
+              Send("GET", "/v1/kv/" + net::EscapeKeyPath(key), "", 0, {},
+                   [this, candidate](Result<net::ClientResponse> got) {
+                     impl_->campaign_req = 0;
+                     if (!impl_->campaigning) return;
+                     auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
+                     if (info.ok() && info->has_leader() && info->session != session_.id()) {
+                       FinishCampaign(Status::FailedPrecondition(
+                           "campaign: candidate name \"" + candidate +
+                           "\" is registered by another session (" + info->session + ")"));
+                       return;
+                     }
+                     After(kCampaignTimer, options_.lock_retry_ms, [this] { RegisterCandidate(); });
+                   });
+          return;
+        }
+        After(kCampaignTimer, options_.error_retry_ms, [this] { RegisterCandidate(); });
+      });
 }
 
 void Election::AttemptAcquire() {
-  impl_->campaign_req = SendAcquire(LeaderKey(), [this](Result<net::ClientResponse> result) {
-    impl_->campaign_req = 0;
-    if (!impl_->campaigning) return;
-    if (IsDenied(result)) {
-      FinishCampaign(Denied(LeaderKey(), *result));
-      return;
-    }
-    if (!result.ok() || result->status != 200) {
-      After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
-      return;
-    }
-    if (result->body.find("true") != std::string::npos) {
-      Grant(ParseU64(result->Header("X-Tenure-Fence")));
-      FinishCampaign(Status());
-      return;
-    }
-    CampaignWait(0);
-  });
+  if (impl_->leaving) {
+    // An earlier campaign's LeaveQueue is still releasing: its last release
+    // must not end this campaign's grant. EndLeave resumes.
+    impl_->acquire_after_leave = true;
+    return;
+  }
+  const bool fair = options_.fair_queue;
+  if (fair) impl_->queued = true;
+  impl_->campaign_req =
+      SendAcquire(LeaderKey(), fair, [this, fair](Result<net::ClientResponse> result) {
+        impl_->campaign_req = 0;
+        if (!impl_->campaigning) return;
+        if (IsDenied(result)) {
+          impl_->queued = false;
+          FinishCampaign(Denied(LeaderKey(), *result));
+          return;
+        }
+        if (!result.ok() || result->status != 200) {
+          // A 500 (the server stopped leading) or a lost connection: send it
+          // again after the back-off; re-enqueueing keeps our place while the
+          // session lives.
+          After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
+          return;
+        }
+        if (result->body.find("true") != std::string::npos) {
+          impl_->queued = false;
+          Grant(ParseU64(result->Header("X-Tenure-Fence")));
+          FinishCampaign(Status());
+          return;
+        }
+        if (fair && !result->Header(kQueuePositionHeader).empty()) {
+          AttemptAcquire();  // the wait ran out; the place is kept
+          return;
+        }
+        // A plain `false`: Consul, a server with -fair-queue=false, or one
+        // that dequeued us when the wait ran out. Consul's way from here.
+        impl_->queued = false;
+        CampaignWait(0);
+      });
 }
 
 // index 0: the immediate look after a refused acquire; > 0: a blocking wait.
@@ -344,13 +391,57 @@ void Election::FinishCampaign(Status status) {
   impl_->retried_free = false;
   impl_->timers[kCampaignTimer].cancel();
   if (impl_->campaign_req != 0) {
+    // Cancelling closes the connection: a parked queued acquire is hung up,
+    // which makes the server dequeue it.
     net::RequestId id = impl_->campaign_req;
     impl_->campaign_req = 0;
     session_.http().Cancel(id);
   }
+  if (impl_->queued) {
+    impl_->queued = false;
+    // A lost session left every queue with its destroy; otherwise leave.
+    if (session_.alive() && !holding_) LeaveQueue(0);
+  }
   auto done = std::move(impl_->campaign_done);
   impl_->campaign_done = nullptr;
   if (done) done(std::move(status));
+}
+
+// Leaves the leader key's queue after a campaign stopped while queued:
+// ?release (a waiting session's release takes it out of the queue; from a
+// non-holder it is a harmless false on Consul and older servers), repeated
+// while GET /v1/tenure/queue still lists us (the hung-up request's dequeue is
+// still on its way), then one last ?release: a grant that committed before
+// we left is released, never kept by nobody. Not holding_ throughout.
+void Election::LeaveQueue(int attempt) {
+  impl_->leaving = true;
+  const std::string release = "/v1/kv/" + net::EscapeKeyPath(LeaderKey()) +
+                              "?release=" + net::EscapeQueryValue(session_.id());
+  Send("PUT", release, impl_->value, 0, {}, [this, attempt, release](Result<net::ClientResponse>) {
+    if (!session_.alive()) return EndLeave();
+    Send("GET", "/v1/tenure/queue/" + net::EscapeKeyPath(LeaderKey()), "", 0, {},
+         [this, attempt, release](Result<net::ClientResponse> got) {
+           bool listed = false;
+           if (got.ok() && got->status == 200) {
+             auto queue = ParseQueue(got->body);
+             listed = queue.ok() && InQueue(*queue, session_.id());
+           }
+           if (listed && attempt + 1 < kLeaveAttempts && session_.alive()) {
+             After(kLeaveTimer, kLeaveRetryMs, [this, attempt] { LeaveQueue(attempt + 1); });
+             return;
+           }
+           Send("PUT", release, impl_->value, 0, {},
+                [this](Result<net::ClientResponse>) { EndLeave(); });
+         });
+  });
+}
+
+void Election::EndLeave() {
+  impl_->leaving = false;
+  if (impl_->acquire_after_leave) {
+    impl_->acquire_after_leave = false;
+    if (impl_->campaigning && !holding_) AttemptAcquire();
+  }
 }
 
 void Election::TryOnce(std::string value, std::function<void(Result<bool>)> done) {
@@ -511,35 +602,105 @@ void Election::ResignTo(std::string candidate, std::function<void(Status)> done)
            done(Status::FailedPrecondition("resign: not the leader"));
            return;
          }
-         nlohmann::json ops = nlohmann::json::array();
-         ops.push_back(
-             {{"KV",
-               {{"Verb", "check-session"}, {"Key", candidate_key}, {"Session", info->session}}}});
-         ops.push_back(
-             {{"KV", {{"Verb", "unlock"}, {"Key", LeaderKey()}, {"Session", session_.id()}}}});
-         ops.push_back({{"KV",
-                         {{"Verb", "lock"},
-                          {"Key", LeaderKey()},
-                          {"Value", Base64Encode(info->value)},
-                          {"Session", info->session}}}});
-         handing_over_ = true;
-         Send("PUT", "/v1/txn", ops.dump(), 0, net::RetryPolicy::None(),
-              [this, candidate, done = std::move(done)](Result<net::ClientResponse> result) {
-                handing_over_ = false;
-                if (result.ok() && result->status == 200) {
-                  StopLeading();
-                  done(Status());
-                } else if (result.ok() && result->status == 409) {
-                  done(Status::FailedPrecondition("resign to " + candidate +
-                                                  " refused: " + TxnErrors(result->body)));
-                } else {
-                  // Maybe applied: stop claiming the key, as Resign does. If
-                  // it is still ours, a campaign finds it held by our session.
-                  StopLeading();
-                  done(Status::Unavailable("resign to " + candidate + ": " + Describe(result)));
-                }
-              });
+         HandTo(candidate, candidate_key, *info, std::move(done));
        });
+}
+
+// The fair queue (decision 0027) lets nobody jump it: while the leader key
+// has waiters a txn `lock` for anyone is refused, and a release hands the
+// key to the head. So with waiters, -to works for the head only (a release
+// does it, in one entry); without, the transaction below.
+void Election::HandTo(std::string candidate, std::string candidate_key, LeaderInfo target,
+                      std::function<void(Status)> done) {
+  Send(
+      "GET", "/v1/tenure/queue/" + net::EscapeKeyPath(LeaderKey()), "", 0, {},
+      [this, candidate, candidate_key, target,
+       done = std::move(done)](Result<net::ClientResponse> got) mutable {
+        std::vector<QueueWaiter> queue;
+        if (got.ok() && got->status == 200) {
+          auto parsed = ParseQueue(got->body);
+          if (parsed.ok()) queue = std::move(*parsed);
+        }
+        if (!holding_) {
+          done(Status::FailedPrecondition("resign: not the leader"));
+          return;
+        }
+        if (!queue.empty() && queue.front().session != target.session) {
+          done(Status::FailedPrecondition(
+              "resign to " + candidate + ": candidates wait in the leader key's fair queue and \"" +
+              candidate + "\" is not next in line (session " + queue.front().session +
+              " is); resign without -to hands the key to the next in line"));
+          return;
+        }
+        if (!queue.empty()) {
+          handing_over_ = true;
+          Send("PUT",
+               "/v1/kv/" + net::EscapeKeyPath(LeaderKey()) +
+                   "?release=" + net::EscapeQueryValue(session_.id()),
+               impl_->value, 0, net::RetryPolicy::None(),
+               [this, candidate, target,
+                done = std::move(done)](Result<net::ClientResponse> result) {
+                 handing_over_ = false;
+                 if (!result.ok() || result->status != 200) {
+                   StopLeading();
+                   done(Status::Unavailable("resign to " + candidate + ": " + Describe(result)));
+                   return;
+                 }
+                 if (result->body.find("true") == std::string::npos) {
+                   done(Status::FailedPrecondition("resign to " + candidate +
+                                                   ": the key was no longer held by this session"));
+                   return;
+                 }
+                 StopLeading();
+                 // The head got it in the release's entry; the queue may
+                 // have changed since we looked (its head left).
+                 Send("GET", "/v1/kv/" + net::EscapeKeyPath(LeaderKey()), "", 0, {},
+                      [candidate, target, done = std::move(done)](Result<net::ClientResponse> now) {
+                        auto info = now.ok() ? ParseLeader(*now) : Result<LeaderInfo>(now.status());
+                        if (info.ok() && info->session != target.session) {
+                          done(Status::FailedPrecondition(
+                              "resign to " + candidate +
+                              ": released, but the next in line was no longer " + candidate +
+                              " (the key is now held by session " +
+                              (info->session.empty() ? std::string("nobody") : info->session) +
+                              ")"));
+                          return;
+                        }
+                        done(Status());
+                      });
+               });
+          return;
+        }
+        const LeaderInfo* info = &target;
+        nlohmann::json ops = nlohmann::json::array();
+        ops.push_back(
+            {{"KV",
+              {{"Verb", "check-session"}, {"Key", candidate_key}, {"Session", info->session}}}});
+        ops.push_back(
+            {{"KV", {{"Verb", "unlock"}, {"Key", LeaderKey()}, {"Session", session_.id()}}}});
+        ops.push_back({{"KV",
+                        {{"Verb", "lock"},
+                         {"Key", LeaderKey()},
+                         {"Value", Base64Encode(info->value)},
+                         {"Session", info->session}}}});
+        handing_over_ = true;
+        Send("PUT", "/v1/txn", ops.dump(), 0, net::RetryPolicy::None(),
+             [this, candidate, done = std::move(done)](Result<net::ClientResponse> result) {
+               handing_over_ = false;
+               if (result.ok() && result->status == 200) {
+                 StopLeading();
+                 done(Status());
+               } else if (result.ok() && result->status == 409) {
+                 done(Status::FailedPrecondition("resign to " + candidate +
+                                                 " refused: " + TxnErrors(result->body)));
+               } else {
+                 // Maybe applied: stop claiming the key, as Resign does. If
+                 // it is still ours, a campaign finds it held by our session.
+                 StopLeading();
+                 done(Status::Unavailable("resign to " + candidate + ": " + Describe(result)));
+               }
+             });
+      });
 }
 
 // ---- the leader-key watch ------------------------------------------------------

@@ -52,10 +52,14 @@ class Election {
   Election& operator=(const Election&) = delete;
 
   // Blocking campaign: registers candidates/<candidate> (value = description),
-  // then acquires the leader key with `value`, waiting (blocking queries) while
-  // another session holds it and backing off while it is free but in
-  // lock-delay. `done` runs once: OK when this election leads; an error when
-  // the session is lost (the campaign never outlives its session), on
+  // then acquires the leader key with `value`. With options.fair_queue the
+  // acquire waits in the key's queue (a `false` with X-Tenure-Queue-Position
+  // kept our place: sent again at once); a plain `false` (Consul) falls back
+  // to waiting with blocking queries while another session holds the key and
+  // backing off while it is free but in lock-delay. A campaign stopped while
+  // queued leaves the queue: it hangs up, sends ?release, and releases a
+  // grant that raced the hang-up (the next Campaign waits for that). `done` runs once: OK when this
+  // election leads; an error when the session is lost (the campaign never outlives its session), on
   // Cancel(), when the candidate name is held by another session, or
   // (kPermissionDenied, with the server's text) when the token may not
   // write or read the election's keys: a 403 ends the campaign.
@@ -80,7 +84,10 @@ class Election {
   // IsLeader() is false from when the transaction is sent (the successor may
   // lead before our answer arrives), and true again if it fails. Fails with
   // kFailedPrecondition when this election does not lead, `candidate` is this
-  // election's own, or it is not registered with a live session.
+  // election's own, or it is not registered with a live session. While
+  // candidates wait in the leader key's fair queue, nobody may jump it: only
+  // the head can be named (a ?release hands it the key in one entry);
+  // anyone else is refused with kFailedPrecondition naming the head.
   void ResignTo(std::string candidate, std::function<void(Status)> done);
 
   // Reports every change of the leader key (holder, value, fence, deletion,
@@ -122,8 +129,12 @@ class Election {
   // Sends a request whose callback is dropped once the Election is gone.
   std::pair<std::string, std::int64_t> BlockingRead(const std::string& key, std::string_view query,
                                                     std::uint64_t index) const;
-  net::RequestId SendAcquire(const std::string& key,
+  net::RequestId SendAcquire(const std::string& key, bool queued,
                              std::function<void(Result<net::ClientResponse>)> next);
+  void HandTo(std::string candidate, std::string candidate_key, LeaderInfo target,
+              std::function<void(Status)> done);
+  void LeaveQueue(int attempt);
+  void EndLeave();
   net::RequestId Send(std::string method, std::string target, std::string body,
                       std::int64_t timeout_ms, net::RetryPolicy retry, ResponseCallback done);
   void After(int timer, MonoMs delay_ms, std::function<void()> then);

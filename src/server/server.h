@@ -62,6 +62,9 @@ struct ServerOptions {
   MonoMs checkpoint_period_ms = 30'000;
   // -disable-metrics: count nothing (docs/metrics.md).
   bool metrics_enabled = true;
+  // -fair-queue=false: the KV handler ignores ?queue as Consul does (a plain
+  // acquire), so clients can be tested against Consul's behaviour.
+  bool fair_queue = true;
   // Test hook (TENURE_TEST_DIVERGE_KEY): after applying a write of this key,
   // this replica corrupts its value in memory (Store::TEST_Corrupt).
   std::string TEST_diverge_key;

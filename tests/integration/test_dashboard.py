@@ -322,8 +322,10 @@ class DashboardBrowserTest(unittest.TestCase):
                 items = browser.evaluate(f"[...document.querySelectorAll("
                                          f"'.timeline[data-key=\"{key}\"] li')]"
                                          ".map(e => e.textContent)")
-                # tenure run releases on SIGTERM, then destroys its session.
-                self.assertRegex(items[-2], rf"^fence {fence} · .+ \((release|destroy)\)$")
+                # tenure run releases on SIGTERM, then destroys its session;
+                # bob waited in the fair queue, so the release handed it over.
+                self.assertRegex(items[-2],
+                                 rf"^fence {fence} · .+ \((handoff|release|destroy)\)$")
                 self.assertRegex(items[-1], rf"^fence {bob_fence} · .+ → now \(held\)$")
             browser.screenshot(os.path.join(self.shots, "dashboard-bob.png"))
 

@@ -34,7 +34,8 @@ class LeaderCliTest(SharedServerTestCase):
         self.assertEqual(out.stdout, f'{{"Node":"a"}}\t(session {sid}, fencing token {fence})\n')
         out = self.server.cli("leader", "-format=json", "alpha")
         self.assertEqual(json.loads(out.stdout),
-                         {"Leader": True, "Value": '{"Node":"a"}', "Session": sid, "Fence": fence})
+                         {"Leader": True, "Value": '{"Node":"a"}', "Session": sid, "Fence": fence,
+                          "Queue": []})
 
     def test_watch_reports_new_leader_release_and_deletion(self):
         proc = self.server.popen_cli("leader", "-watch", "bravo")

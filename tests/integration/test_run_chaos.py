@@ -327,8 +327,10 @@ class RunChaosTest(unittest.TestCase):
         """The election history (docs/history.md) shows every transition of
         the run, in order: one grant per child with the child's token,
         strictly increasing fences, one holder at a time, each ended the way
-        the run ended it (SIGTERM: release, destroy: destroy, kill -9: the
-        session's TTL ran out), the last one released on the way out."""
+        the run ended it (SIGTERM: released and handed in that entry to the
+        candidate waiting in the fair queue, a handoff; destroy: destroy,
+        kill -9: the session's TTL ran out), the last one released on the
+        way out."""
         resp = self.server.request("GET", f"/v1/tenure/history/{LEADER_KEY}")
         self.assertEqual(resp.status, 200, resp)
         grants = resp.json()
@@ -339,7 +341,7 @@ class RunChaosTest(unittest.TestCase):
             self.assertLess(prev["Fence"], nxt["Fence"])
             self.assertLessEqual(prev["EndIndex"], nxt["GrantIndex"],
                                  f"two holders at once:\n  {prev}\n  {nxt}")
-        want = {"sigterm": "release", "destroy": "destroy", "kill9": "ttl-expiry"}
+        want = {"sigterm": "handoff", "destroy": "destroy", "kill9": "ttl-expiry"}
         self.assertEqual([g["EndCause"] for g in grants],
                          [want[how] for how in handoffs] + ["release"], grants)
         for g in grants:

@@ -190,8 +190,9 @@ void Api::KvPut(const CallPtr& call) {
     call->ReplyError(ConflictingFlags(request));
     return;
   }
-  // tenure: ?queue makes ?acquire wait its turn (decision 0027).
-  const bool queue = request.HasQuery("queue");
+  // tenure: ?queue makes ?acquire wait its turn (decision 0027); with
+  // -fair-queue=false it is ignored, as Consul ignores it.
+  const bool queue = request.HasQuery("queue") && server_.options().fair_queue;
   if (queue && !acquire) {
     call->ReplyError(Status::InvalidArgument(
         "?queue needs ?acquire=<session>: it parks a lock acquire in the key's queue"));

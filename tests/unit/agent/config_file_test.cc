@@ -30,8 +30,8 @@ std::string Refusal(std::string_view text) {
 // A JSON value for the setting that differs from its default.
 std::string OtherValue(const Setting& setting) {
   switch (setting.type) {
-    case SettingType::kBool:
-      return "true";
+    case SettingType::kBool:  // most are off by default; fair_queue is on
+      return SettingValue(setting, AgentConfig{}) == "true" ? "false" : "true";
     case SettingType::kUint64:
     case SettingType::kInt:
       return "7";

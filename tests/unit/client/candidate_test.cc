@@ -148,12 +148,19 @@ TEST_F(CandidateTest, JujuEventsElectedDeposedAndSettingsOnFollowersOnly) {
   EXPECT_GT(b.FencingToken(), 0u);
 }
 
+// Without the fair queue: with it, only the head of the queue may be named
+// (ElectionTest.ResignToWithTheQueueNamesOnlyTheHead), and c is not b.
 TEST_F(CandidateTest, ResignToPicksTheNamedCandidateEvenWhileItRests) {
-  Candidate& a = Add("a");
+  auto unfair = [this](const std::string& who) {
+    CandidateOptions options = Options(who);
+    options.election.fair_queue = false;
+    return options;
+  };
+  Candidate& a = Add("a", unfair("a"));
   ASSERT_TRUE(RunUntil(
       io_, [&] { return a.IsLeader(); }, 10s));
-  Candidate& b = Add("b");
-  Candidate& c = Add("c");
+  Candidate& b = Add("b", unfair("b"));
+  Candidate& c = Add("c", unfair("c"));
   // Handoff needs the successor's registration (candidates/<name>, locked by its session).
   ASSERT_TRUE(RunUntil(
       io_, [&] { return Registered("b") && Registered("c"); }, 10s));

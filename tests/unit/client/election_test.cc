@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "client/queue.h"
 #include "client/session.h"
 #include "net/blocking_http_client.h"
 #include "net/url.h"
@@ -67,11 +68,13 @@ class ElectionTest : public test_support::RealServerSuite {
     EXPECT_TRUE(created && created->ok());
     return session;
   }
-  Election& NewElection(const std::string& candidate, Session* session = nullptr) {
+  Election& NewElection(const std::string& candidate, Session* session = nullptr,
+                        bool fair = true) {
     if (session == nullptr) session = &NewSession();
     ElectionOptions options;
     options.name = name_;
     options.candidate = candidate;
+    options.fair_queue = fair;
     elections_.push_back(std::make_unique<Election>(*session, options));
     return *elections_.back();
   }
@@ -98,6 +101,25 @@ class ElectionTest : public test_support::RealServerSuite {
     return r.ok() ? r.value() : net::ClientResponse{};
   }
   std::string Key(const std::string& suffix) { return "/v1/kv/service/" + name_ + "/" + suffix; }
+  // The sessions in the leader key's fair queue, head first.
+  std::vector<std::string> Queue() {
+    auto rows = ParseQueue(Sync("GET", "/v1/tenure/queue/service/" + name_ + "/leader").body);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    std::vector<std::string> out;
+    if (rows.ok()) {
+      for (const QueueWaiter& row : *rows) out.push_back(row.session);
+    }
+    return out;
+  }
+  // Runs the loop until the queue is `want` (bounded).
+  bool QueueBecomes(const std::vector<std::string>& want) {
+    const auto deadline = Clock::now() + 5s;
+    while (Clock::now() < deadline) {
+      if (Queue() == want) return true;
+      RunFor(io_, 50ms);
+    }
+    return false;
+  }
 
   boost::asio::io_context io_;
   std::unique_ptr<net::HttpClient> http_;
@@ -271,10 +293,12 @@ TEST_F(ElectionTest, ObserveSeesHoldersReleaseDeletionAndNoLeader) {
   for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_FALSE(seen[i] == seen[i - 1]);
 }
 
+// Without the fair queue (with it, only the head of the queue may be named:
+// ResignToWithTheQueueNamesOnlyTheHead).
 TEST_F(ElectionTest, ResignToPicksTheNamedCandidate) {
-  Election& a = NewElection("a");
-  Election& b = NewElection("b");
-  Election& c = NewElection("c");
+  Election& a = NewElection("a", nullptr, false);
+  Election& b = NewElection("b", nullptr, false);
+  Election& c = NewElection("c", nullptr, false);
   ASSERT_TRUE(CampaignNow(a, "desc-a").ok());
   const std::uint64_t fence_a = a.FencingToken();
   std::optional<Status> b_done, c_done;
@@ -347,6 +371,140 @@ TEST_F(ElectionTest, SettingsOnlyFromTheLeaderAtomicAndWatched) {
   EXPECT_EQ(changes[2], (Settings{{"y", "2"}, {"z", "3"}}));
   RunFor(io_, 300ms);
   EXPECT_EQ(changes.size(), 3u);
+}
+
+// The fair queue (docs/leadership.md, "The queue"): campaigns wait in the
+// leader key's queue and lead in arrival order, each release handing the key
+// to the next in line.
+TEST_F(ElectionTest, FairCampaignsLeadInArrivalOrder) {
+  Session& sa = NewSession();
+  Election& a = NewElection("a", &sa);
+  ASSERT_TRUE(CampaignNow(a, "a").ok());
+  std::vector<Session*> sessions;
+  std::vector<Election*> waiting;
+  std::vector<std::optional<Status>> done(3);
+  std::vector<std::string> queued;
+  for (int i = 0; i < 3; ++i) {
+    Session& s = NewSession();
+    Election& e = NewElection("w" + std::to_string(i), &s);
+    e.Campaign("w" + std::to_string(i), [&done, i](Status st) { done[i] = std::move(st); });
+    queued.push_back(s.id());
+    ASSERT_TRUE(QueueBecomes(queued)) << "w" << i << " never joined the queue";
+    sessions.push_back(&s);
+    waiting.push_back(&e);
+  }
+  ASSERT_TRUE(Wait([&](auto cb) { a.Resign(cb); }).ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(RunUntil(
+        io_, [&] { return done[i].has_value(); }, 5s))
+        << "w" << i << " was not granted";
+    ASSERT_TRUE(done[i]->ok()) << done[i]->ToString();
+    EXPECT_TRUE(waiting[i]->IsLeader(1'000));
+    for (int j = i + 1; j < 3; ++j) EXPECT_FALSE(done[j].has_value()) << "w" << j << " jumped";
+    queued.erase(queued.begin());
+    EXPECT_EQ(Queue(), queued);
+    ASSERT_TRUE(Wait([&](auto cb) { waiting[i]->Resign(cb); }).ok());
+  }
+}
+
+// A campaign stopped while it waits in the queue leaves it: the release that
+// follows frees the key for nobody, and a later campaign gets it.
+TEST_F(ElectionTest, AQueuedCampaignStoppedLeavesTheQueue) {
+  Election& a = NewElection("a");
+  ASSERT_TRUE(CampaignNow(a, "a").ok());
+  Session& sb = NewSession();
+  Election& b = NewElection("b", &sb);
+  std::optional<Status> b_done;
+  b.Campaign("b", [&](Status s) { b_done = std::move(s); });
+  ASSERT_TRUE(QueueBecomes({sb.id()}));
+  b.StopCampaign();
+  ASSERT_TRUE(b_done.has_value());
+  EXPECT_FALSE(b_done->ok());
+  ASSERT_TRUE(QueueBecomes({})) << "the stopped campaign is still queued";
+  ASSERT_TRUE(Wait([&](auto cb) { a.Resign(cb); }).ok());
+  RunFor(io_, 300ms);
+  EXPECT_EQ(Sync("GET", Key("leader")).body.find(sb.id()), std::string::npos)
+      << "the key went to a campaign that had stopped";
+  EXPECT_FALSE(b.holding());
+  // Campaigning again works (after its leave's last release).
+  ASSERT_TRUE(CampaignNow(b, "b").ok());
+  EXPECT_TRUE(b.IsLeader(1'000));
+}
+
+// A grant that commits while the campaign is being stopped is released:
+// nobody keeps a lock nobody wants.
+TEST_F(ElectionTest, AGrantRacingTheStopIsReleased) {
+  Session& sa = NewSession();
+  Election& a = NewElection("a", &sa);
+  ASSERT_TRUE(CampaignNow(a, "a").ok());
+  Session& sb = NewSession();
+  Election& b = NewElection("b", &sb);
+  b.Campaign("b", [](Status) {});
+  ASSERT_TRUE(QueueBecomes({sb.id()}));
+  // The key is handed to B while B's loop does not run: B's parked answer
+  // (`true`) is never read, because the campaign stops first.
+  EXPECT_EQ(Sync("PUT", Key("leader") + "?release=" + sa.id()).body, "true");
+  EXPECT_NE(Sync("GET", Key("leader")).body.find(sb.id()), std::string::npos);
+  b.StopCampaign();
+  const auto deadline = Clock::now() + 5s;
+  bool free = false;
+  while (Clock::now() < deadline && !free) {
+    free = Sync("GET", Key("leader")).body.find(sb.id()) == std::string::npos;
+    if (!free) RunFor(io_, 50ms);
+  }
+  EXPECT_TRUE(free) << "the grant nobody wanted was kept: " << Sync("GET", Key("leader")).body;
+  EXPECT_FALSE(b.holding());
+  EXPECT_TRUE(Queue().empty());
+}
+
+// Without the queue (ElectionOptions::fair_queue = false) the campaign is
+// Consul's: nobody waits in the queue, and a release still hands over.
+TEST_F(ElectionTest, WithoutTheFairQueueTheCampaignUsesBlockingReads) {
+  Election& a = NewElection("a", nullptr, false);
+  ASSERT_TRUE(CampaignNow(a, "a").ok());
+  Election& b = NewElection("b", nullptr, false);
+  std::optional<Status> b_done;
+  b.Campaign("b", [&](Status s) { b_done = std::move(s); });
+  RunFor(io_, 500ms);
+  EXPECT_FALSE(b_done.has_value());
+  EXPECT_TRUE(Queue().empty());
+  ASSERT_TRUE(Wait([&](auto cb) { a.Resign(cb); }).ok());
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return b_done.has_value(); }, 3s));
+  ASSERT_TRUE(b_done->ok()) << b_done->ToString();
+  EXPECT_TRUE(b.IsLeader(1'000));
+}
+
+// With the fair queue nobody jumps it: -to names the head (a release hands
+// it the key in one entry); anyone else is refused and nothing changes.
+TEST_F(ElectionTest, ResignToWithTheQueueNamesOnlyTheHead) {
+  Election& a = NewElection("a");
+  ASSERT_TRUE(CampaignNow(a, "desc-a").ok());
+  Session& sb = NewSession();
+  Session& sc = NewSession();
+  Election& b = NewElection("b", &sb);
+  Election& c = NewElection("c", &sc);
+  std::optional<Status> b_done, c_done;
+  b.Campaign("desc-b", [&](Status s) { b_done = std::move(s); });
+  ASSERT_TRUE(QueueBecomes({sb.id()}));
+  c.Campaign("desc-c", [&](Status s) { c_done = std::move(s); });
+  ASSERT_TRUE(QueueBecomes({sb.id(), sc.id()}));
+
+  Status jumped = Wait([&](auto done) { a.ResignTo("c", done); });
+  EXPECT_EQ(jumped.code(), Code::kFailedPrecondition) << jumped.ToString();
+  EXPECT_NE(jumped.message().find("not next in line (session " + sb.id()), std::string::npos)
+      << jumped.ToString();
+  EXPECT_TRUE(a.IsLeader(1'000));
+
+  ASSERT_TRUE(Wait([&](auto done) { a.ResignTo("b", done); }).ok());
+  EXPECT_FALSE(a.IsLeader(0));
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return b_done.has_value(); }, 2s));
+  ASSERT_TRUE(b_done->ok()) << b_done->ToString();
+  EXPECT_TRUE(b.IsLeader(1'000));
+  EXPECT_EQ(Sync("GET", Key("leader") + "?raw").body, "desc-b");
+  EXPECT_FALSE(c_done.has_value());
+  EXPECT_EQ(Queue(), std::vector<std::string>{sc.id()});
 }
 
 }  // namespace
