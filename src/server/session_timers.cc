@@ -1,8 +1,89 @@
 #include "server/session_timers.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "common/assert.h"
 
 namespace tenure::server {
+
+namespace {
+
+constexpr std::size_t kUuidLength = 36;
+
+bool IsDash(std::size_t i) { return i == 8 || i == 13 || i == 18 || i == 23; }
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;  // upper case too: its text would not order as its bytes
+}
+
+}  // namespace
+
+std::optional<SessionTimers::Uuid> SessionTimers::ParseUuid(std::string_view id) {
+  if (id.size() != kUuidLength) return std::nullopt;
+  Uuid uuid{};
+  std::size_t nibble = 0;
+  for (std::size_t i = 0; i < kUuidLength; ++i) {
+    if (IsDash(i)) {
+      if (id[i] != '-') return std::nullopt;
+      continue;
+    }
+    int value = HexValue(id[i]);
+    if (value < 0) return std::nullopt;
+    uuid[nibble / 2] |= static_cast<std::uint8_t>(nibble % 2 == 0 ? value << 4 : value);
+    ++nibble;
+  }
+  return uuid;
+}
+
+std::string SessionTimers::FormatUuid(const Uuid& uuid) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text;
+  text.reserve(kUuidLength);
+  for (std::size_t i = 0; i < uuid.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text.push_back('-');
+    text.push_back(kHex[uuid[i] >> 4]);
+    text.push_back(kHex[uuid[i] & 0xf]);
+  }
+  return text;
+}
+
+std::size_t SessionTimers::UuidHash::operator()(const Uuid& uuid) const noexcept {
+  std::uint64_t a = 0;
+  std::uint64_t b = 0;
+  std::memcpy(&a, uuid.data(), sizeof a);
+  std::memcpy(&b, uuid.data() + sizeof a, sizeof b);
+  std::uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+  return static_cast<std::size_t>(h ^ (h >> 31));
+}
+
+bool SessionTimers::Later(const HeapEntry& a, const HeapEntry& b) {
+  if (a.at_ms != b.at_ms) return a.at_ms > b.at_ms;
+  return a.id > b.id;
+}
+
+bool SessionTimers::Live(const HeapEntry& entry) const {
+  auto it = compact_.find(entry.id);
+  return it != compact_.end() && it->second == entry.at_ms;
+}
+
+void SessionTimers::PruneTop() {
+  while (!heap_.empty() && !Live(heap_.front())) {
+    std::pop_heap(heap_.begin(), heap_.end(), Later);
+    heap_.pop_back();
+  }
+}
+
+void SessionTimers::MaybeRebuild() {
+  if (heap_.size() <= 2 * compact_.size() + 16) return;
+  std::vector<HeapEntry> fresh;
+  fresh.reserve(compact_.size());
+  for (const auto& [id, at_ms] : compact_) fresh.push_back({at_ms, id});
+  std::make_heap(fresh.begin(), fresh.end(), Later);
+  heap_.swap(fresh);
+}
 
 SessionTimers::SessionTimers(int ttl_multiplier) : ttl_multiplier_(ttl_multiplier) {
   TENURE_ASSERT(ttl_multiplier_ >= 1);
@@ -12,51 +93,103 @@ void SessionTimers::Arm(const state::SessionId& session_id, DurationNs ttl_ns, M
   if (ttl_ns <= 0) return;
   MonoMs ttl_ms = (ttl_ns + kNsPerMs - 1) / kNsPerMs;
   MonoMs at_ms = now_ms + ttl_ms * ttl_multiplier_;
-  auto it = deadlines_.find(session_id);
-  if (it != deadlines_.end()) {
+  if (std::optional<Uuid> uuid = ParseUuid(session_id.view())) {
+    auto [it, inserted] = compact_.try_emplace(*uuid, at_ms);
+    if (!inserted) {
+      if (it->second == at_ms) return;  // renewed within the same millisecond
+      it->second = at_ms;               // the old heap entry is now stale
+    }
+    heap_.push_back({at_ms, *uuid});
+    std::push_heap(heap_.begin(), heap_.end(), Later);
+    PruneTop();
+    MaybeRebuild();
+    return;
+  }
+  auto it = other_.find(session_id);
+  if (it != other_.end()) {
     if (it->second == at_ms) return;  // renewed within the same millisecond
-    queue_.erase({it->second, it->first.view()});
+    other_queue_.erase({it->second, it->first.view()});
     it->second = at_ms;
   } else {
-    it = deadlines_.emplace(session_id, at_ms).first;
+    it = other_.emplace(session_id, at_ms).first;
   }
-  queue_.insert({at_ms, it->first.view()});
+  other_queue_.insert({at_ms, it->first.view()});
 }
 
 void SessionTimers::Disarm(const state::SessionId& session_id) {
-  auto it = deadlines_.find(session_id);
-  if (it == deadlines_.end()) return;
-  queue_.erase({it->second, it->first.view()});
-  deadlines_.erase(it);
+  if (std::optional<Uuid> uuid = ParseUuid(session_id.view())) {
+    if (compact_.erase(*uuid) == 0) return;
+    PruneTop();
+    MaybeRebuild();
+    return;
+  }
+  auto it = other_.find(session_id);
+  if (it == other_.end()) return;
+  other_queue_.erase({it->second, it->first.view()});
+  other_.erase(it);
 }
 
 void SessionTimers::Clear() {
-  queue_.clear();
-  deadlines_.clear();
+  compact_ = {};
+  std::vector<HeapEntry>().swap(heap_);
+  other_queue_.clear();
+  other_.clear();
 }
 
 bool SessionTimers::armed(const state::SessionId& session_id) const {
-  return deadlines_.find(session_id) != deadlines_.end();
+  if (std::optional<Uuid> uuid = ParseUuid(session_id.view())) return compact_.contains(*uuid);
+  return other_.contains(session_id);
 }
 
 MonoMs SessionTimers::RemainingMs(const state::SessionId& session_id, MonoMs now_ms) const {
-  auto it = deadlines_.find(session_id);
-  if (it == deadlines_.end()) return -1;
+  if (std::optional<Uuid> uuid = ParseUuid(session_id.view())) {
+    auto it = compact_.find(*uuid);
+    return it == compact_.end() ? -1 : it->second - now_ms;
+  }
+  auto it = other_.find(session_id);
+  if (it == other_.end()) return -1;
   return it->second - now_ms;
 }
 
 std::optional<MonoMs> SessionTimers::NextDeadline() const {
-  if (queue_.empty()) return std::nullopt;
-  return queue_.begin()->first;
+  // Invariant: the heap's top, if any, is live (PruneTop after every change).
+  std::optional<MonoMs> next;
+  if (!heap_.empty()) next = heap_.front().at_ms;
+  if (!other_queue_.empty() && (!next || other_queue_.begin()->first < *next)) {
+    next = other_queue_.begin()->first;
+  }
+  return next;
 }
 
 std::vector<state::SessionId> SessionTimers::TakeDue(MonoMs now_ms) {
   std::vector<state::SessionId> due;
-  while (!queue_.empty() && queue_.begin()->first <= now_ms) {
-    due.emplace_back(std::string(queue_.begin()->second));
-    queue_.erase(queue_.begin());
-    deadlines_.erase(due.back());
+  for (;;) {
+    bool heap_due = !heap_.empty() && heap_.front().at_ms <= now_ms;
+    bool other_due = !other_queue_.empty() && other_queue_.begin()->first <= now_ms;
+    if (!heap_due && !other_due) break;
+    bool take_heap = heap_due;
+    std::string heap_text;
+    if (heap_due) heap_text = FormatUuid(heap_.front().id);
+    if (heap_due && other_due) {
+      // Earliest first; equal deadlines by the id's text.
+      MonoMs heap_at = heap_.front().at_ms;
+      MonoMs other_at = other_queue_.begin()->first;
+      take_heap = heap_at != other_at ? heap_at < other_at
+                                      : std::string_view(heap_text) < other_queue_.begin()->second;
+    }
+    if (take_heap) {
+      compact_.erase(heap_.front().id);
+      std::pop_heap(heap_.begin(), heap_.end(), Later);
+      heap_.pop_back();
+      PruneTop();
+      due.emplace_back(std::move(heap_text));
+    } else {
+      due.emplace_back(std::string(other_queue_.begin()->second));
+      other_queue_.erase(other_queue_.begin());
+      other_.erase(due.back());
+    }
   }
+  MaybeRebuild();
   return due;
 }
 

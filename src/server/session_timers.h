@@ -5,12 +5,24 @@
 // the edge, Server's single asio timer do). Leader-only soft state, never
 // replicated. Renewals only move a deadline (no raft write).
 //
-// Deadlines live in an ordered set, so a renewal is O(log n) and an idle
-// session costs a map node and a set node. Ties are broken by session id,
-// never by address, so the same inputs always expire sessions in the same
-// order (the seeded simulation relies on it).
+// Compact (decision 0032): the leader names its sessions with 36-character
+// lowercase UUIDs, kept here as their 16 bytes: a hash node (id, deadline)
+// and a 24-byte entry of a binary min-heap, about 100 bytes a session where
+// a string-keyed map and ordered set took about 200. A renewal pushes a new
+// heap entry and leaves the old one stale (skipped when it surfaces, the
+// heap rebuilt from the map when stale entries outnumber live ones), so a
+// renewal stays O(log n) amortized. Any other id (tests, a session a client
+// named) takes the string-keyed fallback; both are merged at expiry.
+//
+// Ties are broken by session id as a string, never by address, so the same
+// inputs always expire sessions in the same order (the seeded simulation
+// relies on it): the UUID bytes order as their text does, and the heap's
+// order (deadline, id) is total, so its pops are in that order whatever
+// its shape.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -35,22 +47,49 @@ class SessionTimers {
   void Disarm(const state::SessionId& session_id);
   void Clear();
   bool armed(const state::SessionId& session_id) const;
-  std::size_t size() const { return deadlines_.size(); }
+  std::size_t size() const { return compact_.size() + other_.size(); }
   // Milliseconds from now until the session's deadline, or -1 if not armed.
   MonoMs RemainingMs(const state::SessionId& session_id, MonoMs now_ms) const;
 
   // The earliest deadline, if any.
   std::optional<MonoMs> NextDeadline() const;
   // Disarms and returns every session whose deadline is at or before now,
-  // earliest first.
+  // earliest first, ties by id.
   std::vector<state::SessionId> TakeDue(MonoMs now_ms);
 
+  // A 36-character lowercase UUID's 16 bytes; ordered as the text is.
+  using Uuid = std::array<std::uint8_t, 16>;
+  // The id's bytes if it is a UUID in the leader's form, else nullopt.
+  static std::optional<Uuid> ParseUuid(std::string_view id);
+  static std::string FormatUuid(const Uuid& uuid);
+  // Heap entries, live and stale (for tests of the rebuild bound).
+  std::size_t heap_entries() const { return heap_.size(); }
+
  private:
+  struct UuidHash {
+    std::size_t operator()(const Uuid& uuid) const noexcept;
+  };
+  struct HeapEntry {
+    MonoMs at_ms;
+    Uuid id;
+  };
+  // std::push_heap's "less": true when a expires after b (a min-heap).
+  static bool Later(const HeapEntry& a, const HeapEntry& b);
+  bool Live(const HeapEntry& entry) const;
+  // Pops stale entries off the top: afterwards the top, if any, is live.
+  void PruneTop();
+  // Rebuilds the heap from compact_ when stale entries outnumber live ones.
+  void MaybeRebuild();
+
   int ttl_multiplier_;
-  std::unordered_map<state::SessionId, MonoMs> deadlines_;
-  // (deadline, id) in time order, ties by id; the view is of deadlines_'s
-  // key, which is stable for the node's life.
-  std::set<std::pair<MonoMs, std::string_view>> queue_;
+  // UUID ids: deadline by id, and a min-heap of (deadline, id) with stale
+  // entries whose deadline no longer matches compact_ (or whose id is gone).
+  std::unordered_map<Uuid, MonoMs, UuidHash> compact_;
+  std::vector<HeapEntry> heap_;
+  // Any other id: deadline by id, and (deadline, id) in time order, ties by
+  // id; the view is of other_'s key, which is stable for the node's life.
+  std::unordered_map<state::SessionId, MonoMs> other_;
+  std::set<std::pair<MonoMs, std::string_view>> other_queue_;
 };
 
 }  // namespace tenure::server

@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <initializer_list>
+#include <map>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -77,6 +82,117 @@ TEST(SessionTimersTest, ZeroTtlIsNeverArmed) {
   timers.Arm(SessionId("no-ttl"), 0, 0);
   EXPECT_FALSE(timers.armed(SessionId("no-ttl")));
   EXPECT_EQ(timers.RemainingMs(SessionId("no-ttl"), 0), -1);
+}
+
+// A UUID in the leader's form, made from a number (ordered as the number).
+SessionId Uuid(std::uint64_t n) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%08llx-0000-4000-8000-%012llx",
+                static_cast<unsigned long long>(n >> 32),
+                static_cast<unsigned long long>(n & 0xffffffffffffull));
+  return SessionId(text);
+}
+
+TEST(SessionTimersTest, UuidsParseOnlyInTheLeadersForm) {
+  std::string id = "0a1b2c3d-4e5f-6789-abcd-ef0123456789";
+  ASSERT_TRUE(SessionTimers::ParseUuid(id).has_value());
+  EXPECT_EQ(SessionTimers::FormatUuid(*SessionTimers::ParseUuid(id)), id);
+  for (std::string_view bad :
+       {"0A1B2C3D-4E5F-6789-ABCD-EF0123456789",  // upper case
+        "0a1b2c3d-4e5f-6789-abcd-ef012345678",   // short
+        "0a1b2c3d-4e5f-6789-abcd-ef01234567890", "0a1b2c3d04e5f-6789-abcd-ef0123456789",
+        "0a1b2c3d-4e5f-6789-abcd-ef012345678g", "", "a"}) {
+    EXPECT_FALSE(SessionTimers::ParseUuid(bad).has_value()) << bad;
+  }
+}
+
+TEST(SessionTimersTest, UuidBytesOrderAsTheirText) {
+  std::mt19937_64 random(7);
+  for (int i = 0; i < 1000; ++i) {
+    SessionId a = Uuid(random()), b = Uuid(random());
+    EXPECT_EQ(*SessionTimers::ParseUuid(a.view()) < *SessionTimers::ParseUuid(b.view()),
+              a.view() < b.view());
+  }
+}
+
+TEST(SessionTimersTest, EqualDeadlinesExpireInIdOrderAcrossUuidsAndOtherIds) {
+  SessionTimers timers(1);
+  SessionId u1("00000000-0000-4000-8000-000000000001");
+  SessionId u2("ffffffff-0000-4000-8000-000000000002");
+  // "0..." < "1" < "ff..." < "zz" as text; u1 and u2 are compact, the others not.
+  for (const SessionId& id : {SessionId("zz"), u2, SessionId("1"), u1}) {
+    timers.Arm(id, 10 * kNsPerMs, 0);
+  }
+  EXPECT_EQ(timers.size(), 4u);
+  EXPECT_EQ(timers.TakeDue(10), (Ids{u1, SessionId("1"), u2, SessionId("zz")}));
+}
+
+TEST(SessionTimersTest, RenewalsLeaveAtMostTwiceTheLiveHeapEntries) {
+  SessionTimers timers(1);
+  for (std::uint64_t n = 0; n < 100; ++n) timers.Arm(Uuid(n), 1000 * kNsPerMs, 0);
+  for (MonoMs now = 1; now <= 500; ++now) {
+    for (std::uint64_t n = 0; n < 100; ++n) timers.Arm(Uuid(n), 1000 * kNsPerMs, now);
+    ASSERT_LE(timers.heap_entries(), 2 * timers.size() + 16);
+  }
+  EXPECT_EQ(timers.NextDeadline(), 1500);
+  EXPECT_EQ(timers.TakeDue(1499), Ids{});
+  EXPECT_EQ(timers.TakeDue(1500).size(), 100u);
+  EXPECT_EQ(timers.NextDeadline(), std::nullopt);
+}
+
+// Against a model (the string-keyed map and ordered set SessionTimers used to
+// be): random arms, renewals, disarms and expiries of UUID and other ids give
+// the same expiry order, deadlines and sizes.
+TEST(SessionTimersTest, MatchesTheStringKeyedModel) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 random(seed);
+    SessionTimers timers(2);
+    std::map<SessionId, MonoMs> model;
+    std::set<std::pair<MonoMs, SessionId>> model_queue;
+    std::vector<SessionId> ids;
+    for (int i = 0; i < 40; ++i)
+      ids.push_back(i % 3 == 0 ? SessionId("s" + std::to_string(i)) : Uuid(random()));
+    MonoMs now = 0;
+    for (int step = 0; step < 3000; ++step) {
+      const SessionId& id = ids[random() % ids.size()];
+      switch (random() % 4) {
+        case 0:
+        case 1: {
+          DurationNs ttl = static_cast<DurationNs>(random() % 5) * kNsPerMs;  // 0: never armed
+          timers.Arm(id, ttl, now);
+          if (ttl > 0) {
+            if (auto it = model.find(id); it != model.end()) model_queue.erase({it->second, id});
+            model[id] = now + (ttl / kNsPerMs) * 2;
+            model_queue.insert({model[id], id});
+          }
+          break;
+        }
+        case 2:
+          timers.Disarm(id);
+          if (auto it = model.find(id); it != model.end()) {
+            model_queue.erase({it->second, id});
+            model.erase(it);
+          }
+          break;
+        default: {
+          now += static_cast<MonoMs>(random() % 4);
+          Ids want;
+          while (!model_queue.empty() && model_queue.begin()->first <= now) {
+            want.push_back(model_queue.begin()->second);
+            model.erase(want.back());
+            model_queue.erase(model_queue.begin());
+          }
+          ASSERT_EQ(timers.TakeDue(now), want) << "seed " << seed << " step " << step;
+        }
+      }
+      ASSERT_EQ(timers.size(), model.size());
+      ASSERT_EQ(timers.NextDeadline(), model_queue.empty()
+                                           ? std::nullopt
+                                           : std::optional<MonoMs>(model_queue.begin()->first));
+      ASSERT_EQ(timers.armed(id), model.contains(id));
+      ASSERT_EQ(timers.RemainingMs(id, now), model.contains(id) ? model[id] - now : -1);
+    }
+  }
 }
 
 }  // namespace
