@@ -293,8 +293,8 @@ TEST_F(ElectionTest, ObserveSeesHoldersReleaseDeletionAndNoLeader) {
   for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_FALSE(seen[i] == seen[i - 1]);
 }
 
-// Without the fair queue (with it, only the head of the queue may be named:
-// ResignToWithTheQueueNamesOnlyTheHead).
+// Without the fair queue (with it, see
+// ResignToWithTheQueueNamesAnyCandidateInTheLine).
 TEST_F(ElectionTest, ResignToPicksTheNamedCandidate) {
   Election& a = NewElection("a", nullptr, false);
   Election& b = NewElection("b", nullptr, false);
