@@ -1,5 +1,6 @@
 #include "client/election.h"
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -606,10 +607,13 @@ void Election::ResignTo(std::string candidate, std::function<void(Status)> done)
        });
 }
 
-// The fair queue (decision 0027) lets nobody jump it: while the leader key
-// has waiters a txn `lock` for anyone is refused, and a release hands the
-// key to the head. So with waiters, -to works for the head only (a release
-// does it, in one entry); without, the transaction below.
+// The fair queue (decision 0027) lets nobody jump it, but the holder may
+// choose its successor among the waiters (the 2026-11-27 second addendum):
+// one txn [check-session, unlock by us, lock for the candidate] hands the
+// key to the candidate wherever it stands in the line, the others keeping
+// their order. A registered candidate that does not wait while others do
+// would jump the line: refused here with a clear error (the server would
+// refuse the txn as well).
 void Election::HandTo(std::string candidate, std::string candidate_key, LeaderInfo target,
                       std::function<void(Status)> done) {
   Send(
@@ -625,50 +629,14 @@ void Election::HandTo(std::string candidate, std::string candidate_key, LeaderIn
           done(Status::FailedPrecondition("resign: not the leader"));
           return;
         }
-        if (!queue.empty() && queue.front().session != target.session) {
+        const bool waits = std::any_of(queue.begin(), queue.end(), [&](const QueueWaiter& w) {
+          return w.session == target.session;
+        });
+        if (!queue.empty() && !waits) {
           done(Status::FailedPrecondition(
               "resign to " + candidate + ": candidates wait in the leader key's fair queue and \"" +
-              candidate + "\" is not next in line (session " + queue.front().session +
-              " is); resign without -to hands the key to the next in line"));
-          return;
-        }
-        if (!queue.empty()) {
-          handing_over_ = true;
-          Send("PUT",
-               "/v1/kv/" + net::EscapeKeyPath(LeaderKey()) +
-                   "?release=" + net::EscapeQueryValue(session_.id()),
-               impl_->value, 0, net::RetryPolicy::None(),
-               [this, candidate, target,
-                done = std::move(done)](Result<net::ClientResponse> result) {
-                 handing_over_ = false;
-                 if (!result.ok() || result->status != 200) {
-                   StopLeading();
-                   done(Status::Unavailable("resign to " + candidate + ": " + Describe(result)));
-                   return;
-                 }
-                 if (result->body.find("true") == std::string::npos) {
-                   done(Status::FailedPrecondition("resign to " + candidate +
-                                                   ": the key was no longer held by this session"));
-                   return;
-                 }
-                 StopLeading();
-                 // The head got it in the release's entry; the queue may
-                 // have changed since we looked (its head left).
-                 Send("GET", "/v1/kv/" + net::EscapeKeyPath(LeaderKey()), "", 0, {},
-                      [candidate, target, done = std::move(done)](Result<net::ClientResponse> now) {
-                        auto info = now.ok() ? ParseLeader(*now) : Result<LeaderInfo>(now.status());
-                        if (info.ok() && info->session != target.session) {
-                          done(Status::FailedPrecondition(
-                              "resign to " + candidate +
-                              ": released, but the next in line was no longer " + candidate +
-                              " (the key is now held by session " +
-                              (info->session.empty() ? std::string("nobody") : info->session) +
-                              ")"));
-                          return;
-                        }
-                        done(Status());
-                      });
-               });
+              candidate + "\" (session " + target.session +
+              ") is not one of them; resign without -to hands the key to the next in line"));
           return;
         }
         const LeaderInfo* info = &target;

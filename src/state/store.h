@@ -272,6 +272,12 @@ class Store {
   // by a waiter); false if it did not wait there. Grants nothing.
   bool LeaveQueue(const std::string& key, const SessionId& session, LogIndex index,
                   ApplyResult* result);
+  // The holder's choice of successor (a txn [unlock by the holder, lock for
+  // a waiter]): `session`, now holding `key`, leaves its queue with a grant.
+  void HandOffToWaiter(const std::string& key, const SessionId& session, LogIndex index,
+                       ApplyResult* result);
+  // Removes `session` from `key`'s queue without an event; false if absent.
+  bool RemoveWaiter(const std::string& key, const SessionId& session, LogIndex index);
   // True if `session` waits in `key`'s queue.
   bool IsQueued(std::string_view key, const SessionId& session) const;
   // True if waiters exist that `session` (not the holder) would jump.

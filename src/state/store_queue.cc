@@ -115,6 +115,26 @@ void Store::ApplyDequeue(const KvDequeue& c, LogIndex index, ApplyResult* result
 
 bool Store::LeaveQueue(const std::string& key, const SessionId& session, LogIndex index,
                        ApplyResult* result) {
+  if (!RemoveWaiter(key, session, index)) return false;
+  result->queue_events.push_back({key, session, QueueEvent::Kind::kLeft, LogIndex()});
+  return true;
+}
+
+void Store::HandOffToWaiter(const std::string& key, const SessionId& session, LogIndex index,
+                            ApplyResult* result) {
+  const bool removed = RemoveWaiter(key, session, index);
+  TENURE_ASSERT(removed);
+  // The txn refuses a later unlock of the key, but a later delete may have
+  // ended the grant (the key's queue is then dropped too).
+  const KvEntry* entry = FindKv(key);
+  if (entry != nullptr && entry->session == session) {
+    result->queue_events.push_back({key, session, QueueEvent::Kind::kGranted, entry->fence});
+  } else {
+    result->queue_events.push_back({key, session, QueueEvent::Kind::kLeft, LogIndex()});
+  }
+}
+
+bool Store::RemoveWaiter(const std::string& key, const SessionId& session, LogIndex index) {
   auto queue = queues_.find(key);
   if (queue == queues_.end()) return false;
   auto& waiters = queue->second;
@@ -128,7 +148,6 @@ bool Store::LeaveQueue(const std::string& key, const SessionId& session, LogInde
   if (keys->second.empty()) queued_.erase(keys);
   --queue_waiters_;
   TouchQueue(key, index);
-  result->queue_events.push_back({key, session, QueueEvent::Kind::kLeft, LogIndex()});
   return true;
 }
 

@@ -129,6 +129,16 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
   };
   std::vector<QueueAction> queue_actions;
   std::vector<std::pair<std::string, SessionId>> queue_leaves;
+  // The holder's choice of successor (decision 0027's second addendum): a
+  // key its holder unlocked earlier in this txn may be locked for one of its
+  // waiters, which leaves the queue at commit (after the leaves, before the
+  // hand-offs to heads); the rest of the queue keeps its order.
+  std::set<std::string, std::less<>> unlocked_by_holder;
+  std::vector<std::pair<std::string, SessionId>> handoffs;
+  auto leaving = [&](const std::string& key, const SessionId& session) {
+    return std::find(queue_leaves.begin(), queue_leaves.end(), std::make_pair(key, session)) !=
+           queue_leaves.end();
+  };
 
   for (std::size_t i = 0; i < c.ops.size(); ++i) {
     const TxnOp& op = c.ops[i];
@@ -145,10 +155,16 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
       case TxnVerb::kLock: {
         const KvEntry* current = FindKv(op.key);
         bool new_grant = current == nullptr || current->session != op.session;
+        bool chosen = false;  // a waiter the holder chose, after its unlock
         if (QueueBlocks(op.key, op.session)) {
-          // Waiters in the key's queue come first (decision 0027).
-          txn.errors.push_back({i, consul::TxnLockHeld(op.key)});
-          continue;
+          chosen = unlocked_by_holder.count(op.key) != 0 && current != nullptr &&
+                   current->session.empty() && IsQueued(op.key, op.session) &&
+                   !leaving(op.key, op.session) && granted_keys.count(op.key) == 0;
+          if (!chosen) {
+            // Waiters in the key's queue come first (decision 0027).
+            txn.errors.push_back({i, consul::TxnLockHeld(op.key)});
+            continue;
+          }
         }
         if (new_grant && granted_keys.count(op.key) != 0) {
           txn.errors.push_back({i, "failed to lock key " + GoQuote(op.key) +
@@ -158,13 +174,33 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
         outcome = AcquireKv(op.key, op.value, op.flags, op.session, index);
         failure = consul::TxnLockHeld(op.key);
         if (outcome.error.ok() && outcome.ok && outcome.fence == index) granted_keys.insert(op.key);
+        if (chosen && outcome.error.ok() && outcome.ok) {
+          unlocked_by_holder.erase(op.key);
+          handoffs.emplace_back(op.key, op.session);
+          // The grant replaces the head's that the holder's unlock queued.
+          for (auto a = queue_actions.rbegin(); a != queue_actions.rend(); ++a) {
+            if (!a->drop && a->key == op.key) {
+              queue_actions.erase(std::next(a).base());
+              break;
+            }
+          }
+        }
         break;
       }
       case TxnVerb::kUnlock:
+        if (std::any_of(handoffs.begin(), handoffs.end(),
+                        [&](const auto& h) { return h.first == op.key; })) {
+          // Its release would grant the head too: a second new holder, and
+          // token, in one entry (docs/fencing.md).
+          txn.errors.push_back({i, "failed to unlock key " + GoQuote(op.key) +
+                                       ", it was handed to a waiter in this transaction"});
+          continue;
+        }
         outcome = ReleaseKv(op.key, op.value, op.flags, op.session, index);
         failure = consul::TxnUnlockNotHeld(op.key);
         if (outcome.error.ok() && outcome.ok) {
           queue_actions.push_back({false, false, op.key});
+          unlocked_by_holder.insert(op.key);
         } else if (outcome.error.ok() && IsQueued(op.key, op.session)) {
           // A waiter gives up its place (decision 0027's addendum): the op
           // succeeds, writes nothing, and reports the key as it stands (an
@@ -178,10 +214,13 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
         }
         break;
       case TxnVerb::kDelete:
+        unlocked_by_holder.erase(op.key);
         DeleteEntry(op.key, index);
         queue_actions.push_back({true, false, op.key});
         continue;  // no result
       case TxnVerb::kDeleteTree:
+        std::erase_if(unlocked_by_holder,
+                      [&](const std::string& k) { return StartsWith(k, op.key); });
         DeleteKvTree(op.key, index);
         queue_actions.push_back({true, true, op.key});
         continue;
@@ -189,6 +228,7 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
         if (!DeleteKvCas(op.key, op.index, index)) {
           txn.errors.push_back({i, consul::TxnDeleteCasStale(op.key)});
         } else {
+          unlocked_by_holder.erase(op.key);
           queue_actions.push_back({true, false, op.key});
         }
         continue;
@@ -212,6 +252,7 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
 
   if (txn.ok()) {
     for (const auto& [key, session] : queue_leaves) LeaveQueue(key, session, index, result);
+    for (const auto& [key, session] : handoffs) HandOffToWaiter(key, session, index, result);
     for (const QueueAction& a : queue_actions) {
       if (!a.drop) {
         SettleQueue(a.key, index, result);

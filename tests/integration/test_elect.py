@@ -401,8 +401,9 @@ class ElectTest(SharedServerTestCase):
         # A long back-off: a candidate that handed over rests all through the test,
         # so handing the key back to it must wake it (it finds the key held by its
         # own session), and only the named candidate can ever take the key.
-        # Without the fair queue: with it, -to may only name the head of the
-        # queue (test_fair_clients), and here c1 hands over to c3 past c2.
+        # Without the fair queue: with it, -to may name any candidate that waits
+        # in the line (test_fair_clients), but here c3 hands back to c1 while c1
+        # rests outside the line and c2 waits in it, which would jump the queue.
         a, b, c = self.start_leader_and_followers(name, followers=2,
                                                   extra=("-resign-backoff", "60s", "-fair=false"))
         sessions = {x: x.status()["Session"] for x in (a, b, c)}

@@ -2,7 +2,8 @@
 `tenure elect`, `tenure run` and `tenure lock` wait in the key's FIFO queue,
 so candidates lead and contenders run in the order they arrived; `tenure
 leader NAME` lists the line of succession; `tenure resign` hands the key to
-the next in line; a contender that gives up leaves the queue. The same tests
+the next in line, `tenure resign -to C` to any candidate in the line; a
+contender that gives up leaves the queue. The same tests
 run against a server started with -fair-queue=false, which ignores `queue`
 as Consul does: the clients fall back to blocking reads (no overlap, everyone
 runs, the line is empty)."""
@@ -205,6 +206,51 @@ class FairClientsTest(SharedServerTestCase):
         poll_until(lambda: self.holder(key) == sessions[0], timeout=10)
         self.assertEqual(self.grants(key)[-4:], [sessions[0], sessions[1], sessions[2],
                                                  sessions[0]])
+
+    def test_resign_to_a_candidate_further_back_keeps_the_others_in_order(self):
+        name = "fifo-resign-to"
+        key = f"service/{name}/leader"
+        agents = []
+        for i in range(4):
+            # The leader rests long after handing over, so it does not rejoin
+            # the line while the test reads it.
+            extra = ("-resign-backoff", "60s") if i == 0 else ()
+            agent = Agent(self, name, f"t{i}", extra=extra)
+            self.agents.append(agent)
+            agent.wait_ready()
+            if i == 0:
+                agent.wait_leader()
+            else:
+                self.line_up(key, i + 1, registered=lambda a=agent: a.status()["LeaderSession"])
+            agents.append(agent)
+        sessions = [a.status()["Session"] for a in agents]
+        if self.fair:
+            self.assertEqual(self.queue(key), sessions[1:])
+        # t0 hands the key to t3, third in line: t3 leads, t1 and t2 keep
+        # their places (with the queue and without it alike).
+        out = agents[0].cli("resign", name, "-to", "t3")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout, f"Handed the leadership of {name} to t3\n")
+        poll_until(lambda: agents[3].is_leader(), timeout=10,
+                   message="t3 never led\n" + agents[3].describe())
+        self.assertEqual(self.holder(key), sessions[3])
+        for other in agents[:3]:
+            self.assertIs(other.is_leader(), False, other.candidate)
+        out = self.server.cli("leader", name)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = out.stdout.splitlines()
+        self.assertIn(f"(session {sessions[3]}, fencing token", lines[0])
+        if not self.fair:
+            self.assertEqual(lines[1:], [], out.stdout)
+            return
+        self.assertEqual(self.queue(key), sessions[1:3])
+        self.assertEqual(lines[1:], [f"  next {i}: t{i}\t(session {sessions[i]})"
+                                     for i in (1, 2)], out.stdout)
+        self.assertEqual(self.grants(key)[-2:], [sessions[0], sessions[3]])
+        # The line goes on in order: t3 resigns, t1 leads.
+        self.assertEqual(agents[3].cli("resign", name).returncode, 0)
+        poll_until(lambda: self.holder(key) == sessions[1], timeout=10,
+                   message="t1 did not follow t3")
 
     def test_a_stopped_queued_candidate_leaves_the_queue(self):
         name = "fifo-leave"

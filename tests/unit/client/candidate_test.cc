@@ -148,8 +148,9 @@ TEST_F(CandidateTest, JujuEventsElectedDeposedAndSettingsOnFollowersOnly) {
   EXPECT_GT(b.FencingToken(), 0u);
 }
 
-// Without the fair queue: with it, only the head of the queue may be named
-// (ElectionTest.ResignToWithTheQueueNamesOnlyTheHead), and c is not b.
+// Without the fair queue: with it, any candidate waiting in the line may be
+// named (ElectionTest.ResignToWithTheQueueNamesAnyCandidateInTheLine), but a
+// resting candidate is outside the line, and naming it would jump the queue.
 TEST_F(CandidateTest, ResignToPicksTheNamedCandidateEvenWhileItRests) {
   auto unfair = [this](const std::string& who) {
     CandidateOptions options = Options(who);

@@ -293,8 +293,8 @@ TEST_F(ElectionTest, ObserveSeesHoldersReleaseDeletionAndNoLeader) {
   for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_FALSE(seen[i] == seen[i - 1]);
 }
 
-// Without the fair queue (with it, only the head of the queue may be named:
-// ResignToWithTheQueueNamesOnlyTheHead).
+// Without the fair queue (with it, see
+// ResignToWithTheQueueNamesAnyCandidateInTheLine).
 TEST_F(ElectionTest, ResignToPicksTheNamedCandidate) {
   Election& a = NewElection("a", nullptr, false);
   Election& b = NewElection("b", nullptr, false);
@@ -475,36 +475,51 @@ TEST_F(ElectionTest, WithoutTheFairQueueTheCampaignUsesBlockingReads) {
   EXPECT_TRUE(b.IsLeader(1'000));
 }
 
-// With the fair queue nobody jumps it: -to names the head (a release hands
-// it the key in one entry); anyone else is refused and nothing changes.
-TEST_F(ElectionTest, ResignToWithTheQueueNamesOnlyTheHead) {
+// With the fair queue the leader may still choose its successor among the
+// waiters (decision 0027's second addendum): -to names a candidate further
+// back in the line, which leads; the others keep their order. A name that is
+// not registered is refused and nothing changes.
+TEST_F(ElectionTest, ResignToWithTheQueueNamesAnyCandidateInTheLine) {
   Election& a = NewElection("a");
   ASSERT_TRUE(CampaignNow(a, "desc-a").ok());
   Session& sb = NewSession();
   Session& sc = NewSession();
+  Session& sd = NewSession();
   Election& b = NewElection("b", &sb);
   Election& c = NewElection("c", &sc);
-  std::optional<Status> b_done, c_done;
+  Election& d = NewElection("d", &sd);
+  std::optional<Status> b_done, c_done, d_done;
   b.Campaign("desc-b", [&](Status s) { b_done = std::move(s); });
   ASSERT_TRUE(QueueBecomes({sb.id()}));
   c.Campaign("desc-c", [&](Status s) { c_done = std::move(s); });
   ASSERT_TRUE(QueueBecomes({sb.id(), sc.id()}));
+  d.Campaign("desc-d", [&](Status s) { d_done = std::move(s); });
+  ASSERT_TRUE(QueueBecomes({sb.id(), sc.id(), sd.id()}));
 
-  Status jumped = Wait([&](auto done) { a.ResignTo("c", done); });
-  EXPECT_EQ(jumped.code(), Code::kFailedPrecondition) << jumped.ToString();
-  EXPECT_NE(jumped.message().find("not next in line (session " + sb.id()), std::string::npos)
-      << jumped.ToString();
+  Status unknown = Wait([&](auto done) { a.ResignTo("nobody", done); });
+  EXPECT_EQ(unknown.code(), Code::kFailedPrecondition) << unknown.ToString();
+  EXPECT_NE(unknown.message().find("is not registered"), std::string::npos) << unknown.ToString();
   EXPECT_TRUE(a.IsLeader(1'000));
+  EXPECT_EQ(Queue(), (std::vector<std::string>{sb.id(), sc.id(), sd.id()}));
 
-  ASSERT_TRUE(Wait([&](auto done) { a.ResignTo("b", done); }).ok());
+  ASSERT_TRUE(Wait([&](auto done) { a.ResignTo("c", done); }).ok());
   EXPECT_FALSE(a.IsLeader(0));
+  ASSERT_TRUE(RunUntil(
+      io_, [&] { return c_done.has_value(); }, 2s));
+  ASSERT_TRUE(c_done->ok()) << c_done->ToString();
+  EXPECT_TRUE(c.IsLeader(1'000));
+  EXPECT_EQ(Sync("GET", Key("leader") + "?raw").body, "desc-c");
+  EXPECT_FALSE(b_done.has_value());
+  EXPECT_FALSE(d_done.has_value());
+  EXPECT_EQ(Queue(), (std::vector<std::string>{sb.id(), sd.id()}));
+
+  // The rest of the line still goes in order: c's resign hands to b.
+  ASSERT_TRUE(Wait([&](auto done) { c.Resign(done); }).ok());
   ASSERT_TRUE(RunUntil(
       io_, [&] { return b_done.has_value(); }, 2s));
   ASSERT_TRUE(b_done->ok()) << b_done->ToString();
-  EXPECT_TRUE(b.IsLeader(1'000));
-  EXPECT_EQ(Sync("GET", Key("leader") + "?raw").body, "desc-b");
-  EXPECT_FALSE(c_done.has_value());
-  EXPECT_EQ(Queue(), std::vector<std::string>{sc.id()});
+  EXPECT_FALSE(d_done.has_value());
+  EXPECT_EQ(Queue(), std::vector<std::string>{sd.id()});
 }
 
 }  // namespace

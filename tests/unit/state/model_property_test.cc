@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
@@ -244,7 +245,14 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
         // Any other grant is of a free key with waiters: one whose
         // lock-delay window has passed (KvQueueGrant, or a later command on
         // the key settling it first).
-        if (e.kind == QueueEvent::Kind::kGranted) {
+        const auto* txn = std::get_if<Txn>(&command.body);
+        const bool chosen =
+            txn != nullptr && std::any_of(txn->ops.begin(), txn->ops.end(), [&](const TxnOp& op) {
+              return op.verb == TxnVerb::kLock && op.key == e.key && op.session == e.session;
+            });
+        if (e.kind == QueueEvent::Kind::kGranted && chosen) {
+          ++seen["txn handoff to a chosen waiter"];
+        } else if (e.kind == QueueEvent::Kind::kGranted) {
           ++seen[by_release   ? "queue handoff on release"
                  : by_destroy ? "queue handoff on destroy"
                               : "queue grant after lock-delay"];
@@ -282,7 +290,8 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
                            "waiter's session died",
                            "waiter left",
                            "waiter released its place",
-                           "waiter unlocked its place in a txn"}) {
+                           "waiter unlocked its place in a txn",
+                           "txn handoff to a chosen waiter"}) {
     EXPECT_GE(seen[what], 5) << what;
   }
 }

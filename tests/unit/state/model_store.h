@@ -165,6 +165,14 @@ class ModelStore {
   std::map<std::string, UnixMs> lock_delays;  // key -> window end (never forgotten here)
   LogIndex kv_index;
   std::set<std::string> granted_in_txn;  // keys given a new holder by the running txn
+  // The running txn's queue work, done at commit (TxnQueueActions): ops that
+  // were a waiter's unlock, keys whose holder unlocked them (a waiter may be
+  // chosen next), and the waiters chosen (decision 0027's second addendum).
+  std::set<std::size_t> txn_leave_ops;
+  std::set<std::pair<std::string, SessionId>> txn_leavers;
+  std::map<std::string, std::size_t> txn_holder_unlocked;  // key -> the unlock op
+  std::set<std::size_t> txn_consumed_unlocks;              // unlocks whose grant was a choice
+  std::vector<std::pair<std::string, SessionId>> txn_chosen;
   LogIndex sessions_index;
   // The reap floor. store.h says prefix indexes are "never lower than the
   // last tombstone reap": either the highest index passed to ReapTombstones
@@ -835,22 +843,33 @@ class ModelStore {
   void ApplyBody(const KvQueueGrant& c, LogIndex index, ModelResult* r) { Settle(c.key, index, r); }
 
   // After a committed txn: waiters that unlocked leave their queues first;
-  // then deletes drop queues and unlocks by holders hand off, in op order.
-  // (A session that waits for a key never holds it, even within a txn: its
-  // lock is refused while the queue exists.)
+  // waiters the holder chose leave theirs with the key (granted, or left if
+  // a later op released it again); then deletes drop queues and unlocks by
+  // holders hand off, in op order.
   void TxnQueueActions(const std::vector<TxnOp>& ops, LogIndex index, ModelResult* r) {
     std::vector<bool> leaving(ops.size(), false);
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      leaving[i] = ops[i].verb == TxnVerb::kUnlock && Waits(ops[i].key, ops[i].session);
-    }
+    for (std::size_t i = 0; i < ops.size(); ++i) leaving[i] = txn_leave_ops.count(i) != 0;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       if (leaving[i]) Leave(ops[i].key, ops[i].session, r);
+    }
+    for (const auto& [key, session] : txn_chosen) {
+      auto q = queues.find(key);
+      auto w = std::find_if(q->second.begin(), q->second.end(),
+                            [&](const ModelWaiter& mw) { return mw.session == session; });
+      q->second.erase(w);
+      if (q->second.empty()) queues.erase(q);
+      const KvEntry* e = Find(key);
+      if (e != nullptr && e->session == session) {
+        r->queue_events.push_back({key, session, QueueEvent::Kind::kGranted, e->fence});
+      } else {  // a later delete in the txn
+        r->queue_events.push_back({key, session, QueueEvent::Kind::kLeft, LogIndex()});
+      }
     }
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const TxnOp& op = ops[i];
       switch (op.verb) {
         case TxnVerb::kUnlock:
-          if (!leaving[i]) Settle(op.key, index, r);
+          if (!leaving[i] && txn_consumed_unlocks.count(i) == 0) Settle(op.key, index, r);
           break;
         case TxnVerb::kDelete:
         case TxnVerb::kDeleteCas:
@@ -920,6 +939,11 @@ class ModelStore {
     r->is_txn = true;
     ModelStore work = *this;
     work.granted_in_txn.clear();
+    work.txn_leave_ops.clear();
+    work.txn_leavers.clear();
+    work.txn_holder_unlocked.clear();
+    work.txn_chosen.clear();
+    work.txn_consumed_unlocks.clear();
     std::set<std::string> changed;
     std::vector<HistoryEvent> events;
     for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -951,12 +975,15 @@ class ModelStore {
       kv_index = work.kv_index;
       r->changed_keys = std::move(changed);
       history_events_ = std::move(events);
+      txn_leave_ops = std::move(work.txn_leave_ops);
+      txn_chosen = std::move(work.txn_chosen);
+      txn_consumed_unlocks = std::move(work.txn_consumed_unlocks);
     }
   }
 
   // One op on this (working) copy. Returns the error text, "\x01" for "any
   // text", nullopt on success.
-  std::optional<std::string> TxnOpApply(const TxnOp& op, std::size_t /*i*/, LogIndex index,
+  std::optional<std::string> TxnOpApply(const TxnOp& op, std::size_t i, LogIndex index,
                                         std::set<std::string>* changed,
                                         std::vector<ModelTxnResult>* results) {
     const std::string q = GoQuote(op.key);
@@ -978,14 +1005,27 @@ class ModelStore {
         // holder per transaction.
         const auto* current = Find(op.key);
         bool new_grant = current == nullptr || current->session != op.session;
-        if (QueueBlocks(op.key, op.session))
-          return "failed to lock key " + q + ", lock is already held";
+        // The holder may name its successor among the waiters: after its
+        // own unlock in this txn, for a waiter that is not leaving.
+        bool chosen = false;
+        if (QueueBlocks(op.key, op.session)) {
+          const bool left = txn_leavers.count({op.key, op.session}) != 0;
+          chosen = txn_holder_unlocked.count(op.key) != 0 && current != nullptr &&
+                   current->session.empty() && Waits(op.key, op.session) && !left &&
+                   granted_in_txn.count(op.key) == 0;
+          if (!chosen) return "failed to lock key " + q + ", lock is already held";
+        }
         if (new_grant && granted_in_txn.count(op.key) != 0) {
           return "failed to lock key " + q + ", it was already granted in this transaction";
         }
         switch (Lock(op.key, op.value, op.flags, op.session, index, changed)) {
           case LockOutcome::kLocked:
             if (kv.at(op.key).fence == index) granted_in_txn.insert(op.key);
+            if (chosen) {
+              txn_consumed_unlocks.insert(txn_holder_unlocked.at(op.key));
+              txn_holder_unlocked.erase(op.key);
+              txn_chosen.emplace_back(op.key, op.session);
+            }
             entry_result(op.key, false);
             return std::nullopt;
           case LockOutcome::kHeld:
@@ -998,9 +1038,16 @@ class ModelStore {
         return std::nullopt;
       }
       case TxnVerb::kUnlock:
+        for (const auto& [key, session] : txn_chosen) {
+          if (key == op.key) {
+            return "failed to unlock key " + q + ", it was handed to a waiter in this transaction";
+          }
+        }
         if (op.session.empty()) return std::string("missing session");
         if (!Unlock(op.key, op.value, op.flags, op.session, index, changed)) {
           if (Waits(op.key, op.session)) {  // a waiter leaves at commit
+            txn_leave_ops.insert(i);
+            txn_leavers.insert({op.key, op.session});
             KvEntry shown;
             shown.key = op.key;
             const KvEntry* e = Find(op.key);
@@ -1009,6 +1056,7 @@ class ModelStore {
           }
           return "failed to unlock key " + q + ", lock isn't held, or is held by another session";
         }
+        txn_holder_unlocked[op.key] = i;
         entry_result(op.key, false);
         return std::nullopt;
       case TxnVerb::kGet:
@@ -1052,15 +1100,19 @@ class ModelStore {
         if (Find(op.key) != nullptr) return "key " + q + " exists";
         return std::nullopt;
       case TxnVerb::kDelete:
+        txn_holder_unlocked.erase(op.key);
         Erase(op.key, index, changed);
         return std::nullopt;
       case TxnVerb::kDeleteTree:
+        std::erase_if(txn_holder_unlocked,
+                      [&](const auto& held) { return StartsWith(held.first, op.key); });
         DeleteTree(op.key, index, changed);
         return std::nullopt;
       case TxnVerb::kDeleteCas:
         if (!DeleteCas(op.key, op.index, index, changed)) {
           return "failed to delete key " + q + ", index is stale";
         }
+        txn_holder_unlocked.erase(op.key);
         return std::nullopt;
       case TxnVerb::kCheckFence: {
         const KvEntry* e = Find(op.key);

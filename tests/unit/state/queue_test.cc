@@ -120,6 +120,112 @@ TEST(StoreQueueTest, PlainAcquireAndTxnLockDoNotJumpTheQueue) {
   EXPECT_TRUE(jump.queue_events.empty());
 }
 
+TEST(StoreQueueTest, HolderMayHandTheKeyToAnyWaiterInOneTxn) {
+  // Decision 0027's second addendum: [unlock by the holder, lock for a
+  // waiter] picks the successor; the rest of the line keeps its order.
+  StoreDriver d;
+  SessionId a = d.NewSession(), b = d.NewSession(), c = d.NewSession(), e = d.NewSession();
+  SessionId x = d.NewSession();
+  d.Acquire("k", a, "va");
+  const LogIndex first = d.Get("k")->fence;
+  Enqueue(d, "k", b);
+  Enqueue(d, "k", c);
+  Enqueue(d, "k", e);
+  const auto expect_unchanged = [&](const ApplyResult& r) {
+    EXPECT_FALSE(r.txn.ok());
+    EXPECT_TRUE(r.queue_events.empty());
+    EXPECT_EQ(d.Get("k")->session, a);
+    EXPECT_EQ(d.Get("k")->fence, first);
+    EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{b, c, e}));
+  };
+  const std::string held = "failed to lock key \"k\", lock is already held";
+  // Refused as before: a waiter's lock without the holder's unlock first,
+  // the two in the wrong order, a non-waiter, two successors, and a waiter
+  // that leaves in the same txn.
+  ApplyResult alone = d.RunTxn({testutil::LockOp("k", c)});
+  ASSERT_EQ(alone.txn.errors.size(), 1u);
+  EXPECT_EQ(alone.txn.errors[0].what, held);
+  expect_unchanged(alone);
+  ApplyResult reversed = d.RunTxn({testutil::LockOp("k", c), testutil::UnlockOp("k", a)});
+  ASSERT_EQ(reversed.txn.errors.size(), 1u);
+  EXPECT_EQ(reversed.txn.errors[0].what, held);
+  expect_unchanged(reversed);
+  ApplyResult stranger = d.RunTxn({testutil::UnlockOp("k", a), testutil::LockOp("k", x)});
+  ASSERT_EQ(stranger.txn.errors.size(), 1u);
+  EXPECT_EQ(stranger.txn.errors[0].what, held);
+  expect_unchanged(stranger);
+  ApplyResult two =
+      d.RunTxn({testutil::UnlockOp("k", a), testutil::LockOp("k", c), testutil::LockOp("k", e)});
+  ASSERT_EQ(two.txn.errors.size(), 1u);
+  EXPECT_EQ(two.txn.errors[0].op_index, 2u);
+  expect_unchanged(two);
+  ApplyResult left =
+      d.RunTxn({testutil::UnlockOp("k", a), testutil::UnlockOp("k", c), testutil::LockOp("k", c)});
+  ASSERT_EQ(left.txn.errors.size(), 1u);
+  EXPECT_EQ(left.txn.errors[0].what, held);
+  expect_unchanged(left);
+  ApplyResult deleted =
+      d.RunTxn({testutil::UnlockOp("k", a), testutil::DeleteOp("k"), testutil::LockOp("k", c)});
+  EXPECT_FALSE(deleted.txn.ok());
+  expect_unchanged(deleted);
+
+  // The holder names c, second in line: c holds with a new token, b and e
+  // keep their order, the history records a handoff.
+  ApplyResult r = d.RunTxn({testutil::CheckSessionOp("k", a), testutil::UnlockOp("k", a),
+                            testutil::LockOp("k", c, "vc")});
+  ASSERT_TRUE(r.txn.ok());
+  const LogIndex grant = d.last_index();
+  EXPECT_EQ(d.Get("k")->session, c);
+  EXPECT_EQ(d.Get("k")->value, "vc");
+  EXPECT_EQ(d.Get("k")->fence, grant);
+  EXPECT_GT(grant, first);
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{b, e}));
+  ASSERT_EQ(r.queue_events.size(), 1u);
+  EXPECT_EQ(r.queue_events[0].session, c);
+  EXPECT_EQ(r.queue_events[0].kind, QueueEvent::Kind::kGranted);
+  EXPECT_EQ(r.queue_events[0].fence, grant);
+  EXPECT_EQ(d.store().queue_waiter_count(), 2u);
+  const auto* h = d.store().FindHistory("k");
+  ASSERT_NE(h, nullptr);
+  ASSERT_EQ(h->grants.size(), 2u);
+  EXPECT_EQ(h->grants[0].end_cause, EndCause::kHandoff);
+  EXPECT_EQ(h->grants[1].session, c);
+  EXPECT_EQ(h->grants[1].fence, grant);
+
+  // A plain release by c still hands the key to the head (b), then e.
+  ApplyResult rel = d.Release("k", c);
+  ASSERT_EQ(rel.queue_events.size(), 1u);
+  EXPECT_EQ(rel.queue_events[0].session, b);
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{e}));
+
+  // Chosen and released again in the same txn: refused whole, since the
+  // release would grant the head too (two new holders, one token).
+  Enqueue(d, "k", c);
+  const LogIndex b_fence = d.Get("k")->fence;
+  ApplyResult back =
+      d.RunTxn({testutil::UnlockOp("k", b), testutil::LockOp("k", c), testutil::UnlockOp("k", c)});
+  ASSERT_EQ(back.txn.errors.size(), 1u);
+  EXPECT_EQ(back.txn.errors[0].op_index, 2u);
+  EXPECT_EQ(back.txn.errors[0].what,
+            "failed to unlock key \"k\", it was handed to a waiter in this transaction");
+  EXPECT_TRUE(back.queue_events.empty());
+  EXPECT_EQ(d.Get("k")->session, b);
+  EXPECT_EQ(d.Get("k")->fence, b_fence);
+  EXPECT_EQ(Waiting(d, "k"), (std::vector<SessionId>{e, c}));
+  // Chosen, then the key deleted in the same txn: every waiter is answered
+  // left, the chosen one first, and nobody holds the key.
+  ApplyResult gone =
+      d.RunTxn({testutil::UnlockOp("k", b), testutil::LockOp("k", c), testutil::DeleteOp("k")});
+  ASSERT_TRUE(gone.txn.ok());
+  EXPECT_EQ(d.Get("k"), std::nullopt);
+  EXPECT_EQ(d.store().FindQueue("k"), nullptr);
+  ASSERT_EQ(gone.queue_events.size(), 2u);
+  EXPECT_EQ(gone.queue_events[0].session, c);
+  EXPECT_EQ(gone.queue_events[0].kind, QueueEvent::Kind::kLeft);
+  EXPECT_EQ(gone.queue_events[1].session, e);
+  EXPECT_EQ(gone.queue_events[1].kind, QueueEvent::Kind::kLeft);
+}
+
 TEST(StoreQueueTest, DestroyOrExpiryOfTheHolderGrantsTheHeadUnlessLockDelayHoldsIt) {
   StoreDriver d;
   SessionId a = d.NewSession();  // no lock-delay

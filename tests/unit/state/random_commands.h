@@ -442,6 +442,31 @@ class CommandGenerator {
     std::vector<TxnOp> ops;
     const std::uint64_t n = 1 + Uniform(4);
     for (std::uint64_t i = 0; i < n; ++i) ops.push_back(RandomOp(m, read_only));
+    // The holder names its successor among the waiters (decision 0027's
+    // second addendum): [unlock by the holder, lock for a waiter], in a
+    // random place among the random ops, sometimes in the wrong order.
+    if (!read_only && !m.queues.empty() && Chance(30)) {
+      auto q = m.queues.begin();
+      std::advance(q, static_cast<long>(Uniform(m.queues.size())));
+      const KvEntry* e = m.Find(q->first);
+      TxnOp unlock;
+      unlock.verb = TxnVerb::kUnlock;
+      unlock.key = q->first;
+      unlock.session =
+          e != nullptr && !e->session.empty() ? e->session : ReleaseSession(m, q->first);
+      TxnOp lock;
+      lock.verb = TxnVerb::kLock;
+      lock.key = q->first;
+      lock.value = Value();
+      lock.flags = Flags();
+      lock.session = Chance(85) ? q->second[Uniform(q->second.size())].session : AcquireSession(m);
+      const auto at = static_cast<long>(Uniform(ops.size() + 1));
+      if (Chance(90)) {
+        ops.insert(ops.begin() + at, {unlock, lock});
+      } else {
+        ops.insert(ops.begin() + at, {lock, unlock});
+      }
+    }
     return ops;
   }
 
