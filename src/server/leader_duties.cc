@@ -149,6 +149,27 @@ void LeaderDuties::SetQueueGrant(const std::string& key, MonoMs at_ms) {
   queue_grant_at_.emplace(key, at_ms);
 }
 
+std::vector<std::string> LeaderDuties::QueueKeysToCheck(const state::Store& store,
+                                                        const state::Changes& changes) const {
+  std::vector<std::string> keys;
+  // The common case: no queue anywhere, nothing pending; no work per apply.
+  if (store.queues().empty() && queue_grants_pending() == 0) return keys;
+  if (changes.everything) {
+    for (const auto& [key, waiters] : store.queues()) keys.push_back(key);
+    return keys;
+  }
+  keys = changes.queues;
+  keys.insert(keys.end(), changes.keys.begin(), changes.keys.end());
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  // Only keys with waiters, or any while a grant is pending, concern the duty.
+  if (queue_grants_pending() == 0) {
+    std::erase_if(keys,
+                  [&store](const std::string& key) { return store.FindQueue(key) == nullptr; });
+  }
+  return keys;
+}
+
 void LeaderDuties::CheckQueue(const state::Store& store, const std::string& key, MonoMs now_ms,
                               DurationMs replicated_remaining_ms) {
   if (!leading_) return;

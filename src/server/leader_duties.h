@@ -138,6 +138,12 @@ class LeaderDuties {
   // none) and by this leader's inherited windows. Otherwise nothing is due.
   void CheckQueue(const state::Store& store, const std::string& key, MonoMs now_ms,
                   DurationMs replicated_remaining_ms);
+  // The keys whose queue CheckQueue should look at after an apply with
+  // these changes: every queued key after a restore, otherwise the touched
+  // keys (sorted, once each) that have waiters or while a grant is pending.
+  // Empty, without work, while no key has a queue and nothing is pending.
+  std::vector<std::string> QueueKeysToCheck(const state::Store& store,
+                                            const state::Changes& changes) const;
   // Keys whose grant is due at or before now: propose KvQueueGrant for each
   // (the Store grants only if the key is still free, out of lock-delay and
   // has waiters) and call QueueGrantFailed when the proposal fails.

@@ -673,21 +673,7 @@ void Server::CheckQueue(const std::string& key, DurationMs floor_ms) {
 
 void Server::CheckQueues(const state::Changes& changes) {
   if (!leader_ready_ || !IsLeader()) return;
-  // The common case: no queue anywhere, nothing pending; no work per apply.
-  if (store_.queues().empty() && duties_.queue_grants_pending() == 0) return;
-  if (changes.everything) {
-    for (const auto& [key, waiters] : store_.queues()) CheckQueue(key, 0);
-  } else {
-    std::vector<std::string> keys = changes.queues;
-    keys.insert(keys.end(), changes.keys.begin(), changes.keys.end());
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    for (const std::string& key : keys) {
-      // Only keys with waiters or a grant pending concern the duty.
-      if (store_.FindQueue(key) == nullptr && duties_.queue_grants_pending() == 0) continue;
-      CheckQueue(key, 0);
-    }
-  }
+  for (const std::string& key : duties_.QueueKeysToCheck(store_, changes)) CheckQueue(key, 0);
   ScheduleDuties();
 }
 

@@ -123,14 +123,12 @@ class FairClientsTest(SharedServerTestCase):
     def sessions_named(self, text):
         return [s for s in self.server.get_json("/v1/session/list") if text in s.get("Name", "")]
 
-    # --- tenure elect --------------------------------------------------------------
-
-    def test_elect_candidates_lead_in_arrival_order_and_leader_lists_the_line(self):
-        name = "fifo-elect"
-        key = f"service/{name}/leader"
+    def start_candidates(self, name, key, count, prefix):
+        """`count` tenure elect agents started one after another, each once the
+        one before it leads or waits in line: (agents, their sessions)."""
         agents = []
-        for i in range(5):
-            agent = Agent(self, name, f"c{i}")
+        for i in range(count):
+            agent = Agent(self, name, f"{prefix}{i}")
             self.agents.append(agent)
             agent.wait_ready()
             if i == 0:
@@ -138,7 +136,14 @@ class FairClientsTest(SharedServerTestCase):
             else:
                 self.line_up(key, i + 1, registered=lambda a=agent: a.status()["LeaderSession"])
             agents.append(agent)
-        sessions = [a.status()["Session"] for a in agents]
+        return agents, [a.status()["Session"] for a in agents]
+
+    # --- tenure elect --------------------------------------------------------------
+
+    def test_elect_candidates_lead_in_arrival_order_and_leader_lists_the_line(self):
+        name = "fifo-elect"
+        key = f"service/{name}/leader"
+        agents, sessions = self.start_candidates(name, key, 5, "c")
 
         out = self.server.cli("leader", name)
         self.assertEqual(out.returncode, 0, out.stderr)
@@ -175,17 +180,7 @@ class FairClientsTest(SharedServerTestCase):
     def test_resign_hands_the_key_to_the_next_in_line(self):
         name = "fifo-resign"
         key = f"service/{name}/leader"
-        agents = []
-        for i in range(3):
-            agent = Agent(self, name, f"r{i}")
-            self.agents.append(agent)
-            agent.wait_ready()
-            if i == 0:
-                agent.wait_leader()
-            else:
-                self.line_up(key, i + 1, registered=lambda a=agent: a.status()["LeaderSession"])
-            agents.append(agent)
-        sessions = [a.status()["Session"] for a in agents]
+        agents, sessions = self.start_candidates(name, key, 3, "r")
         # r0 resigns: r1 (next in line) leads; r0 rests, then joins the end.
         out = agents[0].cli("resign", name)
         self.assertEqual(out.returncode, 0, out.stderr)

@@ -376,19 +376,7 @@ void SimServer::CheckQueue(const std::string& key, DurationMs floor_ms) {
 
 void SimServer::CheckQueues(const state::Changes& changes) {
   if (!reported_leader_ || !IsRaftLeader()) return;
-  if (store_.queues().empty() && duties_.queue_grants_pending() == 0) return;
-  if (changes.everything) {
-    for (const auto& [key, waiters] : store_.queues()) CheckQueue(key, 0);
-    return;
-  }
-  std::vector<std::string> keys = changes.queues;
-  keys.insert(keys.end(), changes.keys.begin(), changes.keys.end());
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  for (const std::string& key : keys) {
-    if (store_.FindQueue(key) == nullptr && duties_.queue_grants_pending() == 0) continue;
-    CheckQueue(key, 0);
-  }
+  for (const std::string& key : duties_.QueueKeysToCheck(store_, changes)) CheckQueue(key, 0);
 }
 
 void SimServer::ProposeQueueGrant(const std::string& key) {
