@@ -852,7 +852,10 @@ class ModelStore {
     for (std::size_t i = 0; i < ops.size(); ++i) {
       if (leaving[i]) Leave(ops[i].key, ops[i].session, r);
     }
-    for (const auto& [key, session] : txn_chosen) {
+    for (const auto& chosen : txn_chosen) {
+      // Not a structured binding: clang 14 cannot capture one in a lambda.
+      const std::string& key = chosen.first;
+      const SessionId& session = chosen.second;
       auto q = queues.find(key);
       auto w = std::find_if(q->second.begin(), q->second.end(),
                             [&](const ModelWaiter& mw) { return mw.session == session; });
