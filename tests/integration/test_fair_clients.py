@@ -123,6 +123,22 @@ class FairClientsTest(SharedServerTestCase):
     def sessions_named(self, text):
         return [s for s in self.server.get_json("/v1/session/list") if text in s.get("Name", "")]
 
+    def open_gate_and_wait(self, procs):
+        """Lets the lined-up children run and waits for every contender to exit 0."""
+        open(self.gate, "w").close()
+        for p in procs:
+            _, err = p.communicate(timeout=60)
+            self.assertEqual(p.returncode, 0, err)
+
+    def assert_ran_in_order(self):
+        """Children 0-3 each ran once without overlap (runs() checks that); in
+        arrival order when the server queues."""
+        order = runs(self.log)
+        if self.fair:
+            self.assertEqual(order, ["0", "1", "2", "3"])
+        else:
+            self.assertEqual(sorted(order), ["0", "1", "2", "3"])
+
     def start_candidates(self, name, key, count, prefix):
         """`count` tenure elect agents started one after another, each once the
         one before it leads or waits in line: (agents, their sessions)."""
@@ -275,18 +291,11 @@ class FairClientsTest(SharedServerTestCase):
                 self.line_up(key, i + 1,
                              registered=lambda i=i: self.holder(
                                  f"service/{name}/candidates/run{i}"))
-            open(self.gate, "w").close()
-            for p in procs:
-                _, err = p.communicate(timeout=60)
-                self.assertEqual(p.returncode, 0, err)
+            self.open_gate_and_wait(procs)
         finally:
             for p in procs:
                 stop_process(p)
-        order = runs(self.log)
-        if self.fair:
-            self.assertEqual(order, ["0", "1", "2", "3"])
-        else:
-            self.assertEqual(sorted(order), ["0", "1", "2", "3"])
+        self.assert_ran_in_order()
 
     # --- tenure lock -----------------------------------------------------------------
 
@@ -302,18 +311,11 @@ class FairClientsTest(SharedServerTestCase):
                              registered=lambda i=i: self.sessions_named(f" {i} 0.3 "))
             if not self.fair:
                 poll_until(lambda: self.holder(key), timeout=20)
-            open(self.gate, "w").close()
-            for p in procs:
-                _, err = p.communicate(timeout=60)
-                self.assertEqual(p.returncode, 0, err)
+            self.open_gate_and_wait(procs)
         finally:
             for p in procs:
                 stop_process(p)
-        order = runs(self.log)
-        if self.fair:
-            self.assertEqual(order, ["0", "1", "2", "3"])
-        else:
-            self.assertEqual(sorted(order), ["0", "1", "2", "3"])
+        self.assert_ran_in_order()
         self.assertEqual(self.holder(key), "")
 
     def test_lock_timeout_while_queued_leaves_the_queue(self):
