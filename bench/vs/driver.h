@@ -82,6 +82,24 @@ struct Phase {
 // ops/s, p50/p99/max latency (ms) and the count, under `unit` ("puts"...);
 // sets the error when the phase failed or did nothing.
 void AddPhase(Result* r, Phase& phase);
+
+// Handoff time of one hot lock: from the moment the holder sends its release
+// to the moment the next holder learns it holds the lock (its acquire
+// answered true, or etcd's waitDeletes finding no older key). All clients run
+// on one thread, so one clock orders both ends. The first acquisition of a
+// phase follows no release and is not counted.
+class HandoffClock {
+ public:
+  void Released();
+  void Acquired();
+  // handoff_p50_ms, handoff_p99_ms and handoffs, when any was timed.
+  void AddTo(Result* r);
+
+ private:
+  bool released_ = false;
+  Clock::time_point release_sent_;
+  std::vector<std::int64_t> ns_;
+};
 double PercentileMs(std::vector<std::int64_t>& sorted_ns, double q);  // sorted input
 long RssKiB(pid_t pid);                                               // VmRSS of pid, -1 if unknown
 std::int64_t MonoNs();  // CLOCK_MONOTONIC (what Python's time.monotonic_ns reads)

@@ -522,12 +522,13 @@ class KeepAlive : public ClosedLoop {
 class LockCycle : public ClosedLoop {
  public:
   LockCycle(GrpcLoop& loop, Conns& conns, int clients, bool hot)
-      : ClosedLoop(loop, conns, clients) {
+      : ClosedLoop(loop, conns, clients), hot_(hot) {
     for (EClient& c : this->clients()) {
       c.prefix = hot ? std::string("bench/hot/") : fmt::format("bench/lock/{}/", c.index);
     }
   }
   std::uint64_t waits = 0;
+  HandoffClock handoff;  // hot only
 
  protected:
   void StartOp(EClient& c) override {
@@ -554,8 +555,7 @@ class LockCycle : public ClosedLoop {
              c.my_rev = mine.kvs(0).create_revision();
            }
            const auto& owner = r.responses(1).response_range();
-           if (owner.kvs_size() == 0 || owner.kvs(0).create_revision() == c.my_rev)
-             return Unlock(c);
+           if (owner.kvs_size() == 0 || owner.kvs(0).create_revision() == c.my_rev) return Held(c);
            ++waits;
            WaitDeletes(c);
          });
@@ -581,7 +581,7 @@ class LockCycle : public ClosedLoop {
     Call(loop_, c.kv, &pb::KV::Stub::PrepareAsyncRange, r,
          [this, &c](const grpc::Status& s, pb::RangeResponse& resp) {
            if (!s.ok()) return FinishOp(c, "lock range: " + StatusText(s));
-           if (resp.kvs_size() == 0) return Unlock(c);
+           if (resp.kvs_size() == 0) return Held(c);
            WaitDelete(c, resp.kvs(0).key(), resp.header().revision());
          });
   }
@@ -629,7 +629,13 @@ class LockCycle : public ClosedLoop {
       return stub->PrepareAsyncWatch(ctx, cq);
     });
   }
+  // Lock() returned: the lock is held; the cycle releases it at once.
+  void Held(EClient& c) {
+    if (hot_) handoff.Acquired();
+    Unlock(c);
+  }
   void Unlock(EClient& c) {
+    if (hot_) handoff.Released();
     pb::DeleteRangeRequest del;
     del.set_key(c.my_key);
     Call(loop_, c.kv, &pb::KV::Stub::PrepareAsyncDeleteRange, del,
@@ -637,6 +643,7 @@ class LockCycle : public ClosedLoop {
            FinishOp(c, s.ok() ? "" : "unlock: " + StatusText(s));
          });
   }
+  bool hot_;
 };
 
 // --- workloads --------------------------------------------------------------
@@ -701,6 +708,7 @@ Result RunLock(GrpcLoop& loop, const Options& o, bool hot) {
   Result r;
   AddPhase(&r, p);
   r.Add("refusals", static_cast<double>(w.waits));
+  if (hot) w.handoff.AddTo(&r);
   return r;
 }
 

@@ -33,6 +33,26 @@ void AddPhase(Result* r, Phase& phase) {
   }
 }
 
+void HandoffClock::Released() {
+  released_ = true;
+  release_sent_ = Clock::now();
+}
+
+void HandoffClock::Acquired() {
+  if (!released_) return;
+  released_ = false;
+  ns_.push_back(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - release_sent_).count());
+}
+
+void HandoffClock::AddTo(Result* r) {
+  if (ns_.empty()) return;
+  std::sort(ns_.begin(), ns_.end());
+  r->Add("handoff_p50_ms", PercentileMs(ns_, 0.50));
+  r->Add("handoff_p99_ms", PercentileMs(ns_, 0.99));
+  r->Add("handoffs", static_cast<double>(ns_.size()));
+}
+
 long RssKiB(pid_t pid) {
   if (pid <= 0) return -1;
   std::ifstream in(fmt::format("/proc/{}/status", pid));

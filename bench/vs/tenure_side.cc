@@ -105,6 +105,7 @@ class LockCycle : public ClosedLoop {
       : ClosedLoop(loop, ep, clients), hot_(hot), fair_(fair) {}
   bool setup = true;
   std::uint64_t refusals = 0;
+  HandoffClock handoff;  // hot only
 
  protected:
   void StartOp(Client& c) override {
@@ -126,7 +127,10 @@ class LockCycle : public ClosedLoop {
   void Acquire(Client& c) {
     c.conn->Send("PUT", c.targets[0], "held", [this, &c](const HttpResponse& r) {
       if (r.status != 200) return FinishOp(c, Unexpected("acquire", r));
-      if (r.body == "true") return Release(c);
+      if (r.body == "true") {
+        if (hot_ && !setup) handoff.Acquired();
+        return Release(c);
+      }
       if (r.body != "false") return FinishOp(c, Unexpected("acquire", r));
       ++refusals;
       if (fair_) return Acquire(c);
@@ -134,6 +138,7 @@ class LockCycle : public ClosedLoop {
     });
   }
   void Release(Client& c) {
+    if (hot_) handoff.Released();
     c.conn->Send("PUT", c.targets[1], {}, [this, &c](const HttpResponse& r) {
       FinishOp(c, r.status == 200 && r.body == "true" ? "" : Unexpected("release", r));
     });
@@ -304,6 +309,7 @@ Result RunLock(Loop& loop, const Options& o, bool hot) {
   Result r;
   AddPhase(&r, p);
   r.Add("refusals", static_cast<double>(w.refusals));
+  if (hot) w.handoff.AddTo(&r);
   return r;
 }
 
