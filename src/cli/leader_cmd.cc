@@ -3,8 +3,11 @@
 // (docs/leadership.md): service/NAME/leader and service/NAME/settings/.
 // Read-only, so they work against any server and need no session.
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -23,9 +26,9 @@ constexpr char kLeaderUsage[] =
     "  description, session and fencing token, or \"no leader\". Then the line of\n"
     "  succession, when candidates wait in the leader key's fair queue: one line each,\n"
     "  next first, named by the candidates/<name> registration its session holds (the\n"
-    "  session id when none). With -watch, prints every change of the leader (new\n"
-    "  leader, no leader, key deleted) with the line as it then stands, until\n"
-    "  interrupted.\n"
+    "  session id when none). With -watch, prints the view again whenever it changes\n"
+    "  (new leader, no leader, key deleted, a candidate joining or leaving the line),\n"
+    "  until interrupted.\n"
     "\n";
 
 constexpr char kLeaderGetUsage[] =
@@ -147,6 +150,58 @@ std::string Render(const LeaderView& view, const std::string& format) {
   return out;
 }
 
+// -watch follows two things, the leader key and its queue, each with its
+// own blocking query on its own connection and thread. Either one seeing a
+// new index (or an error) bumps the generation; the main thread then reads
+// both afresh, so a change between a bump and the read is never missed: it
+// bumps again.
+class ChangeFeed {
+ public:
+  void Bump() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++generation_;
+    }
+    changed_.notify_one();
+  }
+  // Blocks until the generation is past `seen`; returns the new one.
+  std::uint64_t WaitPast(std::uint64_t seen) {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return generation_ > seen; });
+    return generation_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::uint64_t generation_ = 0;
+};
+
+// One blocking query loop on `path` for the life of the process (detached:
+// it owns its client and shares only the feed). A 404 without an index on
+// the queue endpoint means a server without the queue (Consul): nothing to
+// follow there.
+void FollowIndex(std::unique_ptr<net::BlockingHttpClient> client, std::string path,
+                 bool stop_on_404, std::shared_ptr<ChangeFeed> feed) {
+  std::uint64_t index = 0;
+  int failures = 0;
+  for (;;) {
+    std::string target = path + (index ? "?index=" + std::to_string(index) : "");
+    auto response = client->Request("GET", target, "", kBlockingReadTimeoutMs);
+    if (!response.ok() || (response->status != 200 && response->status != 404)) {
+      failures = failures < 5 ? failures + 1 : 5;
+      std::this_thread::sleep_for(std::chrono::seconds(failures));  // back off, bounded
+      feed->Bump();  // the main thread's reads meet the error and report it
+      continue;
+    }
+    failures = 0;
+    std::uint64_t next = IndexOf(*response);
+    if (response->status == 404 && next == 0 && stop_on_404) return;
+    if (next != index) feed->Bump();
+    index = next < index ? 0 : next;  // an index going backwards means a reset
+  }
+}
+
 std::string YamlScalar(const std::string& text) {
   // A JSON string is a valid YAML double-quoted scalar.
   return GoJson(nlohmann::ordered_json(text), 0);
@@ -173,14 +228,20 @@ int LeaderCommand(const Args& args) {
     return 2;
   }
   auto client = http.MakeClient();
-  const std::string path =
-      "/v1/kv/" + net::EscapeKeyPath("service/" + flags.positional()[0] + "/leader");
-  std::uint64_t index = 0;
+  const std::string leader_key = "service/" + flags.positional()[0] + "/leader";
+  const std::string path = "/v1/kv/" + net::EscapeKeyPath(leader_key);
+  auto feed = std::make_shared<ChangeFeed>();
+  if (watch) {
+    std::thread(FollowIndex, http.MakeClient(), path, false, feed).detach();
+    std::thread(FollowIndex, http.MakeClient(),
+                "/v1/tenure/queue/" + net::EscapeKeyPath(leader_key), true, feed)
+        .detach();
+  }
+  std::uint64_t seen = 0;
   std::optional<LeaderView> last;
   int failures = 0;
   for (;;) {
-    std::string target = path + (index ? "?index=" + std::to_string(index) : "");
-    auto response = client->Request("GET", target, "", watch ? kBlockingReadTimeoutMs : 10'000);
+    auto response = client->Request("GET", path, "", 10'000);
     Result<LeaderView> view =
         response.ok() ? ParseLeader(*response) : Result<LeaderView>(response.status());
     if (view.ok()) {
@@ -194,15 +255,13 @@ int LeaderCommand(const Args& args) {
     if (!view.ok()) {
       PrintErr("Error querying the leader: " + std::string(view.status().message()));
       if (!watch || ++failures > 5) return 1;
-      std::this_thread::sleep_for(std::chrono::seconds(failures));  // back off, bounded
-      continue;
+    } else {
+      failures = 0;
+      if (!last || !(*last == *view)) PrintOut(Render(*view, format));
+      last = *view;
+      if (!watch) return 0;
     }
-    failures = 0;
-    if (!last || !(*last == *view)) PrintOut(Render(*view, format));
-    last = *view;
-    if (!watch) return 0;
-    std::uint64_t next = IndexOf(*response);
-    index = next < index ? 0 : next;  // an index going backwards means a reset
+    seen = feed->WaitPast(seen);
   }
 }
 

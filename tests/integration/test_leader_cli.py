@@ -56,6 +56,33 @@ class LeaderCliTest(SharedServerTestCase):
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=10)
 
+    def test_watch_reports_candidates_joining_and_leaving_the_line(self):
+        # The leader stays the same throughout: only the queue changes.
+        a, b = self.session(), self.session()
+        self.acquire("delta", a, "first")
+        proc = self.server.popen_cli("leader", "-watch", "delta")
+        lines = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(l) for l in proc.stdout], daemon=True).start()
+        try:
+            self.assertTrue(lines.get(timeout=10).startswith("first\t(session " + a))
+            # A wait that runs out keeps b's place in the line.
+            r = self.server.request(
+                "PUT", f"/v1/kv/service/delta/leader?acquire={b}&queue&wait=1s", b"second")
+            self.assertEqual((r.json(), r.header("X-Tenure-Queue-Position")), (False, "1"))
+            self.assertTrue(lines.get(timeout=10).startswith("first\t(session " + a))
+            self.assertEqual(lines.get(timeout=10), f"  next 1: session {b}\n")
+            # b leaves the line by releasing; a still leads.
+            r = self.server.request("PUT", f"/v1/kv/service/delta/leader?release={b}", b"")
+            self.assertEqual(r.json(), True)
+            self.assertTrue(lines.get(timeout=10).startswith("first\t(session " + a))
+            # The view printed after b left had no line: the next thing printed
+            # is the release of a, not a "next" line.
+            self.server.request("PUT", f"/v1/kv/service/delta/leader?release={a}", b"")
+            self.assertEqual(lines.get(timeout=10), "no leader\n")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=10)
+
     def test_leader_get_reads_the_settings_group(self):
         b64 = lambda s: base64.b64encode(s.encode()).decode()
         ops = [{"KV": {"Verb": "set", "Key": f"service/charlie/settings/{k}", "Value": b64(v)}}
