@@ -118,7 +118,7 @@ void AppendSession(std::string* out, const state::Session& s,
     AppendInt(out, *ttl_remaining_ns);
   }
   *out += ",\"NodeChecks\":";
-  AppendStringArray(out, s.node_checks);
+  AppendStringArray(out, s.node_checks.items());
   *out += ",\"ServiceChecks\":";
   if (s.service_checks.empty()) {
     *out += "null";
@@ -136,7 +136,7 @@ void AppendSession(std::string* out, const state::Session& s,
   }
   if (!s.checks.empty()) {
     *out += ",\"Checks\":";
-    AppendStringArray(out, s.checks);
+    AppendStringArray(out, s.checks.items());
   }
   *out += ",\"CreateIndex\":";
   AppendUint(out, s.create_index.value());

@@ -72,15 +72,23 @@ Session DecodeSession(ByteReader& r) {
   s.behavior = behavior == 1 ? Behavior::kDelete : Behavior::kRelease;
   s.ttl = r.GetString();
   s.ttl_ns = r.GetSignedVarint();
+  // Each list is read whole and then stored, so the default node checks
+  // share the one copy (CheckList).
+  std::vector<std::string> node_checks;
   for (std::uint64_t n = ReadCount(r); n > 0 && !r.failed(); --n)
-    s.node_checks.push_back(r.GetString());
+    node_checks.push_back(r.GetString());
+  s.node_checks = std::move(node_checks);
+  std::vector<ServiceCheck> service_checks;
   for (std::uint64_t n = ReadCount(r); n > 0 && !r.failed(); --n) {
     ServiceCheck c;
     c.id = r.GetString();
     c.ns = r.GetString();
-    s.service_checks.push_back(std::move(c));
+    service_checks.push_back(std::move(c));
   }
-  for (std::uint64_t n = ReadCount(r); n > 0 && !r.failed(); --n) s.checks.push_back(r.GetString());
+  s.service_checks = std::move(service_checks);
+  std::vector<std::string> checks;
+  for (std::uint64_t n = ReadCount(r); n > 0 && !r.failed(); --n) checks.push_back(r.GetString());
+  s.checks = std::move(checks);
   s.create_index = r.GetIndex();
   s.modify_index = r.GetIndex();
   return s;

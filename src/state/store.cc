@@ -214,19 +214,19 @@ LogIndex Store::PrefixIndex(std::string_view prefix) const {
 
 const Session* Store::FindSession(const SessionId& id) const {
   auto it = sessions_.find(id);
-  return it == sessions_.end() ? nullptr : &it->second;
+  return it == sessions_.end() ? nullptr : &*it;
 }
 
 std::vector<const Session*> Store::ListSessions() const {
   std::vector<const Session*> out;
   out.reserve(sessions_.size());
-  for (const auto& [id, session] : sessions_) out.push_back(&session);
+  for (const Session& session : sessions_) out.push_back(&session);
   return out;
 }
 
 std::vector<const Session*> Store::NodeSessions(std::string_view node) const {
   std::vector<const Session*> out;
-  for (const auto& [id, session] : sessions_) {
+  for (const Session& session : sessions_) {
     if (session.node == node) out.push_back(&session);
   }
   return out;
@@ -301,8 +301,7 @@ Status Store::Validate() const {
     TENURE_INVARIANT(id != 0 && member.id == id);
     TENURE_INVARIANT(member.modify_index <= applied_index_);
   }
-  for (const auto& [id, session] : sessions_) {
-    TENURE_INVARIANT(session.id == id);
+  for (const Session& session : sessions_) {
     TENURE_INVARIANT(session.create_index == session.modify_index);
     TENURE_INVARIANT(session.create_index <= sessions_index_);
   }

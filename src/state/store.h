@@ -298,7 +298,17 @@ class Store {
 
   std::map<std::string, KvEntry, std::less<>> kv_;
   std::map<std::string, LogIndex, std::less<>> tombstones_;  // deleted key -> delete index
-  std::map<SessionId, Session> sessions_;
+  // Sessions by id, each id kept once: in its Session (decision 0033).
+  struct SessionById {
+    using is_transparent = void;
+    static std::string_view Id(const Session& s) { return s.id.view(); }
+    static std::string_view Id(const SessionId& id) { return id.view(); }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Id(a) < Id(b);
+    }
+  };
+  std::set<Session, SessionById> sessions_;
   // session id -> keys it holds (derived from kv_, kept for O(held) invalidation)
   std::map<SessionId, std::set<std::string>> held_;
   std::map<std::string, UnixMs, std::less<>> lock_delays_;  // key -> window end

@@ -26,8 +26,7 @@ void Store::ApplySessionCreate(const SessionCreate& c, LogIndex index, ApplyResu
   session.modify_index = index;
   result->session_created = session.id;
   result->session_created_ttl_ns = session.ttl_ns;
-  SessionId id = session.id;
-  sessions_.emplace(std::move(id), std::move(session));
+  sessions_.insert(std::move(session));
   sessions_index_ = index;
   changes_.sessions = true;
 }
@@ -38,7 +37,7 @@ void Store::ApplySessionDestroy(const SessionDestroy& c, LogIndex index, ApplyRe
   result->session_destroyed = c.id;  // a timer for it, if any, goes either way
   auto it = sessions_.find(c.id);
   if (it == sessions_.end()) return;
-  const Session& session = it->second;
+  const Session& session = *it;
 
   // Lock-delay: keys the session held at invalidation cannot be acquired by
   // anyone until the window passes. The window is in replicated time, so it

@@ -109,7 +109,7 @@ void Store::EncodeSnapshotBody(std::string* out) const {
     w.PutIndex(index);
   }
   w.PutVarint(sessions_.size());
-  for (const auto& [id, session] : sessions_) EncodeSession(session, w);
+  for (const Session& session : sessions_) EncodeSession(session, w);
   w.PutVarint(lock_delays_.size());
   for (const auto& [key, until] : lock_delays_) {
     w.PutBytes(key);
@@ -134,7 +134,7 @@ void Store::EncodeSnapshotBody(std::string* out) const {
       w.PutBytes(key);
       w.PutVarint(queue.size());
       for (const QueueWaiter& waiter : queue) {
-        w.PutBytes(waiter.session.str());
+        w.PutBytes(waiter.session.view());
         w.PutBytes(waiter.value);
         w.PutVarint(waiter.flags);
         w.PutSignedVarint(waiter.since.ms());
@@ -180,9 +180,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     store.tombstones_.emplace(std::move(key), index);
   }
   for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
-    Session session = DecodeSession(r);
-    SessionId id = session.id;
-    if (!store.sessions_.emplace(std::move(id), std::move(session)).second) r.Fail();
+    if (!store.sessions_.insert(DecodeSession(r)).second) r.Fail();
   }
   for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
     std::string key = r.GetString();

@@ -6,6 +6,7 @@
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "common/types.h"
+#include "state/check_list.h"
 
 namespace tenure::state {
 
@@ -23,22 +25,88 @@ namespace tenure::state {
 // type of its own because it sits beside keys, values, node names and check
 // ids that are strings too: none of them converts to it, nor it to them.
 // The HTTP layer makes one at the edge (after CheckSessionId for a path);
-// codecs, JSON and Consul's texts use str() or view(), so the bytes on the
-// wire and in snapshots are the string's. Ordered as the string is (maps,
-// the expiry tie-break) and hashable.
+// codecs, JSON and Consul's texts use view() (or str(), a copy), so the
+// bytes on the wire and in snapshots are the string's. Ordered as the
+// string is (maps, the expiry tie-break) and hashable.
+//
+// 40 bytes, and ids of up to 39 bytes (every UUID) live inside it without a
+// heap block: a Store holds one per session, per held key and per waiter
+// (decision 0033). A longer id, which only a client can name, is copied to
+// the heap. view() points into the object: it lives as long as the id does
+// and is not moved.
 class SessionId {
  public:
-  SessionId() = default;
-  explicit SessionId(std::string id) : id_(std::move(id)) {}
-  const std::string& str() const { return id_; }
-  std::string_view view() const { return id_; }
-  bool empty() const { return id_.empty(); }
+  static constexpr std::size_t kInlineMax = 39;
 
-  auto operator<=>(const SessionId&) const = default;
+  SessionId() noexcept { bytes_[kTag] = 0; }
+  explicit SessionId(std::string_view id) { Init(id); }
+  SessionId(const SessionId& other) { Init(other.view()); }
+  SessionId(SessionId&& other) noexcept {
+    std::memcpy(bytes_, other.bytes_, sizeof bytes_);
+    other.bytes_[kTag] = 0;
+  }
+  SessionId& operator=(const SessionId& other) {
+    if (this != &other) {
+      SessionId copy(other);
+      *this = std::move(copy);
+    }
+    return *this;
+  }
+  SessionId& operator=(SessionId&& other) noexcept {
+    if (this != &other) {
+      Free();
+      std::memcpy(bytes_, other.bytes_, sizeof bytes_);
+      other.bytes_[kTag] = 0;
+    }
+    return *this;
+  }
+  ~SessionId() { Free(); }
+
+  std::string_view view() const {
+    if (!on_heap()) return {bytes_, static_cast<std::size_t>(bytes_[kTag])};
+    Heap h;
+    std::memcpy(&h, bytes_, sizeof h);
+    return {h.data, h.size};
+  }
+  std::string str() const { return std::string(view()); }
+  bool empty() const { return bytes_[kTag] == 0; }
+
+  friend bool operator==(const SessionId& a, const SessionId& b) { return a.view() == b.view(); }
+  // Bytes compare unsigned, as std::string's do.
+  friend std::strong_ordering operator<=>(const SessionId& a, const SessionId& b) {
+    return a.view() <=> b.view();
+  }
 
  private:
-  std::string id_;
+  static constexpr std::size_t kTag = kInlineMax;  // the inline size, or kOnHeap
+  static constexpr char kOnHeap = static_cast<char>(0xff);
+  struct Heap {
+    char* data;
+    std::size_t size;
+  };
+
+  bool on_heap() const { return bytes_[kTag] == kOnHeap; }
+  void Init(std::string_view id) {
+    if (id.size() <= kInlineMax) {
+      if (!id.empty()) std::memcpy(bytes_, id.data(), id.size());
+      bytes_[kTag] = static_cast<char>(id.size());
+      return;
+    }
+    Heap h{new char[id.size()], id.size()};
+    std::memcpy(h.data, id.data(), id.size());
+    std::memcpy(bytes_, &h, sizeof h);
+    bytes_[kTag] = kOnHeap;
+  }
+  void Free() {
+    if (!on_heap()) return;
+    Heap h;
+    std::memcpy(&h, bytes_, sizeof h);
+    delete[] h.data;
+  }
+
+  alignas(8) char bytes_[kInlineMax + 1];
 };
+static_assert(sizeof(SessionId) == 40);
 
 // What happens to the keys a session holds when the session is invalidated.
 enum class Behavior : std::uint8_t { kRelease = 0, kDelete = 1 };
@@ -71,19 +139,22 @@ struct ServiceCheck {
   bool operator==(const ServiceCheck&) const = default;
 };
 
+// The Store keeps one per session, so its layout is kept small (decision
+// 0033): the id inline, check lists in a pointer each, the fields ordered
+// so that no padding falls between them.
 struct Session {
   SessionId id;  // 36-char lowercase UUID, chosen by the leader
   std::string name;
   std::string node;
+  std::string ttl;               // the TTL string as the client sent it ("" = no TTL)
   DurationNs lock_delay_ns = 0;  // as stored; the applied delay is capped (limits.h)
-  Behavior behavior = Behavior::kRelease;
-  std::string ttl;  // the TTL string as the client sent it ("" = no TTL)
   DurationNs ttl_ns = 0;
-  std::vector<std::string> node_checks;
-  std::vector<ServiceCheck> service_checks;
-  std::vector<std::string> checks;  // legacy "Checks" field, reported when non-empty
+  CheckList<std::string> node_checks;
+  CheckList<ServiceCheck> service_checks;
+  CheckList<std::string> checks;  // legacy "Checks" field, reported when non-empty
   LogIndex create_index;
   LogIndex modify_index;
+  Behavior behavior = Behavior::kRelease;
 
   bool operator==(const Session&) const = default;
 };

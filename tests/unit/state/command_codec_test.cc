@@ -100,11 +100,12 @@ class RandomContents {
     s.ttl = Bytes();
     s.ttl_ns = I64();
     s.node_checks = Strings();
-    s.service_checks.resize(rng_() % 3);
-    for (ServiceCheck& c : s.service_checks) {
+    std::vector<ServiceCheck> service_checks(rng_() % 3);
+    for (ServiceCheck& c : service_checks) {
       c.id = Bytes();
       c.ns = Bytes();
     }
+    s.service_checks = std::move(service_checks);
     s.checks = Strings();
     // SessionCreate documents these as ignored on apply; a faithful codec
     // still round-trips them, but only the fields apply reads are required.

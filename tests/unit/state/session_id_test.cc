@@ -91,5 +91,44 @@ TEST(SessionIdTest, EncodesAsItsStringsBytes) {
   EXPECT_FALSE(r.failed());
 }
 
+// Up to 39 bytes live in the object, longer ids on the heap (decision 0033);
+// either way an id is the same value, copies and moves keep it, and a
+// moved-from id is empty.
+TEST(SessionIdTest, ShortAndLongIdsAreTheSameValue) {
+  static_assert(sizeof(SessionId) == 40);
+  for (std::size_t n : {0u, 1u, 36u, 38u, 39u, 40u, 41u, 100u, 5000u}) {
+    std::string text(n, 'x');
+    for (std::size_t i = 0; i < n; ++i) text[i] = static_cast<char>('a' + i % 26);
+    if (n > 2) text[n / 2] = '\0';
+    SessionId id(text);
+    EXPECT_EQ(id.view(), text) << n;
+    EXPECT_EQ(id.str(), text) << n;
+    EXPECT_EQ(id.empty(), n == 0) << n;
+    SessionId copy(id);
+    EXPECT_EQ(copy, id) << n;
+    EXPECT_NE(copy.view().data(), id.view().data()) << n;
+    SessionId moved(std::move(copy));
+    EXPECT_EQ(moved.view(), text) << n;
+    EXPECT_TRUE(copy.empty()) << n;  // NOLINT(bugprone-use-after-move): a moved-from id is empty
+    SessionId assigned("short");
+    assigned = id;
+    EXPECT_EQ(assigned.view(), text) << n;
+    assigned = SessionId(std::string(60, 'q'));
+    EXPECT_EQ(assigned.view(), std::string(60, 'q')) << n;
+    assigned = std::move(moved);
+    EXPECT_EQ(assigned.view(), text) << n;
+    const SessionId& self = assigned;
+    assigned = self;
+    EXPECT_EQ(assigned.view(), text) << n;
+    EXPECT_EQ(std::hash<SessionId>()(id), std::hash<std::string_view>()(text)) << n;
+  }
+  // Orders as the strings do across the inline/heap boundary.
+  std::string a(39, 'b'), b(40, 'a'), c(40, 'b');
+  EXPECT_EQ(SessionId(a) < SessionId(b), a < b);
+  EXPECT_EQ(SessionId(b) < SessionId(c), b < c);
+  EXPECT_EQ(SessionId(a) < SessionId(c), a < c);
+  EXPECT_LT(SessionId(a), SessionId(a + "\xff"));
+}
+
 }  // namespace
 }  // namespace tenure::state

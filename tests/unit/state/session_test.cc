@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,45 @@ TEST(StoreSessionTest, ListSessionsIsSortedById) {
   d.CreateSession(MakeSession(TestSessionId(2)));
   EXPECT_EQ(Ids(d.store().ListSessions()),
             (std::vector<SessionId>{TestSessionId(1), TestSessionId(2), TestSessionId(3)}));
+}
+
+// Ids of any length: the leader's UUIDs live inside SessionId, a client's
+// longer ids on the heap (decision 0033). Listing, lookup, locks and a
+// snapshot's round trip keep the string order across both.
+TEST(StoreSessionTest, IdsOfAnyLengthListInStringOrderAndRoundTrip) {
+  StoreDriver d;
+  std::vector<std::string> texts = {"b",
+                                    std::string(39, 'a'),
+                                    std::string(40, 'a'),
+                                    std::string(39, 'a') + "b",
+                                    std::string(200, 'c'),
+                                    TestSessionId(5).str(),
+                                    std::string(41, '\xff')};
+  for (const std::string& text : texts) d.CreateSession(MakeSession(SessionId(text)));
+  d.Acquire("k", SessionId(std::string(200, 'c')));
+  std::vector<std::string> sorted = texts;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<SessionId> want;
+  for (const std::string& text : sorted) want.push_back(SessionId(text));
+  EXPECT_EQ(Ids(d.store().ListSessions()), want);
+  for (const std::string& text : texts) {
+    const Session* s = d.store().FindSession(SessionId(text));
+    ASSERT_NE(s, nullptr) << text;
+    EXPECT_EQ(s->id.view(), text);
+    EXPECT_EQ(s->node_checks.items(), std::vector<std::string>{"serfHealth"});
+  }
+  EXPECT_EQ(d.store().FindSession(SessionId(std::string(199, 'c'))), nullptr);
+  EXPECT_EQ(d.store().FindKv("k")->session, SessionId(std::string(200, 'c')));
+
+  std::string bytes;
+  d.store().EncodeSnapshot(&bytes);
+  Result<Store> restored = Store::DecodeSnapshot(bytes);
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  EXPECT_EQ(Ids(restored->ListSessions()), want);
+  EXPECT_EQ(restored->Digest(), d.store().Digest());
+  std::string again;
+  restored->EncodeSnapshot(&again);
+  EXPECT_EQ(again, bytes);
 }
 
 TEST(StoreSessionTest, NodeSessionsFiltersByNode) {
