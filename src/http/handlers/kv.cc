@@ -86,7 +86,7 @@ bool ListDenied(const Call& call, HttpResponse* denied) {
 }  // namespace
 
 void Api::KvGet(const CallPtr& call) {
-  const HttpRequest& request = call->request;
+  const HttpRequest& request = *call->request;
   const std::string& key = call->arg;
   const bool keys = request.HasQuery("keys");
   const bool recurse = request.HasQuery("recurse");
@@ -165,7 +165,10 @@ void Api::KvGet(const CallPtr& call) {
       response.headers.emplace_back("X-Content-Type-Options", "nosniff");
       response.headers.emplace_back("Content-Security-Policy", "sandbox");
     } else {
-      response = HttpResponse::Json(RenderedEntry(*entry));
+      // Every caller allowed to read the key gets the same answer: the
+      // watchers one write wakes share it (decision 0034).
+      response.shared = EntryAnswer(*entry, store.KeyIndex(call->arg), call->default_acl_policy);
+      return response;
     }
     SetMeta(&response, store.KeyIndex(call->arg));
     return response;
@@ -173,7 +176,7 @@ void Api::KvGet(const CallPtr& call) {
 }
 
 void Api::KvPut(const CallPtr& call) {
-  const HttpRequest& request = call->request;
+  const HttpRequest& request = *call->request;
   const std::string& key = call->arg;
   if (key.empty()) {
     call->ReplyError(consul::MissingKeyName());
@@ -234,7 +237,7 @@ void Api::KvPut(const CallPtr& call) {
       return;
     }
     if (queue && result.queued) {
-      ParkInQueue(call, call->arg, state::SessionId(std::string(*call->request.Query("acquire"))));
+      ParkInQueue(call, call->arg, state::SessionId(std::string(*call->request->Query("acquire"))));
       return;
     }
     // tenure: the holder learns its fencing token with the grant itself.
@@ -284,7 +287,7 @@ void Api::ParkInQueue(const CallPtr& call, std::string key, state::SessionId ses
     answer({Outcome::kFlushed, LogIndex(), server_.store().QueuePosition(key, session)});
     return;
   }
-  call->request.TrimForParking();
+  call->request->TrimForParking();
   std::uint64_t id = server_.queue_parking().Park(key, session, call->options.wait_ms, answer);
   call->responder->OnClose([this, id, key, session] {
     // Hung up: leave the queue, unless the request was answered already or
@@ -296,7 +299,7 @@ void Api::ParkInQueue(const CallPtr& call, std::string key, state::SessionId ses
 }
 
 void Api::KvDelete(const CallPtr& call) {
-  const HttpRequest& request = call->request;
+  const HttpRequest& request = *call->request;
   const std::string& key = call->arg;
   const bool recurse = request.HasQuery("recurse");
   auto cas = request.Query("cas");
