@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "common/limits.h"
+#include "common/log.h"
 #include "common/strings.h"
 
 namespace tenure::server {
@@ -174,6 +175,7 @@ void Waiters::Notify(const state::Changes& changes) {
       Wake(id);
       if (wake_histogram_ != nullptr) wake_histogram_->ObserveSince(start);
     }
+    LogFanOut(ready.size(), start);
     return;
   }
   for (const std::string& key : changes.keys) {
@@ -209,12 +211,27 @@ void Waiters::Notify(const state::Changes& changes) {
   if (changes.acl) CheckList(acl_waiters_, &ready);
   if (wake_histogram_ == nullptr) {
     for (std::uint64_t id : ready) Wake(id);
-    return;
+  } else {
+    for (std::uint64_t id : ready) {
+      Wake(id);
+      wake_histogram_->ObserveSince(start);
+    }
   }
-  for (std::uint64_t id : ready) {
-    Wake(id);
-    wake_histogram_->ObserveSince(start);
-  }
+  LogFanOut(ready.size(), start);
+}
+
+// A large fan-out's time on the loop thread, from the start of Notify (right
+// after the write applied) to the last answer handed to the kernel: at
+// -log-level debug, for comparing with when clients receive them
+// (bench/fanout_wake_split.py).
+void Waiters::LogFanOut(std::size_t woken, std::chrono::steady_clock::time_point start) {
+  constexpr std::size_t kFanOutLogMin = 1000;
+  if (woken < kFanOutLogMin || !log::Enabled(log::Level::kDebug)) return;
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  log::Write(log::Level::kDebug, "server", "woke blocking queries",
+             {log::Num("count", woken), log::Num("us", us)});
 }
 
 void Waiters::Flush() {

@@ -9,6 +9,7 @@
 // timer operations of their own.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -71,6 +72,7 @@ class Waiters {
   void Unindex(std::uint64_t id, const Watch& watch);
   void ScheduleTimer();
   void OnTimer();
+  void LogFanOut(std::size_t woken, std::chrono::steady_clock::time_point start);
   void CheckList(std::vector<std::uint64_t>& ids, std::vector<std::uint64_t>* ready);
 
   const Clock& clock_;
