@@ -1,5 +1,7 @@
 #include "server/waiters.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -230,8 +232,10 @@ void Waiters::LogFanOut(std::size_t woken, std::chrono::steady_clock::time_point
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();
-  log::Write(log::Level::kDebug, "server", "woke blocking queries",
-             {log::Num("count", woken), log::Num("us", us)});
+  log::Write(
+      log::Level::kDebug, "server",
+      fmt::format("woke {} blocking queries in {} us (apply to last answer sent)", woken, us),
+      {log::Num("count", woken), log::Num("us", us)});
 }
 
 void Waiters::Flush() {
