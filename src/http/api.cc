@@ -110,10 +110,15 @@ void Api::SetMeta(HttpResponse* response, LogIndex index) const {
 }
 
 void Api::BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read) {
+  BlockingRead(call, std::move(watch),
+               CallReadFn([read = std::move(read)](const Call&) { return read(); }));
+}
+
+void Api::BlockingRead(const CallPtr& call, server::Watch watch, CallReadFn read) {
   auto serve = [this, call, watch = std::move(watch), read = std::move(read)]() mutable {
     const QueryOptions& options = call->options;
     if (options.index.is_none() || server_.IndexOf(watch) > options.index) {
-      call->Reply(read());
+      call->Reply(read(*call));
       return;
     }
     // Consul adds a random jitter in [0, wait/16) so parked clients do not
@@ -132,10 +137,10 @@ void Api::BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read) {
             call->Reply(std::move(*refused));
             return;
           }
-          call->Reply(read());
+          call->Reply(read(*call));
         });
     if (id == 0) {  // waiter limit reached: answer now rather than queue without bound
-      call->Reply(read());
+      call->Reply(read(*call));
       return;
     }
     call->responder->OnClose([this, id] { server_.waiters().Cancel(id); });

@@ -143,6 +143,11 @@ class Api {
   // a raft barrier.
   using ReadFn = std::function<HttpResponse()>;
   void BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read);
+  // The same for a read that is given its call: one that captures no
+  // CallPtr (the KV key's: `this` and a flag) is held without an allocation
+  // of its own while parked (decision 0034).
+  using CallReadFn = std::function<HttpResponse(const Call&)>;
+  void BlockingRead(const CallPtr& call, server::Watch watch, CallReadFn read);
   std::string AgentNodeName(const Call& call) const;
   // handlers/acl.cc: what a token or policy write would store, checked
   // against the leader's Store and clock (existing: the one updated).

@@ -13,13 +13,6 @@
 
 namespace tenure::server {
 
-struct Waiters::Waiter {
-  Watch watch;
-  LogIndex min_index;
-  MonoMs deadline_ms;
-  Respond respond;
-};
-
 struct Waiters::TimerState {
   explicit TimerState(boost::asio::io_context& io) : timer(io) {}
   boost::asio::steady_timer timer;
@@ -63,11 +56,12 @@ std::uint64_t Waiters::Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Res
   if (waiters_.size() >= limits::kBlockingWaitersMax) return 0;
   std::uint64_t id = next_id_++;
   MonoMs deadline_ms = clock_.NowMonoMs() + wait_ms;
-  auto waiter = std::make_unique<Waiter>(
-      Waiter{std::move(watch), min_index, deadline_ms, std::move(respond)});
-  switch (waiter->watch.kind) {
+  const Waiter& waiter =
+      waiters_.emplace(id, Waiter{std::move(watch), min_index, deadline_ms, std::move(respond)})
+          .first->second;
+  switch (waiter.watch.kind) {
     case WatchKind::kKey:
-      by_key_[waiter->watch.key].push_back(id);
+      by_key_[waiter.watch.key].push_back(id);
       break;
     case WatchKind::kPrefix:
       prefix_waiters_.push_back(id);
@@ -79,10 +73,9 @@ std::uint64_t Waiters::Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Res
       acl_waiters_.push_back(id);
       break;
     case WatchKind::kQueue:
-      by_queue_[waiter->watch.key].push_back(id);
+      by_queue_[waiter.watch.key].push_back(id);
       break;
   }
-  waiters_.emplace(id, std::move(waiter));
   deadlines_.insert({deadline_ms, id});
   ScheduleTimer();
   return id;
@@ -132,8 +125,8 @@ void Waiters::Unindex(std::uint64_t id, const Watch& watch) {
 void Waiters::Cancel(std::uint64_t id) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return;
-  deadlines_.erase({it->second->deadline_ms, id});
-  Unindex(id, it->second->watch);
+  deadlines_.erase({it->second.deadline_ms, id});
+  Unindex(id, it->second.watch);
   waiters_.erase(it);
 }
 
@@ -142,11 +135,11 @@ void Waiters::Cancel(std::uint64_t id) {
 void Waiters::Wake(std::uint64_t id) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return;
-  std::unique_ptr<Waiter> waiter = std::move(it->second);
+  Waiter waiter = std::move(it->second);
   waiters_.erase(it);
-  deadlines_.erase({waiter->deadline_ms, id});
-  Unindex(id, waiter->watch);
-  Respond respond = std::move(waiter->respond);
+  deadlines_.erase({waiter.deadline_ms, id});
+  Unindex(id, waiter.watch);
+  Respond respond = std::move(waiter.respond);
   respond();
 }
 
@@ -155,7 +148,7 @@ void Waiters::CheckList(std::vector<std::uint64_t>& ids, std::vector<std::uint64
   for (std::uint64_t id : ids) {
     auto it = waiters_.find(id);
     if (it == waiters_.end()) continue;  // answered or cancelled earlier: prune
-    if (index_of_(it->second->watch) > it->second->min_index) {
+    if (index_of_(it->second.watch) > it->second.min_index) {
       ready->push_back(id);
     } else {
       ids[kept++] = id;
@@ -171,7 +164,7 @@ void Waiters::Notify(const state::Changes& changes) {
   if (changes.everything) {
     // A snapshot replaced the state: re-check every waiter against it.
     for (const auto& [id, waiter] : waiters_) {
-      if (index_of_(waiter->watch) > waiter->min_index) ready.push_back(id);
+      if (index_of_(waiter.watch) > waiter.min_index) ready.push_back(id);
     }
     for (std::uint64_t id : ready) {
       Wake(id);
@@ -192,7 +185,7 @@ void Waiters::Notify(const state::Changes& changes) {
     for (std::uint64_t id : prefix_waiters_) {
       auto it = waiters_.find(id);
       if (it == waiters_.end()) continue;
-      const Waiter& w = *it->second;
+      const Waiter& w = it->second;
       bool touched = std::any_of(changes.keys.begin(), changes.keys.end(),
                                  [&](const std::string& k) { return StartsWith(k, w.watch.key); });
       if (touched && index_of_(w.watch) > w.min_index) {

@@ -150,12 +150,14 @@ void Api::KvGet(const CallPtr& call) {
     return;
   }
   const bool raw = request.HasQuery("raw");
-  BlockingRead(call, {server::WatchKind::kKey, key}, [this, call, raw] {
+  // Takes its call as an argument: a closure of this and a flag needs no
+  // allocation of its own while 10,000 of it are parked (decision 0034).
+  BlockingRead(call, {server::WatchKind::kKey, key}, [this, raw](const Call& parked) {
     const state::Store& store = server_.store();
-    if (acl::Decision d = call->caller.can().KeyRead(call->arg); !d.allowed()) {
-      return ErrorResponse(call->caller.Denied(d, call->arg));
+    if (acl::Decision d = parked.caller.can().KeyRead(parked.arg); !d.allowed()) {
+      return ErrorResponse(parked.caller.Denied(d, parked.arg));
     }
-    const state::KvEntry* entry = store.FindKv(call->arg);
+    const state::KvEntry* entry = store.FindKv(parked.arg);
     HttpResponse response;
     if (entry == nullptr) {
       response = HttpResponse::Text(404, "");
@@ -167,10 +169,10 @@ void Api::KvGet(const CallPtr& call) {
     } else {
       // Every caller allowed to read the key gets the same answer: the
       // watchers one write wakes share it (decision 0034).
-      response.shared = EntryAnswer(*entry, store.KeyIndex(call->arg), call->default_acl_policy);
+      response.shared = EntryAnswer(*entry, store.KeyIndex(parked.arg), parked.default_acl_policy);
       return response;
     }
-    SetMeta(&response, store.KeyIndex(call->arg));
+    SetMeta(&response, store.KeyIndex(parked.arg));
     return response;
   });
 }
