@@ -42,7 +42,26 @@ bool Call::Deny(const acl::Decision& decision, std::string_view name) {
 }
 
 void Call::Reply(HttpResponse response) {
-  if (metrics != nullptr) metrics->CountAnswer(endpoint, request.method, response.status);
+  if (response.shared != nullptr) {
+    // Complete as it is (Api::EntryAnswer); ?pretty gets a copy of its own.
+    std::shared_ptr<const SharedAnswer> shared = std::move(response.shared);
+    if (metrics != nullptr) metrics->CountAnswer(endpoint, method(), shared->response.status);
+    if (!options.pretty) {
+      responder->SendShared(std::move(shared));
+      return;
+    }
+    response = shared->response;
+    std::optional<std::string> pretty = json::Pretty(response.body, limits::kHttpResponseBytesMax);
+    if (!pretty) {
+      responder->Send(ErrorResponse(consul::ResponseTooLarge(
+          limits::kHttpResponseBytesMax, " with ?pretty; ask without ?pretty")));
+      return;
+    }
+    response.body = std::move(*pretty);
+    responder->Send(std::move(response));
+    return;
+  }
+  if (metrics != nullptr) metrics->CountAnswer(endpoint, method(), response.status);
   response.headers.emplace_back("X-Consul-Default-Acl-Policy", std::string(default_acl_policy));
   if (options.pretty && response.content_type == "application/json") {
     std::optional<std::string> pretty = json::Pretty(response.body, limits::kHttpResponseBytesMax);
@@ -57,6 +76,17 @@ void Call::Reply(HttpResponse response) {
 }
 
 void Call::ReplyError(const Status& status) { Reply(ErrorResponse(status)); }
+
+void Call::GiveBackRequest() {
+  if (request == nullptr) return;
+  kept_method_ = request->method;
+  kept_token_ = RequestToken(*request);
+  request.reset();
+}
+
+std::string_view Call::token() const {
+  return request != nullptr ? RequestToken(*request) : std::string_view(kept_token_);
+}
 
 Api::Api(boost::asio::io_context& io, server::Server& server)
     : server_(server),
@@ -80,10 +110,15 @@ void Api::SetMeta(HttpResponse* response, LogIndex index) const {
 }
 
 void Api::BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read) {
+  BlockingRead(call, std::move(watch),
+               CallReadFn([read = std::move(read)](const Call&) { return read(); }));
+}
+
+void Api::BlockingRead(const CallPtr& call, server::Watch watch, CallReadFn read) {
   auto serve = [this, call, watch = std::move(watch), read = std::move(read)]() mutable {
     const QueryOptions& options = call->options;
     if (options.index.is_none() || server_.IndexOf(watch) > options.index) {
-      call->Reply(read());
+      call->Reply(read(*call));
       return;
     }
     // Consul adds a random jitter in [0, wait/16) so parked clients do not
@@ -94,18 +129,18 @@ void Api::BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read) {
       wait_ms += static_cast<MonoMs>(random_() % static_cast<std::uint64_t>(jitter_range));
     }
     // It may wait minutes, 10,000 of it on one key: keep only what the
-    // answer reads.
-    call->request.TrimForParking();
+    // answer reads (decision 0034).
+    call->GiveBackRequest();
     std::uint64_t id =
         server_.waiters().Park(std::move(watch), options.index, wait_ms, [this, call, read] {
           if (std::optional<HttpResponse> refused = ResolveAgain(*call)) {
             call->Reply(std::move(*refused));
             return;
           }
-          call->Reply(read());
+          call->Reply(read(*call));
         });
     if (id == 0) {  // waiter limit reached: answer now rather than queue without bound
-      call->Reply(read());
+      call->Reply(read(*call));
       return;
     }
     call->responder->OnClose([this, id] { server_.waiters().Cancel(id); });
@@ -126,7 +161,7 @@ void Api::BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read) {
 std::optional<HttpResponse> Api::ResolveAgain(Call& call) {
   // 1,000 watchers of a key wake together: most find nothing changed.
   if (server_.CallerStillValid(call.caller)) return std::nullopt;
-  Result<server::Caller> caller = server_.ResolveCaller(RequestToken(call.request));
+  Result<server::Caller> caller = server_.ResolveCaller(call.token());
   if (!caller.ok()) return ErrorResponse(caller.status());
   call.caller = std::move(*caller);
   return std::nullopt;
@@ -148,6 +183,32 @@ const std::string& Api::RenderedEntry(const state::KvEntry& entry) {
     rendered_entry_.body = json::KvEntries({&entry});
   }
   return rendered_entry_.body;
+}
+
+std::shared_ptr<const SharedAnswer> Api::EntryAnswer(const state::KvEntry& entry,
+                                                     LogIndex key_index,
+                                                     std::string_view default_acl_policy) {
+  auto& cached = entry_answer_;
+  const bool known_leader = server_.KnownLeader();
+  const MonoMs last_contact_ms = server_.LastContactMs();
+  if (cached.answer == nullptr || cached.modify_index != entry.modify_index ||
+      cached.key_index != key_index || cached.known_leader != known_leader ||
+      cached.last_contact_ms != last_contact_ms ||
+      cached.default_acl_policy != default_acl_policy || cached.key != entry.key) {
+    auto answer = std::make_shared<SharedAnswer>();
+    answer->response = HttpResponse::Json(RenderedEntry(entry));
+    SetMeta(&answer->response, key_index);
+    answer->response.headers.emplace_back("X-Consul-Default-Acl-Policy",
+                                          std::string(default_acl_policy));
+    cached.key = entry.key;
+    cached.modify_index = entry.modify_index;
+    cached.key_index = key_index;
+    cached.known_leader = known_leader;
+    cached.last_contact_ms = last_contact_ms;
+    cached.default_acl_policy = default_acl_policy;
+    cached.answer = std::move(answer);
+  }
+  return cached.answer;
 }
 
 void Api::ProposeThen(const CallPtr& call, state::CommandBody body,

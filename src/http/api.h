@@ -27,7 +27,10 @@ namespace tenure::http {
 // One request being served. Shared so that asynchronous completions (raft
 // commits, blocking queries) can hold it.
 struct Call {
-  HttpRequest request;
+  // The request as received. A blocking query gives it back while it is
+  // parked (GiveBackRequest): then it is null, and only the method and the
+  // token are kept of it (decision 0034). Handlers read it before they park.
+  std::unique_ptr<HttpRequest> request;
   std::shared_ptr<Responder> responder;
   std::string arg;  // the path after the route's prefix, e.g. the KV key
   QueryOptions options;
@@ -53,6 +56,18 @@ struct Call {
 
   void Reply(HttpResponse response);
   void ReplyError(const Status& status);  // Consul's status and plain-text body
+
+  // For a blocking query that parks: frees the request (its ~260 bytes and
+  // its path, query and header strings), keeping the method (metrics) and
+  // the ACL token (read again on wake-up, Api::ResolveAgain).
+  void GiveBackRequest();
+  std::string_view method() const { return request != nullptr ? request->method : kept_method_; }
+  // The request's ACL token (RequestToken), also once the request is given back.
+  std::string_view token() const;
+
+ private:
+  std::string kept_method_;
+  std::string kept_token_;
 };
 using CallPtr = std::shared_ptr<Call>;
 
@@ -128,6 +143,11 @@ class Api {
   // a raft barrier.
   using ReadFn = std::function<HttpResponse()>;
   void BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read);
+  // The same for a read that is given its call: one that captures no
+  // CallPtr (the KV key's: `this` and a flag) is held without an allocation
+  // of its own while parked (decision 0034).
+  using CallReadFn = std::function<HttpResponse(const Call&)>;
+  void BlockingRead(const CallPtr& call, server::Watch watch, CallReadFn read);
   std::string AgentNodeName(const Call& call) const;
   // handlers/acl.cc: what a token or policy write would store, checked
   // against the leader's Store and clock (existing: the one updated).
@@ -157,6 +177,13 @@ class Api {
   // The JSON of one key's entry, rendered once per version: a write that
   // wakes 1,000 watchers of a key renders its body once, not 1,000 times.
   const std::string& RenderedEntry(const state::KvEntry& entry);
+  // The whole answer to a GET of one key's entry (JSON, not ?raw) for a
+  // caller allowed to read it, headers included: the same for every such
+  // caller while the entry's version, the key's index, the leader state and
+  // the ACL default policy stay, so the watchers one write wakes share one
+  // (decision 0034).
+  std::shared_ptr<const SharedAnswer> EntryAnswer(const state::KvEntry& entry, LogIndex key_index,
+                                                  std::string_view default_acl_policy);
 
   server::Server& server_;
   // Before forwarder_: forwarded requests' responders count into it.
@@ -169,6 +196,15 @@ class Api {
     LogIndex modify_index;
     std::string body;
   } rendered_entry_;
+  struct {
+    std::string key;
+    LogIndex modify_index;
+    LogIndex key_index;
+    bool known_leader = false;
+    MonoMs last_contact_ms = 0;
+    std::string default_acl_policy;
+    std::shared_ptr<const SharedAnswer> answer;
+  } entry_answer_;
 };
 
 // Maps a Status to Consul's HTTP status and plain-text body.

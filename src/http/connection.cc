@@ -56,10 +56,7 @@ bool WouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
 }  // namespace
 
 Connection::Connection(std::shared_ptr<ServerShared> shared, boost::asio::ip::tcp::socket socket)
-    : shared_(std::move(shared)),
-      socket_(std::move(socket)),
-      timer_(shared_->io),
-      fd_(socket_.native_handle()) {
+    : shared_(std::move(shared)), socket_(std::move(socket)), fd_(socket_.native_handle()) {
   if (shared_->tls != nullptr) {
     // OpenSSL reads and writes with plain read(2)/write(2): without
     // MSG_DONTWAIT the descriptor itself must not block.
@@ -125,7 +122,7 @@ void Connection::Close() {
   }
   boost::system::error_code ignored;
   socket_.close(ignored);  // pending waits complete with operation_aborted
-  timer_.cancel();
+  timer_.reset();          // and so does the timer's
   ++timer_generation_;
   ++watch_generation_;
   Unlink();
@@ -134,6 +131,8 @@ void Connection::Close() {
   std::string().swap(pending_);
   std::string().swap(out_head_);
   std::string().swap(out_body_);
+  shared_head_.reset();
+  shared_answer_.reset();
 }
 
 // --- The driver --------------------------------------------------------------
@@ -439,10 +438,17 @@ void Connection::WatchPeer() {
   // requests; ~300 bytes once a watcher has been answered and parks again):
   // 10,000 watchers park 7 MiB less. BeginRequest makes the parser again
   // for the next request.
+  // And its timer (~110 bytes, and its pending wait): a parked request has
+  // no deadline (Dispatch), and SetDeadline makes a timer again.
   if (parked_read_only_) {
     reader_.reset();
     if (pending_.empty()) std::string().swap(pending_);
     std::string().swap(out_head_);
+    if (deadline_ms_ == kNoDeadline && timer_ != nullptr) {
+      timer_.reset();  // a pending wait completes aborted; the generation ignores it
+      timer_armed_ = false;
+      ++timer_generation_;
+    }
   }
   watching_ = true;
   const std::uint64_t generation = ++watch_generation_;
@@ -469,10 +475,30 @@ void Connection::OnPeerReadable(std::uint64_t generation, bool aborted) {
   }
 }
 
-void Connection::Respond(ConnectionResponder* responder, HttpResponse response) {
-  if (phase_ != Phase::kParked || responder_ != responder) return;
+bool Connection::TakeResponder(ConnectionResponder* responder) {
+  if (phase_ != Phase::kParked || responder_ != responder) return false;
   responder_ = nullptr;
+  return true;
+}
+
+void Connection::RespondShared(ConnectionResponder* responder,
+                               std::shared_ptr<const SharedAnswer> answer) {
+  if (!TakeResponder(responder)) return;
+  PrepareSharedWrite(std::move(answer), keep_alive_);
+  AfterRespond();
+}
+
+void Connection::Respond(ConnectionResponder* responder, HttpResponse response) {
+  if (response.shared != nullptr) {
+    RespondShared(responder, std::move(response.shared));
+    return;
+  }
+  if (!TakeResponder(responder)) return;
   PrepareWrite(std::move(response), keep_alive_);
+  AfterRespond();
+}
+
+void Connection::AfterRespond() {
   // From inside the handler the running loop writes it. From elsewhere (a
   // woken blocking query, a raft commit) write now: a wake-up of 1,000
   // watchers is 1,000 writes in one turn, with no posted handler each. A
@@ -498,6 +524,8 @@ void Connection::PrepareWrite(HttpResponse response, bool keep_alive) {
       !MakeRoomForOutput(response.body.size(), now)) {
     response = HttpResponse::Text(429, std::string(kOutputBudgetFull));
   }
+  shared_head_.reset();
+  shared_answer_.reset();
   out_head_.clear();
   // One allocation for a typical head (a parked read gave its buffer back),
   // not four growing copies.
@@ -505,13 +533,43 @@ void Connection::PrepareWrite(HttpResponse response, bool keep_alive) {
   const bool with_body = wire::AppendResponseHead(
       response, wire::HeadOptions{keep_alive, http10_, head_request_}, &out_head_);
   out_body_ = with_body ? std::move(response.body) : std::string();
-  out_offset_ = 0;
   close_after_write_ = !keep_alive;
+  BeginOutput(out_head_.size() + out_body_.size(), now);
+}
+
+void Connection::PrepareSharedWrite(std::shared_ptr<const SharedAnswer> answer, bool keep_alive) {
+  const HttpResponse& response = answer->response;
+  // The shared head is the one of a keep-alive HTTP/1.1 GET with a body,
+  // small enough to need no room in the output budget; anything else is
+  // rendered for this connection alone, from a copy.
+  if (!keep_alive || http10_ || head_request_ || response.status < 200 || response.status == 204 ||
+      response.status == 304 || response.body.size() > limits::kHttpSmallResponseBytes) {
+    PrepareWrite(response, keep_alive);
+    return;
+  }
+  const MonoMs now = wire::NowMonoMs();
+  ReleaseOutput();
+  const std::string_view date = wire::DateHeader();
+  if (answer->head == nullptr || answer->head_date != date) {
+    auto head = std::make_shared<std::string>();
+    head->reserve(kHeadReserveBytes);
+    wire::AppendResponseHead(response, wire::HeadOptions{}, head.get());
+    answer->head_date = date;
+    answer->head = std::move(head);
+  }
+  shared_head_ = answer->head;
+  shared_answer_ = std::move(answer);
+  close_after_write_ = false;
+  BeginOutput(shared_head_->size() + shared_answer_->response.body.size(), now);
+}
+
+void Connection::BeginOutput(std::size_t bytes, MonoMs now_ms) {
+  out_offset_ = 0;
   phase_ = Phase::kWriting;
-  out_accounted_ = out_head_.size() + out_body_.size();
+  out_accounted_ = bytes;
   shared_->unsent_bytes += out_accounted_;
-  out_progress_ms_ = now;
-  SetDeadline(now + shared_->request_read_timeout_ms, now);  // a client that never reads
+  out_progress_ms_ = now_ms;
+  SetDeadline(now_ms + shared_->request_read_timeout_ms, now_ms);  // a client that never reads
 }
 
 void Connection::ReleaseOutput() {
@@ -541,16 +599,20 @@ bool Connection::MakeRoomForOutput(std::size_t bytes, MonoMs now_ms) {
 }
 
 bool Connection::WriteStep() {
-  const std::size_t total = out_head_.size() + out_body_.size();
+  // A shared answer's head and body are written from where they are, with
+  // the same one sendmsg.
+  const std::string_view head = out_head();
+  const std::string_view body = out_body();
+  const std::size_t total = head.size() + body.size();
   while (out_offset_ < total) {
     iovec iov[2];
     int count = 0;
-    if (out_offset_ < out_head_.size()) {
-      iov[count++] = {out_head_.data() + out_offset_, out_head_.size() - out_offset_};
-      if (!out_body_.empty()) iov[count++] = {out_body_.data(), out_body_.size()};
+    if (out_offset_ < head.size()) {
+      iov[count++] = {const_cast<char*>(head.data()) + out_offset_, head.size() - out_offset_};
+      if (!body.empty()) iov[count++] = {const_cast<char*>(body.data()), body.size()};
     } else {
-      const std::size_t body_offset = out_offset_ - out_head_.size();
-      iov[count++] = {out_body_.data() + body_offset, out_body_.size() - body_offset};
+      const std::size_t body_offset = out_offset_ - head.size();
+      iov[count++] = {const_cast<char*>(body.data()) + body_offset, body.size() - body_offset};
     }
     const ssize_t n = SendSome(iov, count);
     if (n < 0) {
@@ -572,6 +634,8 @@ bool Connection::WriteStep() {
   ReleaseOutput();
   out_head_.clear();
   std::string().swap(out_body_);
+  shared_head_.reset();
+  shared_answer_.reset();
   if (close_after_write_) {
     BeginLinger();
     return true;
@@ -628,11 +692,12 @@ void Connection::SetDeadline(MonoMs deadline_ms, MonoMs now_ms) {
 }
 
 void Connection::ArmTimer(MonoMs at_ms) {
-  timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::milliseconds(at_ms)));
+  if (timer_ == nullptr) timer_ = std::make_unique<boost::asio::steady_timer>(shared_->io);
+  timer_->expires_at(std::chrono::steady_clock::time_point(std::chrono::milliseconds(at_ms)));
   timer_at_ms_ = at_ms;
   timer_armed_ = true;
   const std::uint64_t generation = ++timer_generation_;
-  timer_.async_wait([self = shared_from_this(), generation](const boost::system::error_code&) {
+  timer_->async_wait([self = shared_from_this(), generation](const boost::system::error_code&) {
     self->OnTimer(generation);
   });
 }
@@ -675,6 +740,13 @@ void ConnectionResponder::Send(HttpResponse response) {
   sent_ = true;
   const auto connection = std::move(connection_);
   connection->Respond(this, std::move(response));
+}
+
+void ConnectionResponder::SendShared(std::shared_ptr<const SharedAnswer> answer) {
+  if (connection_ == nullptr) return;
+  sent_ = true;
+  const auto connection = std::move(connection_);
+  connection->RespondShared(this, std::move(answer));
 }
 
 void ConnectionResponder::OnClose(std::function<void()> callback) {

@@ -119,6 +119,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void BeginRequest();
   void BeginLinger();
   void PrepareWrite(HttpResponse response, bool keep_alive);
+  // An answer other connections send too: its head rendered once per Date
+  // line, its bytes shared (decision 0034); a copy for other head options.
+  void PrepareSharedWrite(std::shared_ptr<const SharedAnswer> answer, bool keep_alive);
+  void BeginOutput(std::size_t bytes, MonoMs now_ms);
+  std::string_view out_head() const {
+    return shared_head_ != nullptr ? std::string_view(*shared_head_) : std::string_view(out_head_);
+  }
+  std::string_view out_body() const {
+    return shared_answer_ != nullptr ? std::string_view(shared_answer_->response.body)
+                                     : std::string_view(out_body_);
+  }
   // The unsent-output budget: true if `bytes` more fit, after closing
   // writers stalled for stalled_writer_ms (largest first) if need be.
   bool MakeRoomForOutput(std::size_t bytes, MonoMs now_ms);
@@ -136,6 +147,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnPeerReadable(std::uint64_t generation, bool aborted);
   // From ConnectionResponder.
   void Respond(ConnectionResponder* responder, HttpResponse response);
+  void RespondShared(ConnectionResponder* responder, std::shared_ptr<const SharedAnswer> answer);
+  bool TakeResponder(ConnectionResponder* responder);
+  void AfterRespond();
   void Abandoned(ConnectionResponder* responder);
 
   void SetDeadline(MonoMs deadline_ms, MonoMs now_ms);
@@ -145,7 +159,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   std::shared_ptr<ServerShared> shared_;
   boost::asio::ip::tcp::socket socket_;
-  boost::asio::steady_timer timer_;
+  // Made when first armed; a parked read frees it (decision 0034).
+  std::unique_ptr<boost::asio::steady_timer> timer_;
   int fd_;
   std::unique_ptr<tls::Session> tls_;  // HTTPS only
   int busy_requests_ = 0;              // requests since its TLS buffers were released
@@ -164,6 +179,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   std::string out_head_;
   std::string out_body_;
+  // Set instead of out_head_ and out_body_: a shared answer's bytes.
+  std::shared_ptr<const std::string> shared_head_;
+  std::shared_ptr<const SharedAnswer> shared_answer_;
   std::size_t out_offset_ = 0;  // bytes of head + body written
   bool close_after_write_ = false;
   std::size_t out_accounted_ = 0;  // this response's share of ServerShared::unsent_bytes
@@ -201,6 +219,7 @@ class ConnectionResponder final : public Responder {
   ~ConnectionResponder() override;
 
   void Send(HttpResponse response) override;
+  void SendShared(std::shared_ptr<const SharedAnswer> answer) override;
   bool closed() const override { return closed_; }
   void OnClose(std::function<void()> callback) override;
 

@@ -129,15 +129,34 @@ struct HttpRequest {
   }
 };
 
+struct SharedAnswer;
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";  // "" = no Content-Type header
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // Set instead of the fields above: an answer many callers receive alike
+  // (a blocking query's wake-up, decision 0034), built and rendered once.
+  std::shared_ptr<const SharedAnswer> shared;
 
   static HttpResponse Json(std::string body, int status = 200);
   // Plain-text error body, as Consul writes errors.
   static HttpResponse Text(int status, std::string body);
+};
+
+// One answer sent alike to many clients: every watcher of a key woken by
+// the same write, whose answer depends only on the key's version, the
+// leader state and the ACL default policy (decision 0034). `response` is
+// complete, as sent (X-Consul-Default-Acl-Policy included). The transport
+// renders its head once per Date line for keep-alive HTTP/1.1 GETs and
+// writes the shared bytes; `head` is that cache (loop thread only; a new
+// Date makes a new string, so a connection still writing the old one keeps
+// it).
+struct SharedAnswer {
+  HttpResponse response;
+  mutable std::string head_date;
+  mutable std::shared_ptr<const std::string> head;
 };
 
 // One in-flight request's way back to its client. The handler must call
@@ -148,6 +167,9 @@ class Responder {
  public:
   virtual ~Responder() = default;
   virtual void Send(HttpResponse response) = 0;
+  // Sends `answer`, which other clients receive too: by default a copy of
+  // its response; the HTTP connection writes the shared bytes.
+  virtual void SendShared(std::shared_ptr<const SharedAnswer> answer) { Send(answer->response); }
   virtual bool closed() const = 0;
   virtual void OnClose(std::function<void()> callback) = 0;
 };

@@ -161,11 +161,11 @@ std::optional<HttpResponse> Api::CheckOperatorToken(const HttpRequest& request) 
 
 void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   auto call = std::make_shared<Call>();
-  call->request = std::move(request);
+  call->request = std::make_unique<HttpRequest>(std::move(request));
   call->responder = std::move(responder);
   call->default_acl_policy =
       server_.acl_config().default_policy == acl::DefaultPolicy::kDeny ? "deny" : "allow";
-  const std::string& path = call->request.path;
+  const std::string& path = call->request->path;
   if (metrics_.enabled()) {
     call->metrics = &metrics_;
     call->endpoint = EndpointOf(path);
@@ -199,7 +199,7 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
     return;
   }
 
-  const std::string& method = call->request.method;
+  const std::string& method = call->request->method;
   void (Api::*handler)(const CallPtr&) = nullptr;
   if (method == "GET" && (route->methods & kGet)) handler = route->get;
   if (method == "PUT" && (route->methods & kPut)) handler = route->put;
@@ -220,25 +220,25 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   }
 
   if (route->operator_write && !server_.acl_config().enabled) {
-    if (std::optional<HttpResponse> denied = CheckOperatorToken(call->request)) {
+    if (std::optional<HttpResponse> denied = CheckOperatorToken(*call->request)) {
       call->Reply(std::move(*denied));
       return;
     }
   }
-  auto options = ParseQueryOptions(call->request);
+  auto options = ParseQueryOptions(*call->request);
   if (!options.ok()) {
     call->ReplyError(options.status());
     return;
   }
   call->options = *options;
-  if (auto dc = call->request.Query("dc");
+  if (auto dc = call->request->Query("dc");
       dc && !dc->empty() && *dc != server_.options().datacenter) {
     call->ReplyError(consul::NoPathToDatacenter());
     return;
   }
   if (route->where == kLeader && !server_.IsLeader() && !(method == "GET" && call->options.stale)) {
     // One hop only: whoever forwarded this thought we lead, and we do not.
-    if (call->request.Header(kForwardedByHeader)) {
+    if (call->request->Header(kForwardedByHeader)) {
       call->ReplyError(consul::NoClusterLeader());
       return;
     }
@@ -248,14 +248,14 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
       to_client = std::make_shared<CountingResponder>(std::move(to_client), &metrics_,
                                                       call->endpoint, method);
     }
-    forwarder_->Forward(call->request, std::move(to_client),
-                        ForwardTimeoutMs(call->options, call->request));
+    forwarder_->Forward(*call->request, std::move(to_client),
+                        ForwardTimeoutMs(call->options, *call->request));
     return;
   }
   // The server that answers decides: a follower forwards the token with the
   // request and the leader resolves it (Consul's forwarding does the same).
   if (route->resolves_token) {
-    Result<server::Caller> caller = server_.ResolveCaller(RequestToken(call->request));
+    Result<server::Caller> caller = server_.ResolveCaller(RequestToken(*call->request));
     if (!caller.ok()) {
       call->ReplyError(caller.status());
       return;

@@ -17,21 +17,6 @@ void AppendNumber(std::string* out, std::uint64_t value) {
   out->append(digits, end);
 }
 
-// "Date: Mon, 02 Jan 2006 15:04:05 GMT\r\n", formatted once per second.
-std::string_view DateHeader() {
-  thread_local std::time_t cached_second = -1;
-  thread_local char line[64];
-  thread_local std::size_t line_size = 0;
-  const std::time_t now = std::time(nullptr);
-  if (now != cached_second) {
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    line_size = std::strftime(line, sizeof(line), "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
-    cached_second = now;
-  }
-  return std::string_view(line, line_size);
-}
-
 }  // namespace
 
 Status ParseTarget(std::string_view target, HttpRequest* request) {
@@ -138,6 +123,21 @@ bool AppendResponseHead(const HttpResponse& response, const HeadOptions& options
   }
   out->append("\r\n");
   return !no_body_status && !options.head_request;
+}
+
+// "Date: Mon, 02 Jan 2006 15:04:05 GMT\r\n", formatted once per second.
+std::string_view DateHeader() {
+  thread_local std::time_t cached_second = -1;
+  thread_local char line[64];
+  thread_local std::size_t line_size = 0;
+  const std::time_t now = std::time(nullptr);
+  if (now != cached_second) {
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    line_size = std::strftime(line, sizeof(line), "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
+    cached_second = now;
+  }
+  return std::string_view(line, line_size);
 }
 
 MonoMs NowMonoMs() {

@@ -34,6 +34,10 @@ struct HeadOptions {
 // handler echoing client data cannot split the response.
 bool AppendResponseHead(const HttpResponse& response, const HeadOptions& options, std::string* out);
 
+// The response head's "Date: ...\r\n" line, formatted once per second
+// (per thread): a head rendered with the same line may be reused.
+std::string_view DateHeader();
+
 // RealClock::NowMonoMs (steady clock): HttpRequest::received_ms and deadlines.
 MonoMs NowMonoMs();
 

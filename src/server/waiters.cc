@@ -1,21 +1,17 @@
 #include "server/waiters.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 
 #include "common/limits.h"
+#include "common/log.h"
 #include "common/strings.h"
 
 namespace tenure::server {
-
-struct Waiters::Waiter {
-  Watch watch;
-  LogIndex min_index;
-  MonoMs deadline_ms;
-  Respond respond;
-};
 
 struct Waiters::TimerState {
   explicit TimerState(boost::asio::io_context& io) : timer(io) {}
@@ -60,11 +56,12 @@ std::uint64_t Waiters::Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Res
   if (waiters_.size() >= limits::kBlockingWaitersMax) return 0;
   std::uint64_t id = next_id_++;
   MonoMs deadline_ms = clock_.NowMonoMs() + wait_ms;
-  auto waiter = std::make_unique<Waiter>(
-      Waiter{std::move(watch), min_index, deadline_ms, std::move(respond)});
-  switch (waiter->watch.kind) {
+  const Waiter& waiter =
+      waiters_.emplace(id, Waiter{std::move(watch), min_index, deadline_ms, std::move(respond)})
+          .first->second;
+  switch (waiter.watch.kind) {
     case WatchKind::kKey:
-      by_key_[waiter->watch.key].push_back(id);
+      by_key_[waiter.watch.key].push_back(id);
       break;
     case WatchKind::kPrefix:
       prefix_waiters_.push_back(id);
@@ -76,10 +73,9 @@ std::uint64_t Waiters::Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Res
       acl_waiters_.push_back(id);
       break;
     case WatchKind::kQueue:
-      by_queue_[waiter->watch.key].push_back(id);
+      by_queue_[waiter.watch.key].push_back(id);
       break;
   }
-  waiters_.emplace(id, std::move(waiter));
   deadlines_.insert({deadline_ms, id});
   ScheduleTimer();
   return id;
@@ -129,8 +125,8 @@ void Waiters::Unindex(std::uint64_t id, const Watch& watch) {
 void Waiters::Cancel(std::uint64_t id) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return;
-  deadlines_.erase({it->second->deadline_ms, id});
-  Unindex(id, it->second->watch);
+  deadlines_.erase({it->second.deadline_ms, id});
+  Unindex(id, it->second.watch);
   waiters_.erase(it);
 }
 
@@ -139,11 +135,11 @@ void Waiters::Cancel(std::uint64_t id) {
 void Waiters::Wake(std::uint64_t id) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return;
-  std::unique_ptr<Waiter> waiter = std::move(it->second);
+  Waiter waiter = std::move(it->second);
   waiters_.erase(it);
-  deadlines_.erase({waiter->deadline_ms, id});
-  Unindex(id, waiter->watch);
-  Respond respond = std::move(waiter->respond);
+  deadlines_.erase({waiter.deadline_ms, id});
+  Unindex(id, waiter.watch);
+  Respond respond = std::move(waiter.respond);
   respond();
 }
 
@@ -152,7 +148,7 @@ void Waiters::CheckList(std::vector<std::uint64_t>& ids, std::vector<std::uint64
   for (std::uint64_t id : ids) {
     auto it = waiters_.find(id);
     if (it == waiters_.end()) continue;  // answered or cancelled earlier: prune
-    if (index_of_(it->second->watch) > it->second->min_index) {
+    if (index_of_(it->second.watch) > it->second.min_index) {
       ready->push_back(id);
     } else {
       ids[kept++] = id;
@@ -168,12 +164,13 @@ void Waiters::Notify(const state::Changes& changes) {
   if (changes.everything) {
     // A snapshot replaced the state: re-check every waiter against it.
     for (const auto& [id, waiter] : waiters_) {
-      if (index_of_(waiter->watch) > waiter->min_index) ready.push_back(id);
+      if (index_of_(waiter.watch) > waiter.min_index) ready.push_back(id);
     }
     for (std::uint64_t id : ready) {
       Wake(id);
       if (wake_histogram_ != nullptr) wake_histogram_->ObserveSince(start);
     }
+    LogFanOut(ready.size(), start);
     return;
   }
   for (const std::string& key : changes.keys) {
@@ -188,7 +185,7 @@ void Waiters::Notify(const state::Changes& changes) {
     for (std::uint64_t id : prefix_waiters_) {
       auto it = waiters_.find(id);
       if (it == waiters_.end()) continue;
-      const Waiter& w = *it->second;
+      const Waiter& w = it->second;
       bool touched = std::any_of(changes.keys.begin(), changes.keys.end(),
                                  [&](const std::string& k) { return StartsWith(k, w.watch.key); });
       if (touched && index_of_(w.watch) > w.min_index) {
@@ -209,12 +206,29 @@ void Waiters::Notify(const state::Changes& changes) {
   if (changes.acl) CheckList(acl_waiters_, &ready);
   if (wake_histogram_ == nullptr) {
     for (std::uint64_t id : ready) Wake(id);
-    return;
+  } else {
+    for (std::uint64_t id : ready) {
+      Wake(id);
+      wake_histogram_->ObserveSince(start);
+    }
   }
-  for (std::uint64_t id : ready) {
-    Wake(id);
-    wake_histogram_->ObserveSince(start);
-  }
+  LogFanOut(ready.size(), start);
+}
+
+// A large fan-out's time on the loop thread, from the start of Notify (right
+// after the write applied) to the last answer handed to the kernel: at
+// -log-level debug, for comparing with when clients receive them
+// (bench/fanout_wake_split.py).
+void Waiters::LogFanOut(std::size_t woken, std::chrono::steady_clock::time_point start) {
+  constexpr std::size_t kFanOutLogMin = 1000;
+  if (woken < kFanOutLogMin || !log::Enabled(log::Level::kDebug)) return;
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  log::Write(
+      log::Level::kDebug, "server",
+      fmt::format("woke {} blocking queries in {} us (apply to last answer sent)", woken, us),
+      {log::Num("count", woken), log::Num("us", us)});
 }
 
 void Waiters::Flush() {

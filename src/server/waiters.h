@@ -9,6 +9,7 @@
 // timer operations of their own.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -66,11 +67,18 @@ class Waiters {
   void set_wake_histogram(Histogram* histogram) { wake_histogram_ = histogram; }
 
  private:
-  struct Waiter;
+  // Held in waiters_'s node itself: one allocation per parked query, not two.
+  struct Waiter {
+    Watch watch;
+    LogIndex min_index;
+    MonoMs deadline_ms;
+    Respond respond;
+  };
   void Wake(std::uint64_t id);
   void Unindex(std::uint64_t id, const Watch& watch);
   void ScheduleTimer();
   void OnTimer();
+  void LogFanOut(std::size_t woken, std::chrono::steady_clock::time_point start);
   void CheckList(std::vector<std::uint64_t>& ids, std::vector<std::uint64_t>* ready);
 
   const Clock& clock_;
@@ -80,7 +88,7 @@ class Waiters {
   struct TimerState;
   std::unique_ptr<TimerState> timer_;
   std::uint64_t next_id_ = 1;
-  std::unordered_map<std::uint64_t, std::unique_ptr<Waiter>> waiters_;
+  std::unordered_map<std::uint64_t, Waiter> waiters_;
   std::unordered_map<std::string, std::vector<std::uint64_t>> by_key_;
   std::unordered_map<std::string, std::vector<std::uint64_t>> by_queue_;
   std::vector<std::uint64_t> prefix_waiters_;

@@ -65,7 +65,7 @@ constexpr std::string_view kByNamePrefix = "name/";
 
 void Api::AclBootstrap(const CallPtr& call) {
   if (RefusedWhileDisabled(server_, *call)) return;
-  Result<std::optional<std::string>> secret = ParseBootstrapRequest(call->request.body);
+  Result<std::optional<std::string>> secret = ParseBootstrapRequest(call->request->body);
   if (call->Failed(secret)) return;
   if (*secret && !IsUuid(**secret)) {
     call->ReplyError(Invalid("BootstrapSecret must be a UUID"));
@@ -210,7 +210,7 @@ void Api::WriteAclToken(const CallPtr& call, state::AclToken token) {
 void Api::AclTokenCreate(const CallPtr& call) {
   if (RefusedWhileDisabled(server_, *call)) return;
   if (call->Deny(call->caller.can().AclWrite(), "")) return;
-  Result<TokenRequest> request = ParseTokenRequest(call->request.body);
+  Result<TokenRequest> request = ParseTokenRequest(call->request->body);
   if (call->Failed(request)) return;
   Result<state::AclToken> token = AclTokenToWrite(*request, nullptr);
   if (call->Failed(token)) return;
@@ -246,7 +246,7 @@ void Api::AclTokenRead(const CallPtr& call) {
 void Api::AclTokenUpdate(const CallPtr& call) {
   if (RefusedWhileDisabled(server_, *call)) return;
   if (call->Deny(call->caller.can().AclWrite(), "")) return;
-  Result<TokenRequest> request = ParseTokenRequest(call->request.body);
+  Result<TokenRequest> request = ParseTokenRequest(call->request->body);
   if (call->Failed(request)) return;
   const state::AclTable& table = server_.store().acl();
   std::string_view arg = call->arg;
@@ -296,12 +296,13 @@ void Api::AclTokenDelete(const CallPtr& call) {
 
 void Api::AclTokenList(const CallPtr& call) {
   if (RefusedWhileDisabled(server_, *call)) return;
-  BlockingRead(call, {server::WatchKind::kAcl, "tokens"}, [this, call] {
+  // Read now: a parked query gives its request back (decision 0034).
+  std::string policy(call->request->Query("policy").value_or(""));
+  BlockingRead(call, {server::WatchKind::kAcl, "tokens"}, [this, call, policy] {
     if (acl::Decision d = call->caller.can().AclRead(); !d.allowed()) {
       return ErrorResponse(call->caller.Denied(d, ""));
     }
     const state::AclTable& table = server_.store().acl();
-    const std::string policy(call->request.Query("policy").value_or(""));
     const bool show_secrets = call->caller.can().AclWrite().allowed();
     std::vector<const state::AclToken*> tokens;
     for (const auto& [accessor, token] : table.tokens()) {
@@ -379,7 +380,7 @@ void Api::WriteAclPolicy(const CallPtr& call, state::AclPolicy policy) {
 void Api::AclPolicyCreate(const CallPtr& call) {
   if (RefusedWhileDisabled(server_, *call)) return;
   if (call->Deny(call->caller.can().AclWrite(), "")) return;
-  Result<PolicyRequest> request = ParsePolicyRequest(call->request.body);
+  Result<PolicyRequest> request = ParsePolicyRequest(call->request->body);
   if (call->Failed(request)) return;
   Result<state::AclPolicy> policy = AclPolicyToWrite(*request, nullptr);
   if (call->Failed(policy)) return;
@@ -407,7 +408,7 @@ void Api::AclPolicyRead(const CallPtr& call) {
 void Api::AclPolicyUpdate(const CallPtr& call) {
   if (RefusedWhileDisabled(server_, *call)) return;
   if (call->Deny(call->caller.can().AclWrite(), "")) return;
-  Result<PolicyRequest> request = ParsePolicyRequest(call->request.body);
+  Result<PolicyRequest> request = ParsePolicyRequest(call->request->body);
   if (call->Failed(request)) return;
   const state::AclPolicy* existing = server_.store().acl().FindPolicy(call->arg);
   if (existing == nullptr) {

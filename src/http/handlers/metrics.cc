@@ -274,8 +274,8 @@ void Api::AgentMetrics(const CallPtr& call) {
     return;
   }
   const Families families = Collect(server_, metrics_);
-  auto format = call->request.Query("format");
-  if (call->request.path == "/metrics" || (format && *format == "prometheus")) {
+  auto format = call->request->Query("format");
+  if (call->request->path == "/metrics" || (format && *format == "prometheus")) {
     HttpResponse text = HttpResponse::Text(200, PrometheusText(families));
     text.content_type = "text/plain; version=0.0.4; charset=utf-8";
     call->Reply(std::move(text));

@@ -56,7 +56,7 @@ bool DeniedSessionWrite(Call& call, const state::Store& store, const state::Sess
 // talks to, as with Consul, where the local agent fills it in. A forwarded
 // create names its follower in X-Tenure-Forwarded-By.
 std::string Api::AgentNodeName(const Call& call) const {
-  if (auto by = call.request.Header(kForwardedByHeader)) {
+  if (auto by = call.request->Header(kForwardedByHeader)) {
     auto id = ParseUint64(*by);
     const state::Member* member = id.ok() ? server_.store().FindMember(*id) : nullptr;
     if (member != nullptr) return member->name;
@@ -65,7 +65,7 @@ std::string Api::AgentNodeName(const Call& call) const {
 }
 
 void Api::SessionCreate(const CallPtr& call) {
-  auto session = ParseSessionCreate(call->request.body, AgentNodeName(*call));
+  auto session = ParseSessionCreate(call->request->body, AgentNodeName(*call));
   if (call->Failed(session)) return;
   if (call->Deny(call->caller.can().SessionWrite(session->node), session->node)) return;
   session->id = server_.NewSessionId();

@@ -37,7 +37,7 @@ void Api::SnapshotSave(const CallPtr& call) {
 // server. The state then travels as one raft entry (state::RestoreState).
 void Api::SnapshotRestore(const CallPtr& call) {
   if (call->Deny(call->caller.can().AclWrite(), "")) return;
-  Result<state::OpenedBackup> opened = state::OpenBackup(call->request.body);
+  Result<state::OpenedBackup> opened = state::OpenBackup(call->request->body);
   if (!opened.ok()) {
     log::Warn("http", "snapshot restore refused",
               {{"why", std::string(opened.status().message())}});

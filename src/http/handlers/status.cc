@@ -68,7 +68,7 @@ Result<std::optional<std::uint64_t>> ServerIdParam(const HttpRequest& request) {
 // {"Success":true}. Ids are tenure's numeric -node-id values.
 void Api::TransferLeader(const CallPtr& call) {
   if (call->Deny(call->caller.can().OperatorWrite(), "")) return;
-  auto id = ServerIdParam(call->request);
+  auto id = ServerIdParam(*call->request);
   if (call->Failed(id)) return;
   server_.TransferLeadership(id->value_or(0), [call](Status status) {
     if (!status.ok()) {
@@ -82,10 +82,10 @@ void Api::TransferLeader(const CallPtr& call) {
 // DELETE /v1/operator/raft/peer?id=N or ?address=HOST:PORT, as Consul.
 void Api::RaftPeerRemove(const CallPtr& call) {
   if (call->Deny(call->caller.can().OperatorWrite(), "")) return;
-  auto id = ServerIdParam(call->request);
+  auto id = ServerIdParam(*call->request);
   if (call->Failed(id)) return;
   std::uint64_t target = id->value_or(0);
-  if (auto address = call->request.Query("address"); target == 0 && address) {
+  if (auto address = call->request->Query("address"); target == 0 && address) {
     for (const raft::ServerInfo& server : server_.RaftConfiguration()) {
       if (server.address == *address) target = server.id;
     }

@@ -80,11 +80,11 @@ HttpResponse FilteredTxnResponse(const Call& call, state::TxnOutcome outcome, bo
 }  // namespace
 
 void Api::Txn(const CallPtr& call) {
-  if (call->request.body.size() > limits::kTxnBodyBytesMax) {
+  if (call->request->body.size() > limits::kTxnBodyBytesMax) {
     call->ReplyError(consul::RequestBodyTooLarge(limits::kTxnBodyBytesMax));
     return;
   }
-  auto parsed = ParseTxn(call->request.body);
+  auto parsed = ParseTxn(call->request->body);
   if (call->Failed(parsed)) return;
   if (!parsed->errors.empty()) {
     state::TxnOutcome outcome;

@@ -40,8 +40,8 @@ bool IsUiPath(std::string_view path) { return path == "/ui" || StartsWith(path, 
 
 // The query string is ignored: the files are the same whatever it says.
 void Api::Ui(const CallPtr& call) {
-  const std::string& path = call->request.path;
-  const std::string& method = call->request.method;
+  const std::string& path = call->request->path;
+  const std::string& method = call->request->method;
   if (path == "/ui") {
     HttpResponse redirect = HttpResponse::Text(301, "");
     redirect.headers.emplace_back("Location", "/ui/");
@@ -73,7 +73,7 @@ void Api::Ui(const CallPtr& call) {
   response.content_type = std::string(asset->content_type);
   response.headers.emplace_back("Cache-Control", "no-cache");
   response.headers.emplace_back("ETag", std::string(asset->etag));
-  if (auto match = call->request.Header("if-none-match"); match && *match == asset->etag) {
+  if (auto match = call->request->Header("if-none-match"); match && *match == asset->etag) {
     response.status = 304;
   } else {
     response.body = std::string(asset->body);
