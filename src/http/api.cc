@@ -78,14 +78,18 @@ void Call::Reply(HttpResponse response) {
 void Call::ReplyError(const Status& status) { Reply(ErrorResponse(status)); }
 
 void Call::GiveBackRequest() {
-  if (request == nullptr) return;
-  kept_method_ = request->method;
-  kept_token_ = RequestToken(*request);
+  // A method is a short token (GET); anything longer keeps its request.
+  if (request == nullptr || request->method.size() > UINT8_MAX) return;
+  const std::string_view token = RequestToken(*request);
+  kept_.reserve(request->method.size() + token.size());
+  kept_.assign(request->method);
+  kept_.append(token);
+  method_size_ = static_cast<std::uint8_t>(request->method.size());
   request.reset();
 }
 
 std::string_view Call::token() const {
-  return request != nullptr ? RequestToken(*request) : std::string_view(kept_token_);
+  return request != nullptr ? RequestToken(*request) : std::string_view(kept_).substr(method_size_);
 }
 
 Api::Api(boost::asio::io_context& io, server::Server& server)

@@ -5,6 +5,7 @@
 // Loop thread only.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <random>
@@ -61,13 +62,18 @@ struct Call {
   // its path, query and header strings), keeping the method (metrics) and
   // the ACL token (read again on wake-up, Api::ResolveAgain).
   void GiveBackRequest();
-  std::string_view method() const { return request != nullptr ? request->method : kept_method_; }
+  std::string_view method() const {
+    return request != nullptr ? request->method : std::string_view(kept_).substr(0, method_size_);
+  }
   // The request's ACL token (RequestToken), also once the request is given back.
   std::string_view token() const;
 
  private:
-  std::string kept_method_;
-  std::string kept_token_;
+  // The kept method and token in one string (one, not two, in every parked
+  // query): method_size_ bytes of method, then the token. Next to
+  // `endpoint`, in what would be padding.
+  std::uint8_t method_size_ = 0;
+  std::string kept_;
 };
 using CallPtr = std::shared_ptr<Call>;
 

@@ -127,12 +127,9 @@ void Connection::Close() {
   ++watch_generation_;
   Unlink();
   ReleaseOutput();
+  out_.reset();
   reader_.reset();
   std::string().swap(pending_);
-  std::string().swap(out_head_);
-  std::string().swap(out_body_);
-  shared_head_.reset();
-  shared_answer_.reset();
 }
 
 // --- The driver --------------------------------------------------------------
@@ -254,11 +251,7 @@ void Connection::TlsFailed() {
 
 void Connection::BeginRequest() {
   phase_ = Phase::kReading;
-  if (reader_ == nullptr) {
-    reader_ = std::make_unique<RequestReader>();
-    reader_->set_large_body_gate(&shared_->large_body_gate);
-  }
-  reader_->Begin();
+  if (reader_ != nullptr) reader_->Begin();  // else made by the first byte (Reader)
   if (pending_.empty() && pending_.capacity() > kPendingKeepBytes) std::string().swap(pending_);
   request_started_ = !pending_.empty();  // pipelined bytes count as a started request
   const MonoMs wait_ms = request_started_ ? shared_->request_read_timeout_ms
@@ -310,7 +303,7 @@ bool Connection::ReadStep() {
   }
   if (!pending_.empty()) {  // continue a partial header or chunk line: parse it whole
     pending_.append(scratch, size);
-    if (pending_.size() > kPendingBytesMax) PrepareRefusal(reader_->Overlong());
+    if (pending_.size() > kPendingBytesMax) PrepareRefusal(Reader().Overlong());
     return true;
   }
   std::size_t used = 0;
@@ -323,8 +316,20 @@ bool Connection::ReadStep() {
   return true;
 }
 
+// Made when a request's first byte arrives, not when the connection starts
+// waiting for one: a woken watcher waits for its next request without one
+// (~430 bytes), and WatchPeer frees it again when that request parks.
+RequestReader& Connection::Reader() {
+  if (reader_ == nullptr) {
+    reader_ = std::make_unique<RequestReader>();
+    reader_->set_large_body_gate(&shared_->large_body_gate);
+    reader_->Begin();
+  }
+  return *reader_;
+}
+
 Connection::ParseOutcome Connection::Parse(const char* data, std::size_t size, std::size_t* used) {
-  switch (reader_->Feed(data, size, used)) {
+  switch (Reader().Feed(data, size, used)) {
     case RequestReader::Outcome::kComplete:
       return ParseOutcome::kComplete;
     case RequestReader::Outcome::kError:
@@ -433,9 +438,8 @@ void Connection::WatchPeer() {
     tls_->ReleaseBuffers();
     busy_requests_ = 0;
   }
-  // So do its parser (~430 bytes with the allocator's share), an empty
-  // leftover buffer and the previous answer's head buffer (kept between
-  // requests; ~300 bytes once a watcher has been answered and parks again):
+  // So do its parser (~430 bytes with the allocator's share) and an empty
+  // leftover buffer (the previous answer's buffers went with its Output):
   // 10,000 watchers park 7 MiB less. BeginRequest makes the parser again
   // for the next request.
   // And its timer (~110 bytes, and its pending wait): a parked request has
@@ -443,7 +447,6 @@ void Connection::WatchPeer() {
   if (parked_read_only_) {
     reader_.reset();
     if (pending_.empty()) std::string().swap(pending_);
-    std::string().swap(out_head_);
     if (deadline_ms_ == kNoDeadline && timer_ != nullptr) {
       timer_.reset();  // a pending wait completes aborted; the generation ignores it
       timer_armed_ = false;
@@ -515,6 +518,16 @@ void Connection::Abandoned(ConnectionResponder* responder) {
 
 // --- Writing -------------------------------------------------------------------
 
+Connection::Output& Connection::NewOutput() {
+  ReleaseOutput();
+  if (out_ == nullptr) {
+    out_ = std::make_unique<Output>();
+  } else {
+    *out_ = Output();
+  }
+  return *out_;
+}
+
 void Connection::PrepareWrite(HttpResponse response, bool keep_alive) {
   const MonoMs now = wire::NowMonoMs();
   ReleaseOutput();
@@ -524,17 +537,14 @@ void Connection::PrepareWrite(HttpResponse response, bool keep_alive) {
       !MakeRoomForOutput(response.body.size(), now)) {
     response = HttpResponse::Text(429, std::string(kOutputBudgetFull));
   }
-  shared_head_.reset();
-  shared_answer_.reset();
-  out_head_.clear();
-  // One allocation for a typical head (a parked read gave its buffer back),
-  // not four growing copies.
-  out_head_.reserve(kHeadReserveBytes);
+  Output& out = NewOutput();
+  // One allocation for a typical head, not four growing copies.
+  out.head.reserve(kHeadReserveBytes);
   const bool with_body = wire::AppendResponseHead(
-      response, wire::HeadOptions{keep_alive, http10_, head_request_}, &out_head_);
-  out_body_ = with_body ? std::move(response.body) : std::string();
-  close_after_write_ = !keep_alive;
-  BeginOutput(out_head_.size() + out_body_.size(), now);
+      response, wire::HeadOptions{keep_alive, http10_, head_request_}, &out.head);
+  if (with_body) out.body = std::move(response.body);
+  out.close_after_write = !keep_alive;
+  BeginOutput(out.head.size() + out.body.size(), now);
 }
 
 void Connection::PrepareSharedWrite(std::shared_ptr<const SharedAnswer> answer, bool keep_alive) {
@@ -548,7 +558,6 @@ void Connection::PrepareSharedWrite(std::shared_ptr<const SharedAnswer> answer, 
     return;
   }
   const MonoMs now = wire::NowMonoMs();
-  ReleaseOutput();
   const std::string_view date = wire::DateHeader();
   if (answer->head == nullptr || answer->head_date != date) {
     auto head = std::make_shared<std::string>();
@@ -557,24 +566,24 @@ void Connection::PrepareSharedWrite(std::shared_ptr<const SharedAnswer> answer, 
     answer->head_date = date;
     answer->head = std::move(head);
   }
-  shared_head_ = answer->head;
-  shared_answer_ = std::move(answer);
-  close_after_write_ = false;
-  BeginOutput(shared_head_->size() + shared_answer_->response.body.size(), now);
+  Output& out = NewOutput();
+  out.shared_head = answer->head;
+  out.shared_answer = std::move(answer);
+  BeginOutput(out.shared_head->size() + out.shared_answer->response.body.size(), now);
 }
 
 void Connection::BeginOutput(std::size_t bytes, MonoMs now_ms) {
-  out_offset_ = 0;
   phase_ = Phase::kWriting;
-  out_accounted_ = bytes;
-  shared_->unsent_bytes += out_accounted_;
-  out_progress_ms_ = now_ms;
+  out_->accounted = bytes;
+  shared_->unsent_bytes += bytes;
+  out_->progress_ms = now_ms;
   SetDeadline(now_ms + shared_->request_read_timeout_ms, now_ms);  // a client that never reads
 }
 
 void Connection::ReleaseOutput() {
-  shared_->unsent_bytes -= out_accounted_;
-  out_accounted_ = 0;
+  if (out_ == nullptr) return;
+  shared_->unsent_bytes -= out_->accounted;
+  out_->accounted = 0;
 }
 
 bool Connection::MakeRoomForOutput(std::size_t bytes, MonoMs now_ms) {
@@ -582,9 +591,9 @@ bool Connection::MakeRoomForOutput(std::size_t bytes, MonoMs now_ms) {
   if (fits()) return true;
   std::vector<std::pair<std::size_t, std::shared_ptr<Connection>>> stalled;
   for (Connection* c = shared_->connections; c != nullptr; c = c->next_) {
-    if (c != this && c->phase_ == Phase::kWriting && c->out_accounted_ > 0 &&
-        now_ms - c->out_progress_ms_ >= shared_->stalled_writer_ms) {
-      stalled.emplace_back(c->out_accounted_, c->shared_from_this());
+    if (c != this && c->phase_ == Phase::kWriting && c->out_ != nullptr && c->out_->accounted > 0 &&
+        now_ms - c->out_->progress_ms >= shared_->stalled_writer_ms) {
+      stalled.emplace_back(c->out_->accounted, c->shared_from_this());
     }
   }
   std::sort(stalled.begin(), stalled.end(),
@@ -592,7 +601,7 @@ bool Connection::MakeRoomForOutput(std::size_t bytes, MonoMs now_ms) {
   for (auto& [size, connection] : stalled) {
     if (fits()) break;
     Log("closing a connection whose {}-byte response made no progress for {} ms", size,
-        now_ms - connection->out_progress_ms_);
+        now_ms - connection->out_->progress_ms);
     connection->Close();
   }
   return fits();
@@ -601,17 +610,18 @@ bool Connection::MakeRoomForOutput(std::size_t bytes, MonoMs now_ms) {
 bool Connection::WriteStep() {
   // A shared answer's head and body are written from where they are, with
   // the same one sendmsg.
-  const std::string_view head = out_head();
-  const std::string_view body = out_body();
+  Output& out = *out_;
+  const std::string_view head = out.head_bytes();
+  const std::string_view body = out.body_bytes();
   const std::size_t total = head.size() + body.size();
-  while (out_offset_ < total) {
+  while (out.offset < total) {
     iovec iov[2];
     int count = 0;
-    if (out_offset_ < head.size()) {
-      iov[count++] = {const_cast<char*>(head.data()) + out_offset_, head.size() - out_offset_};
+    if (out.offset < head.size()) {
+      iov[count++] = {const_cast<char*>(head.data()) + out.offset, head.size() - out.offset};
       if (!body.empty()) iov[count++] = {const_cast<char*>(body.data()), body.size()};
     } else {
-      const std::size_t body_offset = out_offset_ - head.size();
+      const std::size_t body_offset = out.offset - head.size();
       iov[count++] = {const_cast<char*>(body.data()) + body_offset, body.size() - body_offset};
     }
     const ssize_t n = SendSome(iov, count);
@@ -624,19 +634,17 @@ bool Connection::WriteStep() {
       Close();
       return false;
     }
-    out_offset_ += static_cast<std::size_t>(n);
-    if (out_offset_ < total) {
+    out.offset += static_cast<std::size_t>(n);
+    if (out.offset < total) {
       const MonoMs now = wire::NowMonoMs();
-      out_progress_ms_ = now;
+      out.progress_ms = now;
       SetDeadline(now + shared_->request_read_timeout_ms, now);  // progress extends it
     }
   }
   ReleaseOutput();
-  out_head_.clear();
-  std::string().swap(out_body_);
-  shared_head_.reset();
-  shared_answer_.reset();
-  if (close_after_write_) {
+  const bool close_after_write = out.close_after_write;
+  out_.reset();  // written: a parked or idle connection holds no output
+  if (close_after_write) {
     BeginLinger();
     return true;
   }
@@ -751,7 +759,14 @@ void ConnectionResponder::SendShared(std::shared_ptr<const SharedAnswer> answer)
 
 void ConnectionResponder::OnClose(std::function<void()> callback) {
   if (!callback || sent_) return;  // an answered request can no longer be abandoned
-  on_close_.push_back(std::move(callback));
+  if (!on_close_) {
+    on_close_ = std::move(callback);
+  } else {
+    if (more_on_close_ == nullptr) {
+      more_on_close_ = std::make_unique<std::vector<std::function<void()>>>();
+    }
+    more_on_close_->push_back(std::move(callback));
+  }
   if (closed_) PostOnClose();
 }
 
@@ -764,9 +779,9 @@ void ConnectionResponder::MarkClosed() {
 // Posted, so a callback never runs inside Close() (which may itself run inside
 // a handler or Stop()) nor inside OnClose().
 void ConnectionResponder::PostOnClose() {
-  if (on_close_.empty()) return;
-  asio::post(*io_, [callbacks = std::move(on_close_)] {
-    for (const auto& callback : callbacks) {
+  if (!on_close_) return;  // the first callback is always on_close_
+  asio::post(*io_, [first = std::move(on_close_), more = std::move(more_on_close_)] {
+    auto run = [](const std::function<void()>& callback) {
       try {
         callback();
       } catch (const std::exception& e) {
@@ -774,9 +789,14 @@ void ConnectionResponder::PostOnClose() {
       } catch (...) {
         Log("OnClose callback threw");
       }
+    };
+    run(first);
+    if (more != nullptr) {
+      for (const auto& callback : *more) run(callback);
     }
   });
-  on_close_.clear();
+  on_close_ = nullptr;
+  more_on_close_.reset();
 }
 
 }  // namespace tenure::http

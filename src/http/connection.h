@@ -112,6 +112,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool WriteStep();
   bool LingerStep();
   ParseOutcome Parse(const char* data, std::size_t size, std::size_t* used);
+  RequestReader& Reader();
   void MaybeSendContinue();
   // Answers `response` and closes: the request stream cannot be trusted.
   void PrepareRefusal(HttpResponse response);
@@ -123,13 +124,30 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // line, its bytes shared (decision 0034); a copy for other head options.
   void PrepareSharedWrite(std::shared_ptr<const SharedAnswer> answer, bool keep_alive);
   void BeginOutput(std::size_t bytes, MonoMs now_ms);
-  std::string_view out_head() const {
-    return shared_head_ != nullptr ? std::string_view(*shared_head_) : std::string_view(out_head_);
-  }
-  std::string_view out_body() const {
-    return shared_answer_ != nullptr ? std::string_view(shared_answer_->response.body)
-                                     : std::string_view(out_body_);
-  }
+  // The response being written: made by PrepareWrite / PrepareSharedWrite,
+  // freed when its last byte is sent, so a parked or idle connection holds
+  // none of it (decision 0034, addendum).
+  struct Output {
+    std::string head;
+    std::string body;
+    // Set instead of head and body: a shared answer's bytes.
+    std::shared_ptr<const std::string> shared_head;
+    std::shared_ptr<const SharedAnswer> shared_answer;
+    std::size_t offset = 0;     // bytes of head + body written
+    std::size_t accounted = 0;  // its share of ServerShared::unsent_bytes
+    MonoMs progress_ms = 0;     // when the kernel last took some of it
+    bool close_after_write = false;
+
+    std::string_view head_bytes() const {
+      return shared_head != nullptr ? std::string_view(*shared_head) : std::string_view(head);
+    }
+    std::string_view body_bytes() const {
+      return shared_answer != nullptr ? std::string_view(shared_answer->response.body)
+                                      : std::string_view(body);
+    }
+  };
+  // A fresh Output (the previous one's budget share given back).
+  Output& NewOutput();
   // The unsent-output budget: true if `bytes` more fit, after closing
   // writers stalled for stalled_writer_ms (largest first) if need be.
   bool MakeRoomForOutput(std::size_t bytes, MonoMs now_ms);
@@ -166,7 +184,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   int busy_requests_ = 0;              // requests since its TLS buffers were released
   Phase phase_ = Phase::kReading;
 
-  std::unique_ptr<RequestReader> reader_;  // made on the first request
+  std::unique_ptr<RequestReader> reader_;  // made by a request's first byte (Reader)
   std::string pending_;                    // received bytes not parsed yet (partial or pipelined)
   bool request_started_ = false;           // a byte of the current request has arrived
   bool spoken_ = false;                    // a byte has ever arrived on this connection
@@ -177,15 +195,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool head_request_ = false;
   ConnectionResponder* responder_ = nullptr;  // the parked request's, if any
 
-  std::string out_head_;
-  std::string out_body_;
-  // Set instead of out_head_ and out_body_: a shared answer's bytes.
-  std::shared_ptr<const std::string> shared_head_;
-  std::shared_ptr<const SharedAnswer> shared_answer_;
-  std::size_t out_offset_ = 0;  // bytes of head + body written
-  bool close_after_write_ = false;
-  std::size_t out_accounted_ = 0;  // this response's share of ServerShared::unsent_bytes
-  MonoMs out_progress_ms_ = 0;     // when the kernel last took some of it
+  std::unique_ptr<Output> out_;  // only while writing
   std::size_t linger_bytes_ = 0;
 
   // Run() is not re-entered; it yields after a few requests.
@@ -230,7 +240,10 @@ class ConnectionResponder final : public Responder {
 
   std::shared_ptr<Connection> connection_;  // null once sent or closed
   boost::asio::io_context* io_;             // where OnClose callbacks run
-  std::vector<std::function<void()>> on_close_;
+  // Most requests register one callback (a parked query's cancel): held
+  // here, without a vector's block of its own; more go to more_on_close_.
+  std::function<void()> on_close_;
+  std::unique_ptr<std::vector<std::function<void()>>> more_on_close_;
   bool sent_ = false;
   bool closed_ = false;
 };
