@@ -71,7 +71,10 @@ Connection::Connection(std::shared_ptr<ServerShared> shared, boost::asio::ip::tc
   ++shared_->open;
 }
 
-Connection::~Connection() { Unlink(); }
+Connection::~Connection() {
+  DisarmTimer();
+  Unlink();
+}
 
 void Connection::Unlink() {
   if (!linked_) return;
@@ -122,8 +125,7 @@ void Connection::Close() {
   }
   boost::system::error_code ignored;
   socket_.close(ignored);  // pending waits complete with operation_aborted
-  timer_.reset();          // and so does the timer's
-  ++timer_generation_;
+  DisarmTimer();
   ++watch_generation_;
   Unlink();
   ReleaseOutput();
@@ -442,16 +444,12 @@ void Connection::WatchPeer() {
   // leftover buffer (the previous answer's buffers went with its Output):
   // 10,000 watchers park 7 MiB less. BeginRequest makes the parser again
   // for the next request.
-  // And its timer (~110 bytes, and its pending wait): a parked request has
-  // no deadline (Dispatch), and SetDeadline makes a timer again.
+  // And its timer entry: a parked request has no deadline (Dispatch), and
+  // SetDeadline arms one again.
   if (parked_read_only_) {
     reader_.reset();
     if (pending_.empty()) std::string().swap(pending_);
-    if (deadline_ms_ == kNoDeadline && timer_ != nullptr) {
-      timer_.reset();  // a pending wait completes aborted; the generation ignores it
-      timer_armed_ = false;
-      ++timer_generation_;
-    }
+    if (deadline_ms_ == kNoDeadline) DisarmTimer();
   }
   watching_ = true;
   const std::uint64_t generation = ++watch_generation_;
@@ -699,20 +697,60 @@ void Connection::SetDeadline(MonoMs deadline_ms, MonoMs now_ms) {
   ArmTimer(std::min(deadline_ms, now_ms + shared_->request_read_timeout_ms));
 }
 
+// A set entry (~64 bytes) instead of an asio timer and its pending wait per
+// connection (~250 bytes): 10,000 woken watchers each arm an idle deadline
+// at once (decision 0034, addendum).
 void Connection::ArmTimer(MonoMs at_ms) {
-  if (timer_ == nullptr) timer_ = std::make_unique<boost::asio::steady_timer>(shared_->io);
-  timer_->expires_at(std::chrono::steady_clock::time_point(std::chrono::milliseconds(at_ms)));
+  if (timer_armed_) shared_->timers.erase({timer_at_ms_, this});
   timer_at_ms_ = at_ms;
   timer_armed_ = true;
-  const std::uint64_t generation = ++timer_generation_;
-  timer_->async_wait([self = shared_from_this(), generation](const boost::system::error_code&) {
-    self->OnTimer(generation);
-  });
+  shared_->timers.emplace(at_ms, this);
+  ArmSharedTimer(shared_);
 }
 
-void Connection::OnTimer(std::uint64_t generation) {
-  if (generation != timer_generation_) return;  // re-armed or closed since
+void Connection::DisarmTimer() {
+  if (!timer_armed_) return;
   timer_armed_ = false;
+  shared_->timers.erase({timer_at_ms_, this});
+  // Nothing left to time: no wait may keep the loop running (Stop).
+  if (shared_->timers.empty() && shared_->timer != nullptr) {
+    shared_->timer->cancel();
+    shared_->timer_at_ms = -1;
+  }
+}
+
+void Connection::ArmSharedTimer(const std::shared_ptr<ServerShared>& shared) {
+  if (shared->timers.empty()) return;
+  const MonoMs earliest = shared->timers.begin()->first;
+  // Armed for a time no later: it fires early at worst, and re-arms.
+  if (shared->timer_at_ms != -1 && shared->timer_at_ms <= earliest) return;
+  if (shared->timer == nullptr) shared->timer = std::make_unique<asio::steady_timer>(shared->io);
+  shared->timer_at_ms = earliest;
+  // Cancels a later wait, whose handler then sees operation_aborted.
+  shared->timer->expires_at(
+      std::chrono::steady_clock::time_point(std::chrono::milliseconds(earliest)));
+  shared->timer->async_wait(
+      [weak = std::weak_ptr<ServerShared>(shared)](const boost::system::error_code& ec) {
+        if (ec) return;
+        if (const auto alive = weak.lock()) OnSharedTimer(alive);
+      });
+}
+
+void Connection::OnSharedTimer(const std::shared_ptr<ServerShared>& shared) {
+  shared->timer_at_ms = -1;
+  const MonoMs now = wire::NowMonoMs();
+  // An entry that fires re-arms later than now (OnTimer), or not at all.
+  while (!shared->timers.empty() && shared->timers.begin()->first <= now) {
+    Connection* connection = shared->timers.begin()->second;
+    shared->timers.erase(shared->timers.begin());
+    connection->timer_armed_ = false;
+    const auto self = connection->shared_from_this();  // Close may drop the last other reference
+    self->OnTimer();
+  }
+  ArmSharedTimer(shared);
+}
+
+void Connection::OnTimer() {
   if (phase_ == Phase::kClosed || deadline_ms_ == kNoDeadline) return;
   try {
     const MonoMs now = wire::NowMonoMs();

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -75,9 +76,15 @@ struct ServerShared {
   MonoMs stalled_writer_ms = 0;
   // Every read lands here and is parsed before the loop runs anything else.
   std::unique_ptr<char[]> scratch = std::make_unique<char[]>(kScratchBytes);
-  Connection* connections = nullptr;  // intrusive list of every open connection
-  std::size_t served = 0;             // open connections serving requests (not 429s)
-  std::size_t open = 0;               // every open connection, 429s included
+  // Every connection's deadline timer (decision 0034, addendum): the armed
+  // ones as (when, connection), behind one asio timer armed for the
+  // earliest. A connection arms and disarms an entry, not a timer of its own.
+  std::set<std::pair<MonoMs, Connection*>> timers;
+  std::unique_ptr<boost::asio::steady_timer> timer;  // made when first needed
+  MonoMs timer_at_ms = -1;                           // -1: not waiting
+  Connection* connections = nullptr;                 // intrusive list of every open connection
+  std::size_t served = 0;                            // open connections serving requests (not 429s)
+  std::size_t open = 0;                              // every open connection, 429s included
   bool stopped = false;
 };
 
@@ -172,13 +179,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void SetDeadline(MonoMs deadline_ms, MonoMs now_ms);
   void ArmTimer(MonoMs at_ms);
-  void OnTimer(std::uint64_t generation);
+  void DisarmTimer();
+  void OnTimer();
+  // The shared timer (ServerShared::timers): armed for the earliest entry;
+  // when it fires, the entries due fire.
+  static void ArmSharedTimer(const std::shared_ptr<ServerShared>& shared);
+  static void OnSharedTimer(const std::shared_ptr<ServerShared>& shared);
   void Unlink();
 
   std::shared_ptr<ServerShared> shared_;
   boost::asio::ip::tcp::socket socket_;
-  // Made when first armed; a parked read frees it (decision 0034).
-  std::unique_ptr<boost::asio::steady_timer> timer_;
   int fd_;
   std::unique_ptr<tls::Session> tls_;  // HTTPS only
   int busy_requests_ = 0;              // requests since its TLS buffers were released
@@ -208,11 +218,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::uint64_t watch_generation_ = 0;
 
   // Lazy timer: armed at most one read timeout ahead, so it is never later
-  // than any deadline that may follow; only moving earlier re-arms it.
+  // than any deadline that may follow; only moving earlier re-arms it. Its
+  // entry in ServerShared::timers is (timer_at_ms_, this) while armed.
   MonoMs deadline_ms_ = kNoDeadline;
   MonoMs timer_at_ms_ = 0;
   bool timer_armed_ = false;
-  std::uint64_t timer_generation_ = 0;
 
   bool counted_ = false;
   bool linked_ = false;
