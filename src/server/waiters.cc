@@ -24,6 +24,7 @@ Waiters::Waiters(boost::asio::io_context& io, const Clock& clock, IndexOf index_
     : clock_(clock), index_of_(std::move(index_of)), timer_(std::make_unique<TimerState>(io)) {}
 
 Waiters::~Waiters() {
+  deadlines_.clear();  // unlinks the waiters before their nodes go
   *timer_->alive = false;
   timer_->timer.cancel();
 }
@@ -32,7 +33,7 @@ Waiters::~Waiters() {
 // timer fire early, and OnTimer re-arms it.
 void Waiters::ScheduleTimer() {
   if (deadlines_.empty()) return;
-  MonoMs earliest = deadlines_.begin()->first;
+  MonoMs earliest = deadlines_.begin()->deadline_ms;
   if (timer_->armed_for_ms != -1 && timer_->armed_for_ms <= earliest) return;
   timer_->armed_for_ms = earliest;
   timer_->timer.expires_after(std::chrono::milliseconds(earliest - clock_.NowMonoMs()));
@@ -46,8 +47,8 @@ void Waiters::ScheduleTimer() {
 
 void Waiters::OnTimer() {
   MonoMs now = clock_.NowMonoMs();
-  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
-    Wake(deadlines_.begin()->second);  // erases the deadline
+  while (!deadlines_.empty() && deadlines_.begin()->deadline_ms <= now) {
+    Wake(deadlines_.begin()->id);  // erases the deadline
   }
   ScheduleTimer();
 }
@@ -56,9 +57,10 @@ std::uint64_t Waiters::Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Res
   if (waiters_.size() >= limits::kBlockingWaitersMax) return 0;
   std::uint64_t id = next_id_++;
   MonoMs deadline_ms = clock_.NowMonoMs() + wait_ms;
-  const Waiter& waiter =
+  Waiter& waiter =
       waiters_.emplace(id, Waiter{std::move(watch), min_index, deadline_ms, std::move(respond)})
           .first->second;
+  waiter.id = id;
   switch (waiter.watch.kind) {
     case WatchKind::kKey:
       by_key_[waiter.watch.key].push_back(id);
@@ -76,7 +78,7 @@ std::uint64_t Waiters::Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Res
       by_queue_[waiter.watch.key].push_back(id);
       break;
   }
-  deadlines_.insert({deadline_ms, id});
+  deadlines_.insert(waiter);
   ScheduleTimer();
   return id;
 }
@@ -125,7 +127,7 @@ void Waiters::Unindex(std::uint64_t id, const Watch& watch) {
 void Waiters::Cancel(std::uint64_t id) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return;
-  deadlines_.erase({it->second.deadline_ms, id});
+  deadlines_.erase(deadlines_.iterator_to(it->second));
   Unindex(id, it->second.watch);
   waiters_.erase(it);
 }
@@ -135,9 +137,9 @@ void Waiters::Cancel(std::uint64_t id) {
 void Waiters::Wake(std::uint64_t id) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return;
+  deadlines_.erase(deadlines_.iterator_to(it->second));  // before its node goes
   Waiter waiter = std::move(it->second);
   waiters_.erase(it);
-  deadlines_.erase({waiter.deadline_ms, id});
   Unindex(id, waiter.watch);
   Respond respond = std::move(waiter.respond);
   respond();

@@ -6,9 +6,11 @@
 // sessions table) so a write wakes only the waiters it could concern: 1,000
 // watchers of one key cost nothing to writes elsewhere. Their deadlines sit
 // in one ordered set behind a single timer, so parking and waking cost no
-// timer operations of their own.
+// timer operations of their own; each waiter is linked into that set by a
+// hook in its own node, not held in a set node of its own.
 #pragma once
 
+#include <boost/intrusive/set.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -67,13 +69,26 @@ class Waiters {
   void set_wake_histogram(Histogram* histogram) { wake_histogram_ = histogram; }
 
  private:
-  // Held in waiters_'s node itself: one allocation per parked query, not two.
+  // Held in waiters_'s node itself: one allocation per parked query, not two
+  // (three with its deadline's set node; decision 0034, addendum).
   struct Waiter {
     Watch watch;
     LogIndex min_index;
     MonoMs deadline_ms;
     Respond respond;
+    std::uint64_t id = 0;
+    boost::intrusive::set_member_hook<> by_deadline;  // linked into deadlines_ while parked
   };
+  struct EarlierDeadline {
+    bool operator()(const Waiter& a, const Waiter& b) const {
+      return a.deadline_ms != b.deadline_ms ? a.deadline_ms < b.deadline_ms : a.id < b.id;
+    }
+  };
+  using Deadlines =
+      boost::intrusive::set<Waiter,
+                            boost::intrusive::member_hook<
+                                Waiter, boost::intrusive::set_member_hook<>, &Waiter::by_deadline>,
+                            boost::intrusive::compare<EarlierDeadline>>;
   void Wake(std::uint64_t id);
   void Unindex(std::uint64_t id, const Watch& watch);
   void ScheduleTimer();
@@ -84,11 +99,13 @@ class Waiters {
   const Clock& clock_;
   Histogram* wake_histogram_ = nullptr;
   IndexOf index_of_;
-  std::set<std::pair<MonoMs, std::uint64_t>> deadlines_;  // (deadline, id)
   struct TimerState;
   std::unique_ptr<TimerState> timer_;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, Waiter> waiters_;
+  // Every parked waiter, by (deadline, id); declared after waiters_, whose
+  // nodes it links, so it is unlinked first.
+  Deadlines deadlines_;
   std::unordered_map<std::string, std::vector<std::uint64_t>> by_key_;
   std::unordered_map<std::string, std::vector<std::uint64_t>> by_queue_;
   std::vector<std::uint64_t> prefix_waiters_;
