@@ -62,7 +62,7 @@ void Call::Reply(HttpResponse response) {
     return;
   }
   if (metrics != nullptr) metrics->CountAnswer(endpoint, method(), response.status);
-  response.headers.emplace_back("X-Consul-Default-Acl-Policy", std::string(default_acl_policy));
+  response.headers.emplace_back("X-Consul-Default-Acl-Policy", std::string(default_acl_policy()));
   if (options.pretty && response.content_type == "application/json") {
     std::optional<std::string> pretty = json::Pretty(response.body, limits::kHttpResponseBytesMax);
     if (!pretty) {

@@ -38,10 +38,13 @@ struct Call {
   // Who asks (routes resolve it before the handler; everything allowed
   // with ACLs off) and the X-Consul-Default-Acl-Policy every answer carries.
   server::Caller caller;
-  std::string_view default_acl_policy = "allow";
   // Where the answer is counted (docs/metrics.md); null with -disable-metrics.
   HttpMetrics* metrics = nullptr;
   Endpoint endpoint = Endpoint::kOther;
+  // The ACL default policy is deny (X-Consul-Default-Acl-Policy: deny).
+  // A flag next to `endpoint`, not a string_view: 16 bytes less per Call.
+  bool default_deny = false;
+  std::string_view default_acl_policy() const { return default_deny ? "deny" : "allow"; }
 
   // Consul's 403 when `decision` denies, naming `name`: replies and returns
   // true. Handlers write `if (call->Deny(call->caller.can().KeyRead(key), key)) return;`

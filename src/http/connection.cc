@@ -53,6 +53,17 @@ void Log(fmt::format_string<Args...> format, Args&&... args) {
 
 bool WouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
 
+// An OnClose callback that throws is logged; the others still run.
+void RunOnClose(const std::function<void()>& callback) {
+  try {
+    callback();
+  } catch (const std::exception& e) {
+    Log("OnClose callback threw: {}", e.what());
+  } catch (...) {
+    Log("OnClose callback threw");
+  }
+}
+
 }  // namespace
 
 Connection::Connection(std::shared_ptr<ServerShared> shared, boost::asio::ip::tcp::socket socket)
@@ -799,11 +810,11 @@ void ConnectionResponder::OnClose(std::function<void()> callback) {
   if (!callback || sent_) return;  // an answered request can no longer be abandoned
   if (!on_close_) {
     on_close_ = std::move(callback);
-  } else {
-    if (more_on_close_ == nullptr) {
-      more_on_close_ = std::make_unique<std::vector<std::function<void()>>>();
-    }
-    more_on_close_->push_back(std::move(callback));
+  } else {  // in the order given, each on its own (a throw stops only itself)
+    on_close_ = [first = std::move(on_close_), then = std::move(callback)] {
+      RunOnClose(first);
+      RunOnClose(then);
+    };
   }
   if (closed_) PostOnClose();
 }
@@ -817,24 +828,9 @@ void ConnectionResponder::MarkClosed() {
 // Posted, so a callback never runs inside Close() (which may itself run inside
 // a handler or Stop()) nor inside OnClose().
 void ConnectionResponder::PostOnClose() {
-  if (!on_close_) return;  // the first callback is always on_close_
-  asio::post(*io_, [first = std::move(on_close_), more = std::move(more_on_close_)] {
-    auto run = [](const std::function<void()>& callback) {
-      try {
-        callback();
-      } catch (const std::exception& e) {
-        Log("OnClose callback threw: {}", e.what());
-      } catch (...) {
-        Log("OnClose callback threw");
-      }
-    };
-    run(first);
-    if (more != nullptr) {
-      for (const auto& callback : *more) run(callback);
-    }
-  });
+  if (!on_close_) return;
+  asio::post(*io_, [callback = std::move(on_close_)] { RunOnClose(callback); });
   on_close_ = nullptr;
-  more_on_close_.reset();
 }
 
 }  // namespace tenure::http

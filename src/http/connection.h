@@ -251,9 +251,8 @@ class ConnectionResponder final : public Responder {
   std::shared_ptr<Connection> connection_;  // null once sent or closed
   boost::asio::io_context* io_;             // where OnClose callbacks run
   // Most requests register one callback (a parked query's cancel): held
-  // here, without a vector's block of its own; more go to more_on_close_.
+  // here, without a block of its own; a second one is chained to it.
   std::function<void()> on_close_;
-  std::unique_ptr<std::vector<std::function<void()>>> more_on_close_;
   bool sent_ = false;
   bool closed_ = false;
 };

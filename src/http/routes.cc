@@ -163,8 +163,7 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   auto call = std::make_shared<Call>();
   call->request = std::make_unique<HttpRequest>(std::move(request));
   call->responder = std::move(responder);
-  call->default_acl_policy =
-      server_.acl_config().default_policy == acl::DefaultPolicy::kDeny ? "deny" : "allow";
+  call->default_deny = server_.acl_config().default_policy == acl::DefaultPolicy::kDeny;
   const std::string& path = call->request->path;
   if (metrics_.enabled()) {
     call->metrics = &metrics_;

@@ -169,7 +169,8 @@ void Api::KvGet(const CallPtr& call) {
     } else {
       // Every caller allowed to read the key gets the same answer: the
       // watchers one write wakes share it (decision 0034).
-      response.shared = EntryAnswer(*entry, store.KeyIndex(parked.arg), parked.default_acl_policy);
+      response.shared =
+          EntryAnswer(*entry, store.KeyIndex(parked.arg), parked.default_acl_policy());
       return response;
     }
     SetMeta(&response, store.KeyIndex(parked.arg));
