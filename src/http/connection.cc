@@ -463,14 +463,14 @@ void Connection::WatchPeer() {
     if (deadline_ms_ == kNoDeadline) DisarmTimer();
   }
   watching_ = true;
-  const std::uint64_t generation = ++watch_generation_;
+  const std::uint32_t generation = ++watch_generation_;
   socket_.async_wait(asio::socket_base::wait_read,
                      [self = shared_from_this(), generation](const boost::system::error_code& ec) {
                        self->OnPeerReadable(generation, ec == asio::error::operation_aborted);
                      });
 }
 
-void Connection::OnPeerReadable(std::uint64_t generation, bool aborted) {
+void Connection::OnPeerReadable(std::uint32_t generation, bool aborted) {
   if (generation != watch_generation_) return;
   watching_ = false;
   if (aborted || phase_ == Phase::kClosed) return;
