@@ -41,6 +41,23 @@ bool Call::Deny(const acl::Decision& decision, std::string_view name) {
   return true;
 }
 
+namespace {
+
+// ?pretty: the body re-indented; false when that would pass the answer
+// limit, after sending Consul's too-large answer instead.
+bool MadePretty(Responder& responder, HttpResponse* response) {
+  std::optional<std::string> pretty = json::Pretty(response->body, limits::kHttpResponseBytesMax);
+  if (!pretty) {
+    responder.Send(ErrorResponse(consul::ResponseTooLarge(limits::kHttpResponseBytesMax,
+                                                          " with ?pretty; ask without ?pretty")));
+    return false;
+  }
+  response->body = std::move(*pretty);
+  return true;
+}
+
+}  // namespace
+
 void Call::Reply(HttpResponse response) {
   if (response.shared != nullptr) {
     // Complete as it is (Api::EntryAnswer); ?pretty gets a copy of its own.
@@ -51,26 +68,14 @@ void Call::Reply(HttpResponse response) {
       return;
     }
     response = shared->response;
-    std::optional<std::string> pretty = json::Pretty(response.body, limits::kHttpResponseBytesMax);
-    if (!pretty) {
-      responder->Send(ErrorResponse(consul::ResponseTooLarge(
-          limits::kHttpResponseBytesMax, " with ?pretty; ask without ?pretty")));
-      return;
-    }
-    response.body = std::move(*pretty);
-    responder->Send(std::move(response));
+    if (MadePretty(*responder, &response)) responder->Send(std::move(response));
     return;
   }
   if (metrics != nullptr) metrics->CountAnswer(endpoint, method(), response.status);
   response.headers.emplace_back("X-Consul-Default-Acl-Policy", std::string(default_acl_policy()));
-  if (options.pretty && response.content_type == "application/json") {
-    std::optional<std::string> pretty = json::Pretty(response.body, limits::kHttpResponseBytesMax);
-    if (!pretty) {
-      responder->Send(ErrorResponse(consul::ResponseTooLarge(
-          limits::kHttpResponseBytesMax, " with ?pretty; ask without ?pretty")));
-      return;
-    }
-    response.body = std::move(*pretty);
+  if (options.pretty && response.content_type == "application/json" &&
+      !MadePretty(*responder, &response)) {
+    return;
   }
   responder->Send(std::move(response));
 }
