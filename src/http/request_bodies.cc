@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "common/base64.h"
 #include "common/consul_texts.h"
@@ -144,6 +145,9 @@ Result<state::Session> ParseSessionCreate(const std::string& body, const std::st
   if (node_checks != nullptr && session.node_checks.empty()) session.checks.clear();
   if (service_checks != nullptr && !service_checks->is_null()) {
     if (!service_checks->is_array()) return DecodeFailed("ServiceChecks must be a list");
+    // Built whole, then stored once: CheckList::push_back copies the list.
+    std::vector<state::ServiceCheck> list;
+    list.reserve(service_checks->size());
     for (const Json& item : *service_checks) {
       if (!item.is_object()) return DecodeFailed("ServiceChecks entries must be objects");
       state::ServiceCheck check;
@@ -152,8 +156,9 @@ Result<state::Session> ParseSessionCreate(const std::string& body, const std::st
       if (const Json* ns = Field(item, "Namespace"); ns && ns->is_string()) {
         check.ns = ns->get<std::string>();
       }
-      session.service_checks.push_back(std::move(check));
+      list.push_back(std::move(check));
     }
+    session.service_checks = std::move(list);
   }
   // Without a catalog, the only check tenure knows is the always-passing
   // serfHealth of the server's own node; any other check does not exist.

@@ -51,6 +51,8 @@ class CheckList {
   bool empty() const { return p_ == nullptr; }
   const T& operator[](std::size_t i) const { return items()[i]; }
 
+  // Copies the list (a list is immutable once stored): for a few items.
+  // Build a long list in a std::vector and assign it once.
   void push_back(T item) {
     std::vector<T> next = items();
     next.push_back(std::move(item));

@@ -35,6 +35,18 @@ class DurationOverflowTest(SharedServerTestCase):
                          % OVERFLOW)
         self.assertEqual(self.sessions(), before)
 
+    def test_service_checks_filling_the_body_are_answered_at_once(self):
+        # 120,000 entries in one body under the 512 KiB limit: storing them
+        # one at a time copied the list each time (quadratic; the server's
+        # loop did not answer within 300 s).
+        before = self.sessions()
+        body = json.dumps({"Name": "many", "ServiceChecks": [{}] * 120_000},
+                          separators=(",", ":"))
+        self.assertLess(len(body), 512 * 1024)
+        resp = self.server.request("PUT", "/v1/session/create", body, timeout=30.0)
+        self.assertEqual((resp.status, resp.text), (500, "Missing check '' registration"))
+        self.assertEqual(self.sessions(), before)
+
     def test_wait_that_overflows_is_refused(self):
         resp = self.server.request("GET", "/v1/kv/anything?index=1&wait=" + OVERFLOW)
         self.assertEqual((resp.status, resp.text), (400, "Invalid wait time"))
