@@ -182,41 +182,37 @@ void MarkFiltered(const Call& call, std::size_t removed, HttpResponse* response)
   }
 }
 
-// (key, ModifyIndex) names one version of an entry: every change to an entry,
-// including its lock being released by an invalidated session, moves its
-// ModifyIndex, and no-op writes leave both content and index alone.
-const std::string& Api::RenderedEntry(const state::KvEntry& entry) {
-  if (rendered_entry_.modify_index != entry.modify_index || rendered_entry_.key != entry.key) {
-    rendered_entry_.key = entry.key;
-    rendered_entry_.modify_index = entry.modify_index;
-    rendered_entry_.body = json::KvEntries({&entry});
-  }
-  return rendered_entry_.body;
-}
-
 std::shared_ptr<const SharedAnswer> Api::EntryAnswer(const state::KvEntry& entry,
                                                      LogIndex key_index,
                                                      std::string_view default_acl_policy) {
   auto& cached = entry_answer_;
   const bool known_leader = server_.KnownLeader();
   const MonoMs last_contact_ms = server_.LastContactMs();
-  if (cached.answer == nullptr || cached.modify_index != entry.modify_index ||
-      cached.key_index != key_index || cached.known_leader != known_leader ||
-      cached.last_contact_ms != last_contact_ms ||
-      cached.default_acl_policy != default_acl_policy || cached.key != entry.key) {
-    auto answer = std::make_shared<SharedAnswer>();
-    answer->response = HttpResponse::Json(RenderedEntry(entry));
-    SetMeta(&answer->response, key_index);
-    answer->response.headers.emplace_back("X-Consul-Default-Acl-Policy",
-                                          std::string(default_acl_policy));
-    cached.key = entry.key;
-    cached.modify_index = entry.modify_index;
-    cached.key_index = key_index;
-    cached.known_leader = known_leader;
-    cached.last_contact_ms = last_contact_ms;
-    cached.default_acl_policy = default_acl_policy;
-    cached.answer = std::move(answer);
+  // (key, ModifyIndex) names one version of an entry: every change to an
+  // entry, including its lock being released by an invalidated session,
+  // moves its ModifyIndex, and no-op writes leave both content and index
+  // alone. So the body is rendered once per version, also when only the
+  // headers change (a follower's LastContact does, every millisecond).
+  const bool same_version = cached.answer != nullptr && cached.modify_index == entry.modify_index &&
+                            cached.key == entry.key;
+  if (same_version && cached.key_index == key_index && cached.known_leader == known_leader &&
+      cached.last_contact_ms == last_contact_ms &&
+      cached.default_acl_policy == default_acl_policy) {
+    return cached.answer;
   }
+  auto answer = std::make_shared<SharedAnswer>();
+  answer->response =
+      HttpResponse::Json(same_version ? cached.answer->response.body : json::KvEntries({&entry}));
+  SetMeta(&answer->response, key_index);
+  answer->response.headers.emplace_back("X-Consul-Default-Acl-Policy",
+                                        std::string(default_acl_policy));
+  cached.key = entry.key;
+  cached.modify_index = entry.modify_index;
+  cached.key_index = key_index;
+  cached.known_leader = known_leader;
+  cached.last_contact_ms = last_contact_ms;
+  cached.default_acl_policy = default_acl_policy;
+  cached.answer = std::move(answer);
   return cached.answer;
 }
 

@@ -183,9 +183,6 @@ class Api {
   // waits in the key's queue, and answers it (decision 0027).
   void ParkInQueue(const CallPtr& call, std::string key, state::SessionId session);
 
-  // The JSON of one key's entry, rendered once per version: a write that
-  // wakes 1,000 watchers of a key renders its body once, not 1,000 times.
-  const std::string& RenderedEntry(const state::KvEntry& entry);
   // The whole answer to a GET of one key's entry (JSON, not ?raw) for a
   // caller allowed to read it, headers included: the same for every such
   // caller while the entry's version, the key's index, the leader state and
@@ -200,11 +197,6 @@ class Api {
   std::unique_ptr<Forwarder> forwarder_;
   std::mt19937_64 random_;
   server::HealthHistory health_history_;  // autopilot's StableSince
-  struct {
-    std::string key;
-    LogIndex modify_index;
-    std::string body;
-  } rendered_entry_;
   struct {
     std::string key;
     LogIndex modify_index;

@@ -501,10 +501,6 @@ void Connection::RespondShared(ConnectionResponder* responder,
 }
 
 void Connection::Respond(ConnectionResponder* responder, HttpResponse response) {
-  if (response.shared != nullptr) {
-    RespondShared(responder, std::move(response.shared));
-    return;
-  }
   if (!TakeResponder(responder)) return;
   PrepareWrite(std::move(response), keep_alive_);
   AfterRespond();

@@ -138,6 +138,7 @@ struct HttpResponse {
   std::string body;
   // Set instead of the fields above: an answer many callers receive alike
   // (a blocking query's wake-up, decision 0034), built and rendered once.
+  // Only Call::Reply reads it, and hands it to Responder::SendShared.
   std::shared_ptr<const SharedAnswer> shared;
 
   static HttpResponse Json(std::string body, int status = 200);
