@@ -5,37 +5,19 @@ alone, with its own framing, and only if its token may read the key.
 Run: TENURE_BIN=build/src/tenure PYTHONPATH=tests/lib /usr/bin/python3 -m unittest -v test_shared_answers
 """
 import json
-import socket
 import unittest
 import uuid
 
-from tenure_testlib import DevServer, connect, http_request, poll_until
+from tenure_testlib import DevServer, connect, http_request, poll_until, read_response
 
 MANAGEMENT = str(uuid.uuid4())
 
 
 def read_raw(sock, timeout=20.0):
-    """One whole response as bytes (head and Content-Length body), and the
+    """One whole response as bytes (head and body, as received), and the
     head's fields lower-cased."""
-    sock.settimeout(timeout)
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError(f"closed before a full head: {buf!r}")
-        buf += chunk
-    head, _, rest = buf.partition(b"\r\n\r\n")
-    fields = {}
-    for line in head.decode("latin-1").split("\r\n")[1:]:
-        name, _, value = line.partition(":")
-        fields[name.strip().lower()] = value.strip()
-    length = int(fields.get("content-length", "0"))
-    while len(rest) < length:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        rest += chunk
-    return head + b"\r\n\r\n" + rest, fields
+    r = read_response(sock, timeout)
+    return r.head + b"\r\n\r\n" + r.body, r.headers
 
 
 def without_date(raw):

@@ -141,12 +141,15 @@ def poll_until(predicate, timeout=10.0, interval=0.05, message=None):
 
 
 class HttpResponse:
-    """status (int), headers (dict, lower-case names), body (bytes)."""
+    """status (int), headers (dict, lower-case names), body (bytes), and head:
+    the status line and header lines as received (bytes, without the blank
+    line), when read from a socket."""
 
-    def __init__(self, status, headers, body):
+    def __init__(self, status, headers, body, head=None):
         self.status = status
         self.headers = headers
         self.body = body
+        self.head = head
 
     @property
     def text(self):
@@ -304,7 +307,7 @@ def read_response(sock, timeout=10.0):
         body = rest[:length]
         if len(rest) > length:
             _PENDING[sock] = rest[length:]
-    return HttpResponse(status, headers, body)
+    return HttpResponse(status, headers, body, head)
 
 
 def quote_key(key):
