@@ -1,8 +1,10 @@
 #include "http/connection.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -66,13 +68,25 @@ void RunOnClose(const std::function<void()>& callback) {
 
 }  // namespace
 
+namespace {
+
+// The accepted socket's descriptor, taken out of asio (whose reactor then
+// forgets it): -1 if that fails.
+int TakeDescriptor(asio::ip::tcp::socket& socket) {
+  boost::system::error_code ec;
+  const int fd = socket.release(ec);
+  return ec ? -1 : fd;
+}
+
+}  // namespace
+
 Connection::Connection(std::shared_ptr<ServerShared> shared, boost::asio::ip::tcp::socket socket)
-    : shared_(std::move(shared)), socket_(std::move(socket)), fd_(socket_.native_handle()) {
-  if (shared_->tls != nullptr) {
+    : shared_(std::move(shared)), fd_(TakeDescriptor(socket)) {
+  if (shared_->tls != nullptr && fd_ >= 0) {
     // OpenSSL reads and writes with plain read(2)/write(2): without
     // MSG_DONTWAIT the descriptor itself must not block.
-    boost::system::error_code ignored;
-    socket_.non_blocking(true, ignored);
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags >= 0) ::fcntl(fd_, F_SETFL, flags | O_NONBLOCK);
     tls_ = std::make_unique<tls::Session>(*shared_->tls, fd_);
   }
   next_ = shared_->connections;
@@ -85,6 +99,19 @@ Connection::Connection(std::shared_ptr<ServerShared> shared, boost::asio::ip::tc
 Connection::~Connection() {
   DisarmTimer();
   Unlink();
+  CloseDescriptor();
+}
+
+// Out of the epoll set first: a descriptor duplicated elsewhere would keep
+// its registration, and with it a pointer to this connection, alive.
+void Connection::CloseDescriptor() {
+  if (fd_ < 0) return;
+  if (registered_ && shared_->poll != nullptr) {
+    ::epoll_ctl(shared_->poll->native_handle(), EPOLL_CTL_DEL, fd_, nullptr);
+  }
+  registered_ = false;
+  ::close(fd_);
+  fd_ = -1;
 }
 
 void Connection::Unlink() {
@@ -107,6 +134,7 @@ void Connection::Unlink() {
 void Connection::Start() {
   counted_ = true;
   ++shared_->served;
+  if (!Register()) return;
   // Responses are written whole; Nagle would only delay the last segment.
   const int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -115,6 +143,7 @@ void Connection::Start() {
 }
 
 void Connection::Reject(HttpResponse response) {
+  if (!Register()) return;
   http10_ = false;
   head_request_ = false;
   PrepareWrite(std::move(response), /*keep_alive=*/false);
@@ -134,10 +163,10 @@ void Connection::Close() {
     responder_ = nullptr;
     responder->MarkClosed();
   }
-  boost::system::error_code ignored;
-  socket_.close(ignored);  // pending waits complete with operation_aborted
+  CloseDescriptor();
+  wait_read_ = wait_write_ = watching_ = false;
+  waiting_self_.reset();  // `self` above keeps it alive until we return
   DisarmTimer();
-  ++watch_generation_;
   Unlink();
   ReleaseOutput();
   out_.reset();
@@ -194,17 +223,143 @@ void Connection::WaitReadable() {
   // answer it carries on as the wait for the next request (OnPeerReadable),
   // which saves cancelling one epoll registration and arming another.
   if (watching_) return;
-  socket_.async_wait(
-      tls_ != nullptr && tls_->wants_write() ? asio::socket_base::wait_write
-                                             : asio::socket_base::wait_read,
-      [self = shared_from_this()](const boost::system::error_code&) { self->Run(); });
+  if (tls_ != nullptr && tls_->wants_write()) {
+    wait_write_ = true;
+  } else {
+    wait_read_ = true;
+  }
+  HoldWhileWaiting();
 }
 
 void Connection::WaitWritable() {
-  socket_.async_wait(
-      tls_ != nullptr && !tls_->wants_write() ? asio::socket_base::wait_read
-                                              : asio::socket_base::wait_write,
-      [self = shared_from_this()](const boost::system::error_code&) { self->Run(); });
+  if (tls_ != nullptr && !tls_->wants_write()) {
+    wait_read_ = true;
+  } else {
+    wait_write_ = true;
+  }
+  HoldWhileWaiting();
+}
+
+void Connection::HoldWhileWaiting() {
+  if (waiting_self_ == nullptr) waiting_self_ = shared_from_this();
+}
+
+// --- Readiness (decision 0035) ---------------------------------------------------
+
+bool Connection::Register() {
+  static LogLimiter limiter(20, "http: ");
+  if (fd_ < 0 || !EnsurePolling(shared_)) {
+    if (limiter.Allow("connections not watched")) Log("closing a connection: cannot watch it");
+    Close();
+    return false;
+  }
+  epoll_event event{};
+  // Edge-triggered, both directions, once: a wait is only a flag then.
+  event.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+  event.data.ptr = this;
+  if (::epoll_ctl(shared_->poll->native_handle(), EPOLL_CTL_ADD, fd_, &event) != 0) {
+    const int error = errno;
+    if (limiter.Allow("connections not watched")) {
+      Log("closing a connection: epoll_ctl: {}", std::strerror(error));
+    }
+    Close();
+    return false;
+  }
+  registered_ = true;
+  return true;
+}
+
+bool Connection::EnsurePolling(const std::shared_ptr<ServerShared>& shared) {
+  if (shared->poll != nullptr) return true;
+  if (shared->stopped) return false;
+  const int fd = ::epoll_create1(EPOLL_CLOEXEC);
+  if (fd < 0) return false;
+  shared->poll = std::make_unique<asio::posix::stream_descriptor>(shared->io, fd);
+  shared->poll_armed = false;
+  ArmPoll(shared, /*drain_now=*/false);
+  return true;
+}
+
+// Waits until the epoll set has events, or drains it again at once when the
+// last drain may have left some (a full batch). Either way a wait is queued
+// before control returns to the loop, so no edge of the set is missed.
+void Connection::ArmPoll(const std::shared_ptr<ServerShared>& shared, bool drain_now) {
+  if (shared->poll_armed || shared->poll == nullptr) return;
+  shared->poll_armed = true;
+  asio::posix::stream_descriptor* poll = shared->poll.get();
+  auto drain = [weak = std::weak_ptr<ServerShared>(shared), poll] {
+    const auto alive = weak.lock();
+    // Stopped meanwhile (a newer set may exist: its own wait is pending).
+    if (alive == nullptr || alive->poll.get() != poll) return;
+    alive->poll_armed = false;
+    Poll(alive);
+  };
+  if (drain_now) {
+    asio::post(shared->io, std::move(drain));
+    return;
+  }
+  shared->poll->async_wait(asio::posix::descriptor_base::wait_read,
+                           [drain = std::move(drain)](const boost::system::error_code& ec) {
+                             if (!ec) drain();
+                           });
+}
+
+void Connection::Poll(const std::shared_ptr<ServerShared>& shared) {
+  constexpr int kBatch = 256;
+  epoll_event events[kBatch];
+  int n = 0;
+  do {
+    n = ::epoll_wait(shared->poll->native_handle(), events, kBatch, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    Log("epoll_wait: {}", std::strerror(errno));
+    n = 0;
+  }
+  // Every connection in the set is alive (one leaves the set before it
+  // goes), but one may close another (MakeRoomForOutput): hold them all
+  // before any runs.
+  std::vector<std::shared_ptr<Connection>>& batch = shared->poll_batch;
+  batch.clear();
+  for (int i = 0; i < n; ++i) {
+    batch.push_back(static_cast<Connection*>(events[i].data.ptr)->shared_from_this());
+  }
+  for (int i = 0; i < n; ++i) batch[static_cast<std::size_t>(i)]->OnReady(events[i].events);
+  batch.clear();
+  ArmPoll(shared, /*drain_now=*/n == kBatch);
+}
+
+void Connection::OnReady(std::uint32_t events) {
+  if (phase_ == Phase::kClosed) return;
+  // Errors and hang-ups count as both: the next call reports them.
+  const bool readable = (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
+  const bool writable = (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0;
+  bool run = false;
+  bool watch = false;
+  if (readable && wait_read_) {
+    wait_read_ = false;
+    run = true;
+  }
+  if (writable && wait_write_) {
+    wait_write_ = false;
+    run = true;
+  }
+  if (readable && watching_) {
+    watching_ = false;
+    watch = true;
+  }
+  // An edge nobody waits for is dropped: whoever wants that direction next
+  // makes its call first and waits only after EAGAIN.
+  if (!wait_read_ && !wait_write_ && !watching_) waiting_self_.reset();  // Poll holds it
+  if (watch) OnPeerReadable();
+  if (run) Run();
+}
+
+void Connection::StopPolling(ServerShared& shared) {
+  if (shared.poll == nullptr) return;
+  boost::system::error_code ignored;
+  shared.poll->close(ignored);  // its pending wait completes, aborted
+  shared.poll.reset();
+  shared.poll_armed = false;
 }
 
 ssize_t Connection::ReceiveSome(char* buffer, std::size_t size) {
@@ -241,10 +396,12 @@ ssize_t Connection::SendSome(const iovec* iov, int count) {
 void Connection::TlsFailed() {
   static LogLimiter limiter(20, "http: ");  // strangers must not flood the log
   if (limiter.Allow("failed TLS connections")) {
-    boost::system::error_code ec;
-    const auto remote = socket_.remote_endpoint(ec);
-    Log("TLS: closing a connection from {}:{}: {}", ec ? "?" : remote.address().to_string(),
-        ec ? 0 : remote.port(), tls_->error());
+    asio::ip::tcp::endpoint remote;
+    socklen_t size = static_cast<socklen_t>(remote.capacity());
+    const bool known = ::getpeername(fd_, remote.data(), &size) == 0;
+    if (known) remote.resize(size);
+    Log("TLS: closing a connection from {}:{}: {}", known ? remote.address().to_string() : "?",
+        known ? remote.port() : 0, tls_->error());
   }
   if (tls_->plain_http()) {
     // The client wrote clear text: it can read a clear answer.
@@ -463,17 +620,11 @@ void Connection::WatchPeer() {
     if (deadline_ms_ == kNoDeadline) DisarmTimer();
   }
   watching_ = true;
-  const std::uint32_t generation = ++watch_generation_;
-  socket_.async_wait(asio::socket_base::wait_read,
-                     [self = shared_from_this(), generation](const boost::system::error_code& ec) {
-                       self->OnPeerReadable(generation, ec == asio::error::operation_aborted);
-                     });
+  HoldWhileWaiting();
 }
 
-void Connection::OnPeerReadable(std::uint32_t generation, bool aborted) {
-  if (generation != watch_generation_) return;
-  watching_ = false;
-  if (aborted || phase_ == Phase::kClosed) return;
+void Connection::OnPeerReadable() {
+  if (phase_ == Phase::kClosed) return;
   if (phase_ == Phase::kReading || phase_ == Phase::kLinger) {  // answered meanwhile
     Run();
     return;
