@@ -247,26 +247,22 @@ void Connection::HoldWhileWaiting() {
 // --- Readiness (decision 0035) ---------------------------------------------------
 
 bool Connection::Register() {
-  static LogLimiter limiter(20, "http: ");
-  if (fd_ < 0 || !EnsurePolling(shared_)) {
-    if (limiter.Allow("connections not watched")) Log("closing a connection: cannot watch it");
-    Close();
-    return false;
-  }
   epoll_event event{};
   // Edge-triggered, both directions, once: a wait is only a flag then.
   event.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
   event.data.ptr = this;
-  if (::epoll_ctl(shared_->poll->native_handle(), EPOLL_CTL_ADD, fd_, &event) != 0) {
-    const int error = errno;
-    if (limiter.Allow("connections not watched")) {
-      Log("closing a connection: epoll_ctl: {}", std::strerror(error));
-    }
-    Close();
-    return false;
+  if (fd_ >= 0 && EnsurePolling(shared_) &&
+      ::epoll_ctl(shared_->poll->native_handle(), EPOLL_CTL_ADD, fd_, &event) == 0) {
+    registered_ = true;
+    return true;
   }
-  registered_ = true;
-  return true;
+  const int error = errno;
+  static LogLimiter limiter(20, "http: ");
+  if (limiter.Allow("connections not watched")) {
+    Log("closing a connection: cannot watch it: {}", std::strerror(error));
+  }
+  Close();
+  return false;
 }
 
 bool Connection::EnsurePolling(const std::shared_ptr<ServerShared>& shared) {
@@ -275,7 +271,6 @@ bool Connection::EnsurePolling(const std::shared_ptr<ServerShared>& shared) {
   const int fd = ::epoll_create1(EPOLL_CLOEXEC);
   if (fd < 0) return false;
   shared->poll = std::make_unique<asio::posix::stream_descriptor>(shared->io, fd);
-  shared->poll_armed = false;
   ArmPoll(shared, /*drain_now=*/false);
   return true;
 }
