@@ -26,6 +26,7 @@
 #include "common/limits.h"
 #include "raft/disk/dir_lock.h"
 #include "raft/disk/startup.h"
+#include "raft/io_destroy_offload.h"
 #include "raft/node_impl.h"
 
 namespace tenure::raft {
@@ -208,6 +209,8 @@ Status Node::Impl::OpenIo() {
     loop_initialized_ = false;
     return listened;
   }
+  // A closed segment's AIO context must not cost the loop thread an RCU wait.
+  StartIoDestroyReaper();
   rv = raft_uv_init(&raft_io_, &loop_, options_.data_dir.c_str(), transport_->raw());
   if (rv != 0) {
     Status status = StartError(rv, "io", raft_io_.errmsg);

@@ -1,0 +1,91 @@
+#include "raft/io_destroy_offload.h"
+
+#include <dlfcn.h>
+#include <sys/syscall.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdarg>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace tenure::raft {
+namespace {
+
+using SyscallFn = long (*)(long, ...);
+
+SyscallFn LibcSyscall() {
+  // RTLD_NEXT: the definition after this binary's, i.e. the C library's.
+  static const auto fn = reinterpret_cast<SyscallFn>(dlsym(RTLD_NEXT, "syscall"));
+  return fn;
+}
+
+// Never destroyed: the detached reaper may still use it during exit.
+struct Reaper {
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<long> contexts;
+  std::atomic<bool> started{false};
+  std::atomic<std::size_t> reaped{0};
+
+  void Run() {
+    std::unique_lock lock(mutex);
+    for (;;) {
+      wake.wait(lock, [this] { return !contexts.empty(); });
+      const long context = contexts.front();
+      contexts.pop_front();
+      lock.unlock();
+      LibcSyscall()(SYS_io_destroy, context);
+      reaped.fetch_add(1, std::memory_order_release);
+      lock.lock();
+    }
+  }
+};
+
+Reaper& TheReaper() {
+  static Reaper* reaper = new Reaper;
+  return *reaper;
+}
+
+}  // namespace
+
+void StartIoDestroyReaper() {
+  Reaper& reaper = TheReaper();
+  static std::once_flag once;
+  std::call_once(once, [&reaper] {
+    std::thread([&reaper] { reaper.Run(); }).detach();
+    reaper.started.store(true, std::memory_order_release);
+  });
+}
+
+long RealSyscall(long number, long a1, long a2, long a3, long a4, long a5, long a6) {
+  return LibcSyscall()(number, a1, a2, a3, a4, a5, a6);
+}
+
+std::size_t IoDestroysReaped() { return TheReaper().reaped.load(std::memory_order_acquire); }
+
+}  // namespace tenure::raft
+
+// glibc's declaration is noexcept in C++ (__THROW); the definition matches.
+extern "C" long syscall(long number, ...) noexcept {
+  // Six register arguments, as the C library's own syscall reads them.
+  va_list args;
+  va_start(args, number);
+  long a[6];
+  for (long& arg : a) arg = va_arg(args, long);
+  va_end(args);
+  if (number == SYS_io_destroy) {
+    auto& reaper = tenure::raft::TheReaper();
+    if (reaper.started.load(std::memory_order_acquire)) {
+      {
+        std::lock_guard lock(reaper.mutex);
+        reaper.contexts.push_back(a[0]);
+      }
+      reaper.wake.notify_one();
+      return 0;
+    }
+  }
+  return tenure::raft::LibcSyscall()(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
