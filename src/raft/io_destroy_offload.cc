@@ -4,12 +4,13 @@
 #include <sys/syscall.h>
 
 #include <atomic>
-#include <cerrno>
 #include <condition_variable>
 #include <cstdarg>
 #include <deque>
 #include <mutex>
 #include <thread>
+
+#include "common/assert.h"
 
 namespace tenure::raft {
 namespace {
@@ -19,6 +20,7 @@ using SyscallFn = long (*)(long, ...);
 SyscallFn LibcSyscall() {
   // RTLD_NEXT: the definition after this binary's, i.e. the C library's.
   static const auto fn = reinterpret_cast<SyscallFn>(dlsym(RTLD_NEXT, "syscall"));
+  TENURE_ASSERT(fn != nullptr);
   return fn;
 }
 
