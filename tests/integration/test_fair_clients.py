@@ -337,6 +337,38 @@ class FairClientsTest(SharedServerTestCase):
             holder.communicate(timeout=60)
         self.assertEqual(holder.returncode, 0)
 
+    def test_a_queued_lock_contender_killed_leaves_the_line(self):
+        """kill -9 of a `tenure lock` waiting in the queue: its connection
+        closes, so it leaves the queue at once (its session lives on until its
+        TTL, and is never granted the key); the one behind it runs next."""
+        prefix = "fifo-killed"
+        key = prefix + "/.lock"
+        procs = {}
+        try:
+            for i, ident in enumerate(("h", "k", "n")):
+                procs[ident] = self.server.popen_cli("lock", "-shell=false", prefix,
+                                                     *self.child(ident, 0.1))
+                self.line_up(key, i + 1,
+                             registered=lambda ident=ident: self.sessions_named(f" {ident} 0.1 "))
+            killed = self.sessions_named(" k 0.1 ")[0]["ID"]
+            procs["k"].kill()
+            procs["k"].wait(timeout=10)
+            if self.fair:
+                behind = self.sessions_named(" n 0.1 ")[0]["ID"]
+                poll_until(lambda: self.queue(key) == [behind], timeout=10,
+                           message="the killed contender is still in the queue")
+            self.assertIn(killed, [s["ID"] for s in self.server.get_json("/v1/session/list")])
+            open(self.gate, "w").close()
+            for ident in ("h", "n"):
+                _, err = procs[ident].communicate(timeout=60)
+                self.assertEqual(procs[ident].returncode, 0, err)
+        finally:
+            for p in procs.values():
+                stop_process(p)
+        self.assertEqual(runs(self.log), ["h", "n"])
+        self.assertNotIn(killed, self.grants(key))
+        self.assertEqual(self.holder(key), "")
+
     def test_lock_without_fair_waits_with_blocking_reads(self):
         prefix = "fifo-unfair"
         key = prefix + "/.lock"
