@@ -139,6 +139,10 @@ def poll(predicate, timeout, what):
 
 # Every Process not stopped yet: what stop_everything stops on the way out.
 LIVE = []
+# Every Servers data directory not removed yet: stop_everything removes
+# them too (a signal between a Servers' creation and its `with` block, or
+# inside an __enter__ that started it, would leave one behind).
+ROOTS = []
 
 
 def stop_everything():
@@ -149,6 +153,9 @@ def stop_everything():
             p.stop()
         except Exception as e:  # noqa: BLE001 - the others must still be stopped
             print(f"could not stop PID {p.pid}: {e}", file=sys.stderr)
+    for root in list(ROOTS):
+        shutil.rmtree(root, ignore_errors=True)
+        ROOTS.remove(root)
 
 
 def exit_on_sigterm():
@@ -226,6 +233,7 @@ class Servers:
         self.server_args = list(server_args)  # extra flags for every server (tenure only)
         self.root = tempfile.mkdtemp(prefix=f"vs-{system}{n}{'-tls' if tls else ''}-",
                                      dir=data_parent)
+        ROOTS.append(self.root)
         self.procs, self.addr, self.leader_pid = [], None, None
 
     def __enter__(self):
@@ -249,6 +257,11 @@ class Servers:
                 p.stop()
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
+            # A process this list did not know of (one started as a signal
+            # came) may still write there: stop_everything tries again after
+            # it stopped every process.
+            if self.root in ROOTS and not os.path.exists(self.root):
+                ROOTS.remove(self.root)
 
     def _check(self):
         for p in self.procs:

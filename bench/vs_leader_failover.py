@@ -89,15 +89,21 @@ class Cluster:
 
     def __enter__(self):
         self.servers.__enter__()
-        procs = self.servers.procs
-        args = [p.proc.args for p in procs]
-        # The client address of member i: the value after the client-address flag.
-        flag = "-http-addr" if self.system == "tenure" else "--listen-client-urls"
-        self.addrs = [a[a.index(flag) + 1].replace("http://", "") for a in args]
-        if self.system == "tenure":
-            self.ids = [a[a.index("-raft-addr") + 1] for a in args]
-        else:
-            self.ids = [self._status(a)[0] for a in self.addrs]
+        # Past this point __exit__ will not run if anything raises (a signal
+        # during the status requests): close the servers here then.
+        try:
+            procs = self.servers.procs
+            args = [p.proc.args for p in procs]
+            # The client address of member i: the value after the client-address flag.
+            flag = "-http-addr" if self.system == "tenure" else "--listen-client-urls"
+            self.addrs = [a[a.index(flag) + 1].replace("http://", "") for a in args]
+            if self.system == "tenure":
+                self.ids = [a[a.index("-raft-addr") + 1] for a in args]
+            else:
+                self.ids = [self._status(a)[0] for a in self.addrs]
+        except BaseException:
+            self.servers.close()
+            raise
         return self
 
     def __exit__(self, *exc):
