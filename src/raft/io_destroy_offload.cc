@@ -1,6 +1,7 @@
 #include "raft/io_destroy_offload.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 
 #include <atomic>
@@ -17,12 +18,25 @@ namespace {
 
 using SyscallFn = long (*)(long, ...);
 
+// No function-local static here: a thread waiting for another's first
+// initialisation would wait through libstdc++'s guard, which calls
+// syscall(SYS_futex), i.e. this file again, forever. An atomic needs no
+// guard; threads racing to fill it store the same address.
+std::atomic<SyscallFn> libc_syscall{nullptr};
+
 SyscallFn LibcSyscall() {
-  // RTLD_NEXT: the definition after this binary's, i.e. the C library's.
-  static const auto fn = reinterpret_cast<SyscallFn>(dlsym(RTLD_NEXT, "syscall"));
-  TENURE_ASSERT(fn != nullptr);
+  SyscallFn fn = libc_syscall.load(std::memory_order_acquire);
+  if (fn == nullptr) {
+    // RTLD_NEXT: the definition after this binary's, i.e. the C library's.
+    fn = reinterpret_cast<SyscallFn>(dlsym(RTLD_NEXT, "syscall"));
+    TENURE_ASSERT(fn != nullptr);
+    libc_syscall.store(fn, std::memory_order_release);
+  }
   return fn;
 }
+
+// Resolved before main, so that threads rarely race to do it.
+[[maybe_unused]] const bool resolved_at_start = LibcSyscall() != nullptr;
 
 // Never destroyed: the detached reaper may still use it during exit.
 struct Reaper {
@@ -57,7 +71,10 @@ void StartIoDestroyReaper() {
   Reaper& reaper = TheReaper();
   static std::once_flag once;
   std::call_once(once, [&reaper] {
-    std::thread([&reaper] { reaper.Run(); }).detach();
+    std::thread([&reaper] {
+      pthread_setname_np(pthread_self(), "tenure-aioreap");
+      reaper.Run();
+    }).detach();
     reaper.started.store(true, std::memory_order_release);
   });
 }
@@ -71,8 +88,11 @@ std::size_t IoDestroysReaped() { return TheReaper().reaped.load(std::memory_orde
 }  // namespace tenure::raft
 
 // glibc's declaration is noexcept in C++ (__THROW); the definition matches.
-extern "C" long syscall(long number, ...) noexcept {
-  // Six register arguments, as the C library's own syscall reads them.
+// Not instrumented by AddressSanitizer: the sixth argument is read from the
+// caller's stack whether it passed one or not, as glibc's own syscall reads
+// its registers, and a caller that passed fewer has a redzone there.
+extern "C" __attribute__((no_sanitize("address"))) long syscall(long number, ...) noexcept {
+  // Six arguments, as the C library's own syscall passes on.
   va_list args;
   va_start(args, number);
   long a[6];

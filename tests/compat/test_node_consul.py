@@ -28,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_DIR = os.path.join(HERE, "node")
 ANSWER_S = 30.0  # how long a call to the client may take (far longer than any should)
 PARK_WAIT = "60s"
+EXITED = "exited"  # the answers' key once the client's output ended (request ids are ints)
 
 
 class NodeConsul:
@@ -51,13 +52,17 @@ class NodeConsul:
         self.reader.start()
 
     def _read(self):
-        for line in self.proc.stdout:
-            answer = json.loads(line)
-            with self.changed:
-                self.answers[answer["id"]] = answer
-                self.changed.notify_all()
+        try:
+            for line in self.proc.stdout:
+                answer = json.loads(line)
+                with self.changed:
+                    self.answers[answer["id"]] = answer
+                    self.changed.notify_all()
+            ended = f"node exited ({self.proc.wait()})"
+        except Exception as error:  # noqa: BLE001 -- reported to every waiting call
+            ended = f"unreadable answer from node: {error!r}"
         with self.changed:
-            self.answers[None] = {"error": f"node exited ({self.proc.wait()})"}
+            self.answers[EXITED] = {"error": ended}
             self.changed.notify_all()
 
     def send(self, request):
@@ -74,9 +79,9 @@ class NodeConsul:
     def result(self, request_id, timeout=ANSWER_S):
         with self.changed:
             if not self.changed.wait_for(
-                    lambda: request_id in self.answers or None in self.answers, timeout):
+                    lambda: request_id in self.answers or EXITED in self.answers, timeout):
                 raise AssertionError(f"the node client gave no answer to {request_id} in {timeout}s")
-            answer = self.answers.get(request_id) or self.answers[None]
+            answer = self.answers.get(request_id) or self.answers[EXITED]
         if "error" in answer:
             raise NodeError(answer["error"], answer.get("statusCode"))
         return answer["ok"]
@@ -131,8 +136,10 @@ class NodeConsulTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.node.close()
-        cls.server.__exit__(None, None, None)
+        try:
+            cls.node.close()
+        finally:
+            cls.server.__exit__(None, None, None)
 
     def node_session(self, name):
         created = self.node.call("session.create", {"name": name, "lockdelay": "0s", "ttl": "30s"})
@@ -204,7 +211,9 @@ class NodeConsulTest(unittest.TestCase):
         parked = self.blocking_parked()
         watch = self.node.send({"watch": "kv.get", "options": {"key": key}, "changes": 2})
         # Its first read answered, its second (a blocking query) waits.
-        poll_until(lambda: self.blocking_parked() == parked + 1, message="the watch's blocking read")
+        poll_until(lambda: self.blocking_parked() == parked + 1 or self.node.done(watch),
+                   message="the watch's blocking read")
+        self.assertFalse(self.node.done(watch), self.node.answers.get(watch))
         self.assertTrue(self.node.call("kv.set", {"key": key, "value": "", "release": holder}))
         seen = self.node.result(watch)
         self.assertEqual([c["Session"] for c in seen], [holder, w1.session])

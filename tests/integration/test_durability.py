@@ -380,6 +380,10 @@ class DurabilityTest(unittest.TestCase):
         self.assertTrue(taken)
         self.assertGreater(self.metric("tenure_raft_snapshot_last_size_bytes"), 0)
         self.assertGreaterEqual(self.metric("tenure_raft_snapshot_encode_duration_seconds_count"), 1)
+        # The snapshot closed a log segment; libraft destroyed its AIO context
+        # through the server binary's syscall, on the reaper (decision 0036).
+        poll_until(lambda: self.metric("tenure_raft_aio_contexts_offloaded_total") >= 1,
+                   timeout=30, message="no AIO context destroyed off the loop thread")
         self.crash(second, "kill")
         self.restart()
         # The restart restored from that snapshot.

@@ -340,7 +340,9 @@ class FairClientsTest(SharedServerTestCase):
     def test_a_queued_lock_contender_killed_leaves_the_line(self):
         """kill -9 of a `tenure lock` waiting in the queue: its connection
         closes, so it leaves the queue at once (its session lives on until its
-        TTL, and is never granted the key); the one behind it runs next."""
+        TTL, and is never granted the key); the one behind it runs next.
+        Without the server's queue the killed contender was only polling:
+        then this checks that the others still run in turn."""
         prefix = "fifo-killed"
         key = prefix + "/.lock"
         procs = {}

@@ -17,6 +17,7 @@
 
 #include "common/histogram.h"
 #include "http/api.h"
+#include "raft/io_destroy_offload.h"
 
 namespace tenure::http {
 namespace {
@@ -96,6 +97,10 @@ Families Collect(const server::Server& server, const HttpMetrics& http) {
             static_cast<double>(health.transport.leaders_forgotten));
   f.Counter("tenure_raft_restarts_total", "Raft instances restarted after breaking.",
             static_cast<double>(health.restarts));
+  f.Counter("tenure_raft_aio_contexts_offloaded_total",
+            "Kernel AIO contexts of closed raft log segments destroyed on a background thread "
+            "instead of the loop thread.",
+            static_cast<double>(raft::IoDestroysReaped()));
   f.Counter("tenure_raft_proposals_committed_total",
             "Commands this server proposed that committed and applied.",
             static_cast<double>(m.proposals_committed));
