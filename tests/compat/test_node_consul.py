@@ -22,12 +22,11 @@ import subprocess
 import threading
 import unittest
 
-from tenure_testlib import DevServer, http_request, poll_until
+from tenure_testlib import DevServer, FairWaiter, poll_until, queue_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_DIR = os.path.join(HERE, "node")
 ANSWER_S = 30.0  # how long a call to the client may take (far longer than any should)
-PARK_WAIT = "60s"
 EXITED = "exited"  # the answers' key once the client's output ended (request ids are ints)
 
 
@@ -104,26 +103,6 @@ class NodeError(Exception):
         self.status = status
 
 
-class Waiter:
-    """One parked fair acquire (tenure's queue) on a thread of its own."""
-
-    def __init__(self, server, key, session):
-        self.session = session
-        self.response = None
-        path = f"/v1/kv/{key}?acquire={session}&queue&wait={PARK_WAIT}"
-        self.thread = threading.Thread(
-            target=lambda: setattr(self, "response",
-                                   http_request(server.http_addr, "PUT", path, b"", timeout=120.0)),
-            daemon=True)
-        self.thread.start()
-
-    def answer(self):
-        self.thread.join(ANSWER_S)
-        if self.thread.is_alive() or self.response is None:
-            raise AssertionError(f"{self.session}: no answer to its fair acquire")
-        return self.response
-
-
 class NodeConsulTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -149,24 +128,17 @@ class NodeConsulTest(unittest.TestCase):
         return self.server.create_session({"Name": name, "LockDelay": "0s"})
 
     def queue(self, key):
-        resp = self.server.request("GET", f"/v1/tenure/queue/{key}")
-        self.assertEqual(resp.status, 200, resp)
-        return [w["Session"] for w in resp.json()]
+        return queue_of(self.server, key)
 
     def blocking_parked(self):
-        """The server's count of blocking queries waiting (GET /metrics)."""
-        resp = self.server.request("GET", "/metrics")
-        self.assertEqual(resp.status, 200, resp)
-        for line in resp.text.splitlines():
-            if line.startswith("tenure_blocking_queries_parked "):
-                return float(line.split()[1])
-        raise AssertionError("no tenure_blocking_queries_parked in /metrics")
+        """The server's count of blocking queries waiting."""
+        return self.server.metric("tenure_blocking_queries_parked")
 
     def park(self, key, session):
-        waiter = Waiter(self.server, key, session)
-        poll_until(lambda: session in self.queue(key) or not waiter.thread.is_alive(),
+        waiter = FairWaiter(self.server.http_addr, key, session)
+        poll_until(lambda: session in self.queue(key) or waiter.answered(),
                    message=f"{session} in the queue of {key}")
-        self.assertTrue(waiter.thread.is_alive(), waiter.response)
+        self.assertFalse(waiter.answered(), waiter.response)
         return waiter
 
     def test_sessions_kv_and_txn(self):

@@ -193,12 +193,7 @@ class DurabilityTest(unittest.TestCase):
 
     def metric(self, name):
         """One unlabelled sample of the server's Prometheus text."""
-        r = self.server.request("GET", "/metrics")
-        self.assertEqual(r.status, 200, r.text)
-        for line in r.text.splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-        self.fail("no sample %s in /metrics" % name)
+        return self.server.metric(name)
 
     def restart(self):
         start = time.monotonic()

@@ -22,54 +22,11 @@ import unittest
 
 import consul
 
-from tenure_testlib import Cluster, DevServer, SharedServerTestCase, http_request, poll_until
+from tenure_testlib import (Cluster, DevServer, FairWaiter, SharedServerTestCase, poll_until,
+                            queue_of)
 
-PARK_WAIT = "60s"  # how long parked requests may wait (far longer than any test)
-JOIN_S = 30.0  # how long a test waits for a parked request's answer
-
-
-class Waiter:
-    """One parked fair acquire on a thread of its own."""
-
-    def __init__(self, http_addr, key, session, wait=PARK_WAIT, value=b""):
-        self.key, self.session = key, session
-        self.response = None
-        self.error = None
-        self.answered_at = None
-        path = f"/v1/kv/{key}?acquire={session}&queue&wait={wait}"
-        self.thread = threading.Thread(target=self._run, args=(http_addr, path, value),
-                                       daemon=True)
-        self.thread.start()
-
-    def _run(self, http_addr, path, value):
-        try:
-            self.response = http_request(http_addr, "PUT", path, value, timeout=120.0)
-        except Exception as error:  # noqa: BLE001 -- reported by answer()
-            self.error = error
-        self.answered_at = time.monotonic()
-
-    def answered(self):
-        return not self.thread.is_alive()
-
-    def answer(self, timeout=JOIN_S):
-        self.thread.join(timeout)
-        if self.thread.is_alive():
-            raise AssertionError(f"{self.session} on {self.key}: no answer within {timeout}s")
-        if self.error is not None:
-            raise AssertionError(f"{self.session} on {self.key}: {self.error!r}")
-        return self.response
-
-
-def queue_of(server, key, consistent=False):
-    """The sessions waiting for key, head first. consistent: as the cluster
-    committed it. A leader elected a moment ago serves default reads from what
-    it has applied, which can miss entries its predecessor committed until it
-    learns their commit (a few ms; Consul's default mode does the same)."""
-    query = "?consistent" if consistent else ""
-    resp = server.request("GET", f"/v1/tenure/queue/{key}{query}")
-    if resp.status != 200:
-        raise AssertionError(f"GET queue {key}: {resp!r}")
-    return [w["Session"] for w in resp.json()]
+PARK_WAIT = FairWaiter.PARK_WAIT
+JOIN_S = FairWaiter.JOIN_S
 
 
 def fence(resp):
@@ -87,7 +44,7 @@ class FairAcquireTest(SharedServerTestCase):
 
     def park(self, key, session, wait=PARK_WAIT):
         """Parks a fair acquire and waits until the session shows in the queue."""
-        waiter = Waiter(self.server.http_addr, key, session, wait)
+        waiter = FairWaiter(self.server.http_addr, key, session, wait)
         poll_until(lambda: session in queue_of(self.server, key) or waiter.answered(),
                    message=f"{session} in the queue of {key}")
         self.assertFalse(waiter.answered(), waiter.response)
@@ -143,7 +100,7 @@ class FairAcquireTest(SharedServerTestCase):
         sessions = [self.session(f"impatient-{i}") for i in range(3)]
         for i, s in enumerate(sessions):
             start = time.monotonic()
-            waiter = Waiter(self.server.http_addr, key, s, wait="300ms")
+            waiter = FairWaiter(self.server.http_addr, key, s, wait="300ms")
             resp = waiter.answer()
             self.assertGreaterEqual(waiter.answered_at - start, 0.3 - 0.02)
             self.assertEqual((resp.status, resp.json()), (200, False), resp)
@@ -152,7 +109,7 @@ class FairAcquireTest(SharedServerTestCase):
             self.assertEqual(queue_of(self.server, key), sessions[:i + 1])
         # Every one asks again with a short wait: each keeps its position.
         for i, s in reversed(list(enumerate(sessions))):
-            resp = Waiter(self.server.http_addr, key, s, wait="50ms").answer()
+            resp = FairWaiter(self.server.http_addr, key, s, wait="50ms").answer()
             self.assertEqual((resp.status, resp.json()), (200, False), resp)
             self.assertEqual(resp.header("X-Tenure-Queue-Position"), str(i + 1), resp)
         again = {}
@@ -238,7 +195,7 @@ class FairAcquireTest(SharedServerTestCase):
         poll_until(lambda: queue_of(self.server, key) == [s], message="the waiter queued")
         # A later request of the session, proposed after both, times out
         # after both parked (applies and parking go in log order).
-        resp = Waiter(self.server.http_addr, key, s, wait="200ms").answer()
+        resp = FairWaiter(self.server.http_addr, key, s, wait="200ms").answer()
         self.assertEqual(resp.header("X-Tenure-Queue-Position"), "1", resp)
         socks[0].close()
         # A hang-up that dequeued would empty the queue within milliseconds
@@ -348,7 +305,7 @@ class FairAcquireShutdownTest(unittest.TestCase):
             holder = server.create_session({"Name": "holder", "LockDelay": "0s"})
             self.assertEqual(server.request("PUT", f"/v1/kv/{key}?acquire={holder}").json(), True)
             s = server.create_session({"Name": "waits", "LockDelay": "0s"})
-            waiter = Waiter(server.http_addr, key, s)
+            waiter = FairWaiter(server.http_addr, key, s)
             poll_until(lambda: queue_of(server, key) == [s], message="the waiter queued")
             server.stop()
             resp = waiter.answer()
@@ -370,7 +327,7 @@ class FairAcquireClusterTest(unittest.TestCase):
                         for i in range(3)]
             waiters = []
             for i, s in enumerate(sessions):  # through the follower: forwarded and parked
-                waiters.append(Waiter(follower.http_addr, key, s))
+                waiters.append(FairWaiter(follower.http_addr, key, s))
                 poll_until(lambda: queue_of(leader, key) == sessions[:i + 1],
                            message=f"w{i} queued")
             # A client of the follower that hangs up leaves the leader's queue too.
@@ -393,7 +350,7 @@ class FairAcquireClusterTest(unittest.TestCase):
             # Re-sent in reverse order: everyone keeps the place it had.
             again = {}
             for s in reversed(sessions):
-                again[s] = Waiter(new_leader.http_addr, key, s)
+                again[s] = FairWaiter(new_leader.http_addr, key, s)
             poll_until(lambda: all(not w.answered() for w in again.values()) and
                        queue_of(new_leader, key) == sessions, timeout=5.0,
                        message="the re-sent requests parked")
@@ -410,7 +367,7 @@ class FairAcquireClusterTest(unittest.TestCase):
             # Leadership moves away from the server holding a parked request:
             # it is answered 500 and keeps its place when sent again.
             x = new_leader.create_session({"Name": "x", "LockDelay": "0s"})
-            parked = Waiter(new_leader.http_addr, key, x)
+            parked = FairWaiter(new_leader.http_addr, key, x)
             poll_until(lambda: queue_of(new_leader, key) == [x], message="x queued")
             resp = new_leader.request("POST", "/v1/operator/raft/transfer-leader",
                                       headers=cluster.operator_headers())
@@ -421,7 +378,7 @@ class FairAcquireClusterTest(unittest.TestCase):
             self.assertEqual(answer.header("X-Tenure-Queue-Position"), "1", answer)
             third = cluster.wait_leader(exclude=new_leader)
             self.assertEqual(queue_of(third, key, consistent=True), [x])
-            resent = Waiter(third.http_addr, key, x)
+            resent = FairWaiter(third.http_addr, key, x)
             resp = third.request("PUT", f"/v1/kv/{key}?release={current}")
             self.assertEqual(resp.json(), True, resp)
             self.assertEqual(resent.answer().json(), True)

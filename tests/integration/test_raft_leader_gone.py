@@ -33,11 +33,7 @@ STABLE_WATCH_S = 6.0
 
 def forgotten_metric(member):
     """tenure_raft_leaders_forgotten_total from the member's /metrics."""
-    resp = member.request("GET", "/metrics")
-    match = re.search(r"^tenure_raft_leaders_forgotten_total (\S+)$", resp.body.decode(), re.M)
-    if match is None:
-        raise AssertionError("no tenure_raft_leaders_forgotten_total in /metrics")
-    return float(match.group(1))
+    return member.metric("tenure_raft_leaders_forgotten_total")
 
 
 def forgot_lines(member, leader_id):

@@ -71,12 +71,7 @@ class SnapshotTest(unittest.TestCase):
         return server.cli(*args, env={"CONSUL_HTTP_TOKEN": self.token}, timeout=timeout)
 
     def leadership_gained(self, server):
-        resp = server.request("GET", "/metrics")
-        self.assertEqual(resp.status, 200, resp.text)
-        m = re.search(r'^tenure_raft_leadership_changes_total\{change="gained"\} (\S+)$',
-                      resp.text, re.M)
-        self.assertIsNotNone(m, resp.text)
-        return float(m.group(1))
+        return server.metric('tenure_raft_leadership_changes_total{change="gained"}')
 
     def recurse(self, server, stale=False):
         resp = server.request("GET", "/v1/kv/?recurse" + ("&stale" if stale else ""))

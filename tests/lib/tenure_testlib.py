@@ -49,6 +49,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 import urllib.parse
@@ -59,6 +60,7 @@ __all__ = [
     "Client",
     "Cluster",
     "DevServer",
+    "FairWaiter",
     "SharedServerTestCase",
     "HttpResponse",
     "connect",
@@ -66,6 +68,7 @@ __all__ = [
     "http_request",
     "pid_alive",
     "poll_until",
+    "queue_of",
     "quote_key",
     "raw_request",
     "read_response",
@@ -528,6 +531,18 @@ class DevServer:
             raise AssertionError(f"GET {key}: {resp!r}")
         return resp.json()[0]
 
+    def metric(self, series):
+        """One sample of GET /metrics: series is the name with its labels as the
+        text writes them (`name` or `name{label="value"}`). AssertionError
+        unless the status is 200 and the series is there."""
+        resp = self.request("GET", "/metrics")
+        if resp.status != 200:
+            raise AssertionError(f"GET /metrics: {resp!r}")
+        for line in resp.text.splitlines():
+            if line.startswith(series + " "):
+                return float(line.split()[1])
+        raise AssertionError(f"no sample {series} in /metrics")
+
     def get_json(self, path, timeout=10.0):
         """GET path and decode the JSON body; AssertionError unless the status is 200."""
         resp = self.request("GET", path, timeout=timeout)
@@ -555,6 +570,55 @@ class DevServer:
     def popen_cli(self, *args, **kwargs):
         """Starts `tenure <args>` against this server in the background; see Cli.popen."""
         return Cli(self.http_addr, self.binary).popen(*args, **kwargs)
+
+
+class FairWaiter:
+    """One parked fair acquire (PUT /v1/kv/<key>?acquire=<session>&queue,
+    docs/leadership.md "The queue") on a thread of its own."""
+
+    PARK_WAIT = "60s"  # how long it may wait on the server (far longer than any test)
+    JOIN_S = 30.0  # how long answer() waits for it
+
+    def __init__(self, http_addr, key, session, wait=PARK_WAIT, value=b""):
+        self.key, self.session = key, session
+        self.response = None
+        self.error = None
+        self.answered_at = None
+        path = f"/v1/kv/{key}?acquire={session}&queue&wait={wait}"
+        self.thread = threading.Thread(target=self._run, args=(http_addr, path, value),
+                                       daemon=True)
+        self.thread.start()
+
+    def _run(self, http_addr, path, value):
+        try:
+            self.response = http_request(http_addr, "PUT", path, value, timeout=120.0)
+        except Exception as error:  # noqa: BLE001 -- reported by answer()
+            self.error = error
+        self.answered_at = time.monotonic()
+
+    def answered(self):
+        return not self.thread.is_alive()
+
+    def answer(self, timeout=JOIN_S):
+        self.thread.join(timeout)
+        if self.thread.is_alive():
+            raise AssertionError(f"{self.session} on {self.key}: no answer within {timeout}s")
+        if self.error is not None:
+            raise AssertionError(f"{self.session} on {self.key}: {self.error!r}")
+        return self.response
+
+
+def queue_of(server, key, consistent=False):
+    """The sessions waiting for key, head first (GET /v1/tenure/queue/<key>).
+    consistent: as the cluster committed it. A leader elected a moment ago
+    serves default reads from what it has applied, which can miss entries its
+    predecessor committed until it learns their commit (a few ms; Consul's
+    default mode does the same)."""
+    query = "?consistent" if consistent else ""
+    resp = server.request("GET", f"/v1/tenure/queue/{key}{query}")
+    if resp.status != 200:
+        raise AssertionError(f"GET queue {key}: {resp!r}")
+    return [w["Session"] for w in resp.json()]
 
 
 def rss_mib(pid, field="VmRSS"):
