@@ -32,26 +32,38 @@ using MonoMs = std::int64_t;      // monotonic milliseconds (timers; never repli
 using DurationMs = std::int64_t;  // a length of time in milliseconds
 using DurationNs = std::int64_t;  // Go-style duration in nanoseconds
 
-// A wall-clock instant, milliseconds since the Unix epoch: the leader's stamp
-// on every command and every replicated deadline (lock-delay windows). A type
-// of its own because mixing it with the monotonic clock is the bug decision
-// 0010 fixed by hand: a MonoMs or a duration does not convert to it, nor it
-// to them. Durations move it (+, -) and come out of a difference.
-class UnixMs {
+// An instant on one named clock, in milliseconds. Each clock is a type of its
+// own because mixing clocks is the bug decision 0010 fixed by hand: an
+// instant of one clock does not convert to another's, nor to a MonoMs or a
+// duration. Durations move it (+, -) and come out of a difference.
+template <typename Clock>
+class InstantMs {
  public:
-  constexpr UnixMs() = default;
-  constexpr explicit UnixMs(std::int64_t ms) : ms_(ms) {}
+  constexpr InstantMs() = default;
+  constexpr explicit InstantMs(std::int64_t ms) : ms_(ms) {}
   // For codecs and logs.
   constexpr std::int64_t ms() const { return ms_; }
 
-  constexpr auto operator<=>(const UnixMs&) const = default;
-  constexpr UnixMs operator+(DurationMs d) const { return UnixMs(ms_ + d); }
-  constexpr UnixMs operator-(DurationMs d) const { return UnixMs(ms_ - d); }
-  constexpr DurationMs operator-(UnixMs other) const { return ms_ - other.ms_; }
+  constexpr auto operator<=>(const InstantMs&) const = default;
+  constexpr InstantMs operator+(DurationMs d) const { return InstantMs(ms_ + d); }
+  constexpr InstantMs operator-(DurationMs d) const { return InstantMs(ms_ - d); }
+  constexpr DurationMs operator-(InstantMs other) const { return ms_ - other.ms_; }
 
  private:
   std::int64_t ms_ = 0;
 };
+
+// A wall-clock instant, milliseconds since the Unix epoch: what people read
+// (history times, token expiry, CreateTime). Only displayed or compared with
+// a wall clock; never what decides how long a replicated window lasts.
+using UnixMs = InstantMs<struct WallClockTag>;
+
+// The replicated clock (decision 0037): milliseconds of leadership, advanced
+// by each leader's monotonic clock from where the Store's clock stands, so a
+// wall clock that jumps a day cannot move it. Lock-delay windows are
+// measured on it. Its zero and its offset from wall time mean nothing:
+// compare it only with itself.
+using ClusterMs = InstantMs<struct ClusterClockTag>;
 
 constexpr DurationNs kNsPerMs = 1'000'000;
 constexpr DurationNs kNsPerSecond = 1'000'000'000;

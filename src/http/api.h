@@ -182,6 +182,7 @@ class Api {
   // handlers/kv.cc: parks a fair acquire (?acquire&queue) whose session
   // waits in the key's queue, and answers it (decision 0027).
   void ParkInQueue(const CallPtr& call, std::string key, state::SessionId session);
+  bool QueuedCallerStillAllowed(Call& call, const std::string& key);
 
   // The whole answer to a GET of one key's entry (JSON, not ?raw) for a
   // caller allowed to read it, headers included: the same for every such

@@ -4,7 +4,6 @@
 #include <optional>
 #include <vector>
 
-#include "acl/rules.h"
 #include "common/consul_texts.h"
 #include "common/limits.h"
 
@@ -33,26 +32,8 @@ std::shared_ptr<const acl::Authorizer> AclResolver::AuthorizerFor(
   acl::AuthorizerOptions options;
   options.default_policy = config_.default_policy;
   options.enable_key_list_policy = config_.enable_key_list_policy;
-  std::vector<acl::Rules> parsed;
-  parsed.reserve(policy_ids.size());
-  for (const std::string& id : policy_ids) {
-    if (id == state::kGlobalManagementPolicyId) {
-      options.management = true;
-      continue;
-    }
-    // A link to a policy deleted since is ignored, as Consul ignores it.
-    const state::AclPolicy* policy = table.FindPolicy(id);
-    if (policy == nullptr) continue;
-    // Every stored policy parsed when it was written (AclTable refuses
-    // others), so this cannot fail short of a bug; such a policy grants
-    // nothing rather than everything.
-    Result<acl::Rules> rules = acl::ParseRules(policy->rules);
-    if (rules.ok()) parsed.push_back(std::move(*rules));
-  }
-  std::vector<const acl::Rules*> pointers;
-  pointers.reserve(parsed.size());
-  for (const acl::Rules& rules : parsed) pointers.push_back(&rules);
-  auto authz = std::make_shared<const acl::Authorizer>(acl::Authorizer::Compile(pointers, options));
+  auto authz =
+      std::make_shared<const acl::Authorizer>(state::CompileAuthorizer(table, policy_ids, options));
   authorizers_.emplace(std::move(key), authz);
   return authz;
 }

@@ -45,6 +45,7 @@ std::size_t LeaderDuties::OnBecameLeader(MonoMs now_ms,
 
 void LeaderDuties::OnLostLeadership() {
   leading_ = false;
+  cluster_clock_.Reset();
   timers_.Clear();
   lock_delays_.Clear();
   expiring_.clear();

@@ -12,7 +12,9 @@
 //  - inherited lock-delay windows (LockDelayGuard, decision 0010), counted
 //    again on this node's monotonic clock from its election;
 //  - fair-acquire queues waiting out a lock-delay window (decision 0027):
-//    once it has passed, the caller proposes KvQueueGrant for the key.
+//    once it has passed, the caller proposes KvQueueGrant for the key;
+//  - the replicated clock's stamps (ClusterClock, decision 0037), continued
+//    from the Store's clock on this node's monotonic clock.
 //
 // Leader-only soft state, never replicated; forgotten when leadership ends.
 // Nothing here reads a clock, owns a timer or proposes: every call takes the
@@ -33,6 +35,7 @@
 
 #include "common/status.h"
 #include "common/types.h"
+#include "server/cluster_clock.h"
 #include "server/lock_delay_guard.h"
 #include "server/session_timers.h"
 #include "state/command.h"
@@ -74,6 +77,14 @@ class LeaderDuties {
   std::size_t OnBecameLeader(MonoMs now_ms, const std::vector<const state::Session*>& sessions);
   void OnLostLeadership();
   bool leading() const { return leading_; }
+
+  // --- The replicated clock (decision 0037) ------------------------------
+  // The replicated clock now, by this leader's measure: what a command
+  // proposed now in raft term `term` is stamped with (Command::now_ms).
+  // Never below the Store's clock, never below an earlier answer in the term.
+  ClusterMs ClusterNow(ClusterMs store_clock, MonoMs now_ms, std::uint64_t term) {
+    return cluster_clock_.Stamp(store_clock, now_ms, term);
+  }
 
   // --- Sessions ---------------------------------------------------------
   // A proposal of this node committed: arms a created session (when
@@ -164,6 +175,7 @@ class LeaderDuties {
   bool leading_ = false;
   SessionTimers timers_;
   LockDelayGuard lock_delays_;
+  ClusterClock cluster_clock_;
   std::set<state::SessionId> expiring_;
   // (retry time, id) for expiries whose proposal failed; ids also in expiring_.
   std::set<std::pair<MonoMs, state::SessionId>> retries_;

@@ -1,16 +1,17 @@
 // LockDelayGuard: a new leader's own measure of the lock-delay windows it
 // inherits (decision 0010). Leader-only soft state; pure (time is an input).
 //
-// The Store judges a window against the replicated clock, which is stamped
-// with the proposing leader's wall clock. After a failover to a server whose
-// wall clock runs ahead of its predecessor's, the Store alone would end
-// inherited windows early by the offset. The guard closes that gap: when a
-// server becomes leader it takes each window's remaining length as the Store
-// sees it (end minus the replicated clock, which is at most the old
-// leader's time of its last entry, so the remainder is never understated)
-// and counts it again from its election on its own monotonic clock. Until
-// then it refuses acquires of those keys itself, before proposing, with the
-// Store's own answers. Windows can only get longer, never shorter.
+// The Store judges a window against the replicated clock. Since decision
+// 0037 that clock is stamped from the leaders' monotonic clocks, so a new
+// leader whose wall clock runs ahead can no longer end inherited windows
+// early; the guard stays as a second, independent measure (it was the fix
+// when stamps were wall-clock times): when a server becomes leader it takes
+// each window's remaining length as the Store sees it (end minus the
+// replicated clock, which is at most the old leader's time of its last
+// entry, so the remainder is never understated) and counts it again from
+// its election on its own monotonic clock. Until then it refuses acquires
+// of those keys itself, before proposing, with the Store's own answers.
+// Windows can only get longer, never shorter.
 #pragma once
 
 #include <map>

@@ -14,14 +14,56 @@ struct QueueParking::Parked {
   std::string key;
   state::SessionId session;
   Done done;
+  StillAllowed allowed;
   boost::asio::steady_timer timer;
 };
 
-QueueParking::QueueParking(boost::asio::io_context& io, const state::Store& store)
-    : io_(io), store_(store) {}
+struct QueueParking::Grace {
+  explicit Grace(boost::asio::io_context& io) : timer(io) {}
+  boost::asio::steady_timer timer;
+};
+
+QueueParking::QueueParking(boost::asio::io_context& io, const state::Store& store, Leave leave,
+                           MonoMs grace_ms)
+    : io_(io), store_(store), leave_(std::move(leave)), grace_ms_(grace_ms) {}
 
 QueueParking::~QueueParking() {
   for (auto& [id, parked] : parked_) parked->timer.cancel();
+  for (auto& [waiter, grace] : unattended_) grace->timer.cancel();
+}
+
+void QueueParking::StartGrace(const std::string& key, const state::SessionId& session) {
+  auto waiter = std::make_pair(key, session);
+  if (unattended_.count(waiter) != 0) return;  // already counting
+  auto grace = std::make_unique<Grace>(io_);
+  grace->timer.expires_after(std::chrono::milliseconds(grace_ms_));
+  grace->timer.async_wait([this, waiter](const boost::system::error_code& ec) {
+    if (ec) return;  // attended again, flushed, or this object is going away
+    unattended_.erase(waiter);
+    const auto& [waiter_key, waiter_session] = waiter;
+    // Granted or gone meanwhile, or attended by a request parked since:
+    // nothing to do.
+    if (Check(store_, waiter_key, waiter_session) || CountParked(waiter_key, waiter_session) != 0) {
+      return;
+    }
+    if (leave_) leave_(waiter_key, waiter_session);
+  });
+  unattended_.emplace(std::move(waiter), std::move(grace));
+}
+
+void QueueParking::EndGrace(const std::string& key, const state::SessionId& session) {
+  auto it = unattended_.find({key, session});
+  if (it == unattended_.end()) return;
+  it->second->timer.cancel();
+  unattended_.erase(it);
+}
+
+void QueueParking::StartGraceForAll(const state::Store& store) {
+  for (const auto& [key, waiters] : store.queues()) {
+    for (const state::QueueWaiter& w : waiters) {
+      if (CountParked(key, w.session) == 0) StartGrace(key, w.session);
+    }
+  }
 }
 
 std::optional<QueueParking::Answer> QueueParking::Check(const state::Store& store,
@@ -40,19 +82,27 @@ std::optional<QueueParking::Answer> QueueParking::Check(const state::Store& stor
 }
 
 std::uint64_t QueueParking::Park(std::string key, state::SessionId session, MonoMs wait_ms,
-                                 Done done) {
+                                 Done done, StillAllowed allowed) {
   const std::uint64_t id = next_id_++;
   auto parked = std::make_unique<Parked>(io_);
   parked->key = std::move(key);
   parked->session = std::move(session);
   parked->done = std::move(done);
+  parked->allowed = std::move(allowed);
   parked->timer.expires_after(std::chrono::milliseconds(std::max<MonoMs>(wait_ms, 0)));
   parked->timer.async_wait([this, id](const boost::system::error_code& ec) {
     if (ec) return;  // cancelled: answered, forgotten, or this object is going away
     auto it = parked_.find(id);
     if (it == parked_.end()) return;
-    Finish(id, TimedOut(*it->second));
+    const std::string parked_key = it->second->key;
+    const state::SessionId parked_session = it->second->session;
+    const Answer answer = TimedOut(*it->second);
+    Finish(id, answer);
+    if (answer.outcome == Outcome::kTimedOut && CountParked(parked_key, parked_session) == 0) {
+      StartGrace(parked_key, parked_session);
+    }
   });
+  EndGrace(parked->key, parked->session);
   by_key_[parked->key].push_back(id);
   parked_.emplace(id, std::move(parked));
   return id;
@@ -107,6 +157,13 @@ void QueueParking::Notify(const state::Store& store, const state::Changes& chang
       }
     }
   };
+  if (changes.everything || changes.acl) {
+    // A token revoked or a policy cut: the Store refuses such a grant, and
+    // the client learns it now rather than at the end of its wait.
+    for (const auto& [id, parked] : parked_) {
+      if (parked->allowed && !parked->allowed()) ready.emplace_back(id, Answer{Outcome::kDenied});
+    }
+  }
   if (changes.everything) {
     for (const auto& [key, ids] : by_key_) check_key(key);
   } else {
@@ -119,6 +176,8 @@ void QueueParking::Notify(const state::Store& store, const state::Changes& chang
 }
 
 void QueueParking::Flush() {
+  for (auto& [waiter, grace] : unattended_) grace->timer.cancel();
+  unattended_.clear();
   std::vector<std::uint64_t> ids;
   ids.reserve(parked_.size());
   for (const auto& [id, parked] : parked_) ids.push_back(id);

@@ -2,6 +2,13 @@
 // ?acquire=<session>&queue, decision 0027), answered when an apply grants
 // the key to their session or their session leaves the queue without it.
 //
+// A waiter that no request of its session attends any more (its wait ran
+// out, or this server became leader and the old leader's requests were
+// answered 500) keeps its place for kUnattendedGraceMs, the time its client
+// takes to ask again; then `leave` is called, and the server proposes its
+// KvDequeue: the queue keeps no waiter whose client stopped asking (a
+// hang-up leaves at once, in the handler).
+//
 // The outcome is read from the Store after each apply, not from the apply
 // results: whoever proposed the entry that granted the key (a release by
 // another client, a session's expiry, the leader's KvQueueGrant), the
@@ -12,10 +19,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "common/types.h"
 #include "state/store.h"
@@ -31,8 +41,9 @@ class QueueParking {
   enum class Outcome : std::uint8_t {
     kGranted,   // the session holds the key (fence: its token)
     kLeft,      // the session is no longer in the key's queue and does not hold it
-    kTimedOut,  // the wait ran out; the session keeps its place (position)
+    kTimedOut,  // the wait ran out; the session keeps its place (position) for the grace
     kFlushed,   // shutdown or leadership lost; the caller answers 500
+    kDenied,    // the ACL tables changed and its token no longer allows it
   };
   struct Answer {
     Outcome outcome = Outcome::kGranted;
@@ -42,10 +53,21 @@ class QueueParking {
     std::size_t position = 0;
   };
   using Done = std::function<void(Answer)>;
+  // Whether the request's token still allows the acquire: asked again after
+  // every change of the ACL tables (decision 0038).
+  using StillAllowed = std::function<bool()>;
+  // Called when an unattended waiter's grace has passed and it still waits.
+  using Leave = std::function<void(const std::string& key, const state::SessionId& session)>;
+
+  // How long a waiter keeps its place once no request of its session for
+  // the key is parked here. Clients ask again at once after a wait runs out,
+  // and within their back-off (1 s by default) after a 500.
+  static constexpr MonoMs kUnattendedGraceMs = 10'000;
 
   // `store` is the server's: a wait that runs out reads the session's place
-  // from it (the session keeps that place: nothing is proposed).
-  QueueParking(boost::asio::io_context& io, const state::Store& store);
+  // from it. `grace_ms`: kUnattendedGraceMs but in tests.
+  QueueParking(boost::asio::io_context& io, const state::Store& store, Leave leave,
+               MonoMs grace_ms = kUnattendedGraceMs);
   ~QueueParking();
 
   // What the Store says now about `session` waiting for `key`: granted,
@@ -54,9 +76,11 @@ class QueueParking {
                                      const state::SessionId& session);
 
   // Parks a request whose session waits in `key`'s queue until Notify finds
-  // it granted or gone, wait_ms passes, or Flush. `done` runs exactly once
-  // unless Cancel comes first. Returns the id for Cancel (never 0).
-  std::uint64_t Park(std::string key, state::SessionId session, MonoMs wait_ms, Done done);
+  // it granted or gone (or, with `allowed`, denied by a change of the ACL
+  // tables), wait_ms passes, or Flush. `done` runs exactly once unless
+  // Cancel comes first. Returns the id for Cancel (never 0).
+  std::uint64_t Park(std::string key, state::SessionId session, MonoMs wait_ms, Done done,
+                     StillAllowed allowed = nullptr);
   // Forgets a parked request without answering (its client hung up). False
   // if it was no longer parked (already answered).
   bool Cancel(std::uint64_t id);
@@ -64,11 +88,18 @@ class QueueParking {
   // request leaves the queue only when this is 0 after its Cancel.
   std::size_t CountParked(std::string_view key, const state::SessionId& session) const;
   // After applies: answers the parked requests of the keys whose queue
-  // changed (every one when the whole state was replaced).
+  // changed (every one when the whole state was replaced), and, when the ACL
+  // tables changed, those whose token no longer allows them (kDenied).
   void Notify(const state::Store& store, const state::Changes& changes);
-  // Answers every parked request with kFlushed.
+  // Answers every parked request with kFlushed and forgets every grace: the
+  // next leader starts its own (leadership lost, shutdown).
   void Flush();
+  // This server became leader: every waiter in the Store starts its grace
+  // now (whatever requests it had were parked on the old leader).
+  void StartGraceForAll(const state::Store& store);
   std::size_t size() const { return parked_.size(); }
+  // Waiters in their grace (for tests and metrics).
+  std::size_t unattended() const { return unattended_.size(); }
 
  private:
   struct Parked;
@@ -76,12 +107,19 @@ class QueueParking {
   // The answer when the wait ran out: kTimedOut with the session's place,
   // nothing proposed (the session keeps it).
   Answer TimedOut(const Parked& parked) const;
+  // No request of `session` for `key` is parked any more: its grace starts.
+  void StartGrace(const std::string& key, const state::SessionId& session);
+  void EndGrace(const std::string& key, const state::SessionId& session);
 
   boost::asio::io_context& io_;
   const state::Store& store_;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, std::unique_ptr<Parked>> parked_;
   std::unordered_map<std::string, std::vector<std::uint64_t>> by_key_;
+  Leave leave_;
+  MonoMs grace_ms_;
+  struct Grace;
+  std::map<std::pair<std::string, state::SessionId>, std::unique_ptr<Grace>> unattended_;
 };
 
 }  // namespace tenure::server

@@ -46,7 +46,10 @@ Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions op
   options_.raft.node_name = options_.node_name;
   options_.raft.http_address = options_.http_address;
   waiters_ = std::make_unique<Waiters>(io_, clock_, [this](const Watch& w) { return IndexOf(w); });
-  queue_parking_ = std::make_unique<QueueParking>(io_, store_);
+  queue_parking_ = std::make_unique<QueueParking>(
+      io_, store_, [this](const std::string& key, const state::SessionId& session) {
+        LeaveUnattendedQueue(key, session);
+      });
   metrics_.enabled = options_.metrics_enabled;
   if (metrics_.enabled) waiters_->set_wake_histogram(&metrics_.blocking_wake_seconds);
   MakeNode();
@@ -173,12 +176,13 @@ void Server::Propose(state::CommandBody body, raft::Consensus::ProposeDone done)
   // Store holds at the stamp the command would carry.
   std::optional<OutcomeCounter> counter;
   if (metrics_.enabled) counter.emplace(body);
-  const UnixMs stamp = clock_.NowUnixMs();
+  const MonoMs now_mono_ms = clock_.NowMonoMs();
+  const ClusterMs stamp = duties_.ClusterNow(store_.now_ms(), now_mono_ms, node_->term());
   auto replicated_lock_delay = [this, stamp](std::string_view key) {
     return store_.LockDelayUntil(key) > stamp;
   };
   if (std::optional<state::ApplyResult> refused =
-          duties_.RefuseBeforeProposing(body, clock_.NowMonoMs(), replicated_lock_delay)) {
+          duties_.RefuseBeforeProposing(body, now_mono_ms, replicated_lock_delay)) {
     if (counter) counter->Count(*refused, /*proposed=*/false, &metrics_);
     // Never complete inside the caller's stack, as raft never does.
     boost::asio::post(io_, [done = std::move(done), refused = std::move(*refused)]() mutable {
@@ -188,9 +192,10 @@ void Server::Propose(state::CommandBody body, raft::Consensus::ProposeDone done)
   }
   // A queue command on a key this leader's guard still holds grants nothing
   // (decision 0027): the guard's KvQueueGrant does, later.
-  duties_.HoldQueueGrant(&body, clock_.NowMonoMs());
+  duties_.HoldQueueGrant(&body, now_mono_ms);
   state::Command command;
   command.now_ms = stamp;
+  command.wall_ms = clock_.NowUnixMs();
   // Session lifetimes drive the leader's timers: what the Store reports it
   // applied arms a created session's timer or drops a destroyed one's.
   const bool touches_sessions = TouchesSessions(body);
@@ -624,6 +629,9 @@ void Server::StartLeaderDuties() {
   // Queues inherited free (their holder ended in lock-delay): granted once
   // the window has passed by this leader's measure too.
   for (const auto& [key, waiters] : store_.queues()) CheckQueue(key, 0);
+  // Their requests were parked on the old leader: each client asks this one
+  // again within the grace, or its waiter leaves.
+  queue_parking_->StartGraceForAll(store_);
   ScheduleDuties();
   reap_mark_ = store_.kv_index();
   log::Info("server", "leader; armed " + std::to_string(armed) + " session timers",
@@ -665,16 +673,32 @@ void Server::RunDuties() {
 // the key that settles its queue first (a release, an enqueue) makes the
 // grant a no-op.
 void Server::CheckQueue(const std::string& key, DurationMs floor_ms) {
-  const UnixMs until = store_.LockDelayUntil(key);
+  const MonoMs now_mono_ms = clock_.NowMonoMs();
+  const ClusterMs until = store_.LockDelayUntil(key);
   const DurationMs remaining =
-      until.ms() == 0 ? 0 : std::max<DurationMs>(until - clock_.NowUnixMs(), 0);
-  duties_.CheckQueue(store_, key, clock_.NowMonoMs(), std::max(remaining, floor_ms));
+      until == ClusterMs()
+          ? 0
+          : std::max<DurationMs>(
+                until - duties_.ClusterNow(store_.now_ms(), now_mono_ms, node_->term()), 0);
+  duties_.CheckQueue(store_, key, now_mono_ms, std::max(remaining, floor_ms));
 }
 
 void Server::CheckQueues(const state::Changes& changes) {
   if (!leader_ready_ || !IsLeader()) return;
   for (const std::string& key : duties_.QueueKeysToCheck(store_, changes)) CheckQueue(key, 0);
   ScheduleDuties();
+}
+
+// A waiter whose client stopped asking (QueueParking's grace passed): it
+// leaves the queue. The dequeue's outcome answers nobody.
+void Server::LeaveUnattendedQueue(const std::string& key, const state::SessionId& session) {
+  if (!IsLeader()) return;
+  log::Info("server",
+            "session " + std::string(session.view()) + " leaves the queue of key " + key +
+                ": no request of it waited for " +
+                std::to_string(QueueParking::kUnattendedGraceMs / 1000) + " s",
+            {{"key", key}, {"session", std::string(session.view())}});
+  Propose(state::KvDequeue{key, session}, [](Result<state::ApplyResult>) {});
 }
 
 void Server::ProposeQueueGrant(const std::string& key) {

@@ -107,7 +107,8 @@ class Server {
   // -disable-metrics.
   const ServerMetrics& metrics() const { return metrics_; }
 
-  // Stamps the command with the wall clock and proposes it. `done` runs on
+  // Stamps the command with the replicated clock (decision 0037) and the wall
+  // clock, and proposes it. `done` runs on
   // the loop thread with the apply result or kNotLeader/kUnavailable. An
   // acquire (or txn lock) by a session whose expiry is under way is refused
   // here with `invalid session "<id>"`, as the Store would answer.
@@ -209,6 +210,7 @@ class Server {
  private:
   void OnApplied();
   void OnLeadership(bool is_leader);
+  void LeaveUnattendedQueue(const std::string& key, const state::SessionId& session);
   void StartLeaderDuties();
   void ExpireSession(const state::SessionId& session_id);
   // Leader with ACLs on: writes the built-ins and the initial management

@@ -392,4 +392,28 @@ void AclTable::RaiseIndexes(LogIndex index) {
   tokens_index_ = std::max(tokens_index_, index);
 }
 
+acl::Authorizer CompileAuthorizer(const AclTable& table, const std::vector<std::string>& policy_ids,
+                                  acl::AuthorizerOptions options) {
+  std::vector<acl::Rules> parsed;
+  parsed.reserve(policy_ids.size());
+  for (const std::string& id : policy_ids) {
+    if (id == kGlobalManagementPolicyId) {
+      options.management = true;
+      continue;
+    }
+    // A link to a policy deleted since is ignored, as Consul ignores it.
+    const AclPolicy* policy = table.FindPolicy(id);
+    if (policy == nullptr) continue;
+    // Every stored policy parsed when it was written (the table refuses
+    // others), so this cannot fail short of a bug; such a policy grants
+    // nothing rather than everything.
+    Result<acl::Rules> rules = acl::ParseRules(policy->rules);
+    if (rules.ok()) parsed.push_back(std::move(*rules));
+  }
+  std::vector<const acl::Rules*> pointers;
+  pointers.reserve(parsed.size());
+  for (const acl::Rules& rules : parsed) pointers.push_back(&rules);
+  return acl::Authorizer::Compile(pointers, options);
+}
+
 }  // namespace tenure::state

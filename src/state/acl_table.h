@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "acl/authorizer.h"
 #include "common/coding.h"
 #include "common/status.h"
 #include "common/types.h"
@@ -166,6 +167,14 @@ class AclTable {
   LogIndex tokens_index_;
   LogIndex bootstrap_index_;
 };
+
+// The Authorizer the policies `policy_ids` compile to over `options`, as
+// Consul resolves a token: the global-management policy sets management, a
+// link to a policy deleted since is ignored. The one place a token's policies
+// become an Authorizer (server/acl_resolver caches what it returns; the
+// Store asks it again when a queued grant is made, decision 0038).
+acl::Authorizer CompileAuthorizer(const AclTable& table, const std::vector<std::string>& policy_ids,
+                                  acl::AuthorizerOptions options);
 
 // Byte forms shared by the snapshot and the commands (docs/formats.md).
 void EncodeAclToken(const AclToken& token, ByteWriter& w);

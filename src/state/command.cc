@@ -10,9 +10,12 @@ namespace tenure::state {
 namespace {
 
 // Byte format (docs/formats.md):
-//   command := version:u8 tag:u8 body now_ms:svarint
+//   command := version:u8 tag:u8 body now_ms:svarint [wall_ms:svarint]
+// wall_ms from version 2 on (decision 0037). A version 1 command was stamped
+// with the leader's wall clock alone, which served as both clocks.
 // Type tags are part of the log format: never renumber, only append.
-constexpr std::uint8_t kFormatVersion = 1;
+constexpr std::uint8_t kFormatVersion = 2;
+constexpr std::uint8_t kFormatVersionWallInNow = 1;
 
 enum class Tag : std::uint8_t {
   kKvSet = 1,
@@ -41,6 +44,9 @@ enum class Tag : std::uint8_t {
   // KvEnqueue / KvDequeue with `hold` set (the same fields; the tag is the flag).
   kKvEnqueueHeld = 24,
   kKvDequeueHeld = 25,
+  // KvEnqueue with a checked GrantAuthority (its fields follow the others).
+  kKvEnqueueChecked = 26,
+  kKvEnqueueCheckedHeld = 27,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -131,6 +137,11 @@ void Fields(Io& io, C& c) {
 template <typename Io, Is<KvEnqueue> C>
 void Fields(Io& io, C& c) {
   io(c.key), io(c.value), io(c.flags), io(c.session);
+}
+// After a checked KvEnqueue's fields (tags 26 and 27).
+template <typename Io, Is<GrantAuthority> C>
+void Fields(Io& io, C& c) {
+  io(c.accessor_id), io(c.default_allow);
 }
 template <typename Io, Is<KvDequeue> C>
 void Fields(Io& io, C& c) {
@@ -260,23 +271,31 @@ void EncodeCommand(const Command& command, std::string* out) {
         using T = std::decay_t<decltype(body)>;
         Tag tag = kTagOf<T>;
         if constexpr (std::is_same_v<T, KvEnqueue>) {
-          if (body.hold) tag = Tag::kKvEnqueueHeld;
+          if (body.authority.checked) {
+            tag = body.hold ? Tag::kKvEnqueueCheckedHeld : Tag::kKvEnqueueChecked;
+          } else if (body.hold) {
+            tag = Tag::kKvEnqueueHeld;
+          }
         } else if constexpr (std::is_same_v<T, KvDequeue>) {
           if (body.hold) tag = Tag::kKvDequeueHeld;
         }
         w.PutU8(static_cast<std::uint8_t>(tag));
         FieldWriter writer{w};
         Fields(writer, body);
+        if constexpr (std::is_same_v<T, KvEnqueue>) {
+          if (body.authority.checked) Fields(writer, body.authority);
+        }
       },
       command.body);
   w.PutSignedVarint(command.now_ms.ms());
+  w.PutSignedVarint(command.wall_ms.ms());
 }
 
 Result<Command> DecodeCommand(std::string_view bytes) {
   ByteReader r(bytes);
   std::uint8_t version = r.GetU8();
   if (r.failed()) return Status::Corruption("command: empty entry");
-  if (version != kFormatVersion) {
+  if (version != kFormatVersion && version != kFormatVersionWallInNow) {
     return Status::Corruption("command: unknown format version " + std::to_string(version));
   }
   Command command;
@@ -367,10 +386,23 @@ Result<Command> DecodeCommand(std::string_view bytes) {
       command.body = std::move(body);
       break;
     }
+    case Tag::kKvEnqueueChecked:
+    case Tag::kKvEnqueueCheckedHeld: {
+      KvEnqueue body;
+      FieldReader reader{r};
+      Fields(reader, body);
+      Fields(reader, body.authority);
+      body.authority.checked = true;
+      body.hold = tag == Tag::kKvEnqueueCheckedHeld;
+      command.body = std::move(body);
+      break;
+    }
     default:
       return Status::Corruption("command: unknown type " + std::to_string(static_cast<int>(tag)));
   }
-  command.now_ms = UnixMs(r.GetSignedVarint());
+  command.now_ms = ClusterMs(r.GetSignedVarint());
+  command.wall_ms = version == kFormatVersionWallInNow ? UnixMs(command.now_ms.ms())
+                                                       : UnixMs(r.GetSignedVarint());
   if (r.failed()) return Status::Corruption("command: truncated or malformed entry");
   if (!r.done()) return Status::Corruption("command: trailing bytes after entry");
   return command;
@@ -429,6 +461,9 @@ std::string_view CommandName(const Command& command) {
       return "kv-enqueue";
     case Tag::kKvDequeueHeld:
       return "kv-dequeue";
+    case Tag::kKvEnqueueChecked:
+    case Tag::kKvEnqueueCheckedHeld:
+      return "kv-enqueue";
   }
   return "unknown";
 }

@@ -1,5 +1,6 @@
 // Commands: the only way the replicated state changes. The leader builds a
-// command, stamps it with its wall clock (now_ms) and proposes it; every
+// command, stamps it with the replicated clock and its wall clock (decision
+// 0037) and proposes it; every
 // replica decodes the same bytes and applies them with the same result.
 // Byte format: docs/formats.md. Pure.
 #pragma once
@@ -148,6 +149,9 @@ struct KvEnqueue {
   // leader's KvQueueGrant does once its guard lets the key go. Encoded as its
   // own tag, so entries without it are byte for byte what they were.
   bool hold = false;
+  // The token to check again when the queue grants the key (decision 0038);
+  // unchecked with ACLs off. A checked one has tags of its own.
+  GrantAuthority authority;
   bool operator==(const KvEnqueue&) const = default;
 };
 
@@ -179,8 +183,14 @@ using CommandBody =
                  RestoreState, KvEnqueue, KvDequeue, KvQueueGrant>;
 
 struct Command {
-  UnixMs now_ms;  // the proposing leader's wall clock
+  // The replicated clock at the proposal: where the Store's clock stood when
+  // this leader took over, plus its own monotonic time since (decision 0037).
+  // Lock-delay windows are measured on it.
+  ClusterMs now_ms;
   CommandBody body;
+  // The proposing leader's wall clock: only for what people read (history
+  // times, a token's CreateTime). A wrong one shows in those and nowhere else.
+  UnixMs wall_ms;
   bool operator==(const Command&) const = default;
 };
 

@@ -48,7 +48,7 @@ struct LockGrant {
   SessionId session;
   std::string session_name;  // the session's Name and Node at the grant
   std::string node;
-  UnixMs granted_at;  // replicated time of the granting entry
+  UnixMs granted_at;  // the granting entry's wall clock (Command::wall_ms)
   LogIndex grant_index;
   UnixMs ended_at;  // UnixMs() while held
   LogIndex end_index;

@@ -46,7 +46,7 @@ void Store::RecordHistory(LogIndex index, ApplyResult* result) {
           }
         }
       }
-      if (const LockGrant* ended = history_.End(c.key, c.old_fence, cause, now_ms_, index)) {
+      if (const LockGrant* ended = history_.End(c.key, c.old_fence, cause, wall_ms_, index)) {
         result->lock_events.push_back({c.key, *ended, true});
       }
     }
@@ -58,7 +58,7 @@ void Store::RecordHistory(LogIndex index, ApplyResult* result) {
         grant.session_name = s->name;
         grant.node = s->node;
       }
-      grant.granted_at = now_ms_;
+      grant.granted_at = wall_ms_;
       grant.grant_index = c.new_fence;
       // The event carries the grant as recorded (names cut, CutName).
       result->lock_events.push_back({c.key, history_.Grant(c.key, std::move(grant)), false});

@@ -15,9 +15,10 @@ namespace tenure::state {
 ApplyResult Store::Apply(const Command& command, LogIndex index) {
   TENURE_ASSERT(index > applied_index_);
   applied_index_ = index;
-  // The replicated clock only moves forward, whatever the stamping leader's
-  // clock says; lock-delay windows are judged against it.
+  // The replicated clock only moves forward, whatever a stamp says; lock-delay
+  // windows are judged against it (decision 0037).
   now_ms_ = std::max(now_ms_, command.now_ms);
+  wall_ms_ = command.wall_ms;
 
   ApplyResult result;
   std::visit(
@@ -88,7 +89,7 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
         } else if constexpr (std::is_same_v<T, RestoreState>) {
           ApplyRestore(c, index, &result);
         } else {  // the ACL commands
-          result.status = acl_.Apply(c, index, now_ms_);
+          result.status = acl_.Apply(c, index, wall_ms_);
           if (result.status.ok()) changes_.acl = true;
         }
         if constexpr (!std::is_same_v<T, Checkpoint>) changed_since_checkpoint_ = true;
@@ -237,9 +238,9 @@ const std::set<std::string>* Store::HeldKeys(const SessionId& session_id) const 
   return it == held_.end() ? nullptr : &it->second;
 }
 
-UnixMs Store::LockDelayUntil(std::string_view key) const {
+ClusterMs Store::LockDelayUntil(std::string_view key) const {
   auto it = lock_delays_.find(key);
-  if (it == lock_delays_.end() || it->second <= now_ms_) return UnixMs();
+  if (it == lock_delays_.end() || it->second <= now_ms_) return ClusterMs();
   return it->second;
 }
 
@@ -327,6 +328,9 @@ Status Store::Validate() const {
       TENURE_INVARIANT(seen.insert(w.session).second);
       TENURE_INVARIANT(entry == nullptr || entry->session != w.session);
       TENURE_INVARIANT(w.enqueue_index <= queues_index_);
+      // A token to check names one; an unchecked waiter carries nothing.
+      TENURE_INVARIANT(w.authority.checked != w.authority.accessor_id.empty());
+      TENURE_INVARIANT(w.authority.checked || !w.authority.default_allow);
       auto keys = queued_.find(w.session);
       TENURE_INVARIANT(keys != queued_.end() && keys->second.count(key) == 1);
       ++waiters;
@@ -337,6 +341,7 @@ Status Store::Validate() const {
   std::size_t queued_total = 0;
   for (const auto& [session, keys] : queued_) {
     TENURE_INVARIANT(!keys.empty());
+    TENURE_INVARIANT(keys.size() <= kQueueKeysPerSessionMax);
     queued_total += keys.size();
   }
   TENURE_INVARIANT(queued_total == waiters);

@@ -4,7 +4,7 @@
 //
 // Replicated: every replica applies the same commands at the same indexes and
 // ends byte-identical (Digest()). No clock, randomness or I/O: time enters only
-// as Command::now_ms, stamped by the leader. Single-threaded (the loop thread).
+// as Command::now_ms and wall_ms, stamped by the leader. Single-threaded.
 //
 // Index rules (what X-Consul-Index reports):
 //  - a single existing key: its ModifyIndex;
@@ -38,8 +38,9 @@ struct QueueWaiter {
   SessionId session;
   std::string value;  // what the grant writes, as the acquire's body
   std::uint64_t flags = 0;
-  UnixMs since;            // replicated time of the enqueue
-  LogIndex enqueue_index;  // the entry that enqueued it
+  UnixMs since;              // the enqueueing entry's wall clock (Command::wall_ms)
+  LogIndex enqueue_index;    // the entry that enqueued it
+  GrantAuthority authority;  // checked again at the grant (decision 0038)
   bool operator==(const QueueWaiter&) const = default;
 };
 
@@ -123,22 +124,29 @@ class Store {
   const std::set<std::string>* HeldKeys(const SessionId& session_id) const;
 
   // --- Time and lock-delay --------------------------------------------------
-  // The replicated clock: the largest now_ms of any applied command, so it
-  // never runs backwards even if leaders' clocks differ.
-  UnixMs now_ms() const { return now_ms_; }
-  // End of the key's lock-delay window in replicated wall-clock ms, 0 if none.
-  UnixMs LockDelayUntil(std::string_view key) const;
+  // The replicated clock (decision 0037): the largest now_ms of any applied
+  // command. It never runs backwards, and it advances only as fast as the
+  // leaders' monotonic clocks: no wall clock moves it.
+  ClusterMs now_ms() const { return now_ms_; }
+  // End of the key's lock-delay window on the replicated clock; ClusterMs()
+  // if none.
+  ClusterMs LockDelayUntil(std::string_view key) const;
   // Every recorded window (key -> end), expired ones possibly included.
-  const std::map<std::string, UnixMs, std::less<>>& lock_delays() const { return lock_delays_; }
+  const std::map<std::string, ClusterMs, std::less<>>& lock_delays() const { return lock_delays_; }
 
   // --- Fair-acquire queues (decision 0027) ------------------------------------
   // Bounds, part of the replicated semantics (an enqueue past them fails).
   static constexpr std::size_t kQueueWaitersPerKeyMax = 1024;
   static constexpr std::size_t kQueueWaitersMax = 100'000;
+  // Keys one session may wait for at once: an election or a lock waits in
+  // one; the bound keeps one client's sessions from filling the queues.
+  static constexpr std::size_t kQueueKeysPerSessionMax = 16;
   // The waiters of `key`, head first; nullptr if none wait.
   const std::deque<QueueWaiter>* FindQueue(std::string_view key) const;
   // `session`'s place in `key`'s queue, 1 for the head; 0 if it does not wait.
   std::size_t QueuePosition(std::string_view key, const SessionId& session) const;
+  // `session`'s entry in `key`'s queue; nullptr if it does not wait there.
+  const QueueWaiter* FindWaiter(std::string_view key, const SessionId& session) const;
   const std::map<std::string, std::deque<QueueWaiter>, std::less<>>& queues() const {
     return queues_;
   }
@@ -261,8 +269,13 @@ class Store {
   void ApplyEnqueue(const KvEnqueue& c, LogIndex index, ApplyResult* result);
   void ApplyDequeue(const KvDequeue& c, LogIndex index, ApplyResult* result);
   // Grants `key` to the head of its queue if the key is free and out of
-  // lock-delay; at most one grant.
+  // lock-delay; at most one grant. A head whose token no longer allows it
+  // leaves the queue without the key, and the next is asked.
   void SettleQueue(const std::string& key, LogIndex index, ApplyResult* result);
+  // Whether a grant resting on `authority` may be made now (decision 0038):
+  // its token still exists, has not expired by this entry's wall clock, and
+  // may write `key`.
+  bool GrantAllowed(const GrantAuthority& authority, std::string_view key) const;
   // Removes every waiter of `key` (the key was deleted).
   void DropQueue(std::string_view key, LogIndex index, ApplyResult* result);
   void DropQueuesUnder(std::string_view prefix, LogIndex index, ApplyResult* result);
@@ -293,6 +306,10 @@ class Store {
   void ApplyCheckpoint(const Checkpoint& c, LogIndex index);
   void ApplyRestore(const RestoreState& c, LogIndex index,
                     ApplyResult* result);  // store_restore.cc
+  // Moves the replicated clock up to `to` (if behind) and every lock-delay
+  // window with it, keeping each window's remaining length. Fails on an
+  // overflow.
+  Status RaiseClock(ClusterMs to);
   // Evaluates a read verb against the current state (get, check-*, ...).
   KvOutcome ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* results) const;
 
@@ -311,7 +328,7 @@ class Store {
   std::set<Session, SessionById> sessions_;
   // session id -> keys it holds (derived from kv_, kept for O(held) invalidation)
   std::map<SessionId, std::set<std::string>> held_;
-  std::map<std::string, UnixMs, std::less<>> lock_delays_;  // key -> window end
+  std::map<std::string, ClusterMs, std::less<>> lock_delays_;  // key -> window end
   std::map<std::uint64_t, Member> members_;
   // Fair-acquire queues: key -> waiters, head first (never empty).
   std::map<std::string, std::deque<QueueWaiter>, std::less<>> queues_;
@@ -322,7 +339,10 @@ class Store {
   LogIndex sessions_index_;
   LogIndex reaped_index_;  // highest tombstone index reaped so far (<= kv_index_)
   LogIndex applied_index_;
-  UnixMs now_ms_;
+  ClusterMs now_ms_;
+  // The wall clock of the command being applied (Command::wall_ms), for what
+  // it records for people to read. Not state: set by every Apply.
+  UnixMs wall_ms_;
   Changes changes_;
   CheckpointRecord checkpoint_;
   AclTable acl_;

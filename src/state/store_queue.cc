@@ -34,6 +34,15 @@ bool Store::IsQueued(std::string_view key, const SessionId& session) const {
   return keys != queued_.end() && keys->second.count(std::string(key)) != 0;
 }
 
+const QueueWaiter* Store::FindWaiter(std::string_view key, const SessionId& session) const {
+  const std::deque<QueueWaiter>* queue = FindQueue(key);
+  if (queue == nullptr) return nullptr;
+  for (const QueueWaiter& w : *queue) {
+    if (w.session == session) return &w;
+  }
+  return nullptr;
+}
+
 void Store::TouchQueue(const std::string& key, LogIndex index) {
   queues_index_ = index;
   changes_.queues.push_back(key);
@@ -83,6 +92,14 @@ void Store::ApplyEnqueue(const KvEnqueue& c, LogIndex index, ApplyResult* result
       return;
     }
   }
+  if (auto waits = queued_.find(c.session);
+      waits != queued_.end() && waits->second.size() >= kQueueKeysPerSessionMax) {
+    result->status = Status::Internal("session " + GoQuote(c.session.view()) +
+                                      " already waits in the queues of " +
+                                      std::to_string(kQueueKeysPerSessionMax) + " keys (limit " +
+                                      std::to_string(kQueueKeysPerSessionMax) + ")");
+    return;
+  }
   if (queue_waiters_ >= kQueueWaitersMax) {
     result->status = Status::Internal("too many queued waiters (limit " +
                                       std::to_string(kQueueWaitersMax) + ")");
@@ -92,8 +109,9 @@ void Store::ApplyEnqueue(const KvEnqueue& c, LogIndex index, ApplyResult* result
   waiter.session = c.session;
   waiter.value = c.value;
   waiter.flags = c.flags;
-  waiter.since = now_ms_;
+  waiter.since = wall_ms_;
   waiter.enqueue_index = index;
+  waiter.authority = c.authority;
   queues_[c.key].push_back(std::move(waiter));
   queued_[c.session].insert(c.key);
   ++queue_waiters_;
@@ -151,24 +169,54 @@ bool Store::RemoveWaiter(const std::string& key, const SessionId& session, LogIn
   return true;
 }
 
+bool Store::GrantAllowed(const GrantAuthority& authority, std::string_view key) const {
+  if (!authority.checked) return true;  // ACLs were off where it was asked
+  const AclToken* token = acl_.FindToken(authority.accessor_id);
+  // Gone: deleted, or expired and deleted by the leader. The anonymous token
+  // is the one exception before the first leader wrote the built-ins: the
+  // default policy alone decides then, as for a request.
+  if (token == nullptr && authority.accessor_id != kAnonymousTokenAccessorId) return false;
+  // Expired by this entry's wall clock (a token's expiry is a wall-clock
+  // instant, as in Consul; a leader whose clock runs ahead refuses early).
+  if (token != nullptr && token->expiration_time != UnixMs() &&
+      token->expiration_time <= wall_ms_) {
+    return false;
+  }
+  acl::AuthorizerOptions options;
+  options.default_policy =
+      authority.default_allow ? acl::DefaultPolicy::kAllow : acl::DefaultPolicy::kDeny;
+  const std::vector<std::string> none;
+  return CompileAuthorizer(acl_, token != nullptr ? token->policy_ids : none, options)
+      .KeyWrite(key)
+      .allowed();
+}
+
 void Store::SettleQueue(const std::string& key, LogIndex index, ApplyResult* result) {
-  auto queue = queues_.find(key);
-  if (queue == queues_.end()) return;
   const KvEntry* entry = FindKv(key);
   if (entry != nullptr && !entry->session.empty()) return;
   if (InLockDelay(key)) return;
-  QueueWaiter head = std::move(queue->second.front());
-  queue->second.pop_front();
-  if (queue->second.empty()) queues_.erase(queue);
-  auto keys = queued_.find(head.session);
-  keys->second.erase(key);
-  if (keys->second.empty()) queued_.erase(keys);
-  --queue_waiters_;
-  TouchQueue(key, index);
-  // A waiter's session is alive (its destroy removes it from every queue).
-  KvOutcome outcome = AcquireKv(key, head.value, head.flags, head.session, index);
-  TENURE_ASSERT(outcome.error.ok() && outcome.ok);
-  result->queue_events.push_back({key, head.session, QueueEvent::Kind::kGranted, outcome.fence});
+  for (auto queue = queues_.find(key); queue != queues_.end(); queue = queues_.find(key)) {
+    QueueWaiter head = std::move(queue->second.front());
+    queue->second.pop_front();
+    if (queue->second.empty()) queues_.erase(queue);
+    auto keys = queued_.find(head.session);
+    keys->second.erase(key);
+    if (keys->second.empty()) queued_.erase(keys);
+    --queue_waiters_;
+    TouchQueue(key, index);
+    // Its token is asked again now (decision 0038): revoked or cut to read
+    // since it queued, the head leaves without the key and the next is asked.
+    if (!GrantAllowed(head.authority, key)) {
+      result->queue_events.push_back({key, head.session, QueueEvent::Kind::kLeft, LogIndex()});
+      continue;
+    }
+    // A waiter's session is alive (its destroy removes it from every queue).
+    KvOutcome outcome = AcquireKv(key, head.value, head.flags, head.session, index);
+    TENURE_ASSERT(outcome.error.ok());
+    TENURE_ASSERT(outcome.ok);
+    result->queue_events.push_back({key, head.session, QueueEvent::Kind::kGranted, outcome.fence});
+    return;
+  }
 }
 
 void Store::DropQueue(std::string_view key, LogIndex index, ApplyResult* result) {

@@ -5,7 +5,27 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/strings.h"
+
 namespace tenure::state {
+
+Status Store::RaiseClock(ClusterMs to) {
+  if (now_ms_ >= to) return Status();
+  DurationMs shift = 0;
+  if (__builtin_sub_overflow(to.ms(), now_ms_.ms(), &shift)) {
+    return Status::InvalidArgument("the replicated clock is out of range");
+  }
+  for (auto& [key, until] : lock_delays_) {
+    std::int64_t moved = 0;
+    if (__builtin_add_overflow(until.ms(), shift, &moved)) {
+      return Status::InvalidArgument("the lock-delay window of key " + GoQuote(key) +
+                                     " is out of range");
+    }
+    until = ClusterMs(moved);
+  }
+  now_ms_ = to;
+  return Status();
+}
 
 // Every replica decodes the same bytes and decides the same: the state is
 // replaced whole, or (bytes that do not decode, a state that breaks an
@@ -34,7 +54,17 @@ void Store::ApplyRestore(const RestoreState& c, LogIndex index, ApplyResult* res
   restored.applied_index_ = std::max(restored.applied_index_, index);
   restored.kv_index_ = std::max(restored.kv_index_, index);
   restored.sessions_index_ = std::max(restored.sessions_index_, index);
-  restored.now_ms_ = std::max(restored.now_ms_, now_ms_);
+  // The replicated clock never goes back, and every restored lock-delay
+  // window keeps the length it had left in the file (decision 0037): a file
+  // whose clock is behind ours has its windows moved up with it, so none ends
+  // early. A clock ahead of ours is kept: the replicated clock is only ever
+  // compared with itself, and leaders stamp on from wherever it stands.
+  if (Status raised = restored.RaiseClock(now_ms_); !raised.ok()) {
+    result->status =
+        Status::InvalidArgument("snapshot restore refused: " + std::string(raised.message()));
+    return;
+  }
+  restored.wall_ms_ = wall_ms_;
   restored.acl_.RaiseIndexes(index);
   // The queue endpoint's index must not go back either (once queues exist).
   if (!queues_index_.is_none() || !restored.queues_index_.is_none()) {

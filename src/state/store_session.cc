@@ -61,7 +61,7 @@ void Store::ApplySessionDestroy(const SessionDestroy& c, LogIndex index, ApplyRe
       PutEntry(std::move(entry), index);
     }
     if (delay_ms > 0) {
-      UnixMs until = now_ms_ + delay_ms;
+      ClusterMs until = now_ms_ + delay_ms;
       auto [slot, inserted] = lock_delays_.try_emplace(key, until);
       if (!inserted) slot->second = std::max(slot->second, until);
     }

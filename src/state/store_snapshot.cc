@@ -8,11 +8,12 @@
 //               acl                                            (version 4)
 //               has_acl:u8 acl? history                        (version 5)
 //               has_acl:u8 acl? has_history:u8 history?
-//               queues_index:varint n:varint queue*n           (version 6)
-//               checksum:fixed32le                             (versions 3-6)
+//               queues_index:varint n:varint queue*n           (versions 6-7)
+//               checksum:fixed32le                             (versions 3-7)
 //   queue    := key:bytes n:varint waiter*n (head first)
 //   waiter   := session:bytes value:bytes flags:varint since:svarint
 //               enqueue_index:varint
+//               checked:u8 (accessor_id:bytes default_allow:u8)?  (version 7)
 //   member   := id:varint name:bytes raft_address:bytes http_address:bytes
 //               modify_index:varint
 //   acl      := bootstrap_index policies_index tokens_index :varint
@@ -23,7 +24,9 @@
 // ACL section) and 4 (no lock history) are still read, as an empty history:
 // data dirs written before restore as they are. Version 5 is written only
 // when the lock history (state/lock_history.cc) has a key, version 6 only
-// once a fair-acquire queue was used (queues_index is not 0; decision 0027).
+// once a fair-acquire queue was used (queues_index is not 0; decision 0027),
+// version 7 only while a waiter carries an ACL token to check again at its
+// grant (decision 0038).
 // A store without ACL state still writes version 3, byte for byte as before,
 // so clusters that never turn ACLs on keep their snapshots (and digests).
 // Maps are written in key order, so equal states encode to equal bytes.
@@ -42,7 +45,8 @@ constexpr std::string_view kMagic = "TNRSNAP";
 constexpr std::uint8_t kSnapshotVersionWithoutAcl = 3;
 constexpr std::uint8_t kSnapshotVersionWithAcl = 4;
 constexpr std::uint8_t kSnapshotVersionWithHistory = 5;
-constexpr std::uint8_t kSnapshotVersion = 6;
+constexpr std::uint8_t kSnapshotVersionWithQueues = 6;
+constexpr std::uint8_t kSnapshotVersion = 7;
 constexpr std::size_t kChecksumBytes = 4;
 
 std::uint32_t ReadFixed32(std::string_view bytes) {
@@ -68,8 +72,9 @@ Result<int> Store::CheckSnapshotBytes(std::string_view bytes) {
   if (bytes.size() <= kMagic.size()) return Status::Corruption("snapshot: truncated after magic");
   const auto version = static_cast<std::uint8_t>(bytes[kMagic.size()]);
   if (version == 1 || version == 2) return static_cast<int>(version);  // no checksum
-  if (version != kSnapshotVersion && version != kSnapshotVersionWithHistory &&
-      version != kSnapshotVersionWithAcl && version != kSnapshotVersionWithoutAcl) {
+  if (version != kSnapshotVersion && version != kSnapshotVersionWithQueues &&
+      version != kSnapshotVersionWithHistory && version != kSnapshotVersionWithAcl &&
+      version != kSnapshotVersionWithoutAcl) {
     return Status::Corruption("snapshot: unknown version " + std::to_string(version));
   }
   if (bytes.size() < kMagic.size() + 1 + kChecksumBytes) {
@@ -92,7 +97,12 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   out->append(kMagic);
   const bool with_history = !history_.empty();
   const bool with_queues = !queues_index_.is_none();
-  w.PutU8(with_queues    ? kSnapshotVersion
+  bool with_authority = false;
+  for (const auto& [key, queue] : queues_) {
+    for (const QueueWaiter& waiter : queue) with_authority |= waiter.authority.checked;
+  }
+  w.PutU8(with_authority ? kSnapshotVersion
+          : with_queues  ? kSnapshotVersionWithQueues
           : with_history ? kSnapshotVersionWithHistory
           : acl_.empty() ? kSnapshotVersionWithoutAcl
                          : kSnapshotVersionWithAcl);
@@ -139,6 +149,13 @@ void Store::EncodeSnapshotBody(std::string* out) const {
         w.PutVarint(waiter.flags);
         w.PutSignedVarint(waiter.since.ms());
         w.PutIndex(waiter.enqueue_index);
+        if (with_authority) {
+          w.PutBool(waiter.authority.checked);
+          if (waiter.authority.checked) {
+            w.PutBytes(waiter.authority.accessor_id);
+            w.PutBool(waiter.authority.default_allow);
+          }
+        }
       }
     }
   } else if (with_history) {
@@ -162,7 +179,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
   store.kv_index_ = r.GetIndex();
   store.sessions_index_ = r.GetIndex();
   store.reaped_index_ = r.GetIndex();
-  store.now_ms_ = UnixMs(r.GetSignedVarint());
+  store.now_ms_ = ClusterMs(r.GetSignedVarint());
 
   auto count = [&r]() {
     std::uint64_t n = r.GetVarint();
@@ -184,7 +201,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
   }
   for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
     std::string key = r.GetString();
-    UnixMs until(r.GetSignedVarint());
+    ClusterMs until(r.GetSignedVarint());
     store.lock_delays_.emplace(std::move(key), until);
   }
   for (std::uint64_t n = version >= 2 ? count() : 0; n > 0 && !r.failed(); --n) {
@@ -207,7 +224,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     }
     store.history_ = LockHistory::Decode(r);
     if (store.history_.empty()) r.Fail();  // version 5 is written only with history
-  } else if (version == kSnapshotVersion) {
+  } else if (version == kSnapshotVersionWithQueues || version == kSnapshotVersion) {
     if (r.GetBool()) {
       store.acl_ = AclTable::Decode(r);
       if (store.acl_.empty()) r.Fail();
@@ -217,7 +234,8 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
       if (store.history_.empty()) r.Fail();
     }
     store.queues_index_ = r.GetIndex();
-    if (store.queues_index_.is_none()) r.Fail();  // version 6 is written only with it
+    if (store.queues_index_.is_none()) r.Fail();  // versions 6-7 are written only with it
+    bool any_checked = false;
     for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
       std::string key = r.GetString();
       std::deque<QueueWaiter> queue;
@@ -228,6 +246,12 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
         waiter.flags = r.GetVarint();
         waiter.since = UnixMs(r.GetSignedVarint());
         waiter.enqueue_index = r.GetIndex();
+        if (version == kSnapshotVersion && r.GetBool()) {
+          waiter.authority.checked = true;
+          waiter.authority.accessor_id = r.GetString();
+          waiter.authority.default_allow = r.GetBool();
+          any_checked = true;
+        }
         queue.push_back(std::move(waiter));
       }
       if (r.failed()) break;
@@ -238,6 +262,8 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
       }
       if (!store.queues_.emplace(std::move(key), std::move(queue)).second) r.Fail();
     }
+    // Version 7 is written only while a waiter carries a token to check.
+    if (version == kSnapshotVersion && !any_checked) r.Fail();
   }
   if (r.failed()) return Status::Corruption("snapshot: truncated or malformed");
   if (!r.done()) return Status::Corruption("snapshot: trailing bytes");

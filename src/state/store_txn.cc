@@ -165,6 +165,13 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
             txn.errors.push_back({i, consul::TxnLockHeld(op.key)});
             continue;
           }
+          // The chosen waiter's own token is asked again, as for any queued
+          // grant (decision 0038).
+          if (!GrantAllowed(FindWaiter(op.key, op.session)->authority, op.key)) {
+            txn.errors.push_back({i, "failed to lock key " + GoQuote(op.key) +
+                                         ", the waiter's ACL token no longer allows it"});
+            continue;
+          }
         }
         if (new_grant && granted_keys.count(op.key) != 0) {
           txn.errors.push_back({i, "failed to lock key " + GoQuote(op.key) +

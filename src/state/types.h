@@ -159,6 +159,17 @@ struct Session {
   bool operator==(const Session&) const = default;
 };
 
+// The authority a grant made later than its request rests on (a fair
+// acquire that waits in the queue, decision 0038): the ACL token it was sent
+// with, checked again against the replicated ACL table when the grant is
+// made, so a token revoked or cut to read-only meanwhile is never granted.
+struct GrantAuthority {
+  bool checked = false;        // ACLs were on where it was asked: check it at the grant
+  std::string accessor_id;     // the token's (the anonymous token's when none was sent)
+  bool default_allow = false;  // the server's acl default policy was allow
+  bool operator==(const GrantAuthority&) const = default;
+};
+
 // One server of the cluster as the replicated state knows it: what raft's
 // configuration lacks (a name, and where the server answers HTTP, so that
 // followers can forward to the leader; decision 0008). Raft's configuration

@@ -533,7 +533,6 @@ class TenureWorld {
           sim::SimClock& clock = cluster_.server(s).clock();
           DurationMs offset = clock.wall_offset_ms() + f.amount;
           clock.SetWallOffset(offset);
-          cluster_.checkers().OnWallOffset(offset);
         });
         break;
       case K::kLoss:

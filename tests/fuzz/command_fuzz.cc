@@ -24,9 +24,9 @@ const tenure::state::Store& Seeded() {
     session.node = "n1";
     session.ttl = "15s";
     session.ttl_ns = 15'000'000'000;
-    s.Apply({tenure::UnixMs(1000), SessionCreate{session}}, tenure::LogIndex(1));
-    s.Apply({tenure::UnixMs(1000), KvAcquire{"lock", "v", 0, session.id}}, tenure::LogIndex(2));
-    s.Apply({tenure::UnixMs(1000), KvSet{"a/b", "x", 7}}, tenure::LogIndex(3));
+    s.Apply({tenure::ClusterMs(1000), SessionCreate{session}}, tenure::LogIndex(1));
+    s.Apply({tenure::ClusterMs(1000), KvAcquire{"lock", "v", 0, session.id}}, tenure::LogIndex(2));
+    s.Apply({tenure::ClusterMs(1000), KvSet{"a/b", "x", 7}}, tenure::LogIndex(3));
     return s;
   }();
   return store;

@@ -51,6 +51,7 @@ unauthorized) for the test to pass; each mismatch is printed with the
 request and the answer.
 """
 
+import base64
 import json
 import re
 import shutil
@@ -881,6 +882,85 @@ class AclMatrixTest(unittest.TestCase):
             self.assertEqual(got.header("X-Consul-Results-Filtered-By-Acls"), "true")
         finally:
             deny.reset(("kv", "tokens"))
+
+    def test_queued_acquires_ask_their_token_again(self):
+        """Decision 0038, the cells "changed while waiting": a fair acquire
+        parked in the key's queue whose token is deleted, or whose policy is
+        cut to read-only, is answered 403 at once and never granted; a waiter
+        whose wait ran out and whose token was deleted is never granted by a
+        later release; one whose token stays valid is granted."""
+        deny = self.servers["deny"]
+        key = "service/billing/leader"
+        tokens = {}
+        for name in ("deleted", "cut", "idle", "valid"):
+            tokens[name] = deny.admin("PUT", "/v1/acl/token", {
+                "Description": "queued " + name, "Policies": [{"Name": "candidate"}]})
+        sessions = {name: deny.admin("PUT", "/v1/session/create",
+                                     {"Name": "queued-" + name, "LockDelay": "0s"})["ID"]
+                    for name in ["holder", *tokens]}
+
+        def queue():
+            return [w["Session"] for w in deny.admin("GET", "/v1/tenure/queue/" + key)]
+
+        def park(name, wait="20s"):
+            got = []
+            path = f"/v1/kv/{key}?acquire={sessions[name]}&queue&wait={wait}"
+            thread = threading.Thread(target=lambda: got.append(deny.server.request(
+                "PUT", path, b"by " + name.encode(),
+                headers={"X-Consul-Token": tokens[name]["SecretID"]}, timeout=30)))
+            thread.start()
+            poll_until(lambda: sessions[name] in queue() or got, timeout=10,
+                       message=f"{name} never queued")
+
+            def join():
+                thread.join(timeout=30)
+                self.assertTrue(got, f"the queued acquire of {name} never answered")
+                return got[0]
+            return join
+
+        try:
+            self.assertEqual(deny.admin("PUT", f"/v1/kv/{key}?acquire={sessions['holder']}",
+                                        "held"), True)
+            deleted = park("deleted")
+            cut = park("cut")
+            idle = park("idle", wait="1ms")
+            self.assertEqual(idle().header("X-Tenure-Queue-Position"), "3")
+            valid = park("valid")
+            self.assertEqual(queue(), [sessions[n] for n in ("deleted", "cut", "idle", "valid")])
+
+            deny.admin("DELETE", "/v1/acl/token/" + tokens["deleted"]["AccessorID"])
+            got = deleted()
+            self.assertEqual((got.status, got.text), (403, "ACL not found"))
+            poll_until(lambda: sessions["deleted"] not in queue(), timeout=10,
+                       message="the deleted token's waiter is still queued")
+
+            deny.admin("PUT", "/v1/acl/token/" + tokens["cut"]["AccessorID"],
+                       {"Description": "cut", "Policies": [{"Name": "read-only"}]})
+            got = cut()
+            self.assertEqual(got.status, 403, got.text)
+            self.assertEqual(got.text, "Permission denied: token with AccessorID '%s' lacks "
+                             "permission 'key:write' on \"%s\"" % (tokens["cut"]["AccessorID"], key))
+            poll_until(lambda: sessions["cut"] not in queue(), timeout=10,
+                       message="the cut token's waiter is still queued")
+
+            # The idle waiter has no request parked: the Store asks its token
+            # at the grant, and the next in line gets the key.
+            deny.admin("DELETE", "/v1/acl/token/" + tokens["idle"]["AccessorID"])
+            self.assertEqual(queue(), [sessions["idle"], sessions["valid"]])
+            self.assertEqual(deny.admin("PUT", f"/v1/kv/{key}?release={sessions['holder']}"),
+                             True)
+            got = valid()
+            self.assertEqual((got.status, got.json()), (200, True), got.text)
+            entry = deny.admin("GET", "/v1/kv/" + key)[0]
+            self.assertEqual(entry["Session"], sessions["valid"])
+            self.assertEqual(base64.b64decode(entry["Value"]), b"by valid")
+            history = deny.admin("GET", "/v1/tenure/history/" + key)
+            self.assertNotIn(sessions["idle"], [g["Session"] for g in history])
+            self.assertNotIn(sessions["deleted"], [g["Session"] for g in history])
+            self.assertNotIn(sessions["cut"], [g["Session"] for g in history])
+        finally:
+            deny.reset(("kv", "tokens", "sessions"))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -4,8 +4,9 @@ PUT /v1/kv/<key>?acquire=<session>&queue[&wait=<dur>] parks the request in the
 key's FIFO queue; the apply that frees the key hands it to the head and
 answers that request alone, with a new fencing token (X-Tenure-Fence).
 GET /v1/tenure/queue/<key> lists the waiters, head first. A wait that runs out
-answers false with X-Tenure-Queue-Position and the session keeps its place;
-?release (or a txn unlock) by a waiter leaves the queue.
+answers false with X-Tenure-Queue-Position and the session keeps its place
+while its client asks again within the grace (10 s); ?release (or a txn
+unlock) by a waiter leaves the queue.
 
 Every wait is a poll with a deadline (tenure_testlib.poll_until) or a join
 with a timeout; nothing sleeps and hopes.
@@ -126,6 +127,68 @@ class FairAcquireTest(SharedServerTestCase):
             self.assertTrue(all(not again[t].answered() for t in sessions[i + 1:]))
             last, current = fence(answer), s
         self.server.request("PUT", f"/v1/kv/{key}?release={current}")
+
+    def test_waiters_that_stop_asking_leave_and_free_the_queue(self):
+        # Decision 0027's third addendum: 100 sessions that queue with
+        # wait=1ms and never ask again keep their places for the grace, then
+        # leave; one that keeps asking keeps its place throughout.
+        key = "fair/abandoned"
+        holder = self.session("holder")
+        self.acquire(key, holder)
+        keeper = self.session("keeper")
+        self.assertEqual(FairWaiter(self.server.http_addr, key, keeper, wait="1ms")
+                         .answer().header("X-Tenure-Queue-Position"), "1")
+        stop = threading.Event()
+        asked = []
+
+        def keep_asking():
+            while not stop.is_set():
+                resp = FairWaiter(self.server.http_addr, key, keeper, wait="500ms").answer()
+                asked.append(resp.header("X-Tenure-Queue-Position"))
+
+        thread = threading.Thread(target=keep_asking, daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        self.addCleanup(stop.set)
+        gone = [self.session(f"gone-{i}") for i in range(100)]
+        started = time.monotonic()
+        for i, s in enumerate(gone):
+            resp = FairWaiter(self.server.http_addr, key, s, wait="1ms").answer()
+            self.assertEqual((resp.status, resp.json()), (200, False), resp)
+            self.assertEqual(resp.header("X-Tenure-Queue-Position"), str(i + 2), resp)
+        last_asked = time.monotonic()
+        self.assertEqual(queue_of(self.server, key), [keeper] + gone)
+        poll_until(lambda: queue_of(self.server, key) == [keeper], timeout=30.0,
+                   message="the waiters that stopped asking left")
+        left = time.monotonic()
+        # Not before the grace from each one's answer, not long after the last one's.
+        self.assertGreaterEqual(left - started, 10.0 - 0.1)
+        self.assertLess(left - last_asked, 10.0 + 5.0)
+        stop.set()
+        thread.join(10)
+        self.assertTrue(asked and all(p == "1" for p in asked), asked)
+        # The queue is free for others again: a newcomer waits behind the keeper.
+        newcomer = self.session("newcomer")
+        resp = FairWaiter(self.server.http_addr, key, newcomer, wait="1ms").answer()
+        self.assertEqual(resp.header("X-Tenure-Queue-Position"), "2", resp)
+
+    def test_a_session_waits_in_at_most_sixteen_queues(self):
+        holder = self.session("holder")
+        many = self.session("many")
+        for i in range(17):
+            self.acquire(f"fair/bound/{i}", holder)
+        for i in range(16):
+            resp = FairWaiter(self.server.http_addr, f"fair/bound/{i}", many, wait="1ms").answer()
+            self.assertEqual(resp.header("X-Tenure-Queue-Position"), "1", resp)
+        resp = FairWaiter(self.server.http_addr, "fair/bound/16", many, wait="1ms").answer()
+        self.assertEqual(resp.status, 500, resp)
+        self.assertEqual(resp.text, f'session "{many}" already waits in the queues of 16 keys '
+                                    '(limit 16)')
+        self.assertEqual(queue_of(self.server, "fair/bound/16"), [])
+        # Another session still queues there.
+        other = self.session("other")
+        resp = FairWaiter(self.server.http_addr, "fair/bound/16", other, wait="1ms").answer()
+        self.assertEqual(resp.header("X-Tenure-Queue-Position"), "1", resp)
 
     def test_release_by_a_waiter_leaves_the_queue(self):
         key = "fair/leave"

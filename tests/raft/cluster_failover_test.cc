@@ -187,7 +187,7 @@ TEST_F(ClusterFailoverTest, ExpiredHoldersLockIsReleasedWithItsLockDelayAfterFai
   const state::KvEntry* entry = server(*leader).store().FindKv("lock/b");
   ASSERT_NE(entry, nullptr);
   EXPECT_TRUE(entry->session.empty());
-  EXPECT_GT(server(*leader).store().LockDelayUntil("lock/b"), UnixMs(0));
+  EXPECT_GT(server(*leader).store().LockDelayUntil("lock/b"), ClusterMs(0));
   ExpectConverged(*leader);
 }
 

@@ -33,7 +33,7 @@ inline state::Command KvSetCommand(const std::string& key, std::size_t value_byt
     value[j] = static_cast<char>('a' + (static_cast<std::size_t>(seed) + j) % 26);
   }
   state::Command command;
-  command.now_ms = UnixMs(1'700'000'000'000 + seed);
+  command.now_ms = ClusterMs(1'700'000'000'000 + seed);
   command.body = state::KvSet{key, std::move(value), static_cast<std::uint64_t>(seed)};
   return command;
 }

@@ -225,7 +225,14 @@ void Api::KvPut(const CallPtr& call) {
     if (call->Failed(index)) return;
     body = state::KvCas{key, request.body, flags, LogIndex(*index)};
   } else if (acquire && queue) {
-    body = state::KvEnqueue{key, request.body, flags, state::SessionId(std::string(*acquire))};
+    state::KvEnqueue enqueue{key, request.body, flags, state::SessionId(std::string(*acquire))};
+    // Its grant may come in a later entry: the token is asked again then
+    // (decision 0038).
+    if (!call->caller.unrestricted) {
+      enqueue.authority = {true, call->caller.accessor_id(),
+                           server_.acl_config().default_policy == acl::DefaultPolicy::kAllow};
+    }
+    body = std::move(enqueue);
   } else if (acquire) {
     body = state::KvAcquire{key, request.body, flags, state::SessionId(std::string(*acquire))};
   } else if (release) {
@@ -252,19 +259,35 @@ void Api::KvPut(const CallPtr& call) {
 // request parks here (the leader) until an apply grants the key to the
 // session or the session leaves the queue. A wait that runs out answers
 // false with the session's place and proposes nothing: the session keeps
-// its place until it is granted, releases, or dies. A client that hangs up
+// its place for the client to ask again, until it is granted, releases,
+// dies, or asks no more for QueueParking's grace (10 s). A client that hangs up
 // leaves the queue (KvDequeue), unless another request of its session for
 // the key is still parked here; the dequeue's outcome is nobody's answer.
 void Api::ParkInQueue(const CallPtr& call, std::string key, state::SessionId session) {
   using Outcome = server::QueueParking::Outcome;
-  auto answer = [call, key](server::QueueParking::Answer a) {
+  auto answer = [this, call, key, session](server::QueueParking::Answer a) {
     switch (a.outcome) {
       case Outcome::kGranted:
         call->Reply(AcquireAnswer(true, a.fence));
         return;
       case Outcome::kLeft:
+        // Left without the key: if its token no longer allows it (the
+        // grant asked it again, decision 0038), the 403 a new request gets.
+        if (!QueuedCallerStillAllowed(*call, key)) return;
         call->Reply(AcquireAnswer(false, LogIndex()));
         return;
+      case Outcome::kDenied: {
+        // Its token was revoked or cut while it waited: the 403, and the
+        // session leaves the queue unless another request of it waits.
+        if (QueuedCallerStillAllowed(*call, key)) {  // allowed again since: just false
+          call->Reply(AcquireAnswer(false, LogIndex()));
+        }
+        server::QueueParking& parking = server_.queue_parking();
+        if (parking.CountParked(key, session) == 0 && server_.IsLeader()) {
+          server_.Propose(state::KvDequeue{key, session}, [](Result<state::ApplyResult>) {});
+        }
+        return;
+      }
       case Outcome::kTimedOut: {
         HttpResponse response = AcquireAnswer(false, LogIndex());
         AddQueuePosition(a.position, &response);
@@ -291,7 +314,12 @@ void Api::ParkInQueue(const CallPtr& call, std::string key, state::SessionId ses
     return;
   }
   call->request->TrimForParking();
-  std::uint64_t id = server_.queue_parking().Park(key, session, call->options.wait_ms, answer);
+  auto allowed = [this, call, key] {
+    if (ResolveAgain(*call)) return false;
+    return call->caller.can().KeyWrite(key).allowed();
+  };
+  std::uint64_t id =
+      server_.queue_parking().Park(key, session, call->options.wait_ms, answer, allowed);
   call->responder->OnClose([this, id, key, session] {
     // Hung up: leave the queue, unless the request was answered already or
     // another request of the session for the key still waits here.
@@ -299,6 +327,17 @@ void Api::ParkInQueue(const CallPtr& call, std::string key, state::SessionId ses
     if (!parking.Cancel(id) || parking.CountParked(key, session) != 0) return;
     server_.Propose(state::KvDequeue{key, session}, [](Result<state::ApplyResult>) {});
   });
+}
+
+// After a queued acquire left without the key: false if the caller's token
+// still allows the acquire; otherwise replies the 403 (or `ACL not found`) a
+// new request would get, and returns false.
+bool Api::QueuedCallerStillAllowed(Call& call, const std::string& key) {
+  if (std::optional<HttpResponse> refused = ResolveAgain(call)) {
+    call.Reply(std::move(*refused));
+    return false;
+  }
+  return !call.Deny(call.caller.can().KeyWrite(key), key);
 }
 
 void Api::KvDelete(const CallPtr& call) {

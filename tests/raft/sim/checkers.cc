@@ -49,11 +49,6 @@ MonoMs Checkers::RealMsAtLeast(MonoMs ttl_ms) const {
   return ttl_ms * 1'000'000 / (1'000'000 + options_.drift_ppm_max) - 1;
 }
 
-void Checkers::OnWallOffset(DurationMs offset_ms) {
-  wall_offset_min_ = std::min(wall_offset_min_, offset_ms);
-  wall_offset_max_ = std::max(wall_offset_max_, offset_ms);
-}
-
 // --- Leaders -----------------------------------------------------------------
 
 void Checkers::OnBecameLeader(unsigned node, std::uint64_t term, MonoMs mono, RealMs now,
@@ -285,13 +280,13 @@ void Checkers::CheckGrants(unsigned replica, const state::Command& command,
     auto delay = lock_delay_until_.find(key);
     if (delay != lock_delay_until_.end()) {
       ++lock_delay_checks_;
-      RealMs earliest = delay->second.first - clock_spread_ms();
-      if (proposed_at < earliest) {
+      const LockDelay& window = delay->second;
+      if (proposed_at < window.earliest) {
         Fail(now, fmt::format("{} granted at index {} (proposed t={}) inside the lock-delay of "
-                              "its holder invalidated at index {}: not before t={} (clock "
-                              "offsets spread {} ms)",
-                              key, index, proposed_at, delay->second.second, earliest,
-                              clock_spread_ms()));
+                              "its holder invalidated at index {} (proposed t={}, {} ms): not "
+                              "before t={}",
+                              key, index, proposed_at, window.index, window.invalidated_at,
+                              window.delay_ms, window.earliest));
         return;
       }
     }
@@ -323,8 +318,10 @@ void Checkers::OnFirstApply(const state::Command& command, const state::Store& s
   DurationNs delay_ns = std::min(invalidated->lock_delay_ns, limits::kLockDelayMaxNs);
   if (delay_ns > 0) {
     for (const std::string& key : invalidated->held) {
-      auto& until = lock_delay_until_[key];
-      until = std::max(until, {proposed_at + CeilMs(delay_ns), index});
+      LockDelay window{proposed_at + RealMsAtLeast(CeilMs(delay_ns)), proposed_at, CeilMs(delay_ns),
+                       index};
+      auto [slot, inserted] = lock_delay_until_.try_emplace(key, window);
+      if (!inserted && slot->second.earliest < window.earliest) slot->second = window;
     }
   }
   if (destroy->reason != state::DestroyReason::kExpired) {
@@ -367,6 +364,19 @@ void Checkers::CheckConverged(const std::vector<const state::Store*>& stores, Re
     if (stores[i]->Digest() != stores[0]->Digest()) {
       Fail(now,
            fmt::format("replicas n0 and n{} differ at index {}", i, stores[0]->applied_index()));
+      return;
+    }
+  }
+}
+
+void Checkers::CheckLockDelaysBounded(const state::Store& store, ClusterMs leader_clock,
+                                      RealMs now) {
+  const DurationMs longest_ms = limits::kLockDelayMaxNs / kNsPerMs;
+  for (const auto& [key, until] : store.lock_delays()) {
+    if (until - leader_clock > longest_ms) {
+      Fail(now, fmt::format("the lock-delay window of {} ends {} ms after the leader's replicated "
+                            "clock, more than the longest lock-delay ({} ms)",
+                            key, until - leader_clock, longest_ms));
       return;
     }
   }

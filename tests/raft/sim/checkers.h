@@ -17,10 +17,14 @@
 //        acknowledged, and no leader acknowledges a renewal after that.
 //  5. No grant to an expired session: no lock goes to a session that the
 //     proposing leader had already decided expired (etcd issue 11456).
-//  6. Lock-delay: no grant of a key proposed earlier than lock-delay minus
-//     the spread of the servers' wall-clock offsets after the proposal of
-//     the invalidation that released it (decision 0001).
-//  7. At the end: replicas converge, and sessions nobody renews are expired.
+//  6. Lock-delay: no grant of a key proposed earlier than lock-delay after
+//     the proposal of the invalidation that released it, in real time
+//     shortened only by the monotonic clocks' rate bound (decisions 0001,
+//     0037): however far any wall clock is off.
+//  7. At the end: replicas converge, sessions nobody renews are expired, and
+//     no lock-delay window ends further from the leader's replicated clock
+//     than the longest lock-delay (a stamp from a wrong wall clock would
+//     leave windows open for a day).
 //  8. FIFO (decision 0027): a key with waiters goes only to its queue's head
 //     as it stood before the granting entry.
 //
@@ -71,7 +75,6 @@ class Checkers {
   void OnExpiryDecided(unsigned node, std::uint64_t term, const state::SessionId& session_id,
                        MonoMs mono, RealMs now);
   void OnProposed(unsigned node, std::uint64_t term, const state::Command& command, RealMs now);
-  void OnWallOffset(DurationMs offset_ms);
 
   // --- Replicas (every FSM apply) -----------------------------------------
   // What a SessionDestroy found before it applied.
@@ -92,6 +95,8 @@ class Checkers {
   // be gone from `store`.
   void CheckUnrenewedSessionsExpired(const state::Store& store, RealMs last_leader_change,
                                      MonoMs slack_ms, RealMs now);
+  // `leader_clock`: the replicated clock by the leader's measure now.
+  void CheckLockDelaysBounded(const state::Store& store, ClusterMs leader_clock, RealMs now);
 
   std::uint64_t expiries_committed() const { return expiries_committed_; }
   std::uint64_t grants() const { return grants_; }
@@ -135,7 +140,6 @@ class Checkers {
                     const std::optional<Invalidated>& invalidated, RealMs now);
   const std::vector<Proposal>* ProposalsOf(const state::Command& command) const;
   MonoMs RealMsAtLeast(MonoMs ttl_ms) const;
-  DurationMs clock_spread_ms() const { return wall_offset_max_ - wall_offset_min_; }
 
   CheckerOptions options_;
   History* history_;
@@ -146,10 +150,14 @@ class Checkers {
   std::map<std::tuple<unsigned, std::uint64_t, state::SessionId>, MonoMs> armed_at_;
   std::map<Leadership, std::map<state::SessionId, RealMs>> decided_expired_;
   std::map<std::string, std::vector<Proposal>> proposals_;  // by encoded command
-  // key -> (proposal time of the invalidation + delay, the invalidating index)
-  std::map<std::string, std::pair<RealMs, LogIndex>> lock_delay_until_;
-  DurationMs wall_offset_min_ = 0;  // of the wall clocks from real time
-  DurationMs wall_offset_max_ = 0;
+  // The latest-ending lock-delay window of each key, in real time.
+  struct LockDelay {
+    RealMs earliest = 0;        // no grant proposed before: invalidated_at + delay / (1 + drift)
+    RealMs invalidated_at = 0;  // proposal of the invalidation
+    DurationMs delay_ms = 0;
+    LogIndex index;  // the invalidating entry
+  };
+  std::map<std::string, LockDelay> lock_delay_until_;
   std::uint64_t expiries_committed_ = 0;
   std::uint64_t grants_ = 0;
   std::uint64_t lock_delay_checks_ = 0;

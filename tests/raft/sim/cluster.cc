@@ -30,7 +30,6 @@ Cluster::Cluster(ClusterOptions options)
   for (unsigned i = 0; i < options_.servers; ++i) {
     servers_.push_back(std::make_unique<SimServer>(this, i, server_options, options_.clocks[i]));
     TENURE_ASSERT(raft_fixture_grow(&fixture_, servers_[i]->fsm()) == 0);
-    checkers_.OnWallOffset(options_.clocks[i].wall_offset_ms());
   }
   for (unsigned i = 0; i < options_.servers; ++i) {
     servers_[i]->Attach(raft(i));

@@ -2,7 +2,8 @@
 // seeds, for the soak tier (scripts/soak-sim) and for reproducing a seed.
 //
 //   tenure_sim --seed N [--seeds K] [--steps S] [--nodes 3|5] [--multiplier M]
-//              [--drift-ppm P] [--pause-max-ms D] [--duration-s T] [--trace] [-v]
+//              [--drift-ppm P] [--pause-max-ms D] [--acl-percent N] [--queue-percent N]
+//              [--day-jumps] [--duration-s T] [--trace] [-v]
 //
 // Runs seeds N, N+1, ... (K of them, or until T seconds of wall time have
 // passed). A failing seed prints
@@ -27,7 +28,7 @@ namespace {
   std::fprintf(stderr,
                "tenure_sim: %s\nusage: tenure_sim --seed N [--seeds K] [--steps S] "
                "[--nodes 3|5] [--multiplier M] [--drift-ppm P] [--pause-max-ms D] [--acl-percent "
-               "N] [--queue-percent N] "
+               "N] [--queue-percent N] [--day-jumps] "
                "[--duration-s T] [--trace] [-v]\n",
                message);
   std::exit(2);
@@ -85,6 +86,8 @@ int main(int argc, char** argv) {
     } else if (flag == "--queue-percent") {
       config.queue_percent = static_cast<unsigned>(Number(argc, argv, &i));
       if (config.queue_percent > 50) Usage("--queue-percent is 0..50");
+    } else if (flag == "--day-jumps") {
+      config.day_jumps = true;
     } else if (flag == "--duration-s") {
       duration_s = Number(argc, argv, &i);
     } else if (flag == "--trace") {

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace tenure::sim {
 namespace {
@@ -206,7 +207,25 @@ void Nemesis::StartLasting(Kind kind) {
   active_.push_back(fault);
 }
 
+// A server's wall clock a day ahead or behind, or back from it: the mistake
+// an operator or a broken time source makes. One server at a time.
+void Nemesis::JumpWallClock() {
+  constexpr DurationMs kDayMs = 86'400'000;
+  unsigned jumped = cluster_->size();
+  for (unsigned i = 0; i < cluster_->size(); ++i) {
+    if (std::abs(cluster_->server(i).clock().wall_offset_ms()) >= kDayMs) jumped = i;
+  }
+  unsigned i = jumped < cluster_->size() ? jumped : rng_.Index(cluster_->size());
+  DurationMs offset = rng_.Uniform(-options_.wall_offset_max_ms, options_.wall_offset_max_ms);
+  if (jumped == cluster_->size()) offset += rng_.Percent(50) ? kDayMs : -kDayMs;
+  cluster_->server(i).clock().SetWallOffset(offset);
+  cluster_->history().Add(cluster_->now(),
+                          fmt::format("nemesis: n{} wall clock jumped to offset {} ms", i, offset));
+  Count(jumped == cluster_->size() ? "day-jump" : "day-jump-back");
+}
+
 void Nemesis::StartInstant() {
+  if (options_.day_jumps && rng_.Percent(25)) return JumpWallClock();
   unsigned n = cluster_->size();
   unsigned i = rng_.Index(n);
   RealMs now = cluster_->now();
@@ -236,7 +255,6 @@ void Nemesis::StartInstant() {
     case 1: {
       DurationMs offset = rng_.Uniform(-options_.wall_offset_max_ms, options_.wall_offset_max_ms);
       server.clock().SetWallOffset(offset);
-      cluster_->checkers().OnWallOffset(offset);
       history.Add(now, fmt::format("nemesis: n{} wall clock stepped to offset {} ms", i, offset));
       Count("clock-step");
       break;

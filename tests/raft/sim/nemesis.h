@@ -15,7 +15,9 @@
 // SessionDestroy{expired} for a while (each retried a second later: a window
 // in which the expiring session must get no lock), a wall-clock step, a change of
 // monotonic rate within the bound, new network and disk latencies, a
-// leadership transfer. Election timeouts are re-drawn all the time.
+// leadership transfer. Election timeouts are re-drawn all the time. With
+// day_jumps, one server's wall clock now and then jumps a day ahead or
+// behind, and back (decision 0037: the replicated clock must not notice).
 //
 // At most `max_down` servers are faulted at once, now and then one more
 // (no majority for a while).
@@ -40,6 +42,9 @@ struct NemesisOptions {
   // errors within +-drift_ppm_max (what the checkers assume).
   DurationMs wall_offset_max_ms = 500;
   std::int64_t drift_ppm_max = 1'000;
+  // Wall-clock jumps of plus or minus a day (off: older seeds keep their
+  // schedules, as nothing is drawn for them).
+  bool day_jumps = false;
 };
 
 class Nemesis {
@@ -68,6 +73,7 @@ class Nemesis {
   void StartOne();
   void StartLasting(Kind kind);
   void StartInstant();
+  void JumpWallClock();
   void End(Fault& fault);
   void RestartIfStopped(unsigned i);
   unsigned PickTarget(const std::vector<bool>& busy);

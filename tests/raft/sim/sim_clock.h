@@ -1,9 +1,10 @@
 // SimClock: one simulated server's clocks, derived from raft_fixture's
 // global simulated time (the "real" time of the simulation, in ms).
 //
-// - The wall clock (command stamps, lock-delay windows) is real time plus an
-//   offset, as an NTP-disciplined clock is: the offset is bounded and may
-//   step, but it does not grow with time.
+// - The wall clock (what commands carry for people to read: history times)
+//   is real time plus an offset, as an NTP-disciplined clock is: the offset
+//   is bounded and may step, but it does not grow with time; or, with the
+//   nemesis's day jumps, a day off either way (decision 0037).
 // - The monotonic clock (TTL timers) runs at a rate off by drift_ppm, as a
 //   crystal does. Our TTL guarantee assumes this rate error is bounded; it
 //   assumes nothing about offsets between servers' monotonic clocks, which

@@ -20,6 +20,7 @@ struct SeedCase {
   std::int64_t drift_ppm = SimConfig{}.drift_ppm_max;
   unsigned acl_percent = 0;
   unsigned queue_percent = 0;
+  bool day_jumps = false;
 };
 
 // Keeps ctest's test names readable (gtest would print the bytes).
@@ -29,7 +30,8 @@ void PrintTo(const SeedCase& seed_case, std::ostream* out) {
        << " servers, multiplier " << seed_case.multiplier << ", " << seed_case.steps
        << " steps, pauses up to " << seed_case.pause_max_ms << " ms, clock rates off by up to "
        << seed_case.drift_ppm << " ppm, " << seed_case.acl_percent << "% ACL commands, "
-       << seed_case.queue_percent << "% queue commands";
+       << seed_case.queue_percent << "% queue commands"
+       << (seed_case.day_jumps ? ", wall clocks jumping a day" : "");
 }
 
 class SimSeedTest : public ::testing::TestWithParam<SeedCase> {};
@@ -44,6 +46,7 @@ TEST_P(SimSeedTest, HoldsEveryInvariant) {
   config.drift_ppm_max = GetParam().drift_ppm;
   config.acl_percent = GetParam().acl_percent;
   config.queue_percent = GetParam().queue_percent;
+  config.day_jumps = GetParam().day_jumps;
   SimResult result = RunSimulation(config);
   EXPECT_TRUE(result.ok) << "FAILED seed=" << config.seed
                          << " (reproduce: " << ReproduceCommand(config) << ")\n  " << result.failure
@@ -81,6 +84,12 @@ std::vector<SeedCase> Seeds() {
     seeds.push_back({seed, seed % 2 == 0 ? 3u : 5u, 2, SimConfig{}.steps, SimConfig{}.pause_max_ms,
                      SimConfig{}.drift_ppm_max, 0, 30});
   }
+  // One server's wall clock a day ahead or behind, and back (decision 0037):
+  // lock-delay still never ends early and every window still ends.
+  for (std::uint64_t seed = 501; seed <= 510; ++seed) {
+    seeds.push_back({seed, seed % 2 == 0 ? 3u : 5u, 2, SimConfig{}.steps, SimConfig{}.pause_max_ms,
+                     SimConfig{}.drift_ppm_max, 0, 10, true});
+  }
   return seeds;
 }
 
@@ -103,6 +112,7 @@ INSTANTIATE_TEST_SUITE_P(Quick, SimSeedTest, ::testing::ValuesIn(Seeds()),
                            if (c.queue_percent != 0) {
                              name += "Queue" + std::to_string(c.queue_percent);
                            }
+                           if (c.day_jumps) name += "DayJumps";
                            return name;
                          });
 

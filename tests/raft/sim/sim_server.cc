@@ -140,7 +140,7 @@ int SimServer::FsmRestore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcep
 
 void SimServer::Propose(state::CommandBody body, ProposeDone done) {
   // As Server::Propose.
-  const UnixMs stamp = NowWall();
+  const ClusterMs stamp = duties_.ClusterNow(store_.now_ms(), NowMono(), term());
   auto replicated_lock_delay = [this, stamp](std::string_view key) {
     return store_.LockDelayUntil(key) > stamp;
   };
@@ -154,6 +154,7 @@ void SimServer::Propose(state::CommandBody body, ProposeDone done) {
   duties_.HoldQueueGrant(&body, NowMono());
   state::Command command;
   command.now_ms = stamp;
+  command.wall_ms = NowWall();
   command.body = std::move(body);
   // As Node::Propose.
   if (!IsRaftLeader()) {
@@ -369,8 +370,11 @@ void SimServer::ExpireSession(const state::SessionId& session_id) {
 // once its lock-delay window has passed, by the replicated clock and by this
 // leader's guard (decision 0027).
 void SimServer::CheckQueue(const std::string& key, DurationMs floor_ms) {
-  const UnixMs until = store_.LockDelayUntil(key);
-  const DurationMs remaining = until.ms() == 0 ? 0 : std::max<DurationMs>(until - NowWall(), 0);
+  const ClusterMs until = store_.LockDelayUntil(key);
+  const DurationMs remaining =
+      until == ClusterMs()
+          ? 0
+          : std::max<DurationMs>(until - duties_.ClusterNow(store_.now_ms(), NowMono(), term()), 0);
   duties_.CheckQueue(store_, key, NowMono(), std::max(remaining, floor_ms));
 }
 

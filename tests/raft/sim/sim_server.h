@@ -90,6 +90,9 @@ class SimServer {
   SimClock& clock() { return clock_; }
   MonoMs NowMono() const;
   UnixMs NowWall() const;
+  // The replicated clock by this server's measure, as it would stamp a
+  // command now (the Store's clock when it does not lead).
+  ClusterMs ClusterNow() { return duties_.ClusterNow(store_.now_ms(), NowMono(), term()); }
   std::uint64_t restores() const { return bridge_->restores(); }
   bool apply_halted() const { return bridge_->apply_halted(); }
 

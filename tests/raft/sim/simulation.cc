@@ -68,6 +68,8 @@ void Settle(Cluster& cluster, Workload& workload, Nemesis& nemesis,
   }
   checkers.CheckUnrenewedSessionsExpired(cluster.server(*leader).store(),
                                          checkers.last_leader_change(), 5'000, cluster.now());
+  checkers.CheckLockDelaysBounded(cluster.server(*leader).store(),
+                                  cluster.server(*leader).ClusterNow(), cluster.now());
   auto caught_up = [&] {
     LogIndex target = cluster.server(*leader).store().applied_index();
     for (unsigned i = 0; i < cluster.size(); ++i) {
@@ -117,6 +119,7 @@ SimResult RunSimulation(const SimConfig& config) {
   NemesisOptions nemesis_options;
   nemesis_options.drift_ppm_max = config.drift_ppm_max;
   nemesis_options.fault_max_ms = config.pause_max_ms;
+  nemesis_options.day_jumps = config.day_jumps;
   Cluster cluster(DrawCluster(config, workload_options, nemesis_options, setup, nodes));
   cluster.history().set_echo(config.trace);
   cluster.Start();
@@ -163,6 +166,7 @@ std::string ReproduceCommand(const SimConfig& config, const std::string& program
   if (config.queue_percent != 0) {
     command += fmt::format(" --queue-percent {}", config.queue_percent);
   }
+  if (config.day_jumps) command += " --day-jumps";
   return command;
 }
 

@@ -27,6 +27,7 @@ struct SimConfig {
   std::int64_t pause_max_ms = 15'000;  // longest pause, isolation or cut
   unsigned acl_percent = 0;            // WorkloadOptions::acl_percent
   unsigned queue_percent = 0;          // WorkloadOptions::queue_percent
+  bool day_jumps = false;              // NemesisOptions::day_jumps
   std::FILE* trace = nullptr;          // echo every history line here
 };
 

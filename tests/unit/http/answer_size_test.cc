@@ -57,7 +57,8 @@ class StoreAnswerSizeTest : public ::testing::Test {
  protected:
   void Set(const std::string& key, std::string value) {
     index_ = index_.Next();
-    const auto result = store_.Apply({UnixMs(1), state::KvSet{key, std::move(value), 0}}, index_);
+    const auto result =
+        store_.Apply({ClusterMs(1), state::KvSet{key, std::move(value), 0}}, index_);
     ASSERT_TRUE(result.status.ok());
   }
   state::Store store_;
@@ -115,7 +116,7 @@ TEST_F(StoreAnswerSizeTest, TxnCountSumsOperationsAndBoundsTheAnswer) {
                                {TxnVerb::kSet, "u", std::string(3000, 'z')},
                                {TxnVerb::kGet, "u"}};
   const std::size_t counted_writes = TxnAnswerSize(store_, writes, kNoLimit);
-  const auto result = copy.Apply({UnixMs(1), state::Txn{writes}}, index_.Next());
+  const auto result = copy.Apply({ClusterMs(1), state::Txn{writes}}, index_.Next());
   ASSERT_TRUE(result.txn.ok());
   EXPECT_GE(counted_writes, json::TxnOutcome(result.txn).size());
 }

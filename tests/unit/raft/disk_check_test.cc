@@ -434,7 +434,7 @@ TEST(DiskCheckTest, ASnapshotIsVerifiedAndADamagedOneRefused) {
   Dir dir;
   dir.Write("metadata1", EncodeMetadata({1, 2, 0}));
   state::Store store;
-  (void)store.Apply({UnixMs(1), state::KvSet{"key", "a value to flip", 0}}, LogIndex(1));
+  (void)store.Apply({ClusterMs(1), state::KvSet{"key", "a value to flip", 0}}, LogIndex(1));
   std::string data;
   store.EncodeSnapshot(&data);
   dir.Write("snapshot-2-100-12345", data);

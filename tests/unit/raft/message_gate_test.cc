@@ -40,7 +40,7 @@ std::string LibraftConfiguration(std::vector<std::pair<std::uint64_t, std::strin
 
 std::string CommandEntry(const std::string& key) {
   state::Command command;
-  command.now_ms = UnixMs(1);
+  command.now_ms = ClusterMs(1);
   command.body = state::KvSet{key, "v", 0};
   std::string out;
   EncodeEntry(command, &out);

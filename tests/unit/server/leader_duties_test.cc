@@ -223,21 +223,21 @@ TEST(SessionChangeTest, TimersFollowWhatTheStoreApplied) {
 
   state::Store store;
   state::ApplyResult created =
-      store.Apply({UnixMs(1), state::SessionCreate{TtlSession("c", 7)}}, LogIndex(1));
+      store.Apply({ClusterMs(1), state::SessionCreate{TtlSession("c", 7)}}, LogIndex(1));
   SessionChange change = SessionChangeOf(created);
   EXPECT_EQ(change.created_id, SessionId("c"));
   EXPECT_EQ(change.created_ttl_ns, 7);
   // A create the Store refused (the id exists) arms nothing.
   state::ApplyResult again =
-      store.Apply({UnixMs(2), state::SessionCreate{TtlSession("c", 7)}}, LogIndex(2));
+      store.Apply({ClusterMs(2), state::SessionCreate{TtlSession("c", 7)}}, LogIndex(2));
   EXPECT_FALSE(again.status.ok());
   EXPECT_TRUE(SessionChangeOf(again).empty());
-  EXPECT_EQ(
-      SessionChangeOf(store.Apply({UnixMs(3), state::SessionDestroy{SessionId("c")}}, LogIndex(3)))
-          .destroyed_id,
-      SessionId("c"));
+  EXPECT_EQ(SessionChangeOf(
+                store.Apply({ClusterMs(3), state::SessionDestroy{SessionId("c")}}, LogIndex(3)))
+                .destroyed_id,
+            SessionId("c"));
   EXPECT_TRUE(
-      SessionChangeOf(store.Apply({UnixMs(4), state::KvSet{"k", "v", 0}}, LogIndex(4))).empty());
+      SessionChangeOf(store.Apply({ClusterMs(4), state::KvSet{"k", "v", 0}}, LogIndex(4))).empty());
 }
 
 // A key left free with waiters in a lock-delay window (decision 0027): the
@@ -246,11 +246,11 @@ TEST_F(LeaderDutiesTest, QueueGrantIsDueOnceTheLockDelayWindowHasPassed) {
   state::Store store;
   state::Session holder = TtlSession("h", 0);
   holder.lock_delay_ns = 2 * kNsPerSecond;
-  store.Apply({UnixMs(1'000), state::SessionCreate{holder}}, LogIndex(1));
-  store.Apply({UnixMs(1'000), state::SessionCreate{TtlSession("w", 0)}}, LogIndex(2));
-  store.Apply({UnixMs(1'000), state::KvAcquire{"k", "v", 0, SessionId("h")}}, LogIndex(3));
+  store.Apply({ClusterMs(1'000), state::SessionCreate{holder}}, LogIndex(1));
+  store.Apply({ClusterMs(1'000), state::SessionCreate{TtlSession("w", 0)}}, LogIndex(2));
+  store.Apply({ClusterMs(1'000), state::KvAcquire{"k", "v", 0, SessionId("h")}}, LogIndex(3));
   EXPECT_TRUE(
-      store.Apply({UnixMs(1'000), state::KvEnqueue{"k", "w", 0, SessionId("w")}}, LogIndex(4))
+      store.Apply({ClusterMs(1'000), state::KvEnqueue{"k", "w", 0, SessionId("w")}}, LogIndex(4))
           .queued);
 
   // Not leading: nothing is scheduled.
@@ -261,7 +261,7 @@ TEST_F(LeaderDutiesTest, QueueGrantIsDueOnceTheLockDelayWindowHasPassed) {
   duties_.CheckQueue(store, "k", 500, 0);  // held: nothing to grant
   EXPECT_EQ(duties_.queue_grants_pending(), 0u);
 
-  store.Apply({UnixMs(1'000), state::SessionDestroy{SessionId("h")}}, LogIndex(5));
+  store.Apply({ClusterMs(1'000), state::SessionDestroy{SessionId("h")}}, LogIndex(5));
   ASSERT_NE(store.FindQueue("k"), nullptr);  // free, in lock-delay until 3,000
   duties_.CheckQueue(store, "k", 600, 2'000);
   EXPECT_EQ(duties_.NextDeadline(), std::optional<MonoMs>(2'600));
@@ -275,7 +275,7 @@ TEST_F(LeaderDutiesTest, QueueGrantIsDueOnceTheLockDelayWindowHasPassed) {
   EXPECT_EQ(duties_.DueQueueGrants(3'600), std::vector<std::string>{"k"});
 
   // The grant applied: the waiter holds the key and nothing stays due.
-  store.Apply({UnixMs(3'000), state::KvQueueGrant{"k"}}, LogIndex(6));
+  store.Apply({ClusterMs(3'000), state::KvQueueGrant{"k"}}, LogIndex(6));
   EXPECT_EQ(store.FindKv("k")->session, SessionId("w"));
   duties_.CheckQueue(store, "k", 3'700, 0);
   EXPECT_EQ(duties_.queue_grants_pending(), 0u);
@@ -295,12 +295,12 @@ TEST_F(LeaderDutiesTest, QueueCommandsOnAGuardedKeyAreHeldAndTheGrantWaitsForThe
   auto build = [](state::Store& store) {
     state::Session holder = TtlSession("h", 0);
     holder.lock_delay_ns = 5 * kNsPerSecond;
-    store.Apply({UnixMs(1'000), state::SessionCreate{holder}}, LogIndex(1));
-    store.Apply({UnixMs(1'000), state::SessionCreate{TtlSession("w", 0)}}, LogIndex(2));
-    store.Apply({UnixMs(1'000), state::SessionCreate{TtlSession("x", 0)}}, LogIndex(3));
-    store.Apply({UnixMs(1'000), state::KvAcquire{"k", "v", 0, SessionId("h")}}, LogIndex(4));
-    store.Apply({UnixMs(1'000), state::KvEnqueue{"k", "w", 0, SessionId("w")}}, LogIndex(5));
-    store.Apply({UnixMs(1'000), state::SessionDestroy{SessionId("h")}}, LogIndex(6));
+    store.Apply({ClusterMs(1'000), state::SessionCreate{holder}}, LogIndex(1));
+    store.Apply({ClusterMs(1'000), state::SessionCreate{TtlSession("w", 0)}}, LogIndex(2));
+    store.Apply({ClusterMs(1'000), state::SessionCreate{TtlSession("x", 0)}}, LogIndex(3));
+    store.Apply({ClusterMs(1'000), state::KvAcquire{"k", "v", 0, SessionId("h")}}, LogIndex(4));
+    store.Apply({ClusterMs(1'000), state::KvEnqueue{"k", "w", 0, SessionId("w")}}, LogIndex(5));
+    store.Apply({ClusterMs(1'000), state::SessionDestroy{SessionId("h")}}, LogIndex(6));
     // Free with a waiter, in lock-delay until 6,000 in replicated time.
   };
   state::Store store;
@@ -330,7 +330,7 @@ TEST_F(LeaderDutiesTest, QueueCommandsOnAGuardedKeyAreHeldAndTheGrantWaitsForThe
   // Its clock runs 5 s ahead: the stamp 6,500 is past the replicated
   // window, yet the held enqueue grants nothing and x queues behind w.
   state::ApplyResult r =
-      store.Apply({UnixMs(6'500), std::get<state::KvEnqueue>(enqueue)}, LogIndex(7));
+      store.Apply({ClusterMs(6'500), std::get<state::KvEnqueue>(enqueue)}, LogIndex(7));
   EXPECT_TRUE(r.queued);
   EXPECT_TRUE(r.queue_events.empty());
   EXPECT_TRUE(store.FindKv("k")->session.empty());
@@ -339,8 +339,8 @@ TEST_F(LeaderDutiesTest, QueueCommandsOnAGuardedKeyAreHeldAndTheGrantWaitsForThe
   // The same enqueue without the stamp grants w at once (the gap).
   state::Store unguarded;
   build(unguarded);
-  state::ApplyResult gap =
-      unguarded.Apply({UnixMs(6'500), state::KvEnqueue{"k", "x", 0, SessionId("x")}}, LogIndex(7));
+  state::ApplyResult gap = unguarded.Apply(
+      {ClusterMs(6'500), state::KvEnqueue{"k", "x", 0, SessionId("x")}}, LogIndex(7));
   ASSERT_EQ(gap.queue_events.size(), 1u);
   EXPECT_EQ(unguarded.FindKv("k")->session, SessionId("w"));
 

@@ -32,7 +32,7 @@ class QueueParkingTest : public ::testing::Test {
   }
   state::ApplyResult Apply(state::CommandBody body) {
     ++index_;
-    return store_.Apply({UnixMs(1'000), std::move(body)}, LogIndex(index_));
+    return store_.Apply({ClusterMs(1'000), std::move(body)}, LogIndex(index_));
   }
   // Applies and tells the parking what changed, as Server::OnApplied does.
   void ApplyAndNotify(state::CommandBody body) {
@@ -59,10 +59,33 @@ class QueueParkingTest : public ::testing::Test {
       io_.restart();
     }
   }
+  // Runs the loop for `ms` milliseconds.
+  void RunFor(MonoMs ms) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < until) {
+      io_.run_for(std::chrono::milliseconds(5));
+      io_.restart();
+    }
+  }
+  // Runs the loop until `left_` holds `n` waiters or 5 s passed.
+  void RunUntilLeft(std::size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (left_.size() < n && std::chrono::steady_clock::now() < deadline) {
+      io_.run_for(std::chrono::milliseconds(5));
+      io_.restart();
+    }
+  }
+  static constexpr MonoMs kGraceMs = 200;
   std::uint64_t index_ = 0;
   state::Store store_;
   boost::asio::io_context io_;
-  QueueParking parking_{io_, store_};
+  // The waiters whose grace passed, as the Server would dequeue them.
+  std::vector<std::string> left_;
+  QueueParking parking_{io_, store_,
+                        [this](const std::string& key, const SessionId& session) {
+                          left_.push_back(key + "/" + std::string(session.view()));
+                        },
+                        kGraceMs};
   std::vector<Seen> answers_;
 };
 
@@ -190,6 +213,61 @@ TEST_F(QueueParkingTest, ReleaseByAWaiterAnswersItsParkedRequestLeft) {
   EXPECT_EQ(answers_[0].position, 0u);
   EXPECT_EQ(store_.QueuePosition("k", SessionId("w2")), 1u);
   EXPECT_EQ(store_.FindKv("k")->session, SessionId("h"));
+}
+
+// Decision 0027's third addendum: a waiter whose wait ran out keeps its
+// place for the grace, and no longer unless its client asks again.
+TEST_F(QueueParkingTest, AWaitThatRunsOutKeepsThePlaceForTheGraceOnly) {
+  Park("w1", 10);
+  RunUntilAnswers(1);
+  ASSERT_EQ(answers_.size(), 1u);
+  EXPECT_EQ(answers_[0].outcome, Outcome::kTimedOut);
+  EXPECT_EQ(parking_.unattended(), 1u);
+  RunFor(kGraceMs / 2);
+  EXPECT_TRUE(left_.empty()) << "left before the grace passed";
+  RunUntilLeft(1);
+  ASSERT_EQ(left_.size(), 1u);
+  EXPECT_EQ(left_[0], "k/w1");
+  EXPECT_EQ(parking_.unattended(), 0u);
+}
+
+TEST_F(QueueParkingTest, ARequestWithinTheGraceKeepsThePlace) {
+  Park("w1", 10);
+  RunUntilAnswers(1);
+  EXPECT_EQ(parking_.unattended(), 1u);
+  Park("w1");  // the client asks again at once
+  EXPECT_EQ(parking_.unattended(), 0u);
+  RunFor(kGraceMs * 2);
+  EXPECT_TRUE(left_.empty());
+  EXPECT_EQ(store_.QueuePosition("k", SessionId("w1")), 1u);
+}
+
+// The grace ends without a leave when the waiter left or was granted meanwhile.
+TEST_F(QueueParkingTest, AWaiterGrantedDuringItsGraceDoesNotLeave) {
+  Park("w1", 10);
+  RunUntilAnswers(1);
+  ApplyAndNotify(state::KvRelease{"k", "", 0, SessionId("h")});
+  EXPECT_EQ(store_.FindKv("k")->session, SessionId("w1"));
+  RunFor(kGraceMs * 2);
+  EXPECT_TRUE(left_.empty());
+}
+
+// A new leader: every waiter's requests were on the old one. Each starts its
+// grace; a hang-up (Cancel) never starts one (the handler dequeues at once).
+TEST_F(QueueParkingTest, ANewLeaderStartsTheGraceForEveryWaiter) {
+  const std::uint64_t id = Park("w2");
+  parking_.StartGraceForAll(store_);
+  EXPECT_EQ(parking_.unattended(), 1u) << "w2 is attended by its parked request";
+  ASSERT_TRUE(parking_.Cancel(id));
+  EXPECT_EQ(parking_.unattended(), 1u);
+  RunUntilLeft(1);
+  ASSERT_EQ(left_.size(), 1u);
+  EXPECT_EQ(left_[0], "k/w1");
+  parking_.StartGraceForAll(store_);
+  parking_.Flush();  // leadership lost again: the next leader counts
+  EXPECT_EQ(parking_.unattended(), 0u);
+  RunFor(kGraceMs * 2);
+  EXPECT_EQ(left_.size(), 1u);
 }
 
 }  // namespace

@@ -15,22 +15,22 @@ namespace {
 void Checkpoint(Store& leader, std::initializer_list<Store*> replicas, std::uint64_t index) {
   const Store::CheckpointRecord record = leader.checkpoint();
   for (Store* s : replicas) {
-    (void)s->Apply(
-        {UnixMs(static_cast<std::int64_t>(index)), state::Checkpoint{record.index, record.digest}},
-        LogIndex(index));
+    (void)s->Apply({ClusterMs(static_cast<std::int64_t>(index)),
+                    state::Checkpoint{record.index, record.digest}},
+                   LogIndex(index));
   }
 }
 
 TEST(StoreCheckpointTest, EqualReplicasNeverReportAndRecordTheirDigest) {
   Store a, b;
   for (Store* s : {&a, &b}) {
-    (void)s->Apply({UnixMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
+    (void)s->Apply({ClusterMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
   }
   Checkpoint(a, {&a, &b}, 2);
   EXPECT_EQ(a.checkpoint().index, LogIndex(2));
   EXPECT_EQ(a.checkpoint().digest, b.checkpoint().digest);
   EXPECT_NE(a.checkpoint().digest, 0u);
-  for (Store* s : {&a, &b}) (void)s->Apply({UnixMs(3), KvSet{"k", "w", 0}}, LogIndex(3));
+  for (Store* s : {&a, &b}) (void)s->Apply({ClusterMs(3), KvSet{"k", "w", 0}}, LogIndex(3));
   Checkpoint(a, {&a, &b}, 4);
   EXPECT_EQ(a.divergence(), "");
   EXPECT_EQ(b.divergence(), "");
@@ -42,8 +42,8 @@ TEST(StoreCheckpointTest, EqualReplicasNeverReportAndRecordTheirDigest) {
 
 TEST(StoreCheckpointTest, AReplicaWhoseStateDifferedReportsItAtTheNextCheckpoint) {
   Store leader, follower;
-  (void)leader.Apply({UnixMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
-  (void)follower.Apply({UnixMs(1), KvSet{"k", "x", 0}},
+  (void)leader.Apply({ClusterMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
+  (void)follower.Apply({ClusterMs(1), KvSet{"k", "x", 0}},
                        LogIndex(1));            // the same entry applied differently
   Checkpoint(leader, {&leader, &follower}, 2);  // records, nothing to compare yet
   EXPECT_EQ(follower.divergence(), "");
@@ -65,8 +65,8 @@ TEST(StoreCheckpointTest, AReplicaWhoseStateDifferedReportsItAtTheNextCheckpoint
 TEST(StoreCheckpointTest, TheLastWriteBeforeSilenceIsStillCompared) {
   Store leader, follower;
   EXPECT_FALSE(leader.CheckpointDue());
-  (void)leader.Apply({UnixMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
-  (void)follower.Apply({UnixMs(1), KvSet{"k", "x", 0}}, LogIndex(1));
+  (void)leader.Apply({ClusterMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
+  (void)follower.Apply({ClusterMs(1), KvSet{"k", "x", 0}}, LogIndex(1));
   EXPECT_TRUE(leader.CheckpointDue());
   Checkpoint(leader, {&leader, &follower}, 2);
   EXPECT_EQ(leader.applied_index(), leader.checkpoint().index);
@@ -79,7 +79,7 @@ TEST(StoreCheckpointTest, TheLastWriteBeforeSilenceIsStillCompared) {
 
 TEST(StoreCheckpointTest, NothingIsComparedWithoutARecordOfThatIndex) {
   Store leader;
-  (void)leader.Apply({UnixMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
+  (void)leader.Apply({ClusterMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
   Checkpoint(leader, {&leader}, 2);
   // A replica restored from a snapshot taken after the checkpoint never
   // recorded it: it compares nothing until it has a record of its own.
@@ -89,11 +89,11 @@ TEST(StoreCheckpointTest, NothingIsComparedWithoutARecordOfThatIndex) {
   ASSERT_TRUE(restored.ok());
   EXPECT_EQ(restored->checkpoint().index, LogIndex());
   EXPECT_EQ(restored->Digest(), leader.Digest());  // the record is not state
-  (void)restored->Apply({UnixMs(3), state::Checkpoint{LogIndex(2), 12345}}, LogIndex(3));
+  (void)restored->Apply({ClusterMs(3), state::Checkpoint{LogIndex(2), 12345}}, LogIndex(3));
   EXPECT_EQ(restored->divergence(), "");
   // Nor is a checkpoint that names another index than the replica's last
   // record (here 3).
-  (void)restored->Apply({UnixMs(4), state::Checkpoint{LogIndex(2), 999}}, LogIndex(4));
+  (void)restored->Apply({ClusterMs(4), state::Checkpoint{LogIndex(2), 999}}, LogIndex(4));
   EXPECT_EQ(restored->divergence(), "");
 }
 

@@ -188,7 +188,8 @@ class RandomContents {
 
   Command RandomCommand() {
     Command c;
-    c.now_ms = UnixMs(I64());
+    c.now_ms = ClusterMs(I64());
+    c.wall_ms = UnixMs(I64());
     c.body = Body(rng_() % kBodyKinds);
     return c;
   }
@@ -210,7 +211,8 @@ TEST(CommandCodecTest, EveryKindRoundTripsWithRandomContents) {
   for (std::size_t kind = 0; kind < kBodyKinds; ++kind) {
     for (int i = 0; i < 300; ++i) {
       Command c;
-      c.now_ms = UnixMs(gen.I64());
+      c.now_ms = ClusterMs(gen.I64());
+      c.wall_ms = UnixMs(gen.I64());
       c.body = gen.Body(kind);
       const std::string bytes = Encode(c);
       Result<Command> decoded = DecodeCommand(bytes);
@@ -235,24 +237,24 @@ TEST(CommandCodecTest, ExtremeValuesRoundTrip) {
                                        SessionId("s")));
   }
   const std::vector<Command> commands = {
-      {UnixMs(kMaxI64), KvSet{"", "", kMaxU64}},
-      {UnixMs(kMinI64), KvSet{std::string("\0", 1), std::string("\0\0", 2), 0}},
-      {UnixMs(0), KvSet{"k", std::string(512 * 1024, 'x'), testutil::kSemaphoreFlagValue}},
-      {UnixMs(-1), KvCas{"k", "v", kMaxU64, LogIndex(kMaxU64)}},
-      {UnixMs(1), KvAcquire{"k", "", testutil::kLockFlagValue, testutil::TestSessionId(1)}},
-      {UnixMs(1), KvRelease{"k", "", 0, SessionId()}},
-      {UnixMs(1), KvDelete{"k", true, LogIndex()}},
-      {UnixMs(1), KvDelete{"k", false, LogIndex(kMaxU64)}},
-      {UnixMs(1), KvDeleteTree{""}},
-      {UnixMs(1), SessionCreate{s}},
-      {UnixMs(1), SessionDestroy{SessionId(), DestroyReason::kExpired}},
-      {UnixMs(1), Txn{}},
-      {UnixMs(1), txn},
-      {UnixMs(1), ReapTombstones{LogIndex(kMaxU64)}},
-      {UnixMs(1),
+      {ClusterMs(kMaxI64), KvSet{"", "", kMaxU64}},
+      {ClusterMs(kMinI64), KvSet{std::string("\0", 1), std::string("\0\0", 2), 0}},
+      {ClusterMs(0), KvSet{"k", std::string(512 * 1024, 'x'), testutil::kSemaphoreFlagValue}},
+      {ClusterMs(-1), KvCas{"k", "v", kMaxU64, LogIndex(kMaxU64)}},
+      {ClusterMs(1), KvAcquire{"k", "", testutil::kLockFlagValue, testutil::TestSessionId(1)}},
+      {ClusterMs(1), KvRelease{"k", "", 0, SessionId()}},
+      {ClusterMs(1), KvDelete{"k", true, LogIndex()}},
+      {ClusterMs(1), KvDelete{"k", false, LogIndex(kMaxU64)}},
+      {ClusterMs(1), KvDeleteTree{""}},
+      {ClusterMs(1), SessionCreate{s}},
+      {ClusterMs(1), SessionDestroy{SessionId(), DestroyReason::kExpired}},
+      {ClusterMs(1), Txn{}},
+      {ClusterMs(1), txn},
+      {ClusterMs(1), ReapTombstones{LogIndex(kMaxU64)}},
+      {ClusterMs(1),
        SetMember{{kMaxU64, "", std::string("\0", 1), std::string(300, 'a'), LogIndex()}}},
-      {UnixMs(1), RemoveMember{kMaxU64}},
-      {UnixMs(1), Checkpoint{LogIndex(kMaxU64), kMaxU64}},
+      {ClusterMs(1), RemoveMember{kMaxU64}},
+      {ClusterMs(1), Checkpoint{LogIndex(kMaxU64), kMaxU64}},
   };
   for (const Command& c : commands) {
     Result<Command> decoded = DecodeCommand(Encode(c));
@@ -262,7 +264,7 @@ TEST(CommandCodecTest, ExtremeValuesRoundTrip) {
 }
 
 TEST(CommandCodecTest, EncodingAppendsToTheOutput) {
-  Command c{UnixMs(5), KvSet{"k", "v", 1}};
+  Command c{ClusterMs(5), KvSet{"k", "v", 1}};
   std::string out = "already here";
   EncodeCommand(c, &out);
   ASSERT_EQ(out.rfind("already here", 0), 0u);
@@ -273,18 +275,18 @@ TEST(CommandCodecTest, EncodingAppendsToTheOutput) {
 
 TEST(CommandCodecTest, DifferentCommandsEncodeDifferently) {
   const std::vector<Command> commands = {
-      {UnixMs(1), KvSet{"ab", "c", 0}},
-      {UnixMs(1), KvSet{"a", "bc", 0}},
-      {UnixMs(1), KvCas{"ab", "c", 0, LogIndex()}},
-      {UnixMs(1), KvAcquire{"ab", "c", 0, SessionId()}},
-      {UnixMs(1), KvRelease{"ab", "c", 0, SessionId()}},
-      {UnixMs(2), KvSet{"ab", "c", 0}},
-      {UnixMs(1), KvDelete{"ab", false, LogIndex()}},
-      {UnixMs(1), KvDelete{"ab", true, LogIndex()}},
-      {UnixMs(1), KvDeleteTree{"ab"}},
-      {UnixMs(1), ReapTombstones{LogIndex()}},
-      {UnixMs(1), SessionDestroy{SessionId("ab"), DestroyReason::kDestroyed}},
-      {UnixMs(1), SessionDestroy{SessionId("ab"), DestroyReason::kExpired}},
+      {ClusterMs(1), KvSet{"ab", "c", 0}},
+      {ClusterMs(1), KvSet{"a", "bc", 0}},
+      {ClusterMs(1), KvCas{"ab", "c", 0, LogIndex()}},
+      {ClusterMs(1), KvAcquire{"ab", "c", 0, SessionId()}},
+      {ClusterMs(1), KvRelease{"ab", "c", 0, SessionId()}},
+      {ClusterMs(2), KvSet{"ab", "c", 0}},
+      {ClusterMs(1), KvDelete{"ab", false, LogIndex()}},
+      {ClusterMs(1), KvDelete{"ab", true, LogIndex()}},
+      {ClusterMs(1), KvDeleteTree{"ab"}},
+      {ClusterMs(1), ReapTombstones{LogIndex()}},
+      {ClusterMs(1), SessionDestroy{SessionId("ab"), DestroyReason::kDestroyed}},
+      {ClusterMs(1), SessionDestroy{SessionId("ab"), DestroyReason::kExpired}},
   };
   std::set<std::string> encodings;
   for (const Command& c : commands) encodings.insert(Encode(c));
@@ -380,14 +382,14 @@ TEST(CommandNameTest, NamesAreShortDistinctAndStable) {
   RandomContents gen(6);
   std::set<std::string> names;
   for (std::size_t kind = 0; kind < kBodyKinds; ++kind) {
-    Command c{UnixMs(0), gen.Body(kind)};
+    Command c{ClusterMs(0), gen.Body(kind)};
     std::string name(CommandName(c));
     EXPECT_FALSE(name.empty());
     names.insert(name);
   }
   EXPECT_EQ(names.size(), kBodyKinds);
-  EXPECT_EQ(CommandName(Command{UnixMs(0), KvSet{}}), "kv-set");
-  EXPECT_EQ(CommandName(Command{UnixMs(0), SessionDestroy{}}), "session-destroy");
+  EXPECT_EQ(CommandName(Command{ClusterMs(0), KvSet{}}), "kv-set");
+  EXPECT_EQ(CommandName(Command{ClusterMs(0), SessionDestroy{}}), "session-destroy");
 }
 
 // KvEnqueue/KvDequeue's `hold` (decision 0027, the leader's lock-delay
@@ -404,8 +406,8 @@ TEST(CommandCodecTest, QueueHoldIsItsOwnTagAndEntriesWithoutItKeepTheirBytes) {
       {KvDequeue{"k", session}, KvDequeue{"k", session, true}, 22, 25},
   };
   for (const Case& c : cases) {
-    const std::string plain = Encode(Command{UnixMs(5), c.plain});
-    const std::string held = Encode(Command{UnixMs(5), c.held});
+    const std::string plain = Encode(Command{ClusterMs(5), c.plain});
+    const std::string held = Encode(Command{ClusterMs(5), c.held});
     ASSERT_GT(plain.size(), 2u);
     EXPECT_EQ(static_cast<std::uint8_t>(plain[1]), c.plain_tag);
     EXPECT_EQ(static_cast<std::uint8_t>(held[1]), c.held_tag);
@@ -416,7 +418,8 @@ TEST(CommandCodecTest, QueueHoldIsItsOwnTagAndEntriesWithoutItKeepTheirBytes) {
     back = DecodeCommand(plain);
     ASSERT_TRUE(back.ok());
     EXPECT_TRUE(back->body == c.plain);
-    EXPECT_EQ(CommandName(Command{UnixMs(5), c.held}), CommandName(Command{UnixMs(5), c.plain}));
+    EXPECT_EQ(CommandName(Command{ClusterMs(5), c.held}),
+              CommandName(Command{ClusterMs(5), c.plain}));
   }
 }
 

@@ -577,31 +577,31 @@ TEST(StoreKvTest, TakeChangesReportsEveryKeyOfADeleteTree) {
 
 TEST(StoreClockTest, ClockIsLargestNowMsAndNeverGoesBackwards) {
   StoreDriver d;
-  EXPECT_EQ(d.store().now_ms(), UnixMs(0));
-  d.ApplyAt(KvSet{"a", "1", 0}, UnixMs(5000));
-  EXPECT_EQ(d.store().now_ms(), UnixMs(5000));
-  d.ApplyAt(KvSet{"a", "2", 0}, UnixMs(4000));  // an older leader's clock
-  EXPECT_EQ(d.store().now_ms(), UnixMs(5000));
-  d.ApplyAt(KvSet{"a", "3", 0}, UnixMs(7000));
-  EXPECT_EQ(d.store().now_ms(), UnixMs(7000));
+  EXPECT_EQ(d.store().now_ms(), ClusterMs(0));
+  d.ApplyAt(KvSet{"a", "1", 0}, ClusterMs(5000));
+  EXPECT_EQ(d.store().now_ms(), ClusterMs(5000));
+  d.ApplyAt(KvSet{"a", "2", 0}, ClusterMs(4000));  // an older leader's clock
+  EXPECT_EQ(d.store().now_ms(), ClusterMs(5000));
+  d.ApplyAt(KvSet{"a", "3", 0}, ClusterMs(7000));
+  EXPECT_EQ(d.store().now_ms(), ClusterMs(7000));
 }
 
 TEST(StoreClockTest, EveryCommandKindAdvancesClockAndAppliedIndex) {
   StoreDriver d;
-  d.SetNowMs(UnixMs(100));
+  d.SetNowMs(ClusterMs(100));
   SessionId a = d.NewSession();
-  d.SetNowMs(UnixMs(200));
+  d.SetNowMs(ClusterMs(200));
   d.Acquire("k", a);
-  d.SetNowMs(UnixMs(300));
+  d.SetNowMs(ClusterMs(300));
   d.Acquire("k", SessionId("unknown-session"));  // an error result still applies
-  EXPECT_EQ(d.store().now_ms(), UnixMs(300));
+  EXPECT_EQ(d.store().now_ms(), ClusterMs(300));
   EXPECT_EQ(d.store().applied_index(), LogIndex(3));
-  d.SetNowMs(UnixMs(400));
+  d.SetNowMs(ClusterMs(400));
   d.Reap(0);
-  EXPECT_EQ(d.store().now_ms(), UnixMs(400));
-  d.SetNowMs(UnixMs(500));
+  EXPECT_EQ(d.store().now_ms(), ClusterMs(400));
+  d.SetNowMs(ClusterMs(500));
   d.Destroy(SessionId("never-existed"));
-  EXPECT_EQ(d.store().now_ms(), UnixMs(500));
+  EXPECT_EQ(d.store().now_ms(), ClusterMs(500));
   EXPECT_EQ(d.store().applied_index(), LogIndex(5));
 }
 

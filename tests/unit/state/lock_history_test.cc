@@ -52,7 +52,7 @@ TEST(LockHistoryTest, KeyThatNeverHeldALockHasNoHistory) {
 
 TEST(LockHistoryTest, GrantAndReleaseRecordHolderTimesAndIndexes) {
   StoreDriver d;
-  d.SetNowMs(kT0);
+  d.SetNowMs(testutil::kC0);
   Session s = testutil::MakeSession(testutil::TestSessionId(1), "node-a");
   s.name = "candidate-a";
   SessionId a = d.CreateSession(s);
@@ -225,7 +225,7 @@ TEST(LockHistoryTest, KeysAreBoundedLeastRecentlyChangedDropped) {
 
 TEST(LockHistoryTest, SnapshotRoundTripKeepsHistoryAndDigest) {
   StoreDriver d;
-  d.SetNowMs(kT0);
+  d.SetNowMs(testutil::kC0);
   SessionId a = d.NewSession();
   SessionId b = d.NewSession();
   d.Acquire("k", a);
@@ -242,7 +242,7 @@ TEST(LockHistoryTest, SnapshotRoundTripKeepsHistoryAndDigest) {
   EXPECT_EQ(Encode(*decoded), bytes);
   // The restored store goes on recording where the original left off.
   Store restored = std::move(*decoded);
-  Command release{kT0 + 100, KvRelease{"k", "", 0, b}};
+  Command release{testutil::kC0 + 100, KvRelease{"k", "", 0, b}};
   ApplyResult r = restored.Apply(release, d.next_index());
   restored.CheckInvariants();
   ASSERT_EQ(r.lock_events.size(), 1u);
@@ -453,7 +453,7 @@ TEST(LockHistoryTest, ByteBudgetDropsTheLeastRecentlyChangedKeysOldestGrantsFirs
   const std::string next = BigKey(9999);
   std::vector<TxnOp> ops = {testutil::LockOp(next, testutil::TestSessionId(1)),
                             testutil::UnlockOp(next, testutil::TestSessionId(1))};
-  (void)restored.Apply(Command{x.now_ms(), Txn{ops}}, x.next_index());
+  (void)restored.Apply(Command{x.now_ms(), Txn{ops}, x.wall_ms()}, x.next_index());
   x.RunTxn(ops);
   restored.CheckInvariants();
   EXPECT_EQ(restored.Digest(), x.store().Digest());

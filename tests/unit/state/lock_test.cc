@@ -16,7 +16,7 @@ namespace {
 
 using ::testing::IsEmpty;
 using testutil::ChangedKeys;
-using testutil::kT0;
+using testutil::kC0;
 using testutil::StoreDriver;
 
 constexpr DurationNs kSecond = kNsPerSecond;
@@ -181,7 +181,7 @@ TEST(StoreLockTest, AcquireDuringLockDelayIsRefusedWithoutWriting) {
   SessionId a = d.NewSession(10 * kSecond);
   SessionId b = d.NewSession();
   d.Acquire("k", a, "a");  // 3
-  d.Destroy(a);            // 4, window [kT0, kT0 + 10 s)
+  d.Destroy(a);            // 4, window [kC0, kC0 + 10 s)
   (void)d.store().TakeChanges();
   d.AdvanceMs(5000);
   ApplyResult r = d.Acquire("k", b, "b");
@@ -396,7 +396,7 @@ TEST(StoreLockTest, ExpiryInvalidatesExactlyLikeDestroy) {
   d2.Destroy(testutil::TestSessionId(2), DestroyReason::kExpired);
   EXPECT_EQ(d2.Get("a"), d1.Get("a"));
   EXPECT_EQ(d2.Get("b"), std::nullopt);
-  EXPECT_EQ(d2.store().LockDelayUntil("a"), kT0 + 3000);
+  EXPECT_EQ(d2.store().LockDelayUntil("a"), kC0 + 3000);
   // Only the lock history tells them apart (docs/history.md): its causes.
   EXPECT_NE(d2.store().Digest(), d1.store().Digest());
   for (const char* key : {"a", "b"}) {
@@ -413,10 +413,10 @@ TEST(StoreLockDelayTest, WindowStartsAtInvalidationAndLastsTheSessionLockDelay) 
   StoreDriver d;
   SessionId a = d.NewSession(10 * kSecond);
   d.Acquire("k", a);
-  d.SetNowMs(kT0 + 1234);
+  d.SetNowMs(kC0 + 1234);
   d.Destroy(a);
-  EXPECT_EQ(d.store().LockDelayUntil("k"), kT0 + 1234 + 10'000);
-  EXPECT_EQ(d.store().LockDelayUntil("never-held"), UnixMs(0));
+  EXPECT_EQ(d.store().LockDelayUntil("k"), kC0 + 1234 + 10'000);
+  EXPECT_EQ(d.store().LockDelayUntil("never-held"), ClusterMs(0));
 }
 
 TEST(StoreLockDelayTest, AcquireJustBeforeWindowEndIsRefused) {
@@ -425,7 +425,7 @@ TEST(StoreLockDelayTest, AcquireJustBeforeWindowEndIsRefused) {
   SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
-  d.SetNowMs(kT0 + 9'999);
+  d.SetNowMs(kC0 + 9'999);
   ApplyResult r = d.Acquire("k", b);
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(r.lock_delayed);
@@ -439,7 +439,7 @@ TEST(StoreLockDelayTest, AcquireAtWindowEndSucceeds) {
   SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
-  d.SetNowMs(kT0 + 10'000);
+  d.SetNowMs(kC0 + 10'000);
   ApplyResult r = d.Acquire("k", b, "b");
   EXPECT_TRUE(r.status.ok());
   EXPECT_TRUE(r.ok);
@@ -467,10 +467,10 @@ TEST(StoreLockDelayTest, LockDelayIsCappedAtSixtySeconds) {
   SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
-  EXPECT_EQ(d.store().LockDelayUntil("k"), kT0 + 60'000);
-  d.SetNowMs(kT0 + 59'999);
+  EXPECT_EQ(d.store().LockDelayUntil("k"), kC0 + 60'000);
+  d.SetNowMs(kC0 + 59'999);
   EXPECT_TRUE(d.Acquire("k", b).lock_delayed);
-  d.SetNowMs(kT0 + 60'000);
+  d.SetNowMs(kC0 + 60'000);
   EXPECT_TRUE(d.Acquire("k", b).ok);
 }
 
@@ -491,9 +491,9 @@ TEST(StoreLockDelayTest, AppliesOnlyToKeysHeldAtInvalidation) {
   d.Release("released-first", a);  // Go api.Lock's Unlock: release, then destroy
   d.Set("never-held", "x");
   d.Destroy(a);
-  EXPECT_GT(d.store().LockDelayUntil("held"), UnixMs(0));
-  EXPECT_EQ(d.store().LockDelayUntil("released-first"), UnixMs(0));
-  EXPECT_EQ(d.store().LockDelayUntil("never-held"), UnixMs(0));
+  EXPECT_GT(d.store().LockDelayUntil("held"), ClusterMs(0));
+  EXPECT_EQ(d.store().LockDelayUntil("released-first"), ClusterMs(0));
+  EXPECT_EQ(d.store().LockDelayUntil("never-held"), ClusterMs(0));
   d.AdvanceMs(1);
   EXPECT_TRUE(d.Acquire("released-first", b).ok);
   EXPECT_TRUE(d.Acquire("never-held", b).ok);
@@ -507,7 +507,7 @@ TEST(StoreLockDelayTest, ZeroLockDelayLeavesNoWindow) {
   SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
-  EXPECT_EQ(d.store().LockDelayUntil("k"), UnixMs(0));
+  EXPECT_EQ(d.store().LockDelayUntil("k"), ClusterMs(0));
   ApplyResult r = d.Acquire("k", b);
   EXPECT_TRUE(r.ok);
   EXPECT_FALSE(r.lock_delayed);
@@ -520,7 +520,7 @@ TEST(StoreLockDelayTest, NegativeLockDelayLeavesNoWindow) {
   SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a);
-  EXPECT_EQ(d.store().LockDelayUntil("k"), UnixMs(0));
+  EXPECT_EQ(d.store().LockDelayUntil("k"), ClusterMs(0));
   EXPECT_TRUE(d.Acquire("k", b).ok);
 }
 
@@ -530,7 +530,7 @@ TEST(StoreLockDelayTest, ExpiredSessionStartsWindowToo) {
   SessionId b = d.NewSession();
   d.Acquire("k", a);
   d.Destroy(a, DestroyReason::kExpired);
-  EXPECT_EQ(d.store().LockDelayUntil("k"), kT0 + 15'000);
+  EXPECT_EQ(d.store().LockDelayUntil("k"), kC0 + 15'000);
   EXPECT_TRUE(d.Acquire("k", b).lock_delayed);
 }
 
@@ -604,10 +604,10 @@ TEST(StoreLockDelayTest, WindowIsMeasuredOnTheReplicatedClock) {
   SessionId a = d.NewSession(5 * kSecond);
   SessionId b = d.NewSession();
   d.Acquire("k", a);
-  d.SetNowMs(kT0 + 1000);
-  d.Destroy(a);                                                      // window ends at kT0 + 6000
-  d.ApplyAt(KvSet{"x", "tick", 0}, kT0 + 7000);                      // the clock passes the window
-  ApplyResult r = d.ApplyAt(KvAcquire{"k", "b", 0, b}, kT0 + 2000);  // stale leader clock
+  d.SetNowMs(kC0 + 1000);
+  d.Destroy(a);                                                      // window ends at kC0 + 6000
+  d.ApplyAt(KvSet{"x", "tick", 0}, kC0 + 7000);                      // the clock passes the window
+  ApplyResult r = d.ApplyAt(KvAcquire{"k", "b", 0, b}, kC0 + 2000);  // stale leader clock
   EXPECT_TRUE(r.status.ok());
   EXPECT_TRUE(r.ok) << "the replicated clock (" << d.store().now_ms().ms()
                     << ") is past the window end";
@@ -618,9 +618,9 @@ TEST(StoreLockDelayTest, WindowStartUsesTheReplicatedClock) {
   StoreDriver d;
   SessionId a = d.NewSession(5 * kSecond);
   d.Acquire("k", a);
-  d.ApplyAt(KvSet{"x", "tick", 0}, kT0 + 10'000);
-  d.ApplyAt(SessionDestroy{a, DestroyReason::kExpired}, kT0 + 3000);  // stale stamp
-  EXPECT_EQ(d.store().LockDelayUntil("k"), kT0 + 15'000);
+  d.ApplyAt(KvSet{"x", "tick", 0}, kC0 + 10'000);
+  d.ApplyAt(SessionDestroy{a, DestroyReason::kExpired}, kC0 + 3000);  // stale stamp
+  EXPECT_EQ(d.store().LockDelayUntil("k"), kC0 + 15'000);
 }
 
 TEST(StoreLockDelayTest, TxnLockDuringLockDelayFailsWithConsulText) {
@@ -746,7 +746,7 @@ TEST(StoreFenceRegressionTest, SecondGrantOfAKeyInOneTxnIsRefused) {
   std::uint64_t index = 0;
   auto apply = [&](CommandBody body) {
     ApplyResult r =
-        store.Apply(Command{UnixMs(1'700'000'000'000), std::move(body)}, LogIndex(++index));
+        store.Apply(Command{ClusterMs(1'700'000'000'000), std::move(body)}, LogIndex(++index));
     store.CheckInvariants();
     return r;
   };
@@ -781,7 +781,7 @@ TEST(StoreFenceRegressionTest, HandoffInOneTxnKeepsTokensIncreasing) {
   Store store;
   std::uint64_t index = 0;
   auto apply = [&](CommandBody body) {
-    return store.Apply(Command{UnixMs(1'700'000'000'000), std::move(body)}, LogIndex(++index));
+    return store.Apply(Command{ClusterMs(1'700'000'000'000), std::move(body)}, LogIndex(++index));
   };
   Session a, b;
   a.id = SessionId("00000000-0000-4000-8000-00000000000a");

@@ -18,29 +18,30 @@ Member MakeMember(std::uint64_t id, std::string http) {
 
 TEST(StoreMembersTest, SetMemberUpsertsAndRemoveMemberForgets) {
   Store store;
-  ApplyResult r = store.Apply({UnixMs(1), SetMember{MakeMember(2, "127.0.0.1:8502")}}, LogIndex(1));
+  ApplyResult r =
+      store.Apply({ClusterMs(1), SetMember{MakeMember(2, "127.0.0.1:8502")}}, LogIndex(1));
   ASSERT_TRUE(r.ok);
   ASSERT_NE(store.FindMember(2), nullptr);
   EXPECT_EQ(store.FindMember(2)->http_address, "127.0.0.1:8502");
   EXPECT_EQ(store.FindMember(2)->modify_index, LogIndex(1));
 
-  (void)store.Apply({UnixMs(2), SetMember{MakeMember(2, "127.0.0.1:9502")}}, LogIndex(2));
-  (void)store.Apply({UnixMs(3), SetMember{MakeMember(1, "127.0.0.1:8501")}}, LogIndex(3));
+  (void)store.Apply({ClusterMs(2), SetMember{MakeMember(2, "127.0.0.1:9502")}}, LogIndex(2));
+  (void)store.Apply({ClusterMs(3), SetMember{MakeMember(1, "127.0.0.1:8501")}}, LogIndex(3));
   ASSERT_EQ(store.ListMembers().size(), 2u);
   EXPECT_EQ(store.ListMembers()[0]->id, 1u);  // by id
   EXPECT_EQ(store.FindMember(2)->http_address, "127.0.0.1:9502");
   EXPECT_EQ(store.FindMember(2)->modify_index, LogIndex(2));
 
-  (void)store.Apply({UnixMs(4), RemoveMember{2}}, LogIndex(4));
+  (void)store.Apply({ClusterMs(4), RemoveMember{2}}, LogIndex(4));
   EXPECT_EQ(store.FindMember(2), nullptr);
-  (void)store.Apply({UnixMs(5), RemoveMember{7}}, LogIndex(5));  // unknown: nothing to do
+  (void)store.Apply({ClusterMs(5), RemoveMember{7}}, LogIndex(5));  // unknown: nothing to do
   EXPECT_EQ(store.ListMembers().size(), 1u);
   store.CheckInvariants();
 }
 
 TEST(StoreMembersTest, IdZeroIsRefusedAndChangesNothing) {
   Store store;
-  ApplyResult r = store.Apply({UnixMs(1), SetMember{MakeMember(0, "x:1")}}, LogIndex(1));
+  ApplyResult r = store.Apply({ClusterMs(1), SetMember{MakeMember(0, "x:1")}}, LogIndex(1));
   EXPECT_FALSE(r.ok);
   EXPECT_FALSE(r.status.ok());
   EXPECT_TRUE(store.ListMembers().empty());
@@ -49,8 +50,8 @@ TEST(StoreMembersTest, IdZeroIsRefusedAndChangesNothing) {
 
 TEST(StoreMembersTest, MembersSurviveSnapshotsAndChangeTheDigest) {
   Store a, b;
-  (void)a.Apply({UnixMs(1), SetMember{MakeMember(1, "127.0.0.1:8501")}}, LogIndex(1));
-  (void)b.Apply({UnixMs(1), SetMember{MakeMember(1, "127.0.0.1:9999")}}, LogIndex(1));
+  (void)a.Apply({ClusterMs(1), SetMember{MakeMember(1, "127.0.0.1:8501")}}, LogIndex(1));
+  (void)b.Apply({ClusterMs(1), SetMember{MakeMember(1, "127.0.0.1:9999")}}, LogIndex(1));
   EXPECT_NE(a.Digest(), b.Digest());
 
   std::string bytes;
@@ -67,7 +68,7 @@ TEST(StoreMembersTest, MembersSurviveSnapshotsAndChangeTheDigest) {
 // still read (data dirs written by older servers).
 TEST(StoreMembersTest, VersionOneAndTwoSnapshotsStillRestore) {
   Store store;
-  (void)store.Apply({UnixMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
+  (void)store.Apply({ClusterMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
   std::string v3;
   store.EncodeSnapshot(&v3);
   ASSERT_EQ(v3[7], 3);  // the version byte after "TNRSNAP"
@@ -88,17 +89,17 @@ TEST(StoreMembersTest, VersionOneAndTwoSnapshotsStillRestore) {
     EXPECT_EQ(*version, (*old)[7]);
   }
 
-  v3[7] = 7;  // the first version no tenure writes yet
+  v3[7] = 8;  // the first version no tenure writes yet
   Result<Store> unknown = Store::DecodeSnapshot(v3);
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().message().find("unknown version 7"), std::string_view::npos);
+  EXPECT_NE(unknown.status().message().find("unknown version 8"), std::string_view::npos);
 }
 
 // Version 3's checksum: a changed byte in a value (which decodes fine on its
 // own) is refused instead of restored.
 TEST(StoreMembersTest, AChangedValueByteFailsTheChecksum) {
   Store store;
-  (void)store.Apply({UnixMs(1), KvSet{"key", "value-bytes", 0}}, LogIndex(1));
+  (void)store.Apply({ClusterMs(1), KvSet{"key", "value-bytes", 0}}, LogIndex(1));
   std::string bytes;
   store.EncodeSnapshot(&bytes);
   ASSERT_TRUE(Store::CheckSnapshotBytes(bytes).ok());

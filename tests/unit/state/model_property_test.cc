@@ -329,7 +329,7 @@ TEST(StoreModelTest, HistoryByteBoundAgreesWithTheModel) {
   Store store;
   ModelStore model;
   LogIndex index;
-  UnixMs now = testutil::kT0;
+  ClusterMs now = testutil::kC0;
   std::string diff;
   auto apply = [&](CommandBody body) {
     index = index.Next();

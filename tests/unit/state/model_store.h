@@ -162,7 +162,7 @@ class ModelStore {
   std::map<std::string, LogIndex> tombstones;
   std::map<std::string, LogIndex> live_tombstones;
   std::map<SessionId, Session> sessions;
-  std::map<std::string, UnixMs> lock_delays;  // key -> window end (never forgotten here)
+  std::map<std::string, ClusterMs> lock_delays;  // key -> window end (never forgotten here)
   LogIndex kv_index;
   std::set<std::string> granted_in_txn;  // keys given a new holder by the running txn
   // The running txn's queue work, done at commit (TxnQueueActions): ops that
@@ -190,7 +190,8 @@ class ModelStore {
     LogIndex modify_index;
   };
   std::map<std::string, ModelKeyHistory> history;
-  UnixMs now_ms;
+  ClusterMs now_ms;
+  UnixMs wall_ms;  // the applying command's (what history and queues record)
   ModelAcl acl;
   // Fair-acquire queues, naively: key -> waiters in arrival order.
   struct ModelWaiter {
@@ -287,15 +288,15 @@ class ModelStore {
   }
 
   // The window end if the key is in lock-delay now, else nullopt.
-  std::optional<UnixMs> ActiveLockDelay(const std::string& key) const {
+  std::optional<ClusterMs> ActiveLockDelay(const std::string& key) const {
     auto it = lock_delays.find(key);
     if (it == lock_delays.end() || it->second <= now_ms) return std::nullopt;
     return it->second;
   }
-  // A remembered (possibly expired) window end, UnixMs(0) if none.
-  UnixMs AnyLockDelay(const std::string& key) const {
+  // A remembered (possibly expired) window end, ClusterMs(0) if none.
+  ClusterMs AnyLockDelay(const std::string& key) const {
     auto it = lock_delays.find(key);
-    return it == lock_delays.end() ? UnixMs(0) : it->second;
+    return it == lock_delays.end() ? ClusterMs(0) : it->second;
   }
 
   std::size_t LiveTombstonesForAbsentKeys() const { return live_tombstones.size(); }
@@ -304,6 +305,7 @@ class ModelStore {
   ModelResult Apply(const Command& command, LogIndex index) {
     applied_index = index;
     now_ms = std::max(now_ms, command.now_ms);
+    wall_ms = command.wall_ms;
     ModelResult r;
     const Holders before = HolderMap();
     history_events_.clear();
@@ -400,7 +402,7 @@ class ModelStore {
         if (it != history.end() && it->second.grants.back().fence == ev.old_fence &&
             it->second.grants.back().held()) {
           LockGrant& g = it->second.grants.back();
-          g.ended_at = now_ms;
+          g.ended_at = wall_ms;
           g.end_index = index;
           g.end_cause = cause;
           it->second.modify_index = index;
@@ -415,7 +417,7 @@ class ModelStore {
           g.session_name = CutHistoryName(s->second.name);
           g.node = CutHistoryName(s->second.node);
         }
-        g.granted_at = now_ms;
+        g.granted_at = wall_ms;
         ModelKeyHistory& h = history[ev.key];
         h.grants.push_back(std::move(g));
         if (h.grants.size() > LockHistory::kGrantsPerKey) h.grants.erase(h.grants.begin());
@@ -819,12 +821,23 @@ class ModelStore {
                  std::to_string(Store::kQueueWaitersPerKeyMax) + ")";
       return;
     }
+    std::size_t waits = 0;
+    for (const auto& [key, waiters] : queues) {
+      for (const ModelWaiter& w : waiters) waits += w.session == c.session ? 1 : 0;
+    }
+    if (waits >= Store::kQueueKeysPerSessionMax) {
+      if (q.empty()) queues.erase(c.key);
+      r->error = "session " + GoQuote(c.session.str()) + " already waits in the queues of " +
+                 std::to_string(Store::kQueueKeysPerSessionMax) + " keys (limit " +
+                 std::to_string(Store::kQueueKeysPerSessionMax) + ")";
+      return;
+    }
     if (WaiterCount() >= Store::kQueueWaitersMax) {
       if (q.empty()) queues.erase(c.key);
       r->error = "too many queued waiters (limit " + std::to_string(Store::kQueueWaitersMax) + ")";
       return;
     }
-    q.push_back({c.session, c.value, c.flags, now_ms});
+    q.push_back({c.session, c.value, c.flags, wall_ms});
     r->queued = true;
   }
 
@@ -912,7 +925,7 @@ class ModelStore {
   requires requires(ModelAcl& a, const AclCommand& c, LogIndex i) { a.Apply(c, i, UnixMs()); }
   void ApplyBody(const AclCommand& c, LogIndex index, ModelResult* r) {
     r->is_acl = true;
-    r->acl_applied = acl.Apply(c, index, now_ms);
+    r->acl_applied = acl.Apply(c, index, wall_ms);
   }
 
   void ApplyBody(const ReapTombstones& c, LogIndex /*index*/, ModelResult* /*r*/) {

@@ -532,6 +532,141 @@ TEST(StoreQueueTest, AFullQueueRefusesWithAClearErrorAndChangesNothing) {
   d.store().CheckInvariants();
 }
 
+// One client's sessions cannot fill the queues for everyone: a session waits
+// for at most 16 keys at once (decision 0027's third addendum).
+TEST(StoreQueueTest, ASessionWaitsInAtMostSixteenQueues) {
+  StoreDriver d;
+  SessionId holder = d.NewSession(), many = d.NewSession(), other = d.NewSession();
+  for (std::size_t i = 0; i <= Store::kQueueKeysPerSessionMax; ++i) {
+    d.Acquire("k" + std::to_string(i), holder);
+  }
+  for (std::size_t i = 0; i < Store::kQueueKeysPerSessionMax; ++i) {
+    ASSERT_TRUE(Enqueue(d, "k" + std::to_string(i), many).queued) << i;
+  }
+  // Waiting again where it already waits is no new place: still fine.
+  EXPECT_TRUE(Enqueue(d, "k0", many).queued);
+  const LogIndex queues_index = d.store().queues_index();
+  const std::string last = "k" + std::to_string(Store::kQueueKeysPerSessionMax);
+  ApplyResult r = Enqueue(d, last, many);
+  EXPECT_EQ(r.status.message(), "session \"" + std::string(many.view()) +
+                                    "\" already waits in the queues of 16 keys (limit 16)");
+  EXPECT_FALSE(r.queued);
+  EXPECT_EQ(d.store().FindQueue(last), nullptr);
+  EXPECT_EQ(d.store().queues_index(), queues_index);
+  // Leaving one queue makes room; other sessions were never limited by it.
+  EXPECT_TRUE(Enqueue(d, last, other).queued);
+  d.Apply(KvDequeue{"k0", many});
+  EXPECT_TRUE(Enqueue(d, last, many).queued);
+}
+
+// Decision 0038: a queued grant asks the waiter's token again.
+class QueuedGrantAclTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(d_.Apply(AclSetup{}).status.ok());
+    AclPolicy writer;
+    writer.id = "p-write";
+    writer.name = "writer";
+    writer.rules = R"(key_prefix "svc/" { policy = "write" })";
+    ASSERT_TRUE(d_.Apply(AclPolicySet{writer}).status.ok());
+    AclPolicy reader = writer;
+    reader.id = "p-read";
+    reader.name = "reader";
+    reader.rules = R"(key_prefix "svc/" { policy = "read" })";
+    ASSERT_TRUE(d_.Apply(AclPolicySet{reader}).status.ok());
+    for (const char* who : {"a", "b", "c"}) SetToken(who, {"p-write"});
+    holder_ = d_.NewSession();
+    a_ = d_.NewSession();
+    b_ = d_.NewSession();
+    c_ = d_.NewSession();
+    ASSERT_TRUE(d_.Acquire("svc/leader", holder_).ok);
+  }
+  void SetToken(const std::string& who, std::vector<std::string> policies,
+                UnixMs expires = UnixMs()) {
+    AclToken t;
+    t.accessor_id = "acc-" + who;
+    t.secret_id = "sec-" + who;
+    t.policy_ids = std::move(policies);
+    t.create_time = testutil::kT0;
+    t.expiration_time = expires;
+    ASSERT_TRUE(d_.Apply(AclTokenSet{t}).status.ok());
+  }
+  ApplyResult EnqueueAs(const std::string& who, const SessionId& s) {
+    KvEnqueue c{"svc/leader", "v-" + who, 0, s};
+    c.authority = {true, "acc-" + who, false};
+    return d_.Apply(c);
+  }
+  StoreDriver d_;
+  SessionId holder_, a_, b_, c_;
+};
+
+TEST_F(QueuedGrantAclTest, ADeletedTokenIsNeverGrantedAndTheNextIsAsked) {
+  ASSERT_TRUE(EnqueueAs("a", a_).queued);
+  ASSERT_TRUE(EnqueueAs("b", b_).queued);
+  ASSERT_TRUE(d_.Apply(AclTokenDelete{"acc-a"}).status.ok());
+  ApplyResult r = d_.Release("svc/leader", holder_);
+  EXPECT_EQ(d_.Get("svc/leader")->session, b_) << "a's token is gone: b is next";
+  EXPECT_EQ(d_.Get("svc/leader")->value, "v-b");
+  ASSERT_EQ(r.queue_events.size(), 2u);
+  EXPECT_EQ(r.queue_events[0].session, a_);
+  EXPECT_EQ(r.queue_events[0].kind, QueueEvent::Kind::kLeft);
+  EXPECT_EQ(r.queue_events[1].session, b_);
+  EXPECT_EQ(r.queue_events[1].kind, QueueEvent::Kind::kGranted);
+  EXPECT_EQ(d_.store().FindQueue("svc/leader"), nullptr);
+}
+
+TEST_F(QueuedGrantAclTest, APolicyCutToReadOnlyIsNeverGranted) {
+  ASSERT_TRUE(EnqueueAs("a", a_).queued);
+  SetToken("a", {"p-read"});
+  d_.Release("svc/leader", holder_);
+  const KvEntry* entry = d_.store().FindKv("svc/leader");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_TRUE(entry->session.empty()) << "nobody may write it: nobody holds it";
+  EXPECT_NE(entry->value, "v-a") << "the revoked waiter's value is not written";
+  EXPECT_EQ(d_.store().FindQueue("svc/leader"), nullptr);
+}
+
+TEST_F(QueuedGrantAclTest, AnExpiredTokenIsNeverGrantedByTheGrantingEntrysWallClock) {
+  SetToken("a", {"p-write"}, testutil::kT0 + 60'000);
+  ASSERT_TRUE(EnqueueAs("a", a_).queued);
+  ASSERT_TRUE(EnqueueAs("c", c_).queued);
+  d_.AdvanceMs(60'000);  // the token's expiry passes; nobody deleted it yet
+  d_.Release("svc/leader", holder_);
+  EXPECT_EQ(d_.Get("svc/leader")->session, c_);
+}
+
+TEST_F(QueuedGrantAclTest, AValidTokenIsGrantedAndACheckedWaiterSurvivesASnapshot) {
+  ASSERT_TRUE(EnqueueAs("a", a_).queued);
+  std::string bytes;
+  d_.store().EncodeSnapshot(&bytes);
+  EXPECT_EQ(static_cast<int>(bytes[7]), 7) << "a checked waiter makes the snapshot version 7";
+  Result<Store> restored = Store::DecodeSnapshot(bytes);
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  EXPECT_EQ(restored->FindWaiter("svc/leader", a_)->authority,
+            (GrantAuthority{true, "acc-a", false}));
+  EXPECT_EQ(restored->Digest(), d_.store().Digest());
+  d_.Release("svc/leader", holder_);
+  EXPECT_EQ(d_.Get("svc/leader")->session, a_);
+  EXPECT_EQ(d_.Get("svc/leader")->value, "v-a");
+}
+
+TEST_F(QueuedGrantAclTest, AHolderCannotHandTheKeyToAWaiterWhoseTokenWasRevoked) {
+  ASSERT_TRUE(EnqueueAs("a", a_).queued);
+  ASSERT_TRUE(d_.Apply(AclTokenDelete{"acc-a"}).status.ok());
+  TxnOp unlock;
+  unlock.verb = TxnVerb::kUnlock;
+  unlock.key = "svc/leader";
+  unlock.session = holder_;
+  TxnOp lock = unlock;
+  lock.verb = TxnVerb::kLock;
+  lock.session = a_;
+  ApplyResult r = d_.RunTxn({unlock, lock});
+  ASSERT_EQ(r.txn.errors.size(), 1u);
+  EXPECT_EQ(r.txn.errors[0].what,
+            "failed to lock key \"svc/leader\", the waiter's ACL token no longer allows it");
+  EXPECT_EQ(d_.Get("svc/leader")->session, holder_) << "the txn rolled back";
+}
+
 TEST(StoreQueueTest, SnapshotCarriesTheQueueAndOlderVersionsStillRead) {
   StoreDriver d;
   SessionId a = d.NewSession(), b = d.NewSession(), c = d.NewSession();

@@ -42,7 +42,7 @@ inline std::string Describe(const TxnOp& op) {
 
 inline std::string Describe(const Command& c) {
   std::ostringstream os;
-  os << CommandName(c) << " now_ms=" << c.now_ms.ms() << " ";
+  os << CommandName(c) << " now_ms=" << c.now_ms.ms() << " wall_ms=" << c.wall_ms.ms() << " ";
   std::visit(
       [&](const auto& b) {
         using T = std::decay_t<decltype(b)>;
@@ -131,6 +131,7 @@ class CommandGenerator {
   Command Next(const ModelStore& m) {
     Command c;
     c.now_ms = NextNow(m);
+    c.wall_ms = NextWall(c.now_ms);
     if (Chance(8)) {
       c.body = AclCommand(m);
       return c;
@@ -189,13 +190,23 @@ class CommandGenerator {
   std::vector<TxnOp> ReadOps(const ModelStore& m) { return TxnOps(m, /*read_only=*/true); }
 
  private:
-  UnixMs NextNow(const ModelStore& m) {
+  // The leader's wall clock: usually the replicated clock's value, now and
+  // then a day off either way (decision 0037: it must change nothing but the
+  // times people read).
+  UnixMs NextWall(ClusterMs now) {
+    const std::uint64_t roll = Uniform(100);
+    if (roll < 5) return UnixMs(now.ms() + 86'400'000);
+    if (roll < 10) return UnixMs(now.ms() - 86'400'000);
+    return UnixMs(now.ms());
+  }
+
+  ClusterMs NextNow(const ModelStore& m) {
     const std::uint64_t roll = Uniform(100);
     if (roll < 6 && !m.lock_delays.empty()) {
       // Land exactly on, or just before, a lock-delay window's end.
       auto it = m.lock_delays.begin();
       std::advance(it, static_cast<long>(Uniform(m.lock_delays.size())));
-      const UnixMs target = it->second - static_cast<DurationMs>(Uniform(2));
+      const ClusterMs target = it->second - static_cast<DurationMs>(Uniform(2));
       if (target > now_) now_ = target;
     } else if (roll < 60) {
       now_ = now_ + static_cast<DurationMs>(Uniform(2001));
@@ -335,8 +346,10 @@ class CommandGenerator {
       for (std::uint64_t n = Uniform(3); n > 0; --n) t.policy_ids.push_back(pick(kPolicyIds));
       if (Chance(10)) t.policy_ids.push_back("p9");  // never exists
       t.local = Chance(20);
-      t.create_time = m.now_ms;
-      if (Chance(30)) t.expiration_time = m.now_ms + static_cast<DurationMs>(Uniform(5000));
+      t.create_time = UnixMs(m.now_ms.ms());
+      if (Chance(30)) {
+        t.expiration_time = UnixMs(m.now_ms.ms()) + static_cast<DurationMs>(Uniform(5000));
+      }
       return t;
     };
     const std::uint64_t roll = Uniform(100);
@@ -471,7 +484,7 @@ class CommandGenerator {
   }
 
   std::mt19937_64 rng_;
-  UnixMs now_ = kT0;
+  ClusterMs now_ = kC0;
   std::uint64_t next_session_ = 1;
   std::vector<SessionId> created_;
 };

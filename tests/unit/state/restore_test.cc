@@ -18,7 +18,8 @@ using testutil::MakeSession;
 using testutil::StoreDriver;
 using testutil::TestSessionId;
 
-ApplyResult ApplyAt(Store* store, CommandBody body, std::uint64_t index, UnixMs now = UnixMs(1)) {
+ApplyResult ApplyAt(Store* store, CommandBody body, std::uint64_t index,
+                    ClusterMs now = ClusterMs(1)) {
   Command command;
   command.now_ms = now;
   command.body = std::move(body);
@@ -31,7 +32,7 @@ ApplyResult ApplyAt(Store* store, CommandBody body, std::uint64_t index, UnixMs 
 // lock-delay, at applied index `last` (the driver skips up to it).
 StoreDriver SourceState(std::uint64_t last) {
   StoreDriver d;
-  d.SetNowMs(UnixMs(1'700'000'000'000));
+  d.SetNowMs(ClusterMs(1'700'000'000'000));
   d.Set("config/a", "1");
   d.Set("config/b", "2");
   d.Set("gone", "x");
@@ -131,7 +132,7 @@ TEST(RestoreStateTest, IntoAFreshStoreGivesTheSnapshotsStateAndIndexesAfterIt) {
   ASSERT_NE(fresh.FindKv("service/leader"), nullptr);
   EXPECT_EQ(*fresh.FindKv("service/leader"), *source.store().FindKv("service/leader"));
   EXPECT_EQ(fresh.ListSessions().size(), 1u);
-  EXPECT_GT(fresh.LockDelayUntil("service/other"), UnixMs());
+  EXPECT_GT(fresh.LockDelayUntil("service/other"), ClusterMs());
   // This server's members stay; everything else is the snapshot's.
   ASSERT_NE(fresh.FindMember(1), nullptr);
   EXPECT_EQ(fresh.ListMembers().size(), 1u);
@@ -144,7 +145,7 @@ TEST(RestoreStateTest, IntoAFreshStoreGivesTheSnapshotsStateAndIndexesAfterIt) {
   const SessionId s = fresh.ListSessions()[0]->id;
   ApplyAt(&fresh, KvRelease{"service/leader", "", 0, s}, 1001);
   ApplyResult again =
-      ApplyAt(&fresh, KvAcquire{"service/leader", "", 0, s}, 1002, UnixMs(1'800'000'000'000));
+      ApplyAt(&fresh, KvAcquire{"service/leader", "", 0, s}, 1002, ClusterMs(1'800'000'000'000));
   ASSERT_TRUE(again.ok);
   EXPECT_GT(again.fence, fence_before);
   EXPECT_EQ(again.fence, LogIndex(1002));
@@ -167,7 +168,7 @@ TEST(RestoreStateTest, IntoAStoreThatMovedOnKeepsEveryIndexAboveWhatClientsSaw) 
   const SessionId s = store.ListSessions()[0]->id;
   ApplyAt(&store, KvRelease{"service/leader", "", 0, s}, at + 1);
   ApplyResult again =
-      ApplyAt(&store, KvAcquire{"service/leader", "", 0, s}, at + 2, UnixMs(1'800'000'000'000));
+      ApplyAt(&store, KvAcquire{"service/leader", "", 0, s}, at + 2, ClusterMs(1'800'000'000'000));
   ASSERT_TRUE(again.ok);
   EXPECT_GT(again.fence, target_fence);
   EXPECT_GT(again.fence, LogIndex(at));
@@ -211,7 +212,7 @@ TEST(RestoreStateTest, ReplicasRestoringTheSameBytesEndEqual) {
 TEST(RestoreStateTest, AnIndexNoClusterReachesIsRefused) {
   Store huge;
   Command command;
-  command.now_ms = UnixMs(1);
+  command.now_ms = ClusterMs(1);
   command.body = KvSet{"k", "v", 0};
   huge.Apply(command, LogIndex(std::uint64_t{1} << 62));  // no invariant check here
   std::string bytes;

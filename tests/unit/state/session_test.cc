@@ -214,7 +214,7 @@ TEST(StoreSessionTest, DestroyingOneSessionLeavesOthersLocksAlone) {
   EXPECT_EQ(d.store().FindKv("a"), nullptr);
   ASSERT_NE(d.store().FindKv("b"), nullptr);
   EXPECT_EQ(d.Get("b")->session, b);
-  EXPECT_EQ(d.store().LockDelayUntil("b"), UnixMs(0));
+  EXPECT_EQ(d.store().LockDelayUntil("b"), ClusterMs(0));
 }
 
 }  // namespace

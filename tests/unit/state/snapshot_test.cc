@@ -86,7 +86,7 @@ TEST(StoreSnapshotTest, RestoredStoreKeepsLockDelayTombstonesClockAndIndexes) {
   d.Delete("gone/y");         // 7
   d.Reap(6);                  // 8
   d.Destroy(a);               // 9: window until kT0 + 30 s
-  d.SetNowMs(testutil::kT0 + 1000);
+  d.SetNowMs(testutil::kC0 + 1000);
   d.Set("tick", "");  // 10
 
   Result<Store> decoded = Store::DecodeSnapshot(Encode(d.store()));
@@ -95,8 +95,8 @@ TEST(StoreSnapshotTest, RestoredStoreKeepsLockDelayTombstonesClockAndIndexes) {
   r.CheckInvariants();
   EXPECT_EQ(r.Digest(), d.store().Digest());
   EXPECT_EQ(r.applied_index(), LogIndex(10));
-  EXPECT_EQ(r.now_ms(), testutil::kT0 + 1000);
-  EXPECT_EQ(r.LockDelayUntil("lock"), testutil::kT0 + 30'000);
+  EXPECT_EQ(r.now_ms(), testutil::kC0 + 1000);
+  EXPECT_EQ(r.LockDelayUntil("lock"), testutil::kC0 + 30'000);
   EXPECT_EQ(r.PrefixIndex("gone/"), LogIndex(7));
   EXPECT_EQ(r.tombstone_count(), d.store().tombstone_count());
   EXPECT_EQ(r.sessions_index(), LogIndex(9));
@@ -104,7 +104,7 @@ TEST(StoreSnapshotTest, RestoredStoreKeepsLockDelayTombstonesClockAndIndexes) {
   EXPECT_EQ(testutil::CompareStores(r, d.store(), {a, b}), "");
 
   // The restored replica refuses the acquire inside the window, too.
-  Command acquire{testutil::kT0 + 2000, KvAcquire{"lock", "b", 0, b}};
+  Command acquire{testutil::kC0 + 2000, KvAcquire{"lock", "b", 0, b}};
   ApplyResult in_window = r.Apply(acquire, LogIndex(11));
   EXPECT_TRUE(in_window.lock_delayed);
   EXPECT_FALSE(in_window.ok);

@@ -260,14 +260,14 @@ inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
          << m.KeyIndex(key);
       return os.str();
     }
-    const UnixMs until = s.LockDelayUntil(key);
+    const ClusterMs until = s.LockDelayUntil(key);
     if (auto active = m.ActiveLockDelay(key)) {
       if (until != *active) {
         os << "LockDelayUntil(\"" << EscapeBytes(key) << "\"): got " << until.ms() << " want "
            << active->ms() << " (now " << m.now_ms.ms() << ")";
         return os.str();
       }
-    } else if (until != UnixMs(0) && until != m.AnyLockDelay(key)) {
+    } else if (until != ClusterMs(0) && until != m.AnyLockDelay(key)) {
       os << "LockDelayUntil(\"" << EscapeBytes(key) << "\"): got " << until.ms()
          << " want 0 (or the expired " << m.AnyLockDelay(key).ms() << ")";
       return os.str();

@@ -75,6 +75,8 @@ namespace tenure::state::testutil {
 // A plausible leader wall clock (2023-11-14), far from 0 so that a clock
 // bug that uses 0 or a relative time shows.
 inline constexpr UnixMs kT0 = UnixMs(1'700'000'000'000);
+// The replicated clock where a StoreDriver starts (its wall clock: kT0).
+inline constexpr ClusterMs kC0 = ClusterMs(1'700'000'000'000);
 
 // Consul's two well-known flag values (api.Lock and api.Semaphore) and the
 // top of the range: all must round-trip exactly.
@@ -166,9 +168,14 @@ class StoreDriver {
   // e.g. configuration changes), so the next apply is at index + n + 1.
   void SkipIndexes(std::uint64_t n) { index_ = LogIndex(index_.value() + n); }
 
-  UnixMs now_ms() const { return now_ms_; }
-  void SetNowMs(UnixMs now_ms) { now_ms_ = now_ms; }
+  // The clocks the next command is stamped with (decision 0037): the
+  // replicated clock, and a wall clock that follows it unless a test sets
+  // it apart (a leader whose wall clock is off).
+  ClusterMs now_ms() const { return now_ms_; }
+  void SetNowMs(ClusterMs now_ms) { now_ms_ = now_ms; }
   void AdvanceMs(DurationMs delta_ms) { now_ms_ = now_ms_ + delta_ms; }
+  UnixMs wall_ms() const { return UnixMs(now_ms_.ms() + wall_offset_ms_); }
+  void SetWallOffsetMs(DurationMs offset_ms) { wall_offset_ms_ = offset_ms; }
   // Off: no CheckInvariants per apply (a test of thousands of applies
   // checks once at its end; per apply it is quadratic, minutes under ASan).
   void set_check_invariants(bool on) { check_invariants_ = on; }
@@ -176,11 +183,12 @@ class StoreDriver {
   ApplyResult Apply(CommandBody body) { return ApplyAt(std::move(body), now_ms_); }
 
   // Applies with an explicit now_ms (which may lie before earlier ones).
-  ApplyResult ApplyAt(CommandBody body, UnixMs now_ms) {
+  ApplyResult ApplyAt(CommandBody body, ClusterMs now_ms) {
     Command command;
     command.now_ms = now_ms;
+    command.wall_ms = UnixMs(now_ms.ms() + wall_offset_ms_);
     command.body = std::move(body);
-    const UnixMs clock_before = store_.now_ms();
+    const ClusterMs clock_before = store_.now_ms();
     index_ = index_.Next();
     ApplyResult result = store_.Apply(command, index_);
     if (check_invariants_) store_.CheckInvariants();
@@ -255,7 +263,8 @@ class StoreDriver {
   bool check_invariants_ = true;
   Store store_;
   LogIndex index_;
-  UnixMs now_ms_ = kT0;
+  ClusterMs now_ms_ = kC0;
+  DurationMs wall_offset_ms_ = 0;
   std::uint64_t session_counter_ = 0;
 };
 
