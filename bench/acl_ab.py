@@ -34,7 +34,8 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
 from ab_report import print_ab_table, process_cpu_s, run_bench  # noqa: E402
-from tenure_testlib import DevServer, http_request, poll_until  # noqa: E402
+from tenure_testlib import (DevServer, http_request, one_address_load_args,  # noqa: E402
+                            poll_until)
 
 WORKLOADS = [  # (workload, metric, higher is better)
     ("kv_put_c64", "puts_per_s", True),
@@ -120,6 +121,7 @@ def main():
                 management = str(uuid.uuid4())
                 args = (["-acl-enabled", "-acl-default-policy", "deny",
                          "-acl-initial-management", management] if mode == "on" else [])
+                args += one_address_load_args()  # every client from 127.0.0.1
                 with DevServer(extra_args=args, dev=False) as server:
                     if mode == "on":
                         set_up_acls(server, management, token_file)

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path.insert(0, HERE)
 
 from cluster_failover import agreed_leader  # noqa: E402
-from tenure_testlib import Cluster, poll_until  # noqa: E402
+from tenure_testlib import Cluster, one_address_load_args, poll_until  # noqa: E402
 
 
 def main():
@@ -47,7 +47,8 @@ def main():
             for servers in sizes:
                 os.environ["TENURE_BIN"] = os.path.abspath(binary)
                 keyed = subprocess.run([binary, "keygen"], capture_output=True).returncode == 0
-                with Cluster(servers, extra_args=(), secrets=keyed) as cluster:
+                with Cluster(servers, extra_args=tuple(one_address_load_args(binary)),
+                             secrets=keyed) as cluster:
                     leader = poll_until(lambda: agreed_leader(cluster), timeout=30)
                     out = subprocess.run(
                         [bench, "--addr", leader.http_addr, "--only", f"{workload}_c{clients}",

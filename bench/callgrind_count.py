@@ -20,7 +20,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "lib"))
 
-from tenure_testlib import DevServer  # noqa: E402
+from tenure_testlib import DevServer, one_address_load_args  # noqa: E402
 
 
 def _instructions(path):
@@ -48,7 +48,9 @@ def callgrind_server(binary, work, server_args=(), dev=False, env=None):
         f.write("#!/bin/sh\nexec valgrind --tool=callgrind --instr-atstart=no "
                 f"--callgrind-out-file={out_dir}/cg.%p.out {binary} \"$@\"\n")
     os.chmod(wrapper, 0o755)
-    with DevServer(extra_args=list(server_args), dev=dev, binary=wrapper, env=env,
+    # Every client from 127.0.0.1: the per-client limit off.
+    with DevServer(extra_args=list(server_args) + one_address_load_args(binary), dev=dev,
+                   binary=wrapper, env=env,
                    startup_timeout=120) as server:
         pid = str(server.process.pid)
         dumps = [0]

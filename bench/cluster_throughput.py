@@ -37,7 +37,7 @@ sys.path.insert(0, HERE)
 
 from cluster_failover import (agreed_leader, cpu_seconds, load_average,  # noqa: E402
                               machine_facts, raft_settings)
-from tenure_testlib import Cluster, poll_until  # noqa: E402
+from tenure_testlib import Cluster, one_address_load_args, poll_until  # noqa: E402
 
 CLIENTS = (1, 64, 256)
 
@@ -45,7 +45,8 @@ CLIENTS = (1, 64, 256)
 def run_once(bench, servers, clients, seconds):
     """One tenure_bench run of kv_put_c<clients> against a fresh cluster of
     `servers` members; returns the metrics dict."""
-    with Cluster(servers, extra_args=()) as cluster:
+    # Every client from 127.0.0.1: the per-client limit off.
+    with Cluster(servers, extra_args=tuple(one_address_load_args())) as cluster:
         leader = poll_until(lambda: agreed_leader(cluster), timeout=30,
                             message="the members never agreed on a leader")
         pids = [m.process.pid for m in cluster.members]

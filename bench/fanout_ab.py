@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-from tenure_testlib import DevServer  # noqa: E402
+from tenure_testlib import DevServer, one_address_load_args  # noqa: E402
 
 
 def cpu_seconds(pid):
@@ -54,7 +54,8 @@ def one_run(binary, driver, watchers, sessions):
     m = {}
     args = ["-session-ttl-multiplier", "1"]
     if watchers:
-        with DevServer(extra_args=args, binary=binary, dev=False) as server:
+        with DevServer(extra_args=args + one_address_load_args(binary), binary=binary,
+                       dev=False) as server:
             cpu0 = cpu_seconds(server.process.pid)
             w = drive(driver, server, ["--workload", "watch", "--watchers", watchers,
                                        "--rounds", 10], 900)
@@ -65,7 +66,8 @@ def one_run(binary, driver, watchers, sessions):
                                         "bytes_per_watcher", "bytes_per_watcher_reparked",
                                         "rss_parked_mib") if k in w})
     if sessions:
-        with DevServer(extra_args=args, binary=binary, dev=False) as server:
+        with DevServer(extra_args=args + one_address_load_args(binary), binary=binary,
+                       dev=False) as server:
             s = drive(driver, server, ["--workload", "idle_rss", "--count", sessions], 900)
             m["bytes_per_session"] = s["bytes_per_item"]
             m["rss_after_mib"] = s["rss_after_mib"]

@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-from tenure_testlib import DevServer  # noqa: E402
+from tenure_testlib import DevServer, one_address_load_args  # noqa: E402
 
 WOKE = re.compile(r"woke (\d+) blocking queries in (\d+) us")
 
@@ -42,6 +42,7 @@ def cpu_seconds(pid):
 
 def one_run(binary, driver, watchers, rounds):
     args = ["-session-ttl-multiplier", "1", "-log-level", "debug"]
+    args += one_address_load_args(binary)  # every watcher from 127.0.0.1
     with DevServer(extra_args=args, binary=binary, dev=False) as server:
         cpu0 = cpu_seconds(server.process.pid)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)

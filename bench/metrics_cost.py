@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
 from ab_report import print_ab_table, process_cpu_s, run_bench  # noqa: E402
 from callgrind_count import instructions_per_operation  # noqa: E402
-from tenure_testlib import DevServer, http_request  # noqa: E402
+from tenure_testlib import DevServer, http_request, one_address_load_args  # noqa: E402
 
 WORKLOADS = [  # (workload, metric, higher is better)
     ("kv_put_c64", "puts_per_s", True),
@@ -122,6 +122,7 @@ def main():
         for workload, metric, _ in WORKLOADS:
             for mode in order:
                 args = ["-disable-metrics"] if mode == "off" else []
+                args += one_address_load_args()  # every client from 127.0.0.1
                 with DevServer(extra_args=args, dev=False) as server:
                     with Scraper(server.http_addr) as scraper:
                         cpu_before = process_cpu_s(server.process.pid)

@@ -45,7 +45,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path.insert(0, HERE)
 
 from callgrind_count import callgrind_command, callgrind_server  # noqa: E402
-from tenure_testlib import DevServer  # noqa: E402
+from tenure_testlib import DevServer, one_address_load_args  # noqa: E402
 from test_pki import Pki  # noqa: E402
 
 SESSIONS = 64
@@ -106,8 +106,8 @@ def count_server(args, pki, clients, work):
 def count_driver(args, pki, clients, work):
     from tenure_testlib import free_port
     https = f"127.0.0.1:{free_port()}"
-    with DevServer(extra_args=server_args(pki, https), dev=False,
-                   binary=args.tenure, env=SLOW_SERVER_ENV) as server:
+    with DevServer(extra_args=server_args(pki, https) + one_address_load_args(args.tenure),
+                   dev=False, binary=args.tenure, env=SLOW_SERVER_ENV) as server:
         addr = https if pki else server.http_addr
         runs = []
         for ops in (args.small, args.ops):
@@ -132,8 +132,8 @@ def time_native(args, pki, clients, work):
     a check of equal instructions per cycle)."""
     from tenure_testlib import free_port
     https = f"127.0.0.1:{free_port()}"
-    with DevServer(extra_args=server_args(pki, https), dev=False,
-                   binary=args.tenure, env=SLOW_SERVER_ENV) as server:
+    with DevServer(extra_args=server_args(pki, https) + one_address_load_args(args.tenure),
+                   dev=False, binary=args.tenure, env=SLOW_SERVER_ENV) as server:
         addr = https if pki else server.http_addr
         pid = server.process.pid
         subprocess.run(driver_command(args, addr, pki, clients, args.small),

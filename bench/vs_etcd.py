@@ -56,7 +56,9 @@ ZK_CLASSPATH = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
 SETTINGS = [
     ("tenure", "`tenure server -data-dir D -http-addr 127.0.0.1:H -raft-addr 127.0.0.1:R "
                "-node-id I -node nodeI [-bootstrap-peers 1@...,2@...,3@...] "
-               "-session-ttl-multiplier 1`. Durability is not configurable: a write is "
+               "-session-ttl-multiplier 1 -http-max-conns-per-client 0` (every client "
+               "connects from 127.0.0.1, past one address's default 200). Durability is not "
+               "configurable: a write is "
                "acknowledged only after libraft 0.15 has written its log entry to disk and "
                "synced it (on 3 servers: on a majority, the leader and one follower). Raft "
                "defaults: election timeout 500 ms, heartbeat 50 ms, pre-vote on. "
@@ -277,7 +279,7 @@ class Servers:
             os.makedirs(d)
             cmd = [ARGS.tenure, "server", "-data-dir", d, "-http-addr", http_addrs[i],
                    "-raft-addr", raft_addrs[i], "-node-id", str(i + 1), "-node", f"node{i + 1}",
-                   "-session-ttl-multiplier", "1"]
+                   "-session-ttl-multiplier", "1", "-http-max-conns-per-client", "0"]
             if self.tls:  # HTTPS only, client certificates required; raft over mutual TLS
                 cmd[cmd.index("-http-addr") + 1] = "off"
                 cmd += ["-https-addr", http_addrs[i], "-tls-cert-file", self.tls.server_cert,

@@ -107,6 +107,9 @@ Status RunAgent(AgentPlan plan) {
     (*options)->large_body_gate = [&api](const http::HttpRequest& request) {
       return api.MayRestoreSnapshot(request);
     };
+    (*options)->exempt_client = [&server](const std::string& ip) {
+      return server.IsMemberHost(ip);
+    };
     if (Status listening = listener->Listen(**options); !listening.ok()) {
       http_server.Stop();
       server.Stop([&io] { io.stop(); });

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/duration.h"
+#include "common/limits.h"
 #include "common/strings.h"
 #include "raft/wire/cluster_key.h"
 
@@ -278,8 +279,18 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     return Status::InvalidArgument("-data-dir is required (or use -dev)");
   }
 
+  if (config.http_max_conns_per_client > limits::kHttpConnectionsMax) {
+    return Status::InvalidArgument(
+        "-http-max-conns-per-client: " + std::to_string(config.http_max_conns_per_client) +
+        " is more than the " + std::to_string(limits::kHttpConnectionsMax) +
+        " connections a listener serves in all (0 turns the per-client limit off)");
+  }
+
   AgentPlan plan;
   http::HttpServerOptions listener;
+  listener.connections_per_client_max = config.http_max_conns_per_client;
+  // One count per address over both listeners, as Consul's one limiter.
+  listener.clients = std::make_shared<http::ClientTable>();
   TENURE_RETURN_IF_ERROR(http::TEST_ApplyEnvironment(&listener));
   if (http) {
     plan.http = listener;

@@ -30,6 +30,9 @@ struct AgentConfig {
   std::string tls_key_file;
   std::string tls_ca_file;
   bool tls_verify_incoming = false;
+  // Open connections from one client address, both listeners together
+  // (Consul's limits.http_max_conns_per_client); 0: no per-client limit.
+  std::uint64_t http_max_conns_per_client = 200;
   std::string raft_addr = "127.0.0.1:8300";
   std::string raft_bind_addr;  // listen here instead of raft_addr (NAT, proxies)
   std::string node_name;       // empty: the hostname

@@ -45,6 +45,14 @@ std::vector<Setting> MakeSettings() {
        &C::tls_verify_incoming,
        "HTTPS clients must present a certificate signed by -tls-ca-file",
        {"tls.defaults.verify_incoming", "tls.https.verify_incoming"}},
+      {"http_max_conns_per_client",
+       "http-max-conns-per-client",
+       T::kUint64,
+       &C::http_max_conns_per_client,
+       "open connections one client address may hold, HTTP and HTTPS together; more get 429 "
+       "at once (default 200, as Consul; 0: no limit per address, only the server's cap; "
+       "cluster members are not limited)",
+       {"limits.http_max_conns_per_client"}},
       {"raft_addr", "raft-addr", T::kString, &C::raft_addr,
        "address of the raft transport (default 127.0.0.1:8300)"},
       {"raft_bind_addr", "raft-bind-addr", T::kString, &C::raft_bind_addr,

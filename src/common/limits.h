@@ -67,12 +67,25 @@ constexpr std::size_t kHttpBodyBytesMax =
 // Open client connections. Each idle connection costs a few KiB; the process
 // raises RLIMIT_NOFILE at start to fit this.
 constexpr std::size_t kHttpConnectionsMax = 20'000;
+// Open connections from one client address, over the HTTP and HTTPS
+// listeners together: Consul's limits.http_max_conns_per_client default
+// (-http-max-conns-per-client; 0 turns it off, as in Consul). Without it one
+// address could take every connection under the cap above and lock every
+// other client out, the management token included. Each parked request
+// (blocking query, fair acquire) holds one of its address's connections, so
+// this also bounds what one address parks. Members of the cluster are not
+// limited: a follower forwards its clients' requests from its own address.
+constexpr std::size_t kHttpConnectionsPerClientDefault = 200;
 // A request that has started must arrive in full within this time, so a
 // client that sends half a request and stalls cannot hold a slot forever.
 constexpr MonoMs kHttpRequestReadTimeoutMs = 30'000;
-// An idle keep-alive connection is closed after this long without a request.
-// Longer than any blocking wait so parked queries are never cut.
-constexpr MonoMs kHttpIdleTimeoutMs = 15 * 60 * 1000;
+// An idle keep-alive connection is closed after this long without a request,
+// so forgotten connections give their descriptors back. Longer than the 90 s
+// after which Go's Transport (Consul's api client) drops its own idle
+// connections, so such a client closes first and never sends a request into
+// a close. A parked request (a blocking query of up to 10 min) is not idle:
+// it has no deadline until it is answered.
+constexpr MonoMs kHttpIdleTimeoutMs = 2 * 60 * 1000;
 // A new connection must send its first byte within this time. Clients
 // connect when they have a request to send (Go's Transport, python-consul,
 // curl), so 10 s is generous; without it a connection that never speaks held

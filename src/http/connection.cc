@@ -129,11 +129,16 @@ void Connection::Unlink() {
     --shared_->served;
     counted_ = false;
   }
+  if (client_slot_ != ClientTable::kNoSlot) {
+    shared_->clients->Remove(client_slot_);
+    client_slot_ = ClientTable::kNoSlot;
+  }
 }
 
-void Connection::Start() {
+void Connection::Start(ClientTable::Slot client) {
   counted_ = true;
   ++shared_->served;
+  client_slot_ = client;
   if (!Register()) return;
   // Responses are written whole; Nagle would only delay the last segment.
   const int one = 1;

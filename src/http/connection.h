@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "common/types.h"
+#include "http/client_table.h"
 #include "http/request.h"
 #include "http/request_reader.h"
 #include "tls/context.h"
@@ -69,6 +70,10 @@ struct ServerShared {
   MonoMs idle_timeout_ms = 0;
   MonoMs first_byte_timeout_ms = 0;
   std::size_t connections_max = 0;
+  // Open connections per client address (ClientTable), shared with the
+  // server's other listener; 0: no per-client limit.
+  std::shared_ptr<ClientTable> clients;
+  std::size_t connections_per_client_max = 0;
   // Set: every connection speaks TLS with it (an HTTPS listener). Replaced
   // on reload; a connection keeps the context it started with.
   std::shared_ptr<const tls::Context> tls;
@@ -108,8 +113,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // Serves requests until the client leaves or a limit closes it.
-  void Start();
+  // Serves requests until the client leaves or a limit closes it. `client`:
+  // its place in ServerShared::clients, given back when it closes.
+  void Start(ClientTable::Slot client);
   // Answers `response` without reading a request, then closes (connection cap).
   void Reject(HttpResponse response);
   // Closes the socket now; a parked request's Responder turns closed and its
@@ -243,6 +249,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Run() is not re-entered; it yields after a few requests.
   int turn_budget_ = 0;
+  // Its entry in ServerShared::clients while served (in the padding after
+  // turn_budget_: no bytes added).
+  ClientTable::Slot client_slot_ = ClientTable::kNoSlot;
 
   Phase phase_ = Phase::kReading;
   bool request_started_ = false;  // a byte of the current request has arrived

@@ -1,5 +1,6 @@
-// The listener: accept loop, connection cap, Stop. Each accepted socket
-// becomes a Connection (connection.cc), which does all the HTTP.
+// The listener: accept loop, connection caps (in all and per client
+// address), Stop. Each accepted socket becomes a Connection (connection.cc),
+// which does all the HTTP.
 #include "http/server.h"
 
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <limits>
 
 #include "common/log.h"
+#include "common/log_limiter.h"
 #include "http/connection.h"
 #include "http/wire.h"
 
@@ -28,8 +30,22 @@ namespace {
 namespace asio = boost::asio;
 using boost::asio::ip::tcp;
 
-constexpr std::string_view kTooManyConnections =
-    "Your IP is issuing too many concurrent connections, please rate limit your calls";
+// Consul's answer (go-connlimit's body and Content-Type) to a client address
+// over limits.http_max_conns_per_client.
+HttpResponse TooManyFromClient() {
+  HttpResponse response = HttpResponse::Text(
+      429, "Your IP is issuing too many concurrent connections, please rate limit your calls\n");
+  response.content_type = "text/plain";
+  return response;
+}
+// The listener's own cap, reached by every client together: not about the
+// IP of the one refused.
+HttpResponse TooManyInAll(std::size_t cap) {
+  return HttpResponse::Text(
+      429, fmt::format("Too many concurrent connections to this server from all clients "
+                       "(limit {}); retry later",
+                       cap));
+}
 // Out of descriptors or memory: accepting again at once would spin.
 constexpr std::chrono::milliseconds kAcceptRetryDelay{100};
 // Refused connections linger up to a second so the client reads its 429.
@@ -98,7 +114,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
         ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     const int accept_errno = errno;
     if (fd >= 0) {
-      RefuseNow(fd);
+      RefuseNow(fd, all_refusal);
       ::close(fd);
     }
     spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -124,7 +140,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
 
   // Answers 429 without lingering (the caller closes fd at once): what the
   // client already sent is read first so the close is a FIN, not a reset.
-  void RefuseNow(int fd) {
+  void RefuseNow(int fd, const std::string& refusal) {
     while (::recv(fd, shared->scratch.get(), ServerShared::kScratchBytes, MSG_DONTWAIT) > 0) {
     }
     // Over TLS the 429 would need a handshake first: just close.
@@ -157,22 +173,57 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
       return;
     }
     try {
-      if (!ec && shared->served >= shared->connections_max &&
-          shared->open - shared->served >= kLingeringRefusalsMax) {
-        RefuseNow(socket.native_handle());  // the socket's destructor closes it
-      } else if (!ec) {
-        auto connection = std::make_shared<Connection>(shared, std::move(socket));
-        if (shared->served >= shared->connections_max) {
-          connection->Reject(HttpResponse::Text(429, std::string(kTooManyConnections)));
-        } else {
-          connection->Start();
-        }
-      }
       // Other accept errors (a client that reset before accept) concern one client only.
+      if (!ec) Admit(std::move(socket));
     } catch (const std::exception& e) {
       Log("accept on {}: {}", address, e.what());
     }
     Accept();
+  }
+
+  // Serves the connection, or answers 429 at once: first the limit of its
+  // address (Consul's text), then the cap of the listener.
+  void Admit(tcp::socket socket) {
+    boost::system::error_code peer_ec;
+    const tcp::endpoint peer = socket.remote_endpoint(peer_ec);
+    if (peer_ec) return;  // gone already (reset): nobody to answer
+    const ClientAddress client = ToClientAddress(peer.address());
+    const bool over_client = OverClientLimit(client, peer.address());
+    if (!over_client && shared->served < shared->connections_max) {
+      auto connection = std::make_shared<Connection>(shared, std::move(socket));
+      connection->Start(shared->clients->Add(client));
+      return;
+    }
+    if (shared->open - shared->served >= kLingeringRefusalsMax) {
+      // The socket's destructor closes it.
+      RefuseNow(socket.native_handle(), over_client ? client_refusal : all_refusal);
+      return;
+    }
+    auto connection = std::make_shared<Connection>(shared, std::move(socket));
+    connection->Reject(over_client ? TooManyFromClient() : TooManyInAll(shared->connections_max));
+  }
+
+  static ClientAddress ToClientAddress(const asio::ip::address& ip) {
+    if (ip.is_v4()) return ClientAddress::V4(ip.to_v4().to_bytes());
+    return ClientAddress::V6(ip.to_v6().to_bytes());
+  }
+
+  bool OverClientLimit(const ClientAddress& client, const asio::ip::address& ip) {
+    const std::size_t max = shared->connections_per_client_max;
+    if (max == 0 || shared->clients->Count(client) < max) return false;
+    // An IPv4 peer of a dual-stack socket is named as IPv4, as members are.
+    const std::string text =
+        ip.is_v6() && ip.to_v6().is_v4_mapped()
+            ? asio::ip::make_address_v4(asio::ip::v4_mapped, ip.to_v6()).to_string()
+            : ip.to_string();
+    if (exempt_client && exempt_client(text)) return false;
+    static LogLimiter limiter(20, "http: ");  // a flood must not flood the log
+    if (limiter.Allow("connections refused for their client's limit")) {
+      Log("refused a connection from {}: {} connections open from that address, the most "
+          "allowed (-http-max-conns-per-client)",
+          text, max);
+    }
+    return true;
   }
 
   std::shared_ptr<ServerShared> shared;
@@ -182,7 +233,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<Impl> {
   std::uint16_t port = 0;
   std::chrono::steady_clock::time_point last_exhaustion_log{};
   int spare_fd = -1;
-  std::string refusal;  // the 429 written by RefuseNow
+  std::string all_refusal;     // the 429s written by RefuseNow: the listener's cap,
+  std::string client_refusal;  // an address's limit
+  ClientExemption exempt_client;
 };
 
 HttpServer::HttpServer(asio::io_context& io, RequestHandler handler)
@@ -221,15 +274,21 @@ Status HttpServer::Listen(const HttpServerOptions& options) {
       ConnectionCap(nofile, options.TEST_connections_max, options.TEST_descriptor_reserve);
   shared.tls = options.tls;
   shared.large_body_gate = options.large_body_gate;
+  shared.connections_per_client_max = options.connections_per_client_max;
+  shared.clients = options.clients != nullptr ? options.clients : std::make_shared<ClientTable>();
+  impl_->exempt_client = options.exempt_client;
   if (shared.connections_max < options.TEST_connections_max) {
     Log("serving at most {} connections: RLIMIT_NOFILE is {}, {} kept for raft",
         shared.connections_max, nofile, options.TEST_descriptor_reserve);
   }
   if (impl_->spare_fd < 0) impl_->spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  impl_->refusal.clear();
-  const HttpResponse refusal = HttpResponse::Text(429, std::string(kTooManyConnections));
-  wire::AppendResponseHead(refusal, wire::HeadOptions{false, false, false}, &impl_->refusal);
-  impl_->refusal += refusal.body;
+  auto render = [](const HttpResponse& response, std::string* out) {
+    out->clear();
+    wire::AppendResponseHead(response, wire::HeadOptions{false, false, false}, out);
+    *out += response.body;
+  };
+  render(TooManyInAll(shared.connections_max), &impl_->all_refusal);
+  render(TooManyFromClient(), &impl_->client_refusal);
 
   boost::system::error_code ec;
   tcp::endpoint endpoint;

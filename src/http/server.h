@@ -2,15 +2,18 @@
 // single loop thread. Knows nothing of Consul: it parses requests into
 // HttpRequest values, enforces the transport limits in common/limits.h
 // (header and body size, request read timeout, idle timeout, connection
-// count) with clear errors, and writes HttpResponses back in order.
+// count in all and per client address) with clear errors, and writes
+// HttpResponses back in order.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "common/limits.h"
 #include "common/status.h"
+#include "http/client_table.h"
 #include "http/request.h"
 #include "http/request_reader.h"
 #include "tls/context.h"
@@ -21,6 +24,11 @@ class io_context;
 
 namespace tenure::http {
 
+// True for a client address that the per-client limit must not hold back:
+// a cluster member's, whose forwarded requests carry its own clients' work
+// (`ip` as "10.0.0.2" or "::1"). Asked only of an address at its limit.
+using ClientExemption = std::function<bool(const std::string& ip)>;
+
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8500;  // 0 picks a free port (tests)
@@ -29,6 +37,12 @@ struct HttpServerOptions {
   // Who may upload a snapshot larger than the usual body limit (Api decides
   // from the token; unset: nobody).
   LargeBodyGate large_body_gate;
+  // Open connections from one client address (limits.h); 0: no limit.
+  std::size_t connections_per_client_max = limits::kHttpConnectionsPerClientDefault;
+  // Where they are counted: the same table for a server's HTTP and HTTPS
+  // listeners (unset: a table of this listener's own).
+  std::shared_ptr<ClientTable> clients;
+  ClientExemption exempt_client;  // unset: nobody is exempt
 
   // Test-only: the limits.h values, shortened so tests of the timeouts and
   // the connection cap run at the speed of logic. Production leaves them.

@@ -77,6 +77,9 @@ class Consensus {
   // log, until one succeeds. "" when it did not, or nothing was written.
   virtual std::string DiskFailure() const = 0;
   virtual std::vector<PeerAdvert> PeerAdverts() const = 0;
+  // True while a member's raft connection comes from host `ip`
+  // (Transport::HasLinkFrom). A consensus without a network: never.
+  virtual bool HasRaftLinkFrom(const std::string& /*ip*/) const { return false; }
   virtual TransportCounters transport_counters() const = 0;
   // New certificates for raft's mutual TLS (SIGHUP): connections made from
   // now on use them. A consensus without a network (tests) ignores them.

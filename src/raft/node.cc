@@ -600,6 +600,10 @@ std::vector<PeerAdvert> Node::PeerAdverts() const {
   return impl_->transport_ ? impl_->transport_->Adverts() : std::vector<PeerAdvert>();
 }
 
+bool Node::HasRaftLinkFrom(const std::string& ip) const {
+  return impl_->transport_ != nullptr && impl_->transport_->HasLinkFrom(ip);
+}
+
 std::uint64_t Node::leaders_forgotten() const { return impl_->leaders_forgotten_; }
 
 TransportCounters Node::transport_counters() const {

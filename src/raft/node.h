@@ -144,6 +144,7 @@ class Node final : public Consensus {
 
   // What each authenticated peer said about itself in its latest handshake.
   std::vector<PeerAdvert> PeerAdverts() const override;
+  bool HasRaftLinkFrom(const std::string& ip) const override;
   TransportCounters transport_counters() const override;
   // Times this follower forgot its leader because that leader's raft
   // connections all closed (decision 0031; logged as "forgot leader").

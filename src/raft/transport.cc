@@ -394,6 +394,34 @@ void Transport::SetTls(std::shared_ptr<const tls::Context> accept,
   impl_->options.tls_dial = std::move(dial);
 }
 
+namespace {
+
+// `text` as an address, IPv4-mapped IPv6 as its IPv4; unspecified if not one.
+asio::ip::address Normalized(std::string_view text) {
+  boost::system::error_code ec;
+  asio::ip::address ip = asio::ip::make_address(text, ec);
+  if (ec) return {};
+  if (ip.is_v6() && ip.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, ip.to_v6());
+  }
+  return ip;
+}
+
+}  // namespace
+
+bool Transport::HasLinkFrom(const std::string& ip) const {
+  const asio::ip::address wanted = Normalized(ip);
+  if (wanted.is_unspecified()) return false;
+  for (const auto& link : impl_->links) {
+    if (link->closed()) continue;
+    const std::string& remote = link->remote();
+    const std::size_t colon = remote.rfind(':');
+    if (colon == std::string::npos) continue;
+    if (Normalized(std::string_view(remote).substr(0, colon)) == wanted) return true;
+  }
+  return false;
+}
+
 std::vector<PeerAdvert> Transport::Adverts() const {
   std::vector<PeerAdvert> out;
   for (const auto& [id, advert] : impl_->adverts) out.push_back(advert);

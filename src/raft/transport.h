@@ -107,6 +107,13 @@ class Transport {
   void SetTls(std::shared_ptr<const tls::Context> accept, std::shared_ptr<const tls::Context> dial);
 
   std::vector<PeerAdvert> Adverts() const;
+  // True while an authenticated raft connection of a member comes from
+  // `ip` ("10.0.0.2", "::1"; IPv4-mapped IPv6 counts as its IPv4): that
+  // host is a member of the cluster (the HTTP per-client limit lets a
+  // follower's forwarded requests through). Without a cluster key or mutual
+  // TLS anyone who reaches the raft port can be such a member
+  // (docs/security.md).
+  bool HasLinkFrom(const std::string& ip) const;
   const TransportCounters& counters() const;
   // Milliseconds since a raft message from server `id` last passed the gate
   // (any inbound connection of it); -1 if none since this transport started.

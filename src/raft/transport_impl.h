@@ -164,6 +164,7 @@ class InboundLink : public std::enable_shared_from_this<InboundLink> {
   void Close(const std::string& why);
   std::uint64_t peer_id() const { return peer_id_; }
   bool closed() const { return closed_; }
+  const std::string& remote() const { return remote_; }  // "IP:PORT"
 
  private:
   void Read();

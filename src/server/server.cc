@@ -463,6 +463,9 @@ void Server::RemoveServer(std::uint64_t id, std::function<void(Status)> done) {
   });
 }
 std::vector<std::string> Server::PeerAddresses() const { return node_->PeerAddresses(); }
+bool Server::IsMemberHost(const std::string& ip) const {
+  return node_ != nullptr && node_->HasRaftLinkFrom(ip);
+}
 std::vector<raft::ServerInfo> Server::RaftConfiguration() const { return node_->Configuration(); }
 std::uint64_t Server::RaftConfigurationIndex() const { return node_->ConfigurationIndex(); }
 std::uint64_t Server::NodeId() const { return node_->id(); }

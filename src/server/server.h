@@ -167,6 +167,10 @@ class Server {
   void AddVoter(std::uint64_t id, const std::string& address, std::function<void(Status)> done);
   void RemoveServer(std::uint64_t id, std::function<void(Status)> done);
   std::vector<std::string> PeerAddresses() const;
+  // True while a member's raft connection comes from host `ip` ("10.0.0.2"):
+  // the HTTP listeners let such a host past the per-client connection
+  // limit, since a follower forwards its clients' requests from there.
+  bool IsMemberHost(const std::string& ip) const;
   std::vector<raft::ServerInfo> RaftConfiguration() const;
   std::uint64_t RaftConfigurationIndex() const;
   std::uint64_t NodeId() const;

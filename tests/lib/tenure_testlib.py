@@ -65,6 +65,7 @@ __all__ = [
     "HttpResponse",
     "connect",
     "free_port",
+    "one_address_load_args",
     "http_request",
     "pid_alive",
     "poll_until",
@@ -84,6 +85,24 @@ def tenure_bin():
     if not os.access(path, os.X_OK):
         raise RuntimeError(f"TENURE_BIN={path} is not an executable file")
     return path
+
+
+_PER_CLIENT_FLAG = "-http-max-conns-per-client"
+_knows_per_client_flag = {}
+
+
+def one_address_load_args(binary=None):
+    """Flags for a server that one load generator drives from one address with
+    more connections than a client address may hold (200 by default,
+    docs/limits.md): the per-client limit off, as Consul load tests raise
+    limits.http_max_conns_per_client. Nothing for a binary older than the
+    flag, which has no such limit (side-by-side benchmarks)."""
+    binary = binary or tenure_bin()
+    if binary not in _knows_per_client_flag:
+        out = subprocess.run([binary, "server", "-h"], capture_output=True, text=True,
+                             timeout=30)
+        _knows_per_client_flag[binary] = _PER_CLIENT_FLAG in out.stdout + out.stderr
+    return [_PER_CLIENT_FLAG, "0"] if _knows_per_client_flag[binary] else []
 
 
 def _ephemeral_range():

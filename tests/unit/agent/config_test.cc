@@ -160,6 +160,33 @@ TEST(AgentConfigTlsTest, HttpsNeedsACertificateAndOffNeedsHttps) {
   EXPECT_EQ(Refusal(c), "-http-addr off needs -https-addr: the API must listen somewhere");
 }
 
+// Consul's limits.http_max_conns_per_client: 200 by default, 0 for none, one
+// count for both listeners, never above what a listener serves in all.
+TEST(AgentConfigTlsTest, ThePerClientLimitCountsBothListenersTogether) {
+  testutil::TestPki pki;
+  AgentConfig c = Good();
+  c.https_addr = "127.0.0.1:8501";
+  c.tls_cert_file = pki.server.cert_file;
+  c.tls_key_file = pki.server.key_file;
+  Result<AgentPlan> plan = ResolveAgentConfig(c);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_TRUE(plan->http.has_value() && plan->https.has_value());
+  EXPECT_EQ(plan->http->connections_per_client_max, 200u);
+  EXPECT_EQ(plan->https->connections_per_client_max, 200u);
+  ASSERT_NE(plan->http->clients, nullptr);
+  EXPECT_EQ(plan->http->clients, plan->https->clients);
+  c.http_max_conns_per_client = 0;
+  plan = ResolveAgentConfig(c);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->http->connections_per_client_max, 0u);
+  c.http_max_conns_per_client = 20'000;
+  EXPECT_EQ(Refusal(c), "accepted");
+  c.http_max_conns_per_client = 20'001;
+  EXPECT_EQ(Refusal(c),
+            "-http-max-conns-per-client: 20001 is more than the 20000 connections a listener "
+            "serves in all (0 turns the per-client limit off)");
+}
+
 TEST(AgentConfigTlsTest, BadFilesStopTheStartWithTheirNames) {
   testutil::TestPki pki;
   AgentConfig c = Good();

@@ -290,6 +290,32 @@ TEST(RequestReaderTest, LimitsGive413And431) {
   EXPECT_EQ(ErrorBody(result), "431 431 Request Header Fields Too Large");
 }
 
+// A TLS client on the clear-text port sends a ClientHello and waits for the
+// server's: it gets its 400 from the first byte on, not after the request
+// read timeout (it never sends the blank line a header ends with).
+TEST(RequestReaderTest, ATlsHandshakeOrABadFirstByteIsRefusedAtOnce) {
+  // A ClientHello's first bytes: record type 22 (handshake), version 3.1, length 512.
+  const std::string hello("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11);
+  for (std::size_t size = 1; size <= hello.size(); ++size) {
+    const Result result = FeedEveryWay(hello.substr(0, size));
+    EXPECT_EQ(ErrorBody(result),
+              "400 400 Bad Request: TLS handshake sent to the clear-text HTTP port (use https:// "
+              "and the HTTPS port)")
+        << size;
+  }
+  // Any byte that cannot be in a method, before any line ends.
+  for (const std::string& start : {std::string("\x80\x01", 2), std::string("G\x01", 2),
+                                   std::string(" GET", 4), std::string("GE\tT", 4)}) {
+    EXPECT_EQ(ErrorBody(FeedEveryWay(start)), "400 400 Bad Request: bad method") << start;
+  }
+  // A method still arriving, or one followed by its space, waits for the rest.
+  for (const char* start : {"DELE", "PUT", "PUT ", "PUT /v1/kv/a HTTP/1.1\r\n"}) {
+    const Result result = FeedEveryWay(start);
+    EXPECT_FALSE(result.error.has_value()) << start;
+    EXPECT_TRUE(result.requests.empty()) << start;
+  }
+}
+
 TEST(RequestReaderTest, AnIncompleteRequestWaits) {
   const Result result = FeedEveryWay("PUT / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc");
   EXPECT_TRUE(result.requests.empty());

@@ -78,8 +78,8 @@ class HttpServerTest : public ::testing::Test {
     ASSERT_NE(server_->port(), 0);
   }
 
-  std::unique_ptr<RawClient> Connect() {
-    auto client = std::make_unique<RawClient>(server_->port());
+  std::unique_ptr<RawClient> Connect(const char* source = nullptr) {
+    auto client = std::make_unique<RawClient>(server_->port(), source);
     EXPECT_TRUE(client->connected());
     return client;
   }
@@ -520,7 +520,9 @@ TEST_F(HttpServerTest, ManyParkedRequestsAreAnsweredLater) {
 }
 
 TEST_F(HttpServerTest, TwoThousandIdleConnectionsDoNotDelayARequest) {
-  Start();
+  auto options = TestServer::Options();
+  options.connections_per_client_max = 0;  // all from 127.0.0.1
+  Start(options);
   std::vector<std::unique_ptr<RawClient>> idle;
   for (int i = 0; i < 2000; ++i) {
     idle.push_back(Connect());
@@ -552,8 +554,10 @@ TEST_F(HttpServerTest, ConnectionsBeyondTheCapGet429) {
   auto response = third->ReadResponse();
   ASSERT_TRUE(response.has_value());
   EXPECT_EQ(response->status, 429);
+  // The cap of every client together: nothing about this client's IP.
   EXPECT_EQ(response->body,
-            "Your IP is issuing too many concurrent connections, please rate limit your calls");
+            "Too many concurrent connections to this server from all clients (limit 2); retry "
+            "later");
   EXPECT_TRUE(third->WaitClosed());
   ASSERT_TRUE(first->Send(kGet));
   EXPECT_TRUE(first->ReadResponse().has_value());
