@@ -55,11 +55,12 @@ ZK_CLASSPATH = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
 # Exact durability and server settings (printed into the report).
 SETTINGS = [
     ("tenure", "`tenure server -data-dir D -http-addr 127.0.0.1:H -raft-addr 127.0.0.1:R "
-               "-node-id I -node nodeI [-bootstrap-peers 1@...,2@...,3@...] "
-               "-session-ttl-multiplier 1 -http-max-conns-per-client 0` (every client "
+               "-node-id I -node nodeI [-bootstrap-peers 1@...,2@...,3@... -raft-key-file K] "
+               "-session-ttl-multiplier 1 -http-max-conns-per-client 0` (the cluster key, from "
+               "`tenure keygen`, only authenticates each raft connection once; every client "
                "connects from 127.0.0.1, past one address's default 200). Durability is not "
-               "configurable: a write is "
-               "acknowledged only after libraft 0.15 has written its log entry to disk and "
+               "configurable: a write is acknowledged only after libraft 0.15 has written its "
+               "log entry to disk and "
                "synced it (on 3 servers: on a majority, the leader and one follower). Raft "
                "defaults: election timeout 500 ms, heartbeat 50 ms, pre-vote on. "
                "`-session-ttl-multiplier 1` makes a session expire TTL after its last renewal, "
@@ -269,6 +270,16 @@ class Servers:
         for p in self.procs:
             p.check()
 
+    def _cluster_key(self):
+        path = os.path.join(self.root, "raft.key")
+        if not os.path.exists(path):
+            key = subprocess.run([ARGS.tenure, "keygen"], capture_output=True, text=True,
+                                 check=True).stdout
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(key)
+        return path
+
     def _start_tenure(self):
         ports = free_ports(2 * self.n)
         http_addrs = [f"127.0.0.1:{ports[2 * i]}" for i in range(self.n)]
@@ -287,6 +298,8 @@ class Servers:
                         "-tls-verify-incoming"]
             if self.n > 1:
                 cmd += ["-bootstrap-peers", peers]
+                if not self.tls:  # peers need a cluster key or mutual TLS (docs/security.md)
+                    cmd += ["-raft-key-file", self._cluster_key()]
             cmd += self.server_args
             self.procs.append(Process(cmd, os.path.join(self.root, f"s{i + 1}.log")))
 

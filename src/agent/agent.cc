@@ -137,12 +137,12 @@ Status RunAgent(AgentPlan plan) {
               "WARNING: raft runs in clear: mutual TLS between servers needs "
               "-tls-ca-file (docs/tls.md)");
   }
-  if (!plan.keyed && !plan.dev && raft.tls_accept == nullptr) {
-    log::Write(
-        log::Level::kWarn, "agent",
-        fmt::format("WARNING: no -raft-key-file: any process that can reach {} can join this "
-                    "cluster, vote and write to its log (docs/security.md)",
-                    plan.raft_listen));
+  if (plan.insecure_keyless && !plan.dev) {
+    log::Write(log::Level::kWarn, "agent",
+               fmt::format("WARNING: -raft-insecure-keyless: no cluster key or mutual TLS; any "
+                           "process that can reach {} can pose as a member, join this cluster, "
+                           "vote and write to its log (docs/security.md)",
+                           plan.raft_listen));
   }
   const server::AclConfig& acl = plan.server.acl;
   if (acl.enabled) {

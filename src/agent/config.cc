@@ -325,6 +325,22 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     options.raft.cluster_key = std::move(*key);
     plan.keyed = true;
   }
+  // Keyless is a choice: without a key or mutual TLS, anyone who reaches the
+  // raft port and names a member (ids and addresses are public) is that
+  // member, so a server with peers refuses to start unless told so.
+  const bool secured = plan.keyed || tls.raft_accept != nullptr;
+  if (!config.dev && !secured && !config.raft_insecure_keyless &&
+      (!config.join.empty() || peers.size() > 1)) {
+    return Status::InvalidArgument(
+        "-raft-key-file (or mutual TLS: -tls-cert-file, -tls-key-file and -tls-ca-file) is "
+        "required for a server with peers (" +
+        std::string(config.join.empty() ? "-bootstrap-peers" : "-join") +
+        "): without either, any process that can reach the raft port can pose as a member, "
+        "vote and write to the log. Make a key with `tenure keygen` and give every member the "
+        "same file, or accept the risk with -raft-insecure-keyless (docs/security.md)");
+  }
+  options.raft.refuse_keyless_joins = !config.dev && !config.raft_insecure_keyless;
+  plan.insecure_keyless = config.raft_insecure_keyless && !secured;
   if (!config.operator_token_file.empty()) {
     auto token = ReadSecretFile(config.operator_token_file, "operator-token-file");
     if (!token.ok()) return token.status();
@@ -363,6 +379,14 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   if (const char* bytes = std::getenv("TENURE_TEST_RAFT_LOG_BYTES_MAX")) {
     options.raft.log_bytes_max = std::strtoull(bytes, nullptr, 10);
     options.raft.trailing_bytes_max = options.raft.log_bytes_max / 4;
+  }
+  // Tests see a trickled raft message cut, and the budget of messages in
+  // progress bound memory, in seconds (test_raft_strangers.py).
+  if (const char* ms = std::getenv("TENURE_TEST_RAFT_MESSAGE_TIME_MS")) {
+    options.raft.message_time_ms = std::strtoll(ms, nullptr, 10);
+  }
+  if (const char* bytes = std::getenv("TENURE_TEST_RAFT_INBOUND_BYTES_MAX")) {
+    options.raft.inbound_bytes_max = std::strtoull(bytes, nullptr, 10);
   }
   // Tests see a diverged replica stop (test_divergence.py) in seconds.
   if (const char* period = std::getenv("TENURE_TEST_CHECKPOINT_PERIOD_MS")) {

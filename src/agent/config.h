@@ -41,6 +41,9 @@ struct AgentConfig {
   std::string join;             // raft addresses of running members, comma-separated
   std::string bootstrap_peers;  // ID@HOST:PORT,... the first configuration
   std::string raft_key_file;
+  // Lets a server with peers run without a cluster key or mutual TLS, which
+  // it otherwise refuses outside -dev (docs/security.md).
+  bool raft_insecure_keyless = false;
   std::string operator_token_file;
   std::string raft_election_timeout = "500ms";
   std::string raft_heartbeat = "50ms";
@@ -71,8 +74,9 @@ struct AgentPlan {
   std::vector<std::string> join;                 // empty: no -join
   std::string data_dir;                          // empty with dev: RunAgent makes one
   bool dev = false;
-  bool keyed = false;     // a cluster key was given
-  std::string http_addr;  // as given, for the banner
+  bool keyed = false;             // a cluster key was given
+  bool insecure_keyless = false;  // -raft-insecure-keyless, for the warning
+  std::string http_addr;          // as given, for the banner
   std::string https_addr;
   std::string raft_listen;              // where raft listens, for the warning
   std::vector<std::string> test_hooks;  // TENURE_TEST_* variables set, for a warning

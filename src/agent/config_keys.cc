@@ -72,6 +72,10 @@ std::vector<Setting> MakeSettings() {
        "file with the cluster key (base64, from `tenure keygen`; mode 600), the same on every "
        "member: raft peers must prove they hold it. Without it anyone who can reach the raft "
        "port is trusted (docs/security.md)"},
+      {"raft_insecure_keyless", "raft-insecure-keyless", T::kBool, &C::raft_insecure_keyless,
+       "INSECURE: let this server have peers (-bootstrap-peers, -join, a server joining it) "
+       "without -raft-key-file or mutual TLS; then anyone who can reach the raft port can pose "
+       "as a member, vote and write to the log (docs/security.md). Not needed with -dev"},
       {"operator_token_file", "operator-token-file", T::kString, &C::operator_token_file,
        "file with a secret token that lets a request remove peers and transfer leadership "
        "(sent as X-Consul-Token); without it nobody may, until ACLs exist"},

@@ -84,8 +84,10 @@ void PrintReport(const disk::Report& r) {
   }
   for (const std::string& note : r.notes) PrintOut("Note: " + note);
   if (r.torn) {
-    PrintOut("Torn tail (the server cuts it at start; those entries were never acknowledged): " +
-             r.torn->ToString() + ": " + r.torn->reason);
+    PrintOut(
+        "Damaged or torn tail (the server cuts it at start; those entries may have been "
+        "acknowledged: a crash mid-write and a damaged last sector look the same): " +
+        r.torn->ToString() + ": " + r.torn->reason);
   }
 }
 

@@ -171,9 +171,9 @@ static_assert(kRaftEntryBytesMax < kRaftAppendBytesMax / 4);
 constexpr std::uint64_t kRaftSnapshotBytesMax = 4ull * 1024 * 1024 * 1024;
 // A raft configuration (ids and addresses of every server).
 constexpr std::uint64_t kRaftConfigurationBytesMax = 64 * 1024;
-// RequestVotes passed on per connection per election timeout (a candidate
-// sends one per round, plus a pre-vote); more are dropped as a lossy
-// network would.
+// RequestVotes passed on per member (peer id, all its connections together)
+// per election timeout (a candidate sends one per round, plus a pre-vote);
+// more are dropped as a lossy network would.
 constexpr unsigned kRaftVotesPerElectionTimeoutMax = 4;
 // Of those, disrupt-leader votes (a leadership transfer's, which a follower
 // grants even while it hears a leader): two, so an operator's transfer back
@@ -181,8 +181,19 @@ constexpr unsigned kRaftVotesPerElectionTimeoutMax = 4;
 constexpr unsigned kRaftDisruptVotesPerElectionTimeoutMax = 2;
 // A connection must finish the handshake within this time.
 constexpr MonoMs kRaftHandshakeTimeoutMs = 5'000;
-// A message started on a raft connection must make progress within this time.
-constexpr MonoMs kRaftMessageStallMs = 30'000;
+// A message started on a raft connection must be whole within this time
+// plus its declared size at kRaftMessageBytesPerSecondMin, counted from its
+// first byte: a peer that trickles (a byte now and then) cannot hold what
+// libraft buffered for it. 4 MiB/s is 32 Mbit/s, below any link members
+// should run on; a 1 GiB AppendEntries then has 266 s.
+constexpr MonoMs kRaftMessageTimeMs = 10'000;
+constexpr std::uint64_t kRaftMessageBytesPerSecondMin = 4 * 1024 * 1024;
+// Bytes of inbound raft messages in progress (received, not yet whole: held
+// by the gate or buffered by libraft), all raft connections together. A
+// leader sends one message at a time; this fits a snapshot and an
+// AppendEntries at their limits (an old leader's and a new one's), and no
+// number of connections holds more.
+constexpr std::uint64_t kRaftInboundBytesMax = kRaftSnapshotBytesMax + kRaftAppendBytesMax;
 // Connections still in the handshake, and raft connections per peer id and in
 // all, beyond which new ones are refused (the oldest of a peer is replaced).
 constexpr std::size_t kRaftHandshakesMax = 64;

@@ -191,6 +191,8 @@ Status Node::Impl::OpenIo() {
   transport.tls_accept = options_.tls_accept;
   transport.tls_dial = options_.tls_dial;
   transport.election_timeout_ms = options_.election_timeout_ms;
+  transport.message_time_ms = options_.message_time_ms;
+  transport.inbound_bytes_max = options_.inbound_bytes_max;
   transport_ = std::make_unique<Transport>(io_, &loop_, std::move(transport));
   transport_->set_hooks(Transport::Hooks{
       .admit = [this](const wire::Hello& hello) { return AdmitPeer(hello); },

@@ -70,6 +70,14 @@ struct NodeOptions {
   // Mutual TLS on every raft connection (both set) or none (docs/tls.md).
   std::shared_ptr<const tls::Context> tls_accept;
   std::shared_ptr<const tls::Context> tls_dial;
+  // Without a key and TLS, refuse to add servers that ask to join: a keyless
+  // cluster is a choice (-raft-insecure-keyless), not something a server
+  // started alone becomes (docs/security.md).
+  bool refuse_keyless_joins = false;
+  // The raft message gates' deadline and budget (wire::GateLimits); tests
+  // shrink them.
+  MonoMs message_time_ms = limits::kRaftMessageTimeMs;
+  std::uint64_t inbound_bytes_max = limits::kRaftInboundBytesMax;
 };
 
 class Node final : public Consensus {

@@ -60,6 +60,14 @@ void Node::Impl::HandleJoin(const wire::Hello& hello,
   if (phase_ != Phase::kRunning) {
     return answer({JoinStatus::kFailed, 0, "", "this server is not running raft"});
   }
+  if (options_.refuse_keyless_joins && options_.cluster_key.empty() &&
+      options_.tls_accept == nullptr) {
+    // The joiner logs the reason; a line here per attempt would let anyone
+    // who reaches the port fill the log.
+    return answer({JoinStatus::kRefused, 0, "",
+                   "this server has no cluster key (-raft-key-file) or mutual TLS, and takes "
+                   "no servers without one unless started with -raft-insecure-keyless"});
+  }
   if (!RaftLeader()) {
     return answer({JoinStatus::kNotLeader, leader_id, leader, "this server is not the leader"});
   }

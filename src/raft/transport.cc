@@ -30,7 +30,11 @@ MonoMs TransportNowMs() {
 
 Transport::Impl::Impl(asio::io_context& io_context, uv_loop_t* uv_loop,
                       TransportOptions transport_options)
-    : io(io_context), loop(uv_loop), options(std::move(transport_options)), acceptor(io_context) {
+    : io(io_context),
+      loop(uv_loop),
+      options(std::move(transport_options)),
+      ledger(std::make_shared<wire::InboundLedger>(MakeGateLimits())),
+      acceptor(io_context) {
   raw.data = nullptr;
   raw.impl = this;
   raw.init = &Impl::RawInit;
@@ -47,6 +51,13 @@ Transport::Impl::~Impl() {
     uv_close(reinterpret_cast<uv_handle_t*>(&mailbox), nullptr);
     mailbox_initialized = false;
   }
+}
+
+wire::GateLimits Transport::Impl::MakeGateLimits() const {
+  wire::GateLimits limits = wire::DefaultGateLimits(options.election_timeout_ms);
+  limits.message_time_ms = options.message_time_ms;
+  limits.inbound_bytes_max = options.inbound_bytes_max;
+  return limits;
 }
 
 int Transport::Impl::RawInit(struct raft_uv_transport* t, raft_id id, const char* address) {
@@ -282,9 +293,9 @@ void Transport::Impl::HandshakeDone(const std::shared_ptr<Incoming>& connection)
     return;
   }
   std::string leftover = connection->handshake().TakeLeftover();
-  auto link = std::make_shared<InboundLink>(weak_from_this(), connection->TakeStream(),
-                                            std::move(ours), hello.id, connection->remote(),
-                                            wire::DefaultGateLimits(options.election_timeout_ms));
+  auto link =
+      std::make_shared<InboundLink>(weak_from_this(), connection->TakeStream(), std::move(ours),
+                                    hello.id, connection->remote(), MakeGateLimits(), ledger);
   links.push_back(link);
   ++counters.links_open;
   lost.erase(hello.id);

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "common/limits.h"
 #include "common/status.h"
 #include "common/types.h"
 #include "raft/raft_c.h"
@@ -55,6 +56,9 @@ struct TransportOptions {
   std::shared_ptr<const tls::Context> tls_accept;
   std::shared_ptr<const tls::Context> tls_dial;
   MonoMs election_timeout_ms = 500;
+  // What the message gates allow (wire::GateLimits); tests shrink them.
+  MonoMs message_time_ms = limits::kRaftMessageTimeMs;
+  std::uint64_t inbound_bytes_max = limits::kRaftInboundBytesMax;
 };
 
 // What an authenticated peer said about itself in its latest handshake.

@@ -84,9 +84,14 @@ struct Transport::Impl : std::enable_shared_from_this<Transport::Impl> {
   // (`why`): it is lost unless an inbound connection of it is still open.
   void NotePeerGone(std::uint64_t id, const std::string& why);
 
+  // What every inbound link's gate enforces.
+  wire::GateLimits MakeGateLimits() const;
+
   asio::io_context& io;
   uv_loop_t* loop;
   TransportOptions options;
+  // Shared by every inbound link's gate: votes per member, bytes in progress.
+  std::shared_ptr<wire::InboundLedger> ledger;
   Hooks hooks;
   struct raft_uv_transport raw {};
 
@@ -158,7 +163,7 @@ class InboundLink : public std::enable_shared_from_this<InboundLink> {
  public:
   InboundLink(std::weak_ptr<Transport::Impl> owner, std::unique_ptr<LinkStream> network,
               asio::local::stream_protocol::socket pipe, std::uint64_t peer_id, std::string remote,
-              wire::GateLimits limits);
+              wire::GateLimits limits, std::shared_ptr<wire::InboundLedger> ledger);
   void Start(std::string leftover);
   // Closes both sockets (libraft sees EOF); logs `why` if not empty.
   void Close(const std::string& why);
@@ -170,18 +175,19 @@ class InboundLink : public std::enable_shared_from_this<InboundLink> {
   void Read();
   void Process(std::string_view data);
   void WatchPipe();
-  void ArmStallTimer();
+  // While a message is in progress, a timer at its deadline (the gate's).
+  void ArmDeadline(MonoMs now_ms);
 
   std::weak_ptr<Transport::Impl> owner_;
   std::unique_ptr<LinkStream> network_;
   asio::local::stream_protocol::socket pipe_;
-  asio::steady_timer stall_;
+  asio::steady_timer deadline_;
   std::uint64_t peer_id_;
   std::string remote_;
   wire::MessageGate gate_;
   std::unique_ptr<char[]> buffer_;
   std::string out_;
-  std::uint64_t stall_generation_ = 0;
+  std::uint64_t deadline_generation_ = 0;
   bool closed_ = false;
 };
 

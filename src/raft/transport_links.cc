@@ -202,14 +202,15 @@ void Incoming::Close() {
 
 InboundLink::InboundLink(std::weak_ptr<Transport::Impl> owner, std::unique_ptr<LinkStream> network,
                          asio::local::stream_protocol::socket pipe, std::uint64_t peer_id,
-                         std::string remote, wire::GateLimits limits)
+                         std::string remote, wire::GateLimits limits,
+                         std::shared_ptr<wire::InboundLedger> ledger)
     : owner_(std::move(owner)),
       network_(std::move(network)),
       pipe_(std::move(pipe)),
-      stall_(network_->socket().get_executor()),
+      deadline_(network_->socket().get_executor()),
       peer_id_(peer_id),
       remote_(std::move(remote)),
-      gate_(peer_id, limits),
+      gate_(peer_id, limits, std::move(ledger)),
       buffer_(std::make_unique<char[]>(kLinkReadBytes)) {}
 
 void InboundLink::Start(std::string leftover) {
@@ -250,7 +251,7 @@ void InboundLink::Process(std::string_view data) {
     return;
   }
   owner->heard_ms[peer_id_] = now;
-  ArmStallTimer();
+  ArmDeadline(now);
   if (out_.empty()) {
     Read();
     return;
@@ -263,6 +264,9 @@ void InboundLink::Process(std::string_view data) {
                         return;
                       }
                       self->out_.clear();
+                      // A snapshot passes whole: do not keep its capacity.
+                      if (self->out_.capacity() > kLinkReadBytes * 16)
+                        std::string().swap(self->out_);
                       self->Read();
                     });
 }
@@ -276,18 +280,27 @@ void InboundLink::WatchPipe() {
                    });
 }
 
-void InboundLink::ArmStallTimer() {
-  ++stall_generation_;
+void InboundLink::ArmDeadline(MonoMs now_ms) {
+  ++deadline_generation_;
   if (!gate_.mid_message()) {
-    stall_.cancel();
+    deadline_.cancel();
     return;
   }
-  stall_.expires_after(std::chrono::milliseconds(limits::kRaftMessageStallMs));
-  stall_.async_wait([self = shared_from_this(),
-                     generation = stall_generation_](const boost::system::error_code& ec) {
-    if (ec || self->closed_ || generation != self->stall_generation_) return;
-    self->Close(
-        fmt::format("no progress inside a message for {} s", limits::kRaftMessageStallMs / 1000));
+  // A whole-message deadline, not one per byte: a peer that trickles a byte
+  // now and then is cut as one that stops.
+  deadline_.expires_after(
+      std::chrono::milliseconds(std::max<MonoMs>(0, gate_.deadline_ms() - now_ms) + 1));
+  deadline_.async_wait([self = shared_from_this(),
+                        generation = deadline_generation_](const boost::system::error_code& ec) {
+    if (ec || self->closed_ || generation != self->deadline_generation_) return;
+    const MonoMs now = TransportNowMs();
+    std::string none;
+    Status late = self->gate_.Feed({}, now, &none);  // nothing but the deadline to check
+    if (!late.ok()) {
+      self->Close(std::string(late.message()));
+      return;
+    }
+    self->ArmDeadline(now);
   });
 }
 
@@ -303,7 +316,7 @@ void InboundLink::Close(const std::string& why) {
     }
   }
   boost::system::error_code ignored;
-  stall_.cancel();
+  deadline_.cancel();
   network_->Close();
   pipe_.close(ignored);
   if (owner) owner->LinkClosed(this);

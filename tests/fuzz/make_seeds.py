@@ -104,6 +104,10 @@ def raft_wire_seeds():
                 + raft_wire.append_entries(term=2, prev_index=1, prev_term=1, commit=1,
                                            entries=[(raft_wire.ENTRY_BARRIER, bytes(8))]))
     snapshot = raft_wire.install_snapshot_header(16, conf) + bytes(16)
+    # One the gate passes: a valid tenure snapshot as its data.
+    data = raft_wire.tenure_snapshot(applied_index=7, now_ms=1700000000000)
+    valid_snapshot = raft_wire.install_snapshot_header(len(data), conf, term=2, last_index=7,
+                                                       last_term=2, conf_index=1) + data
     return [
         bytes([0, 255]) + hello, bytes([0, 7]) + hello + messages,
         bytes([1, 255]) + keyed, bytes([0, 255]) + join,
@@ -111,6 +115,7 @@ def raft_wire_seeds():
         bytes([3, 255]) + bytes([0]) + (0).to_bytes(8, "little") + b"\x00\x00\x00\x00",
         bytes([4, 255]) + conf,
         bytes([5, 255]) + messages, bytes([5, 3]) + messages, bytes([5, 255]) + snapshot,
+        bytes([5, 255]) + valid_snapshot, bytes([5, 5]) + messages + valid_snapshot,
     ]
 
 

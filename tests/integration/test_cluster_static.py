@@ -8,7 +8,7 @@ import subprocess
 import time
 import unittest
 
-from tenure_testlib import Cluster, DevServer, poll_until, tenure_bin
+from tenure_testlib import Cluster, DevServer, free_port, poll_until, tenure_bin
 
 
 def put(member, key, value):
@@ -225,6 +225,37 @@ class StaticClusterTest(unittest.TestCase):
                        message="server 4 was never removed")
             self.assertTrue(put(leader, "j/removed", "1"))
             joiner.close()
+
+    def test_a_keyless_server_takes_no_joins_unless_it_says_so(self):
+        # A server started alone without a key, mutual TLS or
+        # -raft-insecure-keyless starts as ever, but does not become a keyless
+        # cluster behind its operator's back: it refuses a server that asks
+        # to join (docs/security.md). Restarted with the flag, it takes it.
+        alone = DevServer(dev=False)
+        self.addCleanup(alone.close)
+        alone.start()
+        joiner = DevServer(dev=False, extra_args=(
+            "-node-id", "2", "-node", "node2", "-join", alone.raft_addr,
+            "-raft-insecure-keyless"))
+        self.addCleanup(joiner.close)
+        joiner.http_addr = f"127.0.0.1:{free_port()}"
+        joiner.raft_addr = f"127.0.0.1:{free_port()}"
+        joiner._spawn()  # it has no leader until it joins: start() would wait for one
+        poll_until(lambda: "takes no servers without one unless started with "
+                   "-raft-insecure-keyless" in joiner.log(), timeout=15,
+                   message="the joiner was not told why it was refused")
+
+        def voters():
+            conf = alone.get_json("/v1/operator/raft/configuration")
+            return sorted(int(x["ID"]) for x in conf["Servers"] if x["Voter"])
+        self.assertEqual(voters(), [1])
+        self.assertTrue(put(alone, "k/alone", "1"))
+        alone.stop()
+        alone.extra_args.append("-raft-insecure-keyless")
+        alone.start()
+        poll_until(lambda: voters() == [1, 2], timeout=30,
+                   message="the joiner never joined the server that says it may")
+        self.assertIn("joined the cluster as server 2", joiner.log())
 
     def test_bad_settings_exit_1_as_consul_agent_does(self):
         cases = [

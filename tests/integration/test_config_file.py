@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import unittest
 
-from tenure_testlib import DevServer, free_port, tenure_bin
+from tenure_testlib import DevServer, free_port, poll_until, tenure_bin
 
 
 class FileServer(DevServer):
@@ -153,6 +153,37 @@ class ConfigFileTest(unittest.TestCase):
         missing = run("validate", os.path.join(self.dir, "missing.json"))
         self.assertEqual(missing.stderr, "tenure validate: "
                          + os.path.join(self.dir, "missing.json") + ": No such file or directory\n")
+
+    def test_a_keyless_server_with_peers_needs_a_key_tls_or_to_say_so(self):
+        # Without a key or mutual TLS, anyone who reaches the raft port can
+        # pose as a member (docs/security.md): outside -dev a server with
+        # peers refuses to start, and validate says so, naming the file.
+        other = f"127.0.0.1:{free_port()}"
+        settings = dict(self.base_settings(), bootstrap_peers=f"1@{self.raft_addr},2@{other}")
+        path = self.write("peers.json", settings)
+        for argv in (("server", "-config-file", path), ("validate", path)):
+            proc = run(*argv)
+            self.assertEqual(proc.returncode, 1, proc.stderr)
+            self.assertIn(": -raft-key-file (or mutual TLS: -tls-cert-file, -tls-key-file and "
+                          "-tls-ca-file) is required for a server with peers (-bootstrap-peers)",
+                          proc.stderr)
+            self.assertIn("accept the risk with -raft-insecure-keyless", proc.stderr)
+            self.assertIn(f"-bootstrap-peers set by bootstrap_peers at {path}:", proc.stderr)
+        self.assertFalse(os.path.exists(self.data_dir), "no data dir made")
+        # Said in the file, it is a choice.
+        insecure = self.write("insecure.json", dict(settings, raft_insecure_keyless=True))
+        self.assertEqual(run("validate", insecure).stdout, "Configuration is valid!\n")
+        # And as a flag: the server starts (its peer never comes, so it has no
+        # leader) and says what it risks.
+        server = FileServer(["-config-file", path], self.http_addr, self.raft_addr,
+                            extra_args=["-raft-insecure-keyless"])
+        self.addCleanup(server.close)
+        server._spawn()
+        poll_until(lambda: "WARNING: -raft-insecure-keyless: no cluster key or mutual TLS"
+                   in server.log() or server.process.poll() is not None, timeout=15,
+                   message="the server neither started nor exited")
+        self.assertIsNone(server.process.poll(), server.log())
+        self.assertIn("can pose as a member, join this cluster", server.log())
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ a member exactly the bytes an attacker would:
 2. libraft 0.15's messages after it (src/raft/wire/message_gate.h has the
    layout, from libraft's uv_encoding.c): AppendEntries with entries of any
    type and data, RequestVote with its flags, an InstallSnapshot header that
-   declares any data size, and raw bytes.
+   declares any data size (its data is tenure_snapshot() or anything else),
+   and raw bytes.
 
 Command entries are tenure's framing (src/raft/entry_codec.h: length:u32,
 payload, zero padding to 8) around a command (src/state/command.cc,
@@ -38,7 +39,7 @@ __all__ = [
     "APPEND_ENTRIES", "ENTRY_BARRIER", "ENTRY_CHANGE", "ENTRY_COMMAND", "INSTALL_SNAPSHOT",
     "PURPOSE_JOIN", "PURPOSE_RAFT", "REQUEST_VOTE", "RaftWire", "Verdict", "append_entries",
     "configuration", "frame_entry", "hello_bytes", "install_snapshot_header", "kv_set_entry",
-    "load_key", "message", "request_vote",
+    "load_key", "message", "request_vote", "tenure_snapshot",
 ]
 
 # --- handshake (src/raft/wire/handshake.h) -------------------------------------
@@ -279,3 +280,34 @@ def kv_set_entry(key, value, flags=0, now_ms=None):
     payload = (bytes([_COMMAND_VERSION, _TAG_KV_SET]) + _bytes(key) + _bytes(value)
                + _varint(flags) + _varint((now << 1) ^ (now >> 63)))
     return frame_entry(payload)
+
+
+# --- tenure snapshots (src/state/store_snapshot.cc, docs/formats.md) ----------------
+
+def _crc_table():
+    table = []
+    for i in range(256):
+        c = i << 24
+        for _ in range(8):
+            c = ((c << 1) ^ 0x04C11DB7) if c & 0x80000000 else (c << 1)
+        table.append(c & 0xFFFFFFFF)
+    return table
+
+
+_CRC_TABLE = _crc_table()
+
+
+def crc32(data, crc=0):
+    """libraft's CRC-32, which tenure's snapshots use too (src/common/crc32.h):
+    MSB first, no reflection, no final xor."""
+    for b in data:
+        crc = ((crc << 8) & 0xFFFFFFFF) ^ _CRC_TABLE[((crc >> 24) ^ b) & 0xFF]
+    return crc
+
+
+def tenure_snapshot(applied_index=1, now_ms=0):
+    """A valid tenure snapshot of an empty store (version 3): what a state
+    machine restores without complaint, so only its raft header decides."""
+    body = (b"TNRSNAP" + bytes([3]) + _varint(applied_index) + _varint(0) * 3
+            + _varint((now_ms << 1) ^ (now_ms >> 63)) + bytes(5))
+    return body + struct.pack("<I", crc32(body))

@@ -192,7 +192,7 @@ std::string TornReason(std::string_view bytes, const BatchParse& bad, std::strin
     if (AllZero(bytes.substr(s - 8, 8))) continue;  // zeros start before the boundary
     return fmt::format(
         "bytes {}..{} (a whole sector of the batch) are zero and nothing follows "
-        "the batch: a write cut short by a crash",
+        "the batch, as a write cut short by a crash leaves it",
         s, s + kSectorSize);
   }
   *refusal = fmt::format(

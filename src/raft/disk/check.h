@@ -5,10 +5,11 @@
 // (its .meta CRC, its data: the LZ4 frame's checksum and our snapshot
 // checksum), and the log it would load (every batch's CRCs, entry counts of
 // closed segments, contiguity of segments and snapshot). The only damage
-// it accepts is a torn tail: an incomplete last write at the end of the last
-// open segment, whose entries were never acknowledged (the rule is at
-// ClassifyOpenFailure in check.cc). Anything else is damage: the server
-// refuses to start and `tenure recover` explains.
+// it accepts is a torn tail: what an incomplete last write leaves at the end
+// of the last open segment (the rule is at TornReason in check.cc). A last
+// sector damaged after its write completed leaves the same bytes, so the
+// entries cut may have been acknowledged, and the server says so. Anything
+// else is damage: the server refuses to start and `tenure recover` explains.
 //
 // Called on the loop thread before raft_uv_init, and by `tenure recover`.
 #pragma once

@@ -31,11 +31,24 @@ Status PrepareDataDir(const std::string& raft_dir, std::uint64_t node_id) {
     if (Status cut = CutTornTail(raft_dir, torn); !cut.ok()) {
       return cut.Annotate("raft: cutting the torn tail of " + torn.file);
     }
-    log::Info("raft",
-              fmt::format("data dir {}: cut a torn tail: {} at byte {}: dropped {} bytes, "
-                          "{} entries (indexes {}..{}) that were never acknowledged: {}",
-                          raft_dir, torn.file, torn.offset, torn.bytes, torn.entries,
-                          torn.first_index, torn.first_index + torn.entries - 1, torn.reason));
+    // A write cut short by a crash (never acknowledged) and a last sector
+    // damaged after its write completed (acknowledged) leave the same bytes:
+    // say what was dropped and that it may have been acknowledged.
+    const unsigned voters = report.configuration ? report.configuration->Voters() : 0;
+    log::Warn(
+        "raft",
+        fmt::format(
+            "data dir {}: cut the damaged or torn tail of the log: {} at byte {}: dropped {} "
+            "bytes, {} entries (indexes {}..{}), which may have been acknowledged: {}. A crash "
+            "during their write (then nobody was told they were stored) and a last sector "
+            "damaged after it leave the same bytes. {} (docs/recovery.md)",
+            raft_dir, torn.file, torn.offset, torn.bytes, torn.entries, torn.first_index,
+            torn.first_index + torn.entries - 1, torn.reason,
+            voters > 1 ? fmt::format("This server is one of {} voters: it gets back from the "
+                                     "leader every entry the cluster committed",
+                                     voters)
+                       : std::string("This server is the only voter: if they were "
+                                     "acknowledged, those writes are lost")));
   }
   const auto ms = std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::steady_clock::now() - started)

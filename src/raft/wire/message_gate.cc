@@ -1,5 +1,7 @@
 #include "raft/wire/message_gate.h"
 
+#include <fmt/core.h>
+
 #include <set>
 #include <string>
 
@@ -7,6 +9,7 @@
 #include "common/limits.h"
 #include "raft/entry_codec.h"
 #include "raft/raft_c.h"  // message and entry types: the wire carries them as they are
+#include "state/store.h"
 
 namespace tenure::raft::wire {
 namespace {
@@ -58,7 +61,40 @@ GateLimits DefaultGateLimits(MonoMs election_timeout_ms) {
   limits.vote_window_ms = election_timeout_ms;
   limits.votes_per_window = limits::kRaftVotesPerElectionTimeoutMax;
   limits.disrupt_votes_per_window = limits::kRaftDisruptVotesPerElectionTimeoutMax;
+  limits.message_time_ms = limits::kRaftMessageTimeMs;
+  limits.message_bytes_per_s_min = limits::kRaftMessageBytesPerSecondMin;
+  limits.inbound_bytes_max = limits::kRaftInboundBytesMax;
   return limits;
+}
+
+bool InboundLedger::AllowVote(std::uint64_t peer, bool disrupt, MonoMs now_ms) {
+  if (votes_.size() > kConfigurationServersMax && votes_.count(peer) == 0) {
+    // Ids come from the configuration; a joining server admits any. Forget
+    // windows that have run out before keeping a new one.
+    for (auto it = votes_.begin(); it != votes_.end();) {
+      it = now_ms - it->second.start_ms >= limits_.vote_window_ms ? votes_.erase(it) : ++it;
+    }
+  }
+  auto [it, fresh] = votes_.try_emplace(peer);
+  VoteWindow& window = it->second;
+  if (fresh || now_ms - window.start_ms >= limits_.vote_window_ms) window = {now_ms, 0, 0};
+  if (window.votes >= limits_.votes_per_window ||
+      (disrupt && window.disrupt >= limits_.disrupt_votes_per_window)) {
+    return false;
+  }
+  ++window.votes;
+  if (disrupt) ++window.disrupt;
+  return true;
+}
+
+bool InboundLedger::Take(std::uint64_t bytes) {
+  if (bytes > limits_.inbound_bytes_max - in_progress_bytes_) return false;
+  in_progress_bytes_ += bytes;
+  return true;
+}
+
+void InboundLedger::Give(std::uint64_t bytes) {
+  in_progress_bytes_ -= std::min(bytes, in_progress_bytes_);
 }
 
 Status CheckConfiguration(std::string_view conf) {
@@ -99,14 +135,51 @@ Status CheckConfiguration(std::string_view conf) {
   return Status();
 }
 
-MessageGate::MessageGate(std::uint64_t peer_id, GateLimits limits)
-    : peer_id_(peer_id), limits_(limits) {}
+MessageGate::MessageGate(std::uint64_t peer_id, GateLimits limits,
+                         std::shared_ptr<InboundLedger> ledger)
+    : peer_id_(peer_id),
+      limits_(limits),
+      ledger_(ledger ? std::move(ledger) : std::make_shared<InboundLedger>(limits)) {}
+
+MessageGate::~MessageGate() { ledger_->Give(message_bytes_); }
+
+MonoMs MessageGate::deadline_ms() const {
+  const std::uint64_t rate = std::max<std::uint64_t>(1, limits_.message_bytes_per_s_min);
+  // Declared sizes are bounded (at most a header and a snapshot), so this
+  // neither overflows nor passes MonoMs's range.
+  return message_start_ms_ + limits_.message_time_ms +
+         static_cast<MonoMs>(declared_bytes_ * 1000 / rate);
+}
+
+Status MessageGate::Count(std::size_t bytes) {
+  if (!ledger_->Take(bytes)) {
+    return Bad(fmt::format(
+        "{} bytes more of a {} would pass the {} bytes of raft messages in progress that all "
+        "connections together may hold ({} held now)",
+        bytes, TypeName(type_), limits_.inbound_bytes_max, ledger_->in_progress_bytes()));
+  }
+  message_bytes_ += bytes;
+  return Status();
+}
 
 Status MessageGate::Feed(std::string_view input, MonoMs now_ms, std::string* forward) {
+  if (mid_message() && now_ms > deadline_ms()) {
+    return Bad(fmt::format(
+        "a {} of {} bytes (as declared so far) was not whole {} ms after its first byte "
+        "({} received; the limit is {} ms plus its size at {} bytes/s)",
+        TypeName(type_), declared_bytes_, now_ms - message_start_ms_, message_bytes_,
+        limits_.message_time_ms, limits_.message_bytes_per_s_min));
+  }
   while (!input.empty()) {
     switch (phase_) {
       case Phase::kPreamble: {
+        if (pending_.empty()) {
+          message_start_ms_ = now_ms;
+          declared_bytes_ = kPreambleBytes;
+          type_ = 0;
+        }
         std::size_t take = std::min(input.size(), kPreambleBytes - pending_.size());
+        TENURE_RETURN_IF_ERROR(Count(take));
         pending_.append(input.substr(0, take));
         input.remove_prefix(take);
         if (pending_.size() < kPreambleBytes) break;
@@ -144,23 +217,26 @@ Status MessageGate::Feed(std::string_view input, MonoMs now_ms, std::string* for
         }
         header_ = std::move(pending_);
         pending_.clear();
+        declared_bytes_ = kPreambleBytes + length_;
         phase_ = Phase::kHeader;
         break;
       }
       case Phase::kHeader: {
         std::size_t want = kPreambleBytes + length_ - header_.size();
         std::size_t take = std::min<std::size_t>(input.size(), want);
+        TENURE_RETURN_IF_ERROR(Count(take));
         header_.append(input.substr(0, take));
         input.remove_prefix(take);
         if (header_.size() < kPreambleBytes + length_) break;
         bool drop = false;
         TENURE_RETURN_IF_ERROR(CheckHeader(now_ms, &drop));
-        if (!drop) forward->append(header_);
         if (type_ == RAFT_IO_APPEND_ENTRIES && entries_ > 0) {
+          forward->append(header_);
           phase_ = Phase::kEntry;
-        } else if (type_ == RAFT_IO_INSTALL_SNAPSHOT && snapshot_left_ > 0) {
-          phase_ = Phase::kSnapshot;
+        } else if (type_ == RAFT_IO_INSTALL_SNAPSHOT) {
+          phase_ = Phase::kSnapshot;  // held, with its data, until the data is checked
         } else {
+          if (!drop) forward->append(header_);
           FinishMessage();
         }
         break;
@@ -170,6 +246,7 @@ Status MessageGate::Feed(std::string_view input, MonoMs now_ms, std::string* for
         std::uint32_t size = static_cast<std::uint32_t>(U64At(header_, offset + 8) >>
                                                         32);  // bytes 12..15 of the entry header
         std::size_t take = std::min<std::size_t>(input.size(), size - pending_.size());
+        TENURE_RETURN_IF_ERROR(Count(take));
         pending_.append(input.substr(0, take));
         input.remove_prefix(take);
         if (pending_.size() < size) break;
@@ -186,10 +263,19 @@ Status MessageGate::Feed(std::string_view input, MonoMs now_ms, std::string* for
       }
       case Phase::kSnapshot: {
         std::size_t take = std::min<std::size_t>(input.size(), snapshot_left_);
-        forward->append(input.substr(0, take));
+        TENURE_RETURN_IF_ERROR(Count(take));
+        header_.append(input.substr(0, take));
         input.remove_prefix(take);
         snapshot_left_ -= take;
-        if (snapshot_left_ == 0) FinishMessage();
+        if (snapshot_left_ > 0) break;
+        TENURE_RETURN_IF_ERROR(
+            CheckSnapshotData(std::string_view(header_).substr(kPreambleBytes + length_)));
+        if (forward->empty()) {
+          forward->swap(header_);  // a snapshot can be large: no copy
+        } else {
+          forward->append(header_);
+        }
+        FinishMessage();
         break;
       }
     }
@@ -205,6 +291,9 @@ void MessageGate::FinishMessage() {
   if (pending_.capacity() > 64 * 1024) std::string().swap(pending_);
   entries_ = next_entry_ = 0;
   snapshot_left_ = 0;
+  ledger_->Give(message_bytes_);
+  message_bytes_ = 0;
+  declared_bytes_ = 0;
 }
 
 Status MessageGate::CheckHeader(MonoMs now_ms, bool* drop) {
@@ -252,6 +341,7 @@ Status MessageGate::CheckAppendEntries() {
   }
   entries_ = n;
   next_entry_ = 0;
+  declared_bytes_ += total;
   return Status();
 }
 
@@ -263,12 +353,36 @@ Status MessageGate::CheckInstallSnapshot() {
                " bytes in a header for " + std::to_string(length_ - kInstallSnapshotFixed));
   }
   TENURE_RETURN_IF_ERROR(CheckConfiguration(header.substr(40, conf_len)));
+  // What libraft's leader sends: its term, the snapshot's last index and
+  // term, and the index of the configuration it holds (at or before it).
+  const std::uint64_t term = U64At(header, 0);
+  const std::uint64_t last_index = U64At(header, 8);
+  const std::uint64_t last_term = U64At(header, 16);
+  const std::uint64_t conf_index = U64At(header, 24);
+  if (last_index == 0 || last_term == 0 || last_term > term || conf_index == 0 ||
+      conf_index > last_index) {
+    return Bad(fmt::format(
+        "InstallSnapshot of term {} with last index {}, last term {} and configuration index {}",
+        term, last_index, last_term, conf_index));
+  }
   std::uint64_t data_len = U64At(header, 40 + conf_len);
   if (data_len == 0 || data_len > limits_.snapshot_bytes_max) {
     return Bad("InstallSnapshot of " + std::to_string(data_len) + " bytes (limit " +
                std::to_string(limits_.snapshot_bytes_max) + ")");
   }
   snapshot_left_ = data_len;
+  declared_bytes_ += data_len;
+  return Status();
+}
+
+// The whole state, as the leader's FsmBridge::Snapshot encoded it: anything
+// the state machine would refuse to restore never reaches libraft.
+Status MessageGate::CheckSnapshotData(std::string_view data) const {
+  Result<state::Store> store = state::Store::DecodeSnapshot(data);
+  if (!store.ok()) {
+    return Bad("InstallSnapshot data of " + std::to_string(data.size()) +
+               " bytes is not a valid tenure snapshot: " + std::string(store.status().message()));
+  }
   return Status();
 }
 
@@ -280,20 +394,10 @@ Status MessageGate::CheckRequestVote(MonoMs now_ms, bool* drop) {
                std::to_string(peer_id_));
   }
   bool disrupt = (U64At(header, 32) & 1) != 0;
-  if (!vote_window_open_ || now_ms - vote_window_start_ms_ >= limits_.vote_window_ms) {
-    vote_window_open_ = true;
-    vote_window_start_ms_ = now_ms;
-    votes_in_window_ = 0;
-    disrupt_in_window_ = 0;
-  }
-  if (votes_in_window_ >= limits_.votes_per_window ||
-      (disrupt && disrupt_in_window_ >= limits_.disrupt_votes_per_window)) {
+  if (!ledger_->AllowVote(peer_id_, disrupt, now_ms)) {
     *drop = true;  // as a lossy network would; the candidate retries
     ++votes_dropped_;
-    return Status();
   }
-  ++votes_in_window_;
-  if (disrupt) ++disrupt_in_window_;
   return Status();
 }
 

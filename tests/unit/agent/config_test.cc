@@ -3,7 +3,9 @@
 #include "agent/config.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <fstream>
 #include <string>
 
 #include "unit/tls/test_certs.h"
@@ -32,6 +34,7 @@ TEST(AgentConfigTest, AGoodConfigurationBecomesOptions) {
   config.raft_election_timeout = "1s";
   config.raft_heartbeat = "100ms";
   config.bootstrap_peers = "1@10.0.0.7:8300,2@10.0.0.8:8300,3@10.0.0.9:8300";
+  config.raft_insecure_keyless = true;
   Result<AgentPlan> plan = ResolveAgentConfig(config);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(plan->http->host, "0.0.0.0");
@@ -49,10 +52,77 @@ TEST(AgentConfigTest, AGoodConfigurationBecomesOptions) {
 TEST(AgentConfigTest, JoinStartsWithoutAConfiguration) {
   AgentConfig config = Good();
   config.join = "10.0.0.7:8300,,10.0.0.8:8300";
+  config.raft_insecure_keyless = true;
   Result<AgentPlan> plan = ResolveAgentConfig(config);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_TRUE(plan->server.raft.bootstrap.empty());
   EXPECT_EQ(plan->join, (std::vector<std::string>{"10.0.0.7:8300", "10.0.0.8:8300"}));
+}
+
+// Without a key or mutual TLS anyone who reaches the raft port can pose as
+// a member: outside -dev, a server with peers needs one of them or
+// -raft-insecure-keyless, and a keyless server takes no joins without it.
+TEST(AgentConfigTest, KeylessPeersAreAChoice) {
+  const std::string refusal =
+      "-raft-key-file (or mutual TLS: -tls-cert-file, -tls-key-file and -tls-ca-file) is "
+      "required for a server with peers (-bootstrap-peers): without either, any process that "
+      "can reach the raft port can pose as a member, vote and write to the log. Make a key with "
+      "`tenure keygen` and give every member the same file, or accept the risk with "
+      "-raft-insecure-keyless (docs/security.md)";
+  AgentConfig c = Good();
+  c.raft_addr = "10.0.0.7:8300";
+  c.bootstrap_peers = "1@10.0.0.7:8300,2@10.0.0.8:8300";
+  EXPECT_EQ(Refusal(c), refusal);
+  AgentConfig joining = Good();
+  joining.join = "10.0.0.8:8300";
+  EXPECT_NE(Refusal(joining).find("required for a server with peers (-join)"), std::string::npos);
+
+  // A server alone starts as before, but takes no keyless joins.
+  AgentConfig alone = Good();
+  alone.bootstrap_peers = "1@127.0.0.1:8300";
+  Result<AgentPlan> plan = ResolveAgentConfig(alone);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_TRUE(plan->server.raft.refuse_keyless_joins);
+  EXPECT_FALSE(plan->insecure_keyless);
+
+  // Said so, or -dev: both allowed; only the flag is warned about.
+  c.raft_insecure_keyless = true;
+  plan = ResolveAgentConfig(c);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_FALSE(plan->server.raft.refuse_keyless_joins);
+  EXPECT_TRUE(plan->insecure_keyless);
+  c.raft_insecure_keyless = false;
+  c.dev = true;
+  plan = ResolveAgentConfig(c);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_FALSE(plan->server.raft.refuse_keyless_joins);
+
+  // Mutual TLS (a CA: raft links check certificates) secures it too.
+  testutil::TestPki pki;
+  c.dev = false;
+  c.tls_cert_file = pki.server.cert_file;
+  c.tls_key_file = pki.server.key_file;
+  EXPECT_EQ(Refusal(c), refusal);  // HTTPS certificates alone leave raft in clear
+  c.tls_ca_file = pki.ca.cert_file;
+  plan = ResolveAgentConfig(c);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_NE(plan->server.raft.tls_accept, nullptr);
+  EXPECT_FALSE(plan->insecure_keyless);
+
+  // And a cluster key.
+  AgentConfig keyed = Good();
+  keyed.raft_addr = "10.0.0.7:8300";
+  keyed.bootstrap_peers = "1@10.0.0.7:8300,2@10.0.0.8:8300";
+  keyed.raft_key_file = pki.dir + "/raft.key";
+  {
+    std::ofstream key(keyed.raft_key_file);
+    key << "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=\n";
+  }
+  ASSERT_EQ(::chmod(keyed.raft_key_file.c_str(), 0600), 0);
+  plan = ResolveAgentConfig(keyed);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_TRUE(plan->keyed);
+  EXPECT_FALSE(plan->insecure_keyless);
 }
 
 TEST(AgentConfigTest, EveryBadSettingIsNamed) {
