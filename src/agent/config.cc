@@ -12,6 +12,7 @@
 #include <iterator>
 #include <utility>
 
+#include "agent/config_checks.h"
 #include "common/duration.h"
 #include "common/limits.h"
 #include "common/strings.h"
@@ -218,6 +219,7 @@ Result<TlsContexts> LoadTlsContexts(const tls::ServerFiles& files) {
 }
 
 Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
+  TENURE_RETURN_IF_ERROR(CheckNoNulBytes(config));
   if (config.session_ttl_multiplier < 1 || config.session_ttl_multiplier > 10) {
     return Status::InvalidArgument("-session-ttl-multiplier must be between 1 and 10");
   }
@@ -240,10 +242,11 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
         "got \"" +
         config.raft_heartbeat + "\"");
   }
+  std::optional<HostPort> raft_bind;
   if (!config.raft_bind_addr.empty()) {
-    if (auto bind = FlagHostPort(config.raft_bind_addr, "raft-bind-addr"); !bind.ok()) {
-      return bind.status();
-    }
+    Result<HostPort> bind = FlagHostPort(config.raft_bind_addr, "raft-bind-addr");
+    if (!bind.ok()) return bind.status();
+    raft_bind = *bind;
   }
   const bool http_off = config.http_addr == "off";
   std::optional<HostPort> http;
@@ -272,6 +275,14 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   }
   Result<HostPort> raft_address = FlagHostPort(config.raft_addr, "raft-addr");
   if (!raft_address.ok()) return raft_address.status();
+  // Raft listens on -raft-bind-addr when given (-raft-addr is then only
+  // what the other members dial).
+  std::vector<Listener> listeners = {
+      raft_bind ? Listener{"raft-bind-addr", config.raft_bind_addr, *raft_bind}
+                : Listener{"raft-addr", config.raft_addr, *raft_address}};
+  if (http) listeners.push_back({"http-addr", config.http_addr, *http});
+  if (https) listeners.push_back({"https-addr", config.https_addr, *https});
+  TENURE_RETURN_IF_ERROR(CheckListenersApart(listeners));
   if (!config.join.empty() && !config.bootstrap_peers.empty()) {
     return Status::InvalidArgument("-join and -bootstrap-peers exclude each other");
   }

@@ -56,6 +56,23 @@ constexpr std::size_t kBlockingWaitersMax = 100'000;
 // 512 KiB maximum, far past what elections and locks keep, and bounded. The
 // body must arrive within kHttpRequestReadTimeoutMs (30 s): about 2.2 MB/s.
 constexpr std::size_t kSnapshotBytesMax = 64 * 1024 * 1024;
+// The largest index (applied index, and so every ModifyIndex, fencing token
+// and table index) and LockIndex a decoded state may carry: a restore file,
+// an InstallSnapshot, a data dir's own snapshot. 2^53 - 1: every index a
+// client sees stays an exact JSON number for JavaScript clients (the
+// dashboard, npm's consul), and a state restored at the bound still has
+// 2^62 - 2^53 entries (about 146,000 years at a million writes a second)
+// before the live state's own bound (2^62, Store::Validate), past which the
+// server can no longer snapshot or restart. A cluster reaches 2^53 only
+// after 285 years at a million writes a second.
+constexpr std::uint64_t kSnapshotIndexMax = (std::uint64_t{1} << 53) - 1;
+
+// --- Replicated times ---------------------------------------------------------
+// Every wall-clock time in the state (the replicated clock, lock-delay
+// windows, queue and history times, ACL token times) lies in years 1970 to
+// 9999: what RFC 3339 writes with four digits and the live API parses
+// (common/rfc3339.h), so arithmetic on them never overflows.
+constexpr std::int64_t kUnixMsMax = 253'402'300'799'999;  // 9999-12-31T23:59:59.999Z
 
 // --- HTTP -------------------------------------------------------------------
 // Request line plus headers. Go's net/http default is 1 MiB; clients send < 1 KiB.

@@ -5,6 +5,7 @@
 #include "acl/rules.h"
 #include "common/consul_texts.h"
 #include "common/limits.h"
+#include "state/field_limits.h"
 
 namespace tenure::state {
 namespace {
@@ -17,6 +18,20 @@ AclPolicy GlobalManagementPolicy(LogIndex index) {
   policy.rules = std::string(acl::GlobalManagementRulesText());
   policy.create_index = policy.modify_index = index;
   return policy;
+}
+
+// What the API can set: a CreateTime from a leader's clock, and an
+// ExpirationTime (if any) after it.
+Status CheckTokenTimes(const AclToken& token) {
+  TENURE_RETURN_IF_ERROR(CheckUnixMs("CreateTime", token.create_time));
+  if (token.expiration_time == UnixMs()) return Status::Ok();
+  TENURE_RETURN_IF_ERROR(CheckUnixMs("ExpirationTime", token.expiration_time));
+  if (token.expiration_time < token.create_time) {
+    return Status::InvalidArgument("ExpirationTime " + std::to_string(token.expiration_time.ms()) +
+                                   " ms is before its CreateTime " +
+                                   std::to_string(token.create_time.ms()) + " ms");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -169,6 +184,7 @@ Status AclTable::CheckToken(const AclToken& token, const AclToken* existing) con
     return Status::InvalidArgument("Invalid Token: more than " +
                                    std::to_string(limits::kAclPoliciesPerTokenMax) + " policies");
   }
+  TENURE_RETURN_IF_ERROR(CheckTokenTimes(token).Annotate("Invalid Token"));
   // The anonymous token's identity is reserved, also before it exists.
   if ((token.accessor_id == kAnonymousTokenAccessorId) !=
       (token.secret_id == kAnonymousTokenSecretId)) {
@@ -382,6 +398,47 @@ Status AclTable::Validate(LogIndex applied_index) const {
     if (secret == secrets_.end() || secret->second != accessor) {
       return broken("token secret index wrong");
     }
+  }
+  return Status::Ok();
+}
+
+Status AclTable::CheckFieldLimits() const {
+  auto too_many = [](std::size_t n, std::string_view what, std::size_t max) {
+    return Status::InvalidArgument(std::to_string(n) + " " + std::string(what) +
+                                   ", more than the " + std::to_string(max) + " allowed");
+  };
+  if (tokens_.size() > limits::kAclTokensMax) {
+    return too_many(tokens_.size(), "ACL tokens", limits::kAclTokensMax);
+  }
+  if (policies_.size() > limits::kAclPoliciesMax) {
+    return too_many(policies_.size(), "ACL policies", limits::kAclPoliciesMax);
+  }
+  auto long_description = [](const std::string& what, std::size_t n) {
+    return Status::InvalidArgument(what + ": Description of " + std::to_string(n) +
+                                   " bytes is longer than the " +
+                                   std::to_string(limits::kAclDescriptionBytesMax) + " allowed");
+  };
+  for (const auto& [id, p] : policies_) {
+    const std::string what = "ACL policy " + QuoteCut(id);
+    if (p.description.size() > limits::kAclDescriptionBytesMax) {
+      return long_description(what, p.description.size());
+    }
+    if (Result<acl::Rules> rules = acl::ParseRules(p.rules); !rules.ok()) {
+      return Status::InvalidArgument(
+          what + ": its rules do not parse: " + std::string(rules.status().message()));
+    }
+  }
+  for (const auto& [accessor, t] : tokens_) {
+    const std::string what = "ACL token " + QuoteCut(accessor);
+    if (t.description.size() > limits::kAclDescriptionBytesMax) {
+      return long_description(what, t.description.size());
+    }
+    if (t.policy_ids.size() > limits::kAclPoliciesPerTokenMax) {
+      return Status::InvalidArgument(what + ": " + std::to_string(t.policy_ids.size()) +
+                                     " policies, more than the " +
+                                     std::to_string(limits::kAclPoliciesPerTokenMax) + " allowed");
+    }
+    TENURE_RETURN_IF_ERROR(CheckTokenTimes(t).Annotate(what));
   }
   return Status::Ok();
 }

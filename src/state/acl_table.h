@@ -105,6 +105,8 @@ struct AclTokenDelete {
   bool operator==(const AclTokenDelete&) const = default;
 };
 
+class TEST_StoreEditor;  // tests only (state/store.h)
+
 class AclTable {
  public:
   // Lookups. FindTokenBySecret is what every request with a token does.
@@ -151,10 +153,15 @@ class AclTable {
   void Encode(ByteWriter& w) const;
   static AclTable Decode(ByteReader& r);
   Status Validate(LogIndex applied_index) const;
+  // The limits the API and Apply hold every token and policy to (counts,
+  // descriptions, links, rules that parse, times in the years 1970 to 9999,
+  // an expiry not before its creation): kInvalidArgument naming the object.
+  Status CheckFieldLimits() const;
 
   bool operator==(const AclTable&) const = default;
 
  private:
+  friend class TEST_StoreEditor;
   void EnsureBuiltins(LogIndex index, UnixMs now);
   Status CheckToken(const AclToken& token, const AclToken* existing) const;
   void PutToken(AclToken token, LogIndex index);

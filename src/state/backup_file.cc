@@ -18,6 +18,7 @@
 #include <string>
 
 #include "common/coding.h"
+#include "state/field_limits.h"
 
 namespace tenure::state {
 namespace {
@@ -175,7 +176,17 @@ Result<OpenedBackup> OpenBackup(std::string_view file) {
                "): the file is damaged");
   }
   info.sha256 = Hex(computed);
+  // Shown by `inspect` as RFC 3339; the state's own times are checked with it.
+  if (Status saved = CheckUnixMs("its save time", UnixMs(info.saved_at_ms)); !saved.ok()) {
+    return Bad(std::string(saved.message()));
+  }
   Result<Store> store = Store::DecodeSnapshot(opened.state);
+  if (!store.ok() && store.status().code() == Code::kInvalidArgument) {
+    // A field past a limit (state/field_limits.h): named as it is.
+    std::string_view why = store.status().message();
+    if (why.substr(0, 10) == "snapshot: ") why.remove_prefix(10);
+    return Bad(std::string(why));
+  }
   if (!store.ok()) {
     return Bad("its state does not decode: " + std::string(store.status().message()) +
                " (a state written by a newer tenure, or a damaged file)");

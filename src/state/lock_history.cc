@@ -7,6 +7,7 @@
 #include "state/lock_history.h"
 
 #include "common/assert.h"
+#include "state/field_limits.h"
 
 namespace tenure::state {
 
@@ -222,5 +223,18 @@ Status LockHistory::Validate(LogIndex applied) const {
 }
 
 #undef TENURE_INVARIANT
+
+Status LockHistory::CheckTimes() const {
+  for (const auto& [key, h] : keys_) {
+    TENURE_RETURN_IF_ERROR(CheckKeySize("history of key", key));
+    for (const LockGrant& g : h.grants) {
+      const std::string what = "history of key " + QuoteCut(key) + ": the grant at index " +
+                               std::to_string(g.grant_index.value());
+      TENURE_RETURN_IF_ERROR(CheckUnixMs(what + " was granted at", g.granted_at));
+      if (!g.held()) TENURE_RETURN_IF_ERROR(CheckUnixMs(what + " ended at", g.ended_at));
+    }
+  }
+  return Status::Ok();
+}
 
 }  // namespace tenure::state

@@ -66,6 +66,8 @@ struct LockEvent {
   bool operator==(const LockEvent&) const = default;
 };
 
+class TEST_StoreEditor;  // tests only (state/store.h)
+
 class LockHistory {
  public:
   // Bounds (docs/history.md). All are part of the replicated semantics:
@@ -125,10 +127,15 @@ class LockHistory {
   static LockHistory Decode(ByteReader& r);
   // The first broken invariant, or OK. `applied` bounds every index.
   Status Validate(LogIndex applied) const;
+  // Every grant's times in the years 1970 to 9999 (leaders' wall clocks,
+  // which may go back from one leader to the next, so not ordered); keys
+  // within limits::kKvKeyBytesMax. kInvalidArgument naming the grant.
+  Status CheckTimes() const;
 
   bool operator==(const LockHistory& other) const { return keys_ == other.keys_; }
 
  private:
+  friend class TEST_StoreEditor;
   KeyHistory& Touch(const std::string& key, LogIndex index);
   void EvictBeyondBound();
   void DropOldestGrant(KeyHistory& h);

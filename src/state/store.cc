@@ -9,6 +9,7 @@
 #include "common/assert.h"
 #include "common/strings.h"
 #include "state/acquire_rule.h"
+#include "state/field_limits.h"
 
 namespace tenure::state {
 
@@ -16,11 +17,22 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
   TENURE_ASSERT(index > applied_index_);
   applied_index_ = index;
   // The replicated clock only moves forward, whatever a stamp says; lock-delay
-  // windows are judged against it (decision 0037).
-  now_ms_ = std::max(now_ms_, command.now_ms);
-  wall_ms_ = command.wall_ms;
+  // windows are judged against it (decision 0037). A stamp outside the years
+  // 1970 to 9999 comes from no leader (a forged or damaged entry) and moves
+  // neither clock.
+  if (IsClusterMsInRange(command.now_ms)) now_ms_ = std::max(now_ms_, command.now_ms);
+  if (IsUnixMsInRange(command.wall_ms)) wall_ms_ = command.wall_ms;
 
   ApplyResult result;
+  // A field past the live API's limits was never proposed by a leader (the
+  // API refuses it first): refused whole, so the state never holds what a
+  // snapshot of it could not restore (state/field_limits.h).
+  if (Status refused = CheckCommandFields(command.body); !refused.ok()) {
+    changed_since_checkpoint_ = true;  // the applied index moved
+    result.status = std::move(refused);
+    result.ok = false;
+    return result;
+  }
   std::visit(
       [&](const auto& c) {
         using T = std::decay_t<decltype(c)>;
@@ -270,6 +282,7 @@ Status Store::Validate() const {
     TENURE_INVARIANT(entry.key == key);
     TENURE_INVARIANT(entry.create_index <= entry.modify_index);
     TENURE_INVARIANT(entry.modify_index <= kv_index_);
+    TENURE_INVARIANT(entry.lock_index < (std::uint64_t{1} << 62));
     TENURE_INVARIANT(tombstones_.find(key) == tombstones_.end());
     if (entry.session.empty()) {
       TENURE_INVARIANT(entry.fence.is_none());
@@ -346,7 +359,8 @@ Status Store::Validate() const {
   }
   TENURE_INVARIANT(queued_total == waiters);
   TENURE_RETURN_IF_ERROR(history_.Validate(applied_index_));
-  return acl_.Validate(applied_index_);
+  TENURE_RETURN_IF_ERROR(acl_.Validate(applied_index_));
+  return CheckFieldLimits();
 }
 
 #undef TENURE_INVARIANT

@@ -87,6 +87,10 @@ struct Changes {
   bool everything = false;          // the whole state was replaced (snapshot restore)
 };
 
+// Test-only (tests/unit/state/forged_states.h): sets fields behind Apply's
+// back, to build the states a forged snapshot carries.
+class TEST_StoreEditor;
+
 class Store {
  public:
   Store() = default;
@@ -128,6 +132,9 @@ class Store {
   // command. It never runs backwards, and it advances only as fast as the
   // leaders' monotonic clocks: no wall clock moves it.
   ClusterMs now_ms() const { return now_ms_; }
+  // The last applied entry's wall clock (Command::wall_ms): the times people
+  // read. May go back from one leader to the next.
+  UnixMs wall_ms() const { return wall_ms_; }
   // End of the key's lock-delay window on the replicated clock; ClusterMs()
   // if none.
   ClusterMs LockDelayUntil(std::string_view key) const;
@@ -178,7 +185,9 @@ class Store {
   Changes TakeChanges();
 
   // --- Integrity ------------------------------------------------------------
-  // The first broken internal invariant, as kCorruption naming it. O(state size).
+  // The first broken internal invariant, as kCorruption naming it, or the
+  // first field past the live API's limits (state/field_limits.h), as
+  // kInvalidArgument naming the field and its value. O(state size).
   Status Validate() const;
   // Aborts if Validate() fails: for tests and debug checks after Apply.
   void CheckInvariants() const;
@@ -222,7 +231,13 @@ class Store {
   static Result<int> CheckSnapshotBytes(std::string_view bytes);
 
  private:
+  friend class TEST_StoreEditor;
   void EncodeSnapshotBody(std::string* out) const;  // everything but the checksum
+  // Validate's part for the limits on each field (store_limits.cc).
+  Status CheckFieldLimits() const;
+  // A decoded state's room to grow: indexes and LockIndexes at most
+  // limits::kSnapshotIndexMax, far below Validate's bound for a live state.
+  Status CheckGrowthRoom() const;
 
   // Outcome of one KV operation, shared by the single-op commands and /v1/txn.
   struct KvOutcome {

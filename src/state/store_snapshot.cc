@@ -277,7 +277,10 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     }
     store.held_[entry.session].insert(key);
   }
-  // Untrusted bytes: refuse any state Apply could never have produced.
+  // Untrusted bytes: refuse any state Apply could never have produced, and
+  // one that could not grow for long (2^62 - 1 restored, say: the next
+  // snapshot would break Validate and the server could not restart).
+  if (Status room = store.CheckGrowthRoom(); !room.ok()) return room.Annotate("snapshot");
   if (Status valid = store.Validate(); !valid.ok()) return valid.Annotate("snapshot");
   // Whoever watches this store cannot tell what a restore changed.
   store.changes_.everything = true;

@@ -1,7 +1,10 @@
 // Writes the binary seeds of the command and snapshot fuzz targets from the
 // random histories the state tests use (unit/state/random_commands.h): raft
-// entries of every command kind, and snapshots of the stores they build.
-// Usage: fuzz_make_seeds CORPUS_DIR   (writes CORPUS_DIR/{command,snapshot}/)
+// entries of every command kind, and snapshots of the stores they build; and
+// of the snapshot and backup_file targets from the forged states that break
+// one limit each (unit/state/forged_states.h; the small ones).
+// Usage: fuzz_make_seeds CORPUS_DIR
+//   (writes CORPUS_DIR/{command,snapshot,backup_file}/)
 // scripts/fuzz -seeds runs it; its output is committed in tests/fuzz/corpus.
 #include <cstdio>
 #include <filesystem>
@@ -9,7 +12,9 @@
 #include <string>
 
 #include "raft/entry_codec.h"
+#include "state/backup_file.h"
 #include "state/store.h"
+#include "unit/state/forged_states.h"
 #include "unit/state/random_commands.h"
 
 namespace {
@@ -56,6 +61,20 @@ int main(int argc, char** argv) {
     Write(root / "snapshot" / ("seed" + std::to_string(seed) + "-body"),
           std::string(1, 1) + snapshot);
   }
-  std::printf("wrote %d command seeds and 16 snapshot seeds under %s\n", entries, argv[1]);
+  // Refused states, each with the bytes as they are (first byte 0).
+  std::filesystem::create_directories(root / "backup_file");
+  int forged = 0;
+  for (const tenure::state::testutil::Forged& c : tenure::state::testutil::ForgedCases()) {
+    const tenure::state::Store store = tenure::state::testutil::ForgedState(c);
+    std::string snapshot;
+    store.EncodeSnapshot(&snapshot);
+    if (snapshot.size() > 16 * 1024) continue;  // seeds stay small
+    Write(root / "snapshot" / ("refused-" + c.name), std::string(1, 0) + snapshot);
+    Write(root / "backup_file" / ("refused-" + c.name),
+          std::string(1, 0) + tenure::state::EncodeBackup(store, 3, tenure::UnixMs(5)));
+    ++forged;
+  }
+  std::printf("wrote %d command seeds, 16 snapshot seeds and %d refused states under %s\n", entries,
+              forged, argv[1]);
   return 0;
 }

@@ -185,6 +185,44 @@ class ConfigFileTest(unittest.TestCase):
         self.assertIsNone(server.process.poll(), server.log())
         self.assertIn("can pose as a member, join this cluster", server.log())
 
+    def test_a_nul_byte_and_two_listeners_on_one_port_are_refused(self):
+        # A NUL byte (only a file can hold one) cuts a path short where the
+        # system reads it; the server started with it exited 1.
+        settings = self.base_settings()
+        settings["data_dir"] = self.data_dir + "\u0000x"
+        path = self.write("nul.json", settings)
+        line = next(i for i, l in enumerate(open(path).read().splitlines(), 1) if "data_dir" in l)
+        bad = run("validate", path)
+        self.assertEqual((bad.returncode, bad.stdout), (1, ""))
+        self.assertEqual(bad.stderr, "tenure validate: -data-dir: contains a NUL byte (at byte "
+                         f"{len(self.data_dir)}), which no path, address or name may hold "
+                         f"(-data-dir set by data_dir at {path}:{line})\n")
+        proc = run("server", "-config-file", path)
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(proc.stderr, bad.stderr.replace("tenure validate:", "tenure server:"))
+        self.assertFalse(os.path.exists(self.data_dir), "no data dir made")
+        # http_addr on raft_addr: from a file and from flags alike.
+        settings = self.base_settings()
+        settings["http_addr"] = self.raft_addr
+        path = self.write("same.json", settings)
+        bad = run("validate", path)
+        self.assertEqual(bad.returncode, 1)
+        lines = open(path).read().splitlines()
+        raft_line = next(i for i, l in enumerate(lines, 1) if "raft_addr" in l)
+        http_line = next(i for i, l in enumerate(lines, 1) if "http_addr" in l)
+        self.assertEqual(
+            bad.stderr,
+            f"tenure validate: -raft-addr {self.raft_addr} and -http-addr {self.raft_addr} would "
+            f"both listen on port {self.raft_addr.rsplit(':', 1)[1]} of the same address; give "
+            f"each its own port (-raft-addr set by raft_addr at {path}:{raft_line}; -http-addr "
+            f"set by http_addr at {path}:{http_line})\n")
+        proc = run("server", "-data-dir", self.data_dir, "-http-addr", self.raft_addr,
+                   "-raft-addr", self.raft_addr)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn(f"-raft-addr {self.raft_addr} and -http-addr {self.raft_addr} would both "
+                      "listen on port", proc.stderr)
+        self.assertFalse(os.path.exists(self.data_dir), "no data dir made")
+
 
 if __name__ == "__main__":
     unittest.main()

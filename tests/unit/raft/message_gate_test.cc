@@ -128,7 +128,8 @@ std::string SnapshotData(int keys) {
   state::Store store;
   for (int i = 0; i < keys; ++i) {
     state::Command command;
-    command.now_ms = UnixMs(1000 + i);
+    command.now_ms = ClusterMs(1000 + i);
+    command.wall_ms = UnixMs(1000 + i);
     command.body = state::KvSet{"k" + std::to_string(i), std::string(100, 'v'), 0};
     store.Apply(command, LogIndex(static_cast<std::uint64_t>(i) + 1));
   }

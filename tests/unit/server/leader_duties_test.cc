@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/duration.h"
 #include "unit/common/type_printers.h"
 
 namespace tenure::server {
@@ -23,11 +24,13 @@ Ids IdsOf(std::initializer_list<const char*> names) {
 }
 
 constexpr DurationNs kTtl10s = 10 * kNsPerSecond;
+constexpr DurationNs kTtl15s = 15 * kNsPerSecond;
 
 state::Session TtlSession(const char* id, DurationNs ttl_ns = kTtl10s) {
   state::Session session;
   session.id = SessionId(id);
   session.ttl_ns = ttl_ns;
+  if (ttl_ns != 0) session.ttl = FormatGoDuration(ttl_ns);  // as the API stores it
   return session;
 }
 
@@ -218,18 +221,18 @@ TEST_F(LeaderDutiesTest, MultiplierOneExpiresAtTheTtl) {
 
 TEST(SessionChangeTest, TimersFollowWhatTheStoreApplied) {
   EXPECT_FALSE(TouchesSessions(state::KvSet{"k", "v", 0}));
-  EXPECT_TRUE(TouchesSessions(state::SessionCreate{TtlSession("c", 7)}));
+  EXPECT_TRUE(TouchesSessions(state::SessionCreate{TtlSession("c", kTtl15s)}));
   EXPECT_TRUE(TouchesSessions(state::SessionDestroy{SessionId("d")}));
 
   state::Store store;
   state::ApplyResult created =
-      store.Apply({ClusterMs(1), state::SessionCreate{TtlSession("c", 7)}}, LogIndex(1));
+      store.Apply({ClusterMs(1), state::SessionCreate{TtlSession("c", kTtl15s)}}, LogIndex(1));
   SessionChange change = SessionChangeOf(created);
   EXPECT_EQ(change.created_id, SessionId("c"));
-  EXPECT_EQ(change.created_ttl_ns, 7);
+  EXPECT_EQ(change.created_ttl_ns, kTtl15s);
   // A create the Store refused (the id exists) arms nothing.
   state::ApplyResult again =
-      store.Apply({ClusterMs(2), state::SessionCreate{TtlSession("c", 7)}}, LogIndex(2));
+      store.Apply({ClusterMs(2), state::SessionCreate{TtlSession("c", kTtl15s)}}, LogIndex(2));
   EXPECT_FALSE(again.status.ok());
   EXPECT_TRUE(SessionChangeOf(again).empty());
   EXPECT_EQ(SessionChangeOf(

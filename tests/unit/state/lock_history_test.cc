@@ -504,6 +504,7 @@ TEST(LockHistoryTest, DecodedHistoryOverTheBudgetIsTrimmedAsAnApplyWould) {
   d.Acquire("small", a);
   d.Release("small", a);
   d.SkipIndexes(100000);
+  d.AdvanceMs(1);  // the replicated clock as the old build's grants ended
   d.Set("plain", "v");
   // 3000 keys: 10.3 MB counted after the cut, 15 MB as written.
   const std::string bytes = WithHistory(d.store(), OldBuildHistory(3000, 1000));

@@ -149,6 +149,14 @@ class ModelAcl {
     if (t.accessor_id.empty() || t.secret_id.empty()) return false;
     if (t.description.size() > limits::kAclDescriptionBytesMax) return false;
     if (t.policy_ids.size() > limits::kAclPoliciesPerTokenMax) return false;
+    // Times as a leader's clock makes them, the expiry (if any) not before
+    // the creation (for an update: the creation kept from the existing token).
+    auto in_years = [](UnixMs time) { return time.ms() >= 0 && time.ms() <= limits::kUnixMsMax; };
+    if (!in_years(t.create_time)) return false;
+    if (t.expiration_time != UnixMs() &&
+        (!in_years(t.expiration_time) || t.expiration_time < t.create_time)) {
+      return false;
+    }
     if ((t.accessor_id == kAnonymousTokenAccessorId) != (t.secret_id == kAnonymousTokenSecretId)) {
       return false;
     }
