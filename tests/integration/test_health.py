@@ -118,7 +118,13 @@ class AclHealthTest(unittest.TestCase):
                              "Permission denied: anonymous token lacks permission "
                              "'operator:read'. The anonymous token is used implicitly when "
                              "a request does not specify a token.")
-            status, body = autopilot(server, headers={"X-Consul-Token": MANAGEMENT})
+            # The initial management token exists once the new leader has
+            # committed the ACL setup, a moment after it was elected (Consul
+            # answers "ACL not found" in that moment too).
+            status, body = poll_until(
+                lambda: (lambda r: r if r[1] != "ACL not found" else None)(
+                    autopilot(server, headers={"X-Consul-Token": MANAGEMENT})),
+                timeout=10, message="the initial management token never became known")
             self.assertEqual(status, 200, body)
             self.assertTrue(body["Healthy"])
             self.assertEqual(server.request("GET", "/v1/agent/health/live").text, "ok\n")
