@@ -37,6 +37,7 @@ import subprocess
 import tempfile
 import unittest
 
+from raft_wire import crc32 as raft_crc32  # libraft's CRC-32: MSB first, no reflection, no final xor
 from tenure_testlib import Cluster, DevServer, poll_until, tenure_bin
 
 WRITES = int(os.environ.get("TENURE_DISK_DAMAGE_WRITES", "3000"))
@@ -55,26 +56,6 @@ def value(i):
 
 
 # --- libraft 0.15's segment layout (src/raft/disk/layout.h) ------------------------------
-
-def _crc_table():
-    table = []
-    for i in range(256):
-        c = i << 24
-        for _ in range(8):
-            c = ((c << 1) ^ 0x04C11DB7) if c & 0x80000000 else (c << 1)
-        table.append(c & 0xFFFFFFFF)
-    return table
-
-
-CRC_TABLE = _crc_table()
-
-
-def raft_crc32(data, crc=0):
-    """libraft's CRC-32: MSB first, no reflection, no final xor."""
-    for b in data:
-        crc = ((crc << 8) & 0xFFFFFFFF) ^ CRC_TABLE[((crc >> 24) ^ b) & 0xFF]
-    return crc
-
 
 def encode_batch(entries):
     """entries: [(term, type, data)] with len(data) % 8 == 0."""

@@ -26,7 +26,7 @@ docs/limits.md has the real values) so that each case takes seconds.
 import time
 import unittest
 
-from raft_wire import (ENTRY_COMMAND, RaftWire, append_entries, configuration,
+from raft_wire import (ENTRY_COMMAND, append_entries, configuration, impersonate,
                        install_snapshot_header, kv_set_entry, request_vote, tenure_snapshot)
 from tenure_testlib import Cluster, poll_until
 
@@ -78,11 +78,7 @@ class RaftPayloadsTest(unittest.TestCase):
 
     def impersonate(self, target, claimed):
         """An accepted raft connection to `target` claiming to be `claimed`."""
-        wire = RaftWire.dial(target.raft_addr)
-        verdict = wire.handshake(key=None, node_id=self.cluster.id_of(claimed),
-                                 raft_address=claimed.raft_addr)
-        self.assertTrue(verdict.accepted, verdict)
-        return wire
+        return impersonate(self, self.cluster, target, claimed)
 
     def assert_unharmed(self):
         for member in self.cluster.members:

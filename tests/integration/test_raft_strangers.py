@@ -34,7 +34,7 @@ import time
 import unittest
 
 from raft_wire import (APPEND_ENTRIES, ENTRY_COMMAND, PURPOSE_JOIN, PURPOSE_RAFT, REQUEST_VOTE,
-                       RaftWire, append_entries, configuration, frame_entry, hello_bytes,
+                       RaftWire, append_entries, configuration, frame_entry, hello_bytes, impersonate,
                        install_snapshot_header, kv_set_entry, load_key, message, request_vote)
 from tenure_testlib import (Cluster, DevServer, free_port, generate_cluster_key, poll_until,
                             write_secret)
@@ -447,12 +447,7 @@ class KeylessStrangersTest(unittest.TestCase, StrangerChecks):
     def impersonate(self, member):
         """An accepted raft connection to `member` from a stranger claiming
         another member's id and address: keyless mode cannot tell them apart."""
-        other = self.claimed(member)
-        wire = RaftWire.dial(member.raft_addr)
-        verdict = wire.handshake(key=None, node_id=self.cluster.id_of(other),
-                                 raft_address=other.raft_addr)
-        self.assertTrue(verdict.accepted, verdict)
-        return wire
+        return impersonate(self, self.cluster, member, self.claimed(member))
 
     def test_ids_outside_the_configuration_are_refused(self):
         member = self.cluster.members[0]

@@ -282,6 +282,17 @@ def kv_set_entry(key, value, flags=0, now_ms=None):
     return frame_entry(payload)
 
 
+def impersonate(test, cluster, target, claimed):
+    """A keyless raft connection to member `target` that claims to be member
+    `claimed` (ids and addresses are public in the raft configuration); the
+    test fails unless the handshake accepts it."""
+    wire = RaftWire.dial(target.raft_addr)
+    verdict = wire.handshake(key=None, node_id=cluster.id_of(claimed),
+                             raft_address=claimed.raft_addr)
+    test.assertTrue(verdict.accepted, verdict)
+    return wire
+
+
 # --- tenure snapshots (src/state/store_snapshot.cc, docs/formats.md) ----------------
 
 def _crc_table():

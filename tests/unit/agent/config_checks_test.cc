@@ -8,24 +8,14 @@
 #include <string>
 
 #include "agent/config.h"
+#include "unit/agent/resolve_fixture.h"
 #include "unit/tls/test_certs.h"
 
 namespace tenure::agent {
 namespace {
 
-AgentConfig Good() {
-  AgentConfig config;
-  config.data_dir = "/var/lib/tenure";
-  config.node_name = "n1";
-  return config;
-}
-
-std::string Refusal(const AgentConfig& config) {
-  Result<AgentPlan> plan = ResolveAgentConfig(config);
-  if (plan.ok()) return "accepted";
-  EXPECT_EQ(plan.status().code(), Code::kInvalidArgument);
-  return std::string(plan.status().message());
-}
+using testutil::Good;
+using testutil::Refusal;
 
 TEST(AgentConfigChecksTest, HttpOnTheRaftAddressIsRefused) {
   AgentConfig c = Good();
