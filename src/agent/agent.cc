@@ -48,6 +48,21 @@ class DevDir {
   std::string path_;
 };
 
+// The listeners that serve the API, as the ACLs-off warning names them:
+// "http://A or https://B", the HTTPS one "with a client certificate from
+// CA" when -tls-verify-incoming lets no one else through (docs/security.md).
+std::string WhoReachesTheApi(const AgentPlan& plan) {
+  std::string who;
+  if (plan.http) who = "http://" + plan.http_addr;
+  if (plan.https) {
+    who += (who.empty() ? "https://" : " or https://") + plan.https_addr;
+    if (plan.tls_files.verify_incoming) {
+      who += " with a client certificate from " + plan.tls_files.ca_file;
+    }
+  }
+  return who;
+}
+
 }  // namespace
 
 Status RunAgent(AgentPlan plan) {
@@ -160,7 +175,7 @@ Status RunAgent(AgentPlan plan) {
         log::Level::kWarn, "agent",
         fmt::format("WARNING: ACLs are off: anyone who can reach {} can read and write every "
                     "key, lock and session (-acl-enabled; docs/acl.md)",
-                    plan.http_addr));
+                    WhoReachesTheApi(plan)));
   }
   for (const std::string& hook : plan.test_hooks) {
     log::Warn("agent",

@@ -69,7 +69,16 @@ std::optional<int> ParseFlags(Flags* flags, const Args& args, std::string_view u
     std::fflush(stdout);
     return 0;
   }
-  PrintErr(status.message());
+  // An unknown flag's error ends with the parser's usage, which knows the
+  // command's name only: the command's own (NAME, CMD...) replaces it, so
+  // it reads as the first lines of -h.
+  std::string message(status.message());
+  const std::string generic = flags->Usage();
+  if (message.size() > generic.size() && message.ends_with(generic)) {
+    message.resize(message.size() - generic.size());
+    message += UsageWithOptions(usage, *flags);
+  }
+  PrintErr(message);
   return usage_exit_code;
 }
 

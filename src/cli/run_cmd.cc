@@ -16,7 +16,8 @@
 // Policy on loss: no re-campaign. The supervisor waits for the group to end,
 // destroys its session and exits 1 with "tenure run: lost leadership: ...".
 // SIGINT/SIGTERM: the group is stopped the same way, the key released, the
-// session destroyed, and the exit code is 130/143.
+// session destroyed, and the exit code is 130/143. Every exit but a kill
+// first deletes the candidate registration (Election::Unregister).
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,8 +56,9 @@ constexpr char kRunUsage[] =
     "  CMD only while elected, in its own process group, with TENURE_FENCING_TOKEN,\n"
     "  TENURE_SESSION and TENURE_LEADER_KEY in its environment. CMD gets SIGTERM, then\n"
     "  SIGKILL after a grace, before the server could expire the session; it is\n"
-    "  SIGKILLed if this supervisor dies. When CMD exits the key is released and\n"
-    "  tenure run exits with CMD's code. Lost leadership: exit 1 (no re-campaign).\n"
+    "  SIGKILLed if this supervisor dies. When CMD exits the key is released, the\n"
+    "  candidate's registration deleted, and tenure run exits with CMD's code.\n"
+    "  Lost leadership: exit 1 (no re-campaign).\n"
     "  SIGINT/SIGTERM: CMD is stopped, the key released, exit 130/143.\n"
     "\n";
 
@@ -204,8 +206,8 @@ class Runner {
     if (election_) election_->Cancel();
   }
 
-  // Resign (when holding), destroy the session, exit with `code`. Bounded by
-  // kCleanupTimeoutMs when the server does not answer.
+  // Resign (when holding), unregister, destroy the session, exit with
+  // `code`. Bounded by kCleanupTimeoutMs when the server does not answer.
   void Finish(int code) {
     if (finishing_) return;
     finishing_ = true;
@@ -220,11 +222,26 @@ class Runner {
     if (election_ && election_->holding()) {
       election_->Resign([this](Status status) {
         if (!status.ok()) Progress("resign failed: " + std::string(status.message()));
-        DestroySession();
+        Unregister();
       });
       return;
     }
-    DestroySession();
+    Unregister();
+  }
+
+  // Deletes candidates/<candidate>, so that runs under the default name
+  // (hostname-pid) leave no key each (docs/cli.md, "tenure run").
+  void Unregister() {
+    if (!election_) {
+      DestroySession();
+      return;
+    }
+    election_->Unregister([this](Status status) {
+      if (!status.ok()) {
+        Progress("removing the candidate registration failed: " + std::string(status.message()));
+      }
+      DestroySession();
+    });
   }
 
   void DestroySession() {

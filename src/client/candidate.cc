@@ -170,12 +170,21 @@ void Candidate::Stop(std::function<void()> done) {
   stopping_ = true;
   StopCampaign();
   timers_->CancelAll();
+  // Unregister (client/registration.h), then end the session.
   auto destroy = [this, done = std::move(done)]() mutable {
-    if (!session_ || !session_->alive()) {
-      done();
+    auto end_session = [this, done = std::move(done)]() mutable {
+      if (!session_ || !session_->alive()) {
+        done();
+        return;
+      }
+      session_->Destroy([done = std::move(done)](Status) { done(); });
+    };
+    if (!election_) {
+      end_session();
       return;
     }
-    session_->Destroy([done = std::move(done)](Status) { done(); });
+    election_->Unregister(
+        [end_session = std::move(end_session)](Status) mutable { end_session(); });
   };
   if (election_ && election_->holding()) {
     election_->Resign([destroy = std::move(destroy)](Status) mutable { destroy(); });

@@ -79,7 +79,8 @@ class Candidate {
 
   // Creates the session and campaigns. Call once.
   void Start();
-  // Resigns when leading (deposed runs), destroys the session, then `done`.
+  // Resigns when leading (deposed runs), deletes this candidate's
+  // registration (Election::Unregister), destroys the session, then `done`.
   // Bounded by the HTTP client's timeouts. No event runs after `done`.
   void Stop(std::function<void()> done);
 

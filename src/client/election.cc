@@ -12,6 +12,7 @@
 
 #include "client/kv_pair.h"
 #include "client/queue.h"
+#include "client/registration.h"
 #include "common/base64.h"
 #include "net/blocking_http_client.h"
 #include "net/url.h"
@@ -135,7 +136,9 @@ struct Election::Impl {
   net::RequestId campaign_req = 0, watch_req = 0, settings_req = 0;
 
   bool campaigning = false;
-  bool retried_free = false;  // the immediate retry after "refused, then free" was made
+  std::uint64_t campaigns = 0;  // Campaign() calls: tells a stopped campaign's answers apart
+  bool swept = false;           // dead registrations deleted (once per Election)
+  bool retried_free = false;    // the immediate retry after "refused, then free" was made
   // A queued acquire was sent and no answer since said we are out of the
   // key's queue: stopping the campaign must leave it.
   bool queued = false;
@@ -177,6 +180,9 @@ Election::~Election() {
 std::string Election::LeaderKey() const { return options_.prefix + options_.name + "/leader"; }
 std::string Election::CandidateKey(const std::string& candidate) const {
   return options_.prefix + options_.name + "/candidates/" + candidate;
+}
+std::string Election::OwnCandidate() const {
+  return options_.candidate.empty() ? session_.id() : options_.candidate;
 }
 std::string Election::SettingsPrefix() const {
   return options_.prefix + options_.name + "/settings/";
@@ -255,6 +261,7 @@ void Election::Campaign(std::string value, std::function<void(Status)> done) {
     return;
   }
   impl_->campaigning = true;
+  ++impl_->campaigns;
   impl_->campaign_done = std::move(done);
   impl_->value = std::move(value);
   if (holding_) {  // already leading: nothing to do
@@ -265,7 +272,7 @@ void Election::Campaign(std::string value, std::function<void(Status)> done) {
 }
 
 void Election::RegisterCandidate() {
-  const std::string candidate = options_.candidate.empty() ? session_.id() : options_.candidate;
+  const std::string candidate = OwnCandidate();
   const std::string key = CandidateKey(candidate);
   impl_->campaign_req =
       SendAcquire(key, false, [this, key, candidate](Result<net::ClientResponse> result) {
@@ -273,7 +280,7 @@ void Election::RegisterCandidate() {
         if (!impl_->campaigning) return;
         if (result.ok() && result->status == 200 &&
             result->body.find("true") != std::string::npos) {
-          AttemptAcquire();
+          SweepThenAcquire();
           return;
         }
         if (IsDenied(result)) {
@@ -299,6 +306,27 @@ void Election::RegisterCandidate() {
           return;
         }
         After(kCampaignTimer, options_.error_retry_ms, [this] { RegisterCandidate(); });
+      });
+}
+
+// The first registration of this Election deletes the registrations whose
+// candidates died (client/registration.h) before it acquires; a failure
+// there (a token that may not read the prefix) does not stop the campaign.
+void Election::SweepThenAcquire() {
+  if (impl_->swept) {
+    AttemptAcquire();
+    return;
+  }
+  impl_->swept = true;
+  std::weak_ptr<char> life = impl_->life;
+  const std::uint64_t campaign = impl_->campaigns;
+  SweepDeadRegistrations(
+      session_.http(), options_.prefix + options_.name + "/candidates/",
+      [this, life, campaign](Status) {
+        if (life.expired() || !impl_->campaigning || impl_->campaigns != campaign) {
+          return;
+        }
+        AttemptAcquire();
       });
 }
 
@@ -565,6 +593,14 @@ void Election::Release(std::function<void(Status)> done) {
            done(Status());
          }
        });
+}
+
+void Election::Unregister(std::function<void(Status)> done) {
+  std::weak_ptr<char> life = impl_->life;
+  DeleteOwnRegistration(session_.http(), CandidateKey(OwnCandidate()), session_.id(),
+                        [life, done = std::move(done)](Status status) {
+                          if (!life.expired()) done(std::move(status));
+                        });
 }
 
 void Election::ResignTo(std::string candidate, std::function<void(Status)> done) {

@@ -10,6 +10,8 @@
 //   <prefix><name>/leader                  the lock; value = the leader's description
 //   <prefix><name>/candidates/<candidate>  this candidate's registration, locked by its session
 //   <prefix><name>/settings/<key>          leader settings
+// An Election's first registration also deletes the registrations no session
+// holds any more (their candidates died); Unregister deletes our own.
 //
 // Leadership: IsLeader(G) is true only while this election holds the key per
 // its latest observation AND the session lease is provably valid for G more
@@ -76,6 +78,10 @@ class Election {
 
   // Releases the key (PUT ?release). IsLeader() is false at once.
   void Resign(std::function<void(Status)> done);
+  // Deletes this candidate's registration, candidates/<candidate>, when this
+  // session or nobody holds it (client/registration.h): for a candidate that
+  // stops, before its session is destroyed. OK when there was nothing to delete.
+  void Unregister(std::function<void(Status)> done);
   // Releases the key if our session holds it on the server, whatever this
   // object believes (a key handed to us by ResignTo that we do not want).
   void Release(std::function<void(Status)> done);
@@ -119,6 +125,8 @@ class Election {
 
   std::string LeaderKey() const;
   std::string CandidateKey(const std::string& candidate) const;
+  // options().candidate, or the session id when it is empty.
+  std::string OwnCandidate() const;
   std::string SettingsPrefix() const;
   const ElectionOptions& options() const { return options_; }
 
@@ -139,6 +147,7 @@ class Election {
                       std::int64_t timeout_ms, net::RetryPolicy retry, ResponseCallback done);
   void After(int timer, MonoMs delay_ms, std::function<void()> then);
   void RegisterCandidate();
+  void SweepThenAcquire();
   void AttemptAcquire();
   void CampaignWait(std::uint64_t index);
   void FinishCampaign(Status status);

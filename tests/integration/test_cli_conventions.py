@@ -92,6 +92,15 @@ class CliConventionsTest(unittest.TestCase):
                 self.assertIn("-no-such-flag", proc.stderr)
                 self.assertEqual(proc.stdout, "")
 
+    def test_bad_usage_shows_the_usage_line_of_help(self):
+        # The usage printed with an unknown flag is -h's, arguments and all
+        # (`tenure run NAME [options] -- CMD ARGS...`), not a shortened one.
+        for command, _ in CONSUL_COMMANDS + TENURE_COMMANDS:
+            with self.subTest(command=command):
+                usage_line = run(command + ["-h"]).stdout.splitlines()[0]
+                proc = run(command + ["-no-such-flag"])
+                self.assertIn(usage_line, proc.stderr.splitlines(), proc.stderr)
+
     def test_the_top_level(self):
         self.assertEqual(run(["help"]).returncode, 0)
         self.assertIn("Usage: tenure <command>", run(["-h"]).stdout)

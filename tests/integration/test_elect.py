@@ -652,6 +652,11 @@ class ElectTest(SharedServerTestCase):
         sessions = self.server.get_json("/v1/session/list")
         self.assertNotIn("tenure elect term", [s.get("Name") for s in sessions
                                                 if s["ID"] != follower.status()["Session"]])
+        # c1 deleted its registration as it stopped; c2's stays.
+        self.assertEqual(self.server.request("GET", "/v1/kv/service/term/candidates/c1").status,
+                         404)
+        self.assertEqual(self.server.request("GET", "/v1/kv/service/term/candidates/c2").status,
+                         200)
 
 
     # --- 9 -----------------------------------------------------------------------

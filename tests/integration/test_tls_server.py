@@ -28,6 +28,12 @@ def curl(*args):
                           text=True, timeout=30)
 
 
+def log_line(path, text):
+    """The first line of the file at `path` that holds `text`, else None."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return next((line for line in f if text in line), None)
+
+
 def peer_common_name(port, ca_file):
     context = ssl.create_default_context(cafile=ca_file)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
@@ -194,6 +200,37 @@ class TlsServerTest(unittest.TestCase):
             process.send_signal(signal.SIGTERM)
             _, err = process.communicate(timeout=20)
         self.assertIn(f"serving the Consul API on https://127.0.0.1:{https_port}", err)
+
+    def test_acls_off_warning_names_the_https_address(self):
+        """Without ACLs a server (not -dev) warns who may write every key. With
+        -http-addr off that is whoever reaches the HTTPS address, and with
+        -tls-verify-incoming whoever also holds a client certificate from the CA."""
+        for verify in (False, True):
+            with self.subTest(verify_incoming=verify):
+                https_port = free_port()
+                data_dir = tempfile.mkdtemp(dir=self.dir)
+                log_path = os.path.join(data_dir, "server.log")
+                args = [tenure_bin(), "server", "-data-dir", data_dir, "-http-addr", "off",
+                        "-raft-addr", f"127.0.0.1:{free_port()}",
+                        "-https-addr", f"127.0.0.1:{https_port}",
+                        "-tls-cert-file", self.pki.server_cert,
+                        "-tls-key-file", self.pki.server_key, "-tls-ca-file", self.pki.ca_cert]
+                if verify:
+                    args.append("-tls-verify-incoming")
+                with open(log_path, "wb") as log:
+                    process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,
+                                               stderr=subprocess.STDOUT)
+                try:
+                    line = poll_until(lambda: log_line(log_path, "WARNING: ACLs are off"),
+                                      timeout=30, message="the ACLs-off warning is logged")
+                finally:
+                    process.send_signal(signal.SIGTERM)
+                    process.wait(timeout=20)
+                who = f"https://127.0.0.1:{https_port}"
+                if verify:
+                    who += f" with a client certificate from {self.pki.ca_cert}"
+                self.assertIn(f"anyone who can reach {who} can read and write every key", line)
+                self.assertNotIn("reach off", line)
 
     def test_bad_files_stop_the_start_with_their_names(self):
         cases = [
