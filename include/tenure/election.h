@@ -6,7 +6,7 @@
 //   <prefix><name>/candidates/<candidate>  this candidate's registration, locked by its session
 //   <prefix><name>/settings/<key>          leader settings
 // An Election's first campaign deletes the registrations in its election
-// whose sessions have ended (their candidates died; decision 0042).
+// whose sessions have ended (their candidates died; decision 0043).
 //
 // Leadership: IsLeader() is true only while this election holds the key per
 // its latest observation AND the session's lease is proven for the guarantee

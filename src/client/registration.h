@@ -11,7 +11,7 @@
 //
 // The session keeps behavior "release": "delete" would delete the leader key
 // too when a leader's session ends, and with it the key's fair queue
-// (decision 0042).
+// (decision 0043).
 //
 // Both delete with ?cas on the ModifyIndex they read, so a registration
 // taken up again in between (a candidate that re-registers with a new
