@@ -1,4 +1,4 @@
-"""The ACL matrix (issue 13): every token kind by every endpoint and method
+"""The ACL matrix (docs/acl.md, docs/security.md): every token kind by every endpoint and method
 the server serves, each cell the answer Consul would give, run against real
 servers.
 
@@ -41,7 +41,7 @@ the row may change is put back, so cells do not depend on each other.
 
 The deny server's cells go over HTTPS with a client certificate
 (-tls-verify-incoming), the allow server's over clear HTTP: the TLS port
-must enforce every rule the clear one does (issue 14).
+must enforce every rule the clear one does (docs/tls.md).
 
 The test prints the number of cells, of those that matched and of
 unauthorized successes: a 2xx where the grid says the token must be

@@ -1,4 +1,4 @@
-"""Damaged data dirs and full disks, with a real `tenure server` (issue 11, docs/recovery.md).
+"""Damaged data dirs and full disks, with a real `tenure server` (docs/recovery.md).
 
 The issue's scenarios, each on its own copy of one data dir: a server that acknowledged
 WRITES sequential writes (key i holds value i) and was killed with SIGKILL. Sequential

@@ -1,4 +1,4 @@
-"""Single requests that would build huge answers (issue 11): a /v1/txn of
+"""Single requests that would build huge answers (docs/limits.md): a /v1/txn of
 128 get-tree operations over a 4 MiB prefix built a 682 MiB answer and
 peaked at 1.9 GiB; a GET ?recurse over a large prefix was unbounded. The
 answer's size is now counted from the Store before it is built, and past

@@ -1,4 +1,4 @@
-"""Raft over mutual TLS (issue 14): a 3-server cluster whose members hold
+"""Raft over mutual TLS (docs/tls.md): a 3-server cluster whose members hold
 certificates from one CA replicates, fails over and catches up with every
 raft connection encrypted and both ends checked; strangers without a
 certificate from that CA (in clear, over TLS without a certificate, over TLS
