@@ -19,8 +19,8 @@ The token kinds (the columns), and the server each one is tried on:
   read-only   deny   policy `read-only`
   observer    deny   policy `observer`: reads ACLs, the operator and agent
                      endpoints and service/ but service/other/ (a longer
-                     deny prefix inside a read prefix); not in the issue's
-                     list, added for acl:read without acl:write (secrets
+                     deny prefix inside a read prefix); added to the kinds
+                     above for acl:read without acl:write (secrets
                      shown as <hidden>) and operator:read without write
   deny-all    allow  policy `deny-all`: deny on every resource; tried on
                      the allow server, where nothing but its own rules can
@@ -80,7 +80,7 @@ KEYS = {
 FIXTURE_SESSION = "fixture"
 
 POLICIES = {
-    # The minimal rules of one election's candidate the issue names.
+    # The minimal rules of one election's candidate (docs/acl.md).
     "candidate": 'key_prefix "service/billing/" { policy = "write" }\n'
                  'session_prefix "" { policy = "write" }',
     "read-only": 'key_prefix "" { policy = "read" }\n'

@@ -26,7 +26,7 @@ class AnswerSizeTest(unittest.TestCase):
     def setUpClass(cls):
         cls.server = DevServer().__enter__()
         cls.pid = cls.server.process.pid
-        # 8 values of 512 KiB: a 4 MiB prefix, as in the issue.
+        # 8 values of 512 KiB: a 4 MiB prefix, as in the case above.
         for i in range(8):
             resp = cls.server.request("PUT", f"/v1/kv/big/{i}", bytes([65 + i]) * VALUE_BYTES)
             assert resp.status == 200, resp
