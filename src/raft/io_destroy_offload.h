@@ -20,10 +20,13 @@
 // it from the tenure_raft archive into any binary that uses raft::Node
 // (which starts the reaper) or the metrics handler (which reads
 // IoDestroysReaped): the `tenure` binary, for every subcommand, and the test
-// binaries that link the server's layers. Only a started Node (`tenure
-// server`, raft and integration tests) starts the reaper; until then every
-// call, io_destroy included, goes straight on to the C library. libtenure.so
-// and the benchmarks' load generators do not contain it.
+// binaries whose code reaches either (unit_tests, raft_tests, api_tests and
+// algos_tests as of this writing; `nm BINARY | grep ' T syscall'` tells).
+// libtenure.so, the simulation, the fuzz targets and the benchmarks' load
+// generators do not contain it. The reaper starts only with a Node (`tenure
+// server`, tests that start one) or a test's own StartIoDestroyReaper call;
+// until then every call, io_destroy included, goes straight on to the C
+// library.
 #pragma once
 
 #include <cstddef>
