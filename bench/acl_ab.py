@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""What ACLs cost (issue 13): the same binary with ACLs off and with ACLs on
-(default deny, 100 policies, 1,000 tokens, every request carrying one of
-them), side by side in interleaved runs, each on a fresh single server with
-a data dir. A benchmark, not a test.
+"""What ACLs cost (docs/benchmarks.md, "What ACLs cost"): the same binary
+with ACLs off and with ACLs on (default deny, 100 policies, 1,000 tokens,
+every request carrying one of them), side by side in interleaved runs, each
+on a fresh single server with a data dir. A benchmark, not a test.
 
     /usr/bin/python3 bench/acl_ab.py [RUNS] [SECONDS] [WORKLOAD,...]   (default 9 runs of 5 s, all)
 

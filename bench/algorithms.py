@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Leader election compared (issue 17): regenerates docs/algorithms.md's tables,
+"""Leader election compared (docs/algorithms.md): regenerates docs/algorithms.md's tables,
 its data files and its plots from the seeded simulator build/tests/tenure_algos.
 
 Runs every approach x schedule on seeds 1..K (one process, deterministic),
@@ -29,8 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 APPROACHES = ["bully", "ring", "lease", "fenced-lease", "redis", "tenure"]
 SCHEDULES = ["partition", "pause", "clock", "crash", "loss", "random"]
 PLOT_SEED = 1
-# The seed survey's comparison table (its words, per approach it rated), and
-# which simulated approach stands for each row.
+# The survey's comparison table (its words, per approach it rated; docs/algorithms.md
+# quotes it), and which simulated approach stands for each row.
 SEED_ROWS = [
     ("Bully", "Weak", "Low", "Low", ["bully"]),
     ("Ring", "Weak", "Medium", "Low", ["ring"]),

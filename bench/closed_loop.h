@@ -4,7 +4,8 @@
 // operation is (one PUT, an acquire+release pair, a create+destroy pair...).
 //
 // Closed loop (not a fixed arrival rate) because that is how lock clients
-// behave and how the targets in the issue (etcd's wrk numbers) were taken.
+// behave and how the etcd figures the single-server targets were set against
+// (its wrk numbers) were taken.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Server-leader failover time of a 3-server tenure cluster (issue 4, point 6).
+"""Server-leader failover time of a 3-server tenure cluster (docs/benchmarks.md,
+"3-server cluster").
 
 A benchmark, not a test: no thresholds. Starts 3 `tenure server` processes on
 loopback, bootstrapped together from a static peer list with the default raft

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Durable KV put throughput of a 3-server tenure cluster, next to a single
-server, at 1, 64 and 256 clients (issue 4, point 6).
+server, at 1, 64 and 256 clients (docs/benchmarks.md, "3-server cluster").
 
 A benchmark, not a test: no thresholds. For each run (default 3) and each
 client count, in interleaved order (single, cluster, single, cluster...), it
@@ -8,7 +8,7 @@ starts fresh servers on loopback with the default settings (a lone server, or
 3 servers bootstrapped from a static peer list), waits for a leader, and
 drives the leader with `tenure_bench --addr LEADER --only kv_put_cN
 --clients N` (the same load generator and KV put workload as the single-node
-benchmark of issue 2: closed-loop keep-alive clients on one thread, 100-byte
+benchmark: closed-loop keep-alive clients on one thread, 100-byte
 values over 1000 keys, each put a durable raft write). All servers and the
 load generator share this machine's cores. CPU seconds of every server
 process (all threads) are read from /proc around each tenure_bench run and

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """How long the one loop thread is held by the worst single requests after
-the issue 11 limits (docs/limits.md). A benchmark, not a test.
+the limits of docs/limits.md. A benchmark, not a test.
 
     /usr/bin/python3 bench/loop_hold.py [BIN] [RUNS]
     e.g. bench/loop_hold.py build/src/tenure 5

@@ -1,4 +1,4 @@
-// tenure_bench: the single-node benchmark of issue 2 ("Performance"). Starts
+// tenure_bench: the single-node benchmark (docs/benchmarks.md). Starts
 // `tenure server` itself (a fresh one per workload per run), drives it from
 // one asio thread with many keep-alive connections, and prints per-run
 // numbers and the median as a markdown table (or JSON with --json), with the

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""What metrics cost on the hot paths (issue 15, point 1): the same binary
+"""What metrics cost on the hot paths (docs/benchmarks.md, "What metrics
+cost"): the same binary
 with metrics on (the default) and with -disable-metrics, side by side in
 interleaved runs, each on a fresh single server with a data dir, while a
 scraper reads /metrics once a second as Prometheus would (with metrics off

@@ -249,7 +249,7 @@ void PrintMarkdown(std::FILE* out, const Report& report) {
       if (!sample) continue;
       if (!any_headline) {
         fmt::print(out,
-                   "\nHeadline (median of runs):\n\n| what | median | target (issue 2) "
+                   "\nHeadline (median of runs):\n\n| what | median | target "
                    "|\n|---|---:|---|\n");
         any_headline = true;
       }

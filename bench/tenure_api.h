@@ -1,5 +1,5 @@
-// Pieces of tenure's HTTP API shared by tenure_bench (issue 2) and
-// tenure_vs's tenure side (issue 5), so both read answers and measure
+// Pieces of tenure's HTTP API shared by tenure_bench (docs/benchmarks.md) and
+// tenure_vs's tenure side (docs/benchmarks-vs-etcd.md), so both read answers and measure
 // sessions the same way.
 #pragma once
 

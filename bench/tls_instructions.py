@@ -2,8 +2,9 @@
 """What TLS costs a session renewal in instructions, on both sides: the
 server's and the load generator's (tenure_vs) instructions per renewal over
 kept connections, in clear text and over TLS, at 1 and 64 clients, counted
-by valgrind's callgrind (the same count however busy the machine is). Issue
-14's TLS-cost target and decision 0021's addendum rest on these counts.
+by valgrind's callgrind (the same count however busy the machine is). The
+TLS-cost target (docs/benchmarks-vs-etcd-tls.md) and decision 0021's addendum rest on
+these counts.
 
     /usr/bin/python3 bench/tls_instructions.py [--runs 2] [--ops 20000] [--clients 1,64]
 

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Side-by-side benchmark of tenure, etcd 3.4 and ZooKeeper 3.8 (issue 5).
+"""Side-by-side benchmark of tenure, etcd 3.4 and ZooKeeper 3.8
+(docs/benchmarks-vs-etcd.md).
 
 Starts every server itself on loopback (free ports, fresh temporary data
 dirs, fsync on for all three: see SETTINGS below), a fresh server or cluster

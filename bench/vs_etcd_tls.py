@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """tenure over HTTPS next to etcd 3.4 with TLS on, and each next to itself in
-clear text, in one interleaved run (issue 14's performance point).
+clear text, in one interleaved run (docs/benchmarks-vs-etcd-tls.md).
 
 Reuses bench/vs_etcd.py (servers on loopback, fresh data dirs and ports for
 every measurement, fsync on, the tenure_vs load generator) with TLS added:
@@ -70,7 +70,7 @@ METRICS["conns"] = [("ops_per_s", "connections/s", 0, True),
                     ("p50_ms", "p50 ms (connect to close)", 2, False),
                     ("p99_ms", "p99 ms", 2, False), SERVERS_CPU, DRIVER_CPU]
 
-# The targets of issue 14: (case, what, minimum).
+# The TLS targets (docs/benchmarks-vs-etcd-tls.md): (case, what, minimum).
 PUT_TARGET = 3.0       # tenure TLS puts/s >= 3 x etcd TLS puts/s
 TLS_COST_TARGET = 0.75  # tenure TLS >= 75 % of tenure clear text (TLS costs at most 25 %)
 COST_WORKLOADS = ("kv_put", "lock_many", "keepalive")
@@ -170,7 +170,7 @@ def med(report, case_id, config, key):
 
 
 def targets(report):
-    """The two targets of issue 14, each line saying whether it is met."""
+    """The two TLS targets, each line saying whether it is met."""
     out, verdicts = [], []
     by_workload = {c["workload"]: c for c in report["cases"]}
     put = by_workload.get("kv_put")
@@ -221,7 +221,7 @@ def markdown(report):
       "configuration, then run 2...); every cell is the median of the runs, ratios are ratios "
       "of medians (above 1: the first is higher, which is better for throughput and worse "
       "for latency).\n")
-    w("### Targets (issue 14)\n")
+    w("### Targets\n")
     if report["mode"] != "full":
         w("_Smoke run: tiny counts on a busy machine; these verdicts mean nothing._\n")
     for line in targets(report):

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Server-leader failover, tenure and etcd side by side (issue 16, point 4).
+"""Server-leader failover, tenure and etcd side by side (docs/benchmarks-vs-etcd.md).
 
 A benchmark, not a test: no thresholds. Starts a 3-server tenure cluster and
 a 3-member etcd 3.4 cluster (bench/vs_etcd.py's Servers: loopback, fresh data

@@ -1,4 +1,4 @@
-// The benchmark's workloads (docs/benchmarks.md, issue 2 "Performance"):
+// The benchmark's workloads (docs/benchmarks.md):
 // durable KV puts, acquire+release cycles, session create+destroy pairs,
 // renewals, blocking-query wake latency, and RSS per idle session. Each runs
 // against a fresh server the caller started, and reports its numbers as a

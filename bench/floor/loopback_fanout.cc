@@ -1,4 +1,4 @@
-// loopback_fanout: the floor under the watch fan-out target (issue 16): how
+// loopback_fanout: the floor under the watch fan-out target (docs/benchmarks.md): how
 // long this machine's kernel takes to deliver one small answer to each of N
 // loopback TCP connections, with no server logic at all. tenure answers a
 // blocking query on one connection per watcher (as Consul's clients open

@@ -1,4 +1,5 @@
-// tenure_vs: one measurement of the side-by-side benchmark (issue 5) against
+// tenure_vs: one measurement of the side-by-side benchmark
+// (docs/benchmarks-vs-etcd.md) against
 // one system that bench/vs_etcd.py has started: tenure (Consul HTTP API),
 // etcd 3.4 (native gRPC) or ZooKeeper 3.8 (its binary protocol). The same
 // workload is written three times, once per client protocol, as close to

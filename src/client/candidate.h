@@ -1,7 +1,7 @@
 // client::Candidate: a long-running candidate with Juju's leadership
-// contract (seed 003, docs/leadership.md "The candidate agent"). It keeps a
-// session alive (a new one when the server drops it), campaigns, and reports
-// three events:
+// contract (Juju's "Implementing leadership" page; docs/leadership.md, "The
+// candidate agent"). It keeps a session alive (a new one when the server
+// drops it), campaigns, and reports three events:
 //
 //   elected           leadership starts: the key is ours AND the lease is
 //                     guaranteed for G (IsLeader() turned true);

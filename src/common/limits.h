@@ -110,7 +110,7 @@ constexpr MonoMs kHttpIdleTimeoutMs = 2 * 60 * 1000;
 // process. Keep-alive idle time between requests stays kHttpIdleTimeoutMs.
 constexpr MonoMs kHttpFirstByteTimeoutMs = 10'000;
 
-// --- HTTP: answer sizes, unsent output, descriptors (issue 11) -------------
+// --- HTTP: answer sizes, unsent output, descriptors (docs/limits.md) -------
 // The largest answer a single request may build: a GET ?recurse or ?keys, or
 // the results of one /v1/txn (summed over its operations). The size is
 // counted from the Store before anything is copied or rendered, so a refused

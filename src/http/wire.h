@@ -1,7 +1,10 @@
-// HTTP/1.1 wire details of the transport that need no Boost.Beast: splitting
-// a request target into path and query, and writing a response head. Private
-// to src/http (server.cc, connection.cc and their tests). Pure functions, except
-// that the Date header is cached per thread (the loop thread).
+// HTTP/1.1 wire details shared by the request reader and the connections:
+// splitting a request target into path and query, writing a response head,
+// and the monotonic time connections measure deadlines in. Used by
+// request_reader.cc, connection.cc and server.cc, and by the tests that build
+// requests and heads the same way (tests/unit/http, the in-process tier).
+// Pure functions, except that the Date line is cached per thread (the loop
+// thread) and NowMonoMs reads the clock.
 #pragma once
 
 #include <string>

@@ -218,8 +218,9 @@ std::optional<state::ApplyResult> LeaderDuties::RefuseBeforeProposing(
   refused.ok = false;
   // The Store's own rule (state/acquire_rule.h) with what the leader knows
   // before proposing: the lock-delay windows it inherited (decision 0010),
-  // and sessions whose expiry is under way (etcd issue 11456: no grant to a
-  // session that has already expired).
+  // and sessions whose expiry is under way (no grant to a session that has
+  // already expired, which etcd's leases once allowed:
+  // github.com/etcd-io/etcd/issues/11456).
   auto lock_delayed = [&](std::string_view key) {
     return lock_delays_.Blocks(key, now_ms) ||
            (replicated_lock_delay && replicated_lock_delay(key));

@@ -6,7 +6,8 @@
 //    full TTL x multiplier for every session when this node becomes leader,
 //    since it cannot know when they were last renewed;
 //  - expiry: a deadline that passes makes the session "expiring": it can no
-//    longer be renewed or acquire anything (etcd issue 11456) until the
+//    longer be renewed or acquire anything (etcd once let an expired lease
+//    work on: github.com/etcd-io/etcd/issues/11456) until the
 //    SessionDestroy{expired} the caller proposes commits, and a failed
 //    proposal is retried a second later while this node still leads;
 //  - inherited lock-delay windows (LockDelayGuard, decision 0010), counted

@@ -171,9 +171,10 @@ Server::RaftHealth Server::Health() const {
 }
 
 void Server::Propose(state::CommandBody body, raft::Consensus::ProposeDone done) {
-  // No grant to a session whose expiry is under way (etcd issue 11456), nor
-  // in a lock-delay window this leader inherited (decision 0010) or the
-  // Store holds at the stamp the command would carry.
+  // No grant to a session whose expiry is under way (as etcd once made:
+  // github.com/etcd-io/etcd/issues/11456), nor in a lock-delay window this
+  // leader inherited (decision 0010) or the Store holds at the stamp the
+  // command would carry.
   std::optional<OutcomeCounter> counter;
   if (metrics_.enabled) counter.emplace(body);
   const MonoMs now_mono_ms = clock_.NowMonoMs();

@@ -123,7 +123,7 @@ class Recorder {
   std::vector<TimelineEvent> timeline_;
 };
 
-// The seed's FencedStorage: refuses a write whose token is below the largest
+// The survey's FencedStorage (docs/algorithms.md): refuses a write whose token is below the largest
 // token it has seen; any accepted write raises that mark.
 class FencedStorage {
  public:

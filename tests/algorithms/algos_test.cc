@@ -31,9 +31,9 @@ TEST(Algorithms, BullySplitsUnderPartition) {
   EXPECT_GT(m.stale_writes, 10);
 }
 
-// The seed's GC pause: the paused leader's write lands after another leader
+// The survey's GC pause (docs/algorithms.md): the paused leader's write lands after another leader
 // was granted the lease. Without fencing the store takes it; with the
-// seed's FencedStorage it refuses it.
+// survey's FencedStorage it refuses it.
 TEST(Algorithms, PausedLeaderStaleWriteOnlyFencingRefuses) {
   Metrics lease = algos::Run(Approach::kLease, Schedule::kPause, kSeed, false).metrics;
   EXPECT_GE(lease.stale_writes, 1);

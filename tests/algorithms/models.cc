@@ -499,7 +499,7 @@ struct LeaseFlavour {
   bool wall_expiry = false;  // expiry on the store's wall clock (Redis)
 };
 
-// The seed's LeaseBasedLeader: every TTL/3 the leader renews (compare the
+// The survey's LeaseBasedLeader (docs/algorithms.md): every TTL/3 the leader renews (compare the
 // holder, extend) and anyone else tries put-if-absent; a leader steps down
 // only when a renewal fails or gets no answer. The store grants a token
 // from a counter with every acquisition.

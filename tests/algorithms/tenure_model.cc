@@ -6,7 +6,7 @@
 // query on the key while someone else holds it, acquire when it is free,
 // and leadership only while is_leader(G = 5 s) holds on its own clock. It
 // writes to the data store with the fencing token of its grant, and the
-// data store is the seed's FencedStorage.
+// data store is the survey's FencedStorage.
 #include <fmt/core.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-"""SIGINT and SIGTERM stop everything the side-by-side harness started (issue 16).
+"""SIGINT and SIGTERM stop everything the side-by-side harness started.
 
 Starts bench/vs_etcd.py (one long KV put measurement on ZooKeeper, on 3
 tenure servers and on 3 etcd members; the election candidates' failover case)

@@ -7,12 +7,14 @@ below allows (their own includes must resolve there too), and asks the
 compiler's include lookup (`__has_include`) that every other folder's header
 is not found. So a widened view (a new arrow nobody wrote down here and in
 docs/architecture.md) fails this test as surely as a forbidden include
-fails the build.
+fails the build; and docs/architecture.md's arrow lines and table must say
+what ARROWS says.
 
 Run: CXX=c++ TENURE_LAYERS_DIR=build/layers /usr/bin/python3 -m unittest -v test_layers
 """
 
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -47,6 +49,44 @@ ARROWS = {
     "tenure_cli": {"common", "acl", "state", "raft", "server", "http", "net", "tls", "agent",
                    "client", "tenure", "cli"},
 }
+
+
+def drawn_arrows(text):
+    """layer -> what it may include, by docs/architecture.md's arrow lines
+    (`A <- B <- C`: B may include A, C may include B) and their closure."""
+    sees = {}
+    for line in text.splitlines():
+        if not re.fullmatch(r"\s*[a-z/]+( <- [a-z/]+)+\s*", line):
+            continue
+        chain = [name.split("/")[-1] for name in line.split(" <- ")]
+        chain = [name.strip() for name in chain]
+        for lower, upper in zip(chain, chain[1:]):
+            sees.setdefault(upper, set()).add(lower)
+            sees.setdefault(lower, set())
+
+    def reach(layer, seen):
+        for lower in sees[layer] - seen:
+            seen.add(lower)
+            reach(lower, seen)
+        return seen
+
+    return {layer: reach(layer, {layer}) for layer in sees}
+
+
+def tabled_arrows(text):
+    """layer -> what it may include, by docs/architecture.md's table."""
+    rows = {}
+    for line in text.splitlines():
+        cells = line.split("|")
+        row = re.match(r"\s*`([a-z]+)` \(`tenure_\1`", cells[1]) if len(cells) == 4 else None
+        if row:
+            rows[row.group(1)] = set(re.findall(r"`([a-z]+)`", cells[2]))
+    return rows
+
+
+def architecture_doc():
+    with open(os.path.join(ROOT, "docs", "architecture.md")) as f:
+        return f.read()
 
 
 def folders():
@@ -95,6 +135,21 @@ class LayerTest(unittest.TestCase):
         # A new folder must get a row: otherwise nobody decided its arrows.
         placed = set().union(*ARROWS.values())
         self.assertEqual(set(self.folders), placed)
+
+    def test_architecture_doc_draws_these_arrows(self):
+        # docs/architecture.md's arrow lines and its table say what ARROWS says.
+        text = architecture_doc()
+        expected = {layer[len("tenure_"):]: allowed for layer, allowed in ARROWS.items()}
+        expected_drawn = dict(expected, tenure={"tenure"})
+        self.assertEqual(drawn_arrows(text), expected_drawn)
+        self.assertEqual(tabled_arrows(text), expected)
+        # The check can fail: one arrow less, or one folder less in a row.
+        self.assertNotEqual(drawn_arrows(text.replace(" <- sdk", "")), expected_drawn)
+        self.assertNotEqual(drawn_arrows(text.replace("tls <- raft", "tls")), expected_drawn)
+        row = "| `common`, `net`, `tls`, `tenure` |"
+        self.assertIn(row, text)
+        self.assertNotEqual(tabled_arrows(text.replace(row, "| `common`, `net`, `tenure` |")),
+                            expected)
 
     def test_views_match_the_arrows(self):
         for layer, allowed in ARROWS.items():

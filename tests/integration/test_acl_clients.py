@@ -1,4 +1,4 @@
-"""Real clients with ACL tokens (issue 13): python-consul with token=, a
+"""Real clients with ACL tokens (docs/acl.md): python-consul with token=, a
 Patroni-style client sending X-Consul-Token, `tenure run` and `tenure elect`
 with a candidate's minimal token, each refused without one.
 

@@ -1,4 +1,4 @@
-"""ACLs on a 3-server cluster (issue 13): tokens and policies created
+"""ACLs on a 3-server cluster (docs/acl.md): tokens and policies created
 through one member work through every member, after the leader is killed,
 and after every member restarts from its data dir through a snapshot; a
 token deleted through one member is refused by every member.

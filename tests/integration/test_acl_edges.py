@@ -1,4 +1,4 @@
-"""ACL bad input and edges against a real server (issue 13, "Bad input"):
+"""ACL bad input and edges against a real server (docs/acl.md, docs/limits.md):
 a token that expires, or is deleted, while a blocking query it opened is
 parked; tokens in malformed headers; absurdly long tokens and rules; the
 limits on policies per token; a second bootstrap and the reset file. Each

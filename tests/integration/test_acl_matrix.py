@@ -1,4 +1,4 @@
-"""The ACL matrix (issue 13): every token kind by every endpoint and method
+"""The ACL matrix (docs/acl.md, docs/security.md): every token kind by every endpoint and method
 the server serves, each cell the answer Consul would give, run against real
 servers.
 
@@ -19,8 +19,8 @@ The token kinds (the columns), and the server each one is tried on:
   read-only   deny   policy `read-only`
   observer    deny   policy `observer`: reads ACLs, the operator and agent
                      endpoints and service/ but service/other/ (a longer
-                     deny prefix inside a read prefix); not in the issue's
-                     list, added for acl:read without acl:write (secrets
+                     deny prefix inside a read prefix); added to the kinds
+                     above for acl:read without acl:write (secrets
                      shown as <hidden>) and operator:read without write
   deny-all    allow  policy `deny-all`: deny on every resource; tried on
                      the allow server, where nothing but its own rules can
@@ -41,7 +41,7 @@ the row may change is put back, so cells do not depend on each other.
 
 The deny server's cells go over HTTPS with a client certificate
 (-tls-verify-incoming), the allow server's over clear HTTP: the TLS port
-must enforce every rule the clear one does (issue 14).
+must enforce every rule the clear one does (docs/tls.md).
 
 The test prints the number of cells, of those that matched and of
 unauthorized successes: a 2xx where the grid says the token must be
@@ -80,7 +80,7 @@ KEYS = {
 FIXTURE_SESSION = "fixture"
 
 POLICIES = {
-    # The minimal rules of one election's candidate the issue names.
+    # The minimal rules of one election's candidate (docs/acl.md).
     "candidate": 'key_prefix "service/billing/" { policy = "write" }\n'
                  'session_prefix "" { policy = "write" }',
     "read-only": 'key_prefix "" { policy = "read" }\n'

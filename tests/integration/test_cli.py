@@ -1,6 +1,6 @@
 """The tenure CLI (kv, session, watch) against a real `tenure server -dev`.
 
-Covers the application-leader-election walkthrough (seed 002) verbatim:
+Covers Consul's "Application leader election" walkthrough verbatim:
 the messages and exit codes of `kv put -acquire/-release` are Consul's
 (docs/consul-api.md section 8), as is `watch`'s output and handler contract.
 """
@@ -48,7 +48,7 @@ class CliTestCase(unittest.TestCase):
 
 
 class LeaderElectionWalkthroughTest(CliTestCase):
-    """The seed's steps, in order, through the CLI."""
+    """The walkthrough's steps, in order, through the CLI."""
 
     def test_walkthrough(self):
         # Create a session and verify it in the list.

@@ -1,4 +1,4 @@
-"""Clients across the loss of the server leader (issue 4, point 4).
+"""Clients across the loss of the server leader (docs/cluster.md).
 
 A 3-server cluster; `tenure run` and `tenure elect` hold leadership of a
 name while the server leader is killed with kill -9. As long as renewals

@@ -1,4 +1,4 @@
-"""Multi-process fault tests, crashes and pauses (issue 4, point 5).
+"""Multi-process fault tests, crashes and pauses (docs/checkers.md).
 
 Three servers, register and lock clients on every member, and a seeded
 nemesis: kill -9 of the leader and of a follower (each restarted with its

@@ -1,4 +1,4 @@
-"""Multi-process fault tests, network partitions (issue 4, point 5).
+"""Multi-process fault tests, network partitions (docs/checkers.md).
 
 Three servers whose raft links go through tests/lib/raft_proxy.py
 (decision 0009), register and lock clients on every member (clients still

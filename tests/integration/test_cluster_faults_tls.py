@@ -1,4 +1,4 @@
-"""The HA tier's fault run with raft over mutual TLS (issue 14): three
+"""The HA tier's fault run with raft over mutual TLS (docs/tls.md): three
 servers whose every raft connection is TLS with certificates from one CA,
 made with the openssl command for this run; kill -9 of the leader, SIGSTOP
 of the leader, a partition and a one-way cut through the proxy (which

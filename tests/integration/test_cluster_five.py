@@ -1,4 +1,4 @@
-"""Five servers as real processes (issue 4: 3- and 5-server clusters).
+"""Five servers as real processes (docs/cluster.md: 3- and 5-server clusters).
 
 Losing two members at once (kill -9 of the leader and of a follower) leaves
 a majority of three, which keeps taking writes through every survivor and

@@ -1,4 +1,4 @@
-"""Any server serves any client (issue 4, point 2; decision 0008).
+"""Any server serves any client (docs/cluster.md; decision 0008).
 
 A 3-server cluster on loopback. Through a follower: writes, default and
 ?consistent reads, sessions, locks with their fencing token, txn, and
@@ -38,7 +38,7 @@ class FirstElectionTest(unittest.TestCase):
     def test_a_follower_that_names_the_leader_forwards_at_once(self):
         # Right after a first election the leader's member record is not yet
         # written; the follower forwards with what the leader said in its raft
-        # handshake instead of answering "No cluster leader" (issue 12).
+        # handshake instead of answering "No cluster leader" (decision 0012).
         with Cluster(3) as cluster:
             def follower_naming_the_leader():
                 for member in cluster.members:
@@ -199,7 +199,7 @@ class ForwardingTest(unittest.TestCase):
 
     def test_7_member_records_cannot_be_rewritten_over_http(self):
         """The old PUT /v1/operator/raft/member let any client point the
-        leader's HTTP address at its own listener (issue 11). Member records
+        leader's HTTP address at its own listener (decision 0012). Member records
         now come only from authenticated raft handshakes."""
         trap = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.addCleanup(trap.close)

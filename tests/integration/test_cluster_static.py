@@ -1,8 +1,8 @@
 """A 3-server cluster bootstrapped from a static peer list (-bootstrap-peers):
 members agree on a leader, writes replicate, kill -9 of the leader loses no
 acknowledged write, session or lock, a majority is needed to write, and a
-killed member rejoins with its data. Client request forwarding is issue 4's
-next step: here every write goes to the leader."""
+killed member rejoins with its data. Client request forwarding is
+test_cluster_forwarding.py's: here every write goes to the leader."""
 
 import subprocess
 import time

@@ -1,4 +1,4 @@
-"""Connection edge cases found in review (issue 2): a client that half-closes
+"""Connection edge cases found in review: a client that half-closes
 after sending a write still gets the write's answer; a parked blocking query
 whose client pipelined bytes and then left is freed at once. And a TLS client
 that dials the clear-text port gets the 400 docs/tls.md promises at once,

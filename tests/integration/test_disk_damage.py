@@ -1,6 +1,7 @@
-"""Damaged data dirs and full disks, with a real `tenure server` (issue 11, docs/recovery.md).
+"""Damaged data dirs and full disks, with a real `tenure server` (docs/recovery.md).
 
-The issue's scenarios, each on its own copy of one data dir: a server that acknowledged
+The scenarios of docs/recovery.md, each on its own copy of one data dir: a server that
+acknowledged
 WRITES sequential writes (key i holds value i) and was killed with SIGKILL. Sequential
 writes put key i at log entry i + a constant, so "which writes survived" has an exact
 answer: a prefix of the acknowledged ones, or all of them.
@@ -368,7 +369,7 @@ def write_big_history(data_dir, env=None):
 
 
 class ClosedSegmentAndSnapshotTest(DamagedDirCase, unittest.TestCase):
-    """The rest of the issue's matrix, on histories long enough to close a
+    """The rest of the damage matrix, on histories long enough to close a
     segment (8 MiB) and, with the raft log's memory budget lowered to 4 MiB,
     to take snapshots: a closed segment flipped or truncated, a zeroed
     region in the middle of the open segment, the newest snapshot damaged."""
@@ -492,7 +493,7 @@ class ClosedSegmentAndSnapshotTest(DamagedDirCase, unittest.TestCase):
 
 
 class ClusterMemberTest(unittest.TestCase):
-    """The issue's follower whose metadata was deleted: it must not start with its term
+    """A follower whose metadata was deleted: it must not start with its term
     reset and its vote forgotten, and recover must not repair it without -force."""
 
     def test_a_follower_without_metadata_refuses_and_recover_wants_force(self):

@@ -1,6 +1,6 @@
 """Durability: every acknowledged write survives a crash (kill -9) or a graceful stop
-(SIGTERM) and a restart on the same data dir (issue 2, "Tests": "a stream of acknowledged
-writes with odd-sized values, kill -9, restart: every acknowledged write is there").
+(SIGTERM) and a restart on the same data dir: a stream of acknowledged writes with
+odd-sized values, kill -9, restart, and every acknowledged write is there.
 
 Why odd sizes: libraft 0.15 silently loses entries whose payload is not a multiple of 8
 bytes after a restart (docs/architecture.md, "libraft 0.15 pitfalls"). Values here are 1..2000

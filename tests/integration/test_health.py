@@ -1,4 +1,4 @@
-"""Health endpoints on real servers (issue 15, point 5; docs/operations.md).
+"""Health endpoints on real servers (docs/operations.md).
 
 A 3-server cluster: autopilot health (asked of a follower, answered by the
 leader) is 200 and Healthy with every member up; killing a follower turns

@@ -9,7 +9,7 @@ pipelined and vanishing clients) and blocking queries woken by writes or timed b
 What must hold, and where it is written down:
   - shapes, headers, status codes and error texts: docs/consul-api.md sections 0-4
     (cited per test as "§x.y"), the trap list in section 10 and the state table in 11;
-  - bad input (issue 2, "Bad input"): each gets Consul's status and text (or a clear one
+  - bad input (docs/limits.md): each gets Consul's status and text (or a clear one
     where Consul has none), changes nothing, and never crashes or blocks the server;
   - every limit: src/common/limits.h and docs/limits.md;
   - tenure's extensions (Fence, X-Tenure-Fence, txn check-fence): docs/fencing.md.
@@ -319,7 +319,7 @@ class TestEndpoints(ServerTestCase):
 # =======================================================================================
 
 class TestBadInput(ServerTestCase):
-    """Issue 2 "Bad input": Consul's status and text, nothing changes, no crash."""
+    """Bad input: Consul's status and text, nothing changes, no crash."""
 
     @classmethod
     def setUpClass(cls):
@@ -369,8 +369,8 @@ class TestBadInput(ServerTestCase):
     def test_bad_percent_encoding(self):
         # Consul's Go server refuses a bad escape in the path with a bare "400 Bad Request"
         # and silently drops a malformed query pair (url.ParseQuery), ignoring the parameter.
-        # Issue 2 asks for Consul's status "or a clear one": tenure answers 400 with Go's url
-        # error text for both, and must not act on the request.
+        # Where Consul has no clear answer tenure gives one: 400 with Go's url error text
+        # for both, and must not act on the request.
         with self.assert_unchanged("bad escapes"):
             for target, esc in [("/v1/kv/bad%zz", "%zz"), ("/v1/kv/bad/a%2", "%2"),
                                 ("/v1/kv/bad/a%", "%"), ("/v1/kv/bad/a%G0", "%G0"),

@@ -1,4 +1,4 @@
-"""Single requests that would build huge answers (issue 11): a /v1/txn of
+"""Single requests that would build huge answers (docs/limits.md): a /v1/txn of
 128 get-tree operations over a 4 MiB prefix built a 682 MiB answer and
 peaked at 1.9 GiB; a GET ?recurse over a large prefix was unbounded. The
 answer's size is now counted from the Store before it is built, and past
@@ -26,7 +26,7 @@ class AnswerSizeTest(unittest.TestCase):
     def setUpClass(cls):
         cls.server = DevServer().__enter__()
         cls.pid = cls.server.process.pid
-        # 8 values of 512 KiB: a 4 MiB prefix, as in the issue.
+        # 8 values of 512 KiB: a 4 MiB prefix, as in the case above.
         for i in range(8):
             resp = cls.server.request("PUT", f"/v1/kv/big/{i}", bytes([65 + i]) * VALUE_BYTES)
             assert resp.status == 200, resp

@@ -1,5 +1,5 @@
-"""Connections that cost descriptors without doing anything (issue 11): a
-connection that never sends a byte is closed after the first-byte timeout
+"""Connections that cost descriptors without doing anything: a connection
+that never sends a byte is closed after the first-byte timeout
 (shortened here through TENURE_TEST_HTTP_FIRST_BYTE_TIMEOUT_MS), while one
 that was served stays open for the keep-alive idle time (docs/limits.md)."""
 

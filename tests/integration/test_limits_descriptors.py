@@ -1,4 +1,4 @@
-"""Connections against the descriptor limit (issue 11): ~20,000 idle
+"""Connections against the descriptor limit (docs/limits.md): ~20,000 idle
 connections reached RLIMIT_NOFILE, after which new clients hung instead of
 getting 429 and raft could not open files. The connection cap is now
 min(20,000, (RLIMIT_NOFILE - 256) / 2), so raft keeps its descriptors, and if

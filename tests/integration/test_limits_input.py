@@ -1,4 +1,4 @@
-"""Bad input against a real server (issue 11): durations that overflow int64
+"""Bad input against a real server (docs/limits.md): durations that overflow int64
 nanoseconds, and malformed or oversized request framing. Each gets a clear
 error and changes nothing (docs/limits.md)."""
 

@@ -1,4 +1,4 @@
-"""Clients that ask for large answers and never read them (issue 11): 40 of
+"""Clients that ask for large answers and never read them (docs/limits.md): 40 of
 them, each a GET ?recurse of a 20 MiB prefix, pushed RSS from 47 MiB to
 1.1 GiB. Unsent output is now budgeted across connections
 (kHttpUnsentBytesMax, lowered here through TENURE_TEST_HTTP_UNSENT_BYTES_MAX):

@@ -1,6 +1,6 @@
 """Raft entries held in memory are bounded by bytes, not only by count
-(issue 11: overwriting one key with 512 KiB values grew RSS 0.5 MiB per
-write, 3 GiB at 6,000 writes, because libraft keeps every entry until a
+(docs/limits.md; before this bound, overwriting one key with 512 KiB values
+grew RSS 0.5 MiB per write, 3 GiB at 6,000 writes, because libraft keeps every entry until a
 snapshot it takes every 16,384 entries).
 
 The server runs with its log budget shrunk to 16 MiB

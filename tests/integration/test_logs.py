@@ -1,4 +1,4 @@
-"""Structured logs (issue 15, point 4), with the real binary: -log-json
+"""Structured logs (docs/logs.md), with the real binary: -log-json
 writes one JSON object a line with time, level, component and message, the
 leadership and session events carry their fields, -log-level drops what is
 below it, and a bad level starts nothing.

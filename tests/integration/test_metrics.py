@@ -1,4 +1,4 @@
-"""Metrics (issue 15, point 1; docs/metrics.md), with the real binary: real
+"""Metrics (docs/metrics.md), with the real binary: real
 traffic moves the counters, `promtool check metrics` finds nothing wrong
 with the text, and a real Prometheus server started here scrapes tenure
 with a bearer token (ACLs on, default deny) until the value shows in its

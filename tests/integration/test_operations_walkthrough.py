@@ -1,5 +1,4 @@
-"""docs/operations.md's walkthrough, run as a new user would (issue 15,
-"Done when"): the `sh` blocks of its "Walkthrough" section, in order, as one
+"""docs/operations.md's walkthrough, run as a new user would: the `sh` blocks of its "Walkthrough" section, in order, as one
 bash script in an empty directory with `tenure` on the PATH. The page's
 fixed ports (8500, 8300, 8510, 8310) are the only text changed: each becomes
 a free_port(), so that the test can share the machine (and the CLI's

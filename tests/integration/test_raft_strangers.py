@@ -1,4 +1,4 @@
-"""Strangers on the raft port (issue 11): real 3-server clusters, attacked
+"""Strangers on the raft port (docs/security.md, decisions 0012 and 0040): real 3-server clusters, attacked
 over TCP with tests/lib/raft_wire.py, keep one leader, their data, their
 write rate and their memory.
 
@@ -147,7 +147,7 @@ def forged_write(applied_index):
     return messages
 
 
-# The entry of issue 11's crash: one entry of type 0.
+# The entry that crashed a cluster before decision 0012: one entry of type 0.
 TYPE_ZERO_ENTRY = append_entries(term=1 << 20, entries=[(0, bytes(8))])
 GARBAGE = os.urandom(4096)
 
@@ -333,7 +333,7 @@ class InsiderConflictTest(unittest.TestCase):
     """What the key cannot stop: a holder of the key who claims to be the
     leader and sends an AppendEntries that contradicts a committed entry.
     libraft 0.15 gives up on itself (the unavailable state: it drops every
-    message and never leads or follows again); before issue 11 the member
+    message and never leads or follows again); before decision 0012 the member
     went on answering "No cluster leader" and logged nothing. Now the server
     notices after the loop turn, logs it, shows it in /v1/agent/self and
     restarts raft from its data dir, and the member catches up with no write

@@ -1,11 +1,11 @@
-"""Raft over mutual TLS (issue 14): a 3-server cluster whose members hold
+"""Raft over mutual TLS (docs/tls.md): a 3-server cluster whose members hold
 certificates from one CA replicates, fails over and catches up with every
 raft connection encrypted and both ends checked; strangers without a
 certificate from that CA (in clear, over TLS without a certificate, over TLS
 with another CA's) reach nothing: no member crashes, stalls, changes its
 log or loses its leader, and a server with another CA's certificate cannot
-join. The raw messages are those of the hardening issue
-(test_raft_strangers.py, tests/lib/raft_wire.py).
+join. The raw messages are those of test_raft_strangers.py
+(tests/lib/raft_wire.py).
 """
 import os
 import shutil
@@ -127,7 +127,7 @@ class RaftTlsTest(unittest.TestCase, StrangerChecks):
                 payloads = [TYPE_ZERO_ENTRY, forged_write(applied), huge_snapshot(self.cluster),
                             GARBAGE, vote * 8, hello_bytes(node_id, address, purpose=PURPOSE_JOIN)]
                 for payload in payloads:
-                    # In clear, as the hardening issue's stranger did.
+                    # In clear, as test_raft_strangers.py's stranger does.
                     host, port = member.raft_addr.rsplit(":", 1)
                     with socket.create_connection((host, int(port)), timeout=5) as raw:
                         send_quietly(raw, hello + payload)

@@ -1,4 +1,4 @@
-"""README.md's "Try the seeds' walkthrough": its curl block pasted into a
+"""README.md's "Try Consul's leader-election walkthrough": its curl block pasted into a
 fresh `tenure server -dev`, as a new user would, right after the server has
 a leader. Only the server's address changes (localhost:8500 becomes the test
 server's 127.0.0.1 port); `<ID>` becomes the session id of the first answer
@@ -32,7 +32,7 @@ WAKE_DEADLINE_S = 5.0
 def walkthrough_steps(readme_text):
     """[(command, expected output or None)] of the section's first sh block:
     each `curl` line with the `# ` comment lines under it joined."""
-    start = readme_text.index("\n## Try the seeds' walkthrough")
+    start = readme_text.index("\n## Try Consul's leader-election walkthrough")
     end = readme_text.find("\n## ", start + 1)
     section = readme_text[start:end]
     blocks = re.findall(r"^```sh\n(.*?)^```$", section, re.S | re.M)

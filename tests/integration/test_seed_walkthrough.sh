@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Runs the two leader-election walkthroughs from the seeds, command for command, with curl
-# and jq against a fresh `tenure server -dev`:
-#   seed 000: the Consul guide "Leader Election"
-#   seed 002: the Consul documentation page "Application leader election"
+# Runs two of Consul's leader-election walkthroughs (the documents this project started
+# from, hence "seed" in the file's name), command for command, with curl and jq against a
+# fresh `tenure server -dev`:
+#   the guide: Consul's guide "Leader Election"
+#   the page:  Consul's documentation page "Application leader election"
 # Only host:port, session ids, keys' placeholders and indexes are substituted; every command
-# is printed before it runs, followed by its output, so a reader can lay it next to the seed.
-# Expected answers come from the seeds and docs/consul-api.md (sections cited).
+# is printed before it runs, followed by its output, so a reader can lay it next to the document.
+# Expected answers come from the documents and docs/consul-api.md (sections cited).
 # Exits non-zero at the first mismatch.
 #
 # Usage: TENURE_BIN=/path/to/tenure bash tests/integration/test_seed_walkthrough.sh
 #
-# Commands and jq filters are deliberately single-quoted: they are printed as the seed shows
+# Commands and jq filters are deliberately single-quoted: they are printed as the document shows
 # them and expanded only when run (jq gets its variables with --arg).
 # shellcheck disable=SC2016
 set -euo pipefail
@@ -61,7 +62,7 @@ fail() { printf '\nFAIL: %s\n' "$*" >&2; exit 1; }
 section() { printf '\n==================== %s\n' "$*"; }
 step() { printf '\n--- %s\n' "$*"; }
 
-# Replaces the seed's host:port with ours; @NAME@ placeholders with the values given.
+# Replaces the document's host:port with ours; @NAME@ placeholders with the values given.
 subst() {
   local text=$1; shift
   text=${text//localhost:8500/localhost:$PORT}
@@ -167,24 +168,24 @@ HOST=$(hostname)
 echo "leader $leader, agent node name \"$NODE\", hostname \"$HOST\""
 
 # =======================================================================================
-section "seed 000: Leader Election (Consul guide)"
+section "the guide: Leader Election (Consul guide)"
 KEY=service/dbservice/leader   # the guide's service/<service name>/leader
 
-step "create a session (seed: returns {\"ID\": ...})"
+step "create a session (the guide: returns {\"ID\": ...})"
 run 'curl  -X PUT -d '\''{"Name": "dbservice"}'\'' \
   http://localhost:8500/v1/session/create'
 expect "$OUT" 'the answer is an object holding only the session ID, a UUID' \
   'keys == ["ID"] and (.ID | test($uuid))' --arg uuid "$UUID_RE"
 SID=$(jq -r .ID <<<"$OUT")
 
-step "acquire <key> for this session (seed: true or false; the lock is free: true)"
+step "acquire <key> for this session (the guide: true or false; the lock is free: true)"
 # The guide's <body> placeholder; its read-back example shows Value "Ym9keQ==" = "body".
 run 'curl -X PUT -d @BODY@ http://localhost:8500/v1/kv/@KEY@?acquire=@SESSION@' \
   BODY body KEY "$KEY" SESSION "$SID"
 [[ $OUT == true ]] || fail "acquire by the first session: expected true, got '$OUT'"
 echo "ok: true, this node is the leader"
 
-step "a second contender (another session) tries the same key (seed: false)"
+step "a second contender (another session) tries the same key (the guide: false)"
 run 'curl  -X PUT -d '\''{"Name": "dbservice"}'\'' \
   http://localhost:8500/v1/session/create'
 SID2=$(jq -r .ID <<<"$OUT")
@@ -208,7 +209,7 @@ run 'curl http://localhost:8500/v1/session/info/@SESSION@' SESSION "$SID"
 expect "$OUT" 'one session: LockDelay 1.5e+10 (15000000000 ns), Name dbservice, ID' \
   'length == 1 and (.[0] | .LockDelay == 15000000000 and .Name == "dbservice" and .ID == $sid)' \
   --arg sid "$SID"
-expect "$OUT" 'checks ["serfHealth"] (seed: "Checks"; Consul >= 1.7 reports "NodeChecks", 1.6)' \
+expect "$OUT" 'checks ["serfHealth"] (the guide: "Checks"; Consul >= 1.7 reports "NodeChecks", 1.6)' \
   '.[0] | (.Checks // .NodeChecks) == ["serfHealth"]'
 expect "$OUT" "Node is the agent's node name and CreateIndex precedes the key's" \
   '.[0] | .Node == $node and .CreateIndex < ($kidx | tonumber)' \
@@ -241,8 +242,8 @@ expect "$OUT" 'the new leader holds the key: Session, Value "body2", LockIndex 2
   --arg sid "$SID2" --arg val "$(b64 body2)"
 
 # =======================================================================================
-section "seed 002: Application leader election (Consul docs)"
-# The seed sends the ACL token in X-Consul-Token; tenure accepts and ignores tokens.
+section "the page: Application leader election (Consul docs)"
+# The page sends the ACL token in X-Consul-Token; tenure accepts and ignores tokens.
 export CONSUL_HTTP_TOKEN=6d1a2a3c-7f64-4e0e-9d1e-0d2c4f6a8b10
 echo "CONSUL_HTTP_TOKEN=$CONSUL_HTTP_TOKEN (made up; tokens are accepted and ignored)"
 SESSION_FIELDS='["ID","Name","Node","LockDelay","Behavior","TTL","NodeChecks","ServiceChecks",
@@ -272,7 +273,7 @@ expect "$SESSION_JSON" 'Name is the hostname, Node the agent node, all else defa
   '.Name == $host and .Node == $node and .LockDelay == 15000000000 and .Behavior == "release"
      and .TTL == "" and .NodeChecks == ["serfHealth"] and .ServiceChecks == null' \
   --arg host "$HOST" --arg node "$NODE"
-expect "$SESSION_JSON" 'CreateIndex == ModifyIndex; fields in the seed order (1.6)' \
+expect "$SESSION_JSON" 'CreateIndex == ModifyIndex; fields in the page order (1.6)' \
   '.CreateIndex == .ModifyIndex and keys_unsorted == $fields' --argjson fields "$SESSION_FIELDS"
 
 step "acquire the lock on service/leader"
@@ -289,7 +290,7 @@ run 'curl --silent \
   --header "X-Consul-Token: $CONSUL_HTTP_TOKEN" \
   --request GET \
   http://127.0.0.1:8500/v1/kv/service/leader?index=1 | jq'
-# The seed's sample shows LockIndex 0 next to a Session; after a real acquire Consul
+# The page's sample shows LockIndex 0 next to a Session; after a real acquire Consul
 # reports 1 (consul-api.md 11 row 1), which is what we check.
 expect "$OUT" 'the key data: Key, Flags 0, Value = base64 of the body, Session, LockIndex 1' \
   'length == 1 and (.[0] | .Key == "service/leader" and .Flags == 0 and .Value == $val
@@ -303,7 +304,7 @@ start_blocking 'curl --silent \
   --header "X-Consul-Token: $CONSUL_HTTP_TOKEN" \
   --request GET \
   http://127.0.0.1:8500/v1/kv/service/leader?index=@INDEX@ | jq' INDEX "$KEY_INDEX"
-# The change: the seed's second sample shows the same Session with a new Value, i.e. the
+# The change: the page's second sample shows the same Session with a new Value, i.e. the
 # holder rewriting its data (an acquire by the holding session, 11 row 3).
 run 'curl --silent \
   --header "X-Consul-Token: $CONSUL_HTTP_TOKEN" \
@@ -318,7 +319,7 @@ expect "$OUT" 'new data: same Session, CreateIndex, LockIndex; new Value; higher
   --arg sid "$SID" --arg val "$(b64 "{\"Node\": \"$HOST-1\"}")" \
   --arg cidx "$CREATE_INDEX" --arg old "$KEY_INDEX"
 
-step "renew a session (created with a TTL of 30s for this part, as in the seed's sample)"
+step "renew a session (created with a TTL of 30s for this part, as in the page's sample)"
 run 'curl --silent \
   --header "X-Consul-Token: $CONSUL_HTTP_TOKEN" \
   --data '\''{"Name": "test", "TTL": "30s"}'\'' \
@@ -335,7 +336,7 @@ expect "$OUT" 'renew prints the session: [ {ID, Name "test", TTL "30s", defaults
      and .LockDelay == 15000000000 and .Behavior == "release" and .TTL == "30s"
      and .NodeChecks == ["serfHealth"] and .ServiceChecks == null
      and .CreateIndex == .ModifyIndex)' --arg sid "$TTL_SID" --arg node "$NODE"
-expect "$OUT" 'fields in the seed order (1.6)' '.[0] | keys_unsorted == $fields' \
+expect "$OUT" 'fields in the page order (1.6)' '.[0] | keys_unsorted == $fields' \
   --argjson fields "$SESSION_FIELDS"
 
 step "release the lock"
@@ -354,4 +355,4 @@ expect "$OUT" 'after the release the key shows no Session; its value is the rele
   'length == 1 and (.[0] | (has("Session") | not) and .Value == $val and .LockIndex == 1)' \
   --arg val "$(b64 "{\"Node\": \"$HOST\"}")"
 
-section "PASS: both seed walkthroughs behave as the seeds describe"
+section "PASS: both walkthroughs behave as Consul's documents describe"

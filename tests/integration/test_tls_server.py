@@ -1,5 +1,5 @@
 """The HTTPS listener of a real `tenure server`, tried with curl, the
-openssl command and python3-consul (issue 14): requests over TLS, client
+openssl command and python3-consul (docs/tls.md): requests over TLS, client
 certificates when -tls-verify-incoming requires them, clear text to the TLS
 port, -http-addr off, bad files at startup, and SIGHUP reloading the
 certificate without dropping an established connection or leadership.

@@ -13,7 +13,7 @@ Rules (docs/consul-api.md):
   §1.1  LockDelay is stored and echoed unclamped; the 60 s cap applies when used.
 
 Tolerances (2-core CI machine, loopback):
-  TTL 10 s, multiplier 2: never gone before 10 s after the last renewal (issue 2) and, as
+  TTL 10 s, multiplier 2: never gone before 10 s after the last renewal (decision 0004) and, as
   Consul arms 2 x TTL, not before 20 s either; gone by 20 s + 1.5 s.
   Multiplier 1: gone between 10 s and 11.5 s.
   Lock-delay 2 s: acquire is `false` until >= 2 s after the destroy was sent, `true` by

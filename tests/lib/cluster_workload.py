@@ -1,4 +1,4 @@
-"""Clients and a nemesis for the multi-process fault tests (issue 4).
+"""Clients and a nemesis for the multi-process fault tests (docs/checkers.md).
 
 A FaultRun drives a 3-server cluster (tests/lib/tenure_testlib.Cluster behind
 a raft_proxy.PartitionProxy) with concurrent clients while a seeded nemesis

@@ -776,8 +776,8 @@ class Cluster:
         token (-operator-token-file): cluster.operator_token, and
         cluster.operator_headers() for requests that need it.
 
-        secrets=False passes neither flag (a binary older than issue 11,
-        for side-by-side benchmarks)."""
+        secrets=False passes neither flag (a binary from before decision 0012,
+        which has neither, for side-by-side benchmarks)."""
         self.secrets_dir = tempfile.mkdtemp(prefix="tenure-cluster-")
         self.key_file = None
         self.secrets = secrets

@@ -1,4 +1,4 @@
-"""libtenure stands alone (issue 12): the SDK as an application gets it.
+"""libtenure stands alone (decision 0016): the SDK as an application gets it.
 
 `cmake --install` of the build under test into a temporary prefix, then,
 against that tree only:

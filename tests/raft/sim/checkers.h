@@ -16,7 +16,7 @@
 //        TTL / (1 + drift bound) after the last renewal any leader
 //        acknowledged, and no leader acknowledges a renewal after that.
 //  5. No grant to an expired session: no lock goes to a session that the
-//     proposing leader had already decided expired (etcd issue 11456).
+//     proposing leader had already decided expired (github.com/etcd-io/etcd/issues/11456).
 //  6. Lock-delay: no grant of a key proposed earlier than lock-delay after
 //     the proposal of the invalidation that released it, in real time
 //     shortened only by the monotonic clocks' rate bound (decisions 0001,

@@ -33,7 +33,7 @@ void Workload::Step() {
     }
     if (client.in_flight != 0) continue;
     // A silent client's renewals stopped (a dead renewal thread) but its
-    // work goes on: the case of etcd issue 11456.
+    // work goes on: the case of github.com/etcd-io/etcd/issues/11456.
     bool renewing = now >= client.silent_until;
     if (renewing && !client.session.empty() && now >= client.next_renewal_at) {
       Renew(client);

@@ -15,7 +15,7 @@ TEST(Base64Test, MatchesRfc4648Vectors) {
   EXPECT_EQ(Base64Encode("foob"), "Zm9vYg==");
   EXPECT_EQ(Base64Encode("fooba"), "Zm9vYmE=");
   EXPECT_EQ(Base64Encode("foobar"), "Zm9vYmFy");
-  EXPECT_EQ(Base64Encode("body"), "Ym9keQ==");  // seed 000's leader value
+  EXPECT_EQ(Base64Encode("body"), "Ym9keQ==");  // the leader value in Consul's guide
 }
 
 TEST(Base64Test, RoundTripsRandomBytes) {

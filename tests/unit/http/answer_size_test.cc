@@ -1,4 +1,4 @@
-// The answer-size count (issue 11) against the JSON the handlers build: exact
+// The answer-size count (docs/limits.md) against the JSON the handlers build: exact
 // for KV entries, GET ?recurse and ?keys, and never below a transaction's.
 #include "http/answer_size.h"
 

@@ -237,9 +237,10 @@ TEST(DiskCheckTest, ZerosFromMidSectorThatCoverALaterSectorAreStillDamage) {
   EXPECT_FALSE(r.torn);
 }
 
-// The "last 321 bytes zeroed": even when the zeros start exactly at
-// the batch's last sector boundary, a partial sector could as well be a few
-// zeroed bytes of an acknowledged batch. Refused, never cut.
+// The damage scenario "last 321 bytes zeroed" (test_disk_damage.py): even
+// when the zeros start exactly at the batch's last sector boundary, a partial
+// sector could as well be a few zeroed bytes of an acknowledged batch.
+// Refused, never cut.
 TEST(DiskCheckTest, AZeroedPartialLastSectorIsDamage) {
   Dir dir;
   Layout l = MakeServerDir(dir, 20);

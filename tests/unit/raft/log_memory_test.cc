@@ -1,5 +1,6 @@
 // LogMemory: the snapshot policy bounds the bytes of entries libraft keeps
-// (issue 11: 512 KiB overwrites of one key grew RSS 0.5 MiB per write).
+// (docs/limits.md; before it, 512 KiB overwrites of one key grew RSS 0.5 MiB
+// per write).
 #include "raft/log_memory.h"
 
 #include <gtest/gtest.h>

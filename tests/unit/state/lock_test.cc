@@ -735,7 +735,7 @@ TEST(StoreLockTest, HeldKeysFollowAcquireReleaseDeleteAndDestroy) {
 }  // namespace
 }  // namespace tenure::state
 
-// Regression (review of issue 2): a txn is one raft entry, so two grants of
+// Regression (found in review): a txn is one raft entry, so two grants of
 // one key inside it would share a fencing token and the first holder's
 // check-fence would pass while the second holds the lock.
 namespace tenure::state {
