@@ -28,7 +28,7 @@ import unittest
 
 from raft_wire import (ENTRY_COMMAND, append_entries, configuration, impersonate,
                        install_snapshot_header, kv_set_entry, request_vote, tenure_snapshot)
-from tenure_testlib import Cluster, poll_until
+from tenure_testlib import Cluster, poll_until, rss_mib
 
 MiB = 1024 * 1024
 MESSAGE_TIME_MS = 2000
@@ -46,11 +46,8 @@ def counter(member, name):
 
 
 def rss(member):
-    with open(f"/proc/{member.process.pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
+    """The member's VmRSS in bytes (exact: /proc counts KiB)."""
+    return int(rss_mib(member.process.pid) * 1024) * 1024
 
 
 def entries_of(count, value_bytes):

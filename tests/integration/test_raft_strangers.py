@@ -37,7 +37,7 @@ from raft_wire import (APPEND_ENTRIES, ENTRY_COMMAND, PURPOSE_JOIN, PURPOSE_RAFT
                        RaftWire, append_entries, configuration, frame_entry, hello_bytes, impersonate,
                        install_snapshot_header, kv_set_entry, load_key, message, request_vote)
 from tenure_testlib import (Cluster, DevServer, free_port, generate_cluster_key, poll_until,
-                            write_secret)
+                            rss_mib, write_secret)
 
 MiB = 1024 * 1024
 RSS_LIMIT = 200 * MiB
@@ -49,11 +49,8 @@ FORGED_KEY = "stranger/x"
 
 
 def rss(member):
-    with open(f"/proc/{member.process.pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
+    """The member's VmRSS in bytes (exact: /proc counts KiB)."""
+    return int(rss_mib(member.process.pid) * 1024) * 1024
 
 
 def open_fds(member):
