@@ -18,7 +18,6 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
-#include "client/blocking_read.h"
 #include "client/response.h"
 #include "client/settings.h"
 #include "common/limits.h"
@@ -61,9 +60,8 @@ std::optional<int> ParseFlags(Flags* flags, const Args& args, std::string_view u
 // `usage` (a description, ending in a blank line) followed by the options.
 std::string UsageWithOptions(std::string_view usage, const Flags& flags);
 
-// Go api's error for a status it did not expect, the blocking reads' client
-// timeout, and trimming: client/response.h and client/blocking_read.h.
-using client::kBlockingReadTimeoutMs;
+// Go api's error for a status it did not expect, and trimming
+// (client/response.h).
 using client::TrimSpace;
 using client::UnexpectedResponse;
 
