@@ -82,19 +82,6 @@ std::optional<int> ParseFlags(Flags* flags, const Args& args, std::string_view u
   return usage_exit_code;
 }
 
-std::string_view TrimSpace(std::string_view text) {
-  auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
-  while (!text.empty() && space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && space(text.back())) text.remove_suffix(1);
-  return text;
-}
-
-std::string UnexpectedResponse(const net::ClientResponse& response) {
-  std::string_view body = TrimSpace(response.body);
-  return "Unexpected response code: " + std::to_string(response.status) + " (" + std::string(body) +
-         ")";
-}
-
 std::string StripLeadingSlash(std::string_view key) {
   if (!key.empty() && key.front() == '/') key.remove_prefix(1);
   return std::string(key);

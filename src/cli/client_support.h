@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "client/response.h"
 #include "client/settings.h"
 #include "common/limits.h"
 #include "net/blocking_http_client.h"
@@ -59,18 +60,10 @@ std::optional<int> ParseFlags(Flags* flags, const Args& args, std::string_view u
 // `usage` (a description, ending in a blank line) followed by the options.
 std::string UsageWithOptions(std::string_view usage, const Flags& flags);
 
-// Go api's error for a status it did not expect:
-// "Unexpected response code: 500 (invalid session \"x\")" (body trimmed).
-std::string UnexpectedResponse(const net::ClientResponse& response);
-
-// Client timeout for a blocking GET that sends no ?wait= (the server's
-// default, at most its maximum plus jitter): past this, the server is gone.
-constexpr std::int64_t kBlockingReadTimeoutMs =
-    limits::kBlockingWaitMaxMs + limits::kBlockingWaitMaxMs / limits::kBlockingJitterFraction +
-    30'000;
-
-// `text` without its leading and trailing spaces, tabs and line breaks.
-std::string_view TrimSpace(std::string_view text);
+// Go api's error for a status it did not expect, and trimming
+// (client/response.h).
+using client::TrimSpace;
+using client::UnexpectedResponse;
 
 // Consul's CLI accepts "/foo" and means "foo" (keys never start with '/').
 std::string StripLeadingSlash(std::string_view key);

@@ -14,6 +14,7 @@
 #include "cli/client_support.h"
 #include "cli/commands.h"
 #include "cli/kv_pair.h"
+#include "client/blocking_read.h"
 #include "client/queue.h"
 
 namespace tenure::cli {
@@ -41,15 +42,6 @@ constexpr char kLeaderGetUsage[] =
 
 bool ValidName(std::string_view name) {
   return !name.empty() && name.find('/') == std::string_view::npos;
-}
-
-std::uint64_t IndexOf(const net::ClientResponse& response) {
-  std::uint64_t index = 0;
-  for (char c : response.Header("X-Consul-Index")) {
-    if (c < '0' || c > '9' || index > (UINT64_MAX - 9) / 10) return 0;
-    index = index * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  return index;
 }
 
 struct LeaderView {
@@ -186,19 +178,20 @@ void FollowIndex(std::unique_ptr<net::BlockingHttpClient> client, std::string pa
   std::uint64_t index = 0;
   int failures = 0;
   for (;;) {
-    std::string target = path + (index ? "?index=" + std::to_string(index) : "");
-    auto response = client->Request("GET", target, "", kBlockingReadTimeoutMs);
-    if (!response.ok() || (response->status != 200 && response->status != 404)) {
+    client::BlockingGet read = client::BlockingRead(path, index, 0);
+    auto response = client->Request("GET", read.target, "", read.timeout_ms);
+    auto returned = response.ok() ? client::ParseIndexHeader(response->Header(client::kIndexHeader))
+                                  : Result<std::uint64_t>(response.status());
+    if (!returned.ok() || (response->status != 200 && response->status != 404)) {
       failures = failures < 5 ? failures + 1 : 5;
       std::this_thread::sleep_for(std::chrono::seconds(failures));  // back off, bounded
       feed->Bump();  // the main thread's reads meet the error and report it
       continue;
     }
     failures = 0;
-    std::uint64_t next = IndexOf(*response);
-    if (response->status == 404 && next == 0 && stop_on_404) return;
-    if (next != index) feed->Bump();
-    index = next < index ? 0 : next;  // an index going backwards means a reset
+    if (response->status == 404 && *returned == 0 && stop_on_404) return;
+    if (*returned != index) feed->Bump();
+    index = client::NextWaitIndex(*returned, index);  // client/blocking_read.h's rule
   }
 }
 

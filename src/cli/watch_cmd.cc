@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/kv_pair.h"
 #include "cli/watch_handler.h"
+#include "client/blocking_read.h"
 
 namespace tenure::cli {
 namespace {
@@ -52,23 +53,16 @@ Result<Snapshot> Fetch(net::BlockingHttpClient& client, const WatchSpec& spec,
   };
   if (spec.prefix) add("recurse=");
   if (spec.stale) add("stale=");
-  if (index != 0) add("index=" + std::to_string(index));
-  auto response = client.Request("GET", spec.path + query, "", kBlockingReadTimeoutMs);
+  client::BlockingGet read = client::BlockingRead(spec.path + query, index, 0);
+  auto response = client.Request("GET", read.target, "", read.timeout_ms);
   if (!response.ok()) return response.status();
   if (response->status != 200 && response->status != 404) {
     return Status::Unavailable(UnexpectedResponse(*response));
   }
   Snapshot snapshot;
-  std::string index_text = response->Header("X-Consul-Index");
-  for (char c : index_text) {  // the full uint64 range, nothing else
-    std::uint64_t digit = static_cast<std::uint64_t>(c - '0');
-    if (c < '0' || c > '9' || snapshot.index > (UINT64_MAX - digit) / 10) {
-      return Status::Corruption("bad X-Consul-Index " + index_text);
-    }
-    snapshot.index = snapshot.index * 10 + digit;
-  }
-  // Index 0 would turn the long poll into a busy loop: treat it as an error.
-  if (snapshot.index == 0) return Status::Corruption("response without X-Consul-Index");
+  auto returned = client::ParseIndexHeader(response->Header(client::kIndexHeader));
+  if (!returned.ok()) return returned.status();
+  snapshot.index = *returned;
   snapshot.data = nullptr;
   if (response->status == 200) {
     auto pairs = ParseKvPairs(response->body);
@@ -137,8 +131,9 @@ int WatchCommand(const Args& args) {
   InstallStopSignalHandlers();
 
   // Consul's plan loop: deliver the first result; later ones only when the
-  // index moved and the data differs. An index that went backwards (a
-  // restarted or replaced server) resets the long poll to index 0.
+  // index moved and the data differs. The next index is the rule of
+  // client/blocking_read.h: one that went backwards (a restarted or replaced
+  // server) resets the long poll to 0, and 0 or none waits on 1.
   bool delivered = false;
   std::uint64_t wait_index = 0;
   std::string last_result;
@@ -156,8 +151,7 @@ int WatchCommand(const Args& args) {
     }
     failures = 0;
     if (delivered && snapshot->index == wait_index) continue;
-    const bool went_back = delivered && snapshot->index < wait_index;
-    wait_index = went_back ? 0 : snapshot->index;
+    wait_index = client::NextWaitIndex(snapshot->index, wait_index);
     std::string result = GoJson(snapshot->data, 0);
     if (delivered && result == last_result) continue;
     delivered = true;

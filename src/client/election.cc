@@ -1,33 +1,22 @@
+// client::Election's campaign and leadership (client/election.h); the rest
+// of it: election_watch.cc, election_resign.cc, election_settings.cc.
 #include "client/election.h"
 
-#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <charconv>
 #include <chrono>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <utility>
 
-#include "client/kv_pair.h"
+#include "client/election_impl.h"
 #include "client/queue.h"
 #include "client/registration.h"
-#include "common/base64.h"
-#include "net/blocking_http_client.h"
+#include "client/response.h"
 #include "net/url.h"
 
 namespace tenure::client {
 
 namespace {
-
-enum TimerId {
-  kCampaignTimer = 0,
-  kWatchTimer = 1,
-  kSettingsTimer = 2,
-  kLeaveTimer = 3,
-  kTimers = 4
-};
 
 // Leaving the queue: how often ?release is sent while the server still
 // lists us (its dequeue of the hung-up request is on its way), and how far
@@ -35,131 +24,7 @@ enum TimerId {
 constexpr int kLeaveAttempts = 10;
 constexpr MonoMs kLeaveRetryMs = 200;
 
-std::uint64_t ParseU64(std::string_view text) {
-  std::uint64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  (void)ptr;
-  return ec == std::errc() ? value : 0;
-}
-
-std::string Describe(const Result<net::ClientResponse>& result) {
-  if (!result.ok()) return result.status().ToString();
-  return "HTTP " + std::to_string(result->status) + ": " + result->body;
-}
-
-// A 403: the token may not do what the campaign needs (ACLs). Waiting
-// would not change that, so the campaign ends with the server's text.
-bool IsDenied(const Result<net::ClientResponse>& result) {
-  return result.ok() && result->status == 403;
-}
-
-Status Denied(const std::string& key, const net::ClientResponse& response) {
-  std::string body = response.body;
-  while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
-  return Status::PermissionDenied("campaign for " + key + ": " + body);
-}
-
-bool IsInvalidSession(const Result<net::ClientResponse>& result) {
-  return result.ok() && result->status == 500 &&
-         result->body.find("invalid session") != std::string::npos;
-}
-
-// The first entry of a KV GET answer (200) or "no key" (404).
-Result<LeaderInfo> ParseLeader(const net::ClientResponse& response) {
-  LeaderInfo info;
-  if (response.status == 404) return info;
-  if (response.status != 200) {
-    return Status::Unavailable("HTTP " + std::to_string(response.status) + ": " + response.body);
-  }
-  Result<std::vector<KvPair>> pairs = ParseKvPairs(response.body);
-  if (!pairs.ok()) return pairs.status();
-  if (pairs->empty()) return info;
-  const KvPair& entry = pairs->front();
-  info.exists = true;
-  info.session = entry.session;
-  info.value = entry.Value();
-  info.fence = info.session.empty() ? 0 : entry.fence.value_or(0);
-  info.modify_index = entry.modify_index;
-  return info;
-}
-
-Result<Settings> ParseSettings(const net::ClientResponse& response, const std::string& prefix) {
-  Settings settings;
-  if (response.status == 404) return settings;
-  if (response.status != 200) {
-    return Status::Unavailable("HTTP " + std::to_string(response.status) + ": " + response.body);
-  }
-  Result<std::vector<KvPair>> pairs = ParseKvPairs(response.body);
-  if (!pairs.ok()) return pairs.status();
-  for (const KvPair& entry : *pairs) {
-    if (entry.key.size() <= prefix.size() || entry.key.compare(0, prefix.size(), prefix) != 0) {
-      continue;
-    }
-    settings[entry.key.substr(prefix.size())] = entry.Value();
-  }
-  return settings;
-}
-
-// Errors[].What of a 409 txn answer, joined; `first_op_failed` tells
-// whether operation 0 (the guard) is among them.
-std::string TxnErrors(const std::string& body, bool* first_op_failed = nullptr) {
-  std::string out;
-  if (first_op_failed != nullptr) *first_op_failed = false;
-  try {
-    const nlohmann::json parsed = nlohmann::json::parse(body);
-    for (const auto& error : parsed.at("Errors")) {
-      if (!out.empty()) out += "; ";
-      out += error.value("What", std::string());
-      if (first_op_failed != nullptr && error.value("OpIndex", -1) == 0) *first_op_failed = true;
-    }
-  } catch (const std::exception&) {
-    return body;
-  }
-  return out.empty() ? body : out;
-}
-
-// The next blocking index: X-Consul-Index, reset to 0 when it went backwards.
-std::uint64_t NextIndex(const net::ClientResponse& response, std::uint64_t previous) {
-  std::uint64_t index = ParseU64(response.Header("X-Consul-Index"));
-  return index < previous ? 0 : index;
-}
-
 }  // namespace
-
-struct Election::Impl {
-  explicit Impl(boost::asio::io_context& io)
-      : timers{boost::asio::steady_timer(io), boost::asio::steady_timer(io),
-               boost::asio::steady_timer(io), boost::asio::steady_timer(io)} {}
-
-  std::shared_ptr<char> life = std::make_shared<char>(0);
-  boost::asio::steady_timer timers[kTimers];
-  net::RequestId campaign_req = 0, watch_req = 0, settings_req = 0;
-
-  bool campaigning = false;
-  std::uint64_t campaigns = 0;  // Campaign() calls: tells a stopped campaign's answers apart
-  bool swept = false;           // dead registrations deleted (once per Election)
-  bool retried_free = false;    // the immediate retry after "refused, then free" was made
-  // A queued acquire was sent and no answer since said we are out of the
-  // key's queue: stopping the campaign must leave it.
-  bool queued = false;
-  bool leaving = false;              // LeaveQueue's requests are running
-  bool acquire_after_leave = false;  // a new campaign waits for them
-  std::function<void(Status)> campaign_done;
-  std::string value;  // our description (campaign value)
-
-  bool watching = false;  // a watch request or retry timer is pending
-  std::uint64_t watch_index = 0;
-  std::function<void(const LeaderInfo&)> observer;
-  bool reported = false;
-  LeaderInfo last_reported;
-
-  std::function<void(const Settings&)> settings_cb;
-  std::uint64_t settings_index = 0;
-  bool settings_reported = false;
-  Settings last_settings;
-
-  std::vector<LostCallback> lost;
-};
 
 Election::Election(Session& session, ElectionOptions options)
     : impl_(std::make_unique<Impl>(session.io())), session_(session), options_(std::move(options)) {
@@ -188,22 +53,11 @@ std::string Election::SettingsPrefix() const {
   return options_.prefix + options_.name + "/settings/";
 }
 
-// GET of a key (with `query`, e.g. "recurse") that blocks past `index` when
-// it is > 0. The timeout covers the server's wait, its jitter (< wait/16) and
-// some slack; 0 means the client's default for an immediate read.
-std::pair<std::string, std::int64_t> Election::BlockingRead(const std::string& key,
-                                                            std::string_view query,
-                                                            std::uint64_t index) const {
+BlockingGet Election::KvRead(const std::string& key, std::string_view query,
+                             std::uint64_t index) const {
   std::string target = "/v1/kv/" + net::EscapeKeyPath(key);
-  std::string params(query);
-  std::int64_t timeout = 0;
-  if (index > 0) {
-    params += (params.empty() ? "" : "&") + std::string("index=") + std::to_string(index) +
-              "&wait=" + std::to_string(options_.wait_ms) + "ms";
-    timeout = options_.wait_ms + options_.wait_ms / 16 + 5'000;
-  }
-  if (!params.empty()) target += "?" + params;
-  return {std::move(target), timeout};
+  if (!query.empty()) target += "?" + std::string(query);
+  return BlockingRead(std::move(target), index, options_.wait_ms);
 }
 
 // PUT <key>?acquire=<own session> with the election's value; `queued` adds
@@ -357,7 +211,7 @@ void Election::AttemptAcquire() {
         }
         if (result->body.find("true") != std::string::npos) {
           impl_->queued = false;
-          Grant(ParseU64(result->Header("X-Tenure-Fence")));
+          Grant(FenceOf(*result));
           FinishCampaign(Status());
           return;
         }
@@ -374,44 +228,48 @@ void Election::AttemptAcquire() {
 
 // index 0: the immediate look after a refused acquire; > 0: a blocking wait.
 void Election::CampaignWait(std::uint64_t index) {
-  const auto [target, timeout] = BlockingRead(LeaderKey(), "", index);
+  BlockingGet read = KvRead(LeaderKey(), "", index);
   impl_->campaign_req =
-      Send("GET", target, "", timeout, {}, [this, index](Result<net::ClientResponse> got) {
-        impl_->campaign_req = 0;
-        if (!impl_->campaigning) return;
-        if (IsDenied(got)) {
-          FinishCampaign(Denied(LeaderKey(), *got));
-          return;
-        }
-        auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
-        if (!info.ok()) {
-          After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
-          return;
-        }
-        if (info->has_leader() && info->session == session_.id()) {
-          // Handed to us (ResignTo) or our own earlier grant.
-          Grant(info->fence);
-          FinishCampaign(Status());
-          return;
-        }
-        if (!info->has_leader()) {
-          if (index == 0 && !impl_->retried_free) {
-            // Refused, then free: released in between, or lock-delay. Try once
-            // more at once (a release), then back off (lock-delay).
-            impl_->retried_free = true;
-            AttemptAcquire();
-          } else if (index == 0) {
-            After(kCampaignTimer, options_.lock_retry_ms, [this] { AttemptAcquire(); });
-          } else {
-            AttemptAcquire();
-          }
-          return;
-        }
-        impl_->retried_free = false;  // held by another: a later "free" is news
-        std::uint64_t next = NextIndex(*got, index);
-        if (next == 0) next = 1;  // still block: the key is held
-        CampaignWait(next);
-      });
+      Send("GET", std::move(read.target), "", read.timeout_ms, {},
+           [this, index](Result<net::ClientResponse> got) {
+             impl_->campaign_req = 0;
+             if (!impl_->campaigning) return;
+             if (IsDenied(got)) {
+               FinishCampaign(Denied(LeaderKey(), *got));
+               return;
+             }
+             auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
+             if (!info.ok()) {
+               After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
+               return;
+             }
+             if (info->has_leader() && info->session == session_.id()) {
+               // Handed to us (ResignTo) or our own earlier grant.
+               Grant(info->fence);
+               FinishCampaign(Status());
+               return;
+             }
+             if (!info->has_leader()) {
+               if (index == 0 && !impl_->retried_free) {
+                 // Refused, then free: released in between, or lock-delay. Try once
+                 // more at once (a release), then back off (lock-delay).
+                 impl_->retried_free = true;
+                 AttemptAcquire();
+               } else if (index == 0) {
+                 After(kCampaignTimer, options_.lock_retry_ms, [this] { AttemptAcquire(); });
+               } else {
+                 AttemptAcquire();
+               }
+               return;
+             }
+             impl_->retried_free = false;             // held by another: a later "free" is news
+             auto next = NextWaitIndex(*got, index);  // 0: the index went backwards
+             if (!next.ok()) {
+               After(kCampaignTimer, options_.error_retry_ms, [this] { AttemptAcquire(); });
+               return;
+             }
+             CampaignWait(*next);
+           });
 }
 
 void Election::FinishCampaign(Status status) {
@@ -496,7 +354,7 @@ void Election::TryOnce(std::string value, std::function<void(Result<bool>)> done
            return;
          }
          bool won = result->body.find("true") != std::string::npos;
-         if (won) Grant(ParseU64(result->Header("X-Tenure-Fence")));
+         if (won) Grant(FenceOf(*result));
          done(won);
        });
 }
@@ -509,20 +367,10 @@ void Election::Cancel() {
   FinishCampaign(Status::Unavailable("campaign cancelled"));
   impl_->observer = nullptr;
   impl_->settings_cb = nullptr;
-  impl_->timers[kSettingsTimer].cancel();
-  if (impl_->settings_req != 0) {
-    net::RequestId id = impl_->settings_req;
-    impl_->settings_req = 0;
-    session_.http().Cancel(id);
-  }
+  impl_->Stop(session_.http(), kSettingsTimer, &impl_->settings_req);
   if (!holding_) {
-    impl_->timers[kWatchTimer].cancel();
     impl_->watching = false;
-    if (impl_->watch_req != 0) {
-      net::RequestId id = impl_->watch_req;
-      impl_->watch_req = 0;
-      session_.http().Cancel(id);
-    }
+    impl_->Stop(session_.http(), kWatchTimer, &impl_->watch_req);
   }
 }
 
@@ -568,310 +416,5 @@ bool Election::IsLeader(MonoMs now_ms, MonoMs window_ms) const {
 }
 
 bool Election::IsLeader(MonoMs window_ms) const { return IsLeader(SteadyNowMs(), window_ms); }
-
-void Election::Resign(std::function<void(Status)> done) {
-  if (!holding_) {
-    boost::asio::post(session_.io(), [done = std::move(done)]() {
-      done(Status::FailedPrecondition("resign: not the leader"));
-    });
-    return;
-  }
-  Release(std::move(done));
-}
-
-void Election::Release(std::function<void(Status)> done) {
-  StopLeading();
-  Send("PUT",
-       "/v1/kv/" + net::EscapeKeyPath(LeaderKey()) +
-           "?release=" + net::EscapeQueryValue(session_.id()),
-       impl_->value, 0, {}, [done = std::move(done)](Result<net::ClientResponse> result) {
-         if (!result.ok() || result->status != 200) {
-           done(Status::Unavailable("resign: " + Describe(result)));
-         } else if (result->body.find("true") == std::string::npos) {
-           done(Status::FailedPrecondition("resign: the key was no longer held by this session"));
-         } else {
-           done(Status());
-         }
-       });
-}
-
-void Election::Unregister(std::function<void(Status)> done) {
-  std::weak_ptr<char> life = impl_->life;
-  DeleteOwnRegistration(session_.http(), CandidateKey(OwnCandidate()), session_.id(),
-                        [life, done = std::move(done)](Status status) {
-                          if (!life.expired()) done(std::move(status));
-                        });
-}
-
-void Election::ResignTo(std::string candidate, std::function<void(Status)> done) {
-  if (!holding_) {
-    boost::asio::post(session_.io(), [done = std::move(done)]() {
-      done(Status::FailedPrecondition("resign: not the leader"));
-    });
-    return;
-  }
-  if (!options_.candidate.empty() && candidate == options_.candidate) {
-    boost::asio::post(session_.io(), [done = std::move(done), candidate]() {
-      done(Status::FailedPrecondition("resign to " + candidate + ": that is this candidate"));
-    });
-    return;
-  }
-  const std::string candidate_key = CandidateKey(candidate);
-  Send("GET", "/v1/kv/" + net::EscapeKeyPath(candidate_key), "", 0, {},
-       [this, candidate, candidate_key,
-        done = std::move(done)](Result<net::ClientResponse> got) mutable {
-         auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
-         if (!info.ok()) {
-           done(info.status().Annotate("resign to " + candidate));
-           return;
-         }
-         if (!info->exists) {
-           done(Status::FailedPrecondition("resign to " + candidate + ": candidate \"" + candidate +
-                                           "\" is not registered"));
-           return;
-         }
-         if (!info->has_leader()) {
-           done(Status::FailedPrecondition("resign to " + candidate + ": candidate \"" + candidate +
-                                           "\" is not alive (its session is gone)"));
-           return;
-         }
-         if (!holding_) {
-           done(Status::FailedPrecondition("resign: not the leader"));
-           return;
-         }
-         HandTo(candidate, candidate_key, *info, std::move(done));
-       });
-}
-
-// The fair queue (decision 0027) lets nobody jump it, but the holder may
-// choose its successor among the waiters (the 2026-11-27 second addendum):
-// one txn [check-session, unlock by us, lock for the candidate] hands the
-// key to the candidate wherever it stands in the line, the others keeping
-// their order. A registered candidate that does not wait while others do
-// would jump the line: refused here with a clear error (the server would
-// refuse the txn as well).
-void Election::HandTo(std::string candidate, std::string candidate_key, LeaderInfo target,
-                      std::function<void(Status)> done) {
-  Send(
-      "GET", "/v1/tenure/queue/" + net::EscapeKeyPath(LeaderKey()), "", 0, {},
-      [this, candidate, candidate_key, target,
-       done = std::move(done)](Result<net::ClientResponse> got) mutable {
-        std::vector<QueueWaiter> queue;
-        if (got.ok() && got->status == 200) {
-          auto parsed = ParseQueue(got->body);
-          if (parsed.ok()) queue = std::move(*parsed);
-        }
-        if (!holding_) {
-          done(Status::FailedPrecondition("resign: not the leader"));
-          return;
-        }
-        const bool waits = std::any_of(queue.begin(), queue.end(), [&](const QueueWaiter& w) {
-          return w.session == target.session;
-        });
-        if (!queue.empty() && !waits) {
-          done(Status::FailedPrecondition(
-              "resign to " + candidate + ": candidates wait in the leader key's fair queue and \"" +
-              candidate + "\" (session " + target.session +
-              ") is not one of them; resign without -to hands the key to the next in line"));
-          return;
-        }
-        const LeaderInfo* info = &target;
-        nlohmann::json ops = nlohmann::json::array();
-        ops.push_back(
-            {{"KV",
-              {{"Verb", "check-session"}, {"Key", candidate_key}, {"Session", info->session}}}});
-        ops.push_back(
-            {{"KV", {{"Verb", "unlock"}, {"Key", LeaderKey()}, {"Session", session_.id()}}}});
-        ops.push_back({{"KV",
-                        {{"Verb", "lock"},
-                         {"Key", LeaderKey()},
-                         {"Value", Base64Encode(info->value)},
-                         {"Session", info->session}}}});
-        handing_over_ = true;
-        Send("PUT", "/v1/txn", ops.dump(), 0, net::RetryPolicy::None(),
-             [this, candidate, done = std::move(done)](Result<net::ClientResponse> result) {
-               handing_over_ = false;
-               if (result.ok() && result->status == 200) {
-                 StopLeading();
-                 done(Status());
-               } else if (result.ok() && result->status == 409) {
-                 done(Status::FailedPrecondition("resign to " + candidate +
-                                                 " refused: " + TxnErrors(result->body)));
-               } else {
-                 // Maybe applied: stop claiming the key, as Resign does. If
-                 // it is still ours, a campaign finds it held by our session.
-                 StopLeading();
-                 done(Status::Unavailable("resign to " + candidate + ": " + Describe(result)));
-               }
-             });
-      });
-}
-
-// ---- the leader-key watch ------------------------------------------------------
-
-void Election::Observe(std::function<void(const LeaderInfo&)> callback) {
-  impl_->observer = std::move(callback);
-  impl_->reported = false;
-  if (impl_->watching) {
-    // Report the current state at once; the running watch reports changes.
-    // Restart from index 0 so the first report is fresh.
-    impl_->watch_index = 0;
-    impl_->timers[kWatchTimer].cancel();
-    if (impl_->watch_req != 0) {
-      net::RequestId id = impl_->watch_req;
-      impl_->watch_req = 0;
-      session_.http().Cancel(id);
-    }
-    impl_->watching = false;
-  }
-  EnsureWatch();
-}
-
-void Election::EnsureWatch() {
-  if (impl_->watching) return;
-  impl_->watching = true;
-  WatchOnce();
-}
-
-void Election::WatchOnce() {
-  if (!impl_->observer && !holding_) {
-    impl_->watching = false;
-    return;
-  }
-  const std::uint64_t index = impl_->watch_index;
-  const auto [target, timeout] = BlockingRead(LeaderKey(), "", index);
-  impl_->watch_req =
-      Send("GET", target, "", timeout, {}, [this, index](Result<net::ClientResponse> got) {
-        impl_->watch_req = 0;
-        auto info = got.ok() ? ParseLeader(*got) : Result<LeaderInfo>(got.status());
-        if (!info.ok()) {
-          // Not a loss: the lease arithmetic covers transient errors.
-          After(kWatchTimer, options_.error_retry_ms, [this] { WatchOnce(); });
-          return;
-        }
-        std::uint64_t seen = ParseU64(got->Header("X-Consul-Index"));
-        impl_->watch_index = NextIndex(*got, index);
-        HandleObservation(*info, seen);
-        WatchOnce();
-      });
-}
-
-void Election::HandleObservation(const LeaderInfo& info, std::uint64_t index) {
-  // An answer from before our grant must not end it: only states at or after
-  // the grant's index count (the fence is the grant's raft index).
-  const bool current = !holding_ || fence_ == 0 || index >= fence_;
-  if (current) observed_ = info;
-  if (holding_ && current) {
-    if (info.session == session_.id()) {
-      if (fence_ == 0) fence_ = info.fence;  // a server without X-Tenure-Fence
-    } else {
-      std::string what = !info.exists ? "the leader key was deleted"
-                         : info.session.empty()
-                             ? "the leader key was released"
-                             : "the leader key is now held by session " + info.session;
-      Lose(Status::FailedPrecondition("leadership lost: " + what));
-    }
-  }
-  if (impl_->observer && current && (!impl_->reported || !(info == impl_->last_reported))) {
-    impl_->reported = true;
-    impl_->last_reported = info;
-    auto observer = impl_->observer;
-    observer(info);
-  }
-}
-
-// ---- settings ------------------------------------------------------------------
-
-void Election::SetSettings(Settings settings, std::function<void(Status)> done) {
-  if (!holding_) {
-    boost::asio::post(session_.io(), [done = std::move(done), key = LeaderKey()]() {
-      done(Status::FailedPrecondition("not the leader: this candidate does not hold " + key));
-    });
-    return;
-  }
-  nlohmann::json ops = nlohmann::json::array();
-  // The guard: our grant's fencing token on tenure; a real Consul has no
-  // fence, so there the key must still be locked by our session.
-  if (fence_ != 0) {
-    ops.push_back({{"KV", {{"Verb", "check-fence"}, {"Key", LeaderKey()}, {"Index", fence_}}}});
-  } else {
-    ops.push_back(
-        {{"KV", {{"Verb", "check-session"}, {"Key", LeaderKey()}, {"Session", session_.id()}}}});
-  }
-  for (const auto& [key, value] : settings) {
-    if (value.empty()) {
-      ops.push_back({{"KV", {{"Verb", "delete"}, {"Key", SettingsPrefix() + key}}}});
-    } else {
-      ops.push_back(
-          {{"KV",
-            {{"Verb", "set"}, {"Key", SettingsPrefix() + key}, {"Value", Base64Encode(value)}}}});
-    }
-  }
-  Send("PUT", "/v1/txn", ops.dump(), 0, {},
-       [done = std::move(done)](Result<net::ClientResponse> result) {
-         if (result.ok() && result->status == 200) {
-           done(Status());
-         } else if (result.ok() && result->status == 409) {
-           bool guard_failed = false;
-           std::string errors = TxnErrors(result->body, &guard_failed);
-           if (guard_failed) {
-             done(Status::FailedPrecondition("not the leader: " + errors));
-           } else {
-             done(Status::Conflict("leader settings: " + errors));
-           }
-         } else {
-           done(Status::Unavailable("leader settings: " + Describe(result)));
-         }
-       });
-}
-
-void Election::GetSettings(std::function<void(Result<Settings>)> done) {
-  Send("GET", "/v1/kv/" + net::EscapeKeyPath(SettingsPrefix()) + "?recurse", "", 0, {},
-       [this, done = std::move(done)](Result<net::ClientResponse> got) {
-         if (!got.ok()) {
-           done(got.status().Annotate("leader settings"));
-           return;
-         }
-         done(ParseSettings(*got, SettingsPrefix()));
-       });
-}
-
-void Election::WatchSettings(std::function<void(const Settings&)> callback) {
-  impl_->settings_cb = std::move(callback);
-  impl_->settings_reported = false;
-  impl_->settings_index = 0;
-  impl_->timers[kSettingsTimer].cancel();
-  if (impl_->settings_req != 0) {
-    net::RequestId id = impl_->settings_req;
-    impl_->settings_req = 0;
-    session_.http().Cancel(id);
-  }
-  SettingsOnce();
-}
-
-void Election::SettingsOnce() {
-  if (!impl_->settings_cb) return;
-  const std::uint64_t index = impl_->settings_index;
-  const auto [target, timeout] = BlockingRead(SettingsPrefix(), "recurse", index);
-  impl_->settings_req =
-      Send("GET", target, "", timeout, {}, [this, index](Result<net::ClientResponse> got) {
-        impl_->settings_req = 0;
-        auto settings =
-            got.ok() ? ParseSettings(*got, SettingsPrefix()) : Result<Settings>(got.status());
-        if (!settings.ok()) {
-          After(kSettingsTimer, options_.error_retry_ms, [this] { SettingsOnce(); });
-          return;
-        }
-        impl_->settings_index = NextIndex(*got, index);
-        if (impl_->settings_cb &&
-            (!impl_->settings_reported || *settings != impl_->last_settings)) {
-          impl_->settings_reported = true;
-          impl_->last_settings = *settings;
-          auto callback = impl_->settings_cb;
-          callback(impl_->last_settings);
-        }
-        SettingsOnce();
-      });
-}
 
 }  // namespace tenure::client

@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/blocking_read.h"
 #include "client/session.h"
 #include "common/status.h"
 #include "common/types.h"
@@ -134,15 +135,15 @@ class Election {
 
  private:
   using ResponseCallback = std::function<void(Result<net::ClientResponse>)>;
-  // Sends a request whose callback is dropped once the Election is gone.
-  std::pair<std::string, std::int64_t> BlockingRead(const std::string& key, std::string_view query,
-                                                    std::uint64_t index) const;
+  // GET /v1/kv/<key>?<query> blocking past `index` (> 0) for options().wait_ms.
+  BlockingGet KvRead(const std::string& key, std::string_view query, std::uint64_t index) const;
   net::RequestId SendAcquire(const std::string& key, bool queued,
                              std::function<void(Result<net::ClientResponse>)> next);
   void HandTo(std::string candidate, std::string candidate_key, LeaderInfo target,
               std::function<void(Status)> done);
   void LeaveQueue(int attempt);
   void EndLeave();
+  // Sends a request whose callback is dropped once the Election is gone.
   net::RequestId Send(std::string method, std::string target, std::string body,
                       std::int64_t timeout_ms, net::RetryPolicy retry, ResponseCallback done);
   void After(int timer, MonoMs delay_ms, std::function<void()> then);

@@ -5,16 +5,12 @@
 #include <vector>
 
 #include "client/kv_pair.h"
+#include "client/response.h"
 #include "net/url.h"
 
 namespace tenure::client {
 
 namespace {
-
-std::string Describe(const Result<net::ClientResponse>& result) {
-  if (!result.ok()) return result.status().ToString();
-  return "HTTP " + std::to_string(result->status) + ": " + result->body;
-}
 
 // The entries of a GET /v1/kv answer; none for a 404.
 Result<std::vector<KvPair>> Entries(const Result<net::ClientResponse>& got,

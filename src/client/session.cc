@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/response.h"
 #include "net/blocking_http_client.h"
 #include "net/url.h"
 
@@ -33,11 +34,6 @@ namespace {
 std::string GoDuration(MonoMs ms) {
   if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
   return std::to_string(ms) + "ms";
-}
-
-std::string BodyOrStatus(const Result<net::ClientResponse>& result) {
-  if (!result.ok()) return result.status().ToString();
-  return "HTTP " + std::to_string(result->status) + ": " + result->body;
 }
 
 // splitmix64 -> [0, 1): the renewal jitter.
@@ -117,7 +113,7 @@ void Session::Create(SessionOptions options, std::function<void(Result<std::stri
     if (life.expired()) return;
     inflight_ = 0;
     if (!result.ok() || result->status != 200) {
-      done(Status::Unavailable("session create: " + BodyOrStatus(result)));
+      done(Status::Unavailable("session create: " + Describe(result)));
       return;
     }
     std::string id;
@@ -238,7 +234,7 @@ void Session::Destroy(std::function<void(Status)> done) {
         if (result.ok() && result->status == 200) {
           done(Status());
         } else {
-          done(Status::Unavailable("session destroy: " + BodyOrStatus(result)));
+          done(Status::Unavailable("session destroy: " + Describe(result)));
         }
       });
 }

@@ -1,8 +1,11 @@
-#include "cli/lock_protocol.h"
+#include "client/lock_keys.h"
 
 #include <nlohmann/json.hpp>
 
-namespace tenure::cli {
+#include "client/blocking_read.h"
+#include "client/response.h"
+
+namespace tenure::client {
 
 std::string CleanPrefix(std::string_view prefix) {
   while (!prefix.empty() && prefix.front() == '/') prefix.remove_prefix(1);
@@ -44,9 +47,9 @@ std::string EncodeSemaphoreLock(const SemaphoreLock& lock) {
   return "{\"Limit\":" + std::to_string(lock.limit) + ",\"Holders\":" + holders.dump() + "}";
 }
 
-void PruneHolders(const std::vector<client::KvPair>& pairs, SemaphoreLock* lock) {
+void PruneHolders(const std::vector<KvPair>& pairs, SemaphoreLock* lock) {
   std::map<std::string, bool> alive;
-  for (const client::KvPair& pair : pairs) {
+  for (const KvPair& pair : pairs) {
     if (!pair.session.empty()) alive[pair.session] = true;
   }
   for (auto it = lock->holders.begin(); it != lock->holders.end();) {
@@ -58,32 +61,31 @@ void PruneHolders(const std::vector<client::KvPair>& pairs, SemaphoreLock* lock)
   }
 }
 
-std::vector<std::string> ChildArgv(const std::vector<std::string>& args, bool shell,
-                                   const char* shell_env) {
-  if (!shell) return args;
-  std::string script;
-  for (const std::string& arg : args) {
-    if (!script.empty()) script += ' ';
-    script += arg;
+Result<PairsRead> ReadPairs(const Result<net::ClientResponse>& result, std::uint64_t waited,
+                            const std::string& what) {
+  if (!result.ok()) {
+    return Status::Unavailable(what + ": " + std::string(result.status().message()));
   }
-  std::string sh = shell_env != nullptr && shell_env[0] != '\0' ? shell_env : "/bin/sh";
-  return {sh, "-c", script};
+  if (result->status != 200 && result->status != 404) {
+    return Status::Unavailable(what + ": " + UnexpectedResponse(*result));
+  }
+  PairsRead read;
+  if (result->status == 200) {
+    auto pairs = ParseKvPairs(result->body);
+    if (!pairs.ok()) return Status::Corruption(what + ": " + std::string(pairs.status().message()));
+    read.pairs = std::move(*pairs);
+  }
+  auto next = NextWaitIndex(*result, waited);
+  if (!next.ok()) return Status::Corruption(what + ": " + std::string(next.status().message()));
+  read.next_index = *next;
+  return read;
 }
 
-std::string DefaultSessionName(const std::vector<std::string>& args, std::string_view prefix,
-                               std::size_t max_bytes) {
-  std::string script;
-  for (const std::string& arg : args) {
-    if (!script.empty()) script += ' ';
-    script += arg;
+const KvPair* FindPair(const std::vector<KvPair>& pairs, const std::string& key) {
+  for (const KvPair& pair : pairs) {
+    if (pair.key == key) return &pair;
   }
-  std::string name = "Consul lock for '" + script + "' at '" + std::string(prefix) + "'";
-  if (name.size() > max_bytes) {
-    std::size_t cut = max_bytes;
-    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
-    name.resize(cut);  // never half a UTF-8 character
-  }
-  return name;
+  return nullptr;
 }
 
-}  // namespace tenure::cli
+}  // namespace tenure::client

@@ -1,7 +1,7 @@
-// The pure part of `tenure lock` (docs/cli.md, "tenure lock"): the key names,
-// flag values and the semaphore's `.lock` document as Consul's api.Lock and
-// api.Semaphore use them (docs/consul-api.md 7.2, 7.3), so that `tenure lock`
-// and `consul lock` contend on one prefix. No I/O.
+// The keys, flag values and the semaphore's `.lock` document as Consul's
+// api.Lock and api.Semaphore use them (docs/consul-api.md 7.2, 7.3), so that
+// client::ConsulLock (`tenure lock`) and `consul lock` contend on one prefix;
+// and what the lock reads from a KV answer. No I/O.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +13,9 @@
 
 #include "client/kv_pair.h"
 #include "common/status.h"
+#include "net/http_client.h"
 
-namespace tenure::cli {
+namespace tenure::client {
 
 // Consul's LockFlagValue and SemaphoreFlagValue (both above 2^53).
 constexpr std::uint64_t kLockFlagValue = 0x2ddccbc058a50c18ULL;
@@ -43,16 +44,19 @@ Result<SemaphoreLock> DecodeSemaphoreLock(std::string_view value);
 std::string EncodeSemaphoreLock(const SemaphoreLock& lock);
 // Drops the holders that no pair under the prefix names as its Session
 // (their contender key is gone or unlocked), as api.Semaphore does.
-void PruneHolders(const std::vector<client::KvPair>& pairs, SemaphoreLock* lock);
+void PruneHolders(const std::vector<KvPair>& pairs, SemaphoreLock* lock);
 
-// The child's argv: with `shell`, {$SHELL or /bin/sh, "-c", args joined by
-// spaces} (consul lock's -shell); without, the arguments as given.
-std::vector<std::string> ChildArgv(const std::vector<std::string>& args, bool shell,
-                                   const char* shell_env);
+// A KV read's pairs (404: none) and the index to wait on next, by the rule
+// of client/blocking_read.h (`waited`: the index the read waited on).
+struct PairsRead {
+  std::vector<KvPair> pairs;
+  std::uint64_t next_index = 0;
+};
+// Errors name `what`, in api.Lock's words ("failed to read lock: ..."): a
+// failed request, a status other than 200 and 404, a bad body or index.
+Result<PairsRead> ReadPairs(const Result<net::ClientResponse>& result, std::uint64_t waited,
+                            const std::string& what);
+// The pair of `key` among `pairs`, or nullptr.
+const KvPair* FindPair(const std::vector<KvPair>& pairs, const std::string& key);
 
-// consul lock's default session name: Consul lock for '<args>' at '<prefix>',
-// cut to `max_bytes` (the server's limit on a session's Name).
-std::string DefaultSessionName(const std::vector<std::string>& args, std::string_view prefix,
-                               std::size_t max_bytes);
-
-}  // namespace tenure::cli
+}  // namespace tenure::client

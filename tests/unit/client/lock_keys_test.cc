@@ -1,27 +1,27 @@
-// tenure lock's keys, flags and semaphore document as Consul's api.Lock and
-// api.Semaphore write them (cli/lock_protocol.h, docs/consul-api.md 7.3).
-#include "cli/lock_protocol.h"
+// The lock's keys, flags and semaphore document as Consul's api.Lock and
+// api.Semaphore write them (client/lock_keys.h, docs/consul-api.md 7.3).
+#include "client/lock_keys.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace tenure::cli {
+namespace tenure::client {
 namespace {
 
-TEST(LockProtocolTest, FlagValuesAreConsuls) {
+TEST(LockKeysTest, FlagValuesAreConsuls) {
   EXPECT_EQ(kLockFlagValue, 3304740253564472344ULL);
   EXPECT_EQ(kSemaphoreFlagValue, 16210313421097356768ULL);
 }
 
-TEST(LockProtocolTest, PrefixAndKey) {
+TEST(LockKeysTest, PrefixAndKey) {
   EXPECT_EQ(CleanPrefix("/a/b/"), "a/b");
   EXPECT_EQ(CleanPrefix("//"), "");
   EXPECT_EQ(LockKeyOf("a/b"), "a/b/.lock");
 }
 
-TEST(LockProtocolTest, SemaphoreDocumentRoundTripsInGoOrder) {
+TEST(LockKeysTest, SemaphoreDocumentRoundTripsInGoOrder) {
   SemaphoreLock lock;
   lock.limit = 3;
   lock.holders["b-session"] = true;
@@ -37,7 +37,7 @@ TEST(LockProtocolTest, SemaphoreDocumentRoundTripsInGoOrder) {
   EXPECT_EQ(EncodeSemaphoreLock(empty), R"({"Limit":2,"Holders":{}})");
 }
 
-TEST(LockProtocolTest, DecodeTakesNullsAndRefusesGarbage) {
+TEST(LockKeysTest, DecodeTakesNullsAndRefusesGarbage) {
   auto none = DecodeSemaphoreLock("");
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->limit, 0);
@@ -52,11 +52,11 @@ TEST(LockProtocolTest, DecodeTakesNullsAndRefusesGarbage) {
   }
 }
 
-TEST(LockProtocolTest, PruneDropsHoldersWithoutALiveContender) {
+TEST(LockKeysTest, PruneDropsHoldersWithoutALiveContender) {
   SemaphoreLock lock;
   lock.limit = 3;
   lock.holders = {{"alive", true}, {"gone", true}, {"unlocked", true}};
-  std::vector<client::KvPair> pairs(3);
+  std::vector<KvPair> pairs(3);
   pairs[0].key = "p/.lock";
   pairs[1].key = "p/alive";
   pairs[1].session = "alive";
@@ -66,23 +66,5 @@ TEST(LockProtocolTest, PruneDropsHoldersWithoutALiveContender) {
   EXPECT_EQ(lock.holders.count("alive"), 1u);
 }
 
-TEST(LockProtocolTest, ChildArgvWithAndWithoutShell) {
-  const std::vector<std::string> args = {"echo", "a", "|", "b"};
-  EXPECT_EQ(ChildArgv(args, false, "/bin/bash"), args);
-  EXPECT_EQ(ChildArgv(args, true, "/bin/bash"),
-            (std::vector<std::string>{"/bin/bash", "-c", "echo a | b"}));
-  EXPECT_EQ(ChildArgv(args, true, nullptr),
-            (std::vector<std::string>{"/bin/sh", "-c", "echo a | b"}));
-  EXPECT_EQ(ChildArgv(args, true, ""), (std::vector<std::string>{"/bin/sh", "-c", "echo a | b"}));
-}
-
-TEST(LockProtocolTest, DefaultSessionNameIsConsulsAndBounded) {
-  EXPECT_EQ(DefaultSessionName({"echo", "hi"}, "jobs/x", 1024),
-            "Consul lock for 'echo hi' at 'jobs/x'");
-  // Cut at the limit, never inside a UTF-8 character ("é" is 2 bytes).
-  const std::string name = DefaultSessionName({"\xc3\xa9\xc3\xa9\xc3\xa9"}, "p", 19);
-  EXPECT_EQ(name, "Consul lock for '\xc3\xa9");
-}
-
 }  // namespace
-}  // namespace tenure::cli
+}  // namespace tenure::client
