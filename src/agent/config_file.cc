@@ -5,9 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "agent/config_hcl.h"
-#include "agent/config_json.h"
 #include "agent/config_keys.h"
+#include "agent/config_text.h"
 
 namespace tenure::agent {
 namespace {
@@ -67,19 +66,19 @@ class FileApplier {
  public:
   FileApplier(std::string_view name, AgentConfig* config) : name_(name), config_(config) {}
 
-  Status Object(const JsonNode& object, const std::string& prefix) {
-    for (const JsonMember& member : object.members) {
-      const std::string path = prefix.empty() ? member.key : prefix + "." + member.key;
+  Status Object(const ConfigValue& object, const std::string& prefix) {
+    for (const ConfigMember& member : object.members) {
+      const std::string path = prefix.empty() ? member.name : prefix + "." + member.name;
       if (const Setting* setting = FindSettingByPath(path)) {
         TENURE_RETURN_IF_ERROR(Apply(*setting, path, member));
       } else if (IsSettingBlock(path)) {
-        if (member.value.kind != JsonNode::Kind::kObject) {
-          return Fail(member.line, "\"" + path + "\" must be an object, got " +
-                                       std::string(JsonKindName(member.value.kind)));
+        if (member.value.kind != ConfigValue::Kind::kObject) {
+          return Fail(member.at.line, "\"" + path + "\" must be an object, got " +
+                                          std::string(JsonKindName(member.value.kind)));
         }
         TENURE_RETURN_IF_ERROR(Object(member.value, path));
       } else {
-        return Fail(member.line, "unknown key \"" + path + "\"" + Suggestion(path));
+        return Fail(member.at.line, "unknown key \"" + path + "\"" + Suggestion(path));
       }
     }
     return Status::Ok();
@@ -92,43 +91,43 @@ class FileApplier {
     return Status::InvalidArgument(std::string(name_) + ":" + std::to_string(line) + ": " + why);
   }
 
-  Status Apply(const Setting& setting, const std::string& path, const JsonMember& member) {
+  Status Apply(const Setting& setting, const std::string& path, const ConfigMember& member) {
     for (const auto& [earlier, origin] : set_) {
       if (earlier == &setting) {
-        return Fail(member.line, "\"" + path + "\" sets " + std::string(setting.key) +
-                                     " again (first at line " + std::to_string(origin.line) +
-                                     " as \"" + origin.path + "\")");
+        return Fail(member.at.line, "\"" + path + "\" sets " + std::string(setting.key) +
+                                        " again (first at line " + std::to_string(origin.line) +
+                                        " as \"" + origin.path + "\")");
       }
     }
-    const JsonNode& value = member.value;
+    const ConfigValue& value = member.value;
     auto wrong = [&](std::string_view expected) {
       std::string why = path + ": expected " + std::string(expected) + ", got " +
                         std::string(JsonKindName(value.kind));
-      if (value.kind == JsonNode::Kind::kString &&
+      if (value.kind == ConfigValue::Kind::kString &&
           (value.text == "true" || value.text == "false")) {
         why += " (write " + value.text + " without quotes)";
-      } else if (value.kind == JsonNode::Kind::kNumber) {
+      } else if (value.kind == ConfigValue::Kind::kNumber) {
         why += " (" + value.text + ")";
       }
-      return Fail(value.line, why);
+      return Fail(value.at.line, why);
     };
     switch (setting.type) {
       case SettingType::kString:
-        if (value.kind != JsonNode::Kind::kString) return wrong("a string");
+        if (value.kind != ConfigValue::Kind::kString) return wrong("a string");
         config_->*std::get<std::string AgentConfig::*>(setting.field) = value.text;
         break;
       case SettingType::kList: {
         std::string joined;
-        if (value.kind == JsonNode::Kind::kString) {
+        if (value.kind == ConfigValue::Kind::kString) {
           joined = value.text;
-        } else if (value.kind == JsonNode::Kind::kArray) {
-          for (const JsonNode& item : value.items) {
-            if (item.kind != JsonNode::Kind::kString) {
-              return Fail(item.line, path + ": expected an array of strings, found " +
-                                         std::string(JsonKindName(item.kind)) + " in it");
+        } else if (value.kind == ConfigValue::Kind::kList) {
+          for (const ConfigValue& item : value.items) {
+            if (item.kind != ConfigValue::Kind::kString) {
+              return Fail(item.at.line, path + ": expected an array of strings, found " +
+                                            std::string(JsonKindName(item.kind)) + " in it");
             }
             if (item.text.find(',') != std::string::npos) {
-              return Fail(item.line, path + ": one address per item, got \"" + item.text + "\"");
+              return Fail(item.at.line, path + ": one address per item, got \"" + item.text + "\"");
             }
             joined += (joined.empty() ? "" : ",") + item.text;
           }
@@ -139,7 +138,7 @@ class FileApplier {
         break;
       }
       case SettingType::kBool:
-        if (value.kind != JsonNode::Kind::kBool) return wrong("true or false");
+        if (value.kind != ConfigValue::Kind::kBool) return wrong("true or false");
         config_->*std::get<bool AgentConfig::*>(setting.field) = value.boolean;
         break;
       case SettingType::kUint64:
@@ -147,7 +146,7 @@ class FileApplier {
         const bool is_int = setting.type == SettingType::kInt;
         const std::string range = is_int ? "a whole number from 0 to 1000000000"
                                          : "a whole number from 0 to 18446744073709551615";
-        if (value.kind != JsonNode::Kind::kNumber) return wrong(range);
+        if (value.kind != ConfigValue::Kind::kNumber) return wrong(range);
         std::uint64_t v = 0;
         bool ok = value.text.find_first_not_of("0123456789") == std::string::npos;
         for (char c : value.text) {
@@ -159,7 +158,7 @@ class FileApplier {
           v = v * 10 + digit;
         }
         if (!ok || (is_int && v > 1'000'000'000)) {
-          return Fail(value.line, path + ": expected " + range + ", got " + value.text);
+          return Fail(value.at.line, path + ": expected " + range + ", got " + value.text);
         }
         if (is_int) {
           config_->*std::get<int AgentConfig::*>(setting.field) = static_cast<int>(v);
@@ -169,7 +168,7 @@ class FileApplier {
         break;
       }
     }
-    set_.push_back({&setting, SettingOrigin{std::string(name_), member.line, path}});
+    set_.push_back({&setting, SettingOrigin{std::string(name_), member.at.line, path}});
     return Status::Ok();
   }
 
@@ -182,10 +181,10 @@ class FileApplier {
 
 Status ApplyConfigText(std::string_view name, std::string_view text, FileConfig* into) {
   const bool hcl = name.size() > 4 && name.substr(name.size() - 4) == ".hcl";
-  TENURE_ASSIGN_OR_RETURN(JsonNode root,
+  TENURE_ASSIGN_OR_RETURN(ConfigValue root,
                           hcl ? ParseHclWithLines(name, text) : ParseJsonWithLines(name, text));
-  if (root.kind != JsonNode::Kind::kObject) {
-    return Status::InvalidArgument(std::string(name) + ":" + std::to_string(root.line) +
+  if (root.kind != ConfigValue::Kind::kObject) {
+    return Status::InvalidArgument(std::string(name) + ":" + std::to_string(root.at.line) +
                                    ": expected a JSON object of settings, got " +
                                    std::string(JsonKindName(root.kind)));
   }

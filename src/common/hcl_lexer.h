@@ -1,8 +1,8 @@
 // The tokens of HCL as tenure reads it (the ACL rules language and config
 // files): white space and comments (#..., //..., /* ... */), the punctuation
 // = { } [ ] , , identifiers, quoted strings with Go's escapes, and numbers.
-// Pure. The lexer reports what went wrong and where; each parser words its
-// own error texts.
+// Pure. The lexer reports what went wrong and where; the reader
+// (common/config_text.h) parses its tokens, and each caller words the errors.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Writes the seeds of the http_request, text, raft_wire, acl_rules and acl_bodies fuzz targets:
+"""Writes the seeds of the http_request, text, raft_wire, acl_rules, acl_bodies and config_text fuzz
+targets:
 requests of every endpoint and the bodies, durations, ids and addresses the
 tests send, and raft handshakes and messages built by tests/lib/raft_wire.py
 (as test_raft_strangers sends them). Binary seeds of the command and snapshot
@@ -178,6 +179,35 @@ ACL_BODIES = [
 ]
 
 
+# Configuration-shaped text (config_text): the option byte (bit 0 HCL, bits
+# 1-2 the config files' options, the rules', the defaults, a nesting limit
+# of 2), then the config files the agent tests read and the rules above.
+CONFIG_FILES = [
+    (0, '{\n  "data_dir": "/var/lib/tenure",\n  "acl": {"enabled": true, "tokens": '
+        '{"initial_management": "x"}},\n  "join": ["10.0.0.1:8300", "10.0.0.2:8300"],\n'
+        '  "ports": {"http": 8500}, "node_id": null}\n'),
+    (0, '\xef\xbb\xbf{"s": "x\\"y\\u00e9\\ud83d\\ude00", "n": -12.5e3, "b": false}'),
+    (0, '{"a": 1,\n"a": 2}'),
+    (0, '{"a": 01}'),
+    (1, 'data_dir = "/var/lib/tenure"\nacl {\n  enabled = true\n  default_policy = "deny"\n'
+        '  tokens { initial_management = "x" }\n}\nacl { enable_key_list_policy = true }\n'
+        'join = ["10.0.0.1:8300", "10.0.0.2:8300",]\nports = { http = 8500 }\n'),
+    (1, 'service "web" {\n}\n'),
+    (1, 'data_dir = <<EOF\n/d\nEOF\n'),
+    (7, 'a { b { c = [1, [2]] } }\n'),
+    (6, '[[{"a": [1]}]]'),
+]
+
+
+def config_text_seeds():
+    seeds = [bytes([opt]) + t.encode("latin-1") for opt, t in CONFIG_FILES]
+    for _, text in ACL_RULES:
+        form = 0 if text.lstrip().startswith("{") else 1
+        seeds.append(bytes([2 | form]) + text.encode())
+        seeds.append(bytes([4 | form]) + text.encode())
+    return seeds
+
+
 def write(directory, inputs):
     os.makedirs(directory, exist_ok=True)
     for data in inputs:
@@ -196,7 +226,8 @@ def main():
     write(os.path.join(root, "raft_wire"), raft_wire_seeds())
     write(os.path.join(root, "acl_rules"), [bytes([opt]) + t.encode() for opt, t in ACL_RULES])
     write(os.path.join(root, "acl_bodies"), [bytes([sel]) + t.encode() for sel, t in ACL_BODIES])
-    print(f"wrote http_request, text, raft_wire, acl_rules and acl_bodies seeds under {root}")
+    write(os.path.join(root, "config_text"), config_text_seeds())
+    print(f"wrote http_request, text, raft_wire, acl_rules, acl_bodies and config_text seeds under {root}")
 
 
 if __name__ == "__main__":

@@ -498,6 +498,44 @@ TEST(AclRulesTest, JsonSyntaxErrors) {
             "line 1, column 7: invalid JSON: syntax error while parsing value - invalid literal");
 }
 
+// The JSON errors of every kind keep the texts, lines and columns they had
+// when nlohmann::json read the rules (decision 0045): its lexer's complaints,
+// a NUL ending the text, UTF-8 checked, numbers past a double refused.
+TEST(AclRulesTest, JsonErrorsOfEveryKindKeepTheirTexts) {
+  EXPECT_EQ(Error("{\"key\": 1e999}"),
+            "line 1, column 13: invalid JSON: [json.exception.out_of_range.406] number overflow "
+            "parsing '1e999'");
+  EXPECT_EQ(Error("{\"key\": \"a\x01\"}"),
+            "line 1, column 11: invalid JSON: syntax error while parsing value - invalid string: "
+            "control character U+0001 (SOH) must be escaped to \\u0001");
+  EXPECT_EQ(Error("{\"key\": \"\xc3(\"}"),
+            "line 1, column 11: invalid JSON: syntax error while parsing value - invalid string: "
+            "ill-formed UTF-8 byte");
+  EXPECT_EQ(Error("{\"key\": \"\\ud800\"}"),
+            "line 1, column 16: invalid JSON: syntax error while parsing value - invalid string: "
+            "surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF");
+  EXPECT_EQ(Parse(std::string_view("{} \0 junk", 9)), Rules{});
+  EXPECT_EQ(Error("{\"key\": [1 2]}"),
+            "line 1, column 12: invalid JSON: syntax error while parsing array - unexpected number "
+            "literal; expected ']'");
+  EXPECT_EQ(Error("{\"a\" 1}"),
+            "line 1, column 6: invalid JSON: syntax error while parsing object separator - "
+            "unexpected number literal; expected ':'");
+  EXPECT_EQ(Error("{\"key\": -}"),
+            "line 1, column 10: invalid JSON: syntax error while parsing value - invalid number; "
+            "expected digit after '-'");
+  EXPECT_EQ(Error("{\"key\": \"\\q\"}"),
+            "line 1, column 11: invalid JSON: syntax error while parsing value - invalid string: "
+            "forbidden character after backslash");
+  EXPECT_EQ(Error("{\"key\"\n:\n  tru}"),
+            "line 3, column 6: invalid JSON: syntax error while parsing value - invalid literal");
+  // The bytes read since the last token began ("last read") are cut from
+  // the text up to an "'; expected ", even one inside those bytes.
+  EXPECT_EQ(Error("{\"k\": \"'; expected x"),
+            "line 1, column 21: invalid JSON: syntax error while parsing value - invalid string: "
+            "missing closing quote; expected x'");
+}
+
 TEST(AclRulesTest, NestingIsBounded) {
   std::string hcl = "key = ";
   for (int i = 0; i < 40; ++i) hcl += "[";

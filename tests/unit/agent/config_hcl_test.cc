@@ -1,13 +1,12 @@
 // agent::ParseHclWithLines, and HCL files through ApplyConfigText: Consul's
 // other config format gives the same settings and the same kind of
 // "NAME:LINE: why" refusals as JSON.
-#include "agent/config_hcl.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "agent/config_file.h"
+#include "agent/config_text.h"
 
 namespace tenure::agent {
 namespace {

@@ -1,49 +1,49 @@
 // agent::ParseJsonWithLines: the config files' JSON reader. Every value
 // knows its line, and every refusal says "NAME:LINE: why".
-#include "agent/config_json.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
+
+#include "agent/config_text.h"
 
 namespace tenure::agent {
 namespace {
 
 std::string Refusal(std::string_view text) {
-  Result<JsonNode> parsed = ParseJsonWithLines("a.json", text);
+  Result<ConfigValue> parsed = ParseJsonWithLines("a.json", text);
   if (parsed.ok()) return "accepted";
   EXPECT_EQ(parsed.status().code(), Code::kInvalidArgument);
   return std::string(parsed.status().message());
 }
 
 TEST(ConfigJsonTest, ValuesAndTheirLines) {
-  Result<JsonNode> root = ParseJsonWithLines("a.json",
-                                             "{\n"
-                                             "  \"s\": \"x\\\"y\\u00e9\\ud83d\\ude00\",\n"
-                                             "  \"n\": -12.5e3,\n"
-                                             "  \"b\": false,\n"
-                                             "  \"z\": null,\n"
-                                             "  \"a\": [1,\n"
-                                             "        \"two\"],\n"
-                                             "  \"o\": {}\n"
-                                             "}\n");
+  Result<ConfigValue> root = ParseJsonWithLines("a.json",
+                                                "{\n"
+                                                "  \"s\": \"x\\\"y\\u00e9\\ud83d\\ude00\",\n"
+                                                "  \"n\": -12.5e3,\n"
+                                                "  \"b\": false,\n"
+                                                "  \"z\": null,\n"
+                                                "  \"a\": [1,\n"
+                                                "        \"two\"],\n"
+                                                "  \"o\": {}\n"
+                                                "}\n");
   ASSERT_TRUE(root.ok()) << root.status().ToString();
-  ASSERT_EQ(root->kind, JsonNode::Kind::kObject);
+  ASSERT_EQ(root->kind, ConfigValue::Kind::kObject);
   ASSERT_EQ(root->members.size(), 6u);
   const auto& m = root->members;
-  EXPECT_EQ(m[0].key, "s");
-  EXPECT_EQ(m[0].line, 2);
+  EXPECT_EQ(m[0].name, "s");
+  EXPECT_EQ(m[0].at.line, 2);
   EXPECT_EQ(m[0].value.text, "x\"y\xC3\xA9\xF0\x9F\x98\x80");
-  EXPECT_EQ(m[1].value.kind, JsonNode::Kind::kNumber);
+  EXPECT_EQ(m[1].value.kind, ConfigValue::Kind::kNumber);
   EXPECT_EQ(m[1].value.text, "-12.5e3");
-  EXPECT_EQ(m[1].line, 3);
-  EXPECT_EQ(m[2].value.kind, JsonNode::Kind::kBool);
+  EXPECT_EQ(m[1].at.line, 3);
+  EXPECT_EQ(m[2].value.kind, ConfigValue::Kind::kBool);
   EXPECT_FALSE(m[2].value.boolean);
-  EXPECT_EQ(m[3].value.kind, JsonNode::Kind::kNull);
+  EXPECT_EQ(m[3].value.kind, ConfigValue::Kind::kNull);
   ASSERT_EQ(m[4].value.items.size(), 2u);
-  EXPECT_EQ(m[4].value.items[1].line, 7);
-  EXPECT_EQ(m[5].value.kind, JsonNode::Kind::kObject);
-  EXPECT_EQ(m[5].line, 8);
+  EXPECT_EQ(m[4].value.items[1].at.line, 7);
+  EXPECT_EQ(m[5].value.kind, ConfigValue::Kind::kObject);
+  EXPECT_EQ(m[5].at.line, 8);
 }
 
 TEST(ConfigJsonTest, AByteOrderMarkIsNotContent) {
