@@ -5,6 +5,7 @@
 
 #include "common/consul_texts.h"
 #include "common/limits.h"
+#include "http/answer_builder.h"
 #include "http/forwarder.h"
 #include "http/json.h"
 
@@ -73,6 +74,33 @@ void Call::Reply(HttpResponse response) {
   }
   if (metrics != nullptr) metrics->CountAnswer(endpoint, method(), response.status);
   response.headers.emplace_back("X-Consul-Default-Acl-Policy", std::string(default_acl_policy()));
+  if (response.build_body) {
+    const bool pretty = options.pretty && response.content_type == "application/json";
+    std::function<std::string()> build = std::move(response.build_body);
+    response.build_body = nullptr;
+    if (builder == nullptr) {
+      response.body = build();
+    } else {
+      // The builder thread also re-indents: a large ?pretty is as dear.
+      builder->Build(
+          [build = std::move(build), pretty] {
+            std::string body = build();
+            if (!pretty) return body;
+            return json::Pretty(body, limits::kHttpResponseBytesMax).value_or(std::string());
+          },
+          [responder = responder, response = std::move(response),
+           pretty](std::string body) mutable {
+            if (pretty && body.empty()) {
+              responder->Send(ErrorResponse(consul::ResponseTooLarge(
+                  limits::kHttpResponseBytesMax, " with ?pretty; ask without ?pretty")));
+              return;
+            }
+            response.body = std::move(body);
+            responder->Send(std::move(response));
+          });
+      return;
+    }
+  }
   if (options.pretty && response.content_type == "application/json" &&
       !MadePretty(*responder, &response)) {
     return;
@@ -98,12 +126,18 @@ std::string_view Call::token() const {
 }
 
 Api::Api(boost::asio::io_context& io, server::Server& server)
-    : server_(server),
+    : io_(io),
+      server_(server),
       metrics_(server.options().metrics_enabled),
       forwarder_(std::make_unique<Forwarder>(io, server)),
       random_(std::random_device{}()) {}
 
 Api::~Api() = default;
+
+AnswerBuilder* Api::Builder() {
+  if (answer_builder_ == nullptr) answer_builder_ = std::make_unique<AnswerBuilder>(io_);
+  return answer_builder_.get();
+}
 
 void Api::Start() {}
 void Api::Shutdown() { forwarder_->Shutdown(); }

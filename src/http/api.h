@@ -25,6 +25,8 @@ class io_context;
 
 namespace tenure::http {
 
+class AnswerBuilder;  // answer_builder.h
+
 // One request being served. Shared so that asynchronous completions (raft
 // commits, blocking queries) can hold it.
 struct Call {
@@ -40,6 +42,9 @@ struct Call {
   server::Caller caller;
   // Where the answer is counted (docs/metrics.md); null with -disable-metrics.
   HttpMetrics* metrics = nullptr;
+  // Where a large answer's body is built (HttpResponse::build_body); null:
+  // on the loop.
+  AnswerBuilder* builder = nullptr;
   Endpoint endpoint = Endpoint::kOther;
   // The ACL default policy is deny (X-Consul-Default-Acl-Policy: deny).
   // A flag next to `endpoint`, not a string_view: 16 bytes less per Call.
@@ -81,6 +86,8 @@ struct Call {
 using CallPtr = std::shared_ptr<Call>;
 
 class Forwarder;
+struct CheckedSnapshot;  // handlers/snapshot.cc
+class SnapshotChecker;
 
 class Api {
  public:
@@ -144,6 +151,7 @@ class Api {
   // handlers/snapshot.cc
   void SnapshotSave(const CallPtr& call);
   void SnapshotRestore(const CallPtr& call);
+  void ProposeRestore(const CallPtr& call, CheckedSnapshot checked);
 
  private:
   // Serves a read that supports blocking queries: answers at once, or parks
@@ -158,6 +166,8 @@ class Api {
   using CallReadFn = std::function<HttpResponse(const Call&)>;
   void BlockingRead(const CallPtr& call, server::Watch watch, CallReadFn read);
   std::string AgentNodeName(const Call& call) const;
+  // Made at the first large answer.
+  AnswerBuilder* Builder();
   // handlers/acl.cc: what a token or policy write would store, checked
   // against the leader's Store and clock (existing: the one updated).
   Result<state::AclToken> AclTokenToWrite(const TokenRequest& request,
@@ -192,7 +202,12 @@ class Api {
   std::shared_ptr<const SharedAnswer> EntryAnswer(const state::KvEntry& entry, LogIndex key_index,
                                                   std::string_view default_acl_policy);
 
+  boost::asio::io_context& io_;
   server::Server& server_;
+  // PUT /v1/snapshot's file checked off the loop, one at a time (decision
+  // 0046); made at the first restore. shared_ptr: the type is the handler's.
+  std::shared_ptr<SnapshotChecker> snapshot_checker_;
+  std::unique_ptr<AnswerBuilder> answer_builder_;
   // Before forwarder_: forwarded requests' responders count into it.
   HttpMetrics metrics_;
   std::unique_ptr<Forwarder> forwarder_;

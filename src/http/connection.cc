@@ -30,7 +30,8 @@ namespace {
 
 namespace asio = boost::asio;
 
-// Requests answered in one Run before yielding the loop to other clients.
+// Requests answered, or full 64 KiB reads of a body, in one Run before
+// yielding the loop to other clients.
 constexpr int kRequestsPerTurn = 16;
 // After a response that closes the connection, unread input is discarded for
 // at most this long / this much, then the socket is closed regardless.
@@ -482,7 +483,17 @@ bool Connection::ReadStep() {
   // Keep what the parser left (a partial header, the next pipelined request)
   // before anything else can reuse the scratch buffer.
   if (outcome != ParseOutcome::kError) pending_.append(scratch + used, size - used);
-  if (outcome == ParseOutcome::kComplete) Dispatch();
+  if (outcome == ParseOutcome::kComplete) {
+    Dispatch();
+    return true;
+  }
+  // A large body arriving fast would otherwise be read whole in one turn
+  // (a 64 MiB restore: hundreds of ms of the loop). A full read costs one
+  // request of the turn's budget: at most 1 MiB of body per turn.
+  if (size == ServerShared::kScratchBytes && --turn_budget_ <= 0 && phase_ == Phase::kReading) {
+    PostRun();
+    return false;
+  }
   return true;
 }
 
@@ -807,8 +818,10 @@ bool Connection::WriteStep() {
   BeginRequest();
   // An answered parked request still has its disconnect watch armed, and it
   // was armed when nothing was waiting in the socket: it will fire for the
-  // next request, so reading now would only cost an EAGAIN.
-  if (watching_) return false;
+  // next request, so reading now would only cost an EAGAIN. Unless the next
+  // request already arrived with this one (pipelined, read with its body):
+  // then nothing more may come to fire the watch, and it is parsed now.
+  if (watching_ && pending_.empty()) return false;
   if (--turn_budget_ <= 0) {  // let other clients run; continue on a fresh turn
     PostRun();
     return false;

@@ -155,6 +155,16 @@ std::string KvEntries(const std::vector<const state::KvEntry*>& entries) {
   return out;
 }
 
+std::string KvEntries(const std::vector<state::KvEntry>& entries) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i) out += ',';
+    AppendKvEntry(&out, entries[i]);
+  }
+  out += ']';
+  return out;
+}
+
 std::string Sessions(const std::vector<const state::Session*>& sessions) {
   return *Sessions(sessions, std::numeric_limits<std::size_t>::max());
 }

@@ -37,6 +37,8 @@ using TtlRemaining = std::function<std::optional<std::int64_t>(const state::Sess
 std::size_t KvEntrySize(const state::KvEntry& entry, bool with_value = true);
 
 std::string KvEntries(const std::vector<const state::KvEntry*>& entries);
+// The same from copies (a large answer built off the loop thread).
+std::string KvEntries(const std::vector<state::KvEntry>& entries);
 std::string Sessions(const std::vector<const state::Session*>& sessions);
 // The same, or nullopt once the text passes max_bytes (the answer-size
 // limit; building stops there, so a refusal costs at most max_bytes).

@@ -140,6 +140,10 @@ struct HttpResponse {
   // (a blocking query's wake-up, decision 0034), built and rendered once.
   // Only Call::Reply reads it, and hands it to Responder::SendShared.
   std::shared_ptr<const SharedAnswer> shared;
+  // Set for a large answer: makes `body` from what the handler copied out of
+  // the Store, on a builder thread (http/answer_builder.h, decision 0046).
+  // Only Call::Reply reads it.
+  std::function<std::string()> build_body;
 
   static HttpResponse Json(std::string body, int status = 200);
   // Plain-text error body, as Consul writes errors.

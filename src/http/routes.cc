@@ -165,6 +165,7 @@ void Api::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   call->responder = std::move(responder);
   call->default_deny = server_.acl_config().default_policy == acl::DefaultPolicy::kDeny;
   const std::string& path = call->request->path;
+  call->builder = Builder();
   if (metrics_.enabled()) {
     call->metrics = &metrics_;
     call->endpoint = EndpointOf(path);

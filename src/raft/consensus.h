@@ -96,6 +96,12 @@ class Consensus {
   // from handing entries to the disk to their being written and synced.
   virtual void set_log_append_histogram(Histogram* /*histogram*/) {}
 
+  // A state decoded off the loop thread from exactly `snapshot`, the bytes
+  // of a RestoreState about to be proposed: its apply here uses it instead
+  // of decoding them again (raft/restore_decoder.h). A consensus without a
+  // decoder ignores it, and the apply decodes.
+  virtual void OfferDecodedRestore(std::string /*snapshot*/, Result<state::Store> /*decoded*/) {}
+
   virtual void set_on_applied(std::function<void()> callback) = 0;
   virtual void set_on_broken(std::function<void(Status why)> callback) = 0;
   virtual void set_on_leadership(std::function<void(bool is_leader)> callback) = 0;

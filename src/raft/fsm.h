@@ -28,6 +28,7 @@
 
 #include "common/histogram.h"
 #include "raft/raft_c.h"
+#include "raft/restore_decoder.h"
 #include "raft/snapshot_metrics.h"
 #include "state/store.h"
 
@@ -38,6 +39,11 @@ namespace tenure::raft {
 // it with raft_free otherwise). base is nullptr when raft_malloc failed; an
 // empty copy still gets a byte, as raft_malloc(0) may answer nullptr.
 struct raft_buffer CopyToRaftBuffer(std::string_view bytes);
+// EncodeEntry's framed bytes for `command`, written straight into memory
+// from raft_malloc: a restore's state (up to 64 MiB) is copied once, not
+// three times, on the loop thread (decision 0046). base is nullptr when
+// raft_malloc failed.
+struct raft_buffer EncodeToRaftBuffer(const state::Command& command);
 
 // libraft's state as Consul's Stats names it: "Leader", "Candidate",
 // "Follower", or "Unavailable".
@@ -69,11 +75,15 @@ class FsmBridge {
   // applying its entry took. Null: not measured.
   void set_apply_histogram(Histogram* histogram) { apply_histogram_ = histogram; }
   void set_snapshot_metrics(SnapshotMetrics* metrics) { snapshot_metrics_ = metrics; }
+  // Where a RestoreState entry's state may already be decoded (Node's);
+  // null: every restore is decoded at its apply, on the loop thread.
+  void set_restore_decoder(RestoreDecoder* decoder) { restore_decoder_ = decoder; }
 
  private:
   static int Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void** result) noexcept;
   static int Snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs) noexcept;
   static int Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept;
+  bool ApplyDecodedRestore(std::string_view framed, LogIndex index);
 
   state::Store* store_;
   struct raft* raft_ = nullptr;
@@ -84,6 +94,7 @@ class FsmBridge {
   bool apply_halted_ = false;
   Histogram* apply_histogram_ = nullptr;
   SnapshotMetrics* snapshot_metrics_ = nullptr;
+  RestoreDecoder* restore_decoder_ = nullptr;
 };
 
 }  // namespace tenure::raft

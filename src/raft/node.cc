@@ -73,8 +73,15 @@ Node::Impl::Impl(asio::io_context& io, state::Store& store, NodeOptions options)
       store_(store),
       options_(std::move(options)),
       fsm_(&store),
+      restore_decoder_([weak = std::weak_ptr<Impl*>(alive_), &io = io_] {
+        asio::post(io, [weak] {
+          if (std::shared_ptr<Impl*> self = weak.lock()) (*self)->ReleaseHeldAppends(false);
+        });
+      }),
       log_memory_(options_.log_bytes_max, options_.trailing_bytes_max, options_.snapshot_threshold,
-                  options_.snapshot_trailing) {}
+                  options_.snapshot_trailing) {
+  fsm_.set_restore_decoder(&restore_decoder_);
+}
 
 Node::Impl::~Impl() {
   if (phase_ == Phase::kRunning || phase_ == Phase::kStopping) CloseSynchronously();
@@ -318,6 +325,7 @@ void Node::Impl::MaybeBeginClose() {
   }
   close_waiting_for_disk_ = false;
   raft_close_called_ = true;
+  ReleaseHeldAppends(true);  // libraft must see every write done before it closes
   raft_close(&raft_, &Impl::RaftClosed);
   // raft_close failed every outstanding request synchronously; deliver
   // them and report the lost leadership now.
@@ -364,6 +372,7 @@ void Node::Impl::CloseSynchronously() {
   driver_.reset();
   if (!raft_close_called_) {
     raft_close_called_ = true;
+    ReleaseHeldAppends(true);
     raft_close(&raft_, &Impl::RaftClosed);
   }
   while (uv_loop_alive(&loop_)) uv_run(&loop_, UV_RUN_DEFAULT);
@@ -379,9 +388,11 @@ namespace {
 // request, and libraft owns its data field. Several nodes (tests) may run
 // on different threads, hence the lock; one write is far dearer than it.
 struct PendingAppend {
-  Histogram* histogram;
+  void* node;            // the Node::Impl that wrote
+  Histogram* histogram;  // null: not timed
   raft_io_append_cb cb;
   std::chrono::steady_clock::time_point start;
+  std::vector<RestoreDecoder::JobPtr> restore_jobs;  // decodes it waits for
 };
 std::mutex pending_appends_mutex;
 std::unordered_map<const struct raft_io_append*, PendingAppend> pending_appends;
@@ -392,10 +403,14 @@ int Node::Impl::WrappedIoAppend(struct raft_io* io, struct raft_io_append* req,
                                 const struct raft_entry entries[], unsigned n,
                                 raft_io_append_cb cb) noexcept {
   auto* self = static_cast<Impl*>(static_cast<struct raft*>(io->data)->data);
-  if (self->append_histogram_ == nullptr) return self->original_io_append_(io, req, entries, n, cb);
+  std::vector<RestoreDecoder::JobPtr> jobs = self->StartRestoreDecodes(entries, n);
+  if (self->append_histogram_ == nullptr && jobs.empty()) {
+    return self->original_io_append_(io, req, entries, n, cb);
+  }
   {
     std::lock_guard<std::mutex> lock(pending_appends_mutex);
-    pending_appends[req] = {self->append_histogram_, cb, std::chrono::steady_clock::now()};
+    pending_appends[req] = {self, self->append_histogram_, cb, std::chrono::steady_clock::now(),
+                            std::move(jobs)};
   }
   int rv = self->original_io_append_(io, req, entries, n, &Impl::IoAppended);
   if (rv != 0) {  // refused at once: no callback will come
@@ -425,8 +440,9 @@ void Node::Impl::IoAppended(struct raft_io_append* req, int status) noexcept {
     pending = it->second;
     pending_appends.erase(it);
   }
-  if (status == 0) pending.histogram->ObserveSince(pending.start);
-  pending.cb(req, status);
+  if (status == 0 && pending.histogram != nullptr) pending.histogram->ObserveSince(pending.start);
+  static_cast<Impl*>(pending.node)
+      ->CompleteAppend(req, status, pending.cb, std::move(pending.restore_jobs));
 }
 
 void Node::Impl::WrappedIoClose(struct raft_io* io, raft_io_close_cb cb) {

@@ -101,6 +101,7 @@ class Node final : public Consensus {
   // applied locally (with the Store's result) or failed: kNotLeader when this
   // node is not the leader, kUnavailable when leadership was lost before the
   // outcome was known or too many proposals are in flight.
+  void OfferDecodedRestore(std::string snapshot, Result<state::Store> decoded) override;
   void Propose(const state::Command& command, ProposeDone done) override;
   // Completes once every entry committed before the call is applied here
   // (a raft barrier). Used for ?consistent reads and on becoming leader.

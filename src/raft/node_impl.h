@@ -22,6 +22,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -34,6 +35,7 @@
 #include "raft/log_memory.h"
 #include "raft/node.h"
 #include "raft/raft_c.h"
+#include "raft/restore_decoder.h"
 #include "raft/transport.h"
 #include "raft/uv_driver.h"
 
@@ -108,6 +110,20 @@ struct Node::Impl {
                              const struct raft_entry entries[], unsigned n,
                              raft_io_append_cb cb) noexcept;
   static void IoAppended(struct raft_io_append* req, int status) noexcept;
+
+  // --- node_restore.cc: restores decoded off the loop (decision 0046) ------
+  // A log write that carries a restore entry is reported written to libraft
+  // only once the entry's state is decoded, and every later write waits
+  // behind it (libraft expects its writes completed in order). So the entry
+  // commits only once a majority holds it decoded, and applying it swaps a
+  // built state in: the loop thread never spends the decode.
+  std::vector<RestoreDecoder::JobPtr> StartRestoreDecodes(const struct raft_entry entries[],
+                                                          unsigned n);
+  void CompleteAppend(struct raft_io_append* req, int status, raft_io_append_cb cb,
+                      std::vector<RestoreDecoder::JobPtr> jobs);
+  // Reports held writes whose decodes finished, in order; all of them
+  // (decoded or not) when `all`, as before closing.
+  void ReleaseHeldAppends(bool all);
   // The io.send wrapper drops a message to no server (id 0): libraft 0.15
   // sends a follower's late AppendEntries result to the leader it knows
   // then, which may be none, and raft_uv would crash on the address.
@@ -207,6 +223,19 @@ struct Node::Impl {
   std::size_t barriers_in_flight_ = 0;
   std::vector<std::function<void()>> ready_;  // user callbacks for AfterTurn
   std::vector<std::function<void()>> stop_waiters_;
+
+  struct HeldAppend {
+    struct raft_io_append* req;
+    int status;
+    raft_io_append_cb cb;
+    std::vector<RestoreDecoder::JobPtr> jobs;
+  };
+  std::deque<HeldAppend> held_appends_;
+  // Lets a decode's worker thread reach this node through the loop only
+  // while it lives (the handler it posts checks it first). Declared before
+  // the decoder, whose destructor waits for its threads.
+  std::shared_ptr<Impl*> alive_ = std::make_shared<Impl*>(this);
+  RestoreDecoder restore_decoder_;
 
   std::function<void()> on_applied_;
   std::function<void(bool)> on_leadership_;

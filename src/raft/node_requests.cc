@@ -98,22 +98,25 @@ void Node::Impl::Propose(const state::Command& command, ProposeDone done) {
     return fail(Status::Unavailable("too many writes in flight"));
   }
 
-  std::string framed;
-  EncodeEntry(command, &framed);
+  struct raft_buffer buf = EncodeToRaftBuffer(command);
+  if (buf.base == nullptr) return fail(Status::Unavailable("raft: out of memory"));
+  const std::size_t framed_bytes = buf.len;
   // Entries wait in memory until applied: bound them by bytes as well.
-  if (proposal_bytes_in_flight_ + framed.size() > limits::kProposalBytesInFlightMax &&
+  if (proposal_bytes_in_flight_ + framed_bytes > limits::kProposalBytesInFlightMax &&
       proposals_in_flight_ > 0) {
+    raft_free(buf.base);
     return fail(Status::Unavailable("too many writes in flight"));
   }
-  if (Status room = CheckDiskRoom(framed.size()); !room.ok()) return fail(std::move(room));
-  struct raft_buffer buf = CopyToRaftBuffer(framed);
-  if (buf.base == nullptr) return fail(Status::Unavailable("raft: out of memory"));
+  if (Status room = CheckDiskRoom(framed_bytes); !room.ok()) {
+    raft_free(buf.base);
+    return fail(std::move(room));
+  }
 
   auto* proposal = new Proposal;
   proposal->req.data = proposal;
   proposal->impl = this;
   proposal->done = std::move(done);
-  proposal->bytes = framed.size();
+  proposal->bytes = framed_bytes;
   int rv = raft_apply(&raft_, &proposal->req, &buf, 1, &Impl::ApplyDone);
   if (rv != 0) {
     raft_free(buf.base);  // ownership passes to libraft only on success
@@ -122,7 +125,7 @@ void Node::Impl::Propose(const state::Command& command, ProposeDone done) {
     return fail(FailureFromRaft(rv, "write"));
   }
   ++proposals_in_flight_;
-  proposal_bytes_in_flight_ += framed.size();
+  proposal_bytes_in_flight_ += framed_bytes;
   driver_->Poke();
 }
 

@@ -19,6 +19,7 @@
 #include "common/host_port.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "server/loop_stall_meter.h"
 
 namespace tenure::server {
 
@@ -51,7 +52,10 @@ Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions op
         LeaveUnattendedQueue(key, session);
       });
   metrics_.enabled = options_.metrics_enabled;
-  if (metrics_.enabled) waiters_->set_wake_histogram(&metrics_.blocking_wake_seconds);
+  if (metrics_.enabled) {
+    waiters_->set_wake_histogram(&metrics_.blocking_wake_seconds);
+    stall_meter_ = std::make_unique<LoopStallMeter>(io_);
+  }
   MakeNode();
 }
 
@@ -72,6 +76,7 @@ void Server::MakeNode() {
 
 Status Server::Start() {
   TENURE_RETURN_IF_ERROR(node_->Start());
+  if (stall_meter_) stall_meter_->Start();
   ScheduleReap();
   ScheduleCheckpoint();
   ScheduleMemberRecords();
@@ -80,6 +85,7 @@ Status Server::Start() {
 
 void Server::Stop(std::function<void()> done) {
   stopping_ = true;
+  if (stall_meter_) stall_meter_->Stop();
   housekeeping_->reap.cancel();
   housekeeping_->checkpoint.cancel();
   housekeeping_->duties.cancel();

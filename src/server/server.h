@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -31,6 +32,8 @@ class io_context;
 }
 
 namespace tenure::server {
+
+class LoopStallMeter;  // loop_stall_meter.h
 
 struct ServerOptions {
   std::string node_name = "tenure";  // Consul's NodeName, the default session Node
@@ -106,6 +109,9 @@ class Server {
   // What this server counted (docs/metrics.md); `enabled` false with
   // -disable-metrics.
   const ServerMetrics& metrics() const { return metrics_; }
+  // How late the loop serves a due timer (loop_stall_meter.h); null with
+  // -disable-metrics.
+  const LoopStallMeter* loop_stall_meter() const { return stall_meter_.get(); }
 
   // Stamps the command with the replicated clock (decision 0037) and the wall
   // clock, and proposes it. `done` runs on
@@ -113,6 +119,11 @@ class Server {
   // acquire (or txn lock) by a session whose expiry is under way is refused
   // here with `invalid session "<id>"`, as the Store would answer.
   void Propose(state::CommandBody body, raft::Consensus::ProposeDone done);
+  // The state decoded, off the loop thread, from exactly `snapshot`: the
+  // bytes of a RestoreState about to be proposed here (raft::Consensus).
+  void OfferDecodedRestore(std::string snapshot, Result<state::Store> decoded) {
+    if (node_) node_->OfferDecodedRestore(std::move(snapshot), std::move(decoded));
+  }
   // Completes when every entry committed before the call is applied here
   // (?consistent reads). Calls that arrive while a barrier is in flight share
   // the next one: never the in-flight one, which may predate them.
@@ -283,6 +294,7 @@ class Server {
   struct Timers;  // reap, duties, member records, restart
   std::unique_ptr<Timers> housekeeping_;
   ServerMetrics metrics_;
+  std::unique_ptr<LoopStallMeter> stall_meter_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

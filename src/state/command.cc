@@ -291,6 +291,44 @@ void EncodeCommand(const Command& command, std::string* out) {
   w.PutSignedVarint(command.wall_ms.ms());
 }
 
+Result<Command> DecodeRestoreCommand(std::string_view bytes, std::string_view* snapshot) {
+  ByteReader r(bytes);
+  const std::uint8_t version = r.GetU8();
+  if (r.failed() || (version != kFormatVersion && version != kFormatVersionWallInNow) ||
+      static_cast<Tag>(r.GetU8()) != Tag::kRestoreState) {
+    return Status::Corruption("command: not a restore-state entry");
+  }
+  *snapshot = r.GetBytes();
+  Command command;
+  command.body = RestoreState{};
+  command.now_ms = ClusterMs(r.GetSignedVarint());
+  command.wall_ms = version == kFormatVersionWallInNow ? UnixMs(command.now_ms.ms())
+                                                       : UnixMs(r.GetSignedVarint());
+  if (r.failed()) return Status::Corruption("command: truncated or malformed entry");
+  if (!r.done()) return Status::Corruption("command: trailing bytes after entry");
+  return command;
+}
+
+void EncodeRestoreAround(const Command& command, std::string* head, std::string* tail) {
+  const auto& restore = std::get<RestoreState>(command.body);
+  head->clear();
+  tail->clear();
+  ByteWriter h(head);
+  h.PutU8(kFormatVersion);
+  h.PutU8(static_cast<std::uint8_t>(Tag::kRestoreState));
+  h.PutVarint(restore.snapshot.size());  // PutBytes' length, as FieldWriter writes it
+  ByteWriter t(tail);
+  t.PutSignedVarint(command.now_ms.ms());
+  t.PutSignedVarint(command.wall_ms.ms());
+}
+
+bool LooksLikeRestore(std::string_view bytes) {
+  if (bytes.size() < 2) return false;
+  const auto version = static_cast<std::uint8_t>(bytes[0]);
+  return (version == kFormatVersion || version == kFormatVersionWallInNow) &&
+         static_cast<Tag>(bytes[1]) == Tag::kRestoreState;
+}
+
 Result<Command> DecodeCommand(std::string_view bytes) {
   ByteReader r(bytes);
   std::uint8_t version = r.GetU8();

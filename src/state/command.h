@@ -198,6 +198,20 @@ struct Command {
 void EncodeCommand(const Command& command, std::string* out);
 // Decodes what EncodeCommand wrote (exactly, no trailing bytes).
 Result<Command> DecodeCommand(std::string_view bytes);
+// Whether `bytes` (EncodeCommand's) starts as a RestoreState does: a look at
+// two bytes, so a log write can tell the rare restore from the rest without
+// decoding every entry. DecodeCommand still decides what they hold.
+bool LooksLikeRestore(std::string_view bytes);
+// EncodeCommand's bytes for a RestoreState, less its snapshot: *head goes
+// before the snapshot's bytes and *tail after them, so a writer can put a
+// state of up to 64 MiB where it belongs with a single copy.
+// REQUIRES: command.body holds a RestoreState.
+void EncodeRestoreAround(const Command& command, std::string* head, std::string* tail);
+// A RestoreState decoded as DecodeCommand would, except that its snapshot
+// bytes are left out of the Command (empty) and returned as a view into
+// `bytes`: a state of up to 64 MiB is not copied to be checked or matched.
+// The same acceptance as DecodeCommand's for these bytes.
+Result<Command> DecodeRestoreCommand(std::string_view bytes, std::string_view* snapshot);
 
 // Short name for logs ("kv-set", "session-destroy", ...).
 std::string_view CommandName(const Command& command);

@@ -14,6 +14,10 @@
 namespace tenure::state {
 
 ApplyResult Store::Apply(const Command& command, LogIndex index) {
+  return Apply(command, index, nullptr);
+}
+
+ApplyResult Store::Apply(const Command& command, LogIndex index, Result<Store>* decoded) {
   TENURE_ASSERT(index > applied_index_);
   applied_index_ = index;
   // The replicated clock only moves forward, whatever a stamp says; lock-delay
@@ -99,7 +103,7 @@ ApplyResult Store::Apply(const Command& command, LogIndex index) {
         } else if constexpr (std::is_same_v<T, Checkpoint>) {
           ApplyCheckpoint(c, index);
         } else if constexpr (std::is_same_v<T, RestoreState>) {
-          ApplyRestore(c, index, &result);
+          ApplyRestore(c, index, decoded, &result);
         } else {  // the ACL commands
           result.status = acl_.Apply(c, index, wall_ms_);
           if (result.status.ok()) changes_.acl = true;

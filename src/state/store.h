@@ -98,6 +98,11 @@ class Store {
   // Applies `command` as raft entry `index`.
   // REQUIRES: index > applied_index().
   ApplyResult Apply(const Command& command, LogIndex index);
+  // The same, for a RestoreState whose snapshot bytes were already decoded
+  // (DecodeSnapshot of exactly those bytes, done off the loop thread:
+  // raft/restore_decoder.h): *decoded is used, and moved from, instead of
+  // decoding them again. The outcome is the one Apply gives, byte for byte.
+  ApplyResult Apply(const Command& command, LogIndex index, Result<Store>* decoded);
 
   // --- KV reads -------------------------------------------------------------
   const KvEntry* FindKv(std::string_view key) const;
@@ -319,8 +324,12 @@ class Store {
   void ApplyReapTombstones(const ReapTombstones& c);
   void ApplySetMember(const SetMember& c, LogIndex index, ApplyResult* result);
   void ApplyCheckpoint(const Checkpoint& c, LogIndex index);
-  void ApplyRestore(const RestoreState& c, LogIndex index,
+  void ApplyRestore(const RestoreState& c, LogIndex index, Result<Store>* decoded,
                     ApplyResult* result);  // store_restore.cc
+  // What the restore's adjustments (indexes raised, the clock and lock-delay
+  // windows moved up, this cluster's members) can break in a state that
+  // passed Validate; the rest stays true (store_restore.cc says why).
+  Status CheckRestoreAdjustments() const;
   // Moves the replicated clock up to `to` (if behind) and every lock-delay
   // window with it, keeping each window's remaining length. Fails on an
   // overflow.

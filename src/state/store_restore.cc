@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/strings.h"
+#include "state/field_limits.h"
 
 namespace tenure::state {
 
@@ -41,8 +42,36 @@ Status Store::RaiseClock(ClusterMs to) {
 // ModifyIndex the snapshot's cluster handed out is never handed out again.
 // Restored into a fresh server (its index below the snapshot's), the state is
 // the snapshot's, byte for byte apart from the members.
-void Store::ApplyRestore(const RestoreState& c, LogIndex index, ApplyResult* result) {
-  Result<Store> decoded = DecodeSnapshot(c.snapshot);
+//
+// `predecoded`, when given, is DecodeSnapshot(c.snapshot) computed elsewhere
+// (off the loop thread): the same function of the same bytes, so replicas
+// that decoded ahead and replicas that decode here decide the same.
+// DecodeSnapshot ran the whole Validate on the file's state; the
+// adjustments above only raise indexes to `index` (every "x <= applied"
+// invariant holds, since applied rose at least as much as any of them), put
+// in this cluster's members (valid here, and modified below our applied
+// index) and move the clock and every lock-delay window up by one shift
+// (each window keeps its distance from the clock). What a raise can break is
+// a range: checked here in O(lock-delay windows), so that applying a million
+// keys does not walk them all again on the loop thread. Tests and the
+// simulation run the whole Validate after every apply (CheckInvariants).
+Status Store::CheckRestoreAdjustments() const {
+  if (applied_index_.value() >= (std::uint64_t{1} << 62)) {
+    return Status::InvalidArgument("the applied index " + std::to_string(applied_index_.value()) +
+                                   " is out of range");
+  }
+  TENURE_RETURN_IF_ERROR(CheckClusterMs("the replicated clock", now_ms_));
+  for (const auto& [key, until] : lock_delays_) {
+    TENURE_RETURN_IF_ERROR(
+        CheckClusterMs("lock-delay window of key " + QuoteCut(key) + ": end", until));
+  }
+  return Status::Ok();
+}
+
+void Store::ApplyRestore(const RestoreState& c, LogIndex index, Result<Store>* predecoded,
+                         ApplyResult* result) {
+  Result<Store> decoded =
+      predecoded != nullptr ? std::move(*predecoded) : DecodeSnapshot(c.snapshot);
   if (!decoded.ok()) {
     result->status = Status::InvalidArgument("snapshot restore refused: " +
                                              std::string(decoded.status().message()));
@@ -70,7 +99,7 @@ void Store::ApplyRestore(const RestoreState& c, LogIndex index, ApplyResult* res
   if (!queues_index_.is_none() || !restored.queues_index_.is_none()) {
     restored.queues_index_ = std::max(restored.queues_index_, index);
   }
-  if (Status valid = restored.Validate(); !valid.ok()) {
+  if (Status valid = restored.CheckRestoreAdjustments(); !valid.ok()) {
     result->status =
         Status::InvalidArgument("snapshot restore refused: " + std::string(valid.message()));
     return;

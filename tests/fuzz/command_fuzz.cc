@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "fuzz_check.h"
 #include "raft/entry_codec.h"
+#include "state/command.h"
 #include "state/store.h"
 
 namespace {
@@ -36,6 +38,19 @@ const tenure::state::Store& Seeded() {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view entry(reinterpret_cast<const char*>(data), size);
+  using namespace tenure;
+  // The restore's view decoder (decision 0046) accepts exactly what
+  // DecodeCommand accepts, and sees the same command less its snapshot.
+  if (auto payload = raft::UnframeEntry(entry); payload.ok() && state::LooksLikeRestore(*payload)) {
+    std::string_view snapshot;
+    auto viewed = state::DecodeRestoreCommand(*payload, &snapshot);
+    auto full = state::DecodeCommand(*payload);
+    FUZZ_CHECK(viewed.ok() == full.ok());
+    if (full.ok()) {
+      FUZZ_CHECK(snapshot == std::get<state::RestoreState>(full->body).snapshot);
+      FUZZ_CHECK(viewed->now_ms == full->now_ms && viewed->wall_ms == full->wall_ms);
+    }
+  }
   auto command = tenure::raft::DecodeEntry(entry);
   if (!command.ok()) return 0;
   std::string again;
@@ -47,5 +62,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   tenure::state::Store store = Seeded();
   (void)store.Apply(*command, store.applied_index().Next());
   FUZZ_CHECK(store.Validate().ok());
+  // A restore applied from a state decoded ahead ends the same.
+  if (const auto* restore = std::get_if<state::RestoreState>(&command->body)) {
+    state::Store ahead = Seeded();
+    Result<state::Store> ahead_state = state::Store::DecodeSnapshot(restore->snapshot);
+    (void)ahead.Apply(*command, ahead.applied_index().Next(), &ahead_state);
+    FUZZ_CHECK(ahead.Validate().ok());
+    FUZZ_CHECK(ahead.Digest() == store.Digest());
+  }
   return 0;
 }

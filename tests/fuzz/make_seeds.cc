@@ -55,6 +55,13 @@ int main(int argc, char** argv) {
     // The snapshot target's first byte: 1 = "append the checksum for me".
     std::string snapshot;
     store.EncodeSnapshot(&snapshot);
+    // A restore of that state, as the command target's entry.
+    tenure::state::Command restore;
+    restore.now_ms = tenure::ClusterMs(5000);
+    restore.body = tenure::state::RestoreState{snapshot};
+    std::string restore_entry;
+    tenure::raft::EncodeEntry(restore, &restore_entry);
+    Write(root / "command" / ("seed" + std::to_string(seed) + "-restore"), restore_entry);
     Write(root / "snapshot" / ("seed" + std::to_string(seed) + "-whole"),
           std::string(1, 0) + snapshot);
     snapshot.resize(snapshot.size() - 4);

@@ -572,6 +572,21 @@ class TestConnections(ServerTestCase):
             self.assertEqual((r.status, r.body), (200, b"true"))
         self.assertEqual(base64.b64decode(self.entry("conn/pipe")["Value"]), b"ok")
 
+    def test_pipelined_writes_each_get_their_answer(self):
+        # A write is answered after raft commits it, on a later turn; the
+        # requests sent behind it in the same packet are read already and
+        # must be served then, not left waiting for more bytes.
+        data = b"".join(b"PUT /v1/kv/conn/pw%d HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n%d"
+                        % (i, i) for i in range(3))
+        data += b"GET /v1/kv/conn/pw2?raw HTTP/1.1\r\nHost: x\r\n\r\n"
+        with connect(self.server.http_addr, timeout=5) as s:
+            s.sendall(data)
+            for _ in range(3):
+                r = read_response(s, 5)
+                self.assertEqual((r.status, r.body), (200, b"true"))
+            r = read_response(s, 5)
+            self.assertEqual((r.status, r.body), (200, b"2"))
+
     def test_keep_alive_client_reuses_connection(self):
         client = self.server.client()
         try:

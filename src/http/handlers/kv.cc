@@ -7,6 +7,7 @@
 #include "common/consul_texts.h"
 #include "common/limits.h"
 #include "common/strings.h"
+#include "http/answer_builder.h"
 #include "http/answer_size.h"
 #include "http/api.h"
 #include "http/json.h"
@@ -101,8 +102,9 @@ void Api::KvGet(const CallPtr& call) {
         request.Query("separator").value_or(request.Query("seperator").value_or("")));
     BlockingRead(call, {server::WatchKind::kPrefix, key}, [this, call, separator] {
       const state::Store& store = server_.store();
-      if (KeysAnswerSize(store, call->arg, separator, limits::kHttpResponseBytesMax) >
-          limits::kHttpResponseBytesMax) {
+      const std::size_t size =
+          KeysAnswerSize(store, call->arg, separator, limits::kHttpResponseBytesMax);
+      if (size > limits::kHttpResponseBytesMax) {
         HttpResponse response =
             ErrorResponse(AnswerTooLarge("list a narrower prefix or use ?separator"));
         SetMeta(&response, store.PrefixIndex(call->arg));
@@ -115,9 +117,17 @@ void Api::KvGet(const CallPtr& call) {
         removed = acl::EraseUnreadableKeys(
             call->caller.can(), list, [](const std::string& k) -> const std::string& { return k; });
       }
-      HttpResponse response = list.empty() && !call->arg.empty()
-                                  ? HttpResponse::Text(404, "")
-                                  : HttpResponse::Json(json::Strings(list));
+      HttpResponse response;
+      if (list.empty() && !call->arg.empty()) {
+        response = HttpResponse::Text(404, "");
+      } else if (size > AnswerBuilder::kOffLoopBytes) {
+        response = HttpResponse::Json("");
+        response.build_body = [list = std::make_shared<std::vector<std::string>>(std::move(list))] {
+          return json::Strings(*list);
+        };
+      } else {
+        response = HttpResponse::Json(json::Strings(list));
+      }
       SetMeta(&response, store.PrefixIndex(call->arg));
       MarkFiltered(*call, removed, &response);
       return response;
@@ -127,8 +137,8 @@ void Api::KvGet(const CallPtr& call) {
   if (recurse) {
     BlockingRead(call, {server::WatchKind::kPrefix, key}, [this, call] {
       const state::Store& store = server_.store();
-      if (RecurseAnswerSize(store, call->arg, limits::kHttpResponseBytesMax) >
-          limits::kHttpResponseBytesMax) {
+      const std::size_t size = RecurseAnswerSize(store, call->arg, limits::kHttpResponseBytesMax);
+      if (size > limits::kHttpResponseBytesMax) {
         HttpResponse response =
             ErrorResponse(AnswerTooLarge("read a narrower prefix, or list it with ?keys"));
         SetMeta(&response, store.PrefixIndex(call->arg));
@@ -141,8 +151,19 @@ void Api::KvGet(const CallPtr& call) {
         removed = acl::EraseUnreadableKeys(call->caller.can(), entries,
                                            [](const state::KvEntry* e) { return e->key; });
       }
-      HttpResponse response = entries.empty() ? HttpResponse::Text(404, "")
-                                              : HttpResponse::Json(json::KvEntries(entries));
+      HttpResponse response;
+      if (entries.empty()) {
+        response = HttpResponse::Text(404, "");
+      } else if (size > AnswerBuilder::kOffLoopBytes) {
+        // Copied in this turn (one consistent view), encoded off the loop.
+        auto copies = std::make_shared<std::vector<state::KvEntry>>();
+        copies->reserve(entries.size());
+        for (const state::KvEntry* entry : entries) copies->push_back(*entry);
+        response = HttpResponse::Json("");
+        response.build_body = [copies] { return json::KvEntries(*copies); };
+      } else {
+        response = HttpResponse::Json(json::KvEntries(entries));
+      }
       SetMeta(&response, store.PrefixIndex(call->arg));
       MarkFiltered(*call, removed, &response);
       return response;

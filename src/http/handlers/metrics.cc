@@ -18,6 +18,7 @@
 #include "common/histogram.h"
 #include "http/api.h"
 #include "raft/io_destroy_offload.h"
+#include "server/loop_stall_meter.h"
 
 namespace tenure::http {
 namespace {
@@ -109,6 +110,14 @@ Families Collect(const server::Server& server, const HttpMetrics& http) {
             static_cast<double>(m.proposals_failed));
   f.Gauge("tenure_raft_proposals_pending", "Commands proposed here and not answered yet.",
           static_cast<double>(m.proposals_pending));
+  if (const server::LoopStallMeter* meter = server.loop_stall_meter(); meter != nullptr) {
+    f.Histo("tenure_loop_stall_seconds",
+            "How late the loop thread served a timer due every 10 ms: the time it spent on one "
+            "thing while raft messages and clients waited.",
+            meter->stalls());
+    f.Gauge("tenure_loop_stall_max_seconds", "The longest such wait since this server started.",
+            meter->worst_seconds());
+  }
   f.Histo("tenure_raft_commit_duration_seconds",
           "From handing a command to raft to its apply here: log append and fsync, "
           "replication to a quorum, apply.",

@@ -3,9 +3,13 @@
 // tenure's own (state/backup_file.h), not Consul's archive.
 #include <fmt/core.h>
 
+#include <optional>
+#include <string>
+
 #include "common/limits.h"
 #include "common/log.h"
 #include "http/api.h"
+#include "http/off_loop_work.h"
 #include "state/backup_file.h"
 
 namespace tenure::http {
@@ -32,20 +36,69 @@ void Api::SnapshotSave(const CallPtr& call) {
   call->Reply(std::move(response));
 }
 
-// The whole file is checked here (header, SHA-256, the state decoded and
+// What the check of a restored file hands back to the loop: the state's
+// bytes twice (one for the command, one for the decoder to match it with)
+// and the state decoded from them, so the loop copies nothing.
+struct CheckedSnapshot {
+  Status status;
+  state::BackupInfo info;
+  std::string command_bytes;
+  std::string decoder_bytes;
+  std::optional<state::Store> decoded;
+};
+
+class SnapshotChecker : public OffLoopWork<CheckedSnapshot> {
+ public:
+  using OffLoopWork::OffLoopWork;
+};
+
+namespace {
+
+CheckedSnapshot CheckSnapshotFile(const std::string& file) {
+  CheckedSnapshot checked;
+  Result<state::OpenedBackup> opened = state::OpenBackup(file);
+  if (!opened.ok()) {
+    checked.status = opened.status();
+    return checked;
+  }
+  checked.info = opened->info;
+  checked.command_bytes = std::string(opened->state);
+  checked.decoder_bytes = checked.command_bytes;
+  checked.decoded.emplace(std::move(opened->store));
+  return checked;
+}
+
+}  // namespace
+
+// The whole file is checked (header, SHA-256, the state decoded and
 // validated) before anything is proposed: a bad file changes nothing on any
-// server. The state then travels as one raft entry (state::RestoreState).
+// server. The check runs off the loop thread (decision 0046), one file at a
+// time per server; the state then travels as one raft entry
+// (state::RestoreState), and the state decoded here is the one this server
+// applies.
 void Api::SnapshotRestore(const CallPtr& call) {
   if (call->Deny(call->caller.can().AclWrite(), "")) return;
-  Result<state::OpenedBackup> opened = state::OpenBackup(call->request->body);
-  if (!opened.ok()) {
-    log::Warn("http", "snapshot restore refused",
-              {{"why", std::string(opened.status().message())}});
-    call->ReplyError(opened.status());
+  if (snapshot_checker_ == nullptr) snapshot_checker_ = std::make_shared<SnapshotChecker>(io_);
+  if (snapshot_checker_->busy()) {
+    call->ReplyError(Status::Conflict(
+        "another snapshot restore is being checked on this server; try again when it is done"));
     return;
   }
-  const state::BackupInfo info = opened->info;
-  ProposeThen(call, state::RestoreState{std::string(opened->state)},
+  auto file = std::make_shared<std::string>(std::move(call->request->body));
+  snapshot_checker_->Run(
+      [file] { return CheckSnapshotFile(*file); },
+      [this, call](CheckedSnapshot checked) { ProposeRestore(call, std::move(checked)); });
+}
+
+void Api::ProposeRestore(const CallPtr& call, CheckedSnapshot checked) {
+  if (!checked.status.ok()) {
+    log::Warn("http", "snapshot restore refused", {{"why", std::string(checked.status.message())}});
+    call->ReplyError(checked.status);
+    return;
+  }
+  server_.OfferDecodedRestore(std::move(checked.decoder_bytes), std::move(*checked.decoded));
+  const state::BackupInfo info = checked.info;
+  ProposeThen(call, state::RestoreState{std::move(checked.command_bytes)},
               [this, call, info](const state::ApplyResult& applied) {
                 if (!applied.status.ok()) {
                   call->ReplyError(applied.status);

@@ -245,19 +245,41 @@ Status MessageGate::Feed(std::string_view input, MonoMs now_ms, std::string* for
         std::size_t offset = kPreambleBytes + 40 + kEntryHeaderBytes * next_entry_;
         std::uint32_t size = static_cast<std::uint32_t>(U64At(header_, offset + 8) >>
                                                         32);  // bytes 12..15 of the entry header
-        std::size_t take = std::min<std::size_t>(input.size(), size - pending_.size());
+        if (pending_.empty()) {
+          // The size is declared and bounded: one allocation. A large entry
+          // (a restore carries a whole state) takes the bytes not yet
+          // forwarded in front of it, so it is forwarded by a swap, never
+          // copied again on the loop thread.
+          // (Only a small prefix: the entry before it, large too, is
+          // appended as before, not copied in front of this one.)
+          entry_prefix_ =
+              size > kSwapEntryBytes && forward->size() <= kSwapEntryBytes ? forward->size() : 0;
+          pending_.reserve(entry_prefix_ + size);
+          if (entry_prefix_ > 0) {
+            pending_.append(*forward);
+            forward->clear();
+          }
+        }
+        std::size_t have = pending_.size() - entry_prefix_;
+        std::size_t take = std::min<std::size_t>(input.size(), size - have);
         TENURE_RETURN_IF_ERROR(Count(take));
         pending_.append(input.substr(0, take));
         input.remove_prefix(take);
-        if (pending_.size() < size) break;
+        if (pending_.size() - entry_prefix_ < size) break;
+        const std::string_view entry = std::string_view(pending_).substr(entry_prefix_);
         auto type = static_cast<std::uint8_t>(header_[offset + 8]);
         if (type == RAFT_COMMAND) {
-          TENURE_RETURN_IF_ERROR(CheckEntry(pending_));
+          TENURE_RETURN_IF_ERROR(CheckEntry(entry));
         } else if (type == RAFT_CHANGE) {
-          TENURE_RETURN_IF_ERROR(CheckConfiguration(pending_));
+          TENURE_RETURN_IF_ERROR(CheckConfiguration(entry));
         }
-        forward->append(pending_);
+        if (forward->empty()) {
+          forward->swap(pending_);
+        } else {
+          forward->append(pending_);
+        }
         pending_.clear();
+        entry_prefix_ = 0;
         if (++next_entry_ == entries_) FinishMessage();
         break;
       }
@@ -402,6 +424,14 @@ Status MessageGate::CheckRequestVote(MonoMs now_ms, bool* drop) {
 }
 
 Status MessageGate::CheckEntry(std::string_view data) {
+  // A restore carries a whole state: checked without copying it.
+  if (Result<std::string_view> payload = UnframeEntry(data);
+      payload.ok() && state::LooksLikeRestore(*payload)) {
+    std::string_view snapshot;
+    Result<state::Command> command = state::DecodeRestoreCommand(*payload, &snapshot);
+    if (!command.ok()) return Bad("command entry: " + std::string(command.status().message()));
+    return Status();
+  }
   Result<state::Command> command = DecodeEntry(data);
   if (!command.ok()) return Bad("command entry: " + std::string(command.status().message()));
   return Status();

@@ -155,6 +155,10 @@ class MessageGate {
   std::shared_ptr<InboundLedger> ledger_;
   Phase phase_ = Phase::kPreamble;
   std::string pending_;  // the part of the current unit received so far
+  // A large entry's pending_ starts with the bytes that were waiting in
+  // `forward` when it began (Feed); this many.
+  std::size_t entry_prefix_ = 0;
+  static constexpr std::size_t kSwapEntryBytes = 64 * 1024;
   std::uint64_t type_ = 0;
   std::uint64_t length_ = 0;  // header length
   // Preamble + header of the current message; for an InstallSnapshot, then

@@ -326,6 +326,47 @@ TEST(MessageGateTest, AnAppendEntriesIsPassedOnEntryByEntry) {
   EXPECT_EQ(gate.in_progress_bytes(), 0u);
 }
 
+// A restore's entry carries a whole state: it is checked without a copy and
+// handed on by a swap (decision 0046), with whatever waited in front of it,
+// so the stream libraft reads is unchanged in any split.
+TEST(MessageGateTest, ALargeRestoreEntryPassesUnchangedInAnySplit) {
+  state::Store store;
+  for (int i = 0; i < 3000; ++i) {
+    state::Command set;
+    set.now_ms = ClusterMs(1);
+    set.body = state::KvSet{"key/" + std::to_string(i), std::string(40, 'v'), 0};
+    store.Apply(set, LogIndex(static_cast<std::uint64_t>(i) + 1));
+  }
+  state::Command restore;
+  restore.now_ms = ClusterMs(2);
+  state::RestoreState body;
+  store.EncodeSnapshot(&body.snapshot);
+  restore.body = std::move(body);
+  std::string entry;
+  EncodeEntry(restore, &entry);
+  ASSERT_GT(entry.size(), 64u * 1024);
+  const std::string stream = Fixed(2) + AppendEntries({{1, entry}, {1, CommandEntry("z")}}) +
+                             Fixed(4) + AppendEntries({{1, entry}});
+  for (std::size_t chunk : {std::size_t{1000}, std::size_t{70'000}, stream.size()}) {
+    GateLimits limits = TestLimits();
+    limits.entry_bytes_max = 1 << 20;
+    MessageGate gate(kPeer, limits);
+    std::string out;
+    ASSERT_TRUE(FeedAll(&gate, stream, chunk, &out).ok()) << chunk;
+    EXPECT_EQ(out, stream) << chunk;
+    EXPECT_EQ(gate.messages(), 4u);
+  }
+  // A damaged restore is refused like any command that does not decode.
+  std::string damaged = entry;
+  // The state's length (after the frame, version and tag) made larger than the entry.
+  for (std::size_t i = 6; i < 10; ++i) damaged[i] = '\xff';
+  std::string out;
+  GateLimits limits = TestLimits();
+  limits.entry_bytes_max = 1 << 20;
+  MessageGate strict(kPeer, limits);
+  EXPECT_FALSE(FeedAll(&strict, AppendEntries({{1, damaged}}), 4096, &out).ok());
+}
+
 // A stranger's InstallSnapshot of 64 bytes of garbage crashed followers:
 // libraft wrote it to disk, emptied its log and asked for a restore that
 // failed. Now its data is decoded as a tenure snapshot first, and libraft

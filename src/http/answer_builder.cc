@@ -1,0 +1,54 @@
+#include "http/answer_builder.h"
+
+#include <boost/asio/post.hpp>
+
+#include "common/background_thread.h"
+
+namespace tenure::http {
+
+AnswerBuilder::AnswerBuilder(boost::asio::io_context& io) : io_(io) {}
+
+AnswerBuilder::~AnswerBuilder() {
+  alive_.reset();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  wake_.notify_all();
+  for (std::thread& thread : threads_) thread.join();
+}
+
+void AnswerBuilder::Build(std::function<std::string()> build,
+                          std::function<void(std::string)> done) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back({std::move(build), std::move(done)});
+  }
+  if (threads_.size() < kThreadsMax) {
+    threads_.emplace_back([this] { Work(); });
+  }
+  wake_.notify_one();
+}
+
+void AnswerBuilder::Work() {
+  LowerThisThreadPriority();
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    auto body = std::make_shared<std::string>(job.build());
+    boost::asio::post(
+        io_, [weak = std::weak_ptr<AnswerBuilder*>(alive_), body, done = std::move(job.done)] {
+          if (weak.expired()) return;
+          done(std::move(*body));
+        });
+  }
+}
+
+}  // namespace tenure::http
