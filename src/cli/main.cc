@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "cli/commands.h"
+#include "cli/malloc_huge_pages.h"
 
 namespace {
 
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string_view command = argv[1];
+  if (command == "server") tenure::cli::ReexecWithMallocHugePages(argv);
   tenure::cli::Args args(argv + 2, argv + argc);
   if (command == "server") return tenure::cli::ServerCommand(args);
   if (command == "kv") return tenure::cli::KvCommand(args);
