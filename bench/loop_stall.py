@@ -183,8 +183,10 @@ def run_trial(args, backup, log):
                 results = list(pool.map(read, range(args.reads)))
             elapsed = time.monotonic() - start
             _, reads = phase_report(cluster, headers, before, prober)
-            reads.update({"statuses": sorted({s for s, _, _ in results}),
+            codes = [s for s, _, _ in results]
+            reads.update({"statuses": {c: codes.count(c) for c in sorted(set(codes))},
                           "answer_mib": round(max(n for _, n, _ in results) / 2**20, 1),
+                          # 429: no room in the unsent-output budget (docs/limits.md)
                           "all_done_s": round(elapsed, 2)})
             log(f"  reads ({args.reads} x recurse): {reads}")
         return restore, reads

@@ -3,10 +3,21 @@
 #include <boost/asio/post.hpp>
 
 #include "common/background_thread.h"
+#include "http/server.h"
 
 namespace tenure::http {
 
-AnswerBuilder::AnswerBuilder(boost::asio::io_context& io) : io_(io) {}
+AnswerBuilder::AnswerBuilder(boost::asio::io_context& io) : io_(io) {
+  HttpServerOptions budget;  // limits::kHttpUnsentBytesMax unless a test lowers it
+  (void)TEST_ApplyEnvironment(&budget);
+  bytes_max_ = budget.TEST_unsent_bytes_max;
+}
+
+bool AnswerBuilder::Admit(std::size_t bytes) {
+  if (bytes_in_flight_ > 0 && bytes_in_flight_ + bytes > bytes_max_) return false;
+  bytes_in_flight_ += bytes;
+  return true;
+}
 
 AnswerBuilder::~AnswerBuilder() {
   alive_.reset();
@@ -19,11 +30,14 @@ AnswerBuilder::~AnswerBuilder() {
   for (std::thread& thread : threads_) thread.join();
 }
 
-void AnswerBuilder::Build(std::function<std::string()> build,
-                          std::function<void(std::string)> done) {
+void AnswerBuilder::Build(std::function<std::string()> build, std::function<void(std::string)> done,
+                          std::size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.push_back({std::move(build), std::move(done)});
+    queue_.push_back({std::move(build), [this, bytes, done = std::move(done)](std::string body) {
+                        bytes_in_flight_ -= bytes;  // on the loop, as Admit
+                        done(std::move(body));
+                      }});
   }
   if (threads_.size() < kThreadsMax) {
     threads_.emplace_back([this] { Work(); });

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -34,12 +35,24 @@ class AnswerBuilder {
   // the loop, where they cost less than a hand-off.
   static constexpr std::size_t kOffLoopBytes = 256 * 1024;
 
+  // What a large answer refused for want of room gets (429), as the unsent
+  // output budget words it: the same contract for clients.
+  static constexpr std::string_view kBusyText =
+      "Too many large responses are waiting for slow clients; retry later";
+
   explicit AnswerBuilder(boost::asio::io_context& io);
   ~AnswerBuilder();
   AnswerBuilder(const AnswerBuilder&) = delete;
   AnswerBuilder& operator=(const AnswerBuilder&) = delete;
 
-  void Build(std::function<std::string()> build, std::function<void(std::string)> done);
+  // Answers being copied and built count against the unsent-output budget's
+  // size (limits::kHttpUnsentBytesMax, or its test override): true, and
+  // `bytes` reserved until the answer is built, if they fit or nothing else
+  // is being built. False: answer 429 (kBusyText) instead.
+  bool Admit(std::size_t bytes);
+  // REQUIRES: `bytes` admitted.
+  void Build(std::function<std::string()> build, std::function<void(std::string)> done,
+             std::size_t bytes);
 
  private:
   struct Job {
@@ -54,6 +67,8 @@ class AnswerBuilder {
   std::deque<Job> queue_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+  std::size_t bytes_in_flight_ = 0;  // loop thread only
+  std::size_t bytes_max_;
   std::shared_ptr<AnswerBuilder*> alive_ = std::make_shared<AnswerBuilder*>(this);
 };
 

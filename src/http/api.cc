@@ -72,12 +72,18 @@ void Call::Reply(HttpResponse response) {
     if (MadePretty(*responder, &response)) responder->Send(std::move(response));
     return;
   }
+  if (response.build_body && builder != nullptr && !builder->Admit(response.build_bytes)) {
+    // No room for one more large answer: what the unsent-output budget
+    // answers, before the copy is rendered (decision 0046).
+    response = HttpResponse::Text(429, std::string(AnswerBuilder::kBusyText));
+  }
   if (metrics != nullptr) metrics->CountAnswer(endpoint, method(), response.status);
   response.headers.emplace_back("X-Consul-Default-Acl-Policy", std::string(default_acl_policy()));
   if (response.build_body) {
     const bool pretty = options.pretty && response.content_type == "application/json";
     std::function<std::string()> build = std::move(response.build_body);
     response.build_body = nullptr;
+    const std::size_t bytes = response.build_bytes;
     if (builder == nullptr) {
       response.body = build();
     } else {
@@ -97,7 +103,8 @@ void Call::Reply(HttpResponse response) {
             }
             response.body = std::move(body);
             responder->Send(std::move(response));
-          });
+          },
+          bytes);
       return;
     }
   }

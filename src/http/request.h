@@ -144,6 +144,7 @@ struct HttpResponse {
   // the Store, on a builder thread (http/answer_builder.h, decision 0046).
   // Only Call::Reply reads it.
   std::function<std::string()> build_body;
+  std::size_t build_bytes = 0;  // the answer's size, counted before it is built
 
   static HttpResponse Json(std::string body, int status = 200);
   // Plain-text error body, as Consul writes errors.

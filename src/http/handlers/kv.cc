@@ -125,6 +125,7 @@ void Api::KvGet(const CallPtr& call) {
         response.build_body = [list = std::make_shared<std::vector<std::string>>(std::move(list))] {
           return json::Strings(*list);
         };
+        response.build_bytes = size;
       } else {
         response = HttpResponse::Json(json::Strings(list));
       }
@@ -161,6 +162,7 @@ void Api::KvGet(const CallPtr& call) {
         for (const state::KvEntry* entry : entries) copies->push_back(*entry);
         response = HttpResponse::Json("");
         response.build_body = [copies] { return json::KvEntries(*copies); };
+        response.build_bytes = size;
       } else {
         response = HttpResponse::Json(json::KvEntries(entries));
       }

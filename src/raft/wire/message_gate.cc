@@ -163,6 +163,9 @@ Status MessageGate::Count(std::size_t bytes) {
 }
 
 Status MessageGate::Feed(std::string_view input, MonoMs now_ms, std::string* forward) {
+  // What a caller handed in with *forward stays where it is; only bytes this
+  // call appended may be moved in front of a large entry (kEntry).
+  const bool forward_was_empty = forward->empty();
   if (mid_message() && now_ms > deadline_ms()) {
     return Bad(fmt::format(
         "a {} of {} bytes (as declared so far) was not whole {} ms after its first byte "
@@ -253,7 +256,9 @@ Status MessageGate::Feed(std::string_view input, MonoMs now_ms, std::string* for
           // (Only a small prefix: the entry before it, large too, is
           // appended as before, not copied in front of this one.)
           entry_prefix_ =
-              size > kSwapEntryBytes && forward->size() <= kSwapEntryBytes ? forward->size() : 0;
+              size > kSwapEntryBytes && forward_was_empty && forward->size() <= kSwapEntryBytes
+                  ? forward->size()
+                  : 0;
           pending_.reserve(entry_prefix_ + size);
           if (entry_prefix_ > 0) {
             pending_.append(*forward);

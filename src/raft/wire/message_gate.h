@@ -122,7 +122,10 @@ class MessageGate {
   MessageGate(const MessageGate&) = delete;
   MessageGate& operator=(const MessageGate&) = delete;
 
-  // Consumes `input` (any split), appends what passed to *forward. A non-OK
+  // Consumes `input` (any split), appends what passed to *forward (bytes of
+  // this call may wait to be appended with a large entry they precede, so it
+  // moves by a swap: decision 0046; what *forward held on entry stays, and
+  // *forward never shrinks from one call to the next). A non-OK
   // status means the stream is broken or hostile: close the connection (the
   // bytes already forwarded end on a message boundary or inside a message
   // whose remaining bytes libraft will never get, which it discards).
