@@ -32,7 +32,6 @@ Only processes this script started are ever signalled.
 import argparse
 import concurrent.futures
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,9 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
 from tenure_testlib import Cluster, http_request, poll_until  # noqa: E402
+
+sys.path.insert(0, HERE)
+from cluster_failover import machine_facts as cluster_machine_facts  # noqa: E402
 
 def scrape(member, headers):
     """term, leaderships lost, stall buckets (cumulative, by le), stall max."""
@@ -193,20 +195,10 @@ def run_trial(args, backup, log):
 
 
 def machine_facts():
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    """cluster_failover's facts, and the load when this run started."""
     with open("/proc/loadavg") as f:
         load = " ".join(f.read().split()[:3])
-    return [("date", time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())),
-            ("nproc", str(os.cpu_count())), ("cpu", cpu),
-            ("kernel", platform.uname().release), ("load average at start", load)]
+    return cluster_machine_facts() + [("load average at start", load)]
 
 
 def main():

@@ -291,6 +291,21 @@ void EncodeCommand(const Command& command, std::string* out) {
   w.PutSignedVarint(command.wall_ms.ms());
 }
 
+namespace {
+
+// What follows every body: the stamps (format 1 had one clock for both),
+// then the end of the entry.
+Result<Command> FinishDecode(ByteReader& r, std::uint8_t version, Command command) {
+  command.now_ms = ClusterMs(r.GetSignedVarint());
+  command.wall_ms = version == kFormatVersionWallInNow ? UnixMs(command.now_ms.ms())
+                                                       : UnixMs(r.GetSignedVarint());
+  if (r.failed()) return Status::Corruption("command: truncated or malformed entry");
+  if (!r.done()) return Status::Corruption("command: trailing bytes after entry");
+  return command;
+}
+
+}  // namespace
+
 Result<Command> DecodeRestoreCommand(std::string_view bytes, std::string_view* snapshot) {
   ByteReader r(bytes);
   const std::uint8_t version = r.GetU8();
@@ -301,12 +316,7 @@ Result<Command> DecodeRestoreCommand(std::string_view bytes, std::string_view* s
   *snapshot = r.GetBytes();
   Command command;
   command.body = RestoreState{};
-  command.now_ms = ClusterMs(r.GetSignedVarint());
-  command.wall_ms = version == kFormatVersionWallInNow ? UnixMs(command.now_ms.ms())
-                                                       : UnixMs(r.GetSignedVarint());
-  if (r.failed()) return Status::Corruption("command: truncated or malformed entry");
-  if (!r.done()) return Status::Corruption("command: trailing bytes after entry");
-  return command;
+  return FinishDecode(r, version, std::move(command));
 }
 
 void EncodeRestoreAround(const Command& command, std::string* head, std::string* tail) {
@@ -438,12 +448,7 @@ Result<Command> DecodeCommand(std::string_view bytes) {
     default:
       return Status::Corruption("command: unknown type " + std::to_string(static_cast<int>(tag)));
   }
-  command.now_ms = ClusterMs(r.GetSignedVarint());
-  command.wall_ms = version == kFormatVersionWallInNow ? UnixMs(command.now_ms.ms())
-                                                       : UnixMs(r.GetSignedVarint());
-  if (r.failed()) return Status::Corruption("command: truncated or malformed entry");
-  if (!r.done()) return Status::Corruption("command: trailing bytes after entry");
-  return command;
+  return FinishDecode(r, version, std::move(command));
 }
 
 std::string_view CommandName(const Command& command) {
