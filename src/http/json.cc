@@ -145,24 +145,29 @@ void AppendSession(std::string* out, const state::Session& s,
   *out += '}';
 }
 
-std::string KvEntries(const std::vector<const state::KvEntry*>& entries) {
+namespace {
+
+// The JSON array of entries, each reached through `entry_of` (pointers into
+// the Store, or copies made for a builder thread).
+template <typename Entries, typename EntryOf>
+std::string KvEntryArray(const Entries& entries, EntryOf entry_of) {
   std::string out = "[";
   for (std::size_t i = 0; i < entries.size(); ++i) {
     if (i) out += ',';
-    AppendKvEntry(&out, *entries[i]);
+    AppendKvEntry(&out, entry_of(entries[i]));
   }
   out += ']';
   return out;
 }
 
+}  // namespace
+
+std::string KvEntries(const std::vector<const state::KvEntry*>& entries) {
+  return KvEntryArray(entries, [](const state::KvEntry* e) -> const state::KvEntry& { return *e; });
+}
+
 std::string KvEntries(const std::vector<state::KvEntry>& entries) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (i) out += ',';
-    AppendKvEntry(&out, entries[i]);
-  }
-  out += ']';
-  return out;
+  return KvEntryArray(entries, [](const state::KvEntry& e) -> const state::KvEntry& { return e; });
 }
 
 std::string Sessions(const std::vector<const state::Session*>& sessions) {
