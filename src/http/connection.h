@@ -1,6 +1,10 @@
 // One accepted HTTP/1.1 client connection of HttpServer, and the state the
 // listener shares with its connections. Private to src/http; loop thread only.
 //
+// Its code is in four files: connection.cc (its life, the driver, readiness
+// and deadlines), connection_read.cc (requests in, parked requests),
+// connection_write.cc (responses out) and connection_responder.cc.
+//
 // A connection is a small state machine driven by Run():
 //   kReading  wait for / parse one request (until its first byte the
 //             first-byte timeout on a new connection, the idle timeout
@@ -18,7 +22,7 @@
 // response was written. Reads and writes are non-blocking system calls made
 // from the loop; a connection waits for readiness only right after a call
 // that returned EAGAIN, because readiness is edge-triggered: every socket is
-// in one epoll set of the listener's (ServerShared::poll, decision 0035),
+// in one epoll set of the listener's (ServerShared::readiness, decision 0035),
 // not in asio's reactor, so a connection has no reactor state and no
 // pending operation of its own.
 // Reads go to one buffer shared by all connections (ServerShared::scratch);
@@ -28,19 +32,19 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/types.h"
 #include "http/client_table.h"
+#include "http/deadline_set.h"
+#include "http/readiness_set.h"
 #include "http/request.h"
 #include "http/request_reader.h"
 #include "tls/context.h"
@@ -59,8 +63,7 @@ namespace tenure::http {
 // Shared by the listener and its connections; lives as long as any of them,
 // so a connection that outlives HttpServer (a parked Responder) stays safe.
 struct ServerShared {
-  ServerShared(boost::asio::io_context& io_context, RequestHandler request_handler)
-      : io(io_context), handler(std::move(request_handler)) {}
+  ServerShared(boost::asio::io_context& io_context, RequestHandler request_handler);
 
   static constexpr std::size_t kScratchBytes = 64 * 1024;
 
@@ -85,21 +88,14 @@ struct ServerShared {
   MonoMs stalled_writer_ms = 0;
   // Every read lands here and is parsed before the loop runs anything else.
   std::unique_ptr<char[]> scratch = std::make_unique<char[]>(kScratchBytes);
-  // Every connection's deadline timer (decision 0034, addendum): the armed
-  // ones as (when, connection), behind one asio timer armed for the
-  // earliest. A connection arms and disarms an entry, not a timer of its own.
-  std::set<std::pair<MonoMs, Connection*>> timers;
-  std::unique_ptr<boost::asio::steady_timer> timer;  // made when first needed
-  MonoMs timer_at_ms = -1;                           // -1: not waiting
-  // Every connection's socket is in this epoll set (edge-triggered, for
-  // reading and writing, registered once), watched through one asio
-  // descriptor: no per-socket reactor state and no operation per wait, about
-  // 330 bytes less per connection (decision 0035). Made by the first
-  // connection; closed by Stop, so nothing keeps the loop running.
-  std::unique_ptr<boost::asio::posix::stream_descriptor> poll;
-  bool poll_armed = false;  // a wait on `poll` or a drain is pending
-  // The connections one drain wakes, held while it runs (reused).
-  std::vector<std::shared_ptr<Connection>> poll_batch;
+  // Every connection's deadline, behind one timer (decision 0034, addendum).
+  DeadlineSet deadlines;
+  // Every connection's socket is in this epoll set (decision 0035). Made by
+  // the first connection; stopped by HttpServer::Stop, so nothing keeps the
+  // loop running.
+  ReadinessSet readiness;
+  // The connections one drain of `readiness` wakes, held while it runs (reused).
+  std::vector<std::shared_ptr<Connection>> ready_batch;
   Connection* connections = nullptr;  // intrusive list of every open connection
   std::size_t served = 0;             // open connections serving requests (not 429s)
   std::size_t open = 0;               // every open connection, 429s included
@@ -125,12 +121,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection* next_open() const { return next_; }
   boost::asio::io_context& io() const { return shared_->io; }
 
-  // Stops watching readiness: the epoll set is closed, and a pending wait
-  // on it is cancelled (HttpServer::Stop, after closing every connection).
-  static void StopPolling(ServerShared& shared);
-
  private:
   friend class ConnectionResponder;
+  friend struct ServerShared;  // hands OnDeadline and OnReadyBatch to its sets
 
   enum class Phase : std::uint8_t { kReading, kParked, kWriting, kLinger, kClosed };
   enum class ParseOutcome : std::uint8_t { kNeedMore, kComplete, kError };
@@ -184,18 +177,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void ReleaseOutput();
   void WaitReadable();
   void WaitWritable();
-  // Readiness (ServerShared::poll): Register adds the socket to the epoll
-  // set (false: it could not, and the connection is closed); a wait is a
-  // flag plus a reference to itself, so a waiting connection stays alive
+  // Readiness (ServerShared::readiness): Register adds the socket to the
+  // epoll set (false: it could not, and the connection is closed); a wait is
+  // a flag plus a reference to itself, so a waiting connection stays alive
   // as it did when asio's pending operation held it.
   bool Register();
   // Leaves the epoll set and closes the socket. Idempotent.
   void CloseDescriptor();
   void HoldWhileWaiting();
   void OnReady(std::uint32_t events);
-  static bool EnsurePolling(const std::shared_ptr<ServerShared>& shared);
-  static void ArmPoll(const std::shared_ptr<ServerShared>& shared, bool drain_now);
-  static void Poll(const std::shared_ptr<ServerShared>& shared);
+  static void OnReadyBatch(std::span<const ReadinessSet::Ready> batch);
   // recv and send, through TLS on an HTTPS connection: bytes, 0 at the end
   // of the stream, -1 with errno (EAGAIN: wait; see WaitReadable).
   ssize_t ReceiveSome(char* buffer, std::size_t size);
@@ -216,10 +207,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void ArmTimer(MonoMs at_ms);
   void DisarmTimer();
   void OnTimer();
-  // The shared timer (ServerShared::timers): armed for the earliest entry;
-  // when it fires, the entries due fire.
-  static void ArmSharedTimer(const std::shared_ptr<ServerShared>& shared);
-  static void OnSharedTimer(const std::shared_ptr<ServerShared>& shared);
+  // Its entry in ServerShared::deadlines came due.
+  static void OnDeadline(void* owner);
   void Unlink();
 
   // Ordered so that the small fields share words (decision 0035: 184
@@ -240,7 +229,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Lazy timer: armed at most one read timeout ahead, so it is never later
   // than any deadline that may follow; only moving earlier re-arms it. Its
-  // entry in ServerShared::timers is (timer_at_ms_, this) while armed.
+  // entry in ServerShared::deadlines is (timer_at_ms_, this) while armed.
   MonoMs deadline_ms_ = kNoDeadline;
   MonoMs timer_at_ms_ = 0;
 
@@ -266,7 +255,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool wait_read_ = false;
   bool wait_write_ = false;
   bool watching_ = false;
-  bool registered_ = false;             // in ServerShared::poll's set
+  bool registered_ = false;             // in ServerShared::readiness
   bool parked_read_only_ = false;       // GET/HEAD or a fair acquire: an EOF ends it
   bool peer_finished_sending_ = false;  // EOF seen while parked: close after answering
   bool timer_armed_ = false;

@@ -371,7 +371,7 @@ void HttpServer::Stop() {
   impl_->retry_timer.cancel();
   // Close() unlinks the connection, so the list shrinks to empty.
   while (shared.connections != nullptr) shared.connections->Close();
-  Connection::StopPolling(shared);
+  shared.readiness.Stop();
 }
 
 std::size_t HttpServer::connection_count() const { return impl_->shared->served; }
