@@ -8,6 +8,9 @@
 // health check, both servers and SIGINT/SIGTERM. On a signal it resigns if
 // leading (the deposed hook runs), destroys its session, waits for the hooks
 // (bounded) and exits 0.
+// Why one file over 500 lines: Agent is one state machine (candidate
+// events, hooks, socket answers) whose parts share its private state, kept
+// in this file rather than in a header every command would read.
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>

@@ -5,6 +5,8 @@
 // allocation. Where it differs from Boost.Beast's parser, which it replaced,
 // it is stricter: docs/decisions/0022-own-http-request-parser.md, and
 // tests/fuzz/http_parser_diff_fuzz.cc checks the two agree on everything else.
+// Why one file over 500 lines: it is one parser, the RFC's steps in the
+// order they apply to the bytes; the request's own types are in request.cc.
 #include "http/request_reader.h"
 
 #include <fmt/format.h>

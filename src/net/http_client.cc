@@ -1,3 +1,6 @@
+// HttpClient (net/http_client.h). Why one file over 500 lines: one request's
+// life (dial, TLS, write, read, retry, keep-alive pool) is one state machine
+// whose steps share the Call's state, and reads best in the order it runs.
 #include "net/http_client.h"
 
 #include <sys/socket.h>

@@ -1,5 +1,6 @@
 // Transport: the libraft glue, the listener, the mailbox into libraft and
-// the bookkeeping. The connections are in transport_links.cc.
+// the bookkeeping. The connections are in transport_inbound.cc and
+// transport_outbound.cc.
 #include "raft/transport.h"
 
 #include "common/log.h"

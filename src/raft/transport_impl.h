@@ -1,6 +1,7 @@
 // Transport::Impl and its connections, private to src/raft. Split over
 // transport.cc (the libraft glue, listening, the mailbox into libraft,
-// bookkeeping) and transport_links.cc (the three kinds of connection).
+// bookkeeping), transport_inbound.cc (Incoming, InboundLink) and
+// transport_outbound.cc (Outgoing, OutboundLink).
 //
 //   Incoming  an accepted socket in its handshake (listener side); becomes an
 //             InboundLink (purpose raft) or answers a join.
@@ -43,6 +44,17 @@ MonoMs TransportNowMs();
 // The peer closed or reset the connection (with TLS, possibly without
 // close_notify): an ordinary end, not worth a log line.
 bool PeerHungUp(const boost::system::error_code& ec);
+
+// Shared by the inbound (transport_inbound.cc) and outbound
+// (transport_outbound.cc) connections.
+inline constexpr std::size_t kHandshakeReadBytes = 4096;
+inline constexpr std::size_t kLinkReadBytes = 64 * 1024;
+// A join answer waits for the leader to add and catch up the new server.
+inline constexpr MonoMs kJoinAnswerTimeoutMs = 60'000;
+// Raft connections carry small messages that should leave at once, and may
+// sit idle for long: keep-alive finds a peer that vanished without a FIN.
+void TuneLinkSocket(int fd);
+wire::Nonce FreshNonce();
 
 class Incoming;
 class InboundLink;

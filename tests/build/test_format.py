@@ -1,5 +1,6 @@
 """Every C++ file is formatted as .clang-format says (clang-format 14, Debian's
 clang-format package). A failure names the files; `clang-format -i FILE` fixes them.
+And no file in src/ is over about 500 lines without a reason at its top.
 
 Run: CLANG_FORMAT=clang-format /usr/bin/python3 -m unittest -v test_format
 """
@@ -35,6 +36,27 @@ class FormatTest(unittest.TestCase):
                 unformatted += sorted({line.split(":")[0] for line in proc.stderr.splitlines()
                                        if ": error:" in line})
         self.assertEqual(unformatted, [], "run clang-format -i on these files")
+
+
+# Files that do one thing stay small; a longer one says why near its top.
+LINES_MAX = 500
+LINES_TOLERANCE = 20  # "about 500": a few lines of a comment's growth are no reason to split
+REASON = "Why one file over 500 lines:"
+
+
+class FileSizeTest(unittest.TestCase):
+    def test_long_source_files_give_their_reason(self):
+        files = [f for f in cxx_files() if f.startswith("src/")]
+        self.assertGreater(len(files), 100)
+        unexplained = []
+        for name in files:
+            with open(os.path.join(ROOT, name), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+            if len(lines) > LINES_MAX + LINES_TOLERANCE and not any(
+                    REASON in line for line in lines[:30]):
+                unexplained.append(f"{name} ({len(lines)} lines)")
+        self.assertEqual(unexplained, [],
+                         f"split these files, or write '{REASON} ...' in their first 30 lines")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 // The data-dir check (check.h). The order of the work mirrors what libraft
 // 0.15 does at start (uv.c uvLoadSnapshotAndEntries, uv_segment.c), so that
 // what is checked is exactly what libraft would load.
+// Why one file over 500 lines: the order of the checks is the contract, and
+// CheckDataDir reads top to bottom as libraft's own load does.
 #include "raft/disk/check.h"
 
 #include <fcntl.h>
