@@ -15,6 +15,7 @@
 #include <string>
 #include <utility>
 
+#include "common/assert.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "http/api.h"
@@ -73,6 +74,11 @@ Status RunAgent(AgentPlan plan) {
     if (!made.ok()) return made.status();
     plan.data_dir = *made;
   }
+  // What the plan's checks (config.cc) promise: a data dir, a listener, and
+  // a certificate for an HTTPS one.
+  TENURE_ASSERT(!plan.data_dir.empty());
+  TENURE_ASSERT(plan.http.has_value() || plan.https.has_value());
+  if (plan.https) TENURE_ASSERT((*plan.https).tls != nullptr);
   plan.server.data_dir = plan.data_dir;
   plan.server.raft.data_dir = (std::filesystem::path(plan.data_dir) / "raft").string();
 

@@ -50,7 +50,7 @@ struct AgentFlags {
 
 // Parses NAME, the flags and the timeout; returns the exit code on an error.
 std::optional<int> Prepare(const char* command, const char* usage, const Args& args, Flags* flags,
-                           AgentFlags* agent, std::string* name, MonoMs* timeout_ms) {
+                           AgentFlags* agent, std::string* name, DurationMs* timeout_ms) {
   Args rest = args;
   TakeElectionName(&rest, name);
   agent->Register(flags);
@@ -82,7 +82,7 @@ Args ArgsAfterName(const Flags& flags, const std::string& name) {
 
 // Sends `request`; prints the agent's error as "tenure <command>: ...".
 std::optional<nlohmann::json> Ask(const char* command, const std::string& path,
-                                  nlohmann::json request, MonoMs timeout_ms) {
+                                  nlohmann::json request, DurationMs timeout_ms) {
   auto answer = AskAgent(path, request, timeout_ms);
   if (!answer.ok()) {
     PrintErr(std::string("tenure ") + command +
@@ -104,7 +104,7 @@ int IsLeaderCommand(const Args& args) {
   Flags flags("is-leader");
   AgentFlags agent;
   std::string name, format = "text";
-  MonoMs timeout_ms = 0;
+  DurationMs timeout_ms = 0;
   flags.String("format", &format, "output format: text (True/False), json or yaml (true/false)");
   if (auto code = Prepare("is-leader", kIsLeaderUsage, args, &flags, &agent, &name, &timeout_ms)) {
     return *code;
@@ -137,7 +137,7 @@ int LeaderSetCommand(const Args& args) {
   Flags flags("leader-set");
   AgentFlags agent;
   std::string name;
-  MonoMs timeout_ms = 0;
+  DurationMs timeout_ms = 0;
   if (auto code =
           Prepare("leader-set", kLeaderSetUsage, args, &flags, &agent, &name, &timeout_ms)) {
     return *code;
@@ -165,7 +165,7 @@ int ResignCommand(const Args& args) {
   Flags flags("resign");
   AgentFlags agent;
   std::string name, to;
-  MonoMs timeout_ms = 0;
+  DurationMs timeout_ms = 0;
   flags.String("to", &to, "hand leadership to this registered candidate");
   if (auto code = Prepare("resign", kResignUsage, args, &flags, &agent, &name, &timeout_ms)) {
     return *code;

@@ -16,15 +16,15 @@ namespace tenure::cli {
 namespace {
 
 MonoMs NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return MonoMs(std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count());
 }
 
 // Waits for `events` on fd until deadline; false on timeout.
 bool WaitFor(int fd, short events, MonoMs deadline) {
   for (;;) {
-    MonoMs left = deadline - NowMs();
+    DurationMs left = deadline - NowMs();
     if (left <= 0) return false;
     pollfd p{fd, events, 0};
     int n = ::poll(&p, 1, static_cast<int>(left));
@@ -62,7 +62,7 @@ std::string ResolveAgentSocket(const std::string& flag, const std::string& name)
 }
 
 Result<nlohmann::json> AskAgent(const std::string& path, const nlohmann::json& request,
-                                MonoMs timeout_ms) {
+                                DurationMs timeout_ms) {
   const MonoMs deadline = NowMs() + timeout_ms;
   sockaddr_un addr{};
   if (path.size() >= sizeof(addr.sun_path)) {

@@ -31,6 +31,6 @@ std::string ResolveAgentSocket(const std::string& flag, const std::string& name)
 // kUnavailable (no agent at the path, or it closed without answering),
 // kTimeout (no answer in time), kInternal (an answer that is not JSON).
 Result<nlohmann::json> AskAgent(const std::string& path, const nlohmann::json& request,
-                                MonoMs timeout_ms);
+                                DurationMs timeout_ms);
 
 }  // namespace tenure::cli

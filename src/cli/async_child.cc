@@ -38,7 +38,7 @@ AsyncChild::~AsyncChild() = default;
 bool AsyncChild::running() const { return impl_->group.has_value(); }
 
 Status AsyncChild::Start(const std::string& command, const std::vector<std::string>& env,
-                         MonoMs limit_ms, std::function<void(int)> done) {
+                         DurationMs limit_ms, std::function<void(int)> done) {
   auto group = ChildGroup::Start({"/bin/sh", "-c", command}, env);
   if (!group.ok()) return group.status();
   impl_->group.emplace(std::move(*group));

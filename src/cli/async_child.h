@@ -30,7 +30,7 @@ class AsyncChild {
   // shell-convention exit code once it ends (137 when killed at the limit;
   // limit_ms 0 = none). Errors (fork failed) are returned, `done` not called.
   // REQUIRES: not running.
-  Status Start(const std::string& command, const std::vector<std::string>& env, MonoMs limit_ms,
+  Status Start(const std::string& command, const std::vector<std::string>& env, DurationMs limit_ms,
                std::function<void(int code)> done);
   bool running() const;
 

@@ -70,8 +70,8 @@ constexpr char kElectUsage[] =
     "  SIGINT/SIGTERM: resign, run the deposed hook, exit 0.\n"
     "\n";
 
-constexpr MonoMs kStopTimeoutMs = 30'000;
-constexpr MonoMs kProbeIdleTimeoutMs = 5'000;
+constexpr DurationMs kStopTimeoutMs = 30'000;
+constexpr DurationMs kProbeIdleTimeoutMs = 5'000;
 constexpr std::size_t kProbeMaxRequestBytes = 8 * 1024;
 // A leader-set is one txn: the fence check plus one operation per setting.
 constexpr std::size_t kMaxSettingsPerSet = limits::kTxnOpsMax - 1;
@@ -94,8 +94,8 @@ struct ElectConfig {
   std::string socket_path;
   std::string probe_addr;
   std::string health_check;
-  MonoMs health_interval_ms = 10'000;
-  MonoMs resign_backoff_ms = 2'000;
+  DurationMs health_interval_ms = 10'000;
+  DurationMs resign_backoff_ms = 2'000;
 };
 
 // Creates the socket's directory (0700) and takes the path over from a dead
@@ -563,7 +563,7 @@ int ElectCommand(const Args& args) {
   if (auto code = ParseFlags(&flags, rest, kElectUsage, 2)) return *code;
   if (!FinishElectionName("tenure elect", flags, kElectUsage, &name)) return 2;
   if (!candidate.Resolve("tenure elect", name, &config.setup)) return 2;
-  auto parse_duration = [](const std::string& text, const char* flag, MonoMs* target) {
+  auto parse_duration = [](const std::string& text, const char* flag, DurationMs* target) {
     auto parsed = ParseGoDuration(text);
     if (!parsed.ok() || *parsed <= 0) {
       PrintErr(std::string("tenure elect: invalid ") + flag + " " + text);

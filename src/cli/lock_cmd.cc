@@ -50,8 +50,8 @@ namespace asio = boost::asio;
 
 constexpr char kAcquireGaveUp[] = "Shutdown triggered or timeout during lock acquisition";
 
-constexpr MonoMs kKillGraceMs = 5'000;        // consul lock: SIGTERM, SIGKILL 5 s later
-constexpr MonoMs kCleanupTimeoutMs = 20'000;  // release + destroy + clean-up, bounded
+constexpr DurationMs kKillGraceMs = 5'000;        // consul lock: SIGTERM, SIGKILL 5 s later
+constexpr DurationMs kCleanupTimeoutMs = 20'000;  // release + destroy + clean-up, bounded
 
 // One `tenure lock` run: the agent check, then client::ConsulLock's steps,
 // the child while the lock is held, and the texts and exit codes of
@@ -86,7 +86,7 @@ class Locker {
             return;
           }
           Verbose("Attempting lock acquisition");
-          MonoMs deadline_ms = 0;
+          MonoMs deadline_ms;
           if (options_.timeout_ms > 0) {
             deadline_ms = client::SteadyNowMs() + options_.timeout_ms;
             deadline_timer_.expires_after(std::chrono::milliseconds(options_.timeout_ms));
@@ -184,7 +184,7 @@ class Locker {
   // for the guarantee window, before any server could expire the session.
   void ArmLeaseTimer() {
     if (phase_ != Phase::kHolding) return;
-    const std::optional<MonoMs> next =
+    const std::optional<DurationMs> next =
         NextLeaseCheckMs(lock_.session().lease(), client::SteadyNowMs());
     if (!next) {
       LockLost("the session's lease can no longer be proven (no renewal acknowledged in time)");
@@ -233,7 +233,7 @@ class Locker {
     child_->Terminate();
     const MonoMs now = client::SteadyNowMs();
     const MonoMs kill_at = KillDeadlineMs(lock_.session().lease(), now, kKillGraceMs);
-    kill_timer_.expires_after(std::chrono::milliseconds(std::max<MonoMs>(0, kill_at - now)));
+    kill_timer_.expires_after(std::chrono::milliseconds(std::max<DurationMs>(0, kill_at - now)));
     kill_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || !child_ || !child_->running()) return;
       Verbose("Child still running after the grace period: SIGKILL");

@@ -19,7 +19,7 @@ namespace tenure::cli {
 struct LockOptions {
   std::string prefix;
   int limit = 1;
-  MonoMs timeout_ms = 0;  // > 0: try for this long only (LockTryOnce)
+  DurationMs timeout_ms = 0;  // > 0: try for this long only (LockTryOnce)
   int monitor_retries = 3;
   bool shell = true;
   bool pass_stdin = false;

@@ -62,7 +62,7 @@ constexpr char kRunUsage[] =
     "  SIGINT/SIGTERM: CMD is stopped, the key released, exit 130/143.\n"
     "\n";
 
-constexpr MonoMs kCleanupTimeoutMs = 10'000;
+constexpr DurationMs kCleanupTimeoutMs = 10'000;
 
 void Progress(const std::string& text) { PrintErr("tenure run: " + text); }
 
@@ -149,7 +149,7 @@ class Runner {
   void ArmLeaseTimer() {
     if (!child_ || !child_->running() || stop_code_) return;
     const client::Lease& lease = session_.lease();
-    const std::optional<MonoMs> next = NextLeaseCheckMs(lease, client::SteadyNowMs());
+    const std::optional<DurationMs> next = NextLeaseCheckMs(lease, client::SteadyNowMs());
     if (!next) {
       StopChild(1, lease.held()
                        ? "leadership can no longer be proven (no renewal acknowledged in time)"
@@ -180,7 +180,7 @@ class Runner {
     const MonoMs now = client::SteadyNowMs();
     const MonoMs kill_at =
         KillDeadlineMs(session_.lease(), now, session_.options().lease.kill_grace_ms);
-    kill_timer_.expires_after(std::chrono::milliseconds(std::max<MonoMs>(0, kill_at - now)));
+    kill_timer_.expires_after(std::chrono::milliseconds(std::max<DurationMs>(0, kill_at - now)));
     kill_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || !child_ || !child_->running()) return;
       Progress("child still running after the grace period: SIGKILL");

@@ -14,7 +14,7 @@ namespace asio = boost::asio;
 namespace {
 // While the key is ours but the lease is not proven for G, how often to look
 // whether a renewal got through again.
-constexpr MonoMs kUnprovenPollMs = 200;
+constexpr DurationMs kUnprovenPollMs = 200;
 }  // namespace
 
 struct Candidate::Timers {
@@ -34,8 +34,8 @@ struct Candidate::Timers {
 
 namespace {
 template <typename F>
-void ArmTimer(asio::steady_timer& timer, MonoMs delay_ms, std::weak_ptr<char> life, F then) {
-  timer.expires_after(std::chrono::milliseconds(std::max<MonoMs>(0, delay_ms)));
+void ArmTimer(asio::steady_timer& timer, DurationMs delay_ms, std::weak_ptr<char> life, F then) {
+  timer.expires_after(std::chrono::milliseconds(std::max<DurationMs>(0, delay_ms)));
   timer.async_wait([life, then = std::move(then)](const boost::system::error_code& ec) mutable {
     if (!ec && !life.expired()) then();
   });
@@ -74,20 +74,20 @@ const std::string& Candidate::session_id() const {
 }
 
 bool Candidate::IsLeader() const {
-  const MonoMs window =
+  const DurationMs window =
       session_ ? session_->lease().options().guarantee_ms : options_.session.lease.guarantee_ms;
   return IsLeader(window);
 }
 
-bool Candidate::IsLeader(MonoMs window_ms) const {
+bool Candidate::IsLeader(DurationMs window_ms) const {
   return election_ != nullptr && session_->alive() && election_->IsLeader(window_ms);
 }
 
 std::uint64_t Candidate::FencingToken() const { return election_ ? election_->FencingToken() : 0; }
 
-MonoMs Candidate::ProvenForMs() const {
+DurationMs Candidate::ProvenForMs() const {
   if (!session_ || !session_->alive() || !session_->lease().held()) return 0;
-  return std::max<MonoMs>(0, session_->lease().EndMs() - SteadyNowMs());
+  return std::max<DurationMs>(0, session_->lease().EndMs() - SteadyNowMs());
 }
 
 // ---- lifecycle -------------------------------------------------------------
@@ -223,7 +223,7 @@ void Candidate::StopCampaign() {
   if (election_) election_->StopCampaign();
 }
 
-void Candidate::Rest(MonoMs ms) {
+void Candidate::Rest(DurationMs ms) {
   resting_ = true;
   StopCampaign();
   ArmTimer(timers_->campaign, ms, life_, [this] {
@@ -262,11 +262,11 @@ void Candidate::Evaluate(const std::string& why) {
 void Candidate::ArmGuaranteeTimer() {
   timers_->guarantee.cancel();
   if (stopping_ || !election_ || !election_->holding()) return;
-  MonoMs delay = kUnprovenPollMs;
+  DurationMs delay = kUnprovenPollMs;
   // At most a second ahead: timers run on CLOCK_MONOTONIC, which stops
   // during a suspend; the lease clock (CLOCK_BOOTTIME) does not.
   if (leading_)
-    delay = std::min<MonoMs>(session_->lease().TerminateAtMs() - SteadyNowMs() + 1, 1'000);
+    delay = std::min<DurationMs>(session_->lease().TerminateAtMs() - SteadyNowMs() + 1, 1'000);
   ArmTimer(timers_->guarantee, delay, life_, [this] { Evaluate(""); });
 }
 

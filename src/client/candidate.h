@@ -50,16 +50,16 @@ namespace tenure::client {
 
 struct CandidateOptions {
   net::HttpClientOptions http;
-  SessionOptions session;            // session.lease holds T, rho, R, r and G
-  ElectionOptions election;          // name, candidate, prefix
-  std::string value;                 // the leader key's value while we lead
-  MonoMs resign_backoff_ms = 2'000;  // rest after Resign() before campaigning again
-  MonoMs session_retry_ms = 1'000;   // after a failed session create
+  SessionOptions session;                // session.lease holds T, rho, R, r and G
+  ElectionOptions election;              // name, candidate, prefix
+  std::string value;                     // the leader key's value while we lead
+  DurationMs resign_backoff_ms = 2'000;  // rest after Resign() before campaigning again
+  DurationMs session_retry_ms = 1'000;   // after a failed session create
   // Health check: called every health_interval_ms with a callback to answer
   // (healthy, why). Empty: always healthy.
   using HealthReply = std::function<void(bool healthy, std::string why)>;
   std::function<void(HealthReply)> health_check;
-  MonoMs health_interval_ms = 10'000;
+  DurationMs health_interval_ms = 10'000;
 };
 
 struct CandidateEvents {
@@ -86,11 +86,11 @@ class Candidate {
 
   // Leader now and guaranteed for the window (default: G of the options).
   bool IsLeader() const;
-  bool IsLeader(MonoMs window_ms) const;
+  bool IsLeader(DurationMs window_ms) const;
   // The fencing token of the current grant while the key is ours, else 0.
   std::uint64_t FencingToken() const;
   // Milliseconds the lease is still proven for (0 when not held).
-  MonoMs ProvenForMs() const;
+  DurationMs ProvenForMs() const;
   const std::string& session_id() const;
   const LeaderInfo& leader() const { return leader_; }
   bool healthy() const { return healthy_; }
@@ -118,7 +118,7 @@ class Candidate {
   void AnnounceFollower();
   void RunHealthCheck();
   void OnHealth(bool healthy, const std::string& why);
-  void Rest(MonoMs ms);
+  void Rest(DurationMs ms);
   template <typename F>
   void Post(F&& f);
 

@@ -22,7 +22,7 @@ namespace {
 // lists us (its dequeue of the hung-up request is on its way), and how far
 // apart.
 constexpr int kLeaveAttempts = 10;
-constexpr MonoMs kLeaveRetryMs = 200;
+constexpr DurationMs kLeaveRetryMs = 200;
 
 }  // namespace
 
@@ -95,7 +95,7 @@ net::RequestId Election::Send(std::string method, std::string target, std::strin
       });
 }
 
-void Election::After(int timer, MonoMs delay_ms, std::function<void()> then) {
+void Election::After(int timer, DurationMs delay_ms, std::function<void()> then) {
   std::weak_ptr<char> life = impl_->life;
   auto& t = impl_->timers[timer];
   t.expires_after(std::chrono::milliseconds(delay_ms));
@@ -410,11 +410,11 @@ void Election::SessionLost(const Status& why) {
 
 void Election::OnLost(LostCallback callback) { impl_->lost.push_back(std::move(callback)); }
 
-bool Election::IsLeader(MonoMs now_ms, MonoMs window_ms) const {
+bool Election::IsLeader(MonoMs now_ms, DurationMs window_ms) const {
   return holding_ && !handing_over_ && observed_.session == session_.id() &&
          session_.Guaranteed(now_ms, window_ms);
 }
 
-bool Election::IsLeader(MonoMs window_ms) const { return IsLeader(SteadyNowMs(), window_ms); }
+bool Election::IsLeader(DurationMs window_ms) const { return IsLeader(SteadyNowMs(), window_ms); }
 
 }  // namespace tenure::client

@@ -104,8 +104,8 @@ class Election {
 
   // Holding the key per the latest observation AND the lease is guaranteed
   // for window_ms from now (steady clock).
-  bool IsLeader(MonoMs window_ms) const;
-  bool IsLeader(MonoMs now_ms, MonoMs window_ms) const;
+  bool IsLeader(DurationMs window_ms) const;
+  bool IsLeader(MonoMs now_ms, DurationMs window_ms) const;
   bool holding() const { return holding_; }
   // A campaign is in progress (Campaign's `done` has not run).
   bool campaigning() const;
@@ -146,7 +146,7 @@ class Election {
   // Sends a request whose callback is dropped once the Election is gone.
   net::RequestId Send(std::string method, std::string target, std::string body,
                       std::int64_t timeout_ms, net::RetryPolicy retry, ResponseCallback done);
-  void After(int timer, MonoMs delay_ms, std::function<void()> then);
+  void After(int timer, DurationMs delay_ms, std::function<void()> then);
   void RegisterCandidate();
   void SweepThenAcquire();
   void AttemptAcquire();

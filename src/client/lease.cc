@@ -6,7 +6,7 @@
 
 namespace tenure::client {
 
-LeaseOptions LeaseOptions::ForTtl(MonoMs ttl_ms) {
+LeaseOptions LeaseOptions::ForTtl(DurationMs ttl_ms) {
   LeaseOptions options;
   options.ttl_ms = ttl_ms;
   options.guarantee_ms = ttl_ms / 3;
@@ -17,10 +17,11 @@ LeaseOptions LeaseOptions::ForTtl(MonoMs ttl_ms) {
 
 namespace {
 
-MonoMs Proven(const LeaseOptions& o) {
+DurationMs Proven(const LeaseOptions& o) {
   double rho = o.clock_rate_bound;
   // Floor: a lease may only be proven shorter than it is, never longer.
-  return static_cast<MonoMs>(std::floor(static_cast<double>(o.ttl_ms) * (1.0 - rho) / (1.0 + rho)));
+  return static_cast<DurationMs>(
+      std::floor(static_cast<double>(o.ttl_ms) * (1.0 - rho) / (1.0 + rho)));
 }
 
 }  // namespace
@@ -43,7 +44,7 @@ Status ValidateLeaseOptions(const LeaseOptions& o) {
                    " ms) must be shorter than the guarantee window (" +
                    std::to_string(o.guarantee_ms) + " ms), so the child is dead before expiry");
   }
-  MonoMs proven = Proven(o);
+  DurationMs proven = Proven(o);
   if (o.renew_interval_ms + o.guarantee_ms > proven) {
     return invalid("one renewal proves " + std::to_string(proven) +
                    " ms, less than the renewal "
@@ -63,14 +64,14 @@ void Lease::Renewed(MonoMs sent_ms) {
 
 void Lease::Clear() { has_lease_ = false; }
 
-bool Lease::Guaranteed(MonoMs now_ms, MonoMs window_ms) const {
+bool Lease::Guaranteed(MonoMs now_ms, DurationMs window_ms) const {
   return has_lease_ && now_ms + window_ms <= EndMs();
 }
 
 MonoMs Lease::NextRenewalMs(MonoMs sent_ms, double unit) const {
   unit = std::clamp(unit, 0.0, 1.0);
-  auto early = static_cast<MonoMs>(static_cast<double>(options_.renew_interval_ms) *
-                                   options_.renew_jitter * unit);
+  auto early = static_cast<DurationMs>(static_cast<double>(options_.renew_interval_ms) *
+                                       options_.renew_jitter * unit);
   return sent_ms + options_.renew_interval_ms - early;
 }
 

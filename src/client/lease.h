@@ -18,16 +18,16 @@
 namespace tenure::client {
 
 struct LeaseOptions {
-  MonoMs ttl_ms = 15'000;            // T, the session TTL the server holds
-  double clock_rate_bound = 0.01;    // rho: clocks run within 1% of real time
-  MonoMs guarantee_ms = 5'000;       // G: is_leader(G) and tenure run's cut-off
-  MonoMs kill_grace_ms = 2'500;      // K: SIGTERM-to-SIGKILL grace, < G
-  MonoMs renew_interval_ms = 5'000;  // R: time between renewals
-  MonoMs retry_interval_ms = 1'000;  // r: time between retries of a failed renewal
-  double renew_jitter = 0.1;         // renewals come up to this fraction of R early
+  DurationMs ttl_ms = 15'000;            // T, the session TTL the server holds
+  double clock_rate_bound = 0.01;        // rho: clocks run within 1% of real time
+  DurationMs guarantee_ms = 5'000;       // G: is_leader(G) and tenure run's cut-off
+  DurationMs kill_grace_ms = 2'500;      // K: SIGTERM-to-SIGKILL grace, < G
+  DurationMs renew_interval_ms = 5'000;  // R: time between renewals
+  DurationMs retry_interval_ms = 1'000;  // r: time between retries of a failed renewal
+  double renew_jitter = 0.1;             // renewals come up to this fraction of R early
 
   // The defaults of docs/leadership.md for a TTL: G = R = T/3, K = G/2.
-  static LeaseOptions ForTtl(MonoMs ttl_ms);
+  static LeaseOptions ForTtl(DurationMs ttl_ms);
 };
 
 // Checks that the options can keep their promise: K < G, and the lease
@@ -41,7 +41,7 @@ class Lease {
 
   // How long one acknowledged renewal proves the lease, in client time:
   // floor(T * (1 - rho) / (1 + rho)).
-  MonoMs ProvenMs() const { return proven_ms_; }
+  DurationMs ProvenMs() const { return proven_ms_; }
 
   // A renewal sent at `sent_ms` succeeded. Out-of-order acknowledgements
   // keep the latest send time.
@@ -54,7 +54,7 @@ class Lease {
   // meaningful only while held().
   MonoMs EndMs() const { return last_sent_ms_ + proven_ms_; }
   // True iff the lease is provably valid for the next window_ms from now_ms.
-  bool Guaranteed(MonoMs now_ms, MonoMs window_ms) const;
+  bool Guaranteed(MonoMs now_ms, DurationMs window_ms) const;
   // tenure run's timeline: SIGTERM the child at EndMs() - G, SIGKILL at
   // EndMs() - G + K, both before any server could expire the session.
   MonoMs TerminateAtMs() const { return EndMs() - options_.guarantee_ms; }
@@ -66,9 +66,9 @@ class Lease {
 
  private:
   LeaseOptions options_;
-  MonoMs proven_ms_;
+  DurationMs proven_ms_ = 0;
   bool has_lease_ = false;
-  MonoMs last_sent_ms_ = 0;
+  MonoMs last_sent_ms_;
 };
 
 }  // namespace tenure::client

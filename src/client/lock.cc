@@ -18,13 +18,13 @@ namespace tenure::client {
 
 namespace {
 
-constexpr MonoMs kSessionTtlMs = 15'000;  // api.Lock's DefaultLockSessionTTL
-constexpr MonoMs kLockDelayMs = 15'000;   // not sent by api.Lock: the server's default
-constexpr MonoMs kLockWaitMs = 15'000;    // DefaultLockWaitTime / DefaultSemaphoreWaitTime
-constexpr MonoMs kLockRetryMs = 5'000;    // DefaultLockRetryTime (lock-delay guessed)
-constexpr MonoMs kRetryMs = 1'000;        // consul lock's monitor retry time
-constexpr MonoMs kQueueWaitMs = 300'000;  // wait of each queued acquire (-n 1, fair)
-constexpr int kQueueErrorRetries = 5;     // queued acquire: 500s/transport errors in a row
+constexpr DurationMs kSessionTtlMs = 15'000;  // api.Lock's DefaultLockSessionTTL
+constexpr DurationMs kLockDelayMs = 15'000;   // not sent by api.Lock: the server's default
+constexpr DurationMs kLockWaitMs = 15'000;    // DefaultLockWaitTime / DefaultSemaphoreWaitTime
+constexpr DurationMs kLockRetryMs = 5'000;    // DefaultLockRetryTime (lock-delay guessed)
+constexpr DurationMs kRetryMs = 1'000;        // consul lock's monitor retry time
+constexpr DurationMs kQueueWaitMs = 300'000;  // wait of each queued acquire (-n 1, fair)
+constexpr int kQueueErrorRetries = 5;         // queued acquire: 500s/transport errors in a row
 
 }  // namespace
 
@@ -74,7 +74,7 @@ void ConsulLock::Stop() {
   retry_timer_->timer.cancel();
 }
 
-void ConsulLock::After(MonoMs delay_ms, std::function<void()> then) {
+void ConsulLock::After(DurationMs delay_ms, std::function<void()> then) {
   std::weak_ptr<char> life = life_;
   retry_timer_->timer.expires_after(std::chrono::milliseconds(delay_ms));
   retry_timer_->timer.async_wait(
@@ -85,9 +85,9 @@ void ConsulLock::After(MonoMs delay_ms, std::function<void()> then) {
 
 // The wait of one blocking read or queued acquire: `most_ms`, or what is
 // left until the deadline.
-MonoMs ConsulLock::WaitLeftMs(MonoMs most_ms) const {
-  if (deadline_ms_ == 0) return most_ms;
-  return std::clamp<MonoMs>(deadline_ms_ - SteadyNowMs(), 1, most_ms);
+DurationMs ConsulLock::WaitLeftMs(DurationMs most_ms) const {
+  if (deadline_ms_ == MonoMs()) return most_ms;
+  return std::clamp<DurationMs>(deadline_ms_ - SteadyNowMs(), 1, most_ms);
 }
 
 // GET of `key` (with `query`), blocking past `index` when it is > 0.
@@ -163,7 +163,7 @@ void ConsulLock::Held(std::uint64_t fence, std::uint64_t index) {
 // immediate true/false. Errors: kUnavailable for a transport error or a 500
 // other than "invalid session" (worth sending again), kFailedPrecondition
 // for any other answer.
-void ConsulLock::AcquireKey(const std::string& key, std::uint64_t flags, MonoMs park_ms,
+void ConsulLock::AcquireKey(const std::string& key, std::uint64_t flags, DurationMs park_ms,
                             std::function<void(Result<Acquired>)> won) {
   std::string target = "/v1/kv/" + net::EscapeKeyPath(key) + "?flags=" + std::to_string(flags) +
                        "&acquire=" + net::EscapeQueryValue(session_.id());

@@ -108,10 +108,10 @@ class ConsulLock {
 
   void Send(std::string method, std::string target, std::string body, std::int64_t timeout_ms,
             net::RetryPolicy retry, Callback done);
-  void After(MonoMs delay_ms, std::function<void()> then);
-  MonoMs WaitLeftMs(MonoMs most_ms) const;
+  void After(DurationMs delay_ms, std::function<void()> then);
+  DurationMs WaitLeftMs(DurationMs most_ms) const;
   void Read(const std::string& key, const std::string& query, std::uint64_t index, Callback done);
-  void AcquireKey(const std::string& key, std::uint64_t flags, MonoMs park_ms,
+  void AcquireKey(const std::string& key, std::uint64_t flags, DurationMs park_ms,
                   std::function<void(Result<Acquired>)> won);
   void Progress(const std::string& line) const;
   void Held(std::uint64_t fence, std::uint64_t index);
@@ -139,7 +139,7 @@ class ConsulLock {
   std::unique_ptr<Timer> retry_timer_;
   std::shared_ptr<char> life_ = std::make_shared<char>(0);
   net::RequestId inflight_ = 0;
-  MonoMs deadline_ms_ = 0;
+  MonoMs deadline_ms_;
   std::function<void(Result<std::uint64_t>)> acquire_done_;  // set while acquiring
   std::function<void(const std::string&)> lost_;             // set while monitoring
   std::uint64_t held_index_ = 0;                             // the index the monitor starts from

@@ -25,13 +25,13 @@ namespace tenure::client {
 MonoMs SteadyNowMs() {
   timespec ts{};
   ::clock_gettime(CLOCK_BOOTTIME, &ts);
-  return static_cast<MonoMs>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+  return MonoMs(static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000);
 }
 
 namespace {
 
 // Go duration string for milliseconds: "10s" or "1500ms".
-std::string GoDuration(MonoMs ms) {
+std::string GoDuration(DurationMs ms) {
   if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
   return std::to_string(ms) + "ms";
 }
@@ -89,7 +89,8 @@ Session::~Session() {
 }
 
 void Session::Create(SessionOptions options, std::function<void(Result<std::string>)> done) {
-  TENURE_ASSERT(!created() && inflight_ == 0);
+  TENURE_ASSERT(!created());
+  TENURE_ASSERT(inflight_ == 0);
   if (options.lease.ttl_ms != options.ttl_ms) {
     options.lease = LeaseOptions::ForTtl(options.ttl_ms);
   }
@@ -132,7 +133,7 @@ void Session::Create(SessionOptions options, std::function<void(Result<std::stri
 
 void Session::ScheduleRenew(MonoMs at_ms) {
   if (!alive()) return;
-  MonoMs delay = std::max<MonoMs>(0, at_ms - SteadyNowMs());
+  DurationMs delay = std::max<DurationMs>(0, at_ms - SteadyNowMs());
   timer_->timer.expires_after(std::chrono::milliseconds(delay));
   std::weak_ptr<char> life = life_;
   timer_->timer.async_wait([this, life](const boost::system::error_code& ec) {

@@ -41,8 +41,8 @@ namespace tenure::client {
 
 struct SessionOptions {
   std::string name = "tenure";
-  MonoMs ttl_ms = 15'000;            // T; the server's minimum is 10 s
-  MonoMs lock_delay_ms = 5'000;      // D
+  DurationMs ttl_ms = 15'000;        // T; the server's minimum is 10 s
+  DurationMs lock_delay_ms = 5'000;  // D
   std::string behavior = "release";  // "release" or "delete"
   // The session's Node: empty = the server's node name, as Consul's agent
   // fills it in. With ACLs, session:write on this name is what creating and
@@ -55,7 +55,7 @@ struct SessionOptions {
   // Bound of one renew attempt. The next attempt goes r after an attempt's
   // send unless it succeeded, whether it failed or is still waiting (at most
   // 3 overlap), so an unanswered renewal delays the retry by r, not by this.
-  MonoMs renew_timeout_ms = 3'000;
+  DurationMs renew_timeout_ms = 3'000;
 };
 
 // The lease clock in milliseconds (CLOCK_BOOTTIME: monotonic, and counting
@@ -97,10 +97,10 @@ class Session {
   // Created, not lost, not destroyed.
   bool alive() const { return created() && !lost_ && !destroyed_; }
   // The lease is provably valid for [now, now + window].
-  bool Guaranteed(MonoMs now_ms, MonoMs window_ms) const {
+  bool Guaranteed(MonoMs now_ms, DurationMs window_ms) const {
     return lease_.Guaranteed(now_ms, window_ms);
   }
-  bool Guaranteed(MonoMs window_ms) const { return Guaranteed(SteadyNowMs(), window_ms); }
+  bool Guaranteed(DurationMs window_ms) const { return Guaranteed(SteadyNowMs(), window_ms); }
   const Lease& lease() const { return lease_; }
   const SessionOptions& options() const { return options_; }
   // Successful renewals so far (the create not counted).

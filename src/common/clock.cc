@@ -5,9 +5,9 @@
 namespace tenure {
 
 MonoMs RealClock::NowMonoMs() const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return MonoMs(std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count());
 }
 
 UnixMs RealClock::NowUnixMs() const {

@@ -41,8 +41,8 @@ constexpr std::size_t kSessionsMax = 1'000'000;
 
 // --- Blocking queries -------------------------------------------------------
 // Consul's default_query_time and max_query_time.
-constexpr MonoMs kBlockingWaitDefaultMs = 5 * 60 * 1000;
-constexpr MonoMs kBlockingWaitMaxMs = 10 * 60 * 1000;
+constexpr DurationMs kBlockingWaitDefaultMs = 5 * 60 * 1000;
+constexpr DurationMs kBlockingWaitMaxMs = 10 * 60 * 1000;
 // Jitter added to a blocking wait is in [0, wait / kBlockingJitterFraction).
 constexpr int kBlockingJitterFraction = 16;
 // Parked blocking queries per server; each costs one connection anyway.
@@ -95,20 +95,20 @@ constexpr std::size_t kHttpConnectionsMax = 20'000;
 constexpr std::size_t kHttpConnectionsPerClientDefault = 200;
 // A request that has started must arrive in full within this time, so a
 // client that sends half a request and stalls cannot hold a slot forever.
-constexpr MonoMs kHttpRequestReadTimeoutMs = 30'000;
+constexpr DurationMs kHttpRequestReadTimeoutMs = 30'000;
 // An idle keep-alive connection is closed after this long without a request,
 // so forgotten connections give their descriptors back. Longer than the 90 s
 // after which Go's Transport (Consul's api client) drops its own idle
 // connections, so such a client closes first and never sends a request into
 // a close. A parked request (a blocking query of up to 10 min) is not idle:
 // it has no deadline until it is answered.
-constexpr MonoMs kHttpIdleTimeoutMs = 2 * 60 * 1000;
+constexpr DurationMs kHttpIdleTimeoutMs = 2 * 60 * 1000;
 // A new connection must send its first byte within this time. Clients
 // connect when they have a request to send (Go's Transport, python-consul,
 // curl), so 10 s is generous; without it a connection that never speaks held
 // a descriptor for the whole idle timeout, and 20,000 of them exhausted the
 // process. Keep-alive idle time between requests stays kHttpIdleTimeoutMs.
-constexpr MonoMs kHttpFirstByteTimeoutMs = 10'000;
+constexpr DurationMs kHttpFirstByteTimeoutMs = 10'000;
 
 // --- HTTP: answer sizes, unsent output, descriptors (docs/limits.md) -------
 // The largest answer a single request may build: a GET ?recurse or ?keys, or
@@ -128,7 +128,7 @@ constexpr std::size_t kHttpSmallResponseBytes = 64 * 1024;
 // While the unsent total is over kHttpUnsentBytesMax, a connection whose
 // pending response made no progress for this long is closed to make room
 // (otherwise a writer is cut after kHttpRequestReadTimeoutMs without progress).
-constexpr MonoMs kHttpStalledWriterMs = 5'000;
+constexpr DurationMs kHttpStalledWriterMs = 5'000;
 // Descriptors kept free of client connections for raft (segments,
 // snapshots, peers), libuv, the listener and logs. The connection cap is
 // min(kHttpConnectionsMax, (RLIMIT_NOFILE - reserve) / 2): halved because on
@@ -197,13 +197,13 @@ constexpr unsigned kRaftVotesPerElectionTimeoutMax = 4;
 // right after a transfer passes, and a flood still cannot churn leaders.
 constexpr unsigned kRaftDisruptVotesPerElectionTimeoutMax = 2;
 // A connection must finish the handshake within this time.
-constexpr MonoMs kRaftHandshakeTimeoutMs = 5'000;
+constexpr DurationMs kRaftHandshakeTimeoutMs = 5'000;
 // A message started on a raft connection must be whole within this time
 // plus its declared size at kRaftMessageBytesPerSecondMin, counted from its
 // first byte: a peer that trickles (a byte now and then) cannot hold what
 // libraft buffered for it. 4 MiB/s is 32 Mbit/s, below any link members
 // should run on; a 1 GiB AppendEntries then has 266 s.
-constexpr MonoMs kRaftMessageTimeMs = 10'000;
+constexpr DurationMs kRaftMessageTimeMs = 10'000;
 constexpr std::uint64_t kRaftMessageBytesPerSecondMin = 4 * 1024 * 1024;
 // Bytes of inbound raft messages in progress (received, not yet whole: held
 // by the gate or buffered by libraft), all raft connections together. A

@@ -28,7 +28,6 @@ class LogIndex {
   std::uint64_t value_ = 0;
 };
 
-using MonoMs = std::int64_t;      // monotonic milliseconds (timers; never replicated)
 using DurationMs = std::int64_t;  // a length of time in milliseconds
 using DurationNs = std::int64_t;  // Go-style duration in nanoseconds
 
@@ -44,10 +43,23 @@ class InstantMs {
   // For codecs and logs.
   constexpr std::int64_t ms() const { return ms_; }
 
+  // The latest instant: "never" for a deadline.
+  static constexpr InstantMs Max() { return InstantMs(INT64_MAX); }
+
   constexpr auto operator<=>(const InstantMs&) const = default;
   constexpr InstantMs operator+(DurationMs d) const { return InstantMs(ms_ + d); }
   constexpr InstantMs operator-(DurationMs d) const { return InstantMs(ms_ - d); }
   constexpr DurationMs operator-(InstantMs other) const { return ms_ - other.ms_; }
+  constexpr InstantMs& operator+=(DurationMs d) {
+    ms_ += d;
+    return *this;
+  }
+  // For test failures and logs that stream (any std::ostream).
+  template <typename Stream>
+  friend Stream& operator<<(Stream& out, InstantMs instant) {
+    out << instant.ms_;
+    return out;
+  }
 
  private:
   std::int64_t ms_ = 0;
@@ -57,6 +69,12 @@ class InstantMs {
 // (history times, token expiry, CreateTime). Only displayed or compared with
 // a wall clock; never what decides how long a replicated window lasts.
 using UnixMs = InstantMs<struct WallClockTag>;
+
+// An instant on this process's monotonic clock (std::chrono::steady_clock):
+// timers, deadlines, when something was last heard. Never replicated, and
+// meaningless in another process. A length of time is a DurationMs: one
+// instant minus another, or an instant moved by one.
+using MonoMs = InstantMs<struct MonotonicClockTag>;
 
 // The replicated clock (decision 0037): milliseconds of leadership, advanced
 // by each leader's monotonic clock from where the Store's clock stands, so a

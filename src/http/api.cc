@@ -173,10 +173,10 @@ void Api::BlockingRead(const CallPtr& call, server::Watch watch, CallReadFn read
     }
     // Consul adds a random jitter in [0, wait/16) so parked clients do not
     // all return at once.
-    MonoMs wait_ms = options.wait_ms;
-    MonoMs jitter_range = wait_ms / limits::kBlockingJitterFraction;
+    DurationMs wait_ms = options.wait_ms;
+    DurationMs jitter_range = wait_ms / limits::kBlockingJitterFraction;
     if (jitter_range > 0) {
-      wait_ms += static_cast<MonoMs>(random_() % static_cast<std::uint64_t>(jitter_range));
+      wait_ms += static_cast<DurationMs>(random_() % static_cast<std::uint64_t>(jitter_range));
     }
     // It may wait minutes, 10,000 of it on one key: keep only what the
     // answer reads (decision 0034).
@@ -228,7 +228,7 @@ std::shared_ptr<const SharedAnswer> Api::EntryAnswer(const state::KvEntry& entry
                                                      std::string_view default_acl_policy) {
   auto& cached = entry_answer_;
   const bool known_leader = server_.KnownLeader();
-  const MonoMs last_contact_ms = server_.LastContactMs();
+  const DurationMs last_contact_ms = server_.LastContactMs();
   // (key, ModifyIndex) names one version of an entry: every change to an
   // entry, including its lock being released by an invalidated session,
   // moves its ModifyIndex, and no-op writes leave both content and index

@@ -218,7 +218,7 @@ class Api {
     LogIndex modify_index;
     LogIndex key_index;
     bool known_leader = false;
-    MonoMs last_contact_ms = 0;
+    DurationMs last_contact_ms = 0;
     std::string default_acl_policy;
     std::shared_ptr<const SharedAnswer> answer;
   } entry_answer_;

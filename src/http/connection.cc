@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/assert.h"
 #include "common/log_limiter.h"
 #include "http/connection_internal.h"
 #include "http/request_reader.h"
@@ -88,8 +89,10 @@ void Connection::Unlink() {
   if (next_ != nullptr) next_->prev_ = prev_;
   prev_ = next_ = nullptr;
   linked_ = false;
+  TENURE_ASSERT(shared_->open > 0);
   --shared_->open;
   if (counted_) {
+    TENURE_ASSERT(shared_->served > 0);
     --shared_->served;
     counted_ = false;
   }

@@ -69,9 +69,9 @@ struct ServerShared {
 
   boost::asio::io_context& io;
   RequestHandler handler;
-  MonoMs request_read_timeout_ms = 0;
-  MonoMs idle_timeout_ms = 0;
-  MonoMs first_byte_timeout_ms = 0;
+  DurationMs request_read_timeout_ms = 0;
+  DurationMs idle_timeout_ms = 0;
+  DurationMs first_byte_timeout_ms = 0;
   std::size_t connections_max = 0;
   // Open connections per client address (ClientTable), shared with the
   // server's other listener; 0: no per-client limit.
@@ -85,7 +85,7 @@ struct ServerShared {
   // Unsent response bytes over every connection, and its budget (limits.h).
   std::size_t unsent_bytes = 0;
   std::size_t unsent_bytes_max = 0;
-  MonoMs stalled_writer_ms = 0;
+  DurationMs stalled_writer_ms = 0;
   // Every read lands here and is parsed before the loop runs anything else.
   std::unique_ptr<char[]> scratch = std::make_unique<char[]>(kScratchBytes);
   // Every connection's deadline, behind one timer (decision 0034, addendum).
@@ -127,7 +127,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   enum class Phase : std::uint8_t { kReading, kParked, kWriting, kLinger, kClosed };
   enum class ParseOutcome : std::uint8_t { kNeedMore, kComplete, kError };
-  static constexpr MonoMs kNoDeadline = std::numeric_limits<MonoMs>::max();
+  static constexpr MonoMs kNoDeadline = MonoMs::Max();
 
   void Run();
   void PostRun();
@@ -158,7 +158,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::shared_ptr<const SharedAnswer> shared_answer;
     std::size_t offset = 0;     // bytes of head + body written
     std::size_t accounted = 0;  // its share of ServerShared::unsent_bytes
-    MonoMs progress_ms = 0;     // when the kernel last took some of it
+    MonoMs progress_ms;         // when the kernel last took some of it
     bool close_after_write = false;
 
     std::string_view head_bytes() const {
@@ -231,7 +231,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // than any deadline that may follow; only moving earlier re-arms it. Its
   // entry in ServerShared::deadlines is (timer_at_ms_, this) while armed.
   MonoMs deadline_ms_ = kNoDeadline;
-  MonoMs timer_at_ms_ = 0;
+  MonoMs timer_at_ms_;
 
   Connection* prev_ = nullptr;
   Connection* next_ = nullptr;

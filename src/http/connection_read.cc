@@ -35,9 +35,9 @@ void Connection::BeginRequest() {
   if (reader_ != nullptr) reader_->Begin();  // else made by the first byte (Reader)
   if (pending_.empty() && pending_.capacity() > kPendingKeepBytes) std::string().swap(pending_);
   request_started_ = !pending_.empty();  // pipelined bytes count as a started request
-  const MonoMs wait_ms = request_started_ ? shared_->request_read_timeout_ms
-                         : spoken_        ? shared_->idle_timeout_ms
-                                          : shared_->first_byte_timeout_ms;
+  const DurationMs wait_ms = request_started_ ? shared_->request_read_timeout_ms
+                             : spoken_        ? shared_->idle_timeout_ms
+                                              : shared_->first_byte_timeout_ms;
   const MonoMs now = wire::NowMonoMs();
   SetDeadline(now + wait_ms, now);
 }

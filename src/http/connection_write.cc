@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/assert.h"
 #include "http/connection.h"
 #include "http/connection_internal.h"
 #include "http/wire.h"
@@ -22,7 +23,7 @@ namespace {
 
 // After a response that closes the connection, unread input is discarded for
 // at most this long / this much, then the socket is closed regardless.
-constexpr MonoMs kLingerMs = 1000;
+constexpr DurationMs kLingerMs = 1000;
 constexpr std::size_t kLingerBytesMax = 4 * 1024 * 1024;
 // A KV answer's head with Consul's headers is about 220 bytes.
 constexpr std::size_t kHeadReserveBytes = 256;
@@ -98,6 +99,7 @@ void Connection::BeginOutput(std::size_t bytes, MonoMs now_ms) {
 
 void Connection::ReleaseOutput() {
   if (out_ == nullptr) return;
+  TENURE_ASSERT(shared_->unsent_bytes >= out_->accounted);
   shared_->unsent_bytes -= out_->accounted;
   out_->accounted = 0;
 }

@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "common/assert.h"
 #include "http/wire.h"
 
 namespace tenure::http {
@@ -18,7 +19,7 @@ struct DeadlineSet::State {
   OnDue on_due;
   std::set<std::pair<MonoMs, void*>> entries;
   std::unique_ptr<asio::steady_timer> timer;  // made when first needed
-  MonoMs timer_at_ms = -1;                    // -1: not waiting
+  MonoMs timer_at_ms = MonoMs(-1);            // -1: not waiting
 };
 
 namespace {
@@ -31,12 +32,12 @@ void Arm(const std::shared_ptr<State>& state) {
   if (state->entries.empty()) return;
   const MonoMs earliest = state->entries.begin()->first;
   // Armed for a time no later: it fires early at worst, and re-arms.
-  if (state->timer_at_ms != -1 && state->timer_at_ms <= earliest) return;
+  if (state->timer_at_ms != MonoMs(-1) && state->timer_at_ms <= earliest) return;
   if (state->timer == nullptr) state->timer = std::make_unique<asio::steady_timer>(state->io);
   state->timer_at_ms = earliest;
   // Cancels a later wait, whose handler then sees operation_aborted.
   state->timer->expires_at(
-      std::chrono::steady_clock::time_point(std::chrono::milliseconds(earliest)));
+      std::chrono::steady_clock::time_point(std::chrono::milliseconds(earliest.ms())));
   state->timer->async_wait(
       [weak = std::weak_ptr<State>(state)](const boost::system::error_code& ec) {
         if (ec) return;
@@ -45,7 +46,7 @@ void Arm(const std::shared_ptr<State>& state) {
 }
 
 void Fire(const std::shared_ptr<State>& state) {
-  state->timer_at_ms = -1;
+  state->timer_at_ms = MonoMs(-1);
   const MonoMs now = wire::NowMonoMs();
   // An entry that fires is added again later than now, or not at all.
   while (!state->entries.empty() && state->entries.begin()->first <= now) {
@@ -71,10 +72,11 @@ void DeadlineSet::Add(MonoMs at_ms, void* owner) {
 }
 
 void DeadlineSet::Remove(MonoMs at_ms, void* owner) {
-  state_->entries.erase({at_ms, owner});
+  const std::size_t removed = state_->entries.erase({at_ms, owner});
+  TENURE_ASSERT(removed == 1);  // an owner removes only what it added
   if (state_->entries.empty() && state_->timer != nullptr) {
     state_->timer->cancel();
-    state_->timer_at_ms = -1;
+    state_->timer_at_ms = MonoMs(-1);
   }
 }
 

@@ -62,7 +62,7 @@ net::HttpClient& Forwarder::ClientFor(const std::string& http_address) {
 }
 
 void Forwarder::Forward(const HttpRequest& request, std::shared_ptr<Responder> responder,
-                        MonoMs timeout_ms) {
+                        DurationMs timeout_ms) {
   const server::Server::LeaderRoute leader = server_.RouteToLeader();
   if (shut_down_ || leader.id == 0 || leader.id == server_.NodeId()) {
     responder->Send(HttpResponse::Text(500, std::string(consul::kNoClusterLeader)));

@@ -46,7 +46,8 @@ class Forwarder {
   // cluster leader" when the leader's address is unknown, 500 "rpc error
   // making call: ..." when the leader cannot be reached in `timeout_ms`. A
   // client that goes away cancels the forwarded request.
-  void Forward(const HttpRequest& request, std::shared_ptr<Responder> responder, MonoMs timeout_ms);
+  void Forward(const HttpRequest& request, std::shared_ptr<Responder> responder,
+               DurationMs timeout_ms);
 
   // Cancels forwarded requests (their clients get a 500).
   void Shutdown();

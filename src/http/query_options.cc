@@ -39,8 +39,8 @@ Result<QueryOptions> ParseQueryOptions(const HttpRequest& request) {
     DurationNs ns = *parsed;
     if (ns > 0) {
       // Clamp before converting so absurd waits cannot overflow.
-      MonoMs ms = ns >= limits::kBlockingWaitMaxMs * kNsPerMs ? limits::kBlockingWaitMaxMs
-                                                              : (ns + kNsPerMs - 1) / kNsPerMs;
+      DurationMs ms = ns >= limits::kBlockingWaitMaxMs * kNsPerMs ? limits::kBlockingWaitMaxMs
+                                                                  : (ns + kNsPerMs - 1) / kNsPerMs;
       options.wait_ms = ms;
     }
   }

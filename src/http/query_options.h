@@ -13,8 +13,8 @@
 namespace tenure::http {
 
 struct QueryOptions {
-  LogIndex index;      // 0 = answer at once
-  MonoMs wait_ms = 0;  // clamped to limits; default applied when index > 0
+  LogIndex index;          // 0 = answer at once
+  DurationMs wait_ms = 0;  // clamped to limits; default applied when index > 0
   bool consistent = false;
   bool stale = false;
   bool pretty = false;

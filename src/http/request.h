@@ -92,7 +92,7 @@ struct HttpRequest {
   // itself through NoteHeader).
   HeaderList headers;
   std::string body;
-  MonoMs received_ms = 0;
+  MonoMs received_ms;
 
   // First value of a query parameter, nullopt if absent.
   std::optional<std::string_view> Query(std::string_view name) const;

@@ -87,9 +87,9 @@ constexpr std::array<Route, 29> kRoutes = {{
 
 // How long a follower waits for the leader's answer: a blocking query's wait
 // plus its jitter (wait/16) plus slack, otherwise as long as a client would.
-MonoMs ForwardTimeoutMs(const QueryOptions& options, const HttpRequest& request) {
-  constexpr MonoMs kSlackMs = 10'000;
-  constexpr MonoMs kPlainMs = 30'000;
+DurationMs ForwardTimeoutMs(const QueryOptions& options, const HttpRequest& request) {
+  constexpr DurationMs kSlackMs = 10'000;
+  constexpr DurationMs kPlainMs = 30'000;
   // A fair acquire (?acquire&queue) waits up to ?wait on the leader.
   if (request.method == "PUT" && request.HasQuery("queue")) return options.wait_ms + kSlackMs;
   if (options.index.is_none()) return kPlainMs;

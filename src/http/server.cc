@@ -336,7 +336,7 @@ Status TEST_ApplyEnvironment(HttpServerOptions* options) {
   };
   const struct {
     const char* name;
-    MonoMs* target;
+    DurationMs* target;
   } milliseconds[] = {
       {"TENURE_TEST_HTTP_FIRST_BYTE_TIMEOUT_MS", &options->TEST_first_byte_timeout_ms},
       {"TENURE_TEST_HTTP_STALLED_WRITER_MS", &options->TEST_stalled_writer_ms},

@@ -46,12 +46,12 @@ struct HttpServerOptions {
 
   // Test-only: the limits.h values, shortened so tests of the timeouts and
   // the connection cap run at the speed of logic. Production leaves them.
-  MonoMs TEST_request_read_timeout_ms = limits::kHttpRequestReadTimeoutMs;
-  MonoMs TEST_idle_timeout_ms = limits::kHttpIdleTimeoutMs;
-  MonoMs TEST_first_byte_timeout_ms = limits::kHttpFirstByteTimeoutMs;
+  DurationMs TEST_request_read_timeout_ms = limits::kHttpRequestReadTimeoutMs;
+  DurationMs TEST_idle_timeout_ms = limits::kHttpIdleTimeoutMs;
+  DurationMs TEST_first_byte_timeout_ms = limits::kHttpFirstByteTimeoutMs;
   std::size_t TEST_connections_max = limits::kHttpConnectionsMax;
   std::size_t TEST_unsent_bytes_max = limits::kHttpUnsentBytesMax;
-  MonoMs TEST_stalled_writer_ms = limits::kHttpStalledWriterMs;
+  DurationMs TEST_stalled_writer_ms = limits::kHttpStalledWriterMs;
   std::size_t TEST_descriptor_reserve = limits::kHttpDescriptorReserve;
 };
 

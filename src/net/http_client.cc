@@ -23,6 +23,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/assert.h"
 #include "common/strings.h"
 #include "tls/peer_name.h"
 
@@ -479,6 +480,7 @@ struct HttpClient::Impl {
   }
 
   void Release(std::shared_ptr<Conn> conn) {
+    TENURE_ASSERT(conn->addr < idle.size());
     auto& pool = idle[conn->addr];
     if (shut_down || pool.size() >= options.max_idle_per_address) {
       conn->tcp.close();
@@ -489,6 +491,7 @@ struct HttpClient::Impl {
 
   // The last thing a path does: `done` may re-enter the client.
   void Finish(CallPtr call, Result<ClientResponse> result) {
+    TENURE_ASSERT(!call->finished);  // every path checks: `done` runs once
     call->finished = true;
     live.erase(call->id);
     call->deadline_timer.cancel();

@@ -34,8 +34,8 @@ struct ServerInfo {
 // What the leader knows of one server's replication (Consensus::Replication).
 struct ServerProgress {
   std::uint64_t id = 0;
-  std::uint64_t match_index = 0;  // the highest entry known to be stored there
-  MonoMs since_heard_ms = -1;     // since the leader last heard from it; -1: not yet
+  std::uint64_t match_index = 0;   // the highest entry known to be stored there
+  DurationMs since_heard_ms = -1;  // since the leader last heard from it; -1: not yet
 };
 
 class Consensus {
@@ -62,7 +62,7 @@ class Consensus {
   virtual std::vector<ServerInfo> Configuration() const = 0;
   virtual bool SoleVoter() const = 0;
   virtual std::uint64_t ConfigurationIndex() const = 0;
-  virtual MonoMs LastContactMs() const = 0;
+  virtual DurationMs LastContactMs() const = 0;
   virtual std::uint64_t term() const = 0;
   // The last entry of this node's log, and the highest it knows committed.
   virtual std::uint64_t LastIndex() const = 0;

@@ -76,7 +76,7 @@ struct NodeOptions {
   bool refuse_keyless_joins = false;
   // The raft message gates' deadline and budget (wire::GateLimits); tests
   // shrink them.
-  MonoMs message_time_ms = limits::kRaftMessageTimeMs;
+  DurationMs message_time_ms = limits::kRaftMessageTimeMs;
   std::uint64_t inbound_bytes_max = limits::kRaftInboundBytesMax;
 };
 
@@ -141,7 +141,7 @@ class Node final : public Consensus {
   // Milliseconds since this node last heard from a leader; 0 on the leader.
   // An approximation (libraft has no such counter): see node.cc. Counts from
   // Start on a node that has not seen a leader yet.
-  MonoMs LastContactMs() const override;
+  DurationMs LastContactMs() const override;
   std::uint64_t term() const override;
   std::uint64_t LastIndex() const override;
   std::uint64_t CommitIndex() const override;

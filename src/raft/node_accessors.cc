@@ -111,7 +111,7 @@ std::uint64_t Node::ConfigurationIndex() const {
 // time since the last leader message. Without a known leader (candidate, or
 // a follower whose election timer fired) it is the time since the last
 // AfterTurn that saw one. Before any contact it counts from Start.
-MonoMs Node::LastContactMs() const {
+DurationMs Node::LastContactMs() const {
   const Impl& impl = *impl_;
   if (impl.phase_ == Impl::Phase::kIdle) return 0;
   if (impl.RaftLeader()) return 0;
@@ -121,7 +121,7 @@ MonoMs Node::LastContactMs() const {
       impl.raft_.follower_state.current_leader.id != 0) {
     contact = impl.raft_.election_timer_start;
   }
-  return now > contact ? static_cast<MonoMs>(now - contact) : 0;
+  return now > contact ? static_cast<DurationMs>(now - contact) : 0;
 }
 
 std::uint64_t Node::term() const { return impl_->raft_.current_term; }
@@ -155,7 +155,7 @@ std::vector<ServerProgress> Node::Replication() const {
       out.push_back({id, LastIndex(), 0});
       continue;
     }
-    MonoMs heard = impl_->transport_ ? impl_->transport_->SinceHeardMs(id) : -1;
+    DurationMs heard = impl_->transport_ ? impl_->transport_->SinceHeardMs(id) : -1;
     out.push_back({id, r.leader_state.progress[i].match_index, heard});
   }
   return out;

@@ -168,7 +168,7 @@ struct Node::Impl {
   void HandleJoin(const wire::Hello& hello, std::function<void(wire::JoinAnswer)> answer);
   void JoinCluster(std::vector<std::string> addresses);
   void JoinAttempt();
-  void ScheduleJoin(MonoMs delay_ms);
+  void ScheduleJoin(DurationMs delay_ms);
   bool SelfVotes() const;
   bool RaftLeader() const;
   std::uint64_t UvNowMs() const;

@@ -16,8 +16,8 @@ namespace tenure::raft {
 
 namespace {
 
-constexpr MonoMs kJoinRetryMs = 1'000;
-constexpr MonoMs kJoinRefusedRetryMs = 5'000;
+constexpr DurationMs kJoinRetryMs = 1'000;
+constexpr DurationMs kJoinRefusedRetryMs = 5'000;
 
 const struct raft_server* FindServer(const struct raft_configuration& conf, std::uint64_t id) {
   for (unsigned i = 0; i < conf.n; ++i) {
@@ -125,7 +125,7 @@ void Node::Impl::JoinCluster(std::vector<std::string> addresses) {
   ScheduleJoin(0);
 }
 
-void Node::Impl::ScheduleJoin(MonoMs delay_ms) {
+void Node::Impl::ScheduleJoin(DurationMs delay_ms) {
   if (join_addresses_.empty() || phase_ == Phase::kStopping || phase_ == Phase::kStopped) return;
   join_timer_->expires_after(std::chrono::milliseconds(delay_ms));
   join_timer_->async_wait([this](const boost::system::error_code& ec) {

@@ -24,9 +24,9 @@
 namespace tenure::raft {
 
 MonoMs TransportNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return MonoMs(std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count());
 }
 
 Transport::Impl::Impl(asio::io_context& io_context, uv_loop_t* uv_loop,
@@ -351,10 +351,10 @@ void Transport::Impl::OutgoingFinished(Outgoing* dial) {
 
 void Transport::Impl::NoteDialFailure(std::uint64_t id, const std::string& address,
                                       const std::string& why) {
-  constexpr MonoMs kRepeatMs = 60'000;
+  constexpr DurationMs kRepeatMs = 60'000;
   DialState& state = dial_state[id];
   MonoMs now = TransportNowMs();
-  if (why != state.last_failure || state.logged_at_ms < 0 ||
+  if (why != state.last_failure || state.logged_at_ms < MonoMs() ||
       now - state.logged_at_ms >= kRepeatMs) {
     log::Warn("raft", fmt::format("cannot reach server {} at {}: {} (retrying)", id, address, why));
     state.logged_at_ms = now;
@@ -401,7 +401,9 @@ std::uint16_t Transport::port() const {
 
 void Transport::SetTls(std::shared_ptr<const tls::Context> accept,
                        std::shared_ptr<const tls::Context> dial) {
-  TENURE_ASSERT(impl_->options.tls_accept != nullptr && accept != nullptr && dial != nullptr);
+  TENURE_ASSERT(impl_->options.tls_accept != nullptr);
+  TENURE_ASSERT(accept != nullptr);
+  TENURE_ASSERT(dial != nullptr);
   impl_->options.tls_accept = std::move(accept);
   impl_->options.tls_dial = std::move(dial);
 }
@@ -442,10 +444,10 @@ std::vector<PeerAdvert> Transport::Adverts() const {
 
 const TransportCounters& Transport::counters() const { return impl_->counters; }
 
-MonoMs Transport::SinceHeardMs(std::uint64_t id) const {
+DurationMs Transport::SinceHeardMs(std::uint64_t id) const {
   auto it = impl_->heard_ms.find(id);
   if (it == impl_->heard_ms.end()) return -1;
-  return std::max<MonoMs>(0, TransportNowMs() - it->second);
+  return std::max<DurationMs>(0, TransportNowMs() - it->second);
 }
 
 bool Transport::LinkLost(std::uint64_t id, std::string* why) const {

@@ -55,9 +55,9 @@ struct TransportOptions {
   // this server's and check the peer's. Null: raft in clear.
   std::shared_ptr<const tls::Context> tls_accept;
   std::shared_ptr<const tls::Context> tls_dial;
-  MonoMs election_timeout_ms = 500;
+  DurationMs election_timeout_ms = 500;
   // What the message gates allow (wire::GateLimits); tests shrink them.
-  MonoMs message_time_ms = limits::kRaftMessageTimeMs;
+  DurationMs message_time_ms = limits::kRaftMessageTimeMs;
   std::uint64_t inbound_bytes_max = limits::kRaftInboundBytesMax;
 };
 
@@ -121,7 +121,7 @@ class Transport {
   const TransportCounters& counters() const;
   // Milliseconds since a raft message from server `id` last passed the gate
   // (any inbound connection of it); -1 if none since this transport started.
-  MonoMs SinceHeardMs(std::uint64_t id) const;
+  DurationMs SinceHeardMs(std::uint64_t id) const;
   // True while server `id` counts as gone: its last inbound raft connection
   // ended from its side (EOF, reset), its TLS end of an outbound one did, or
   // a dial to it failed to connect (refused), with no inbound connection of

@@ -50,7 +50,7 @@ bool PeerHungUp(const boost::system::error_code& ec);
 inline constexpr std::size_t kHandshakeReadBytes = 4096;
 inline constexpr std::size_t kLinkReadBytes = 64 * 1024;
 // A join answer waits for the leader to add and catch up the new server.
-inline constexpr MonoMs kJoinAnswerTimeoutMs = 60'000;
+inline constexpr DurationMs kJoinAnswerTimeoutMs = 60'000;
 // Raft connections carry small messages that should leave at once, and may
 // sit idle for long: keep-alive finds a peer that vanished without a FIN.
 void TuneLinkSocket(int fd);
@@ -132,7 +132,7 @@ struct Transport::Impl : std::enable_shared_from_this<Transport::Impl> {
   // Dial failures per peer: logged when the reason changes, or once a minute.
   struct DialState {
     std::string last_failure;
-    MonoMs logged_at_ms = -1;
+    MonoMs logged_at_ms = MonoMs(-1);
     bool failing = false;
   };
   std::map<std::uint64_t, DialState> dial_state;

@@ -280,7 +280,7 @@ void InboundLink::ArmDeadline(MonoMs now_ms) {
   // A whole-message deadline, not one per byte: a peer that trickles a byte
   // now and then is cut as one that stops.
   deadline_.expires_after(
-      std::chrono::milliseconds(std::max<MonoMs>(0, gate_.deadline_ms() - now_ms) + 1));
+      std::chrono::milliseconds(std::max<DurationMs>(0, gate_.deadline_ms() - now_ms) + 1));
   deadline_.async_wait([self = shared_from_this(),
                         generation = deadline_generation_](const boost::system::error_code& ec) {
     if (ec || self->closed_ || generation != self->deadline_generation_) return;

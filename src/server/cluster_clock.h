@@ -36,7 +36,7 @@ class ClusterClock {
   bool started_ = false;
   std::uint64_t term_ = 0;
   ClusterMs last_stamp_;
-  MonoMs last_mono_ms_ = 0;
+  MonoMs last_mono_ms_;
 };
 
 }  // namespace tenure::server

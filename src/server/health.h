@@ -17,15 +17,15 @@ namespace tenure::server {
 // Consul's autopilot defaults: a server is healthy when the leader heard
 // from it within LastContactThreshold and it trails the leader's last log
 // entry by at most MaxTrailingLogs entries.
-inline constexpr MonoMs kHealthLastContactMs = 200;
+inline constexpr DurationMs kHealthLastContactMs = 200;
 inline constexpr std::uint64_t kHealthMaxTrailingLogs = 250;
 
 struct ServerHealth {
   std::uint64_t id = 0;
   bool voter = false;
   bool leader = false;
-  MonoMs last_contact_ms = -1;   // since the leader heard from it; -1: never
-  std::uint64_t last_index = 0;  // the leader's own, or what it knows stored there
+  DurationMs last_contact_ms = -1;  // since the leader heard from it; -1: never
+  std::uint64_t last_index = 0;     // the leader's own, or what it knows stored there
   bool healthy = false;
 };
 

@@ -145,7 +145,7 @@ void LeaderDuties::SetQueueGrant(const std::string& key, MonoMs at_ms) {
     queue_grants_.erase({it->second, key});
     queue_grant_at_.erase(it);
   }
-  if (at_ms < 0) return;
+  if (at_ms < MonoMs()) return;
   queue_grants_.insert({at_ms, key});
   queue_grant_at_.emplace(key, at_ms);
 }
@@ -177,7 +177,7 @@ void LeaderDuties::CheckQueue(const state::Store& store, const std::string& key,
   const state::KvEntry* entry = store.FindKv(key);
   const bool free = entry == nullptr || entry->session.empty();
   if (store.FindQueue(key) == nullptr || !free) {
-    SetQueueGrant(key, -1);  // nothing to grant (any more)
+    SetQueueGrant(key, MonoMs(-1));  // nothing to grant (any more)
     return;
   }
   // Free with waiters: only lock-delay keeps the head waiting. One

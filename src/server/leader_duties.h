@@ -61,7 +61,7 @@ bool TouchesSessions(const state::CommandBody& body);
 class LeaderDuties {
  public:
   // How long a failed SessionDestroy{expired} waits before it is proposed again.
-  static constexpr MonoMs kExpiryRetryMs = 1000;
+  static constexpr DurationMs kExpiryRetryMs = 1000;
 
   // Sessions expire between TTL and TTL x multiplier after the last renewal.
   // REQUIRES: ttl_multiplier >= 1.
@@ -142,7 +142,7 @@ class LeaderDuties {
 
   // --- Queue grants (decision 0027) --------------------------------------
   // How long a failed KvQueueGrant waits before it is proposed again.
-  static constexpr MonoMs kQueueGrantRetryMs = 1000;
+  static constexpr DurationMs kQueueGrantRetryMs = 1000;
   // After applies that touched `key`: if the Store shows it free with
   // waiters, a KvQueueGrant is due once its lock-delay window has passed,
   // both in replicated time (`replicated_remaining_ms`, the Store's window

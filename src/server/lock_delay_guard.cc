@@ -17,7 +17,7 @@ bool LockDelayGuard::Blocks(std::string_view key, MonoMs now_mono_ms) const {
 
 MonoMs LockDelayGuard::Until(std::string_view key) const {
   auto it = until_.find(key);
-  return it == until_.end() ? 0 : it->second;
+  return it == until_.end() ? MonoMs() : it->second;
 }
 
 }  // namespace tenure::server

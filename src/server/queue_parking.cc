@@ -24,7 +24,7 @@ struct QueueParking::Grace {
 };
 
 QueueParking::QueueParking(boost::asio::io_context& io, const state::Store& store, Leave leave,
-                           MonoMs grace_ms)
+                           DurationMs grace_ms)
     : io_(io), store_(store), leave_(std::move(leave)), grace_ms_(grace_ms) {}
 
 QueueParking::~QueueParking() {
@@ -81,7 +81,7 @@ std::optional<QueueParking::Answer> QueueParking::Check(const state::Store& stor
   return Answer{Outcome::kLeft, LogIndex()};
 }
 
-std::uint64_t QueueParking::Park(std::string key, state::SessionId session, MonoMs wait_ms,
+std::uint64_t QueueParking::Park(std::string key, state::SessionId session, DurationMs wait_ms,
                                  Done done, StillAllowed allowed) {
   const std::uint64_t id = next_id_++;
   auto parked = std::make_unique<Parked>(io_);
@@ -89,7 +89,7 @@ std::uint64_t QueueParking::Park(std::string key, state::SessionId session, Mono
   parked->session = std::move(session);
   parked->done = std::move(done);
   parked->allowed = std::move(allowed);
-  parked->timer.expires_after(std::chrono::milliseconds(std::max<MonoMs>(wait_ms, 0)));
+  parked->timer.expires_after(std::chrono::milliseconds(std::max<DurationMs>(wait_ms, 0)));
   parked->timer.async_wait([this, id](const boost::system::error_code& ec) {
     if (ec) return;  // cancelled: answered, forgotten, or this object is going away
     auto it = parked_.find(id);

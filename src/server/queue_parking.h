@@ -62,12 +62,12 @@ class QueueParking {
   // How long a waiter keeps its place once no request of its session for
   // the key is parked here. Clients ask again at once after a wait runs out,
   // and within their back-off (1 s by default) after a 500.
-  static constexpr MonoMs kUnattendedGraceMs = 10'000;
+  static constexpr DurationMs kUnattendedGraceMs = 10'000;
 
   // `store` is the server's: a wait that runs out reads the session's place
   // from it. `grace_ms`: kUnattendedGraceMs but in tests.
   QueueParking(boost::asio::io_context& io, const state::Store& store, Leave leave,
-               MonoMs grace_ms = kUnattendedGraceMs);
+               DurationMs grace_ms = kUnattendedGraceMs);
   ~QueueParking();
 
   // What the Store says now about `session` waiting for `key`: granted,
@@ -79,7 +79,7 @@ class QueueParking {
   // it granted or gone (or, with `allowed`, denied by a change of the ACL
   // tables), wait_ms passes, or Flush. `done` runs exactly once unless
   // Cancel comes first. Returns the id for Cancel (never 0).
-  std::uint64_t Park(std::string key, state::SessionId session, MonoMs wait_ms, Done done,
+  std::uint64_t Park(std::string key, state::SessionId session, DurationMs wait_ms, Done done,
                      StillAllowed allowed = nullptr);
   // Forgets a parked request without answering (its client hung up). False
   // if it was no longer parked (already answered).
@@ -117,7 +117,7 @@ class QueueParking {
   std::unordered_map<std::uint64_t, std::unique_ptr<Parked>> parked_;
   std::unordered_map<std::string, std::vector<std::uint64_t>> by_key_;
   Leave leave_;
-  MonoMs grace_ms_;
+  DurationMs grace_ms_;
   struct Grace;
   std::map<std::pair<std::string, state::SessionId>, std::unique_ptr<Grace>> unattended_;
 };

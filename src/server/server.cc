@@ -105,16 +105,17 @@ void Server::OnRaftBroken(Status why) {
   leader_ready_ = false;
   duties_.OnLostLeadership();
   housekeeping_->duties.cancel();
-  housekeeping_->duties_armed_for_ms = -1;
+  housekeeping_->duties_armed_for_ms = MonoMs(-1);
   waiters_->Flush();
   queue_parking_->Flush();
   // A restart that breaks again soon waits longer each time (1 s to 30 s),
   // so a disk that stays full is retried without spinning.
-  constexpr MonoMs kCalmMs = 60'000;
+  constexpr DurationMs kCalmMs = 60'000;
   MonoMs now = clock_.NowMonoMs();
-  restart_delay_ms_ = (last_restart_ms_ >= 0 && now - last_restart_ms_ < kCalmMs)
-                          ? std::min<MonoMs>(std::max<MonoMs>(restart_delay_ms_ * 2, 1'000), 30'000)
-                          : 0;
+  restart_delay_ms_ =
+      (last_restart_ms_ >= MonoMs() && now - last_restart_ms_ < kCalmMs)
+          ? std::min<DurationMs>(std::max<DurationMs>(restart_delay_ms_ * 2, 1'000), 30'000)
+          : 0;
   log::Warn("server",
             "raft stopped working (" + raft_last_failure_ + "); restarting it from the data dir" +
                 (restart_delay_ms_ > 0 ? " in " + std::to_string(restart_delay_ms_) + " ms" : ""),
@@ -187,7 +188,7 @@ void Server::IssueBarrier() {
 
 bool Server::IsLeader() const { return node_->IsLeader(); }
 bool Server::KnownLeader() const { return !node_->LeaderAddress().empty(); }
-MonoMs Server::LastContactMs() const { return node_->LastContactMs(); }
+DurationMs Server::LastContactMs() const { return node_->LastContactMs(); }
 std::string Server::LeaderAddress() const { return node_->LeaderAddress(); }
 void Server::TransferLeadership(std::uint64_t id, std::function<void(Status)> done) {
   node_->TransferLeadership(id, std::move(done));

@@ -58,11 +58,11 @@ struct ServerOptions {
   // 2 is Consul's SessionTTLMultiplier, which clients such as Patroni count on.
   int session_ttl_multiplier = 2;
   // How often the leader forgets old tombstones (they then live 1-2 periods).
-  MonoMs tombstone_reap_period_ms = 60'000;
+  DurationMs tombstone_reap_period_ms = 60'000;
   // How often the leader writes a Checkpoint so that replicas compare their
   // state (state/store.h; each costs every replica one digest of its whole
   // state). 0: never.
-  MonoMs checkpoint_period_ms = 30'000;
+  DurationMs checkpoint_period_ms = 30'000;
   // -disable-metrics: count nothing (docs/metrics.md).
   bool metrics_enabled = true;
   // -fair-queue=false: the KV handler ignores ?queue as Consul does (a plain
@@ -169,9 +169,9 @@ class Server {
   // How long until this leader expires the TTL session unless it is
   // renewed (its session timer's deadline, at most TTL x multiplier), in
   // ms; nullopt on a follower, for a session without a TTL or not armed.
-  std::optional<MonoMs> SessionTtlRemainingMs(const state::SessionId& session_id) const;
+  std::optional<DurationMs> SessionTtlRemainingMs(const state::SessionId& session_id) const;
   bool KnownLeader() const;
-  MonoMs LastContactMs() const;
+  DurationMs LastContactMs() const;
   std::string LeaderAddress() const;
   // raft_transfer to voter `id` (0: any); see raft::Node::TransferLeadership.
   void TransferLeadership(std::uint64_t id, std::function<void(Status)> done);
@@ -286,8 +286,8 @@ class Server {
   bool stopping_ = false;
   std::uint64_t raft_restarts_ = 0;
   std::string raft_last_failure_;
-  MonoMs last_restart_ms_ = -1;
-  MonoMs restart_delay_ms_ = 0;
+  MonoMs last_restart_ms_ = MonoMs(-1);
+  DurationMs restart_delay_ms_ = 0;
   LogIndex reap_mark_;  // tombstones at or below this are old enough to reap
   bool diverged_ = false;
   std::function<void(Status)> on_fatal_;

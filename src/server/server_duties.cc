@@ -17,9 +17,9 @@
 
 namespace tenure::server {
 
-std::optional<MonoMs> Server::SessionTtlRemainingMs(const state::SessionId& session_id) const {
+std::optional<DurationMs> Server::SessionTtlRemainingMs(const state::SessionId& session_id) const {
   if (!leader_ready_ || !IsLeader()) return std::nullopt;
-  MonoMs remaining = duties_.timers().RemainingMs(session_id, clock_.NowMonoMs());
+  DurationMs remaining = duties_.timers().RemainingMs(session_id, clock_.NowMonoMs());
   if (remaining < 0) return std::nullopt;  // not armed (no TTL), or due now
   return remaining;
 }
@@ -71,13 +71,13 @@ void Server::StartLeaderDuties() {
 void Server::ScheduleDuties() {
   std::optional<MonoMs> next = duties_.NextDeadline();
   MonoMs& armed_for_ms = housekeeping_->duties_armed_for_ms;
-  if (!next || (armed_for_ms != -1 && armed_for_ms <= *next)) return;
+  if (!next || (armed_for_ms != MonoMs(-1) && armed_for_ms <= *next)) return;
   armed_for_ms = *next;
   housekeeping_->duties.expires_after(std::chrono::milliseconds(*next - clock_.NowMonoMs()));
   std::weak_ptr<bool> alive = alive_;
   housekeeping_->duties.async_wait([this, alive](const boost::system::error_code& ec) {
     if (ec || alive.expired() || !*alive.lock()) return;  // cancelled: re-armed or stopped
-    housekeeping_->duties_armed_for_ms = -1;
+    housekeeping_->duties_armed_for_ms = MonoMs(-1);
     RunDuties();
   });
 }

@@ -22,7 +22,7 @@ struct Server::Timers {
   boost::asio::steady_timer members;
   boost::asio::steady_timer restart;
   boost::asio::steady_timer token_expiry;
-  MonoMs duties_armed_for_ms = -1;  // deadline `duties` is set to, -1 = idle
+  MonoMs duties_armed_for_ms = MonoMs(-1);  // deadline `duties` is set to, -1 = idle
 };
 
 }  // namespace tenure::server

@@ -91,7 +91,7 @@ SessionTimers::SessionTimers(int ttl_multiplier) : ttl_multiplier_(ttl_multiplie
 
 void SessionTimers::Arm(const state::SessionId& session_id, DurationNs ttl_ns, MonoMs now_ms) {
   if (ttl_ns <= 0) return;
-  MonoMs ttl_ms = (ttl_ns + kNsPerMs - 1) / kNsPerMs;
+  DurationMs ttl_ms = (ttl_ns + kNsPerMs - 1) / kNsPerMs;
   MonoMs at_ms = now_ms + ttl_ms * ttl_multiplier_;
   if (std::optional<Uuid> uuid = ParseUuid(session_id.view())) {
     auto [it, inserted] = compact_.try_emplace(*uuid, at_ms);
@@ -141,7 +141,7 @@ bool SessionTimers::armed(const state::SessionId& session_id) const {
   return other_.contains(session_id);
 }
 
-MonoMs SessionTimers::RemainingMs(const state::SessionId& session_id, MonoMs now_ms) const {
+DurationMs SessionTimers::RemainingMs(const state::SessionId& session_id, MonoMs now_ms) const {
   if (std::optional<Uuid> uuid = ParseUuid(session_id.view())) {
     auto it = compact_.find(*uuid);
     return it == compact_.end() ? -1 : it->second - now_ms;

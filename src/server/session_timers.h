@@ -49,7 +49,7 @@ class SessionTimers {
   bool armed(const state::SessionId& session_id) const;
   std::size_t size() const { return compact_.size() + other_.size(); }
   // Milliseconds from now until the session's deadline, or -1 if not armed.
-  MonoMs RemainingMs(const state::SessionId& session_id, MonoMs now_ms) const;
+  DurationMs RemainingMs(const state::SessionId& session_id, MonoMs now_ms) const;
 
   // The earliest deadline, if any.
   std::optional<MonoMs> NextDeadline() const;

@@ -16,7 +16,7 @@ namespace tenure::server {
 struct Waiters::TimerState {
   explicit TimerState(boost::asio::io_context& io) : timer(io) {}
   boost::asio::steady_timer timer;
-  MonoMs armed_for_ms = -1;  // -1: idle
+  MonoMs armed_for_ms = MonoMs(-1);  // -1: idle
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
 };
 
@@ -34,13 +34,13 @@ Waiters::~Waiters() {
 void Waiters::ScheduleTimer() {
   if (deadlines_.empty()) return;
   MonoMs earliest = deadlines_.begin()->deadline_ms;
-  if (timer_->armed_for_ms != -1 && timer_->armed_for_ms <= earliest) return;
+  if (timer_->armed_for_ms != MonoMs(-1) && timer_->armed_for_ms <= earliest) return;
   timer_->armed_for_ms = earliest;
   timer_->timer.expires_after(std::chrono::milliseconds(earliest - clock_.NowMonoMs()));
   std::weak_ptr<bool> alive = timer_->alive;
   timer_->timer.async_wait([this, alive](const boost::system::error_code& ec) {
     if (ec || alive.expired() || !*alive.lock()) return;
-    timer_->armed_for_ms = -1;
+    timer_->armed_for_ms = MonoMs(-1);
     OnTimer();
   });
 }
@@ -53,7 +53,7 @@ void Waiters::OnTimer() {
   ScheduleTimer();
 }
 
-std::uint64_t Waiters::Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Respond respond) {
+std::uint64_t Waiters::Park(Watch watch, LogIndex min_index, DurationMs wait_ms, Respond respond) {
   if (waiters_.size() >= limits::kBlockingWaitersMax) return 0;
   std::uint64_t id = next_id_++;
   MonoMs deadline_ms = clock_.NowMonoMs() + wait_ms;

@@ -56,7 +56,7 @@ class Waiters {
   // Parks a query until the watch's index exceeds min_index or wait_ms
   // passes. Returns an id for Cancel, or 0 if the waiter limit is reached
   // (the caller should then answer at once).
-  std::uint64_t Park(Watch watch, LogIndex min_index, MonoMs wait_ms, Respond respond);
+  std::uint64_t Park(Watch watch, LogIndex min_index, DurationMs wait_ms, Respond respond);
   // Forgets a parked query without answering (its client went away).
   void Cancel(std::uint64_t id);
   // Wakes the waiters whose watch the changes touch and whose index moved.

@@ -72,7 +72,8 @@ void LockHistory::EvictBeyondBound() {
   while (keys_.size() > kKeysMax || bytes_ > kBytesMax) {
     auto oldest = by_age_.begin();
     auto it = keys_.find(oldest->second);
-    TENURE_ASSERT(it != keys_.end() && !it->second.grants.empty());
+    TENURE_ASSERT(it != keys_.end());
+    TENURE_ASSERT(!it->second.grants.empty());
     if (keys_.size() <= kKeysMax) {
       if (keys_.size() == 1 && it->second.grants.size() == 1) break;
       DropOldestGrant(it->second);

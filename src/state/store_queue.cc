@@ -74,7 +74,8 @@ void Store::ApplyEnqueue(const KvEnqueue& c, LogIndex index, ApplyResult* result
   if (holder || (!held_by_other && queue == queues_.end() && !c.hold && !InLockDelay(c.key))) {
     // Free (or already ours): a plain acquire, with its value and token.
     KvOutcome outcome = AcquireKv(c.key, c.value, c.flags, c.session, index);
-    TENURE_ASSERT(outcome.error.ok() && outcome.ok);
+    TENURE_ASSERT(outcome.error.ok());
+    TENURE_ASSERT(outcome.ok);
     result->fence = outcome.fence;
     return;
   }

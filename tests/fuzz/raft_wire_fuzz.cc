@@ -71,7 +71,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::int64_t now_ms = 0;
       for (std::size_t offset = 0; offset < input.size(); offset += read_size) {
         const std::size_t before = forward.size();
-        if (!gate.Feed(input.substr(offset, read_size), now_ms += 7, &forward).ok()) break;
+        if (!gate.Feed(input.substr(offset, read_size), tenure::MonoMs(now_ms += 7), &forward).ok())
+          break;
         FUZZ_CHECK(forward.size() >= before);
       }
       FUZZ_CHECK(forward.size() <= input.size());

@@ -25,7 +25,7 @@ class CapturingResponder final : public http::Responder {
 
 // Runs the loop until `done` or `deadline_ms` of real time passed.
 template <typename Done>
-bool RunUntil(boost::asio::io_context& io, Done done, MonoMs deadline_ms) {
+bool RunUntil(boost::asio::io_context& io, Done done, DurationMs deadline_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadline_ms);
   while (!done()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
@@ -77,7 +77,7 @@ ApiHarness::~ApiHarness() {
 http::HttpResponse ApiHarness::Do(const std::string& method, const std::string& target,
                                   const std::string& body,
                                   std::vector<std::pair<std::string, std::string>> headers,
-                                  MonoMs deadline_ms) {
+                                  DurationMs deadline_ms) {
   http::HttpRequest request;
   request.method = method;
   request.target = target;

@@ -22,7 +22,7 @@ class ManualClock final : public Clock {
  public:
   MonoMs NowMonoMs() const override { return mono_ms; }
   UnixMs NowUnixMs() const override { return unix_ms; }
-  MonoMs mono_ms = 1'000'000;
+  MonoMs mono_ms = MonoMs(1'000'000);
   UnixMs unix_ms = UnixMs(1'700'000'000'000);
 };
 
@@ -44,7 +44,7 @@ class ApiHarness {
   http::HttpResponse Do(const std::string& method, const std::string& target,
                         const std::string& body = "",
                         std::vector<std::pair<std::string, std::string>> headers = {},
-                        MonoMs deadline_ms = 5000);
+                        DurationMs deadline_ms = 5000);
   ManualClock& clock() { return clock_; }
   server::Server& server() { return *server_; }
 

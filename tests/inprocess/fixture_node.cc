@@ -300,7 +300,7 @@ std::uint64_t FixtureNode::ConfigurationIndex() const {
   return impl_->running() ? impl_->r()->configuration_index : 0;
 }
 
-MonoMs FixtureNode::LastContactMs() const { return 0; }
+DurationMs FixtureNode::LastContactMs() const { return 0; }
 std::uint64_t FixtureNode::term() const { return impl_->running() ? impl_->r()->current_term : 0; }
 std::uint64_t FixtureNode::LastIndex() const {
   return impl_->running() ? raft_last_index(const_cast<struct raft*>(impl_->r())) : 0;

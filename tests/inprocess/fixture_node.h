@@ -45,7 +45,7 @@ class FixtureNode final : public raft::Consensus {
   std::vector<raft::ServerInfo> Configuration() const override;
   bool SoleVoter() const override;
   std::uint64_t ConfigurationIndex() const override;
-  MonoMs LastContactMs() const override;
+  DurationMs LastContactMs() const override;
   std::uint64_t term() const override;
   std::uint64_t LastIndex() const override;
   std::uint64_t CommitIndex() const override;

@@ -14,7 +14,7 @@ using testing::ClusterTest;
 using testing::kElectMaxMs;
 using testing::TtlSession;
 
-constexpr MonoMs kTtlMs = 10'000;
+constexpr DurationMs kTtlMs = 10'000;
 constexpr int kMultiplier = 2;
 constexpr std::int64_t kDriftBoundPpm = 50'000;  // 5%: far worse than any crystal
 
@@ -98,7 +98,7 @@ TEST_F(ClusterFailoverTest, UnrenewedSessionsExpireOnTheLeadersClockNotTheirs) {
 }
 
 TEST_F(ClusterFailoverTest, LockDelayOfAnInvalidatedHolderBlocksAcquiresOnTheNewLeader) {
-  constexpr MonoMs kLockDelayMs = 8'000;
+  constexpr DurationMs kLockDelayMs = 8'000;
   unsigned old_leader = StartCluster(SkewedCluster());
   CreateSession(old_leader, TtlSession(SessionId("holder"), kTtlMs, kLockDelayMs));
   CreateSession(old_leader, TtlSession(SessionId("next"), 60'000));
@@ -139,7 +139,7 @@ TEST_F(ClusterFailoverTest, LockDelayOfAnInvalidatedHolderBlocksAcquiresOnTheNew
 // counts what remained on its own monotonic clock instead. Exact monotonic
 // rates here, so the bound is exact too.
 TEST_F(ClusterFailoverTest, LockDelaySurvivesASuccessorWhoseWallClockRunsAhead) {
-  constexpr MonoMs kLockDelayMs = 8'000;
+  constexpr DurationMs kLockDelayMs = 8'000;
   constexpr DurationMs kAheadMs = 5'000;
   ClusterOptions options;
   options.clocks = {SimClock(0, 0, 10), SimClock(0, 0, 20), SimClock(0, 0, 30)};
@@ -175,7 +175,7 @@ TEST_F(ClusterFailoverTest, LockDelaySurvivesASuccessorWhoseWallClockRunsAhead) 
 }
 
 TEST_F(ClusterFailoverTest, ExpiredHoldersLockIsReleasedWithItsLockDelayAfterFailover) {
-  constexpr MonoMs kLockDelayMs = 5'000;
+  constexpr DurationMs kLockDelayMs = 5'000;
   unsigned old_leader = StartCluster(SkewedCluster(5));
   CreateSession(old_leader, TtlSession(SessionId("holder"), kTtlMs, kLockDelayMs));
   ASSERT_TRUE(Acquire(old_leader, "lock/b", SessionId("holder")).ok);

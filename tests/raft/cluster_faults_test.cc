@@ -13,7 +13,7 @@ using testing::ClusterTest;
 using testing::kElectMaxMs;
 using testing::TtlSession;
 
-constexpr MonoMs kTtlMs = 10'000;
+constexpr DurationMs kTtlMs = 10'000;
 
 ClusterOptions Plain(unsigned servers = 3) {
   ClusterOptions options;

@@ -18,7 +18,8 @@ namespace tenure::sim::testing {
 constexpr RealMs kElectMaxMs = 20'000;  // simulated time, not wall clock
 constexpr RealMs kCommitMaxMs = 10'000;
 
-inline state::Session TtlSession(state::SessionId id, MonoMs ttl_ms, MonoMs lock_delay_ms = 0) {
+inline state::Session TtlSession(state::SessionId id, DurationMs ttl_ms,
+                                 DurationMs lock_delay_ms = 0) {
   state::Session session;
   session.id = std::move(id);
   session.name = "test";

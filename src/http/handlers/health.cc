@@ -14,14 +14,14 @@ namespace {
 
 // A Go time.Duration's text, as Consul's ReadableDuration writes it, for
 // whole milliseconds: "0s", "40ms", "1.5s", "2m3.5s". Never heard: "-1ns".
-std::string GoDuration(MonoMs ms) {
+std::string GoDuration(DurationMs ms) {
   if (ms < 0) return "-1ns";
   if (ms == 0) return "0s";
   if (ms < 1000) return std::to_string(ms) + "ms";
   std::string out;
   if (ms >= 3'600'000) out += std::to_string(ms / 3'600'000) + "h";
   if (ms >= 60'000) out += std::to_string(ms / 60'000 % 60) + "m";
-  MonoMs rest = ms % 60'000;
+  DurationMs rest = ms % 60'000;
   std::string seconds = std::to_string(rest / 1000);
   if (rest % 1000 != 0) {
     std::string fraction = fmt::format("{:03}", rest % 1000);
@@ -47,7 +47,7 @@ void Api::AutopilotHealth(const CallPtr& call) {
       configuration, server_.Replication(), server_.NodeId(), server_.LastLogIndex());
   const std::uint64_t term = server_.Health().term;
   const UnixMs now = server_.clock().NowUnixMs();
-  const MonoMs alive_ms = server_.options().raft.election_timeout_ms;
+  const DurationMs alive_ms = server_.options().raft.election_timeout_ms;
   nlohmann::json servers = nlohmann::json::array();
   for (std::size_t i = 0; i < health.servers.size(); ++i) {
     const server::ServerHealth& one = health.servers[i];

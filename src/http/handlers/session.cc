@@ -28,7 +28,7 @@ HttpResponse SessionsAnswer(const std::vector<const state::Session*>& sessions,
 // follower answering ?stale leaves it out.
 json::TtlRemaining TtlRemainingOf(const server::Server& server) {
   return [&server](const state::Session& s) -> std::optional<std::int64_t> {
-    std::optional<MonoMs> ms = server.SessionTtlRemainingMs(s.id);
+    std::optional<DurationMs> ms = server.SessionTtlRemainingMs(s.id);
     if (!ms) return std::nullopt;
     return *ms * 1'000'000;
   };

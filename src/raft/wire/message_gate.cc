@@ -51,7 +51,7 @@ Status Bad(std::string message) { return Status::InvalidArgument("raft message: 
 
 }  // namespace
 
-GateLimits DefaultGateLimits(MonoMs election_timeout_ms) {
+GateLimits DefaultGateLimits(DurationMs election_timeout_ms) {
   GateLimits limits;
   limits.append_entries_max = limits::kRaftAppendEntriesMax;
   limits.entry_bytes_max = limits::kRaftEntryBytesMax;
@@ -148,7 +148,7 @@ MonoMs MessageGate::deadline_ms() const {
   // Declared sizes are bounded (at most a header and a snapshot), so this
   // neither overflows nor passes MonoMs's range.
   return message_start_ms_ + limits_.message_time_ms +
-         static_cast<MonoMs>(declared_bytes_ * 1000 / rate);
+         static_cast<DurationMs>(declared_bytes_ * 1000 / rate);
 }
 
 Status MessageGate::Count(std::size_t bytes) {

@@ -70,19 +70,19 @@ struct GateLimits {
   std::uint64_t append_bytes_max = 0;    // one AppendEntries' payload
   std::uint64_t snapshot_bytes_max = 0;  // one InstallSnapshot's data
   std::uint64_t configuration_bytes_max = 0;
-  MonoMs vote_window_ms = 0;
+  DurationMs vote_window_ms = 0;
   unsigned votes_per_window = 0;
   unsigned disrupt_votes_per_window = 0;  // of votes_per_window
   // A message's deadline: this long from its first byte, plus its declared
   // size at this rate.
-  MonoMs message_time_ms = 0;
+  DurationMs message_time_ms = 0;
   std::uint64_t message_bytes_per_s_min = 0;
   // Bytes of messages in progress, all gates of one ledger together.
   std::uint64_t inbound_bytes_max = 0;
 };
 
 // The limits tenure runs with (common/limits.h), for an election timeout.
-GateLimits DefaultGateLimits(MonoMs election_timeout_ms);
+GateLimits DefaultGateLimits(DurationMs election_timeout_ms);
 
 // Checks a libraft configuration encoding (conf above). Pure.
 Status CheckConfiguration(std::string_view conf);
@@ -104,7 +104,7 @@ class InboundLedger {
 
  private:
   struct VoteWindow {
-    MonoMs start_ms = 0;
+    MonoMs start_ms;
     unsigned votes = 0;
     unsigned disrupt = 0;
   };
@@ -175,7 +175,7 @@ class MessageGate {
   std::uint64_t messages_ = 0;
   // The message in progress: when its first byte came, its size as declared
   // so far, and the bytes received (taken from the ledger).
-  MonoMs message_start_ms_ = 0;
+  MonoMs message_start_ms_;
   std::uint64_t declared_bytes_ = 0;
   std::uint64_t message_bytes_ = 0;
   std::uint64_t votes_dropped_ = 0;

@@ -45,7 +45,7 @@ void Checkers::Fail(RealMs now, std::string what) {
 
 // The least real time in which a monotonic clock within the drift bound
 // can count ttl_ms (less one ms for the clocks' rounding).
-MonoMs Checkers::RealMsAtLeast(MonoMs ttl_ms) const {
+DurationMs Checkers::RealMsAtLeast(DurationMs ttl_ms) const {
   return ttl_ms * 1'000'000 / (1'000'000 + options_.drift_ppm_max) - 1;
 }
 
@@ -93,8 +93,8 @@ void Checkers::OnExpiryDecided(unsigned node, std::uint64_t term,
                           session_id));
     return;
   }
-  MonoMs waited_ms = mono - armed->second;
-  MonoMs due_ms = record->second.ttl_ms * options_.ttl_multiplier;
+  DurationMs waited_ms = mono - armed->second;
+  DurationMs due_ms = record->second.ttl_ms * options_.ttl_multiplier;
   if (waited_ms < due_ms) {
     Fail(now, fmt::format("n{} (term {}) expired session {} {} ms after arming it on its own "
                           "clock; TTL x {} is {} ms",
@@ -340,7 +340,7 @@ void Checkers::OnFirstApply(const state::Command& command, const state::Store& s
       return;
     }
     RealMs decided_at = *proposal.expiry_decided_at;
-    MonoMs at_least_ms = RealMsAtLeast(record.ttl_ms);
+    DurationMs at_least_ms = RealMsAtLeast(record.ttl_ms);
     if (record.last_ack > decided_at - at_least_ms) {
       Fail(now,
            fmt::format("session {} expired by n{} (term {}, decided t={}) {} ms after a "
@@ -383,13 +383,13 @@ void Checkers::CheckLockDelaysBounded(const state::Store& store, ClusterMs leade
 }
 
 void Checkers::CheckUnrenewedSessionsExpired(const state::Store& store, RealMs last_leader_change,
-                                             MonoMs slack_ms, RealMs now) {
+                                             DurationMs slack_ms, RealMs now) {
   for (const state::Session* session : store.ListSessions()) {
     if (session->ttl_ns <= 0) continue;
     const SessionRecord& record = sessions_[session->id];
     RealMs since = std::max(record.last_ack, last_leader_change);
-    MonoMs due_ms = CeilMs(session->ttl_ns) * options_.ttl_multiplier;
-    MonoMs limit_ms = due_ms * 1'000'000 / (1'000'000 - options_.drift_ppm_max) + slack_ms;
+    DurationMs due_ms = CeilMs(session->ttl_ns) * options_.ttl_multiplier;
+    DurationMs limit_ms = due_ms * 1'000'000 / (1'000'000 - options_.drift_ppm_max) + slack_ms;
     if (now - since > limit_ms) {
       Fail(now, fmt::format("session {} still exists {} ms after its last renewal or change of "
                             "leader (TTL x {} is {} ms)",

@@ -94,7 +94,7 @@ class Checkers {
   // older than TTL x m (stretched by the drift bound) plus `slack_ms` must
   // be gone from `store`.
   void CheckUnrenewedSessionsExpired(const state::Store& store, RealMs last_leader_change,
-                                     MonoMs slack_ms, RealMs now);
+                                     DurationMs slack_ms, RealMs now);
   // `leader_clock`: the replicated clock by the leader's measure now.
   void CheckLockDelaysBounded(const state::Store& store, ClusterMs leader_clock, RealMs now);
 
@@ -117,7 +117,7 @@ class Checkers {
     std::vector<std::vector<state::SessionId>> queues;
   };
   struct SessionRecord {
-    MonoMs ttl_ms = 0;
+    DurationMs ttl_ms = 0;
     RealMs last_ack = -1;
     std::optional<RealMs> expiry_committed_at;
   };
@@ -139,7 +139,7 @@ class Checkers {
   void OnFirstApply(const state::Command& command, const state::Store& store,
                     const std::optional<Invalidated>& invalidated, RealMs now);
   const std::vector<Proposal>* ProposalsOf(const state::Command& command) const;
-  MonoMs RealMsAtLeast(MonoMs ttl_ms) const;
+  DurationMs RealMsAtLeast(DurationMs ttl_ms) const;
 
   CheckerOptions options_;
   History* history_;

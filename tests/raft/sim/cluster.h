@@ -36,8 +36,8 @@ struct ClusterOptions {
   // 0 keeps libraft's defaults.
   unsigned snapshot_threshold = 0;
   unsigned snapshot_trailing = 0;
-  MonoMs reap_period_ms = 60'000;
-  MonoMs checkpoint_period_ms = 0;
+  DurationMs reap_period_ms = 60'000;
+  DurationMs checkpoint_period_ms = 0;
   // Per server; missing ones are exact clocks.
   std::vector<SimClock> clocks;
   std::int64_t drift_ppm_max = 0;

@@ -26,7 +26,8 @@ class SimClock {
   static constexpr UnixMs kEpochUnixMs = UnixMs(1'700'000'000'000);
 
   SimClock() = default;
-  SimClock(DurationMs wall_offset_ms, std::int64_t drift_ppm, MonoMs mono_base_ms)
+  // mono_base_ms: what its monotonic clock reads at simulated time 0.
+  SimClock(DurationMs wall_offset_ms, std::int64_t drift_ppm, std::int64_t mono_base_ms)
       : wall_offset_ms_(wall_offset_ms), drift_ppm_(drift_ppm), mono_anchor_ms_(mono_base_ms) {}
 
   UnixMs Wall(RealMs real_ms) const { return kEpochUnixMs + real_ms + wall_offset_ms_; }
@@ -50,7 +51,7 @@ class SimClock {
  private:
   DurationMs wall_offset_ms_ = 0;  // wall minus real time
   std::int64_t drift_ppm_ = 0;
-  MonoMs mono_anchor_ms_ = 0;
+  MonoMs mono_anchor_ms_;
   RealMs real_anchor_ms_ = 0;
 };
 

@@ -48,7 +48,7 @@ struct SimServer::RenewalBarrier {
   std::uint64_t incarnation = 0;
   std::uint64_t term = 0;
   state::SessionId session_id;
-  MonoMs armed_mono = 0;  // when the renewal arrived and moved the deadline
+  MonoMs armed_mono;  // when the renewal arrived and moved the deadline
   RealMs received_at = 0;
   RenewDone done;
 };

@@ -43,8 +43,8 @@ class SimServer {
 
   struct Options {
     int ttl_multiplier = 2;
-    MonoMs reap_period_ms = 60'000;
-    MonoMs checkpoint_period_ms = 0;  // Server::ScheduleCheckpoint; 0: never
+    DurationMs reap_period_ms = 60'000;
+    DurationMs checkpoint_period_ms = 0;  // Server::ScheduleCheckpoint; 0: never
   };
 
   SimServer(Cluster* cluster, unsigned index, Options options, SimClock clock);
@@ -134,8 +134,8 @@ class SimServer {
   std::uint64_t barrier_done_term_ = 0;
   bool reported_leader_ = false;
   LogIndex reap_mark_;
-  MonoMs next_reap_ms_ = 0;
-  MonoMs next_checkpoint_ms_ = 0;
+  MonoMs next_reap_ms_;
+  MonoMs next_checkpoint_ms_;
   int fail_appends_ = 0;
   RealMs fail_expiries_until_ = 0;
 };

@@ -59,7 +59,7 @@ void Settle(Cluster& cluster, Workload& workload, Nemesis& nemesis,
     checkers.Fail(cluster.now(), "no leader a minute after every fault was healed");
     return;
   }
-  MonoMs expire_ms = workload_options.ttl_max_ms * config.ttl_multiplier;
+  DurationMs expire_ms = workload_options.ttl_max_ms * config.ttl_multiplier;
   cluster.Advance(expire_ms * (1'000'000 + config.drift_ppm_max) / 1'000'000 + 10'000);
   leader = cluster.ReadyLeader();
   if (!leader) {

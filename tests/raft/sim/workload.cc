@@ -144,7 +144,7 @@ state::CommandBody Workload::NewSession(Client& client) {
       fmt::format("{:08x}-{:04x}-4000-8000-{:012x}", client.id, client.sessions_made++, ++seq_));
   session.name = fmt::format("client-{}", client.id);
   session.node = "sim";
-  MonoMs ttl_ms = rng_.Uniform(options_.ttl_min_ms / 1000, options_.ttl_max_ms / 1000) * 1000;
+  DurationMs ttl_ms = rng_.Uniform(options_.ttl_min_ms / 1000, options_.ttl_max_ms / 1000) * 1000;
   session.ttl = fmt::format("{}s", ttl_ms / 1000);
   session.ttl_ns = ttl_ms * kNsPerMs;
   session.lock_delay_ns =

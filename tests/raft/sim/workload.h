@@ -31,9 +31,9 @@ struct WorkloadOptions {
   unsigned clients = 5;
   std::vector<std::string> lock_keys = {"lock/a", "lock/b", "lock/c"};
   std::vector<std::string> kv_keys = {"kv/0", "kv/1", "kv/2"};
-  MonoMs ttl_min_ms = 10'000;  // Consul's minimum TTL
-  MonoMs ttl_max_ms = 30'000;
-  MonoMs lock_delay_max_ms = 15'000;
+  DurationMs ttl_min_ms = 10'000;  // Consul's minimum TTL
+  DurationMs ttl_max_ms = 30'000;
+  DurationMs lock_delay_max_ms = 15'000;
   RealMs think_max_ms = 2'000;
   RealMs request_timeout_ms = 5'000;
   // Percent of requests that change the ACL tables (policies, tokens, the

@@ -16,19 +16,19 @@ TEST(LeaseTest, ProvenDurationMatchesTheDocumentedArithmetic) {
 
 TEST(LeaseTest, LeaseRunsFromWhenTheRenewalWasSentNotAnswered) {
   Lease lease(LeaseOptions{});
-  EXPECT_FALSE(lease.Guaranteed(0, 0));  // nothing proven yet
-  lease.Renewed(1'000);                  // sent at 1 s (its answer may come much later)
-  EXPECT_EQ(lease.EndMs(), 15'702);
-  EXPECT_TRUE(lease.Guaranteed(10'702, 5'000));   // exactly G left
-  EXPECT_FALSE(lease.Guaranteed(10'703, 5'000));  // 1 ms short of G
-  EXPECT_TRUE(lease.Guaranteed(15'702, 0));
-  EXPECT_FALSE(lease.Guaranteed(15'703, 0));
+  EXPECT_FALSE(lease.Guaranteed(MonoMs(0), 0));  // nothing proven yet
+  lease.Renewed(MonoMs(1'000));                  // sent at 1 s (its answer may come much later)
+  EXPECT_EQ(lease.EndMs(), MonoMs(15'702));
+  EXPECT_TRUE(lease.Guaranteed(MonoMs(10'702), 5'000));   // exactly G left
+  EXPECT_FALSE(lease.Guaranteed(MonoMs(10'703), 5'000));  // 1 ms short of G
+  EXPECT_TRUE(lease.Guaranteed(MonoMs(15'702), 0));
+  EXPECT_FALSE(lease.Guaranteed(MonoMs(15'703), 0));
 }
 
 TEST(LeaseTest, SteadyRenewalsKeepTheGuaranteeWithMargin) {
   LeaseOptions options;
   Lease lease(options);
-  MonoMs sent = 0;
+  MonoMs sent;
   lease.Renewed(sent);
   for (int i = 0; i < 100; ++i) {
     MonoMs next = lease.NextRenewalMs(sent, 0.999);  // the latest allowed renewal
@@ -44,8 +44,8 @@ TEST(LeaseTest, ATransientFailureShorterThanTheMarginDoesNotFlap) {
   // failures the retry succeeds: is_leader(5 s) never turned false.
   LeaseOptions options;
   Lease lease(options);
-  lease.Renewed(0);
-  MonoMs failed_at = 5'000;
+  lease.Renewed(MonoMs(0));
+  MonoMs failed_at = MonoMs(5'000);
   for (MonoMs t = failed_at; t <= failed_at + 4'000; t += 1'000) {
     EXPECT_TRUE(lease.Guaranteed(t, options.guarantee_ms)) << t;
   }
@@ -56,9 +56,9 @@ TEST(LeaseTest, ATransientFailureShorterThanTheMarginDoesNotFlap) {
 TEST(LeaseTest, KillTimelineEndsBeforeTheEarliestExpiry) {
   LeaseOptions options;
   Lease lease(options);
-  lease.Renewed(0);
-  EXPECT_EQ(lease.TerminateAtMs(), 14'702 - 5'000);
-  EXPECT_EQ(lease.KillAtMs(), 14'702 - 2'500);
+  lease.Renewed(MonoMs(0));
+  EXPECT_EQ(lease.TerminateAtMs(), MonoMs(14'702 - 5'000));
+  EXPECT_EQ(lease.KillAtMs(), MonoMs(14'702 - 2'500));
   EXPECT_LT(lease.KillAtMs(), lease.EndMs());
   // When SIGTERM is due, the guarantee has just run out.
   EXPECT_TRUE(lease.Guaranteed(lease.TerminateAtMs(), options.guarantee_ms));
@@ -67,31 +67,32 @@ TEST(LeaseTest, KillTimelineEndsBeforeTheEarliestExpiry) {
 
 TEST(LeaseTest, OutOfOrderAcknowledgementsKeepTheLatestSend) {
   Lease lease(LeaseOptions{});
-  lease.Renewed(10'000);
-  lease.Renewed(5'000);  // an older renewal's late answer
-  EXPECT_EQ(lease.EndMs(), 10'000 + 14'702);
+  lease.Renewed(MonoMs(10'000));
+  lease.Renewed(MonoMs(5'000));  // an older renewal's late answer
+  EXPECT_EQ(lease.EndMs(), MonoMs(10'000 + 14'702));
 }
 
 TEST(LeaseTest, ClearedLeaseGuaranteesNothing) {
   Lease lease(LeaseOptions{});
-  lease.Renewed(0);
+  lease.Renewed(MonoMs(0));
   lease.Clear();
-  EXPECT_FALSE(lease.Guaranteed(0, 0));
-  lease.Renewed(1);  // a new session starts a new lease
-  EXPECT_TRUE(lease.Guaranteed(1, 0));
+  EXPECT_FALSE(lease.Guaranteed(MonoMs(0), 0));
+  lease.Renewed(MonoMs(1));  // a new session starts a new lease
+  EXPECT_TRUE(lease.Guaranteed(MonoMs(1), 0));
 }
 
 TEST(LeaseTest, JitterOnlyMakesRenewalsEarlier) {
   Lease lease(LeaseOptions{});
-  EXPECT_EQ(lease.NextRenewalMs(0, 0.0), 5'000);
-  EXPECT_EQ(lease.NextRenewalMs(0, 0.5), 4'750);
-  EXPECT_GE(lease.NextRenewalMs(0, 0.99), 4'500);
-  EXPECT_EQ(lease.NextRenewalMs(0, 7.0), 4'500);  // clamped
+  EXPECT_EQ(lease.NextRenewalMs(MonoMs(0), 0.0), MonoMs(5'000));
+  EXPECT_EQ(lease.NextRenewalMs(MonoMs(0), 0.5), MonoMs(4'750));
+  EXPECT_GE(lease.NextRenewalMs(MonoMs(0), 0.99), MonoMs(4'500));
+  EXPECT_EQ(lease.NextRenewalMs(MonoMs(0), 7.0), MonoMs(4'500));  // clamped
 }
 
 TEST(LeaseOptionsTest, DefaultsAndTtlDerivedOptionsAreValid) {
   EXPECT_TRUE(ValidateLeaseOptions(LeaseOptions{}).ok());
-  for (MonoMs ttl : {MonoMs{10'000}, MonoMs{15'000}, MonoMs{60'000}, MonoMs{86'400'000}}) {
+  for (DurationMs ttl :
+       {DurationMs{10'000}, DurationMs{15'000}, DurationMs{60'000}, DurationMs{86'400'000}}) {
     LeaseOptions options = LeaseOptions::ForTtl(ttl);
     EXPECT_TRUE(ValidateLeaseOptions(options).ok()) << ttl;
     EXPECT_EQ(options.renew_interval_ms, ttl / 3);

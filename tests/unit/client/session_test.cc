@@ -115,7 +115,7 @@ TEST_F(SessionTest, DefaultRenewalComesAtRJitteredEarly) {
       io_, [&] { return session.renewals() > 0; }, 2'900ms));
   ASSERT_TRUE(RunUntil(
       io_, [&] { return session.renewals() > 0; }, 1'500ms));
-  const MonoMs elapsed = SteadyNowMs() - start;
+  const DurationMs elapsed = SteadyNowMs() - start;
   EXPECT_GE(elapsed, 2'990);
   EXPECT_LE(elapsed, 3'333 + 300);
   // The lease moved forward by the time between the two sends.

@@ -136,7 +136,7 @@ TEST_F(HttpServerTest, RequestFieldsAreDecodedAndHeadersLowerCased) {
   bool saw_lower = false;
   for (const auto& [name, value] : request.headers) saw_lower |= name == "x-consul-token";
   EXPECT_TRUE(saw_lower);
-  EXPECT_GT(request.received_ms, 0);
+  EXPECT_GT(request.received_ms, MonoMs(0));
 }
 
 TEST_F(HttpServerTest, RequestFollowedByHalfCloseIsAnsweredAndClosed) {

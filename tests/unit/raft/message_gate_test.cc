@@ -151,7 +151,7 @@ GateLimits TestLimits() {
 
 // Feeds `bytes` in chunks of `chunk`; returns the first error, the output in *out.
 Status FeedAll(MessageGate* gate, const std::string& bytes, std::size_t chunk, std::string* out,
-               MonoMs now = 0) {
+               MonoMs now = MonoMs()) {
   for (std::size_t i = 0; i < bytes.size(); i += chunk) {
     Status s = gate->Feed(std::string_view(bytes).substr(i, chunk), now, out);
     if (!s.ok()) return s;
@@ -292,16 +292,16 @@ TEST(MessageGateTest, VotesAreForThePeerAndRateLimited) {
   std::string plain = RequestVote(kPeer, false);
   // A flood inside one window: 2 disrupting and 2 plain pass, the rest are dropped.
   for (int i = 0; i < 60; ++i) {
-    ASSERT_TRUE(gate.Feed(i % 2 ? plain : disrupt, 10 + i, &out).ok());
+    ASSERT_TRUE(gate.Feed(i % 2 ? plain : disrupt, MonoMs(10 + i), &out).ok());
   }
   EXPECT_EQ(out, disrupt + plain + disrupt + plain);
   EXPECT_EQ(gate.votes_dropped(), 56u);
   // Other messages are not limited, and the stream stays in step.
-  ASSERT_TRUE(gate.Feed(Fixed(2), 500, &out).ok());
+  ASSERT_TRUE(gate.Feed(Fixed(2), MonoMs(500), &out).ok());
   EXPECT_EQ(out.size(), 4 * plain.size() + Fixed(2).size());
   // A new window.
   out.clear();
-  ASSERT_TRUE(gate.Feed(disrupt, 1010, &out).ok());
+  ASSERT_TRUE(gate.Feed(disrupt, MonoMs(1010), &out).ok());
   EXPECT_EQ(out, disrupt);
 }
 
@@ -315,12 +315,14 @@ TEST(MessageGateTest, AnAppendEntriesIsPassedOnEntryByEntry) {
   MessageGate gate(kPeer, TestLimits());
   std::string out;
   ASSERT_TRUE(
-      gate.Feed(std::string_view(message).substr(0, header + first.size() + 10), 0, &out).ok());
+      gate.Feed(std::string_view(message).substr(0, header + first.size() + 10), MonoMs(0), &out)
+          .ok());
   EXPECT_EQ(out, message.substr(0, header + first.size()));
   EXPECT_TRUE(gate.mid_message());
   EXPECT_EQ(gate.in_progress_bytes(), header + first.size() + 10);
   ASSERT_TRUE(
-      gate.Feed(std::string_view(message).substr(header + first.size() + 10), 0, &out).ok());
+      gate.Feed(std::string_view(message).substr(header + first.size() + 10), MonoMs(0), &out)
+          .ok());
   EXPECT_EQ(out, message);
   EXPECT_FALSE(gate.mid_message());
   EXPECT_EQ(gate.in_progress_bytes(), 0u);
@@ -403,7 +405,7 @@ TEST(MessageGateTest, InstallSnapshotDataMustBeAValidTenureSnapshot) {
   ASSERT_TRUE(FeedAll(&gate, message.substr(0, message.size() - 1), 7, &out).ok());
   EXPECT_TRUE(out.empty());
   EXPECT_EQ(gate.in_progress_bytes(), message.size() - 1);
-  ASSERT_TRUE(gate.Feed(message.substr(message.size() - 1), 0, &out).ok());
+  ASSERT_TRUE(gate.Feed(message.substr(message.size() - 1), MonoMs(0), &out).ok());
   EXPECT_EQ(out, message);
   EXPECT_EQ(gate.in_progress_bytes(), 0u);
   EXPECT_EQ(gate.messages(), 1u);
@@ -446,31 +448,31 @@ TEST(MessageGateTest, AMessageMustBeWholeByItsDeadline) {
   std::string out;
   // The preamble and the header, then one byte a second: never a stall of
   // more than a second.
-  ASSERT_TRUE(gate.Feed(message, 10'000, &out).ok());
-  const MonoMs deadline = 10'000 + 2'000 + (16 + 64 + (1 << 20)) * 1000 / (1024 * 1024);
+  ASSERT_TRUE(gate.Feed(message, MonoMs(10'000), &out).ok());
+  const MonoMs deadline = MonoMs(10'000 + 2'000 + (16 + 64 + (1 << 20)) * 1000 / (1024 * 1024));
   EXPECT_EQ(gate.deadline_ms(), deadline);
-  MonoMs now = 10'000;
+  MonoMs now = MonoMs(10'000);
   Status s;
-  while (s.ok() && now < 20'000) {
+  while (s.ok() && now < MonoMs(20'000)) {
     now += 1'000;
     s = gate.Feed("x", now, &out);
   }
   EXPECT_FALSE(s.ok());
-  EXPECT_EQ(now, 14'000);  // the first byte after the deadline
+  EXPECT_EQ(now, MonoMs(14'000));  // the first byte after the deadline
   EXPECT_NE(s.message().find("was not whole"), std::string_view::npos) << s.message();
   // Before any byte arrives late, the link's timer asks with no input.
   MessageGate idle(kPeer, limits);
-  ASSERT_TRUE(idle.Feed(message.substr(0, 10), 0, &out).ok());
-  EXPECT_EQ(idle.deadline_ms(), 2'000);  // only the preamble's 16 bytes are known
-  EXPECT_TRUE(idle.Feed({}, 2'000, &out).ok());
-  EXPECT_FALSE(idle.Feed({}, 2'001, &out).ok());
+  ASSERT_TRUE(idle.Feed(message.substr(0, 10), MonoMs(0), &out).ok());
+  EXPECT_EQ(idle.deadline_ms(), MonoMs(2'000));  // only the preamble's 16 bytes are known
+  EXPECT_TRUE(idle.Feed({}, MonoMs(2'000), &out).ok());
+  EXPECT_FALSE(idle.Feed({}, MonoMs(2'001), &out).ok());
   // A message that is whole in time passes, and the next one starts afresh.
   MessageGate quick(kPeer, limits);
   out.clear();
-  ASSERT_TRUE(quick.Feed(Fixed(2), 0, &out).ok());
-  ASSERT_TRUE(quick.Feed(Fixed(4).substr(0, 5), 50'000, &out).ok());
-  EXPECT_EQ(quick.deadline_ms(), 52'000);
-  ASSERT_TRUE(quick.Feed(Fixed(4).substr(5), 51'000, &out).ok());
+  ASSERT_TRUE(quick.Feed(Fixed(2), MonoMs(0), &out).ok());
+  ASSERT_TRUE(quick.Feed(Fixed(4).substr(0, 5), MonoMs(50'000), &out).ok());
+  EXPECT_EQ(quick.deadline_ms(), MonoMs(52'000));
+  ASSERT_TRUE(quick.Feed(Fixed(4).substr(5), MonoMs(51'000), &out).ok());
   EXPECT_EQ(out, Fixed(2) + Fixed(4));
 }
 
@@ -485,7 +487,7 @@ TEST(MessageGateTest, VotesAreLimitedPerMemberAcrossConnections) {
   for (int connection = 0; connection < 20; ++connection) {
     MessageGate gate(kPeer, limits, ledger);
     std::string out;
-    ASSERT_TRUE(gate.Feed(plain + plain, 10 + connection, &out).ok());
+    ASSERT_TRUE(gate.Feed(plain + plain, MonoMs(10 + connection), &out).ok());
     passed += out.size() / plain.size();
     dropped += gate.votes_dropped();
   }
@@ -494,11 +496,11 @@ TEST(MessageGateTest, VotesAreLimitedPerMemberAcrossConnections) {
   // Another member has its own window; the first gets a new one later.
   MessageGate other(3, limits, ledger);
   std::string out;
-  ASSERT_TRUE(other.Feed(RequestVote(3, true), 20, &out).ok());
+  ASSERT_TRUE(other.Feed(RequestVote(3, true), MonoMs(20), &out).ok());
   EXPECT_EQ(out, RequestVote(3, true));
   MessageGate later(kPeer, limits, ledger);
   out.clear();
-  ASSERT_TRUE(later.Feed(plain, 1010, &out).ok());
+  ASSERT_TRUE(later.Feed(plain, MonoMs(1010), &out).ok());
   EXPECT_EQ(out, plain);
 }
 
@@ -516,20 +518,20 @@ TEST(MessageGateTest, BytesInProgressAreBoundedOnAllConnectionsTogether) {
   MessageGate second(3, limits, ledger);
   MessageGate third(4, limits, ledger);
   std::string out;
-  ASSERT_TRUE(first->Feed(partial, 0, &out).ok());
-  ASSERT_TRUE(second.Feed(partial, 0, &out).ok());
+  ASSERT_TRUE(first->Feed(partial, MonoMs(0), &out).ok());
+  ASSERT_TRUE(second.Feed(partial, MonoMs(0), &out).ok());
   EXPECT_EQ(ledger->in_progress_bytes(), 2 * partial.size());
-  Status s = third.Feed(partial, 0, &out);
+  Status s = third.Feed(partial, MonoMs(0), &out);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("80000 bytes of raft messages in progress"), std::string_view::npos)
       << s.message();
   EXPECT_LE(ledger->in_progress_bytes(), limits.inbound_bytes_max);
   // The first finishes its message, the second's connection closes: all given back.
-  ASSERT_TRUE(first->Feed(message.substr(message.size() - 1), 0, &out).ok());
+  ASSERT_TRUE(first->Feed(message.substr(message.size() - 1), MonoMs(0), &out).ok());
   EXPECT_EQ(first->in_progress_bytes(), 0u);
   first.reset();
   MessageGate fourth(5, limits, ledger);
-  ASSERT_TRUE(fourth.Feed(message, 0, &out).ok());
+  ASSERT_TRUE(fourth.Feed(message, MonoMs(0), &out).ok());
   EXPECT_EQ(ledger->in_progress_bytes(), partial.size() + third.in_progress_bytes());
 }
 

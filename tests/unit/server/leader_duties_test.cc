@@ -47,47 +47,47 @@ class LeaderDutiesTest : public ::testing::Test {
 };
 
 TEST_F(LeaderDutiesTest, NewLeaderArmsEveryTtlSessionAtAFullTtlTimesMultiplier) {
-  EXPECT_EQ(duties_.OnBecameLeader(5'000, {&a_, &b_, &forever_}), 2u);
-  EXPECT_EQ(duties_.NextDeadline(), 25'000);
-  EXPECT_EQ(duties_.DueExpiries(24'999), Ids{});
-  EXPECT_EQ(duties_.DueExpiries(25'000), IdsOf({"a", "b"}));
+  EXPECT_EQ(duties_.OnBecameLeader(MonoMs(5'000), {&a_, &b_, &forever_}), 2u);
+  EXPECT_EQ(duties_.NextDeadline(), MonoMs(25'000));
+  EXPECT_EQ(duties_.DueExpiries(MonoMs(24'999)), Ids{});
+  EXPECT_EQ(duties_.DueExpiries(MonoMs(25'000)), IdsOf({"a", "b"}));
   EXPECT_TRUE(duties_.IsExpiring(SessionId("a")));
   EXPECT_FALSE(duties_.IsExpiring(SessionId("forever")));
 }
 
 TEST_F(LeaderDutiesTest, RenewalFromMemoryPushesTheDeadline) {
-  Lead(0);
-  ASSERT_TRUE(duties_.Renew(SessionId("a"), &a_, 15'000).ok());
-  EXPECT_EQ(duties_.DueExpiries(20'000), IdsOf({"b"}));
-  EXPECT_EQ(duties_.DueExpiries(34'999), Ids{});
-  EXPECT_EQ(duties_.DueExpiries(35'000), IdsOf({"a"}));
+  Lead(MonoMs(0));
+  ASSERT_TRUE(duties_.Renew(SessionId("a"), &a_, MonoMs(15'000)).ok());
+  EXPECT_EQ(duties_.DueExpiries(MonoMs(20'000)), IdsOf({"b"}));
+  EXPECT_EQ(duties_.DueExpiries(MonoMs(34'999)), Ids{});
+  EXPECT_EQ(duties_.DueExpiries(MonoMs(35'000)), IdsOf({"a"}));
 }
 
 TEST_F(LeaderDutiesTest, FollowerNeitherRenewsNorExpires) {
-  Status renewed = duties_.Renew(SessionId("a"), &a_, 0);
+  Status renewed = duties_.Renew(SessionId("a"), &a_, MonoMs(0));
   EXPECT_EQ(renewed.code(), Code::kNotLeader);
-  duties_.OnSessionCreated(SessionId("c"), kTtl10s, 0);
+  duties_.OnSessionCreated(SessionId("c"), kTtl10s, MonoMs(0));
   EXPECT_EQ(duties_.NextDeadline(), std::nullopt);
 }
 
 TEST_F(LeaderDutiesTest, RenewingAMissingSessionIsNotFoundWithConsulsText) {
-  Lead(0);
-  Status renewed = duties_.Renew(SessionId("zz"), nullptr, 0);
+  Lead(MonoMs(0));
+  Status renewed = duties_.Renew(SessionId("zz"), nullptr, MonoMs(0));
   EXPECT_EQ(renewed.code(), Code::kNotFound);
   EXPECT_EQ(renewed.message(), "Session id 'zz' not found");
 }
 
 TEST_F(LeaderDutiesTest, ExpiringSessionCannotBeRenewed) {
-  Lead(0);
-  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
-  EXPECT_EQ(duties_.Renew(SessionId("a"), &a_, 20'001).code(), Code::kNotFound);
+  Lead(MonoMs(0));
+  ASSERT_EQ(duties_.DueExpiries(MonoMs(20'000)), IdsOf({"a", "b"}));
+  EXPECT_EQ(duties_.Renew(SessionId("a"), &a_, MonoMs(20'001)).code(), Code::kNotFound);
 }
 
 TEST_F(LeaderDutiesTest, ExpiringSessionJoinsNoQueueButLockDelayDoesNotRefuseAnEnqueue) {
-  Lead(0);
-  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
+  Lead(MonoMs(0));
+  ASSERT_EQ(duties_.DueExpiries(MonoMs(20'000)), IdsOf({"a", "b"}));
   std::optional<state::ApplyResult> refused =
-      duties_.RefuseBeforeProposing(state::KvEnqueue{"k", "v", 0, SessionId("a")}, 20'000);
+      duties_.RefuseBeforeProposing(state::KvEnqueue{"k", "v", 0, SessionId("a")}, MonoMs(20'000));
   ASSERT_TRUE(refused.has_value());
   EXPECT_FALSE(refused->ok);
   EXPECT_FALSE(refused->queued);
@@ -95,17 +95,17 @@ TEST_F(LeaderDutiesTest, ExpiringSessionJoinsNoQueueButLockDelayDoesNotRefuseAnE
   // Another session, on a key in a replicated lock-delay window: proposed
   // (the Store queues it until the window has passed).
   auto in_window = [](std::string_view key) { return key == "k"; };
-  EXPECT_FALSE(
-      duties_
-          .RefuseBeforeProposing(state::KvEnqueue{"k", "v", 0, SessionId("c")}, 20'000, in_window)
-          .has_value());
+  EXPECT_FALSE(duties_
+                   .RefuseBeforeProposing(state::KvEnqueue{"k", "v", 0, SessionId("c")},
+                                          MonoMs(20'000), in_window)
+                   .has_value());
 }
 
 TEST_F(LeaderDutiesTest, ExpiringSessionAcquiresNothing) {
-  Lead(0);
-  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
+  Lead(MonoMs(0));
+  ASSERT_EQ(duties_.DueExpiries(MonoMs(20'000)), IdsOf({"a", "b"}));
   std::optional<state::ApplyResult> kv =
-      duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("a")}, 20'000);
+      duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("a")}, MonoMs(20'000));
   ASSERT_TRUE(kv.has_value());
   EXPECT_FALSE(kv->ok);
   EXPECT_EQ(kv->status.message(), "invalid session \"a\"");
@@ -113,7 +113,7 @@ TEST_F(LeaderDutiesTest, ExpiringSessionAcquiresNothing) {
   state::Txn txn;
   txn.ops.push_back({state::TxnVerb::kSet, "x", "1", 0, LogIndex(), SessionId()});
   txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, LogIndex(), SessionId("b")});
-  std::optional<state::ApplyResult> refused = duties_.RefuseBeforeProposing(txn, 20'000);
+  std::optional<state::ApplyResult> refused = duties_.RefuseBeforeProposing(txn, MonoMs(20'000));
   ASSERT_TRUE(refused.has_value());
   ASSERT_EQ(refused->txn.errors.size(), 1u);
   EXPECT_EQ(refused->txn.errors[0].op_index, 1u);
@@ -125,39 +125,42 @@ TEST_F(LeaderDutiesTest, ExpiringSessionAcquiresNothing) {
 // on a key in a replicated window is the plain `false` of a lock-delay, not
 // "missing session" (found by the in-process transcripts).
 TEST_F(LeaderDutiesTest, ReplicatedLockDelayComesBeforeTheMissingSession) {
-  Lead(0);
+  Lead(MonoMs(0));
   auto in_window = [](std::string_view key) { return key == "k"; };
-  std::optional<state::ApplyResult> refused =
-      duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId()}, 0, in_window);
+  std::optional<state::ApplyResult> refused = duties_.RefuseBeforeProposing(
+      state::KvAcquire{"k", "v", 0, SessionId()}, MonoMs(0), in_window);
   ASSERT_TRUE(refused.has_value());
   EXPECT_TRUE(refused->lock_delayed);
   EXPECT_TRUE(refused->status.ok());
-  refused =
-      duties_.RefuseBeforeProposing(state::KvAcquire{"free", "v", 0, SessionId()}, 0, in_window);
+  refused = duties_.RefuseBeforeProposing(state::KvAcquire{"free", "v", 0, SessionId()}, MonoMs(0),
+                                          in_window);
   ASSERT_TRUE(refused.has_value());
   EXPECT_FALSE(refused->lock_delayed);
   EXPECT_EQ(refused->status.message(), "missing session");
   state::Txn txn;
   txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, LogIndex(), SessionId("a")});
-  refused = duties_.RefuseBeforeProposing(txn, 0, in_window);
+  refused = duties_.RefuseBeforeProposing(txn, MonoMs(0), in_window);
   ASSERT_TRUE(refused.has_value());
   ASSERT_EQ(refused->txn.errors.size(), 1u);
   EXPECT_EQ(refused->txn.errors[0].what, "failed to lock key \"k\" due to lock delay");
 }
 
 TEST_F(LeaderDutiesTest, LiveSessionAndOtherCommandsAreNotRefused) {
-  Lead(0);
-  EXPECT_FALSE(duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("a")}, 0));
-  EXPECT_FALSE(duties_.RefuseBeforeProposing(state::KvRelease{"k", "v", 0, SessionId("a")}, 0));
-  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
+  Lead(MonoMs(0));
+  EXPECT_FALSE(
+      duties_.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("a")}, MonoMs(0)));
+  EXPECT_FALSE(
+      duties_.RefuseBeforeProposing(state::KvRelease{"k", "v", 0, SessionId("a")}, MonoMs(0)));
+  ASSERT_EQ(duties_.DueExpiries(MonoMs(20'000)), IdsOf({"a", "b"}));
   // Releasing is always allowed; only grants are refused.
-  EXPECT_FALSE(duties_.RefuseBeforeProposing(state::KvRelease{"k", "v", 0, SessionId("a")}, 0));
+  EXPECT_FALSE(
+      duties_.RefuseBeforeProposing(state::KvRelease{"k", "v", 0, SessionId("a")}, MonoMs(0)));
 }
 
 TEST_F(LeaderDutiesTest, CommittedExpiryEndsTheExpiringState) {
-  Lead(0);
-  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
-  duties_.OnCommitted(SessionChange{SessionId(), 0, SessionId("a")}, 20'010);
+  Lead(MonoMs(0));
+  ASSERT_EQ(duties_.DueExpiries(MonoMs(20'000)), IdsOf({"a", "b"}));
+  duties_.OnCommitted(SessionChange{SessionId(), 0, SessionId("a")}, MonoMs(20'010));
   EXPECT_FALSE(duties_.IsExpiring(SessionId("a")));
   duties_.ExpiryResolved(SessionId("b"));
   EXPECT_FALSE(duties_.IsExpiring(SessionId("b")));
@@ -165,23 +168,23 @@ TEST_F(LeaderDutiesTest, CommittedExpiryEndsTheExpiringState) {
 }
 
 TEST_F(LeaderDutiesTest, FailedExpiryIsRetriedASecondLaterAndStaysExpiring) {
-  Lead(0);
-  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
+  Lead(MonoMs(0));
+  ASSERT_EQ(duties_.DueExpiries(MonoMs(20'000)), IdsOf({"a", "b"}));
   duties_.ExpiryResolved(SessionId("b"));
-  duties_.ExpiryFailed(SessionId("a"), 20'005);
+  duties_.ExpiryFailed(SessionId("a"), MonoMs(20'005));
   EXPECT_TRUE(duties_.IsExpiring(SessionId("a")));
-  EXPECT_EQ(duties_.Renew(SessionId("a"), &a_, 20'500).code(), Code::kNotFound);
-  EXPECT_EQ(duties_.NextDeadline(), 20'005 + LeaderDuties::kExpiryRetryMs);
-  EXPECT_EQ(duties_.DueExpiries(21'004), Ids{});
-  EXPECT_EQ(duties_.DueExpiries(21'005), IdsOf({"a"}));
+  EXPECT_EQ(duties_.Renew(SessionId("a"), &a_, MonoMs(20'500)).code(), Code::kNotFound);
+  EXPECT_EQ(duties_.NextDeadline(), MonoMs(20'005 + LeaderDuties::kExpiryRetryMs));
+  EXPECT_EQ(duties_.DueExpiries(MonoMs(21'004)), Ids{});
+  EXPECT_EQ(duties_.DueExpiries(MonoMs(21'005)), IdsOf({"a"}));
   EXPECT_TRUE(duties_.IsExpiring(SessionId("a")));
   EXPECT_EQ(duties_.NextDeadline(), std::nullopt);
 }
 
 TEST_F(LeaderDutiesTest, DestroyedSessionIsForgottenEvenWhileARetryWaits) {
-  Lead(0);
-  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
-  duties_.ExpiryFailed(SessionId("a"), 20'000);
+  Lead(MonoMs(0));
+  ASSERT_EQ(duties_.DueExpiries(MonoMs(20'000)), IdsOf({"a", "b"}));
+  duties_.ExpiryFailed(SessionId("a"), MonoMs(20'000));
   duties_.OnSessionDestroyed(SessionId("a"));
   EXPECT_FALSE(duties_.IsExpiring(SessionId("a")));
   duties_.ExpiryResolved(SessionId("b"));
@@ -189,34 +192,35 @@ TEST_F(LeaderDutiesTest, DestroyedSessionIsForgottenEvenWhileARetryWaits) {
 }
 
 TEST_F(LeaderDutiesTest, CreatedSessionIsArmedWhenItsCreateCommits) {
-  Lead(0);
-  duties_.OnCommitted(SessionChange{SessionId("c"), TtlSession("c").ttl_ns, SessionId()}, 3'000);
-  ASSERT_TRUE(duties_.Renew(SessionId("a"), &a_, 10'000).ok());
-  ASSERT_TRUE(duties_.Renew(SessionId("b"), &b_, 10'000).ok());
-  EXPECT_EQ(duties_.NextDeadline(), 23'000);
-  EXPECT_EQ(duties_.DueExpiries(23'000), IdsOf({"c"}));
+  Lead(MonoMs(0));
+  duties_.OnCommitted(SessionChange{SessionId("c"), TtlSession("c").ttl_ns, SessionId()},
+                      MonoMs(3'000));
+  ASSERT_TRUE(duties_.Renew(SessionId("a"), &a_, MonoMs(10'000)).ok());
+  ASSERT_TRUE(duties_.Renew(SessionId("b"), &b_, MonoMs(10'000)).ok());
+  EXPECT_EQ(duties_.NextDeadline(), MonoMs(23'000));
+  EXPECT_EQ(duties_.DueExpiries(MonoMs(23'000)), IdsOf({"c"}));
 }
 
 TEST_F(LeaderDutiesTest, LostLeadershipForgetsEverythingAndNextLeadershipStartsAfresh) {
-  Lead(0);
-  ASSERT_EQ(duties_.DueExpiries(20'000), IdsOf({"a", "b"}));
-  duties_.ExpiryFailed(SessionId("a"), 20'000);
+  Lead(MonoMs(0));
+  ASSERT_EQ(duties_.DueExpiries(MonoMs(20'000)), IdsOf({"a", "b"}));
+  duties_.ExpiryFailed(SessionId("a"), MonoMs(20'000));
   duties_.OnLostLeadership();
   EXPECT_FALSE(duties_.leading());
   EXPECT_FALSE(duties_.IsExpiring(SessionId("a")));
   EXPECT_EQ(duties_.NextDeadline(), std::nullopt);
   // Leading again (the expiry never committed): a full TTL x 2 from now.
-  Lead(50'000);
+  Lead(MonoMs(50'000));
   EXPECT_FALSE(duties_.IsExpiring(SessionId("a")));
-  EXPECT_EQ(duties_.DueExpiries(69'999), Ids{});
-  EXPECT_EQ(duties_.DueExpiries(70'000), IdsOf({"a", "b"}));
+  EXPECT_EQ(duties_.DueExpiries(MonoMs(69'999)), Ids{});
+  EXPECT_EQ(duties_.DueExpiries(MonoMs(70'000)), IdsOf({"a", "b"}));
 }
 
 TEST_F(LeaderDutiesTest, MultiplierOneExpiresAtTheTtl) {
   LeaderDuties strict(1);
-  strict.OnBecameLeader(0, {&a_});
-  EXPECT_EQ(strict.DueExpiries(9'999), Ids{});
-  EXPECT_EQ(strict.DueExpiries(10'000), IdsOf({"a"}));
+  strict.OnBecameLeader(MonoMs(0), {&a_});
+  EXPECT_EQ(strict.DueExpiries(MonoMs(9'999)), Ids{});
+  EXPECT_EQ(strict.DueExpiries(MonoMs(10'000)), IdsOf({"a"}));
 }
 
 TEST(SessionChangeTest, TimersFollowWhatTheStoreApplied) {
@@ -257,34 +261,34 @@ TEST_F(LeaderDutiesTest, QueueGrantIsDueOnceTheLockDelayWindowHasPassed) {
           .queued);
 
   // Not leading: nothing is scheduled.
-  duties_.CheckQueue(store, "k", 500, 0);
+  duties_.CheckQueue(store, "k", MonoMs(500), 0);
   EXPECT_EQ(duties_.queue_grants_pending(), 0u);
 
-  duties_.OnBecameLeader(500, store);
-  duties_.CheckQueue(store, "k", 500, 0);  // held: nothing to grant
+  duties_.OnBecameLeader(MonoMs(500), store);
+  duties_.CheckQueue(store, "k", MonoMs(500), 0);  // held: nothing to grant
   EXPECT_EQ(duties_.queue_grants_pending(), 0u);
 
   store.Apply({ClusterMs(1'000), state::SessionDestroy{SessionId("h")}}, LogIndex(5));
   ASSERT_NE(store.FindQueue("k"), nullptr);  // free, in lock-delay until 3,000
-  duties_.CheckQueue(store, "k", 600, 2'000);
-  EXPECT_EQ(duties_.NextDeadline(), std::optional<MonoMs>(2'600));
-  EXPECT_TRUE(duties_.DueQueueGrants(2'599).empty());
-  EXPECT_EQ(duties_.DueQueueGrants(2'600), std::vector<std::string>{"k"});
+  duties_.CheckQueue(store, "k", MonoMs(600), 2'000);
+  EXPECT_EQ(duties_.NextDeadline(), std::optional<MonoMs>(MonoMs(2'600)));
+  EXPECT_TRUE(duties_.DueQueueGrants(MonoMs(2'599)).empty());
+  EXPECT_EQ(duties_.DueQueueGrants(MonoMs(2'600)), std::vector<std::string>{"k"});
   EXPECT_EQ(duties_.queue_grants_pending(), 0u);
 
   // A failed proposal comes back a second later while leading.
-  duties_.QueueGrantFailed("k", 2'600);
-  EXPECT_TRUE(duties_.DueQueueGrants(3'599).empty());
-  EXPECT_EQ(duties_.DueQueueGrants(3'600), std::vector<std::string>{"k"});
+  duties_.QueueGrantFailed("k", MonoMs(2'600));
+  EXPECT_TRUE(duties_.DueQueueGrants(MonoMs(3'599)).empty());
+  EXPECT_EQ(duties_.DueQueueGrants(MonoMs(3'600)), std::vector<std::string>{"k"});
 
   // The grant applied: the waiter holds the key and nothing stays due.
   store.Apply({ClusterMs(3'000), state::KvQueueGrant{"k"}}, LogIndex(6));
   EXPECT_EQ(store.FindKv("k")->session, SessionId("w"));
-  duties_.CheckQueue(store, "k", 3'700, 0);
+  duties_.CheckQueue(store, "k", MonoMs(3'700), 0);
   EXPECT_EQ(duties_.queue_grants_pending(), 0u);
 
   // Leadership lost: everything pending is forgotten.
-  duties_.QueueGrantFailed("k", 3'700);
+  duties_.QueueGrantFailed("k", MonoMs(3'700));
   duties_.OnLostLeadership();
   EXPECT_EQ(duties_.queue_grants_pending(), 0u);
 }
@@ -311,24 +315,24 @@ TEST_F(LeaderDutiesTest, QueueCommandsOnAGuardedKeyAreHeldAndTheGrantWaitsForThe
 
   // A follower stamps nothing.
   state::CommandBody early = state::KvEnqueue{"k", "x", 0, SessionId("x")};
-  EXPECT_FALSE(duties_.HoldQueueGrant(&early, 100));
+  EXPECT_FALSE(duties_.HoldQueueGrant(&early, MonoMs(100)));
   EXPECT_FALSE(std::get<state::KvEnqueue>(early).hold);
 
   // Elected at 100 on its own clock: the guard holds "k" until 5,100.
-  duties_.OnBecameLeader(100, store);
-  ASSERT_EQ(duties_.lock_delays().Until("k"), 5'100);
+  duties_.OnBecameLeader(MonoMs(100), store);
+  ASSERT_EQ(duties_.lock_delays().Until("k"), MonoMs(5'100));
 
   state::CommandBody enqueue = state::KvEnqueue{"k", "x", 0, SessionId("x")};
   state::CommandBody dequeue = state::KvDequeue{"k", SessionId("w")};
   state::CommandBody other_key = state::KvEnqueue{"j", "x", 0, SessionId("x")};
   state::CommandBody grant = state::KvQueueGrant{"k"};
-  EXPECT_TRUE(duties_.HoldQueueGrant(&enqueue, 200));
+  EXPECT_TRUE(duties_.HoldQueueGrant(&enqueue, MonoMs(200)));
   EXPECT_TRUE(std::get<state::KvEnqueue>(enqueue).hold);
-  EXPECT_TRUE(duties_.HoldQueueGrant(&dequeue, 5'099));
+  EXPECT_TRUE(duties_.HoldQueueGrant(&dequeue, MonoMs(5'099)));
   EXPECT_TRUE(std::get<state::KvDequeue>(dequeue).hold);
-  EXPECT_FALSE(duties_.HoldQueueGrant(&other_key, 200));
+  EXPECT_FALSE(duties_.HoldQueueGrant(&other_key, MonoMs(200)));
   EXPECT_FALSE(std::get<state::KvEnqueue>(other_key).hold);
-  EXPECT_FALSE(duties_.HoldQueueGrant(&grant, 200));
+  EXPECT_FALSE(duties_.HoldQueueGrant(&grant, MonoMs(200)));
 
   // Its clock runs 5 s ahead: the stamp 6,500 is past the replicated
   // window, yet the held enqueue grants nothing and x queues behind w.
@@ -349,14 +353,14 @@ TEST_F(LeaderDutiesTest, QueueCommandsOnAGuardedKeyAreHeldAndTheGrantWaitsForThe
 
   // The grant is due when the guard lets go, though the replicated window
   // has passed (remaining 0).
-  duties_.CheckQueue(store, "k", 200, 0);
-  EXPECT_EQ(duties_.NextDeadline(), std::optional<MonoMs>(5'100));
-  EXPECT_TRUE(duties_.DueQueueGrants(5'099).empty());
-  EXPECT_EQ(duties_.DueQueueGrants(5'100), std::vector<std::string>{"k"});
+  duties_.CheckQueue(store, "k", MonoMs(200), 0);
+  EXPECT_EQ(duties_.NextDeadline(), std::optional<MonoMs>(MonoMs(5'100)));
+  EXPECT_TRUE(duties_.DueQueueGrants(MonoMs(5'099)).empty());
+  EXPECT_EQ(duties_.DueQueueGrants(MonoMs(5'100)), std::vector<std::string>{"k"});
 
   // From then on nothing is stamped.
   state::CommandBody later = state::KvEnqueue{"k", "x", 0, SessionId("x")};
-  EXPECT_FALSE(duties_.HoldQueueGrant(&later, 5'100));
+  EXPECT_FALSE(duties_.HoldQueueGrant(&later, MonoMs(5'100)));
   EXPECT_FALSE(std::get<state::KvEnqueue>(later).hold);
 }
 

@@ -28,12 +28,12 @@ TEST(LockDelayGuardTest, InheritedWindowsAreCountedFromTheElection) {
   d.Set("other", "x");  // the replicated clock moves on 4 s: 6 s remain
 
   LockDelayGuard guard;
-  guard.OnBecameLeader(d.store(), /*now_mono_ms=*/100'000);
+  guard.OnBecameLeader(d.store(), /*now_mono_ms=*/MonoMs(100'000));
   EXPECT_EQ(guard.size(), 1u);
-  EXPECT_TRUE(guard.Blocks("svc/leader", 100'000));
-  EXPECT_TRUE(guard.Blocks("svc/leader", 105'999));
-  EXPECT_FALSE(guard.Blocks("svc/leader", 106'000));
-  EXPECT_FALSE(guard.Blocks("other", 100'000));
+  EXPECT_TRUE(guard.Blocks("svc/leader", MonoMs(100'000)));
+  EXPECT_TRUE(guard.Blocks("svc/leader", MonoMs(105'999)));
+  EXPECT_FALSE(guard.Blocks("svc/leader", MonoMs(106'000)));
+  EXPECT_FALSE(guard.Blocks("other", MonoMs(100'000)));
 }
 
 // The point of the guard: the Store alone judges windows with the stamping
@@ -47,12 +47,12 @@ TEST(LockDelayGuardTest, ALeaderWhoseClockRunsAheadStillWaitsTheFullWindow) {
   d.AdvanceMs(4'000);
   d.Set("tick", "");
   LockDelayGuard guard;
-  guard.OnBecameLeader(d.store(), 0);
+  guard.OnBecameLeader(d.store(), MonoMs(0));
 
   d.AdvanceMs(5'000 + 1'000);  // new leader: +5 s skew, 1 s after its election
   state::ApplyResult r = d.Acquire("k", d.NewSession());
   EXPECT_TRUE(r.ok) << "the Store alone lets the acquire through (the gap the guard closes)";
-  EXPECT_TRUE(guard.Blocks("k", 1'000));
+  EXPECT_TRUE(guard.Blocks("k", MonoMs(1'000)));
 }
 
 TEST(LockDelayGuardTest, ExpiredWindowsAreNotInheritedAndClearForgetsAll) {
@@ -66,11 +66,11 @@ TEST(LockDelayGuardTest, ExpiredWindowsAreNotInheritedAndClearForgetsAll) {
   d.AdvanceMs(2'000);
   d.Set("tick", "");
   LockDelayGuard guard;
-  guard.OnBecameLeader(d.store(), 0);
-  EXPECT_FALSE(guard.Blocks("short", 0));
-  EXPECT_TRUE(guard.Blocks("long", 0));
+  guard.OnBecameLeader(d.store(), MonoMs(0));
+  EXPECT_FALSE(guard.Blocks("short", MonoMs(0)));
+  EXPECT_TRUE(guard.Blocks("long", MonoMs(0)));
   guard.Clear();
-  EXPECT_FALSE(guard.Blocks("long", 0));
+  EXPECT_FALSE(guard.Blocks("long", MonoMs(0)));
   EXPECT_EQ(guard.size(), 0u);
 }
 
@@ -90,11 +90,11 @@ TEST(LockDelayGuardTest, LeaderDutiesRefuseInheritedWindowsWithTheStoresAnswers)
   ASSERT_TRUE(d.Acquire("k", s).ok);
   d.Destroy(s);
   LeaderDuties duties(2);
-  duties.OnBecameLeader(/*now_ms=*/50'000, d.store());
+  duties.OnBecameLeader(/*now_ms=*/MonoMs(50'000), d.store());
   EXPECT_EQ(duties.lock_delays().size(), 1u);
 
-  std::optional<state::ApplyResult> kv =
-      duties.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("other")}, 59'999);
+  std::optional<state::ApplyResult> kv = duties.RefuseBeforeProposing(
+      state::KvAcquire{"k", "v", 0, SessionId("other")}, MonoMs(59'999));
   ASSERT_TRUE(kv.has_value());
   EXPECT_FALSE(kv->ok);
   EXPECT_TRUE(kv->lock_delayed);
@@ -103,20 +103,20 @@ TEST(LockDelayGuardTest, LeaderDutiesRefuseInheritedWindowsWithTheStoresAnswers)
   state::Txn txn;
   txn.ops.push_back({state::TxnVerb::kLock, "free", "v", 0, LogIndex(), SessionId("other")});
   txn.ops.push_back({state::TxnVerb::kLock, "k", "v", 0, LogIndex(), SessionId("other")});
-  std::optional<state::ApplyResult> rolled_back = duties.RefuseBeforeProposing(txn, 51'000);
+  std::optional<state::ApplyResult> rolled_back = duties.RefuseBeforeProposing(txn, MonoMs(51'000));
   ASSERT_TRUE(rolled_back.has_value());
   ASSERT_EQ(rolled_back->txn.errors.size(), 1u);
   EXPECT_EQ(rolled_back->txn.errors[0].op_index, 1u);
   EXPECT_EQ(rolled_back->txn.errors[0].what, "failed to lock key \"k\" due to lock delay");
 
-  EXPECT_FALSE(
-      duties.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("other")}, 60'000));
-  EXPECT_FALSE(
-      duties.RefuseBeforeProposing(state::KvAcquire{"free", "v", 0, SessionId("other")}, 50'000));
+  EXPECT_FALSE(duties.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("other")},
+                                            MonoMs(60'000)));
+  EXPECT_FALSE(duties.RefuseBeforeProposing(state::KvAcquire{"free", "v", 0, SessionId("other")},
+                                            MonoMs(50'000)));
   duties.OnLostLeadership();
   EXPECT_EQ(duties.lock_delays().size(), 0u);
-  EXPECT_FALSE(
-      duties.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("other")}, 50'000));
+  EXPECT_FALSE(duties.RefuseBeforeProposing(state::KvAcquire{"k", "v", 0, SessionId("other")},
+                                            MonoMs(50'000)));
 }
 
 }  // namespace

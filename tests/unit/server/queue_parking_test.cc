@@ -39,7 +39,7 @@ class QueueParkingTest : public ::testing::Test {
     Apply(std::move(body));
     parking_.Notify(store_, store_.TakeChanges());
   }
-  std::uint64_t Park(const char* session, MonoMs wait_ms = 60'000) {
+  std::uint64_t Park(const char* session, DurationMs wait_ms = 60'000) {
     return parking_.Park("k", SessionId(session), wait_ms, [this, session](QueueParking::Answer a) {
       answers_.push_back({session, a.outcome, a.fence, a.position});
     });
@@ -60,7 +60,7 @@ class QueueParkingTest : public ::testing::Test {
     }
   }
   // Runs the loop for `ms` milliseconds.
-  void RunFor(MonoMs ms) {
+  void RunFor(DurationMs ms) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
     while (std::chrono::steady_clock::now() < until) {
       io_.run_for(std::chrono::milliseconds(5));
@@ -75,7 +75,7 @@ class QueueParkingTest : public ::testing::Test {
       io_.restart();
     }
   }
-  static constexpr MonoMs kGraceMs = 200;
+  static constexpr DurationMs kGraceMs = 200;
   std::uint64_t index_ = 0;
   state::Store store_;
   boost::asio::io_context io_;

@@ -30,58 +30,58 @@ Ids IdsOf(std::initializer_list<const char*> names) {
 
 TEST(SessionTimersTest, ExpiresNoSoonerThanTtlTimesMultiplier) {
   SessionTimers timers(2);
-  timers.Arm(SessionId("a"), 30 * kNsPerMs, 1000);  // 30 ms TTL, multiplier 2 => 1060
-  EXPECT_EQ(timers.NextDeadline(), 1060);
-  EXPECT_EQ(timers.TakeDue(1059), Ids{});
-  EXPECT_EQ(timers.TakeDue(1060), IdsOf({"a"}));
+  timers.Arm(SessionId("a"), 30 * kNsPerMs, MonoMs(1000));  // 30 ms TTL, multiplier 2 => 1060
+  EXPECT_EQ(timers.NextDeadline(), MonoMs(1060));
+  EXPECT_EQ(timers.TakeDue(MonoMs(1059)), Ids{});
+  EXPECT_EQ(timers.TakeDue(MonoMs(1060)), IdsOf({"a"}));
   EXPECT_FALSE(timers.armed(SessionId("a")));
   EXPECT_EQ(timers.NextDeadline(), std::nullopt);
 }
 
 TEST(SessionTimersTest, PartialMillisecondsRoundUp) {
   SessionTimers timers(1);
-  timers.Arm(SessionId("a"), 10 * kNsPerMs + 1, 0);
-  EXPECT_EQ(timers.NextDeadline(), 11);
+  timers.Arm(SessionId("a"), 10 * kNsPerMs + 1, MonoMs(0));
+  EXPECT_EQ(timers.NextDeadline(), MonoMs(11));
 }
 
 TEST(SessionTimersTest, RenewalPushesTheDeadline) {
   SessionTimers timers(2);
-  timers.Arm(SessionId("a"), 40 * kNsPerMs, 0);   // deadline 80
-  timers.Arm(SessionId("a"), 40 * kNsPerMs, 50);  // renewed at 50: deadline 130
-  EXPECT_EQ(timers.RemainingMs(SessionId("a"), 50), 80);
-  EXPECT_EQ(timers.TakeDue(129), Ids{});
-  EXPECT_EQ(timers.TakeDue(130), IdsOf({"a"}));
+  timers.Arm(SessionId("a"), 40 * kNsPerMs, MonoMs(0));   // deadline 80
+  timers.Arm(SessionId("a"), 40 * kNsPerMs, MonoMs(50));  // renewed at 50: deadline 130
+  EXPECT_EQ(timers.RemainingMs(SessionId("a"), MonoMs(50)), 80);
+  EXPECT_EQ(timers.TakeDue(MonoMs(129)), Ids{});
+  EXPECT_EQ(timers.TakeDue(MonoMs(130)), IdsOf({"a"}));
 }
 
 TEST(SessionTimersTest, EarlierSessionExpiresFirstAndDisarmedNever) {
   SessionTimers timers(2);
-  timers.Arm(SessionId("late"), 60 * kNsPerMs, 0);
-  timers.Arm(SessionId("soon"), 10 * kNsPerMs, 0);
-  timers.Arm(SessionId("gone"), 10 * kNsPerMs, 0);
+  timers.Arm(SessionId("late"), 60 * kNsPerMs, MonoMs(0));
+  timers.Arm(SessionId("soon"), 10 * kNsPerMs, MonoMs(0));
+  timers.Arm(SessionId("gone"), 10 * kNsPerMs, MonoMs(0));
   timers.Disarm(SessionId("gone"));
-  EXPECT_EQ(timers.TakeDue(1000), IdsOf({"soon", "late"}));
+  EXPECT_EQ(timers.TakeDue(MonoMs(1000)), IdsOf({"soon", "late"}));
   EXPECT_EQ(timers.size(), 0u);
 }
 
 TEST(SessionTimersTest, EqualDeadlinesExpireInIdOrder) {
   SessionTimers timers(1);
-  for (const char* id : {"c", "a", "b"}) timers.Arm(SessionId(id), 10 * kNsPerMs, 0);
-  EXPECT_EQ(timers.TakeDue(10), IdsOf({"a", "b", "c"}));
+  for (const char* id : {"c", "a", "b"}) timers.Arm(SessionId(id), 10 * kNsPerMs, MonoMs(0));
+  EXPECT_EQ(timers.TakeDue(MonoMs(10)), IdsOf({"a", "b", "c"}));
 }
 
 TEST(SessionTimersTest, ClearForgetsEverything) {
   SessionTimers timers(2);
-  timers.Arm(SessionId("a"), 10 * kNsPerMs, 0);
+  timers.Arm(SessionId("a"), 10 * kNsPerMs, MonoMs(0));
   timers.Clear();
   EXPECT_EQ(timers.size(), 0u);
-  EXPECT_EQ(timers.TakeDue(1000), Ids{});
+  EXPECT_EQ(timers.TakeDue(MonoMs(1000)), Ids{});
 }
 
 TEST(SessionTimersTest, ZeroTtlIsNeverArmed) {
   SessionTimers timers(2);
-  timers.Arm(SessionId("no-ttl"), 0, 0);
+  timers.Arm(SessionId("no-ttl"), 0, MonoMs(0));
   EXPECT_FALSE(timers.armed(SessionId("no-ttl")));
-  EXPECT_EQ(timers.RemainingMs(SessionId("no-ttl"), 0), -1);
+  EXPECT_EQ(timers.RemainingMs(SessionId("no-ttl"), MonoMs(0)), -1);
 }
 
 // A UUID in the leader's form, made from a number (ordered as the number).
@@ -121,22 +121,22 @@ TEST(SessionTimersTest, EqualDeadlinesExpireInIdOrderAcrossUuidsAndOtherIds) {
   SessionId u2("ffffffff-0000-4000-8000-000000000002");
   // "0..." < "1" < "ff..." < "zz" as text; u1 and u2 are compact, the others not.
   for (const SessionId& id : {SessionId("zz"), u2, SessionId("1"), u1}) {
-    timers.Arm(id, 10 * kNsPerMs, 0);
+    timers.Arm(id, 10 * kNsPerMs, MonoMs(0));
   }
   EXPECT_EQ(timers.size(), 4u);
-  EXPECT_EQ(timers.TakeDue(10), (Ids{u1, SessionId("1"), u2, SessionId("zz")}));
+  EXPECT_EQ(timers.TakeDue(MonoMs(10)), (Ids{u1, SessionId("1"), u2, SessionId("zz")}));
 }
 
 TEST(SessionTimersTest, RenewalsLeaveAtMostTwiceTheLiveHeapEntries) {
   SessionTimers timers(1);
-  for (std::uint64_t n = 0; n < 100; ++n) timers.Arm(Uuid(n), 1000 * kNsPerMs, 0);
-  for (MonoMs now = 1; now <= 500; ++now) {
+  for (std::uint64_t n = 0; n < 100; ++n) timers.Arm(Uuid(n), 1000 * kNsPerMs, MonoMs(0));
+  for (MonoMs now = MonoMs(1); now <= MonoMs(500); now += 1) {
     for (std::uint64_t n = 0; n < 100; ++n) timers.Arm(Uuid(n), 1000 * kNsPerMs, now);
     ASSERT_LE(timers.heap_entries(), 2 * timers.size() + 16);
   }
-  EXPECT_EQ(timers.NextDeadline(), 1500);
-  EXPECT_EQ(timers.TakeDue(1499), Ids{});
-  EXPECT_EQ(timers.TakeDue(1500).size(), 100u);
+  EXPECT_EQ(timers.NextDeadline(), MonoMs(1500));
+  EXPECT_EQ(timers.TakeDue(MonoMs(1499)), Ids{});
+  EXPECT_EQ(timers.TakeDue(MonoMs(1500)).size(), 100u);
   EXPECT_EQ(timers.NextDeadline(), std::nullopt);
 }
 
@@ -152,7 +152,7 @@ TEST(SessionTimersTest, MatchesTheStringKeyedModel) {
     std::vector<SessionId> ids;
     for (int i = 0; i < 40; ++i)
       ids.push_back(i % 3 == 0 ? SessionId("s" + std::to_string(i)) : Uuid(random()));
-    MonoMs now = 0;
+    MonoMs now;
     for (int step = 0; step < 3000; ++step) {
       const SessionId& id = ids[random() % ids.size()];
       switch (random() % 4) {
@@ -175,7 +175,7 @@ TEST(SessionTimersTest, MatchesTheStringKeyedModel) {
           }
           break;
         default: {
-          now += static_cast<MonoMs>(random() % 4);
+          now += static_cast<DurationMs>(random() % 4);
           Ids want;
           while (!model_queue.empty() && model_queue.begin()->first <= now) {
             want.push_back(model_queue.begin()->second);

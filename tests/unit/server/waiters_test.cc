@@ -21,7 +21,7 @@ class WaitersTest : public ::testing::Test {
   int answered_ = 0;
 
   std::uint64_t Park(WatchKind kind, std::string key, std::uint64_t min_index,
-                     MonoMs wait_ms = 60'000) {
+                     DurationMs wait_ms = 60'000) {
     return waiters_.Park({kind, std::move(key)}, LogIndex(min_index), wait_ms,
                          [this] { ++answered_; });
   }
