@@ -38,6 +38,7 @@ class TEST_StoreEditor {
     entry.key = key;
     entry.value = std::move(value);
     entry.create_index = entry.modify_index = s_.kv_index_;
+    entry.version = 1;
     s_.kv_[key] = std::move(entry);
   }
   void PutTombstone(const std::string& key) { s_.tombstones_[key] = s_.kv_index_; }
