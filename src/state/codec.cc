@@ -16,7 +16,7 @@ std::uint64_t ReadCount(ByteReader& r) {
 
 }  // namespace
 
-void EncodeKvEntry(const KvEntry& entry, ByteWriter& w) {
+void EncodeKvEntry(const KvEntry& entry, bool with_version, ByteWriter& w) {
   w.PutBytes(entry.key);
   w.PutBytes(entry.value);
   w.PutVarint(entry.flags);
@@ -25,9 +25,10 @@ void EncodeKvEntry(const KvEntry& entry, ByteWriter& w) {
   w.PutVarint(entry.lock_index);
   EncodeSessionId(entry.session, w);
   w.PutIndex(entry.fence);
+  if (with_version) w.PutVarint(entry.version);
 }
 
-KvEntry DecodeKvEntry(ByteReader& r) {
+KvEntry DecodeKvEntry(ByteReader& r, bool with_version) {
   KvEntry entry;
   entry.key = r.GetString();
   entry.value = r.GetString();
@@ -37,6 +38,7 @@ KvEntry DecodeKvEntry(ByteReader& r) {
   entry.lock_index = r.GetVarint();
   entry.session = DecodeSessionId(r);
   entry.fence = r.GetIndex();
+  entry.version = with_version ? r.GetVarint() : 1;
   return entry;
 }
 

@@ -13,8 +13,10 @@ namespace tenure::state {
 inline void EncodeSessionId(const SessionId& id, ByteWriter& w) { w.PutBytes(id.view()); }
 inline SessionId DecodeSessionId(ByteReader& r) { return SessionId(r.GetString()); }
 
-void EncodeKvEntry(const KvEntry& entry, ByteWriter& w);
-KvEntry DecodeKvEntry(ByteReader& r);
+// `with_version`: the entry's version follows its fence (snapshot version
+// 8); without it, an entry reads as version 1 (docs/formats.md).
+void EncodeKvEntry(const KvEntry& entry, bool with_version, ByteWriter& w);
+KvEntry DecodeKvEntry(ByteReader& r, bool with_version);
 
 void EncodeSession(const Session& session, ByteWriter& w);
 Session DecodeSession(ByteReader& r);

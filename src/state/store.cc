@@ -287,6 +287,7 @@ Status Store::Validate() const {
     TENURE_INVARIANT(entry.create_index <= entry.modify_index);
     TENURE_INVARIANT(entry.modify_index <= kv_index_);
     TENURE_INVARIANT(entry.lock_index < (std::uint64_t{1} << 62));
+    TENURE_INVARIANT(entry.version < (std::uint64_t{1} << 62));
     TENURE_INVARIANT(tombstones_.find(key) == tombstones_.end());
     if (entry.session.empty()) {
       TENURE_INVARIANT(entry.fence.is_none());

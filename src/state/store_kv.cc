@@ -144,12 +144,14 @@ void Store::PutEntry(KvEntry entry, LogIndex index) {
   auto it = kv_.find(entry.key);
   if (it != kv_.end()) {
     entry.create_index = it->second.create_index;
+    entry.version = it->second.version + 1;
     NoteHolderChange(entry.key, &it->second, &entry);
     SetHolder(entry.key, it->second.session, entry.session);
     changes_.keys.push_back(entry.key);
     it->second = std::move(entry);
   } else {
     entry.create_index = index;
+    entry.version = 1;
     NoteHolderChange(entry.key, nullptr, &entry);
     SetHolder(entry.key, SessionId(), entry.session);
     tombstones_.erase(entry.key);

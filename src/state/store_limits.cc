@@ -28,6 +28,11 @@ Status Store::CheckFieldLimits() const {
   for (const auto& [key, entry] : kv_) {
     TENURE_RETURN_IF_ERROR(CheckKeySize("key", key));
     TENURE_RETURN_IF_ERROR(CheckValueSize(key, entry.value));
+    // Every key present was created, at version 1 (decision 0048).
+    if (entry.version == 0) {
+      return Status::InvalidArgument("key " + QuoteCut(key) +
+                                     ": version 0 is below 1, the version a key is created with");
+    }
   }
   for (const auto& [key, index] : tombstones_) {
     TENURE_RETURN_IF_ERROR(CheckKeySize("tombstone", key));
@@ -73,6 +78,9 @@ Status Store::CheckGrowthRoom() const {
   for (const auto& [key, entry] : kv_) {
     if (entry.lock_index > limits::kSnapshotIndexMax) {
       return above("key " + QuoteCut(key) + ": LockIndex", entry.lock_index);
+    }
+    if (entry.version > limits::kSnapshotIndexMax) {
+      return above("key " + QuoteCut(key) + ": version", entry.version);
     }
   }
   return Status::Ok();

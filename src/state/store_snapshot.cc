@@ -4,16 +4,17 @@
 //               now_ms:svarint
 //               n:varint kv_entry*n   n:varint (key:bytes index:varint)*n
 //               n:varint session*n    n:varint (key:bytes until:svarint)*n
-//               n:varint member*n                              (versions 2-4)
+//               n:varint member*n                              (versions 2-8)
 //               acl                                            (version 4)
 //               has_acl:u8 acl? history                        (version 5)
 //               has_acl:u8 acl? has_history:u8 history?
-//               queues_index:varint n:varint queue*n           (versions 6-7)
-//               checksum:fixed32le                             (versions 3-7)
+//               queues_index:varint n:varint queue*n           (versions 6-8)
+//               checksum:fixed32le                             (versions 3-8)
+//   kv_entry := state/codec.cc; version:varint after it       (version 8)
 //   queue    := key:bytes n:varint waiter*n (head first)
 //   waiter   := session:bytes value:bytes flags:varint since:svarint
 //               enqueue_index:varint
-//               checked:u8 (accessor_id:bytes default_allow:u8)?  (version 7)
+//               checked:u8 (accessor_id:bytes default_allow:u8)?  (versions 7-8)
 //   member   := id:varint name:bytes raft_address:bytes http_address:bytes
 //               modify_index:varint
 //   acl      := bootstrap_index policies_index tokens_index :varint
@@ -26,7 +27,10 @@
 // when the lock history (state/lock_history.cc) has a key, version 6 only
 // once a fair-acquire queue was used (queues_index is not 0; decision 0027),
 // version 7 only while a waiter carries an ACL token to check again at its
-// grant (decision 0038).
+// grant (decision 0038), version 8 only while a key's version (decision
+// 0048) is above 1: every key then carries it, and the sections after the
+// members are written as in version 7 whatever they hold (queues_index may be
+// 0, with no queue). Versions 1-7 read every key as version 1.
 // A store without ACL state still writes version 3, byte for byte as before,
 // so clusters that never turn ACLs on keep their snapshots (and digests).
 // Maps are written in key order, so equal states encode to equal bytes.
@@ -46,7 +50,8 @@ constexpr std::uint8_t kSnapshotVersionWithoutAcl = 3;
 constexpr std::uint8_t kSnapshotVersionWithAcl = 4;
 constexpr std::uint8_t kSnapshotVersionWithHistory = 5;
 constexpr std::uint8_t kSnapshotVersionWithQueues = 6;
-constexpr std::uint8_t kSnapshotVersion = 7;
+constexpr std::uint8_t kSnapshotVersionWithAuthority = 7;
+constexpr std::uint8_t kSnapshotVersion = 8;
 constexpr std::size_t kChecksumBytes = 4;
 
 std::uint32_t ReadFixed32(std::string_view bytes) {
@@ -72,9 +77,9 @@ Result<int> Store::CheckSnapshotBytes(std::string_view bytes) {
   if (bytes.size() <= kMagic.size()) return Status::Corruption("snapshot: truncated after magic");
   const auto version = static_cast<std::uint8_t>(bytes[kMagic.size()]);
   if (version == 1 || version == 2) return static_cast<int>(version);  // no checksum
-  if (version != kSnapshotVersion && version != kSnapshotVersionWithQueues &&
-      version != kSnapshotVersionWithHistory && version != kSnapshotVersionWithAcl &&
-      version != kSnapshotVersionWithoutAcl) {
+  if (version != kSnapshotVersion && version != kSnapshotVersionWithAuthority &&
+      version != kSnapshotVersionWithQueues && version != kSnapshotVersionWithHistory &&
+      version != kSnapshotVersionWithAcl && version != kSnapshotVersionWithoutAcl) {
     return Status::Corruption("snapshot: unknown version " + std::to_string(version));
   }
   if (bytes.size() < kMagic.size() + 1 + kChecksumBytes) {
@@ -96,23 +101,26 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   ByteWriter w(out);
   out->append(kMagic);
   const bool with_history = !history_.empty();
-  const bool with_queues = !queues_index_.is_none();
-  bool with_authority = false;
+  bool with_versions = false;
+  for (const auto& [key, entry] : kv_) with_versions |= entry.version > 1;
+  const bool with_queues = with_versions || !queues_index_.is_none();
+  bool with_authority = with_versions;
   for (const auto& [key, queue] : queues_) {
     for (const QueueWaiter& waiter : queue) with_authority |= waiter.authority.checked;
   }
-  w.PutU8(with_authority ? kSnapshotVersion
-          : with_queues  ? kSnapshotVersionWithQueues
-          : with_history ? kSnapshotVersionWithHistory
-          : acl_.empty() ? kSnapshotVersionWithoutAcl
-                         : kSnapshotVersionWithAcl);
+  w.PutU8(with_versions    ? kSnapshotVersion
+          : with_authority ? kSnapshotVersionWithAuthority
+          : with_queues    ? kSnapshotVersionWithQueues
+          : with_history   ? kSnapshotVersionWithHistory
+          : acl_.empty()   ? kSnapshotVersionWithoutAcl
+                           : kSnapshotVersionWithAcl);
   w.PutIndex(applied_index_);
   w.PutIndex(kv_index_);
   w.PutIndex(sessions_index_);
   w.PutIndex(reaped_index_);
   w.PutSignedVarint(now_ms_.ms());
   w.PutVarint(kv_.size());
-  for (const auto& [key, entry] : kv_) EncodeKvEntry(entry, w);
+  for (const auto& [key, entry] : kv_) EncodeKvEntry(entry, with_versions, w);
   w.PutVarint(tombstones_.size());
   for (const auto& [key, index] : tombstones_) {
     w.PutBytes(key);
@@ -189,8 +197,11 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
   // Keys are written in order: each goes in at the end without a search (a
   // restore of a million keys spends most of its time here). A key out of
   // order or repeated is refused, as a file the encoder never writes.
+  const bool with_versions = version == kSnapshotVersion;
+  bool any_version_above_1 = false;
   for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
-    KvEntry entry = DecodeKvEntry(r);
+    KvEntry entry = DecodeKvEntry(r, with_versions);
+    any_version_above_1 |= entry.version > 1;
     if (!store.kv_.empty() && !(store.kv_.rbegin()->first < entry.key)) {
       r.Fail();
       break;
@@ -231,7 +242,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     }
     store.history_ = LockHistory::Decode(r);
     if (store.history_.empty()) r.Fail();  // version 5 is written only with history
-  } else if (version == kSnapshotVersionWithQueues || version == kSnapshotVersion) {
+  } else if (version >= kSnapshotVersionWithQueues) {
     if (r.GetBool()) {
       store.acl_ = AclTable::Decode(r);
       if (store.acl_.empty()) r.Fail();
@@ -241,7 +252,9 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
       if (store.history_.empty()) r.Fail();
     }
     store.queues_index_ = r.GetIndex();
-    if (store.queues_index_.is_none()) r.Fail();  // versions 6-7 are written only with it
+    // Versions 6-7 are written only with it; version 8 has no queue without it.
+    const bool queues_used = !store.queues_index_.is_none();
+    if (!queues_used && version != kSnapshotVersion) r.Fail();
     bool any_checked = false;
     for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
       std::string key = r.GetString();
@@ -253,7 +266,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
         waiter.flags = r.GetVarint();
         waiter.since = UnixMs(r.GetSignedVarint());
         waiter.enqueue_index = r.GetIndex();
-        if (version == kSnapshotVersion && r.GetBool()) {
+        if (version >= kSnapshotVersionWithAuthority && r.GetBool()) {
           waiter.authority.checked = true;
           waiter.authority.accessor_id = r.GetString();
           waiter.authority.default_allow = r.GetBool();
@@ -262,7 +275,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
         queue.push_back(std::move(waiter));
       }
       if (r.failed()) break;
-      if (queue.empty() || queue.size() > kQueueWaitersPerKeyMax) r.Fail();
+      if (queue.empty() || queue.size() > kQueueWaitersPerKeyMax || !queues_used) r.Fail();
       for (const QueueWaiter& waiter : queue) {
         if (!store.queued_[waiter.session].insert(key).second) r.Fail();  // twice in one queue
         ++store.queue_waiters_;
@@ -270,8 +283,10 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
       if (!store.queues_.emplace(std::move(key), std::move(queue)).second) r.Fail();
     }
     // Version 7 is written only while a waiter carries a token to check.
-    if (version == kSnapshotVersion && !any_checked) r.Fail();
+    if (version == kSnapshotVersionWithAuthority && !any_checked) r.Fail();
   }
+  // Version 8 is written only while a key's version is above 1.
+  if (with_versions && !any_version_above_1) r.Fail();
   if (r.failed()) return Status::Corruption("snapshot: truncated or malformed");
   if (!r.done()) return Status::Corruption("snapshot: trailing bytes");
 

@@ -122,6 +122,12 @@ struct KvEntry {
   // Consul's LockIndex: how many times a new holder acquired the key. It
   // restarts at 1 when the key is deleted and re-created.
   std::uint64_t lock_index = 0;
+  // etcd's version (decision 0048): 1 when the key is created, one more at
+  // each change of the entry after that, through any path (two changes in
+  // one txn count two, as ZooKeeper's multi does); back to 1 when the key
+  // is deleted and created again. 0 only in an entry that stands for a
+  // missing key. Consul's API does not show it.
+  std::uint64_t version = 0;
   // Holder's session id, empty when unlocked.
   SessionId session;
   // tenure's fencing token: the raft index of the grant that made `session`

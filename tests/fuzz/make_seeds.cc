@@ -1,8 +1,9 @@
 // Writes the binary seeds of the command and snapshot fuzz targets from the
 // random histories the state tests use (unit/state/random_commands.h): raft
 // entries of every command kind, and snapshots of the stores they build; and
-// of the snapshot and backup_file targets from the forged states that break
-// one limit each (unit/state/forged_states.h; the small ones).
+// of the snapshot and backup_file targets from the forged states: their base
+// and those that break one limit each (unit/state/forged_states.h; the small
+// ones).
 // Usage: fuzz_make_seeds CORPUS_DIR
 //   (writes CORPUS_DIR/{command,snapshot,backup_file}/)
 // scripts/fuzz -seeds runs it; its output is committed in tests/fuzz/corpus.
@@ -68,8 +69,20 @@ int main(int argc, char** argv) {
     Write(root / "snapshot" / ("seed" + std::to_string(seed) + "-body"),
           std::string(1, 1) + snapshot);
   }
-  // Refused states, each with the bytes as they are (first byte 0).
+  // The state the forged ones start from: keys at versions above 1 (snapshot
+  // version 8), ACL state, a lock history and a queue.
   std::filesystem::create_directories(root / "backup_file");
+  {
+    const tenure::state::Store base = tenure::state::testutil::ForgedBase();
+    std::string snapshot;
+    base.EncodeSnapshot(&snapshot);
+    Write(root / "snapshot" / "forged-base-whole", std::string(1, 0) + snapshot);
+    snapshot.resize(snapshot.size() - 4);
+    Write(root / "snapshot" / "forged-base-body", std::string(1, 1) + snapshot);
+    Write(root / "backup_file" / "forged-base",
+          std::string(1, 0) + tenure::state::EncodeBackup(base, 3, tenure::UnixMs(5)));
+  }
+  // Refused states, each with the bytes as they are (first byte 0).
   int forged = 0;
   for (const tenure::state::testutil::Forged& c : tenure::state::testutil::ForgedCases()) {
     const tenure::state::Store store = tenure::state::testutil::ForgedState(c);
@@ -81,7 +94,7 @@ int main(int argc, char** argv) {
           std::string(1, 0) + tenure::state::EncodeBackup(store, 3, tenure::UnixMs(5)));
     ++forged;
   }
-  std::printf("wrote %d command seeds, 16 snapshot seeds and %d refused states under %s\n", entries,
+  std::printf("wrote %d command seeds, 18 snapshot seeds and %d refused states under %s\n", entries,
               forged, argv[1]);
   return 0;
 }

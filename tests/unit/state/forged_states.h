@@ -38,6 +38,7 @@ class TEST_StoreEditor {
     entry.key = key;
     entry.value = std::move(value);
     entry.create_index = entry.modify_index = s_.kv_index_;
+    entry.version = 1;
     s_.kv_[key] = std::move(entry);
   }
   void PutTombstone(const std::string& key) { s_.tombstones_[key] = s_.kv_index_; }
@@ -159,6 +160,11 @@ inline std::vector<Forged> ForgedCases() {
        "applied index 9007199254740992 is above 9007199254740991"},
       {"lock-index-2p53", [](E& e) { e.Entry("config/a").lock_index = std::uint64_t{1} << 53; },
        "key \"config/a\": LockIndex 9007199254740992 is above 9007199254740991"},
+      // A key's version (decision 0048): at least 1, room to grow.
+      {"version-0", [](E& e) { e.Entry("config/a").version = 0; },
+       "key \"config/a\": version 0 is below 1, the version a key is created with"},
+      {"version-2p53", [](E& e) { e.Entry("config/a").version = std::uint64_t{1} << 53; },
+       "key \"config/a\": version 9007199254740992 is above 9007199254740991"},
       // Times.
       {"clock-int64-max", [=](E& e) { e.SetNow(ClusterMs(kMax)); },
        "the replicated clock 9223372036854775807 ms is outside [0, 253402300799999]"},

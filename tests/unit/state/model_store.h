@@ -490,6 +490,9 @@ class ModelStore {
     auto it = kv.find(e.key);
     if (it != kv.end() && SameContent(it->second, e)) return false;
     if (it == kv.end()) live_tombstones.erase(e.key);
+    // etcd's version: how many times the key was written since it was
+    // last created (decision 0048).
+    e.version = it == kv.end() ? 1 : it->second.version + 1;
     e.modify_index = index;
     kv_index = index;
     changed->insert(e.key);

@@ -97,6 +97,7 @@ TEST(RestoreLimitsTest, ValuesAtTheLimitsRestore) {
   TEST_StoreEditor e(&state);
   e.SetAppliedIndex(limits::kSnapshotIndexMax);
   e.Entry("config/a").lock_index = limits::kSnapshotIndexMax;
+  e.Entry("config/a").version = limits::kSnapshotIndexMax;
   e.PutEntry(std::string(limits::kKvKeyBytesMax, 'k'), std::string(limits::kKvValueBytesMax, 'v'));
   e.SetLockDelay("service/other", kForgedNow + 60'000);
   e.EditSession(testutil::kForgedIdle, [](Session& s) {
@@ -113,6 +114,7 @@ TEST(RestoreLimitsTest, ValuesAtTheLimitsRestore) {
   Result<Store> decoded = Store::DecodeSnapshot(Encode(state));
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(decoded->applied_index(), LogIndex(limits::kSnapshotIndexMax));
+  EXPECT_EQ(decoded->FindKv("config/a")->version, limits::kSnapshotIndexMax);
   // The clock at its last millisecond, windows and times before it.
   Store late = ForgedBase();
   TEST_StoreEditor(&late).SetNow(ClusterMs(limits::kUnixMsMax));

@@ -46,8 +46,8 @@ inline std::string EscapeBytes(std::string_view bytes) {
 inline void PrintTo(const KvEntry& e, std::ostream* os) {
   *os << "{key=\"" << EscapeBytes(e.key) << "\" value=\"" << EscapeBytes(e.value)
       << "\" flags=" << e.flags << " create=" << e.create_index << " modify=" << e.modify_index
-      << " lock_index=" << e.lock_index << " session=\"" << e.session.view()
-      << "\" fence=" << e.fence << "}";
+      << " lock_index=" << e.lock_index << " version=" << e.version << " session=\""
+      << e.session.view() << "\" fence=" << e.fence << "}";
 }
 
 inline void PrintTo(const Session& s, std::ostream* os) {
