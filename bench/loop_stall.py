@@ -10,7 +10,11 @@ an operator token) and runs, against the leader:
   1. restore: PUT /v1/snapshot of a file of --keys keys (made once with
      bench/backup_maker's make_backup, the real encoder), then waits until
      every member has applied it;
-  2. reads: writes --read-keys values of 500,000 bytes under wide/ (about
+  2. compaction: with the restored state in place, small writes from 16
+     keep-alive clients until every member has taken a raft snapshot of it
+     (tenure_raft_snapshots_taken_total moved; libraft takes one every
+     16,384 entries): the log compaction a large state costs (decision 0049);
+  3. reads: writes --read-keys values of 500,000 bytes under wide/ (about
      58 MiB of JSON when read back), then --reads concurrent
      GET /v1/kv/wide/?recurse, each read whole.
 
@@ -18,7 +22,8 @@ Around each phase it records, per member, the raft term, the leadership
 leaderships-lost counter and the loop-stall metrics (tenure_loop_stall_seconds, a timer
 due every 10 ms and how late it fired; tenure_loop_stall_max_seconds). A phase
 "kept the leader" when no member's term moved and no leader stepped down
-(and, for the restore, it answered 200). Prints each trial,
+(and, for the restore, it answered 200). --phase picks one (compaction
+restores first, unreported). Prints each trial,
 then the medians over trials with the machine facts. Run with Debian's
 /usr/bin/python3 (stdlib only):
 
@@ -53,12 +58,14 @@ def scrape(member, headers):
     resp = member.request("GET", "/metrics", headers=headers, timeout=30.0)
     if resp.status != 200:
         raise RuntimeError(f"GET /metrics: {resp!r}")
-    out = {"buckets": {}, "term": 0, "lost": 0, "max": 0.0}
+    out = {"buckets": {}, "term": 0, "lost": 0, "max": 0.0, "snapshots": 0}
     for line in resp.text.splitlines():
         if line.startswith("tenure_raft_term "):
             out["term"] = int(float(line.split()[1]))
         elif line.startswith('tenure_raft_leadership_changes_total{change="lost"}'):
             out["lost"] = int(float(line.split()[1]))
+        elif line.startswith("tenure_raft_snapshots_taken_total "):
+            out["snapshots"] = int(float(line.split()[1]))
         elif line.startswith("tenure_loop_stall_max_seconds "):
             out["max"] = float(line.split()[1])
         elif line.startswith("tenure_loop_stall_seconds_bucket{"):
@@ -143,7 +150,7 @@ def run_trial(args, backup, log):
         leader = cluster.leader()
         first_key = "big/000000000"
         restore = None
-        if args.phase in ("both", "restore"):
+        if args.phase in ("all", "restore", "compaction"):
             before = [scrape(m, headers) for m in cluster.members]
             with open(backup, "rb") as f:
                 body = f.read()
@@ -160,10 +167,18 @@ def run_trial(args, backup, log):
             restore["kept_leader"] = restore["kept_leader"] and resp.status == 200
             restore.update({"status": resp.status, "answered_s": round(answered, 2),
                             "everywhere_s": round(everywhere, 2)})
-            log(f"  restore ({len(body)} bytes): {restore}")
+            if args.phase == "compaction":
+                restore = None
+            else:
+                log(f"  restore ({len(body)} bytes): {restore}")
+
+        compaction = None
+        if args.phase in ("all", "compaction"):
+            compaction = run_compaction(cluster, headers, args)
+            log(f"  compaction: {compaction}")
 
         reads = None
-        if args.phase in ("both", "reads"):
+        if args.phase in ("all", "reads"):
             leader = cluster.leader()
             for i in range(args.read_keys):
                 r = leader.request("PUT", f"/v1/kv/wide/{i:04d}", value, headers=headers,
@@ -191,7 +206,45 @@ def run_trial(args, backup, log):
                           # 429: no room in the unsent-output budget (docs/limits.md)
                           "all_done_s": round(elapsed, 2)})
             log(f"  reads ({args.reads} x recurse): {reads}")
-        return restore, reads
+        return restore, compaction, reads
+
+
+def run_compaction(cluster, headers, args):
+    """Small writes until every member took a raft snapshot of the state."""
+    leader = cluster.leader()
+    before = [scrape(m, headers) for m in cluster.members]
+    done = threading.Event()
+    written = [0] * 16
+
+    def writer(n):
+        client = leader.client(timeout=60.0)
+        i = 0
+        while not done.is_set() and i < args.compaction_writes_max // 16:
+            r = client.request("PUT", f"/v1/kv/compaction/{n:02d}/{i % 64:02d}", b"x",
+                               headers=headers)
+            if r.status != 200:
+                raise RuntimeError(f"write: {r!r}")
+            i += 1
+            written[n] = i
+
+    prober = Prober(cluster)
+    prober.start()
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        futures = [pool.submit(writer, n) for n in range(16)]
+        poll_until(lambda: all(scrape(m, headers)["snapshots"] > b["snapshots"]
+                               for m, b in zip(cluster.members, before)),
+                   timeout=300.0, interval=1.0,
+                   message="not every member took a raft snapshot")
+        done.set()
+        for f in futures:
+            f.result()
+    elapsed = time.monotonic() - start
+    after, report = phase_report(cluster, headers, before, prober)
+    report.update({"writes": sum(written), "snapshots_taken": [
+        a["snapshots"] - b["snapshots"] for a, b in zip(after, before)],
+        "all_done_s": round(elapsed, 2)})
+    return report
 
 
 def machine_facts():
@@ -210,7 +263,10 @@ def main():
                         default=os.path.join(ROOT, "build", "bench", "backup_maker", "make_backup"))
     parser.add_argument("--keys", type=int, default=1_000_000, help="keys in the restored file")
     parser.add_argument("--reads", type=int, default=12, help="concurrent prefix reads")
-    parser.add_argument("--phase", choices=["both", "restore", "reads"], default="both")
+    parser.add_argument("--phase", choices=["all", "restore", "compaction", "reads"],
+                        default="all")
+    parser.add_argument("--compaction-writes-max", type=int, default=64_000,
+                        help="give up on the compaction phase after this many writes")
     parser.add_argument("--read-keys", type=int, default=88,
                         help="500,000-byte values under the read prefix (88: ~58 MiB of JSON)")
     args = parser.parse_args()
@@ -231,16 +287,18 @@ def main():
         made = subprocess.run([args.make_backup, backup, str(args.keys), "2", "big/"],
                               capture_output=True, text=True, check=True)
         log(made.stdout.strip())
-        restores, reads = [], []
+        restores, compactions, reads = [], [], []
         for trial in range(args.trials):
             log(f"trial {trial + 1}:")
-            restore, read = run_trial(args, backup, log)
+            restore, compaction, read = run_trial(args, backup, log)
             if restore is not None:
                 restores.append(restore)
+            if compaction is not None:
+                compactions.append(compaction)
             if read is not None:
                 reads.append(read)
     log("\nsummary over trials:")
-    for name, rows in (("restore", restores), ("reads", reads)):
+    for name, rows in (("restore", restores), ("compaction", compactions), ("reads", reads)):
         if not rows:
             continue
         kept = sum(1 for r in rows if r["kept_leader"])
@@ -249,8 +307,9 @@ def main():
         log(f"  {name}: leader kept in {kept} of {len(rows)}; worst stall (max over members, "
             f"since start) median {statistics.median(worst) * 1000:.0f} ms, "
             f"max {max(worst) * 1000:.0f} ms; slowest probe answer median "
-            f"{statistics.median(probe)} ms, max {max(probe)} ms")
-    ok = all(r["kept_leader"] for r in restores + reads)
+            f"{statistics.median(probe)} ms, max {max(probe)} ms; the phase's stall buckets "
+            f"(le, per member) {[r['worst_stall_bucket'] for r in rows]}")
+    ok = all(r["kept_leader"] for r in restores + compactions + reads)
     return 0 if ok else 1
 
 

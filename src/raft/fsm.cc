@@ -104,11 +104,13 @@ static void LogLockEvents(const std::vector<state::LockEvent>& events) {
 }
 
 FsmBridge::FsmBridge(state::Store* store) : store_(store) {
-  fsm_.version = 1;
+  fsm_.version = 3;
   fsm_.data = this;
   fsm_.apply = &FsmBridge::Apply;
   fsm_.snapshot = &FsmBridge::Snapshot;
   fsm_.restore = &FsmBridge::Restore;
+  fsm_.snapshot_finalize = &FsmBridge::SnapshotFinalize;
+  fsm_.snapshot_async = nullptr;  // set_snapshot_in_child(true) sets it
 }
 
 state::ApplyResult FsmBridge::TakeResult(void* result) {
@@ -154,7 +156,15 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
     std::fflush(stderr);
     return RAFT_MALFORMED;
   }
-  self->result_.emplace(self->store_->Apply(*command, index));
+  if (const auto* restore = std::get_if<state::RestoreState>(&command->body)) {
+    // Decoded here (no decoder had it), through the slot that hands back
+    // the state it replaces.
+    Result<state::Store> slot = state::Store::DecodeSnapshot(restore->snapshot);
+    self->result_.emplace(self->store_->Apply(*command, index, &slot));
+    if (self->result_->status.ok() && slot.ok()) self->Retire(std::move(slot));
+  } else {
+    self->result_.emplace(self->store_->Apply(*command, index));
+  }
   ++self->generation_;
   LogLockEvents(self->result_->lock_events);
   *result = &self->result_;
@@ -175,6 +185,7 @@ bool FsmBridge::ApplyDecodedRestore(std::string_view framed, LogIndex index) {
   std::optional<Result<state::Store>> decoded = restore_decoder_->Take(snapshot);
   if (!decoded) return false;
   result_.emplace(store_->Apply(*command, index, &*decoded));
+  if (result_->status.ok() && decoded->ok()) Retire(std::move(*decoded));
   ++generation_;
   LogLockEvents(result_->lock_events);
   return true;
@@ -183,30 +194,104 @@ bool FsmBridge::ApplyDecodedRestore(std::string_view framed, LogIndex index) {
 int FsmBridge::Snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[],
                         unsigned* n_bufs) noexcept {
   auto* self = static_cast<FsmBridge*>(fsm->data);
+  self->snapshot_forked_ = false;
+  *bufs = nullptr;
+  *n_bufs = 0;
+  if (self->snapshot_in_child_ && !self->child_failed_) {
+    state::Store* store = self->store_;
+    Status started = self->forked_.Start([store](std::string* out) { store->EncodeSnapshot(out); });
+    if (started.ok()) {
+      self->snapshot_forked_ = true;
+      return 0;  // SnapshotAsync waits for the child's bytes
+    }
+    log::Warn("raft",
+              fmt::format("encoding a raft snapshot on the loop thread: {}", started.ToString()));
+  }
+  self->child_failed_ = false;
   const auto start = std::chrono::steady_clock::now();
-  std::string data;
-  self->store_->EncodeSnapshot(&data);
-  if (SnapshotMetrics* m = self->snapshot_metrics_; m != nullptr) {
-    m->encode_seconds.ObserveSince(start);
-    ++m->taken;
-    m->last_taken_bytes = data.size();
-  }
-  auto* array = static_cast<struct raft_buffer*>(raft_malloc(sizeof(struct raft_buffer)));
-  if (array == nullptr) return RAFT_NOMEM;
-  array[0] = CopyToRaftBuffer(data);
-  if (array[0].base == nullptr) {
-    raft_free(array);
-    return RAFT_NOMEM;
-  }
-  *bufs = array;
+  self->snapshot_in_place_.clear();
+  self->store_->EncodeSnapshot(&self->snapshot_in_place_);
+  self->RecordSnapshotTaken(std::chrono::steady_clock::now() - start,
+                            self->snapshot_in_place_.size());
+  self->snapshot_buf_.base = self->snapshot_in_place_.data();
+  self->snapshot_buf_.len = self->snapshot_in_place_.size();
+  *bufs = &self->snapshot_buf_;
   *n_bufs = 1;
   return 0;
+}
+
+// On a libuv pool thread; only the child's bytes are touched here.
+int FsmBridge::SnapshotAsync(struct raft_fsm* fsm, struct raft_buffer* bufs[],
+                             unsigned* n_bufs) noexcept {
+  auto* self = static_cast<FsmBridge*>(fsm->data);
+  if (!self->snapshot_forked_) return 0;  // encoded in place by Snapshot
+  Result<std::string_view> bytes = self->forked_.Wait();
+  if (!bytes.ok()) {
+    self->child_error_ = bytes.status().ToString();
+    return RAFT_IOERR;
+  }
+  self->snapshot_buf_.base = const_cast<char*>(bytes->data());  // read-only map, only read
+  self->snapshot_buf_.len = bytes->size();
+  *bufs = &self->snapshot_buf_;
+  *n_bufs = 1;
+  return 0;
+}
+
+int FsmBridge::SnapshotFinalize(struct raft_fsm* fsm, struct raft_buffer* bufs[],
+                                unsigned* n_bufs) noexcept {
+  auto* self = static_cast<FsmBridge*>(fsm->data);
+  if (self->snapshot_forked_) {
+    if (!self->child_error_.empty()) {
+      // The next snapshot is encoded in place, so a child that keeps failing
+      // costs one fork per snapshot, not one per apply.
+      log::Warn("raft", fmt::format("a raft snapshot failed: {}; the next one is encoded on the "
+                                    "loop thread",
+                                    self->child_error_));
+      self->child_failed_ = true;
+      self->child_error_.clear();
+    } else if (self->snapshot_buf_.base != nullptr) {
+      self->RecordSnapshotTaken(self->forked_.child_time(), self->snapshot_buf_.len);
+      if (self->forked_.fork_time() > std::chrono::milliseconds(50)) {
+        log::Info("raft", fmt::format("fork for a raft snapshot held the loop {} ms",
+                                      std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          self->forked_.fork_time())
+                                          .count()));
+      }
+    }
+    self->forked_.Finish();
+  }
+  self->snapshot_forked_ = false;
+  self->snapshot_in_place_ = std::string();
+  self->snapshot_buf_ = {};
+  *bufs = nullptr;
+  *n_bufs = 0;
+  return 0;
+}
+
+void FsmBridge::RecordSnapshotTaken(std::chrono::steady_clock::duration took, std::size_t bytes) {
+  SnapshotMetrics* m = snapshot_metrics_;
+  if (m == nullptr) return;
+  m->encode_seconds.Observe(std::chrono::duration<double>(took).count());
+  ++m->taken;
+  m->last_taken_bytes = bytes;
+}
+
+// `replaced` holds the state a restore replaced (Store::Apply's slot).
+void FsmBridge::Retire(Result<state::Store> replaced) {
+  if (!retire_state_) return;  // destroyed here
+  retire_state_(std::make_shared<state::Store>(std::move(replaced).value()));
 }
 
 int FsmBridge::Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept {
   auto* self = static_cast<FsmBridge*>(fsm->data);
   std::string_view bytes(static_cast<const char*>(buf->base), buf->len);
-  Result<state::Store> restored = state::Store::DecodeSnapshot(bytes);
+  // A snapshot sent by the leader was decoded while its file was written
+  // (Node's snapshot_put wrapper, decision 0049); at start, or when the
+  // decoder had no room, it is decoded here.
+  std::optional<Result<state::Store>> decoded;
+  if (self->restore_decoder_ != nullptr) decoded = self->restore_decoder_->Take(bytes);
+  Result<state::Store> restored =
+      decoded ? std::move(*decoded) : state::Store::DecodeSnapshot(bytes);
   if (!restored.ok()) {
     // libraft keeps ownership of buf on failure and fails the start or the
     // InstallSnapshot.
@@ -214,13 +299,16 @@ int FsmBridge::Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept {
                                   restored.status().ToString()));
     return RAFT_MALFORMED;
   }
+  Result<state::Store> replaced(std::move(*self->store_));
   *self->store_ = std::move(restored).value();
+  self->Retire(std::move(replaced));
   self->result_.reset();
   ++self->generation_;
   ++self->restores_;
   if (SnapshotMetrics* m = self->snapshot_metrics_; m != nullptr) {
     ++m->installed;
     m->last_installed_bytes = buf->len;
+    if (decoded) ++m->installed_decoded_ahead;
   }
   raft_free(buf->base);
   return 0;

@@ -10,8 +10,14 @@
 //         leak; the slot is overwritten by the next apply instead. A non-zero return halts all
 //         applying for good, so it is used only for an undecodable entry
 //         (divergence, a bug or corruption): domain failures are ApplyResults.
-// snapshot Store::EncodeSnapshot into one raft_malloc buffer; libraft frees
-//         both the array and the buffer (version 1 semantics).
+// snapshot version 3 (buffers ours, freed by snapshot_finalize): with snapshots in a child process
+//         (Node's), snapshot forks a child that encodes the Store as it is
+//         at this index (raft/forked_snapshot.h), snapshot_async waits for
+//         it on libuv's pool and maps its bytes, snapshot_finalize unmaps
+//         them. Otherwise, or when the fork fails, snapshot encodes in place
+//         (Store::EncodeSnapshot into a buffer of ours) and snapshot_async
+//         has nothing to do: the simulation and the fixture tests, whose
+//         "asynchronous" work runs later on the same thread, stay exact.
 // restore Store::DecodeSnapshot replaces the Store; the buffer is freed here
 //         on success, as libraft expects.
 //
@@ -21,12 +27,16 @@
 // process (std::terminate) instead.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "common/histogram.h"
+#include "raft/forked_snapshot.h"
 #include "raft/raft_c.h"
 #include "raft/restore_decoder.h"
 #include "raft/snapshot_metrics.h"
@@ -78,10 +88,31 @@ class FsmBridge {
   // Where a RestoreState entry's state may already be decoded (Node's);
   // null: every restore is decoded at its apply, on the loop thread.
   void set_restore_decoder(RestoreDecoder* decoder) { restore_decoder_ = decoder; }
+  // Encode raft snapshots in a child process (decision 0049). Off: in place,
+  // and libraft's snapshot is synchronous (no snapshot_async: fixture ios
+  // have no async_work). Before raft_init, which reads the fsm once.
+  void set_snapshot_in_child(bool in_child) {
+    snapshot_in_child_ = in_child;
+    fsm_.snapshot_async = in_child ? &FsmBridge::SnapshotAsync : nullptr;
+  }
+  // Kills a snapshot's child still encoding: the server is stopping.
+  void AbandonSnapshot() { forked_.Abandon(); }
+  // Where a replaced state goes to be destroyed (a million keys take
+  // 150 ms to free): Node hands it to a background thread. Null: here.
+  void set_retire_state(std::function<void(std::shared_ptr<state::Store>)> retire) {
+    retire_state_ = std::move(retire);
+  }
 
  private:
   static int Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void** result) noexcept;
   static int Snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[], unsigned* n_bufs) noexcept;
+  static int SnapshotAsync(struct raft_fsm* fsm, struct raft_buffer* bufs[],
+                           unsigned* n_bufs) noexcept;
+  static int SnapshotFinalize(struct raft_fsm* fsm, struct raft_buffer* bufs[],
+                              unsigned* n_bufs) noexcept;
+  void RecordSnapshotTaken(std::chrono::steady_clock::duration took, std::size_t bytes);
+  // Hands a replaced state to retire_state_ (or destroys it here).
+  void Retire(Result<state::Store> replaced);
   static int Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept;
   bool ApplyDecodedRestore(std::string_view framed, LogIndex index);
 
@@ -95,6 +126,15 @@ class FsmBridge {
   Histogram* apply_histogram_ = nullptr;
   SnapshotMetrics* snapshot_metrics_ = nullptr;
   RestoreDecoder* restore_decoder_ = nullptr;
+  std::function<void(std::shared_ptr<state::Store>)> retire_state_;
+  bool snapshot_in_child_ = false;
+  // The snapshot being taken (libraft takes one at a time).
+  ForkedSnapshot forked_;
+  bool snapshot_forked_ = false;        // this one is the child's
+  bool child_failed_ = false;           // the last child failed: encode the next here
+  std::string child_error_;             // why, from the pool thread to finalize
+  std::string snapshot_in_place_;       // or encoded here
+  struct raft_buffer snapshot_buf_ {};  // what bufs[0] points at
 };
 
 }  // namespace tenure::raft

@@ -82,6 +82,10 @@ Node::Impl::Impl(asio::io_context& io, state::Store& store, NodeOptions options)
       log_memory_(options_.log_bytes_max, options_.trailing_bytes_max, options_.snapshot_threshold,
                   options_.snapshot_trailing) {
   fsm_.set_restore_decoder(&restore_decoder_);
+  fsm_.set_snapshot_in_child(true);
+  fsm_.set_retire_state([this](std::shared_ptr<state::Store> replaced) {
+    state_retirer_.Retire(std::move(replaced));
+  });
 }
 
 Node::Impl::~Impl() {
@@ -249,6 +253,12 @@ Status Node::Impl::OpenIo() {
   raft_io_.append = &Impl::WrappedIoAppend;
   original_io_send_ = raft_io_.send;
   raft_io_.send = &Impl::WrappedIoSend;
+  // raft_uv 0.15 implements async_work (on libuv's pool) but calls itself
+  // version 1, and raft_init refuses an asynchronous fsm snapshot (decision
+  // 0049) from a version 1 io.
+  if (raft_io_.async_work != nullptr && raft_io_.version < 2) raft_io_.version = 2;
+  original_io_snapshot_put_ = raft_io_.snapshot_put;
+  raft_io_.snapshot_put = &Impl::WrappedIoSnapshotPut;
 
   // raft_init probes the file system (O_DIRECT, AIO): tens of ms.
   rv = raft_init(&raft_, &raft_io_, fsm_.fsm(), options_.id, options_.address.c_str());
@@ -448,6 +458,9 @@ void Node::Impl::IoAppended(struct raft_io_append* req, int status) noexcept {
 
 void Node::Impl::WrappedIoClose(struct raft_io* io, raft_io_close_cb cb) {
   auto* self = static_cast<Impl*>(static_cast<struct raft*>(io->data)->data);
+  // raft_uv closes only once its pool work is done, and a snapshot's child
+  // may still be encoding: end it (the snapshot is simply not taken).
+  self->fsm_.AbandonSnapshot();
   self->raft_io_close_cb_ = cb;
   self->original_io_close_(io, &Impl::IoClosedOnce);
 }

@@ -36,6 +36,7 @@
 #include "raft/node.h"
 #include "raft/raft_c.h"
 #include "raft/restore_decoder.h"
+#include "raft/state_retirer.h"
 #include "raft/transport.h"
 #include "raft/uv_driver.h"
 
@@ -122,8 +123,19 @@ struct Node::Impl {
   void CompleteAppend(struct raft_io_append* req, int status, raft_io_append_cb cb,
                       std::vector<RestoreDecoder::JobPtr> jobs);
   // Reports held writes whose decodes finished, in order; all of them
-  // (decoded or not) when `all`, as before closing.
+  // (decoded or not) when `all`, as before closing. The same for a held
+  // snapshot install (below).
   void ReleaseHeldAppends(bool all);
+  // A snapshot the leader sent (snapshot_put with no trailing entries, an
+  // install) is decoded while libraft writes its file, and the write is
+  // reported done only once the decode finished, so that libraft's restore
+  // swaps in a built state (decision 0049).
+  static int WrappedIoSnapshotPut(struct raft_io* io, unsigned trailing,
+                                  struct raft_io_snapshot_put* req,
+                                  const struct raft_snapshot* snapshot,
+                                  raft_io_snapshot_put_cb cb) noexcept;
+  static void IoSnapshotPut(struct raft_io_snapshot_put* req, int status) noexcept;
+  void ReleaseHeldSnapshotPut(bool all);
   // The io.send wrapper drops a message to no server (id 0): libraft 0.15
   // sends a follower's late AppendEntries result to the leader it knows
   // then, which may be none, and raft_uv would crash on the address.
@@ -212,6 +224,8 @@ struct Node::Impl {
   int (*original_io_send_)(struct raft_io*, struct raft_io_send*, const struct raft_message*,
                            raft_io_send_cb) = nullptr;
   Histogram* append_histogram_ = nullptr;
+  int (*original_io_snapshot_put_)(struct raft_io*, unsigned, struct raft_io_snapshot_put*,
+                                   const struct raft_snapshot*, raft_io_snapshot_put_cb) = nullptr;
   raft_io_close_cb raft_io_close_cb_ = nullptr;
   bool io_close_fired_ = false;
   bool raft_close_called_ = false;
@@ -231,6 +245,19 @@ struct Node::Impl {
     std::vector<RestoreDecoder::JobPtr> jobs;
   };
   std::deque<HeldAppend> held_appends_;
+  // The snapshot install in flight (libraft writes one snapshot at a time):
+  // its callback, its decode, and whether its write finished (then held
+  // until the decode has).
+  struct SnapshotPut {
+    struct raft_io_snapshot_put* req = nullptr;
+    raft_io_snapshot_put_cb cb = nullptr;
+    RestoreDecoder::JobPtr job;
+    bool written = false;
+    int status = 0;
+  };
+  SnapshotPut snapshot_put_;
+  // Replaced states are destroyed here, off the loop.
+  StateRetirer state_retirer_;
   // Lets a decode's worker thread reach this node through the loop only
   // while it lives (the handler it posts checks it first). Declared before
   // the decoder, whose destructor waits for its threads.

@@ -6,6 +6,10 @@
 // clang-format on
 #include <fmt/core.h>
 
+#include <climits>
+#include <map>
+#include <mutex>
+
 #include "common/log.h"
 #include "raft/entry_codec.h"
 #include "raft/node_impl.h"
@@ -53,6 +57,7 @@ void Node::Impl::CompleteAppend(struct raft_io_append* req, int status, raft_io_
 }
 
 void Node::Impl::ReleaseHeldAppends(bool all) {
+  ReleaseHeldSnapshotPut(all);
   if (held_appends_.empty()) return;
   bool released = false;
   while (!held_appends_.empty()) {
@@ -67,6 +72,95 @@ void Node::Impl::ReleaseHeldAppends(bool all) {
   }
   // Outside uv_run (a posted handler): let libraft's reaction go out now.
   if (released && !all && phase_ == Phase::kRunning) {
+    AfterTurn();
+    if (driver_) driver_->Poke();
+  }
+}
+
+namespace {
+
+// libraft sets a snapshot put's `data` for itself (the raft instance, or its
+// install request), so the node is found by the request.
+std::mutex snapshot_puts_mutex;
+std::map<const struct raft_io_snapshot_put*, void*> snapshot_puts;  // the Node::Impl
+
+}  // namespace
+
+int Node::Impl::WrappedIoSnapshotPut(struct raft_io* io, unsigned trailing,
+                                     struct raft_io_snapshot_put* req,
+                                     const struct raft_snapshot* snapshot,
+                                     raft_io_snapshot_put_cb cb) noexcept {
+  auto* self = static_cast<Impl*>(static_cast<struct raft*>(io->data)->data);
+  if (trailing != 0) {
+    // A snapshot this server took: nothing to decode. raft_uv deletes the
+    // closed segments that end before `index - trailing`, and closes the
+    // open one when the put starts. Taken in a child process, a snapshot's
+    // put starts some entries after its index, so libraft's trailing count
+    // (which bounds the log it keeps in memory) would leave on disk a gap
+    // between the previous snapshot and the log: with the newest snapshot
+    // damaged, `tenure recover` could fall back to the previous one only by
+    // dropping entries. On disk the log is kept back to the previous
+    // snapshot, as a synchronous snapshot's segments kept it.
+    const raft_index previous = self->raft_.log.snapshot.last_index;
+    if (previous != 0 && snapshot->index > previous) {
+      const raft_index since_previous = snapshot->index - previous;
+      if (since_previous > trailing && since_previous <= UINT_MAX) {
+        trailing = static_cast<unsigned>(since_previous);
+      }
+    }
+    return self->original_io_snapshot_put_(io, trailing, req, snapshot, cb);
+  }
+  if (snapshot->n_bufs != 1 || self->snapshot_put_.req != nullptr) {
+    return self->original_io_snapshot_put_(io, trailing, req, snapshot, cb);
+  }
+  std::string_view bytes(static_cast<const char*>(snapshot->bufs[0].base), snapshot->bufs[0].len);
+  RestoreDecoder::JobPtr job = self->restore_decoder_.Start(bytes);
+  if (job == nullptr) return self->original_io_snapshot_put_(io, trailing, req, snapshot, cb);
+  log::Info("raft", fmt::format("node {}: decoding the {}-byte snapshot sent by the leader while "
+                                "its file is written",
+                                self->options_.id, bytes.size()));
+  self->snapshot_put_ = SnapshotPut{req, cb, std::move(job), false, 0};
+  {
+    std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
+    snapshot_puts[req] = self;
+  }
+  const int rv = self->original_io_snapshot_put_(io, trailing, req, snapshot, &Impl::IoSnapshotPut);
+  if (rv != 0) {  // refused at once: no callback will come
+    std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
+    snapshot_puts.erase(req);
+    self->snapshot_put_ = SnapshotPut{};
+  }
+  return rv;
+}
+
+void Node::Impl::IoSnapshotPut(struct raft_io_snapshot_put* req, int status) noexcept {
+  Impl* self = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
+    auto it = snapshot_puts.find(req);
+    TENURE_ASSERT(it != snapshot_puts.end());  // every wrapped put was recorded
+    self = static_cast<Impl*>(it->second);
+    snapshot_puts.erase(it);
+  }
+  SnapshotPut& put = self->snapshot_put_;
+  TENURE_ASSERT(put.req == req);
+  if (status != 0 || self->raft_close_called_ || RestoreDecoder::Done(put.job)) {
+    SnapshotPut done = std::exchange(put, SnapshotPut{});
+    done.cb(done.req, status);  // in libuv's callback: libraft reacts as usual
+    return;
+  }
+  put.written = true;  // held until the decode's posted wake-up
+  put.status = status;
+}
+
+void Node::Impl::ReleaseHeldSnapshotPut(bool all) {
+  SnapshotPut& put = snapshot_put_;
+  if (put.req == nullptr || !put.written) return;
+  if (!all && !RestoreDecoder::Done(put.job)) return;
+  SnapshotPut done = std::exchange(put, SnapshotPut{});
+  done.cb(done.req, done.status);  // libraft restores from it now
+  // Outside uv_run (a posted handler): let libraft's reaction go out now.
+  if (!all && phase_ == Phase::kRunning) {
     AfterTurn();
     if (driver_) driver_->Poke();
   }

@@ -98,10 +98,10 @@ class Store {
   // Applies `command` as raft entry `index`.
   // REQUIRES: index > applied_index().
   ApplyResult Apply(const Command& command, LogIndex index);
-  // The same, for a RestoreState whose snapshot bytes were already decoded
-  // (DecodeSnapshot of exactly those bytes, done off the loop thread:
-  // raft/restore_decoder.h): *decoded is used, and moved from, instead of
-  // decoding them again. The outcome is the one Apply gives, byte for byte.
+  // The same, for a RestoreState whose bytes were decoded off the loop
+  // (raft/restore_decoder.h): *decoded is used instead of decoding them
+  // again, and the outcome is Apply's, byte for byte. If the restore applies,
+  // *decoded then holds the state it replaced, for the caller to destroy.
   ApplyResult Apply(const Command& command, LogIndex index, Result<Store>* decoded);
 
   // --- KV reads -------------------------------------------------------------

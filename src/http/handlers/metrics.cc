@@ -136,11 +136,16 @@ Families Collect(const server::Server& server, const HttpMetrics& http) {
           "The size of the latest raft snapshot this server took (0: none yet).",
           static_cast<double>(m.snapshots.last_taken_bytes));
   f.Histo("tenure_raft_snapshot_encode_duration_seconds",
-          "Encoding the state machine for one raft snapshot, on the loop thread.",
+          "Encoding the state machine for one raft snapshot, in a child process (on the loop "
+          "thread only when the fork failed).",
           m.snapshots.encode_seconds);
   f.Counter("tenure_raft_snapshots_installed_total",
             "Raft snapshots this server restored its state from (sent by a leader, or at start).",
             static_cast<double>(m.snapshots.installed));
+  f.Counter("tenure_raft_snapshot_installs_decoded_ahead_total",
+            "Raft snapshots sent by the leader that this server decoded while writing their file, "
+            "off the loop thread.",
+            static_cast<double>(m.snapshots.installed_decoded_ahead));
   f.Gauge("tenure_raft_snapshot_installed_size_bytes",
           "The size of the latest raft snapshot this server restored from (0: none yet).",
           static_cast<double>(m.snapshots.last_installed_bytes));

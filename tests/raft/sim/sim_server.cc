@@ -60,11 +60,15 @@ SimServer::SimServer(Cluster* cluster, unsigned index, Options options, SimClock
       clock_(clock),
       bridge_(std::make_unique<raft::FsmBridge>(&store_)),
       duties_(options.ttl_multiplier) {
-  fsm_.version = 1;
+  // FsmBridge's version: its snapshot buffers are its own, freed by its
+  // snapshot_finalize; encoded in place (no child process in the simulation).
+  fsm_.version = 3;
   fsm_.data = this;
   fsm_.apply = &SimServer::FsmApply;
   fsm_.snapshot = &SimServer::FsmSnapshot;
   fsm_.restore = &SimServer::FsmRestore;
+  fsm_.snapshot_finalize = &SimServer::FsmSnapshotFinalize;
+  fsm_.snapshot_async = nullptr;
   next_reap_ms_ = NowMono() + options_.reap_period_ms;
 }
 
@@ -121,6 +125,13 @@ int SimServer::FsmSnapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[],
   auto* self = static_cast<SimServer*>(fsm->data);
   struct raft_fsm* inner = self->bridge_->fsm();
   return inner->snapshot(inner, bufs, n_bufs);
+}
+
+int SimServer::FsmSnapshotFinalize(struct raft_fsm* fsm, struct raft_buffer* bufs[],
+                                   unsigned* n_bufs) noexcept {
+  auto* self = static_cast<SimServer*>(fsm->data);
+  struct raft_fsm* inner = self->bridge_->fsm();
+  return inner->snapshot_finalize(inner, bufs, n_bufs);
 }
 
 int SimServer::FsmRestore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept {

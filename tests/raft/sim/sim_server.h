@@ -103,6 +103,8 @@ class SimServer {
   static int FsmApply(struct raft_fsm* fsm, const struct raft_buffer* buf, void** result) noexcept;
   static int FsmSnapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[],
                          unsigned* n_bufs) noexcept;
+  static int FsmSnapshotFinalize(struct raft_fsm* fsm, struct raft_buffer* bufs[],
+                                 unsigned* n_bufs) noexcept;
   static int FsmRestore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept;
   static void ProposalDone(struct raft_apply* req, int status, void* result) noexcept;
   static void BarrierDone(struct raft_barrier* req, int status) noexcept;
