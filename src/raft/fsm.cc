@@ -211,8 +211,7 @@ int FsmBridge::Snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[],
   const auto start = std::chrono::steady_clock::now();
   self->snapshot_in_place_.clear();
   self->store_->EncodeSnapshot(&self->snapshot_in_place_);
-  self->RecordSnapshotTaken(std::chrono::steady_clock::now() - start,
-                            self->snapshot_in_place_.size());
+  self->encode_time_ = std::chrono::steady_clock::now() - start;
   self->snapshot_buf_.base = self->snapshot_in_place_.data();
   self->snapshot_buf_.len = self->snapshot_in_place_.size();
   *bufs = &self->snapshot_buf_;
@@ -250,7 +249,7 @@ int FsmBridge::SnapshotFinalize(struct raft_fsm* fsm, struct raft_buffer* bufs[]
       self->child_failed_ = true;
       self->child_error_.clear();
     } else if (self->snapshot_buf_.base != nullptr) {
-      self->RecordSnapshotTaken(self->forked_.child_time(), self->snapshot_buf_.len);
+      self->encode_time_ = self->forked_.child_time();
       if (self->forked_.fork_time() > std::chrono::milliseconds(50)) {
         log::Info("raft", fmt::format("fork for a raft snapshot held the loop {} ms",
                                       std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -260,6 +259,18 @@ int FsmBridge::SnapshotFinalize(struct raft_fsm* fsm, struct raft_buffer* bufs[]
     }
     self->forked_.Finish();
   }
+  // Counted once its file is written (when the io reports it: Node's), so
+  // that "taken" means the log was compacted behind it.
+  if (self->snapshot_buf_.base != nullptr) {
+    if (self->put_status_ == kPutUnreported || self->put_status_ == 0) {
+      self->RecordSnapshotTaken(self->encode_time_, self->snapshot_buf_.len);
+    } else {
+      log::Warn("raft", fmt::format("a raft snapshot of {} bytes was not written (libraft status "
+                                    "{}); libraft takes another later",
+                                    self->snapshot_buf_.len, self->put_status_));
+    }
+  }
+  self->put_status_ = kPutUnreported;
   self->snapshot_forked_ = false;
   self->snapshot_in_place_ = std::string();
   self->snapshot_buf_ = {};

@@ -97,6 +97,9 @@ class FsmBridge {
   }
   // Kills a snapshot's child still encoding: the server is stopping.
   void AbandonSnapshot() { forked_.Abandon(); }
+  // How the io's write of the snapshot being taken ended (0: written), for
+  // the metrics; unreported, a snapshot counts once encoded.
+  void NoteSnapshotWritten(int status) { put_status_ = status; }
   // Where a replaced state goes to be destroyed (a million keys take
   // 150 ms to free): Node hands it to a background thread. Null: here.
   void set_retire_state(std::function<void(std::shared_ptr<state::Store>)> retire) {
@@ -130,9 +133,12 @@ class FsmBridge {
   bool snapshot_in_child_ = false;
   // The snapshot being taken (libraft takes one at a time).
   ForkedSnapshot forked_;
-  bool snapshot_forked_ = false;        // this one is the child's
-  bool child_failed_ = false;           // the last child failed: encode the next here
-  std::string child_error_;             // why, from the pool thread to finalize
+  bool snapshot_forked_ = false;  // this one is the child's
+  bool child_failed_ = false;     // the last child failed: encode the next here
+  std::string child_error_;       // why, from the pool thread to finalize
+  std::chrono::steady_clock::duration encode_time_{};
+  static constexpr int kPutUnreported = -1;
+  int put_status_ = kPutUnreported;
   std::string snapshot_in_place_;       // or encoded here
   struct raft_buffer snapshot_buf_ {};  // what bufs[0] points at
 };

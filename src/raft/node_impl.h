@@ -135,6 +135,8 @@ struct Node::Impl {
                                   const struct raft_snapshot* snapshot,
                                   raft_io_snapshot_put_cb cb) noexcept;
   static void IoSnapshotPut(struct raft_io_snapshot_put* req, int status) noexcept;
+  // A snapshot this server took: its write's outcome goes to the metrics.
+  static void IoSnapshotTaken(struct raft_io_snapshot_put* req, int status) noexcept;
   void ReleaseHeldSnapshotPut(bool all);
   // The io.send wrapper drops a message to no server (id 0): libraft 0.15
   // sends a follower's late AppendEntries result to the leader it knows
@@ -256,6 +258,7 @@ struct Node::Impl {
     int status = 0;
   };
   SnapshotPut snapshot_put_;
+  raft_io_snapshot_put_cb snapshot_taken_cb_ = nullptr;  // libraft's, for a snapshot taken
   // Replaced states are destroyed here, off the loop.
   StateRetirer state_retirer_;
   // Lets a decode's worker thread reach this node through the loop only

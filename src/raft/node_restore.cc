@@ -108,7 +108,21 @@ int Node::Impl::WrappedIoSnapshotPut(struct raft_io* io, unsigned trailing,
         trailing = static_cast<unsigned>(since_previous);
       }
     }
-    return self->original_io_snapshot_put_(io, trailing, req, snapshot, cb);
+    // The outcome goes to the fsm's metrics before libraft's callback runs
+    // (it finalizes the snapshot).
+    self->snapshot_taken_cb_ = cb;
+    {
+      std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
+      snapshot_puts[req] = self;
+    }
+    const int rv =
+        self->original_io_snapshot_put_(io, trailing, req, snapshot, &Impl::IoSnapshotTaken);
+    if (rv != 0) {
+      std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
+      snapshot_puts.erase(req);
+      self->fsm_.NoteSnapshotWritten(rv);
+    }
+    return rv;
   }
   if (snapshot->n_bufs != 1 || self->snapshot_put_.req != nullptr) {
     return self->original_io_snapshot_put_(io, trailing, req, snapshot, cb);
@@ -131,6 +145,19 @@ int Node::Impl::WrappedIoSnapshotPut(struct raft_io* io, unsigned trailing,
     self->snapshot_put_ = SnapshotPut{};
   }
   return rv;
+}
+
+void Node::Impl::IoSnapshotTaken(struct raft_io_snapshot_put* req, int status) noexcept {
+  Impl* self = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
+    auto it = snapshot_puts.find(req);
+    TENURE_ASSERT(it != snapshot_puts.end());  // every wrapped put was recorded
+    self = static_cast<Impl*>(it->second);
+    snapshot_puts.erase(it);
+  }
+  self->fsm_.NoteSnapshotWritten(status);
+  std::exchange(self->snapshot_taken_cb_, nullptr)(req, status);
 }
 
 void Node::Impl::IoSnapshotPut(struct raft_io_snapshot_put* req, int status) noexcept {
