@@ -84,6 +84,16 @@ namespace {
 std::mutex snapshot_puts_mutex;
 std::map<const struct raft_io_snapshot_put*, void*> snapshot_puts;  // the Node::Impl
 
+// The node that wrapped `req`, forgotten here (its callback came).
+void* TakeSnapshotPutOwner(const struct raft_io_snapshot_put* req) {
+  std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
+  auto it = snapshot_puts.find(req);
+  TENURE_ASSERT(it != snapshot_puts.end());  // every wrapped put was recorded
+  void* owner = it->second;
+  snapshot_puts.erase(it);
+  return owner;
+}
+
 }  // namespace
 
 int Node::Impl::WrappedIoSnapshotPut(struct raft_io* io, unsigned trailing,
@@ -148,27 +158,13 @@ int Node::Impl::WrappedIoSnapshotPut(struct raft_io* io, unsigned trailing,
 }
 
 void Node::Impl::IoSnapshotTaken(struct raft_io_snapshot_put* req, int status) noexcept {
-  Impl* self = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
-    auto it = snapshot_puts.find(req);
-    TENURE_ASSERT(it != snapshot_puts.end());  // every wrapped put was recorded
-    self = static_cast<Impl*>(it->second);
-    snapshot_puts.erase(it);
-  }
+  auto* self = static_cast<Impl*>(TakeSnapshotPutOwner(req));
   self->fsm_.NoteSnapshotWritten(status);
   std::exchange(self->snapshot_taken_cb_, nullptr)(req, status);
 }
 
 void Node::Impl::IoSnapshotPut(struct raft_io_snapshot_put* req, int status) noexcept {
-  Impl* self = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
-    auto it = snapshot_puts.find(req);
-    TENURE_ASSERT(it != snapshot_puts.end());  // every wrapped put was recorded
-    self = static_cast<Impl*>(it->second);
-    snapshot_puts.erase(it);
-  }
+  auto* self = static_cast<Impl*>(TakeSnapshotPutOwner(req));
   SnapshotPut& put = self->snapshot_put_;
   TENURE_ASSERT(put.req == req);
   if (status != 0 || self->raft_close_called_ || RestoreDecoder::Done(put.job)) {

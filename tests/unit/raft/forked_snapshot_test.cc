@@ -18,6 +18,16 @@
 namespace tenure::raft {
 namespace {
 
+// Starts a child that would take `seconds` before writing "late".
+void StartSlowChild(ForkedSnapshot* forked, int seconds) {
+  ASSERT_TRUE(forked
+                  ->Start([seconds](std::string* out) {
+                    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+                    *out = "late";
+                  })
+                  .ok());
+}
+
 TEST(ForkedSnapshotTest, TheChildsBytesComeBackWhole) {
   std::string expected;
   for (int i = 0; i < 300'000; ++i) expected += std::to_string(i % 10);
@@ -67,12 +77,7 @@ TEST(ForkedSnapshotTest, AChildThatWritesNothingFailsTheSnapshot) {
 
 TEST(ForkedSnapshotTest, AnAbandonedChildIsKilledAndWaitReturnsAtOnce) {
   ForkedSnapshot forked;
-  ASSERT_TRUE(forked
-                  .Start([](std::string* out) {
-                    std::this_thread::sleep_for(std::chrono::seconds(30));
-                    *out = "late";
-                  })
-                  .ok());
+  StartSlowChild(&forked, 30);
   const auto start = std::chrono::steady_clock::now();
   forked.Abandon();
   Result<std::string_view> bytes = forked.Wait();
@@ -107,12 +112,7 @@ TEST(ForkedSnapshotTest, TheChildHoldsNoneOfTheParentsDescriptors) {
 
 TEST(ForkedSnapshotTest, FinishWithoutWaitEndsTheChild) {
   ForkedSnapshot forked;
-  ASSERT_TRUE(forked
-                  .Start([](std::string* out) {
-                    std::this_thread::sleep_for(std::chrono::seconds(30));
-                    *out = "late";
-                  })
-                  .ok());
+  StartSlowChild(&forked, 30);
   const auto start = std::chrono::steady_clock::now();
   forked.Finish();  // as the destructor does
   EXPECT_FALSE(forked.started());

@@ -15,9 +15,13 @@
 #include <string>
 
 #include "state/command.h"
+#include "unit/state/golden_hex.h"
 
 namespace tenure::state {
 namespace {
+
+using testing::Hex;
+using testing::Unhex;
 
 // The golden commands, each at replicated clock 1700000000000 + i and wall
 // clock 1800000000000 + i (version 2's file).
@@ -52,24 +56,6 @@ std::vector<Command> GoldenCommands() {
       {ClusterMs(1700000000012), Checkpoint{LogIndex(1024), 0x0123456789abcdefull}},
       {ClusterMs(1700000000013), RestoreState{std::string("TNRSNAP\x03", 8)}},
   };
-}
-
-std::string Hex(const std::string& bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) {
-    out += kDigits[b >> 4];
-    out += kDigits[b & 15];
-  }
-  return out;
-}
-
-std::string Unhex(const std::string& hex) {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  }
-  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> ReadGolden(const std::string& file_name) {

@@ -15,11 +15,15 @@
 #include "state/codec.h"
 #include "state/store.h"
 #include "unit/state/forged_states.h"
+#include "unit/state/golden_hex.h"
 #include "unit/state/state_compare.h"
 #include "unit/state/store_fixture.h"
 
 namespace tenure::state {
 namespace {
+
+using testing::Hex;
+using testing::Unhex;
 
 using testutil::StoreDriver;
 
@@ -28,24 +32,6 @@ constexpr std::size_t kVersionAt = 7;  // after the magic "TNRSNAP"
 std::string Encode(const Store& store) {
   std::string out;
   store.EncodeSnapshot(&out);
-  return out;
-}
-
-std::string Hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) {
-    out += kDigits[b >> 4];
-    out += kDigits[b & 15];
-  }
-  return out;
-}
-
-std::string Unhex(const std::string& hex) {
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  }
   return out;
 }
 
