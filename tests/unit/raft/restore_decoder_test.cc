@@ -49,6 +49,11 @@ TEST(RestoreDecoderTest, AStartedDecodeIsTakenForItsOwnBytesOnly) {
   ASSERT_NE(job, nullptr);
   EXPECT_EQ(decoder.Start(bytes), job);  // the same bytes: the same job
   ASSERT_TRUE(WaitDone(job));
+  // The worker calls on_done just after it marks the job done.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (done_calls.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   EXPECT_EQ(done_calls.load(), 1);
 
   std::string other = bytes;
