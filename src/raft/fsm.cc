@@ -197,7 +197,7 @@ int FsmBridge::Snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[],
   self->snapshot_forked_ = false;
   *bufs = nullptr;
   *n_bufs = 0;
-  if (self->snapshot_in_child_ && !self->child_failed_) {
+  if (self->fsm_.snapshot_async != nullptr && !self->child_failed_) {  // in a child
     state::Store* store = self->store_;
     Status started = self->forked_.Start([store](std::string* out) { store->EncodeSnapshot(out); });
     if (started.ok()) {

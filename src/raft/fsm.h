@@ -92,7 +92,6 @@ class FsmBridge {
   // and libraft's snapshot is synchronous (no snapshot_async: fixture ios
   // have no async_work). Before raft_init, which reads the fsm once.
   void set_snapshot_in_child(bool in_child) {
-    snapshot_in_child_ = in_child;
     fsm_.snapshot_async = in_child ? &FsmBridge::SnapshotAsync : nullptr;
   }
   // Kills a snapshot's child still encoding: the server is stopping.
@@ -130,7 +129,6 @@ class FsmBridge {
   SnapshotMetrics* snapshot_metrics_ = nullptr;
   RestoreDecoder* restore_decoder_ = nullptr;
   std::function<void(std::shared_ptr<state::Store>)> retire_state_;
-  bool snapshot_in_child_ = false;
   // The snapshot being taken (libraft takes one at a time).
   ForkedSnapshot forked_;
   bool snapshot_forked_ = false;  // this one is the child's

@@ -137,7 +137,13 @@ struct Node::Impl {
   static void IoSnapshotPut(struct raft_io_snapshot_put* req, int status) noexcept;
   // A snapshot this server took: its write's outcome goes to the metrics.
   static void IoSnapshotTaken(struct raft_io_snapshot_put* req, int status) noexcept;
-  void ReleaseHeldSnapshotPut(bool all);
+  // Passes a put on to raft_uv with `wrapper` as its callback, recording
+  // this node as the request's owner for the wrapper to find.
+  int PutWrapped(struct raft_io* io, unsigned trailing, struct raft_io_snapshot_put* req,
+                 const struct raft_snapshot* snapshot, raft_io_snapshot_put_cb wrapper);
+  // Reports a held install whose decode finished (any, when `all`); true
+  // when it did. ReleaseHeldAppends lets libraft's reaction out.
+  bool ReleaseHeldSnapshotPut(bool all);
   // The io.send wrapper drops a message to no server (id 0): libraft 0.15
   // sends a follower's late AppendEntries result to the leader it knows
   // then, which may be none, and raft_uv would crash on the address.

@@ -57,9 +57,7 @@ void Node::Impl::CompleteAppend(struct raft_io_append* req, int status, raft_io_
 }
 
 void Node::Impl::ReleaseHeldAppends(bool all) {
-  ReleaseHeldSnapshotPut(all);
-  if (held_appends_.empty()) return;
-  bool released = false;
+  bool released = ReleaseHeldSnapshotPut(all);
   while (!held_appends_.empty()) {
     HeldAppend& front = held_appends_.front();
     bool decoded = true;
@@ -96,6 +94,20 @@ void* TakeSnapshotPutOwner(const struct raft_io_snapshot_put* req) {
 
 }  // namespace
 
+int Node::Impl::PutWrapped(struct raft_io* io, unsigned trailing, struct raft_io_snapshot_put* req,
+                           const struct raft_snapshot* snapshot, raft_io_snapshot_put_cb wrapper) {
+  {
+    std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
+    snapshot_puts[req] = this;
+  }
+  const int rv = original_io_snapshot_put_(io, trailing, req, snapshot, wrapper);
+  if (rv != 0) {  // refused at once: no callback will come
+    std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
+    snapshot_puts.erase(req);
+  }
+  return rv;
+}
+
 int Node::Impl::WrappedIoSnapshotPut(struct raft_io* io, unsigned trailing,
                                      struct raft_io_snapshot_put* req,
                                      const struct raft_snapshot* snapshot,
@@ -121,17 +133,8 @@ int Node::Impl::WrappedIoSnapshotPut(struct raft_io* io, unsigned trailing,
     // The outcome goes to the fsm's metrics before libraft's callback runs
     // (it finalizes the snapshot).
     self->snapshot_taken_cb_ = cb;
-    {
-      std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
-      snapshot_puts[req] = self;
-    }
-    const int rv =
-        self->original_io_snapshot_put_(io, trailing, req, snapshot, &Impl::IoSnapshotTaken);
-    if (rv != 0) {
-      std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
-      snapshot_puts.erase(req);
-      self->fsm_.NoteSnapshotWritten(rv);
-    }
+    const int rv = self->PutWrapped(io, trailing, req, snapshot, &Impl::IoSnapshotTaken);
+    if (rv != 0) self->fsm_.NoteSnapshotWritten(rv);
     return rv;
   }
   if (snapshot->n_bufs != 1 || self->snapshot_put_.req != nullptr) {
@@ -144,16 +147,8 @@ int Node::Impl::WrappedIoSnapshotPut(struct raft_io* io, unsigned trailing,
                                 "its file is written",
                                 self->options_.id, bytes.size()));
   self->snapshot_put_ = SnapshotPut{req, cb, std::move(job), false, 0};
-  {
-    std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
-    snapshot_puts[req] = self;
-  }
-  const int rv = self->original_io_snapshot_put_(io, trailing, req, snapshot, &Impl::IoSnapshotPut);
-  if (rv != 0) {  // refused at once: no callback will come
-    std::lock_guard<std::mutex> lock(snapshot_puts_mutex);
-    snapshot_puts.erase(req);
-    self->snapshot_put_ = SnapshotPut{};
-  }
+  const int rv = self->PutWrapped(io, trailing, req, snapshot, &Impl::IoSnapshotPut);
+  if (rv != 0) self->snapshot_put_ = SnapshotPut{};
   return rv;
 }
 
@@ -176,17 +171,13 @@ void Node::Impl::IoSnapshotPut(struct raft_io_snapshot_put* req, int status) noe
   put.status = status;
 }
 
-void Node::Impl::ReleaseHeldSnapshotPut(bool all) {
+bool Node::Impl::ReleaseHeldSnapshotPut(bool all) {
   SnapshotPut& put = snapshot_put_;
-  if (put.req == nullptr || !put.written) return;
-  if (!all && !RestoreDecoder::Done(put.job)) return;
+  if (put.req == nullptr || !put.written) return false;
+  if (!all && !RestoreDecoder::Done(put.job)) return false;
   SnapshotPut done = std::exchange(put, SnapshotPut{});
   done.cb(done.req, done.status);  // libraft restores from it now
-  // Outside uv_run (a posted handler): let libraft's reaction go out now.
-  if (!all && phase_ == Phase::kRunning) {
-    AfterTurn();
-    if (driver_) driver_->Poke();
-  }
+  return true;
 }
 
 }  // namespace tenure::raft
