@@ -19,6 +19,21 @@ bool AnswerBuilder::Admit(std::size_t bytes) {
   return true;
 }
 
+void AnswerBuilder::Release(std::size_t bytes) { bytes_in_flight_ -= bytes; }
+
+void AnswerBuilder::Gather(std::function<bool()> step, std::function<void()> then) {
+  boost::asio::post(io_, [weak = std::weak_ptr<AnswerBuilder*>(alive_), step = std::move(step),
+                          then = std::move(then)]() mutable {
+    std::shared_ptr<AnswerBuilder*> self = weak.lock();
+    if (self == nullptr) return;
+    if (!step()) {
+      (*self)->Gather(std::move(step), std::move(then));
+      return;
+    }
+    then();
+  });
+}
+
 AnswerBuilder::~AnswerBuilder() {
   alive_.reset();
   {

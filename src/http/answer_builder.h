@@ -50,6 +50,13 @@ class AnswerBuilder {
   // `bytes` reserved until the answer is built, if they fit or nothing else
   // is being built. False: answer 429 (kBusyText) instead.
   bool Admit(std::size_t bytes);
+  // Gives back what Admit reserved, for an answer that will not be built.
+  void Release(std::size_t bytes);
+  // Calls `step` once per loop turn (each time after what else is ready)
+  // until it returns true, then `then`: a copy out of the Store cut into
+  // slices (http/prefix_copy.h, decision 0051). Nothing more is called once
+  // the builder is gone.
+  void Gather(std::function<bool()> step, std::function<void()> then);
   // REQUIRES: `bytes` admitted.
   void Build(std::function<std::string()> build, std::function<void(std::string)> done,
              std::size_t bytes);

@@ -159,6 +159,35 @@ void Api::SetMeta(HttpResponse* response, LogIndex index) const {
   response->headers.emplace_back("X-Consul-LastContact", std::to_string(server_.LastContactMs()));
 }
 
+void Api::Answer(const CallPtr& call, HttpResponse response) {
+  if (!response.gather) {
+    call->Reply(std::move(response));
+    return;
+  }
+  std::function<bool(HttpResponse*)> gather = std::move(response.gather);
+  response.gather = nullptr;
+  AnswerBuilder* builder = call->builder;
+  if (builder == nullptr) {
+    while (!gather(&response)) {
+    }
+    call->Reply(std::move(response));
+    return;
+  }
+  // Room first, as Call::Reply does before a copy (decision 0046).
+  const std::size_t reserved = response.build_bytes;
+  if (!builder->Admit(reserved)) {
+    call->Reply(HttpResponse::Text(429, std::string(AnswerBuilder::kBusyText)));
+    return;
+  }
+  auto pending = std::make_shared<HttpResponse>(std::move(response));
+  builder->Gather([pending, gather = std::move(gather)] { return gather(pending.get()); },
+                  [call, pending, reserved] {
+                    // Reply reserves the room again for the answer as copied.
+                    call->builder->Release(reserved);
+                    call->Reply(std::move(*pending));
+                  });
+}
+
 void Api::BlockingRead(const CallPtr& call, server::Watch watch, ReadFn read) {
   BlockingRead(call, std::move(watch),
                CallReadFn([read = std::move(read)](const Call&) { return read(); }));
@@ -168,7 +197,7 @@ void Api::BlockingRead(const CallPtr& call, server::Watch watch, CallReadFn read
   auto serve = [this, call, watch = std::move(watch), read = std::move(read)]() mutable {
     const QueryOptions& options = call->options;
     if (options.index.is_none() || server_.IndexOf(watch) > options.index) {
-      call->Reply(read(*call));
+      Answer(call, read(*call));
       return;
     }
     // Consul adds a random jitter in [0, wait/16) so parked clients do not
@@ -187,10 +216,10 @@ void Api::BlockingRead(const CallPtr& call, server::Watch watch, CallReadFn read
             call->Reply(std::move(*refused));
             return;
           }
-          call->Reply(read(*call));
+          Answer(call, read(*call));
         });
     if (id == 0) {  // waiter limit reached: answer now rather than queue without bound
-      call->Reply(read(*call));
+      Answer(call, read(*call));
       return;
     }
     call->responder->OnClose([this, id] { server_.waiters().Cancel(id); });

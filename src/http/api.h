@@ -165,6 +165,14 @@ class Api {
   // of its own while parked (decision 0034).
   using CallReadFn = std::function<HttpResponse(const Call&)>;
   void BlockingRead(const CallPtr& call, server::Watch watch, CallReadFn read);
+  // Replies with what a read answered; one with a gather (a large prefix
+  // copied in slices) first reserves its room, then gathers over loop turns.
+  void Answer(const CallPtr& call, HttpResponse response);
+  // handlers/kv_sliced.cc: a GET ?recurse or ?keys whose answer is `size`
+  // bytes, larger than AnswerBuilder::kOffLoopBytes, copied a slice per loop
+  // turn (decision 0051) and encoded off the loop.
+  HttpResponse SlicedRecurse(const CallPtr& call, std::size_t size);
+  HttpResponse SlicedKeyList(const CallPtr& call, std::string separator, std::size_t size);
   std::string AgentNodeName(const Call& call) const;
   // Made at the first large answer.
   AnswerBuilder* Builder();

@@ -145,6 +145,11 @@ struct HttpResponse {
   // Only Call::Reply reads it.
   std::function<std::string()> build_body;
   std::size_t build_bytes = 0;  // the answer's size, counted before it is built
+  // Set with build_bytes for a large answer whose copy out of the Store is
+  // cut into slices (http/prefix_copy.h, decision 0051): called once per loop
+  // turn until it returns true, having then made the response whole (a
+  // build_body, or an answer of its own). Only Api::Answer reads it.
+  std::function<bool(HttpResponse*)> gather;
 
   static HttpResponse Json(std::string body, int status = 200);
   // Plain-text error body, as Consul writes errors.

@@ -185,6 +185,16 @@ std::vector<const KvEntry*> Store::ListKv(std::string_view prefix) const {
   return out;
 }
 
+std::vector<const KvEntry*> Store::ListKvAfter(std::string_view prefix, std::string_view after,
+                                               std::size_t max) const {
+  std::vector<const KvEntry*> out;
+  auto it = after.empty() ? kv_.lower_bound(prefix) : kv_.upper_bound(after);
+  for (; out.size() < max && it != kv_.end() && StartsWith(it->first, prefix); ++it) {
+    out.push_back(&it->second);
+  }
+  return out;
+}
+
 std::vector<std::string> Store::ListKeys(std::string_view prefix,
                                          std::string_view separator) const {
   std::vector<std::string> keys;

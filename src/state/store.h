@@ -108,6 +108,10 @@ class Store {
   const KvEntry* FindKv(std::string_view key) const;
   // Entries whose key starts with prefix, in key byte order.
   std::vector<const KvEntry*> ListKv(std::string_view prefix) const;
+  // At most `max` of those whose key sorts after `after` ("" = from the
+  // first): a large prefix read copied in slices (http/prefix_copy.h).
+  std::vector<const KvEntry*> ListKvAfter(std::string_view prefix, std::string_view after,
+                                          std::size_t max) const;
   // Keys under prefix; with a non-empty separator each key is cut just after
   // the first separator found past the prefix, and duplicates are dropped.
   std::vector<std::string> ListKeys(std::string_view prefix, std::string_view separator) const;

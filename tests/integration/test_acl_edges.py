@@ -134,6 +134,47 @@ class AclEdgesTest(unittest.TestCase):
         r = self.req("GET", "/v1/kv/edge/h?token=nope", MANAGEMENT)
         self.assertEqual((r.status, r.text), (403, "ACL not found"))
 
+    def test_large_listings_copied_in_slices_leave_out_what_the_token_cannot_read(self):
+        # Answers past 256 KiB are copied a slice per loop turn (decision
+        # 0051); the ACL filter applies to each entry as it is copied.
+        policy = self.req("PUT", "/v1/acl/policy", MANAGEMENT, {
+            "Name": "sliced", "Rules": 'key_prefix "sliced/ok" { policy = "read" }\n'
+                                      'key_prefix "slicedkeys/ok" { policy = "read" }'}).json()
+        r = self.req("PUT", "/v1/acl/token", MANAGEMENT, {"Policies": [{"ID": policy["ID"]}]})
+        self.assertEqual(r.status, 200, r.text)
+        reader = r.json()["SecretID"]
+        for name in ("no0", "ok0", "no1", "ok1", "ok2", "no2"):
+            r = self.req("PUT", f"/v1/kv/sliced/{name}", MANAGEMENT, name[:2] * 150_000)
+            self.assertEqual(r.status, 200, r.text)
+        ops = []
+        for i in range(3000):
+            kind = "ok" if i % 3 == 0 else "no"
+            ops.append({"KV": {"Verb": "set", "Key": f"slicedkeys/{kind}{i:05d}-" + "k" * 90,
+                               "Value": "dg=="}})
+            if len(ops) == 64 or i == 2999:
+                r = self.req("PUT", "/v1/txn", MANAGEMENT, ops)
+                self.assertEqual(r.status, 200, r.text)
+                ops = []
+
+        r = self.req("GET", "/v1/kv/sliced/?recurse", reader, timeout=60)
+        self.assertEqual(r.status, 200, r.text[:200])
+        self.assertEqual([e["Key"] for e in r.json()], ["sliced/ok0", "sliced/ok1", "sliced/ok2"])
+        self.assertEqual(r.header("X-Consul-Results-Filtered-By-ACLs"), "true")
+        everything = self.req("GET", "/v1/kv/sliced/?recurse", MANAGEMENT, timeout=60)
+        self.assertEqual(len(everything.json()), 6)
+        self.assertIsNone(everything.header("X-Consul-Results-Filtered-By-ACLs"))
+
+        r = self.req("GET", "/v1/kv/slicedkeys/?keys", reader, timeout=60)
+        self.assertEqual(r.status, 200, r.text[:200])
+        keys = r.json()
+        self.assertEqual(len(keys), 1000)
+        self.assertTrue(all(k.startswith("slicedkeys/ok") for k in keys))
+        self.assertEqual(r.header("X-Consul-Results-Filtered-By-ACLs"), "true")
+        # Nothing readable: 404, as the one-turn path answers.
+        r = self.req("GET", "/v1/kv/slicedkeys/?keys", self.token()["SecretID"], timeout=60)
+        self.assertEqual(r.status, 404, r.text[:200])
+        self.assertEqual(r.header("X-Consul-Results-Filtered-By-ACLs"), "true")
+
     def test_absurd_sizes_are_refused_and_nothing_changes(self):
         tokens_before = self.req("GET", "/v1/acl/tokens", MANAGEMENT).json()
         policies_before = self.req("GET", "/v1/acl/policies", MANAGEMENT).json()

@@ -1,11 +1,14 @@
 """Large answers are built off the loop thread (decision 0046): a GET ?recurse
-or ?keys whose JSON passes 256 KiB is copied out of the Store in one loop turn
-and encoded on a builder thread. What the client reads is what the same
-entries read one by one say, with ?pretty too; and the loop-stall metric the
-decision adds is served (docs/metrics.md)."""
+or ?keys whose JSON passes 256 KiB is copied out of the Store a slice per loop
+turn (decision 0051) and encoded on a builder thread. What the client reads is
+what the same entries read one by one say, with ?pretty too, and one
+consistent view even while the prefix is written between the slices; and the
+loop-stall metric decision 0046 adds is served (docs/metrics.md)."""
 
 import base64
 import json
+import threading
+import time
 import unittest
 
 from tenure_testlib import DevServer
@@ -72,6 +75,59 @@ class LargeAnswerTest(unittest.TestCase):
         self.assertEqual(len(keys), 3000)
         self.assertEqual(keys, sorted(keys))
         self.assertEqual(keys[17], "many/00017-" + "k" * 90)
+
+    def test_a_recurse_copied_in_slices_is_one_view_while_the_prefix_is_written(self):
+        # pair/a and pair/z are written together by every txn below; 3 MiB of
+        # values between them put them in different slices of the copy.
+        for i in range(6):
+            resp = self.server.request("PUT", f"/v1/kv/pair/m{i}", b"m" * VALUE_BYTES)
+            self.assertEqual(resp.status, 200, resp)
+
+        def write_pair(n):
+            value = base64.b64encode(str(n).encode()).decode()
+            body = json.dumps([{"KV": {"Verb": "set", "Key": key, "Value": value}}
+                               for key in ("pair/a", "pair/z")])
+            return self.server.request("PUT", "/v1/txn", body)
+
+        self.assertEqual(write_pair(0).status, 200)
+        stop = threading.Event()
+        written = []
+
+        def writer():
+            n = 0
+            while not stop.is_set() and n < 5000:
+                n += 1
+                resp = write_pair(n)
+                if resp.status != 200:
+                    written.append(resp)
+                    return
+                written.append(n)
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        seen = set()
+        try:
+            deadline = time.monotonic() + 60
+            reads = 0
+            while reads < 30 and time.monotonic() < deadline:
+                resp = self.server.request("GET", "/v1/kv/pair/?recurse", timeout=60.0)
+                self.assertEqual(resp.status, 200, resp)
+                entries = {e["Key"]: e for e in resp.json()}
+                self.assertEqual(len(entries), 8)
+                a, z = entries["pair/a"], entries["pair/z"]
+                self.assertEqual(a["Value"], z["Value"], "a torn copy")
+                self.assertEqual(a["ModifyIndex"], z["ModifyIndex"])
+                self.assertEqual(int(resp.header("X-Consul-Index")), a["ModifyIndex"])
+                seen.add(a["ModifyIndex"])
+                reads += 1
+        finally:
+            stop.set()
+            thread.join()
+        self.assertTrue(all(isinstance(n, int) for n in written), written[-1:])
+        self.assertGreater(len(written), 0)
+        self.assertEqual(reads, 30)
+        # The reads saw the pair move: they ran while it was being written.
+        self.assertGreater(len(seen), 1)
 
     def test_the_loop_stall_metric_is_served(self):
         resp = self.server.request("GET", "/metrics")

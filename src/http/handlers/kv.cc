@@ -111,6 +111,7 @@ void Api::KvGet(const CallPtr& call) {
         return response;
       }
       if (HttpResponse denied; ListDenied(*call, &denied)) return denied;
+      if (size > AnswerBuilder::kOffLoopBytes) return SlicedKeyList(call, separator, size);
       std::vector<std::string> list = store.ListKeys(call->arg, separator);
       std::size_t removed = 0;
       if (!call->caller.unrestricted) {
@@ -120,12 +121,6 @@ void Api::KvGet(const CallPtr& call) {
       HttpResponse response;
       if (list.empty() && !call->arg.empty()) {
         response = HttpResponse::Text(404, "");
-      } else if (size > AnswerBuilder::kOffLoopBytes) {
-        response = HttpResponse::Json("");
-        response.build_body = [list = std::make_shared<std::vector<std::string>>(std::move(list))] {
-          return json::Strings(*list);
-        };
-        response.build_bytes = size;
       } else {
         response = HttpResponse::Json(json::Strings(list));
       }
@@ -146,6 +141,7 @@ void Api::KvGet(const CallPtr& call) {
         return response;
       }
       if (HttpResponse denied; ListDenied(*call, &denied)) return denied;
+      if (size > AnswerBuilder::kOffLoopBytes) return SlicedRecurse(call, size);
       auto entries = store.ListKv(call->arg);
       std::size_t removed = 0;
       if (!call->caller.unrestricted) {
@@ -155,14 +151,6 @@ void Api::KvGet(const CallPtr& call) {
       HttpResponse response;
       if (entries.empty()) {
         response = HttpResponse::Text(404, "");
-      } else if (size > AnswerBuilder::kOffLoopBytes) {
-        // Copied in this turn (one consistent view), encoded off the loop.
-        auto copies = std::make_shared<std::vector<state::KvEntry>>();
-        copies->reserve(entries.size());
-        for (const state::KvEntry* entry : entries) copies->push_back(*entry);
-        response = HttpResponse::Json("");
-        response.build_body = [copies] { return json::KvEntries(*copies); };
-        response.build_bytes = size;
       } else {
         response = HttpResponse::Json(json::KvEntries(entries));
       }
