@@ -56,6 +56,9 @@ constexpr std::size_t kBlockingWaitersMax = 100'000;
 // 512 KiB maximum, far past what elections and locks keep, and bounded. The
 // body must arrive within kHttpRequestReadTimeoutMs (30 s): about 2.2 MB/s.
 constexpr std::size_t kSnapshotBytesMax = 64 * 1024 * 1024;
+// A restored state larger than this travels in chunks of at most this many
+// bytes, one raft entry each (state::RestoreChunk, decision 0050).
+constexpr std::size_t kRestoreChunkBytesMax = 1024 * 1024;
 // The largest index (applied index, and so every ModifyIndex, fencing token
 // and table index) and LockIndex a decoded state may carry: a restore file,
 // an InstallSnapshot, a data dir's own snapshot. 2^53 - 1: every index a

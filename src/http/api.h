@@ -152,6 +152,9 @@ class Api {
   void SnapshotSave(const CallPtr& call);
   void SnapshotRestore(const CallPtr& call);
   void ProposeRestore(const CallPtr& call, CheckedSnapshot checked);
+  void ProposeRestoreChunk(const CallPtr& call, std::shared_ptr<const std::string> state,
+                           std::uint64_t id, std::size_t offset,
+                           std::function<void(const state::ApplyResult&)> restored);
 
  private:
   // Serves a read that supports blocking queries: answers at once, or parks

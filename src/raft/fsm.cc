@@ -162,6 +162,10 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
     Result<state::Store> slot = state::Store::DecodeSnapshot(restore->snapshot);
     self->result_.emplace(self->store_->Apply(*command, index, &slot));
     if (self->result_->status.ok() && slot.ok()) self->Retire(std::move(slot));
+  } else if (const auto* staged = std::get_if<state::RestoreStaged>(&command->body)) {
+    std::optional<Result<state::Store>> slot = self->DecodeStaged(*staged);
+    self->result_.emplace(self->store_->Apply(*command, index, slot ? &*slot : nullptr));
+    if (slot && self->result_->status.ok() && slot->ok()) self->Retire(std::move(*slot));
   } else {
     self->result_.emplace(self->store_->Apply(*command, index));
   }
@@ -191,12 +195,27 @@ bool FsmBridge::ApplyDecodedRestore(std::string_view framed, LogIndex index) {
   return true;
 }
 
+std::optional<Result<state::Store>> FsmBridge::DecodeStaged(const state::RestoreStaged& staged) {
+  const state::Store::RestoreStaging* staging = store_->staging();
+  if (staging == nullptr || staging->id != staged.restore_id ||
+      staging->bytes.size() != staged.total) {
+    return std::nullopt;
+  }
+  if (restore_decoder_ != nullptr) {
+    if (std::optional<Result<state::Store>> decoded = restore_decoder_->Take(staging->bytes)) {
+      return decoded;
+    }
+  }
+  return state::Store::DecodeSnapshot(staging->bytes);  // no decoder had them: here
+}
+
 int FsmBridge::Snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[],
                         unsigned* n_bufs) noexcept {
   auto* self = static_cast<FsmBridge*>(fsm->data);
   self->snapshot_forked_ = false;
   *bufs = nullptr;
   *n_bufs = 0;
+  if (self->store_->staging() != nullptr) return RAFT_BUSY;
   if (self->fsm_.snapshot_async != nullptr && !self->child_failed_) {  // in a child
     state::Store* store = self->store_;
     Status started = self->forked_.Start([store](std::string* out) { store->EncodeSnapshot(out); });

@@ -18,6 +18,9 @@
 //         (Store::EncodeSnapshot into a buffer of ours) and snapshot_async
 //         has nothing to do: the simulation and the fixture tests, whose
 //         "asynchronous" work runs later on the same thread, stay exact.
+//         While the Store stages a large restore (decision 0050) snapshot
+//         answers RAFT_BUSY, and libraft tries again at a later apply: a
+//         staging is never in a snapshot.
 // restore Store::DecodeSnapshot replaces the Store; the buffer is freed here
 //         on success, as libraft expects.
 //
@@ -117,6 +120,9 @@ class FsmBridge {
   void Retire(Result<state::Store> replaced);
   static int Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept;
   bool ApplyDecodedRestore(std::string_view framed, LogIndex index);
+  // The state a RestoreStaged swaps in, for its slot: the decoder's for the
+  // staged bytes, or decoded here; nullopt when the Store will refuse it.
+  std::optional<Result<state::Store>> DecodeStaged(const state::RestoreStaged& staged);
 
   state::Store* store_;
   struct raft* raft_ = nullptr;

@@ -25,6 +25,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,10 @@ struct Node::Impl {
   // built state in: the loop thread never spends the decode.
   std::vector<RestoreDecoder::JobPtr> StartRestoreDecodes(const struct raft_entry entries[],
                                                           unsigned n);
+  // A large restore (decision 0050) arrives in chunks: each write's chunks
+  // are gathered, and the write of its RestoreStaged starts the decode of
+  // the whole (that write is held as a RestoreState's is). The job, or null.
+  RestoreDecoder::JobPtr GatherStagedRestore(std::string_view payload);
   void CompleteAppend(struct raft_io_append* req, int status, raft_io_append_cb cb,
                       std::vector<RestoreDecoder::JobPtr> jobs);
   // Reports held writes whose decodes finished, in order; all of them
@@ -264,6 +269,14 @@ struct Node::Impl {
     int status = 0;
   };
   SnapshotPut snapshot_put_;
+  // The chunks of the large restore seen in this server's log writes so far
+  // (one restore, at most limits::kSnapshotBytesMax bytes).
+  struct StagedGather {
+    std::uint64_t id = 0;
+    std::uint64_t total = 0;
+    std::string bytes;
+  };
+  std::optional<StagedGather> staged_gather_;
   raft_io_snapshot_put_cb snapshot_taken_cb_ = nullptr;  // libraft's, for a snapshot taken
   // Replaced states are destroyed here, off the loop.
   StateRetirer state_retirer_;

@@ -1,6 +1,7 @@
 // Node::Impl: snapshot restores decoded off the loop thread (decision 0046,
-// raft/restore_decoder.h). A log write carrying a RestoreState is reported
-// to libraft only once the state it carries is decoded.
+// raft/restore_decoder.h). A log write carrying a RestoreState, or the
+// RestoreStaged of a restore in chunks (decision 0050), is reported to
+// libraft only once the state it carries is decoded.
 // clang-format off
 #include <utility>  // before any Boost header: asio 1.74 + g++ 12 (std::exchange)
 // clang-format on
@@ -10,6 +11,7 @@
 #include <map>
 #include <mutex>
 
+#include "common/limits.h"
 #include "common/log.h"
 #include "raft/entry_codec.h"
 #include "raft/node_impl.h"
@@ -27,7 +29,13 @@ std::vector<RestoreDecoder::JobPtr> Node::Impl::StartRestoreDecodes(
     if (entries[i].type != RAFT_COMMAND) continue;
     std::string_view framed(static_cast<const char*>(entries[i].buf.base), entries[i].buf.len);
     Result<std::string_view> payload = UnframeEntry(framed);
-    if (!payload.ok() || !state::LooksLikeRestore(*payload)) continue;
+    if (!payload.ok()) continue;
+    if (state::LooksLikeStagedRestore(*payload)) {
+      if (RestoreDecoder::JobPtr job = GatherStagedRestore(*payload))
+        jobs.push_back(std::move(job));
+      continue;
+    }
+    if (!state::LooksLikeRestore(*payload)) continue;
     std::string_view snapshot;
     if (!state::DecodeRestoreCommand(*payload, &snapshot).ok()) continue;  // its apply says why
     RestoreDecoder::JobPtr job = restore_decoder_.Start(snapshot);
@@ -43,6 +51,47 @@ std::vector<RestoreDecoder::JobPtr> Node::Impl::StartRestoreDecodes(
     jobs.push_back(std::move(job));
   }
   return jobs;
+}
+
+RestoreDecoder::JobPtr Node::Impl::GatherStagedRestore(std::string_view payload) {
+  Result<state::Command> command = state::DecodeCommand(payload);
+  if (!command.ok()) return nullptr;  // its apply says why
+  if (const auto* chunk = std::get_if<state::RestoreChunk>(&command->body)) {
+    if (chunk->offset == 0) {
+      staged_gather_.emplace();
+      staged_gather_->id = chunk->restore_id;
+      staged_gather_->total = chunk->total;
+    } else if (!staged_gather_ || staged_gather_->id != chunk->restore_id ||
+               staged_gather_->bytes.size() != chunk->offset) {
+      staged_gather_.reset();  // a gap: its swap is decoded at its apply
+      return nullptr;
+    }
+    if (chunk->total > limits::kSnapshotBytesMax ||
+        staged_gather_->bytes.size() + chunk->bytes.size() > chunk->total) {
+      staged_gather_.reset();  // the apply refuses it
+      return nullptr;
+    }
+    if (staged_gather_->bytes.empty()) staged_gather_->bytes.reserve(chunk->total);
+    staged_gather_->bytes.append(chunk->bytes);
+    return nullptr;
+  }
+  const auto* staged = std::get_if<state::RestoreStaged>(&command->body);
+  if (staged == nullptr || !staged_gather_ || staged_gather_->id != staged->restore_id ||
+      staged_gather_->bytes.size() != staged->total) {
+    return nullptr;
+  }
+  std::string bytes = std::move(staged_gather_->bytes);
+  staged_gather_.reset();
+  const std::size_t size = bytes.size();
+  RestoreDecoder::JobPtr job = restore_decoder_.StartOwned(std::move(bytes));
+  if (job == nullptr) {
+    log::Info("raft", "a snapshot restore will be decoded at its apply: two decodes already run");
+  } else if (!RestoreDecoder::Done(job)) {
+    log::Info("raft", fmt::format("decoding the {}-byte state of a snapshot restore before "
+                                  "acknowledging its last chunk",
+                                  size));
+  }
+  return job;
 }
 
 void Node::Impl::CompleteAppend(struct raft_io_append* req, int status, raft_io_append_cb cb,

@@ -89,8 +89,19 @@ RestoreDecoder::JobPtr RestoreDecoder::Start(std::string_view snapshot) {
   for (const JobPtr& job : jobs_) {
     if (job->snapshot == snapshot) return job;
   }
+  return Launch(std::string(snapshot));
+}
+
+RestoreDecoder::JobPtr RestoreDecoder::StartOwned(std::string snapshot) {
+  for (const JobPtr& job : jobs_) {
+    if (job->snapshot == snapshot) return job;
+  }
+  return Launch(std::move(snapshot));
+}
+
+RestoreDecoder::JobPtr RestoreDecoder::Launch(std::string snapshot) {
   if (!MakeRoom(jobs_, [this](std::size_t i) { Forget(i); })) return nullptr;
-  auto job = std::make_shared<Job>(std::string(snapshot));
+  auto job = std::make_shared<Job>(std::move(snapshot));
   // The thread sees only the job (which it keeps alive) and on_done_, which
   // outlives it: the destructor joins every thread first.
   job->thread = std::thread([job_raw = job.get(), this] {

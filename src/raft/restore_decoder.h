@@ -52,6 +52,9 @@ class RestoreDecoder {
   // The job for `snapshot`: an existing one for the same bytes, or a decode
   // started now; nullptr when kJobsMax jobs are still running.
   JobPtr Start(std::string_view snapshot);
+  // The same for bytes handed over (a large restore's gathered chunks,
+  // decision 0050): not copied again.
+  JobPtr StartOwned(std::string snapshot);
   // Whether `job` has finished decoding.
   static bool Done(const JobPtr& job);
   // The decoded state for exactly `snapshot`, waiting for its job if needed;
@@ -62,6 +65,7 @@ class RestoreDecoder {
 
  private:
   void Forget(std::size_t i);
+  JobPtr Launch(std::string snapshot);
 
   std::function<void()> on_done_;
   std::vector<JobPtr> jobs_;

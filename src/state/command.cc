@@ -1,6 +1,6 @@
-// The raft log's command format: every command's encoder and decoder. Why
-// one file over 500 lines: both directions come from one field list per
-// command (Fields below), so the two cannot drift apart; the restore
+// The raft log's command format: every command's encoder and decoder.
+// Why one file over 500 lines: both directions come from one field list
+// per command (Fields below), so the two cannot drift apart; the restore
 // command's view decoder sits beside them for the same reason.
 #include "state/command.h"
 
@@ -51,6 +51,8 @@ enum class Tag : std::uint8_t {
   // KvEnqueue with a checked GrantAuthority (its fields follow the others).
   kKvEnqueueChecked = 26,
   kKvEnqueueCheckedHeld = 27,
+  kRestoreChunk = 28,
+  kRestoreStaged = 29,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -155,6 +157,14 @@ template <typename Io, Is<KvQueueGrant> C>
 void Fields(Io& io, C& c) {
   io(c.key);
 }
+template <typename Io, Is<RestoreChunk> C>
+void Fields(Io& io, C& c) {
+  io(c.restore_id), io(c.offset), io(c.total), io(c.bytes);
+}
+template <typename Io, Is<RestoreStaged> C>
+void Fields(Io& io, C& c) {
+  io(c.restore_id), io(c.total);
+}
 
 template <typename T>
 constexpr Tag kTagOf = Tag{0};
@@ -204,6 +214,10 @@ template <>
 constexpr Tag kTagOf<KvDequeue> = Tag::kKvDequeue;
 template <>
 constexpr Tag kTagOf<KvQueueGrant> = Tag::kKvQueueGrant;
+template <>
+constexpr Tag kTagOf<RestoreChunk> = Tag::kRestoreChunk;
+template <>
+constexpr Tag kTagOf<RestoreStaged> = Tag::kRestoreStaged;
 
 struct FieldWriter {
   ByteWriter& w;
@@ -343,6 +357,12 @@ bool LooksLikeRestore(std::string_view bytes) {
          static_cast<Tag>(bytes[1]) == Tag::kRestoreState;
 }
 
+bool LooksLikeStagedRestore(std::string_view bytes) {
+  if (bytes.size() < 2 || static_cast<std::uint8_t>(bytes[0]) != kFormatVersion) return false;
+  const auto tag = static_cast<Tag>(bytes[1]);
+  return tag == Tag::kRestoreChunk || tag == Tag::kRestoreStaged;
+}
+
 Result<Command> DecodeCommand(std::string_view bytes) {
   ByteReader r(bytes);
   std::uint8_t version = r.GetU8();
@@ -421,6 +441,12 @@ Result<Command> DecodeCommand(std::string_view bytes) {
       break;
     case Tag::kKvQueueGrant:
       command.body = DecodeBody<KvQueueGrant>(r);
+      break;
+    case Tag::kRestoreChunk:
+      command.body = DecodeBody<RestoreChunk>(r);
+      break;
+    case Tag::kRestoreStaged:
+      command.body = DecodeBody<RestoreStaged>(r);
       break;
     case Tag::kKvEnqueueHeld: {
       KvEnqueue body;
@@ -511,6 +537,10 @@ std::string_view CommandName(const Command& command) {
     case Tag::kKvEnqueueChecked:
     case Tag::kKvEnqueueCheckedHeld:
       return "kv-enqueue";
+    case Tag::kRestoreChunk:
+      return "restore-chunk";
+    case Tag::kRestoreStaged:
+      return "restore-staged";
   }
   return "unknown";
 }

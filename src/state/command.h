@@ -133,6 +133,27 @@ struct RestoreState {
   bool operator==(const RestoreState&) const = default;
 };
 
+// PUT /v1/snapshot of a file larger than one chunk (decision 0050): the
+// checked state's bytes in bounded entries, so that no raft entry costs a
+// server's loop more than a chunk's copy and checksum, then swapped in by
+// RestoreStaged. The Store keeps one staging: a chunk at offset 0 starts it
+// (replacing any other); every next chunk must continue it.
+struct RestoreChunk {
+  std::uint64_t restore_id = 0;  // chosen by the proposing leader; never 0
+  std::uint64_t offset = 0;
+  std::uint64_t total = 0;  // the whole state's bytes
+  std::string bytes;        // at most limits::kRestoreChunkBytesMax
+  bool operator==(const RestoreChunk&) const = default;
+};
+
+// Replaces the state with the staged bytes of restore `restore_id`, by
+// RestoreState's rules, once they are all `total` of them.
+struct RestoreStaged {
+  std::uint64_t restore_id = 0;
+  std::uint64_t total = 0;
+  bool operator==(const RestoreStaged&) const = default;
+};
+
 // The fair acquire (docs/leadership.md "The queue", decision 0027).
 // PUT ?acquire=<session>&queue: granted at once when the key is free, not in
 // lock-delay and nobody waits; otherwise the session joins the key's FIFO
@@ -180,7 +201,7 @@ using CommandBody =
     std::variant<KvSet, KvCas, KvAcquire, KvRelease, KvDelete, KvDeleteTree, SessionCreate,
                  SessionDestroy, Txn, ReapTombstones, SetMember, RemoveMember, Checkpoint,
                  AclBootstrap, AclSetup, AclPolicySet, AclPolicyDelete, AclTokenSet, AclTokenDelete,
-                 RestoreState, KvEnqueue, KvDequeue, KvQueueGrant>;
+                 RestoreState, KvEnqueue, KvDequeue, KvQueueGrant, RestoreChunk, RestoreStaged>;
 
 struct Command {
   // The replicated clock at the proposal: where the Store's clock stood when
@@ -202,6 +223,8 @@ Result<Command> DecodeCommand(std::string_view bytes);
 // two bytes, so a log write can tell the rare restore from the rest without
 // decoding every entry. DecodeCommand still decides what they hold.
 bool LooksLikeRestore(std::string_view bytes);
+// The same look for a RestoreChunk or a RestoreStaged.
+bool LooksLikeStagedRestore(std::string_view bytes);
 // EncodeCommand's bytes for a RestoreState, less its snapshot: *head goes
 // before the snapshot's bytes and *tail after them, so a writer can put a
 // state of up to 64 MiB where it belongs with a single copy.

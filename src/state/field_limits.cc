@@ -106,6 +106,34 @@ Status CheckSessionFields(const Session& s) {
   return Status::Ok();
 }
 
+namespace {
+
+// A staged restore names its restore and a size a restore file may have.
+Status CheckRestoreTotal(std::uint64_t restore_id, std::uint64_t total) {
+  if (restore_id == 0) return Status::InvalidArgument("snapshot restore refused: restore id 0");
+  if (total == 0 || total > limits::kSnapshotBytesMax) {
+    return Status::InvalidArgument("snapshot restore refused: a state of " + std::to_string(total) +
+                                   " bytes is outside [1, " +
+                                   std::to_string(limits::kSnapshotBytesMax) + "]");
+  }
+  return Status::Ok();
+}
+
+// A chunk of at most kRestoreChunkBytesMax, not empty, inside its total.
+Status CheckRestoreChunk(const RestoreChunk& c) {
+  TENURE_RETURN_IF_ERROR(CheckRestoreTotal(c.restore_id, c.total));
+  if (c.bytes.empty() || c.bytes.size() > limits::kRestoreChunkBytesMax || c.offset > c.total ||
+      c.bytes.size() > c.total - c.offset) {
+    return Status::InvalidArgument(
+        "snapshot restore refused: a chunk of " + std::to_string(c.bytes.size()) +
+        " bytes at offset " + std::to_string(c.offset) + " of " + std::to_string(c.total) +
+        " (at most " + std::to_string(limits::kRestoreChunkBytesMax) + " each)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status CheckCommandFields(const CommandBody& body) {
   return std::visit(
       [](const auto& c) -> Status {
@@ -123,6 +151,10 @@ Status CheckCommandFields(const CommandBody& body) {
           return Status::Ok();
         } else if constexpr (std::is_same_v<T, SessionCreate>) {
           return CheckSessionFields(c.session);
+        } else if constexpr (std::is_same_v<T, RestoreChunk>) {
+          return CheckRestoreChunk(c);
+        } else if constexpr (std::is_same_v<T, RestoreStaged>) {
+          return CheckRestoreTotal(c.restore_id, c.total);
         } else {
           return Status::Ok();
         }

@@ -26,6 +26,10 @@ ApplyResult Store::Apply(const Command& command, LogIndex index, Result<Store>* 
   // neither clock.
   if (IsClusterMsInRange(command.now_ms)) now_ms_ = std::max(now_ms_, command.now_ms);
   if (IsUnixMsInRange(command.wall_ms)) wall_ms_ = command.wall_ms;
+  // A staging no chunk continued for this long was abandoned (decision 0050).
+  if (staging_ && index.value() - staging_->last_chunk.value() > kStagingEntriesMax) {
+    staging_.reset();
+  }
 
   ApplyResult result;
   // A field past the live API's limits was never proposed by a leader (the
@@ -103,7 +107,11 @@ ApplyResult Store::Apply(const Command& command, LogIndex index, Result<Store>* 
         } else if constexpr (std::is_same_v<T, Checkpoint>) {
           ApplyCheckpoint(c, index);
         } else if constexpr (std::is_same_v<T, RestoreState>) {
-          ApplyRestore(c, index, decoded, &result);
+          ApplyRestore(c.snapshot, index, decoded, &result);
+        } else if constexpr (std::is_same_v<T, RestoreChunk>) {
+          ApplyRestoreChunk(c, index, &result);
+        } else if constexpr (std::is_same_v<T, RestoreStaged>) {
+          ApplyRestoreStaged(c, index, decoded, &result);
         } else {  // the ACL commands
           result.status = acl_.Apply(c, index, wall_ms_);
           if (result.status.ok()) changes_.acl = true;

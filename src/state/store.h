@@ -193,6 +193,20 @@ class Store {
   // What the applies since the last call touched.
   Changes TakeChanges();
 
+  // --- A large restore's staging (RestoreChunk, decision 0050) -------------
+  // The bytes staged so far. Not part of the state a snapshot carries: no
+  // snapshot is taken while a staging exists (raft/fsm.h), and every replica
+  // stages the same entries. Dropped when kStagingEntriesMax entries pass
+  // without a chunk (a leader that died mid-restore).
+  struct RestoreStaging {
+    std::uint64_t id = 0;
+    std::uint64_t total = 0;
+    std::string bytes;
+    LogIndex last_chunk;
+  };
+  static constexpr std::uint64_t kStagingEntriesMax = 1024;
+  const RestoreStaging* staging() const { return staging_ ? &*staging_ : nullptr; }
+
   // --- Integrity ------------------------------------------------------------
   // The first broken internal invariant, as kCorruption naming it, or the
   // first field past the live API's limits (state/field_limits.h), as
@@ -328,8 +342,12 @@ class Store {
   void ApplyReapTombstones(const ReapTombstones& c);
   void ApplySetMember(const SetMember& c, LogIndex index, ApplyResult* result);
   void ApplyCheckpoint(const Checkpoint& c, LogIndex index);
-  void ApplyRestore(const RestoreState& c, LogIndex index, Result<Store>* decoded,
-                    ApplyResult* result);  // store_restore.cc
+  // store_restore.cc: RestoreState's bytes, or RestoreStaged's.
+  void ApplyRestore(std::string_view snapshot, LogIndex index, Result<Store>* decoded,
+                    ApplyResult* result);
+  void ApplyRestoreChunk(const RestoreChunk& c, LogIndex index, ApplyResult* result);
+  void ApplyRestoreStaged(const RestoreStaged& c, LogIndex index, Result<Store>* decoded,
+                          ApplyResult* result);
   // What the restore's adjustments (indexes raised, the clock and lock-delay
   // windows moved up, this cluster's members) can break in a state that
   // passed Validate; the rest stays true (store_restore.cc says why).
@@ -386,6 +404,7 @@ class Store {
     LogIndex new_fence;
     bool deleted = false;
   };
+  std::optional<RestoreStaging> staging_;
   std::vector<HolderChange> holder_changes_;      // this apply's, until RecordHistory
   EndCause session_end_cause_ = EndCause::kNone;  // set while a SessionDestroy applies
 };

@@ -1,5 +1,5 @@
-// Store: RestoreState, a snapshot restore replicated as one command
-// (docs/snapshots.md, decision 0024).
+// Store: snapshot restores (docs/snapshots.md, decision 0024), replicated as
+// one RestoreState or as RestoreChunks and a RestoreStaged (decision 0050).
 #include "state/store.h"
 
 #include <algorithm>
@@ -43,7 +43,7 @@ Status Store::RaiseClock(ClusterMs to) {
 // Restored into a fresh server (its index below the snapshot's), the state is
 // the snapshot's, byte for byte apart from the members.
 //
-// `predecoded`, when given, is DecodeSnapshot(c.snapshot) computed elsewhere
+// `predecoded`, when given, is DecodeSnapshot(snapshot) computed elsewhere
 // (off the loop thread): the same function of the same bytes, so replicas
 // that decoded ahead and replicas that decode here decide the same.
 // DecodeSnapshot ran the whole Validate on the file's state; the
@@ -68,10 +68,9 @@ Status Store::CheckRestoreAdjustments() const {
   return Status::Ok();
 }
 
-void Store::ApplyRestore(const RestoreState& c, LogIndex index, Result<Store>* predecoded,
+void Store::ApplyRestore(std::string_view snapshot, LogIndex index, Result<Store>* predecoded,
                          ApplyResult* result) {
-  Result<Store> decoded =
-      predecoded != nullptr ? std::move(*predecoded) : DecodeSnapshot(c.snapshot);
+  Result<Store> decoded = predecoded != nullptr ? std::move(*predecoded) : DecodeSnapshot(snapshot);
   if (!decoded.ok()) {
     result->status = Status::InvalidArgument("snapshot restore refused: " +
                                              std::string(decoded.status().message()));
@@ -118,6 +117,52 @@ void Store::ApplyRestore(const RestoreState& c, LogIndex index, Result<Store>* p
   // (raft/fsm.cc hands it to a thread of its own, decision 0049).
   if (predecoded != nullptr) *predecoded = Store(std::move(*this));
   *this = std::move(restored);
+}
+
+// A chunk at offset 0 starts a staging, replacing any other: a restore
+// proposed after a leader died mid-way starts afresh. Any other chunk must
+// continue the staging it names exactly where it ends; one that does not
+// (a chunk lost to a change of leader, another restore begun meanwhile) is
+// refused and the staging dropped, so its RestoreStaged is refused too.
+// Every replica applies the same entries and stages the same bytes.
+void Store::ApplyRestoreChunk(const RestoreChunk& c, LogIndex index, ApplyResult* result) {
+  if (c.offset == 0) {
+    staging_.emplace();
+    staging_->id = c.restore_id;
+    staging_->total = c.total;
+    staging_->bytes.reserve(c.total);
+  } else if (!staging_ || staging_->id != c.restore_id || staging_->total != c.total ||
+             staging_->bytes.size() != c.offset) {
+    result->status = Status::Conflict(
+        "snapshot restore refused: its chunk at offset " + std::to_string(c.offset) +
+        " does not continue the staged bytes (" +
+        (staging_ && staging_->id == c.restore_id ? std::to_string(staging_->bytes.size())
+                                                  : std::string("none")) +
+        "); another restore or a change of leader came between; try again");
+    if (staging_ && staging_->id == c.restore_id) staging_.reset();
+    return;
+  }
+  staging_->bytes.append(c.bytes);
+  staging_->last_chunk = index;
+}
+
+void Store::ApplyRestoreStaged(const RestoreStaged& c, LogIndex index, Result<Store>* decoded,
+                               ApplyResult* result) {
+  if (!staging_ || staging_->id != c.restore_id || staging_->bytes.size() != c.total) {
+    result->status =
+        Status::Conflict("snapshot restore refused: " +
+                         (staging_ && staging_->id == c.restore_id
+                              ? std::to_string(staging_->bytes.size()) + " of its " +
+                                    std::to_string(c.total) + " bytes are staged"
+                              : std::string("its bytes are no longer staged")) +
+                         "; another restore or a change of leader came between; try again");
+    if (staging_ && staging_->id == c.restore_id) staging_.reset();
+    return;
+  }
+  // Out of the Store before the swap: the replaced state keeps no copy.
+  const std::string staged = std::move(staging_->bytes);
+  staging_.reset();
+  ApplyRestore(staged, index, decoded, result);
 }
 
 }  // namespace tenure::state

@@ -63,6 +63,17 @@ int main(int argc, char** argv) {
     std::string restore_entry;
     tenure::raft::EncodeEntry(restore, &restore_entry);
     Write(root / "command" / ("seed" + std::to_string(seed) + "-restore"), restore_entry);
+    // The same state's first chunk and its swap (decision 0050).
+    tenure::state::Command chunk = restore;
+    chunk.body = tenure::state::RestoreChunk{seed, 0, snapshot.size(), snapshot.substr(0, 512)};
+    std::string chunk_entry;
+    tenure::raft::EncodeEntry(chunk, &chunk_entry);
+    Write(root / "command" / ("seed" + std::to_string(seed) + "-restore-chunk"), chunk_entry);
+    tenure::state::Command staged = restore;
+    staged.body = tenure::state::RestoreStaged{seed, snapshot.size()};
+    std::string staged_entry;
+    tenure::raft::EncodeEntry(staged, &staged_entry);
+    Write(root / "command" / ("seed" + std::to_string(seed) + "-restore-staged"), staged_entry);
     Write(root / "snapshot" / ("seed" + std::to_string(seed) + "-whole"),
           std::string(1, 0) + snapshot);
     snapshot.resize(snapshot.size() - 4);

@@ -491,8 +491,11 @@ class SnapshotTest(unittest.TestCase):
         self.assertGreater(target.kv_entry("after")["ModifyIndex"],
                            max(e["ModifyIndex"] for e in expected))
 
-        # The same entry replicated: followers take it through the raft
-        # message gate and their own libraft segments.
+        # The same restore replicated: past 1 MiB it travels as chunks of at
+        # most 1 MiB, one raft entry each, and a last entry that swaps the
+        # state in (decision 0050). Followers take them through the raft
+        # message gate and their own libraft segments, and decode the state
+        # before they acknowledge that last entry.
         with Cluster(3) as cluster:
             leader = cluster.leader()
             restored = leader.cli("snapshot", "restore", path,
@@ -501,6 +504,11 @@ class SnapshotTest(unittest.TestCase):
             poll_until(lambda: all(self.recurse(m, stale=True)[0] == expected
                                    for m in cluster.members),
                        timeout=60.0, message="a follower never held the large state")
+            for member in cluster.members:
+                if member is leader:
+                    continue
+                self.assertIn("a snapshot restore before acknowledging its last chunk",
+                              member.log())
 
 
 if __name__ == "__main__":

@@ -166,6 +166,78 @@ TEST_F(FsmFixtureTest, LaggingFollowerCatchesUpThroughSnapshotRestore) {
   ExpectSameDigests(300);
 }
 
+// A restore in chunks (decision 0050): every replica stages the chunks, no
+// raft snapshot is taken while they are staged (RAFT_BUSY; libraft tries
+// again later), a member that was away catches up, and the swap gives every
+// replica the restored state; snapshots resume after it.
+TEST_F(FsmFixtureTest, NoSnapshotIsTakenWhileARestoreIsStagedAndItsSwapAppliesEverywhere) {
+  StartCluster(/*snapshot_threshold=*/32, /*snapshot_trailing=*/8);
+  raft_index last = 0;
+  for (int k = 0; k < 40; ++k) last = Propose(k);
+  ASSERT_TRUE(StepUntilApplied(kServers, last));
+
+  state::Store source;
+  for (int k = 0; k < 60; ++k) {
+    ASSERT_TRUE(source
+                    .Apply(KvSetCommand("restored/" + std::to_string(k), 50, k),
+                           LogIndex(static_cast<std::uint64_t>(k) + 1))
+                    .status.ok());
+  }
+  std::string bytes;
+  source.EncodeSnapshot(&bytes);
+  ASSERT_GT(bytes.size(), 2000u);
+  auto propose = [this](state::CommandBody body) {
+    state::Command command;
+    command.now_ms = ClusterMs(1'700'000'100'000);
+    command.body = std::move(body);
+    std::string framed;
+    EncodeEntry(command, &framed);
+    return ProposeRaw(framed);
+  };
+  unsigned away = (leader_ + 1) % kServers;
+  raft_fixture_kill(&fixture_, away);
+  const raft_index first_chunk =
+      propose(state::RestoreChunk{77, 0, bytes.size(), bytes.substr(0, 500)});
+  for (std::size_t at = 500, k = 100; at < bytes.size(); at += 500, ++k) {
+    // Other writes between the chunks, past the snapshot threshold.
+    for (int j = 0; j < 20; ++j) last = Propose(static_cast<int>(k * 20) + j);
+    last = propose(state::RestoreChunk{77, at, bytes.size(), bytes.substr(at, 500)});
+  }
+  ASSERT_TRUE(StepUntilApplied(leader_, last));
+  raft_fixture_step_until_elapsed(&fixture_, 2'000);
+  ASSERT_NE(replicas_[leader_].store.staging(), nullptr);
+  EXPECT_LT(Raft(leader_)->log.snapshot.last_index, first_chunk)
+      << "a snapshot was taken while chunks were staged";
+
+  raft_fixture_revive(&fixture_, away);
+  const raft_index swap = propose(state::RestoreStaged{77, bytes.size()});
+  ASSERT_TRUE(StepUntilApplied(kServers, swap));
+  for (unsigned i = 0; i < kServers; ++i) {
+    EXPECT_EQ(replicas_[i].store.staging(), nullptr) << "server " << i;
+    EXPECT_NE(replicas_[i].store.FindKv("restored/59"), nullptr) << "server " << i;
+    EXPECT_EQ(replicas_[i].store.FindKv(TestKey(0)), nullptr) << "server " << i;
+  }
+  ASSERT_TRUE(applies_.back()->done);
+  EXPECT_TRUE(applies_.back()->result->status.ok()) << applies_.back()->result->status.message();
+  ExpectSameDigests(60);
+
+  for (int k = 0; k < 80; ++k) last = Propose(1000 + k);
+  struct After {
+    unsigned server;
+    raft_index index;
+  } after{leader_, swap};
+  ASSERT_TRUE(raft_fixture_step_until(
+      &fixture_,
+      [](struct raft_fixture* f, void* data) {
+        const auto* a = static_cast<const After*>(data);
+        return raft_fixture_get(f, a->server)->log.snapshot.last_index > a->index;
+      },
+      &after, kStepMaxMs))
+      << "no snapshot after the swap";
+  ASSERT_TRUE(StepUntilApplied(kServers, last));
+  ExpectSameDigests(140);
+}
+
 TEST_F(FsmFixtureTest, UndecodableEntryHaltsApplyingLoudly) {
   StartCluster();
   raft_index good = Propose(1);

@@ -3,7 +3,10 @@
 // tenure's own (state/backup_file.h), not Consul's archive.
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <memory>
 #include <optional>
+#include <random>
 #include <string>
 
 #include "common/limits.h"
@@ -73,9 +76,9 @@ CheckedSnapshot CheckSnapshotFile(const std::string& file) {
 // The whole file is checked (header, SHA-256, the state decoded and
 // validated) before anything is proposed: a bad file changes nothing on any
 // server. The check runs off the loop thread (decision 0046), one file at a
-// time per server; the state then travels as one raft entry
-// (state::RestoreState), and the state decoded here is the one this server
-// applies.
+// time per server. The state then travels as one raft entry
+// (state::RestoreState) or, past 1 MiB, as chunks swapped in by a last entry
+// (decision 0050); the state decoded here is the one this server applies.
 void Api::SnapshotRestore(const CallPtr& call) {
   if (call->Deny(call->caller.can().AclWrite(), "")) return;
   if (snapshot_checker_ == nullptr) snapshot_checker_ = std::make_shared<SnapshotChecker>(io_);
@@ -98,21 +101,53 @@ void Api::ProposeRestore(const CallPtr& call, CheckedSnapshot checked) {
   }
   server_.OfferDecodedRestore(std::move(checked.decoder_bytes), std::move(*checked.decoded));
   const state::BackupInfo info = checked.info;
-  ProposeThen(call, state::RestoreState{std::move(checked.command_bytes)},
-              [this, call, info](const state::ApplyResult& applied) {
+  auto restored = [this, call, info](const state::ApplyResult& applied) {
+    if (!applied.status.ok()) {
+      call->ReplyError(applied.status);
+      return;
+    }
+    log::Info("http", "snapshot restored",
+              {log::Num("snapshot_index", static_cast<unsigned long long>(info.index)),
+               log::Num("index",
+                        static_cast<unsigned long long>(server_.store().applied_index().value())),
+               {"sha256", info.sha256}});
+    HttpResponse ok = HttpResponse::Text(200, "");
+    ok.content_type.clear();
+    SetMeta(&ok, server_.store().applied_index());
+    call->Reply(std::move(ok));
+  };
+  if (checked.command_bytes.size() <= limits::kRestoreChunkBytesMax) {
+    ProposeThen(call, state::RestoreState{std::move(checked.command_bytes)}, std::move(restored));
+    return;
+  }
+  // Larger: in chunks, one raft entry each, then the swap (decision 0050).
+  std::uint64_t id = 0;
+  std::random_device random;
+  while (id == 0) id = (std::uint64_t{random()} << 32) | random();
+  ProposeRestoreChunk(call, std::make_shared<const std::string>(std::move(checked.command_bytes)),
+                      id, 0, std::move(restored));
+}
+
+// One chunk after the other, each proposed once the one before applied: a
+// restore shares the log with other writes, a chunk per round.
+void Api::ProposeRestoreChunk(const CallPtr& call, std::shared_ptr<const std::string> state,
+                              std::uint64_t id, std::size_t offset,
+                              std::function<void(const state::ApplyResult&)> restored) {
+  const std::size_t total = state->size();
+  if (offset == total) {
+    ProposeThen(call, state::RestoreStaged{id, total}, std::move(restored));
+    return;
+  }
+  const std::size_t bytes = std::min(limits::kRestoreChunkBytesMax, total - offset);
+  state::RestoreChunk chunk{id, offset, total, state->substr(offset, bytes)};
+  ProposeThen(call, std::move(chunk),
+              [this, call, state, id, next = offset + bytes,
+               restored = std::move(restored)](const state::ApplyResult& applied) mutable {
                 if (!applied.status.ok()) {
                   call->ReplyError(applied.status);
                   return;
                 }
-                log::Info("http", "snapshot restored",
-                          {log::Num("snapshot_index", static_cast<unsigned long long>(info.index)),
-                           log::Num("index", static_cast<unsigned long long>(
-                                                 server_.store().applied_index().value())),
-                           {"sha256", info.sha256}});
-                HttpResponse ok = HttpResponse::Text(200, "");
-                ok.content_type.clear();
-                SetMeta(&ok, server_.store().applied_index());
-                call->Reply(std::move(ok));
+                ProposeRestoreChunk(call, std::move(state), id, next, std::move(restored));
               });
 }
 

@@ -187,6 +187,17 @@ void Checkers::OnReplaced(unsigned replica, const state::Store& store, RealMs no
   if (!store.applied_index().is_none()) CheckIndex(replica, store, now);
 }
 
+namespace {
+
+std::string StagingOf(const state::Store& store) {
+  const state::Store::RestoreStaging* staging = store.staging();
+  if (staging == nullptr) return "nothing";
+  return fmt::format("{} bytes of restore {:x} (last chunk {})", staging->bytes.size(), staging->id,
+                     staging->last_chunk.value());
+}
+
+}  // namespace
+
 void Checkers::CheckIndex(unsigned replica, const state::Store& store, RealMs now) {
   LogIndex index = store.applied_index();
   // A checkpoint that disagreed: what a real server stops on (Server::OnApplied).
@@ -194,7 +205,7 @@ void Checkers::CheckIndex(unsigned replica, const state::Store& store, RealMs no
     Fail(now, fmt::format("replica n{} reports a divergence at index {}: {}", replica,
                           index.value(), store.divergence()));
   }
-  Committed here{store.Digest(), HoldersOf(store)};
+  Committed here{store.Digest(), HoldersOf(store), StagingOf(store)};
   auto [it, inserted] = committed_.try_emplace(index, here);
   if (inserted) return;
   for (std::size_t i = 0; i < options_.keys.size(); ++i) {
@@ -210,6 +221,9 @@ void Checkers::CheckIndex(unsigned replica, const state::Store& store, RealMs no
   if (it->second.digest != here.digest) {
     Fail(now, fmt::format("replica n{} has digest {:016x} at index {}, another replica {:016x}",
                           replica, here.digest, index, it->second.digest));
+  } else if (it->second.staging != here.staging) {
+    Fail(now, fmt::format("replica n{} has staged {} at index {}, another replica {}", replica,
+                          here.staging, index, it->second.staging));
   }
 }
 

@@ -109,6 +109,9 @@ class Checkers {
   struct Committed {
     std::uint64_t digest = 0;
     Holders holders;
+    // A large restore's staging (decision 0050), which the digest leaves
+    // out: its id, bytes staged and last chunk's index, or none.
+    std::string staging;
   };
   struct ReplicaView {
     Holders holders;

@@ -3,7 +3,7 @@
 //
 //   tenure_sim --seed N [--seeds K] [--steps S] [--nodes 3|5] [--multiplier M]
 //              [--drift-ppm P] [--pause-max-ms D] [--acl-percent N] [--queue-percent N]
-//              [--day-jumps] [--duration-s T] [--trace] [-v]
+//              [--day-jumps] [--restore-percent N] [--duration-s T] [--trace] [-v]
 //
 // Runs seeds N, N+1, ... (K of them, or until T seconds of wall time have
 // passed). A failing seed prints
@@ -28,7 +28,7 @@ namespace {
   std::fprintf(stderr,
                "tenure_sim: %s\nusage: tenure_sim --seed N [--seeds K] [--steps S] "
                "[--nodes 3|5] [--multiplier M] [--drift-ppm P] [--pause-max-ms D] [--acl-percent "
-               "N] [--queue-percent N] [--day-jumps] "
+               "N] [--queue-percent N] [--day-jumps] [--restore-percent N] "
                "[--duration-s T] [--trace] [-v]\n",
                message);
   std::exit(2);
@@ -88,6 +88,9 @@ int main(int argc, char** argv) {
       if (config.queue_percent > 50) Usage("--queue-percent is 0..50");
     } else if (flag == "--day-jumps") {
       config.day_jumps = true;
+    } else if (flag == "--restore-percent") {
+      config.restore_percent = static_cast<unsigned>(Number(argc, argv, &i));
+      if (config.restore_percent > 50) Usage("--restore-percent is 0..50");
     } else if (flag == "--duration-s") {
       duration_s = Number(argc, argv, &i);
     } else if (flag == "--trace") {

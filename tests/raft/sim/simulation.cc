@@ -116,6 +116,7 @@ SimResult RunSimulation(const SimConfig& config) {
   WorkloadOptions workload_options;
   workload_options.acl_percent = config.acl_percent;
   workload_options.queue_percent = config.queue_percent;
+  workload_options.restore_percent = config.restore_percent;
   NemesisOptions nemesis_options;
   nemesis_options.drift_ppm_max = config.drift_ppm_max;
   nemesis_options.fault_max_ms = config.pause_max_ms;
@@ -167,6 +168,9 @@ std::string ReproduceCommand(const SimConfig& config, const std::string& program
     command += fmt::format(" --queue-percent {}", config.queue_percent);
   }
   if (config.day_jumps) command += " --day-jumps";
+  if (config.restore_percent != 0) {
+    command += fmt::format(" --restore-percent {}", config.restore_percent);
+  }
   return command;
 }
 

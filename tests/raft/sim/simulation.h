@@ -28,6 +28,7 @@ struct SimConfig {
   unsigned acl_percent = 0;            // WorkloadOptions::acl_percent
   unsigned queue_percent = 0;          // WorkloadOptions::queue_percent
   bool day_jumps = false;              // NemesisOptions::day_jumps
+  unsigned restore_percent = 0;        // WorkloadOptions::restore_percent
   std::FILE* trace = nullptr;          // echo every history line here
 };
 

@@ -2,7 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <variant>
+
+#include "common/assert.h"
 
 namespace tenure::sim {
 
@@ -10,6 +13,7 @@ Workload::Workload(Cluster* cluster, Rng rng, WorkloadOptions options)
     : cluster_(cluster), rng_(rng), options_(std::move(options)) {
   if (options_.acl_percent > 0) acl_rng_ = rng_.Fork();
   if (options_.queue_percent > 0) queue_rng_ = rng_.Fork();
+  if (options_.restore_percent > 0) restore_rng_ = rng_.Fork();
   clients_.resize(options_.clients);
   for (unsigned i = 0; i < options_.clients; ++i) {
     clients_[i].id = i;
@@ -102,6 +106,10 @@ void Workload::Act(Client& client) {
   client.next_request_at = cluster_->now() + rng_.Uniform(10, options_.think_max_ms);
   if (options_.acl_percent > 0 && acl_rng_.Percent(options_.acl_percent)) {
     return Send(client, AclOp(), &Workload::OnAclAnswer);
+  }
+  if (options_.restore_percent > 0 && restore_rng_.Percent(options_.restore_percent) &&
+      (RestoresOn() || client.restore_id != 0)) {
+    return Send(client, RestoreOp(client), &Workload::OnRestoreAnswer);
   }
   if (options_.queue_percent > 0 && !client.session.empty() &&
       queue_rng_.Percent(options_.queue_percent)) {
@@ -342,6 +350,58 @@ void Workload::OnAclAnswer(Client&, const state::CommandBody&,
 void Workload::OnOtherAnswer(Client&, const state::CommandBody&,
                              const Result<state::ApplyResult>& result) {
   if (result.ok() && !result->ok) ++counts_["kv-refused"];
+}
+
+// Restores run 20 s on, 20 s off: raft snapshots are refused while a
+// staging exists, and the quiet windows let them (and installs) happen.
+bool Workload::RestoresOn() const { return (cluster_->now() / 20'000) % 2 == 0; }
+
+// The next piece of the client's large restore: a first chunk, the next
+// one (now and then one past a gap, which the Store refuses), or, once every
+// byte is staged, the swap. Bytes are the client's id repeated: a swap
+// decodes them and is refused, changing nothing but the staging.
+state::CommandBody Workload::RestoreOp(Client& client) {
+  Rng& rng = restore_rng_;
+  if (!RestoresOn()) {  // a swap of what is staged so far: refused, dropped
+    state::RestoreStaged swap{client.restore_id, client.restore_total};
+    client.restore_id = 0;
+    return swap;
+  }
+  if (client.restore_id == 0 || rng.Percent(5)) {
+    client.restore_id = (std::uint64_t{client.id} << 32) | (rng.Next() & 0xffffffffu) | 1;
+    client.restore_offset = 0;
+    client.restore_total = rng.Uniform(2'000, 40'000);
+  }
+  if (client.restore_offset >= client.restore_total) {
+    state::RestoreStaged swap{client.restore_id, client.restore_total};
+    client.restore_id = 0;
+    return swap;
+  }
+  std::uint64_t offset = client.restore_offset;
+  if (offset > 0 && rng.Percent(5)) offset += 1;  // a lost chunk
+  const std::uint64_t left = client.restore_total - std::min(offset, client.restore_total);
+  if (left == 0) offset = client.restore_offset;
+  const std::uint64_t size =
+      std::min<std::uint64_t>(client.restore_total - offset, rng.Uniform(1, 8'192));
+  return state::RestoreChunk{client.restore_id, offset, client.restore_total,
+                             std::string(size, static_cast<char>('a' + client.id % 26))};
+}
+
+void Workload::OnRestoreAnswer(Client& client, const state::CommandBody& body,
+                               const Result<state::ApplyResult>& result) {
+  if (const auto* chunk = std::get_if<state::RestoreChunk>(&body)) {
+    if (result.ok() && result->status.ok() && chunk->restore_id == client.restore_id) {
+      client.restore_offset = chunk->offset + chunk->bytes.size();
+      ++counts_["restore-chunk"];
+    } else {
+      ++counts_["restore-chunk-refused"];
+      client.restore_id = 0;  // begins another
+    }
+    return;
+  }
+  // A swap of bytes that are no snapshot: refused whenever it applied.
+  TENURE_ASSERT(!result.ok() || !result->status.ok());
+  ++counts_[result.ok() ? "restore-swap-refused" : "restore-swap-unknown"];
 }
 
 }  // namespace tenure::sim

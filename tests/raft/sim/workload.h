@@ -46,6 +46,14 @@ struct WorkloadOptions {
   // lock-delay window is the leader's duty, proposed by SimServer as by
   // Server (LeaderDuties::DueQueueGrants). 0 keeps every seed as it was.
   unsigned queue_percent = 0;
+  // Percent of requests that carry a large restore's chunks (decision 0050):
+  // each client stages bytes chunk after chunk (a new restore now and then,
+  // a lost chunk now and then) and, once all are staged, asks for the swap,
+  // which decodes them and refuses them (they are no snapshot). So every
+  // replica stages and drops the same bytes across leader changes,
+  // restarts and installs, and takes no raft snapshot while a staging is
+  // open, with the workload's state kept. 0 keeps every seed as it was.
+  unsigned restore_percent = 0;
 };
 
 class Workload {
@@ -70,6 +78,10 @@ class Workload {
     RealMs in_flight_deadline = 0;
     std::map<std::string, LogIndex> held;  // key -> token, as this client believes
     unsigned sessions_made = 0;
+    // Its large restore (restore_percent): id 0 = none begun.
+    std::uint64_t restore_id = 0;
+    std::uint64_t restore_offset = 0;
+    std::uint64_t restore_total = 0;
   };
   using OnAnswer = void (Workload::*)(Client&, const state::CommandBody&,
                                       const Result<state::ApplyResult>&);
@@ -97,11 +109,16 @@ class Workload {
   void ForgetSession(Client& client);
   state::CommandBody AclOp();
   state::CommandBody QueueOp(Client& client);
+  bool RestoresOn() const;
+  state::CommandBody RestoreOp(Client& client);
+  void OnRestoreAnswer(Client& client, const state::CommandBody& body,
+                       const Result<state::ApplyResult>& result);
 
   Cluster* cluster_;
   Rng rng_;
-  Rng acl_rng_{0};    // its own stream, drawn only with acl_percent
-  Rng queue_rng_{0};  // its own stream, drawn only with queue_percent
+  Rng acl_rng_{0};      // its own stream, drawn only with acl_percent
+  Rng queue_rng_{0};    // its own stream, drawn only with queue_percent
+  Rng restore_rng_{0};  // its own stream, drawn only with restore_percent
   WorkloadOptions options_;
   std::vector<Client> clients_;
   bool quiesced_ = false;

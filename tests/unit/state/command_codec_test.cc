@@ -168,8 +168,12 @@ class RandomContents {
         return KvEnqueue{Bytes(), Bytes(), U64(), Id(), Bool()};
       case 21:
         return KvDequeue{Bytes(), Id(), Bool()};
-      default:
+      case 22:
         return KvQueueGrant{Bytes()};
+      case 23:
+        return RestoreChunk{U64(), U64(), U64(), Bytes()};
+      default:
+        return RestoreStaged{U64(), U64()};
     }
   }
 

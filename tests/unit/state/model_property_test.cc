@@ -125,6 +125,24 @@ std::optional<std::string> CommandKey(const Command& c) {
       c.body);
 }
 
+// A large restore's staging (decision 0050) as the model has it.
+std::string CompareStaging(const Store& store, const ModelStore& model) {
+  const Store::RestoreStaging* got = store.staging();
+  if ((got == nullptr) != !model.staging.has_value()) {
+    return std::string("staging: store ") + (got ? "has one" : "has none") + ", model " +
+           (model.staging ? "has one" : "has none");
+  }
+  if (got == nullptr) return "";
+  if (got->id != model.staging->id || got->total != model.staging->total ||
+      got->bytes != model.staging->bytes || got->last_chunk != model.staging->last_chunk) {
+    return "staging: store id=" + std::to_string(got->id) + " " +
+           std::to_string(got->bytes.size()) + "/" + std::to_string(got->total) +
+           " bytes, model id=" + std::to_string(model.staging->id) + " " +
+           std::to_string(model.staging->bytes.size()) + "/" + std::to_string(model.staging->total);
+  }
+  return "";
+}
+
 // Runs one seed; returns "" or the failure report.
 std::string RunSeed(std::uint64_t seed, int steps, int* reads_compared) {
   CommandGenerator gen(seed);
@@ -148,6 +166,7 @@ std::string RunSeed(std::uint64_t seed, int steps, int* reads_compared) {
     std::string diff = testutil::CompareApplyResult(got, want);
     if (diff.empty()) diff = testutil::CompareChanges(changes, want);
     if (diff.empty()) diff = testutil::CompareStateWithModel(store, model, gen.created_ids());
+    if (diff.empty()) diff = CompareStaging(store, model);
     if (diff.empty()) diff = fences.Check(store);
     if (diff.empty()) diff = prefix_indexes.Check(store);
     if (diff.empty() && step % 4 == 0) {
@@ -238,6 +257,10 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
         }
       }
       if (std::holds_alternative<ReapTombstones>(command.body)) ++seen["reap"];
+      if (std::holds_alternative<RestoreChunk>(command.body)) {
+        ++seen[r.error ? "restore chunk refused" : "restore chunk staged"];
+      }
+      if (std::holds_alternative<RestoreStaged>(command.body)) ++seen["staged restore refused"];
       if (r.queued) ++seen["waiter queued"];
       for (const QueueEvent& e : r.queue_events) {
         const bool by_release = std::holds_alternative<KvRelease>(command.body);
@@ -291,7 +314,10 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
                            "waiter left",
                            "waiter released its place",
                            "waiter unlocked its place in a txn",
-                           "txn handoff to a chosen waiter"}) {
+                           "txn handoff to a chosen waiter",
+                           "restore chunk staged",
+                           "restore chunk refused",
+                           "staged restore refused"}) {
     EXPECT_GE(seen[what], 5) << what;
   }
 }

@@ -193,6 +193,15 @@ class ModelStore {
   ClusterMs now_ms;
   UnixMs wall_ms;  // the applying command's (what history and queues record)
   ModelAcl acl;
+  // A large restore's staging (decision 0050), by its rules. The generator
+  // never completes one (the model does not restore snapshots).
+  struct ModelStaging {
+    std::uint64_t id = 0;
+    std::uint64_t total = 0;
+    std::string bytes;
+    LogIndex last_chunk;
+  };
+  std::optional<ModelStaging> staging;
   // Fair-acquire queues, naively: key -> waiters in arrival order.
   struct ModelWaiter {
     SessionId session;
@@ -306,6 +315,7 @@ class ModelStore {
     applied_index = index;
     now_ms = std::max(now_ms, command.now_ms);
     wall_ms = command.wall_ms;
+    if (staging && index.value() - staging->last_chunk.value() > 1024) staging.reset();
     ModelResult r;
     const Holders before = HolderMap();
     history_events_.clear();
@@ -922,6 +932,34 @@ class ModelStore {
   void ApplyBody(const RestoreState& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {
     std::fputs("the model does not restore snapshots\n", stderr);
     std::abort();
+  }
+  void ApplyBody(const RestoreChunk& c, LogIndex index, ModelResult* r) {
+    const bool same = staging && staging->id == c.restore_id;
+    if (c.offset == 0) {
+      staging = ModelStaging{c.restore_id, c.total, "", LogIndex()};
+    } else if (!same || staging->total != c.total || staging->bytes.size() != c.offset) {
+      r->error = "snapshot restore refused: its chunk at offset " + std::to_string(c.offset) +
+                 " does not continue the staged bytes (" +
+                 (same ? std::to_string(staging->bytes.size()) : std::string("none")) +
+                 "); another restore or a change of leader came between; try again";
+      if (same) staging.reset();
+      return;
+    }
+    staging->bytes += c.bytes;
+    staging->last_chunk = index;
+  }
+  void ApplyBody(const RestoreStaged& c, LogIndex /*index*/, ModelResult* r) {
+    const bool same = staging && staging->id == c.restore_id;
+    if (same && staging->bytes.size() == c.total) {
+      std::fputs("the model does not restore snapshots\n", stderr);
+      std::abort();
+    }
+    r->error = "snapshot restore refused: " +
+               (same ? std::to_string(staging->bytes.size()) + " of its " +
+                           std::to_string(c.total) + " bytes are staged"
+                     : std::string("its bytes are no longer staged")) +
+               "; another restore or a change of leader came between; try again";
+    if (same) staging.reset();
   }
 
   template <typename AclCommand>

@@ -92,6 +92,11 @@ inline std::string Describe(const Command& c) {
           os << "accessor=" << b.token.accessor_id << " secret=" << b.token.secret_id;
         } else if constexpr (std::is_same_v<T, AclTokenDelete>) {
           os << "accessor=" << b.accessor_id;
+        } else if constexpr (std::is_same_v<T, RestoreChunk>) {
+          os << "id=" << b.restore_id << " offset=" << b.offset << " total=" << b.total
+             << " bytes=" << b.bytes.size();
+        } else if constexpr (std::is_same_v<T, RestoreStaged>) {
+          os << "id=" << b.restore_id << " total=" << b.total;
         }
       },
       c.body);
@@ -134,6 +139,10 @@ class CommandGenerator {
     c.wall_ms = NextWall(c.now_ms);
     if (Chance(8)) {
       c.body = AclCommand(m);
+      return c;
+    }
+    if (Chance(3)) {  // a large restore's chunks (decision 0050), never completed
+      c.body = StagedRestoreCommand(m);
       return c;
     }
     if (Chance(7)) {  // the fair acquire (decision 0027)
@@ -184,6 +193,30 @@ class CommandGenerator {
       c.body = ReapTombstones{ReapIndex(m)};
     }
     return c;
+  }
+
+  // A chunk that mostly continues the model's staging (sometimes one that
+  // starts another, or breaks it), or a RestoreStaged whose bytes are never
+  // all staged: the staging rules without a state to swap in.
+  CommandBody StagedRestoreCommand(const ModelStore& m) {
+    const std::uint64_t id = 1 + Uniform(2);
+    const auto* staging = m.staging ? &*m.staging : nullptr;
+    if (Chance(20)) {
+      std::uint64_t total = 1 + Uniform(16);
+      if (staging != nullptr && staging->id == id && staging->bytes.size() == total) ++total;
+      return RestoreStaged{id, total};
+    }
+    const bool start = staging == nullptr || staging->bytes.size() >= staging->total || Chance(25);
+    if (start) {
+      const std::uint64_t total = 2 + Uniform(15);
+      return RestoreChunk{id, 0, total, std::string(1 + Uniform(total / 2), 'a' + Uniform(26))};
+    }
+    std::uint64_t offset = staging->bytes.size();
+    const std::uint64_t total = staging->total;
+    if (Chance(15)) offset = 1 + Uniform(total - 1);  // often a gap: refused
+    const std::uint64_t room = total - offset;
+    return RestoreChunk{Chance(90) ? staging->id : id, offset, total,
+                        std::string(1 + Uniform(room), 'a' + Uniform(26))};
   }
 
   // Ops for a read-only transaction (no write verbs).
