@@ -4,6 +4,7 @@
 // What the client reads is what the one-turn path in kv.cc would answer at
 // the index the answer carries.
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -20,9 +21,19 @@ bool Unreadable(const Call& call, std::string_view key) {
   return !call.caller.unrestricted && !call.caller.can().KeyRead(key).allowed();
 }
 
-HttpResponse TooLarge(std::string_view hint) {
-  return ErrorResponse(
-      consul::ResponseTooLarge(limits::kHttpResponseBytesMax, "; " + std::string(hint)));
+// What a whole copy answers, as the one-turn path would: 404 when `empty`,
+// the answer-size limit's error past it, else the body `build` makes.
+void Finish(HttpResponse* answer, bool empty, std::size_t size, std::string_view hint,
+            std::function<std::string()> build) {
+  if (empty) {
+    *answer = HttpResponse::Text(404, "");
+  } else if (size > limits::kHttpResponseBytesMax) {
+    *answer = ErrorResponse(
+        consul::ResponseTooLarge(limits::kHttpResponseBytesMax, "; " + std::string(hint)));
+  } else {
+    answer->build_body = std::move(build);
+    answer->build_bytes = std::max<std::size_t>(size, 2);
+  }
 }
 
 }  // namespace
@@ -50,14 +61,9 @@ HttpResponse Api::SlicedRecurse(const CallPtr& call, std::size_t size) {
   response.build_bytes = size;
   response.gather = [this, call, copied, copy](HttpResponse* answer) {
     if (!copy->Step(server_.store())) return false;
-    if (copied->entries.empty()) {
-      *answer = HttpResponse::Text(404, "");
-    } else if (copied->size > limits::kHttpResponseBytesMax) {
-      *answer = TooLarge("read a narrower prefix, or list it with ?keys");
-    } else {
-      answer->build_body = [copied] { return json::KvEntries(copied->entries); };
-      answer->build_bytes = std::max<std::size_t>(copied->size, 2);
-    }
+    Finish(answer, copied->entries.empty(), copied->size,
+           "read a narrower prefix, or list it with ?keys",
+           [copied] { return json::KvEntries(copied->entries); });
     SetMeta(answer, copy->index());
     MarkFiltered(*call, copied->removed, answer);
     return true;
@@ -103,14 +109,9 @@ HttpResponse Api::SlicedKeyList(const CallPtr& call, std::string separator, std:
   response.build_bytes = size;
   response.gather = [this, call, listed, copy](HttpResponse* answer) {
     if (!copy->Step(server_.store())) return false;
-    if (listed->keys.empty() && !call->arg.empty()) {
-      *answer = HttpResponse::Text(404, "");
-    } else if (listed->size > limits::kHttpResponseBytesMax) {
-      *answer = TooLarge("list a narrower prefix or use ?separator");
-    } else {
-      answer->build_body = [listed] { return json::Strings(listed->keys); };
-      answer->build_bytes = std::max<std::size_t>(listed->size, 2);
-    }
+    Finish(answer, listed->keys.empty() && !call->arg.empty(), listed->size,
+           "list a narrower prefix or use ?separator",
+           [listed] { return json::Strings(listed->keys); });
     SetMeta(answer, copy->index());
     MarkFiltered(*call, listed->removed, answer);
     return true;

@@ -49,6 +49,10 @@ class PrefixCopyTest : public ::testing::Test {
     recorder.step_bytes.push_back(0);
     return copy.Step(store);
   }
+  // big/0 .. big/<n-1>, 512 KiB each: two keys per slice.
+  void FillBig(int n) {
+    for (int i = 0; i < n; ++i) Set("big/" + std::to_string(i), std::string(kValueBytes, 'a'));
+  }
   std::vector<state::KvEntry> Now(const std::string& prefix) const {
     std::vector<state::KvEntry> out;
     for (const state::KvEntry* entry : store_.ListKv(prefix)) out.push_back(*entry);
@@ -81,7 +85,7 @@ TEST_F(PrefixCopyTest, ALargePrefixIsCopiedInBoundedSlicesInOnePass) {
 }
 
 TEST_F(PrefixCopyTest, AWriteUnderThePrefixBetweenSlicesStartsANewPass) {
-  for (int i = 0; i < 6; ++i) Set("big/" + std::to_string(i), std::string(kValueBytes, 'a'));
+  FillBig(6);
   Recorder recorder;
   PrefixCopy copy = MakeCopy("big/", &recorder);
   ASSERT_FALSE(Step(copy, recorder, store_));
@@ -97,7 +101,7 @@ TEST_F(PrefixCopyTest, AWriteUnderThePrefixBetweenSlicesStartsANewPass) {
 }
 
 TEST_F(PrefixCopyTest, ADeleteUnderThePrefixBetweenSlicesStartsANewPass) {
-  for (int i = 0; i < 6; ++i) Set("big/" + std::to_string(i), std::string(kValueBytes, 'a'));
+  FillBig(6);
   Recorder recorder;
   PrefixCopy copy = MakeCopy("big/", &recorder);
   ASSERT_FALSE(Step(copy, recorder, store_));
@@ -110,7 +114,7 @@ TEST_F(PrefixCopyTest, ADeleteUnderThePrefixBetweenSlicesStartsANewPass) {
 }
 
 TEST_F(PrefixCopyTest, WritesElsewhereDoNotStartANewPass) {
-  for (int i = 0; i < 6; ++i) Set("big/" + std::to_string(i), std::string(kValueBytes, 'a'));
+  FillBig(6);
   Recorder recorder;
   PrefixCopy copy = MakeCopy("big/", &recorder);
   int steps = 0;
@@ -123,7 +127,7 @@ TEST_F(PrefixCopyTest, WritesElsewhereDoNotStartANewPass) {
 }
 
 TEST_F(PrefixCopyTest, APrefixWrittenBetweenEverySliceIsCopiedWholeInTheLastPass) {
-  for (int i = 0; i < 6; ++i) Set("big/" + std::to_string(i), std::string(kValueBytes, 'a'));
+  FillBig(6);
   Recorder recorder;
   PrefixCopy copy = MakeCopy("big/", &recorder);
   int writes = 0;
@@ -165,7 +169,7 @@ TEST_F(PrefixCopyTest, ASliceEndsAfterAPageOfEntriesEvenWhenItCopiesNothing) {
 }
 
 TEST_F(PrefixCopyTest, AStateReplacedBetweenSlicesStartsANewPassOnTheNewOne) {
-  for (int i = 0; i < 6; ++i) Set("big/" + std::to_string(i), std::string(kValueBytes, 'a'));
+  FillBig(6);
   // What a restore swaps in: other entries under the prefix, written later.
   state::Store restored;
   for (int i = 0; i < 4; ++i) Set("big/" + std::to_string(i), "restored", &restored);
