@@ -13,6 +13,7 @@ bool PrefixCopy::Step(const state::Store& store) {
     in_pass_ = true;
     ++passes_;
     index_ = store.PrefixIndex(prefix_);
+    replaced_at_ = store.replaced_at();
     after_.clear();
   }
   const bool whole = passes_ > kSlicedPassesMax;
@@ -33,8 +34,9 @@ bool PrefixCopy::Step(const state::Store& store) {
   }
   in_pass_ = false;
   // An unchanged index means nothing under the prefix was written, deleted
-  // or reaped since the pass began (Store::PrefixIndex's rules).
-  if (store.PrefixIndex(prefix_) == index_) return true;
+  // or reaped since the pass began (Store::PrefixIndex's rules), unless the
+  // whole state was replaced meanwhile.
+  if (store.PrefixIndex(prefix_) == index_ && store.replaced_at() == replaced_at_) return true;
   drop_();
   return false;
 }

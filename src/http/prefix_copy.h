@@ -3,8 +3,9 @@
 // heartbeats, spends at most a slice at a time on it (decision 0051). The
 // copy is still one consistent view: a pass takes the prefix's index
 // (Store::PrefixIndex, the answer's X-Consul-Index) in the turn of its first
-// slice and compares it in the turn of its last; a pass that saw the prefix
-// change is dropped and a new one begins. Pass kSlicedPassesMax + 1 copies
+// slice and compares it, and whether the state was replaced whole (a
+// restore), in the turn of its last; a pass that saw either change is
+// dropped and a new one begins. Pass kSlicedPassesMax + 1 copies
 // the whole prefix in one turn, as decision 0046 did, so a prefix written
 // without pause still gets its answer.
 //
@@ -51,7 +52,8 @@ class PrefixCopy {
   int passes_ = 0;
   bool in_pass_ = false;
   LogIndex index_;
-  std::string after_;  // the last key of the pass so far ("" = none yet)
+  LogIndex replaced_at_;  // Store::replaced_at() when the pass began
+  std::string after_;     // the last key of the pass so far ("" = none yet)
 };
 
 }  // namespace tenure::http

@@ -162,8 +162,8 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
     Result<state::Store> slot = state::Store::DecodeSnapshot(restore->snapshot);
     self->result_.emplace(self->store_->Apply(*command, index, &slot));
     if (self->result_->status.ok() && slot.ok()) self->Retire(std::move(slot));
-  } else if (const auto* staged = std::get_if<state::RestoreStaged>(&command->body)) {
-    std::optional<Result<state::Store>> slot = self->DecodeStaged(*staged);
+  } else if (std::holds_alternative<state::RestoreStaged>(command->body)) {
+    std::optional<Result<state::Store>> slot = self->DecodeStaged(*command);
     self->result_.emplace(self->store_->Apply(*command, index, slot ? &*slot : nullptr));
     if (slot && self->result_->status.ok() && slot->ok()) self->Retire(std::move(*slot));
   } else {
@@ -195,12 +195,9 @@ bool FsmBridge::ApplyDecodedRestore(std::string_view framed, LogIndex index) {
   return true;
 }
 
-std::optional<Result<state::Store>> FsmBridge::DecodeStaged(const state::RestoreStaged& staged) {
-  const state::Store::RestoreStaging* staging = store_->staging();
-  if (staging == nullptr || staging->id != staged.restore_id ||
-      staging->bytes.size() != staged.total) {
-    return std::nullopt;
-  }
+std::optional<Result<state::Store>> FsmBridge::DecodeStaged(const state::Command& command) {
+  const state::RestoreStaging* staging = store_->StagingFor(command);
+  if (staging == nullptr) return std::nullopt;  // the Store refuses it
   if (restore_decoder_ != nullptr) {
     if (std::optional<Result<state::Store>> decoded = restore_decoder_->Take(staging->bytes)) {
       return decoded;

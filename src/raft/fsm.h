@@ -120,9 +120,10 @@ class FsmBridge {
   void Retire(Result<state::Store> replaced);
   static int Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept;
   bool ApplyDecodedRestore(std::string_view framed, LogIndex index);
-  // The state a RestoreStaged swaps in, for its slot: the decoder's for the
-  // staged bytes, or decoded here; nullopt when the Store will refuse it.
-  std::optional<Result<state::Store>> DecodeStaged(const state::RestoreStaged& staged);
+  // The state a RestoreStaged `command` swaps in, for its slot: the
+  // decoder's for the staged bytes, or decoded here; nullopt when the Store
+  // will refuse it (Store::StagingFor).
+  std::optional<Result<state::Store>> DecodeStaged(const state::Command& command);
 
   state::Store* store_;
   struct raft* raft_ = nullptr;

@@ -27,9 +27,7 @@ ApplyResult Store::Apply(const Command& command, LogIndex index, Result<Store>* 
   if (IsClusterMsInRange(command.now_ms)) now_ms_ = std::max(now_ms_, command.now_ms);
   if (IsUnixMsInRange(command.wall_ms)) wall_ms_ = command.wall_ms;
   // A staging no chunk continued for this long was abandoned (decision 0050).
-  if (staging_ && index.value() - staging_->last_chunk.value() > kStagingEntriesMax) {
-    staging_.reset();
-  }
+  if (StagingLapsedAt(now_ms_)) staging_.reset();
 
   ApplyResult result;
   // A field past the live API's limits was never proposed by a leader (the

@@ -87,6 +87,16 @@ struct Changes {
   bool everything = false;          // the whole state was replaced (snapshot restore)
 };
 
+// A large restore's staging (RestoreChunk, decision 0050): the bytes staged
+// so far, and where and when its last chunk applied.
+struct RestoreStaging {
+  std::uint64_t id = 0;
+  std::uint64_t total = 0;
+  std::string bytes;
+  LogIndex last_chunk;
+  ClusterMs last_chunk_ms;  // the replicated clock at it
+};
+
 // Test-only (tests/unit/state/forged_states.h): sets fields behind Apply's
 // back, to build the states a forged snapshot carries.
 class TEST_StoreEditor;
@@ -194,18 +204,24 @@ class Store {
   Changes TakeChanges();
 
   // --- A large restore's staging (RestoreChunk, decision 0050) -------------
-  // The bytes staged so far. Not part of the state a snapshot carries: no
-  // snapshot is taken while a staging exists (raft/fsm.h), and every replica
-  // stages the same entries. Dropped when kStagingEntriesMax entries pass
-  // without a chunk (a leader that died mid-restore).
-  struct RestoreStaging {
-    std::uint64_t id = 0;
-    std::uint64_t total = 0;
-    std::string bytes;
-    LogIndex last_chunk;
-  };
-  static constexpr std::uint64_t kStagingEntriesMax = 1024;
+  // Not part of the state a snapshot carries: no snapshot is taken while a
+  // staging exists (raft/fsm.h), and every replica stages the same entries.
+  // Dropped by the first command whose replicated clock is more than
+  // kStagingIdleMs past the last chunk's (a leader that died mid-restore):
+  // time, not entries, so a busy cluster keeps a restore in progress and an
+  // idle-looking one drops it.
+  using RestoreStaging = state::RestoreStaging;
+  static constexpr DurationMs kStagingIdleMs = 10'000;
   const RestoreStaging* staging() const { return staging_ ? &*staging_ : nullptr; }
+  // The staging a RestoreStaged in `command` swaps in when applied next:
+  // complete, its id, not lapsed by the command's clock; else nullptr.
+  const RestoreStaging* StagingFor(const Command& command) const;
+
+  // The applied index at which this state was last replaced whole (a
+  // restore, or a decoded snapshot); none for a state built by applies
+  // alone. Not state: it only grows, so a reader that spans loop turns
+  // (http/prefix_copy.h) can tell that every entry changed under it.
+  LogIndex replaced_at() const { return replaced_at_; }
 
   // --- Integrity ------------------------------------------------------------
   // The first broken internal invariant, as kCorruption naming it, or the
@@ -405,6 +421,10 @@ class Store {
     bool deleted = false;
   };
   std::optional<RestoreStaging> staging_;
+  LogIndex replaced_at_;
+  // Whether a command stamped with replicated clock `now` finds the staging
+  // lapsed.
+  bool StagingLapsedAt(ClusterMs now) const;
   std::vector<HolderChange> holder_changes_;      // this apply's, until RecordHistory
   EndCause session_end_cause_ = EndCause::kNone;  // set while a SessionDestroy applies
 };

@@ -103,6 +103,7 @@ void Store::ApplyRestore(std::string_view snapshot, LogIndex index, Result<Store
         Status::InvalidArgument("snapshot restore refused: " + std::string(valid.message()));
     return;
   }
+  restored.replaced_at_ = restored.applied_index_;
   // Not state: the checkpoint record and a divergence found stay this
   // replica's (every replica restores the same bytes at the same index).
   restored.checkpoint_ = checkpoint_;
@@ -127,9 +128,7 @@ void Store::ApplyRestore(std::string_view snapshot, LogIndex index, Result<Store
 // Every replica applies the same entries and stages the same bytes.
 void Store::ApplyRestoreChunk(const RestoreChunk& c, LogIndex index, ApplyResult* result) {
   if (c.offset == 0) {
-    staging_.emplace();
-    staging_->id = c.restore_id;
-    staging_->total = c.total;
+    staging_ = RestoreStaging{c.restore_id, c.total, std::string(), index, now_ms_};
     staging_->bytes.reserve(c.total);
   } else if (!staging_ || staging_->id != c.restore_id || staging_->total != c.total ||
              staging_->bytes.size() != c.offset) {
@@ -144,6 +143,23 @@ void Store::ApplyRestoreChunk(const RestoreChunk& c, LogIndex index, ApplyResult
   }
   staging_->bytes.append(c.bytes);
   staging_->last_chunk = index;
+  staging_->last_chunk_ms = now_ms_;
+}
+
+bool Store::StagingLapsedAt(ClusterMs now) const {
+  return staging_ && now.ms() - staging_->last_chunk_ms.ms() > kStagingIdleMs;
+}
+
+const RestoreStaging* Store::StagingFor(const Command& command) const {
+  const auto* staged = std::get_if<RestoreStaged>(&command.body);
+  if (staged == nullptr || !staging_ || staging_->id != staged->restore_id ||
+      staging_->bytes.size() != staged->total) {
+    return nullptr;
+  }
+  // Store::Apply's clock rule, then its drop.
+  const ClusterMs now =
+      IsClusterMsInRange(command.now_ms) ? std::max(now_ms_, command.now_ms) : now_ms_;
+  return StagingLapsedAt(now) ? nullptr : &*staging_;
 }
 
 void Store::ApplyRestoreStaged(const RestoreStaged& c, LogIndex index, Result<Store>* decoded,

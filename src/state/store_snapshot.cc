@@ -306,6 +306,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
   if (Status valid = store.Validate(); !valid.ok()) return valid.Annotate("snapshot");
   // Whoever watches this store cannot tell what a restore changed.
   store.changes_.everything = true;
+  store.replaced_at_ = store.applied_index_;
   return store;
 }
 

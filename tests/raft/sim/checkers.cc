@@ -192,8 +192,8 @@ namespace {
 std::string StagingOf(const state::Store& store) {
   const state::Store::RestoreStaging* staging = store.staging();
   if (staging == nullptr) return "nothing";
-  return fmt::format("{} bytes of restore {:x} (last chunk {})", staging->bytes.size(), staging->id,
-                     staging->last_chunk.value());
+  return fmt::format("{} bytes of restore {:x} (last chunk {} at {} ms)", staging->bytes.size(),
+                     staging->id, staging->last_chunk.value(), staging->last_chunk_ms.ms());
 }
 
 }  // namespace

@@ -182,5 +182,31 @@ TEST_F(PrefixCopyTest, AStateReplacedBetweenSlicesStartsANewPassOnTheNewOne) {
   for (const state::KvEntry& entry : recorder.taken) EXPECT_EQ(entry.value, "restored");
 }
 
+TEST_F(PrefixCopyTest, AStateReplacedByOneWithTheSameIndexesStillStartsANewPass) {
+  // What a restore of another cluster's file could swap in: the same keys at
+  // the same indexes (so the same PrefixIndex), other values.
+  FillBig(6);
+  state::Store other;
+  LogIndex index;
+  for (int i = 0; i < 6; ++i) {
+    index = index.Next();
+    ASSERT_TRUE(
+        other.Apply({ClusterMs(1), state::KvSet{"big/" + std::to_string(i), "other", 0}}, index)
+            .status.ok());
+  }
+  std::string bytes;
+  other.EncodeSnapshot(&bytes);
+  Result<state::Store> replaced = state::Store::DecodeSnapshot(bytes);
+  ASSERT_TRUE(replaced.ok());
+  ASSERT_EQ(replaced->PrefixIndex("big/"), store_.PrefixIndex("big/"));
+  Recorder recorder;
+  PrefixCopy copy = MakeCopy("big/", &recorder);
+  ASSERT_FALSE(Step(copy, recorder, store_));
+  while (!Step(copy, recorder, *replaced)) ASSERT_LT(copy.passes(), 3);
+  EXPECT_EQ(copy.passes(), 2);
+  ASSERT_EQ(recorder.taken.size(), 6u);
+  for (const state::KvEntry& entry : recorder.taken) EXPECT_EQ(entry.value, "other");
+}
+
 }  // namespace
 }  // namespace tenure::http

@@ -134,7 +134,8 @@ std::string CompareStaging(const Store& store, const ModelStore& model) {
   }
   if (got == nullptr) return "";
   if (got->id != model.staging->id || got->total != model.staging->total ||
-      got->bytes != model.staging->bytes || got->last_chunk != model.staging->last_chunk) {
+      got->bytes != model.staging->bytes || got->last_chunk != model.staging->last_chunk ||
+      got->last_chunk_ms != model.staging->last_chunk_ms) {
     return "staging: store id=" + std::to_string(got->id) + " " +
            std::to_string(got->bytes.size()) + "/" + std::to_string(got->total) +
            " bytes, model id=" + std::to_string(model.staging->id) + " " +

@@ -200,6 +200,7 @@ class ModelStore {
     std::uint64_t total = 0;
     std::string bytes;
     LogIndex last_chunk;
+    ClusterMs last_chunk_ms;
   };
   std::optional<ModelStaging> staging;
   // Fair-acquire queues, naively: key -> waiters in arrival order.
@@ -315,7 +316,7 @@ class ModelStore {
     applied_index = index;
     now_ms = std::max(now_ms, command.now_ms);
     wall_ms = command.wall_ms;
-    if (staging && index.value() - staging->last_chunk.value() > 1024) staging.reset();
+    if (staging && now_ms.ms() - staging->last_chunk_ms.ms() > 10'000) staging.reset();
     ModelResult r;
     const Holders before = HolderMap();
     history_events_.clear();
@@ -936,7 +937,7 @@ class ModelStore {
   void ApplyBody(const RestoreChunk& c, LogIndex index, ModelResult* r) {
     const bool same = staging && staging->id == c.restore_id;
     if (c.offset == 0) {
-      staging = ModelStaging{c.restore_id, c.total, "", LogIndex()};
+      staging = ModelStaging{c.restore_id, c.total, "", LogIndex(), ClusterMs()};
     } else if (!same || staging->total != c.total || staging->bytes.size() != c.offset) {
       r->error = "snapshot restore refused: its chunk at offset " + std::to_string(c.offset) +
                  " does not continue the staged bytes (" +
@@ -947,6 +948,7 @@ class ModelStore {
     }
     staging->bytes += c.bytes;
     staging->last_chunk = index;
+    staging->last_chunk_ms = now_ms;
   }
   void ApplyBody(const RestoreStaged& c, LogIndex /*index*/, ModelResult* r) {
     const bool same = staging && staging->id == c.restore_id;

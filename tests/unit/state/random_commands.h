@@ -107,7 +107,8 @@ inline std::string Describe(const Command& c) {
 
 class CommandGenerator {
  public:
-  explicit CommandGenerator(std::uint64_t seed) : rng_(seed) {}
+  explicit CommandGenerator(std::uint64_t seed)
+      : rng_(seed), restore_rng_(seed ^ 0x5e57'04e5'7a6e'0050ull) {}
 
   // Few keys with shared prefixes, one with a NUL and one ("ÿ" in UTF-8)
   // with high bytes.
@@ -135,14 +136,19 @@ class CommandGenerator {
 
   Command Next(const ModelStore& m) {
     Command c;
+    // A large restore's chunks (decision 0050), never completed, drawn from
+    // a stream of their own: the other commands are the ones every seed
+    // made before they existed, with these in between.
+    if (restore_rng_() % 100 < 3) {
+      c.now_ms = m.now_ms;
+      c.wall_ms = UnixMs(m.now_ms.ms());
+      c.body = StagedRestoreCommand(m);
+      return c;
+    }
     c.now_ms = NextNow(m);
     c.wall_ms = NextWall(c.now_ms);
     if (Chance(8)) {
       c.body = AclCommand(m);
-      return c;
-    }
-    if (Chance(3)) {  // a large restore's chunks (decision 0050), never completed
-      c.body = StagedRestoreCommand(m);
       return c;
     }
     if (Chance(7)) {  // the fair acquire (decision 0027)
@@ -199,6 +205,10 @@ class CommandGenerator {
   // starts another, or breaks it), or a RestoreStaged whose bytes are never
   // all staged: the staging rules without a state to swap in.
   CommandBody StagedRestoreCommand(const ModelStore& m) {
+    const auto Uniform = [this](std::uint64_t n) { return n == 0 ? 0 : restore_rng_() % n; };
+    const auto Chance = [&Uniform](int percent) {
+      return Uniform(100) < static_cast<std::uint64_t>(percent);
+    };
     const std::uint64_t id = 1 + Uniform(2);
     const auto* staging = m.staging ? &*m.staging : nullptr;
     if (Chance(20)) {
@@ -517,6 +527,7 @@ class CommandGenerator {
   }
 
   std::mt19937_64 rng_;
+  std::mt19937_64 restore_rng_;
   ClusterMs now_ = kC0;
   std::uint64_t next_session_ = 1;
   std::vector<SessionId> created_;

@@ -157,19 +157,41 @@ TEST(RestoreChunksTest, ASwapOfIncompleteBytesIsRefusedAndDropsTheStaging) {
   EXPECT_EQ(Entries(d.store()), before);
 }
 
-TEST(RestoreChunksTest, AStagingNoChunkContinuesIsDroppedAfter1024Entries) {
+TEST(RestoreChunksTest, AStagingNoChunkContinuesFor10SecondsOfReplicatedClockIsDropped) {
   const std::string bytes = SourceBytes();
   StoreDriver d = Target();
   std::vector<RestoreChunk> chunks = Chunks(4, bytes, 1000);
-  ASSERT_TRUE(d.Apply(chunks[0]).ok);
-  for (std::uint64_t i = 1; i < Store::kStagingEntriesMax; ++i) d.Set("other", std::to_string(i));
-  ASSERT_NE(d.store().staging(), nullptr);  // 1,023 entries since its chunk: kept
-  ASSERT_TRUE(d.Apply(chunks[1]).ok);
-  for (std::uint64_t i = 0; i < Store::kStagingEntriesMax; ++i) d.Set("other", std::to_string(i));
+  ASSERT_TRUE(d.Apply(chunks[0]).ok);  // at 5,000 ms
+  // Entries do not count, time does: 2,000 writes inside the window keep it.
+  for (int i = 0; i < 2000; ++i) d.Set("other", std::to_string(i));
+  d.SetNowMs(ClusterMs(15'000));  // exactly 10 s after the chunk: kept
+  d.Set("other", "at 15,000 ms");
   ASSERT_NE(d.store().staging(), nullptr);
-  d.Set("other", "one more");  // the 1,025th entry after its last chunk
+  ASSERT_TRUE(d.Apply(chunks[1]).ok);  // at 15,000 ms
+  EXPECT_EQ(d.store().staging()->last_chunk_ms, ClusterMs(15'000));
+  d.SetNowMs(ClusterMs(25'001));
+  d.Set("other", "at 25,001 ms");  // 10,001 ms after the last chunk
   EXPECT_EQ(d.store().staging(), nullptr);
   EXPECT_EQ(d.Apply(chunks[2]).status.code(), Code::kConflict);
+}
+
+TEST(RestoreChunksTest, StagingForAnswersWhatTheSwapWillFind) {
+  const std::string bytes = SourceBytes();
+  StoreDriver d = Target();
+  for (const RestoreChunk& chunk : Chunks(6, bytes, 4096)) ASSERT_TRUE(d.Apply(chunk).ok);
+  Command swap;
+  swap.now_ms = ClusterMs(5'000);
+  swap.body = RestoreStaged{6, bytes.size()};
+  ASSERT_NE(d.store().StagingFor(swap), nullptr);
+  EXPECT_EQ(d.store().StagingFor(swap)->bytes, bytes);
+  swap.body = RestoreStaged{6, bytes.size() - 1};  // not all of it
+  EXPECT_EQ(d.store().StagingFor(swap), nullptr);
+  swap.body = RestoreStaged{6, bytes.size()};
+  swap.now_ms = ClusterMs(15'001);  // its own clock lapses the staging
+  EXPECT_EQ(d.store().StagingFor(swap), nullptr);
+  ApplyResult r = Swap(d, RestoreStaged{6, bytes.size()});  // at 5,000 ms: swapped in
+  EXPECT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(d.store().replaced_at(), d.store().applied_index());
 }
 
 TEST(RestoreChunksTest, ChunksAndSwapsPastTheLimitsAreRefusedNamingThem) {
