@@ -58,9 +58,7 @@ RestoreDecoder::JobPtr Node::Impl::GatherStagedRestore(std::string_view payload)
   if (!command.ok()) return nullptr;  // its apply says why
   if (const auto* chunk = std::get_if<state::RestoreChunk>(&command->body)) {
     if (chunk->offset == 0) {
-      staged_gather_.emplace();
-      staged_gather_->id = chunk->restore_id;
-      staged_gather_->total = chunk->total;
+      staged_gather_ = StagedGather{chunk->restore_id, chunk->total, std::string()};
     } else if (!staged_gather_ || staged_gather_->id != chunk->restore_id ||
                staged_gather_->bytes.size() != chunk->offset) {
       staged_gather_.reset();  // a gap: its swap is decoded at its apply
