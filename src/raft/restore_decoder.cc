@@ -85,17 +85,20 @@ void RestoreDecoder::Offer(std::string snapshot, Result<state::Store> decoded) {
   jobs_.push_back(std::move(job));
 }
 
-RestoreDecoder::JobPtr RestoreDecoder::Start(std::string_view snapshot) {
+RestoreDecoder::JobPtr RestoreDecoder::Find(std::string_view snapshot) const {
   for (const JobPtr& job : jobs_) {
     if (job->snapshot == snapshot) return job;
   }
+  return nullptr;
+}
+
+RestoreDecoder::JobPtr RestoreDecoder::Start(std::string_view snapshot) {
+  if (JobPtr job = Find(snapshot)) return job;
   return Launch(std::string(snapshot));
 }
 
 RestoreDecoder::JobPtr RestoreDecoder::StartOwned(std::string snapshot) {
-  for (const JobPtr& job : jobs_) {
-    if (job->snapshot == snapshot) return job;
-  }
+  if (JobPtr job = Find(snapshot)) return job;
   return Launch(std::move(snapshot));
 }
 

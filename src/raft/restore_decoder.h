@@ -65,6 +65,7 @@ class RestoreDecoder {
 
  private:
   void Forget(std::size_t i);
+  JobPtr Find(std::string_view snapshot) const;  // a job for exactly these bytes
   JobPtr Launch(std::string snapshot);
 
   std::function<void()> on_done_;

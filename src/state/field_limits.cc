@@ -15,6 +15,28 @@ Status Invalid(std::string message) { return Status::InvalidArgument(std::move(m
 
 std::string N(std::uint64_t n) { return std::to_string(n); }
 
+// A staged restore names its restore and a size a restore file may have.
+Status CheckRestoreTotal(std::uint64_t restore_id, std::uint64_t total) {
+  if (restore_id == 0) return Invalid("snapshot restore refused: restore id 0");
+  if (total == 0 || total > limits::kSnapshotBytesMax) {
+    return Invalid("snapshot restore refused: a state of " + N(total) + " bytes is outside [1, " +
+                   N(limits::kSnapshotBytesMax) + "]");
+  }
+  return Status::Ok();
+}
+
+// A chunk of at most kRestoreChunkBytesMax, not empty, inside its total.
+Status CheckRestoreChunk(const RestoreChunk& c) {
+  TENURE_RETURN_IF_ERROR(CheckRestoreTotal(c.restore_id, c.total));
+  if (c.bytes.empty() || c.bytes.size() > limits::kRestoreChunkBytesMax || c.offset > c.total ||
+      c.bytes.size() > c.total - c.offset) {
+    return Invalid("snapshot restore refused: a chunk of " + N(c.bytes.size()) +
+                   " bytes at offset " + N(c.offset) + " of " + N(c.total) + " (at most " +
+                   N(limits::kRestoreChunkBytesMax) + " each)");
+  }
+  return Status::Ok();
+}
+
 Status CheckCount(std::string_view session, std::string_view field, std::size_t count) {
   if (count <= limits::kSessionChecksMax) return Status::Ok();
   return Invalid("session " + std::string(session) + ": " + N(count) + " " + std::string(field) +
@@ -105,34 +127,6 @@ Status CheckSessionFields(const Session& s) {
   for (const std::string& check : s.checks) TENURE_RETURN_IF_ERROR(CheckCheckId(quoted, check));
   return Status::Ok();
 }
-
-namespace {
-
-// A staged restore names its restore and a size a restore file may have.
-Status CheckRestoreTotal(std::uint64_t restore_id, std::uint64_t total) {
-  if (restore_id == 0) return Status::InvalidArgument("snapshot restore refused: restore id 0");
-  if (total == 0 || total > limits::kSnapshotBytesMax) {
-    return Status::InvalidArgument("snapshot restore refused: a state of " + std::to_string(total) +
-                                   " bytes is outside [1, " +
-                                   std::to_string(limits::kSnapshotBytesMax) + "]");
-  }
-  return Status::Ok();
-}
-
-// A chunk of at most kRestoreChunkBytesMax, not empty, inside its total.
-Status CheckRestoreChunk(const RestoreChunk& c) {
-  TENURE_RETURN_IF_ERROR(CheckRestoreTotal(c.restore_id, c.total));
-  if (c.bytes.empty() || c.bytes.size() > limits::kRestoreChunkBytesMax || c.offset > c.total ||
-      c.bytes.size() > c.total - c.offset) {
-    return Status::InvalidArgument(
-        "snapshot restore refused: a chunk of " + std::to_string(c.bytes.size()) +
-        " bytes at offset " + std::to_string(c.offset) + " of " + std::to_string(c.total) +
-        " (at most " + std::to_string(limits::kRestoreChunkBytesMax) + " each)");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 Status CheckCommandFields(const CommandBody& body) {
   return std::visit(

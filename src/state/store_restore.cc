@@ -120,6 +120,16 @@ void Store::ApplyRestore(std::string_view snapshot, LogIndex index, Result<Store
   *this = std::move(restored);
 }
 
+namespace {
+
+// A chunk or swap that does not match the staging: 409 with `what`.
+Status StagingConflict(const std::string& what) {
+  return Status::Conflict("snapshot restore refused: " + what +
+                          "; another restore or a change of leader came between; try again");
+}
+
+}  // namespace
+
 // A chunk at offset 0 starts a staging, replacing any other: a restore
 // proposed after a leader died mid-way starts afresh. Any other chunk must
 // continue the staging it names exactly where it ends; one that does not
@@ -132,12 +142,12 @@ void Store::ApplyRestoreChunk(const RestoreChunk& c, LogIndex index, ApplyResult
     staging_->bytes.reserve(c.total);
   } else if (!staging_ || staging_->id != c.restore_id || staging_->total != c.total ||
              staging_->bytes.size() != c.offset) {
-    result->status = Status::Conflict(
-        "snapshot restore refused: its chunk at offset " + std::to_string(c.offset) +
-        " does not continue the staged bytes (" +
-        (staging_ && staging_->id == c.restore_id ? std::to_string(staging_->bytes.size())
-                                                  : std::string("none")) +
-        "); another restore or a change of leader came between; try again");
+    result->status = StagingConflict("its chunk at offset " + std::to_string(c.offset) +
+                                     " does not continue the staged bytes (" +
+                                     (staging_ && staging_->id == c.restore_id
+                                          ? std::to_string(staging_->bytes.size())
+                                          : std::string("none")) +
+                                     ")");
     if (staging_ && staging_->id == c.restore_id) staging_.reset();
     return;
   }
@@ -165,13 +175,10 @@ const RestoreStaging* Store::StagingFor(const Command& command) const {
 void Store::ApplyRestoreStaged(const RestoreStaged& c, LogIndex index, Result<Store>* decoded,
                                ApplyResult* result) {
   if (!staging_ || staging_->id != c.restore_id || staging_->bytes.size() != c.total) {
-    result->status =
-        Status::Conflict("snapshot restore refused: " +
-                         (staging_ && staging_->id == c.restore_id
-                              ? std::to_string(staging_->bytes.size()) + " of its " +
-                                    std::to_string(c.total) + " bytes are staged"
-                              : std::string("its bytes are no longer staged")) +
-                         "; another restore or a change of leader came between; try again");
+    result->status = StagingConflict(staging_ && staging_->id == c.restore_id
+                                         ? std::to_string(staging_->bytes.size()) + " of its " +
+                                               std::to_string(c.total) + " bytes are staged"
+                                         : std::string("its bytes are no longer staged"));
     if (staging_ && staging_->id == c.restore_id) staging_.reset();
     return;
   }
