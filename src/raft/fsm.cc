@@ -327,7 +327,9 @@ int FsmBridge::Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept {
     return RAFT_MALFORMED;
   }
   Result<state::Store> replaced(std::move(*self->store_));
+  const bool recording = replaced->recording_events();
   *self->store_ = std::move(restored).value();
+  self->store_->RecordEvents(recording);  // a listener's choice, not the snapshot's
   self->Retire(std::move(replaced));
   self->result_.reset();
   ++self->generation_;

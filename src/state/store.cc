@@ -191,6 +191,19 @@ std::vector<const KvEntry*> Store::ListKv(std::string_view prefix) const {
   return out;
 }
 
+std::vector<const KvEntry*> Store::ListRange(const KeyRange& range) const {
+  std::vector<const KvEntry*> out;
+  if (range.single()) {
+    if (const KvEntry* entry = FindKv(range.key)) out.push_back(entry);
+    return out;
+  }
+  if (range.empty()) return out;
+  for (auto it = kv_.lower_bound(range.key); it != kv_.end() && range.Contains(it->first); ++it) {
+    out.push_back(&it->second);
+  }
+  return out;
+}
+
 std::vector<const KvEntry*> Store::ListKvAfter(std::string_view prefix, std::string_view after,
                                                std::size_t max) const {
   std::vector<const KvEntry*> out;

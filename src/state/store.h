@@ -27,6 +27,8 @@
 #include "common/types.h"
 #include "state/acl_table.h"
 #include "state/command.h"
+#include "state/key_range.h"
+#include "state/kv_event.h"
 #include "state/lock_history.h"
 #include "state/txn.h"
 #include "state/types.h"
@@ -85,6 +87,9 @@ struct Changes {
   bool acl = false;                 // tokens or policies changed (resolved tokens are stale)
   std::vector<std::string> queues;  // keys whose fair-acquire queue changed (may repeat)
   bool everything = false;          // the whole state was replaced (snapshot restore)
+  // Every key change in apply order, only while the Store records events
+  // (RecordEvents); after a restore, those since it (Store::replaced_at()).
+  std::vector<KvEvent> events;
 };
 
 // A large restore's staging (RestoreChunk, decision 0050): the bytes staged
@@ -122,6 +127,8 @@ class Store {
   // first): a large prefix read copied in slices (http/prefix_copy.h).
   std::vector<const KvEntry*> ListKvAfter(std::string_view prefix, std::string_view after,
                                           std::size_t max) const;
+  // Entries inside `range`, in key byte order (etcd's ranges).
+  std::vector<const KvEntry*> ListRange(const KeyRange& range) const;
   // Keys under prefix; with a non-empty separator each key is cut just after
   // the first separator found past the prefix, and duplicates are dropped.
   std::vector<std::string> ListKeys(std::string_view prefix, std::string_view separator) const;
@@ -202,6 +209,13 @@ class Store {
 
   // What the applies since the last call touched.
   Changes TakeChanges();
+
+  // Whether applies record each key change in Changes::events, for the
+  // history window an etcd listener serves (decision 0048): off unless
+  // asked, so a Consul-only server copies nothing. Not state: a restore
+  // keeps it, a decoded snapshot starts without it.
+  void RecordEvents(bool on) { record_events_ = on; }
+  bool recording_events() const { return record_events_; }
 
   // --- A large restore's staging (RestoreChunk, decision 0050) -------------
   // Not part of the state a snapshot carries: no snapshot is taken while a
@@ -425,6 +439,10 @@ class Store {
   // Whether a command stamped with replicated clock `now` finds the staging
   // lapsed.
   bool StagingLapsedAt(ClusterMs now) const;
+  // Records a change of one key at `index` when recording (PutEntry,
+  // DeleteEntry); null `after` is a delete.
+  void NoteEvent(const KvEntry* before, const KvEntry* after, LogIndex index);
+  bool record_events_ = false;
   std::vector<HolderChange> holder_changes_;      // this apply's, until RecordHistory
   EndCause session_end_cause_ = EndCause::kNone;  // set while a SessionDestroy applies
 };

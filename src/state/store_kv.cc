@@ -1,6 +1,7 @@
 // Store: KV writes and locks with Consul's semantics (docs/consul-api.md
 // sections 2.4-2.7 and the state table in section 11).
 #include <algorithm>
+#include <memory>
 
 #include "common/assert.h"
 #include "common/consul_texts.h"
@@ -146,6 +147,7 @@ void Store::PutEntry(KvEntry entry, LogIndex index) {
     entry.create_index = it->second.create_index;
     entry.version = it->second.version + 1;
     NoteHolderChange(entry.key, &it->second, &entry);
+    NoteEvent(&it->second, &entry, index);
     SetHolder(entry.key, it->second.session, entry.session);
     changes_.keys.push_back(entry.key);
     it->second = std::move(entry);
@@ -153,6 +155,7 @@ void Store::PutEntry(KvEntry entry, LogIndex index) {
     entry.create_index = index;
     entry.version = 1;
     NoteHolderChange(entry.key, nullptr, &entry);
+    NoteEvent(nullptr, &entry, index);
     SetHolder(entry.key, SessionId(), entry.session);
     tombstones_.erase(entry.key);
     changes_.keys.push_back(entry.key);
@@ -167,12 +170,22 @@ bool Store::DeleteEntry(std::string_view key, LogIndex index) {
   if (it == kv_.end()) return false;
   RememberForRollback(key);
   NoteHolderChange(it->first, &it->second, nullptr);
+  NoteEvent(&it->second, nullptr, index);
   SetHolder(it->first, it->second.session, SessionId());
   tombstones_.insert_or_assign(it->first, index);
   changes_.keys.push_back(it->first);
   kv_.erase(it);
   kv_index_ = index;
   return true;
+}
+
+void Store::NoteEvent(const KvEntry* before, const KvEntry* after, LogIndex index) {
+  if (!record_events_) return;
+  KvEvent event;
+  event.revision = index;
+  if (before != nullptr) event.before = std::make_shared<const KvEntry>(*before);
+  if (after != nullptr) event.after = std::make_shared<const KvEntry>(*after);
+  changes_.events.push_back(std::move(event));
 }
 
 void Store::SetHolder(const std::string& key, const SessionId& old_session,

@@ -109,6 +109,7 @@ void Store::ApplyRestore(std::string_view snapshot, LogIndex index, Result<Store
   restored.checkpoint_ = checkpoint_;
   restored.divergence_ = std::move(divergence_);
   restored.changed_since_checkpoint_ = true;
+  restored.record_events_ = record_events_;
   restored.changes_ = Changes();
   restored.changes_.everything = true;
   restored.changes_.sessions = true;

@@ -117,6 +117,7 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
   std::set<std::string, std::less<>> granted_keys;
   const LogIndex kv_index_before = kv_index_;
   const std::size_t changes_before = changes_.keys.size();
+  const std::size_t events_before = changes_.events.size();
   const std::size_t holder_changes_before = holder_changes_.size();
   // What the txn does to queues, done once it cannot roll back any more: a
   // delete drops the key's queue, an unlock hands the key to its head, a
@@ -291,6 +292,7 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
   }
   kv_index_ = kv_index_before;
   changes_.keys.resize(changes_before);
+  changes_.events.resize(events_before);
   holder_changes_.resize(holder_changes_before);
 }
 

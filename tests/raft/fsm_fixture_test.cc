@@ -159,9 +159,12 @@ TEST_F(FsmFixtureTest, LaggingFollowerCatchesUpThroughSnapshotRestore) {
       &leader_, kStepMaxMs))
       << "the leader took a snapshot past the lagging follower's log";
 
+  replicas_[lagging].store.RecordEvents(true);  // as an etcd listener asks (decision 0048)
   raft_fixture_revive(&fixture_, lagging);
   ASSERT_TRUE(StepUntilApplied(lagging, last));
   EXPECT_GE(replicas_[lagging].fsm->restores(), 1u) << "caught up by InstallSnapshot";
+  EXPECT_TRUE(replicas_[lagging].store.recording_events())
+      << "the installed snapshot's Store records events as the one it replaced did";
   ASSERT_TRUE(StepUntilApplied(kServers, last));
   ExpectSameDigests(300);
 }
