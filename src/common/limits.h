@@ -35,6 +35,17 @@ constexpr int kSessionTtlMultiplierDefault = 2;
 // Names and node names are free text; bound them so one session stays small.
 constexpr std::size_t kSessionNameBytesMax = 1024;
 constexpr std::size_t kSessionChecksMax = 64;
+// etcd leases, tenure sessions named by a number (decision 0048, section 3):
+// a shorter TTL, 0 and negative ones included, is raised to etcd's minimum
+// (2 s with its default election timeout); a longer one than etcd's
+// MaxLeaseTTL is refused. 9e9 s in ns still fits an int64.
+constexpr DurationNs kLeaseTtlMinNs = 2 * kNsPerSecond;
+constexpr std::int64_t kLeaseTtlMaxSeconds = 9'000'000'000;
+constexpr DurationNs kLeaseTtlMaxNs = kLeaseTtlMaxSeconds * kNsPerSecond;
+// rho, the bound on any clock's rate error (docs/leadership.md), in
+// percent: a numbered session ends at TTL x (1 + rho) after its last
+// acknowledged renewal, so never before its TTL in real time.
+constexpr int kClockRateBoundPercent = 1;
 // Sessions in the store. 1M sessions of ~300 B is ~300 MB: far past any
 // lock workload, small enough that a runaway client cannot exhaust memory.
 constexpr std::size_t kSessionsMax = 1'000'000;

@@ -136,8 +136,10 @@ bool Server::IsExpiring(const state::SessionId& session_id) const {
 
 state::SessionId Server::NewSessionId() {
   for (;;) {
-    std::uint64_t a = random_();
-    std::uint64_t b = random_();
+    // A version-4 UUID (RFC 4122's version and variant bits): never the
+    // shape of a numbered session, an etcd lease (state/numbered_session.h).
+    std::uint64_t a = (random_() & ~0xf000ull) | 0x4000ull;
+    std::uint64_t b = (random_() & ~(0xc000ull << 48)) | (0x8000ull << 48);
     state::SessionId id(fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32,
                                     (a >> 16) & 0xffff, a & 0xffff, b >> 48,
                                     b & 0xffffffffffffull));

@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "common/assert.h"
+#include "common/limits.h"
+#include "state/numbered_session.h"
 
 namespace tenure::server {
 
@@ -85,6 +87,12 @@ void SessionTimers::MaybeRebuild() {
   heap_.swap(fresh);
 }
 
+DurationMs SessionTimers::WaitMs(const state::SessionId& session_id, DurationMs ttl_ms) const {
+  if (!state::IsNumberedSession(session_id)) return ttl_ms * ttl_multiplier_;
+  constexpr DurationMs kPercent = 100;
+  return ttl_ms + (ttl_ms * limits::kClockRateBoundPercent + kPercent - 1) / kPercent;
+}
+
 SessionTimers::SessionTimers(int ttl_multiplier) : ttl_multiplier_(ttl_multiplier) {
   TENURE_ASSERT(ttl_multiplier_ >= 1);
 }
@@ -92,7 +100,7 @@ SessionTimers::SessionTimers(int ttl_multiplier) : ttl_multiplier_(ttl_multiplie
 void SessionTimers::Arm(const state::SessionId& session_id, DurationNs ttl_ns, MonoMs now_ms) {
   if (ttl_ns <= 0) return;
   DurationMs ttl_ms = (ttl_ns + kNsPerMs - 1) / kNsPerMs;
-  MonoMs at_ms = now_ms + ttl_ms * ttl_multiplier_;
+  MonoMs at_ms = now_ms + WaitMs(session_id, ttl_ms);
   if (std::optional<Uuid> uuid = ParseUuid(session_id.view())) {
     auto [it, inserted] = compact_.try_emplace(*uuid, at_ms);
     if (!inserted) {

@@ -41,9 +41,15 @@ class SessionTimers {
   // REQUIRES: ttl_multiplier >= 1.
   explicit SessionTimers(int ttl_multiplier);
 
-  // Arms (or re-arms) the session's deadline at now + ttl x multiplier, the
-  // TTL rounded up to whole ms (late, never early). A zero TTL is never armed.
+  // Arms (or re-arms) the session's deadline at now + WaitMs, the TTL
+  // rounded up to whole ms (late, never early). A zero TTL is never armed.
   void Arm(const state::SessionId& session_id, DurationNs ttl_ns, MonoMs now_ms);
+  // How long after its last acknowledged renewal a session ends: TTL x the
+  // multiplier (Consul's rule), or, for a numbered session (an etcd lease,
+  // decision 0048), TTL x (1 + rho) rounded up: etcd's clients size their
+  // renewals to the TTL itself, and decision 0011's condition (multiplier
+  // at least 1 + rho) keeps it from ending before its TTL in real time.
+  DurationMs WaitMs(const state::SessionId& session_id, DurationMs ttl_ms) const;
   void Disarm(const state::SessionId& session_id);
   void Clear();
   bool armed(const state::SessionId& session_id) const;

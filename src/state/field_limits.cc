@@ -5,6 +5,7 @@
 #include "common/duration.h"
 #include "common/limits.h"
 #include "common/strings.h"
+#include "state/numbered_session.h"
 
 namespace tenure::state {
 namespace {
@@ -101,10 +102,18 @@ Status CheckSessionFields(const Session& s) {
     }
   }
   static_assert(limits::kSessionTtlMinNs == 10 * kNsPerSecond &&
-                    limits::kSessionTtlMaxNs == 24 * 3600 * kNsPerSecond,
-                "the message below names the range");
-  if (s.ttl_ns != 0 &&
-      (s.ttl_ns < limits::kSessionTtlMinNs || s.ttl_ns > limits::kSessionTtlMaxNs)) {
+                    limits::kSessionTtlMaxNs == 24 * 3600 * kNsPerSecond &&
+                    limits::kLeaseTtlMinNs == 2 * kNsPerSecond &&
+                    limits::kLeaseTtlMaxSeconds == 9'000'000'000,
+                "the messages below name the ranges");
+  // An etcd lease (a numbered session) has etcd's TTL range, with a TTL.
+  if (IsNumberedSession(s.id)) {
+    if (s.ttl_ns < limits::kLeaseTtlMinNs || s.ttl_ns > limits::kLeaseTtlMaxNs) {
+      return Invalid("lease session " + quoted + ": TTL " + std::to_string(s.ttl_ns) +
+                     " ns is outside [2s, 9000000000s]");
+    }
+  } else if (s.ttl_ns != 0 &&
+             (s.ttl_ns < limits::kSessionTtlMinNs || s.ttl_ns > limits::kSessionTtlMaxNs)) {
     return Invalid("session " + quoted + ": TTL " + std::to_string(s.ttl_ns) +
                    " ns is outside [10s, 24h]");
   }

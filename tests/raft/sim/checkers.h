@@ -106,6 +106,8 @@ class Checkers {
 
  private:
   using Holders = std::vector<std::pair<state::SessionId, LogIndex>>;  // per key: holder, token
+  DurationMs DueMs(const state::SessionId& session, DurationMs ttl_ms) const;
+  std::string WaitRule(const state::SessionId& session) const;
   struct Committed {
     std::uint64_t digest = 0;
     Holders holders;

@@ -3,7 +3,8 @@
 //
 //   tenure_sim --seed N [--seeds K] [--steps S] [--nodes 3|5] [--multiplier M]
 //              [--drift-ppm P] [--pause-max-ms D] [--acl-percent N] [--queue-percent N]
-//              [--day-jumps] [--restore-percent N] [--duration-s T] [--trace] [-v]
+//              [--day-jumps] [--restore-percent N] [--lease-percent N] [--duration-s T]
+//              [--trace] [-v]
 //
 // Runs seeds N, N+1, ... (K of them, or until T seconds of wall time have
 // passed). A failing seed prints
@@ -28,7 +29,7 @@ namespace {
   std::fprintf(stderr,
                "tenure_sim: %s\nusage: tenure_sim --seed N [--seeds K] [--steps S] "
                "[--nodes 3|5] [--multiplier M] [--drift-ppm P] [--pause-max-ms D] [--acl-percent "
-               "N] [--queue-percent N] [--day-jumps] [--restore-percent N] "
+               "N] [--queue-percent N] [--day-jumps] [--restore-percent N] [--lease-percent N] "
                "[--duration-s T] [--trace] [-v]\n",
                message);
   std::exit(2);
@@ -91,6 +92,9 @@ int main(int argc, char** argv) {
     } else if (flag == "--restore-percent") {
       config.restore_percent = static_cast<unsigned>(Number(argc, argv, &i));
       if (config.restore_percent > 50) Usage("--restore-percent is 0..50");
+    } else if (flag == "--lease-percent") {
+      config.lease_percent = static_cast<unsigned>(Number(argc, argv, &i));
+      if (config.lease_percent > 100) Usage("--lease-percent is 0..100");
     } else if (flag == "--duration-s") {
       duration_s = Number(argc, argv, &i);
     } else if (flag == "--trace") {
@@ -100,6 +104,11 @@ int main(int argc, char** argv) {
     } else {
       Usage(("unknown flag " + flag).c_str());
     }
+  }
+  // A lease waits TTL x (1 + rho): a clock faster than rho would end it
+  // early, which is outside what the product promises, not a bug.
+  if (config.lease_percent > 0 && config.drift_ppm_max > 10'000) {
+    Usage("--lease-percent needs --drift-ppm at most 10000 (rho = 1%)");
   }
   // Every member logs every lock transition it applies (docs/logs.md): a
   // soak applies millions. Warnings and errors only, unless --verbose.

@@ -22,6 +22,7 @@ struct SeedCase {
   unsigned queue_percent = 0;
   bool day_jumps = false;
   unsigned restore_percent = 0;
+  unsigned lease_percent = 0;
 };
 
 // Keeps ctest's test names readable (gtest would print the bytes).
@@ -35,6 +36,9 @@ void PrintTo(const SeedCase& seed_case, std::ostream* out) {
        << (seed_case.day_jumps ? ", wall clocks jumping a day" : "")
        << (seed_case.restore_percent != 0
                ? ", " + std::to_string(seed_case.restore_percent) + "% restore chunks"
+               : std::string())
+       << (seed_case.lease_percent != 0
+               ? ", " + std::to_string(seed_case.lease_percent) + "% of sessions etcd leases"
                : std::string());
 }
 
@@ -52,6 +56,7 @@ TEST_P(SimSeedTest, HoldsEveryInvariant) {
   config.queue_percent = GetParam().queue_percent;
   config.day_jumps = GetParam().day_jumps;
   config.restore_percent = GetParam().restore_percent;
+  config.lease_percent = GetParam().lease_percent;
   SimResult result = RunSimulation(config);
   EXPECT_TRUE(result.ok) << "FAILED seed=" << config.seed
                          << " (reproduce: " << ReproduceCommand(config) << ")\n  " << result.failure
@@ -102,6 +107,13 @@ std::vector<SeedCase> Seeds() {
     seeds.push_back({seed, seed % 2 == 0 ? 3u : 5u, 2, SimConfig{}.steps, SimConfig{}.pause_max_ms,
                      SimConfig{}.drift_ppm_max, 0, 0, false, 10});
   }
+  // etcd leases (numbered sessions, decision 0048) among Consul sessions:
+  // each ends at TTL x (1 + rho) on the leader's clock, never before its
+  // TTL after the last acknowledged renewal, also across leader changes.
+  for (std::uint64_t seed = 701; seed <= 704; ++seed) {
+    seeds.push_back({seed, seed % 2 == 0 ? 3u : 5u, 2, SimConfig{}.steps, SimConfig{}.pause_max_ms,
+                     SimConfig{}.drift_ppm_max, 0, 0, false, 0, 50});
+  }
   return seeds;
 }
 
@@ -127,6 +139,9 @@ INSTANTIATE_TEST_SUITE_P(Quick, SimSeedTest, ::testing::ValuesIn(Seeds()),
                            if (c.day_jumps) name += "DayJumps";
                            if (c.restore_percent != 0) {
                              name += "Restore" + std::to_string(c.restore_percent);
+                           }
+                           if (c.lease_percent != 0) {
+                             name += "Lease" + std::to_string(c.lease_percent);
                            }
                            return name;
                          });

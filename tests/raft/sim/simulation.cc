@@ -117,6 +117,7 @@ SimResult RunSimulation(const SimConfig& config) {
   workload_options.acl_percent = config.acl_percent;
   workload_options.queue_percent = config.queue_percent;
   workload_options.restore_percent = config.restore_percent;
+  workload_options.lease_percent = config.lease_percent;
   NemesisOptions nemesis_options;
   nemesis_options.drift_ppm_max = config.drift_ppm_max;
   nemesis_options.fault_max_ms = config.pause_max_ms;
@@ -170,6 +171,9 @@ std::string ReproduceCommand(const SimConfig& config, const std::string& program
   if (config.day_jumps) command += " --day-jumps";
   if (config.restore_percent != 0) {
     command += fmt::format(" --restore-percent {}", config.restore_percent);
+  }
+  if (config.lease_percent != 0) {
+    command += fmt::format(" --lease-percent {}", config.lease_percent);
   }
   return command;
 }

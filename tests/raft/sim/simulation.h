@@ -29,6 +29,7 @@ struct SimConfig {
   unsigned queue_percent = 0;          // WorkloadOptions::queue_percent
   bool day_jumps = false;              // NemesisOptions::day_jumps
   unsigned restore_percent = 0;        // WorkloadOptions::restore_percent
+  unsigned lease_percent = 0;          // WorkloadOptions::lease_percent
   std::FILE* trace = nullptr;          // echo every history line here
 };
 

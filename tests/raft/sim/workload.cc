@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "common/assert.h"
+#include "state/numbered_session.h"
 
 namespace tenure::sim {
 
@@ -14,6 +15,7 @@ Workload::Workload(Cluster* cluster, Rng rng, WorkloadOptions options)
   if (options_.acl_percent > 0) acl_rng_ = rng_.Fork();
   if (options_.queue_percent > 0) queue_rng_ = rng_.Fork();
   if (options_.restore_percent > 0) restore_rng_ = rng_.Fork();
+  if (options_.lease_percent > 0) lease_rng_ = rng_.Fork();
   clients_.resize(options_.clients);
   for (unsigned i = 0; i < options_.clients; ++i) {
     clients_[i].id = i;
@@ -87,7 +89,7 @@ void Workload::OnRenewAnswer(Client& client, const Status& renewed) {
   if (renewed.ok()) {
     ++counts_["renew"];
     RealMs ttl_ms = client.ttl_ns / kNsPerMs;
-    client.next_renewal_at = now + ttl_ms / 2 - rng_.Uniform(0, ttl_ms / 10);
+    client.next_renewal_at = now + RenewalIntervalMs(client) - rng_.Uniform(0, ttl_ms / 10);
     if (rng_.Percent(8)) {
       // Stops renewing for a while: the session may well expire meanwhile.
       client.silent_until = now + rng_.Uniform(ttl_ms, 4 * ttl_ms);
@@ -146,7 +148,26 @@ void Workload::Send(Client& client, state::CommandBody body, OnAnswer on_answer)
       });
 }
 
+RealMs Workload::RenewalIntervalMs(const Client& client) const {
+  const RealMs ttl_ms = client.ttl_ns / kNsPerMs;
+  return client.lease ? ttl_ms / 3 : ttl_ms / 2;
+}
+
 state::CommandBody Workload::NewSession(Client& client) {
+  if (options_.lease_percent > 0 && lease_rng_.Percent(options_.lease_percent)) {
+    // An etcd lease: a Grant with an id of the client's choosing, as
+    // etcd's API allows (the leader draws one for ID 0, decision 0048).
+    const auto number = static_cast<std::int64_t>(lease_rng_.Next() >> 1 | 1);
+    state::Session session;
+    session.id = state::NumberedSessionId(number);
+    session.name = "etcd lease";
+    session.node = "sim";
+    const DurationMs ttl_ms = lease_rng_.Uniform(2, 10) * 1000;
+    session.ttl = fmt::format("{}s", ttl_ms / 1000);
+    session.ttl_ns = ttl_ms * kNsPerMs;
+    session.behavior = state::Behavior::kDelete;
+    return state::SessionCreate{std::move(session)};
+  }
   state::Session session;
   session.id = state::SessionId(
       fmt::format("{:08x}-{:04x}-4000-8000-{:012x}", client.id, client.sessions_made++, ++seq_));
@@ -260,8 +281,9 @@ void Workload::OnSessionAnswer(Client& client, const state::CommandBody& body,
     if (!result.ok() || !result->status.ok()) return;  // unknown: an orphan, left to expire
     client.session = create->session.id;
     client.ttl_ns = create->session.ttl_ns;
-    client.next_renewal_at = cluster_->now() + client.ttl_ns / kNsPerMs / 2;
-    ++counts_["session"];
+    client.lease = state::IsNumberedSession(client.session);
+    client.next_renewal_at = cluster_->now() + RenewalIntervalMs(client);
+    ++counts_[client.lease ? "lease" : "session"];
     return;
   }
   ForgetSession(client);  // destroyed, or unknown: either way it is not ours to use

@@ -54,6 +54,14 @@ struct WorkloadOptions {
   // restarts and installs, and takes no raft snapshot while a staging is
   // open, with the workload's state kept. 0 keeps every seed as it was.
   unsigned restore_percent = 0;
+  // Percent of new sessions that are etcd leases (numbered sessions,
+  // decision 0048): an id the client draws as etcd's clients may, a TTL of
+  // 2 to 10 s, its keys deleted when it ends, no lock-delay, renewed every
+  // third of its TTL as clientv3's keep-alive does. The leader ends them at
+  // TTL x (1 + rho), which the checkers hold to TTL in real time. Needs a
+  // clock-rate bound within rho (--drift-ppm at most 10,000). 0 keeps every
+  // seed as it was.
+  unsigned lease_percent = 0;
 };
 
 class Workload {
@@ -71,6 +79,7 @@ class Workload {
     unsigned id = 0;
     state::SessionId session;
     DurationNs ttl_ns = 0;
+    bool lease = false;  // the session is an etcd lease (lease_percent)
     RealMs next_renewal_at = 0;
     RealMs silent_until = 0;
     RealMs next_request_at = 0;
@@ -119,6 +128,10 @@ class Workload {
   Rng acl_rng_{0};      // its own stream, drawn only with acl_percent
   Rng queue_rng_{0};    // its own stream, drawn only with queue_percent
   Rng restore_rng_{0};  // its own stream, drawn only with restore_percent
+  Rng lease_rng_{0};    // its own stream, drawn only with lease_percent
+  // The renewal interval after a renewal or create: half the TTL (Consul's
+  // clients), a third for a lease (clientv3's keep-alive).
+  RealMs RenewalIntervalMs(const Client& client) const;
   WorkloadOptions options_;
   std::vector<Client> clients_;
   bool quiesced_ = false;

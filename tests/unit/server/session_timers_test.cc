@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "state/numbered_session.h"
 #include "unit/common/type_printers.h"
 
 namespace tenure::server {
@@ -36,6 +37,23 @@ TEST(SessionTimersTest, ExpiresNoSoonerThanTtlTimesMultiplier) {
   EXPECT_EQ(timers.TakeDue(MonoMs(1060)), IdsOf({"a"}));
   EXPECT_FALSE(timers.armed(SessionId("a")));
   EXPECT_EQ(timers.NextDeadline(), std::nullopt);
+}
+
+// An etcd lease (a numbered session, decision 0048) ends at TTL x (1 + rho),
+// rounded up, whatever the multiplier: its clients renew at a third of it.
+TEST(SessionTimersTest, ANumberedSessionEndsAtItsTtlPlusTheClockBound) {
+  const SessionId lease = state::NumberedSessionId(0x1234);
+  for (int multiplier : {1, 2, 5}) {
+    SessionTimers timers(multiplier);
+    timers.Arm(lease, 2'000 * kNsPerMs, MonoMs(1000));  // 2 s: 2,020 ms
+    EXPECT_EQ(timers.NextDeadline(), MonoMs(3020)) << "multiplier " << multiplier;
+    EXPECT_EQ(timers.TakeDue(MonoMs(3019)), Ids{});
+    EXPECT_EQ(timers.TakeDue(MonoMs(3020)), Ids{lease});
+  }
+  SessionTimers timers(2);
+  EXPECT_EQ(timers.WaitMs(lease, 150), 152);                              // 1.5 ms rounds up
+  EXPECT_EQ(timers.WaitMs(lease, 9'000'000'000'000), 9'090'000'000'000);  // the longest TTL
+  EXPECT_EQ(timers.WaitMs(SessionId("2b5f68a0-0000-4000-8000-000000000000"), 150), 300);
 }
 
 TEST(SessionTimersTest, PartialMillisecondsRoundUp) {
