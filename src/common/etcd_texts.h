@@ -1,0 +1,99 @@
+// etcd's error texts and gRPC status codes, in one place (decision 0048,
+// section 6), as common/consul_texts.h holds Consul's: etcd's clients match
+// some of these strings (clientv3 retries on "etcdserver: leader changed",
+// re-lists on "required revision has been compacted"), so each is etcd
+// 3.4's byte for byte (etcdserver/api/v3rpc/rpctypes/error.go), and
+// tenure's own refusals say "tenure:".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace tenure::etcd_texts {
+
+// gRPC's status codes, by their wire numbers.
+enum class GrpcCode : std::uint8_t {
+  kOk = 0,
+  kCancelled = 1,
+  kUnknown = 2,
+  kInvalidArgument = 3,
+  kDeadlineExceeded = 4,
+  kNotFound = 5,
+  kAlreadyExists = 6,
+  kPermissionDenied = 7,
+  kResourceExhausted = 8,
+  kFailedPrecondition = 9,
+  kAborted = 10,
+  kOutOfRange = 11,
+  kUnimplemented = 12,
+  kInternal = 13,
+  kUnavailable = 14,
+  kDataLoss = 15,
+  kUnauthenticated = 16,
+};
+
+// An etcd answer that is not OK: its code and message. Default: OK.
+struct EtcdError {
+  GrpcCode code = GrpcCode::kOk;
+  std::string message;
+
+  bool ok() const { return code == GrpcCode::kOk; }
+  bool operator==(const EtcdError&) const = default;
+};
+
+inline EtcdError Error(GrpcCode code, std::string message) { return {code, std::move(message)}; }
+
+inline EtcdError EmptyKey() {
+  return Error(GrpcCode::kInvalidArgument, "etcdserver: key is not provided");
+}
+inline EtcdError KeyNotFound() {
+  return Error(GrpcCode::kInvalidArgument, "etcdserver: key not found");
+}
+inline EtcdError ValueProvided() {
+  return Error(GrpcCode::kInvalidArgument, "etcdserver: value is provided");
+}
+inline EtcdError LeaseProvided() {
+  return Error(GrpcCode::kInvalidArgument, "etcdserver: lease is provided");
+}
+inline EtcdError TooManyOps() {
+  return Error(GrpcCode::kInvalidArgument, "etcdserver: too many operations in txn request");
+}
+inline EtcdError DuplicateKey() {
+  return Error(GrpcCode::kInvalidArgument, "etcdserver: duplicate key given in txn request");
+}
+inline EtcdError RequestTooLarge() {
+  return Error(GrpcCode::kInvalidArgument, "etcdserver: request is too large");
+}
+inline EtcdError Compacted() {
+  return Error(GrpcCode::kOutOfRange, "etcdserver: mvcc: required revision has been compacted");
+}
+inline EtcdError FutureRevision() {
+  return Error(GrpcCode::kOutOfRange, "etcdserver: mvcc: required revision is a future revision");
+}
+inline EtcdError LeaseNotFound() {
+  return Error(GrpcCode::kNotFound, "etcdserver: requested lease not found");
+}
+inline EtcdError LeaseExists() {
+  return Error(GrpcCode::kFailedPrecondition, "etcdserver: lease already exists");
+}
+inline EtcdError LeaseTtlTooLarge() {
+  return Error(GrpcCode::kOutOfRange, "etcdserver: too large lease TTL");
+}
+
+// tenure's own, where etcd has no text.
+inline EtcdError KeyTooLong(std::size_t bytes, std::size_t max) {
+  return Error(GrpcCode::kInvalidArgument, "tenure: key is " + std::to_string(bytes) +
+                                               " bytes, longer than the " + std::to_string(max) +
+                                               " allowed");
+}
+inline EtcdError TxnTooDeep(int max) {
+  return Error(GrpcCode::kInvalidArgument, "tenure: txn nested deeper than " + std::to_string(max));
+}
+inline EtcdError PastRevisionInTxn() {
+  return Error(GrpcCode::kInvalidArgument,
+               "tenure: a range inside a txn reads the txn's own revision; send a past "
+               "revision's range outside the txn");
+}
+
+}  // namespace tenure::etcd_texts

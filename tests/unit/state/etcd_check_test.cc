@@ -1,0 +1,140 @@
+// The checks before an etcd KV request is proposed (state/etcd_check.h):
+// etcd 3.4's texts for empty keys, ignore_value and ignore_lease misuse,
+// too many ops (its per-level count), duplicate keys (its checkIntervals
+// rules, nested branches included), empty ops; tenure's key size, value
+// size, nesting and past-revision-in-a-txn refusals.
+#include "state/etcd_check.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "common/limits.h"
+
+namespace tenure::state {
+namespace {
+
+using etcd_texts::GrpcCode;
+
+EtcdRequestOp Put(std::string key, std::string value = "v") {
+  EtcdRequestOp op;
+  op.kind = EtcdRequestOp::Kind::kPut;
+  op.put.key = std::move(key);
+  op.put.value = std::move(value);
+  return op;
+}
+EtcdRequestOp Delete(std::string key, std::string end = "") {
+  EtcdRequestOp op;
+  op.kind = EtcdRequestOp::Kind::kDeleteRange;
+  op.delete_range.range = KeyRange{std::move(key), std::move(end)};
+  return op;
+}
+EtcdRequestOp Get(std::string key) {
+  EtcdRequestOp op;
+  op.kind = EtcdRequestOp::Kind::kRange;
+  op.range.range = KeyRange{std::move(key), ""};
+  return op;
+}
+EtcdRequestOp Nested(EtcdTxnRequest txn) {
+  EtcdRequestOp op;
+  op.kind = EtcdRequestOp::Kind::kTxn;
+  op.txn.push_back(std::move(txn));
+  return op;
+}
+EtcdTxnRequest Txn(std::vector<EtcdRequestOp> success, std::vector<EtcdRequestOp> failure = {}) {
+  EtcdTxnRequest txn;
+  txn.success = std::move(success);
+  txn.failure = std::move(failure);
+  return txn;
+}
+std::string Text(const etcd_texts::EtcdError& e) { return e.message; }
+
+TEST(EtcdCheckTest, PutsNeedAKeyAndNoValueOrLeaseTheyIgnore) {
+  EXPECT_TRUE(CheckEtcdPut(Put("k").put).ok());
+  EXPECT_EQ(Text(CheckEtcdPut(Put("").put)), "etcdserver: key is not provided");
+  EtcdPutRequest put = Put("k").put;
+  put.ignore_value = true;
+  EXPECT_EQ(Text(CheckEtcdPut(put)), "etcdserver: value is provided");
+  put.value.clear();
+  EXPECT_TRUE(CheckEtcdPut(put).ok());
+  put.ignore_lease = true;
+  put.lease = 5;
+  EXPECT_EQ(Text(CheckEtcdPut(put)), "etcdserver: lease is provided");
+  EXPECT_EQ(CheckEtcdPut(put).code, GrpcCode::kInvalidArgument);
+}
+
+TEST(EtcdCheckTest, KeyAndValueSizesHaveLimits) {
+  const std::string longest(limits::kKvKeyBytesMax, 'k');
+  EXPECT_TRUE(CheckEtcdPut(Put(longest).put).ok());
+  EXPECT_EQ(Text(CheckEtcdPut(Put(longest + "k").put)),
+            "tenure: key is 4097 bytes, longer than the 4096 allowed");
+  EXPECT_EQ(Text(CheckEtcdDeleteRange(Delete(longest + "k").delete_range)),
+            "tenure: key is 4097 bytes, longer than the 4096 allowed");
+  EXPECT_TRUE(CheckEtcdPut(Put("k", std::string(limits::kKvValueBytesMax, 'v')).put).ok());
+  EXPECT_EQ(Text(CheckEtcdPut(Put("k", std::string(limits::kKvValueBytesMax + 1, 'v')).put)),
+            "etcdserver: request is too large");
+  EXPECT_EQ(Text(CheckEtcdRange(Get("").range)), "etcdserver: key is not provided");
+}
+
+TEST(EtcdCheckTest, OpsAreCountedPerLevelAndANestedTxnGetsWhatIsLeft) {
+  std::vector<EtcdRequestOp> ops;
+  for (int i = 0; i < 128; ++i) ops.push_back(Put("k" + std::to_string(i)));
+  EXPECT_TRUE(CheckEtcdTxn(Txn(ops, ops)).ok()) << "128 in each branch";
+  ops.push_back(Put("k128"));
+  EXPECT_EQ(Text(CheckEtcdTxn(Txn(ops))), "etcdserver: too many operations in txn request");
+  EtcdTxnRequest compares;
+  compares.compare.resize(129);
+  for (EtcdCompare& c : compares.compare) c.range.key = "k";
+  EXPECT_EQ(Text(CheckEtcdTxn(compares)), "etcdserver: too many operations in txn request");
+  // 100 at the top leave 28 for a nested txn.
+  std::vector<EtcdRequestOp> top(100, Get("r"));
+  std::vector<EtcdRequestOp> inner(28, Get("r"));
+  top.push_back(Nested(Txn(inner)));
+  EXPECT_FALSE(CheckEtcdTxn(Txn(top)).ok()) << "101 ops at the top leave 27";
+  top.pop_back();
+  top.pop_back();
+  top.push_back(Nested(Txn(inner)));
+  EXPECT_TRUE(CheckEtcdTxn(Txn(top)).ok());
+}
+
+TEST(EtcdCheckTest, AKeyPutTwiceOrPutAndDeletedInOneBranchIsADuplicate) {
+  const std::string duplicate = "etcdserver: duplicate key given in txn request";
+  EXPECT_EQ(Text(CheckEtcdTxn(Txn({Put("a"), Put("a")}))), duplicate);
+  EXPECT_EQ(Text(CheckEtcdTxn(Txn({Put("a"), Delete("a")}))), duplicate);
+  EXPECT_EQ(Text(CheckEtcdTxn(Txn({Delete("a", "c"), Put("b")}))), duplicate);
+  EXPECT_TRUE(CheckEtcdTxn(Txn({Delete("a", "c"), Put("c")})).ok()) << "the end is outside";
+  EXPECT_TRUE(CheckEtcdTxn(Txn({Put("a")}, {Put("a")})).ok()) << "one branch runs";
+  EXPECT_TRUE(CheckEtcdTxn(Txn({Delete("a"), Delete("a")})).ok()) << "deletes may repeat";
+  // Nested: a key in both branches of one nested txn counts once...
+  EXPECT_TRUE(CheckEtcdTxn(Txn({Nested(Txn({Put("x")}, {Put("x")}))})).ok());
+  // ...but not beside the same key at the level above.
+  EXPECT_EQ(Text(CheckEtcdTxn(Txn({Put("x"), Nested(Txn({Put("x")}))}))), duplicate);
+  EXPECT_EQ(Text(CheckEtcdTxn(Txn({Delete("w", "y"), Nested(Txn({}, {Put("x")}))}))), duplicate);
+  EXPECT_EQ(Text(CheckEtcdTxn(Txn({Nested(Txn({Put("x")})), Nested(Txn({Put("x")}))}))), duplicate);
+}
+
+TEST(EtcdCheckTest, EmptyOpsDeepNestingAndPastRevisionsAreRefused) {
+  EXPECT_EQ(Text(CheckEtcdTxn(Txn({EtcdRequestOp{}}))), "etcdserver: key not found");
+  EtcdTxnRequest txn = Txn({Get("k")});
+  for (int depth = 1; depth < kEtcdTxnDepthMax; ++depth) txn = Txn({Nested(std::move(txn))});
+  EXPECT_TRUE(CheckEtcdTxn(txn).ok()) << "32 levels";
+  txn = Txn({Nested(std::move(txn))});
+  EXPECT_EQ(Text(CheckEtcdTxn(txn)), "tenure: txn nested deeper than 32");
+  EtcdRequestOp past = Get("k");
+  past.range.revision = 4;
+  EXPECT_EQ(CheckEtcdTxn(Txn({past})).code, GrpcCode::kInvalidArgument);
+  EtcdTxnRequest empty_compare;
+  empty_compare.compare.resize(1);
+  EXPECT_EQ(Text(CheckEtcdTxn(empty_compare)), "etcdserver: key is not provided");
+}
+
+TEST(EtcdCheckTest, ATxnWritesWhenAnyBranchPutsOrDeletesAtAnyDepth) {
+  EXPECT_FALSE(EtcdTxnWrites(Txn({Get("a")}, {Get("b")})));
+  EXPECT_TRUE(EtcdTxnWrites(Txn({Get("a")}, {Delete("b")})));
+  EXPECT_TRUE(EtcdTxnWrites(Txn({Nested(Txn({}, {Put("x")}))})));
+  EXPECT_FALSE(EtcdTxnWrites(Txn({Nested(Txn({Get("x")}))})));
+}
+
+}  // namespace
+}  // namespace tenure::state
