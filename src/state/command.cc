@@ -9,6 +9,7 @@
 
 #include "common/coding.h"
 #include "state/codec.h"
+#include "state/etcd_codec.h"
 
 namespace tenure::state {
 namespace {
@@ -53,6 +54,7 @@ enum class Tag : std::uint8_t {
   kKvEnqueueCheckedHeld = 27,
   kRestoreChunk = 28,
   kRestoreStaged = 29,
+  kEtcdTxn = 30,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -166,6 +168,11 @@ void Fields(Io& io, C& c) {
   io(c.restore_id), io(c.total);
 }
 
+template <typename Io, Is<EtcdTxn> C>
+void Fields(Io& io, C& c) {
+  io(c.txn);
+}
+
 template <typename T>
 constexpr Tag kTagOf = Tag{0};
 template <>
@@ -218,6 +225,8 @@ template <>
 constexpr Tag kTagOf<RestoreChunk> = Tag::kRestoreChunk;
 template <>
 constexpr Tag kTagOf<RestoreStaged> = Tag::kRestoreStaged;
+template <>
+constexpr Tag kTagOf<EtcdTxn> = Tag::kEtcdTxn;
 
 struct FieldWriter {
   ByteWriter& w;
@@ -239,6 +248,7 @@ struct FieldWriter {
     w.PutVarint(ops.size());
     for (const TxnOp& op : ops) EncodeTxnOp(op, w);
   }
+  void operator()(const EtcdTxnRequest& txn) { EncodeEtcdTxn(txn, w); }
 };
 
 struct FieldReader {
@@ -269,6 +279,7 @@ struct FieldReader {
     if (n > r.remaining()) r.Fail();  // every op takes at least one byte
     for (; n > 0 && !r.failed(); --n) ops.push_back(DecodeTxnOp(r));
   }
+  void operator()(EtcdTxnRequest& txn) { txn = DecodeEtcdTxn(r); }
 };
 
 template <typename T>
@@ -448,6 +459,9 @@ Result<Command> DecodeCommand(std::string_view bytes) {
     case Tag::kRestoreStaged:
       command.body = DecodeBody<RestoreStaged>(r);
       break;
+    case Tag::kEtcdTxn:
+      command.body = DecodeBody<EtcdTxn>(r);
+      break;
     case Tag::kKvEnqueueHeld: {
       KvEnqueue body;
       FieldReader reader{r};
@@ -541,6 +555,8 @@ std::string_view CommandName(const Command& command) {
       return "restore-chunk";
     case Tag::kRestoreStaged:
       return "restore-staged";
+    case Tag::kEtcdTxn:
+      return "etcd-txn";
   }
   return "unknown";
 }

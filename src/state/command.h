@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "common/types.h"
 #include "state/acl_table.h"
+#include "state/etcd_request.h"
 #include "state/txn.h"
 #include "state/types.h"
 
@@ -194,6 +195,17 @@ struct KvQueueGrant {
   bool operator==(const KvQueueGrant&) const = default;
 };
 
+// etcd's Put, DeleteRange and Txn (decision 0048): one entry, applied as
+// etcd 3.4 applies a txn. Every compare, nested ones included, is decided
+// on the state before the entry; then the chosen branch's ops run in
+// order, a Range seeing the writes before it; an op that fails (a lease
+// not found, a key held by a Consul session) rolls the whole entry back.
+// A Put or DeleteRange alone is a txn of one op and no compares.
+struct EtcdTxn {
+  EtcdTxnRequest txn;
+  bool operator==(const EtcdTxn&) const = default;
+};
+
 // The ACL commands (AclBootstrap, AclSetup, AclPolicySet, AclPolicyDelete,
 // AclTokenSet, AclTokenDelete) are declared with the table that applies
 // them, state/acl_table.h.
@@ -201,7 +213,8 @@ using CommandBody =
     std::variant<KvSet, KvCas, KvAcquire, KvRelease, KvDelete, KvDeleteTree, SessionCreate,
                  SessionDestroy, Txn, ReapTombstones, SetMember, RemoveMember, Checkpoint,
                  AclBootstrap, AclSetup, AclPolicySet, AclPolicyDelete, AclTokenSet, AclTokenDelete,
-                 RestoreState, KvEnqueue, KvDequeue, KvQueueGrant, RestoreChunk, RestoreStaged>;
+                 RestoreState, KvEnqueue, KvDequeue, KvQueueGrant, RestoreChunk, RestoreStaged,
+                 EtcdTxn>;
 
 struct Command {
   // The replicated clock at the proposal: where the Store's clock stood when

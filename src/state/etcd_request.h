@@ -114,4 +114,38 @@ struct EtcdRangeResponse {
   bool operator==(const EtcdRangeResponse&) const = default;
 };
 
+// What each op of an applied txn answered (etcd's ResponseOp).
+struct EtcdPutResponse {
+  bool has_prev_kv = false;  // prev_kv was asked and the key existed
+  EtcdKeyValue prev_kv;
+  bool operator==(const EtcdPutResponse&) const = default;
+};
+
+struct EtcdDeleteRangeResponse {
+  std::int64_t deleted = 0;
+  std::vector<EtcdKeyValue> prev_kvs;  // with prev_kv
+  bool operator==(const EtcdDeleteRangeResponse&) const = default;
+};
+
+struct EtcdTxnResponse;
+
+struct EtcdResponseOp {
+  EtcdRequestOp::Kind kind = EtcdRequestOp::Kind::kEmpty;
+  EtcdRangeResponse range;
+  EtcdPutResponse put;
+  EtcdDeleteRangeResponse delete_range;
+  std::vector<EtcdTxnResponse> txn;  // one, for kTxn
+  bool operator==(const EtcdResponseOp&) const = default;
+};
+
+struct EtcdTxnResponse {
+  bool succeeded = false;
+  std::vector<EtcdResponseOp> responses;
+  bool operator==(const EtcdTxnResponse&) const;
+};
+
+inline bool EtcdTxnResponse::operator==(const EtcdTxnResponse& other) const {
+  return succeeded == other.succeeded && responses == other.responses;
+}
+
 }  // namespace tenure::state

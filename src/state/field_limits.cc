@@ -5,6 +5,7 @@
 #include "common/duration.h"
 #include "common/limits.h"
 #include "common/strings.h"
+#include "state/etcd_check.h"
 #include "state/numbered_session.h"
 
 namespace tenure::state {
@@ -158,6 +159,10 @@ Status CheckCommandFields(const CommandBody& body) {
           return CheckRestoreChunk(c);
         } else if constexpr (std::is_same_v<T, RestoreStaged>) {
           return CheckRestoreTotal(c.restore_id, c.total);
+        } else if constexpr (std::is_same_v<T, EtcdTxn>) {
+          // What the etcd API refuses before proposing (state/etcd_check.h).
+          const etcd_texts::EtcdError refused = CheckEtcdTxn(c.txn);
+          return refused.ok() ? Status::Ok() : Status::InvalidArgument(refused.message);
         } else {
           return Status::Ok();
         }

@@ -110,6 +110,8 @@ ApplyResult Store::Apply(const Command& command, LogIndex index, Result<Store>* 
           ApplyRestoreChunk(c, index, &result);
         } else if constexpr (std::is_same_v<T, RestoreStaged>) {
           ApplyRestoreStaged(c, index, decoded, &result);
+        } else if constexpr (std::is_same_v<T, EtcdTxn>) {
+          ApplyEtcdTxn(c, index, &result);
         } else {  // the ACL commands
           result.status = acl_.Apply(c, index, wall_ms_);
           if (result.status.ok()) changes_.acl = true;

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/etcd_texts.h"
 #include "common/status.h"
 #include "common/types.h"
 #include "state/acl_table.h"
@@ -78,6 +79,10 @@ struct ApplyResult {
   bool queued = false;
   // Every grant to a waiter and every waiter that left a queue, in order.
   std::vector<QueueEvent> queue_events;
+  // EtcdTxn: what its ops answered, or (ok = false) the etcd error that
+  // rolled it back, with etcd's code and text.
+  EtcdTxnResponse etcd;
+  etcd_texts::EtcdError etcd_error;
 };
 
 // What an apply touched, for waking blocking queries.
@@ -369,6 +374,32 @@ class Store {
   void ApplySessionCreate(const SessionCreate& c, LogIndex index, ApplyResult* result);
   void ApplySessionDestroy(const SessionDestroy& c, LogIndex index, ApplyResult* result);
   void ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result);
+  // store_etcd.cc: etcd's txn, its ops, and the undo of a txn of either kind.
+  void ApplyEtcdTxn(const EtcdTxn& c, LogIndex index, ApplyResult* result);
+  // Where a txn started, for RollBack.
+  struct TxnMarks {
+    LogIndex kv_index;
+    std::size_t changes = 0;
+    std::size_t events = 0;
+    std::size_t holder_changes = 0;
+  };
+  TxnMarks MarkTxn() const;
+  // Restores every key of `journal`, newest first, as it was before the txn.
+  void RollBack(const std::vector<JournalEntry>& journal, const TxnMarks& marks);
+  // What an etcd txn's writes leave for after it commits: keys deleted
+  // (their queues go) and keys an etcd lease let go (their queues' heads may
+  // take them).
+  struct EtcdAfterCommit {
+    std::vector<std::string> deleted;
+    std::vector<std::string> released;
+  };
+  etcd_texts::EtcdError RunEtcdTxn(const EtcdTxnRequest& txn, const std::vector<bool>& paths,
+                                   std::size_t* next_path, LogIndex index, EtcdAfterCommit* after,
+                                   EtcdTxnResponse* out);
+  etcd_texts::EtcdError EtcdPut(const EtcdPutRequest& put, LogIndex index, EtcdAfterCommit* after,
+                                EtcdPutResponse* out);
+  void EtcdDeleteRange(const EtcdDeleteRangeRequest& request, LogIndex index,
+                       EtcdAfterCommit* after, EtcdDeleteRangeResponse* out);
   void ApplyReapTombstones(const ReapTombstones& c);
   void ApplySetMember(const SetMember& c, LogIndex index, ApplyResult* result);
   void ApplyCheckpoint(const Checkpoint& c, LogIndex index);

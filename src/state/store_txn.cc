@@ -115,10 +115,7 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
   // token; a second new grant of a key in the same txn would hand out a
   // token no larger than the first one's. Refuse it (docs/fencing.md).
   std::set<std::string, std::less<>> granted_keys;
-  const LogIndex kv_index_before = kv_index_;
-  const std::size_t changes_before = changes_.keys.size();
-  const std::size_t events_before = changes_.events.size();
-  const std::size_t holder_changes_before = holder_changes_.size();
+  const TxnMarks marks = MarkTxn();
   // What the txn does to queues, done once it cannot roll back any more: a
   // delete drops the key's queue, an unlock hands the key to its head, a
   // waiter's unlock leaves the queue (first, so that an unlock by the holder
@@ -272,8 +269,15 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
     }
     return;
   }
-  // Roll back, newest first, restoring each key as it was before the txn.
   txn.results.clear();
+  RollBack(journal, marks);
+}
+
+Store::TxnMarks Store::MarkTxn() const {
+  return {kv_index_, changes_.keys.size(), changes_.events.size(), holder_changes_.size()};
+}
+
+void Store::RollBack(const std::vector<JournalEntry>& journal, const TxnMarks& marks) {
   for (auto it = journal.rbegin(); it != journal.rend(); ++it) {
     auto current = kv_.find(it->key);
     SessionId current_session = current != kv_.end() ? current->second.session : SessionId();
@@ -290,10 +294,10 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
       tombstones_.erase(it->key);
     }
   }
-  kv_index_ = kv_index_before;
-  changes_.keys.resize(changes_before);
-  changes_.events.resize(events_before);
-  holder_changes_.resize(holder_changes_before);
+  kv_index_ = marks.kv_index;
+  changes_.keys.resize(marks.changes);
+  changes_.events.resize(marks.events);
+  holder_changes_.resize(marks.holder_changes);
 }
 
 }  // namespace tenure::state

@@ -74,6 +74,38 @@ int main(int argc, char** argv) {
     std::string staged_entry;
     tenure::raft::EncodeEntry(staged, &staged_entry);
     Write(root / "command" / ("seed" + std::to_string(seed) + "-restore-staged"), staged_entry);
+    // An etcd recipe's campaign (decision 0048): CREATE(k) == 0 ? Put(k,
+    // lease) : Range(k), with a nested txn and a delete.
+    tenure::state::EtcdTxnRequest campaign;
+    tenure::state::EtcdCompare absent;
+    absent.target = tenure::state::EtcdCompareTarget::kCreate;
+    absent.range.key = "election/" + std::to_string(seed);
+    campaign.compare.push_back(absent);
+    tenure::state::EtcdRequestOp put;
+    put.kind = tenure::state::EtcdRequestOp::Kind::kPut;
+    put.put.key = absent.range.key;
+    put.put.value = "candidate";
+    put.put.lease = static_cast<std::int64_t>(seed);
+    put.put.prev_kv = true;
+    tenure::state::EtcdRequestOp get;
+    get.kind = tenure::state::EtcdRequestOp::Kind::kRange;
+    get.range.range.key = absent.range.key;
+    tenure::state::EtcdRequestOp erase;
+    erase.kind = tenure::state::EtcdRequestOp::Kind::kDeleteRange;
+    erase.delete_range.range = tenure::state::KeyRange{"a", std::string(1, '\0')};
+    tenure::state::EtcdTxnRequest inner;
+    inner.success.push_back(get);
+    inner.failure.push_back(erase);
+    tenure::state::EtcdRequestOp nested;
+    nested.kind = tenure::state::EtcdRequestOp::Kind::kTxn;
+    nested.txn.push_back(inner);
+    campaign.success = {put, nested};
+    campaign.failure = {get};
+    tenure::state::Command etcd = restore;
+    etcd.body = tenure::state::EtcdTxn{campaign};
+    std::string etcd_entry;
+    tenure::raft::EncodeEntry(etcd, &etcd_entry);
+    Write(root / "command" / ("seed" + std::to_string(seed) + "-etcd-txn"), etcd_entry);
     Write(root / "snapshot" / ("seed" + std::to_string(seed) + "-whole"),
           std::string(1, 0) + snapshot);
     snapshot.resize(snapshot.size() - 4);

@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "common/coding.h"
 #include "state/command.h"
+#include "state/etcd_check.h"
+#include "unit/state/golden_hex.h"
 #include "unit/state/store_fixture.h"
 
 namespace tenure::state {
@@ -172,9 +175,58 @@ class RandomContents {
         return KvQueueGrant{Bytes()};
       case 23:
         return RestoreChunk{U64(), U64(), U64(), Bytes()};
-      default:
+      case 24:
         return RestoreStaged{U64(), U64()};
+      default:
+        return EtcdTxn{EtcdTxnAt(1)};
     }
+  }
+
+  // A random etcd txn: every op kind and field, nested up to 3 deep.
+  EtcdTxnRequest EtcdTxnAt(int depth) {
+    EtcdTxnRequest txn;
+    txn.compare.resize(rng_() % 3);
+    for (EtcdCompare& c : txn.compare) {
+      c.result = static_cast<EtcdCompareResult>(rng_() % 4);
+      c.target = static_cast<EtcdCompareTarget>(rng_() % 5);
+      c.range = KeyRange{Bytes(), Bytes()};
+      c.number = I64();
+      c.value = Bytes();
+    }
+    for (auto* branch : {&txn.success, &txn.failure}) {
+      branch->resize(rng_() % 3);
+      for (EtcdRequestOp& op : *branch) {
+        op.kind = static_cast<EtcdRequestOp::Kind>(rng_() % (depth < 3 ? 5 : 4));
+        switch (op.kind) {
+          case EtcdRequestOp::Kind::kRange:
+            op.range.range = KeyRange{Bytes(), Bytes()};
+            op.range.limit = I64();
+            op.range.revision = I64();
+            op.range.sort_order = static_cast<EtcdSortOrder>(rng_() % 3);
+            op.range.sort_target = static_cast<EtcdSortTarget>(rng_() % 5);
+            op.range.serializable = Bool();
+            op.range.keys_only = Bool();
+            op.range.count_only = Bool();
+            op.range.min_mod_revision = I64();
+            op.range.max_mod_revision = I64();
+            op.range.min_create_revision = I64();
+            op.range.max_create_revision = I64();
+            break;
+          case EtcdRequestOp::Kind::kPut:
+            op.put = EtcdPutRequest{Bytes(), Bytes(), I64(), Bool(), Bool(), Bool()};
+            break;
+          case EtcdRequestOp::Kind::kDeleteRange:
+            op.delete_range = EtcdDeleteRangeRequest{KeyRange{Bytes(), Bytes()}, Bool()};
+            break;
+          case EtcdRequestOp::Kind::kTxn:
+            op.txn.push_back(EtcdTxnAt(depth + 1));
+            break;
+          case EtcdRequestOp::Kind::kEmpty:
+            break;
+        }
+      }
+    }
+    return txn;
   }
 
   AclToken Token() {
@@ -265,6 +317,79 @@ TEST(CommandCodecTest, ExtremeValuesRoundTrip) {
     ASSERT_TRUE(decoded.ok()) << CommandName(c) << ": " << decoded.status().ToString();
     EXPECT_TRUE(*decoded == c) << CommandName(c);
   }
+}
+
+// docs/formats.md's EtcdTxn (tag 30), field by field.
+TEST(CommandCodecTest, AnEtcdTxnIsItsFieldsInOrder) {
+  EtcdTxnRequest txn;
+  EtcdCompare compare;
+  compare.result = EtcdCompareResult::kGreater;
+  compare.target = EtcdCompareTarget::kMod;
+  compare.range.key = "k";
+  compare.number = 5;
+  txn.compare.push_back(compare);
+  EtcdRequestOp put;
+  put.kind = EtcdRequestOp::Kind::kPut;
+  put.put = EtcdPutRequest{"k", "v", -1, true, false, false};
+  txn.success.push_back(put);
+  EtcdRequestOp range;
+  range.kind = EtcdRequestOp::Kind::kRange;
+  range.range.range = KeyRange{"a", std::string(1, '\0')};
+  range.range.limit = 1;
+  range.range.sort_order = EtcdSortOrder::kDescend;
+  range.range.sort_target = EtcdSortTarget::kCreate;
+  range.range.keys_only = true;
+  range.range.max_create_revision = 9;
+  txn.failure.push_back(range);
+  const Command c{ClusterMs(1), EtcdTxn{txn}, UnixMs(2)};
+
+  std::string want;
+  ByteWriter w(&want);
+  w.PutU8(2), w.PutU8(30);                 // format version, tag
+  w.PutVarint(1), w.PutU8(1), w.PutU8(2);  // 1 compare: GREATER, MOD
+  w.PutBytes("k"), w.PutBytes("");         // key, range end
+  w.PutSignedVarint(5), w.PutBytes("");    // number, value
+  w.PutVarint(1), w.PutU8(2);              // 1 success op: a put
+  w.PutBytes("k"), w.PutBytes("v");        // key, value
+  w.PutSignedVarint(-1), w.PutU8(1);       // lease, flags (prev_kv)
+  w.PutVarint(1), w.PutU8(1);              // 1 failure op: a range
+  w.PutBytes("a"), w.PutBytes(std::string(1, '\0'));
+  w.PutSignedVarint(1), w.PutSignedVarint(0);  // limit, revision
+  w.PutU8(2), w.PutU8(2), w.PutU8(2);          // DESCEND, CREATE, flags (keys_only)
+  w.PutSignedVarint(0), w.PutSignedVarint(0);  // min and max mod revision
+  w.PutSignedVarint(0), w.PutSignedVarint(9);  // min and max create revision
+  w.PutSignedVarint(1), w.PutSignedVarint(2);  // the clocks
+  EXPECT_EQ(testing::Hex(Encode(c)), testing::Hex(want));
+  EXPECT_EQ(CommandName(c), "etcd-txn");
+
+  // An enum past the .proto's values, or flags it does not define, fail.
+  std::string bad = want;
+  bad[3] = 4;  // compare result 4
+  EXPECT_FALSE(DecodeCommand(bad).ok());
+  bad = want;
+  bad[4] = 5;  // compare target 5
+  EXPECT_FALSE(DecodeCommand(bad).ok());
+  bad = want;
+  bad[bad.size() - 7] = 8;  // the range's flags byte (before 4 revisions and 2 clocks)
+  EXPECT_FALSE(DecodeCommand(bad).ok());
+}
+
+TEST(CommandCodecTest, AnEtcdTxnNestedPastTheBoundIsRefused) {
+  auto nested = [](int depth) {
+    EtcdTxnRequest txn;
+    for (int i = 1; i < depth; ++i) {
+      EtcdRequestOp op;
+      op.kind = EtcdRequestOp::Kind::kTxn;
+      op.txn.push_back(std::move(txn));
+      txn = EtcdTxnRequest();
+      txn.success.push_back(std::move(op));
+    }
+    return Command{ClusterMs(1), EtcdTxn{std::move(txn)}, UnixMs(2)};
+  };
+  EXPECT_TRUE(DecodeCommand(Encode(nested(kEtcdTxnDepthMax))).ok());
+  EXPECT_FALSE(DecodeCommand(Encode(nested(kEtcdTxnDepthMax + 1))).ok());
+  // 1,000 levels: refused at the bound, without decoding the rest.
+  EXPECT_FALSE(DecodeCommand(Encode(nested(1'000))).ok());
 }
 
 TEST(CommandCodecTest, EncodingAppendsToTheOutput) {

@@ -934,6 +934,11 @@ class ModelStore {
     std::fputs("the model does not restore snapshots\n", stderr);
     std::abort();
   }
+  // The generator sends no etcd txn yet (store_etcd_test.cc tests them).
+  void ApplyBody(const EtcdTxn& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {
+    std::fputs("the model does not apply etcd txns yet\n", stderr);
+    std::abort();
+  }
   void ApplyBody(const RestoreChunk& c, LogIndex index, ModelResult* r) {
     const bool same = staging && staging->id == c.restore_id;
     if (c.offset == 0) {
