@@ -90,6 +90,12 @@ inline EtcdError KeyTooLong(std::size_t bytes, std::size_t max) {
 inline EtcdError TxnTooDeep(int max) {
   return Error(GrpcCode::kInvalidArgument, "tenure: txn nested deeper than " + std::to_string(max));
 }
+inline EtcdError TxnTooManyItems(std::size_t items, std::size_t max) {
+  return Error(GrpcCode::kInvalidArgument,
+               "tenure: txn has " + std::to_string(items) +
+                   " compares and operations at all its levels, more than the " +
+                   std::to_string(max) + " allowed");
+}
 inline EtcdError PastRevisionInTxn() {
   return Error(GrpcCode::kInvalidArgument,
                "tenure: a range inside a txn reads the txn's own revision; send a past "

@@ -56,6 +56,20 @@ EtcdError CheckOp(const EtcdRequestOp& op, std::size_t ops_left, int depth) {
   return etcd_texts::KeyNotFound();  // etcd's answer to an empty op
 }
 
+// Compares and ops at every level: linear in the request, nested no deeper
+// than CheckTxnAt allowed.
+std::size_t CountItems(const EtcdTxnRequest& txn) {
+  std::size_t items = txn.compare.size() + txn.success.size() + txn.failure.size();
+  for (const auto* branch : {&txn.success, &txn.failure}) {
+    for (const EtcdRequestOp& op : *branch) {
+      if (op.kind == EtcdRequestOp::Kind::kTxn && op.txn.size() == 1) {
+        items += CountItems(op.txn.front());
+      }
+    }
+  }
+  return items;
+}
+
 // What one branch puts and deletes, its nested txns' included.
 struct Writes {
   std::set<std::string> puts;
@@ -117,6 +131,9 @@ EtcdError CheckEtcdDeleteRange(const EtcdDeleteRangeRequest& request) {
 
 EtcdError CheckEtcdTxn(const EtcdTxnRequest& request) {
   if (EtcdError e = CheckTxnAt(request, kEtcdTxnOpsMax, 1); !e.ok()) return e;
+  if (const std::size_t items = CountItems(request); items > kEtcdTxnItemsMax) {
+    return etcd_texts::TxnTooManyItems(items, kEtcdTxnItemsMax);
+  }
   for (const auto* branch : {&request.success, &request.failure}) {
     Writes writes;
     if (!CollectWrites(*branch, &writes)) return etcd_texts::DuplicateKey();

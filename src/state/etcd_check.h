@@ -16,11 +16,16 @@ namespace tenure::state {
 inline constexpr std::size_t kEtcdTxnOpsMax = 128;
 // Nesting below this depth is refused (tenure's bound; etcd has none).
 inline constexpr int kEtcdTxnDepthMax = 32;
+// Compares and ops of a txn at all its levels (tenure's bound: etcd's
+// per-level count lets nesting multiply it). A flat txn at etcd's limits
+// has at most 384; the bound keeps the checks and the log decoder linear
+// in a small number, whatever a hostile entry nests.
+inline constexpr std::size_t kEtcdTxnItemsMax = 1024;
 
 etcd_texts::EtcdError CheckEtcdRange(const EtcdRangeRequest& request);
 etcd_texts::EtcdError CheckEtcdPut(const EtcdPutRequest& request);
 etcd_texts::EtcdError CheckEtcdDeleteRange(const EtcdDeleteRangeRequest& request);
-// The ops count, every op and compare (a range at a past revision inside a
+// The items bound, the ops count, every op and compare (a range at a past revision inside a
 // txn included), and no key put twice or put and deleted in one branch,
 // nested branches included (a key put in both branches of one nested txn
 // is fine: only one runs).

@@ -77,9 +77,23 @@ void EncodeOp(const EtcdRequestOp& op, ByteWriter& w) {
   }
 }
 
-EtcdTxnRequest DecodeTxnAt(ByteReader& r, int depth);
+// What a decode may still take: compares and ops at all levels.
+struct Budget {
+  std::size_t items_left = kEtcdTxnItemsMax;
+  // Takes n items; fails `r` when fewer are left.
+  bool Take(ByteReader& r, std::uint64_t n) {
+    if (n > items_left || n > r.remaining()) {
+      r.Fail();
+      return false;
+    }
+    items_left -= static_cast<std::size_t>(n);
+    return true;
+  }
+};
 
-EtcdRequestOp DecodeOp(ByteReader& r, int depth) {
+EtcdTxnRequest DecodeTxnAt(ByteReader& r, int depth, Budget* budget);
+
+EtcdRequestOp DecodeOp(ByteReader& r, int depth, Budget* budget) {
   EtcdRequestOp op;
   op.kind = GetEnum(r, EtcdRequestOp::Kind::kTxn);
   switch (op.kind) {
@@ -120,28 +134,28 @@ EtcdRequestOp DecodeOp(ByteReader& r, int depth) {
       op.delete_range.prev_kv = r.GetBool();
       break;
     case EtcdRequestOp::Kind::kTxn:
-      op.txn.push_back(DecodeTxnAt(r, depth + 1));
+      op.txn.push_back(DecodeTxnAt(r, depth + 1, budget));
       break;
   }
   return op;
 }
 
-std::vector<EtcdRequestOp> DecodeOps(ByteReader& r, int depth) {
+std::vector<EtcdRequestOp> DecodeOps(ByteReader& r, int depth, Budget* budget) {
   std::vector<EtcdRequestOp> ops;
   std::uint64_t n = r.GetVarint();
-  if (n > r.remaining()) r.Fail();  // every op takes at least one byte
-  for (; n > 0 && !r.failed(); --n) ops.push_back(DecodeOp(r, depth));
+  if (!budget->Take(r, n)) return ops;  // every op takes at least one byte
+  for (; n > 0 && !r.failed(); --n) ops.push_back(DecodeOp(r, depth, budget));
   return ops;
 }
 
-EtcdTxnRequest DecodeTxnAt(ByteReader& r, int depth) {
+EtcdTxnRequest DecodeTxnAt(ByteReader& r, int depth, Budget* budget) {
   EtcdTxnRequest txn;
   if (depth > kEtcdTxnDepthMax) {
     r.Fail();
     return txn;
   }
   std::uint64_t n = r.GetVarint();
-  if (n > r.remaining()) r.Fail();
+  if (!budget->Take(r, n)) return txn;
   for (; n > 0 && !r.failed(); --n) {
     EtcdCompare c;
     c.result = GetEnum(r, EtcdCompareResult::kNotEqual);
@@ -151,8 +165,8 @@ EtcdTxnRequest DecodeTxnAt(ByteReader& r, int depth) {
     c.value = r.GetString();
     txn.compare.push_back(std::move(c));
   }
-  txn.success = DecodeOps(r, depth);
-  txn.failure = DecodeOps(r, depth);
+  txn.success = DecodeOps(r, depth, budget);
+  txn.failure = DecodeOps(r, depth, budget);
   return txn;
 }
 
@@ -173,6 +187,9 @@ void EncodeEtcdTxn(const EtcdTxnRequest& txn, ByteWriter& w) {
   }
 }
 
-EtcdTxnRequest DecodeEtcdTxn(ByteReader& r) { return DecodeTxnAt(r, 1); }
+EtcdTxnRequest DecodeEtcdTxn(ByteReader& r) {
+  Budget budget;
+  return DecodeTxnAt(r, 1, &budget);
+}
 
 }  // namespace tenure::state

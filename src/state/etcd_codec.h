@@ -10,7 +10,8 @@ namespace tenure::state {
 
 void EncodeEtcdTxn(const EtcdTxnRequest& txn, ByteWriter& w);
 // Fails `r` on an unknown enum value, a count larger than the bytes left,
-// or nesting deeper than kEtcdTxnDepthMax.
+// more than kEtcdTxnItemsMax compares and ops in all (so a hostile entry
+// allocates at most that many), or nesting deeper than kEtcdTxnDepthMax.
 EtcdTxnRequest DecodeEtcdTxn(ByteReader& r);
 
 }  // namespace tenure::state

@@ -138,7 +138,8 @@ EventLog::Read EventLog::ReadAt(const Store& store, const KeyRange& range,
   std::map<std::string_view, const KvEntry*> entries;
   for (const KvEntry* entry : store.ListRange(range)) entries.emplace(entry->key, entry);
   // Newest first, so the oldest newer event of each key decides.
-  for (std::size_t i = events_.size(); i > FirstAfter(revision); --i) {
+  const std::size_t first_newer = FirstAfter(revision);
+  for (std::size_t i = events_.size(); i > first_newer; --i) {
     const KvEvent& event = events_[i - 1].event;
     if (!range.Contains(event.key())) continue;
     entries.insert_or_assign(std::string_view(event.key()), event.before.get());

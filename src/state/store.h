@@ -310,6 +310,11 @@ class Store {
     std::optional<KvEntry> entry;
     std::optional<LogIndex> tombstone;
   };
+  // A txn's undo log, each key once (a DeleteRange may write any number).
+  struct Journal {
+    std::vector<JournalEntry> entries;
+    std::set<std::string, std::less<>> keys;
+  };
 
   // KV operations (store_kv.cc). `index` is the raft index being applied.
   KvOutcome SetKv(const std::string& key, const std::string& value, std::uint64_t flags,
@@ -385,7 +390,7 @@ class Store {
   };
   TxnMarks MarkTxn() const;
   // Restores every key of `journal`, newest first, as it was before the txn.
-  void RollBack(const std::vector<JournalEntry>& journal, const TxnMarks& marks);
+  void RollBack(const Journal& journal, const TxnMarks& marks);
   // What an etcd txn's writes leave for after it commits: keys deleted
   // (their queues go) and keys an etcd lease let go (their queues' heads may
   // take them).
@@ -455,7 +460,7 @@ class Store {
   AclTable acl_;
   bool changed_since_checkpoint_ = false;
   std::string divergence_;
-  std::vector<JournalEntry>* journal_ = nullptr;  // non-null while applying a txn
+  Journal* journal_ = nullptr;  // non-null while applying a txn
   LockHistory history_;
   struct HolderChange {
     std::string key;

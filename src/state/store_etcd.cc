@@ -59,7 +59,7 @@ EtcdError QueueWaiting(const std::string& key) {
 void Store::ApplyEtcdTxn(const EtcdTxn& c, LogIndex index, ApplyResult* result) {
   std::vector<bool> paths;
   DecidePaths(*this, c.txn, &paths);
-  std::vector<JournalEntry> journal;
+  Journal journal;
   journal_ = &journal;
   const TxnMarks marks = MarkTxn();
   EtcdAfterCommit after;

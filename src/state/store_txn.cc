@@ -14,14 +14,12 @@ namespace tenure::state {
 
 void Store::RememberForRollback(std::string_view key) {
   if (journal_ == nullptr) return;
-  for (const JournalEntry& j : *journal_) {
-    if (j.key == key) return;  // txns hold at most limits::kTxnOpsMax ops: linear is fine
-  }
+  if (!journal_->keys.emplace(key).second) return;  // the first state is the one to restore
   JournalEntry j;
   j.key = std::string(key);
   if (auto it = kv_.find(key); it != kv_.end()) j.entry = it->second;
   if (auto it = tombstones_.find(key); it != tombstones_.end()) j.tombstone = it->second;
-  journal_->push_back(std::move(j));
+  journal_->entries.push_back(std::move(j));
 }
 
 Store::KvOutcome Store::ReadOp(const TxnOp& op, std::vector<TxnResultEntry>* results) const {
@@ -109,7 +107,7 @@ void Store::ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result) {
       c, [this](std::string_view key) { return InLockDelay(key); }, &txn);
   if (!txn.ok()) return;
 
-  std::vector<JournalEntry> journal;
+  Journal journal;
   journal_ = &journal;
   // A txn is one raft entry, so every grant in it gets the same fencing
   // token; a second new grant of a key in the same txn would hand out a
@@ -277,8 +275,8 @@ Store::TxnMarks Store::MarkTxn() const {
   return {kv_index_, changes_.keys.size(), changes_.events.size(), holder_changes_.size()};
 }
 
-void Store::RollBack(const std::vector<JournalEntry>& journal, const TxnMarks& marks) {
-  for (auto it = journal.rbegin(); it != journal.rend(); ++it) {
+void Store::RollBack(const Journal& journal, const TxnMarks& marks) {
+  for (auto it = journal.entries.rbegin(); it != journal.entries.rend(); ++it) {
     auto current = kv_.find(it->key);
     SessionId current_session = current != kv_.end() ? current->second.session : SessionId();
     SessionId old_session = it->entry ? it->entry->session : SessionId();

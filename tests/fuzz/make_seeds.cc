@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     get.range.range.key = absent.range.key;
     tenure::state::EtcdRequestOp erase;
     erase.kind = tenure::state::EtcdRequestOp::Kind::kDeleteRange;
-    erase.delete_range.range = tenure::state::KeyRange{"a", std::string(1, '\0')};
+    erase.delete_range.range = tenure::state::KeyRange{"a", "b"};
     tenure::state::EtcdTxnRequest inner;
     inner.success.push_back(get);
     inner.failure.push_back(erase);

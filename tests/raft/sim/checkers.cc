@@ -369,6 +369,12 @@ void Checkers::OnFirstApply(const state::Command& command, const state::Store& s
     }
     RealMs decided_at = *proposal.expiry_decided_at;
     DurationMs at_least_ms = RealMsAtLeast(record.ttl_ms);
+    // A lease's promise is its TTL itself in real time (decision 0048): its
+    // wait, TTL x (1 + rho), covers any clock within rho (less one ms for
+    // the clocks' rounding); runs with leases keep clocks within rho.
+    if (state::IsNumberedSession(destroy->id)) {
+      at_least_ms = std::max(at_least_ms, record.ttl_ms - 1);
+    }
     if (record.last_ack > decided_at - at_least_ms) {
       Fail(now,
            fmt::format("session {} expired by n{} (term {}, decided t={}) {} ms after a "

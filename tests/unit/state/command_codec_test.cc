@@ -388,6 +388,13 @@ TEST(CommandCodecTest, AnEtcdTxnNestedPastTheBoundIsRefused) {
   };
   EXPECT_TRUE(DecodeCommand(Encode(nested(kEtcdTxnDepthMax))).ok());
   EXPECT_FALSE(DecodeCommand(Encode(nested(kEtcdTxnDepthMax + 1))).ok());
+  // More compares and ops than any txn the checks accept: refused before
+  // they are decoded (a 1-byte empty op decodes to a few hundred bytes).
+  EtcdTxnRequest wide;
+  wide.success.resize(kEtcdTxnItemsMax);
+  EXPECT_TRUE(DecodeCommand(Encode(Command{ClusterMs(1), EtcdTxn{wide}, UnixMs(2)})).ok());
+  wide.failure.resize(1);
+  EXPECT_FALSE(DecodeCommand(Encode(Command{ClusterMs(1), EtcdTxn{wide}, UnixMs(2)})).ok());
   // 1,000 levels: refused at the bound, without decoding the rest.
   EXPECT_FALSE(DecodeCommand(Encode(nested(1'000))).ok());
 }

@@ -98,6 +98,20 @@ TEST(EtcdCheckTest, OpsAreCountedPerLevelAndANestedTxnGetsWhatIsLeft) {
   EXPECT_TRUE(CheckEtcdTxn(Txn(top)).ok());
 }
 
+TEST(EtcdCheckTest, CompareAndOpsAtAllLevelsHaveABound) {
+  // Four nested txns of 124 gets a branch: 4 + 4 x 248 = 996 items.
+  std::vector<EtcdRequestOp> gets(124, Get("r"));
+  std::vector<EtcdRequestOp> nested(2, Nested(Txn(gets, gets)));
+  EXPECT_TRUE(CheckEtcdTxn(Txn(nested, nested)).ok());
+  // Eight: 8 + 8 x 248 = 1,992, each level within etcd's count.
+  nested.resize(4, Nested(Txn(gets, gets)));
+  const etcd_texts::EtcdError refused = CheckEtcdTxn(Txn(nested, nested));
+  EXPECT_EQ(Text(refused),
+            "tenure: txn has 1992 compares and operations at all its levels, more than the 1024 "
+            "allowed");
+  EXPECT_EQ(refused.code, GrpcCode::kInvalidArgument);
+}
+
 TEST(EtcdCheckTest, AKeyPutTwiceOrPutAndDeletedInOneBranchIsADuplicate) {
   const std::string duplicate = "etcdserver: duplicate key given in txn request";
   EXPECT_EQ(Text(CheckEtcdTxn(Txn({Put("a"), Put("a")}))), duplicate);

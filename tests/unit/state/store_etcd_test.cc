@@ -226,6 +226,98 @@ TEST(StoreEtcdTest, ALeaseWaitsOutLockDelayAndTheFairQueue) {
   ASSERT_TRUE(d.EtcdPut("k", "v", lease).ok) << "after the window";
 }
 
+// The fair queue (decision 0027) and an etcd lease on one key: a lease
+// never jumps the queue, a key a lease lets go goes to the queue's head, a
+// deleted key's queue goes, and none of it happens in a txn rolled back.
+std::vector<SessionId> Waiting(const EtcdDriver& d, const std::string& key) {
+  std::vector<SessionId> out;
+  if (const auto* q = d.store().FindQueue(key)) {
+    for (const QueueWaiter& w : *q) out.push_back(w.session);
+  }
+  return out;
+}
+
+TEST(StoreEtcdTest, ALeaseDoesNotJumpTheQueue) {
+  EtcdDriver d;
+  const SessionId holder = d.NewSession(/*lock_delay_ns=*/kNsPerSecond);
+  const SessionId waiter = d.NewSession();
+  ASSERT_TRUE(d.Acquire("k", holder).ok);
+  d.Apply(KvEnqueue{"k", "", 0, waiter});
+  d.Destroy(holder);  // k is free, in lock-delay, and the waiter waits
+  d.AdvanceMs(1'001);
+  const std::int64_t lease = d.Grant(4);
+  ApplyResult r = d.EtcdPut("k", "v", lease);
+  EXPECT_EQ(r.etcd_error.code, GrpcCode::kFailedPrecondition);
+  EXPECT_EQ(r.etcd_error.message,
+            "tenure: key \"k\" has waiters in its fair-acquire queue; they are served first");
+  EXPECT_EQ(Waiting(d, "k"), std::vector<SessionId>{waiter});
+}
+
+TEST(StoreEtcdTest, AKeyALeaseLetsGoGoesToTheQueuesHeadOnlyOnceTheEntryCommits) {
+  EtcdDriver d;
+  const std::int64_t lease = d.Grant(6);
+  const SessionId waiter = d.NewSession();
+  ASSERT_TRUE(d.EtcdPut("k", "v", lease).ok);
+  d.Apply(KvEnqueue{"k", "w", 0, waiter});
+  ASSERT_EQ(Waiting(d, "k"), std::vector<SessionId>{waiter});
+  // Let go, then fail: nothing moves.
+  ApplyResult failed = d.Etcd(Txn({}, {Put("k", "plain"), Put("x", "v", 404)}));
+  EXPECT_FALSE(failed.ok);
+  EXPECT_TRUE(failed.queue_events.empty());
+  EXPECT_EQ(d.Get("k")->session, NumberedSessionId(lease));
+  EXPECT_EQ(Waiting(d, "k"), std::vector<SessionId>{waiter});
+  // Let go for real: the head takes it in the same entry.
+  ApplyResult released = d.EtcdPut("k", "plain");
+  ASSERT_TRUE(released.ok);
+  ASSERT_EQ(released.queue_events.size(), 1u);
+  EXPECT_EQ(released.queue_events[0].kind, QueueEvent::Kind::kGranted);
+  EXPECT_EQ(d.Get("k")->session, waiter);
+  EXPECT_TRUE(Waiting(d, "k").empty());
+}
+
+TEST(StoreEtcdTest, ADeletedKeysQueueGoesWithIt) {
+  EtcdDriver d;
+  const std::int64_t lease = d.Grant(7);
+  const SessionId waiter = d.NewSession();
+  ASSERT_TRUE(d.EtcdPut("k", "v", lease).ok);
+  d.Apply(KvEnqueue{"k", "", 0, waiter});
+  ApplyResult r = d.Etcd(Txn({}, {Delete("k")}));
+  ASSERT_TRUE(r.ok);
+  ASSERT_EQ(r.queue_events.size(), 1u);
+  EXPECT_EQ(r.queue_events[0].kind, QueueEvent::Kind::kLeft);
+  EXPECT_TRUE(Waiting(d, "k").empty());
+}
+
+TEST(StoreEtcdTest, ARolledBackGrantLeavesNoHolderHistoryOrEvent) {
+  EtcdDriver d;
+  d.store().RecordEvents(true);
+  const std::int64_t lease = d.Grant(8);
+  d.store().TakeChanges();
+  ApplyResult r = d.Etcd(Txn({}, {Put("a", "v", lease), Put("b", "v", 404)}));
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(d.Get("a").has_value());
+  EXPECT_EQ(d.store().HeldKeys(NumberedSessionId(lease)), nullptr);
+  EXPECT_TRUE(r.lock_events.empty());
+  Changes changes = d.store().TakeChanges();
+  EXPECT_TRUE(changes.events.empty());
+  EXPECT_TRUE(changes.keys.empty());
+  d.store().CheckInvariants();
+}
+
+TEST(StoreEtcdTest, ADeleteRangeOfManyKeysIsOneEntryAndUndoesInOne) {
+  EtcdDriver d;
+  d.set_check_invariants(false);  // O(state) after each of 20,000 writes
+  for (int i = 0; i < 20'000; ++i) d.Set("many/" + std::to_string(i), "v");
+  d.set_check_invariants(true);
+  ApplyResult failed = d.Etcd(Txn({}, {Delete("many/", "many0"), Put("x", "v", 404)}));
+  EXPECT_FALSE(failed.ok);
+  EXPECT_EQ(d.store().kv_count(), 20'000u);
+  ApplyResult r = d.Etcd(Txn({}, {Delete("many/", "many0")}));
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.etcd.responses[0].delete_range.deleted, 20'000);
+  EXPECT_EQ(d.store().kv_count(), 0u);
+}
+
 TEST(StoreEtcdTest, DeleteRangeCountsAndReturnsWhatItDeleted) {
   EtcdDriver d;
   d.EtcdPut("a/1", "x");
