@@ -11,37 +11,18 @@
 #include <utility>
 
 #include "common/limits.h"
+#include "unit/state/etcd_ops.h"
 
 namespace tenure::state {
 namespace {
 
 using etcd_texts::GrpcCode;
 
-EtcdRequestOp Put(std::string key, std::string value = "v") {
-  EtcdRequestOp op;
-  op.kind = EtcdRequestOp::Kind::kPut;
-  op.put.key = std::move(key);
-  op.put.value = std::move(value);
-  return op;
-}
-EtcdRequestOp Delete(std::string key, std::string end = "") {
-  EtcdRequestOp op;
-  op.kind = EtcdRequestOp::Kind::kDeleteRange;
-  op.delete_range.range = KeyRange{std::move(key), std::move(end)};
-  return op;
-}
-EtcdRequestOp Get(std::string key) {
-  EtcdRequestOp op;
-  op.kind = EtcdRequestOp::Kind::kRange;
-  op.range.range = KeyRange{std::move(key), ""};
-  return op;
-}
-EtcdRequestOp Nested(EtcdTxnRequest txn) {
-  EtcdRequestOp op;
-  op.kind = EtcdRequestOp::Kind::kTxn;
-  op.txn.push_back(std::move(txn));
-  return op;
-}
+using testutil::Delete;
+using testutil::Get;
+using testutil::Nested;
+using testutil::Put;
+
 EtcdTxnRequest Txn(std::vector<EtcdRequestOp> success, std::vector<EtcdRequestOp> failure = {}) {
   EtcdTxnRequest txn;
   txn.success = std::move(success);

@@ -13,41 +13,19 @@
 #include "state/etcd_range.h"
 #include "state/numbered_session.h"
 #include "state/store.h"
+#include "unit/state/etcd_ops.h"
 #include "unit/state/store_fixture.h"
 
 namespace tenure::state {
 namespace {
 
 using etcd_texts::GrpcCode;
+using testutil::Delete;
+using testutil::Get;
+using testutil::Nested;
+using testutil::Put;
 using testutil::StoreDriver;
 
-EtcdRequestOp Put(std::string key, std::string value, std::int64_t lease = 0) {
-  EtcdRequestOp op;
-  op.kind = EtcdRequestOp::Kind::kPut;
-  op.put.key = std::move(key);
-  op.put.value = std::move(value);
-  op.put.lease = lease;
-  return op;
-}
-EtcdRequestOp Delete(std::string key, std::string end = "", bool prev_kv = false) {
-  EtcdRequestOp op;
-  op.kind = EtcdRequestOp::Kind::kDeleteRange;
-  op.delete_range.range = KeyRange{std::move(key), std::move(end)};
-  op.delete_range.prev_kv = prev_kv;
-  return op;
-}
-EtcdRequestOp Get(std::string key, std::string end = "") {
-  EtcdRequestOp op;
-  op.kind = EtcdRequestOp::Kind::kRange;
-  op.range.range = KeyRange{std::move(key), std::move(end)};
-  return op;
-}
-EtcdRequestOp Nested(EtcdTxnRequest txn) {
-  EtcdRequestOp op;
-  op.kind = EtcdRequestOp::Kind::kTxn;
-  op.txn.push_back(std::move(txn));
-  return op;
-}
 EtcdCompare CreateIs(std::string key, std::int64_t revision) {
   EtcdCompare c;
   c.target = EtcdCompareTarget::kCreate;
