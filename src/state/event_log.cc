@@ -98,12 +98,6 @@ void EventLog::Trim() {
   }
 }
 
-std::size_t EventLog::FirstAfter(LogIndex r) const {
-  auto it = std::partition_point(events_.begin(), events_.end(),
-                                 [&](const Held& h) { return h.event.revision <= r; });
-  return static_cast<std::size_t>(it - events_.begin());
-}
-
 std::size_t EventLog::FirstAtOrAfter(LogIndex r) const {
   auto it = std::partition_point(events_.begin(), events_.end(),
                                  [&](const Held& h) { return h.event.revision < r; });
@@ -138,7 +132,7 @@ EventLog::Read EventLog::ReadAt(const Store& store, const KeyRange& range,
   std::map<std::string_view, const KvEntry*> entries;
   for (const KvEntry* entry : store.ListRange(range)) entries.emplace(entry->key, entry);
   // Newest first, so the oldest newer event of each key decides.
-  const std::size_t first_newer = FirstAfter(revision);
+  const std::size_t first_newer = FirstAtOrAfter(revision.Next());
   for (std::size_t i = events_.size(); i > first_newer; --i) {
     const KvEvent& event = events_[i - 1].event;
     if (!range.Contains(event.key())) continue;

@@ -119,8 +119,7 @@ class EventLog {
   void DropFront();
   void DropRevisionsBelow(LogIndex revision);
   void Trim();
-  // Index in events_ of the first event with revision > r (or >= r).
-  std::size_t FirstAfter(LogIndex r) const;
+  // Index in events_ of the first event with revision >= r.
   std::size_t FirstAtOrAfter(LogIndex r) const;
 
   std::size_t budget_;

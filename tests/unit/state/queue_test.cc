@@ -15,20 +15,13 @@ namespace tenure::state {
 namespace {
 
 using testutil::StoreDriver;
+using testutil::Waiting;
 
 constexpr DurationNs kSecond = kNsPerSecond;
 
 ApplyResult Enqueue(StoreDriver& d, const std::string& key, const SessionId& s,
                     std::string value = "") {
   return d.Apply(KvEnqueue{key, std::move(value), 0, s});
-}
-
-std::vector<SessionId> Waiting(const StoreDriver& d, const std::string& key) {
-  std::vector<SessionId> out;
-  if (const auto* q = d.store().FindQueue(key)) {
-    for (const QueueWaiter& w : *q) out.push_back(w.session);
-  }
-  return out;
 }
 
 TEST(StoreQueueTest, EnqueueOnAFreeKeyIsAPlainAcquire) {

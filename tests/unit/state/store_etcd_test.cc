@@ -25,6 +25,7 @@ using testutil::Get;
 using testutil::Nested;
 using testutil::Put;
 using testutil::StoreDriver;
+using testutil::Waiting;
 
 EtcdCompare CreateIs(std::string key, std::int64_t revision) {
   EtcdCompare c;
@@ -191,7 +192,7 @@ TEST(StoreEtcdTest, APutWithoutALeaseLetsALeaseGoAndAnotherLeaseTakesItOver) {
   EXPECT_TRUE(d.Get("k").has_value());
 }
 
-TEST(StoreEtcdTest, ALeaseWaitsOutLockDelayAndTheFairQueue) {
+TEST(StoreEtcdTest, ALeaseWaitsOutLockDelay) {
   EtcdDriver d;
   const SessionId consul = d.NewSession(/*lock_delay_ns=*/5 * kNsPerSecond);
   ASSERT_TRUE(d.Acquire("k", consul).ok);
@@ -207,13 +208,6 @@ TEST(StoreEtcdTest, ALeaseWaitsOutLockDelayAndTheFairQueue) {
 // The fair queue (decision 0027) and an etcd lease on one key: a lease
 // never jumps the queue, a key a lease lets go goes to the queue's head, a
 // deleted key's queue goes, and none of it happens in a txn rolled back.
-std::vector<SessionId> Waiting(const EtcdDriver& d, const std::string& key) {
-  std::vector<SessionId> out;
-  if (const auto* q = d.store().FindQueue(key)) {
-    for (const QueueWaiter& w : *q) out.push_back(w.session);
-  }
-  return out;
-}
 
 TEST(StoreEtcdTest, ALeaseDoesNotJumpTheQueue) {
   EtcdDriver d;

@@ -268,6 +268,15 @@ class StoreDriver {
   std::uint64_t session_counter_ = 0;
 };
 
+// The sessions waiting in `key`'s fair-acquire queue, head first.
+inline std::vector<SessionId> Waiting(const StoreDriver& d, std::string_view key) {
+  std::vector<SessionId> out;
+  if (const auto* q = d.store().FindQueue(key)) {
+    for (const QueueWaiter& w : *q) out.push_back(w.session);
+  }
+  return out;
+}
+
 // Sorted, de-duplicated keys of a Changes.
 inline std::vector<std::string> ChangedKeys(const Changes& changes) {
   std::vector<std::string> keys = changes.keys;
