@@ -211,10 +211,12 @@ TEST_F(ChildGroupTest, TerminateReachesGrandchild) {
 
 // Proves the grandchild gets SIGTERM from Terminate() itself, not from the
 // keeper's clean-up: the shell ignores TERM and only exits (with 3) after
-// its background sleep has died.
+// its background sleep has died. The sleep starts before the trap (so it
+// keeps TERM's default) and the pid file is written after it, so the test
+// never signals a shell that has not yet set its trap.
 TEST_F(ChildGroupTest, TerminateIsDeliveredToGrandchildDirectly) {
   ChildGroup group = StartOrDie(
-      {"sh", "-c", "sleep 300 & echo $! > " + File("gc") + "; trap '' TERM; wait; exit 3"});
+      {"sh", "-c", "sleep 300 & gc=$!; trap '' TERM; echo $gc > " + File("gc") + "; wait; exit 3"});
   pgids_.push_back(group.pgid());
   pid_t grandchild = ReadPidFile(File("gc"));
   ASSERT_GT(grandchild, 0);
