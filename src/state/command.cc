@@ -55,6 +55,7 @@ enum class Tag : std::uint8_t {
   kRestoreChunk = 28,
   kRestoreStaged = 29,
   kEtcdTxn = 30,
+  kEtcdCompact = 31,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -172,6 +173,10 @@ template <typename Io, Is<EtcdTxn> C>
 void Fields(Io& io, C& c) {
   io(c.txn);
 }
+template <typename Io, Is<EtcdCompact> C>
+void Fields(Io& io, C& c) {
+  io(c.revision);
+}
 
 template <typename T>
 constexpr Tag kTagOf = Tag{0};
@@ -227,6 +232,8 @@ template <>
 constexpr Tag kTagOf<RestoreStaged> = Tag::kRestoreStaged;
 template <>
 constexpr Tag kTagOf<EtcdTxn> = Tag::kEtcdTxn;
+template <>
+constexpr Tag kTagOf<EtcdCompact> = Tag::kEtcdCompact;
 
 struct FieldWriter {
   ByteWriter& w;
@@ -462,6 +469,9 @@ Result<Command> DecodeCommand(std::string_view bytes) {
     case Tag::kEtcdTxn:
       command.body = DecodeBody<EtcdTxn>(r);
       break;
+    case Tag::kEtcdCompact:
+      command.body = DecodeBody<EtcdCompact>(r);
+      break;
     case Tag::kKvEnqueueHeld: {
       KvEnqueue body;
       FieldReader reader{r};
@@ -557,6 +567,8 @@ std::string_view CommandName(const Command& command) {
       return "restore-staged";
     case Tag::kEtcdTxn:
       return "etcd-txn";
+    case Tag::kEtcdCompact:
+      return "etcd-compact";
   }
   return "unknown";
 }

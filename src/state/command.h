@@ -206,6 +206,15 @@ struct EtcdTxn {
   bool operator==(const EtcdTxn&) const = default;
 };
 
+// etcd's Compact (decision 0048 section 1): raises the replicated compact
+// revision, below which no server serves a read or a watch. Refused with
+// etcd's error at or below the current one ("compacted") and above the
+// state's applied index ("future revision"); it changes no key.
+struct EtcdCompact {
+  LogIndex revision;
+  bool operator==(const EtcdCompact&) const = default;
+};
+
 // The ACL commands (AclBootstrap, AclSetup, AclPolicySet, AclPolicyDelete,
 // AclTokenSet, AclTokenDelete) are declared with the table that applies
 // them, state/acl_table.h.
@@ -214,7 +223,7 @@ using CommandBody =
                  SessionDestroy, Txn, ReapTombstones, SetMember, RemoveMember, Checkpoint,
                  AclBootstrap, AclSetup, AclPolicySet, AclPolicyDelete, AclTokenSet, AclTokenDelete,
                  RestoreState, KvEnqueue, KvDequeue, KvQueueGrant, RestoreChunk, RestoreStaged,
-                 EtcdTxn>;
+                 EtcdTxn, EtcdCompact>;
 
 struct Command {
   // The replicated clock at the proposal: where the Store's clock stood when

@@ -112,6 +112,8 @@ ApplyResult Store::Apply(const Command& command, LogIndex index, Result<Store>* 
           ApplyRestoreStaged(c, index, decoded, &result);
         } else if constexpr (std::is_same_v<T, EtcdTxn>) {
           ApplyEtcdTxn(c, index, &result);
+        } else if constexpr (std::is_same_v<T, EtcdCompact>) {
+          ApplyEtcdCompact(c, &result);
         } else {  // the ACL commands
           result.status = acl_.Apply(c, index, wall_ms_);
           if (result.status.ok()) changes_.acl = true;
@@ -311,6 +313,7 @@ Status Store::Validate() const {
   TENURE_INVARIANT(applied_index_.value() < (std::uint64_t{1} << 62));
   TENURE_INVARIANT(kv_index_ <= applied_index_);
   TENURE_INVARIANT(sessions_index_ <= applied_index_);
+  TENURE_INVARIANT(compact_revision_ <= applied_index_);
   TENURE_INVARIANT(reaped_index_ <= kv_index_);
   std::size_t held_count = 0;
   for (const auto& [key, entry] : kv_) {

@@ -212,6 +212,11 @@ class Store {
   // log; the next command then takes the index after it (raft/fsm.h).
   LogIndex applied_index() const { return applied_index_; }
 
+  // The replicated compact revision (EtcdCompact, decision 0048 section 1):
+  // no read or watch below it is served. None until a Compact applies; kept
+  // in snapshots, and a restore never lowers it.
+  LogIndex compact_revision() const { return compact_revision_; }
+
   // What the applies since the last call touched.
   Changes TakeChanges();
 
@@ -381,6 +386,7 @@ class Store {
   void ApplyTxn(const Txn& c, LogIndex index, ApplyResult* result);
   // store_etcd.cc: etcd's txn, its ops, and the undo of a txn of either kind.
   void ApplyEtcdTxn(const EtcdTxn& c, LogIndex index, ApplyResult* result);
+  void ApplyEtcdCompact(const EtcdCompact& c, ApplyResult* result);
   // Where a txn started, for RollBack.
   struct TxnMarks {
     LogIndex kv_index;
@@ -451,6 +457,7 @@ class Store {
   LogIndex sessions_index_;
   LogIndex reaped_index_;  // highest tombstone index reaped so far (<= kv_index_)
   LogIndex applied_index_;
+  LogIndex compact_revision_;  // <= applied_index_
   ClusterMs now_ms_;
   // The wall clock of the command being applied (Command::wall_ms), for what
   // it records for people to read. Not state: set by every Apply.

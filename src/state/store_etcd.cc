@@ -173,4 +173,20 @@ void Store::EtcdDeleteRange(const EtcdDeleteRangeRequest& request, LogIndex inde
   out->deleted = static_cast<std::int64_t>(keys.size());
 }
 
+// etcd's kvstore.compact rules on our revisions: at or below the current
+// compact revision is compacted; this entry's own revision or later is the
+// future (the client cannot have seen it). Nothing else changes: the Store
+// keeps no history, the servers' windows drop what is below it.
+void Store::ApplyEtcdCompact(const EtcdCompact& c, ApplyResult* result) {
+  if (c.revision <= compact_revision_) {
+    result->etcd_error = etcd_texts::Compacted();
+  } else if (c.revision >= applied_index_) {
+    result->etcd_error = etcd_texts::FutureRevision();
+  } else {
+    compact_revision_ = c.revision;
+    return;
+  }
+  result->ok = false;
+}
+
 }  // namespace tenure::state

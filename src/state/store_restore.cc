@@ -82,6 +82,8 @@ void Store::ApplyRestore(std::string_view snapshot, LogIndex index, Result<Store
   restored.applied_index_ = std::max(restored.applied_index_, index);
   restored.kv_index_ = std::max(restored.kv_index_, index);
   restored.sessions_index_ = std::max(restored.sessions_index_, index);
+  // A compaction clients were told of stays (decision 0048 section 1).
+  restored.compact_revision_ = std::max(restored.compact_revision_, compact_revision_);
   // The replicated clock never goes back, and every restored lock-delay
   // window keeps the length it had left in the file (decision 0037): a file
   // whose clock is behind ours has its windows moved up with it, so none ends

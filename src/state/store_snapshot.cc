@@ -4,17 +4,18 @@
 //               now_ms:svarint
 //               n:varint kv_entry*n   n:varint (key:bytes index:varint)*n
 //               n:varint session*n    n:varint (key:bytes until:svarint)*n
-//               n:varint member*n                              (versions 2-8)
+//               n:varint member*n                              (versions 2-9)
 //               acl                                            (version 4)
 //               has_acl:u8 acl? history                        (version 5)
 //               has_acl:u8 acl? has_history:u8 history?
-//               queues_index:varint n:varint queue*n           (versions 6-8)
-//               checksum:fixed32le                             (versions 3-8)
-//   kv_entry := state/codec.cc; version:varint after it       (version 8)
+//               queues_index:varint n:varint queue*n           (versions 6-9)
+//               compact_revision:varint                        (version 9)
+//               checksum:fixed32le                             (versions 3-9)
+//   kv_entry := state/codec.cc; version:varint after it       (versions 8-9)
 //   queue    := key:bytes n:varint waiter*n (head first)
 //   waiter   := session:bytes value:bytes flags:varint since:svarint
 //               enqueue_index:varint
-//               checked:u8 (accessor_id:bytes default_allow:u8)?  (versions 7-8)
+//               checked:u8 (accessor_id:bytes default_allow:u8)?  (versions 7-9)
 //   member   := id:varint name:bytes raft_address:bytes http_address:bytes
 //               modify_index:varint
 //   acl      := bootstrap_index policies_index tokens_index :varint
@@ -30,7 +31,9 @@
 // grant (decision 0038), version 8 only while a key's version (decision
 // 0048) is above 1: every key then carries it, and the sections after the
 // members are written as in version 7 whatever they hold (queues_index may be
-// 0, with no queue). Versions 1-7 read every key as version 1.
+// 0, with no queue). Versions 1-7 read every key as version 1. Version 9 is
+// version 8 written while the replicated compact revision (EtcdCompact) is
+// not 0, which follows the queues; versions 1-8 read it as 0.
 // A store without ACL state still writes version 3, byte for byte as before,
 // so clusters that never turn ACLs on keep their snapshots (and digests).
 // Maps are written in key order, so equal states encode to equal bytes.
@@ -51,7 +54,8 @@ constexpr std::uint8_t kSnapshotVersionWithAcl = 4;
 constexpr std::uint8_t kSnapshotVersionWithHistory = 5;
 constexpr std::uint8_t kSnapshotVersionWithQueues = 6;
 constexpr std::uint8_t kSnapshotVersionWithAuthority = 7;
-constexpr std::uint8_t kSnapshotVersion = 8;
+constexpr std::uint8_t kSnapshotVersionWithVersions = 8;
+constexpr std::uint8_t kSnapshotVersion = 9;
 constexpr std::size_t kChecksumBytes = 4;
 
 std::uint32_t ReadFixed32(std::string_view bytes) {
@@ -77,9 +81,10 @@ Result<int> Store::CheckSnapshotBytes(std::string_view bytes) {
   if (bytes.size() <= kMagic.size()) return Status::Corruption("snapshot: truncated after magic");
   const auto version = static_cast<std::uint8_t>(bytes[kMagic.size()]);
   if (version == 1 || version == 2) return static_cast<int>(version);  // no checksum
-  if (version != kSnapshotVersion && version != kSnapshotVersionWithAuthority &&
-      version != kSnapshotVersionWithQueues && version != kSnapshotVersionWithHistory &&
-      version != kSnapshotVersionWithAcl && version != kSnapshotVersionWithoutAcl) {
+  if (version != kSnapshotVersion && version != kSnapshotVersionWithVersions &&
+      version != kSnapshotVersionWithAuthority && version != kSnapshotVersionWithQueues &&
+      version != kSnapshotVersionWithHistory && version != kSnapshotVersionWithAcl &&
+      version != kSnapshotVersionWithoutAcl) {
     return Status::Corruption("snapshot: unknown version " + std::to_string(version));
   }
   if (bytes.size() < kMagic.size() + 1 + kChecksumBytes) {
@@ -103,12 +108,15 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   const bool with_history = !history_.empty();
   bool with_versions = false;
   for (const auto& [key, entry] : kv_) with_versions |= entry.version > 1;
+  const bool with_compaction = !compact_revision_.is_none();
+  with_versions |= with_compaction;
   const bool with_queues = with_versions || !queues_index_.is_none();
   bool with_authority = with_versions;
   for (const auto& [key, queue] : queues_) {
     for (const QueueWaiter& waiter : queue) with_authority |= waiter.authority.checked;
   }
-  w.PutU8(with_versions    ? kSnapshotVersion
+  w.PutU8(with_compaction  ? kSnapshotVersion
+          : with_versions  ? kSnapshotVersionWithVersions
           : with_authority ? kSnapshotVersionWithAuthority
           : with_queues    ? kSnapshotVersionWithQueues
           : with_history   ? kSnapshotVersionWithHistory
@@ -166,6 +174,7 @@ void Store::EncodeSnapshotBody(std::string* out) const {
         }
       }
     }
+    if (with_compaction) w.PutIndex(compact_revision_);
   } else if (with_history) {
     w.PutBool(!acl_.empty());
     if (!acl_.empty()) acl_.Encode(w);
@@ -197,7 +206,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
   // Keys are written in order: each goes in at the end without a search (a
   // restore of a million keys spends most of its time here). A key out of
   // order or repeated is refused, as a file the encoder never writes.
-  const bool with_versions = version == kSnapshotVersion;
+  const bool with_versions = version >= kSnapshotVersionWithVersions;
   bool any_version_above_1 = false;
   for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
     KvEntry entry = DecodeKvEntry(r, with_versions);
@@ -252,9 +261,9 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
       if (store.history_.empty()) r.Fail();
     }
     store.queues_index_ = r.GetIndex();
-    // Versions 6-7 are written only with it; version 8 has no queue without it.
+    // Versions 6-7 are written only with it; versions 8-9 have no queue without it.
     const bool queues_used = !store.queues_index_.is_none();
-    if (!queues_used && version != kSnapshotVersion) r.Fail();
+    if (!queues_used && !with_versions) r.Fail();
     bool any_checked = false;
     for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
       std::string key = r.GetString();
@@ -284,9 +293,13 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     }
     // Version 7 is written only while a waiter carries a token to check.
     if (version == kSnapshotVersionWithAuthority && !any_checked) r.Fail();
+    if (version == kSnapshotVersion) {
+      store.compact_revision_ = r.GetIndex();
+      if (store.compact_revision_.is_none()) r.Fail();  // version 9 is written only with it
+    }
   }
   // Version 8 is written only while a key's version is above 1.
-  if (with_versions && !any_version_above_1) r.Fail();
+  if (version == kSnapshotVersionWithVersions && !any_version_above_1) r.Fail();
   if (r.failed()) return Status::Corruption("snapshot: truncated or malformed");
   if (!r.done()) return Status::Corruption("snapshot: trailing bytes");
 

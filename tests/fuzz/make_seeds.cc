@@ -106,6 +106,11 @@ int main(int argc, char** argv) {
     std::string etcd_entry;
     tenure::raft::EncodeEntry(etcd, &etcd_entry);
     Write(root / "command" / ("seed" + std::to_string(seed) + "-etcd-txn"), etcd_entry);
+    tenure::state::Command compact = restore;
+    compact.body = tenure::state::EtcdCompact{tenure::LogIndex(seed)};
+    std::string compact_entry;
+    tenure::raft::EncodeEntry(compact, &compact_entry);
+    Write(root / "command" / ("seed" + std::to_string(seed) + "-etcd-compact"), compact_entry);
     Write(root / "snapshot" / ("seed" + std::to_string(seed) + "-whole"),
           std::string(1, 0) + snapshot);
     snapshot.resize(snapshot.size() - 4);
@@ -124,6 +129,14 @@ int main(int argc, char** argv) {
     Write(root / "snapshot" / "forged-base-body", std::string(1, 1) + snapshot);
     Write(root / "backup_file" / "forged-base",
           std::string(1, 0) + tenure::state::EncodeBackup(base, 3, tenure::UnixMs(5)));
+    // The same state compacted (EtcdCompact): snapshot version 9.
+    tenure::state::Store compacted = tenure::state::testutil::ForgedBase();
+    const tenure::LogIndex revision(base.applied_index().value() - 1);
+    compacted.Apply({tenure::ClusterMs(5), tenure::state::EtcdCompact{revision}},
+                    base.applied_index().Next());
+    snapshot.clear();
+    compacted.EncodeSnapshot(&snapshot);
+    Write(root / "snapshot" / "forged-base-compacted-whole", std::string(1, 0) + snapshot);
   }
   // Refused states, each with the bytes as they are (first byte 0).
   int forged = 0;
@@ -137,7 +150,7 @@ int main(int argc, char** argv) {
           std::string(1, 0) + tenure::state::EncodeBackup(store, 3, tenure::UnixMs(5)));
     ++forged;
   }
-  std::printf("wrote %d command seeds, 18 snapshot seeds and %d refused states under %s\n", entries,
+  std::printf("wrote %d command seeds, 19 snapshot seeds and %d refused states under %s\n", entries,
               forged, argv[1]);
   return 0;
 }

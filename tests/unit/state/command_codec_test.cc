@@ -177,8 +177,10 @@ class RandomContents {
         return RestoreChunk{U64(), U64(), U64(), Bytes()};
       case 24:
         return RestoreStaged{U64(), U64()};
-      default:
+      case 25:
         return EtcdTxn{EtcdTxnAt(1)};
+      default:
+        return EtcdCompact{LogIndex(U64())};
     }
   }
 
@@ -512,6 +514,17 @@ TEST(CommandCodecTest, RandomGarbageIsMostlyRejectedAndNeverCrashes) {
     }
   }
   EXPECT_LT(accepted, 40) << "random bytes should almost never frame a command exactly";
+}
+
+// docs/formats.md's EtcdCompact (tag 31): the revision, nothing else.
+TEST(CommandCodecTest, AnEtcdCompactIsItsRevision) {
+  const Command c{ClusterMs(1), EtcdCompact{LogIndex(300)}, UnixMs(2)};
+  std::string want;
+  ByteWriter w(&want);
+  w.PutU8(2), w.PutU8(31), w.PutVarint(300);   // format version, tag, revision
+  w.PutSignedVarint(1), w.PutSignedVarint(2);  // the clocks
+  EXPECT_EQ(testing::Hex(Encode(c)), testing::Hex(want));
+  EXPECT_EQ(CommandName(c), "etcd-compact");
 }
 
 TEST(CommandNameTest, NamesAreShortDistinctAndStable) {
