@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "etcd/proto_codec.h"
 #include "raft/entry_codec.h"
 #include "state/backup_file.h"
 #include "state/store.h"
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   const std::filesystem::path root(argv[1]);
   std::filesystem::create_directories(root / "command");
   std::filesystem::create_directories(root / "snapshot");
+  std::filesystem::create_directories(root / "etcd_proto");
   int entries = 0;
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
     tenure::state::testutil::CommandGenerator generator(seed);
@@ -106,6 +108,20 @@ int main(int argc, char** argv) {
     std::string etcd_entry;
     tenure::raft::EncodeEntry(etcd, &etcd_entry);
     Write(root / "command" / ("seed" + std::to_string(seed) + "-etcd-txn"), etcd_entry);
+    // The same txn as a client sends it (etcd_proto: first byte 0, a txn),
+    // and its answer (first byte 5).
+    std::string proto(1, '\0');
+    tenure::etcd::EncodeProto(campaign, &proto);
+    Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-txn"), proto);
+    tenure::etcd::TxnResponse answer;
+    answer.header = {1, 2, static_cast<std::int64_t>(seed), 3};
+    answer.body.succeeded = true;
+    answer.body.responses.emplace_back().kind = tenure::state::EtcdRequestOp::Kind::kPut;
+    answer.body.responses.back().put.has_prev_kv = true;
+    answer.body.responses.back().put.prev_kv = {"k", 1, 2, 3, "v", 4};
+    std::string response(1, '\5');
+    tenure::etcd::EncodeProto(answer, &response, &answer.header);
+    Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-txn-response"), response);
     tenure::state::Command compact = restore;
     compact.body = tenure::state::EtcdCompact{tenure::LogIndex(seed)};
     std::string compact_entry;

@@ -1,0 +1,72 @@
+// Protobuf's wire format (proto3), as much as etcd's messages use: varint
+// fields (int64 as two's complement, uint64, bool, enums), length-delimited
+// fields (bytes, strings, nested messages, packed enums), and fixed32/64
+// fields read only to be skipped. Pure: bytes in, bytes out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tenure::etcd {
+
+enum class WireType : std::uint8_t {
+  kVarint = 0,
+  kFixed64 = 1,
+  kLength = 2,
+  kStartGroup = 3,
+  kEndGroup = 4,
+  kFixed32 = 5,
+};
+
+// Appends fields to a string. Nested messages are encoded into a scratch
+// string first, then written as a length-delimited field.
+class ProtoWriter {
+ public:
+  explicit ProtoWriter(std::string* out) : out_(out) {}
+  void Varint(std::uint64_t v);
+  void Tag(std::uint32_t field, WireType type);
+  void VarintField(std::uint32_t field, std::uint64_t v) {
+    Tag(field, WireType::kVarint);
+    Varint(v);
+  }
+  void LengthField(std::uint32_t field, std::string_view bytes) {
+    Tag(field, WireType::kLength);
+    Varint(bytes.size());
+    out_->append(bytes);
+  }
+
+ private:
+  std::string* out_;
+};
+
+// Reads the fields of one message in order. Every read is bounded by the
+// input; a malformed tag, a varint over 10 bytes, a length past the end, a
+// field number 0 or a group (which proto3 never writes) sets failed() and
+// ends the message.
+class ProtoReader {
+ public:
+  explicit ProtoReader(std::string_view in) : in_(in) {}
+  // Reads the next field's tag; false at the end of the input or on failure.
+  bool Next();
+  std::uint32_t field() const { return field_; }
+  WireType type() const { return type_; }
+  // The current field's value. A call that does not match the field's wire
+  // type fails the reader.
+  std::uint64_t Varint();
+  std::string_view Bytes();
+  // Skips the current field's value, whatever its type.
+  void Skip();
+  void Fail() { failed_ = true; }
+  bool failed() const { return failed_; }
+
+ private:
+  bool ReadVarint(std::uint64_t* v);
+  std::string_view in_;
+  std::size_t pos_ = 0;
+  std::uint32_t field_ = 0;
+  WireType type_ = WireType::kVarint;
+  bool failed_ = false;
+};
+
+}  // namespace tenure::etcd
