@@ -216,4 +216,21 @@ concept AResponseBody =
     std::same_as<M, state::EtcdRangeResponse> || std::same_as<M, state::EtcdPutResponse> ||
     std::same_as<M, state::EtcdDeleteRangeResponse> || std::same_as<M, state::EtcdTxnResponse>;
 
+// What a decoded message means when its input said it twice: a Compare's
+// target union holds the member read last (`union_seen`, the target it
+// belongs to, -1 for none), and only the member its target names counts
+// (etcd compares a missing or other member as zero).
+template <typename M>
+void NormalizeDecoded(M& /*m*/, int /*union_seen*/) {}
+inline void NormalizeDecoded(state::EtcdCompare& c, int union_seen) {
+  if (union_seen != static_cast<int>(c.target)) {
+    c.number = 0;
+    c.value.clear();
+  } else if (c.target == state::EtcdCompareTarget::kValue) {
+    c.number = 0;
+  } else {
+    c.value.clear();
+  }
+}
+
 }  // namespace tenure::etcd

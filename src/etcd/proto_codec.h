@@ -106,22 +106,6 @@ void EncodeProto(const M& m, std::string* out, const ResponseHeader* nested_head
 
 // Reads one field (the reader's current one) into whichever member the
 // field list gives that number.
-// What a decoded message means when its bytes said it twice: a Compare's
-// target union holds the member read last, and only the member its target
-// names counts (etcd compares a missing or other member as zero).
-template <typename M>
-void NormalizeDecoded(M& /*m*/, int /*union_seen*/) {}
-inline void NormalizeDecoded(state::EtcdCompare& c, int union_seen) {
-  if (union_seen != static_cast<int>(c.target)) {
-    c.number = 0;
-    c.value.clear();
-  } else if (c.target == state::EtcdCompareTarget::kValue) {
-    c.number = 0;
-  } else {
-    c.value.clear();
-  }
-}
-
 class ProtoFieldDecoder {
  public:
   struct Budget {

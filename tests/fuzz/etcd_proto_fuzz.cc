@@ -1,5 +1,6 @@
-// Fuzz target: a protobuf message as an etcd client sends it (decision 0048;
-// its first byte picks which request). Decoding either refuses it with a
+// Fuzz target: a message as an etcd client sends it, in protobuf or in the
+// gateway's JSON (decision 0048; the first byte picks which request, and
+// which coding: 0-5 protobuf, 6-11 JSON). Decoding either refuses it with a
 // reason or yields a message that encodes to bytes decoding to the same
 // message (ours are canonical, so those encode to themselves); a txn that
 // decodes goes through the API's checks (state/etcd_check.h) as a request
@@ -9,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "etcd/json_codec.h"
 #include "etcd/messages.h"
 #include "etcd/proto_codec.h"
 #include "fuzz_check.h"
@@ -16,21 +18,67 @@
 
 namespace {
 
-template <typename M>
+struct Proto {
+  template <typename M>
+  static std::string Decode(std::string_view in, M* m) {
+    return tenure::etcd::DecodeProto(in, m);
+  }
+  template <typename M>
+  static void Encode(const M& m, std::string* out) {
+    tenure::etcd::EncodeProto(m, out);
+  }
+};
+struct Json {
+  template <typename M>
+  static std::string Decode(std::string_view in, M* m) {
+    return tenure::etcd::DecodeJson(in, m);
+  }
+  template <typename M>
+  static void Encode(const M& m, std::string* out) {
+    tenure::etcd::EncodeJson(m, out);
+  }
+};
+
+template <typename M, typename Coding>
 void RoundTrip(std::string_view bytes) {
   M m;
-  const std::string error = tenure::etcd::DecodeProto(bytes, &m);
+  const std::string error = Coding::Decode(bytes, &m);
   if (!error.empty()) return;
   std::string encoded;
-  tenure::etcd::EncodeProto(m, &encoded);
+  Coding::Encode(m, &encoded);
   M again;
-  FUZZ_CHECK(tenure::etcd::DecodeProto(encoded, &again).empty());
+  FUZZ_CHECK(Coding::Decode(encoded, &again).empty());
   FUZZ_CHECK(again == m);
   std::string twice;
-  tenure::etcd::EncodeProto(again, &twice);
+  Coding::Encode(again, &twice);
   FUZZ_CHECK(twice == encoded);
   if constexpr (std::is_same_v<M, tenure::state::EtcdTxnRequest>) {
     (void)tenure::state::CheckEtcdTxn(m);
+  }
+}
+
+template <typename Coding>
+void Pick(int which, std::string_view bytes) {
+  using namespace tenure;
+  switch (which) {
+    case 0:
+      RoundTrip<state::EtcdTxnRequest, Coding>(bytes);
+      break;
+    case 1:
+      RoundTrip<state::EtcdRangeRequest, Coding>(bytes);
+      break;
+    case 2:
+      RoundTrip<state::EtcdPutRequest, Coding>(bytes);
+      break;
+    case 3:
+      RoundTrip<state::EtcdDeleteRangeRequest, Coding>(bytes);
+      break;
+    case 4:
+      RoundTrip<etcd::CompactionRequest, Coding>(bytes);
+      break;
+    default:
+      RoundTrip<etcd::TxnResponse, Coding>(bytes);
+      break;
   }
 }
 
@@ -39,26 +87,10 @@ void RoundTrip(std::string_view bytes) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-  using namespace tenure;
-  switch (data[0] % 6) {
-    case 0:
-      RoundTrip<state::EtcdTxnRequest>(bytes);
-      break;
-    case 1:
-      RoundTrip<state::EtcdRangeRequest>(bytes);
-      break;
-    case 2:
-      RoundTrip<state::EtcdPutRequest>(bytes);
-      break;
-    case 3:
-      RoundTrip<state::EtcdDeleteRangeRequest>(bytes);
-      break;
-    case 4:
-      RoundTrip<etcd::CompactionRequest>(bytes);
-      break;
-    default:
-      RoundTrip<etcd::TxnResponse>(bytes);
-      break;
+  if (data[0] % 12 < 6) {
+    Pick<Proto>(data[0] % 6, bytes);
+  } else {
+    Pick<Json>(data[0] % 6, bytes);
   }
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "etcd/json_codec.h"
 #include "etcd/proto_codec.h"
 #include "raft/entry_codec.h"
 #include "state/backup_file.h"
@@ -122,6 +123,13 @@ int main(int argc, char** argv) {
     std::string response(1, '\5');
     tenure::etcd::EncodeProto(answer, &response, &answer.header);
     Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-txn-response"), response);
+    std::string json(1, '\6');
+    tenure::etcd::EncodeJson(campaign, &json);
+    Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-txn-json"), json);
+    std::string json_response(1, '\13');
+    tenure::etcd::EncodeJson(answer, &json_response, &answer.header);
+    Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-txn-response-json"),
+          json_response);
     tenure::state::Command compact = restore;
     compact.body = tenure::state::EtcdCompact{tenure::LogIndex(seed)};
     std::string compact_entry;
