@@ -125,4 +125,32 @@ void JsonFieldDecoder::String(std::uint32_t /*n*/, std::string_view name, std::s
   v = member_.value.text;
 }
 
+void JsonFieldDecoder::BytesList(std::uint32_t /*n*/, std::string_view name,
+                                 std::vector<std::string>& v) {
+  if (!Take(name)) return;
+  if (member_.value.kind != ConfigValue::Kind::kList) {
+    return Fail(std::string(name) + " is not a list");
+  }
+  for (const ConfigValue& item : member_.value.items) {
+    std::optional<std::string> bytes;
+    if (item.kind == ConfigValue::Kind::kString) bytes = DecodeBase64(item.text);
+    if (!bytes) return Fail("bad base64 in " + std::string(name));
+    v.push_back(std::move(*bytes));
+  }
+}
+
+void JsonFieldDecoder::Strings(std::uint32_t /*n*/, std::string_view name,
+                               std::vector<std::string>& v) {
+  if (!Take(name)) return;
+  if (member_.value.kind != ConfigValue::Kind::kList) {
+    return Fail(std::string(name) + " is not a list");
+  }
+  for (const ConfigValue& item : member_.value.items) {
+    if (item.kind != ConfigValue::Kind::kString) {
+      return Fail("bad value " + item.text + " of " + std::string(name));
+    }
+    v.push_back(item.text);
+  }
+}
+
 }  // namespace tenure::etcd

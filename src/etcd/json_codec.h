@@ -99,6 +99,18 @@ class JsonEncoder {
     if (kind == which) Quoted(name, Base64Encode(v));
   }
 
+  void BytesList(std::uint32_t /*n*/, std::string_view name, const std::vector<std::string>& v) {
+    List(name, v, [](const std::string& item) { return Base64Encode(item); });
+  }
+  void Strings(std::uint32_t /*n*/, std::string_view name, const std::vector<std::string>& v) {
+    List(name, v, [](const std::string& item) { return item; });
+  }
+  template <typename E, std::size_t N>
+  void EnumList(std::uint32_t /*n*/, std::string_view name, const std::vector<E>& v,
+                const std::array<std::string_view, N>& names) {
+    List(name, v, [&](E e) { return std::string(names[static_cast<std::size_t>(e)]); });
+  }
+
   template <typename M>
   void Nested(const M& m) {
     JsonEncoder inner(out_, nested_header_);
@@ -121,6 +133,17 @@ class JsonEncoder {
   void Quoted(std::string_view name, const std::string& text) {
     Name(name);
     json::AppendString(out_, text);
+  }
+  template <typename T, typename Text>
+  void List(std::string_view name, const std::vector<T>& items, Text text) {
+    if (items.empty()) return;
+    Name(name);
+    out_->push_back('[');
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (i > 0) out_->push_back(',');
+      json::AppendString(out_, text(items[i]));
+    }
+    out_->push_back(']');
   }
 
   std::string* out_;
@@ -218,6 +241,25 @@ class JsonFieldDecoder {
     Bytes(n, name, v);
     if (!was && matched_) union_seen_ = static_cast<int>(which);
     (void)kind;
+  }
+  void BytesList(std::uint32_t /*n*/, std::string_view name, std::vector<std::string>& v);
+  void Strings(std::uint32_t /*n*/, std::string_view name, std::vector<std::string>& v);
+  template <typename E, std::size_t N>
+  void EnumList(std::uint32_t /*n*/, std::string_view name, std::vector<E>& v,
+                const std::array<std::string_view, N>& names) {
+    if (!Take(name)) return;
+    if (member_.value.kind != ConfigValue::Kind::kList) {
+      return Fail(std::string(name) + " is not a list");
+    }
+    for (const ConfigValue& item : member_.value.items) {
+      std::size_t i = 0;
+      while (i < N && !(item.kind == ConfigValue::Kind::kString && names[i] == item.text) &&
+             !(item.kind == ConfigValue::Kind::kNumber && item.text == std::to_string(i))) {
+        ++i;
+      }
+      if (i == N) return Fail("unknown value " + item.text + " of " + std::string(name));
+      v.push_back(static_cast<E>(i));
+    }
   }
   int union_seen() const { return union_seen_; }
 

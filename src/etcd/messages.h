@@ -14,6 +14,8 @@
 //   Oneof(n, name, m, kind, which)       a member of a oneof: written when
 //                                        kind == which, read sets kind
 //   OneofInt64 / OneofBytes              scalar oneof members (Compare)
+//   BytesList, Strings                   repeated bytes and strings
+//   EnumList(n, name, vector, names)     a repeated enum (packed in protobuf)
 #pragma once
 
 #include <array>

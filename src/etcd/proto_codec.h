@@ -80,6 +80,21 @@ class ProtoEncoder {
                   K which) {
     if (kind == which) w_.LengthField(n, v);
   }
+  void BytesList(std::uint32_t n, std::string_view /*name*/, const std::vector<std::string>& v) {
+    for (const std::string& item : v) w_.LengthField(n, item);
+  }
+  void Strings(std::uint32_t n, std::string_view name, const std::vector<std::string>& v) {
+    BytesList(n, name, v);
+  }
+  template <typename E, std::size_t N>
+  void EnumList(std::uint32_t n, std::string_view /*name*/, const std::vector<E>& v,
+                const std::array<std::string_view, N>& /*names*/) {
+    if (v.empty()) return;
+    std::string packed;
+    ProtoWriter packer(&packed);
+    for (E e : v) packer.Varint(static_cast<std::uint64_t>(e));
+    w_.LengthField(n, packed);
+  }
 
  private:
   template <typename M>
@@ -182,6 +197,43 @@ class ProtoFieldDecoder {
     if (!Take(n)) return;
     v = std::string(r_.Bytes());
     union_seen_ = static_cast<int>(which);
+  }
+
+  void BytesList(std::uint32_t n, std::string_view /*name*/, std::vector<std::string>& v) {
+    if (!Take(n)) return;
+    if (budget_.messages_left == 0) return Fail("too many messages");
+    --budget_.messages_left;
+    v.emplace_back(r_.Bytes());
+  }
+  void Strings(std::uint32_t n, std::string_view name, std::vector<std::string>& v) {
+    BytesList(n, name, v);
+  }
+  // Packed (as proto3 writes them) or one by one (as proto2 did).
+  template <typename E, std::size_t N>
+  void EnumList(std::uint32_t n, std::string_view name, std::vector<E>& v,
+                const std::array<std::string_view, N>& /*names*/) {
+    if (!Take(n)) return;
+    auto add = [&](std::uint64_t value) {
+      if (value >= N) {
+        Fail("unknown value " + std::to_string(static_cast<std::int64_t>(value)) + " of " +
+             std::string(name));
+        return false;
+      }
+      v.push_back(static_cast<E>(value));
+      return true;
+    };
+    if (r_.type() != WireType::kLength) {
+      add(r_.Varint());
+      return;
+    }
+    const std::string_view packed = r_.Bytes();
+    if (r_.failed()) return;
+    ProtoReader items(packed);
+    while (!items.at_end()) {
+      std::uint64_t value = 0;
+      if (!items.ReadPackedVarint(&value)) return Fail("malformed protobuf");
+      if (!add(value)) return;
+    }
   }
 
   template <typename M>

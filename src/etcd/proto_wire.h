@@ -57,6 +57,10 @@ class ProtoReader {
   std::string_view Bytes();
   // Skips the current field's value, whatever its type.
   void Skip();
+  // The elements of a packed repeated field, read from a reader over its
+  // bytes: one varint, false if malformed.
+  bool ReadPackedVarint(std::uint64_t* v) { return ReadVarint(v); }
+  bool at_end() const { return pos_ >= in_.size(); }
   void Fail() { failed_ = true; }
   bool failed() const { return failed_; }
 

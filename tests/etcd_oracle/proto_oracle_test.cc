@@ -8,9 +8,11 @@
 
 #include <random>
 #include <string>
+#include <typeinfo>
 
 #include "etcd/etcdserver/etcdserverpb/rpc.pb.h"
 #include "etcd/messages.h"
+#include "etcd/messages_services.h"
 #include "etcd/proto_codec.h"
 
 namespace tenure::etcd {
@@ -39,6 +41,12 @@ class Random {
   std::string Bytes() {
     std::string s(rng_() % 4 == 0 ? 0 : rng_() % 20, '\0');
     for (char& c : s) c = static_cast<char>(rng_() % 256);
+    return s;
+  }
+  // protoc's strings must be UTF-8.
+  std::string Ascii() {
+    std::string s = Bytes();
+    for (char& c : s) c = static_cast<char>('a' + static_cast<unsigned char>(c) % 26);
     return s;
   }
   bool Bool() { return rng_() % 2 == 0; }
@@ -142,7 +150,7 @@ void ExpectSameBothWays(const Ours& ours, const ResponseHeader* nested = nullptr
   EXPECT_EQ(theirs.SerializeAsString(), bytes) << theirs.DebugString();
   Ours back;
   ASSERT_EQ(DecodeProto(theirs.SerializeAsString(), &back), "");
-  EXPECT_TRUE(back == ours);
+  EXPECT_TRUE(back == ours) << typeid(Ours).name() << " " << theirs.DebugString();
 }
 
 TEST(EtcdProtoOracleTest, RandomTxnRequestsAreProtocsBytesBothWays) {
@@ -170,6 +178,82 @@ TEST(EtcdProtoOracleTest, RandomTxnResponsesWithHeadersAreProtocsBytes) {
     TxnResponse back;
     ASSERT_EQ(DecodeProto(bytes, &back), "");
     EXPECT_TRUE(back == response) << seed;
+  }
+}
+
+TEST(EtcdProtoOracleTest, RandomServiceMessagesAreProtocsBytesBothWays) {
+  for (std::uint32_t seed = 1; seed <= 200; ++seed) {
+    Random r(seed);
+    auto header = [&] {
+      return ResponseHeader{static_cast<std::uint64_t>(r.Number()),
+                            static_cast<std::uint64_t>(r.Number()), r.Number(),
+                            static_cast<std::uint64_t>(r.Number())};
+    };
+    WatchRequest watch;
+    watch.kind = static_cast<WatchRequest::Kind>(r.Below(4));
+    watch.create = {
+        {r.Bytes(), r.Bytes()}, r.Number(), r.Bool(), {}, r.Bool(), r.Number(), r.Bool()};
+    for (std::uint32_t i = r.Below(3); i > 0; --i) {
+      watch.create.filters.push_back(static_cast<WatchFilter>(r.Below(2)));
+    }
+    watch.cancel.watch_id = r.Number();
+    if (watch.kind != WatchRequest::Kind::kCreate) watch.create = {};
+    if (watch.kind != WatchRequest::Kind::kCancel) watch.cancel = {};
+    ExpectSameBothWays<WatchRequest, etcdserverpb::WatchRequest>(watch);
+
+    WatchResponse events;
+    events.header = header();
+    events.body = {r.Number(), r.Bool(), r.Bool(), r.Number(), r.Ascii(), r.Bool(), {}};
+    for (std::uint32_t i = r.Below(4); i > 0; --i) {
+      Event& e = events.body.events.emplace_back();
+      e.type = static_cast<EventType>(r.Below(2));
+      e.kv = r.Kv();
+      e.has_prev_kv = r.Bool();
+      if (e.has_prev_kv) e.prev_kv = r.Kv();
+    }
+    ExpectSameBothWays<WatchResponse, etcdserverpb::WatchResponse>(events);
+
+    LeaseTimeToLiveResponse ttl;
+    ttl.header = header();
+    ttl.body = {r.Number(), r.Number(), r.Number(), {}};
+    for (std::uint32_t i = r.Below(4); i > 0; --i) ttl.body.keys.push_back(r.Bytes());
+    ExpectSameBothWays<LeaseTimeToLiveResponse, etcdserverpb::LeaseTimeToLiveResponse>(ttl);
+    ExpectSameBothWays<LeaseGrantResponse, etcdserverpb::LeaseGrantResponse>(
+        {header(), {r.Number(), r.Number(), r.Bool() ? "etcdserver: lease not found" : ""}});
+    ExpectSameBothWays<LeaseGrantRequest, etcdserverpb::LeaseGrantRequest>(
+        {r.Number(), r.Number()});
+    ExpectSameBothWays<LeaseKeepAliveResponse, etcdserverpb::LeaseKeepAliveResponse>(
+        {header(), {r.Number(), r.Number()}});
+    LeaseLeasesResponse leases{header(), {}};
+    for (std::uint32_t i = r.Below(4); i > 0; --i) leases.body.leases.push_back({r.Number()});
+    ExpectSameBothWays<LeaseLeasesResponse, etcdserverpb::LeaseLeasesResponse>(leases);
+
+    StatusResponse status;
+    status.header = header();
+    status.body = {r.Ascii(),
+                   r.Number(),
+                   static_cast<std::uint64_t>(r.Number()),
+                   static_cast<std::uint64_t>(r.Number()),
+                   static_cast<std::uint64_t>(r.Number()),
+                   static_cast<std::uint64_t>(r.Number()),
+                   {},
+                   r.Number(),
+                   r.Bool()};
+    for (std::uint32_t i = r.Below(3); i > 0; --i) status.body.errors.push_back(r.Ascii());
+    ExpectSameBothWays<StatusResponse, etcdserverpb::StatusResponse>(status);
+
+    MemberListResponse members{header(), {}};
+    for (std::uint32_t i = r.Below(4); i > 0; --i) {
+      members.body.members.push_back({static_cast<std::uint64_t>(r.Number()),
+                                      "n" + std::to_string(i),
+                                      {"http://127.0.0.1:2380"},
+                                      {"http://127.0.0.1:2379", "http://127.0.0.2:2379"},
+                                      r.Bool()});
+    }
+    ExpectSameBothWays<MemberListResponse, etcdserverpb::MemberListResponse>(members);
+    ExpectSameBothWays<AuthenticateResponse, etcdserverpb::AuthenticateResponse>(
+        {header(), {"token"}});
+    if (HasFailure()) return;
   }
 }
 
