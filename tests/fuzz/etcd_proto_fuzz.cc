@@ -1,15 +1,16 @@
 // Fuzz target: a message as an etcd client sends it, in protobuf or in the
 // gateway's JSON (decision 0048; the first byte picks which request, and
-// which coding: 0-5 protobuf, 6-11 JSON). Decoding either refuses it with a
-// reason or yields a message that encodes to bytes decoding to the same
-// message (ours are canonical, so those encode to themselves); a txn that
-// decodes goes through the API's checks (state/etcd_check.h) as a request
-// would.
+// which coding: 0-5 protobuf, 6-11 JSON, 12 a gRPC stream of txns). Decoding either refuses it with
+// a reason or yields a message that encodes to bytes decoding to the same message (ours are
+// canonical, so those encode to themselves); a txn that decodes goes through the API's checks
+// (state/etcd_check.h) as a request would.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "etcd/grpc_wire.h"
 #include "etcd/json_codec.h"
 #include "etcd/messages.h"
 #include "etcd/proto_codec.h"
@@ -82,15 +83,39 @@ void Pick(int which, std::string_view bytes) {
   }
 }
 
+// A gRPC stream's DATA in reads of 1 to 64 bytes (each read's length is
+// the byte before it): every whole message is decoded as a txn; the
+// splitter never holds more than one message's bytes past its bound.
+void Stream(std::string_view bytes) {
+  tenure::etcd::GrpcMessageSplitter splitter(4096);
+  std::string message;
+  while (!bytes.empty()) {
+    const std::size_t n =
+        std::min<std::size_t>(bytes.size() - 1, 1 + static_cast<unsigned char>(bytes.front()) % 64);
+    splitter.Feed(bytes.substr(1, n));
+    bytes.remove_prefix(1 + n);
+    while (splitter.Next(&message)) {
+      FUZZ_CHECK(message.size() <= 4096);
+      RoundTrip<tenure::state::EtcdTxnRequest, Proto>(message);
+    }
+    if (!splitter.error().ok()) {
+      FUZZ_CHECK(!splitter.partial());
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-  if (data[0] % 12 < 6) {
+  if (data[0] % 13 < 6) {
     Pick<Proto>(data[0] % 6, bytes);
-  } else {
+  } else if (data[0] % 13 < 12) {
     Pick<Json>(data[0] % 6, bytes);
+  } else {
+    Stream(bytes);
   }
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "etcd/grpc_wire.h"
 #include "etcd/json_codec.h"
 #include "etcd/proto_codec.h"
 #include "raft/entry_codec.h"
@@ -123,6 +124,16 @@ int main(int argc, char** argv) {
     std::string response(1, '\5');
     tenure::etcd::EncodeProto(answer, &response, &answer.header);
     Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-txn-response"), response);
+    // The txn twice on a gRPC stream, in reads of 7 bytes (first byte 12).
+    std::string framed;
+    tenure::etcd::AppendGrpcMessage(&framed, proto.substr(1));
+    tenure::etcd::AppendGrpcMessage(&framed, proto.substr(1));
+    std::string stream(1, '\14');
+    for (std::size_t at = 0; at < framed.size(); at += 7) {
+      stream.push_back('\6');  // a read of 1 + 6 % 64 bytes
+      stream.append(framed.substr(at, 7));
+    }
+    Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-grpc-stream"), stream);
     std::string json(1, '\6');
     tenure::etcd::EncodeJson(campaign, &json);
     Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-txn-json"), json);
