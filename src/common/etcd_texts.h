@@ -81,6 +81,23 @@ inline EtcdError LeaseTtlTooLarge() {
   return Error(GrpcCode::kOutOfRange, "etcdserver: too large lease TTL");
 }
 
+// Leadership and time (decision 0048 section 5).
+inline EtcdError NoLeader() { return Error(GrpcCode::kUnavailable, "etcdserver: no leader"); }
+inline EtcdError NotLeader() {
+  return Error(GrpcCode::kFailedPrecondition, "etcdserver: not leader");
+}
+inline EtcdError LeaderChanged() {
+  return Error(GrpcCode::kUnavailable, "etcdserver: leader changed");
+}
+inline EtcdError Stopped() { return Error(GrpcCode::kUnavailable, "etcdserver: server stopped"); }
+inline EtcdError RequestTimeout() {
+  return Error(GrpcCode::kUnavailable, "etcdserver: request timed out");
+}
+inline EtcdError TimeoutDueToLeaderFail() {
+  return Error(GrpcCode::kUnavailable,
+               "etcdserver: request timed out, possibly due to previous leader failure");
+}
+
 // tenure's own, where etcd has no text.
 inline EtcdError KeyTooLong(std::size_t bytes, std::size_t max) {
   return Error(GrpcCode::kInvalidArgument, "tenure: key is " + std::to_string(bytes) +

@@ -191,7 +191,7 @@ void Fields(V& v, C& m) {
 
 // --- Maintenance, Cluster, Auth -------------------------------------------------
 
-struct Status {
+struct MaintenanceStatus {
   std::string version;
   std::int64_t db_size = 0;
   std::uint64_t leader = 0;
@@ -201,7 +201,7 @@ struct Status {
   std::vector<std::string> errors;
   std::int64_t db_size_in_use = 0;
   bool is_learner = false;
-  bool operator==(const Status&) const = default;
+  bool operator==(const MaintenanceStatus&) const = default;
 };
 struct Member {
   std::uint64_t id = 0;
@@ -224,11 +224,11 @@ struct Authenticate {
   std::string token;
   bool operator==(const Authenticate&) const = default;
 };
-using StatusResponse = Response<Status>;
+using StatusResponse = Response<MaintenanceStatus>;
 using MemberListResponse = Response<MemberList>;
 using AuthenticateResponse = Response<Authenticate>;
 
-template <typename V, Is<Status> C>
+template <typename V, Is<MaintenanceStatus> C>
 void Fields(V& v, C& m) {
   v.String(2, "version", m.version);
   v.Int64(3, "dbSize", m.db_size);

@@ -43,6 +43,10 @@ Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions op
       io_, store_, [this](const std::string& key, const state::SessionId& session) {
         LeaveUnattendedQueue(key, session);
       });
+  if (options_.etcd_history_bytes) {
+    history_.emplace(*options_.etcd_history_bytes);
+    store_.RecordEvents(true);
+  }
   metrics_.enabled = options_.metrics_enabled;
   if (metrics_.enabled) {
     waiters_->set_wake_histogram(&metrics_.blocking_wake_seconds);
@@ -137,6 +141,11 @@ void Server::OnRaftBroken(Status why) {
 void Server::RestartRaft() {
   node_.reset();
   store_ = state::Store();
+  if (history_) {
+    // The replay starts from the data dir's snapshot: the window starts over.
+    store_.RecordEvents(true);
+    history_->Reset(LogIndex());
+  }
   reap_mark_ = LogIndex();
   MakeNode();
   last_restart_ms_ = clock_.NowMonoMs();
@@ -237,6 +246,7 @@ LogIndex Server::IndexOf(const Watch& watch) const {
 
 void Server::OnApplied() {
   state::Changes changes = store_.TakeChanges();
+  if (history_) FollowHistory(changes);
   if (!options_.TEST_diverge_key.empty()) {
     for (const std::string& key : changes.keys) {
       if (key == options_.TEST_diverge_key) store_.TEST_Corrupt(key, "diverged");
@@ -261,6 +271,17 @@ void Server::OnApplied() {
       Stop([] {});
     }
   }
+}
+
+// The window follows the state: a replaced state (a restore, an installed
+// snapshot, the snapshot a start loaded) starts it over at the replacement,
+// whose Changes carry only the events after it; the replicated compact
+// revision drops what is below it.
+void Server::FollowHistory(state::Changes& changes) {
+  if (changes.everything) history_->Reset(store_.replaced_at());
+  history_->Append(std::move(changes.events));
+  changes.events.clear();
+  history_->Compact(store_.compact_revision());
 }
 
 }  // namespace tenure::server

@@ -24,6 +24,7 @@
 #include "server/metrics.h"
 #include "server/queue_parking.h"
 #include "server/waiters.h"
+#include "state/event_log.h"
 #include "state/store.h"
 #include "tls/context.h"
 
@@ -71,6 +72,11 @@ struct ServerOptions {
   // Test hook (TENURE_TEST_DIVERGE_KEY): after applying a write of this key,
   // this replica corrupts its value in memory (Store::TEST_Corrupt).
   std::string TEST_diverge_key;
+  // The history window an etcd listener serves (decision 0048 section 1),
+  // in bytes (-etcd-history-size): set, the Store records every key change
+  // and the Server keeps the window (state/event_log.h); unset (no etcd
+  // listener), nothing is recorded or kept.
+  std::optional<std::size_t> etcd_history_bytes;
   raft::NodeOptions raft;
   // What runs raft. Empty: a raft::Node over `raft` (what tenure ships). The
   // in-process API tests run the same Server on a raft_fixture (no disk, no
@@ -100,6 +106,9 @@ class Server {
   void set_on_fatal(std::function<void(Status why)> callback) { on_fatal_ = std::move(callback); }
 
   const state::Store& store() const { return store_; }
+  // The etcd history window, null without one (ServerOptions). It follows
+  // store(): after each apply batch it holds that batch's events.
+  const state::EventLog* history() const { return history_ ? &*history_ : nullptr; }
   const ServerOptions& options() const { return options_; }
   const Clock& clock() const { return clock_; }
   Waiters& waiters() { return *waiters_; }
@@ -267,6 +276,9 @@ class Server {
   const Clock& clock_;
   ServerOptions options_;
   state::Store store_;
+  std::optional<state::EventLog> history_;
+  // Feeds the window an apply batch's changes (before anything else takes them).
+  void FollowHistory(state::Changes& changes);
   std::unique_ptr<raft::Consensus> node_;
   LeaderDuties duties_;
   std::unique_ptr<Waiters> waiters_;

@@ -30,6 +30,7 @@ ApplyResult Store::Apply(const Command& command, LogIndex index, Result<Store>* 
   if (StagingLapsedAt(now_ms_)) staging_.reset();
 
   ApplyResult result;
+  result.index = index;
   // A field past the live API's limits was never proposed by a leader (the
   // API refuses it first): refused whole, so the state never holds what a
   // snapshot of it could not restore (state/field_limits.h).

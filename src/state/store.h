@@ -63,6 +63,9 @@ struct ApplyResult {
   // "x"` or `missing session`. Domain outcomes (lost CAS, lock held) are not
   // errors: they set ok = false.
   Status status;
+  // The index this command applied at: its entry's revision, which etcd's
+  // answers carry in their header (decision 0048 section 1).
+  LogIndex index;
   bool ok = true;             // cas/acquire/release/delete-cas outcome; Consul's true/false
   bool lock_delayed = false;  // acquire refused because the key is in lock-delay
   LogIndex fence;             // acquire: the holder's fencing token

@@ -38,8 +38,8 @@ ARROWS = {
     # raft links state PUBLIC, which hands on the view of acl: so raft sees it too.
     "tenure_raft": {"common", "acl", "state", "raft", "tls", "tenure"},
     "tenure_server": {"common", "acl", "state", "raft", "server", "tls", "tenure"},
-    # etcd: etcd's v3 API (decision 0048); its messages over state's requests.
-    "tenure_etcd": {"common", "acl", "state", "etcd", "tenure"},
+    # etcd: etcd's v3 API (decision 0048), a layer over the server as http is.
+    "tenure_etcd": {"common", "acl", "state", "raft", "server", "etcd", "tls", "tenure"},
     "tenure_net": {"common", "net", "tls", "tenure"},
     # http -> net: followers forward with the one HTTP client (decision 0008).
     "tenure_http": {"common", "acl", "state", "raft", "server", "http", "net", "tls", "tenure"},

@@ -1,0 +1,245 @@
+#include "etcd/kv_service.h"
+
+#include <openssl/sha.h>
+
+#include <utility>
+
+#include "common/consul_texts.h"
+#include "server/server.h"
+#include "state/etcd_check.h"
+#include "state/etcd_range.h"
+
+namespace tenure::etcd {
+
+using etcd_texts::EtcdError;
+
+namespace {
+
+// The ops of a read-only txn, on `store`, with every compare decided first
+// (as a write's are, on the state before it).
+void RunReadOnly(const state::Store& store, const state::EtcdTxnRequest& txn,
+                 state::EtcdTxnResponse* out) {
+  bool holds = true;
+  for (const state::EtcdCompare& c : txn.compare) {
+    if (!state::CompareHolds(c, store.ListRange(c.range))) {
+      holds = false;
+      break;
+    }
+  }
+  out->succeeded = holds;
+  for (const state::EtcdRequestOp& op : holds ? txn.success : txn.failure) {
+    state::EtcdResponseOp& answer = out->responses.emplace_back();
+    answer.kind = op.kind;
+    if (op.kind == state::EtcdRequestOp::Kind::kRange) {
+      answer.range = state::EvaluateRange(store.ListRange(op.range.range), op.range);
+    } else if (op.kind == state::EtcdRequestOp::Kind::kTxn && op.txn.size() == 1) {
+      RunReadOnly(store, op.txn.front(), &answer.txn.emplace_back());
+    }
+  }
+}
+
+// A txn is served as a serializable read only when every range in it says so.
+bool AllSerializable(const state::EtcdTxnRequest& txn) {
+  for (const auto* ops : {&txn.success, &txn.failure}) {
+    for (const state::EtcdRequestOp& op : *ops) {
+      if (op.kind == state::EtcdRequestOp::Kind::kRange && !op.range.serializable) return false;
+      if (op.kind == state::EtcdRequestOp::Kind::kTxn && op.txn.size() == 1 &&
+          !AllSerializable(op.txn.front())) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+state::EtcdRequestOp OpOf(state::EtcdRequestOp::Kind kind) {
+  state::EtcdRequestOp op;
+  op.kind = kind;
+  return op;
+}
+
+}  // namespace
+
+ResponseHeader HeaderOf(const server::Server& server, LogIndex revision) {
+  const std::string seed = "tenure/" + server.options().datacenter;
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(seed.data()), seed.size(), digest);
+  std::uint64_t cluster_id = 0;
+  for (int i = 0; i < 8; ++i) cluster_id = (cluster_id << 8) | digest[i];
+  ResponseHeader header;
+  header.cluster_id = cluster_id;
+  header.member_id = server.NodeId();
+  header.revision = static_cast<std::int64_t>(revision.value());
+  header.raft_term = server.Health().term;
+  return header;
+}
+
+EtcdError ErrorOfProposal(const Status& status) {
+  const std::string_view message = status.message();
+  if (message.find("outcome unknown") != std::string_view::npos) {
+    return etcd_texts::TimeoutDueToLeaderFail();
+  }
+  if (message.find("shutting down") != std::string_view::npos) return etcd_texts::Stopped();
+  if (status.code() == Code::kNotLeader) return etcd_texts::LeaderChanged();
+  if (status.code() == Code::kTimeout) return etcd_texts::RequestTimeout();
+  return etcd_texts::Error(etcd_texts::GrpcCode::kUnavailable, std::string(message));
+}
+
+KvService::KvService(server::Server& server) : server_(server) {}
+
+KvService::~KvService() { *alive_ = false; }
+
+Answer<RangeResponse> KvService::ReadRange(const state::EtcdRangeRequest& request) const {
+  Answer<RangeResponse> out;
+  const state::Store& store = server_.store();
+  const LogIndex applied = store.applied_index();
+  out.response.header = HeaderOf(server_, applied);
+  if (request.revision > 0 && static_cast<std::uint64_t>(request.revision) > applied.value()) {
+    out.error = etcd_texts::FutureRevision();
+    return out;
+  }
+  if (request.revision <= 0 || static_cast<std::uint64_t>(request.revision) == applied.value()) {
+    out.response.body = state::EvaluateRange(store.ListRange(request.range), request);
+    return out;
+  }
+  const state::EventLog* history = server_.history();
+  const LogIndex revision(static_cast<std::uint64_t>(request.revision));
+  if (history == nullptr || revision < history->read_floor()) {
+    out.error = etcd_texts::Compacted();
+    return out;
+  }
+  state::EventLog::Read read = history->ReadAt(store, request.range, revision);
+  if (read.refusal != state::EventLog::Refusal::kNone) {
+    out.error = read.refusal == state::EventLog::Refusal::kFuture ? etcd_texts::FutureRevision()
+                                                                  : etcd_texts::Compacted();
+    return out;
+  }
+  out.response.body = state::EvaluateRange(read.entries, request);
+  return out;
+}
+
+void KvService::Linearized(bool serializable, std::function<void(EtcdError)> read) {
+  if (serializable) return read({});
+  if (!server_.IsLeader()) return read(etcd_texts::NotLeader());
+  std::weak_ptr<bool> alive = alive_;
+  server_.Barrier([alive, read = std::move(read)](Status status) {
+    if (alive.expired() || !*alive.lock()) return;
+    read(status.ok() ? EtcdError{} : ErrorOfProposal(status));
+  });
+}
+
+void KvService::Range(state::EtcdRangeRequest request, Done<RangeResponse> done) {
+  if (EtcdError refused = state::CheckEtcdRange(request); !refused.ok()) {
+    return done({std::move(refused), {}});
+  }
+  const bool serializable = request.serializable;
+  Linearized(serializable, [this, request = std::move(request), done](EtcdError error) {
+    if (!error.ok()) return done({std::move(error), {}});
+    done(ReadRange(request));
+  });
+}
+
+Answer<TxnResponse> KvService::ReadTxn(const state::EtcdTxnRequest& txn) const {
+  Answer<TxnResponse> out;
+  out.response.header = HeaderOf(server_, server_.store().applied_index());
+  RunReadOnly(server_.store(), txn, &out.response.body);
+  return out;
+}
+
+void KvService::ProposeTxn(state::EtcdTxnRequest txn, Done<TxnResponse> done) {
+  if (!server_.IsLeader()) return done({etcd_texts::NotLeader(), {}});
+  std::weak_ptr<bool> alive = alive_;
+  server_.Propose(state::EtcdTxn{std::move(txn)},
+                  [this, alive, done = std::move(done)](Result<state::ApplyResult> result) {
+                    if (alive.expired() || !*alive.lock()) return;
+                    Answer<TxnResponse> out;
+                    if (!result.ok()) {
+                      out.error = ErrorOfProposal(result.status());
+                    } else if (!result->etcd_error.ok()) {
+                      out.error = std::move(result->etcd_error);
+                    } else if (!result->status.ok()) {
+                      // A field the checks let through and the state refused.
+                      out.error = etcd_texts::Error(etcd_texts::GrpcCode::kInvalidArgument,
+                                                    std::string(result->status.message()));
+                    } else {
+                      out.response.header = HeaderOf(server_, result->index);
+                      out.response.body = std::move(result->etcd);
+                    }
+                    done(std::move(out));
+                  });
+}
+
+void KvService::Txn(state::EtcdTxnRequest request, Done<TxnResponse> done) {
+  if (EtcdError refused = state::CheckEtcdTxn(request); !refused.ok()) {
+    return done({std::move(refused), {}});
+  }
+  if (state::EtcdTxnWrites(request)) return ProposeTxn(std::move(request), std::move(done));
+  const bool serializable = AllSerializable(request);
+  Linearized(serializable, [this, request = std::move(request), done](EtcdError error) {
+    if (!error.ok()) return done({std::move(error), {}});
+    done(ReadTxn(request));
+  });
+}
+
+void KvService::Put(state::EtcdPutRequest request, Done<PutResponse> done) {
+  if (EtcdError refused = state::CheckEtcdPut(request); !refused.ok()) {
+    return done({std::move(refused), {}});
+  }
+  state::EtcdTxnRequest txn;
+  txn.success.push_back(OpOf(state::EtcdRequestOp::Kind::kPut));
+  txn.success.back().put = std::move(request);
+  ProposeTxn(std::move(txn), [done = std::move(done)](Answer<TxnResponse> answer) {
+    Answer<PutResponse> out{std::move(answer.error), {answer.response.header, {}}};
+    if (out.error.ok() && answer.response.body.responses.size() == 1) {
+      out.response.body = std::move(answer.response.body.responses.front().put);
+    }
+    done(std::move(out));
+  });
+}
+
+void KvService::DeleteRange(state::EtcdDeleteRangeRequest request, Done<DeleteRangeResponse> done) {
+  if (EtcdError refused = state::CheckEtcdDeleteRange(request); !refused.ok()) {
+    return done({std::move(refused), {}});
+  }
+  state::EtcdTxnRequest txn;
+  txn.success.push_back(OpOf(state::EtcdRequestOp::Kind::kDeleteRange));
+  txn.success.back().delete_range = std::move(request);
+  ProposeTxn(std::move(txn), [done = std::move(done)](Answer<TxnResponse> answer) {
+    Answer<DeleteRangeResponse> out{std::move(answer.error), {answer.response.header, {}}};
+    if (out.error.ok() && answer.response.body.responses.size() == 1) {
+      out.response.body = std::move(answer.response.body.responses.front().delete_range);
+    }
+    done(std::move(out));
+  });
+}
+
+// Compact(rev) at or below the replicated compact revision is compacted,
+// above the applied index a future revision (etcd's checks before it
+// proposes); else it answers once applied (etcd's `physical` always holds).
+void KvService::Compact(CompactionRequest request, Done<CompactionResponse> done) {
+  const state::Store& store = server_.store();
+  if (request.revision <= 0 ||
+      static_cast<std::uint64_t>(request.revision) <= store.compact_revision().value()) {
+    return done({etcd_texts::Compacted(), {}});
+  }
+  if (static_cast<std::uint64_t>(request.revision) > store.applied_index().value()) {
+    return done({etcd_texts::FutureRevision(), {}});
+  }
+  if (!server_.IsLeader()) return done({etcd_texts::NotLeader(), {}});
+  std::weak_ptr<bool> alive = alive_;
+  server_.Propose(state::EtcdCompact{LogIndex(static_cast<std::uint64_t>(request.revision))},
+                  [this, alive, done = std::move(done)](Result<state::ApplyResult> result) {
+                    if (alive.expired() || !*alive.lock()) return;
+                    Answer<CompactionResponse> out;
+                    if (!result.ok()) {
+                      out.error = ErrorOfProposal(result.status());
+                    } else if (!result->etcd_error.ok()) {
+                      out.error = std::move(result->etcd_error);
+                    } else {
+                      out.response.header = HeaderOf(server_, result->index);
+                    }
+                    done(std::move(out));
+                  });
+}
+
+}  // namespace tenure::etcd

@@ -1,0 +1,72 @@
+// etcd's KV service over the Server (decision 0048 sections 1 and 5): each
+// request checked as etcd's API checks it, a write proposed as one EtcdTxn
+// and answered with its entry's revision, a read served from this server's
+// state (serializable), after the leader's barrier (linearizable), or at a
+// past revision from the history window. Transport-free: the gRPC and
+// gateway layers hand decoded requests in and encode what comes back. A
+// linearizable read or a write on a follower answers NotLeader; the
+// transport forwards those to the leader. Loop thread only.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "common/etcd_texts.h"
+#include "common/status.h"
+#include "common/types.h"
+#include "etcd/messages.h"
+#include "etcd/messages_services.h"
+
+namespace tenure::server {
+class Server;
+}
+
+namespace tenure::etcd {
+
+// An answer: the response, or the error (when not ok()).
+template <typename Response>
+struct Answer {
+  etcd_texts::EtcdError error;
+  Response response;
+};
+template <typename Response>
+using Done = std::function<void(Answer<Response>)>;
+
+// The header fields that do not change per answer: cluster_id (the first 8
+// bytes of SHA-256 of "tenure/" + datacenter), member_id (the raft id).
+ResponseHeader HeaderOf(const server::Server& server, LogIndex revision);
+
+// A failed proposal or barrier as etcd answers it: refused before the log
+// (leader changed), fate unknown (timed out, possibly due to previous leader
+// failure), shutting down (server stopped).
+etcd_texts::EtcdError ErrorOfProposal(const Status& status);
+
+class KvService {
+ public:
+  explicit KvService(server::Server& server);
+  ~KvService();
+  KvService(const KvService&) = delete;
+  KvService& operator=(const KvService&) = delete;
+
+  void Range(state::EtcdRangeRequest request, Done<RangeResponse> done);
+  void Put(state::EtcdPutRequest request, Done<PutResponse> done);
+  void DeleteRange(state::EtcdDeleteRangeRequest request, Done<DeleteRangeResponse> done);
+  void Txn(state::EtcdTxnRequest request, Done<TxnResponse> done);
+  void Compact(CompactionRequest request, Done<CompactionResponse> done);
+
+  // A range read now from this server's state (or its window for a past
+  // revision), with no barrier: what a serializable Range answers.
+  Answer<RangeResponse> ReadRange(const state::EtcdRangeRequest& request) const;
+
+ private:
+  // Proposes one txn; `done` gets the applied response or the error.
+  void ProposeTxn(state::EtcdTxnRequest txn, Done<TxnResponse> done);
+  // Runs `read` now (serializable) or after the leader's barrier.
+  void Linearized(bool serializable, std::function<void(etcd_texts::EtcdError)> read);
+  Answer<TxnResponse> ReadTxn(const state::EtcdTxnRequest& txn) const;
+
+  server::Server& server_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace tenure::etcd
