@@ -99,6 +99,7 @@ class EtcdGenerator {
   // or any txn.
   EtcdTxnRequest Shaped(const ModelStore& m) {
     EtcdTxnRequest txn;
+    written_.clear();
     const std::uint64_t roll = Uniform(100);
     if (roll < 30) {
       txn.success.push_back(PutOp(m));
@@ -120,6 +121,16 @@ class EtcdGenerator {
       put.put.lease = 0;
       put.put.ignore_lease = false;
       txn.success.push_back(put);
+    } else if (roll < 58) {
+      // A write, then a nested txn comparing the written key: its compares
+      // are decided on the state before the entry, not after the write.
+      txn.success.push_back(Chance(70) ? PutOp(m) : DeleteOp(m));
+      const std::string key = written_.back();
+      EtcdRequestOp nested;
+      nested.kind = EtcdRequestOp::Kind::kTxn;
+      nested.txn.push_back(AnyTxn(m, 1));
+      nested.txn.front().compare.push_back(CompareOn(m, {key, ""}));
+      txn.success.push_back(std::move(nested));
     } else {
       txn = AnyTxn(m, 0);
     }
@@ -209,7 +220,11 @@ class EtcdGenerator {
     p.key = Chance(40) ? BusyKey(m) : Key();
     p.value = Value();
     p.lease = Lease(m, p.key);
+    if ((m.ActiveLockDelay(p.key) || m.queues.count(p.key) != 0) && Chance(50)) {
+      p.lease = LiveLease(m);  // an acquire the fair rules refuse
+    }
     p.prev_kv = Chance(35);
+    written_.push_back(p.key);
     if (Chance(8)) {
       p.ignore_value = true;
       if (Chance(90)) p.value.clear();  // else refused: a value is given
@@ -273,14 +288,22 @@ class EtcdGenerator {
     op.kind = EtcdRequestOp::Kind::kDeleteRange;
     op.delete_range.range = Range(Chance(30) ? BusyKey(m) : Key());
     op.delete_range.prev_kv = Chance(50);
+    written_.push_back(op.delete_range.range.key);
     return op;
   }
 
+  // A compare, often of a key an earlier op of this txn wrote.
   EtcdCompare Compare(const ModelStore& m) {
+    const std::string key =
+        !written_.empty() && Chance(50) ? written_[Uniform(written_.size())] : Key();
+    return CompareOn(m, Chance(80) ? KeyRange{key, ""} : Range(key));
+  }
+
+  EtcdCompare CompareOn(const ModelStore& m, KeyRange range) {
     EtcdCompare c;
     c.result = static_cast<EtcdCompareResult>(Uniform(4));
     c.target = static_cast<EtcdCompareTarget>(Uniform(5));
-    c.range = Chance(80) ? KeyRange{Key(), ""} : Range(Key());
+    c.range = std::move(range);
     const KvEntry* e = m.Find(c.range.key);
     const bool actual = e != nullptr && Chance(60);  // the key's own value: likely to hold
     switch (c.target) {
@@ -308,6 +331,7 @@ class EtcdGenerator {
   std::mt19937_64 rng_;
   std::vector<std::string> keys_;
   std::vector<std::string> nodes_;
+  std::vector<std::string> written_;  // keys the txn being drawn writes, in op order
 };
 
 }  // namespace tenure::state::testutil
