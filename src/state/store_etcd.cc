@@ -145,6 +145,15 @@ EtcdError Store::EtcdPut(const EtcdPutRequest& put, LogIndex index, EtcdAfterCom
         }
         if (InLockDelay(put.key)) return InLockDelayWindow(put.key);
         if (QueueBlocks(put.key, lease)) return QueueWaiting(put.key);
+        if (!entry.session.empty()) {
+          // Moved from another lease: a release and a grant in one entry,
+          // so the history ends the old grant as a handoff (decision 0048
+          // section 2). One write, so the version grows by one.
+          KvEntry released = entry;
+          released.session = SessionId();
+          released.fence = LogIndex();
+          NoteHolderChange(put.key, existing, &released);
+        }
         entry.session = lease;
         entry.fence = index;  // a new grant: its token is its own raft index
         entry.lock_index += 1;

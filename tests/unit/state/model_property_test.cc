@@ -1,7 +1,8 @@
-// The randomized model test: seeded random command sequences applied to the
-// real Store and to the naive ModelStore, comparing after every apply the
-// ApplyResult, the changes, and every observable read; plus read-only
-// transactions, and the fencing-token guarantee checked on its own.
+// The randomized model test: seeded random command sequences (Consul's and
+// etcd's, with leases, on the same keys) applied to the real Store and to
+// the naive ModelStore, comparing after every apply the ApplyResult (etcd's
+// answers and errors too), the changes, and every observable read; plus
+// read-only transactions, and the fencing-token guarantee checked on its own.
 //
 // A failure prints the seed and the step. Rerun one seed with
 //   TENURE_SEED=<n> unit_tests --gtest_filter='StoreModelTest.*'
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -118,6 +120,13 @@ std::optional<std::string> CommandKey(const Command& c) {
         } else if constexpr (std::is_same_v<T, Txn>) {
           if (!b.ops.empty()) return b.ops[0].key;
           return std::nullopt;
+        } else if constexpr (std::is_same_v<T, EtcdTxn>) {
+          for (const auto* ops : {&b.txn.success, &b.txn.failure}) {
+            for (const EtcdRequestOp& op : *ops) {
+              if (op.kind == EtcdRequestOp::Kind::kPut) return op.put.key;
+            }
+          }
+          return std::nullopt;
         } else {
           return std::nullopt;
         }
@@ -223,6 +232,81 @@ TEST(StoreModelTest, RandomHistoriesMatchTheReferenceModel) {
   EXPECT_GT(reads, 0);
 }
 
+// What an etcd txn or a lease did (decision 0048), for the coverage test:
+// `holders` are the keys' holders before the command.
+constexpr const char* kEtcdCases[] = {"etcd txn refused before it applies",
+                                      "etcd txn then",
+                                      "etcd txn else",
+                                      "etcd nested txn ran",
+                                      "etcd range cut by its limit",
+                                      "etcd delete range deleted keys",
+                                      "etcd lease not found",
+                                      "etcd ignore flag on a missing key",
+                                      "etcd put refused: Consul holder",
+                                      "etcd put refused: lock-delay",
+                                      "etcd put refused: waiters",
+                                      "lease granted a key",
+                                      "lease key moved to another lease",
+                                      "lease let a key go",
+                                      "etcd put let go to the queue's head",
+                                      "etcd delete dropped waiters",
+                                      "consul acquire refused on a leased key",
+                                      "lease ended, its keys deleted",
+                                      "lease granted twice refused"};
+
+void CountEtcd(const Command& command, const std::map<std::string, SessionId>& holders,
+               const ModelStore& model, const ModelResult& r, std::map<std::string, int>* seen) {
+  auto is_lease = [](const SessionId& s) { return testutil::ModelLeaseNumber(s).has_value(); };
+  if (const auto* c = std::get_if<SessionCreate>(&command.body)) {
+    if (is_lease(c->session.id) && r.error) ++(*seen)["lease granted twice refused"];
+  }
+  if (const auto* d = std::get_if<SessionDestroy>(&command.body); d != nullptr && is_lease(d->id)) {
+    for (const auto& [k, s] : holders) {
+      if (s == d->id && model.Find(k) == nullptr) ++(*seen)["lease ended, its keys deleted"];
+    }
+  }
+  if (const auto* a = std::get_if<KvAcquire>(&command.body); a != nullptr && !r.ok) {
+    auto h = holders.find(a->key);
+    if (h != holders.end() && is_lease(h->second) && h->second != a->session) {
+      ++(*seen)["consul acquire refused on a leased key"];
+    }
+  }
+  if (!r.is_etcd) return;
+  if (r.error) {
+    ++(*seen)["etcd txn refused before it applies"];
+    return;
+  }
+  if (!r.ok) {
+    const std::string& text = r.etcd_errors.front().text;
+    auto has = [&](const char* part) { return text.find(part) != std::string::npos; };
+    if (has("requested lease not found")) ++(*seen)["etcd lease not found"];
+    if (has("key not found")) ++(*seen)["etcd ignore flag on a missing key"];
+    if (has("held by Consul session")) ++(*seen)["etcd put refused: Consul holder"];
+    if (!r.etcd_errors.front().exact) ++(*seen)["etcd put refused: lock-delay"];
+    if (has("waiters")) ++(*seen)["etcd put refused: waiters"];
+    return;
+  }
+  ++(*seen)[r.etcd.succeeded ? "etcd txn then" : "etcd txn else"];
+  for (const EtcdResponseOp& op : r.etcd.responses) {
+    if (op.kind == EtcdRequestOp::Kind::kTxn) ++(*seen)["etcd nested txn ran"];
+    if (op.range.more) ++(*seen)["etcd range cut by its limit"];
+    if (op.delete_range.deleted > 0) ++(*seen)["etcd delete range deleted keys"];
+  }
+  for (const auto& [k, e] : model.kv) {
+    auto h = holders.find(k);
+    const SessionId was = h == holders.end() ? SessionId() : h->second;
+    if (is_lease(e.session) && !is_lease(was) && e.session != was) ++(*seen)["lease granted a key"];
+    if (is_lease(e.session) && is_lease(was) && e.session != was) {
+      ++(*seen)["lease key moved to another lease"];
+    }
+    if (is_lease(was) && e.session.empty()) ++(*seen)["lease let a key go"];
+  }
+  for (const QueueEvent& e : r.queue_events) {
+    ++(*seen)[e.kind == QueueEvent::Kind::kGranted ? "etcd put let go to the queue's head"
+                                                   : "etcd delete dropped waiters"];
+  }
+}
+
 // The generator must actually reach the interesting states, or the model
 // test proves little: held locks, lock-delay refusals, session invalidation
 // with both behaviours, successful and rolled-back txns, no-op writes, reaps.
@@ -238,7 +322,10 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
       std::size_t held_before = 0;
       for (const auto& [k, e] : model.kv) held_before += e.session.empty() ? 0 : 1;
       index = index.Next();
+      std::map<std::string, SessionId> holders;
+      for (const auto& [k, e] : model.kv) holders[k] = e.session;
       ModelResult r = model.Apply(command, index);
+      CountEtcd(command, holders, model, r, &seen);
       if (r.lock_delayed) ++seen["acquire refused by lock-delay"];
       if (r.check_fence && r.ok) ++seen["acquire granted"];
       if (r.error && *r.error == "missing session") ++seen["missing session"];
@@ -320,6 +407,10 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
                            "restore chunk refused",
                            "staged restore refused"}) {
     EXPECT_GE(seen[what], 5) << what;
+  }
+  for (const char* what : kEtcdCases) {
+    EXPECT_GE(seen[what], 5) << what;
+    std::printf("%s: %d\n", what, seen[what]);
   }
 }
 

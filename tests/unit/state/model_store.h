@@ -20,9 +20,11 @@
 #include <variant>
 #include <vector>
 
+#include "common/etcd_texts.h"
 #include "common/limits.h"
 #include "common/types.h"
 #include "state/command.h"
+#include "state/etcd_request.h"
 #include "state/lock_history.h"
 #include "state/txn.h"
 #include "state/types.h"
@@ -110,6 +112,22 @@ struct ModelTxnError {
   std::optional<std::string> what;
 };
 
+// An etcd error the model accepts: its code and exact text, or (where no
+// document fixes the words) a start and a part the text must have.
+struct ModelEtcdError {
+  etcd_texts::GrpcCode code = etcd_texts::GrpcCode::kOk;
+  std::string text;
+  bool exact = true;
+  std::string part;  // with !exact: `text` is a prefix and this must occur
+
+  bool Matches(const etcd_texts::EtcdError& got) const {
+    if (got.code != code) return false;
+    if (exact) return got.message == text;
+    return got.message.compare(0, text.size(), text) == 0 &&
+           got.message.find(part) != std::string::npos;
+  }
+};
+
 // A txn result the model expects. Results of check-fence are marked
 // optional: the contract does not say whether the verb reports the entry.
 struct ModelTxnResult {
@@ -150,9 +168,22 @@ struct ModelResult {
 
   bool is_acl = false;  // an ACL command: compare whether it was refused
   bool acl_applied = false;
+
+  // An EtcdTxn (model_etcd.h): what its ops answered, or (ok = false) the
+  // errors that may have rolled it back, any one of them accepted.
+  bool is_etcd = false;
+  EtcdTxnResponse etcd;
+  std::vector<ModelEtcdError> etcd_errors;
+  // Queue events in order per key, in any order across keys: an etcd txn's
+  // after-commit work names no order between its keys.
+  bool queue_events_by_key = false;
 };
 
+class ModelEtcd;
+
 class ModelStore {
+  friend class ModelEtcd;
+
  public:
   std::map<std::string, KvEntry> kv;
   // Deleted key -> last delete index. Consul's graveyard keeps a tombstone
@@ -328,7 +359,9 @@ class ModelStore {
       TxnQueueActions(t->ops, index, &r);
       DiffHolders(after_ops, HolderMap(), kv, EndCause::kNone, &history_events_);
     }
-    if (!std::holds_alternative<Txn>(command.body)) {
+    // Txns diff their holders op by op (RunTxn, model_etcd.h).
+    if (!std::holds_alternative<Txn>(command.body) &&
+        !std::holds_alternative<EtcdTxn>(command.body)) {
       EndCause session_cause = EndCause::kNone;
       if (const auto* d = std::get_if<SessionDestroy>(&command.body)) {
         session_cause =
@@ -500,6 +533,14 @@ class ModelStore {
   bool Put(KvEntry e, LogIndex index, std::set<std::string>* changed) {
     auto it = kv.find(e.key);
     if (it != kv.end() && SameContent(it->second, e)) return false;
+    Write(std::move(e), index, changed);
+    return true;
+  }
+
+  // Writes `e` at `index` even when nothing in it changed (etcd's Put is
+  // always a new revision).
+  void Write(KvEntry e, LogIndex index, std::set<std::string>* changed) {
+    auto it = kv.find(e.key);
     if (it == kv.end()) live_tombstones.erase(e.key);
     // etcd's version: how many times the key was written since it was
     // last created (decision 0048).
@@ -508,7 +549,6 @@ class ModelStore {
     kv_index = index;
     changed->insert(e.key);
     kv[e.key] = std::move(e);
-    return true;
   }
 
   bool Erase(const std::string& key, LogIndex index, std::set<std::string>* changed) {
@@ -697,6 +737,11 @@ class ModelStore {
   }
 
   void ApplyBody(const SessionCreate& c, LogIndex index, ModelResult* r) {
+    // An id in use (a lease number granted twice, decision 0048 section 3).
+    if (sessions.count(c.session.id) != 0) {
+      r->error = "session " + GoQuote(c.session.id.str()) + " already exists";
+      return;
+    }
     Session s = c.session;
     s.create_index = index;
     s.modify_index = index;
@@ -934,11 +979,8 @@ class ModelStore {
     std::fputs("the model does not restore snapshots\n", stderr);
     std::abort();
   }
-  // The generator sends no etcd txn yet (store_etcd_test.cc tests them).
-  void ApplyBody(const EtcdTxn& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {
-    std::fputs("the model does not apply etcd txns yet\n", stderr);
-    std::abort();
-  }
+  // model_etcd.h.
+  void ApplyBody(const EtcdTxn& c, LogIndex index, ModelResult* r);
   // The generator sends no etcd compact yet (store_compact_test.cc tests it).
   void ApplyBody(const EtcdCompact& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {
     std::fputs("the model does not apply etcd compacts yet\n", stderr);
@@ -1197,3 +1239,6 @@ class ModelStore {
 };
 
 }  // namespace tenure::state::testutil
+
+// The etcd part defines ModelStore::ApplyBody(const EtcdTxn&).
+#include "unit/state/model_etcd.h"

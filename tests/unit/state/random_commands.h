@@ -1,11 +1,12 @@
 // Seeded random command sequences for the state tier's property, snapshot
 // and digest tests: a few keys with shared prefixes, a few sessions, a wall
 // clock that mostly moves forward but sometimes steps back, every command
-// kind (Txn with random verbs, SessionDestroy with both reasons), biased so
-// that locks get held, sessions with lock-delay die holding them and
-// acquires land inside lock-delay windows. The generator looks at a
-// ModelStore to pick plausible indexes, holders and tokens. Also a
-// one-line description of a command for failure messages. Test-only.
+// kind (Txn with random verbs, SessionDestroy with both reasons, etcd txns
+// and leases from random_etcd.h), biased so that locks get held, sessions
+// with lock-delay die holding them and acquires land inside lock-delay
+// windows. The generator looks at a ModelStore to pick plausible indexes,
+// holders and tokens. Also a one-line description of a command for failure
+// messages. Test-only.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,9 @@
 #include "state/txn.h"
 #include "state/types.h"
 #include "unit/common/type_printers.h"
+#include "unit/state/etcd_compare.h"
 #include "unit/state/model_store.h"
+#include "unit/state/random_etcd.h"
 #include "unit/state/store_fixture.h"
 
 namespace tenure::state::testutil {
@@ -72,7 +75,8 @@ inline std::string Describe(const Command& c) {
         } else if constexpr (std::is_same_v<T, SessionCreate>) {
           os << "id=" << b.session.id << " node=" << b.session.node
              << " lock_delay_ns=" << b.session.lock_delay_ns
-             << " behavior=" << (b.session.behavior == Behavior::kDelete ? "delete" : "release");
+             << " behavior=" << (b.session.behavior == Behavior::kDelete ? "delete" : "release")
+             << (b.session.ttl.empty() ? "" : " ttl=" + b.session.ttl);
         } else if constexpr (std::is_same_v<T, SessionDestroy>) {
           os << "id=" << b.id
              << " reason=" << (b.reason == DestroyReason::kExpired ? "expired" : "destroyed");
@@ -97,6 +101,8 @@ inline std::string Describe(const Command& c) {
              << " bytes=" << b.bytes.size();
         } else if constexpr (std::is_same_v<T, RestoreStaged>) {
           os << "id=" << b.restore_id << " total=" << b.total;
+        } else if constexpr (std::is_same_v<T, EtcdTxn>) {
+          os << DescribeTxn(b.txn);
         }
       },
       c.body);
@@ -108,7 +114,9 @@ inline std::string Describe(const Command& c) {
 class CommandGenerator {
  public:
   explicit CommandGenerator(std::uint64_t seed)
-      : rng_(seed), restore_rng_(seed ^ 0x5e57'04e5'7a6e'0050ull) {}
+      : rng_(seed),
+        restore_rng_(seed ^ 0x5e57'04e5'7a6e'0050ull),
+        etcd_(seed ^ 0xe7cd'0048'0000'0003ull, Keys(), Nodes()) {}
 
   // Few keys with shared prefixes, one with a NUL and one ("ÿ" in UTF-8)
   // with high bytes.
@@ -147,6 +155,12 @@ class CommandGenerator {
     }
     c.now_ms = NextNow(m);
     c.wall_ms = NextWall(c.now_ms);
+    // etcd's txns and its leases (decision 0048) on the same keys, drawn
+    // from a stream of their own.
+    if (etcd_.Chance(16)) {
+      c.body = etcd_.Next(m, &created_);
+      return c;
+    }
     if (Chance(8)) {
       c.body = AclCommand(m);
       return c;
@@ -528,6 +542,7 @@ class CommandGenerator {
 
   std::mt19937_64 rng_;
   std::mt19937_64 restore_rng_;
+  EtcdGenerator etcd_;
   ClusterMs now_ = kC0;
   std::uint64_t next_session_ = 1;
   std::vector<SessionId> created_;

@@ -12,6 +12,7 @@
 
 #include "state/store.h"
 #include "unit/common/type_printers.h"
+#include "unit/state/etcd_compare.h"
 #include "unit/state/model_store.h"
 #include "unit/state/random_commands.h"
 #include "unit/state/store_fixture.h"
@@ -148,6 +149,14 @@ inline std::string ShowQueueEvents(const std::vector<QueueEvent>& events) {
   return out + "]";
 }
 
+// Queue events in order per key (a stable sort by key), for a model result
+// that names no order across keys.
+inline std::vector<QueueEvent> ByKey(std::vector<QueueEvent> events) {
+  std::stable_sort(events.begin(), events.end(),
+                   [](const QueueEvent& a, const QueueEvent& b) { return a.key < b.key; });
+  return events;
+}
+
 inline std::string CompareApplyResult(const ApplyResult& got, const ModelResult& want) {
   std::ostringstream os;
   if (want.delay_or_session_error) {
@@ -176,8 +185,10 @@ inline std::string CompareApplyResult(const ApplyResult& got, const ModelResult&
   if (!got.status.ok()) return "status: got \"" + got.status.ToString() + "\" want OK";
   if (want.check_ok && got.ok != want.ok) {
     os << "ok: got " << got.ok << " want " << want.ok;
+    if (!got.etcd_error.ok()) os << " (etcd error " << ShowEtcdError(got.etcd_error) << ")";
     return os.str();
   }
+  if (std::string etcd = CompareEtcd(got, want); !etcd.empty()) return etcd;
   if (got.lock_delayed != want.lock_delayed) {
     os << "lock_delayed: got " << got.lock_delayed << " want " << want.lock_delayed;
     return os.str();
@@ -190,7 +201,8 @@ inline std::string CompareApplyResult(const ApplyResult& got, const ModelResult&
     os << "queued: got " << got.queued << " want " << want.queued;
     return os.str();
   }
-  if (got.queue_events != want.queue_events) {
+  if (want.queue_events_by_key ? ByKey(got.queue_events) != ByKey(want.queue_events)
+                               : got.queue_events != want.queue_events) {
     os << "queue events: got " << ShowQueueEvents(got.queue_events) << " want "
        << ShowQueueEvents(want.queue_events);
     return os.str();
@@ -409,7 +421,13 @@ inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
   }
   // The lock history: same keys, same grants, same causes and times.
   if (s.history().key_count() != m.history.size()) {
-    os << "history keys: got " << s.history().key_count() << " want " << m.history.size();
+    os << "history keys: got " << s.history().key_count() << " want " << m.history.size() << ":";
+    for (const std::string& key : CommandGenerator::Keys()) {
+      if ((s.FindHistory(key) != nullptr) != (m.history.count(key) != 0)) {
+        os << " \"" << EscapeBytes(key) << "\" only in the "
+           << (m.history.count(key) ? "model" : "store");
+      }
+    }
     return os.str();
   }
   if (s.history().bytes() != m.HistoryBytes()) {

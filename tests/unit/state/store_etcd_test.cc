@@ -192,6 +192,30 @@ TEST(StoreEtcdTest, APutWithoutALeaseLetsALeaseGoAndAnotherLeaseTakesItOver) {
   EXPECT_TRUE(d.Get("k").has_value());
 }
 
+// Decision 0048 section 2: a key moving between leases is a release and a
+// grant in one entry, history cause handoff (found by the model test).
+TEST(StoreEtcdTest, AKeyMovingToAnotherLeaseEndsTheOldGrantAsAHandoff) {
+  EtcdDriver d;
+  const std::int64_t a = d.Grant(1);
+  const std::int64_t b = d.Grant(2);
+  ASSERT_TRUE(d.EtcdPut("k", "v", a).ok);  // index 3
+  ApplyResult moved = d.EtcdPut("k", "w", b);
+  ASSERT_TRUE(moved.ok);
+  const LockHistory::KeyHistory* h = d.store().FindHistory("k");
+  ASSERT_NE(h, nullptr);
+  ASSERT_EQ(h->grants.size(), 2u);
+  EXPECT_EQ(h->grants[0].session, NumberedSessionId(a));
+  EXPECT_EQ(h->grants[0].end_cause, EndCause::kHandoff);
+  EXPECT_EQ(h->grants[0].end_index, LogIndex(4));
+  EXPECT_EQ(h->grants[1].session, NumberedSessionId(b));
+  EXPECT_TRUE(h->grants[1].held());
+  // One end and one grant for the server's log.
+  ASSERT_EQ(moved.lock_events.size(), 2u);
+  EXPECT_TRUE(moved.lock_events[0].ended);
+  EXPECT_EQ(moved.lock_events[0].grant.end_cause, EndCause::kHandoff);
+  EXPECT_EQ(moved.lock_events[1].grant.session, NumberedSessionId(b));
+}
+
 TEST(StoreEtcdTest, ALeaseWaitsOutLockDelay) {
   EtcdDriver d;
   const SessionId consul = d.NewSession(/*lock_delay_ns=*/5 * kNsPerSecond);
