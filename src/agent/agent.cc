@@ -19,7 +19,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "http/api.h"
-#include "http/server.h"
+#include "listen/server.h"
 #include "server/server.h"
 #include "tls/context.h"
 
@@ -86,11 +86,11 @@ Status RunAgent(AgentPlan plan) {
   RealClock clock;
   server::Server server(io, clock, plan.server);
   http::Api api(io, server);
-  auto handler = [&api](http::HttpRequest request, std::shared_ptr<http::Responder> responder) {
+  auto handler = [&api](listen::HttpRequest request, std::shared_ptr<listen::Responder> responder) {
     api.Handle(std::move(request), std::move(responder));
   };
-  http::HttpServer http_server(io, handler);
-  http::HttpServer https_server(io, handler);
+  listen::HttpServer http_server(io, handler);
+  listen::HttpServer https_server(io, handler);
 
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   boost::asio::signal_set reload_signal(io, SIGHUP);
@@ -125,9 +125,10 @@ Status RunAgent(AgentPlan plan) {
   for (auto [listener, options] :
        {std::pair{&http_server, &plan.http}, std::pair{&https_server, &plan.https}}) {
     if (!options->has_value()) continue;
-    (*options)->large_body_gate = [&api](const http::HttpRequest& request) {
-      return api.MayRestoreSnapshot(request);
+    (*options)->large_body_gate = [&api](const listen::HttpRequest& request) {
+      return api.MaySendLargeBody(request);
     };
+    (*options)->parked_read = &http::Api::IsParkedRead;
     (*options)->exempt_client = [&server](const std::string& ip) {
       return server.IsMemberHost(ip);
     };

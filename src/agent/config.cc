@@ -298,11 +298,11 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   }
 
   AgentPlan plan;
-  http::HttpServerOptions listener;
+  listen::HttpServerOptions listener;
   listener.connections_per_client_max = config.http_max_conns_per_client;
   // One count per address over both listeners, as Consul's one limiter.
-  listener.clients = std::make_shared<http::ClientTable>();
-  TENURE_RETURN_IF_ERROR(http::TEST_ApplyEnvironment(&listener));
+  listener.clients = std::make_shared<listen::ClientTable>();
+  TENURE_RETURN_IF_ERROR(listen::TEST_ApplyEnvironment(&listener));
   if (http) {
     plan.http = listener;
     plan.http->host = http->host;

@@ -14,7 +14,7 @@
 #include "common/host_port.h"
 #include "common/log.h"
 #include "common/status.h"
-#include "http/server.h"
+#include "listen/server.h"
 #include "server/server.h"
 #include "tls/context.h"
 
@@ -67,12 +67,12 @@ struct AgentConfig {
 
 // A checked AgentConfig.
 struct AgentPlan {
-  server::ServerOptions server;                  // raft.data_dir is set by RunAgent (dev mode)
-  std::optional<http::HttpServerOptions> http;   // the clear-text listener, unless off
-  std::optional<http::HttpServerOptions> https;  // the TLS listener, with its context
-  tls::ServerFiles tls_files;                    // reloaded on SIGHUP
-  std::vector<std::string> join;                 // empty: no -join
-  std::string data_dir;                          // empty with dev: RunAgent makes one
+  server::ServerOptions server;                    // raft.data_dir is set by RunAgent (dev mode)
+  std::optional<listen::HttpServerOptions> http;   // the clear-text listener, unless off
+  std::optional<listen::HttpServerOptions> https;  // the TLS listener, with its context
+  tls::ServerFiles tls_files;                      // reloaded on SIGHUP
+  std::vector<std::string> join;                   // empty: no -join
+  std::string data_dir;                            // empty with dev: RunAgent makes one
   bool dev = false;
   bool keyed = false;             // a cluster key was given
   bool insecure_keyless = false;  // -raft-insecure-keyless, for the warning

@@ -25,7 +25,7 @@ struct Ip {
 };
 
 // The address a listener binds for `host`: the literal, or the first
-// address the resolver gives (asio's resolver, as http/server.cc and
+// address the resolver gives (asio's resolver, as listen/server.cc and
 // raft/transport.cc use it, asks getaddrinfo with AI_ADDRCONFIG).
 std::optional<Ip> AddressOf(const std::string& host) {
   Ip ip;

@@ -3,13 +3,13 @@
 #include <boost/asio/post.hpp>
 
 #include "common/background_thread.h"
-#include "http/server.h"
+#include "listen/server.h"
 
 namespace tenure::http {
 
 AnswerBuilder::AnswerBuilder(boost::asio::io_context& io) : io_(io) {
-  HttpServerOptions budget;  // limits::kHttpUnsentBytesMax unless a test lowers it
-  (void)TEST_ApplyEnvironment(&budget);
+  listen::HttpServerOptions budget;  // limits::kHttpUnsentBytesMax unless a test lowers it
+  (void)listen::TEST_ApplyEnvironment(&budget);
   bytes_max_ = budget.TEST_unsent_bytes_max;
 }
 

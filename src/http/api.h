@@ -12,9 +12,9 @@
 #include <string>
 
 #include "http/acl_bodies.h"
+#include "http/listen_types.h"
 #include "http/metrics.h"
 #include "http/query_options.h"
-#include "http/request.h"
 #include "server/health.h"
 #include "server/server.h"
 #include "server/waiters.h"
@@ -96,10 +96,16 @@ class Api {
   // Serves the request here or, on a follower, forwards what Consul's
   // leader answers (decision 0008; http/forwarder.h).
   void Handle(HttpRequest request, std::shared_ptr<Responder> responder);
-  // Whether `request`'s token may restore a snapshot (acl:write with ACLs
-  // on, the operator token with them off): the HTTP servers' gate for
-  // PUT /v1/snapshot's large body, asked once its header is in.
-  bool MayRestoreSnapshot(const HttpRequest& request);
+  // Whether `request` may send a body up to limits::kSnapshotBytesMax: a
+  // PUT /v1/snapshot whose token may restore a snapshot (acl:write with
+  // ACLs on, the operator token with them off). The listeners' large-body
+  // gate (listen/request_reader.h), asked once its header is in.
+  bool MaySendLargeBody(const HttpRequest& request);
+  // Whether a parked request is a read, which its client's EOF ends: GET,
+  // HEAD and a fair acquire (PUT ?acquire&queue, decision 0027), whose
+  // client half-closing has gone and gives up its place in the queue. The
+  // listeners' parked-read rule (listen/server.h).
+  static bool IsParkedRead(const HttpRequest& request);
   void Start();
   // Fails forwarded requests still in flight.
   void Shutdown();

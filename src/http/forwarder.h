@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "common/types.h"
-#include "http/request.h"
+#include "http/listen_types.h"
 
 namespace boost::asio {
 class io_context;

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "http/request.h"
+#include "http/listen_types.h"
 
 namespace tenure::http {
 

@@ -8,7 +8,7 @@
 
 #include "common/status.h"
 #include "common/types.h"
-#include "http/request.h"
+#include "http/listen_types.h"
 
 namespace tenure::http {
 

@@ -140,10 +140,20 @@ std::string_view RequestToken(const HttpRequest& request) {
 // With ACLs off, a write that changes the cluster needs the secret of
 // -operator-token-file; without that flag nobody may. The answers are
 // Consul's for an anonymous caller and an unknown token.
-bool Api::MayRestoreSnapshot(const HttpRequest& request) {
+bool Api::MaySendLargeBody(const HttpRequest& request) {
+  // PUT /v1/snapshot carries a whole snapshot file (docs/snapshots.md).
+  if (request.method != "PUT" ||
+      std::string_view(request.target).substr(0, request.target.find('?')) != "/v1/snapshot") {
+    return false;
+  }
   if (!server_.acl_config().enabled) return !CheckOperatorToken(request).has_value();
   Result<server::Caller> caller = server_.ResolveCaller(RequestToken(request));
   return caller.ok() && caller->can().AclWrite().allowed();
+}
+
+bool Api::IsParkedRead(const HttpRequest& request) {
+  return request.method == "GET" || request.method == "HEAD" ||
+         (request.method == "PUT" && request.HasQuery("queue"));
 }
 
 std::optional<HttpResponse> Api::CheckOperatorToken(const HttpRequest& request) const {

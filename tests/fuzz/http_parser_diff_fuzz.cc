@@ -1,5 +1,5 @@
 // Differential fuzz target: the same bytes go to tenure's request parser
-// (http/request_reader.cc, fed in reads of the size the first byte says, as
+// (listen/request_reader.cc, fed in reads of the size the first byte says, as
 // a socket delivers them) and to Boost.Beast's request_parser (the parser it
 // replaced, fed everything at once, with the same limits). For every request
 // both accept they must agree on the method, target, version, keep-alive,
@@ -43,12 +43,12 @@
 #include "common/limits.h"
 #include "common/strings.h"
 #include "fuzz_check.h"
-#include "http/request_reader.h"
+#include "listen/request_reader.h"
 
 namespace {
 
 namespace beast_http = boost::beast::http;
-using tenure::http::RequestReader;
+using tenure::listen::RequestReader;
 
 struct BeastResult {
   enum { kNeedMore, kComplete, kError } outcome = kNeedMore;
@@ -170,7 +170,7 @@ bool DeliberatelyStricter(const beast_http::request_parser<beast_http::string_bo
 void Compare(const beast_http::request_parser<beast_http::string_body>& beast,
              const RequestReader::Parsed& ours) {
   const auto& message = beast.get();
-  const tenure::http::HttpRequest& request = ours.request;
+  const tenure::listen::HttpRequest& request = ours.request;
   const auto method = message.method_string();
   FUZZ_CHECK(request.method == std::string_view(method.data(), method.size()));
   const auto target = message.target();

@@ -12,13 +12,13 @@
 #include "fuzz_check.h"
 #include "http/query_options.h"
 #include "http/request_bodies.h"
-#include "http/request_reader.h"
+#include "listen/request_reader.h"
 
 namespace {
 
-using tenure::http::RequestReader;
+using tenure::listen::RequestReader;
 
-void Decode(const tenure::http::HttpRequest& request) {
+void Decode(const tenure::listen::HttpRequest& request) {
   FUZZ_CHECK(!request.method.empty());
   auto options = tenure::http::ParseQueryOptions(request);
   if (options.ok()) FUZZ_CHECK(options->wait_ms >= 0);

@@ -12,8 +12,8 @@
 #include "common/host_port.h"
 #include "fuzz_check.h"
 #include "http/query_options.h"
-#include "http/request.h"
 #include "http/request_bodies.h"
+#include "listen/request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
@@ -34,8 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     }
     case 2:
-      (void)tenure::http::PercentDecode(text, data[0] & 0x80);
-      (void)tenure::http::ParseQuery(text);
+      (void)tenure::listen::PercentDecode(text, data[0] & 0x80);
+      (void)tenure::listen::ParseQuery(text);
       break;
     case 3: {
       // Go's StdEncoding ignores the unused bits of the last character, so

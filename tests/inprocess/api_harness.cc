@@ -4,8 +4,8 @@
 
 #include "common/assert.h"
 #include "common/strings.h"
-#include "http/wire.h"
 #include "inprocess/fixture_node.h"
+#include "listen/wire.h"
 
 namespace tenure::inprocess {
 namespace {
@@ -81,7 +81,7 @@ http::HttpResponse ApiHarness::Do(const std::string& method, const std::string& 
   http::HttpRequest request;
   request.method = method;
   request.target = target;
-  if (Status parsed = http::wire::ParseTarget(target, &request); !parsed.ok()) {
+  if (Status parsed = listen::wire::ParseTarget(target, &request); !parsed.ok()) {
     return http::HttpResponse::Text(400, std::string(parsed.message()));  // as Connection does
   }
   for (auto& [name, value] : headers) {

@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "common/duration.h"
-#include "http/wire.h"
 #include "inprocess/api_harness.h"
+#include "listen/wire.h"
 
 namespace tenure::inprocess {
 namespace {
@@ -195,7 +195,7 @@ std::string RunTranscript(const std::string& text) {
     while (i < lines.size() && !lines[i].empty()) ++i;  // the expected answer, replaced
     SCOPED_TRACE(line);
     http::HttpRequest parsed;
-    const bool reaches_api = http::wire::ParseTarget(target, &parsed).ok();
+    const bool reaches_api = listen::wire::ParseTarget(target, &parsed).ok();
     out +=
         Render(harness.Do(method, target, body, headers), names, reaches_api ? default_policy : "");
   }

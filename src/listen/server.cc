@@ -1,7 +1,7 @@
 // The listener: accept loop, connection caps (in all and per client
 // address), Stop. Each accepted socket becomes a Connection (connection.cc),
 // which does all the HTTP.
-#include "http/server.h"
+#include "listen/server.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -21,10 +21,10 @@
 
 #include "common/log.h"
 #include "common/log_limiter.h"
-#include "http/connection.h"
-#include "http/wire.h"
+#include "listen/connection.h"
+#include "listen/wire.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 namespace {
 
 namespace asio = boost::asio;
@@ -274,6 +274,7 @@ Status HttpServer::Listen(const HttpServerOptions& options) {
       ConnectionCap(nofile, options.TEST_connections_max, options.TEST_descriptor_reserve);
   shared.tls = options.tls;
   shared.large_body_gate = options.large_body_gate;
+  shared.parked_read = options.parked_read;
   shared.connections_per_client_max = options.connections_per_client_max;
   shared.clients = options.clients != nullptr ? options.clients : std::make_shared<ClientTable>();
   impl_->exempt_client = options.exempt_client;
@@ -376,4 +377,4 @@ void HttpServer::Stop() {
 
 std::size_t HttpServer::connection_count() const { return impl_->shared->served; }
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

@@ -13,7 +13,7 @@
 
 #include "common/types.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 
 class DeadlineSet {
  public:
@@ -39,4 +39,4 @@ class DeadlineSet {
   std::shared_ptr<State> state_;  // shared with the pending wait
 };
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

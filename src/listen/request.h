@@ -1,6 +1,6 @@
 // Plain HTTP request/response values handed between the transport
-// (http/request_reader.cc, tenure's own HTTP/1.1 request parser) and the
-// Consul API handlers. Loop thread only.
+// (listen/request_reader.cc, tenure's own HTTP/1.1 request parser) and the
+// handlers above it (the Consul API's, http/). Loop thread only.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +16,7 @@
 #include "common/status.h"
 #include "common/types.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 
 // A request's header fields: one text holding every name (lower-cased) and
 // value, and where each field is in it. The reader copies the fields of a
@@ -114,7 +114,8 @@ struct HttpRequest {
       authorization_header_at = at;
     }
   }
-  // The first X-Consul-Token and Authorization values, "" if absent: every
+  // The first X-Consul-Token and Authorization values, "" if absent (the
+  // headers tokens come in, Consul's and etcd's gateway's): every
   // request with ACLs on asks, so they are found once, as headers arrive.
   std::string_view TokenHeader() const { return ValueAt(token_header_at); }
   std::string_view AuthorizationHeader() const { return ValueAt(authorization_header_at); }
@@ -142,7 +143,7 @@ struct HttpResponse {
   std::shared_ptr<const SharedAnswer> shared;
   // Set for a large answer: makes `body` from what the handler copied out of
   // the Store, on a builder thread (http/answer_builder.h, decision 0046).
-  // Only Call::Reply reads it.
+  // Only the Consul API's Call::Reply reads it; the transport never does.
   std::function<std::string()> build_body;
   std::size_t build_bytes = 0;  // the answer's size, counted before it is built
   // Set with build_bytes for a large answer whose copy out of the Store is
@@ -187,6 +188,12 @@ class Responder {
 
 using RequestHandler = std::function<void(HttpRequest request, std::shared_ptr<Responder>)>;
 
+// Whether a parked request is a read: its client's EOF (a half-close) ends
+// it, as that client cannot be waiting for anything else, and while it
+// waits its parser and TLS buffers are given back. A write's client that
+// half-closes still gets its answer, as Go's server sends it.
+using ParkedReadRule = bool (*)(const HttpRequest& request);
+
 // Percent-decodes `text` (path or query component). In query components
 // ('+' means space) when plus_is_space. Errors on a truncated or non-hex
 // escape: `invalid URL escape "%zz"` (Go's text).
@@ -194,4 +201,4 @@ Result<std::string> PercentDecode(std::string_view text, bool plus_is_space);
 // Splits and decodes a raw query string ("a=1&b&c=%20").
 Result<std::vector<std::pair<std::string, std::string>>> ParseQuery(std::string_view raw_query);
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

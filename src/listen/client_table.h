@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace tenure::http {
+namespace tenure::listen {
 
 struct ClientAddress {
   std::array<std::uint8_t, 16> bytes{};  // IPv6, or ::ffff:a.b.c.d
@@ -60,4 +60,4 @@ class ClientTable {
   std::vector<Slot> free_;
 };
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

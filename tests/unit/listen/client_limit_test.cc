@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "common/limits.h"
-#include "http/client_table.h"
-#include "http/server.h"
-#include "unit/http/raw_client.h"
+#include "listen/client_table.h"
+#include "listen/server.h"
+#include "unit/listen/raw_client.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 namespace {
 
 using std::chrono::milliseconds;
@@ -253,4 +253,4 @@ TEST(ClientLimitSharedTest, TwoListenersCountOneAddressTogether) {
 }
 
 }  // namespace
-}  // namespace tenure::http
+}  // namespace tenure::listen

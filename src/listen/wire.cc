@@ -1,11 +1,11 @@
-#include "http/wire.h"
+#include "listen/wire.h"
 
 #include <charconv>
 #include <ctime>
 
 #include "common/clock.h"
 
-namespace tenure::http::wire {
+namespace tenure::listen::wire {
 namespace {
 
 bool HasCrLf(std::string_view text) { return text.find_first_of("\r\n") != std::string_view::npos; }
@@ -145,4 +145,4 @@ MonoMs NowMonoMs() {
   return clock.NowMonoMs();
 }
 
-}  // namespace tenure::http::wire
+}  // namespace tenure::listen::wire

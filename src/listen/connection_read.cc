@@ -7,13 +7,13 @@
 #include <string>
 #include <utility>
 
-#include "http/connection.h"
-#include "http/connection_internal.h"
-#include "http/request_reader.h"
-#include "http/wire.h"
+#include "listen/connection.h"
+#include "listen/connection_internal.h"
+#include "listen/request_reader.h"
+#include "listen/wire.h"
 #include "tls/session.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 
 using connection_detail::kPendingBytesMax;
 using connection_detail::Log;
@@ -173,11 +173,12 @@ void Connection::Dispatch() {
 
   phase_ = Phase::kParked;
   request_started_ = false;
-  // A fair acquire (PUT ?acquire&queue, decision 0027) waits like a blocking
-  // query, and a client that half-closes has gone: its place in the queue
-  // is given up (the handler's OnClose proposes the dequeue).
-  parked_read_only_ = request.method == "GET" || request.method == "HEAD" ||
-                      (request.method == "PUT" && request.HasQuery("queue"));
+  // A read's client that half-closes has gone (the handler's OnClose drops
+  // its work); the handler may count more requests as reads (Consul's fair
+  // acquire, whose place in the queue is then given up).
+  parked_read_only_ = shared_->parked_read != nullptr
+                          ? shared_->parked_read(request)
+                          : request.method == "GET" || request.method == "HEAD";
   peer_finished_sending_ = false;
   SetDeadline(kNoDeadline, request.received_ms);  // blocking queries wait as long as they need
   auto responder = std::make_shared<ConnectionResponder>(shared_from_this());
@@ -293,4 +294,4 @@ void Connection::Abandoned(ConnectionResponder* responder) {
   Respond(responder, HttpResponse::Text(500, "internal error: request dropped without a response"));
 }
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

@@ -1,4 +1,4 @@
-#include "http/client_table.h"
+#include "listen/client_table.h"
 
 #include <arpa/inet.h>
 
@@ -6,7 +6,7 @@
 
 #include "common/assert.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 namespace {
 
 constexpr std::array<std::uint8_t, 12> kV4MappedPrefix = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
@@ -69,4 +69,4 @@ void ClientTable::Remove(Slot slot) {
   free_.push_back(slot);
 }
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

@@ -13,7 +13,7 @@
 #include <memory>
 #include <span>
 
-namespace tenure::http {
+namespace tenure::listen {
 
 class ReadinessSet {
  public:
@@ -49,4 +49,4 @@ class ReadinessSet {
   std::shared_ptr<State> state_;  // shared with the pending wait
 };
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

@@ -13,16 +13,16 @@
 
 #include "common/limits.h"
 #include "common/status.h"
-#include "http/client_table.h"
-#include "http/request.h"
-#include "http/request_reader.h"
+#include "listen/client_table.h"
+#include "listen/request.h"
+#include "listen/request_reader.h"
 #include "tls/context.h"
 
 namespace boost::asio {
 class io_context;
 }
 
-namespace tenure::http {
+namespace tenure::listen {
 
 // True for a client address that the per-client limit must not hold back:
 // a cluster member's, whose forwarded requests carry its own clients' work
@@ -34,9 +34,11 @@ struct HttpServerOptions {
   std::uint16_t port = 8500;  // 0 picks a free port (tests)
   // Set: an HTTPS listener; every connection speaks TLS with this context.
   std::shared_ptr<const tls::Context> tls;
-  // Who may upload a snapshot larger than the usual body limit (Api decides
-  // from the token; unset: nobody).
+  // Who may send a body larger than the usual limit (the handler's rule,
+  // request_reader.h; unset: nobody).
   LargeBodyGate large_body_gate;
+  // Which parked requests are reads (unset: GET and HEAD).
+  ParkedReadRule parked_read = nullptr;
   // Open connections from one client address (limits.h); 0: no limit.
   std::size_t connections_per_client_max = limits::kHttpConnectionsPerClientDefault;
   // Where they are counted: the same table for a server's HTTP and HTTPS
@@ -90,4 +92,4 @@ class HttpServer {
   std::shared_ptr<Impl> impl_;
 };
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

@@ -7,7 +7,7 @@
 // tests/fuzz/http_parser_diff_fuzz.cc checks the two agree on everything else.
 // Why one file over 500 lines: it is one parser, the RFC's steps in the
 // order they apply to the bytes; the request's own types are in request.cc.
-#include "http/request_reader.h"
+#include "listen/request_reader.h"
 
 #include <fmt/format.h>
 
@@ -20,9 +20,9 @@
 
 #include "common/limits.h"
 #include "common/strings.h"
-#include "http/wire.h"
+#include "listen/wire.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 namespace {
 
 constexpr std::string_view kBodyLimitDoc =
@@ -294,12 +294,11 @@ RequestReader::Outcome RequestReader::Impl::ParseHeader(std::string_view head) {
     line_at = p + 2;
   }
   keep_alive = !close && (version >= 11 || keep_alive_token);
-  // PUT /v1/snapshot carries a whole snapshot file (docs/snapshots.md), but
-  // only from a caller the gate lets (the token is checked now, before any
-  // of the body is read): a stranger gets the usual limit.
-  if (large_body_gate != nullptr && *large_body_gate && request.method == "PUT" &&
-      std::string_view(request.target).substr(0, request.target.find('?')) == "/v1/snapshot" &&
-      (*large_body_gate)(request)) {
+  // A body over the usual limit only from a request the gate lets (a
+  // snapshot's restore: the token is checked now, before any of the body is
+  // read): a stranger gets the usual limit.
+  if ((chunked || (has_length && remaining > body_bytes_max)) && large_body_gate != nullptr &&
+      *large_body_gate && (*large_body_gate)(request)) {
     body_bytes_max = limits::kSnapshotBytesMax;
   }
   if (has_length && remaining > body_bytes_max) {
@@ -523,4 +522,4 @@ RequestReader::Parsed RequestReader::Take() {
   return parsed;
 }
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

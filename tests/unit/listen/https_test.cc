@@ -17,12 +17,12 @@
 #include <optional>
 #include <string>
 
-#include "http/server.h"
+#include "listen/server.h"
 #include "tls/context.h"
-#include "unit/http/raw_client.h"
+#include "unit/listen/raw_client.h"
 #include "unit/tls/test_certs.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 namespace {
 
 using testing::TestServer;
@@ -236,4 +236,4 @@ TEST_F(HttpsServerTest, AReloadedCertificateServesNewConnectionsAndKeepsOldOnes)
 }
 
 }  // namespace
-}  // namespace tenure::http
+}  // namespace tenure::listen

@@ -4,10 +4,10 @@
 #include <functional>
 #include <utility>
 
-#include "http/connection.h"
-#include "http/connection_internal.h"
+#include "listen/connection.h"
+#include "listen/connection_internal.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 
 using connection_detail::Log;
 
@@ -74,4 +74,4 @@ void ConnectionResponder::PostOnClose() {
   on_close_ = nullptr;
 }
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

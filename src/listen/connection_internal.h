@@ -13,9 +13,9 @@
 #include "common/limits.h"
 #include "common/log.h"
 #include "common/types.h"
-#include "http/connection.h"
+#include "listen/connection.h"
 
-namespace tenure::http::connection_detail {
+namespace tenure::listen::connection_detail {
 
 // Requests answered, or full 64 KiB reads of a body, in one Run before
 // yielding the loop to other clients.
@@ -31,4 +31,4 @@ void Log(fmt::format_string<Args...> format, Args&&... args) {
 
 inline bool WouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
 
-}  // namespace tenure::http::connection_detail
+}  // namespace tenure::listen::connection_detail

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "common/assert.h"
-#include "http/connection.h"
-#include "http/connection_internal.h"
-#include "http/wire.h"
+#include "listen/connection.h"
+#include "listen/connection_internal.h"
+#include "listen/wire.h"
 #include "tls/session.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 
 using connection_detail::Log;
 using connection_detail::WouldBlock;
@@ -210,4 +210,4 @@ bool Connection::LingerStep() {
   return true;
 }
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

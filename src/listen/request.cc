@@ -1,10 +1,10 @@
-#include "http/request.h"
+#include "listen/request.h"
 
 #include <cstdint>
 
 #include "common/strings.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 namespace {
 
 int HexValue(char c) {
@@ -121,4 +121,4 @@ Result<std::vector<std::pair<std::string, std::string>>> ParseQuery(std::string_
   return params;
 }
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

@@ -1,5 +1,5 @@
 // One accepted HTTP/1.1 client connection of HttpServer, and the state the
-// listener shares with its connections. Private to src/http; loop thread only.
+// listener shares with its connections. Private to src/listen; loop thread only.
 //
 // Its code is in four files: connection.cc (its life, the driver, readiness
 // and deadlines), connection_read.cc (requests in, parked requests),
@@ -42,23 +42,23 @@
 #include <vector>
 
 #include "common/types.h"
-#include "http/client_table.h"
-#include "http/deadline_set.h"
-#include "http/readiness_set.h"
-#include "http/request.h"
-#include "http/request_reader.h"
+#include "listen/client_table.h"
+#include "listen/deadline_set.h"
+#include "listen/readiness_set.h"
+#include "listen/request.h"
+#include "listen/request_reader.h"
 #include "tls/context.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 
 class Connection;
 class ConnectionResponder;
 class RequestReader;
-}  // namespace tenure::http
+}  // namespace tenure::listen
 namespace tenure::tls {
 class Session;
 }  // namespace tenure::tls
-namespace tenure::http {
+namespace tenure::listen {
 
 // Shared by the listener and its connections; lives as long as any of them,
 // so a connection that outlives HttpServer (a parked Responder) stays safe.
@@ -80,8 +80,10 @@ struct ServerShared {
   // Set: every connection speaks TLS with it (an HTTPS listener). Replaced
   // on reload; a connection keeps the context it started with.
   std::shared_ptr<const tls::Context> tls;
-  // Who may send PUT /v1/snapshot's large body (HttpServerOptions).
+  // Who may send a large body, and which parked requests are reads
+  // (HttpServerOptions).
   LargeBodyGate large_body_gate;
+  ParkedReadRule parked_read = nullptr;
   // Unsent response bytes over every connection, and its budget (limits.h).
   std::size_t unsent_bytes = 0;
   std::size_t unsent_bytes_max = 0;
@@ -256,7 +258,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool wait_write_ = false;
   bool watching_ = false;
   bool registered_ = false;             // in ServerShared::readiness
-  bool parked_read_only_ = false;       // GET/HEAD or a fair acquire: an EOF ends it
+  bool parked_read_only_ = false;       // a read (ServerShared::parked_read): an EOF ends it
   bool peer_finished_sending_ = false;  // EOF seen while parked: close after answering
   bool timer_armed_ = false;
   bool counted_ = false;
@@ -290,4 +292,4 @@ class ConnectionResponder final : public Responder {
   bool closed_ = false;
 };
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

@@ -1,5 +1,5 @@
 // DeadlineSet and ReadinessSet, the two sets every connection of a listener
-// shares (http/deadline_set.h, http/readiness_set.h), on a real io_context
+// shares (listen/deadline_set.h, listen/readiness_set.h), on a real io_context
 // with real timers and sockets.
 #include <gtest/gtest.h>
 #include <sys/epoll.h>
@@ -11,11 +11,11 @@
 #include <map>
 #include <vector>
 
-#include "http/deadline_set.h"
-#include "http/readiness_set.h"
-#include "http/wire.h"
+#include "listen/deadline_set.h"
+#include "listen/readiness_set.h"
+#include "listen/wire.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 namespace {
 
 using std::chrono::seconds;
@@ -137,4 +137,4 @@ TEST(ReadinessSetTest, EverySocketThatBecameReadableIsReportedAlsoPastOneBatch) 
 }
 
 }  // namespace
-}  // namespace tenure::http
+}  // namespace tenure::listen

@@ -1,4 +1,4 @@
-#include "http/readiness_set.h"
+#include "listen/readiness_set.h"
 
 #include <fmt/format.h>
 #include <sys/epoll.h>
@@ -11,7 +11,7 @@
 
 #include "common/log.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 
 namespace asio = boost::asio;
 
@@ -109,4 +109,4 @@ void ReadinessSet::Stop() {
   state_->armed = false;
 }
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

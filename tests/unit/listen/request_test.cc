@@ -1,12 +1,12 @@
 // PercentDecode, ParseQuery, the HttpRequest accessors and the wire helpers:
 // Go's url package is the reference for every decoding case.
-#include "http/request.h"
+#include "listen/request.h"
 
 #include <gtest/gtest.h>
 
-#include "http/wire.h"
+#include "listen/wire.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 namespace {
 
 using Params = std::vector<std::pair<std::string, std::string>>;
@@ -187,4 +187,4 @@ TEST(ResponseHeadTest, WritesStatusHeadersAndFraming) {
 }
 
 }  // namespace
-}  // namespace tenure::http
+}  // namespace tenure::listen

@@ -2,7 +2,7 @@
 // splitting a request target into path and query, writing a response head,
 // and the monotonic time connections measure deadlines in. Used by
 // request_reader.cc, connection.cc and server.cc, and by the tests that build
-// requests and heads the same way (tests/unit/http, the in-process tier).
+// requests and heads the same way (tests/unit/listen, the in-process tier).
 // Pure functions, except that the Date line is cached per thread (the loop
 // thread) and NowMonoMs reads the clock.
 #pragma once
@@ -12,9 +12,9 @@
 
 #include "common/status.h"
 #include "common/types.h"
-#include "http/request.h"
+#include "listen/request.h"
 
-namespace tenure::http::wire {
+namespace tenure::listen::wire {
 
 // Fills request->path (percent-decoded, '+' kept), raw_query and query from
 // `target` (origin-form "/a%20b?x=1", absolute-form "http://h/a", or "*").
@@ -44,4 +44,4 @@ std::string_view DateHeader();
 // RealClock::NowMonoMs (steady clock): HttpRequest::received_ms and deadlines.
 MonoMs NowMonoMs();
 
-}  // namespace tenure::http::wire
+}  // namespace tenure::listen::wire

@@ -11,13 +11,16 @@
 #include <memory>
 #include <optional>
 
-#include "http/request.h"
+#include "listen/request.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 
-// Whether a request whose header is in may send a body up to
-// limits::kSnapshotBytesMax (PUT /v1/snapshot): the caller's token decides,
-// before any of the body is read.
+// Whether a request whose header is in may send a body larger than the usual
+// limit, up to limits::kSnapshotBytesMax (the largest any handler takes),
+// asked before any of the body is read: the handler's rule (Consul's PUT
+// /v1/snapshot from a caller allowed to restore). Asked only of a request
+// whose body may be larger than the usual limit (a Content-Length over it,
+// or chunked).
 using LargeBodyGate = std::function<bool(const HttpRequest&)>;
 
 class RequestReader {
@@ -41,8 +44,8 @@ class RequestReader {
 
   // Ready for the next request (header and body limits from common/limits.h).
   void Begin();
-  // The gate for PUT /v1/snapshot's large body (kept, not copied; null or
-  // empty: never). Without one every body has the usual limit.
+  // The gate for a large body (kept, not copied; null or empty: never).
+  // Without one every body has the usual limit.
   void set_large_body_gate(const LargeBodyGate* gate);
   // Parses what it can of `data`; *used is how much it consumed. kComplete:
   // call Take(). kError: call TakeError(), then Begin() before reuse.
@@ -63,4 +66,4 @@ class RequestReader {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

@@ -25,9 +25,9 @@
 #include <utility>
 #include <vector>
 
-#include "http/server.h"
+#include "listen/server.h"
 
-namespace tenure::http::testing {
+namespace tenure::listen::testing {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
@@ -235,4 +235,4 @@ class TestServer {
   std::thread thread_;
 };
 
-}  // namespace tenure::http::testing
+}  // namespace tenure::listen::testing

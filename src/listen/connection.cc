@@ -1,4 +1,4 @@
-#include "http/connection.h"
+#include "listen/connection.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -17,12 +17,12 @@
 
 #include "common/assert.h"
 #include "common/log_limiter.h"
-#include "http/connection_internal.h"
-#include "http/request_reader.h"
-#include "http/wire.h"
+#include "listen/connection_internal.h"
+#include "listen/request_reader.h"
+#include "listen/wire.h"
 #include "tls/session.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 
 using connection_detail::kRequestsPerTurn;
 using connection_detail::Log;
@@ -216,7 +216,7 @@ void Connection::HoldWhileWaiting() {
   if (waiting_self_ == nullptr) waiting_self_ = shared_from_this();
 }
 
-// --- Readiness (decision 0035; http/readiness_set.h) ---------------------------
+// --- Readiness (decision 0035; listen/readiness_set.h) ---------------------------
 
 bool Connection::Register() {
   if (fd_ >= 0 && shared_->readiness.Add(fd_, this)) {
@@ -327,7 +327,7 @@ void Connection::TlsFailed() {
   Close();
 }
 
-// --- Deadlines (http/deadline_set.h)
+// --- Deadlines (listen/deadline_set.h)
 // -----------------------------------------------------------------
 
 void Connection::SetDeadline(MonoMs deadline_ms, MonoMs now_ms) {
@@ -379,4 +379,4 @@ void Connection::OnTimer() {
   }
 }
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

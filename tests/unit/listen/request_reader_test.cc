@@ -2,7 +2,7 @@
 // split at every byte boundary and one byte at a time, the way a slow client
 // or a small socket read delivers it (as Connection does: unparsed bytes are
 // kept and fed again with what follows).
-#include "http/request_reader.h"
+#include "listen/request_reader.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 
 #include "common/limits.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 namespace {
 
 struct Result {
@@ -323,4 +323,4 @@ TEST(RequestReaderTest, AnIncompleteRequestWaits) {
 }
 
 }  // namespace
-}  // namespace tenure::http
+}  // namespace tenure::listen

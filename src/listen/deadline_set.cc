@@ -1,4 +1,4 @@
-#include "http/deadline_set.h"
+#include "listen/deadline_set.h"
 
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "common/assert.h"
-#include "http/wire.h"
+#include "listen/wire.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 
 namespace asio = boost::asio;
 
@@ -82,4 +82,4 @@ void DeadlineSet::Remove(MonoMs at_ms, void* owner) {
 
 std::size_t DeadlineSet::size() const { return state_->entries.size(); }
 
-}  // namespace tenure::http
+}  // namespace tenure::listen

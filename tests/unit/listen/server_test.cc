@@ -1,7 +1,7 @@
 // HttpServer over real loopback sockets: framing, keep-alive, limits,
 // timeouts and parked requests. The server runs on its own thread; the test
 // talks raw HTTP/1.1 from the test thread (raw_client.h).
-#include "http/server.h"
+#include "listen/server.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <stdexcept>
 
 #include "common/limits.h"
-#include "unit/http/raw_client.h"
+#include "unit/listen/raw_client.h"
 
-namespace tenure::http {
+namespace tenure::listen {
 namespace {
 
 using std::chrono::milliseconds;
@@ -618,4 +618,4 @@ TEST_F(HttpServerTest, ListenOnABusyPortNamesTheAddress) {
 }
 
 }  // namespace
-}  // namespace tenure::http
+}  // namespace tenure::listen
