@@ -95,9 +95,8 @@ void JsonFieldDecoder::Int64(std::uint32_t /*n*/, std::string_view name, std::in
   v = negative ? static_cast<std::int64_t>(0 - magnitude) : static_cast<std::int64_t>(magnitude);
 }
 
-void JsonFieldDecoder::Uint64(std::uint32_t n, std::string_view name, std::uint64_t& v) {
+void JsonFieldDecoder::Uint64(std::uint32_t /*n*/, std::string_view name, std::uint64_t& v) {
   if (!Take(name)) return;
-  (void)n;
   UnsignedNumber(name, &v);
 }
 

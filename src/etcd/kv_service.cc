@@ -60,17 +60,21 @@ state::EtcdRequestOp OpOf(state::EtcdRequestOp::Kind kind) {
 
 }  // namespace
 
-ResponseHeader HeaderOf(const server::Server& server, LogIndex revision) {
+std::uint64_t ClusterIdOf(const server::Server& server) {
   const std::string seed = "tenure/" + server.options().datacenter;
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(seed.data()), seed.size(), digest);
   std::uint64_t cluster_id = 0;
   for (int i = 0; i < 8; ++i) cluster_id = (cluster_id << 8) | digest[i];
+  return cluster_id;
+}
+
+ResponseHeader KvService::Header(LogIndex revision) const {
   ResponseHeader header;
-  header.cluster_id = cluster_id;
-  header.member_id = server.NodeId();
+  header.cluster_id = cluster_id_;
+  header.member_id = server_.NodeId();
   header.revision = static_cast<std::int64_t>(revision.value());
-  header.raft_term = server.Health().term;
+  header.raft_term = server_.Health().term;
   return header;
 }
 
@@ -85,7 +89,7 @@ EtcdError ErrorOfProposal(const Status& status) {
   return etcd_texts::Error(etcd_texts::GrpcCode::kUnavailable, std::string(message));
 }
 
-KvService::KvService(server::Server& server) : server_(server) {}
+KvService::KvService(server::Server& server) : server_(server), cluster_id_(ClusterIdOf(server)) {}
 
 KvService::~KvService() { *alive_ = false; }
 
@@ -93,7 +97,7 @@ Answer<RangeResponse> KvService::ReadRange(const state::EtcdRangeRequest& reques
   Answer<RangeResponse> out;
   const state::Store& store = server_.store();
   const LogIndex applied = store.applied_index();
-  out.response.header = HeaderOf(server_, applied);
+  out.response.header = Header(applied);
   if (request.revision > 0 && static_cast<std::uint64_t>(request.revision) > applied.value()) {
     out.error = etcd_texts::FutureRevision();
     return out;
@@ -141,7 +145,7 @@ void KvService::Range(state::EtcdRangeRequest request, Done<RangeResponse> done)
 
 Answer<TxnResponse> KvService::ReadTxn(const state::EtcdTxnRequest& txn) const {
   Answer<TxnResponse> out;
-  out.response.header = HeaderOf(server_, server_.store().applied_index());
+  out.response.header = Header(server_.store().applied_index());
   RunReadOnly(server_.store(), txn, &out.response.body);
   return out;
 }
@@ -162,7 +166,7 @@ void KvService::ProposeTxn(state::EtcdTxnRequest txn, Done<TxnResponse> done) {
                       out.error = etcd_texts::Error(etcd_texts::GrpcCode::kInvalidArgument,
                                                     std::string(result->status.message()));
                     } else {
-                      out.response.header = HeaderOf(server_, result->index);
+                      out.response.header = Header(result->index);
                       out.response.body = std::move(result->etcd);
                     }
                     done(std::move(out));
@@ -236,7 +240,7 @@ void KvService::Compact(CompactionRequest request, Done<CompactionResponse> done
                     } else if (!result->etcd_error.ok()) {
                       out.error = std::move(result->etcd_error);
                     } else {
-                      out.response.header = HeaderOf(server_, result->index);
+                      out.response.header = Header(result->index);
                     }
                     done(std::move(out));
                   });

@@ -32,9 +32,9 @@ struct Answer {
 template <typename Response>
 using Done = std::function<void(Answer<Response>)>;
 
-// The header fields that do not change per answer: cluster_id (the first 8
-// bytes of SHA-256 of "tenure/" + datacenter), member_id (the raft id).
-ResponseHeader HeaderOf(const server::Server& server, LogIndex revision);
+// etcd's cluster_id for this cluster: the first 8 bytes of SHA-256 of
+// "tenure/" + datacenter (computed once per service, not per answer).
+std::uint64_t ClusterIdOf(const server::Server& server);
 
 // A failed proposal or barrier as etcd answers it: refused before the log
 // (leader changed), fate unknown (timed out, possibly due to previous leader
@@ -64,8 +64,11 @@ class KvService {
   // Runs `read` now (serializable) or after the leader's barrier.
   void Linearized(bool serializable, std::function<void(etcd_texts::EtcdError)> read);
   Answer<TxnResponse> ReadTxn(const state::EtcdTxnRequest& txn) const;
+  // An answer's header at `revision`: cluster_id, member_id (the raft id), term.
+  ResponseHeader Header(LogIndex revision) const;
 
   server::Server& server_;
+  const std::uint64_t cluster_id_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
