@@ -17,7 +17,9 @@
 
 #include "common/assert.h"
 #include "common/clock.h"
+#include "common/host_port.h"
 #include "common/log.h"
+#include "etcd/gateway.h"
 #include "http/api.h"
 #include "listen/server.h"
 #include "server/server.h"
@@ -91,6 +93,13 @@ Status RunAgent(AgentPlan plan) {
   };
   listen::HttpServer http_server(io, handler);
   listen::HttpServer https_server(io, handler);
+  // etcd's API: its gateway is made once the listener knows its port (the
+  // client URL MemberList reports); no request arrives before io.run.
+  std::unique_ptr<etcd::Gateway> gateway;
+  listen::HttpServer etcd_server(
+      io, [&gateway](listen::HttpRequest request, std::shared_ptr<listen::Responder> responder) {
+        gateway->Handle(std::move(request), std::move(responder));
+      });
 
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   boost::asio::signal_set reload_signal(io, SIGHUP);
@@ -108,6 +117,7 @@ Status RunAgent(AgentPlan plan) {
     server.queue_parking().Flush();
     http_server.Stop();
     https_server.Stop();
+    etcd_server.Stop();
     api.Shutdown();
     server.Stop([&io] { io.stop(); });
   };
@@ -138,6 +148,34 @@ Status RunAgent(AgentPlan plan) {
       io.run();
       return listening;
     }
+  }
+  if (plan.etcd) {
+    plan.etcd->exempt_client = [&server](const std::string& ip) { return server.IsMemberHost(ip); };
+    if (Status listening = etcd_server.Listen(*plan.etcd); !listening.ok()) {
+      if (!plan.etcd_dev_default) {
+        http_server.Stop();
+        https_server.Stop();
+        server.Stop([&io] { io.stop(); });
+        io.run();
+        return listening;
+      }
+      plan.etcd_dev_skipped = "127.0.0.1:2379 is in use (" + std::string(listening.message()) +
+                              "); give -grpc-addr another address";
+      plan.etcd.reset();
+    } else {
+      Result<HostPort> raft_address = ParseHostPort(plan.server.raft.address);
+      const HostPort bound{plan.etcd->host, etcd_server.port()};
+      etcd::GatewayOptions options;
+      options.client_url =
+          "http://" +
+          (raft_address.ok() ? AdvertisedHttpAddress(bound, *raft_address) : FormatHostPort(bound));
+      gateway = std::make_unique<etcd::Gateway>(server, std::move(options));
+      log::Info("agent",
+                fmt::format("serving etcd's v3 API (JSON gateway) on {}", FormatHostPort(bound)));
+    }
+  }
+  if (plan.dev && !plan.etcd_dev_skipped.empty()) {
+    log::Info("agent", "no etcd API in this dev server: " + plan.etcd_dev_skipped);
   }
   std::string api_addresses;
   if (plan.http) api_addresses = "http://" + plan.http_addr;

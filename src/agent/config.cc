@@ -262,6 +262,16 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     if (!parsed.ok()) return parsed.status();
     https = *parsed;
   }
+  // etcd's API: where asked, or -dev's 127.0.0.1:2379 (decision 0048).
+  const bool etcd_dev_default = config.dev && config.grpc_addr.empty();
+  std::optional<HostPort> etcd;
+  if (etcd_dev_default) {
+    etcd = HostPort{"127.0.0.1", 2379};
+  } else if (!config.grpc_addr.empty() && config.grpc_addr != "off") {
+    Result<HostPort> parsed = FlagHostPort(config.grpc_addr, "grpc-addr", /*allow_zero_port=*/true);
+    if (!parsed.ok()) return parsed.status();
+    etcd = *parsed;
+  }
   if (!http && !https) {
     return Status::InvalidArgument(
         "-http-addr off needs -https-addr: the API must listen somewhere");
@@ -283,6 +293,16 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   if (http) listeners.push_back({"http-addr", config.http_addr, *http});
   if (https) listeners.push_back({"https-addr", config.https_addr, *https});
   TENURE_RETURN_IF_ERROR(CheckListenersApart(listeners));
+  std::string etcd_dev_skipped;
+  if (etcd) {
+    listeners.push_back(
+        {"grpc-addr", etcd_dev_default ? "127.0.0.1:2379" : config.grpc_addr, *etcd});
+    if (Status apart = CheckListenersApart(listeners); !apart.ok()) {
+      if (!etcd_dev_default) return apart;
+      etcd_dev_skipped = "-dev's etcd address 127.0.0.1:2379 is taken by another of its flags";
+      etcd.reset();
+    }
+  }
   if (!config.join.empty() && !config.bootstrap_peers.empty()) {
     return Status::InvalidArgument("-join and -bootstrap-peers exclude each other");
   }
@@ -358,6 +378,25 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     options.operator_token = std::move(*token);
   }
   TENURE_ASSIGN_OR_RETURN(options.acl, ResolveAclConfig(config));
+  // The etcd API does not check ACL tokens yet (docs/etcd-compat.md): never
+  // serve it where ACLs guard the Consul API.
+  if (etcd && options.acl.enabled) {
+    if (!etcd_dev_default) {
+      return Status::InvalidArgument(
+          "-grpc-addr cannot be used with -acl-enabled yet: tenure's etcd API does not check "
+          "ACL tokens, so it would let anyone who reaches it past the ACLs (docs/etcd-compat.md)");
+    }
+    etcd_dev_skipped = "ACLs are enabled and the etcd API does not check tokens yet";
+    etcd.reset();
+  }
+  if (etcd) {
+    plan.etcd = listener;
+    plan.etcd->host = etcd->host;
+    plan.etcd->port = etcd->port;
+    plan.etcd_dev_default = etcd_dev_default;
+    options.etcd_history_bytes = static_cast<std::size_t>(config.etcd_history_bytes);
+  }
+  plan.etcd_dev_skipped = std::move(etcd_dev_skipped);
   if (options.acl.enabled && !config.operator_token_file.empty()) {
     return Status::InvalidArgument(
         "-operator-token-file is for servers without ACLs; with -acl-enabled, give the "

@@ -33,6 +33,12 @@ struct AgentConfig {
   // Open connections from one client address, both listeners together
   // (Consul's limits.http_max_conns_per_client); 0: no per-client limit.
   std::uint64_t http_max_conns_per_client = 200;
+  // etcd's v3 API (docs/etcd.md): "" is off, except that -dev serves it on
+  // 127.0.0.1:2379 when that port is free; "off": none even with -dev.
+  std::string grpc_addr;
+  // The events a server keeps for etcd's reads of past revisions (decision
+  // 0048 section 1), in bytes; only while the etcd API is served.
+  std::uint64_t etcd_history_bytes = 64ull << 20;
   std::string raft_addr = "127.0.0.1:8300";
   std::string raft_bind_addr;  // listen here instead of raft_addr (NAT, proxies)
   std::string node_name;       // empty: the hostname
@@ -70,9 +76,15 @@ struct AgentPlan {
   server::ServerOptions server;                    // raft.data_dir is set by RunAgent (dev mode)
   std::optional<listen::HttpServerOptions> http;   // the clear-text listener, unless off
   std::optional<listen::HttpServerOptions> https;  // the TLS listener, with its context
-  tls::ServerFiles tls_files;                      // reloaded on SIGHUP
-  std::vector<std::string> join;                   // empty: no -join
-  std::string data_dir;                            // empty with dev: RunAgent makes one
+  std::optional<listen::HttpServerOptions> etcd;   // etcd's v3 API, when served
+  // The etcd listener is -dev's default: a port in use means no etcd API
+  // (said in the log), not a failed start.
+  bool etcd_dev_default = false;
+  // Why -dev serves no etcd API although it would by default ("" if it does).
+  std::string etcd_dev_skipped;
+  tls::ServerFiles tls_files;     // reloaded on SIGHUP
+  std::vector<std::string> join;  // empty: no -join
+  std::string data_dir;           // empty with dev: RunAgent makes one
   bool dev = false;
   bool keyed = false;             // a cluster key was given
   bool insecure_keyless = false;  // -raft-insecure-keyless, for the warning

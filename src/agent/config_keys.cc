@@ -53,6 +53,12 @@ std::vector<Setting> MakeSettings() {
        "at once (default 200, as Consul; 0: no limit per address, only the server's cap; "
        "cluster members are not limited)",
        {"limits.http_max_conns_per_client"}},
+      {"grpc_addr", "grpc-addr", T::kString, &C::grpc_addr,
+       "address of etcd's v3 API, its JSON gateway so far (-dev: 127.0.0.1:2379 when free; "
+       "off: none; docs/etcd.md)"},
+      {"etcd_history_bytes", "etcd-history-bytes", T::kUint64, &C::etcd_history_bytes,
+       "bytes of recent changes each server keeps for etcd's reads of past revisions (default "
+       "67108864; docs/limits.md)"},
       {"raft_addr", "raft-addr", T::kString, &C::raft_addr,
        "address of the raft transport (default 127.0.0.1:8300)"},
       {"raft_bind_addr", "raft-bind-addr", T::kString, &C::raft_bind_addr,

@@ -69,13 +69,17 @@ std::uint64_t ClusterIdOf(const server::Server& server) {
   return cluster_id;
 }
 
-ResponseHeader KvService::Header(LogIndex revision) const {
+ResponseHeader HeaderAt(const server::Server& server, std::uint64_t cluster_id, LogIndex revision) {
   ResponseHeader header;
-  header.cluster_id = cluster_id_;
-  header.member_id = server_.NodeId();
+  header.cluster_id = cluster_id;
+  header.member_id = server.NodeId();
   header.revision = static_cast<std::int64_t>(revision.value());
-  header.raft_term = server_.Health().term;
+  header.raft_term = server.Health().term;
   return header;
+}
+
+ResponseHeader KvService::Header(LogIndex revision) const {
+  return HeaderAt(server_, cluster_id_, revision);
 }
 
 EtcdError ErrorOfProposal(const Status& status) {

@@ -36,6 +36,10 @@ using Done = std::function<void(Answer<Response>)>;
 // "tenure/" + datacenter (computed once per service, not per answer).
 std::uint64_t ClusterIdOf(const server::Server& server);
 
+// An answer's header at `revision`: the cluster's id, this server's raft id
+// as member_id, and the raft term it knows.
+ResponseHeader HeaderAt(const server::Server& server, std::uint64_t cluster_id, LogIndex revision);
+
 // A failed proposal or barrier as etcd answers it: refused before the log
 // (leader changed), fate unknown (timed out, possibly due to previous leader
 // failure), shutting down (server stopped).

@@ -152,6 +152,8 @@ class Server {
   bool IsExpiring(const state::SessionId& session_id) const;
   // A fresh random session id not used by any existing session.
   state::SessionId NewSessionId();
+  // A new etcd lease number: random in [1, 2^63), no session's (decision 0048 section 3).
+  std::int64_t NewLeaseNumber();
 
   // ACLs (docs/acl.md). The caller a request's secret names ("" = none),
   // or Consul's 403 "ACL not found".

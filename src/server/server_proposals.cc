@@ -15,6 +15,7 @@
 #include "common/strings.h"
 #include "server/server.h"
 #include "server/server_timers.h"
+#include "state/numbered_session.h"
 
 namespace tenure::server {
 
@@ -144,6 +145,16 @@ state::SessionId Server::NewSessionId() {
                                     (a >> 16) & 0xffff, a & 0xffff, b >> 48,
                                     b & 0xffffffffffffull));
     if (store_.FindSession(id) == nullptr) return id;
+  }
+}
+
+std::int64_t Server::NewLeaseNumber() {
+  for (;;) {
+    // etcd draws lease ids in [1, 2^63): positive, so every client prints them alike.
+    const auto number = static_cast<std::int64_t>(random_() >> 1);
+    if (number != 0 && store_.FindSession(state::NumberedSessionId(number)) == nullptr) {
+      return number;
+    }
   }
 }
 

@@ -39,22 +39,22 @@ ARROWS = {
     "tenure_raft": {"common", "acl", "state", "raft", "tls", "tenure"},
     "tenure_server": {"common", "acl", "state", "raft", "server", "tls", "tenure"},
     # etcd: etcd's v3 API (decision 0048), a layer over the server as http is.
-    "tenure_etcd": {"common", "acl", "state", "raft", "server", "etcd", "tls", "tenure"},
+    "tenure_etcd": {"common", "acl", "state", "raft", "server", "etcd", "listen", "tls", "tenure"},
     "tenure_net": {"common", "net", "tls", "tenure"},
     # listen: the listener and its connections (HTTP/1.1, the reader, the
     # per-address table), knowing nothing of the APIs above it: http serves
-    # Consul's API through it (decision 0048: etcd's later, beside http).
+    # Consul's API through it, etcd's gateway beside it (decision 0048).
     "tenure_listen": {"common", "listen", "tls", "tenure"},
     # http -> net: followers forward with the one HTTP client (decision 0008).
     "tenure_http": {"common", "acl", "state", "raft", "server", "http", "listen", "net", "tls",
                     "tenure"},
-    "tenure_agent": {"common", "acl", "state", "raft", "server", "http", "listen", "net", "tls",
-                     "agent", "tenure"},
+    "tenure_agent": {"common", "acl", "state", "raft", "server", "http", "etcd", "listen", "net",
+                     "tls", "agent", "tenure"},
     "tenure_client": {"common", "net", "client", "tls", "tenure"},
     # libtenure's public classes over client (libtenure.so).
     "tenure_sdk": {"common", "net", "client", "tls", "tenure", "sdk"},
-    "tenure_cli": {"common", "acl", "state", "raft", "server", "http", "listen", "net", "tls",
-                   "agent", "client", "tenure", "cli"},
+    "tenure_cli": {"common", "acl", "state", "raft", "server", "http", "etcd", "listen", "net",
+                   "tls", "agent", "client", "tenure", "cli"},
 }
 
 

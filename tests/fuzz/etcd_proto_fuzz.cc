@@ -1,6 +1,7 @@
 // Fuzz target: a message as an etcd client sends it, in protobuf or in the
 // gateway's JSON (decision 0048; the first byte picks which request, and
-// which coding: 0-5 protobuf, 6-11 JSON, 12 a gRPC stream of txns). Decoding either refuses it with
+// which coding: 0-5 protobuf, 6-11 JSON, 12 a gRPC stream of txns, 13 a
+// gateway keep-alive body of JSON requests). Decoding either refuses it with
 // a reason or yields a message that encodes to bytes decoding to the same message (ours are
 // canonical, so those encode to themselves); a txn that decodes goes through the API's checks
 // (state/etcd_check.h) as a request would.
@@ -10,9 +11,11 @@
 #include <string>
 #include <string_view>
 
+#include "etcd/gateway.h"
 #include "etcd/grpc_wire.h"
 #include "etcd/json_codec.h"
 #include "etcd/messages.h"
+#include "etcd/messages_services.h"
 #include "etcd/proto_codec.h"
 #include "fuzz_check.h"
 #include "state/etcd_check.h"
@@ -105,17 +108,35 @@ void Stream(std::string_view bytes) {
   }
 }
 
+// A keep-alive body as the gateway reads it: split into at most 16 objects
+// (or refused whole), each a lease request that round-trips.
+void KeepAliveBody(std::string_view bytes) {
+  std::string error;
+  const std::vector<std::string_view> values = tenure::etcd::SplitJsonObjects(bytes, 16, &error);
+  FUZZ_CHECK(values.size() <= 16);
+  if (!error.empty()) FUZZ_CHECK(values.empty());
+  for (std::string_view value : values) {
+    FUZZ_CHECK(!value.empty() && value.front() == '{' && value.back() == '}');
+    RoundTrip<tenure::etcd::LeaseIdRequest, Json>(value);
+    RoundTrip<tenure::etcd::LeaseGrantRequest, Json>(value);
+    RoundTrip<tenure::etcd::LeaseTimeToLiveRequest, Json>(value);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-  if (data[0] % 13 < 6) {
-    Pick<Proto>(data[0] % 6, bytes);
-  } else if (data[0] % 13 < 12) {
-    Pick<Json>(data[0] % 6, bytes);
-  } else {
+  const int mode = data[0] % 14;
+  if (mode < 6) {
+    Pick<Proto>(mode, bytes);
+  } else if (mode < 12) {
+    Pick<Json>(mode - 6, bytes);
+  } else if (mode == 12) {
     Stream(bytes);
+  } else {
+    KeepAliveBody(bytes);
   }
   return 0;
 }

@@ -141,6 +141,9 @@ int main(int argc, char** argv) {
     tenure::etcd::EncodeJson(answer, &json_response, &answer.header);
     Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-txn-response-json"),
           json_response);
+    // A gateway keep-alive body of two requests (first byte 13).
+    Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-keepalive-json"),
+          "\15{\"ID\": \"" + std::to_string(seed) + "\"}\n{\"ID\": 7, \"keys\": true}");
     tenure::state::Command compact = restore;
     compact.body = tenure::state::EtcdCompact{tenure::LogIndex(seed)};
     std::string compact_entry;

@@ -264,3 +264,82 @@ TEST(AgentConfigTlsTest, BadFilesStopTheStartWithTheirNames) {
 
 }  // namespace
 }  // namespace tenure::agent
+
+namespace tenure::agent {
+namespace {
+
+using testutil::Good;
+using testutil::Refusal;
+
+// The etcd port (decision 0048): off unless asked, -dev's 127.0.0.1:2379,
+// never beside ACLs while it does not check tokens.
+TEST(AgentConfigEtcdTest, OffUnlessAskedAndDevServesTheUsualPort) {
+  Result<AgentPlan> plan = ResolveAgentConfig(Good());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_FALSE(plan->etcd.has_value());
+  EXPECT_FALSE(plan->server.etcd_history_bytes.has_value());
+
+  AgentConfig dev = Good();
+  dev.dev = true;
+  plan = ResolveAgentConfig(dev);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_TRUE(plan->etcd.has_value());
+  EXPECT_EQ(plan->etcd->host, "127.0.0.1");
+  EXPECT_EQ(plan->etcd->port, 2379);
+  EXPECT_TRUE(plan->etcd_dev_default);
+  EXPECT_EQ(plan->server.etcd_history_bytes, std::optional<std::size_t>(64u << 20));
+  // It shares the per-client count with the HTTP listener.
+  EXPECT_EQ(plan->etcd->clients, plan->http->clients);
+
+  dev.grpc_addr = "off";
+  plan = ResolveAgentConfig(dev);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_FALSE(plan->etcd.has_value());
+
+  AgentConfig asked = Good();
+  asked.grpc_addr = "0.0.0.0:12379";
+  asked.etcd_history_bytes = 4096;
+  plan = ResolveAgentConfig(asked);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_TRUE(plan->etcd.has_value());
+  EXPECT_EQ(plan->etcd->host, "0.0.0.0");
+  EXPECT_EQ(plan->etcd->port, 12379);
+  EXPECT_FALSE(plan->etcd_dev_default);
+  EXPECT_EQ(plan->server.etcd_history_bytes, std::optional<std::size_t>(4096));
+}
+
+TEST(AgentConfigEtcdTest, ABadOrCollidingAddressIsRefusedUnlessItIsDevsDefault) {
+  AgentConfig config = Good();
+  config.grpc_addr = "nowhere";
+  EXPECT_NE(Refusal(config).find("-grpc-addr"), std::string::npos) << Refusal(config);
+  config.grpc_addr = config.http_addr;
+  EXPECT_NE(Refusal(config).find("-grpc-addr"), std::string::npos) << Refusal(config);
+
+  AgentConfig dev = Good();
+  dev.dev = true;
+  dev.http_addr = "127.0.0.1:2379";
+  Result<AgentPlan> plan = ResolveAgentConfig(dev);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_FALSE(plan->etcd.has_value());
+  EXPECT_NE(plan->etcd_dev_skipped.find("taken by another of its flags"), std::string::npos);
+}
+
+TEST(AgentConfigEtcdTest, AclsAndTheEtcdPortExcludeEachOther) {
+  AgentConfig config = Good();
+  config.grpc_addr = "127.0.0.1:12379";
+  config.acl_enabled = true;
+  EXPECT_NE(Refusal(config).find("-grpc-addr cannot be used with -acl-enabled yet"),
+            std::string::npos)
+      << Refusal(config);
+
+  AgentConfig dev = Good();
+  dev.dev = true;
+  dev.acl_enabled = true;
+  Result<AgentPlan> plan = ResolveAgentConfig(dev);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_FALSE(plan->etcd.has_value());
+  EXPECT_NE(plan->etcd_dev_skipped.find("ACLs are enabled"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tenure::agent

@@ -1,0 +1,328 @@
+#include "etcd/gateway.h"
+
+#include <utility>
+
+#include "etcd/grpc_wire.h"
+#include "etcd/json_codec.h"
+#include "etcd/messages_services.h"
+#include "etcd/routes.h"
+#include "server/health.h"
+#include "server/server.h"
+
+namespace tenure::etcd {
+
+using etcd_texts::EtcdError;
+using etcd_texts::GrpcCode;
+using listen::HttpRequest;
+using listen::HttpResponse;
+using listen::Responder;
+
+namespace {
+
+// The etcd release whose API tenure speaks (decision 0048: Patroni picks
+// its paths from it) and the cluster version etcd reports beside it.
+constexpr std::string_view kEtcdServerVersion = "3.4.23";
+constexpr std::string_view kEtcdClusterVersion = "3.4.0";
+
+// Go's http.Error: a text body with a newline, as etcd's handlers and the
+// gateway's mux answer what they do not route.
+HttpResponse GoHttpError(int status, std::string text) {
+  HttpResponse response = HttpResponse::Text(status, std::move(text) + "\n");
+  response.content_type = "text/plain; charset=utf-8";
+  response.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  return response;
+}
+
+HttpResponse MethodNotAllowed(std::string_view allow) {
+  HttpResponse response = GoHttpError(405, "Method Not Allowed");
+  if (!allow.empty()) response.headers.emplace_back("Allow", std::string(allow));
+  return response;
+}
+
+HttpResponse ErrorAnswer(const EtcdError& error) {
+  return HttpResponse::Json(GatewayErrorBody(error), HttpStatusFromGrpcCode(error.code));
+}
+
+template <typename M>
+HttpResponse JsonAnswer(const M& message) {
+  std::string body;
+  EncodeJson(message, &body);
+  return HttpResponse::Json(std::move(body));
+}
+
+// Sends an Answer<Response> from a service: the message, or its error.
+template <typename R>
+Done<R> Replier(std::shared_ptr<Responder> responder) {
+  return [responder = std::move(responder)](Answer<R> answer) {
+    if (!answer.error.ok()) return responder->Send(ErrorAnswer(answer.error));
+    responder->Send(JsonAnswer(answer.response));
+  };
+}
+
+// Decodes the request body as the gateway does: an empty body is the empty
+// request (Go's decoder reports EOF, which the gateway accepts); anything
+// else must be one JSON object of the request's fields.
+template <typename M>
+bool DecodeBody(const HttpRequest& request, M* message, Responder& responder) {
+  if (request.body.find_first_not_of(" \t\r\n") == std::string::npos) return true;
+  std::string error = DecodeJson(request.body, message);
+  if (error.empty()) return true;
+  responder.Send(ErrorAnswer(etcd_texts::Error(GrpcCode::kInvalidArgument, error)));
+  return false;
+}
+
+}  // namespace
+
+Gateway::Gateway(server::Server& server, GatewayOptions options)
+    : server_(server),
+      options_(std::move(options)),
+      cluster_id_(ClusterIdOf(server)),
+      kv_(server),
+      leases_(server) {}
+
+Gateway::~Gateway() = default;
+
+void Gateway::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
+  if (request.path == "/version") return Version(request, *responder);
+  if (request.path == "/health") return Health(request, *responder);
+  const MethodInfo* info = FindGatewayMethod(request.path);
+  if (info == nullptr) return responder->Send(GoHttpError(404, "Not Found"));
+  // The gateway registers every method for POST only; another verb on a
+  // known path is grpc-gateway's 405.
+  if (request.method != "POST") return responder->Send(MethodNotAllowed(""));
+  if (!info->served) return responder->Send(ErrorAnswer(NotServed(*info)));
+
+  switch (info->method) {
+    case Method::kRange: {
+      state::EtcdRangeRequest range;
+      if (!DecodeBody(request, &range, *responder)) return;
+      return kv_.Range(std::move(range), Replier<RangeResponse>(std::move(responder)));
+    }
+    case Method::kPut: {
+      state::EtcdPutRequest put;
+      if (!DecodeBody(request, &put, *responder)) return;
+      return kv_.Put(std::move(put), Replier<PutResponse>(std::move(responder)));
+    }
+    case Method::kDeleteRange: {
+      state::EtcdDeleteRangeRequest del;
+      if (!DecodeBody(request, &del, *responder)) return;
+      return kv_.DeleteRange(std::move(del), Replier<DeleteRangeResponse>(std::move(responder)));
+    }
+    case Method::kTxn: {
+      state::EtcdTxnRequest txn;
+      if (!DecodeBody(request, &txn, *responder)) return;
+      return kv_.Txn(std::move(txn), Replier<TxnResponse>(std::move(responder)));
+    }
+    case Method::kCompact: {
+      CompactionRequest compact;
+      if (!DecodeBody(request, &compact, *responder)) return;
+      return kv_.Compact(compact, Replier<CompactionResponse>(std::move(responder)));
+    }
+    case Method::kLeaseGrant: {
+      LeaseGrantRequest grant;
+      if (!DecodeBody(request, &grant, *responder)) return;
+      return leases_.Grant(grant, Replier<LeaseGrantResponse>(std::move(responder)));
+    }
+    case Method::kLeaseRevoke: {
+      LeaseIdRequest revoke;
+      if (!DecodeBody(request, &revoke, *responder)) return;
+      return leases_.Revoke(revoke, Replier<LeaseRevokeResponse>(std::move(responder)));
+    }
+    case Method::kLeaseTimeToLive: {
+      LeaseTimeToLiveRequest ttl;
+      if (!DecodeBody(request, &ttl, *responder)) return;
+      return leases_.TimeToLive(ttl, Replier<LeaseTimeToLiveResponse>(std::move(responder)));
+    }
+    case Method::kLeaseLeases: {
+      Empty none;
+      if (!DecodeBody(request, &none, *responder)) return;
+      return Replier<LeaseLeasesResponse>(std::move(responder))(leases_.Leases());
+    }
+    case Method::kLeaseKeepAlive:
+      return KeepAlive(request, std::move(responder));
+    case Method::kStatus:
+      return Status(request, *responder);
+    case Method::kMemberList:
+      return MemberList(request, *responder);
+    case Method::kAuthenticate: {
+      AuthenticateRequest auth;
+      if (!DecodeBody(request, &auth, *responder)) return;
+      // tenure's tokens are the credentials (decision 0048 section 6); with
+      // ACLs off, as etcd with auth disabled, clients go on without one.
+      return responder->Send(ErrorAnswer(etcd_texts::Error(
+          GrpcCode::kFailedPrecondition, "etcdserver: authentication is not enabled")));
+    }
+    default:
+      break;
+  }
+  // Served over gRPC's streams or by services still to come on the gateway.
+  responder->Send(ErrorAnswer(etcd_texts::Error(
+      GrpcCode::kUnimplemented,
+      "tenure: " + std::string(info->grpc_path) + " is not served on the JSON gateway yet")));
+}
+
+// The answers of a keep-alive body's requests, renewed one after another.
+struct Gateway::KeepAliveRun {
+  std::vector<LeaseIdRequest> requests;
+  std::size_t next = 0;
+  std::string body;
+  std::shared_ptr<Responder> responder;
+};
+
+void Gateway::KeepAlive(const HttpRequest& request, std::shared_ptr<Responder> responder) {
+  auto run = std::make_shared<KeepAliveRun>();
+  run->responder = std::move(responder);
+  std::string error;
+  const std::vector<std::string_view> values =
+      SplitJsonObjects(request.body, kKeepAlivesPerBody, &error);
+  for (std::string_view value : values) {
+    if (!error.empty()) break;
+    error = DecodeJson(value, &run->requests.emplace_back());
+  }
+  if (!error.empty()) {
+    return run->responder->Send(ErrorAnswer(etcd_texts::Error(GrpcCode::kInvalidArgument, error)));
+  }
+  RenewNext(std::move(run));
+}
+
+// Each renewal waits for the one before, so answers keep the requests' order.
+void Gateway::RenewNext(std::shared_ptr<KeepAliveRun> run) {
+  if (run->next == run->requests.size() || run->responder->closed()) {
+    return run->responder->Send(HttpResponse::Json(std::move(run->body)));
+  }
+  const LeaseIdRequest& request = run->requests[run->next++];
+  leases_.KeepAlive(request, [this, run](Answer<LeaseKeepAliveResponse> answer) {
+    if (!answer.error.ok()) {
+      run->body += GatewayStreamError(answer.error);
+      run->next = run->requests.size();  // a stream ends at its first error
+    } else {
+      run->body += "{\"result\":";
+      EncodeJson(answer.response, &run->body);
+      run->body += "}";
+    }
+    run->body += "\n";
+    RenewNext(run);
+  });
+}
+
+std::vector<std::string_view> SplitJsonObjects(std::string_view body, std::size_t max_values,
+                                               std::string* error) {
+  std::vector<std::string_view> values;
+  std::size_t depth = 0;
+  std::size_t start = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (depth == 0) {
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+      if (c != '{') {
+        *error = "malformed JSON: expected an object at offset " + std::to_string(i);
+        return {};
+      }
+      if (values.size() == max_values) {
+        *error = "more than " + std::to_string(max_values) + " requests in one body";
+        return {};
+      }
+      start = i;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      values.push_back(body.substr(start, i + 1 - start));
+    }
+  }
+  if (depth != 0 || in_string) {
+    *error = "malformed JSON: the body ends inside an object";
+    return {};
+  }
+  return values;
+}
+
+void Gateway::Version(const HttpRequest& request, Responder& responder) const {
+  if (request.method != "GET") return responder.Send(MethodNotAllowed("GET"));
+  responder.Send(HttpResponse::Json("{\"etcdserver\":\"" + std::string(kEtcdServerVersion) +
+                                    "\",\"etcdcluster\":\"" + std::string(kEtcdClusterVersion) +
+                                    "\"}"));
+}
+
+// etcd's /health: true while this member knows a leader (etcd also asks a
+// linearizable read of the leader; tenure's readiness rule, which the
+// Consul port's /v1/health/ready answers, says the same without one).
+void Gateway::Health(const HttpRequest& request, Responder& responder) const {
+  if (request.method != "GET") return responder.Send(MethodNotAllowed("GET"));
+  const server::Server::RaftHealth raft = server_.Health();
+  server::Readiness readiness;
+  readiness.raft_state = raft.state;
+  readiness.last_failure = raft.last_failure;
+  readiness.disk_failure = server_.DiskFailure();
+  readiness.known_leader = server_.KnownLeader() || server_.IsLeader();
+  readiness.commit_index = server_.CommitIndex();
+  readiness.applied_index = server_.AppliedRaftIndex();
+  if (server::NotReadyReason(readiness).empty()) {
+    return responder.Send(HttpResponse::Json("{\"health\":\"true\"}"));
+  }
+  // etcd writes the unhealthy JSON through http.Error: text/plain, newline.
+  responder.Send(GoHttpError(503, "{\"health\":\"false\"}"));
+}
+
+ResponseHeader Gateway::HeaderNow() const {
+  return HeaderAt(server_, cluster_id_, server_.store().applied_index());
+}
+
+void Gateway::Status(const HttpRequest& request, Responder& responder) const {
+  Empty body;
+  if (!DecodeBody(request, &body, responder)) return;
+  StatusResponse out;
+  out.header = HeaderNow();
+  out.body.version = std::string(kEtcdServerVersion);
+  out.body.leader = server_.LeaderId();
+  out.body.raft_index = server_.LastLogIndex();
+  out.body.raft_term = out.header.raft_term;
+  out.body.raft_applied_index = server_.AppliedRaftIndex();
+  if (std::string disk = server_.DiskFailure(); !disk.empty()) {
+    out.body.errors.push_back("disk error: " + disk);
+  }
+  for (const raft::ServerInfo& info : server_.RaftConfiguration()) {
+    if (info.id == server_.NodeId()) out.body.is_learner = !info.voter;
+  }
+  responder.Send(JsonAnswer(out));
+}
+
+// Every server of the raft configuration; its name from the member record
+// when there is one. Only this server's client URL is known (member records
+// do not carry etcd addresses yet: docs/etcd-compat.md).
+void Gateway::MemberList(const HttpRequest& request, Responder& responder) const {
+  Empty body;
+  if (!DecodeBody(request, &body, responder)) return;
+  MemberListResponse out;
+  out.header = HeaderNow();
+  for (const raft::ServerInfo& info : server_.RaftConfiguration()) {
+    Member& member = out.body.members.emplace_back();
+    member.id = info.id;
+    member.peer_urls.push_back("tcp://" + info.address);
+    member.is_learner = !info.voter;
+    if (const state::Member* record = server_.store().FindMember(info.id); record != nullptr) {
+      member.name = record->name;
+    }
+    if (info.id == server_.NodeId()) {
+      member.name = server_.options().node_name;
+      if (!options_.client_url.empty()) member.client_urls.push_back(options_.client_url);
+    }
+  }
+  responder.Send(JsonAnswer(out));
+}
+
+}  // namespace tenure::etcd

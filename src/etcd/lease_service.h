@@ -1,0 +1,41 @@
+// etcd's Lease service over the Server (decision 0048 section 3): a lease is
+// a numbered tenure session. Grant proposes a SessionCreate (behavior
+// delete, etcd's TTL range), Revoke a SessionDestroy, KeepAlive is the
+// Server's Renew (no log entry; the shared barrier on a cluster),
+// TimeToLive reads the leader's timer, Leases lists the numbered sessions.
+// A lease ends only when the leader decides its TTL x (1 + rho) passed
+// since the last acknowledged renewal, never early, across leader changes
+// too (decision 0011). Transport-free, as KvService. Loop thread only.
+#pragma once
+
+#include <memory>
+
+#include "etcd/kv_service.h"
+#include "etcd/messages_services.h"
+
+namespace tenure::etcd {
+
+class LeaseService {
+ public:
+  explicit LeaseService(server::Server& server);
+  ~LeaseService();
+  LeaseService(const LeaseService&) = delete;
+  LeaseService& operator=(const LeaseService&) = delete;
+
+  void Grant(LeaseGrantRequest request, Done<LeaseGrantResponse> done);
+  void Revoke(LeaseIdRequest request, Done<LeaseRevokeResponse> done);
+  // One renewal, as one message of a keep-alive stream: TTL 0 for a lease
+  // that never existed or has ended (the stream goes on, as etcd's).
+  void KeepAlive(LeaseIdRequest request, Done<LeaseKeepAliveResponse> done);
+  void TimeToLive(LeaseTimeToLiveRequest request, Done<LeaseTimeToLiveResponse> done);
+  Answer<LeaseLeasesResponse> Leases() const;
+
+ private:
+  ResponseHeader Header() const;
+
+  server::Server& server_;
+  const std::uint64_t cluster_id_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace tenure::etcd

@@ -1,0 +1,313 @@
+"""etcd's JSON gateway on `tenure server -grpc-addr` (decision 0048 section 5).
+
+A real server, plain HTTP requests as etcd's gateway clients send them
+(Patroni, etcd3gw, curl): `/version` and `/health` as etcd answers them;
+KV calls with base64 keys, 64-bit integers as strings and zero values left
+out; errors with grpc-gateway's statuses and bodies (`error`, `message`,
+`code`); the mux's 404 and 405; refusals that change nothing; writes that
+cross over to Consul's KV API on the same store (decision 0048 section 2);
+the flag's checks (an address in use, ACLs on).
+"""
+
+import base64
+import json
+import subprocess
+import unittest
+
+from tenure_testlib import DevServer, free_port, http_request, poll_until, tenure_bin
+
+
+def b64(data):
+    if isinstance(data, str):
+        data = data.encode()
+    return base64.b64encode(data).decode()
+
+
+def unb64(text):
+    return base64.b64decode(text)
+
+
+class EtcdGatewayTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.etcd_addr = f"127.0.0.1:{free_port()}"
+        cls.server = DevServer(extra_args=["-grpc-addr", cls.etcd_addr]).__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.__exit__(None, None, None)
+
+    def call(self, path, body=None, method="POST", raw=None):
+        data = raw if raw is not None else (json.dumps(body) if body is not None else None)
+        return http_request(self.etcd_addr, method, path, data,
+                            {"Content-Type": "application/json"})
+
+    def ok(self, path, body=None):
+        resp = self.call(path, body)
+        self.assertEqual(resp.status, 200, resp.text)
+        self.assertEqual(resp.header("content-type"), "application/json")
+        return resp.json()
+
+    def error(self, path, body, status, code, message, raw=None):
+        resp = self.call(path, body, raw=raw)
+        self.assertEqual(resp.status, status, resp.text)
+        answer = resp.json()
+        self.assertEqual(answer["code"], code, answer)
+        self.assertEqual(answer["error"], message)
+        self.assertEqual(answer["message"], message)
+        return answer
+
+    def revision(self):
+        return int(self.ok("/v3/kv/range", {"key": b64("tenure-probe")})["header"]["revision"])
+
+    def everything(self):
+        # Every key with its revisions: what "changes nothing" compares. (The
+        # header's revision is the applied raft index, which reads through
+        # the leader's barrier move too: decision 0048 section 1.)
+        return self.ok("/v3/kv/range", {"key": b64("\0"), "range_end": b64("\0")}).get("kvs")
+
+    def test_version_and_health_as_etcd_answers_them(self):
+        resp = self.call("/version", method="GET")
+        self.assertEqual(resp.status, 200)
+        self.assertEqual(resp.json(), {"etcdserver": "3.4.23", "etcdcluster": "3.4.0"})
+        resp = self.call("/health", method="GET")
+        self.assertEqual((resp.status, resp.json()), (200, {"health": "true"}))
+        for path in ("/version", "/health"):
+            resp = self.call(path, method="POST")
+            self.assertEqual((resp.status, resp.text), (405, "Method Not Allowed\n"))
+            self.assertEqual(resp.header("allow"), "GET")
+
+    def test_put_range_and_delete_with_etcds_json(self):
+        put = self.ok("/v3/kv/put", {"key": b64("gw/a"), "value": b64("one")})
+        header = put["header"]
+        # 64-bit integers are strings; the cluster and member ids are set.
+        self.assertIsInstance(header["revision"], str)
+        self.assertIsInstance(header["cluster_id"], str)
+        self.assertEqual(header["member_id"], "1")
+        rev_a = int(header["revision"])
+        self.ok("/v3/kv/put", {"key": b64("gw/b"), "value": b64("two")})
+        # prev_kv on a Put; version counts writes to the key.
+        again = self.ok("/v3/kv/put", {"key": b64("gw/a"), "value": b64("uno"), "prev_kv": True})
+        self.assertEqual(unb64(again["prev_kv"]["value"]), b"one")
+        self.assertEqual(int(again["prev_kv"]["create_revision"]), rev_a)
+
+        got = self.ok("/v3/kv/range", {"key": b64("gw/"), "range_end": b64("gw0")})
+        self.assertEqual([unb64(kv["key"]) for kv in got["kvs"]], [b"gw/a", b"gw/b"])
+        self.assertEqual(got["count"], "2")
+        first = got["kvs"][0]
+        self.assertEqual(unb64(first["value"]), b"uno")
+        self.assertEqual(first["version"], "2")
+        self.assertEqual(int(first["create_revision"]), rev_a)
+        self.assertGreater(int(first["mod_revision"]), rev_a)
+        self.assertNotIn("lease", first)  # zero values are left out
+        self.assertNotIn("more", got)
+
+        # The other name style, integers as numbers, enums by name: all read.
+        sorted_desc = self.ok("/v3/kv/range", {"key": b64("gw/"), "rangeEnd": b64("gw0"),
+                                               "sortOrder": "DESCEND", "limit": 1})
+        self.assertEqual([unb64(kv["key"]) for kv in sorted_desc["kvs"]], [b"gw/b"])
+        self.assertTrue(sorted_desc["more"])
+        counted = self.ok("/v3/kv/range", {"key": b64("gw/"), "range_end": b64("gw0"),
+                                           "count_only": True})
+        self.assertNotIn("kvs", counted)
+        self.assertEqual(counted["count"], "2")
+
+        deleted = self.ok("/v3/kv/deleterange", {"key": b64("gw/"), "range_end": b64("gw0"),
+                                                 "prev_kv": True})
+        self.assertEqual(deleted["deleted"], "2")
+        self.assertEqual(sorted(unb64(kv["key"]) for kv in deleted["prev_kvs"]),
+                         [b"gw/a", b"gw/b"])
+        self.assertNotIn("kvs", self.ok("/v3/kv/range", {"key": b64("gw/a")}))
+
+    def test_reads_of_a_past_revision_and_compaction(self):
+        first = int(self.ok("/v3/kv/put", {"key": b64("past/k"), "value": b64("v1")})
+                    ["header"]["revision"])
+        self.ok("/v3/kv/put", {"key": b64("past/k"), "value": b64("v2")})
+        then = self.ok("/v3/kv/range", {"key": b64("past/k"), "revision": str(first)})
+        self.assertEqual(unb64(then["kvs"][0]["value"]), b"v1")
+        now = self.revision()
+        self.error("/v3/kv/compaction", {"revision": str(now + 1000)}, 400, 11,
+                   "etcdserver: mvcc: required revision is a future revision")
+        self.ok("/v3/kv/compaction", {"revision": str(first)})
+        self.error("/v3/kv/range", {"key": b64("past/k"), "revision": str(first - 1)}, 400, 11,
+                   "etcdserver: mvcc: required revision has been compacted")
+
+    def test_txn_compares_and_branches(self):
+        create = {
+            "compare": [{"key": b64("txn/lock"), "result": "EQUAL", "target": "CREATE",
+                         "create_revision": "0"}],
+            "success": [{"request_put": {"key": b64("txn/lock"), "value": b64("me")}}],
+            "failure": [{"request_range": {"key": b64("txn/lock")}}],
+        }
+        won = self.ok("/v3/kv/txn", create)
+        self.assertTrue(won["succeeded"])
+        self.assertIn("response_put", won["responses"][0])
+        lost = self.ok("/v3/kv/txn", create)
+        self.assertNotIn("succeeded", lost)  # false is left out
+        held = lost["responses"][0]["response_range"]["kvs"][0]
+        self.assertEqual(unb64(held["value"]), b"me")
+        # A fenced write: compare the lock key's create revision.
+        fenced = {
+            "compare": [{"key": b64("txn/lock"), "target": "CREATE",
+                         "create_revision": held["create_revision"]}],
+            "success": [{"request_put": {"key": b64("txn/data"), "value": b64("fenced")}}],
+        }
+        self.assertTrue(self.ok("/v3/kv/txn", fenced)["succeeded"])
+        fenced["compare"][0]["create_revision"] = str(int(held["create_revision"]) + 1)
+        self.assertNotIn("succeeded", self.ok("/v3/kv/txn", fenced))
+
+    def test_bad_input_gets_etcds_error_and_changes_nothing(self):
+        before = self.everything()
+        self.error("/v3/kv/put", {"key": "", "value": b64("v")}, 400, 3,
+                   "etcdserver: key is not provided")
+        self.error("/v3/kv/put", {"key": b64("k"), "ignore_value": True, "value": b64("v")}, 400,
+                   3, "etcdserver: value is provided")
+        dup = {"success": [{"request_put": {"key": b64("dup"), "value": b64("1")}},
+                           {"request_put": {"key": b64("dup"), "value": b64("2")}}]}
+        self.error("/v3/kv/txn", dup, 400, 3, "etcdserver: duplicate key given in txn request")
+        many = {"success": [{"request_put": {"key": b64(f"many/{i}")}} for i in range(129)]}
+        self.error("/v3/kv/txn", many, 400, 3, "etcdserver: too many operations in txn request")
+        self.error("/v3/kv/put", {"key": b64("k"), "lease": "12345"}, 404, 5,
+                   "etcdserver: requested lease not found")
+        # Malformed JSON and a field of the wrong kind: InvalidArgument.
+        for raw in ("{", "[1,2]", '{"key": 5}', '{"key": "%%%"}'):
+            resp = self.call("/v3/kv/put", raw=raw)
+            self.assertEqual(resp.status, 400, raw)
+            self.assertEqual(resp.json()["code"], 3, raw)
+        self.assertEqual(self.everything(), before)
+
+    def test_leases_as_etcd_grants_renews_and_revokes_them(self):
+        grant = self.ok("/v3/lease/grant", {"TTL": "0"})
+        self.assertEqual(grant["TTL"], "2")  # raised to the minimum, as etcd
+        lease = grant["ID"]
+        self.assertGreater(int(lease), 0)
+        # A client's own id; taken twice: etcd's FailedPrecondition.
+        own = self.ok("/v3/lease/grant", {"TTL": 60, "ID": "777"})
+        self.assertEqual((own["ID"], own["TTL"]), ("777", "60"))
+        self.error("/v3/lease/grant", {"TTL": 60, "ID": "777"}, 412, 9,
+                   "etcdserver: lease already exists")
+        self.error("/v3/lease/grant", {"TTL": "9000000001"}, 400, 11,
+                   "etcdserver: too large lease TTL")
+        listed = [entry["ID"] for entry in self.ok("/v3/lease/leases", {})["leases"]]
+        self.assertIn("777", listed)
+        self.ok("/v3/kv/put", {"key": b64("lease/k"), "value": b64("v"), "lease": "777"})
+        ttl = self.ok("/v3/kv/lease/timetolive", {"ID": "777", "keys": True})
+        self.assertEqual(ttl["grantedTTL"], "60")
+        self.assertTrue(0 < int(ttl["TTL"]) <= 60)
+        self.assertEqual([unb64(k) for k in ttl["keys"]], [b"lease/k"])
+        # A keep-alive body of two requests: two result lines, in order; a
+        # lease that never existed answers without a TTL and the stream goes on.
+        resp = self.call("/v3/lease/keepalive", raw='{"ID": "777"}\n{"ID": "4242"}')
+        self.assertEqual(resp.status, 200, resp.text)
+        lines = [json.loads(line)["result"] for line in resp.text.splitlines()]
+        self.assertEqual([(r["ID"], r.get("TTL")) for r in lines], [("777", "60"), ("4242", None)])
+        resp = self.call("/v3/lease/keepalive", raw='{"ID": "777"} [')
+        self.assertEqual((resp.status, resp.json()["code"]), (400, 3))
+        # Revoke takes the keys; a second revoke finds nothing.
+        self.ok("/v3/kv/lease/revoke", {"ID": "777"})
+        self.assertNotIn("kvs", self.ok("/v3/kv/range", {"key": b64("lease/k")}))
+        self.error("/v3/lease/revoke", {"ID": "777"}, 404, 5,
+                   "etcdserver: requested lease not found")
+        gone = self.ok("/v3/lease/timetolive", {"ID": "777"})
+        self.assertEqual(gone["TTL"], "-1")
+        self.ok("/v3/lease/revoke", {"ID": lease})
+
+    def test_a_lease_cannot_take_a_key_a_consul_session_holds(self):
+        session = self.server.request("PUT", "/v1/session/create", "{}").json()["ID"]
+        self.assertEqual(self.server.request("PUT", f"/v1/kv/held/k?acquire={session}",
+                                             b"consul").body, b"true")
+        lease = self.ok("/v3/lease/grant", {"TTL": 60})["ID"]
+        before = self.everything()
+        # FailedPrecondition is grpc-gateway's 412.
+        answer = self.error("/v3/kv/put", {"key": b64("held/k"), "value": b64("etcd"),
+                                           "lease": lease}, 412, 9,
+                            self.call("/v3/kv/put", {"key": b64("held/k"), "lease": lease})
+                            .json()["message"])
+        self.assertIn("held by Consul session", answer["message"])
+        self.assertEqual(self.everything(), before)
+        entry = self.server.request("GET", "/v1/kv/held/k").json()[0]
+        self.assertEqual(entry["Session"], session)
+        self.ok("/v3/lease/revoke", {"ID": lease})
+
+    def test_the_mux_answers_what_it_does_not_route(self):
+        resp = self.call("/v3/kv/nothing", {})
+        self.assertEqual((resp.status, resp.text), (404, "Not Found\n"))
+        resp = self.call("/v3/kv/range", method="GET")
+        self.assertEqual((resp.status, resp.text), (405, "Method Not Allowed\n"))
+        # The v3beta and v3alpha paths (etcd3gw's default) are the same calls.
+        for prefix in ("/v3beta", "/v3alpha"):
+            got = self.ok(prefix + "/kv/range", {"key": b64("nothing-here")})
+            self.assertIn("header", got)
+        # A method etcd has and tenure does not serve: Unimplemented, named.
+        answer = self.error("/v3/cluster/member/add", {"peerURLs": ["http://x:1"]}, 501, 12,
+                            self.call("/v3/cluster/member/add", {}).json()["message"])
+        self.assertIn("tenure:", answer["message"])
+
+    def test_status_member_list_and_authenticate(self):
+        status = self.ok("/v3/maintenance/status", {})
+        self.assertEqual(status["version"], "3.4.23")
+        self.assertEqual(status["leader"], "1")
+        # etcd's .proto names these fields in camel case already.
+        self.assertGreater(int(status["raftIndex"]), 0)
+        self.assertGreater(int(status["raftAppliedIndex"]), 0)
+        members = self.ok("/v3/cluster/member/list", {})["members"]
+        self.assertEqual(len(members), 1)
+        self.assertEqual(members[0]["ID"], "1")
+        self.assertEqual(members[0]["clientURLs"], ["http://" + self.etcd_addr])
+        self.assertEqual(members[0]["peerURLs"], ["tcp://" + self.server.raft_addr])
+        self.error("/v3/auth/authenticate", {"name": "root", "password": "x"}, 412, 9,
+                   "etcdserver: authentication is not enabled")
+
+    def test_writes_cross_over_to_consuls_kv(self):
+        self.ok("/v3/kv/put", {"key": b64("/service/x/leader"), "value": b64("node-a")})
+        resp = self.server.request("GET", "/v1/kv//service/x/leader?raw")
+        self.assertEqual((resp.status, resp.body), (200, b"node-a"))
+        self.assertEqual(self.server.request("PUT", "/v1/kv/from/consul", b"hello").body, b"true")
+        got = self.ok("/v3/kv/range", {"key": b64("from/consul")})
+        self.assertEqual(unb64(got["kvs"][0]["value"]), b"hello")
+
+
+class EtcdFlagTest(unittest.TestCase):
+    def run_server(self, *args):
+        return subprocess.run([tenure_bin(), "server", "-dev", "-http-addr",
+                               f"127.0.0.1:{free_port()}", "-raft-addr",
+                               f"127.0.0.1:{free_port()}", *args],
+                              capture_output=True, text=True, timeout=30)
+
+    def test_acls_and_the_etcd_api_exclude_each_other_until_it_checks_tokens(self):
+        done = self.run_server("-grpc-addr", f"127.0.0.1:{free_port()}", "-acl-enabled")
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("-grpc-addr cannot be used with -acl-enabled yet", done.stderr)
+
+    def test_a_bad_or_taken_address_is_refused(self):
+        done = self.run_server("-grpc-addr", "nowhere")
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("grpc-addr", done.stderr)
+        with DevServer() as other:
+            done = self.run_server("-grpc-addr", other.http_addr)
+            self.assertNotEqual(done.returncode, 0)
+            self.assertIn(other.http_addr.split(":")[1], done.stderr)
+
+    def test_dev_mode_skips_a_taken_default_port_with_a_note(self):
+        # Whoever holds 2379 (another dev server, an etcd), a dev server
+        # still starts; the log says why it serves no etcd API. Hold the port
+        # for the test when it is free.
+        import socket
+        holder = socket.socket()
+        try:
+            holder.bind(("127.0.0.1", 2379))
+            holder.listen(1)
+        except OSError:
+            holder.close()
+            holder = None
+        try:
+            with DevServer() as server:
+                poll_until(lambda: "no etcd API in this dev server" in server.log(), timeout=10,
+                           message="no note of the skipped etcd port:\n" + server.log_tail())
+        finally:
+            if holder is not None:
+                holder.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
