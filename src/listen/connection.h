@@ -259,7 +259,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Unlink();
 
   // Ordered so that the small fields share words (decision 0035: 184
-  // bytes, a 208-byte block with its control block; h2_ added 8).
+  // bytes, a 208-byte block with its control block; 200 with h2_ and
+  // sniffed_, decision 0053).
   std::shared_ptr<ServerShared> shared_;
   // Itself while it waits for readiness (wait_read_, wait_write_,
   // watching_): what asio's pending operation used to hold.

@@ -722,7 +722,8 @@ std::string_view Http2Session::Output() {
       if (n == 0) break;
       out_.append(reinterpret_cast<const char*>(frames), static_cast<std::size_t>(n));
     }
-    if (out_.capacity() > 2 * kOutputChunkBytes && out_.empty()) std::string().swap(out_);
+    // Nothing to write: an idle connection keeps no output buffer.
+    if (out_.empty()) std::string().swap(out_);
   }
   return std::string_view(out_).substr(out_at_);
 }
