@@ -150,6 +150,39 @@ constexpr DurationMs kHttpStalledWriterMs = 5'000;
 // leader (decision 0008).
 constexpr std::size_t kHttpDescriptorReserve = 256;
 
+// --- HTTP/2 (decision 0053; docs/limits.md) ---------------------------------
+// Streams one HTTP/2 connection may have open at once
+// (SETTINGS_MAX_CONCURRENT_STREAMS); a stream past it is refused with
+// REFUSED_STREAM, which clients retry. A gRPC watch or keep-alive stream
+// holds one for as long as it lasts.
+constexpr std::size_t kHttp2StreamsMax = 1024;
+// One request's header block (SETTINGS_MAX_HEADER_LIST_SIZE, each field
+// counted as name + value + 32 as RFC 9113 counts it): HTTP/1.1's limit.
+constexpr std::size_t kHttp2HeaderListBytesMax = kHttpHeaderBytesMax;
+// Flow-control windows: the body bytes a client may send on one stream,
+// and on the whole connection, before the stream's owner has handled (and
+// given back, Stream::Consume) what came before. A gRPC message is at most
+// 2 MiB (decision 0048); its owner consumes what it buffers.
+constexpr std::size_t kHttp2StreamWindowBytes = 1024 * 1024;
+constexpr std::size_t kHttp2ConnectionWindowBytes = 4 * 1024 * 1024;
+// Bodies of requests (not gRPC) being assembled on one connection, summed
+// over its streams: their window is given back as they arrive (a body may
+// be larger than a window), so this bounds what one connection buffers
+// (HTTP/1.1 buffers one body at a time). Data past it resets its stream
+// with REFUSED_STREAM, which clients retry. A body the large-body gate lets
+// through (a snapshot restore) is not counted.
+constexpr std::size_t kHttp2RequestBodiesBytesMax = 16 * 1024 * 1024;
+// Streams a client may reset within kHttp2ResetWindowMs; one more is the
+// "rapid reset" attack (CVE-2023-44487): GOAWAY ENHANCE_YOUR_CALM, closed.
+constexpr std::size_t kHttp2ResetsMax = 1000;
+constexpr DurationMs kHttp2ResetWindowMs = 10'000;
+// A connection with open streams that has sent nothing for this long is
+// pinged; one that does not answer within the timeout is closed (a client
+// that vanished without a FIN must not hold its watches forever). Without
+// open streams the idle timeout applies instead, as to HTTP/1.1.
+constexpr DurationMs kHttp2PingAfterMs = 60'000;
+constexpr DurationMs kHttp2PingTimeoutMs = 20'000;
+
 // --- ACL rules (src/acl) ---------------------------------------------------
 // The text of one policy's rules, HCL or JSON. Consul sets no bound; a policy
 // granting a few hundred keys and node prefixes is a few KiB, and the bound

@@ -18,6 +18,7 @@
 #include "common/assert.h"
 #include "common/log_limiter.h"
 #include "listen/connection_internal.h"
+#include "listen/http2_session.h"
 #include "listen/request_reader.h"
 #include "listen/wire.h"
 #include "tls/session.h"
@@ -54,7 +55,8 @@ Connection::Connection(std::shared_ptr<ServerShared> shared, boost::asio::ip::tc
     // MSG_DONTWAIT the descriptor itself must not block.
     const int flags = ::fcntl(fd_, F_GETFL);
     if (flags >= 0) ::fcntl(fd_, F_SETFL, flags | O_NONBLOCK);
-    tls_ = std::make_unique<tls::Session>(*shared_->tls, fd_);
+    // ALPN offers h2 only where HTTP/2 is served.
+    tls_ = std::make_unique<tls::Session>(*shared_->tls, fd_, shared_->http2);
   }
   next_ = shared_->connections;
   if (next_ != nullptr) next_->prev_ = this;
@@ -135,6 +137,7 @@ void Connection::Close() {
     responder_ = nullptr;
     responder->MarkClosed();
   }
+  Http2End();
   CloseDescriptor();
   wait_read_ = wait_write_ = watching_ = false;
   waiting_self_.reset();  // `self` above keeps it alive until we return
@@ -164,6 +167,9 @@ void Connection::Run() {
           break;
         case Phase::kLinger:
           more = LingerStep();
+          break;
+        case Phase::kHttp2:
+          more = Http2Step();
           break;
         case Phase::kParked:
           WatchPeer();
@@ -361,6 +367,10 @@ void Connection::OnTimer() {
   if (phase_ == Phase::kClosed || deadline_ms_ == kNoDeadline) return;
   try {
     const MonoMs now = wire::NowMonoMs();
+    if (phase_ == Phase::kHttp2) {
+      Http2OnTimer(now);
+      return;
+    }
     if (now >= deadline_ms_) {
       Close();  // idle, half a request, a reader that stalled, or lingering done
       return;

@@ -1,9 +1,12 @@
-// One accepted HTTP/1.1 client connection of HttpServer, and the state the
-// listener shares with its connections. Private to src/listen; loop thread only.
+// One accepted HTTP/1.1 or HTTP/2 client connection of HttpServer, and the
+// state the listener shares with its connections. Private to src/listen;
+// loop thread only.
 //
-// Its code is in four files: connection.cc (its life, the driver, readiness
+// Its code is in five files: connection.cc (its life, the driver, readiness
 // and deadlines), connection_read.cc (requests in, parked requests),
-// connection_write.cc (responses out) and connection_responder.cc.
+// connection_write.cc (responses out), connection_responder.cc, and
+// connection_http2.cc (an HTTP/2 connection's driver, over the
+// Http2Session of http2_session.h; decision 0053).
 //
 // A connection is a small state machine driven by Run():
 //   kReading  wait for / parse one request (until its first byte the
@@ -17,6 +20,9 @@
 //   kLinger   after a response that closes the connection: send side shut,
 //             input discarded until EOF, so the client reads the response
 //             instead of a reset;
+//   kHttp2    an HTTP/2 connection (its first bytes were the client preface,
+//             or TLS's ALPN chose h2): frames in and out through h2_, many
+//             streams at once (connection_http2.cc);
 //   kClosed.
 // At most one request is in flight: the next one is read only after the
 // response was written. Reads and writes are non-blocking system calls made
@@ -47,12 +53,14 @@
 #include "listen/readiness_set.h"
 #include "listen/request.h"
 #include "listen/request_reader.h"
+#include "listen/stream.h"
 #include "tls/context.h"
 
 namespace tenure::listen {
 
 class Connection;
 class ConnectionResponder;
+class Http2Session;
 class RequestReader;
 }  // namespace tenure::listen
 namespace tenure::tls {
@@ -84,6 +92,13 @@ struct ServerShared {
   // (HttpServerOptions).
   LargeBodyGate large_body_gate;
   ParkedReadRule parked_read = nullptr;
+  // HTTP/2 (HttpServerOptions::http2): the preface or ALPN's h2 starts it;
+  // gRPC streams go to stream_router (unset: answered Unimplemented).
+  bool http2 = false;
+  StreamRouter stream_router;
+  std::size_t http2_streams_max = 0;  // SETTINGS_MAX_CONCURRENT_STREAMS
+  DurationMs http2_ping_after_ms = 0;
+  DurationMs http2_ping_timeout_ms = 0;
   // Unsent response bytes over every connection, and its budget (limits.h).
   std::size_t unsent_bytes = 0;
   std::size_t unsent_bytes_max = 0;
@@ -119,15 +134,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Closes the socket now; a parked request's Responder turns closed and its
   // OnClose callbacks are posted. Idempotent.
   void Close();
+  // HttpServer::Stop, before Close: an HTTP/2 connection queues GOAWAY and
+  // writes it if the socket takes it at once. Nothing on HTTP/1.1.
+  void Http2GoAway();
 
   Connection* next_open() const { return next_; }
   boost::asio::io_context& io() const { return shared_->io; }
 
  private:
   friend class ConnectionResponder;
+  friend class Http2Session;
+  friend class Http2Stream;
   friend struct ServerShared;  // hands OnDeadline and OnReadyBatch to its sets
 
-  enum class Phase : std::uint8_t { kReading, kParked, kWriting, kLinger, kClosed };
+  enum class Phase : std::uint8_t { kReading, kParked, kWriting, kLinger, kHttp2, kClosed };
+  enum class Sniffed : std::uint8_t { kHttp1, kHttp2, kNeedMore };
   enum class ParseOutcome : std::uint8_t { kNeedMore, kComplete, kError };
   static constexpr MonoMs kNoDeadline = MonoMs::Max();
 
@@ -176,6 +197,30 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The unsent-output budget: true if `bytes` more fit, after closing
   // writers stalled for stalled_writer_ms (largest first) if need be.
   bool MakeRoomForOutput(std::size_t bytes, MonoMs now_ms);
+  // Its share of the budget now, and when the kernel last took any of it:
+  // an HTTP/1.1 response's or an HTTP/2 connection's queued frames and data.
+  std::size_t accounted_bytes() const;
+  MonoMs output_progress_ms() const;
+
+  // HTTP/2 (connection_http2.cc). Whether `bytes`, the first a cleartext
+  // connection received, are the client preface (kNeedMore: a prefix of it).
+  Sniffed SniffHttp2(std::string_view bytes) const;
+  bool SniffStep(std::string_view received);
+  // Becomes an HTTP/2 connection; `received` (the preface onwards) is fed
+  // to its new session.
+  void StartHttp2(std::string_view received);
+  bool Http2Step();
+  // Output queued from outside Run (a stream's or responder's send): write it.
+  void Http2Kick();
+  // Its share of the unsent-output budget brought up to date.
+  void Http2Account();
+  // Its share of the budget given back and every stream closed (it ends).
+  void Http2End();
+  // The next deadline of an HTTP/2 connection, and what its timer does.
+  void Http2SetDeadline(MonoMs now_ms);
+  void Http2OnTimer(MonoMs now_ms);
+  std::size_t Http2AccountedBytes() const;
+  MonoMs Http2ProgressMs() const;
   void ReleaseOutput();
   void WaitReadable();
   void WaitWritable();
@@ -214,7 +259,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Unlink();
 
   // Ordered so that the small fields share words (decision 0035: 184
-  // bytes, a 208-byte block with its control block).
+  // bytes, a 208-byte block with its control block; 200 with h2_ and
+  // sniffed_, decision 0053).
   std::shared_ptr<ServerShared> shared_;
   // Itself while it waits for readiness (wait_read_, wait_write_,
   // watching_): what asio's pending operation used to hold.
@@ -222,6 +268,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   int fd_;                             // owned: closed by Close or the destructor
   int busy_requests_ = 0;              // requests since its TLS buffers were released
   std::unique_ptr<tls::Session> tls_;  // HTTPS only
+  std::unique_ptr<Http2Session> h2_;   // HTTP/2 only (phase kHttp2)
 
   std::unique_ptr<RequestReader> reader_;  // made by a request's first byte (Reader)
   std::string pending_;                    // received bytes not parsed yet (partial or pipelined)
@@ -263,6 +310,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool timer_armed_ = false;
   bool counted_ = false;
   bool linked_ = false;
+  bool sniffed_ = false;  // HTTP/2 or not is decided (listeners with http2 on)
 };
 
 // The Responder handed to the handler with each request. It keeps its

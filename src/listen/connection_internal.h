@@ -29,6 +29,11 @@ void Log(fmt::format_string<Args...> format, Args&&... args) {
   log::Warn("http", fmt::format(format, std::forward<Args>(args)...));
 }
 
+// The 429 that replaces a large answer when the unsent-output budget is
+// spent (HTTP/1.1 and HTTP/2 alike).
+inline constexpr std::string_view kOutputBudgetFull =
+    "Too many large responses are waiting for slow clients; retry later";
+
 inline bool WouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
 
 }  // namespace tenure::listen::connection_detail

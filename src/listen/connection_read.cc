@@ -43,7 +43,8 @@ void Connection::BeginRequest() {
 }
 
 bool Connection::ReadStep() {
-  if (!pending_.empty()) {
+  // (Until HTTP/2 or not is decided, pending_ holds a preface's beginning.)
+  if (!pending_.empty() && (sniffed_ || !shared_->http2)) {
     std::size_t used = 0;
     const ParseOutcome outcome = Parse(pending_.data(), pending_.size(), &used);
     if (phase_ == Phase::kClosed) return false;
@@ -76,6 +77,7 @@ bool Connection::ReadStep() {
   // A short read does not prove the socket drained: a FIN may wait behind
   // the data, and its edge is already spent. Only EAGAIN proves it.
   const auto size = static_cast<std::size_t>(n);
+  if (shared_->http2 && !sniffed_ && SniffStep(std::string_view(scratch, size))) return true;
   spoken_ = true;
   if (!request_started_) {
     request_started_ = true;
@@ -103,6 +105,35 @@ bool Connection::ReadStep() {
   if (size == ServerShared::kScratchBytes && --turn_budget_ <= 0 && phase_ == Phase::kReading) {
     PostRun();
     return false;
+  }
+  return true;
+}
+
+// The first bytes of a connection on a listener that serves HTTP/2: over
+// TLS, ALPN has chosen; in clear text, the client preface decides (its
+// first bytes are kept until it is whole or has differed). True: the bytes
+// were taken (an HTTP/2 connection now, or kept in pending_ to be parsed).
+bool Connection::SniffStep(std::string_view received) {
+  if (tls_ != nullptr) {
+    sniffed_ = true;
+    if (!tls_->alpn_h2()) return false;
+    spoken_ = true;
+    StartHttp2(received);
+    return true;
+  }
+  spoken_ = true;
+  pending_.append(received);
+  const Sniffed sniffed = SniffHttp2(pending_);
+  if (sniffed == Sniffed::kHttp2) {
+    sniffed_ = true;
+    StartHttp2(pending_);
+    return true;
+  }
+  if (sniffed == Sniffed::kHttp1) sniffed_ = true;  // ReadStep parses pending_ next
+  if (!request_started_) {
+    request_started_ = true;
+    const MonoMs now = wire::NowMonoMs();
+    SetDeadline(now + shared_->request_read_timeout_ms, now);
   }
   return true;
 }

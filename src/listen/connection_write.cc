@@ -16,6 +16,7 @@
 
 namespace tenure::listen {
 
+using connection_detail::kOutputBudgetFull;
 using connection_detail::Log;
 using connection_detail::WouldBlock;
 
@@ -27,9 +28,6 @@ constexpr DurationMs kLingerMs = 1000;
 constexpr std::size_t kLingerBytesMax = 4 * 1024 * 1024;
 // A KV answer's head with Consul's headers is about 220 bytes.
 constexpr std::size_t kHeadReserveBytes = 256;
-
-constexpr std::string_view kOutputBudgetFull =
-    "Too many large responses are waiting for slow clients; retry later";
 
 }  // namespace
 
@@ -109,9 +107,10 @@ bool Connection::MakeRoomForOutput(std::size_t bytes, MonoMs now_ms) {
   if (fits()) return true;
   std::vector<std::pair<std::size_t, std::shared_ptr<Connection>>> stalled;
   for (Connection* c = shared_->connections; c != nullptr; c = c->next_) {
-    if (c != this && c->phase_ == Phase::kWriting && c->out_ != nullptr && c->out_->accounted > 0 &&
-        now_ms - c->out_->progress_ms >= shared_->stalled_writer_ms) {
-      stalled.emplace_back(c->out_->accounted, c->shared_from_this());
+    const std::size_t accounted = c->accounted_bytes();
+    if (c != this && accounted > 0 &&
+        now_ms - c->output_progress_ms() >= shared_->stalled_writer_ms) {
+      stalled.emplace_back(accounted, c->shared_from_this());
     }
   }
   std::sort(stalled.begin(), stalled.end(),
@@ -119,10 +118,21 @@ bool Connection::MakeRoomForOutput(std::size_t bytes, MonoMs now_ms) {
   for (auto& [size, connection] : stalled) {
     if (fits()) break;
     Log("closing a connection whose {}-byte response made no progress for {} ms", size,
-        now_ms - connection->out_->progress_ms);
+        now_ms - connection->output_progress_ms());
     connection->Close();
   }
   return fits();
+}
+
+std::size_t Connection::accounted_bytes() const {
+  if (phase_ == Phase::kWriting && out_ != nullptr) return out_->accounted;
+  if (phase_ == Phase::kHttp2) return Http2AccountedBytes();
+  return 0;
+}
+
+MonoMs Connection::output_progress_ms() const {
+  if (phase_ == Phase::kHttp2) return Http2ProgressMs();
+  return out_ != nullptr ? out_->progress_ms : MonoMs();
 }
 
 bool Connection::WriteStep() {

@@ -275,6 +275,11 @@ Status HttpServer::Listen(const HttpServerOptions& options) {
   shared.tls = options.tls;
   shared.large_body_gate = options.large_body_gate;
   shared.parked_read = options.parked_read;
+  shared.http2 = options.http2;
+  shared.stream_router = options.stream_router;
+  shared.http2_streams_max = options.TEST_http2_streams_max;
+  shared.http2_ping_after_ms = options.TEST_http2_ping_after_ms;
+  shared.http2_ping_timeout_ms = options.TEST_http2_ping_timeout_ms;
   shared.connections_per_client_max = options.connections_per_client_max;
   shared.clients = options.clients != nullptr ? options.clients : std::make_shared<ClientTable>();
   impl_->exempt_client = options.exempt_client;
@@ -371,7 +376,10 @@ void HttpServer::Stop() {
   impl_->acceptor.close(ignored);
   impl_->retry_timer.cancel();
   // Close() unlinks the connection, so the list shrinks to empty.
-  while (shared.connections != nullptr) shared.connections->Close();
+  while (shared.connections != nullptr) {
+    shared.connections->Http2GoAway();  // nothing on an HTTP/1.1 connection
+    shared.connections->Close();
+  }
   shared.readiness.Stop();
 }
 

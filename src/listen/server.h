@@ -1,4 +1,5 @@
-// HttpServer: HTTP/1.1 listener and connections (own parser in request_reader.cc), on the
+// HttpServer: HTTP/1.1 and HTTP/2 listener and connections (own parser in
+// request_reader.cc; HTTP/2 frames by nghttp2, http2_session.cc), on the
 // single loop thread. Knows nothing of Consul: it parses requests into
 // HttpRequest values, enforces the transport limits in common/limits.h
 // (header and body size, request read timeout, idle timeout, connection
@@ -16,6 +17,7 @@
 #include "listen/client_table.h"
 #include "listen/request.h"
 #include "listen/request_reader.h"
+#include "listen/stream.h"
 #include "tls/context.h"
 
 namespace boost::asio {
@@ -45,6 +47,14 @@ struct HttpServerOptions {
   // listeners (unset: a table of this listener's own).
   std::shared_ptr<ClientTable> clients;
   ClientExemption exempt_client;  // unset: nobody is exempt
+  // HTTP/2 as well (decision 0053): a cleartext connection that opens with
+  // the HTTP/2 client preface, or a TLS one whose ALPN chose h2 (offered
+  // only then), speaks HTTP/2; its requests go to the same handler, except
+  // gRPC streams (content-type application/grpc...), which go to
+  // stream_router (unset: answered grpc-status 12, Unimplemented). False:
+  // HTTP/1.1 only, the preface is a bad request as any other.
+  bool http2 = false;
+  StreamRouter stream_router;
 
   // Test-only: the limits.h values, shortened so tests of the timeouts and
   // the connection cap run at the speed of logic. Production leaves them.
@@ -55,6 +65,9 @@ struct HttpServerOptions {
   std::size_t TEST_unsent_bytes_max = limits::kHttpUnsentBytesMax;
   DurationMs TEST_stalled_writer_ms = limits::kHttpStalledWriterMs;
   std::size_t TEST_descriptor_reserve = limits::kHttpDescriptorReserve;
+  std::size_t TEST_http2_streams_max = limits::kHttp2StreamsMax;
+  DurationMs TEST_http2_ping_after_ms = limits::kHttp2PingAfterMs;
+  DurationMs TEST_http2_ping_timeout_ms = limits::kHttp2PingTimeoutMs;
 };
 
 // The connection cap for a descriptor limit of `nofile`:
@@ -83,7 +96,8 @@ class HttpServer {
   // An HTTPS listener's new context (certificates reloaded): connections
   // accepted from now on use it; established ones keep theirs.
   void SetTlsContext(std::shared_ptr<const tls::Context> context);
-  // Stops accepting and closes every connection; parked requests get no answer.
+  // Stops accepting and closes every connection; parked requests get no
+  // answer. An HTTP/2 connection is sent GOAWAY first (if its socket takes it).
   void Stop();
   std::size_t connection_count() const;
 

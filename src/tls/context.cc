@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string_view>
 
 namespace tenure::tls {
 namespace {
@@ -124,7 +125,37 @@ Status LoadCa(SSL_CTX* ctx, const std::string& ca_file) {
   return Status::Ok();
 }
 
+// ALPN (RFC 7301): the first of h2 (where the connection may offer it) and
+// http/1.1 that the client lists; neither: no protocol, and the handshake
+// goes on (the connection speaks HTTP/1.1).
+int SelectAlpn(SSL* ssl, const unsigned char** out, unsigned char* out_size,
+               const unsigned char* in, unsigned int in_size, void*) {
+  const bool h2 = SSL_get_ex_data(ssl, AlpnOfferH2Index()) != nullptr;
+  const unsigned char* http11 = nullptr;
+  for (unsigned int at = 0; at < in_size;) {
+    const unsigned int size = in[at];
+    if (size == 0 || at + 1 + size > in_size) break;
+    const std::string_view name(reinterpret_cast<const char*>(in + at + 1), size);
+    if (h2 && name == "h2") {
+      *out = in + at + 1;
+      *out_size = static_cast<unsigned char>(size);
+      return SSL_TLSEXT_ERR_OK;
+    }
+    if (name == "http/1.1" && http11 == nullptr) http11 = in + at + 1;
+    at += 1 + size;
+  }
+  if (http11 == nullptr) return SSL_TLSEXT_ERR_NOACK;
+  *out = http11;
+  *out_size = 8;
+  return SSL_TLSEXT_ERR_OK;
+}
+
 }  // namespace
+
+int AlpnOfferH2Index() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
 
 std::string TakeOpenSslErrors() {
   std::string out;
@@ -165,6 +196,7 @@ Result<std::shared_ptr<const Context>> Context::ForServer(const ServerFiles& fil
   if (files.verify_incoming) {
     SSL_CTX_set_verify(ctx->get(), SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
   }
+  SSL_CTX_set_alpn_select_cb(ctx->get(), &SelectAlpn, nullptr);
   std::shared_ptr<Context> context(new Context(ctx->release()));
   context->verifies_peer_ = files.verify_incoming;
   return std::shared_ptr<const Context>(std::move(context));

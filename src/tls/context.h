@@ -57,6 +57,12 @@ class Context {
   bool verifies_peer_ = false;
 };
 
+// Server contexts answer ALPN: "h2" when the client offers it and the
+// connection's Session may offer it (set on the SSL under this ex_data
+// index), else "http/1.1" when offered, else no protocol (the connection
+// then speaks HTTP/1.1, as it did before ALPN; raft links offer none).
+int AlpnOfferH2Index();
+
 // OpenSSL's error queue as one line ("" if empty), and the queue cleared.
 std::string TakeOpenSslErrors();
 // Empties the queue, as SSL_get_error needs before each SSL_read or

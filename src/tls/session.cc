@@ -11,15 +11,23 @@
 
 namespace tenure::tls {
 
-Session::Session(const Context& context, int fd) : ssl_(SSL_new(context.raw())) {
+Session::Session(const Context& context, int fd, bool offer_h2) : ssl_(SSL_new(context.raw())) {
   TENURE_ASSERT(ssl_ != nullptr);  // only fails out of memory
   SSL_set_fd(ssl_, fd);
+  if (offer_h2) SSL_set_ex_data(ssl_, AlpnOfferH2Index(), ssl_);  // any non-null pointer
   SSL_set_accept_state(ssl_);
 }
 
 Session::~Session() { SSL_free(ssl_); }
 
 bool Session::handshake_done() const { return SSL_is_init_finished(ssl_) == 1; }
+
+bool Session::alpn_h2() const {
+  const unsigned char* protocol = nullptr;
+  unsigned int size = 0;
+  SSL_get0_alpn_selected(ssl_, &protocol, &size);
+  return size == 2 && protocol[0] == 'h' && protocol[1] == '2';
+}
 
 ssize_t Session::Receive(char* buffer, std::size_t size) {
   ClearOpenSslErrors();

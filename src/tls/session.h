@@ -26,8 +26,9 @@ namespace tenure::tls {
 class Session {
  public:
   // Server side of the connection on `fd`. REQUIRES: fd non-blocking, open
-  // for the Session's life.
-  Session(const Context& context, int fd);
+  // for the Session's life. `offer_h2`: ALPN may choose h2 (a listener that
+  // serves HTTP/2); otherwise http/1.1 or none (Context::ForServer).
+  Session(const Context& context, int fd, bool offer_h2 = false);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -45,6 +46,8 @@ class Session {
 
   bool wants_write() const { return wants_write_; }
   bool handshake_done() const;
+  // ALPN chose h2 (after the handshake).
+  bool alpn_h2() const;
   const std::string& error() const { return error_; }
   // The peer sent plain HTTP where the TLS handshake was expected.
   bool plain_http() const { return plain_http_; }

@@ -205,3 +205,21 @@ class LayerTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OneIncluderTest(unittest.TestCase):
+    """C libraries kept behind one file of ours, so their types and macros
+    reach nothing else (decision 0053 for nghttp2)."""
+
+    ONE_INCLUDER = {"nghttp2/nghttp2.h": "src/listen/http2_session.cc"}
+
+    def test_each_library_header_is_included_by_one_source_file(self):
+        for header, owner in self.ONE_INCLUDER.items():
+            includers = []
+            for folder, _, files in os.walk(os.path.join(ROOT, "src")):
+                for name in files:
+                    path = os.path.join(folder, name)
+                    with open(path, encoding="utf-8", errors="replace") as source:
+                        if re.search(r'#include\s+[<"]' + re.escape(header) + r'[>"]', source.read()):
+                            includers.append(os.path.relpath(path, ROOT))
+            self.assertEqual(includers, [owner], header)

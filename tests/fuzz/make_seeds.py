@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Writes the seeds of the http_request, text, raft_wire, acl_rules, acl_bodies and config_text fuzz
-targets:
+"""Writes the seeds of the http_request, http2_session, text, raft_wire, acl_rules, acl_bodies and
+config_text fuzz targets:
 requests of every endpoint and the bodies, durations, ids and addresses the
 tests send, and raft handshakes and messages built by tests/lib/raft_wire.py
 (as test_raft_strangers sends them). Binary seeds of the command and snapshot
@@ -208,6 +208,42 @@ def config_text_seeds():
     return seeds
 
 
+def h2_frame(kind, flags, stream, payload=b""):
+    return (len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big")
+            + payload)
+
+
+def h2_literal(first_byte, value):
+    """An HPACK field with a static-table name and a literal value: its first
+    byte is the representation and the name's index (0x04: :path, not
+    indexed; 0x5f: content-type, indexed)."""
+    return bytes([first_byte]) + bytes([len(value)]) + value
+
+
+def http2_session_seeds():
+    """What clients send after the preface (the harness sends the preface):
+    SETTINGS, then requests as curl and grpc-go send them, a PING, a reset,
+    a window update and garbage; the first byte of each is the read size."""
+    settings = h2_frame(0x4, 0, 0, bytes.fromhex("000300000064000400100000"))
+    authority = h2_literal(0x01, b"localhost")  # nghttp2 refuses a request without one
+    get = h2_frame(0x1, 0x5, 1, b"\x82\x86" + h2_literal(0x04, b"/v1/kv/a?recurse") + authority)
+    put = (h2_frame(0x1, 0x4, 3, b"\x83\x86" + h2_literal(0x04, b"/v1/kv/a") + authority
+                    + h2_literal(0x5c, b"5"))  # content-length
+           + h2_frame(0x0, 0x1, 3, b"hello"))
+    grpc = (h2_frame(0x1, 0x4, 5, b"\x83\x86" + h2_literal(0x04, b"/etcdserverpb.KV/Range") + authority
+                     + h2_literal(0x5f, b"application/grpc")
+                     + b"\x00\x02te\x08trailers")
+            + h2_frame(0x0, 0x0, 5, b"\x00\x00\x00\x00\x03\x0a\x01a")
+            + h2_frame(0x0, 0x1, 5, b""))
+    ping = h2_frame(0x6, 0, 0, b"12345678")
+    reset = h2_frame(0x1, 0x4, 7, b"\x82\x86\x84" + authority) + h2_frame(0x3, 0, 7, b"\x00\x00\x00\x08")
+    window = h2_frame(0x8, 0, 0, b"\x00\x01\x00\x00")
+    seeds = [settings, settings + get, settings + put, settings + grpc, settings + ping,
+             settings + reset, settings + window + get + grpc, b"this is not HTTP/2",
+             settings + get + h2_frame(0x7, 0, 0, b"\x00\x00\x00\x00\x00\x00\x00\x00")]
+    return [bytes([255]) + s for s in seeds] + [bytes([4]) + s for s in seeds[1:5]]
+
+
 def write(directory, inputs):
     os.makedirs(directory, exist_ok=True)
     for data in inputs:
@@ -222,12 +258,13 @@ def main():
     root = sys.argv[1]
     write(os.path.join(root, "http_request"),
           [bytes([255]) + r for r in HTTP] + [bytes([6]) + r for r in HTTP[:8]])
+    write(os.path.join(root, "http2_session"), http2_session_seeds())
     write(os.path.join(root, "text"), [bytes([sel]) + t.encode() for sel, t in TEXT])
     write(os.path.join(root, "raft_wire"), raft_wire_seeds())
     write(os.path.join(root, "acl_rules"), [bytes([opt]) + t.encode() for opt, t in ACL_RULES])
     write(os.path.join(root, "acl_bodies"), [bytes([sel]) + t.encode() for sel, t in ACL_BODIES])
     write(os.path.join(root, "config_text"), config_text_seeds())
-    print(f"wrote http_request, text, raft_wire, acl_rules, acl_bodies and config_text seeds under {root}")
+    print(f"wrote http_request, http2_session, text, raft_wire, acl_rules, acl_bodies and config_text seeds under {root}")
 
 
 if __name__ == "__main__":
