@@ -20,6 +20,7 @@
 #include "common/host_port.h"
 #include "common/log.h"
 #include "etcd/gateway.h"
+#include "etcd/grpc_server.h"
 #include "http/api.h"
 #include "listen/server.h"
 #include "server/server.h"
@@ -96,6 +97,7 @@ Status RunAgent(AgentPlan plan) {
   // etcd's API: its gateway is made once the listener knows its port (the
   // client URL MemberList reports); no request arrives before io.run.
   std::unique_ptr<etcd::Gateway> gateway;
+  std::unique_ptr<etcd::GrpcServer> grpc;
   listen::HttpServer etcd_server(
       io, [&gateway](listen::HttpRequest request, std::shared_ptr<listen::Responder> responder) {
         gateway->Handle(std::move(request), std::move(responder));
@@ -151,6 +153,11 @@ Status RunAgent(AgentPlan plan) {
   }
   if (plan.etcd) {
     plan.etcd->exempt_client = [&server](const std::string& ip) { return server.IsMemberHost(ip); };
+    // gRPC (HTTP/2) and the JSON gateway (HTTP/1.1 and HTTP/2) on one port, as etcd's.
+    plan.etcd->http2 = true;
+    plan.etcd->stream_router = [&grpc](std::shared_ptr<listen::Stream> stream) {
+      grpc->Serve(std::move(stream));
+    };
     if (Status listening = etcd_server.Listen(*plan.etcd); !listening.ok()) {
       if (!plan.etcd_dev_default) {
         http_server.Stop();
@@ -169,9 +176,10 @@ Status RunAgent(AgentPlan plan) {
       options.client_url =
           "http://" +
           (raft_address.ok() ? AdvertisedHttpAddress(bound, *raft_address) : FormatHostPort(bound));
+      grpc = std::make_unique<etcd::GrpcServer>(server, options.client_url);
       gateway = std::make_unique<etcd::Gateway>(server, std::move(options));
-      log::Info("agent",
-                fmt::format("serving etcd's v3 API (JSON gateway) on {}", FormatHostPort(bound)));
+      log::Info("agent", fmt::format("serving etcd's v3 API (gRPC and its JSON gateway) on {}",
+                                     FormatHostPort(bound)));
     }
   }
   if (plan.dev && !plan.etcd_dev_skipped.empty()) {

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "etcd/cluster_info.h"
 #include "etcd/grpc_wire.h"
 #include "etcd/json_codec.h"
 #include "etcd/messages_services.h"
@@ -18,11 +19,6 @@ using listen::HttpResponse;
 using listen::Responder;
 
 namespace {
-
-// The etcd release whose API tenure speaks (decision 0048: Patroni picks
-// its paths from it) and the cluster version etcd reports beside it.
-constexpr std::string_view kEtcdServerVersion = "3.4.23";
-constexpr std::string_view kEtcdClusterVersion = "3.4.0";
 
 // Go's http.Error: a text body with a newline, as etcd's handlers and the
 // gateway's mux answer what they do not route.
@@ -278,51 +274,16 @@ void Gateway::Health(const HttpRequest& request, Responder& responder) const {
   responder.Send(GoHttpError(503, "{\"health\":\"false\"}"));
 }
 
-ResponseHeader Gateway::HeaderNow() const {
-  return HeaderAt(server_, cluster_id_, server_.store().applied_index());
-}
-
 void Gateway::Status(const HttpRequest& request, Responder& responder) const {
   Empty body;
   if (!DecodeBody(request, &body, responder)) return;
-  StatusResponse out;
-  out.header = HeaderNow();
-  out.body.version = std::string(kEtcdServerVersion);
-  out.body.leader = server_.LeaderId();
-  out.body.raft_index = server_.LastLogIndex();
-  out.body.raft_term = out.header.raft_term;
-  out.body.raft_applied_index = server_.AppliedRaftIndex();
-  if (std::string disk = server_.DiskFailure(); !disk.empty()) {
-    out.body.errors.push_back("disk error: " + disk);
-  }
-  for (const raft::ServerInfo& info : server_.RaftConfiguration()) {
-    if (info.id == server_.NodeId()) out.body.is_learner = !info.voter;
-  }
-  responder.Send(JsonAnswer(out));
+  responder.Send(JsonAnswer(StatusOf(server_, cluster_id_)));
 }
 
-// Every server of the raft configuration; its name from the member record
-// when there is one. Only this server's client URL is known (member records
-// do not carry etcd addresses yet: docs/etcd-compat.md).
 void Gateway::MemberList(const HttpRequest& request, Responder& responder) const {
   Empty body;
   if (!DecodeBody(request, &body, responder)) return;
-  MemberListResponse out;
-  out.header = HeaderNow();
-  for (const raft::ServerInfo& info : server_.RaftConfiguration()) {
-    Member& member = out.body.members.emplace_back();
-    member.id = info.id;
-    member.peer_urls.push_back("tcp://" + info.address);
-    member.is_learner = !info.voter;
-    if (const state::Member* record = server_.store().FindMember(info.id); record != nullptr) {
-      member.name = record->name;
-    }
-    if (info.id == server_.NodeId()) {
-      member.name = server_.options().node_name;
-      if (!options_.client_url.empty()) member.client_urls.push_back(options_.client_url);
-    }
-  }
-  responder.Send(JsonAnswer(out));
+  responder.Send(JsonAnswer(MembersOf(server_, cluster_id_, options_.client_url)));
 }
 
 }  // namespace tenure::etcd

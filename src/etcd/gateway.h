@@ -48,7 +48,6 @@ class Gateway {
   void KeepAlive(const listen::HttpRequest& request, std::shared_ptr<listen::Responder> responder);
   struct KeepAliveRun;
   void RenewNext(std::shared_ptr<KeepAliveRun> run);
-  ResponseHeader HeaderNow() const;
 
   server::Server& server_;
   const GatewayOptions options_;

@@ -1,0 +1,267 @@
+#include "etcd/grpc_server.h"
+
+#include <deque>
+#include <utility>
+
+#include "etcd/cluster_info.h"
+#include "etcd/grpc_wire.h"
+#include "etcd/messages_services.h"
+#include "etcd/proto_codec.h"
+#include "etcd/routes.h"
+#include "server/server.h"
+
+namespace tenure::etcd {
+
+using etcd_texts::EtcdError;
+using etcd_texts::GrpcCode;
+using listen::HeaderFields;
+using listen::Stream;
+
+// One call: its stream, its method, the messages read so far.
+struct GrpcServer::Call {
+  std::shared_ptr<Stream> stream;
+  const MethodInfo* info = nullptr;
+  GrpcMessageSplitter splitter;
+  bool headers_sent = false;
+  bool finished = false;
+  bool client_done = false;
+  // Unary: the one request message, once it came.
+  std::string request;
+  int requests = 0;
+  // LeaseKeepAlive: requests waiting for the renewal before them.
+  std::deque<LeaseIdRequest> keepalives;
+  bool renewing = false;
+
+  void SendMessage(const std::string& message) {
+    if (finished) return;
+    if (!headers_sent) {
+      stream->SendHeaders(200, {{"content-type", "application/grpc"}});
+      headers_sent = true;
+    }
+    std::string framed;
+    AppendGrpcMessage(&framed, message);
+    stream->SendData(framed);
+  }
+  void Finish(const EtcdError& error) {
+    if (finished) return;
+    finished = true;
+    HeaderFields trailers;
+    // Trailers-only (no answer yet): the HEADERS frame carries the call's
+    // content-type with its status, as grpc-go's early errors.
+    if (!headers_sent) trailers.emplace_back("content-type", "application/grpc");
+    trailers.emplace_back("grpc-status", std::to_string(static_cast<int>(error.code)));
+    if (!error.ok()) trailers.emplace_back("grpc-message", PercentEncodeGrpcMessage(error.message));
+    stream->SendTrailers(trailers);
+  }
+};
+
+namespace {
+
+template <typename M>
+std::string Encoded(const M& message) {
+  std::string out;
+  EncodeProto(message, &out);
+  return out;
+}
+
+// Decodes a request message, or finishes the call with InvalidArgument.
+template <typename M>
+bool Decode(const std::string& bytes, M* message, GrpcServer::Call* call) {
+  std::string error = DecodeProto(bytes, message);
+  if (error.empty()) return true;
+  call->Finish(
+      etcd_texts::Error(GrpcCode::kInvalidArgument, "grpc: error unmarshalling request: " + error));
+  return false;
+}
+
+// Answers an Answer<Response> from a service on the call, then ends it.
+template <typename R>
+Done<R> Replier(std::shared_ptr<GrpcServer::Call> call) {
+  return [call = std::move(call)](Answer<R> answer) {
+    if (answer.error.ok()) call->SendMessage(Encoded(answer.response));
+    call->Finish(answer.error);
+  };
+}
+
+}  // namespace
+
+GrpcServer::GrpcServer(server::Server& server, std::string client_url)
+    : server_(server),
+      client_url_(std::move(client_url)),
+      cluster_id_(ClusterIdOf(server)),
+      kv_(server),
+      leases_(server) {}
+
+GrpcServer::~GrpcServer() { *alive_ = false; }
+
+void GrpcServer::Serve(std::shared_ptr<Stream> stream) {
+  auto call = std::make_shared<Call>();
+  call->stream = std::move(stream);
+  const listen::HttpRequest& request = call->stream->request();
+  if (std::optional<std::string_view> encoding = request.Header("grpc-encoding");
+      encoding.has_value() && *encoding != "identity") {
+    return call->Finish(UnsupportedEncoding(*encoding));
+  }
+  if (request.method != "POST") {
+    return call->Finish(etcd_texts::Error(GrpcCode::kUnimplemented,
+                                          "tenure: gRPC calls are POST, not " + request.method));
+  }
+  EtcdError error;
+  call->info = FindGrpcMethod(request.path, &error);
+  if (call->info == nullptr) return call->Finish(error);
+  std::weak_ptr<bool> alive = alive_;
+  std::weak_ptr<Call> weak = call;
+  // The server holds the call until its stream is over (answered, reset, or
+  // its connection gone); callbacks hold it weakly.
+  calls_.insert(call);
+  call->stream->OnClose([this, alive, weak] {
+    std::shared_ptr<Call> over = weak.lock();
+    if (over == nullptr || alive.expired()) return;
+    over->finished = true;
+    over->keepalives.clear();
+    calls_.erase(over);
+  });
+  call->stream->OnData([this, alive, weak](std::string_view data, bool end) {
+    std::shared_ptr<Call> reading = weak.lock();
+    if (reading == nullptr || alive.expired() || reading->finished) return;
+    reading->splitter.Feed(data);
+    // The splitter holds at most one message (bounded by its limit), and
+    // each message is handled as it completes: give the window back now.
+    reading->stream->Consume(data.size());
+    std::string message;
+    while (!reading->finished && reading->splitter.Next(&message)) {
+      OnMessage(reading, std::move(message));
+    }
+    if (!reading->splitter.error().ok()) return reading->Finish(reading->splitter.error());
+    if (end && !reading->finished) {
+      if (reading->splitter.partial()) {
+        return reading->Finish(etcd_texts::Error(GrpcCode::kInternal, "unexpected EOF"));
+      }
+      OnEnd(reading);
+    }
+  });
+}
+
+void GrpcServer::OnMessage(const std::shared_ptr<Call>& call, std::string message) {
+  if (call->info->method == Method::kLeaseKeepAlive) {
+    LeaseIdRequest request;
+    if (!Decode(message, &request, call.get())) return;
+    call->keepalives.push_back(request);
+    if (!call->renewing) KeepAliveNext(call);
+    return;
+  }
+  if (call->info->client_streams || call->info->server_streams) {
+    // Watch, Observe: served with the watch hub (docs/etcd-compat.md).
+    return call->Finish(etcd_texts::Error(
+        GrpcCode::kUnimplemented,
+        "tenure: " + std::string(call->info->grpc_path.substr(1)) + " is not served yet"));
+  }
+  if (++call->requests > 1) {
+    return call->Finish(etcd_texts::Error(
+        GrpcCode::kInternal, "grpc: a unary call carried more than one request message"));
+  }
+  call->request = std::move(message);
+}
+
+void GrpcServer::OnEnd(const std::shared_ptr<Call>& call) {
+  call->client_done = true;
+  if (call->info->method == Method::kLeaseKeepAlive) {
+    if (!call->renewing) call->Finish({});
+    return;
+  }
+  if (call->requests == 0) {
+    return call->Finish(etcd_texts::Error(GrpcCode::kInternal,
+                                          "grpc: a unary call ended without its request message"));
+  }
+  Unary(call, call->request);
+}
+
+void GrpcServer::KeepAliveNext(const std::shared_ptr<Call>& call) {
+  if (call->finished) return;
+  if (call->keepalives.empty()) {
+    call->renewing = false;
+    if (call->client_done) call->Finish({});
+    return;
+  }
+  call->renewing = true;
+  LeaseIdRequest request = call->keepalives.front();
+  call->keepalives.pop_front();
+  std::weak_ptr<bool> alive = alive_;
+  leases_.KeepAlive(request, [this, alive, call](Answer<LeaseKeepAliveResponse> answer) {
+    if (alive.expired()) return;
+    if (!answer.error.ok()) return call->Finish(answer.error);
+    call->SendMessage(Encoded(answer.response));
+    KeepAliveNext(call);
+  });
+}
+
+void GrpcServer::Unary(const std::shared_ptr<Call>& call, const std::string& message) {
+  switch (call->info->method) {
+    case Method::kRange: {
+      state::EtcdRangeRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      return kv_.Range(std::move(request), Replier<RangeResponse>(call));
+    }
+    case Method::kPut: {
+      state::EtcdPutRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      return kv_.Put(std::move(request), Replier<PutResponse>(call));
+    }
+    case Method::kDeleteRange: {
+      state::EtcdDeleteRangeRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      return kv_.DeleteRange(std::move(request), Replier<DeleteRangeResponse>(call));
+    }
+    case Method::kTxn: {
+      state::EtcdTxnRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      return kv_.Txn(std::move(request), Replier<TxnResponse>(call));
+    }
+    case Method::kCompact: {
+      CompactionRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      return kv_.Compact(request, Replier<CompactionResponse>(call));
+    }
+    case Method::kLeaseGrant: {
+      LeaseGrantRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      return leases_.Grant(request, Replier<LeaseGrantResponse>(call));
+    }
+    case Method::kLeaseRevoke: {
+      LeaseIdRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      return leases_.Revoke(request, Replier<LeaseRevokeResponse>(call));
+    }
+    case Method::kLeaseTimeToLive: {
+      LeaseTimeToLiveRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      return leases_.TimeToLive(request, Replier<LeaseTimeToLiveResponse>(call));
+    }
+    case Method::kLeaseLeases: {
+      Empty request;
+      if (!Decode(message, &request, call.get())) return;
+      return Replier<LeaseLeasesResponse>(call)(leases_.Leases());
+    }
+    case Method::kStatus: {
+      Empty request;
+      if (!Decode(message, &request, call.get())) return;
+      return Replier<StatusResponse>(call)({{}, StatusOf(server_, cluster_id_)});
+    }
+    case Method::kMemberList: {
+      Empty request;
+      if (!Decode(message, &request, call.get())) return;
+      return Replier<MemberListResponse>(call)({{}, MembersOf(server_, cluster_id_, client_url_)});
+    }
+    case Method::kAuthenticate:
+      // tenure's tokens are the credentials (decision 0048 section 6); with
+      // ACLs off clientv3 takes this answer and goes on without one.
+      return call->Finish(etcd_texts::Error(GrpcCode::kFailedPrecondition,
+                                            "etcdserver: authentication is not enabled"));
+    default:
+      return call->Finish(etcd_texts::Error(
+          GrpcCode::kUnimplemented,
+          "tenure: " + std::string(call->info->grpc_path.substr(1)) + " is not served yet"));
+  }
+}
+
+}  // namespace tenure::etcd

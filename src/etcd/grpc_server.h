@@ -1,0 +1,51 @@
+// etcd's gRPC services on the listener's HTTP/2 streams (decision 0048
+// section 5): each stream the listener routes here (content-type
+// application/grpc) is one call. Its :path names the method (grpc-go's
+// answers for unknown ones), its DATA carries 5-byte-prefixed protobuf
+// messages, and the answer is HEADERS, the response messages and trailers
+// with grpc-status (trailers-only for an error before any answer). Unary
+// calls are answered once the client ends its side with one request;
+// LeaseKeepAlive answers each request in order while the stream is open.
+// Watch and the Election and Lock services answer Unimplemented until they
+// come (docs/etcd-compat.md). Loop thread only.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+
+#include "etcd/kv_service.h"
+#include "etcd/lease_service.h"
+#include "listen/stream.h"
+
+namespace tenure::etcd {
+
+class GrpcServer {
+ public:
+  // `client_url`: this server's etcd address as clients reach it (MemberList).
+  GrpcServer(server::Server& server, std::string client_url);
+  ~GrpcServer();
+  GrpcServer(const GrpcServer&) = delete;
+  GrpcServer& operator=(const GrpcServer&) = delete;
+
+  // The listener's StreamRouter.
+  void Serve(std::shared_ptr<listen::Stream> stream);
+
+  struct Call;  // one call's state (grpc_server.cc)
+
+ private:
+  void OnMessage(const std::shared_ptr<Call>& call, std::string message);
+  void OnEnd(const std::shared_ptr<Call>& call);
+  void Unary(const std::shared_ptr<Call>& call, const std::string& message);
+  void KeepAliveNext(const std::shared_ptr<Call>& call);
+
+  server::Server& server_;
+  const std::string client_url_;
+  const std::uint64_t cluster_id_;
+  KvService kv_;
+  LeaseService leases_;
+  std::set<std::shared_ptr<Call>> calls_;  // until each one's stream is over
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace tenure::etcd
