@@ -72,6 +72,7 @@ bool Connection::Http2Step() {
     }
     wait_write_ = true;
     HoldWhileWaiting();
+    Http2SetDeadline(wire::NowMonoMs());  // a client that does not read its GOAWAY
     return false;
   }
   char* scratch = shared_->scratch.get();

@@ -113,7 +113,11 @@ class Http2Stream final : public Stream, public std::enable_shared_from_this<Htt
     early_.clear();
     const bool end = early_end_;
     early_end_ = false;
+    // Outside a read: what the callback sends is written on a later turn,
+    // so the connection is not read (and the callback re-entered) meanwhile.
+    ++session_->delivering_;
     Deliver(early, end);
+    if (session_ != nullptr) --session_->delivering_;
   }
 
   void Consume(std::size_t bytes) override {
@@ -750,7 +754,14 @@ void Http2Session::CloseAll() {
   for (auto& [id, stream] : streams) stream->Closed(/*from_session=*/false);
 }
 
-void Http2Session::Kick() { connection_->Http2Kick(); }
+void Http2Session::Kick() {
+  if (delivering_ == 0) {
+    connection_->Http2Kick();
+    return;
+  }
+  boost::asio::post(connection_->io(),
+                    [connection = connection_->shared_from_this()] { connection->Http2Kick(); });
+}
 
 void Http2Session::CountReset(MonoMs now_ms) {
   if (now_ms - resets_since_ms_ >= limits::kHttp2ResetWindowMs) {

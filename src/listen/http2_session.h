@@ -90,6 +90,7 @@ class Http2Session {
   std::size_t queued_ = 0;  // stream data queued, not yet framed
   // Request bodies being assembled (limits::kHttp2RequestBodiesBytesMax).
   std::size_t request_bodies_ = 0;
+  int delivering_ = 0;  // inside Stream::OnData's delivery of early bytes
   MonoMs resets_since_ms_;
   std::size_t resets_ = 0;
   MonoMs now_ms_;  // of the Receive in progress

@@ -6,9 +6,11 @@
 // layer's gRPC code is written against this header alone.
 //
 // Loop thread only. Every method is safe on a closed stream (a no-op, and
-// closed() is true), so an owner never needs to check first. Callbacks run
-// on the loop thread, never inside one of this class's methods; OnData's
-// may run while the listener reads the connection, so it must not block.
+// closed() is true), so an owner never needs to check first. OnClose's and
+// OnDrained's callbacks are posted (never run inside a method of this
+// class); OnData's runs as the listener reads the connection (and inside
+// OnData for bytes that came first), so it must not block, and may call
+// this stream's methods.
 #pragma once
 
 #include <cstddef>
