@@ -259,15 +259,7 @@ void Gateway::Version(const HttpRequest& request, Responder& responder) const {
 // Consul port's /v1/health/ready answers, says the same without one).
 void Gateway::Health(const HttpRequest& request, Responder& responder) const {
   if (request.method != "GET") return responder.Send(MethodNotAllowed("GET"));
-  const server::Server::RaftHealth raft = server_.Health();
-  server::Readiness readiness;
-  readiness.raft_state = raft.state;
-  readiness.last_failure = raft.last_failure;
-  readiness.disk_failure = server_.DiskFailure();
-  readiness.known_leader = server_.KnownLeader() || server_.IsLeader();
-  readiness.commit_index = server_.CommitIndex();
-  readiness.applied_index = server_.AppliedRaftIndex();
-  if (server::NotReadyReason(readiness).empty()) {
+  if (server::NotReadyReason(server::ReadinessOf(server_)).empty()) {
     return responder.Send(HttpResponse::Json("{\"health\":\"true\"}"));
   }
   // etcd writes the unhealthy JSON through http.Error: text/plain, newline.

@@ -59,6 +59,11 @@ struct Readiness {
 // kHealthMaxTrailingLogs).
 std::string NotReadyReason(const Readiness& readiness);
 
+class Server;
+// What `server` knows now, for NotReadyReason (Consul's readiness probe and
+// etcd's /health ask it alike); defined in server/readiness.cc.
+Readiness ReadinessOf(const Server& server);
+
 // Autopilot's StableSince: when each server's health last changed, as the
 // leader saw it. Forgotten when the term changes (a new leader starts over
 // from the first report it gives).

@@ -81,17 +81,7 @@ void Api::HealthLive(const CallPtr& call) { call->Reply(HttpResponse::Text(200, 
 // 200 "ok" when this server can serve consistent requests, else 503 with
 // why not (server::NotReadyReason).
 void Api::HealthReady(const CallPtr& call) {
-  const server::Server::RaftHealth raft = server_.Health();
-  server::Readiness readiness;
-  readiness.raft_state = raft.state;
-  readiness.last_failure = raft.last_failure;
-  readiness.disk_failure = server_.DiskFailure();
-  readiness.known_leader = server_.KnownLeader() || server_.IsLeader();
-  readiness.commit_index = server_.CommitIndex();
-  // Both in the log's numbering: the Store's index may run ahead of the log
-  // after a snapshot restore (decision 0024).
-  readiness.applied_index = server_.AppliedRaftIndex();
-  const std::string why = server::NotReadyReason(readiness);
+  const std::string why = server::NotReadyReason(server::ReadinessOf(server_));
   if (why.empty()) {
     call->Reply(HttpResponse::Text(200, "ok\n"));
     return;
