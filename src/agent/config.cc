@@ -262,8 +262,10 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     if (!parsed.ok()) return parsed.status();
     https = *parsed;
   }
-  // etcd's API: where asked, or -dev's 127.0.0.1:2379 (decision 0048).
-  const bool etcd_dev_default = config.dev && config.grpc_addr.empty();
+  // etcd's API: where asked, or -dev's 127.0.0.1:2379 (decision 0048), in
+  // clear text like -dev's HTTP listener: not when that one is off (a TLS-only
+  // dev server opens no clear-text port).
+  const bool etcd_dev_default = config.dev && config.grpc_addr.empty() && !http_off;
   std::optional<HostPort> etcd;
   if (etcd_dev_default) {
     etcd = HostPort{"127.0.0.1", 2379};

@@ -308,6 +308,24 @@ TEST(AgentConfigEtcdTest, OffUnlessAskedAndDevServesTheUsualPort) {
   EXPECT_EQ(plan->server.etcd_history_bytes, std::optional<std::size_t>(4096));
 }
 
+TEST(AgentConfigEtcdTest, ATlsOnlyDevServerOpensNoClearTextEtcdPort) {
+  testutil::TestPki pki;
+  AgentConfig dev = Good();
+  dev.dev = true;
+  dev.http_addr = "off";
+  dev.https_addr = "127.0.0.1:8501";
+  dev.tls_cert_file = pki.server.cert_file;
+  dev.tls_key_file = pki.server.key_file;
+  Result<AgentPlan> plan = ResolveAgentConfig(dev);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_FALSE(plan->etcd.has_value());
+  // Asked for, it is served beside HTTPS.
+  dev.grpc_addr = "127.0.0.1:12379";
+  plan = ResolveAgentConfig(dev);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_TRUE(plan->etcd.has_value());
+}
+
 TEST(AgentConfigEtcdTest, ABadOrCollidingAddressIsRefusedUnlessItIsDevsDefault) {
   AgentConfig config = Good();
   config.grpc_addr = "nowhere";
