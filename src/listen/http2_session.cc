@@ -86,6 +86,24 @@ void RunCallback(const std::function<void()>& callback, std::string_view what) {
   }
 }
 
+// OnClose of both stream kinds: posted at once on a closed stream, else run
+// after any callback set before it.
+void AddOnClose(boost::asio::io_context& io, bool closed, std::function<void()>* on_close,
+                std::function<void()> callback) {
+  if (closed) {
+    boost::asio::post(io, [callback = std::move(callback)] { RunCallback(callback, "OnClose"); });
+    return;
+  }
+  if (!*on_close) {
+    *on_close = std::move(callback);
+    return;
+  }
+  *on_close = [first = std::move(*on_close), then = std::move(callback)] {
+    RunCallback(first, "OnClose");
+    RunCallback(then, "OnClose");
+  };
+}
+
 }  // namespace
 
 class Http2Responder;
@@ -182,19 +200,7 @@ class Http2Stream final : public Stream, public std::enable_shared_from_this<Htt
   bool closed() const override { return closed_; }
   void OnClose(std::function<void()> callback) override {
     if (!callback) return;
-    if (closed_) {
-      boost::asio::post(*io_,
-                        [callback = std::move(callback)] { RunCallback(callback, "OnClose"); });
-      return;
-    }
-    if (!on_close_) {
-      on_close_ = std::move(callback);
-    } else {
-      on_close_ = [first = std::move(on_close_), then = std::move(callback)] {
-        RunCallback(first, "OnClose");
-        RunCallback(then, "OnClose");
-      };
-    }
+    AddOnClose(*io_, closed_, &on_close_, std::move(callback));
   }
 
   // --- The session's side ---------------------------------------------------------
@@ -325,19 +331,7 @@ class Http2Responder final : public Responder {
   bool closed() const override { return closed_; }
   void OnClose(std::function<void()> callback) override {
     if (!callback || sent_) return;
-    if (closed_) {
-      boost::asio::post(*io_,
-                        [callback = std::move(callback)] { RunCallback(callback, "OnClose"); });
-      return;
-    }
-    if (!on_close_) {
-      on_close_ = std::move(callback);
-    } else {
-      on_close_ = [first = std::move(on_close_), then = std::move(callback)] {
-        RunCallback(first, "OnClose");
-        RunCallback(then, "OnClose");
-      };
-    }
+    AddOnClose(*io_, closed_, &on_close_, std::move(callback));
   }
   // The client reset the stream, or the connection went, before the answer.
   void MarkClosed(boost::asio::io_context* io) {
