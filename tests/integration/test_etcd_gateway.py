@@ -301,7 +301,7 @@ class EtcdFlagTest(unittest.TestCase):
             holder.close()
             holder = None
         try:
-            with DevServer() as server:
+            with DevServer(etcd_default=True) as server:
                 poll_until(lambda: "no etcd API in this dev server" in server.log(), timeout=10,
                            message="no note of the skipped etcd port:\n" + server.log_tail())
         finally:

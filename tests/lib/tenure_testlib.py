@@ -350,6 +350,11 @@ class DevServer:
                        starts one on its data dir (the only difference with
                        -data-dir given is the warning about a missing
                        -raft-key-file); for durability and recovery tests
+      etcd_default     True: leave -dev's etcd port (127.0.0.1:2379 when free)
+                       as a user gets it; default: "-grpc-addr off" unless
+                       extra_args name -grpc-addr, so which test's server
+                       happens to win port 2379 (and keeps etcd's history
+                       window in memory) never depends on timing
       http_addr, raft_addr
                        fixed "127.0.0.1:PORT" addresses, e.g. those of the
                        server that wrote data_dir (its raft address is in the
@@ -362,9 +367,12 @@ class DevServer:
     """
 
     def __init__(self, extra_args=(), data_dir=None, keep_data=False, startup_timeout=30.0,
-                 env=None, binary=None, dev=True, http_addr=None, raft_addr=None):
+                 env=None, binary=None, dev=True, http_addr=None, raft_addr=None,
+                 etcd_default=False):
         self.binary = binary or tenure_bin()
         self.extra_args = list(extra_args)
+        if dev and not etcd_default and "-grpc-addr" not in self.extra_args:
+            self.extra_args += ["-grpc-addr", "off"]
         self.startup_timeout = startup_timeout
         self.env = dict(env or {})
         self.keep_data = keep_data
