@@ -12,7 +12,7 @@ namespace {
 
 // Applies the leader's next checkpoint to every store in `replicas`, built
 // from `leader`'s record as Server::ProposeCheckpoint does.
-void Checkpoint(Store& leader, std::initializer_list<Store*> replicas, std::uint64_t index) {
+void CheckpointAll(Store& leader, std::initializer_list<Store*> replicas, std::uint64_t index) {
   const Store::CheckpointRecord record = leader.checkpoint();
   for (Store* s : replicas) {
     (void)s->Apply({ClusterMs(static_cast<std::int64_t>(index)),
@@ -26,12 +26,12 @@ TEST(StoreCheckpointTest, EqualReplicasNeverReportAndRecordTheirDigest) {
   for (Store* s : {&a, &b}) {
     (void)s->Apply({ClusterMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
   }
-  Checkpoint(a, {&a, &b}, 2);
+  CheckpointAll(a, {&a, &b}, 2);
   EXPECT_EQ(a.checkpoint().index, LogIndex(2));
   EXPECT_EQ(a.checkpoint().digest, b.checkpoint().digest);
   EXPECT_NE(a.checkpoint().digest, 0u);
   for (Store* s : {&a, &b}) (void)s->Apply({ClusterMs(3), KvSet{"k", "w", 0}}, LogIndex(3));
-  Checkpoint(a, {&a, &b}, 4);
+  CheckpointAll(a, {&a, &b}, 4);
   EXPECT_EQ(a.divergence(), "");
   EXPECT_EQ(b.divergence(), "");
   // A checkpoint changes no state a client sees, and leaves equal digests.
@@ -44,10 +44,10 @@ TEST(StoreCheckpointTest, AReplicaWhoseStateDifferedReportsItAtTheNextCheckpoint
   Store leader, follower;
   (void)leader.Apply({ClusterMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
   (void)follower.Apply({ClusterMs(1), KvSet{"k", "x", 0}},
-                       LogIndex(1));            // the same entry applied differently
-  Checkpoint(leader, {&leader, &follower}, 2);  // records, nothing to compare yet
+                       LogIndex(1));               // the same entry applied differently
+  CheckpointAll(leader, {&leader, &follower}, 2);  // records, nothing to compare yet
   EXPECT_EQ(follower.divergence(), "");
-  Checkpoint(leader, {&leader, &follower}, 3);
+  CheckpointAll(leader, {&leader, &follower}, 3);
   EXPECT_EQ(leader.divergence(), "");
   ASSERT_NE(follower.divergence(), "");
   EXPECT_NE(follower.divergence().find("at the checkpoint of entry 2 this replica's state has "
@@ -56,7 +56,7 @@ TEST(StoreCheckpointTest, AReplicaWhoseStateDifferedReportsItAtTheNextCheckpoint
       << follower.divergence();
   // Sticky: later checkpoints do not clear it.
   const std::string first = follower.divergence();
-  Checkpoint(leader, {&leader, &follower}, 4);
+  CheckpointAll(leader, {&leader, &follower}, 4);
   EXPECT_EQ(follower.divergence(), first);
 }
 
@@ -68,11 +68,11 @@ TEST(StoreCheckpointTest, TheLastWriteBeforeSilenceIsStillCompared) {
   (void)leader.Apply({ClusterMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
   (void)follower.Apply({ClusterMs(1), KvSet{"k", "x", 0}}, LogIndex(1));
   EXPECT_TRUE(leader.CheckpointDue());
-  Checkpoint(leader, {&leader, &follower}, 2);
+  CheckpointAll(leader, {&leader, &follower}, 2);
   EXPECT_EQ(leader.applied_index(), leader.checkpoint().index);
   ASSERT_TRUE(leader.CheckpointDue());  // the state at 2 is not compared yet
   EXPECT_EQ(follower.divergence(), "");
-  Checkpoint(leader, {&leader, &follower}, 3);
+  CheckpointAll(leader, {&leader, &follower}, 3);
   EXPECT_NE(follower.divergence(), "");
   EXPECT_FALSE(leader.CheckpointDue());  // idle: nothing new to compare
 }
@@ -80,7 +80,7 @@ TEST(StoreCheckpointTest, TheLastWriteBeforeSilenceIsStillCompared) {
 TEST(StoreCheckpointTest, NothingIsComparedWithoutARecordOfThatIndex) {
   Store leader;
   (void)leader.Apply({ClusterMs(1), KvSet{"k", "v", 0}}, LogIndex(1));
-  Checkpoint(leader, {&leader}, 2);
+  CheckpointAll(leader, {&leader}, 2);
   // A replica restored from a snapshot taken after the checkpoint never
   // recorded it: it compares nothing until it has a record of its own.
   std::string bytes;

@@ -23,7 +23,8 @@ using testutil::Get;
 using testutil::Nested;
 using testutil::Put;
 
-EtcdTxnRequest Txn(std::vector<EtcdRequestOp> success, std::vector<EtcdRequestOp> failure = {}) {
+EtcdTxnRequest EtcdTxnOf(std::vector<EtcdRequestOp> success,
+                         std::vector<EtcdRequestOp> failure = {}) {
   EtcdTxnRequest txn;
   txn.success = std::move(success);
   txn.failure = std::move(failure);
@@ -61,9 +62,9 @@ TEST(EtcdCheckTest, KeyAndValueSizesHaveLimits) {
 TEST(EtcdCheckTest, OpsAreCountedPerLevelAndANestedTxnGetsWhatIsLeft) {
   std::vector<EtcdRequestOp> ops;
   for (int i = 0; i < 128; ++i) ops.push_back(Put("k" + std::to_string(i)));
-  EXPECT_TRUE(CheckEtcdTxn(Txn(ops, ops)).ok()) << "128 in each branch";
+  EXPECT_TRUE(CheckEtcdTxn(EtcdTxnOf(ops, ops)).ok()) << "128 in each branch";
   ops.push_back(Put("k128"));
-  EXPECT_EQ(Text(CheckEtcdTxn(Txn(ops))), "etcdserver: too many operations in txn request");
+  EXPECT_EQ(Text(CheckEtcdTxn(EtcdTxnOf(ops))), "etcdserver: too many operations in txn request");
   EtcdTxnRequest compares;
   compares.compare.resize(129);
   for (EtcdCompare& c : compares.compare) c.range.key = "k";
@@ -71,22 +72,22 @@ TEST(EtcdCheckTest, OpsAreCountedPerLevelAndANestedTxnGetsWhatIsLeft) {
   // 100 at the top leave 28 for a nested txn.
   std::vector<EtcdRequestOp> top(100, Get("r"));
   std::vector<EtcdRequestOp> inner(28, Get("r"));
-  top.push_back(Nested(Txn(inner)));
-  EXPECT_FALSE(CheckEtcdTxn(Txn(top)).ok()) << "101 ops at the top leave 27";
+  top.push_back(Nested(EtcdTxnOf(inner)));
+  EXPECT_FALSE(CheckEtcdTxn(EtcdTxnOf(top)).ok()) << "101 ops at the top leave 27";
   top.pop_back();
   top.pop_back();
-  top.push_back(Nested(Txn(inner)));
-  EXPECT_TRUE(CheckEtcdTxn(Txn(top)).ok());
+  top.push_back(Nested(EtcdTxnOf(inner)));
+  EXPECT_TRUE(CheckEtcdTxn(EtcdTxnOf(top)).ok());
 }
 
 TEST(EtcdCheckTest, CompareAndOpsAtAllLevelsHaveABound) {
   // Four nested txns of 124 gets a branch: 4 + 4 x 248 = 996 items.
   std::vector<EtcdRequestOp> gets(124, Get("r"));
-  std::vector<EtcdRequestOp> nested(2, Nested(Txn(gets, gets)));
-  EXPECT_TRUE(CheckEtcdTxn(Txn(nested, nested)).ok());
+  std::vector<EtcdRequestOp> nested(2, Nested(EtcdTxnOf(gets, gets)));
+  EXPECT_TRUE(CheckEtcdTxn(EtcdTxnOf(nested, nested)).ok());
   // Eight: 8 + 8 x 248 = 1,992, each level within etcd's count.
-  nested.resize(4, Nested(Txn(gets, gets)));
-  const etcd_texts::EtcdError refused = CheckEtcdTxn(Txn(nested, nested));
+  nested.resize(4, Nested(EtcdTxnOf(gets, gets)));
+  const etcd_texts::EtcdError refused = CheckEtcdTxn(EtcdTxnOf(nested, nested));
   EXPECT_EQ(Text(refused),
             "tenure: txn has 1992 compares and operations at all its levels, more than the 1024 "
             "allowed");
@@ -95,40 +96,43 @@ TEST(EtcdCheckTest, CompareAndOpsAtAllLevelsHaveABound) {
 
 TEST(EtcdCheckTest, AKeyPutTwiceOrPutAndDeletedInOneBranchIsADuplicate) {
   const std::string duplicate = "etcdserver: duplicate key given in txn request";
-  EXPECT_EQ(Text(CheckEtcdTxn(Txn({Put("a"), Put("a")}))), duplicate);
-  EXPECT_EQ(Text(CheckEtcdTxn(Txn({Put("a"), Delete("a")}))), duplicate);
-  EXPECT_EQ(Text(CheckEtcdTxn(Txn({Delete("a", "c"), Put("b")}))), duplicate);
-  EXPECT_TRUE(CheckEtcdTxn(Txn({Delete("a", "c"), Put("c")})).ok()) << "the end is outside";
-  EXPECT_TRUE(CheckEtcdTxn(Txn({Put("a")}, {Put("a")})).ok()) << "one branch runs";
-  EXPECT_TRUE(CheckEtcdTxn(Txn({Delete("a"), Delete("a")})).ok()) << "deletes may repeat";
+  EXPECT_EQ(Text(CheckEtcdTxn(EtcdTxnOf({Put("a"), Put("a")}))), duplicate);
+  EXPECT_EQ(Text(CheckEtcdTxn(EtcdTxnOf({Put("a"), Delete("a")}))), duplicate);
+  EXPECT_EQ(Text(CheckEtcdTxn(EtcdTxnOf({Delete("a", "c"), Put("b")}))), duplicate);
+  EXPECT_TRUE(CheckEtcdTxn(EtcdTxnOf({Delete("a", "c"), Put("c")})).ok()) << "the end is outside";
+  EXPECT_TRUE(CheckEtcdTxn(EtcdTxnOf({Put("a")}, {Put("a")})).ok()) << "one branch runs";
+  EXPECT_TRUE(CheckEtcdTxn(EtcdTxnOf({Delete("a"), Delete("a")})).ok()) << "deletes may repeat";
   // Nested: a key in both branches of one nested txn counts once...
-  EXPECT_TRUE(CheckEtcdTxn(Txn({Nested(Txn({Put("x")}, {Put("x")}))})).ok());
+  EXPECT_TRUE(CheckEtcdTxn(EtcdTxnOf({Nested(EtcdTxnOf({Put("x")}, {Put("x")}))})).ok());
   // ...but not beside the same key at the level above.
-  EXPECT_EQ(Text(CheckEtcdTxn(Txn({Put("x"), Nested(Txn({Put("x")}))}))), duplicate);
-  EXPECT_EQ(Text(CheckEtcdTxn(Txn({Delete("w", "y"), Nested(Txn({}, {Put("x")}))}))), duplicate);
-  EXPECT_EQ(Text(CheckEtcdTxn(Txn({Nested(Txn({Put("x")})), Nested(Txn({Put("x")}))}))), duplicate);
+  EXPECT_EQ(Text(CheckEtcdTxn(EtcdTxnOf({Put("x"), Nested(EtcdTxnOf({Put("x")}))}))), duplicate);
+  EXPECT_EQ(Text(CheckEtcdTxn(EtcdTxnOf({Delete("w", "y"), Nested(EtcdTxnOf({}, {Put("x")}))}))),
+            duplicate);
+  EXPECT_EQ(
+      Text(CheckEtcdTxn(EtcdTxnOf({Nested(EtcdTxnOf({Put("x")})), Nested(EtcdTxnOf({Put("x")}))}))),
+      duplicate);
 }
 
 TEST(EtcdCheckTest, EmptyOpsDeepNestingAndPastRevisionsAreRefused) {
-  EXPECT_EQ(Text(CheckEtcdTxn(Txn({EtcdRequestOp{}}))), "etcdserver: key not found");
-  EtcdTxnRequest txn = Txn({Get("k")});
-  for (int depth = 1; depth < kEtcdTxnDepthMax; ++depth) txn = Txn({Nested(std::move(txn))});
+  EXPECT_EQ(Text(CheckEtcdTxn(EtcdTxnOf({EtcdRequestOp{}}))), "etcdserver: key not found");
+  EtcdTxnRequest txn = EtcdTxnOf({Get("k")});
+  for (int depth = 1; depth < kEtcdTxnDepthMax; ++depth) txn = EtcdTxnOf({Nested(std::move(txn))});
   EXPECT_TRUE(CheckEtcdTxn(txn).ok()) << "32 levels";
-  txn = Txn({Nested(std::move(txn))});
+  txn = EtcdTxnOf({Nested(std::move(txn))});
   EXPECT_EQ(Text(CheckEtcdTxn(txn)), "tenure: txn nested deeper than 32");
   EtcdRequestOp past = Get("k");
   past.range.revision = 4;
-  EXPECT_EQ(CheckEtcdTxn(Txn({past})).code, GrpcCode::kInvalidArgument);
+  EXPECT_EQ(CheckEtcdTxn(EtcdTxnOf({past})).code, GrpcCode::kInvalidArgument);
   EtcdTxnRequest empty_compare;
   empty_compare.compare.resize(1);
   EXPECT_EQ(Text(CheckEtcdTxn(empty_compare)), "etcdserver: key is not provided");
 }
 
 TEST(EtcdCheckTest, ATxnWritesWhenAnyBranchPutsOrDeletesAtAnyDepth) {
-  EXPECT_FALSE(EtcdTxnWrites(Txn({Get("a")}, {Get("b")})));
-  EXPECT_TRUE(EtcdTxnWrites(Txn({Get("a")}, {Delete("b")})));
-  EXPECT_TRUE(EtcdTxnWrites(Txn({Nested(Txn({}, {Put("x")}))})));
-  EXPECT_FALSE(EtcdTxnWrites(Txn({Nested(Txn({Get("x")}))})));
+  EXPECT_FALSE(EtcdTxnWrites(EtcdTxnOf({Get("a")}, {Get("b")})));
+  EXPECT_TRUE(EtcdTxnWrites(EtcdTxnOf({Get("a")}, {Delete("b")})));
+  EXPECT_TRUE(EtcdTxnWrites(EtcdTxnOf({Nested(EtcdTxnOf({}, {Put("x")}))})));
+  EXPECT_FALSE(EtcdTxnWrites(EtcdTxnOf({Nested(EtcdTxnOf({Get("x")}))})));
 }
 
 }  // namespace
