@@ -146,6 +146,10 @@ class Node final : public Consensus {
   std::uint64_t LastIndex() const override;
   std::uint64_t CommitIndex() const override;
   std::uint64_t AppliedIndex() const override;
+  // Index of the first entry still in this server's log (the entries before
+  // it were compacted into a snapshot); 0 when stopped. A follower whose
+  // next entry is below the leader's gets the leader's snapshot.
+  std::uint64_t FirstLogIndex() const;
   // match_index from libraft's leader progress; since_heard_ms from the
   // transport: the last raft message from that server that passed the gate.
   std::vector<ServerProgress> Replication() const override;

@@ -132,6 +132,10 @@ std::uint64_t Node::LastIndex() const {
   return raft_last_index(const_cast<struct raft*>(&impl_->raft_));
 }
 
+std::uint64_t Node::FirstLogIndex() const {
+  return impl_->phase_ == Impl::Phase::kRunning ? impl_->raft_.log.offset + 1 : 0;
+}
+
 std::uint64_t Node::CommitIndex() const {
   return impl_->phase_ == Impl::Phase::kRunning ? impl_->raft_.commit_index : 0;
 }
