@@ -125,8 +125,7 @@ class ServerProcess {
     while (Clock::now() < deadline) {
       auto put = http.Request("PUT", "/v1/kv/ready", "1");
       if (put.ok() && put->status == 200) return true;
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {  // exited: a port was taken
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {  // exited: a port was taken
         pid_ = -1;
         return false;
       }
