@@ -96,6 +96,7 @@ Status RunAgent(AgentPlan plan) {
   listen::HttpServer https_server(io, handler);
   // etcd's API: its gateway is made once the listener knows its port (the
   // client URL MemberList reports); no request arrives before io.run.
+  std::unique_ptr<etcd::WatchHub> watch_hub;  // before its users: they hold watchers in it
   std::unique_ptr<etcd::Gateway> gateway;
   std::unique_ptr<etcd::GrpcServer> grpc;
   listen::HttpServer etcd_server(
@@ -176,7 +177,8 @@ Status RunAgent(AgentPlan plan) {
       options.client_url =
           "http://" +
           (raft_address.ok() ? AdvertisedHttpAddress(bound, *raft_address) : FormatHostPort(bound));
-      grpc = std::make_unique<etcd::GrpcServer>(server, options.client_url);
+      watch_hub = std::make_unique<etcd::WatchHub>(server, io);
+      grpc = std::make_unique<etcd::GrpcServer>(server, *watch_hub, options.client_url);
       gateway = std::make_unique<etcd::Gateway>(server, std::move(options));
       log::Info("agent", fmt::format("serving etcd's v3 API (gRPC and its JSON gateway) on {}",
                                      FormatHostPort(bound)));

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace tenure::etcd_texts {
@@ -97,6 +98,11 @@ inline EtcdError TimeoutDueToLeaderFail() {
   return Error(GrpcCode::kUnavailable,
                "etcdserver: request timed out, possibly due to previous leader failure");
 }
+
+// Watch cancel reasons (a canceled WatchResponse's cancel_reason, not a status).
+inline constexpr std::string_view kWatcherRangeEmpty = "mvcc: watcher range is empty";
+inline constexpr std::string_view kWatcherDuplicateId =
+    "mvcc: duplicate watch ID provided on the WatchStream";
 
 // tenure's own, where etcd has no text.
 inline EtcdError KeyTooLong(std::size_t bytes, std::size_t max) {

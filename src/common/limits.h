@@ -42,6 +42,22 @@ constexpr std::size_t kSessionChecksMax = 64;
 constexpr DurationNs kLeaseTtlMinNs = 2 * kNsPerSecond;
 constexpr std::int64_t kLeaseTtlMaxSeconds = 9'000'000'000;
 constexpr DurationNs kLeaseTtlMaxNs = kLeaseTtlMaxSeconds * kNsPerSecond;
+
+// etcd watches (etcd/watch_hub.h; docs/limits.md). etcd 3.4 has no limit of
+// its own; past these a create answers created and canceled with a reason.
+constexpr std::size_t kEtcdWatchersPerStreamMax = 10'000;
+constexpr std::size_t kEtcdWatchersMax = 100'000;
+// A watch stream whose answers wait unsent past this stops taking events as
+// they apply; its watchers replay from the history window once it drains
+// (or get etcd's compacted answer if the window no longer holds them).
+constexpr std::size_t kEtcdWatchUnsentBytes = 4 * 1024 * 1024;
+// One watch answer holds at most about this many events: whole revisions,
+// so one revision with more goes whole (etcd's watchBatchMaxRevs counts
+// revisions; events bound memory better).
+constexpr std::size_t kEtcdWatchEventsPerAnswer = 1000;
+// A watcher that asked for fragments gets an answer larger than this in
+// pieces (etcd's max request bytes plus its gRPC overhead allowance).
+constexpr std::size_t kEtcdWatchFragmentBytes = (1536 + 512) * 1024;
 // rho, the bound on any clock's rate error (docs/leadership.md), in
 // percent: a numbered session ends at TTL x (1 + rho) after its last
 // acknowledged renewal, so never before its TTL in real time.

@@ -8,6 +8,7 @@
 #include "etcd/messages_services.h"
 #include "etcd/proto_codec.h"
 #include "etcd/routes.h"
+#include "etcd/watch_hub.h"
 #include "server/server.h"
 
 namespace tenure::etcd {
@@ -31,6 +32,10 @@ struct GrpcServer::Call {
   // LeaseKeepAlive: requests waiting for the renewal before them.
   std::deque<LeaseIdRequest> keepalives;
   bool renewing = false;
+  // Watch: the call's watchers, answering through `watch_sink`.
+  class WatchSinkOfCall;
+  std::unique_ptr<WatchSinkOfCall> watch_sink;
+  std::unique_ptr<WatchStream> watch;
 
   void SendMessage(const std::string& message) {
     if (finished) return;
@@ -53,6 +58,35 @@ struct GrpcServer::Call {
     if (!error.ok()) trailers.emplace_back("grpc-message", PercentEncodeGrpcMessage(error.message));
     stream->SendTrailers(trailers);
   }
+};
+
+namespace {
+
+template <typename M>
+std::string Encoded(const M& message);
+
+}  // namespace
+
+// A Watch call's answers as gRPC messages on its stream.
+class GrpcServer::Call::WatchSinkOfCall final : public WatchSink {
+ public:
+  explicit WatchSinkOfCall(Call& call) : call_(call) {
+    // The stream's callback runs at every drain; the sink's are one-shot.
+    call_.stream->OnDrained([this] {
+      if (!drained_) return;
+      std::function<void()> callback = std::move(drained_);
+      drained_ = nullptr;
+      callback();
+    });
+  }
+  ~WatchSinkOfCall() override { call_.stream->OnDrained(nullptr); }
+  void Send(const WatchResponse& response) override { call_.SendMessage(Encoded(response)); }
+  std::size_t unsent_bytes() const override { return call_.stream->unsent_bytes(); }
+  void OnDrained(std::function<void()> callback) override { drained_ = std::move(callback); }
+
+ private:
+  Call& call_;
+  std::function<void()> drained_;
 };
 
 namespace {
@@ -85,8 +119,9 @@ Done<R> Replier(std::shared_ptr<GrpcServer::Call> call) {
 
 }  // namespace
 
-GrpcServer::GrpcServer(server::Server& server, std::string client_url)
+GrpcServer::GrpcServer(server::Server& server, WatchHub& watch_hub, std::string client_url)
     : server_(server),
+      watch_hub_(watch_hub),
       client_url_(std::move(client_url)),
       cluster_id_(ClusterIdOf(server)),
       kv_(server),
@@ -119,6 +154,8 @@ void GrpcServer::Serve(std::shared_ptr<Stream> stream) {
     if (over == nullptr || alive.expired()) return;
     over->finished = true;
     over->keepalives.clear();
+    over->watch.reset();
+    over->watch_sink.reset();
     calls_.erase(over);
   });
   call->stream->OnData([this, alive, weak](std::string_view data, bool end) {
@@ -150,6 +187,16 @@ void GrpcServer::OnMessage(const std::shared_ptr<Call>& call, std::string messag
     if (!call->renewing) KeepAliveNext(call);
     return;
   }
+  if (call->info->method == Method::kWatch) {
+    WatchRequest request;
+    if (!Decode(message, &request, call.get())) return;
+    if (call->watch == nullptr) {
+      call->watch_sink = std::make_unique<Call::WatchSinkOfCall>(*call);
+      call->watch = std::make_unique<WatchStream>(watch_hub_, *call->watch_sink);
+    }
+    call->watch->Handle(request);
+    return;
+  }
   if (call->info->client_streams || call->info->server_streams) {
     // Watch, Observe: served with the watch hub (docs/etcd-compat.md).
     return call->Finish(etcd_texts::Error(
@@ -165,6 +212,12 @@ void GrpcServer::OnMessage(const std::shared_ptr<Call>& call, std::string messag
 
 void GrpcServer::OnEnd(const std::shared_ptr<Call>& call) {
   call->client_done = true;
+  if (call->info->method == Method::kWatch) {
+    // etcd ends a watch call when its client ends its side.
+    call->watch.reset();
+    call->watch_sink.reset();
+    return call->Finish({});
+  }
   if (call->info->method == Method::kLeaseKeepAlive) {
     if (!call->renewing) call->Finish({});
     return;

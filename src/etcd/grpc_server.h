@@ -6,8 +6,9 @@
 // with grpc-status (trailers-only for an error before any answer). Unary
 // calls are answered once the client ends its side with one request;
 // LeaseKeepAlive answers each request in order while the stream is open.
-// Watch and the Election and Lock services answer Unimplemented until they
-// come (docs/etcd-compat.md). Loop thread only.
+// Watch streams answer through the watch hub (etcd/watch_hub.h), from this
+// server's own state. The Election and Lock services answer Unimplemented
+// until they come (docs/etcd-compat.md). Loop thread only.
 #pragma once
 
 #include <memory>
@@ -16,6 +17,7 @@
 
 #include "etcd/kv_service.h"
 #include "etcd/lease_service.h"
+#include "etcd/watch_hub.h"
 #include "listen/stream.h"
 
 namespace tenure::etcd {
@@ -23,7 +25,8 @@ namespace tenure::etcd {
 class GrpcServer {
  public:
   // `client_url`: this server's etcd address as clients reach it (MemberList).
-  GrpcServer(server::Server& server, std::string client_url);
+  // Watch calls register their watchers in `watch_hub`, which must outlive this.
+  GrpcServer(server::Server& server, WatchHub& watch_hub, std::string client_url);
   ~GrpcServer();
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;
@@ -40,6 +43,7 @@ class GrpcServer {
   void KeepAliveNext(const std::shared_ptr<Call>& call);
 
   server::Server& server_;
+  WatchHub& watch_hub_;
   const std::string client_url_;
   const std::uint64_t cluster_id_;
   KvService kv_;

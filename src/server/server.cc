@@ -145,6 +145,9 @@ void Server::RestartRaft() {
     // The replay starts from the data dir's snapshot: the window starts over.
     store_.RecordEvents(true);
     history_->Reset(LogIndex());
+    // The state went back to be replayed: listeners start over too.
+    const std::vector<state::KvEvent> none;
+    TellHistoryListeners(HistoryBatch{none, LogIndex()});
   }
   reap_mark_ = LogIndex();
   MakeNode();
@@ -279,9 +282,36 @@ void Server::OnApplied() {
 // revision drops what is below it.
 void Server::FollowHistory(state::Changes& changes) {
   if (changes.everything) history_->Reset(store_.replaced_at());
-  history_->Append(std::move(changes.events));
-  changes.events.clear();
+  if (history_listeners_.empty()) {
+    history_->Append(std::move(changes.events));
+  } else {
+    history_->Append(changes.events);  // copies two pointers per event
+  }
   history_->Compact(store_.compact_revision());
+  TellHistoryListeners(HistoryBatch{
+      changes.events,
+      changes.everything ? std::optional<LogIndex>(store_.replaced_at()) : std::nullopt});
+  changes.events.clear();
 }
+
+void Server::TellHistoryListeners(const HistoryBatch& batch) {
+  if (history_listeners_.empty()) return;
+  // A listener may add or remove listeners: walk a copy of the ids.
+  std::vector<std::uint64_t> ids;
+  ids.reserve(history_listeners_.size());
+  for (const auto& [id, listener] : history_listeners_) ids.push_back(id);
+  for (std::uint64_t id : ids) {
+    auto it = history_listeners_.find(id);
+    if (it != history_listeners_.end()) it->second(batch);
+  }
+}
+
+std::uint64_t Server::AddHistoryListener(HistoryListener listener) {
+  const std::uint64_t id = next_history_listener_++;
+  history_listeners_.emplace(id, std::move(listener));
+  return id;
+}
+
+void Server::RemoveHistoryListener(std::uint64_t id) { history_listeners_.erase(id); }
 
 }  // namespace tenure::server

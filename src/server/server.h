@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -15,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -109,6 +111,20 @@ class Server {
   // The etcd history window, null without one (ServerOptions). It follows
   // store(): after each apply batch it holds that batch's events.
   const state::EventLog* history() const { return history_ ? &*history_ : nullptr; }
+  // Told after each apply batch with a history window, once the window holds
+  // the batch: the batch's key changes (oldest first; the window may already
+  // have dropped some, a budget of 0 keeps none) and, when the batch replaced
+  // the state whole (a restore, an installed snapshot, a raft restart's
+  // replay), where: changes before it were never seen. The etcd layer's
+  // watch hub feeds its watchers from here. Returns an id for
+  // RemoveHistoryListener.
+  struct HistoryBatch {
+    const std::vector<state::KvEvent>& events;
+    std::optional<LogIndex> replaced_at;
+  };
+  using HistoryListener = std::function<void(const HistoryBatch& batch)>;
+  std::uint64_t AddHistoryListener(HistoryListener listener);
+  void RemoveHistoryListener(std::uint64_t id);
   const ServerOptions& options() const { return options_; }
   const Clock& clock() const { return clock_; }
   Waiters& waiters() { return *waiters_; }
@@ -281,6 +297,9 @@ class Server {
   std::optional<state::EventLog> history_;
   // Feeds the window an apply batch's changes (before anything else takes them).
   void FollowHistory(state::Changes& changes);
+  void TellHistoryListeners(const HistoryBatch& batch);
+  std::map<std::uint64_t, HistoryListener> history_listeners_;
+  std::uint64_t next_history_listener_ = 1;
   std::unique_ptr<raft::Consensus> node_;
   LeaderDuties duties_;
   std::unique_ptr<Waiters> waiters_;

@@ -4,9 +4,8 @@ over gRPC against `tenure server -dev -grpc-addr` (decision 0048 section 7).
 put/get/del with prefixes and revisions, txn (etcdctl's interactive
 syntax), compaction, leases (grant, put with a lease, keep-alive --once,
 timetolive --keys, list, revoke), endpoint status and health, member list,
-and etcd's error texts as etcdctl prints them. Watch, elect and lock come
-with the watch hub and the Election and Lock services
-(docs/etcd-compat.md).
+and etcd's error texts as etcdctl prints them. Watch, elect and lock:
+test_etcdctl_watch.py.
 """
 
 import json

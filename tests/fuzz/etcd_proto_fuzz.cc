@@ -1,7 +1,8 @@
 // Fuzz target: a message as an etcd client sends it, in protobuf or in the
 // gateway's JSON (decision 0048; the first byte picks which request, and
 // which coding: 0-5 protobuf, 6-11 JSON, 12 a gRPC stream of txns, 13 a
-// gateway keep-alive body of JSON requests). Decoding either refuses it with
+// gateway keep-alive body of JSON requests; 4 and 10 try a compaction and a
+// watch request). Decoding either refuses it with
 // a reason or yields a message that encodes to bytes decoding to the same message (ours are
 // canonical, so those encode to themselves); a txn that decodes goes through the API's checks
 // (state/etcd_check.h) as a request would.
@@ -79,6 +80,7 @@ void Pick(int which, std::string_view bytes) {
       break;
     case 4:
       RoundTrip<etcd::CompactionRequest, Coding>(bytes);
+      RoundTrip<etcd::WatchRequest, Coding>(bytes);
       break;
     default:
       RoundTrip<etcd::TxnResponse, Coding>(bytes);

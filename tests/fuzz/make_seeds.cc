@@ -14,6 +14,7 @@
 
 #include "etcd/grpc_wire.h"
 #include "etcd/json_codec.h"
+#include "etcd/messages_services.h"
 #include "etcd/proto_codec.h"
 #include "raft/entry_codec.h"
 #include "state/backup_file.h"
@@ -144,6 +145,27 @@ int main(int argc, char** argv) {
     // A gateway keep-alive body of two requests (first byte 13).
     Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-keepalive-json"),
           "\15{\"ID\": \"" + std::to_string(seed) + "\"}\n{\"ID\": 7, \"keys\": true}");
+    // A watch of the campaign's prefix from a past revision, as etcdctl
+    // and the concurrency package create one (first byte 4 in protobuf,
+    // 10 in JSON), and its cancel.
+    tenure::etcd::WatchRequest watch;
+    watch.kind = tenure::etcd::WatchRequest::Kind::kCreate;
+    watch.create.range = {"/election/", "/election0"};
+    watch.create.start_revision = static_cast<std::int64_t>(seed);
+    watch.create.prev_kv = seed % 2 == 0;
+    if (seed % 3 == 0) watch.create.filters = {tenure::etcd::WatchFilter::kNoPut};
+    std::string watch_proto(1, '\4');
+    tenure::etcd::EncodeProto(watch, &watch_proto);
+    Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-watch"), watch_proto);
+    std::string watch_json(1, '\12');
+    tenure::etcd::EncodeJson(watch, &watch_json);
+    Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-watch-json"), watch_json);
+    tenure::etcd::WatchRequest cancel;
+    cancel.kind = tenure::etcd::WatchRequest::Kind::kCancel;
+    cancel.cancel.watch_id = static_cast<std::int64_t>(seed);
+    std::string cancel_proto(1, '\4');
+    tenure::etcd::EncodeProto(cancel, &cancel_proto);
+    Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-watch-cancel"), cancel_proto);
     tenure::state::Command compact = restore;
     compact.body = tenure::state::EtcdCompact{tenure::LogIndex(seed)};
     std::string compact_entry;
