@@ -1,0 +1,174 @@
+// etcdclient: Go's clientv3 and concurrency packages (etcd 3.4, Debian's
+// golang-etcd-server-dev), unmodified, driven by tests/compat/test_go_clientv3.py
+// against tenure's etcd API. Each subcommand prints one line per step so
+// the test can follow it; the seed survey's election and lease snippets
+// are written as it shows them.
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/clientv3"
+	"go.etcd.io/etcd/clientv3/concurrency"
+	"go.etcd.io/etcd/mvcc/mvccpb"
+)
+
+func fail(format string, args ...interface{}) {
+	fmt.Printf("error: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func connect(endpoints string) *clientv3.Client {
+	client, err := clientv3.New(clientv3.Config{
+		Endpoints:   strings.Split(endpoints, ","),
+		DialTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		fail("connect: %v", err)
+	}
+	return client
+}
+
+// campaign NAME VALUE TTL: campaigns, prints "leader VALUE REV", then
+// resigns when a line "resign" comes on stdin (or leads until killed).
+func campaign(client *clientv3.Client, args []string) {
+	ttl, _ := strconv.Atoi(args[2])
+	ctx := context.Background()
+	session, err := concurrency.NewSession(client, concurrency.WithTTL(ttl))
+	if err != nil {
+		fail("session: %v", err)
+	}
+	fmt.Printf("session %x\n", session.Lease())
+	election := concurrency.NewElection(session, args[0])
+	if err = election.Campaign(ctx, args[1]); err != nil {
+		fail("campaign: %v", err)
+	}
+	fmt.Printf("leader %s %d\n", args[1], election.Rev())
+	stdin := bufio.NewScanner(os.Stdin)
+	for stdin.Scan() {
+		switch stdin.Text() {
+		case "proclaim":
+			if err := election.Proclaim(ctx, args[1]+"-again"); err != nil {
+				fail("proclaim: %v", err)
+			}
+			fmt.Printf("proclaimed %s-again\n", args[1])
+		case "resign":
+			if err := election.Resign(ctx); err != nil {
+				fail("resign: %v", err)
+			}
+			fmt.Println("resigned")
+			return
+		}
+	}
+	<-session.Done()
+}
+
+// observe NAME: prints "observed VALUE" for each leader it sees.
+func observe(client *clientv3.Client, args []string) {
+	session, err := concurrency.NewSession(client, concurrency.WithTTL(10))
+	if err != nil {
+		fail("session: %v", err)
+	}
+	election := concurrency.NewElection(session, args[0])
+	for response := range election.Observe(context.Background()) {
+		fmt.Printf("observed %s\n", response.Kvs[0].Value)
+	}
+	fail("observe ended")
+}
+
+// mutex NAME FILE TIMES: takes the lock TIMES times, appending "start PID
+// REV" and "end PID REV" to FILE while holding it (REV: the lock key's
+// create revision, the fencing token).
+func mutex(client *clientv3.Client, args []string) {
+	times, _ := strconv.Atoi(args[2])
+	session, err := concurrency.NewSession(client, concurrency.WithTTL(10))
+	if err != nil {
+		fail("session: %v", err)
+	}
+	defer session.Close()
+	m := concurrency.NewMutex(session, args[0])
+	for i := 0; i < times; i++ {
+		if err := m.Lock(context.Background()); err != nil {
+			fail("lock: %v", err)
+		}
+		f, err := os.OpenFile(args[1], os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			fail("open: %v", err)
+		}
+		fmt.Fprintf(f, "start %d %d\n", os.Getpid(), m.Header().Revision)
+		time.Sleep(20 * time.Millisecond)
+		fmt.Fprintf(f, "end %d %d\n", os.Getpid(), m.Header().Revision)
+		f.Close()
+		if err := m.Unlock(context.Background()); err != nil {
+			fail("unlock: %v", err)
+		}
+	}
+	fmt.Println("done")
+}
+
+// lease KEY: the seed's lease calls: Grant 10 s, Put with the lease,
+// KeepAlive, a follower's watch for the key's DELETE, Revoke.
+func lease(client *clientv3.Client, args []string) {
+	ctx := context.Background()
+	key := args[0]
+	resp, err := client.Grant(ctx, 10)
+	if err != nil {
+		fail("grant: %v", err)
+	}
+	fmt.Printf("granted %d\n", resp.TTL)
+	if _, err = client.Put(ctx, key, "node-1", clientv3.WithLease(resp.ID)); err != nil {
+		fail("put: %v", err)
+	}
+	keepAliveCh, err := client.KeepAlive(ctx, resp.ID)
+	if err != nil {
+		fail("keepalive: %v", err)
+	}
+	if ka := <-keepAliveCh; ka == nil || ka.TTL <= 0 {
+		fail("keepalive answered %v", ka)
+	}
+	fmt.Println("renewed")
+	got, err := client.Get(ctx, key)
+	if err != nil || len(got.Kvs) != 1 || got.Kvs[0].Lease != int64(resp.ID) {
+		fail("get: %v %v", err, got)
+	}
+	watch := client.Watch(ctx, key, clientv3.WithRev(got.Header.Revision+1))
+	if _, err = client.Revoke(ctx, resp.ID); err != nil {
+		fail("revoke: %v", err)
+	}
+	for wresp := range watch {
+		for _, ev := range wresp.Events {
+			if ev.Type == mvccpb.DELETE {
+				fmt.Printf("deleted %s\n", ev.Kv.Key)
+				return
+			}
+		}
+	}
+	fail("watch ended")
+}
+
+func main() {
+	if len(os.Args) < 3 {
+		fail("usage: etcdclient ENDPOINTS campaign|observe|mutex|lease ARGS...")
+	}
+	client := connect(os.Args[1])
+	defer client.Close()
+	args := os.Args[3:]
+	switch os.Args[2] {
+	case "campaign":
+		campaign(client, args)
+	case "observe":
+		observe(client, args)
+	case "mutex":
+		mutex(client, args)
+	case "lease":
+		lease(client, args)
+	default:
+		fail("unknown command %s", os.Args[2])
+	}
+}

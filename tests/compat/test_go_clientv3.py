@@ -1,0 +1,160 @@
+"""Real-client compatibility: Go's clientv3 and concurrency packages (etcd
+3.4, Debian's golang-etcd-server-dev), unmodified, built offline in GOPATH
+mode into tests/compat/go/etcdclient, against `tenure server -dev
+-grpc-addr` (decision 0048).
+
+The seed survey's snippets as it writes them: the lease calls (Grant,
+Put with the lease, KeepAlive, Revoke, and a follower's watch seeing the
+key's DELETE); an election (NewSession WithTTL, NewElection, Campaign,
+Proclaim, Observe, Resign) whose leader is killed with SIGKILL and
+replaced once its 2 s session ends; Mutex contenders appending to one file
+under the lock, whose fencing tokens (the lock key's create revision) grow
+in the order they held it.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import unittest
+
+from tenure_testlib import DevServer, free_port, poll_until
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def build_client():
+    """Builds etcdclient into the build dir (its Go cache there too, so a
+    warm run rebuilds nothing) and returns its path."""
+    build_dir = os.environ.get("TENURE_BUILD_DIR") or tempfile.mkdtemp(prefix="tenure-go-")
+    root = os.path.join(build_dir, "go-etcdclient")
+    source = os.path.join(root, "src", "etcdclient")
+    shutil.rmtree(source, ignore_errors=True)
+    shutil.copytree(os.path.join(HERE, "go", "etcdclient"), source)
+    binary = os.path.join(root, "etcdclient")
+    env = dict(os.environ, GO111MODULE="off", GOPATH=f"{root}:/usr/share/gocode",
+               GOCACHE=os.path.join(root, "cache"), GOFLAGS="", CGO_ENABLED="0")
+    done = subprocess.run(["go", "build", "-o", binary, "."], cwd=source, env=env,
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise AssertionError(f"go build of etcdclient failed: {done.stderr}")
+    return binary
+
+
+class Lines:
+    """The lines a running etcdclient prints, read by a thread."""
+
+    def __init__(self, argv):
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)
+        self.lines = []
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            with self._lock:
+                self.lines.append(line.rstrip("\n"))
+
+    def seen(self, prefix):
+        with self._lock:
+            return [line for line in self.lines if line.startswith(prefix)]
+
+    def send(self, line):
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=10)
+        self._thread.join(timeout=10)
+        self.process.stdin.close()
+        self.process.stdout.close()
+
+
+class GoClientV3Test(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.binary = build_client()
+        cls.endpoint = f"127.0.0.1:{free_port()}"
+        cls.server = DevServer(extra_args=["-grpc-addr", cls.endpoint]).__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.__exit__(None, None, None)
+
+    def setUp(self):
+        self.running = []
+
+    def tearDown(self):
+        for lines in self.running:
+            lines.stop()
+
+    def start(self, *args):
+        lines = Lines([self.binary, self.endpoint, *args])
+        self.running.append(lines)
+        return lines
+
+    def run_client(self, *args):
+        done = subprocess.run([self.binary, self.endpoint, *args], capture_output=True, text=True,
+                              timeout=60)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        return done.stdout.splitlines()
+
+    def test_the_seeds_lease_calls(self):
+        self.assertEqual(self.run_client("lease", "/service/leader"),
+                         ["granted 10", "renewed", "deleted /service/leader"])
+
+    def test_mutex_contenders_hold_in_turn_with_growing_tokens(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            log = os.path.join(scratch, "held")
+            contenders = [subprocess.Popen([self.binary, self.endpoint, "mutex", "/go-mutex/",
+                                            log, "3"], stdout=subprocess.PIPE,
+                                           stderr=subprocess.STDOUT, text=True)
+                          for _ in range(3)]
+            for contender in contenders:
+                out, _ = contender.communicate(timeout=60)
+                self.assertEqual(contender.returncode, 0, out)
+            with open(log, encoding="utf-8") as f:
+                lines = [line.split() for line in f.read().splitlines()]
+        self.assertEqual(len(lines), 18)
+        tokens = []
+        for start, end in zip(lines[0::2], lines[1::2]):
+            self.assertEqual((start[0], end[0]), ("start", "end"), lines)
+            self.assertEqual(start[1:], end[1:], f"two holders at once: {lines}")
+            tokens.append(int(start[2]))
+        self.assertEqual(tokens, sorted(tokens))
+        self.assertEqual(len(set(tokens)), len(tokens), f"a token held twice: {tokens}")
+
+    def test_election_campaign_observe_resign_and_a_killed_leader(self):
+        observer = self.start("observe", "/go-election/")
+        first = self.start("campaign", "/go-election/", "node-1", "2")
+        poll_until(lambda: first.seen("leader node-1"), timeout=20, message="node-1 leads")
+        second = self.start("campaign", "/go-election/", "node-2", "2")
+        poll_until(lambda: second.seen("session"), timeout=20, message="node-2's session")
+        poll_until(lambda: observer.seen("observed node-1"), timeout=20,
+                   message="the observer sees node-1")
+        first.send("proclaim")
+        poll_until(lambda: observer.seen("observed node-1-again"), timeout=20,
+                   message="the observer sees the proclaimed value")
+        self.assertEqual(second.seen("leader"), [])
+
+        first.process.send_signal(signal.SIGKILL)
+        first.process.wait(timeout=10)
+        # node-1's session (2 s) ends on the leader's timer, then node-2 leads.
+        poll_until(lambda: second.seen("leader node-2"), timeout=30, message="node-2 leads")
+        poll_until(lambda: observer.seen("observed node-2"), timeout=20,
+                   message="the observer sees node-2")
+        first_rev = int(first.seen("leader node-1")[0].split()[2])
+        second_rev = int(second.seen("leader node-2")[0].split()[2])
+        self.assertGreater(second_rev, first_rev)
+        second.send("resign")
+        poll_until(lambda: second.seen("resigned"), timeout=20, message="node-2 resigns")
+
+
+if __name__ == "__main__":
+    unittest.main()
