@@ -212,12 +212,10 @@ void GrpcServer::OnMessage(const std::shared_ptr<Call>& call, std::string messag
 
 void GrpcServer::OnEnd(const std::shared_ptr<Call>& call) {
   call->client_done = true;
-  if (call->info->method == Method::kWatch) {
-    // etcd ends a watch call when its client ends its side.
-    call->watch.reset();
-    call->watch_sink.reset();
-    return call->Finish({});
-  }
+  // etcd's watch goes on after its client ends its side (grpc-gateway
+  // ends its side once the request body is sent): the call lasts until the
+  // client resets it or goes.
+  if (call->info->method == Method::kWatch) return;
   if (call->info->method == Method::kLeaseKeepAlive) {
     if (!call->renewing) call->Finish({});
     return;
