@@ -178,7 +178,7 @@ Status RunAgent(AgentPlan plan) {
           "http://" +
           (raft_address.ok() ? AdvertisedHttpAddress(bound, *raft_address) : FormatHostPort(bound));
       watch_hub = std::make_unique<etcd::WatchHub>(server, io);
-      grpc = std::make_unique<etcd::GrpcServer>(server, *watch_hub, options.client_url);
+      grpc = std::make_unique<etcd::GrpcServer>(server, io, *watch_hub, options.client_url);
       gateway = std::make_unique<etcd::Gateway>(server, std::move(options));
       log::Info("agent", fmt::format("serving etcd's v3 API (gRPC and its JSON gateway) on {}",
                                      FormatHostPort(bound)));

@@ -1,5 +1,7 @@
 #include "etcd/grpc_server.h"
 
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <deque>
 #include <utility>
 
@@ -36,6 +38,8 @@ struct GrpcServer::Call {
   class WatchSinkOfCall;
   std::unique_ptr<WatchSinkOfCall> watch_sink;
   std::unique_ptr<WatchStream> watch;
+  // The client's grpc-timeout: past it the call ends DeadlineExceeded.
+  std::unique_ptr<boost::asio::steady_timer> deadline;
 
   void SendMessage(const std::string& message) {
     if (finished) return;
@@ -50,6 +54,7 @@ struct GrpcServer::Call {
   void Finish(const EtcdError& error) {
     if (finished) return;
     finished = true;
+    if (deadline != nullptr) deadline->cancel();
     HeaderFields trailers;
     // Trailers-only (no answer yet): the HEADERS frame carries the call's
     // content-type with its status, as grpc-go's early errors.
@@ -119,8 +124,10 @@ Done<R> Replier(std::shared_ptr<GrpcServer::Call> call) {
 
 }  // namespace
 
-GrpcServer::GrpcServer(server::Server& server, WatchHub& watch_hub, std::string client_url)
+GrpcServer::GrpcServer(server::Server& server, boost::asio::io_context& io, WatchHub& watch_hub,
+                       std::string client_url)
     : server_(server),
+      io_(io),
       watch_hub_(watch_hub),
       client_url_(std::move(client_url)),
       cluster_id_(ClusterIdOf(server)),
@@ -146,6 +153,24 @@ void GrpcServer::Serve(std::shared_ptr<Stream> stream) {
   if (call->info == nullptr) return call->Finish(error);
   std::weak_ptr<bool> alive = alive_;
   std::weak_ptr<Call> weak = call;
+  if (std::optional<std::string_view> timeout = request.Header("grpc-timeout");
+      timeout.has_value()) {
+    // grpc-go's deadline: the call ends DeadlineExceeded when it passes; a
+    // write already proposed still applies (its fate unknown to the
+    // client, as etcd's).
+    const std::optional<std::int64_t> ns = ParseGrpcTimeout(*timeout);
+    if (!ns.has_value()) {
+      return call->Finish(etcd_texts::Error(
+          GrpcCode::kInternal, "transport: malformed grpc-timeout: " + std::string(*timeout)));
+    }
+    call->deadline = std::make_unique<boost::asio::steady_timer>(io_);
+    call->deadline->expires_after(std::chrono::nanoseconds(*ns));
+    call->deadline->async_wait([alive, weak](const boost::system::error_code& ec) {
+      std::shared_ptr<Call> late = weak.lock();
+      if (ec || late == nullptr || alive.expired()) return;
+      late->Finish(etcd_texts::Error(GrpcCode::kDeadlineExceeded, "context deadline exceeded"));
+    });
+  }
   // The server holds the call until its stream is over (answered, reset, or
   // its connection gone); callbacks hold it weakly.
   calls_.insert(call);
@@ -156,6 +181,7 @@ void GrpcServer::Serve(std::shared_ptr<Stream> stream) {
     over->keepalives.clear();
     over->watch.reset();
     over->watch_sink.reset();
+    if (over->deadline != nullptr) over->deadline->cancel();
     calls_.erase(over);
   });
   call->stream->OnData([this, alive, weak](std::string_view data, bool end) {

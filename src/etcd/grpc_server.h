@@ -4,7 +4,8 @@
 // answers for unknown ones), its DATA carries 5-byte-prefixed protobuf
 // messages, and the answer is HEADERS, the response messages and trailers
 // with grpc-status (trailers-only for an error before any answer). Unary
-// calls are answered once the client ends its side with one request;
+// calls are answered once the client ends its side with one request; a
+// call with `grpc-timeout` ends DeadlineExceeded when it passes;
 // LeaseKeepAlive answers each request in order while the stream is open.
 // Watch streams answer through the watch hub (etcd/watch_hub.h), from this
 // server's own state. The Election and Lock services answer Unimplemented
@@ -26,7 +27,8 @@ class GrpcServer {
  public:
   // `client_url`: this server's etcd address as clients reach it (MemberList).
   // Watch calls register their watchers in `watch_hub`, which must outlive this.
-  GrpcServer(server::Server& server, WatchHub& watch_hub, std::string client_url);
+  GrpcServer(server::Server& server, boost::asio::io_context& io, WatchHub& watch_hub,
+             std::string client_url);
   ~GrpcServer();
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;
@@ -43,6 +45,7 @@ class GrpcServer {
   void KeepAliveNext(const std::shared_ptr<Call>& call);
 
   server::Server& server_;
+  boost::asio::io_context& io_;
   WatchHub& watch_hub_;
   const std::string client_url_;
   const std::uint64_t cluster_id_;
