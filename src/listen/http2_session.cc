@@ -37,7 +37,7 @@ nghttp2_nv Field(std::string_view name, std::string_view value) {
           value.size(), NGHTTP2_NV_FLAG_NONE};
 }
 
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char LowerNameChar(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // Fields HTTP/2 forbids (RFC 9113 8.2.2), and values that could not be
 // sent as they are: dropped, as HTTP/1.1's head drops CR and LF.
@@ -57,7 +57,7 @@ class Block {
  public:
   void Add(std::string_view name, std::string_view value) {
     std::string lower(name);
-    for (char& c : lower) c = Lower(c);
+    for (char& c : lower) c = LowerNameChar(c);
     if (name.front() != ':' && !Sendable(lower, value)) return;
     fields_.emplace_back(std::move(lower), std::string(value));
   }
