@@ -227,6 +227,7 @@ class Http2Stream final : public Stream, public std::enable_shared_from_this<Htt
   }
   // Nothing more may be sent: the answer is whole, or its end is queued.
   bool ending() const { return ending_; }
+  boost::asio::io_context& io() const { return *io_; }
   ssize_t Read(std::uint8_t* buffer, std::size_t length, std::uint32_t* flags);
   Http2Responder* responder_ = nullptr;
 
@@ -314,8 +315,9 @@ class Http2Stream final : public Stream, public std::enable_shared_from_this<Htt
 // The Responder of an HTTP/2 request: as ConnectionResponder, over a stream.
 class Http2Responder final : public Responder {
  public:
+  // Its io_context from the start: OnClose before any close binds it.
   explicit Http2Responder(std::shared_ptr<Http2Stream> stream)
-      : stream_(std::move(stream)), io_(nullptr) {}
+      : stream_(std::move(stream)), io_(&stream_->io()) {}
   ~Http2Responder() override {
     if (stream_ == nullptr) return;
     const auto stream = std::move(stream_);
