@@ -6,8 +6,11 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -69,7 +72,8 @@ class HttpMetrics {
   std::uint64_t acl_denials_ = 0;  // answers with status 403
 };
 
-// Counts the answer of a forwarded request (the leader's) as it passes.
+// Counts the answer of a forwarded request (the leader's) as it passes; a
+// streamed answer is counted at its head.
 class CountingResponder : public Responder {
  public:
   CountingResponder(std::shared_ptr<Responder> inner, HttpMetrics* metrics, Endpoint endpoint,
@@ -84,6 +88,16 @@ class CountingResponder : public Responder {
   }
   bool closed() const override { return inner_->closed(); }
   void OnClose(std::function<void()> callback) override { inner_->OnClose(std::move(callback)); }
+  void StartStream(int status, const listen::HeaderFields& headers) override {
+    metrics_->CountAnswer(endpoint_, method_, status);
+    inner_->StartStream(status, headers);
+  }
+  void SendChunk(std::string_view bytes) override { inner_->SendChunk(bytes); }
+  void EndStream() override { inner_->EndStream(); }
+  std::size_t unsent_bytes() const override { return inner_->unsent_bytes(); }
+  void OnDrained(std::function<void()> callback) override {
+    inner_->OnDrained(std::move(callback));
+  }
 
  private:
   std::shared_ptr<Responder> inner_;

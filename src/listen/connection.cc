@@ -165,6 +165,9 @@ void Connection::Run() {
         case Phase::kWriting:
           more = WriteStep();
           break;
+        case Phase::kStreaming:
+          more = StreamStep();
+          break;
         case Phase::kLinger:
           more = LingerStep();
           break;

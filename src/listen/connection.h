@@ -2,11 +2,12 @@
 // state the listener shares with its connections. Private to src/listen;
 // loop thread only.
 //
-// Its code is in five files: connection.cc (its life, the driver, readiness
+// Its code is in six files: connection.cc (its life, the driver, readiness
 // and deadlines), connection_read.cc (requests in, parked requests),
-// connection_write.cc (responses out), connection_responder.cc, and
-// connection_http2.cc (an HTTP/2 connection's driver, over the
-// Http2Session of http2_session.h; decision 0053).
+// connection_write.cc (responses out), connection_stream.cc (streamed
+// answers), connection_responder.cc, and connection_http2.cc (an HTTP/2
+// connection's driver, over the Http2Session of http2_session.h; decision
+// 0053).
 //
 // A connection is a small state machine driven by Run():
 //   kReading  wait for / parse one request (until its first byte the
@@ -17,6 +18,11 @@
 //   kWriting  response bytes go out (a stalled reader is cut after the read
 //             timeout without progress, or sooner when the unsent-output
 //             budget is needed: MakeRoomForOutput);
+//   kStreaming a streamed answer (Responder::StartStream): its head and
+//             pieces go out as the handler queues them; while all are
+//             written, no timeout, and the client is watched as when parked
+//             (its EOF ends the stream); while some wait, the write-stall
+//             rule and the unsent-output budget apply as for kWriting;
 //   kLinger   after a response that closes the connection: send side shut,
 //             input discarded until EOF, so the client reads the response
 //             instead of a reset;
@@ -147,7 +153,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   friend class Http2Stream;
   friend struct ServerShared;  // hands OnDeadline and OnReadyBatch to its sets
 
-  enum class Phase : std::uint8_t { kReading, kParked, kWriting, kLinger, kHttp2, kClosed };
+  enum class Phase : std::uint8_t {
+    kReading,
+    kParked,
+    kWriting,
+    kStreaming,
+    kLinger,
+    kHttp2,
+    kClosed
+  };
   enum class Sniffed : std::uint8_t { kHttp1, kHttp2, kNeedMore };
   enum class ParseOutcome : std::uint8_t { kNeedMore, kComplete, kError };
   static constexpr MonoMs kNoDeadline = MonoMs::Max();
@@ -170,6 +184,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // line, its bytes shared (decision 0034); a copy for other head options.
   void PrepareSharedWrite(std::shared_ptr<const SharedAnswer> answer, bool keep_alive);
   void BeginOutput(std::size_t bytes, MonoMs now_ms);
+  // The response is written: the next request, or lingering before close.
+  bool FinishOutput();
   // The response being written: made by PrepareWrite / PrepareSharedWrite,
   // freed when its last byte is sent, so a parked or idle connection holds
   // none of it (decision 0034, addendum).
@@ -183,6 +199,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::size_t accounted = 0;  // its share of ServerShared::unsent_bytes
     MonoMs progress_ms;         // when the kernel last took some of it
     bool close_after_write = false;
+    // A streamed answer's (kStreaming): `body` holds its framed bytes
+    // queued, written from `offset`, and `accounted` is what is left of
+    // them; `chunked` unless HTTP/1.0; `ended` once its end is queued.
+    bool chunked = false;
+    bool ended = false;
 
     std::string_view head_bytes() const {
       return shared_head != nullptr ? std::string_view(*shared_head) : std::string_view(head);
@@ -249,6 +270,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool TakeResponder(ConnectionResponder* responder);
   void AfterRespond();
   void Abandoned(ConnectionResponder* responder);
+  // A streamed answer (connection_stream.cc).
+  void StartStream(ConnectionResponder* responder, int status, const HeaderFields& headers);
+  void StreamChunk(ConnectionResponder* responder, std::string_view bytes);
+  void EndStream(ConnectionResponder* responder);
+  std::size_t StreamUnsentBytes(const ConnectionResponder* responder) const;
+  // Appends framed bytes to the stream's output and writes them.
+  void QueueStreamBytes(std::string_view size_line, std::string_view bytes,
+                        std::string_view trailer, MonoMs now_ms);
+  bool StreamStep();
+  // A dropped stream: the connection reset, as its body cannot be ended.
+  void AbandonStream();
 
   void SetDeadline(MonoMs deadline_ms, MonoMs now_ms);
   void ArmTimer(MonoMs at_ms);
@@ -272,7 +304,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   std::unique_ptr<RequestReader> reader_;  // made by a request's first byte (Reader)
   std::string pending_;                    // received bytes not parsed yet (partial or pipelined)
-  ConnectionResponder* responder_ = nullptr;  // the parked request's, if any
+  ConnectionResponder* responder_ = nullptr;  // the parked request's or open stream's, if any
   std::unique_ptr<Output> out_;               // only while writing
   std::size_t linger_bytes_ = 0;
 
@@ -325,19 +357,29 @@ class ConnectionResponder final : public Responder {
   void SendShared(std::shared_ptr<const SharedAnswer> answer) override;
   bool closed() const override { return closed_; }
   void OnClose(std::function<void()> callback) override;
+  void StartStream(int status, const HeaderFields& headers) override;
+  void SendChunk(std::string_view bytes) override;
+  void EndStream() override;
+  std::size_t unsent_bytes() const override;
+  void OnDrained(std::function<void()> callback) override;
 
  private:
   friend class Connection;
   void MarkClosed();
   void PostOnClose();
+  // The stream's output fell to 0 unsent bytes: OnDrained's callback posted.
+  void Drained();
 
-  std::shared_ptr<Connection> connection_;  // null once sent or closed
+  std::shared_ptr<Connection> connection_;  // null once sent (or ended) or closed
   boost::asio::io_context* io_;             // where OnClose callbacks run
   // Most requests register one callback (a parked query's cancel): held
   // here, without a block of its own; a second one is chained to it.
   std::function<void()> on_close_;
+  // Only streams use it: a pointer, so other requests pay 8 bytes for it.
+  std::unique_ptr<std::function<void()>> on_drained_;
   bool sent_ = false;
   bool closed_ = false;
+  bool streaming_ = false;  // StartStream was called
 };
 
 }  // namespace tenure::listen

@@ -234,6 +234,8 @@ void Connection::Dispatch() {
 // pending_ (bounded), so the watch always sees a later EOF or reset. An EOF is
 // only a half-close: the answer to a write (PUT, DELETE) is still owed and is
 // sent, as Go's server does; a parked read (a blocking query) is dropped.
+// A streamed answer's client is watched the same way while every byte queued
+// is written; its EOF ends the stream.
 void Connection::WatchPeer() {
   if (watching_ || peer_finished_sending_) return;
   for (;;) {
@@ -248,16 +250,18 @@ void Connection::WatchPeer() {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && WouldBlock(errno)) break;
-    if (n == 0 && !parked_read_only_) {
+    if (n == 0 && !parked_read_only_ && phase_ == Phase::kParked) {
       peer_finished_sending_ = true;  // answer, then finish the connection
       return;
     }
-    Close();  // reset, or EOF on a parked read: the client is gone, and so is the work
+    // A reset, or EOF on a parked read or a stream: the client is gone, and
+    // so is the work.
+    Close();
     return;
   }
   // A parked read is most likely a blocking query, which may wait minutes:
   // its TLS record buffers (~34 KiB) go back meanwhile.
-  if (tls_ != nullptr && parked_read_only_) {
+  if (tls_ != nullptr && parked_read_only_ && phase_ == Phase::kParked) {
     tls_->ReleaseBuffers();
     busy_requests_ = 0;
   }
@@ -282,7 +286,8 @@ void Connection::OnPeerReadable() {
     Run();
     return;
   }
-  if (phase_ != Phase::kParked) return;  // writing: the write-wait drives the connection
+  // Writing: the write-wait drives the connection.
+  if (phase_ != Phase::kParked && phase_ != Phase::kStreaming) return;
   try {
     WatchPeer();
   } catch (const std::exception& e) {
@@ -320,6 +325,10 @@ void Connection::AfterRespond() {
 }
 
 void Connection::Abandoned(ConnectionResponder* responder) {
+  if (phase_ == Phase::kStreaming && responder_ == responder) {
+    AbandonStream();
+    return;
+  }
   if (phase_ != Phase::kParked || responder_ != responder) return;
   Log("a request was dropped without a response; answering 500");
   Respond(responder, HttpResponse::Text(500, "internal error: request dropped without a response"));

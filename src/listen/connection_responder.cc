@@ -1,7 +1,10 @@
-// ConnectionResponder: the Responder handed to the handler with each request.
+// ConnectionResponder: the Responder handed to the handler with each request,
+// streamed answers included (connection_stream.cc).
 #include <boost/asio/post.hpp>
 #include <exception>
 #include <functional>
+#include <memory>
+#include <string_view>
 #include <utility>
 
 #include "listen/connection.h"
@@ -13,15 +16,19 @@ using connection_detail::Log;
 
 namespace {
 
-// An OnClose callback that throws is logged; the others still run.
-void RunOnClose(const std::function<void()>& callback) {
+// An OnClose or OnDrained callback that throws is logged; the others still run.
+void RunResponderCallback(const std::function<void()>& callback, std::string_view what) {
   try {
     callback();
   } catch (const std::exception& e) {
-    Log("OnClose callback threw: {}", e.what());
+    Log("{} callback threw: {}", what, e.what());
   } catch (...) {
-    Log("OnClose callback threw");
+    Log("{} callback threw", what);
   }
+}
+
+void RunOnClose(const std::function<void()>& callback) {
+  RunResponderCallback(callback, "OnClose");
 }
 
 }  // namespace
@@ -34,17 +41,63 @@ ConnectionResponder::~ConnectionResponder() {
 }
 
 void ConnectionResponder::Send(HttpResponse response) {
-  if (connection_ == nullptr) return;  // sent before, or the client left
+  // Sent before, the client left, or a stream answers instead.
+  if (connection_ == nullptr || streaming_) return;
   sent_ = true;
   const auto connection = std::move(connection_);
   connection->Respond(this, std::move(response));
 }
 
 void ConnectionResponder::SendShared(std::shared_ptr<const SharedAnswer> answer) {
-  if (connection_ == nullptr) return;
+  if (connection_ == nullptr || streaming_) return;
   sent_ = true;
   const auto connection = std::move(connection_);
   connection->RespondShared(this, std::move(answer));
+}
+
+// A streamed answer: the connection keeps its responder (and this the
+// connection) until EndStream, so a client that leaves meanwhile closes it.
+// Each call holds the connection, which a Close inside may let go.
+void ConnectionResponder::StartStream(int status, const HeaderFields& headers) {
+  if (connection_ == nullptr || streaming_) return;
+  streaming_ = true;
+  const auto connection = connection_;
+  connection->StartStream(this, status, headers);
+}
+
+void ConnectionResponder::SendChunk(std::string_view bytes) {
+  if (connection_ == nullptr || !streaming_ || bytes.empty()) return;
+  const auto connection = connection_;
+  connection->StreamChunk(this, bytes);
+}
+
+void ConnectionResponder::EndStream() {
+  if (connection_ == nullptr || !streaming_) return;
+  sent_ = true;
+  on_close_ = nullptr;  // an ended stream is answered: nothing to drop any more
+  on_drained_.reset();
+  const auto connection = std::move(connection_);
+  connection->EndStream(this);
+}
+
+std::size_t ConnectionResponder::unsent_bytes() const {
+  return connection_ != nullptr ? connection_->StreamUnsentBytes(this) : 0;
+}
+
+void ConnectionResponder::OnDrained(std::function<void()> callback) {
+  if (!callback) {
+    on_drained_.reset();
+  } else if (on_drained_ == nullptr) {
+    on_drained_ = std::make_unique<std::function<void()>>(std::move(callback));
+  } else {
+    *on_drained_ = std::move(callback);
+  }
+}
+
+void ConnectionResponder::Drained() {
+  if (on_drained_ == nullptr) return;
+  boost::asio::post(*io_,
+                    [callback = *on_drained_] { RunResponderCallback(callback, "OnDrained"); });
 }
 
 void ConnectionResponder::OnClose(std::function<void()> callback) {

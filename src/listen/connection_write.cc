@@ -125,7 +125,9 @@ bool Connection::MakeRoomForOutput(std::size_t bytes, MonoMs now_ms) {
 }
 
 std::size_t Connection::accounted_bytes() const {
-  if (phase_ == Phase::kWriting && out_ != nullptr) return out_->accounted;
+  if ((phase_ == Phase::kWriting || phase_ == Phase::kStreaming) && out_ != nullptr) {
+    return out_->accounted;
+  }
   if (phase_ == Phase::kHttp2) return Http2AccountedBytes();
   return 0;
 }
@@ -169,8 +171,12 @@ bool Connection::WriteStep() {
       SetDeadline(now + shared_->request_read_timeout_ms, now);  // progress extends it
     }
   }
+  return FinishOutput();
+}
+
+bool Connection::FinishOutput() {
   ReleaseOutput();
-  const bool close_after_write = out.close_after_write;
+  const bool close_after_write = out_->close_after_write;
   out_.reset();  // written: a parked or idle connection holds no output
   if (close_after_write) {
     BeginLinger();

@@ -1,6 +1,7 @@
 // Http2Session over libnghttp2 (the one file that includes nghttp2.h), its
 // streams (listen::Stream for gRPC; an assembled HttpRequest otherwise) and
-// the Responder of an HTTP/2 request. See http2_session.h and decision 0053.
+// the Responder of an HTTP/2 request, streamed answers included. See
+// http2_session.h and decision 0053.
 // Why one file over 500 lines: nghttp2's callbacks, its data source and the
 // two stream kinds share the C types that no other file may see.
 #include "listen/http2_session.h"
@@ -37,7 +38,7 @@ nghttp2_nv Field(std::string_view name, std::string_view value) {
           value.size(), NGHTTP2_NV_FLAG_NONE};
 }
 
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char LowerNameChar(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // Fields HTTP/2 forbids (RFC 9113 8.2.2), and values that could not be
 // sent as they are: dropped, as HTTP/1.1's head drops CR and LF.
@@ -57,8 +58,8 @@ class Block {
  public:
   void Add(std::string_view name, std::string_view value) {
     std::string lower(name);
-    for (char& c : lower) c = Lower(c);
-    if (name.front() != ':' && !Sendable(lower, value)) return;
+    for (char& c : lower) c = LowerNameChar(c);
+    if ((name.empty() || name.front() != ':') && !Sendable(lower, value)) return;
     fields_.emplace_back(std::move(lower), std::string(value));
   }
   void AddRaw(std::string name, std::string value) {
@@ -214,9 +215,19 @@ class Http2Stream final : public Stream, public std::enable_shared_from_this<Htt
   // An HttpResponse (or a shared answer's) as HEADERS and DATA: the
   // Http2Responder's Send.
   void Answer(HttpResponse response, std::shared_ptr<const SharedAnswer> shared);
+  // A streamed answer, the Http2Responder's: HEADERS without END_STREAM
+  // (with it where no body may follow: the answer is then whole), DATA per
+  // piece, END_STREAM at the end. A piece that does not fit the
+  // unsent-output budget resets the stream and closes its responder.
+  void StartAnswerStream(int status, const HeaderFields& headers);
+  void AnswerChunk(std::string_view bytes);
+  void EndAnswerStream();
   void ResponderGone(Http2Responder* responder) {
     if (responder_ == responder) responder_ = nullptr;
   }
+  // Nothing more may be sent: the answer is whole, or its end is queued.
+  bool ending() const { return ending_; }
+  boost::asio::io_context& io() const { return *io_; }
   ssize_t Read(std::uint8_t* buffer, std::size_t length, std::uint32_t* flags);
   Http2Responder* responder_ = nullptr;
 
@@ -304,25 +315,36 @@ class Http2Stream final : public Stream, public std::enable_shared_from_this<Htt
 // The Responder of an HTTP/2 request: as ConnectionResponder, over a stream.
 class Http2Responder final : public Responder {
  public:
+  // Its io_context from the start: OnClose before any close binds it.
   explicit Http2Responder(std::shared_ptr<Http2Stream> stream)
-      : stream_(std::move(stream)), io_(nullptr) {}
+      : stream_(std::move(stream)), io_(&stream_->io()) {}
   ~Http2Responder() override {
     if (stream_ == nullptr) return;
     const auto stream = std::move(stream_);
     if (stream->closed()) return;
+    stream->ResponderGone(this);
+    if (streaming_ && stream->ending()) return;  // whole (HEAD, 204, 304)
+    if (streaming_) {                            // its body cannot be ended honestly
+      static LogLimiter limiter(20, "http: ");
+      if (limiter.Allow("streamed answers dropped before their end")) {
+        Log("a streamed answer was dropped before its end; resetting its HTTP/2 stream");
+      }
+      stream->Reset(StreamError::kInternalError);
+      return;
+    }
     Log("a request was dropped without a response; answering 500");
     stream->Answer(HttpResponse::Text(500, "internal error: request dropped without a response"),
                    nullptr);
   }
   void Send(HttpResponse response) override {
-    if (stream_ == nullptr) return;
+    if (stream_ == nullptr || streaming_) return;
     sent_ = true;
     const auto stream = std::move(stream_);
     stream->ResponderGone(this);
     stream->Answer(std::move(response), nullptr);
   }
   void SendShared(std::shared_ptr<const SharedAnswer> answer) override {
-    if (stream_ == nullptr) return;
+    if (stream_ == nullptr || streaming_) return;
     sent_ = true;
     const auto stream = std::move(stream_);
     stream->ResponderGone(this);
@@ -332,6 +354,34 @@ class Http2Responder final : public Responder {
   void OnClose(std::function<void()> callback) override {
     if (!callback || sent_) return;
     AddOnClose(*io_, closed_, &on_close_, std::move(callback));
+  }
+  // A streamed answer: the stream keeps this responder until EndStream, so
+  // a reset or a lost connection meanwhile closes it. Each call holds the
+  // stream, which a close inside may let go.
+  void StartStream(int status, const HeaderFields& headers) override {
+    if (stream_ == nullptr || streaming_) return;
+    streaming_ = true;
+    const auto stream = stream_;
+    stream->StartAnswerStream(status, headers);
+  }
+  void SendChunk(std::string_view bytes) override {
+    if (stream_ == nullptr || !streaming_ || bytes.empty()) return;
+    const auto stream = stream_;
+    stream->AnswerChunk(bytes);
+  }
+  void EndStream() override {
+    if (stream_ == nullptr || !streaming_) return;
+    sent_ = true;
+    on_close_ = nullptr;  // an ended stream is answered: nothing to drop any more
+    const auto stream = std::move(stream_);
+    stream->ResponderGone(this);
+    stream->EndAnswerStream();
+  }
+  std::size_t unsent_bytes() const override {
+    return stream_ != nullptr ? stream_->unsent_bytes() : 0;
+  }
+  void OnDrained(std::function<void()> callback) override {
+    if (stream_ != nullptr) stream_->OnDrained(std::move(callback));
   }
   // The client reset the stream, or the connection went, before the answer.
   void MarkClosed(boost::asio::io_context* io) {
@@ -349,6 +399,7 @@ class Http2Responder final : public Responder {
   std::function<void()> on_close_;
   bool sent_ = false;
   bool closed_ = false;
+  bool streaming_ = false;  // StartStream was called
 };
 
 void Http2Stream::HeadDone() {
@@ -497,6 +548,56 @@ void Http2Stream::Answer(HttpResponse response, std::shared_ptr<const SharedAnsw
     session_->Queued(static_cast<std::ptrdiff_t>(Body().size()));
     SubmitWithData(block);
   }
+  session_->Kick();
+}
+
+void Http2Stream::StartAnswerStream(int status, const HeaderFields& headers) {
+  if (closed_ || headers_sent_) return;
+  Block block;
+  block.AddRaw(":status", std::to_string(status));
+  for (const auto& [name, value] : headers) block.Add(name, value);
+  const std::string_view date = wire::DateHeader();  // "Date: ...\r\n"
+  if (date.size() > 8) block.AddRaw("date", std::string(date.substr(6, date.size() - 8)));
+  if (head_request_ || status < 200 || status == 204 || status == 304) {
+    // Whole now: its close (both sides ended) closes the responder too.
+    headers_sent_ = true;
+    ending_ = true;
+    const std::vector<nghttp2_nv> list = block.List();
+    nghttp2_submit_response(session_->session_, id_, list.data(), list.size(), nullptr);
+  } else {
+    SubmitWithData(block);
+  }
+  session_->Kick();
+}
+
+void Http2Stream::AnswerChunk(std::string_view bytes) {
+  if (closed_ || ending_ || !headers_sent_ || bytes.empty()) return;
+  if (!connection_->MakeRoomForOutput(bytes.size(), wire::NowMonoMs())) {
+    static LogLimiter limiter(20, "http: ");
+    if (limiter.Allow("streamed answers cut by the unsent-output budget")) {
+      Log("HTTP/2: resetting a streamed answer with {} bytes unsent: the unsent-output budget "
+          "is spent",
+          unsent_bytes() + bytes.size());
+    }
+    const auto self = shared_from_this();  // its responder lets go of it
+    session_->Queued(-static_cast<std::ptrdiff_t>(Body().size() - out_at_));
+    out_.clear();
+    out_at_ = 0;
+    Reset(StreamError::kCancel);
+    if (responder_ != nullptr) {  // the producer is told now, not once the RST is out
+      Http2Responder* responder = responder_;
+      responder_ = nullptr;
+      responder->MarkClosed(io_);
+    }
+    return;
+  }
+  SendData(bytes);
+}
+
+void Http2Stream::EndAnswerStream() {
+  if (closed_ || ending_ || !headers_sent_) return;
+  ending_ = true;
+  Resume();  // Read ends it (END_STREAM) once the queued data is out
   session_->Kick();
 }
 

@@ -18,6 +18,14 @@ char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 
 
 }  // namespace
 
+// A responder that cannot stream answers the stream's head 501.
+void Responder::StartStream(int, const HeaderFields&) {
+  Send(HttpResponse::Text(501, "streamed answers are not served here"));
+}
+void Responder::SendChunk(std::string_view) {}
+void Responder::EndStream() {}
+void Responder::OnDrained(std::function<void()>) {}
+
 std::optional<std::string_view> HttpRequest::Query(std::string_view name) const {
   for (const auto& [key, value] : query) {
     if (key == name) return std::string_view(value);

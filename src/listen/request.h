@@ -171,10 +171,34 @@ struct SharedAnswer {
   mutable std::shared_ptr<const std::string> head;
 };
 
-// One in-flight request's way back to its client. The handler must call
-// Send exactly once (possibly later, e.g. for a blocking query). If the
-// client goes away first, closed() turns true and the OnClose callback runs,
-// so parked work can be dropped; Send after that is a no-op.
+// Header fields of an answer, names as the handler spells them.
+using HeaderFields = std::vector<std::pair<std::string, std::string>>;
+
+// One in-flight request's way back to its client. The handler must answer
+// exactly once (possibly later, e.g. for a blocking query): with Send, or
+// with a streamed answer (below). If the client goes away first, closed()
+// turns true and the OnClose callback runs (posted), so parked work can be
+// dropped; what is sent after that is a no-op.
+//
+// A streamed answer (decision 0053, "Streamed answers"; etcd's watch
+// through its JSON gateway): StartStream sends the head at once, SendChunk
+// each body piece as it comes, over any time, EndStream the end. HTTP/1.1
+// frames it with Transfer-Encoding: chunked and keeps the connection for
+// the next request; an HTTP/1.0 client gets the body raw and the connection
+// closed at the end; HTTP/2 sends HEADERS, DATA, and END_STREAM. No body
+// follows the head of a HEAD request, nor of a 1xx, 204 or 304 status: the
+// answer is whole at StartStream and the responder turns closed (OnClose
+// runs, so a producer stops). While a stream is open the listener's idle
+// and read timeouts do not apply; a client that stops reading is cut as for
+// any answer (the write-stall rule), and so is a stream whose unsent bytes
+// no longer fit the unsent-output budget (limits::kHttpUnsentBytesMax):
+// either way OnClose runs. A responder dropped after StartStream without
+// EndStream cuts the answer (HTTP/1.1: the connection is reset; HTTP/2:
+// RST_STREAM INTERNAL_ERROR), as the body cannot be completed honestly.
+// OnClose does not run after EndStream.
+//
+// The defaults are for responders that cannot stream (test fakes): the
+// stream is answered 501 and its pieces dropped.
 class Responder {
  public:
   virtual ~Responder() = default;
@@ -184,6 +208,21 @@ class Responder {
   virtual void SendShared(std::shared_ptr<const SharedAnswer> answer) { Send(answer->response); }
   virtual bool closed() const = 0;
   virtual void OnClose(std::function<void()> callback) = 0;
+
+  // The head of a streamed answer, instead of Send; at most once. Header
+  // fields that frame a body (Content-Length, Transfer-Encoding,
+  // Connection) are the transport's and dropped.
+  virtual void StartStream(int status, const HeaderFields& headers);
+  // One piece of the body, after StartStream; an empty piece is ignored.
+  virtual void SendChunk(std::string_view bytes);
+  // The end of the body; nothing may be sent after it.
+  virtual void EndStream();
+  // The stream's bytes not yet handed to the socket (framing included on
+  // HTTP/1.1), and a callback run (posted) each time they fall to 0, so a
+  // producer can pace itself: queue while unsent_bytes() is small, wait
+  // for OnDrained after.
+  virtual std::size_t unsent_bytes() const { return 0; }
+  virtual void OnDrained(std::function<void()> callback);
 };
 
 using RequestHandler = std::function<void(HttpRequest request, std::shared_ptr<Responder>)>;

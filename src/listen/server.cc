@@ -22,9 +22,12 @@
 #include "common/log.h"
 #include "common/log_limiter.h"
 #include "listen/connection.h"
+#include "listen/connection_internal.h"
 #include "listen/wire.h"
 
 namespace tenure::listen {
+using connection_detail::Log;
+
 namespace {
 
 namespace asio = boost::asio;
@@ -51,11 +54,6 @@ constexpr std::chrono::milliseconds kAcceptRetryDelay{100};
 // Refused connections linger up to a second so the client reads its 429.
 // Beyond this many at once, a refusal is written and closed at once.
 constexpr std::size_t kLingeringRefusalsMax = 64;
-
-template <typename... Args>
-void Log(fmt::format_string<Args...> format, Args&&... args) {
-  log::Warn("http", fmt::format(format, std::forward<Args>(args)...));
-}
 
 std::string FormatAddress(const std::string& host, std::uint16_t port) {
   return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port)

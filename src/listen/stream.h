@@ -36,8 +36,6 @@ enum class StreamError : std::uint32_t {
   kEnhanceYourCalm = 0xb,
 };
 
-using HeaderFields = std::vector<std::pair<std::string, std::string>>;
-
 class Stream {
  public:
   virtual ~Stream() = default;

@@ -10,6 +10,22 @@ namespace {
 
 bool HasCrLf(std::string_view text) { return text.find_first_of("\r\n") != std::string_view::npos; }
 
+bool EqualsLower(std::string_view text, std::string_view lower) {
+  if (text.size() != lower.size()) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != lower[i]) return false;
+  }
+  return true;
+}
+
+// A streamed head frames its body itself: the handler's fields that would
+// contradict it are dropped.
+bool FramingField(std::string_view name) {
+  return EqualsLower(name, "content-length") || EqualsLower(name, "transfer-encoding") ||
+         EqualsLower(name, "connection");
+}
+
 void AppendNumber(std::string* out, std::uint64_t value) {
   char digits[24];
   auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), value);
@@ -102,6 +118,7 @@ bool AppendResponseHead(const HttpResponse& response, const HeadOptions& options
   }
   for (const auto& [name, value] : response.headers) {
     if (name.empty() || HasCrLf(name) || HasCrLf(value)) continue;
+    if (options.streamed && FramingField(name)) continue;
     out->append(name);
     out->append(": ");
     out->append(value);
@@ -111,7 +128,10 @@ bool AppendResponseHead(const HttpResponse& response, const HeadOptions& options
   // RFC 9110: no Content-Length on 1xx and 204; 304 and HEAD describe the
   // body they do not carry.
   const bool no_body_status = status < 200 || status == 204 || status == 304;
-  if (status >= 200 && status != 204) {
+  if (options.streamed) {
+    // HEAD's head describes the body a GET would carry.
+    if (!no_body_status && !options.http10) out->append("Transfer-Encoding: chunked\r\n");
+  } else if (status >= 200 && status != 204) {
     out->append("Content-Length: ");
     AppendNumber(out, response.body.size());
     out->append("\r\n");

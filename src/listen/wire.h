@@ -28,10 +28,16 @@ struct HeadOptions {
   bool keep_alive = true;     // false: "Connection: close"
   bool http10 = false;        // an HTTP/1.0 client needs "Connection: keep-alive" to keep it
   bool head_request = false;  // HEAD: Content-Length of the body, but no body
+  // A streamed answer (Responder::StartStream): Transfer-Encoding: chunked
+  // instead of Content-Length, none for HTTP/1.0 (whose connection closes
+  // at the end: keep_alive false); framing fields of the response's own
+  // headers are dropped.
+  bool streamed = false;
 };
 
 // Appends the status line and headers (Content-Type if non-empty, the
-// response's own headers, Date, Content-Length, Connection) and the blank
+// response's own headers, Date, Content-Length or Transfer-Encoding,
+// Connection) and the blank
 // line to *out. Returns whether the body must follow on the wire (not for
 // HEAD, 1xx, 204, 304). Header fields containing CR or LF are dropped, so a
 // handler echoing client data cannot split the response.

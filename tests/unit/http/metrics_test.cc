@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 
 namespace tenure::http {
 namespace {
@@ -74,6 +77,48 @@ TEST(HttpMetricsTest, CountingResponderCountsWhatPassesAndHandsItOn) {
   const auto& put = m.answers(Endpoint::kSession, MethodIndex("PUT"));
   ASSERT_EQ(put.size(), 1u);
   EXPECT_EQ(put[0].status, 500);
+}
+
+// A responder that records what a stream sent through it.
+class FakeStreamResponder : public FakeResponder {
+ public:
+  void StartStream(int status, const listen::HeaderFields& headers) override {
+    started = status;
+    fields = headers.size();
+  }
+  void SendChunk(std::string_view bytes) override { body.append(bytes); }
+  void EndStream() override { ended = true; }
+  std::size_t unsent_bytes() const override { return 7; }
+  void OnDrained(std::function<void()> callback) override { drained = std::move(callback); }
+  int started = 0;
+  std::size_t fields = 0;
+  std::string body;
+  bool ended = false;
+  std::function<void()> drained;
+};
+
+TEST(HttpMetricsTest, CountingResponderCountsAStreamAtItsHeadAndHandsTheRestOn) {
+  HttpMetrics m(true);
+  auto inner = std::make_shared<FakeStreamResponder>();
+  CountingResponder responder(inner, &m, Endpoint::kOther, "POST");
+  responder.StartStream(200, {{"Content-Type", "application/json"}});
+  responder.SendChunk("a\n");
+  responder.SendChunk("b\n");
+  int drained = 0;
+  responder.OnDrained([&drained] { ++drained; });
+  EXPECT_EQ(responder.unsent_bytes(), 7u);
+  responder.EndStream();
+  EXPECT_EQ(inner->started, 200);
+  EXPECT_EQ(inner->fields, 1u);
+  EXPECT_EQ(inner->body, "a\nb\n");
+  EXPECT_TRUE(inner->ended);
+  ASSERT_TRUE(inner->drained);
+  inner->drained();
+  EXPECT_EQ(drained, 1);
+  const auto& post = m.answers(Endpoint::kOther, MethodIndex("POST"));
+  ASSERT_EQ(post.size(), 1u);
+  EXPECT_EQ(post[0].status, 200);
+  EXPECT_EQ(post[0].count, 1u);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Test helpers for the HTTP transport: a blocking POSIX-socket client that
-// speaks just enough HTTP/1.1 to check the server byte for byte, and a
-// TestServer that runs HttpServer on 127.0.0.1:0 in an io_context on a
-// background thread. Every wait has a deadline; nothing sleeps and hopes.
+// speaks just enough HTTP/1.1 to check the server byte for byte (chunked
+// bodies one chunk at a time), and a TestServer that runs HttpServer on
+// 127.0.0.1:0 in an io_context on a background thread. Every wait has a
+// deadline; nothing sleeps and hopes.
 #pragma once
 
 #include <arpa/inet.h>
@@ -15,6 +16,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <functional>
 #include <future>
@@ -124,6 +126,29 @@ class RawClient {
       buffer_.erase(0, size);
     }
     return response;
+  }
+
+  // Reads one chunk of a chunked body whose head ReadResponse read: its
+  // bytes, or "" for the last chunk (its empty trailer section read too).
+  // nullopt on EOF, error, timeout or a malformed chunk.
+  std::optional<std::string> ReadChunk(milliseconds timeout = milliseconds(5000)) {
+    const auto deadline = Clock::now() + timeout;
+    std::size_t line_end;
+    while ((line_end = buffer_.find("\r\n")) == std::string::npos) {
+      if (!Fill(deadline)) return std::nullopt;
+    }
+    std::size_t size = 0;
+    const char* line = buffer_.data();
+    const auto [end, ec] = std::from_chars(line, line + line_end, size, 16);
+    if (ec != std::errc() || end != line + line_end) return std::nullopt;
+    const std::size_t total = line_end + 2 + size + 2;
+    while (buffer_.size() < total) {
+      if (!Fill(deadline)) return std::nullopt;
+    }
+    if (buffer_.compare(total - 2, 2, "\r\n") != 0) return std::nullopt;
+    std::string data = buffer_.substr(line_end + 2, size);
+    buffer_.erase(0, total);
+    return data;
   }
 
   // Next response is to a HEAD request: it has a Content-Length but no body.
