@@ -156,6 +156,7 @@ Status RunAgent(AgentPlan plan) {
     plan.etcd->exempt_client = [&server](const std::string& ip) { return server.IsMemberHost(ip); };
     // gRPC (HTTP/2) and the JSON gateway (HTTP/1.1 and HTTP/2) on one port, as etcd's.
     plan.etcd->http2 = true;
+    plan.etcd->parked_read = &etcd::Gateway::IsParkedRead;
     plan.etcd->stream_router = [&grpc](std::shared_ptr<listen::Stream> stream) {
       grpc->Serve(std::move(stream));
     };
@@ -179,7 +180,7 @@ Status RunAgent(AgentPlan plan) {
           (raft_address.ok() ? AdvertisedHttpAddress(bound, *raft_address) : FormatHostPort(bound));
       watch_hub = std::make_unique<etcd::WatchHub>(server, io);
       grpc = std::make_unique<etcd::GrpcServer>(server, io, *watch_hub, options.client_url);
-      gateway = std::make_unique<etcd::Gateway>(server, std::move(options));
+      gateway = std::make_unique<etcd::Gateway>(server, *watch_hub, std::move(options));
       log::Info("agent", fmt::format("serving etcd's v3 API (gRPC and its JSON gateway) on {}",
                                      FormatHostPort(bound)));
     }

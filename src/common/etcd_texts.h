@@ -104,6 +104,14 @@ inline constexpr std::string_view kWatcherRangeEmpty = "mvcc: watcher range is e
 inline constexpr std::string_view kWatcherDuplicateId =
     "mvcc: duplicate watch ID provided on the WatchStream";
 
+// The Election service's errors: plain Go errors in etcd's server, which
+// gRPC answers with code Unknown.
+inline EtcdError ElectionNoLeader() { return Error(GrpcCode::kUnknown, "election: no leader"); }
+inline EtcdError ElectionNotLeader() { return Error(GrpcCode::kUnknown, "election: not leader"); }
+inline EtcdError MissingLeaderKey() {
+  return Error(GrpcCode::kUnknown, "\"leader\" field must be provided");
+}
+
 // tenure's own, where etcd has no text.
 inline EtcdError KeyTooLong(std::size_t bytes, std::size_t max) {
   return Error(GrpcCode::kInvalidArgument, "tenure: key is " + std::to_string(bytes) +
@@ -123,6 +131,15 @@ inline EtcdError PastRevisionInTxn() {
   return Error(GrpcCode::kInvalidArgument,
                "tenure: a range inside a txn reads the txn's own revision; send a past "
                "revision's range outside the txn");
+}
+
+inline EtcdError RecipeWithoutLease() {
+  return Error(GrpcCode::kInvalidArgument,
+               "tenure: a campaign or lock needs a lease (lease 0 would never end)");
+}
+inline EtcdError RecipeKeyGone(const std::string& key) {
+  return Error(GrpcCode::kFailedPrecondition,
+               "tenure: key \"" + key + "\" was deleted while it waited its turn");
 }
 
 }  // namespace tenure::etcd_texts

@@ -69,14 +69,101 @@ bool DecodeBody(const HttpRequest& request, M* message, Responder& responder) {
 
 }  // namespace
 
-Gateway::Gateway(server::Server& server, GatewayOptions options)
+Gateway::Gateway(server::Server& server, WatchHub& watch_hub, GatewayOptions options)
     : server_(server),
+      watch_hub_(watch_hub),
       options_(std::move(options)),
       cluster_id_(ClusterIdOf(server)),
       kv_(server),
-      leases_(server) {}
+      leases_(server),
+      elections_(server, kv_) {}
 
-Gateway::~Gateway() = default;
+Gateway::~Gateway() {
+  *alive_ = false;
+  streams_.clear();  // their watchers leave the hub now
+}
+
+// A streamed answer's messages as grpc-gateway writes them: one
+// {"result": ...} object and a newline each.
+class Gateway::StreamRun final : public WatchSink {
+ public:
+  explicit StreamRun(std::shared_ptr<Responder> responder) : responder_(std::move(responder)) {
+    responder_->StartStream(200, {{"Content-Type", "application/json"}});
+    // The responder's callback runs at every drain; the sink's are one-shot.
+    responder_->OnDrained([this] {
+      if (!drained_) return;
+      std::function<void()> callback = std::move(drained_);
+      drained_ = nullptr;
+      callback();
+    });
+  }
+  ~StreamRun() override { responder_->OnDrained(nullptr); }
+  template <typename M>
+  void SendResult(const M& message) {
+    std::string line = "{\"result\":";
+    EncodeJson(message, &line);
+    line += "}\n";
+    responder_->SendChunk(line);
+  }
+  void Send(const WatchResponse& response) override { SendResult(response); }
+  std::size_t unsent_bytes() const override { return responder_->unsent_bytes(); }
+  void OnDrained(std::function<void()> callback) override { drained_ = std::move(callback); }
+  Responder& responder() { return *responder_; }
+
+  std::unique_ptr<WatchStream> watch;
+  std::uint64_t observer_id = 0;
+
+ private:
+  std::shared_ptr<Responder> responder_;
+  std::function<void()> drained_;
+};
+
+void Gateway::ServeWatch(const HttpRequest& request, std::shared_ptr<Responder> responder) {
+  std::string error;
+  const std::vector<std::string_view> values =
+      SplitJsonObjects(request.body, kWatchRequestsPerBody, &error);
+  std::vector<WatchRequest> requests;
+  for (std::string_view value : values) {
+    if (!error.empty()) break;
+    error = DecodeJson(value, &requests.emplace_back());
+  }
+  if (!error.empty()) {
+    return responder->Send(ErrorAnswer(etcd_texts::Error(GrpcCode::kInvalidArgument, error)));
+  }
+  StreamRun& run = Open(std::move(responder));
+  run.watch = std::make_unique<WatchStream>(watch_hub_, run);
+  for (const WatchRequest& one : requests) run.watch->Handle(one);
+}
+
+void Gateway::ServeObserve(const HttpRequest& request, std::shared_ptr<Responder> responder) {
+  NameRequest name;
+  if (!DecodeBody(request, &name, *responder)) return;
+  StreamRun& run = Open(std::move(responder));
+  run.observer_id = elections_.Observe(
+      std::move(name), [&run](const LeaderResponse& leader) { run.SendResult(leader); });
+}
+
+Gateway::StreamRun& Gateway::Open(std::shared_ptr<Responder> responder) {
+  auto run = std::make_unique<StreamRun>(responder);
+  StreamRun* raw = run.get();
+  streams_.emplace(raw, std::move(run));
+  std::weak_ptr<bool> alive = alive_;
+  // A stream lasts until its client goes (etcd's watch never ends it).
+  responder->OnClose([this, alive, raw] {
+    if (alive.expired()) return;
+    auto it = streams_.find(raw);
+    if (it == streams_.end()) return;
+    if (it->second->observer_id != 0) elections_.StopObserving(it->second->observer_id);
+    streams_.erase(it);
+  });
+  return *raw;
+}
+
+bool Gateway::IsParkedRead(const HttpRequest& request) {
+  if (request.method == "GET" || request.method == "HEAD") return true;
+  const MethodInfo* info = FindGatewayMethod(request.path);
+  return info != nullptr && (info->method == Method::kCampaign || info->method == Method::kLock);
+}
 
 void Gateway::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   if (request.path == "/version") return Version(request, *responder);
@@ -136,6 +223,52 @@ void Gateway::Handle(HttpRequest request, std::shared_ptr<Responder> responder) 
     }
     case Method::kLeaseKeepAlive:
       return KeepAlive(request, std::move(responder));
+    case Method::kWatch:
+      return ServeWatch(request, std::move(responder));
+    case Method::kObserve:
+      return ServeObserve(request, std::move(responder));
+    case Method::kCampaign:
+    case Method::kLock: {
+      std::uint64_t wait = 0;
+      if (info->method == Method::kCampaign) {
+        CampaignRequest campaign;
+        if (!DecodeBody(request, &campaign, *responder)) return;
+        wait = elections_.Campaign(std::move(campaign), Replier<CampaignResponse>(responder));
+      } else {
+        LockRequest lock;
+        if (!DecodeBody(request, &lock, *responder)) return;
+        wait = elections_.Lock(std::move(lock), Replier<LockResponse>(responder));
+      }
+      // A client that goes away before its turn gives its key back.
+      std::weak_ptr<bool> alive = alive_;
+      if (wait != 0) {
+        responder->OnClose([this, alive, wait] {
+          if (!alive.expired()) elections_.Abandon(wait);
+        });
+      }
+      return;
+    }
+    case Method::kProclaim: {
+      ProclaimRequest proclaim;
+      if (!DecodeBody(request, &proclaim, *responder)) return;
+      return elections_.Proclaim(std::move(proclaim),
+                                 Replier<ProclaimResponse>(std::move(responder)));
+    }
+    case Method::kResign: {
+      ResignRequest resign;
+      if (!DecodeBody(request, &resign, *responder)) return;
+      return elections_.Resign(std::move(resign), Replier<ResignResponse>(std::move(responder)));
+    }
+    case Method::kLeader: {
+      NameRequest name;
+      if (!DecodeBody(request, &name, *responder)) return;
+      return elections_.Leader(std::move(name), Replier<LeaderResponse>(std::move(responder)));
+    }
+    case Method::kUnlock: {
+      UnlockRequest unlock;
+      if (!DecodeBody(request, &unlock, *responder)) return;
+      return elections_.Unlock(std::move(unlock), Replier<UnlockResponse>(std::move(responder)));
+    }
     case Method::kStatus:
       return Status(request, *responder);
     case Method::kMemberList:

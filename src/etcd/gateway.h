@@ -5,18 +5,24 @@
 // `GET /health` as etcd's own HTTP handlers answer them. A keep-alive's
 // body of one or more requests is answered with one `{"result": ...}` line
 // each, in order, once they are all renewed (the body has ended, as a
-// client's that sends its requests and reads). Watch and Observe answer
-// Unimplemented until the watch hub comes. Loop thread only.
+// client's that sends its requests and reads). Watch and Observe are
+// streamed answers (listen::Responder::StartStream) of one `{"result": ...}`
+// line per message, as grpc-gateway writes them, until the client goes; a
+// Campaign or Lock whose client goes first gives its key back. Loop thread
+// only.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "etcd/election_service.h"
 #include "etcd/kv_service.h"
 #include "etcd/lease_service.h"
+#include "etcd/watch_hub.h"
 #include "listen/request.h"
 
 namespace tenure::server {
@@ -33,12 +39,17 @@ struct GatewayOptions {
 
 class Gateway {
  public:
-  Gateway(server::Server& server, GatewayOptions options);
+  // Watch requests register their watchers in `watch_hub`, which must outlive this.
+  Gateway(server::Server& server, WatchHub& watch_hub, GatewayOptions options);
   ~Gateway();
   Gateway(const Gateway&) = delete;
   Gateway& operator=(const Gateway&) = delete;
 
   void Handle(listen::HttpRequest request, std::shared_ptr<listen::Responder> responder);
+  // The listener's ParkedReadRule: Campaign and Lock wait for their turn,
+  // and a client that goes away meanwhile must be noticed (its key is
+  // given back), as for a Consul blocking query.
+  static bool IsParkedRead(const listen::HttpRequest& request);
 
  private:
   void Version(const listen::HttpRequest& request, listen::Responder& responder) const;
@@ -48,17 +59,29 @@ class Gateway {
   void KeepAlive(const listen::HttpRequest& request, std::shared_ptr<listen::Responder> responder);
   struct KeepAliveRun;
   void RenewNext(std::shared_ptr<KeepAliveRun> run);
+  // Watch and Observe: streamed answers, one {"result": ...} line each.
+  class StreamRun;
+  void ServeWatch(const listen::HttpRequest& request, std::shared_ptr<listen::Responder> responder);
+  void ServeObserve(const listen::HttpRequest& request,
+                    std::shared_ptr<listen::Responder> responder);
+  StreamRun& Open(std::shared_ptr<listen::Responder> responder);
 
   server::Server& server_;
+  WatchHub& watch_hub_;
   const GatewayOptions options_;
   const std::uint64_t cluster_id_;
   KvService kv_;
   LeaseService leases_;
+  ElectionService elections_;
+  std::map<StreamRun*, std::unique_ptr<StreamRun>> streams_;  // until each client goes
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 // Keep-alive requests in one gateway body (a client stream sent whole over
 // HTTP/1.1), each a renewal answered in order (docs/limits.md).
 inline constexpr std::size_t kKeepAlivesPerBody = 1024;
+// Watch requests in one gateway body (creates, cancels, progress requests).
+inline constexpr std::size_t kWatchRequestsPerBody = 1024;
 
 // The JSON values of a stream's body, one after another (grpc-gateway
 // reads a client stream so): each top-level object's text, at most

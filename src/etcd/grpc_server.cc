@@ -38,6 +38,10 @@ struct GrpcServer::Call {
   class WatchSinkOfCall;
   std::unique_ptr<WatchSinkOfCall> watch_sink;
   std::unique_ptr<WatchStream> watch;
+  // Campaign, Lock: the parked wait (ElectionService), abandoned if the
+  // call ends first; Observe: the observer, stopped when it ends.
+  std::uint64_t wait_id = 0;
+  std::uint64_t observer_id = 0;
   // The client's grpc-timeout: past it the call ends DeadlineExceeded.
   std::unique_ptr<boost::asio::steady_timer> deadline;
 
@@ -132,7 +136,8 @@ GrpcServer::GrpcServer(server::Server& server, boost::asio::io_context& io, Watc
       client_url_(std::move(client_url)),
       cluster_id_(ClusterIdOf(server)),
       kv_(server),
-      leases_(server) {}
+      leases_(server),
+      elections_(server, kv_) {}
 
 GrpcServer::~GrpcServer() { *alive_ = false; }
 
@@ -177,6 +182,8 @@ void GrpcServer::Serve(std::shared_ptr<Stream> stream) {
   call->stream->OnClose([this, alive, weak] {
     std::shared_ptr<Call> over = weak.lock();
     if (over == nullptr || alive.expired()) return;
+    if (over->wait_id != 0 && !over->finished) elections_.Abandon(over->wait_id);
+    if (over->observer_id != 0) elections_.StopObserving(over->observer_id);
     over->finished = true;
     over->keepalives.clear();
     over->watch.reset();
@@ -223,11 +230,20 @@ void GrpcServer::OnMessage(const std::shared_ptr<Call>& call, std::string messag
     call->watch->Handle(request);
     return;
   }
-  if (call->info->client_streams || call->info->server_streams) {
-    // Watch, Observe: served with the watch hub (docs/etcd-compat.md).
-    return call->Finish(etcd_texts::Error(
-        GrpcCode::kUnimplemented,
-        "tenure: " + std::string(call->info->grpc_path.substr(1)) + " is not served yet"));
+  if (call->info->method == Method::kObserve) {
+    NameRequest request;
+    if (!Decode(message, &request, call.get())) return;
+    if (call->observer_id != 0) {
+      return call->Finish(etcd_texts::Error(
+          GrpcCode::kInternal, "grpc: a server-streaming call carried more than one request"));
+    }
+    std::weak_ptr<Call> weak = call;
+    call->observer_id =
+        elections_.Observe(std::move(request), [weak](const LeaderResponse& leader) {
+          if (std::shared_ptr<Call> observing = weak.lock())
+            observing->SendMessage(Encoded(leader));
+        });
+    return;
   }
   if (++call->requests > 1) {
     return call->Finish(etcd_texts::Error(
@@ -242,6 +258,13 @@ void GrpcServer::OnEnd(const std::shared_ptr<Call>& call) {
   // ends its side once the request body is sent): the call lasts until the
   // client resets it or goes.
   if (call->info->method == Method::kWatch) return;
+  if (call->info->method == Method::kObserve) {
+    if (call->observer_id == 0) {
+      call->Finish(etcd_texts::Error(GrpcCode::kInternal,
+                                     "grpc: a server-streaming call ended without its request"));
+    }
+    return;  // as Watch: it goes on until the client resets it or goes
+  }
   if (call->info->method == Method::kLeaseKeepAlive) {
     if (!call->renewing) call->Finish({});
     return;
@@ -318,6 +341,38 @@ void GrpcServer::Unary(const std::shared_ptr<Call>& call, const std::string& mes
       Empty request;
       if (!Decode(message, &request, call.get())) return;
       return Replier<LeaseLeasesResponse>(call)(leases_.Leases());
+    }
+    case Method::kCampaign: {
+      CampaignRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      call->wait_id = elections_.Campaign(std::move(request), Replier<CampaignResponse>(call));
+      return;
+    }
+    case Method::kLock: {
+      LockRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      call->wait_id = elections_.Lock(std::move(request), Replier<LockResponse>(call));
+      return;
+    }
+    case Method::kProclaim: {
+      ProclaimRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      return elections_.Proclaim(std::move(request), Replier<ProclaimResponse>(call));
+    }
+    case Method::kResign: {
+      ResignRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      return elections_.Resign(std::move(request), Replier<ResignResponse>(call));
+    }
+    case Method::kLeader: {
+      NameRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      return elections_.Leader(std::move(request), Replier<LeaderResponse>(call));
+    }
+    case Method::kUnlock: {
+      UnlockRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      return elections_.Unlock(std::move(request), Replier<UnlockResponse>(call));
     }
     case Method::kStatus: {
       Empty request;

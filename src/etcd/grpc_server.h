@@ -8,14 +8,17 @@
 // call with `grpc-timeout` ends DeadlineExceeded when it passes;
 // LeaseKeepAlive answers each request in order while the stream is open.
 // Watch streams answer through the watch hub (etcd/watch_hub.h), from this
-// server's own state. The Election and Lock services answer Unimplemented
-// until they come (docs/etcd-compat.md). Loop thread only.
+// server's own state; the Election and Lock services through
+// etcd/election_service.h (a Campaign or Lock whose call ends first gives
+// its key back; Observe lasts until the client ends it). Loop thread
+// only.
 #pragma once
 
 #include <memory>
 #include <set>
 #include <string>
 
+#include "etcd/election_service.h"
 #include "etcd/kv_service.h"
 #include "etcd/lease_service.h"
 #include "etcd/watch_hub.h"
@@ -51,6 +54,7 @@ class GrpcServer {
   const std::uint64_t cluster_id_;
   KvService kv_;
   LeaseService leases_;
+  ElectionService elections_;
   std::set<std::shared_ptr<Call>> calls_;  // until each one's stream is over
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

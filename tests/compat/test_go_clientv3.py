@@ -10,6 +10,12 @@ Proclaim, Observe, Resign) whose leader is killed with SIGKILL and
 replaced once its 2 s session ends; Mutex contenders appending to one file
 under the lock, whose fencing tokens (the lock key's create revision) grow
 in the order they held it.
+
+etcd's Election and Lock services (v3electionpb, v3lockpb, served by
+etcd/election_service.h) through the same gRPC clients: Lock contenders
+under one lock, a Campaign with an Observe stream and Resign, and a
+Campaign whose lease ends while it waits, which aborts (etcd 3.4's server
+would go on waiting).
 """
 
 import os
@@ -154,6 +160,50 @@ class GoClientV3Test(unittest.TestCase):
         self.assertGreater(second_rev, first_rev)
         second.send("resign")
         poll_until(lambda: second.seen("resigned"), timeout=20, message="node-2 resigns")
+
+    def test_the_lock_service_serializes_contenders(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            log = os.path.join(scratch, "held")
+            contenders = [subprocess.Popen([self.binary, self.endpoint, "svc-lock", "/svc-lock",
+                                            log, "3"], stdout=subprocess.PIPE,
+                                           stderr=subprocess.STDOUT, text=True)
+                          for _ in range(3)]
+            for contender in contenders:
+                out, _ = contender.communicate(timeout=60)
+                self.assertEqual(contender.returncode, 0, out)
+            with open(log, encoding="utf-8") as f:
+                lines = [line.split() for line in f.read().splitlines()]
+        self.assertEqual(len(lines), 18)
+        tokens = []
+        for start, end in zip(lines[0::2], lines[1::2]):
+            self.assertEqual((start[0], end[0]), ("start", "end"), lines)
+            self.assertEqual(start[1:], end[1:], f"two holders at once: {lines}")
+            tokens.append(int(start[2]))
+        self.assertEqual(tokens, sorted(tokens))
+
+    def test_the_election_service_campaign_observe_resign(self):
+        observer = self.start("svc-observe", "/svc-election")
+        first = self.start("svc-campaign", "/svc-election", "alpha", "keep")
+        poll_until(lambda: first.seen("leader alpha"), timeout=20, message="alpha leads")
+        second = self.start("svc-campaign", "/svc-election", "beta", "keep")
+        poll_until(lambda: second.seen("lease"), timeout=20, message="beta's lease")
+        poll_until(lambda: observer.seen("observed alpha"), timeout=20,
+                   message="the observer sees alpha")
+        self.assertEqual(second.seen("leader"), [])
+        first.send("resign")
+        poll_until(lambda: first.seen("resigned"), timeout=20, message="alpha resigns")
+        poll_until(lambda: second.seen("leader beta"), timeout=20, message="beta leads")
+        poll_until(lambda: observer.seen("observed beta"), timeout=20,
+                   message="the observer sees beta")
+
+    def test_a_campaign_whose_lease_ends_while_it_waits_aborts(self):
+        holder = self.start("svc-campaign", "/svc-dying", "holder", "keep")
+        poll_until(lambda: holder.seen("leader holder"), timeout=20, message="holder leads")
+        # A 2 s lease nobody renews: it ends while its campaign waits.
+        dying = self.start("svc-campaign", "/svc-dying", "dying", "no")
+        poll_until(lambda: dying.seen("aborted"), timeout=20, message="the campaign aborts")
+        self.assertIn("requested lease not found", dying.seen("aborted")[0])
+        self.assertEqual(dying.seen("leader"), [])
 
 
 if __name__ == "__main__":

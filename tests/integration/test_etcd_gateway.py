@@ -6,12 +6,16 @@ KV calls with base64 keys, 64-bit integers as strings and zero values left
 out; errors with grpc-gateway's statuses and bodies (`error`, `message`,
 `code`); the mux's 404 and 405; refusals that change nothing; writes that
 cross over to Consul's KV API on the same store (decision 0048 section 2);
-the flag's checks (an address in use, ACLs on).
+the flag's checks (an address in use, ACLs on). Streamed answers: a watch
+and an election's Observe as chunked `{"result": ...}` lines; Campaign and
+Lock, and a waiting Lock whose client goes away giving its key back.
 """
 
 import base64
 import json
+import socket
 import subprocess
+import time
 import unittest
 
 from tenure_testlib import DevServer, free_port, http_request, poll_until, tenure_bin
@@ -265,6 +269,92 @@ class EtcdGatewayTest(unittest.TestCase):
         self.assertEqual(self.server.request("PUT", "/v1/kv/from/consul", b"hello").body, b"true")
         got = self.ok("/v3/kv/range", {"key": b64("from/consul")})
         self.assertEqual(unb64(got["kvs"][0]["value"]), b"hello")
+
+
+    def open_stream(self, path, body):
+        """Sends a POST whose answer is streamed; returns the socket and a
+        reader of its {"result": ...} lines (chunked framing undone)."""
+        host, port = self.etcd_addr.rsplit(":", 1)
+        sock = socket.create_connection((host, int(port)), timeout=10)
+        self.addCleanup(sock.close)
+        data = json.dumps(body).encode()
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: {self.etcd_addr}\r\n"
+                     f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+                     .encode() + data)
+        state = {"raw": b"", "body": b"", "head": None}
+
+        def lines(count, timeout=10.0):
+            deadline = time.monotonic() + timeout
+            while True:
+                if state["head"] is None and b"\r\n\r\n" in state["raw"]:
+                    state["head"], state["raw"] = state["raw"].split(b"\r\n\r\n", 1)
+                while state["head"] is not None and b"\r\n" in state["raw"]:
+                    size_text, rest = state["raw"].split(b"\r\n", 1)
+                    size = int(size_text, 16)
+                    if len(rest) < size + 2:
+                        break
+                    state["body"] += rest[:size]
+                    state["raw"] = rest[size + 2:]
+                got = [json.loads(line) for line in state["body"].decode().splitlines()]
+                if len(got) >= count:
+                    return state["head"].decode(), got
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"{count} lines not streamed in time: {got}")
+                sock.settimeout(left)
+                chunk = sock.recv(65536)
+                if not chunk:
+                    raise AssertionError(f"stream closed after {got}")
+                state["raw"] += chunk
+        return sock, lines
+
+    def test_a_watch_is_a_stream_of_result_lines(self):
+        start = self.revision() + 1
+        _, lines = self.open_stream("/v3/watch", {"create_request": {
+            "key": b64("gw-watch/"), "range_end": b64("gw-watch0"), "start_revision": str(start),
+            "prev_kv": True}})
+        head, got = lines(1)
+        self.assertIn("Transfer-Encoding: chunked", head)
+        self.assertTrue(got[0]["result"]["created"])
+        self.ok("/v3/kv/put", {"key": b64("gw-watch/a"), "value": b64("1")})
+        self.ok("/v3/kv/put", {"key": b64("gw-watch/a"), "value": b64("2")})
+        _, got = lines(3)
+        events = [e for line in got[1:] for e in line["result"]["events"]]
+        self.assertEqual([unb64(e["kv"]["value"]) for e in events], [b"1", b"2"])
+        self.assertNotIn("prev_kv", events[0])
+        self.assertEqual(unb64(events[1]["prev_kv"]["value"]), b"1")
+
+    def test_an_election_through_the_gateway(self):
+        lease = self.ok("/v3/lease/grant", {"TTL": 30})["ID"]
+        won = self.ok("/v3/election/campaign", {"name": b64("gw-el"), "lease": lease,
+                                                 "value": b64("one")})
+        self.assertEqual(won["leader"]["key"], b64(f"gw-el/{int(lease):x}"))
+        self.assertEqual(won["leader"]["rev"], won["header"]["revision"])
+        _, lines = self.open_stream("/v3/election/observe", {"name": b64("gw-el")})
+        _, got = lines(1)
+        self.assertEqual(unb64(got[0]["result"]["kv"]["value"]), b"one")
+        self.ok("/v3/election/proclaim", {"leader": won["leader"], "value": b64("two")})
+        _, got = lines(2)
+        self.assertEqual(unb64(got[1]["result"]["kv"]["value"]), b"two")
+        leader = self.ok("/v3/election/leader", {"name": b64("gw-el")})
+        self.assertEqual(unb64(leader["kv"]["value"]), b"two")
+        self.ok("/v3/election/resign", {"leader": won["leader"]})
+        self.error("/v3/election/leader", {"name": b64("gw-el")}, 500, 2, "election: no leader")
+        self.error("/v3/lock/lock", {"name": b64("gw-lk"), "lease": "0"}, 400, 3,
+                   "tenure: a campaign or lock needs a lease (lease 0 would never end)")
+
+    def test_a_waiting_lock_whose_client_goes_gives_its_key_back(self):
+        holder = self.ok("/v3/lease/grant", {"TTL": 30})["ID"]
+        waiter = self.ok("/v3/lease/grant", {"TTL": 30})["ID"]
+        held = self.ok("/v3/lock/lock", {"name": b64("gw-lk"), "lease": holder})
+        sock, _ = self.open_stream("/v3/lock/lock", {"name": b64("gw-lk"), "lease": waiter})
+        waiting_key = b64(f"gw-lk/{int(waiter):x}")
+        poll_until(lambda: self.ok("/v3/kv/range", {"key": waiting_key}).get("kvs"),
+                   message="the waiter's key")
+        sock.close()
+        poll_until(lambda: not self.ok("/v3/kv/range", {"key": waiting_key}).get("kvs"),
+                   message="the abandoned key deleted")
+        self.ok("/v3/lock/unlock", {"key": held["key"]})
 
 
 class EtcdFlagTest(unittest.TestCase):

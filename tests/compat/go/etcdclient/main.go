@@ -16,6 +16,8 @@ import (
 
 	"go.etcd.io/etcd/clientv3"
 	"go.etcd.io/etcd/clientv3/concurrency"
+	"go.etcd.io/etcd/etcdserver/api/v3election/v3electionpb"
+	"go.etcd.io/etcd/etcdserver/api/v3lock/v3lockpb"
 	"go.etcd.io/etcd/mvcc/mvccpb"
 )
 
@@ -152,9 +154,96 @@ func lease(client *clientv3.Client, args []string) {
 	fail("watch ended")
 }
 
+// grantKept grants a lease of ttl seconds and keeps it alive (or not).
+func grantKept(client *clientv3.Client, ttl int64, keep bool) clientv3.LeaseID {
+	resp, err := client.Grant(context.Background(), ttl)
+	if err != nil {
+		fail("grant: %v", err)
+	}
+	if keep {
+		if _, err := client.KeepAlive(context.Background(), resp.ID); err != nil {
+			fail("keepalive: %v", err)
+		}
+	}
+	return resp.ID
+}
+
+// svc-campaign NAME VALUE KEEP: etcd's Election service (v3electionpb) with
+// a 2 s lease, kept alive when KEEP is "keep": prints "leader VALUE REV",
+// then resigns at a line "resign"; a campaign that fails prints
+// "aborted: ERROR" (its lease ended while it waited).
+func svcCampaign(client *clientv3.Client, args []string) {
+	lease := grantKept(client, 2, args[2] == "keep")
+	fmt.Printf("lease %x\n", lease)
+	election := v3electionpb.NewElectionClient(client.ActiveConnection())
+	resp, err := election.Campaign(context.Background(), &v3electionpb.CampaignRequest{
+		Name: []byte(args[0]), Lease: int64(lease), Value: []byte(args[1])})
+	if err != nil {
+		fmt.Printf("aborted: %v\n", err)
+		return
+	}
+	fmt.Printf("leader %s %d\n", args[1], resp.Leader.Rev)
+	stdin := bufio.NewScanner(os.Stdin)
+	for stdin.Scan() {
+		if stdin.Text() == "resign" {
+			if _, err := election.Resign(context.Background(),
+				&v3electionpb.ResignRequest{Leader: resp.Leader}); err != nil {
+				fail("resign: %v", err)
+			}
+			fmt.Println("resigned")
+			return
+		}
+	}
+}
+
+// svc-observe NAME: the Election service's Observe stream.
+func svcObserve(client *clientv3.Client, args []string) {
+	election := v3electionpb.NewElectionClient(client.ActiveConnection())
+	stream, err := election.Observe(context.Background(),
+		&v3electionpb.LeaderRequest{Name: []byte(args[0])})
+	if err != nil {
+		fail("observe: %v", err)
+	}
+	for {
+		resp, err := stream.Recv()
+		if err != nil {
+			fail("observe: %v", err)
+		}
+		fmt.Printf("observed %s\n", resp.Kv.Value)
+	}
+}
+
+// svc-lock NAME FILE TIMES: etcd's Lock service (v3lockpb), appending
+// "start PID REV" and "end PID REV" under the lock.
+func svcLock(client *clientv3.Client, args []string) {
+	times, _ := strconv.Atoi(args[2])
+	lease := grantKept(client, 10, true)
+	locks := v3lockpb.NewLockClient(client.ActiveConnection())
+	for i := 0; i < times; i++ {
+		resp, err := locks.Lock(context.Background(),
+			&v3lockpb.LockRequest{Name: []byte(args[0]), Lease: int64(lease)})
+		if err != nil {
+			fail("lock: %v", err)
+		}
+		f, err := os.OpenFile(args[1], os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			fail("open: %v", err)
+		}
+		fmt.Fprintf(f, "start %d %d\n", os.Getpid(), resp.Header.Revision)
+		time.Sleep(20 * time.Millisecond)
+		fmt.Fprintf(f, "end %d %d\n", os.Getpid(), resp.Header.Revision)
+		f.Close()
+		if _, err := locks.Unlock(context.Background(),
+			&v3lockpb.UnlockRequest{Key: resp.Key}); err != nil {
+			fail("unlock: %v", err)
+		}
+	}
+	fmt.Println("done")
+}
+
 func main() {
 	if len(os.Args) < 3 {
-		fail("usage: etcdclient ENDPOINTS campaign|observe|mutex|lease ARGS...")
+		fail("usage: etcdclient ENDPOINTS campaign|observe|mutex|lease|svc-campaign|svc-observe|svc-lock ARGS...")
 	}
 	client := connect(os.Args[1])
 	defer client.Close()
@@ -168,6 +257,12 @@ func main() {
 		mutex(client, args)
 	case "lease":
 		lease(client, args)
+	case "svc-campaign":
+		svcCampaign(client, args)
+	case "svc-observe":
+		svcObserve(client, args)
+	case "svc-lock":
+		svcLock(client, args)
 	default:
 		fail("unknown command %s", os.Args[2])
 	}

@@ -1,0 +1,220 @@
+// etcd's Election and Lock services (etcd/election_service.h) on a real
+// Server over raft_fixture, in this process: turns by create revision, a
+// resumed key, Proclaim and Resign guarded by the holder's revision, a wait
+// that ends with an error when its own key goes, a wait whose client went
+// away giving its key back, Observe, lease 0 refused. Go's clients run the
+// same services over gRPC in tests/compat/test_go_clientv3.py.
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include "etcd/election_service.h"
+#include "etcd/kv_service.h"
+#include "etcd/lease_service.h"
+#include "inprocess/fixture_node.h"
+#include "server/server.h"
+
+namespace tenure::etcd {
+namespace {
+
+class EtcdElectionTest : public ::testing::Test {
+ protected:
+  EtcdElectionTest() {
+    server::ServerOptions options;
+    options.node_name = "etcd-election-test";
+    options.checkpoint_period_ms = 0;
+    options.etcd_history_bytes = 1 << 20;
+    options.make_consensus = [](boost::asio::io_context& io, state::Store& store,
+                                const raft::NodeOptions&) -> std::unique_ptr<raft::Consensus> {
+      return std::make_unique<inprocess::FixtureNode>(io, store);
+    };
+    server_ = std::make_unique<server::Server>(io_, clock_, std::move(options));
+    EXPECT_TRUE(server_->Start().ok());
+    EXPECT_TRUE(RunUntil([this] { return server_->IsLeader() && server_->SelfRecordCurrent(); }));
+    kv_ = std::make_unique<KvService>(*server_);
+    leases_ = std::make_unique<LeaseService>(*server_);
+    elections_ = std::make_unique<ElectionService>(*server_, *kv_);
+  }
+  ~EtcdElectionTest() override {
+    elections_.reset();
+    leases_.reset();
+    kv_.reset();
+    bool stopped = false;
+    server_->Stop([&stopped] { stopped = true; });
+    RunUntil([&stopped] { return stopped; });
+  }
+
+  template <typename Done>
+  bool RunUntil(Done done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      io_.run_for(std::chrono::milliseconds(1));
+      if (io_.stopped()) io_.restart();
+    }
+    return true;
+  }
+  void Settle() {
+    for (int i = 0; i < 30; ++i) {
+      io_.run_for(std::chrono::milliseconds(1));
+      if (io_.stopped()) io_.restart();
+    }
+  }
+
+  std::int64_t Grant() {
+    std::optional<Answer<LeaseGrantResponse>> got;
+    leases_->Grant({60, 0}, [&got](Answer<LeaseGrantResponse> a) { got = std::move(a); });
+    EXPECT_TRUE(RunUntil([&got] { return got.has_value(); }));
+    EXPECT_TRUE(got->error.ok()) << got->error.message;
+    return got->response.body.id;
+  }
+  void Revoke(std::int64_t lease) {
+    std::optional<Answer<LeaseRevokeResponse>> got;
+    leases_->Revoke({lease}, [&got](Answer<LeaseRevokeResponse> a) { got = std::move(a); });
+    ASSERT_TRUE(RunUntil([&got] { return got.has_value(); }));
+    ASSERT_TRUE(got->error.ok()) << got->error.message;
+  }
+  const state::KvEntry* Find(const std::string& key) const { return server_->store().FindKv(key); }
+
+  boost::asio::io_context io_;
+  inprocess::ManualClock clock_;
+  std::unique_ptr<server::Server> server_;
+  std::unique_ptr<KvService> kv_;
+  std::unique_ptr<LeaseService> leases_;
+  std::unique_ptr<ElectionService> elections_;
+};
+
+TEST_F(EtcdElectionTest, TurnsGoByCreateRevisionAndTheHoldersKeyIsItsToken) {
+  const std::int64_t a = Grant();
+  const std::int64_t b = Grant();
+  std::optional<Answer<CampaignResponse>> first;
+  std::optional<Answer<CampaignResponse>> second;
+  elections_->Campaign({"svc", a, "A"}, [&](Answer<CampaignResponse> r) { first = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return first.has_value(); }));
+  ASSERT_TRUE(first->error.ok()) << first->error.message;
+  const LeaderKey& leader = first->response.body.leader;
+  EXPECT_EQ(leader.key, RecipeKey("svc", a));
+  EXPECT_EQ(leader.rev, first->response.header.revision);
+  ASSERT_NE(Find(leader.key), nullptr);
+  EXPECT_EQ(static_cast<std::int64_t>(Find(leader.key)->create_index.value()), leader.rev);
+
+  elections_->Campaign({"svc", b, "B"}, [&](Answer<CampaignResponse> r) { second = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return elections_->waits() == 1 && Find(RecipeKey("svc", b)); }));
+  Settle();
+  EXPECT_FALSE(second.has_value());  // its turn has not come
+
+  std::optional<Answer<ResignResponse>> resigned;
+  elections_->Resign({true, leader}, [&](Answer<ResignResponse> r) { resigned = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return second.has_value(); }));
+  ASSERT_TRUE(second->error.ok()) << second->error.message;
+  EXPECT_GT(second->response.body.leader.rev, leader.rev);
+  EXPECT_EQ(Find(leader.key), nullptr);
+}
+
+TEST_F(EtcdElectionTest, ACampaignWithTheSameLeaseResumesItsKeyAndProclaimsItsValue) {
+  const std::int64_t a = Grant();
+  std::optional<Answer<CampaignResponse>> first;
+  std::optional<Answer<CampaignResponse>> again;
+  elections_->Campaign({"svc", a, "one"},
+                       [&](Answer<CampaignResponse> r) { first = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return first.has_value(); }));
+  elections_->Campaign({"svc", a, "two"},
+                       [&](Answer<CampaignResponse> r) { again = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return again.has_value(); }));
+  ASSERT_TRUE(again->error.ok()) << again->error.message;
+  EXPECT_EQ(again->response.body.leader.rev, first->response.body.leader.rev);
+  EXPECT_EQ(Find(RecipeKey("svc", a))->value, "two");
+}
+
+TEST_F(EtcdElectionTest, ProclaimAndResignNeedTheHoldersRevision) {
+  const std::int64_t a = Grant();
+  std::optional<Answer<CampaignResponse>> won;
+  elections_->Campaign({"svc", a, "v"}, [&](Answer<CampaignResponse> r) { won = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return won.has_value(); }));
+  LeaderKey stale = won->response.body.leader;
+  stale.rev += 1000;
+  std::optional<Answer<ProclaimResponse>> said;
+  elections_->Proclaim({true, stale, "x"},
+                       [&](Answer<ProclaimResponse> r) { said = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return said.has_value(); }));
+  EXPECT_EQ(said->error.message, "election: not leader");
+  EXPECT_EQ(Find(RecipeKey("svc", a))->value, "v");
+  said.reset();
+  elections_->Proclaim({false, {}, "x"}, [&](Answer<ProclaimResponse> r) { said = std::move(r); });
+  ASSERT_TRUE(said.has_value());
+  EXPECT_EQ(said->error.message, "\"leader\" field must be provided");
+  std::optional<Answer<ResignResponse>> resigned;
+  elections_->Resign({true, stale}, [&](Answer<ResignResponse> r) { resigned = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return resigned.has_value(); }));
+  EXPECT_TRUE(resigned->error.ok());
+  EXPECT_NE(Find(RecipeKey("svc", a)), nullptr);  // a stale resign deletes nothing
+}
+
+TEST_F(EtcdElectionTest, AWaitEndsWithAnErrorWhenItsLeaseEnds) {
+  const std::int64_t holder = Grant();
+  const std::int64_t waiter = Grant();
+  std::optional<Answer<LockResponse>> held;
+  std::optional<Answer<LockResponse>> waited;
+  elections_->Lock({"lk", holder}, [&](Answer<LockResponse> r) { held = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return held.has_value(); }));
+  elections_->Lock({"lk", waiter}, [&](Answer<LockResponse> r) { waited = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return Find(RecipeKey("lk", waiter)) != nullptr; }));
+  Revoke(waiter);
+  ASSERT_TRUE(RunUntil([&] { return waited.has_value(); }));
+  EXPECT_EQ(waited->error.message, "etcdserver: requested lease not found");
+  EXPECT_EQ(elections_->waits(), 0u);
+}
+
+TEST_F(EtcdElectionTest, AWaitWhoseClientWentAwayGivesItsKeyBack) {
+  const std::int64_t holder = Grant();
+  const std::int64_t waiter = Grant();
+  std::optional<Answer<LockResponse>> held;
+  bool answered = false;
+  elections_->Lock({"lk", holder}, [&](Answer<LockResponse> r) { held = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return held.has_value(); }));
+  const std::uint64_t wait =
+      elections_->Lock({"lk", waiter}, [&](Answer<LockResponse>) { answered = true; });
+  ASSERT_TRUE(RunUntil([&] { return Find(RecipeKey("lk", waiter)) != nullptr; }));
+  elections_->Abandon(wait);
+  ASSERT_TRUE(RunUntil([&] { return Find(RecipeKey("lk", waiter)) == nullptr; }));
+  EXPECT_FALSE(answered);
+  EXPECT_NE(Find(RecipeKey("lk", holder)), nullptr);
+}
+
+TEST_F(EtcdElectionTest, LeaseZeroIsRefusedAndLeaderAnswersNoLeader) {
+  std::optional<Answer<LockResponse>> refused;
+  EXPECT_EQ(elections_->Lock({"lk", 0}, [&](Answer<LockResponse> r) { refused = std::move(r); }),
+            0u);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->error.code, etcd_texts::GrpcCode::kInvalidArgument);
+  std::optional<Answer<LeaderResponse>> none;
+  elections_->Leader({"nobody"}, [&](Answer<LeaderResponse> r) { none = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return none.has_value(); }));
+  EXPECT_EQ(none->error.message, "election: no leader");
+}
+
+TEST_F(EtcdElectionTest, ObserveTellsEachNewLeaderAndValue) {
+  std::vector<std::string> seen;
+  const std::uint64_t id = elections_->Observe(
+      {"obs"}, [&seen](const LeaderResponse& r) { seen.push_back(r.body.kv.value); });
+  const std::int64_t a = Grant();
+  std::optional<Answer<CampaignResponse>> won;
+  elections_->Campaign({"obs", a, "first"},
+                       [&](Answer<CampaignResponse> r) { won = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return won.has_value() && seen.size() == 1; }));
+  std::optional<Answer<ProclaimResponse>> said;
+  elections_->Proclaim({true, won->response.body.leader, "second"},
+                       [&](Answer<ProclaimResponse> r) { said = std::move(r); });
+  ASSERT_TRUE(RunUntil([&] { return seen.size() == 2; }));
+  EXPECT_EQ(seen, (std::vector<std::string>{"first", "second"}));
+  elections_->StopObserving(id);
+  Revoke(a);
+  Settle();
+  EXPECT_EQ(seen.size(), 2u);
+}
+
+}  // namespace
+}  // namespace tenure::etcd
