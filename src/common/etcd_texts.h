@@ -34,6 +34,16 @@ enum class GrpcCode : std::uint8_t {
   kUnauthenticated = 16,
 };
 
+// gRPC's name of a code ("OK", "NotFound", ...), as grpc-go's String().
+inline std::string_view GrpcCodeName(int code) {
+  static constexpr std::string_view kNames[] = {
+      "OK",       "Canceled",       "Unknown",          "InvalidArgument",   "DeadlineExceeded",
+      "NotFound", "AlreadyExists",  "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
+      "Aborted",  "OutOfRange",     "Unimplemented",    "Internal",          "Unavailable",
+      "DataLoss", "Unauthenticated"};
+  return code >= 0 && code < 17 ? kNames[code] : "Unknown";
+}
+
 // An etcd answer that is not OK: its code and message. Default: OK.
 struct EtcdError {
   GrpcCode code = GrpcCode::kOk;

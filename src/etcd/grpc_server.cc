@@ -23,6 +23,7 @@ using listen::Stream;
 // One call: its stream, its method, the messages read so far.
 struct GrpcServer::Call {
   std::shared_ptr<Stream> stream;
+  server::Server* server = nullptr;  // for the metrics
   const MethodInfo* info = nullptr;
   GrpcMessageSplitter splitter;
   bool headers_sent = false;
@@ -58,6 +59,9 @@ struct GrpcServer::Call {
   void Finish(const EtcdError& error) {
     if (finished) return;
     finished = true;
+    if (info != nullptr && server != nullptr) {
+      server->CountEtcdCall(info->grpc_path.substr(1), static_cast<int>(error.code));
+    }
     if (deadline != nullptr) deadline->cancel();
     HeaderFields trailers;
     // Trailers-only (no answer yet): the HEADERS frame carries the call's
@@ -144,6 +148,7 @@ GrpcServer::~GrpcServer() { *alive_ = false; }
 void GrpcServer::Serve(std::shared_ptr<Stream> stream) {
   auto call = std::make_shared<Call>();
   call->stream = std::move(stream);
+  call->server = &server_;
   const listen::HttpRequest& request = call->stream->request();
   if (std::optional<std::string_view> encoding = request.Header("grpc-encoding");
       encoding.has_value() && *encoding != "identity") {
@@ -182,6 +187,10 @@ void GrpcServer::Serve(std::shared_ptr<Stream> stream) {
   call->stream->OnClose([this, alive, weak] {
     std::shared_ptr<Call> over = weak.lock();
     if (over == nullptr || alive.expired()) return;
+    if (!over->finished && over->info != nullptr) {
+      server_.CountEtcdCall(over->info->grpc_path.substr(1),
+                            static_cast<int>(GrpcCode::kCancelled));
+    }
     if (over->wait_id != 0 && !over->finished) elections_.Abandon(over->wait_id);
     if (over->observer_id != 0) elections_.StopObserving(over->observer_id);
     over->finished = true;

@@ -74,6 +74,7 @@ WatchStream::~WatchStream() {
     if (watcher->live) hub_.Unindex(*watcher);
   }
   hub_.watchers_ -= watchers_.size();
+  hub_.server_.SetEtcdWatchers(hub_.watchers_);
   hub_.streams_.erase(this);
 }
 
@@ -147,6 +148,7 @@ void WatchStream::Create(const WatchCreateRequest& request) {
   Watcher& added = *watcher;
   watchers_.emplace(id, std::move(watcher));
   ++hub_.watchers_;
+  hub_.server_.SetEtcdWatchers(hub_.watchers_);
   response.body.watch_id = id;
   sink_.Send(response);
   if (past) {
@@ -175,6 +177,7 @@ void WatchStream::Remove(Watcher& watcher) {
   if (watcher.live) hub_.Unindex(watcher);
   std::erase(behind_, watcher.id);
   --hub_.watchers_;
+  hub_.server_.SetEtcdWatchers(hub_.watchers_);
   watchers_.erase(watcher.id);  // destroys `watcher`
 }
 

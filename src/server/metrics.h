@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/histogram.h"
@@ -42,6 +45,12 @@ struct ServerMetrics {
 
   // Blocking queries: from the apply that woke them to their answer.
   Histogram blocking_wake_seconds;
+
+  // etcd's API (the etcd layer counts, the metrics endpoint reads): gRPC
+  // calls ended, by method ("etcdserverpb.KV/Range": the known methods
+  // only, bounded) and gRPC status code; watchers served now.
+  std::map<std::pair<std::string, int>, std::uint64_t> etcd_calls;
+  std::uint64_t etcd_watchers = 0;
 };
 
 // What a proposal's outcome should count, decided from its command before

@@ -134,6 +134,11 @@ class Server {
   // What this server counted (docs/metrics.md); `enabled` false with
   // -disable-metrics.
   const ServerMetrics& metrics() const { return metrics_; }
+  // The etcd layer's counts (ServerMetrics::etcd_*); nothing with -disable-metrics.
+  void CountEtcdCall(std::string_view method, int code) {
+    if (metrics_.enabled) ++metrics_.etcd_calls[{std::string(method), code}];
+  }
+  void SetEtcdWatchers(std::size_t watchers) { metrics_.etcd_watchers = watchers; }
   // How late the loop serves a due timer (loop_stall_meter.h); null with
   // -disable-metrics.
   const LoopStallMeter* loop_stall_meter() const { return stall_meter_.get(); }

@@ -19,7 +19,7 @@ import tempfile
 import threading
 import unittest
 
-from tenure_testlib import DevServer, free_port, poll_until
+from tenure_testlib import DevServer, free_port, http_request, poll_until
 
 ETCDCTL = "/usr/bin/etcdctl"
 
@@ -155,8 +155,10 @@ class EtcdctlWatchTest(unittest.TestCase):
         second = self.start("elect", "/el/main", "two")
         poll_until(lambda: "one" in observer.snapshot(), timeout=20,
                    message="the observer sees one")
-        keys = json.loads(self.etcdctl("-w", "json", "get", "--prefix", "/el/main/").stdout)
-        self.assertEqual(len(keys["kvs"]), 2)
+        # The second candidate's key (its campaign waits behind the first's).
+        keys = poll_until(lambda: (lambda got: got if len(got.get("kvs", [])) == 2 else None)(
+            json.loads(self.etcdctl("-w", "json", "get", "--prefix", "/el/main/").stdout)),
+            timeout=20, message="both candidates' keys")
         self.assertNotIn("two", second.snapshot())
 
         first.process.send_signal(signal.SIGKILL)
@@ -166,6 +168,28 @@ class EtcdctlWatchTest(unittest.TestCase):
         poll_until(lambda: "two" in second.snapshot(), timeout=20, message="two leads")
         poll_until(lambda: "two" in observer.snapshot(), timeout=20,
                    message="the observer sees two")
+
+    def metrics(self):
+        resp = http_request(self.server.http_addr, "GET", "/v1/agent/metrics?format=prometheus")
+        self.assertEqual(resp.status, 200)
+        return resp.text
+
+    def test_metrics_count_calls_by_method_and_code_and_the_watchers(self):
+        watch = self.start("watch", "/metrics-watch")
+        poll_until(lambda: "tenure_etcd_watchers 1" in self.metrics(), timeout=20,
+                   message="the watcher counted")
+        self.etcdctl("put", "/metrics-watch", "v")
+        self.etcdctl("get", "--rev", "999999999", "/metrics-watch", check=False)
+        text = self.metrics()
+        self.assertRegex(text, r'tenure_etcd_grpc_calls_total\{method="etcdserverpb.KV/Put",'
+                               r'code="OK"\} [1-9]')
+        self.assertRegex(text, r'tenure_etcd_grpc_calls_total\{method="etcdserverpb.KV/Range",'
+                               r'code="OutOfRange"\} [1-9]')
+        watch.stop()
+        poll_until(lambda: "tenure_etcd_watchers 0" in self.metrics(), timeout=20,
+                   message="the watcher gone")
+        self.assertRegex(self.metrics(), r'tenure_etcd_grpc_calls_total\{method='
+                                         r'"etcdserverpb.Watch/Watch",code="Canceled"\} [1-9]')
 
 
 if __name__ == "__main__":

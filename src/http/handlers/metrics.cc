@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/etcd_texts.h"
 #include "common/histogram.h"
 #include "http/api.h"
 #include "raft/io_destroy_offload.h"
@@ -149,6 +150,17 @@ Families Collect(const server::Server& server, const HttpMetrics& http) {
   f.Gauge("tenure_raft_snapshot_installed_size_bytes",
           "The size of the latest raft snapshot this server restored from (0: none yet).",
           static_cast<double>(m.snapshots.last_installed_bytes));
+  // etcd's API (docs/etcd-compat.md), when served.
+  for (const auto& [call, count] : m.etcd_calls) {
+    f.Counter(
+        "tenure_etcd_grpc_calls_total", "etcd gRPC calls ended, by method and gRPC status code.",
+        static_cast<double>(count),
+        {{"method", call.first}, {"code", std::string(etcd_texts::GrpcCodeName(call.second))}});
+  }
+  if (server.history() != nullptr) {
+    f.Gauge("tenure_etcd_watchers", "etcd watchers served by this server.",
+            static_cast<double>(m.etcd_watchers));
+  }
   // Sessions and locks.
   f.Gauge("tenure_sessions_active", "Sessions in the replicated state.",
           static_cast<double>(server.store().session_count()));
