@@ -175,9 +175,12 @@ void GrpcServer::Serve(std::shared_ptr<Stream> stream) {
     }
     call->deadline = std::make_unique<boost::asio::steady_timer>(io_);
     call->deadline->expires_after(std::chrono::nanoseconds(*ns));
-    call->deadline->async_wait([alive, weak](const boost::system::error_code& ec) {
+    call->deadline->async_wait([this, alive, weak](const boost::system::error_code& ec) {
       std::shared_ptr<Call> late = weak.lock();
-      if (ec || late == nullptr || alive.expired()) return;
+      if (ec || late == nullptr || alive.expired() || late->finished) return;
+      // A Campaign or Lock still waiting gives its key back, as etcd's
+      // server does when the call's context ends.
+      if (late->wait_id != 0) elections_.Abandon(late->wait_id);
       late->Finish(etcd_texts::Error(GrpcCode::kDeadlineExceeded, "context deadline exceeded"));
     });
   }

@@ -7,7 +7,8 @@ DeadlineExceeded; a malformed one is refused as grpc-go refuses it); a
 Watch whose client ended its side goes on and still gets events (etcd's
 recvLoop; grpc-gateway relies on it); a method that does not exist answers
 Unimplemented; a malformed request message answers InvalidArgument and
-changes nothing.
+changes nothing; a Lock still waiting when its deadline passes gives its
+key back.
 """
 
 import base64
@@ -184,6 +185,31 @@ class EtcdGrpcRawTest(unittest.TestCase):
         code, message = call.status()
         self.assertEqual(code, 3)
         self.assertIn("unmarshalling", message)
+
+    def test_a_lock_past_its_deadline_gives_its_key_back(self):
+        def grant():
+            resp = http_request(self.etcd_addr, "POST", "/v3/lease/grant", '{"TTL": 30}')
+            self.assertEqual(resp.status, 200, resp.text)
+            return int(resp.json()["ID"])
+
+        def lock_request(lease):
+            return field(1, 2, b"raw-lock") + field(2, 0, lease)
+
+        holder, waiter = grant(), grant()
+        held = self.call("/v3lockpb.Lock/Lock")
+        held.send(lock_request(holder), end=True)
+        self.assertEqual(held.status(), (0, ""))
+        key = base64.b64encode(f"raw-lock/{waiter:x}".encode()).decode()
+
+        def waiter_key_exists():
+            resp = http_request(self.etcd_addr, "POST", "/v3/kv/range", json.dumps({"key": key}))
+            self.assertEqual(resp.status, 200, resp.text)
+            return "kvs" in resp.json()
+        waiting = self.call("/v3lockpb.Lock/Lock", [("grpc-timeout", "3S")])
+        waiting.send(lock_request(waiter), end=True)
+        poll_until(waiter_key_exists, timeout=2.5, message="the waiter's key made")
+        self.assertEqual(waiting.status(), (4, "context deadline exceeded"))
+        poll_until(lambda: not waiter_key_exists(), message="the waiter's key given back")
 
 
 if __name__ == "__main__":
