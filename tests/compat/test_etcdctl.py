@@ -13,20 +13,12 @@ import os
 import subprocess
 import unittest
 
-from tenure_testlib import DevServer, free_port
+from etcd_testlib import EtcdDevServerCase
 
 ETCDCTL = "/usr/bin/etcdctl"
 
 
-class EtcdctlTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.endpoint = f"127.0.0.1:{free_port()}"
-        cls.server = DevServer(extra_args=["-grpc-addr", cls.endpoint]).__enter__()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.__exit__(None, None, None)
+class EtcdctlTest(EtcdDevServerCase):
 
     def etcdctl(self, *args, stdin=None, check=True):
         env = dict(os.environ, ETCDCTL_API="3")

@@ -16,59 +16,15 @@ import os
 import signal
 import subprocess
 import tempfile
-import threading
 import unittest
 
-from tenure_testlib import DevServer, free_port, http_request, poll_until
+from etcd_testlib import EtcdDevServerCase
+from tenure_testlib import http_request, poll_until
 
 ETCDCTL = "/usr/bin/etcdctl"
 
 
-class OutputReader:
-    """The lines a long-running etcdctl writes, read by a thread so the test
-    can poll them with a deadline."""
-
-    def __init__(self, process):
-        self.process = process
-        self.lines = []
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self):
-        for line in self.process.stdout:
-            with self._lock:
-                self.lines.append(line.rstrip("\n"))
-
-    def snapshot(self):
-        with self._lock:
-            return list(self.lines)
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(timeout=10)
-        self._thread.join(timeout=10)
-        self.process.stdout.close()
-
-
-class EtcdctlWatchTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.endpoint = f"127.0.0.1:{free_port()}"
-        cls.server = DevServer(extra_args=["-grpc-addr", cls.endpoint]).__enter__()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.__exit__(None, None, None)
-
-    def setUp(self):
-        self.background = []
-
-    def tearDown(self):
-        for reader in self.background:
-            reader.stop()
-
+class EtcdctlWatchTest(EtcdDevServerCase):
     def argv(self, *args):
         return [ETCDCTL, "--endpoints", self.endpoint, "--dial-timeout", "5s", *args]
 
@@ -83,11 +39,7 @@ class EtcdctlWatchTest(unittest.TestCase):
         return done
 
     def start(self, *args):
-        process = subprocess.Popen(self.argv(*args), stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True, env=self.env())
-        reader = OutputReader(process)
-        self.background.append(reader)
-        return reader
+        return self.start_lines(self.argv(*args), env=self.env())
 
     def revision(self):
         got = json.loads(self.etcdctl("-w", "json", "get", "/no-such-key").stdout)

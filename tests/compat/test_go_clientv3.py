@@ -23,10 +23,10 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import unittest
 
-from tenure_testlib import DevServer, free_port, poll_until
+from etcd_testlib import EtcdDevServerCase
+from tenure_testlib import poll_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -49,61 +49,14 @@ def build_client():
     return binary
 
 
-class Lines:
-    """The lines a running etcdclient prints, read by a thread."""
-
-    def __init__(self, argv):
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True)
-        self.lines = []
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self):
-        for line in self.process.stdout:
-            with self._lock:
-                self.lines.append(line.rstrip("\n"))
-
-    def seen(self, prefix):
-        with self._lock:
-            return [line for line in self.lines if line.startswith(prefix)]
-
-    def send(self, line):
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(timeout=10)
-        self._thread.join(timeout=10)
-        self.process.stdin.close()
-        self.process.stdout.close()
-
-
-class GoClientV3Test(unittest.TestCase):
+class GoClientV3Test(EtcdDevServerCase):
     @classmethod
     def setUpClass(cls):
         cls.binary = build_client()
-        cls.endpoint = f"127.0.0.1:{free_port()}"
-        cls.server = DevServer(extra_args=["-grpc-addr", cls.endpoint]).__enter__()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.__exit__(None, None, None)
-
-    def setUp(self):
-        self.running = []
-
-    def tearDown(self):
-        for lines in self.running:
-            lines.stop()
+        super().setUpClass()
 
     def start(self, *args):
-        lines = Lines([self.binary, self.endpoint, *args])
-        self.running.append(lines)
-        return lines
+        return self.start_lines([self.binary, self.endpoint, *args])
 
     def run_client(self, *args):
         done = subprocess.run([self.binary, self.endpoint, *args], capture_output=True, text=True,
@@ -115,12 +68,16 @@ class GoClientV3Test(unittest.TestCase):
         self.assertEqual(self.run_client("lease", "/service/leader"),
                          ["granted 10", "renewed", "deleted /service/leader"])
 
-    def test_mutex_contenders_hold_in_turn_with_growing_tokens(self):
+    def contenders_take_turns(self, command, name):
+        """Three contenders running `command` (mutex or svc-lock) three times
+        each on lock `name`, appending "start PID TOKEN" and "end PID TOKEN"
+        under it: their pairs never interleave and the tokens grow in the
+        order they held the lock."""
         with tempfile.TemporaryDirectory() as scratch:
             log = os.path.join(scratch, "held")
-            contenders = [subprocess.Popen([self.binary, self.endpoint, "mutex", "/go-mutex/",
-                                            log, "3"], stdout=subprocess.PIPE,
-                                           stderr=subprocess.STDOUT, text=True)
+            contenders = [subprocess.Popen([self.binary, self.endpoint, command, name, log, "3"],
+                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                           text=True)
                           for _ in range(3)]
             for contender in contenders:
                 out, _ = contender.communicate(timeout=60)
@@ -135,6 +92,9 @@ class GoClientV3Test(unittest.TestCase):
             tokens.append(int(start[2]))
         self.assertEqual(tokens, sorted(tokens))
         self.assertEqual(len(set(tokens)), len(tokens), f"a token held twice: {tokens}")
+
+    def test_mutex_contenders_hold_in_turn_with_growing_tokens(self):
+        self.contenders_take_turns("mutex", "/go-mutex/")
 
     def test_election_campaign_observe_resign_and_a_killed_leader(self):
         observer = self.start("observe", "/go-election/")
@@ -162,24 +122,7 @@ class GoClientV3Test(unittest.TestCase):
         poll_until(lambda: second.seen("resigned"), timeout=20, message="node-2 resigns")
 
     def test_the_lock_service_serializes_contenders(self):
-        with tempfile.TemporaryDirectory() as scratch:
-            log = os.path.join(scratch, "held")
-            contenders = [subprocess.Popen([self.binary, self.endpoint, "svc-lock", "/svc-lock",
-                                            log, "3"], stdout=subprocess.PIPE,
-                                           stderr=subprocess.STDOUT, text=True)
-                          for _ in range(3)]
-            for contender in contenders:
-                out, _ = contender.communicate(timeout=60)
-                self.assertEqual(contender.returncode, 0, out)
-            with open(log, encoding="utf-8") as f:
-                lines = [line.split() for line in f.read().splitlines()]
-        self.assertEqual(len(lines), 18)
-        tokens = []
-        for start, end in zip(lines[0::2], lines[1::2]):
-            self.assertEqual((start[0], end[0]), ("start", "end"), lines)
-            self.assertEqual(start[1:], end[1:], f"two holders at once: {lines}")
-            tokens.append(int(start[2]))
-        self.assertEqual(tokens, sorted(tokens))
+        self.contenders_take_turns("svc-lock", "/svc-lock")
 
     def test_the_election_service_campaign_observe_resign(self):
         observer = self.start("svc-observe", "/svc-election")

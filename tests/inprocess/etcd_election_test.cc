@@ -14,54 +14,25 @@
 #include "etcd/election_service.h"
 #include "etcd/kv_service.h"
 #include "etcd/lease_service.h"
-#include "inprocess/fixture_node.h"
+#include "inprocess/etcd_fixture.h"
 #include "server/server.h"
 
 namespace tenure::etcd {
 namespace {
 
-class EtcdElectionTest : public ::testing::Test {
+class EtcdElectionTest : public inprocess::EtcdFixture {
  protected:
-  EtcdElectionTest() {
-    server::ServerOptions options;
-    options.node_name = "etcd-election-test";
-    options.checkpoint_period_ms = 0;
-    options.etcd_history_bytes = 1 << 20;
-    options.make_consensus = [](boost::asio::io_context& io, state::Store& store,
-                                const raft::NodeOptions&) -> std::unique_ptr<raft::Consensus> {
-      return std::make_unique<inprocess::FixtureNode>(io, store);
-    };
-    server_ = std::make_unique<server::Server>(io_, clock_, std::move(options));
-    EXPECT_TRUE(server_->Start().ok());
-    EXPECT_TRUE(RunUntil([this] { return server_->IsLeader() && server_->SelfRecordCurrent(); }));
+  void SetUp() override {
+    StartServer();
     kv_ = std::make_unique<KvService>(*server_);
     leases_ = std::make_unique<LeaseService>(*server_);
     elections_ = std::make_unique<ElectionService>(*server_, *kv_);
   }
-  ~EtcdElectionTest() override {
+  void TearDown() override {
     elections_.reset();
     leases_.reset();
     kv_.reset();
-    bool stopped = false;
-    server_->Stop([&stopped] { stopped = true; });
-    RunUntil([&stopped] { return stopped; });
-  }
-
-  template <typename Done>
-  bool RunUntil(Done done) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      io_.run_for(std::chrono::milliseconds(1));
-      if (io_.stopped()) io_.restart();
-    }
-    return true;
-  }
-  void Settle() {
-    for (int i = 0; i < 30; ++i) {
-      io_.run_for(std::chrono::milliseconds(1));
-      if (io_.stopped()) io_.restart();
-    }
+    StopServer();
   }
 
   std::int64_t Grant() {
@@ -79,9 +50,6 @@ class EtcdElectionTest : public ::testing::Test {
   }
   const state::KvEntry* Find(const std::string& key) const { return server_->store().FindKv(key); }
 
-  boost::asio::io_context io_;
-  inprocess::ManualClock clock_;
-  std::unique_ptr<server::Server> server_;
   std::unique_ptr<KvService> kv_;
   std::unique_ptr<LeaseService> leases_;
   std::unique_ptr<ElectionService> elections_;

@@ -10,8 +10,7 @@
 #include <optional>
 
 #include "etcd/kv_service.h"
-#include "inprocess/api_harness.h"
-#include "inprocess/fixture_node.h"
+#include "inprocess/etcd_fixture.h"
 #include "server/server.h"
 
 namespace tenure::etcd {
@@ -25,47 +24,25 @@ state::KeyRange PrefixRange(std::string prefix) {
   return {std::move(prefix), std::move(end)};
 }
 
-class EtcdKvTest : public ::testing::Test {
+class EtcdKvTest : public inprocess::EtcdFixture {
  protected:
-  EtcdKvTest() {
-    server::ServerOptions options;
-    options.node_name = "etcd-test";
-    options.checkpoint_period_ms = 0;
-    options.etcd_history_bytes = 1 << 20;
-    options.make_consensus = [](boost::asio::io_context& io, state::Store& store,
-                                const raft::NodeOptions&) -> std::unique_ptr<raft::Consensus> {
-      return std::make_unique<inprocess::FixtureNode>(io, store);
-    };
-    server_ = std::make_unique<server::Server>(io_, clock_, std::move(options));
-    EXPECT_TRUE(server_->Start().ok());
-    EXPECT_TRUE(RunUntil([this] { return server_->IsLeader() && server_->SelfRecordCurrent(); }));
+  void SetUp() override {
+    StartServer();
     kv_ = std::make_unique<KvService>(*server_);
   }
-  ~EtcdKvTest() override {
+  void TearDown() override {
     kv_.reset();
-    bool stopped = false;
-    server_->Stop([&stopped] { stopped = true; });
-    RunUntil([&stopped] { return stopped; });
-  }
-
-  template <typename Done>
-  bool RunUntil(Done done) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      io_.run_for(std::chrono::milliseconds(1));
-      if (io_.stopped()) io_.restart();
-    }
-    return true;
+    StopServer();
   }
 
   // Calls a service method and waits for its answer.
   template <typename Response, typename Request, typename Call>
   Answer<Response> Wait(Call call, Request request) {
-    std::optional<Answer<Response>> got;
-    ((*kv_).*call)(std::move(request), [&got](Answer<Response> a) { got = std::move(a); });
-    EXPECT_TRUE(RunUntil([&got] { return got.has_value(); }));
-    return got.value_or(Answer<Response>{});
+    return Await<Response>(
+        [this, call](Request r, Done<Response> done) {
+          ((*kv_).*call)(std::move(r), std::move(done));
+        },
+        std::move(request));
   }
   Answer<PutResponse> Put(std::string key, std::string value, bool prev_kv = false) {
     state::EtcdPutRequest put;
@@ -84,9 +61,6 @@ class EtcdKvTest : public ::testing::Test {
     return r;
   }
 
-  boost::asio::io_context io_;
-  inprocess::ManualClock clock_;
-  std::unique_ptr<server::Server> server_;
   std::unique_ptr<KvService> kv_;
 };
 

@@ -16,7 +16,7 @@
 #include "common/limits.h"
 #include "etcd/kv_service.h"
 #include "etcd/watch_hub.h"
-#include "inprocess/fixture_node.h"
+#include "inprocess/etcd_fixture.h"
 #include "server/server.h"
 
 namespace tenure::etcd {
@@ -73,20 +73,10 @@ state::KeyRange Prefix(std::string prefix) {
   return {std::move(prefix), std::move(end)};
 }
 
-class EtcdWatchTest : public ::testing::Test {
+class EtcdWatchTest : public inprocess::EtcdFixture {
  protected:
   void Start(std::size_t history_bytes, WatchHubOptions hub_options = {}) {
-    server::ServerOptions options;
-    options.node_name = "etcd-watch-test";
-    options.checkpoint_period_ms = 0;
-    options.etcd_history_bytes = history_bytes;
-    options.make_consensus = [](boost::asio::io_context& io, state::Store& store,
-                                const raft::NodeOptions&) -> std::unique_ptr<raft::Consensus> {
-      return std::make_unique<inprocess::FixtureNode>(io, store);
-    };
-    server_ = std::make_unique<server::Server>(io_, clock_, std::move(options));
-    ASSERT_TRUE(server_->Start().ok());
-    ASSERT_TRUE(RunUntil([this] { return server_->IsLeader() && server_->SelfRecordCurrent(); }));
+    StartServer(history_bytes);
     kv_ = std::make_unique<KvService>(*server_);
     hub_ = std::make_unique<WatchHub>(*server_, io_, hub_options);
     sink_ = std::make_unique<RecordingSink>(io_);
@@ -97,35 +87,12 @@ class EtcdWatchTest : public ::testing::Test {
     stream_.reset();
     hub_.reset();
     kv_.reset();
-    if (server_ == nullptr) return;
-    bool stopped = false;
-    server_->Stop([&stopped] { stopped = true; });
-    RunUntil([&stopped] { return stopped; });
+    StopServer();
   }
   // A second start in one test replaces the first.
   void Restart(std::size_t history_bytes, WatchHubOptions hub_options = {}) {
     TearDown();
-    server_.reset();
     Start(history_bytes, hub_options);
-  }
-
-  template <typename Done>
-  bool RunUntil(Done done, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      io_.run_for(std::chrono::milliseconds(1));
-      if (io_.stopped()) io_.restart();
-    }
-    return true;
-  }
-  // Runs the loop a little (posted work, no new entries): for checks that
-  // something did not happen.
-  void Settle() {
-    for (int i = 0; i < 20; ++i) {
-      io_.run_for(std::chrono::milliseconds(1));
-      if (io_.stopped()) io_.restart();
-    }
   }
 
   std::int64_t Put(std::string key, std::string value) {
@@ -165,9 +132,6 @@ class EtcdWatchTest : public ::testing::Test {
     return static_cast<std::int64_t>(server_->store().applied_index().value());
   }
 
-  boost::asio::io_context io_;
-  inprocess::ManualClock clock_;
-  std::unique_ptr<server::Server> server_;
   std::unique_ptr<KvService> kv_;
   std::unique_ptr<WatchHub> hub_;
   std::unique_ptr<RecordingSink> sink_;

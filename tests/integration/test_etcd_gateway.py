@@ -18,6 +18,7 @@ import subprocess
 import time
 import unittest
 
+from etcd_testlib import EtcdDevServerCase
 from tenure_testlib import DevServer, free_port, http_request, poll_until, tenure_bin
 
 
@@ -31,15 +32,7 @@ def unb64(text):
     return base64.b64decode(text)
 
 
-class EtcdGatewayTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.etcd_addr = f"127.0.0.1:{free_port()}"
-        cls.server = DevServer(extra_args=["-grpc-addr", cls.etcd_addr]).__enter__()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.__exit__(None, None, None)
+class EtcdGatewayTest(EtcdDevServerCase):
 
     def call(self, path, body=None, method="POST", raw=None):
         data = raw if raw is not None else (json.dumps(body) if body is not None else None)

@@ -22,7 +22,8 @@ import h2.config
 import h2.connection
 import h2.events
 
-from tenure_testlib import DevServer, free_port, http_request, poll_until
+from etcd_testlib import EtcdDevServerCase
+from tenure_testlib import http_request, poll_until
 
 
 def grpc_frame(message):
@@ -127,15 +128,7 @@ class GrpcCall:
         self.sock.close()
 
 
-class EtcdGrpcRawTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.etcd_addr = f"127.0.0.1:{free_port()}"
-        cls.server = DevServer(extra_args=["-grpc-addr", cls.etcd_addr]).__enter__()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.__exit__(None, None, None)
+class EtcdGrpcRawTest(EtcdDevServerCase):
 
     def call(self, path, headers=()):
         call = GrpcCall(self.etcd_addr, path, headers)

@@ -1,0 +1,34 @@
+"""A test case class for the etcd client suites: one `tenure server -dev`
+with its etcd port on a free address for the whole class (`endpoint`), and
+long-running client processes (ProcessLines) that end with each test."""
+
+import unittest
+
+from process_lines import ProcessLines
+from tenure_testlib import DevServer, free_port
+
+
+class EtcdDevServerCase(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.endpoint = f"127.0.0.1:{free_port()}"
+        cls.etcd_addr = cls.endpoint  # the name the HTTP-level suites use
+        cls.server = DevServer(extra_args=["-grpc-addr", cls.endpoint]).__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.__exit__(None, None, None)
+
+    def setUp(self):
+        self.background = []
+
+    def tearDown(self):
+        for process in self.background:
+            process.stop()
+
+    def start_lines(self, argv, env=None):
+        """Starts `argv`; its output lines are polled by the test, and it is
+        killed when the test ends."""
+        process = ProcessLines(argv, env=env)
+        self.background.append(process)
+        return process
