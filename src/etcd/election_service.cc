@@ -246,38 +246,42 @@ void ElectionService::OnBatch(const server::Server::HistoryBatch& batch) {
   }
 }
 
-void ElectionService::Proclaim(ProclaimRequest request, Done<ProclaimResponse> done) {
-  if (!request.has_leader) return done({etcd_texts::MissingLeaderKey(), {}});
-  if (server_.store().FindSession(state::NumberedSessionId(request.leader.lease)) == nullptr) {
+void ElectionService::AsHolder(bool has_leader, const LeaderKey& leader, state::EtcdRequestOp op,
+                               Done<TxnResponse> done) {
+  // etcd's server resumes the holder's session first: its lease must live.
+  if (!has_leader) return done({etcd_texts::MissingLeaderKey(), {}});
+  if (server_.store().FindSession(state::NumberedSessionId(leader.lease)) == nullptr) {
     return done({etcd_texts::LeaseNotFound(), {}});
   }
   state::EtcdTxnRequest txn;
-  txn.compare.push_back(CreateRevisionIs(request.leader.key,
-                                         LogIndex(static_cast<std::uint64_t>(request.leader.rev))));
-  txn.success.push_back(PutOp(request.leader.key, std::move(request.value), request.leader.lease));
-  kv_.Txn(std::move(txn), [done = std::move(done)](Answer<TxnResponse> answer) {
-    Answer<ProclaimResponse> out;
-    out.response.header = answer.response.header;
-    out.error = answer.error;
-    if (out.error.ok() && !answer.response.body.succeeded) {
-      out.error = etcd_texts::ElectionNotLeader();
-    }
-    done(std::move(out));
-  });
+  txn.compare.push_back(
+      CreateRevisionIs(leader.key, LogIndex(static_cast<std::uint64_t>(leader.rev))));
+  txn.success.push_back(std::move(op));
+  kv_.Txn(std::move(txn), std::move(done));
+}
+
+void ElectionService::Proclaim(ProclaimRequest request, Done<ProclaimResponse> done) {
+  state::EtcdRequestOp put =
+      PutOp(request.leader.key, std::move(request.value), request.leader.lease);
+  AsHolder(request.has_leader, request.leader, std::move(put),
+           [done = std::move(done)](Answer<TxnResponse> answer) {
+             Answer<ProclaimResponse> out;
+             out.response.header = answer.response.header;
+             out.error = answer.error;
+             if (out.error.ok() && !answer.response.body.succeeded) {
+               out.error = etcd_texts::ElectionNotLeader();
+             }
+             done(std::move(out));
+           });
 }
 
 void ElectionService::Resign(ResignRequest request, Done<ResignResponse> done) {
-  if (!request.has_leader) return done({etcd_texts::MissingLeaderKey(), {}});
-  if (server_.store().FindSession(state::NumberedSessionId(request.leader.lease)) == nullptr) {
-    return done({etcd_texts::LeaseNotFound(), {}});
-  }
-  state::EtcdTxnRequest txn;
-  txn.compare.push_back(CreateRevisionIs(request.leader.key,
-                                         LogIndex(static_cast<std::uint64_t>(request.leader.rev))));
-  txn.success.push_back(DeleteOp(request.leader.key));
-  kv_.Txn(std::move(txn), [done = std::move(done)](Answer<TxnResponse> answer) {
-    done({answer.error, {answer.response.header, {}}});
-  });
+  // A resign by a holder that no longer holds changes nothing and is no
+  // error (the concurrency package's Resign).
+  AsHolder(request.has_leader, request.leader, DeleteOp(request.leader.key),
+           [done = std::move(done)](Answer<TxnResponse> answer) {
+             done({answer.error, {answer.response.header, {}}});
+           });
 }
 
 void ElectionService::Unlock(UnlockRequest request, Done<UnlockResponse> done) {

@@ -74,6 +74,10 @@ class ElectionService {
   // Creates or resumes `<prefix><lease hex>` with `value` and waits.
   std::uint64_t Enter(std::string prefix, std::int64_t lease, std::string value, bool proclaim,
                       std::function<void(etcd_texts::EtcdError, const Wait&)> done);
+  // Runs `op` in a Txn guarded by the holder's key still having its create
+  // revision (Proclaim, Resign).
+  void AsHolder(bool has_leader, const LeaderKey& leader, state::EtcdRequestOp op,
+                Done<TxnResponse> done);
   // Answers the wait if it is decided on the current state; true if it was.
   bool Decide(std::uint64_t id);
   void OnBatch(const server::Server::HistoryBatch& batch);
