@@ -219,26 +219,24 @@ void ElectionService::Abandon(std::uint64_t wait_id) {
 
 void ElectionService::OnBatch(const server::Server::HistoryBatch& batch) {
   if (waits_.empty() && observers_.empty()) return;
+  const bool replaced = batch.replaced_at.has_value();
+  auto touches = [&batch, replaced](const std::string& prefix, bool deletes_only) {
+    if (replaced) return true;
+    for (const state::KvEvent& event : batch.events) {
+      if ((!deletes_only || event.is_delete()) && event.key().starts_with(prefix)) return true;
+    }
+    return false;
+  };
   // Waits move only when a key under their prefix goes (or the state was
   // replaced); observers at any change under theirs.
   std::vector<std::uint64_t> due;
   for (const auto& [id, wait] : waits_) {
-    bool touched = batch.replaced_at.has_value();
-    for (const state::KvEvent& event : batch.events) {
-      if (touched) break;
-      touched = event.is_delete() && event.key().starts_with(wait.prefix);
-    }
-    if (touched) due.push_back(id);
+    if (touches(wait.prefix, /*deletes_only=*/true)) due.push_back(id);
   }
   for (std::uint64_t id : due) Decide(id);
   std::vector<std::uint64_t> watching;
   for (const auto& [id, observer] : observers_) {
-    bool touched = batch.replaced_at.has_value();
-    for (const state::KvEvent& event : batch.events) {
-      if (touched) break;
-      touched = event.key().starts_with(observer.prefix);
-    }
-    if (touched) watching.push_back(id);
+    if (touches(observer.prefix, /*deletes_only=*/false)) watching.push_back(id);
   }
   for (std::uint64_t id : watching) {
     auto it = observers_.find(id);

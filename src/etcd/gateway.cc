@@ -89,15 +89,7 @@ class Gateway::StreamRun final : public WatchSink {
  public:
   explicit StreamRun(std::shared_ptr<Responder> responder) : responder_(std::move(responder)) {
     responder_->StartStream(200, {{"Content-Type", "application/json"}});
-    // The responder's callback runs at every drain; the sink's are one-shot.
-    responder_->OnDrained([this] {
-      if (!drained_) return;
-      std::function<void()> callback = std::move(drained_);
-      drained_ = nullptr;
-      callback();
-    });
   }
-  ~StreamRun() override { responder_->OnDrained(nullptr); }
   template <typename M>
   void SendResult(const M& message) {
     std::string line = "{\"result\":";
@@ -107,15 +99,16 @@ class Gateway::StreamRun final : public WatchSink {
   }
   void Send(const WatchResponse& response) override { SendResult(response); }
   std::size_t unsent_bytes() const override { return responder_->unsent_bytes(); }
-  void OnDrained(std::function<void()> callback) override { drained_ = std::move(callback); }
-  Responder& responder() { return *responder_; }
-
-  std::unique_ptr<WatchStream> watch;
-  std::uint64_t observer_id = 0;
+  void OnDrained(std::function<void()> callback) override {
+    responder_->OnDrained(std::move(callback));
+  }
 
  private:
-  std::shared_ptr<Responder> responder_;
-  std::function<void()> drained_;
+  std::shared_ptr<Responder> responder_;  // first: `watch` uses it until it goes
+
+ public:
+  std::unique_ptr<WatchStream> watch;
+  std::uint64_t observer_id = 0;
 };
 
 void Gateway::ServeWatch(const HttpRequest& request, std::shared_ptr<Responder> responder) {

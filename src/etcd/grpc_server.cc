@@ -83,23 +83,15 @@ std::string Encoded(const M& message);
 // A Watch call's answers as gRPC messages on its stream.
 class GrpcServer::Call::WatchSinkOfCall final : public WatchSink {
  public:
-  explicit WatchSinkOfCall(Call& call) : call_(call) {
-    // The stream's callback runs at every drain; the sink's are one-shot.
-    call_.stream->OnDrained([this] {
-      if (!drained_) return;
-      std::function<void()> callback = std::move(drained_);
-      drained_ = nullptr;
-      callback();
-    });
-  }
-  ~WatchSinkOfCall() override { call_.stream->OnDrained(nullptr); }
+  explicit WatchSinkOfCall(Call& call) : call_(call) {}
   void Send(const WatchResponse& response) override { call_.SendMessage(Encoded(response)); }
   std::size_t unsent_bytes() const override { return call_.stream->unsent_bytes(); }
-  void OnDrained(std::function<void()> callback) override { drained_ = std::move(callback); }
+  void OnDrained(std::function<void()> callback) override {
+    call_.stream->OnDrained(std::move(callback));
+  }
 
  private:
   Call& call_;
-  std::function<void()> drained_;
 };
 
 namespace {

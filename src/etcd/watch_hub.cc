@@ -66,10 +66,18 @@ std::size_t EncodedSize(const WatchResponse& response) {
 
 WatchStream::WatchStream(WatchHub& hub, WatchSink& sink) : hub_(hub), sink_(sink) {
   hub_.streams_.insert(this);
+  std::weak_ptr<bool> alive = alive_;
+  sink_.OnDrained([this, alive] {
+    if (alive.expired() || !waiting_for_drain_) return;
+    waiting_for_drain_ = false;
+    catch_up_scheduled_ = false;
+    CatchUp();
+  });
 }
 
 WatchStream::~WatchStream() {
   *alive_ = false;
+  sink_.OnDrained(nullptr);
   for (auto& [id, watcher] : watchers_) {
     if (watcher->live) hub_.Unindex(*watcher);
   }
@@ -251,17 +259,16 @@ void WatchStream::FallBehind(Watcher& watcher, LogIndex next) {
 void WatchStream::ScheduleCatchUp() {
   if (catch_up_scheduled_) return;
   catch_up_scheduled_ = true;
+  if (Congested()) {
+    waiting_for_drain_ = true;  // the sink's drain callback resumes it
+    return;
+  }
   std::weak_ptr<bool> alive = alive_;
-  auto resume = [this, alive] {
+  boost::asio::post(hub_.io_, [this, alive] {
     if (alive.expired()) return;
     catch_up_scheduled_ = false;
     CatchUp();
-  };
-  if (Congested()) {
-    sink_.OnDrained(std::move(resume));
-  } else {
-    boost::asio::post(hub_.io_, std::move(resume));
-  }
+  });
 }
 
 void WatchStream::CatchUp() {

@@ -47,7 +47,8 @@ class WatchSink {
   virtual void Send(const WatchResponse& response) = 0;
   // Answers queued and not yet written to the socket.
   virtual std::size_t unsent_bytes() const = 0;
-  // Calls `callback` once, posted, when unsent_bytes() falls to 0.
+  // Calls `callback` (posted) each time unsent_bytes() falls to 0, as
+  // listen::Stream and listen::Responder do; null: no longer.
   virtual void OnDrained(std::function<void()> callback) = 0;
 };
 
@@ -98,6 +99,7 @@ class WatchStream {
   std::int64_t next_id_ = 0;
   std::vector<std::int64_t> behind_;  // ids replaying, oldest first
   bool catch_up_scheduled_ = false;
+  bool waiting_for_drain_ = false;  // the catch-up resumes when the sink drains
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -282,16 +282,12 @@ void Server::OnApplied() {
 // revision drops what is below it.
 void Server::FollowHistory(state::Changes& changes) {
   if (changes.everything) history_->Reset(store_.replaced_at());
-  if (history_listeners_.empty()) {
-    history_->Append(std::move(changes.events));
-  } else {
-    history_->Append(changes.events);  // copies two pointers per event
-  }
-  history_->Compact(store_.compact_revision());
   TellHistoryListeners(HistoryBatch{
       changes.events,
       changes.everything ? std::optional<LogIndex>(store_.replaced_at()) : std::nullopt});
+  history_->Append(std::move(changes.events));
   changes.events.clear();
+  history_->Compact(store_.compact_revision());
 }
 
 void Server::TellHistoryListeners(const HistoryBatch& batch) {

@@ -111,9 +111,11 @@ class Server {
   // The etcd history window, null without one (ServerOptions). It follows
   // store(): after each apply batch it holds that batch's events.
   const state::EventLog* history() const { return history_ ? &*history_ : nullptr; }
-  // Told after each apply batch with a history window, once the window holds
-  // the batch: the batch's key changes (oldest first; the window may already
-  // have dropped some, a budget of 0 keeps none) and, when the batch replaced
+  // Told after each apply batch with a history window, just before the window
+  // takes the batch (so the events are handed over without a copy; work a
+  // listener posts finds them in the window): the batch's key changes
+  // (oldest first; a window may drop them, one of 0 bytes keeps none) and,
+  // when the batch replaced
   // the state whole (a restore, an installed snapshot, a raft restart's
   // replay), where: changes before it were never seen. The etcd layer's
   // watch hub feeds its watchers from here. Returns an id for
@@ -135,8 +137,9 @@ class Server {
   // -disable-metrics.
   const ServerMetrics& metrics() const { return metrics_; }
   // The etcd layer's counts (ServerMetrics::etcd_*); nothing with -disable-metrics.
+  // REQUIRES: `method` outlives the Server (a static name).
   void CountEtcdCall(std::string_view method, int code) {
-    if (metrics_.enabled) ++metrics_.etcd_calls[{std::string(method), code}];
+    if (metrics_.enabled) ++metrics_.etcd_calls[{method, code}];
   }
   void SetEtcdWatchers(std::size_t watchers) { metrics_.etcd_watchers = watchers; }
   // How late the loop serves a due timer (loop_stall_meter.h); null with

@@ -28,12 +28,10 @@ class RecordingSink final : public WatchSink {
   void Send(const WatchResponse& response) override { sent.push_back(response); }
   std::size_t unsent_bytes() const override { return unsent; }
   void OnDrained(std::function<void()> callback) override { drained_ = std::move(callback); }
-  // The client read everything: the one-shot callback runs (posted).
+  // The client read everything: the drain callback runs (posted).
   void Drain() {
     unsent = 0;
-    if (!drained_) return;
-    boost::asio::post(io_, std::move(drained_));
-    drained_ = nullptr;
+    if (drained_) boost::asio::post(io_, drained_);
   }
   // Every event sent to `watch_id`, as "PUT k=v@rev" / "DELETE k@rev".
   std::vector<std::string> EventsOf(std::int64_t watch_id) const {

@@ -152,10 +152,10 @@ Families Collect(const server::Server& server, const HttpMetrics& http) {
           static_cast<double>(m.snapshots.last_installed_bytes));
   // etcd's API (docs/etcd-compat.md), when served.
   for (const auto& [call, count] : m.etcd_calls) {
-    f.Counter(
-        "tenure_etcd_grpc_calls_total", "etcd gRPC calls ended, by method and gRPC status code.",
-        static_cast<double>(count),
-        {{"method", call.first}, {"code", std::string(etcd_texts::GrpcCodeName(call.second))}});
+    f.Counter("tenure_etcd_grpc_calls_total",
+              "etcd gRPC calls ended, by method and gRPC status code.", static_cast<double>(count),
+              {{"method", std::string(call.first)},
+               {"code", std::string(etcd_texts::GrpcCodeName(call.second))}});
   }
   if (server.history() != nullptr) {
     f.Gauge("tenure_etcd_watchers", "etcd watchers served by this server.",
