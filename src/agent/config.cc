@@ -411,6 +411,9 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   options.fair_queue = config.fair_queue;
   // Followers forward to this address: the TLS listener when there is one.
   options.http_address = AdvertisedHttpAddress(https ? *https : *http, *raft_address);
+  // Followers relay etcd calls here (decision 0055); a port the kernel picks
+  // (0) is known only once bound, too late for the raft handshake.
+  if (etcd && etcd->port != 0) options.etcd_address = AdvertisedHttpAddress(*etcd, *raft_address);
   if (https) {
     tls::ClientFiles forward;
     forward.ca_file = config.tls_ca_file;  // "" = the system's CAs

@@ -21,9 +21,9 @@ inline constexpr std::string_view kEtcdClusterVersion = "3.4.0";
 
 StatusResponse StatusOf(const server::Server& server, std::uint64_t cluster_id);
 
-// Every server of the raft configuration, its name from its member record;
-// `client_url` is this server's etcd address as clients reach it (member
-// records do not carry the others' yet: docs/etcd-compat.md).
+// Every server of the raft configuration, its name and client URL from its
+// member record (decision 0055); `client_url` is this server's etcd address
+// as clients reach it, which stands for its own record's.
 MemberListResponse MembersOf(const server::Server& server, std::uint64_t cluster_id,
                              const std::string& client_url);
 

@@ -200,6 +200,7 @@ Status Node::Impl::OpenIo() {
   transport.bind_address = options_.bind_address;
   transport.node_name = options_.node_name;
   transport.http_address = options_.http_address;
+  transport.etcd_address = options_.etcd_address;
   transport.key = options_.cluster_key;
   transport.tls_accept = options_.tls_accept;
   transport.tls_dial = options_.tls_dial;

@@ -64,6 +64,7 @@ struct NodeOptions {
   // Told to peers in the raft handshake, for the leader's member records.
   std::string node_name;
   std::string http_address;
+  std::string etcd_address;  // "" when this server serves no etcd API
   // -raft-key-file: peers prove they hold it before raft sees a byte. Empty:
   // any process that reaches the raft port is trusted (docs/security.md).
   wire::ClusterKey cluster_key;

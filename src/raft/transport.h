@@ -49,6 +49,7 @@ struct TransportOptions {
   std::string bind_address;  // where to listen, when not `address`
   std::string node_name;     // sent in the handshake (member records)
   std::string http_address;  // likewise
+  std::string etcd_address;  // likewise ("" when it serves no etcd API)
   wire::ClusterKey key;      // empty: no authentication (docs/security.md)
   // Mutual TLS for every raft connection (docs/tls.md), both or neither:
   // accepted links require a certificate from the CA, dialled ones present
@@ -67,6 +68,7 @@ struct PeerAdvert {
   std::string raft_address;
   std::string node_name;
   std::string http_address;
+  std::string etcd_address;
 };
 
 struct TransportCounters {

@@ -138,6 +138,7 @@ void Outgoing::Handshake() {
   hello.raft_address = owner->options.address;
   hello.node_name = owner->options.node_name;
   hello.http_address = owner->options.http_address;
+  hello.etcd_address = owner->options.etcd_address;
   handshake_ =
       std::make_unique<wire::DialerHandshake>(&owner->options.key, std::move(hello), peer_id_);
   auto first = std::make_shared<std::string>(handshake_->Start());

@@ -43,6 +43,11 @@ struct ServerOptions {
   // Where this server answers HTTP, as other members reach it: recorded in
   // its member record so that followers can forward to it (decision 0008).
   std::string http_address;
+  // Where this server answers etcd's v3 API, as other members reach it; ""
+  // when it serves none. Recorded in its member record: followers relay etcd
+  // calls to the leader's, and MemberList lists every member's (decision
+  // 0055).
+  std::string etcd_address;
   // Set when the servers serve HTTPS (-https-addr): followers forward to the
   // leader over TLS with these files (the CA, and this server's certificate
   // for a leader that requires one). Unset: forwarding in clear.
@@ -233,6 +238,7 @@ class Server {
   struct LeaderRoute {
     std::uint64_t id = 0;  // 0: no leader known
     std::string http_address;
+    std::string etcd_address;  // "" also when the leader serves no etcd API
   };
   LeaderRoute RouteToLeader() const;
   LogIndex IndexOf(const Watch& watch) const;

@@ -18,8 +18,8 @@
 namespace tenure::server {
 
 state::Member Server::SelfMember() const {
-  return {node_->id(), options_.node_name, options_.raft.address, options_.http_address,
-          LogIndex()};
+  return {node_->id(),           options_.node_name,    options_.raft.address,
+          options_.http_address, options_.etcd_address, LogIndex()};
 }
 
 bool Server::SelfRecordCurrent() const {
@@ -31,16 +31,18 @@ bool Server::SelfRecordCurrent() const {
 }
 
 Server::LeaderRoute Server::RouteToLeader() const {
-  LeaderRoute route{node_->LeaderId(), ""};
+  LeaderRoute route{node_->LeaderId(), "", ""};
   if (route.id == 0 || route.id == NodeId()) return route;
   if (const state::Member* member = store_.FindMember(route.id);
       member != nullptr && !member->http_address.empty()) {
     route.http_address = member->http_address;
+    route.etcd_address = member->etcd_address;
     return route;
   }
   for (const raft::PeerAdvert& advert : node_->PeerAdverts()) {
     if (advert.id == route.id && ParseHostPort(advert.http_address).ok()) {
       route.http_address = advert.http_address;
+      if (ParseHostPort(advert.etcd_address).ok()) route.etcd_address = advert.etcd_address;
     }
   }
   return route;
@@ -84,8 +86,11 @@ void Server::WritePeerRecords() {
     // Only what the server said at the address the configuration gives it.
     if (advert == adverts.end() || advert->raft_address != server.address) continue;
     if (advert->node_name.empty() || !ParseHostPort(advert->http_address).ok()) continue;
+    // An etcd address that does not parse is recorded as none.
+    const std::string etcd =
+        ParseHostPort(advert->etcd_address).ok() ? advert->etcd_address : std::string();
     state::Member wanted{server.id, advert->node_name, advert->raft_address, advert->http_address,
-                         LogIndex()};
+                         etcd,      LogIndex()};
     if (const state::Member* record = store_.FindMember(server.id); record != nullptr) {
       state::Member current = *record;
       current.modify_index = LogIndex();

@@ -56,6 +56,9 @@ enum class Tag : std::uint8_t {
   kRestoreStaged = 29,
   kEtcdTxn = 30,
   kEtcdCompact = 31,
+  // SetMember of a server with an etcd address (it follows the others), so
+  // members without one keep their bytes (decision 0055).
+  kSetMemberEtcd = 32,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -314,12 +317,16 @@ void EncodeCommand(const Command& command, std::string* out) {
           }
         } else if constexpr (std::is_same_v<T, KvDequeue>) {
           if (body.hold) tag = Tag::kKvDequeueHeld;
+        } else if constexpr (std::is_same_v<T, SetMember>) {
+          if (!body.member.etcd_address.empty()) tag = Tag::kSetMemberEtcd;
         }
         w.PutU8(static_cast<std::uint8_t>(tag));
         FieldWriter writer{w};
         Fields(writer, body);
         if constexpr (std::is_same_v<T, KvEnqueue>) {
           if (body.authority.checked) Fields(writer, body.authority);
+        } else if constexpr (std::is_same_v<T, SetMember>) {
+          if (tag == Tag::kSetMemberEtcd) writer(body.member.etcd_address);
         }
       },
       command.body);
@@ -424,6 +431,15 @@ Result<Command> DecodeCommand(std::string_view bytes) {
     case Tag::kSetMember:
       command.body = DecodeBody<SetMember>(r);
       break;
+    case Tag::kSetMemberEtcd: {
+      SetMember body;
+      FieldReader reader{r};
+      Fields(reader, body);
+      reader(body.member.etcd_address);
+      if (body.member.etcd_address.empty()) r.Fail();  // written only with one
+      command.body = std::move(body);
+      break;
+    }
     case Tag::kRemoveMember:
       command.body = DecodeBody<RemoveMember>(r);
       break;
@@ -529,6 +545,7 @@ std::string_view CommandName(const Command& command) {
     case Tag::kReapTombstones:
       return "reap-tombstones";
     case Tag::kSetMember:
+    case Tag::kSetMemberEtcd:
       return "set-member";
     case Tag::kRemoveMember:
       return "remove-member";

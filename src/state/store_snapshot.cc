@@ -9,14 +9,15 @@
 //               has_acl:u8 acl? history                        (version 5)
 //               has_acl:u8 acl? has_history:u8 history?
 //               queues_index:varint n:varint queue*n           (versions 6-9)
-//               compact_revision:varint                        (version 9)
-//               checksum:fixed32le                             (versions 3-9)
-//   kv_entry := state/codec.cc; version:varint after it       (versions 8-9)
+//               compact_revision:varint                        (versions 9-10)
+//               checksum:fixed32le                             (versions 3-10)
+//   kv_entry := state/codec.cc; version:varint after it       (versions 8-10)
 //   queue    := key:bytes n:varint waiter*n (head first)
 //   waiter   := session:bytes value:bytes flags:varint since:svarint
 //               enqueue_index:varint
-//               checked:u8 (accessor_id:bytes default_allow:u8)?  (versions 7-9)
+//               checked:u8 (accessor_id:bytes default_allow:u8)?  (versions 7-10)
 //   member   := id:varint name:bytes raft_address:bytes http_address:bytes
+//               etcd_address:bytes                             (version 10)
 //               modify_index:varint
 //   acl      := bootstrap_index policies_index tokens_index :varint
 //               n:varint policy*n  n:varint token*n            (state/acl_table.cc)
@@ -33,7 +34,10 @@
 // members are written as in version 7 whatever they hold (queues_index may be
 // 0, with no queue). Versions 1-7 read every key as version 1. Version 9 is
 // version 8 written while the replicated compact revision (EtcdCompact) is
-// not 0, which follows the queues; versions 1-8 read it as 0.
+// not 0, which follows the queues; versions 1-8 read it as 0. Version 10 is
+// version 9 written while a member has an etcd address (decision 0055):
+// every member carries one ("" if none) and the compact revision is written
+// even when 0; versions 1-9 read every member without one.
 // A store without ACL state still writes version 3, byte for byte as before,
 // so clusters that never turn ACLs on keep their snapshots (and digests).
 // Maps are written in key order, so equal states encode to equal bytes.
@@ -55,7 +59,8 @@ constexpr std::uint8_t kSnapshotVersionWithHistory = 5;
 constexpr std::uint8_t kSnapshotVersionWithQueues = 6;
 constexpr std::uint8_t kSnapshotVersionWithAuthority = 7;
 constexpr std::uint8_t kSnapshotVersionWithVersions = 8;
-constexpr std::uint8_t kSnapshotVersion = 9;
+constexpr std::uint8_t kSnapshotVersionWithCompaction = 9;
+constexpr std::uint8_t kSnapshotVersion = 10;
 constexpr std::size_t kChecksumBytes = 4;
 
 std::uint32_t ReadFixed32(std::string_view bytes) {
@@ -81,10 +86,10 @@ Result<int> Store::CheckSnapshotBytes(std::string_view bytes) {
   if (bytes.size() <= kMagic.size()) return Status::Corruption("snapshot: truncated after magic");
   const auto version = static_cast<std::uint8_t>(bytes[kMagic.size()]);
   if (version == 1 || version == 2) return static_cast<int>(version);  // no checksum
-  if (version != kSnapshotVersion && version != kSnapshotVersionWithVersions &&
-      version != kSnapshotVersionWithAuthority && version != kSnapshotVersionWithQueues &&
-      version != kSnapshotVersionWithHistory && version != kSnapshotVersionWithAcl &&
-      version != kSnapshotVersionWithoutAcl) {
+  if (version != kSnapshotVersion && version != kSnapshotVersionWithCompaction &&
+      version != kSnapshotVersionWithVersions && version != kSnapshotVersionWithAuthority &&
+      version != kSnapshotVersionWithQueues && version != kSnapshotVersionWithHistory &&
+      version != kSnapshotVersionWithAcl && version != kSnapshotVersionWithoutAcl) {
     return Status::Corruption("snapshot: unknown version " + std::to_string(version));
   }
   if (bytes.size() < kMagic.size() + 1 + kChecksumBytes) {
@@ -108,20 +113,23 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   const bool with_history = !history_.empty();
   bool with_versions = false;
   for (const auto& [key, entry] : kv_) with_versions |= entry.version > 1;
-  const bool with_compaction = !compact_revision_.is_none();
+  bool with_member_etcd = false;
+  for (const auto& [id, member] : members_) with_member_etcd |= !member.etcd_address.empty();
+  const bool with_compaction = with_member_etcd || !compact_revision_.is_none();
   with_versions |= with_compaction;
   const bool with_queues = with_versions || !queues_index_.is_none();
   bool with_authority = with_versions;
   for (const auto& [key, queue] : queues_) {
     for (const QueueWaiter& waiter : queue) with_authority |= waiter.authority.checked;
   }
-  w.PutU8(with_compaction  ? kSnapshotVersion
-          : with_versions  ? kSnapshotVersionWithVersions
-          : with_authority ? kSnapshotVersionWithAuthority
-          : with_queues    ? kSnapshotVersionWithQueues
-          : with_history   ? kSnapshotVersionWithHistory
-          : acl_.empty()   ? kSnapshotVersionWithoutAcl
-                           : kSnapshotVersionWithAcl);
+  w.PutU8(with_member_etcd  ? kSnapshotVersion
+          : with_compaction ? kSnapshotVersionWithCompaction
+          : with_versions   ? kSnapshotVersionWithVersions
+          : with_authority  ? kSnapshotVersionWithAuthority
+          : with_queues     ? kSnapshotVersionWithQueues
+          : with_history    ? kSnapshotVersionWithHistory
+          : acl_.empty()    ? kSnapshotVersionWithoutAcl
+                            : kSnapshotVersionWithAcl);
   w.PutIndex(applied_index_);
   w.PutIndex(kv_index_);
   w.PutIndex(sessions_index_);
@@ -147,6 +155,7 @@ void Store::EncodeSnapshotBody(std::string* out) const {
     w.PutBytes(member.name);
     w.PutBytes(member.raft_address);
     w.PutBytes(member.http_address);
+    if (with_member_etcd) w.PutBytes(member.etcd_address);
     w.PutIndex(member.modify_index);
   }
   if (with_queues) {
@@ -231,12 +240,17 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     ClusterMs until(r.GetSignedVarint());
     store.lock_delays_.emplace(std::move(key), until);
   }
+  bool any_member_etcd = false;
   for (std::uint64_t n = version >= 2 ? count() : 0; n > 0 && !r.failed(); --n) {
     Member member;
     member.id = r.GetVarint();
     member.name = r.GetString();
     member.raft_address = r.GetString();
     member.http_address = r.GetString();
+    if (version >= kSnapshotVersion) {
+      member.etcd_address = r.GetString();
+      any_member_etcd |= !member.etcd_address.empty();
+    }
     member.modify_index = r.GetIndex();
     std::uint64_t id = member.id;
     if (!store.members_.emplace(id, std::move(member)).second) r.Fail();
@@ -293,13 +307,16 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     }
     // Version 7 is written only while a waiter carries a token to check.
     if (version == kSnapshotVersionWithAuthority && !any_checked) r.Fail();
-    if (version == kSnapshotVersion) {
+    if (version >= kSnapshotVersionWithCompaction) {
       store.compact_revision_ = r.GetIndex();
-      if (store.compact_revision_.is_none()) r.Fail();  // version 9 is written only with it
+      // Version 9 is written only with it.
+      if (version == kSnapshotVersionWithCompaction && store.compact_revision_.is_none()) r.Fail();
     }
   }
   // Version 8 is written only while a key's version is above 1.
   if (version == kSnapshotVersionWithVersions && !any_version_above_1) r.Fail();
+  // Version 10 is written only while a member has an etcd address.
+  if (version == kSnapshotVersion && !any_member_etcd) r.Fail();
   if (r.failed()) return Status::Corruption("snapshot: truncated or malformed");
   if (!r.done()) return Status::Corruption("snapshot: trailing bytes");
 

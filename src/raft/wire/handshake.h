@@ -4,6 +4,7 @@
 //   dialer -> listener    hello     := magic purpose:u8 flags:u8 0:u16 body_len:u32
 //                                      id:u64 nonce[32] body
 //                                      body := raft_address node_name http_address
+//                                              [etcd_address]
 //   listener -> dialer    challenge := magic status:u8 flags:u8 0:u16 body_len:u32
 //                                      id:u64 nonce[32] proof[32] body
 //                                      body := reason
@@ -46,7 +47,7 @@ inline constexpr std::size_t kNonceBytes = 32;
 inline constexpr std::size_t kHelloFixedBytes = 8 + 1 + 1 + 2 + 4 + 8 + kNonceBytes;  // 56
 inline constexpr std::size_t kChallengeFixedBytes = kHelloFixedBytes + kMacBytes;     // 88
 inline constexpr std::size_t kHandshakeStringBytesMax = 255;
-inline constexpr std::size_t kHandshakeBodyBytesMax = 3 * (2 + kHandshakeStringBytesMax);
+inline constexpr std::size_t kHandshakeBodyBytesMax = 4 * (2 + kHandshakeStringBytesMax);
 
 using Nonce = std::array<std::uint8_t, kNonceBytes>;
 
@@ -63,6 +64,7 @@ struct Hello {
   std::string raft_address;  // the dialer's -raft-addr
   std::string node_name;     // its -node
   std::string http_address;  // where it serves HTTP (for member records)
+  std::string etcd_address;  // where it serves etcd's API; "" none (decision 0055)
 };
 
 // What the listener answers a join with.

@@ -121,6 +121,26 @@ TEST(HandshakeTest, MembersWithTheSameKeyCompleteInAnySplit) {
   }
 }
 
+// A member's etcd address rides after the others (decision 0055); a hello
+// without one is byte for byte what servers wrote before it.
+TEST(HandshakeTest, AnEtcdAddressIsToldWhenThereIsOne) {
+  ClusterKey key = Key('k');
+  Hello with = MemberHello(true);
+  with.etcd_address = "127.0.0.1:2379";
+  Outcome o = Exchange(&key, &key, with, 7);
+  ASSERT_TRUE(o.dialer_done && o.listener_done) << o.listener.message();
+  EXPECT_EQ(o.seen.etcd_address, "127.0.0.1:2379");
+  EXPECT_EQ(o.seen.http_address, "127.0.0.1:8502");
+
+  Outcome without = Exchange(&key, &key, MemberHello(true), 7);
+  ASSERT_TRUE(without.listener_done);
+  EXPECT_EQ(without.seen.etcd_address, "");
+  ClusterKey none;
+  EXPECT_EQ(
+      DialerHandshake(&none, with, 1).Start().size(),
+      DialerHandshake(&none, MemberHello(true), 1).Start().size() + 2 + with.etcd_address.size());
+}
+
 TEST(HandshakeTest, KeylessMembersComplete) {
   ClusterKey none;
   Outcome o = Exchange(&none, &none, MemberHello(false), 5);

@@ -144,7 +144,7 @@ class RandomContents {
       case 9:
         return ReapTombstones{LogIndex(U64())};
       case 10:
-        return SetMember{{U64(), Bytes(), Bytes(), Bytes(), LogIndex()}};
+        return SetMember{{U64(), Bytes(), Bytes(), Bytes(), Bytes(), LogIndex()}};
       case 11:
         return RemoveMember{U64()};
       case 12:
@@ -310,7 +310,8 @@ TEST(CommandCodecTest, ExtremeValuesRoundTrip) {
       {ClusterMs(1), txn},
       {ClusterMs(1), ReapTombstones{LogIndex(kMaxU64)}},
       {ClusterMs(1),
-       SetMember{{kMaxU64, "", std::string("\0", 1), std::string(300, 'a'), LogIndex()}}},
+       SetMember{{kMaxU64, "", std::string("\0", 1), std::string(300, 'a'), "", LogIndex()}}},
+      {ClusterMs(1), SetMember{{1, "n", "r:1", "h:2", std::string(300, 'e'), LogIndex()}}},
       {ClusterMs(1), RemoveMember{kMaxU64}},
       {ClusterMs(1), Checkpoint{LogIndex(kMaxU64), kMaxU64}},
   };
@@ -399,6 +400,27 @@ TEST(CommandCodecTest, AnEtcdTxnNestedPastTheBoundIsRefused) {
   EXPECT_FALSE(DecodeCommand(Encode(Command{ClusterMs(1), EtcdTxn{wide}, UnixMs(2)})).ok());
   // 1,000 levels: refused at the bound, without decoding the rest.
   EXPECT_FALSE(DecodeCommand(Encode(nested(1'000))).ok());
+}
+
+// A member with an etcd address is tag 32, its address after the other
+// fields; one without keeps tag 11 and its bytes (decision 0055). Tag 32
+// with no address is never written, so it is refused.
+TEST(CommandCodecTest, AMemberWithAnEtcdAddressHasATagOfItsOwn) {
+  Command plain{ClusterMs(1), SetMember{{2, "n2", "r:1", "h:2", "", LogIndex()}}};
+  Command with_etcd{ClusterMs(1), SetMember{{2, "n2", "r:1", "h:2", "e:3", LogIndex()}}};
+  const std::string plain_bytes = Encode(plain);
+  const std::string etcd_bytes = Encode(with_etcd);
+  EXPECT_EQ(static_cast<int>(plain_bytes[1]), 11);
+  EXPECT_EQ(static_cast<int>(etcd_bytes[1]), 32);
+  Result<Command> decoded = DecodeCommand(etcd_bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_TRUE(*decoded == with_etcd);
+  // Tag 32 whose address is empty (its length byte 0, the text gone).
+  std::string refused = etcd_bytes;
+  const std::size_t at = refused.find("e:3");
+  ASSERT_NE(at, std::string::npos);
+  refused.replace(at - 1, 4, std::string(1, '\0'));
+  EXPECT_FALSE(DecodeCommand(refused).ok());
 }
 
 TEST(CommandCodecTest, EncodingAppendsToTheOutput) {

@@ -12,7 +12,11 @@ namespace tenure::state {
 namespace {
 
 Member MakeMember(std::uint64_t id, std::string http) {
-  return {id, "n" + std::to_string(id), "127.0.0.1:830" + std::to_string(id), std::move(http),
+  return {id,
+          "n" + std::to_string(id),
+          "127.0.0.1:830" + std::to_string(id),
+          std::move(http),
+          "",
           LogIndex()};
 }
 
@@ -63,6 +67,28 @@ TEST(StoreMembersTest, MembersSurviveSnapshotsAndChangeTheDigest) {
   EXPECT_EQ(restored->Digest(), a.Digest());
 }
 
+// A member's etcd address (decision 0055) makes the snapshot version 10 and
+// comes back whole; a state whose members have none keeps its older version.
+TEST(StoreMembersTest, AnEtcdAddressIsInTheSnapshotAndTheDigest) {
+  Store plain, with_etcd;
+  (void)plain.Apply({ClusterMs(1), SetMember{MakeMember(1, "127.0.0.1:8501")}}, LogIndex(1));
+  Member member = MakeMember(1, "127.0.0.1:8501");
+  member.etcd_address = "127.0.0.1:2379";
+  (void)with_etcd.Apply({ClusterMs(1), SetMember{member}}, LogIndex(1));
+  EXPECT_NE(plain.Digest(), with_etcd.Digest());
+
+  std::string plain_bytes, etcd_bytes;
+  plain.EncodeSnapshot(&plain_bytes);
+  with_etcd.EncodeSnapshot(&etcd_bytes);
+  EXPECT_EQ(static_cast<int>(plain_bytes[7]), 3);
+  EXPECT_EQ(static_cast<int>(etcd_bytes[7]), 10);
+  Result<Store> restored = Store::DecodeSnapshot(etcd_bytes);
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  ASSERT_NE(restored->FindMember(1), nullptr);
+  EXPECT_EQ(restored->FindMember(1)->etcd_address, "127.0.0.1:2379");
+  EXPECT_EQ(restored->Digest(), with_etcd.Digest());
+}
+
 // A version-2 snapshot is a version-3 one without the trailing checksum; a
 // version-1 snapshot is a version-2 one without the member count. Both are
 // still read (data dirs written by older servers).
@@ -89,10 +115,10 @@ TEST(StoreMembersTest, VersionOneAndTwoSnapshotsStillRestore) {
     EXPECT_EQ(*version, (*old)[7]);
   }
 
-  v3[7] = 10;  // the first version no tenure writes yet
+  v3[7] = 11;  // the first version no tenure writes yet
   Result<Store> unknown = Store::DecodeSnapshot(v3);
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().message().find("unknown version 10"), std::string_view::npos);
+  EXPECT_NE(unknown.status().message().find("unknown version 11"), std::string_view::npos);
 }
 
 // Version 3's checksum: a changed byte in a value (which decodes fine on its
