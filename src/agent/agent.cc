@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "etcd/gateway.h"
 #include "etcd/grpc_server.h"
+#include "etcd/leader_relay.h"
 #include "http/api.h"
 #include "listen/server.h"
 #include "server/server.h"
@@ -96,7 +97,8 @@ Status RunAgent(AgentPlan plan) {
   listen::HttpServer https_server(io, handler);
   // etcd's API: its gateway is made once the listener knows its port (the
   // client URL MemberList reports); no request arrives before io.run.
-  std::unique_ptr<etcd::WatchHub> watch_hub;  // before its users: they hold watchers in it
+  std::unique_ptr<etcd::WatchHub> watch_hub;      // before its users: they hold watchers in it
+  std::unique_ptr<etcd::LeaderRelay> etcd_relay;  // likewise: they relay through it
   std::unique_ptr<etcd::Gateway> gateway;
   std::unique_ptr<etcd::GrpcServer> grpc;
   listen::HttpServer etcd_server(
@@ -121,6 +123,7 @@ Status RunAgent(AgentPlan plan) {
     http_server.Stop();
     https_server.Stop();
     etcd_server.Stop();
+    if (etcd_relay != nullptr) etcd_relay->Shutdown();
     api.Shutdown();
     server.Stop([&io] { io.stop(); });
   };
@@ -179,8 +182,11 @@ Status RunAgent(AgentPlan plan) {
           "http://" +
           (raft_address.ok() ? AdvertisedHttpAddress(bound, *raft_address) : FormatHostPort(bound));
       watch_hub = std::make_unique<etcd::WatchHub>(server, io);
-      grpc = std::make_unique<etcd::GrpcServer>(server, io, *watch_hub, options.client_url);
-      gateway = std::make_unique<etcd::Gateway>(server, *watch_hub, std::move(options));
+      etcd_relay = std::make_unique<etcd::LeaderRelay>(io, server);
+      grpc = std::make_unique<etcd::GrpcServer>(server, io, *watch_hub, *etcd_relay,
+                                                options.client_url);
+      gateway =
+          std::make_unique<etcd::Gateway>(server, *watch_hub, *etcd_relay, std::move(options));
       log::Info("agent", fmt::format("serving etcd's v3 API (gRPC and its JSON gateway) on {}",
                                      FormatHostPort(bound)));
     }

@@ -178,6 +178,10 @@ bool ElectionService::Decide(std::uint64_t id) {
   Wait& wait = it->second;
   if (wait.rev.is_none()) return false;  // its txn is in flight
   const state::Store& store = server_.store();
+  // A txn relayed to the leader answers before this server applies it.
+  wait.awaiting_apply =
+      store.applied_index().value() < static_cast<std::uint64_t>(wait.header.revision);
+  if (wait.awaiting_apply) return false;
   auto finish = [&](EtcdError error) {
     Wait over = std::move(wait);
     waits_.erase(it);
@@ -231,7 +235,7 @@ void ElectionService::OnBatch(const server::Server::HistoryBatch& batch) {
   // replaced); observers at any change under theirs.
   std::vector<std::uint64_t> due;
   for (const auto& [id, wait] : waits_) {
-    if (touches(wait.prefix, /*deletes_only=*/true)) due.push_back(id);
+    if (wait.awaiting_apply || touches(wait.prefix, /*deletes_only=*/true)) due.push_back(id);
   }
   for (std::uint64_t id : due) Decide(id);
   std::vector<std::uint64_t> watching;

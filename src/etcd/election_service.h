@@ -62,6 +62,9 @@ class ElectionService {
     std::int64_t lease = 0;
     ResponseHeader header;   // the answer's: the txn that made or found the key
     bool abandoned = false;  // its client went away: the key goes once made
+    // On a follower the txn ran on the leader: decided once this server's
+    // state holds its revision (decision 0055).
+    bool awaiting_apply = false;
     std::function<void(etcd_texts::EtcdError, const Wait&)> done;
   };
   struct Observer {

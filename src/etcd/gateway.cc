@@ -69,14 +69,16 @@ bool DecodeBody(const HttpRequest& request, M* message, Responder& responder) {
 
 }  // namespace
 
-Gateway::Gateway(server::Server& server, WatchHub& watch_hub, GatewayOptions options)
+Gateway::Gateway(server::Server& server, WatchHub& watch_hub, LeaderRelay& relay,
+                 GatewayOptions options)
     : server_(server),
       watch_hub_(watch_hub),
       options_(std::move(options)),
       cluster_id_(ClusterIdOf(server)),
-      kv_(server),
-      leases_(server),
-      elections_(server, kv_) {}
+      kv_(server, &relay),
+      leases_(server, &relay),
+      elections_(server, kv_),
+      relay_server_(server) {}
 
 Gateway::~Gateway() {
   *alive_ = false;
@@ -161,6 +163,9 @@ bool Gateway::IsParkedRead(const HttpRequest& request) {
 void Gateway::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   if (request.path == "/version") return Version(request, *responder);
   if (request.path == "/health") return Health(request, *responder);
+  if (RelayServer::IsRelayPath(request.path)) {
+    return relay_server_.Handle(request, std::move(responder));
+  }
   const MethodInfo* info = FindGatewayMethod(request.path);
   if (info == nullptr) return responder->Send(GoHttpError(404, "Not Found"));
   // The gateway registers every method for POST only; another verb on a

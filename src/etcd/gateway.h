@@ -22,6 +22,7 @@
 #include "etcd/election_service.h"
 #include "etcd/kv_service.h"
 #include "etcd/lease_service.h"
+#include "etcd/relay_server.h"
 #include "etcd/watch_hub.h"
 #include "listen/request.h"
 
@@ -31,6 +32,8 @@ class Server;
 
 namespace tenure::etcd {
 
+class LeaderRelay;
+
 struct GatewayOptions {
   // This server's etcd address as clients reach it ("http://127.0.0.1:2379"),
   // which MemberList reports as its clientURLs.
@@ -39,8 +42,11 @@ struct GatewayOptions {
 
 class Gateway {
  public:
-  // Watch requests register their watchers in `watch_hub`, which must outlive this.
-  Gateway(server::Server& server, WatchHub& watch_hub, GatewayOptions options);
+  // Watch requests register their watchers in `watch_hub`, and calls that
+  // need the leader go through `relay` while this server does not lead; both
+  // must outlive this. Relayed calls from followers (RelayServer) come in
+  // here too.
+  Gateway(server::Server& server, WatchHub& watch_hub, LeaderRelay& relay, GatewayOptions options);
   ~Gateway();
   Gateway(const Gateway&) = delete;
   Gateway& operator=(const Gateway&) = delete;
@@ -73,6 +79,7 @@ class Gateway {
   KvService kv_;
   LeaseService leases_;
   ElectionService elections_;
+  RelayServer relay_server_;
   std::map<StreamRun*, std::unique_ptr<StreamRun>> streams_;  // until each client goes
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

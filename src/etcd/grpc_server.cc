@@ -125,14 +125,14 @@ Done<R> Replier(std::shared_ptr<GrpcServer::Call> call) {
 }  // namespace
 
 GrpcServer::GrpcServer(server::Server& server, boost::asio::io_context& io, WatchHub& watch_hub,
-                       std::string client_url)
+                       LeaderRelay& relay, std::string client_url)
     : server_(server),
       io_(io),
       watch_hub_(watch_hub),
       client_url_(std::move(client_url)),
       cluster_id_(ClusterIdOf(server)),
-      kv_(server),
-      leases_(server),
+      kv_(server, &relay),
+      leases_(server, &relay),
       elections_(server, kv_) {}
 
 GrpcServer::~GrpcServer() { *alive_ = false; }

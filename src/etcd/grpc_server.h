@@ -26,12 +26,16 @@
 
 namespace tenure::etcd {
 
+class LeaderRelay;
+
 class GrpcServer {
  public:
   // `client_url`: this server's etcd address as clients reach it (MemberList).
-  // Watch calls register their watchers in `watch_hub`, which must outlive this.
+  // Watch calls register their watchers in `watch_hub`, and calls that need
+  // the leader go through `relay` while this server does not lead; both
+  // must outlive this.
   GrpcServer(server::Server& server, boost::asio::io_context& io, WatchHub& watch_hub,
-             std::string client_url);
+             LeaderRelay& relay, std::string client_url);
   ~GrpcServer();
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/consul_texts.h"
+#include "etcd/leader_relay.h"
 #include "server/server.h"
 #include "state/etcd_check.h"
 #include "state/etcd_range.h"
@@ -93,7 +94,10 @@ EtcdError ErrorOfProposal(const Status& status) {
   return etcd_texts::Error(etcd_texts::GrpcCode::kUnavailable, std::string(message));
 }
 
-KvService::KvService(server::Server& server) : server_(server), cluster_id_(ClusterIdOf(server)) {}
+KvService::KvService(server::Server& server, LeaderRelay* relay)
+    : server_(server), relay_(relay), cluster_id_(ClusterIdOf(server)) {}
+
+bool KvService::Relayed() const { return relay_ != nullptr && relay_->Relays(); }
 
 KvService::~KvService() { *alive_ = false; }
 
@@ -141,6 +145,7 @@ void KvService::Range(state::EtcdRangeRequest request, Done<RangeResponse> done)
     return done({std::move(refused), {}});
   }
   const bool serializable = request.serializable;
+  if (!serializable && Relayed()) return relay_->Call(Method::kRange, request, std::move(done));
   Linearized(serializable, [this, request = std::move(request), done](EtcdError error) {
     if (!error.ok()) return done({std::move(error), {}});
     done(ReadRange(request));
@@ -181,8 +186,11 @@ void KvService::Txn(state::EtcdTxnRequest request, Done<TxnResponse> done) {
   if (EtcdError refused = state::CheckEtcdTxn(request); !refused.ok()) {
     return done({std::move(refused), {}});
   }
-  if (state::EtcdTxnWrites(request)) return ProposeTxn(std::move(request), std::move(done));
   const bool serializable = AllSerializable(request);
+  if ((state::EtcdTxnWrites(request) || !serializable) && Relayed()) {
+    return relay_->Call(Method::kTxn, request, std::move(done));
+  }
+  if (state::EtcdTxnWrites(request)) return ProposeTxn(std::move(request), std::move(done));
   Linearized(serializable, [this, request = std::move(request), done](EtcdError error) {
     if (!error.ok()) return done({std::move(error), {}});
     done(ReadTxn(request));
@@ -193,6 +201,7 @@ void KvService::Put(state::EtcdPutRequest request, Done<PutResponse> done) {
   if (EtcdError refused = state::CheckEtcdPut(request); !refused.ok()) {
     return done({std::move(refused), {}});
   }
+  if (Relayed()) return relay_->Call(Method::kPut, request, std::move(done));
   state::EtcdTxnRequest txn;
   txn.success.push_back(OpOf(state::EtcdRequestOp::Kind::kPut));
   txn.success.back().put = std::move(request);
@@ -209,6 +218,7 @@ void KvService::DeleteRange(state::EtcdDeleteRangeRequest request, Done<DeleteRa
   if (EtcdError refused = state::CheckEtcdDeleteRange(request); !refused.ok()) {
     return done({std::move(refused), {}});
   }
+  if (Relayed()) return relay_->Call(Method::kDeleteRange, request, std::move(done));
   state::EtcdTxnRequest txn;
   txn.success.push_back(OpOf(state::EtcdRequestOp::Kind::kDeleteRange));
   txn.success.back().delete_range = std::move(request);
@@ -225,6 +235,8 @@ void KvService::DeleteRange(state::EtcdDeleteRangeRequest request, Done<DeleteRa
 // above the applied index a future revision (etcd's checks before it
 // proposes); else it answers once applied (etcd's `physical` always holds).
 void KvService::Compact(CompactionRequest request, Done<CompactionResponse> done) {
+  // The leader's state decides (this one's may lag behind it).
+  if (Relayed()) return relay_->Call(Method::kCompact, request, std::move(done));
   const state::Store& store = server_.store();
   if (request.revision <= 0 ||
       static_cast<std::uint64_t>(request.revision) <= store.compact_revision().value()) {

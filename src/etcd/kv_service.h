@@ -4,8 +4,9 @@
 // state (serializable), after the leader's barrier (linearizable), or at a
 // past revision from the history window. Transport-free: the gRPC and
 // gateway layers hand decoded requests in and encode what comes back. A
-// linearizable read or a write on a follower answers NotLeader; the
-// transport forwards those to the leader. Loop thread only.
+// linearizable read or a write on a follower goes to the leader through the
+// LeaderRelay (decision 0055), or answers NotLeader where there is none.
+// Loop thread only.
 #pragma once
 
 #include <functional>
@@ -45,9 +46,12 @@ ResponseHeader HeaderAt(const server::Server& server, std::uint64_t cluster_id, 
 // failure), shutting down (server stopped).
 etcd_texts::EtcdError ErrorOfProposal(const Status& status);
 
+class LeaderRelay;
+
 class KvService {
  public:
-  explicit KvService(server::Server& server);
+  // `relay`: as LeaseService's.
+  explicit KvService(server::Server& server, LeaderRelay* relay = nullptr);
   ~KvService();
   KvService(const KvService&) = delete;
   KvService& operator=(const KvService&) = delete;
@@ -70,8 +74,10 @@ class KvService {
   Answer<TxnResponse> ReadTxn(const state::EtcdTxnRequest& txn) const;
   // An answer's header at `revision`: cluster_id, member_id (the raft id), term.
   ResponseHeader Header(LogIndex revision) const;
+  bool Relayed() const;
 
   server::Server& server_;
+  LeaderRelay* const relay_;
   const std::uint64_t cluster_id_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

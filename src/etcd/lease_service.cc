@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/limits.h"
+#include "etcd/leader_relay.h"
 #include "server/server.h"
 #include "state/numbered_session.h"
 
@@ -23,8 +24,10 @@ bool IsTakenId(const Status& status) {
 
 }  // namespace
 
-LeaseService::LeaseService(server::Server& server)
-    : server_(server), cluster_id_(ClusterIdOf(server)) {}
+LeaseService::LeaseService(server::Server& server, LeaderRelay* relay)
+    : server_(server), relay_(relay), cluster_id_(ClusterIdOf(server)) {}
+
+bool LeaseService::Relayed() const { return relay_ != nullptr && relay_->Relays(); }
 
 LeaseService::~LeaseService() { *alive_ = false; }
 
@@ -33,6 +36,7 @@ ResponseHeader LeaseService::Header() const {
 }
 
 void LeaseService::Grant(LeaseGrantRequest request, Done<LeaseGrantResponse> done) {
+  if (Relayed()) return relay_->Call(Method::kLeaseGrant, request, std::move(done));
   if (request.ttl > limits::kLeaseTtlMaxSeconds) {
     return done({etcd_texts::LeaseTtlTooLarge(), {}});
   }
@@ -74,6 +78,7 @@ void LeaseService::Grant(LeaseGrantRequest request, Done<LeaseGrantResponse> don
 }
 
 void LeaseService::Revoke(LeaseIdRequest request, Done<LeaseRevokeResponse> done) {
+  if (Relayed()) return relay_->Call(Method::kLeaseRevoke, request, std::move(done));
   const state::SessionId id = state::NumberedSessionId(request.id);
   if (server_.store().FindSession(id) == nullptr) return done({etcd_texts::LeaseNotFound(), {}});
   if (!server_.IsLeader()) return done({etcd_texts::NotLeader(), {}});
@@ -95,6 +100,7 @@ void LeaseService::Revoke(LeaseIdRequest request, Done<LeaseRevokeResponse> done
 }
 
 void LeaseService::KeepAlive(LeaseIdRequest request, Done<LeaseKeepAliveResponse> done) {
+  if (Relayed()) return relay_->Call(Method::kLeaseKeepAlive, request, std::move(done));
   if (!server_.IsLeader()) return done({etcd_texts::NotLeader(), {}});
   const std::int64_t number = request.id;
   std::weak_ptr<bool> alive = alive_;
@@ -116,6 +122,7 @@ void LeaseService::KeepAlive(LeaseIdRequest request, Done<LeaseKeepAliveResponse
 
 void LeaseService::TimeToLive(LeaseTimeToLiveRequest request, Done<LeaseTimeToLiveResponse> done) {
   // The leader's timer is the one that ends leases.
+  if (Relayed()) return relay_->Call(Method::kLeaseTimeToLive, request, std::move(done));
   if (!server_.IsLeader()) return done({etcd_texts::NotLeader(), {}});
   Answer<LeaseTimeToLiveResponse> out;
   out.response.header = Header();

@@ -15,9 +15,14 @@
 
 namespace tenure::etcd {
 
+class LeaderRelay;
+
 class LeaseService {
  public:
-  explicit LeaseService(server::Server& server);
+  // `relay`: where calls go that need the leader while this server does not
+  // lead; null: they answer "etcdserver: not leader" (the leader's side of a
+  // relayed call, and tests of one server).
+  explicit LeaseService(server::Server& server, LeaderRelay* relay = nullptr);
   ~LeaseService();
   LeaseService(const LeaseService&) = delete;
   LeaseService& operator=(const LeaseService&) = delete;
@@ -28,12 +33,15 @@ class LeaseService {
   // that never existed or has ended (the stream goes on, as etcd's).
   void KeepAlive(LeaseIdRequest request, Done<LeaseKeepAliveResponse> done);
   void TimeToLive(LeaseTimeToLiveRequest request, Done<LeaseTimeToLiveResponse> done);
+  // This server's list (etcd 3.4's members answer it from their own lessor).
   Answer<LeaseLeasesResponse> Leases() const;
 
  private:
   ResponseHeader Header() const;
+  bool Relayed() const;
 
   server::Server& server_;
+  LeaderRelay* const relay_;
   const std::uint64_t cluster_id_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -39,7 +39,9 @@ ARROWS = {
     "tenure_raft": {"common", "acl", "state", "raft", "tls", "tenure"},
     "tenure_server": {"common", "acl", "state", "raft", "server", "tls", "tenure"},
     # etcd: etcd's v3 API (decision 0048), a layer over the server as http is.
-    "tenure_etcd": {"common", "acl", "state", "raft", "server", "etcd", "listen", "tls", "tenure"},
+    # A follower relays etcd calls to the leader with net's client (0055).
+    "tenure_etcd": {"common", "acl", "state", "raft", "server", "etcd", "listen", "net", "tls",
+                    "tenure"},
     "tenure_net": {"common", "net", "tls", "tenure"},
     # listen: the listener and its connections (HTTP/1.1, the reader, the
     # per-address table), knowing nothing of the APIs above it: http serves

@@ -83,7 +83,16 @@ void Pick(int which, std::string_view bytes) {
       RoundTrip<etcd::WatchRequest, Coding>(bytes);
       break;
     default:
+      // The answers a follower decodes from the leader (etcd/leader_relay.h).
       RoundTrip<etcd::TxnResponse, Coding>(bytes);
+      RoundTrip<etcd::RangeResponse, Coding>(bytes);
+      RoundTrip<etcd::PutResponse, Coding>(bytes);
+      RoundTrip<etcd::DeleteRangeResponse, Coding>(bytes);
+      RoundTrip<etcd::CompactionResponse, Coding>(bytes);
+      RoundTrip<etcd::LeaseGrantResponse, Coding>(bytes);
+      RoundTrip<etcd::LeaseRevokeResponse, Coding>(bytes);
+      RoundTrip<etcd::LeaseKeepAliveResponse, Coding>(bytes);
+      RoundTrip<etcd::LeaseTimeToLiveResponse, Coding>(bytes);
       break;
   }
 }

@@ -17,6 +17,7 @@ import socket
 import subprocess
 import time
 import unittest
+import urllib.parse
 
 from etcd_testlib import EtcdDevServerCase
 from tenure_testlib import DevServer, free_port, http_request, poll_until, tenure_bin
@@ -225,6 +226,39 @@ class EtcdGatewayTest(EtcdDevServerCase):
         entry = self.server.request("GET", "/v1/kv/held/k").json()[0]
         self.assertEqual(entry["Session"], session)
         self.ok("/v3/lease/revoke", {"ID": lease})
+
+    def relay(self, method_path, body, method="POST"):
+        return http_request(self.etcd_addr, method, "/tenure/relay" + method_path, body,
+                            {"Content-Type": "application/x-protobuf",
+                             "X-Tenure-Forwarded-By": "2"})
+
+    def test_a_relayed_call_is_a_grpc_call_and_nothing_more(self):
+        # What a follower sends its leader (decision 0055): the protobuf
+        # request, the protobuf answer with its grpc-status. A Put of
+        # key "relay/k" (field 1) and value "v" (field 2).
+        put = b"\x0a\x07relay/k\x12\x01v"
+        resp = self.relay("/etcdserverpb.KV/Put", put)
+        self.assertEqual(resp.status, 200, resp.text)
+        self.assertEqual(resp.header("grpc-status"), "0")
+        self.assertEqual(resp.header("content-type"), "application/x-protobuf")
+        got = self.ok("/v3/kv/range", {"key": b64("relay/k")})
+        self.assertEqual(unb64(got["kvs"][0]["value"]), b"v")
+        before = self.everything()
+        # Refusals, each with etcd's code and text, changing nothing.
+        for path, body, code, text in [
+                ("/etcdserverpb.KV/Put", b"\xff\xff", "3", "grpc: error unmarshalling request"),
+                ("/etcdserverpb.KV/Put", b"", "3", "etcdserver: key is not provided"),
+                ("/etcdserverpb.KV/Nope", b"", "12", "unknown method Nope"),
+                # Only the calls a follower relays: never a wait, never auth.
+                ("/v3lockpb.Lock/Lock", b"", "12", "is not relayed"),
+                ("/etcdserverpb.Auth/Authenticate", b"", "12", "")]:
+            resp = self.relay(path, body)
+            self.assertEqual(resp.status, 200, resp.text)
+            self.assertEqual(resp.header("grpc-status"), code, (path, resp.headers))
+            self.assertIn(text, urllib.parse.unquote(resp.header("grpc-message")), path)
+        resp = self.relay("/etcdserverpb.KV/Put", put, method="GET")
+        self.assertEqual(resp.status, 405)
+        self.assertEqual(self.everything(), before)
 
     def test_the_mux_answers_what_it_does_not_route(self):
         resp = self.call("/v3/kv/nothing", {})

@@ -25,6 +25,12 @@ class EtcdDevServerCase(unittest.TestCase):
     def tearDown(self):
         for process in self.background:
             process.stop()
+        # A server that died takes every later test of the class with it;
+        # say why once, at the test that saw it go.
+        if not self.server.alive() and not getattr(type(self), "_death_reported", False):
+            type(self)._death_reported = True
+            self.fail(f"the server exited ({self.server.process.returncode}):\n"
+                      + self.server.log_tail(60))
 
     def start_lines(self, argv, env=None):
         """Starts `argv`; its output lines are polled by the test, and it is
