@@ -101,10 +101,12 @@ Status RunAgent(AgentPlan plan) {
   std::unique_ptr<etcd::LeaderRelay> etcd_relay;  // likewise: they relay through it
   std::unique_ptr<etcd::Gateway> gateway;
   std::unique_ptr<etcd::GrpcServer> grpc;
-  listen::HttpServer etcd_server(
-      io, [&gateway](listen::HttpRequest request, std::shared_ptr<listen::Responder> responder) {
-        gateway->Handle(std::move(request), std::move(responder));
-      });
+  auto etcd_handler = [&gateway](listen::HttpRequest request,
+                                 std::shared_ptr<listen::Responder> responder) {
+    gateway->Handle(std::move(request), std::move(responder));
+  };
+  listen::HttpServer etcd_server(io, etcd_handler);
+  listen::HttpServer etcd_tls_server(io, etcd_handler);  // -grpc-tls-addr
 
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   boost::asio::signal_set reload_signal(io, SIGHUP);
@@ -123,6 +125,7 @@ Status RunAgent(AgentPlan plan) {
     http_server.Stop();
     https_server.Stop();
     etcd_server.Stop();
+    etcd_tls_server.Stop();
     if (etcd_relay != nullptr) etcd_relay->Shutdown();
     api.Shutdown();
     server.Stop([&io] { io.stop(); });
@@ -155,41 +158,76 @@ Status RunAgent(AgentPlan plan) {
       return listening;
     }
   }
-  if (plan.etcd) {
-    plan.etcd->exempt_client = [&server](const std::string& ip) { return server.IsMemberHost(ip); };
-    // gRPC (HTTP/2) and the JSON gateway (HTTP/1.1 and HTTP/2) on one port, as etcd's.
-    plan.etcd->http2 = true;
-    plan.etcd->parked_read = &etcd::Gateway::IsParkedRead;
-    plan.etcd->stream_router = [&grpc](std::shared_ptr<listen::Stream> stream) {
+  // gRPC (HTTP/2) and the JSON gateway (HTTP/1.1 and HTTP/2) on one port, as
+  // etcd's; over TLS, ALPN decides (decision 0053).
+  auto prepare_etcd = [&](listen::HttpServerOptions& options) {
+    options.exempt_client = [&server](const std::string& ip) { return server.IsMemberHost(ip); };
+    options.http2 = true;
+    options.parked_read = &etcd::Gateway::IsParkedRead;
+    options.stream_router = [&grpc](std::shared_ptr<listen::Stream> stream) {
       grpc->Serve(std::move(stream));
     };
+  };
+  auto stop_all = [&] {
+    http_server.Stop();
+    https_server.Stop();
+    etcd_server.Stop();
+    server.Stop([&io] { io.stop(); });
+    io.run();
+  };
+  // This server's etcd address as clients reach it, the TLS one first
+  // (MemberList's clientURLs).
+  std::string etcd_url;
+  auto advertised = [&](const std::string& host, std::uint16_t port) {
+    Result<HostPort> raft_address = ParseHostPort(plan.server.raft.address);
+    const HostPort bound{host, port};
+    return raft_address.ok() ? AdvertisedHttpAddress(bound, *raft_address) : FormatHostPort(bound);
+  };
+  if (plan.etcd) {
+    prepare_etcd(*plan.etcd);
     if (Status listening = etcd_server.Listen(*plan.etcd); !listening.ok()) {
       if (!plan.etcd_dev_default) {
-        http_server.Stop();
-        https_server.Stop();
-        server.Stop([&io] { io.stop(); });
-        io.run();
+        stop_all();
         return listening;
       }
       plan.etcd_dev_skipped = "127.0.0.1:2379 is in use (" + std::string(listening.message()) +
                               "); give -grpc-addr another address";
       plan.etcd.reset();
     } else {
-      Result<HostPort> raft_address = ParseHostPort(plan.server.raft.address);
-      const HostPort bound{plan.etcd->host, etcd_server.port()};
-      etcd::GatewayOptions options;
-      options.client_url =
-          "http://" +
-          (raft_address.ok() ? AdvertisedHttpAddress(bound, *raft_address) : FormatHostPort(bound));
-      watch_hub = std::make_unique<etcd::WatchHub>(server, io);
-      etcd_relay = std::make_unique<etcd::LeaderRelay>(io, server);
-      grpc = std::make_unique<etcd::GrpcServer>(server, io, *watch_hub, *etcd_relay,
-                                                options.client_url);
-      gateway =
-          std::make_unique<etcd::Gateway>(server, *watch_hub, *etcd_relay, std::move(options));
+      etcd_url = "http://" + advertised(plan.etcd->host, etcd_server.port());
       log::Info("agent", fmt::format("serving etcd's v3 API (gRPC and its JSON gateway) on {}",
-                                     FormatHostPort(bound)));
+                                     FormatHostPort({plan.etcd->host, etcd_server.port()})));
     }
+  }
+  if (plan.etcd_tls) {
+    prepare_etcd(*plan.etcd_tls);
+    if (Status listening = etcd_tls_server.Listen(*plan.etcd_tls); !listening.ok()) {
+      stop_all();
+      return listening;
+    }
+    etcd_url = "https://" + advertised(plan.etcd_tls->host, etcd_tls_server.port());
+    log::Info("agent",
+              fmt::format("serving etcd's v3 API (gRPC and its JSON gateway) over TLS on {}{}",
+                          FormatHostPort({plan.etcd_tls->host, etcd_tls_server.port()}),
+                          plan.tls_files.verify_incoming ? " (client certificates required)" : ""));
+  }
+  if (!etcd_url.empty()) {
+    etcd::GatewayOptions options;
+    options.client_url = etcd_url;
+    watch_hub = std::make_unique<etcd::WatchHub>(server, io);
+    std::optional<tls::ClientFiles> relay_tls;
+    if (!plan.tls_files.cert_file.empty()) {
+      // A TLS etcd port is dialled with the cluster's CA and this server's
+      // certificate, as the Consul forwarder dials HTTPS (docs/tls.md).
+      relay_tls = tls::ClientFiles{};
+      relay_tls->ca_file = plan.tls_files.ca_file;
+      relay_tls->cert_file = plan.tls_files.cert_file;
+      relay_tls->key_file = plan.tls_files.key_file;
+    }
+    etcd_relay = std::make_unique<etcd::LeaderRelay>(io, server, relay_tls);
+    grpc =
+        std::make_unique<etcd::GrpcServer>(server, io, *watch_hub, *etcd_relay, options.client_url);
+    gateway = std::make_unique<etcd::Gateway>(server, *watch_hub, *etcd_relay, std::move(options));
   }
   if (plan.dev && !plan.etcd_dev_skipped.empty()) {
     log::Info("agent", "no etcd API in this dev server: " + plan.etcd_dev_skipped);
@@ -262,6 +300,8 @@ Status RunAgent(AgentPlan plan) {
                                        contexts.status().message().substr(5)));  // without "TLS: "
       } else {
         if (plan.https) https_server.SetTlsContext(contexts->https);
+        if (plan.etcd_tls) etcd_tls_server.SetTlsContext(contexts->https);
+        if (etcd_relay != nullptr) etcd_relay->ReloadTls();
         if (contexts->raft_accept) server.SetRaftTls(contexts->raft_accept, contexts->raft_dial);
         api.ReloadTls();
         log::Info("agent", fmt::format("SIGHUP: reloaded TLS certificate {} and key {}",

@@ -274,6 +274,13 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     if (!parsed.ok()) return parsed.status();
     etcd = *parsed;
   }
+  std::optional<HostPort> etcd_tls;
+  if (!config.grpc_tls_addr.empty()) {
+    Result<HostPort> parsed =
+        FlagHostPort(config.grpc_tls_addr, "grpc-tls-addr", /*allow_zero_port=*/true);
+    if (!parsed.ok()) return parsed.status();
+    etcd_tls = *parsed;
+  }
   if (!http && !https) {
     return Status::InvalidArgument(
         "-http-addr off needs -https-addr: the API must listen somewhere");
@@ -285,6 +292,9 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   if (https && tls.https == nullptr) {
     return Status::InvalidArgument("-https-addr needs -tls-cert-file and -tls-key-file");
   }
+  if (etcd_tls && tls.https == nullptr) {
+    return Status::InvalidArgument("-grpc-tls-addr needs -tls-cert-file and -tls-key-file");
+  }
   Result<HostPort> raft_address = FlagHostPort(config.raft_addr, "raft-addr");
   if (!raft_address.ok()) return raft_address.status();
   // Raft listens on -raft-bind-addr when given (-raft-addr is then only
@@ -294,6 +304,7 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
                 : Listener{"raft-addr", config.raft_addr, *raft_address}};
   if (http) listeners.push_back({"http-addr", config.http_addr, *http});
   if (https) listeners.push_back({"https-addr", config.https_addr, *https});
+  if (etcd_tls) listeners.push_back({"grpc-tls-addr", config.grpc_tls_addr, *etcd_tls});
   TENURE_RETURN_IF_ERROR(CheckListenersApart(listeners));
   std::string etcd_dev_skipped;
   if (etcd) {
@@ -382,6 +393,11 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   TENURE_ASSIGN_OR_RETURN(options.acl, ResolveAclConfig(config));
   // The etcd API does not check ACL tokens yet (docs/etcd-compat.md): never
   // serve it where ACLs guard the Consul API.
+  if (etcd_tls && options.acl.enabled) {
+    return Status::InvalidArgument(
+        "-grpc-tls-addr cannot be used with -acl-enabled yet: tenure's etcd API does not check "
+        "ACL tokens, so it would let anyone who reaches it past the ACLs (docs/etcd-compat.md)");
+  }
   if (etcd && options.acl.enabled) {
     if (!etcd_dev_default) {
       return Status::InvalidArgument(
@@ -396,6 +412,14 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     plan.etcd->host = etcd->host;
     plan.etcd->port = etcd->port;
     plan.etcd_dev_default = etcd_dev_default;
+  }
+  if (etcd_tls) {
+    plan.etcd_tls = listener;
+    plan.etcd_tls->host = etcd_tls->host;
+    plan.etcd_tls->port = etcd_tls->port;
+    plan.etcd_tls->tls = tls.https;
+  }
+  if (etcd || etcd_tls) {
     options.etcd_history_bytes = static_cast<std::size_t>(config.etcd_history_bytes);
   }
   plan.etcd_dev_skipped = std::move(etcd_dev_skipped);
@@ -411,9 +435,14 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
   options.fair_queue = config.fair_queue;
   // Followers forward to this address: the TLS listener when there is one.
   options.http_address = AdvertisedHttpAddress(https ? *https : *http, *raft_address);
-  // Followers relay etcd calls here (decision 0055); a port the kernel picks
-  // (0) is known only once bound, too late for the raft handshake.
-  if (etcd && etcd->port != 0) options.etcd_address = AdvertisedHttpAddress(*etcd, *raft_address);
+  // Followers relay etcd calls here (decision 0055), over TLS where there is
+  // a TLS port; a port the kernel picks (0) is known only once bound, too
+  // late for the raft handshake.
+  if (etcd_tls && etcd_tls->port != 0) {
+    options.etcd_address = "https://" + AdvertisedHttpAddress(*etcd_tls, *raft_address);
+  } else if (etcd && etcd->port != 0) {
+    options.etcd_address = AdvertisedHttpAddress(*etcd, *raft_address);
+  }
   if (https) {
     tls::ClientFiles forward;
     forward.ca_file = config.tls_ca_file;  // "" = the system's CAs

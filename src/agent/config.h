@@ -36,6 +36,10 @@ struct AgentConfig {
   // etcd's v3 API (docs/etcd.md): "" is off, except that -dev serves it on
   // 127.0.0.1:2379 when that port is free; "off": none even with -dev.
   std::string grpc_addr;
+  // etcd's v3 API over TLS (the -tls-* files, client certificates with
+  // -tls-verify-incoming, as the HTTPS listener), as Consul's ports.grpc_tls
+  // beside ports.grpc: "" is none.
+  std::string grpc_tls_addr;
   // The events a server keeps for etcd's reads of past revisions (decision
   // 0048 section 1), in bytes; only while the etcd API is served.
   std::uint64_t etcd_history_bytes = 64ull << 20;
@@ -73,10 +77,11 @@ struct AgentConfig {
 
 // A checked AgentConfig.
 struct AgentPlan {
-  server::ServerOptions server;                    // raft.data_dir is set by RunAgent (dev mode)
-  std::optional<listen::HttpServerOptions> http;   // the clear-text listener, unless off
-  std::optional<listen::HttpServerOptions> https;  // the TLS listener, with its context
-  std::optional<listen::HttpServerOptions> etcd;   // etcd's v3 API, when served
+  server::ServerOptions server;                       // raft.data_dir is set by RunAgent (dev mode)
+  std::optional<listen::HttpServerOptions> http;      // the clear-text listener, unless off
+  std::optional<listen::HttpServerOptions> https;     // the TLS listener, with its context
+  std::optional<listen::HttpServerOptions> etcd;      // etcd's v3 API, when served
+  std::optional<listen::HttpServerOptions> etcd_tls;  // and over TLS, with its context
   // The etcd listener is -dev's default: a port in use means no etcd API
   // (said in the log), not a failed start.
   bool etcd_dev_default = false;

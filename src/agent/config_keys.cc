@@ -54,8 +54,11 @@ std::vector<Setting> MakeSettings() {
        "cluster members are not limited)",
        {"limits.http_max_conns_per_client"}},
       {"grpc_addr", "grpc-addr", T::kString, &C::grpc_addr,
-       "address of etcd's v3 API, its JSON gateway so far (-dev: 127.0.0.1:2379 when free; "
-       "off: none; docs/etcd.md)"},
+       "address of etcd's v3 API, gRPC and its JSON gateway, in clear text (-dev: "
+       "127.0.0.1:2379 when free; off: none; docs/etcd.md)"},
+      {"grpc_tls_addr", "grpc-tls-addr", T::kString, &C::grpc_tls_addr,
+       "address of etcd's v3 API over TLS, with the -tls-* files (client certificates with "
+       "-tls-verify-incoming; docs/tls.md)"},
       {"etcd_history_bytes", "etcd-history-bytes", T::kUint64, &C::etcd_history_bytes,
        "bytes of recent changes each server keeps for etcd's reads of past revisions (default "
        "67108864; docs/limits.md)"},

@@ -33,9 +33,13 @@ MemberListResponse MembersOf(const server::Server& server, std::uint64_t cluster
     member.is_learner = !info.voter;
     if (const state::Member* record = server.store().FindMember(info.id); record != nullptr) {
       member.name = record->name;
-      // Clear text: the etcd port has no TLS yet (docs/etcd-compat.md).
-      if (!record->etcd_address.empty())
-        member.client_urls.push_back("http://" + record->etcd_address);
+      // host:port for a clear-text port, https://host:port for a TLS one.
+      const std::string& address = record->etcd_address;
+      if (address.starts_with("https://")) {
+        member.client_urls.push_back(address);
+      } else if (!address.empty()) {
+        member.client_urls.push_back("http://" + address);
+      }
     }
     if (info.id == server.NodeId()) {
       // Its own as bound (its record's may be older, or absent with port 0).

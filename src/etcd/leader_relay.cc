@@ -22,8 +22,9 @@ EtcdError Unreachable(const std::string& why) {
 
 }  // namespace
 
-LeaderRelay::LeaderRelay(boost::asio::io_context& io, server::Server& server)
-    : io_(io), server_(server) {}
+LeaderRelay::LeaderRelay(boost::asio::io_context& io, server::Server& server,
+                         std::optional<tls::ClientFiles> tls)
+    : io_(io), server_(server), tls_(std::move(tls)) {}
 
 LeaderRelay::~LeaderRelay() { Shutdown(); }
 
@@ -37,6 +38,9 @@ net::HttpClient& LeaderRelay::ClientFor(const std::string& address) {
     options.connect_timeout_ms = kConnectTimeoutMs;
     // Enough idle connections that a burst of relayed writes reuses them.
     options.max_idle_per_address = 64;
+    // An https:// address is dialled over TLS, checking the leader's
+    // certificate against the CA and presenting this server's.
+    if (tls_.has_value()) options.tls.files = *tls_;
     slot = std::make_unique<net::HttpClient>(io_, std::move(options));
   }
   return *slot;
@@ -64,6 +68,7 @@ void LeaderRelay::Send(Method method, std::string body, Reply reply) {
   call.headers.emplace_back("content-type", kRelayContentType);
   call.headers.emplace_back(kRelayForwardedByHeader, std::to_string(server_.NodeId()));
   const std::string where = leader.etcd_address;
+  std::erase_if(retired_, [](const auto& http) { return http->in_flight() == 0; });
   ClientFor(where).Request(std::move(call), [where, reply = std::move(reply)](
                                                 Result<net::ClientResponse> result) {
     if (!result.ok()) {
@@ -96,6 +101,12 @@ void LeaderRelay::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
   for (auto& [address, http] : clients_) http->Shutdown();
+  for (auto& http : retired_) http->Shutdown();
+}
+
+void LeaderRelay::ReloadTls() {
+  for (auto& [address, http] : clients_) retired_.push_back(std::move(http));
+  clients_.clear();
 }
 
 std::size_t LeaderRelay::in_flight() const {

@@ -24,12 +24,15 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/etcd_texts.h"
 #include "etcd/kv_service.h"
 #include "etcd/proto_codec.h"
 #include "etcd/routes.h"
+#include "tls/context.h"
 
 namespace boost::asio {
 class io_context;
@@ -52,7 +55,11 @@ inline constexpr std::int64_t kRelayTimeoutMs = 7'000;
 
 class LeaderRelay {
  public:
-  LeaderRelay(boost::asio::io_context& io, server::Server& server);
+  // `tls`: the CA and this server's certificate for a leader whose etcd
+  // address is a TLS port (https://...); none: the system's CAs, no
+  // certificate.
+  LeaderRelay(boost::asio::io_context& io, server::Server& server,
+              std::optional<tls::ClientFiles> tls = std::nullopt);
   ~LeaderRelay();
   LeaderRelay(const LeaderRelay&) = delete;
   LeaderRelay& operator=(const LeaderRelay&) = delete;
@@ -82,6 +89,9 @@ class LeaderRelay {
 
   // Cancels the relayed calls in flight (their callers get an error).
   void Shutdown();
+  // The TLS files changed (SIGHUP): later calls use clients that read them
+  // again; the current ones finish first.
+  void ReloadTls();
   std::size_t in_flight() const;
 
  private:
@@ -91,8 +101,11 @@ class LeaderRelay {
 
   boost::asio::io_context& io_;
   server::Server& server_;
+  const std::optional<tls::ClientFiles> tls_;
   // One client per leader address seen; bounded by the cluster's size.
   std::map<std::string, std::unique_ptr<net::HttpClient>> clients_;
+  // Replaced by ReloadTls; dropped once they have nothing in flight.
+  std::vector<std::unique_ptr<net::HttpClient>> retired_;
   bool shut_down_ = false;
 };
 

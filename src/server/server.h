@@ -43,8 +43,9 @@ struct ServerOptions {
   // Where this server answers HTTP, as other members reach it: recorded in
   // its member record so that followers can forward to it (decision 0008).
   std::string http_address;
-  // Where this server answers etcd's v3 API, as other members reach it; ""
-  // when it serves none. Recorded in its member record: followers relay etcd
+  // Where this server answers etcd's v3 API, as other members reach it
+  // (host:port, or https://host:port for its TLS port); "" when it serves
+  // none. Recorded in its member record: followers relay etcd
   // calls to the leader's, and MemberList lists every member's (decision
   // 0055).
   std::string etcd_address;

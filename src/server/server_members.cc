@@ -16,6 +16,16 @@
 #include "server/server_timers.h"
 
 namespace tenure::server {
+namespace {
+
+// An etcd address as a member tells it: host:port, or https://host:port for
+// a TLS port (decision 0055).
+bool ValidEtcdAddress(std::string_view address) {
+  if (address.starts_with("https://")) address.remove_prefix(8);
+  return ParseHostPort(address).ok();
+}
+
+}  // namespace
 
 state::Member Server::SelfMember() const {
   return {node_->id(),           options_.node_name,    options_.raft.address,
@@ -42,7 +52,7 @@ Server::LeaderRoute Server::RouteToLeader() const {
   for (const raft::PeerAdvert& advert : node_->PeerAdverts()) {
     if (advert.id == route.id && ParseHostPort(advert.http_address).ok()) {
       route.http_address = advert.http_address;
-      if (ParseHostPort(advert.etcd_address).ok()) route.etcd_address = advert.etcd_address;
+      if (ValidEtcdAddress(advert.etcd_address)) route.etcd_address = advert.etcd_address;
     }
   }
   return route;
@@ -88,7 +98,7 @@ void Server::WritePeerRecords() {
     if (advert->node_name.empty() || !ParseHostPort(advert->http_address).ok()) continue;
     // An etcd address that does not parse is recorded as none.
     const std::string etcd =
-        ParseHostPort(advert->etcd_address).ok() ? advert->etcd_address : std::string();
+        ValidEtcdAddress(advert->etcd_address) ? advert->etcd_address : std::string();
     state::Member wanted{server.id, advert->node_name, advert->raft_address, advert->http_address,
                          etcd,      LogIndex()};
     if (const state::Member* record = store_.FindMember(server.id); record != nullptr) {

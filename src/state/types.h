@@ -185,7 +185,8 @@ struct Member {
   std::string name;          // Consul's node name (-node)
   std::string raft_address;  // host:port of its raft transport
   std::string http_address;  // host:port of its HTTP API
-  // host:port of its etcd v3 API (gRPC and gateway), "" when it serves none:
+  // host:port of its etcd v3 API (gRPC and gateway), https://host:port when
+  // that is a TLS port, "" when it serves none:
   // where followers relay etcd calls, and MemberList's client URLs
   // (decision 0055).
   std::string etcd_address;

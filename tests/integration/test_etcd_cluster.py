@@ -173,9 +173,12 @@ class EtcdClusterTest(unittest.TestCase):
                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                            text=True, env=dict(os.environ, ETCDCTL_API="3"))
                           for member in cluster.members]
-            for contender in contenders:
-                _, err = contender.communicate(timeout=60)
-                self.assertEqual(contender.returncode, 0, err)
+            try:
+                for contender in contenders:
+                    _, err = contender.communicate(timeout=60)
+                    self.assertEqual(contender.returncode, 0, err)
+            except subprocess.TimeoutExpired:
+                self.fail(self.stuck_lock_report(cluster, contenders, log))
             with open(log, encoding="utf-8") as f:
                 lines = f.read().split("\n")[:-1]
             self.assertEqual(len(lines), 6, lines)
@@ -183,6 +186,24 @@ class EtcdClusterTest(unittest.TestCase):
                 start, end = lines[i].split(), lines[i + 1].split()
                 self.assertEqual((start[0], end[0]), ("start", "end"), lines)
                 self.assertEqual(start[1], end[1], f"two holders at once: {lines}")
+
+    def stuck_lock_report(self, cluster, contenders, log):
+        """What a contender that never got the lock saw, for the failure."""
+        report = []
+        for member, contender in zip(cluster.members, contenders):
+            if contender.poll() is None:
+                contender.kill()
+            out, err = contender.communicate(timeout=10)
+            report.append(f"contender on {member.etcd_addr} (exit {contender.returncode}): "
+                          f"{out[-500:]} {err[-1500:]}")
+        keys = self.etcdctl(cluster.members[0].etcd_addr, "get", "--prefix", "ha/lock",
+                            "-w", "json", check=False)
+        report.append(f"lock keys: {keys.stdout} {keys.stderr[-300:]}")
+        with open(log, encoding="utf-8") as f:
+            report.append(f"held: {f.read()!r}")
+        for member in cluster.members:
+            report.append(f"{member.etcd_addr}:\n{member.log_tail(15)}")
+        return "a contender never got the lock:\n" + "\n".join(report)
 
     def test_a_lock_parked_on_a_follower_gets_its_turn_after_the_leader_dies(self):
         with etcd_cluster() as cluster:
