@@ -44,6 +44,9 @@ namespace tenure::etcd {
 class WatchSink {
  public:
   virtual ~WatchSink() = default;
+  // Queues the answer; never calls back into the stream or the hub (the
+  // transports write on a later turn of the loop, so no client message is
+  // handled under a send: WatchHub::OnBatch holds raw watcher pointers).
   virtual void Send(const WatchResponse& response) = 0;
   // Answers queued and not yet written to the socket.
   virtual std::size_t unsent_bytes() const = 0;

@@ -116,6 +116,7 @@ void Connection::Http2End() {
 }
 
 void Connection::Http2Kick() {
+  if (h2_ != nullptr) h2_->Kicked();
   if (phase_ != Phase::kHttp2 || running_) return;  // the running loop writes it
   Run();
 }

@@ -132,11 +132,10 @@ class Http2Stream final : public Stream, public std::enable_shared_from_this<Htt
     early_.clear();
     const bool end = early_end_;
     early_end_ = false;
-    // Outside a read: what the callback sends is written on a later turn,
-    // so the connection is not read (and the callback re-entered) meanwhile.
-    ++session_->delivering_;
+    // Outside a read: what the callback sends is written on a later turn
+    // (Kick), so the connection is not read (and the callback re-entered)
+    // meanwhile.
     Deliver(early, end);
-    if (session_ != nullptr) --session_->delivering_;
   }
 
   void Consume(std::size_t bytes) override {
@@ -850,10 +849,18 @@ void Http2Session::CloseAll() {
 }
 
 void Http2Session::Kick() {
-  if (delivering_ == 0) {
-    connection_->Http2Kick();
-    return;
-  }
+  // Always on a later turn, never inside the caller: a run reads the socket
+  // too, so a caller sending from outside the connection's own turn (the
+  // watch hub applying a batch to many watchers, an election's observer)
+  // would have the client's next messages handled under it, and one of
+  // them may free what it iterates (a watcher canceled mid-batch: a
+  // use-after-free ASan caught). One posted run however many sends a turn
+  // makes, which also writes them in one go.
+  // The unsent-output budget counts what was queued at once, so a burst of
+  // sends in one turn meets it (MakeRoomForOutput) before the run.
+  if (connection_->h2_.get() == this) connection_->Http2Account();  // not while torn down
+  if (kick_posted_) return;
+  kick_posted_ = true;
   boost::asio::post(connection_->io(),
                     [connection = connection_->shared_from_this()] { connection->Http2Kick(); });
 }

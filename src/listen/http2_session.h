@@ -59,6 +59,8 @@ class Http2Session {
   void GoAway(bool graceful);
   // The connection closed: every stream is closed, its owner told.
   void CloseAll();
+  // The run a send posted (Kick) began: a later send posts another.
+  void Kicked() { kick_posted_ = false; }
 
   // Bookkeeping of the connection's timers (connection_http2.cc).
   MonoMs last_receive_ms;               // when the client last sent a byte
@@ -90,7 +92,7 @@ class Http2Session {
   std::size_t queued_ = 0;  // stream data queued, not yet framed
   // Request bodies being assembled (limits::kHttp2RequestBodiesBytesMax).
   std::size_t request_bodies_ = 0;
-  int delivering_ = 0;  // inside Stream::OnData's delivery of early bytes
+  bool kick_posted_ = false;  // a run of the connection is posted (Kick)
   MonoMs resets_since_ms_;
   std::size_t resets_ = 0;
   MonoMs now_ms_;  // of the Receive in progress

@@ -30,7 +30,7 @@ class EtcdDevServerCase(unittest.TestCase):
         if not self.server.alive() and not getattr(type(self), "_death_reported", False):
             type(self)._death_reported = True
             self.fail(f"the server exited ({self.server.process.returncode}):\n"
-                      + self.server.log_tail(60))
+                      + self.server.log_tail(150))
 
     def start_lines(self, argv, env=None):
         """Starts `argv`; its output lines are polled by the test, and it is
