@@ -28,24 +28,23 @@ HttpResponse RelayAnswer(const EtcdError& error, std::string body) {
   return response;
 }
 
-template <typename R>
-Done<R> RelayReplier(std::shared_ptr<Responder> responder) {
-  return [responder = std::move(responder)](Answer<R> answer) {
+// Decodes the relayed request for `call` on `service` and runs it, its answer
+// (or why the bytes were refused) sent back as the relay writes answers.
+template <typename Service, typename Request, typename Response>
+void Run(Service& service, void (Service::*call)(Request, Done<Response>),
+         const HttpRequest& request, std::shared_ptr<Responder> responder) {
+  Request message;
+  if (std::string error = DecodeProto(request.body, &message); !error.empty()) {
+    return responder->Send(
+        RelayAnswer(etcd_texts::Error(GrpcCode::kInvalidArgument,
+                                      "grpc: error unmarshalling request: " + error),
+                    ""));
+  }
+  (service.*call)(std::move(message), [responder = std::move(responder)](Answer<Response> answer) {
     std::string body;
     if (answer.error.ok()) EncodeProto(answer.response, &body);
     responder->Send(RelayAnswer(answer.error, std::move(body)));
-  };
-}
-
-// Decodes the relayed request, or answers why not.
-template <typename M>
-bool DecodeRelayed(const HttpRequest& request, M* message, Responder& responder) {
-  std::string error = DecodeProto(request.body, message);
-  if (error.empty()) return true;
-  responder.Send(RelayAnswer(
-      etcd_texts::Error(GrpcCode::kInvalidArgument, "grpc: error unmarshalling request: " + error),
-      ""));
-  return false;
+  });
 }
 
 }  // namespace
@@ -66,52 +65,24 @@ void RelayServer::Handle(const HttpRequest& request, std::shared_ptr<Responder> 
       FindGrpcMethod(std::string_view(request.path).substr(kRelayPathPrefix.size()), &error);
   if (info == nullptr) return responder->Send(RelayAnswer(error, ""));
   switch (info->method) {
-    case Method::kRange: {
-      state::EtcdRangeRequest range;
-      if (!DecodeRelayed(request, &range, *responder)) return;
-      return kv_.Range(std::move(range), RelayReplier<RangeResponse>(std::move(responder)));
-    }
-    case Method::kPut: {
-      state::EtcdPutRequest put;
-      if (!DecodeRelayed(request, &put, *responder)) return;
-      return kv_.Put(std::move(put), RelayReplier<PutResponse>(std::move(responder)));
-    }
-    case Method::kDeleteRange: {
-      state::EtcdDeleteRangeRequest del;
-      if (!DecodeRelayed(request, &del, *responder)) return;
-      return kv_.DeleteRange(std::move(del),
-                             RelayReplier<DeleteRangeResponse>(std::move(responder)));
-    }
-    case Method::kTxn: {
-      state::EtcdTxnRequest txn;
-      if (!DecodeRelayed(request, &txn, *responder)) return;
-      return kv_.Txn(std::move(txn), RelayReplier<TxnResponse>(std::move(responder)));
-    }
-    case Method::kCompact: {
-      CompactionRequest compact;
-      if (!DecodeRelayed(request, &compact, *responder)) return;
-      return kv_.Compact(compact, RelayReplier<CompactionResponse>(std::move(responder)));
-    }
-    case Method::kLeaseGrant: {
-      LeaseGrantRequest grant;
-      if (!DecodeRelayed(request, &grant, *responder)) return;
-      return leases_.Grant(grant, RelayReplier<LeaseGrantResponse>(std::move(responder)));
-    }
-    case Method::kLeaseRevoke: {
-      LeaseIdRequest revoke;
-      if (!DecodeRelayed(request, &revoke, *responder)) return;
-      return leases_.Revoke(revoke, RelayReplier<LeaseRevokeResponse>(std::move(responder)));
-    }
-    case Method::kLeaseKeepAlive: {
-      LeaseIdRequest renew;
-      if (!DecodeRelayed(request, &renew, *responder)) return;
-      return leases_.KeepAlive(renew, RelayReplier<LeaseKeepAliveResponse>(std::move(responder)));
-    }
-    case Method::kLeaseTimeToLive: {
-      LeaseTimeToLiveRequest ttl;
-      if (!DecodeRelayed(request, &ttl, *responder)) return;
-      return leases_.TimeToLive(ttl, RelayReplier<LeaseTimeToLiveResponse>(std::move(responder)));
-    }
+    case Method::kRange:
+      return Run(kv_, &KvService::Range, request, std::move(responder));
+    case Method::kPut:
+      return Run(kv_, &KvService::Put, request, std::move(responder));
+    case Method::kDeleteRange:
+      return Run(kv_, &KvService::DeleteRange, request, std::move(responder));
+    case Method::kTxn:
+      return Run(kv_, &KvService::Txn, request, std::move(responder));
+    case Method::kCompact:
+      return Run(kv_, &KvService::Compact, request, std::move(responder));
+    case Method::kLeaseGrant:
+      return Run(leases_, &LeaseService::Grant, request, std::move(responder));
+    case Method::kLeaseRevoke:
+      return Run(leases_, &LeaseService::Revoke, request, std::move(responder));
+    case Method::kLeaseKeepAlive:
+      return Run(leases_, &LeaseService::KeepAlive, request, std::move(responder));
+    case Method::kLeaseTimeToLive:
+      return Run(leases_, &LeaseService::TimeToLive, request, std::move(responder));
     default:
       return responder->Send(RelayAnswer(
           etcd_texts::Error(GrpcCode::kUnimplemented,
