@@ -153,6 +153,16 @@ Decision Authorizer::KeyWritePrefix(std::string_view prefix) const {
   return Default(Resource::kKey, Access::kWrite);
 }
 
+Decision Authorizer::KeyReadPrefix(std::string_view prefix) const {
+  const std::optional<Disposition> covering = keys_.LongestPrefixRule(prefix);
+  if (covering.has_value() && *covering == Disposition::kDeny) {
+    return Decision(false, Resource::kKey, Access::kRead);
+  }
+  if (keys_.AnyDenyUnder(prefix)) return Decision(false, Resource::kKey, Access::kRead);
+  if (covering.has_value()) return Decision(true, Resource::kKey, Access::kRead);
+  return Default(Resource::kKey, Access::kRead);
+}
+
 Decision Authorizer::SessionRead(std::string_view node) const {
   return Check(sessions_, node, Resource::kSession, Access::kRead);
 }

@@ -88,6 +88,12 @@ class Authorizer {
   // such rule, the default policy allows) and no rule for a key or prefix
   // under it, exact or prefix, grants less than write. Consul's KeyWritePrefix.
   Decision KeyWritePrefix(std::string_view prefix) const;
+  // Reading every key under the prefix at once (an etcd Range, Watch or
+  // DeleteRange's prev_kv over a range, decision 0048 section 6): allowed
+  // only when the longest prefix rule covering the prefix grants read (or,
+  // with no such rule, the default policy allows) and no rule for a key or
+  // prefix under it denies. All or nothing, as etcd decides a range.
+  Decision KeyReadPrefix(std::string_view prefix) const;
 
   // Sessions, by the name of the node the session belongs to.
   Decision SessionRead(std::string_view node) const;

@@ -99,9 +99,14 @@ void RuleTree::Seal() {
     auto below = [](const std::optional<Disposition>& rule) {
       return rule.has_value() && *rule != Disposition::kWrite;
     };
+    auto denies = [](const std::optional<Disposition>& rule) {
+      return rule.has_value() && *rule == Disposition::kDeny;
+    };
     node.less_than_write = below(node.exact) || below(node.prefix);
+    node.deny = denies(node.exact) || denies(node.prefix);
     for (const std::uint32_t child : node.children) {
       node.less_than_write = node.less_than_write || nodes_[child].less_than_write;
+      node.deny = node.deny || nodes_[child].deny;
     }
   }
   sealed_ = true;
@@ -143,17 +148,23 @@ std::optional<Disposition> RuleTree::LongestPrefixRule(std::string_view name) co
 }
 
 bool RuleTree::AnyLessThanWriteUnder(std::string_view prefix) const {
+  return AnyUnder(prefix, &Node::less_than_write);
+}
+
+bool RuleTree::AnyDenyUnder(std::string_view prefix) const { return AnyUnder(prefix, &Node::deny); }
+
+bool RuleTree::AnyUnder(std::string_view prefix, bool Node::*flag) const {
   TENURE_ASSERT(sealed_);
   const Node* node = &nodes_[0];
   std::size_t pos = 0;
   for (;;) {
-    if (pos == prefix.size()) return node->less_than_write;
+    if (pos == prefix.size()) return node->*flag;
     const Node* child = Child(*node, prefix[pos]);
     if (child == nullptr) return false;
     const std::string_view rest = prefix.substr(pos);
     if (rest.size() < child->edge.size()) {
       // The prefix ends inside this edge: every label below starts with it, or none does.
-      return child->edge.compare(0, rest.size(), rest) == 0 && child->less_than_write;
+      return child->edge.compare(0, rest.size(), rest) == 0 && child->*flag;
     }
     if (rest.substr(0, child->edge.size()) != child->edge) return false;
     node = child;

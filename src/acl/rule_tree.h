@@ -35,6 +35,9 @@ class RuleTree {
   // Whether any rule, exact or prefix, whose label begins with `prefix`
   // grants less than write (read, list or deny).
   bool AnyLessThanWriteUnder(std::string_view prefix) const;
+  // Whether any rule, exact or prefix, whose label begins with `prefix`
+  // denies.
+  bool AnyDenyUnder(std::string_view prefix) const;
 
   // Distinct (label, exact or prefix) rules held.
   std::size_t rule_count() const { return rule_count_; }
@@ -46,10 +49,13 @@ class RuleTree {
     std::optional<Disposition> exact;
     std::optional<Disposition> prefix;
     bool less_than_write = false;  // this node or one below holds a rule below write
+    bool deny = false;             // this node or one below holds a deny
   };
 
   // The child of `node` whose edge starts with `byte`, or nullptr.
   const Node* Child(const Node& node, char byte) const;
+  // Whether `flag` is set on the node that `prefix` ends at or inside.
+  bool AnyUnder(std::string_view prefix, bool Node::*flag) const;
   std::optional<std::size_t> ChildIndex(const Node& node, char byte) const;
 
   std::vector<Node> nodes_;  // nodes_[0] is the root: the empty label

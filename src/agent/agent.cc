@@ -65,6 +65,13 @@ std::string WhoReachesTheApi(const AgentPlan& plan) {
       who += " with a client certificate from " + plan.tls_files.ca_file;
     }
   }
+  // etcd's API is as open (docs/security.md, "The etcd port").
+  auto etcd = [&who](const char* scheme, const listen::HttpServerOptions& options) {
+    who += fmt::format("{}{}{}:{} (etcd)", who.empty() ? "" : " or ", scheme, options.host,
+                       options.port);
+  };
+  if (plan.etcd) etcd("http://", *plan.etcd);
+  if (plan.etcd_tls) etcd("https://", *plan.etcd_tls);
   return who;
 }
 

@@ -391,22 +391,6 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     options.operator_token = std::move(*token);
   }
   TENURE_ASSIGN_OR_RETURN(options.acl, ResolveAclConfig(config));
-  // The etcd API does not check ACL tokens yet (docs/etcd-compat.md): never
-  // serve it where ACLs guard the Consul API.
-  if (etcd_tls && options.acl.enabled) {
-    return Status::InvalidArgument(
-        "-grpc-tls-addr cannot be used with -acl-enabled yet: tenure's etcd API does not check "
-        "ACL tokens, so it would let anyone who reaches it past the ACLs (docs/etcd-compat.md)");
-  }
-  if (etcd && options.acl.enabled) {
-    if (!etcd_dev_default) {
-      return Status::InvalidArgument(
-          "-grpc-addr cannot be used with -acl-enabled yet: tenure's etcd API does not check "
-          "ACL tokens, so it would let anyone who reaches it past the ACLs (docs/etcd-compat.md)");
-    }
-    etcd_dev_skipped = "ACLs are enabled and the etcd API does not check tokens yet";
-    etcd.reset();
-  }
   if (etcd) {
     plan.etcd = listener;
     plan.etcd->host = etcd->host;

@@ -81,9 +81,10 @@ const state::KvEntry* ElectionService::FirstUnder(const std::string& prefix) con
   return first;
 }
 
-std::uint64_t ElectionService::Campaign(CampaignRequest request, Done<CampaignResponse> done) {
+std::uint64_t ElectionService::Campaign(const Client& client, CampaignRequest request,
+                                        Done<CampaignResponse> done) {
   const std::string name = request.name;
-  return Enter(name + "/", request.lease, std::move(request.value), /*proclaim=*/true,
+  return Enter(client, name + "/", request.lease, std::move(request.value), /*proclaim=*/true,
                [name, done = std::move(done)](EtcdError error, const Wait& wait) {
                  Answer<CampaignResponse> answer;
                  answer.error = std::move(error);
@@ -95,8 +96,9 @@ std::uint64_t ElectionService::Campaign(CampaignRequest request, Done<CampaignRe
                });
 }
 
-std::uint64_t ElectionService::Lock(LockRequest request, Done<LockResponse> done) {
-  return Enter(request.name + "/", request.lease, "", /*proclaim=*/false,
+std::uint64_t ElectionService::Lock(const Client& client, LockRequest request,
+                                    Done<LockResponse> done) {
+  return Enter(client, request.name + "/", request.lease, "", /*proclaim=*/false,
                [done = std::move(done)](EtcdError error, const Wait& wait) {
                  Answer<LockResponse> answer;
                  answer.error = std::move(error);
@@ -106,20 +108,26 @@ std::uint64_t ElectionService::Lock(LockRequest request, Done<LockResponse> done
                });
 }
 
-std::uint64_t ElectionService::Enter(std::string prefix, std::int64_t lease, std::string value,
-                                     bool proclaim,
+std::uint64_t ElectionService::Enter(const Client& client, std::string prefix, std::int64_t lease,
+                                     std::string value, bool proclaim,
                                      std::function<void(EtcdError, const Wait&)> done) {
   if (lease == 0) {
     done(etcd_texts::RecipeWithoutLease(), Wait{});
     return 0;
   }
+  std::string name = prefix;
+  name.pop_back();  // RecipeKey adds the '/'
+  std::string key = RecipeKey(name, lease);
+  if (EtcdError denied = MayEnter(client.can(), name, key); !denied.ok()) {
+    done(std::move(denied), Wait{});
+    return 0;
+  }
   const std::uint64_t id = next_id_++;
   Wait& wait = waits_[id];
   wait.prefix = std::move(prefix);
-  wait.key = wait.prefix;
-  wait.key.pop_back();  // the name again: RecipeKey adds the '/'
-  wait.key = RecipeKey(wait.key, lease);
+  wait.key = std::move(key);
   wait.lease = lease;
+  wait.client = client;
   wait.done = std::move(done);
   // The concurrency package's step: create the key unless this lease has
   // it already (then resume it, its value proclaimed if it differs).
@@ -131,7 +139,7 @@ std::uint64_t ElectionService::Enter(std::string prefix, std::int64_t lease, std
   get.range.range = {wait.key, ""};
   txn.failure.push_back(std::move(get));
   std::weak_ptr<bool> alive = alive_;
-  kv_.Txn(std::move(txn),
+  kv_.Txn(client, std::move(txn),
           [this, alive, id, proclaim, value = std::move(value)](Answer<TxnResponse> answer) {
             if (alive.expired()) return;
             auto it = waits_.find(id);
@@ -154,17 +162,18 @@ std::uint64_t ElectionService::Enter(std::string prefix, std::int64_t lease, std
                 again.has_leader = true;
                 again.leader = {"", made.key, kv.create_revision, made.lease};
                 again.value = value;
-                return Proclaim(std::move(again), [this, alive, id](Answer<ProclaimResponse> said) {
-                  if (alive.expired()) return;
-                  auto found = waits_.find(id);
-                  if (found == waits_.end()) return;
-                  if (!said.error.ok()) {
-                    Wait over = std::move(found->second);
-                    waits_.erase(found);
-                    return over.done(said.error, over);
-                  }
-                  Decide(id);
-                });
+                return Proclaim(made.client, std::move(again),
+                                [this, alive, id](Answer<ProclaimResponse> said) {
+                                  if (alive.expired()) return;
+                                  auto found = waits_.find(id);
+                                  if (found == waits_.end()) return;
+                                  if (!said.error.ok()) {
+                                    Wait over = std::move(found->second);
+                                    waits_.erase(found);
+                                    return over.done(said.error, over);
+                                  }
+                                  Decide(id);
+                                });
               }
             }
             Decide(id);
@@ -201,7 +210,7 @@ bool ElectionService::Decide(std::uint64_t id) {
     state::EtcdTxnRequest txn;
     txn.compare.push_back(CreateRevisionIs(wait.key, wait.rev));
     txn.success.push_back(DeleteOp(wait.key));
-    kv_.Txn(std::move(txn), [](Answer<TxnResponse>) {});
+    kv_.Txn(wait.client, std::move(txn), [](Answer<TxnResponse>) {});
     finish({});
     return true;
   }
@@ -248,8 +257,8 @@ void ElectionService::OnBatch(const server::Server::HistoryBatch& batch) {
   }
 }
 
-void ElectionService::AsHolder(bool has_leader, const LeaderKey& leader, state::EtcdRequestOp op,
-                               Done<TxnResponse> done) {
+void ElectionService::AsHolder(const Client& client, bool has_leader, const LeaderKey& leader,
+                               state::EtcdRequestOp op, Done<TxnResponse> done) {
   // etcd's server resumes the holder's session first: its lease must live.
   if (!has_leader) return done({etcd_texts::MissingLeaderKey(), {}});
   if (server_.store().FindSession(state::NumberedSessionId(leader.lease)) == nullptr) {
@@ -259,13 +268,15 @@ void ElectionService::AsHolder(bool has_leader, const LeaderKey& leader, state::
   txn.compare.push_back(
       CreateRevisionIs(leader.key, LogIndex(static_cast<std::uint64_t>(leader.rev))));
   txn.success.push_back(std::move(op));
-  kv_.Txn(std::move(txn), std::move(done));
+  // The txn's own check is the holder's: read and write on its key.
+  kv_.Txn(client, std::move(txn), std::move(done));
 }
 
-void ElectionService::Proclaim(ProclaimRequest request, Done<ProclaimResponse> done) {
+void ElectionService::Proclaim(const Client& client, ProclaimRequest request,
+                               Done<ProclaimResponse> done) {
   state::EtcdRequestOp put =
       PutOp(request.leader.key, std::move(request.value), request.leader.lease);
-  AsHolder(request.has_leader, request.leader, std::move(put),
+  AsHolder(client, request.has_leader, request.leader, std::move(put),
            [done = std::move(done)](Answer<TxnResponse> answer) {
              Answer<ProclaimResponse> out;
              out.response.header = answer.response.header;
@@ -277,30 +288,33 @@ void ElectionService::Proclaim(ProclaimRequest request, Done<ProclaimResponse> d
            });
 }
 
-void ElectionService::Resign(ResignRequest request, Done<ResignResponse> done) {
+void ElectionService::Resign(const Client& client, ResignRequest request,
+                             Done<ResignResponse> done) {
   // A resign by a holder that no longer holds changes nothing and is no
   // error (the concurrency package's Resign).
-  AsHolder(request.has_leader, request.leader, DeleteOp(request.leader.key),
+  AsHolder(client, request.has_leader, request.leader, DeleteOp(request.leader.key),
            [done = std::move(done)](Answer<TxnResponse> answer) {
              done({answer.error, {answer.response.header, {}}});
            });
 }
 
-void ElectionService::Unlock(UnlockRequest request, Done<UnlockResponse> done) {
+void ElectionService::Unlock(const Client& client, UnlockRequest request,
+                             Done<UnlockResponse> done) {
   state::EtcdDeleteRangeRequest del;
   del.range = {std::move(request.key), ""};
-  kv_.DeleteRange(std::move(del), [done = std::move(done)](Answer<DeleteRangeResponse> answer) {
-    done({answer.error, {answer.response.header, {}}});
-  });
+  kv_.DeleteRange(client, std::move(del),
+                  [done = std::move(done)](Answer<DeleteRangeResponse> answer) {
+                    done({answer.error, {answer.response.header, {}}});
+                  });
 }
 
-void ElectionService::Leader(NameRequest request, Done<LeaderResponse> done) {
+void ElectionService::Leader(const Client& client, NameRequest request, Done<LeaderResponse> done) {
   state::EtcdRangeRequest range;
   range.range = PrefixRangeOf(request.name + "/");
   range.sort_order = state::EtcdSortOrder::kAscend;
   range.sort_target = state::EtcdSortTarget::kCreate;
   range.limit = 1;
-  kv_.Range(std::move(range), [done = std::move(done)](Answer<RangeResponse> answer) {
+  kv_.Range(client, std::move(range), [done = std::move(done)](Answer<RangeResponse> answer) {
     Answer<LeaderResponse> out;
     out.error = answer.error;
     out.response.header = answer.response.header;
@@ -314,8 +328,13 @@ void ElectionService::Leader(NameRequest request, Done<LeaderResponse> done) {
   });
 }
 
-std::uint64_t ElectionService::Observe(NameRequest request,
-                                       std::function<void(const LeaderResponse&)> each) {
+std::uint64_t ElectionService::Observe(const Client& client, NameRequest request,
+                                       std::function<void(const LeaderResponse&)> each,
+                                       EtcdError* refused) {
+  if (EtcdError denied = MayObserve(client.can(), request.name); !denied.ok()) {
+    *refused = std::move(denied);
+    return 0;
+  }
   const std::uint64_t id = next_id_++;
   Observer& observer = observers_[id];
   observer.prefix = request.name + "/";

@@ -37,19 +37,27 @@ class ElectionService {
   ElectionService(const ElectionService&) = delete;
   ElectionService& operator=(const ElectionService&) = delete;
 
+  // Each call is checked against `client`'s token (etcd/access.h): Campaign
+  // and Lock need write on the own key and read on every key under
+  // `<name>/` (the line it waits in); Proclaim, Resign and Unlock write
+  // the holder's key; Leader and Observe read under `<name>/`.
   // Campaign and Lock return an id for Abandon (their client went away
   // before the answer); 0 when answered at once.
-  std::uint64_t Campaign(CampaignRequest request, Done<CampaignResponse> done);
-  std::uint64_t Lock(LockRequest request, Done<LockResponse> done);
+  std::uint64_t Campaign(const Client& client, CampaignRequest request,
+                         Done<CampaignResponse> done);
+  std::uint64_t Lock(const Client& client, LockRequest request, Done<LockResponse> done);
   void Abandon(std::uint64_t wait_id);
-  void Proclaim(ProclaimRequest request, Done<ProclaimResponse> done);
-  void Resign(ResignRequest request, Done<ResignResponse> done);
-  void Unlock(UnlockRequest request, Done<UnlockResponse> done);
-  void Leader(NameRequest request, Done<LeaderResponse> done);
+  void Proclaim(const Client& client, ProclaimRequest request, Done<ProclaimResponse> done);
+  void Resign(const Client& client, ResignRequest request, Done<ResignResponse> done);
+  void Unlock(const Client& client, UnlockRequest request, Done<UnlockResponse> done);
+  void Leader(const Client& client, NameRequest request, Done<LeaderResponse> done);
 
   // Calls `each` with the election's leader now (if any) and at every
-  // change of its key or value, until StopObserving.
-  std::uint64_t Observe(NameRequest request, std::function<void(const LeaderResponse&)> each);
+  // change of its key or value, until StopObserving. 0, with *refused
+  // set, when the token may not read the election.
+  std::uint64_t Observe(const Client& client, NameRequest request,
+                        std::function<void(const LeaderResponse&)> each,
+                        etcd_texts::EtcdError* refused);
   void StopObserving(std::uint64_t id);
 
   std::size_t waits() const { return waits_.size(); }
@@ -60,6 +68,7 @@ class ElectionService {
     std::string key;
     LogIndex rev;  // the key's create revision
     std::int64_t lease = 0;
+    Client client;           // who waits: its token gives the key back if abandoned
     ResponseHeader header;   // the answer's: the txn that made or found the key
     bool abandoned = false;  // its client went away: the key goes once made
     // On a follower the txn ran on the leader: decided once this server's
@@ -75,12 +84,13 @@ class ElectionService {
   };
 
   // Creates or resumes `<prefix><lease hex>` with `value` and waits.
-  std::uint64_t Enter(std::string prefix, std::int64_t lease, std::string value, bool proclaim,
+  std::uint64_t Enter(const Client& client, std::string prefix, std::int64_t lease,
+                      std::string value, bool proclaim,
                       std::function<void(etcd_texts::EtcdError, const Wait&)> done);
   // Runs `op` in a Txn guarded by the holder's key still having its create
   // revision (Proclaim, Resign).
-  void AsHolder(bool has_leader, const LeaderKey& leader, state::EtcdRequestOp op,
-                Done<TxnResponse> done);
+  void AsHolder(const Client& client, bool has_leader, const LeaderKey& leader,
+                state::EtcdRequestOp op, Done<TxnResponse> done);
   // Answers the wait if it is decided on the current state; true if it was.
   bool Decide(std::uint64_t id);
   void OnBatch(const server::Server::HistoryBatch& batch);

@@ -113,7 +113,8 @@ class Gateway::StreamRun final : public WatchSink {
   std::uint64_t observer_id = 0;
 };
 
-void Gateway::ServeWatch(const HttpRequest& request, std::shared_ptr<Responder> responder) {
+void Gateway::ServeWatch(const Client& client, const HttpRequest& request,
+                         std::shared_ptr<Responder> responder) {
   std::string error;
   const std::vector<std::string_view> values =
       SplitJsonObjects(request.body, kWatchRequestsPerBody, &error);
@@ -126,16 +127,23 @@ void Gateway::ServeWatch(const HttpRequest& request, std::shared_ptr<Responder> 
     return responder->Send(ErrorAnswer(etcd_texts::Error(GrpcCode::kInvalidArgument, error)));
   }
   StreamRun& run = Open(std::move(responder));
-  run.watch = std::make_unique<WatchStream>(watch_hub_, run);
+  run.watch = std::make_unique<WatchStream>(watch_hub_, run, client);
   for (const WatchRequest& one : requests) run.watch->Handle(one);
 }
 
-void Gateway::ServeObserve(const HttpRequest& request, std::shared_ptr<Responder> responder) {
+void Gateway::ServeObserve(const Client& client, const HttpRequest& request,
+                           std::shared_ptr<Responder> responder) {
   NameRequest name;
   if (!DecodeBody(request, &name, *responder)) return;
+  // Refused before the streamed answer starts, as an error answer.
+  if (EtcdError denied = MayObserve(client.can(), name.name); !denied.ok()) {
+    return responder->Send(ErrorAnswer(denied));
+  }
   StreamRun& run = Open(std::move(responder));
+  EtcdError refused;
   run.observer_id = elections_.Observe(
-      std::move(name), [&run](const LeaderResponse& leader) { run.SendResult(leader); });
+      client, std::move(name), [&run](const LeaderResponse& leader) { run.SendResult(leader); },
+      &refused);
 }
 
 Gateway::StreamRun& Gateway::Open(std::shared_ptr<Responder> responder) {
@@ -172,70 +180,79 @@ void Gateway::Handle(HttpRequest request, std::shared_ptr<Responder> responder) 
   // known path is grpc-gateway's 405.
   if (request.method != "POST") return responder->Send(MethodNotAllowed(""));
   if (!info->served) return responder->Send(ErrorAnswer(NotServed(*info)));
+  Client client;
+  if (!OpenToAnyone(info->method)) {
+    if (EtcdError error = ResolveClient(server_, TokenOf(request), &client); !error.ok()) {
+      return responder->Send(ErrorAnswer(error));
+    }
+  }
 
   switch (info->method) {
     case Method::kRange: {
       state::EtcdRangeRequest range;
       if (!DecodeBody(request, &range, *responder)) return;
-      return kv_.Range(std::move(range), Replier<RangeResponse>(std::move(responder)));
+      return kv_.Range(client, std::move(range), Replier<RangeResponse>(std::move(responder)));
     }
     case Method::kPut: {
       state::EtcdPutRequest put;
       if (!DecodeBody(request, &put, *responder)) return;
-      return kv_.Put(std::move(put), Replier<PutResponse>(std::move(responder)));
+      return kv_.Put(client, std::move(put), Replier<PutResponse>(std::move(responder)));
     }
     case Method::kDeleteRange: {
       state::EtcdDeleteRangeRequest del;
       if (!DecodeBody(request, &del, *responder)) return;
-      return kv_.DeleteRange(std::move(del), Replier<DeleteRangeResponse>(std::move(responder)));
+      return kv_.DeleteRange(client, std::move(del),
+                             Replier<DeleteRangeResponse>(std::move(responder)));
     }
     case Method::kTxn: {
       state::EtcdTxnRequest txn;
       if (!DecodeBody(request, &txn, *responder)) return;
-      return kv_.Txn(std::move(txn), Replier<TxnResponse>(std::move(responder)));
+      return kv_.Txn(client, std::move(txn), Replier<TxnResponse>(std::move(responder)));
     }
     case Method::kCompact: {
       CompactionRequest compact;
       if (!DecodeBody(request, &compact, *responder)) return;
-      return kv_.Compact(compact, Replier<CompactionResponse>(std::move(responder)));
+      return kv_.Compact(client, compact, Replier<CompactionResponse>(std::move(responder)));
     }
     case Method::kLeaseGrant: {
       LeaseGrantRequest grant;
       if (!DecodeBody(request, &grant, *responder)) return;
-      return leases_.Grant(grant, Replier<LeaseGrantResponse>(std::move(responder)));
+      return leases_.Grant(client, grant, Replier<LeaseGrantResponse>(std::move(responder)));
     }
     case Method::kLeaseRevoke: {
       LeaseIdRequest revoke;
       if (!DecodeBody(request, &revoke, *responder)) return;
-      return leases_.Revoke(revoke, Replier<LeaseRevokeResponse>(std::move(responder)));
+      return leases_.Revoke(client, revoke, Replier<LeaseRevokeResponse>(std::move(responder)));
     }
     case Method::kLeaseTimeToLive: {
       LeaseTimeToLiveRequest ttl;
       if (!DecodeBody(request, &ttl, *responder)) return;
-      return leases_.TimeToLive(ttl, Replier<LeaseTimeToLiveResponse>(std::move(responder)));
+      return leases_.TimeToLive(client, ttl,
+                                Replier<LeaseTimeToLiveResponse>(std::move(responder)));
     }
     case Method::kLeaseLeases: {
       Empty none;
       if (!DecodeBody(request, &none, *responder)) return;
-      return Replier<LeaseLeasesResponse>(std::move(responder))(leases_.Leases());
+      return Replier<LeaseLeasesResponse>(std::move(responder))(leases_.Leases(client));
     }
     case Method::kLeaseKeepAlive:
-      return KeepAlive(request, std::move(responder));
+      return KeepAlive(client, request, std::move(responder));
     case Method::kWatch:
-      return ServeWatch(request, std::move(responder));
+      return ServeWatch(client, request, std::move(responder));
     case Method::kObserve:
-      return ServeObserve(request, std::move(responder));
+      return ServeObserve(client, request, std::move(responder));
     case Method::kCampaign:
     case Method::kLock: {
       std::uint64_t wait = 0;
       if (info->method == Method::kCampaign) {
         CampaignRequest campaign;
         if (!DecodeBody(request, &campaign, *responder)) return;
-        wait = elections_.Campaign(std::move(campaign), Replier<CampaignResponse>(responder));
+        wait =
+            elections_.Campaign(client, std::move(campaign), Replier<CampaignResponse>(responder));
       } else {
         LockRequest lock;
         if (!DecodeBody(request, &lock, *responder)) return;
-        wait = elections_.Lock(std::move(lock), Replier<LockResponse>(responder));
+        wait = elections_.Lock(client, std::move(lock), Replier<LockResponse>(responder));
       }
       // A client that goes away before its turn gives its key back.
       std::weak_ptr<bool> alive = alive_;
@@ -249,23 +266,26 @@ void Gateway::Handle(HttpRequest request, std::shared_ptr<Responder> responder) 
     case Method::kProclaim: {
       ProclaimRequest proclaim;
       if (!DecodeBody(request, &proclaim, *responder)) return;
-      return elections_.Proclaim(std::move(proclaim),
+      return elections_.Proclaim(client, std::move(proclaim),
                                  Replier<ProclaimResponse>(std::move(responder)));
     }
     case Method::kResign: {
       ResignRequest resign;
       if (!DecodeBody(request, &resign, *responder)) return;
-      return elections_.Resign(std::move(resign), Replier<ResignResponse>(std::move(responder)));
+      return elections_.Resign(client, std::move(resign),
+                               Replier<ResignResponse>(std::move(responder)));
     }
     case Method::kLeader: {
       NameRequest name;
       if (!DecodeBody(request, &name, *responder)) return;
-      return elections_.Leader(std::move(name), Replier<LeaderResponse>(std::move(responder)));
+      return elections_.Leader(client, std::move(name),
+                               Replier<LeaderResponse>(std::move(responder)));
     }
     case Method::kUnlock: {
       UnlockRequest unlock;
       if (!DecodeBody(request, &unlock, *responder)) return;
-      return elections_.Unlock(std::move(unlock), Replier<UnlockResponse>(std::move(responder)));
+      return elections_.Unlock(client, std::move(unlock),
+                               Replier<UnlockResponse>(std::move(responder)));
     }
     case Method::kStatus:
       return Status(request, *responder);
@@ -274,10 +294,11 @@ void Gateway::Handle(HttpRequest request, std::shared_ptr<Responder> responder) 
     case Method::kAuthenticate: {
       AuthenticateRequest auth;
       if (!DecodeBody(request, &auth, *responder)) return;
-      // tenure's tokens are the credentials (decision 0048 section 6); with
-      // ACLs off, as etcd with auth disabled, clients go on without one.
-      return responder->Send(ErrorAnswer(etcd_texts::Error(
-          GrpcCode::kFailedPrecondition, "etcdserver: authentication is not enabled")));
+      // tenure's tokens are the credentials (decision 0048 section 6).
+      Answer<AuthenticateResponse> answer;
+      answer.error = LogIn(server_, auth, &answer.response.body.token);
+      answer.response.header = HeaderAt(server_, cluster_id_, server_.store().applied_index());
+      return Replier<AuthenticateResponse>(std::move(responder))(std::move(answer));
     }
     default:
       break;
@@ -290,14 +311,17 @@ void Gateway::Handle(HttpRequest request, std::shared_ptr<Responder> responder) 
 
 // The answers of a keep-alive body's requests, renewed one after another.
 struct Gateway::KeepAliveRun {
+  Client client;
   std::vector<LeaseIdRequest> requests;
   std::size_t next = 0;
   std::string body;
   std::shared_ptr<Responder> responder;
 };
 
-void Gateway::KeepAlive(const HttpRequest& request, std::shared_ptr<Responder> responder) {
+void Gateway::KeepAlive(const Client& client, const HttpRequest& request,
+                        std::shared_ptr<Responder> responder) {
   auto run = std::make_shared<KeepAliveRun>();
+  run->client = client;
   run->responder = std::move(responder);
   std::string error;
   const std::vector<std::string_view> values =
@@ -318,7 +342,7 @@ void Gateway::RenewNext(std::shared_ptr<KeepAliveRun> run) {
     return run->responder->Send(HttpResponse::Json(std::move(run->body)));
   }
   const LeaseIdRequest& request = run->requests[run->next++];
-  leases_.KeepAlive(request, [this, run](Answer<LeaseKeepAliveResponse> answer) {
+  leases_.KeepAlive(run->client, request, [this, run](Answer<LeaseKeepAliveResponse> answer) {
     if (!answer.error.ok()) {
       run->body += GatewayStreamError(answer.error);
       run->next = run->requests.size();  // a stream ends at its first error

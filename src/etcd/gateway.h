@@ -62,13 +62,15 @@ class Gateway {
   void Health(const listen::HttpRequest& request, listen::Responder& responder) const;
   void Status(const listen::HttpRequest& request, listen::Responder& responder) const;
   void MemberList(const listen::HttpRequest& request, listen::Responder& responder) const;
-  void KeepAlive(const listen::HttpRequest& request, std::shared_ptr<listen::Responder> responder);
+  void KeepAlive(const Client& client, const listen::HttpRequest& request,
+                 std::shared_ptr<listen::Responder> responder);
   struct KeepAliveRun;
   void RenewNext(std::shared_ptr<KeepAliveRun> run);
   // Watch and Observe: streamed answers, one {"result": ...} line each.
   class StreamRun;
-  void ServeWatch(const listen::HttpRequest& request, std::shared_ptr<listen::Responder> responder);
-  void ServeObserve(const listen::HttpRequest& request,
+  void ServeWatch(const Client& client, const listen::HttpRequest& request,
+                  std::shared_ptr<listen::Responder> responder);
+  void ServeObserve(const Client& client, const listen::HttpRequest& request,
                     std::shared_ptr<listen::Responder> responder);
   StreamRun& Open(std::shared_ptr<listen::Responder> responder);
 

@@ -25,6 +25,7 @@ struct GrpcServer::Call {
   std::shared_ptr<Stream> stream;
   server::Server* server = nullptr;  // for the metrics
   const MethodInfo* info = nullptr;
+  Client client;  // who the call's token names (etcd/access.h)
   GrpcMessageSplitter splitter;
   bool headers_sent = false;
   bool finished = false;
@@ -153,6 +154,10 @@ void GrpcServer::Serve(std::shared_ptr<Stream> stream) {
   EtcdError error;
   call->info = FindGrpcMethod(request.path, &error);
   if (call->info == nullptr) return call->Finish(error);
+  if (!OpenToAnyone(call->info->method)) {
+    error = ResolveClient(server_, TokenOf(request), &call->client);
+    if (!error.ok()) return call->Finish(error);
+  }
   std::weak_ptr<bool> alive = alive_;
   std::weak_ptr<Call> weak = call;
   if (std::optional<std::string_view> timeout = request.Header("grpc-timeout");
@@ -229,7 +234,7 @@ void GrpcServer::OnMessage(const std::shared_ptr<Call>& call, std::string messag
     if (!Decode(message, &request, call.get())) return;
     if (call->watch == nullptr) {
       call->watch_sink = std::make_unique<Call::WatchSinkOfCall>(*call);
-      call->watch = std::make_unique<WatchStream>(watch_hub_, *call->watch_sink);
+      call->watch = std::make_unique<WatchStream>(watch_hub_, *call->watch_sink, call->client);
     }
     call->watch->Handle(request);
     return;
@@ -242,11 +247,15 @@ void GrpcServer::OnMessage(const std::shared_ptr<Call>& call, std::string messag
           GrpcCode::kInternal, "grpc: a server-streaming call carried more than one request"));
     }
     std::weak_ptr<Call> weak = call;
-    call->observer_id =
-        elections_.Observe(std::move(request), [weak](const LeaderResponse& leader) {
+    EtcdError refused;
+    call->observer_id = elections_.Observe(
+        call->client, std::move(request),
+        [weak](const LeaderResponse& leader) {
           if (std::shared_ptr<Call> observing = weak.lock())
             observing->SendMessage(Encoded(leader));
-        });
+        },
+        &refused);
+    if (!refused.ok()) call->Finish(refused);
     return;
   }
   if (++call->requests > 1) {
@@ -291,12 +300,13 @@ void GrpcServer::KeepAliveNext(const std::shared_ptr<Call>& call) {
   LeaseIdRequest request = call->keepalives.front();
   call->keepalives.pop_front();
   std::weak_ptr<bool> alive = alive_;
-  leases_.KeepAlive(request, [this, alive, call](Answer<LeaseKeepAliveResponse> answer) {
-    if (alive.expired()) return;
-    if (!answer.error.ok()) return call->Finish(answer.error);
-    call->SendMessage(Encoded(answer.response));
-    KeepAliveNext(call);
-  });
+  leases_.KeepAlive(call->client, request,
+                    [this, alive, call](Answer<LeaseKeepAliveResponse> answer) {
+                      if (alive.expired()) return;
+                      if (!answer.error.ok()) return call->Finish(answer.error);
+                      call->SendMessage(Encoded(answer.response));
+                      KeepAliveNext(call);
+                    });
 }
 
 void GrpcServer::Unary(const std::shared_ptr<Call>& call, const std::string& message) {
@@ -304,79 +314,81 @@ void GrpcServer::Unary(const std::shared_ptr<Call>& call, const std::string& mes
     case Method::kRange: {
       state::EtcdRangeRequest request;
       if (!Decode(message, &request, call.get())) return;
-      return kv_.Range(std::move(request), Replier<RangeResponse>(call));
+      return kv_.Range(call->client, std::move(request), Replier<RangeResponse>(call));
     }
     case Method::kPut: {
       state::EtcdPutRequest request;
       if (!Decode(message, &request, call.get())) return;
-      return kv_.Put(std::move(request), Replier<PutResponse>(call));
+      return kv_.Put(call->client, std::move(request), Replier<PutResponse>(call));
     }
     case Method::kDeleteRange: {
       state::EtcdDeleteRangeRequest request;
       if (!Decode(message, &request, call.get())) return;
-      return kv_.DeleteRange(std::move(request), Replier<DeleteRangeResponse>(call));
+      return kv_.DeleteRange(call->client, std::move(request), Replier<DeleteRangeResponse>(call));
     }
     case Method::kTxn: {
       state::EtcdTxnRequest request;
       if (!Decode(message, &request, call.get())) return;
-      return kv_.Txn(std::move(request), Replier<TxnResponse>(call));
+      return kv_.Txn(call->client, std::move(request), Replier<TxnResponse>(call));
     }
     case Method::kCompact: {
       CompactionRequest request;
       if (!Decode(message, &request, call.get())) return;
-      return kv_.Compact(request, Replier<CompactionResponse>(call));
+      return kv_.Compact(call->client, request, Replier<CompactionResponse>(call));
     }
     case Method::kLeaseGrant: {
       LeaseGrantRequest request;
       if (!Decode(message, &request, call.get())) return;
-      return leases_.Grant(request, Replier<LeaseGrantResponse>(call));
+      return leases_.Grant(call->client, request, Replier<LeaseGrantResponse>(call));
     }
     case Method::kLeaseRevoke: {
       LeaseIdRequest request;
       if (!Decode(message, &request, call.get())) return;
-      return leases_.Revoke(request, Replier<LeaseRevokeResponse>(call));
+      return leases_.Revoke(call->client, request, Replier<LeaseRevokeResponse>(call));
     }
     case Method::kLeaseTimeToLive: {
       LeaseTimeToLiveRequest request;
       if (!Decode(message, &request, call.get())) return;
-      return leases_.TimeToLive(request, Replier<LeaseTimeToLiveResponse>(call));
+      return leases_.TimeToLive(call->client, request, Replier<LeaseTimeToLiveResponse>(call));
     }
     case Method::kLeaseLeases: {
       Empty request;
       if (!Decode(message, &request, call.get())) return;
-      return Replier<LeaseLeasesResponse>(call)(leases_.Leases());
+      return Replier<LeaseLeasesResponse>(call)(leases_.Leases(call->client));
     }
     case Method::kCampaign: {
       CampaignRequest request;
       if (!Decode(message, &request, call.get())) return;
-      call->wait_id = elections_.Campaign(std::move(request), Replier<CampaignResponse>(call));
+      call->wait_id =
+          elections_.Campaign(call->client, std::move(request), Replier<CampaignResponse>(call));
       return;
     }
     case Method::kLock: {
       LockRequest request;
       if (!Decode(message, &request, call.get())) return;
-      call->wait_id = elections_.Lock(std::move(request), Replier<LockResponse>(call));
+      call->wait_id =
+          elections_.Lock(call->client, std::move(request), Replier<LockResponse>(call));
       return;
     }
     case Method::kProclaim: {
       ProclaimRequest request;
       if (!Decode(message, &request, call.get())) return;
-      return elections_.Proclaim(std::move(request), Replier<ProclaimResponse>(call));
+      return elections_.Proclaim(call->client, std::move(request), Replier<ProclaimResponse>(call));
     }
     case Method::kResign: {
       ResignRequest request;
       if (!Decode(message, &request, call.get())) return;
-      return elections_.Resign(std::move(request), Replier<ResignResponse>(call));
+      return elections_.Resign(call->client, std::move(request), Replier<ResignResponse>(call));
     }
     case Method::kLeader: {
       NameRequest request;
       if (!Decode(message, &request, call.get())) return;
-      return elections_.Leader(std::move(request), Replier<LeaderResponse>(call));
+      return elections_.Leader(call->client, std::move(request), Replier<LeaderResponse>(call));
     }
     case Method::kUnlock: {
       UnlockRequest request;
       if (!Decode(message, &request, call.get())) return;
-      return elections_.Unlock(std::move(request), Replier<UnlockResponse>(call));
+      return elections_.Unlock(call->client, std::move(request), Replier<UnlockResponse>(call));
     }
     case Method::kStatus: {
       Empty request;
@@ -388,11 +400,15 @@ void GrpcServer::Unary(const std::shared_ptr<Call>& call, const std::string& mes
       if (!Decode(message, &request, call.get())) return;
       return Replier<MemberListResponse>(call)({{}, MembersOf(server_, cluster_id_, client_url_)});
     }
-    case Method::kAuthenticate:
-      // tenure's tokens are the credentials (decision 0048 section 6); with
-      // ACLs off clientv3 takes this answer and goes on without one.
-      return call->Finish(etcd_texts::Error(GrpcCode::kFailedPrecondition,
-                                            "etcdserver: authentication is not enabled"));
+    case Method::kAuthenticate: {
+      // tenure's tokens are the credentials (decision 0048 section 6).
+      AuthenticateRequest request;
+      if (!Decode(message, &request, call.get())) return;
+      Answer<AuthenticateResponse> answer;
+      answer.error = LogIn(server_, request, &answer.response.body.token);
+      answer.response.header = HeaderAt(server_, cluster_id_, server_.store().applied_index());
+      return Replier<AuthenticateResponse>(call)(std::move(answer));
+    }
     default:
       return call->Finish(etcd_texts::Error(
           GrpcCode::kUnimplemented,

@@ -140,12 +140,18 @@ void KvService::Linearized(bool serializable, std::function<void(EtcdError)> rea
   });
 }
 
-void KvService::Range(state::EtcdRangeRequest request, Done<RangeResponse> done) {
+void KvService::Range(const Client& client, state::EtcdRangeRequest request,
+                      Done<RangeResponse> done) {
   if (EtcdError refused = state::CheckEtcdRange(request); !refused.ok()) {
     return done({std::move(refused), {}});
   }
   const bool serializable = request.serializable;
-  if (!serializable && Relayed()) return relay_->Call(Method::kRange, request, std::move(done));
+  if (!serializable && Relayed()) {
+    return relay_->Call(Method::kRange, client.token, request, std::move(done));
+  }
+  if (EtcdError denied = MayRange(client.can(), request); !denied.ok()) {
+    return done({std::move(denied), {}});
+  }
   Linearized(serializable, [this, request = std::move(request), done](EtcdError error) {
     if (!error.ok()) return done({std::move(error), {}});
     done(ReadRange(request));
@@ -182,13 +188,16 @@ void KvService::ProposeTxn(state::EtcdTxnRequest txn, Done<TxnResponse> done) {
                   });
 }
 
-void KvService::Txn(state::EtcdTxnRequest request, Done<TxnResponse> done) {
+void KvService::Txn(const Client& client, state::EtcdTxnRequest request, Done<TxnResponse> done) {
   if (EtcdError refused = state::CheckEtcdTxn(request); !refused.ok()) {
     return done({std::move(refused), {}});
   }
   const bool serializable = AllSerializable(request);
   if ((state::EtcdTxnWrites(request) || !serializable) && Relayed()) {
-    return relay_->Call(Method::kTxn, request, std::move(done));
+    return relay_->Call(Method::kTxn, client.token, request, std::move(done));
+  }
+  if (EtcdError denied = MayTxn(client.can(), request); !denied.ok()) {
+    return done({std::move(denied), {}});
   }
   if (state::EtcdTxnWrites(request)) return ProposeTxn(std::move(request), std::move(done));
   Linearized(serializable, [this, request = std::move(request), done](EtcdError error) {
@@ -197,11 +206,14 @@ void KvService::Txn(state::EtcdTxnRequest request, Done<TxnResponse> done) {
   });
 }
 
-void KvService::Put(state::EtcdPutRequest request, Done<PutResponse> done) {
+void KvService::Put(const Client& client, state::EtcdPutRequest request, Done<PutResponse> done) {
   if (EtcdError refused = state::CheckEtcdPut(request); !refused.ok()) {
     return done({std::move(refused), {}});
   }
-  if (Relayed()) return relay_->Call(Method::kPut, request, std::move(done));
+  if (Relayed()) return relay_->Call(Method::kPut, client.token, request, std::move(done));
+  if (EtcdError denied = MayPut(client.can(), request); !denied.ok()) {
+    return done({std::move(denied), {}});
+  }
   state::EtcdTxnRequest txn;
   txn.success.push_back(OpOf(state::EtcdRequestOp::Kind::kPut));
   txn.success.back().put = std::move(request);
@@ -214,11 +226,17 @@ void KvService::Put(state::EtcdPutRequest request, Done<PutResponse> done) {
   });
 }
 
-void KvService::DeleteRange(state::EtcdDeleteRangeRequest request, Done<DeleteRangeResponse> done) {
+void KvService::DeleteRange(const Client& client, state::EtcdDeleteRangeRequest request,
+                            Done<DeleteRangeResponse> done) {
   if (EtcdError refused = state::CheckEtcdDeleteRange(request); !refused.ok()) {
     return done({std::move(refused), {}});
   }
-  if (Relayed()) return relay_->Call(Method::kDeleteRange, request, std::move(done));
+  if (Relayed()) {
+    return relay_->Call(Method::kDeleteRange, client.token, request, std::move(done));
+  }
+  if (EtcdError denied = MayDeleteRange(client.can(), request); !denied.ok()) {
+    return done({std::move(denied), {}});
+  }
   state::EtcdTxnRequest txn;
   txn.success.push_back(OpOf(state::EtcdRequestOp::Kind::kDeleteRange));
   txn.success.back().delete_range = std::move(request);
@@ -234,9 +252,13 @@ void KvService::DeleteRange(state::EtcdDeleteRangeRequest request, Done<DeleteRa
 // Compact(rev) at or below the replicated compact revision is compacted,
 // above the applied index a future revision (etcd's checks before it
 // proposes); else it answers once applied (etcd's `physical` always holds).
-void KvService::Compact(CompactionRequest request, Done<CompactionResponse> done) {
+void KvService::Compact(const Client& client, CompactionRequest request,
+                        Done<CompactionResponse> done) {
   // The leader's state decides (this one's may lag behind it).
-  if (Relayed()) return relay_->Call(Method::kCompact, request, std::move(done));
+  if (Relayed()) return relay_->Call(Method::kCompact, client.token, request, std::move(done));
+  if (EtcdError denied = MayOperate(client.can()); !denied.ok()) {
+    return done({std::move(denied), {}});
+  }
   const state::Store& store = server_.store();
   if (request.revision <= 0 ||
       static_cast<std::uint64_t>(request.revision) <= store.compact_revision().value()) {

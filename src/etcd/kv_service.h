@@ -15,6 +15,7 @@
 #include "common/etcd_texts.h"
 #include "common/status.h"
 #include "common/types.h"
+#include "etcd/access.h"
 #include "etcd/messages.h"
 #include "etcd/messages_services.h"
 
@@ -56,11 +57,14 @@ class KvService {
   KvService(const KvService&) = delete;
   KvService& operator=(const KvService&) = delete;
 
-  void Range(state::EtcdRangeRequest request, Done<RangeResponse> done);
-  void Put(state::EtcdPutRequest request, Done<PutResponse> done);
-  void DeleteRange(state::EtcdDeleteRangeRequest request, Done<DeleteRangeResponse> done);
-  void Txn(state::EtcdTxnRequest request, Done<TxnResponse> done);
-  void Compact(CompactionRequest request, Done<CompactionResponse> done);
+  // Each call is checked against `client`'s token (etcd/access.h) where it
+  // runs: here, or on the leader it is relayed to with the token.
+  void Range(const Client& client, state::EtcdRangeRequest request, Done<RangeResponse> done);
+  void Put(const Client& client, state::EtcdPutRequest request, Done<PutResponse> done);
+  void DeleteRange(const Client& client, state::EtcdDeleteRangeRequest request,
+                   Done<DeleteRangeResponse> done);
+  void Txn(const Client& client, state::EtcdTxnRequest request, Done<TxnResponse> done);
+  void Compact(const Client& client, CompactionRequest request, Done<CompactionResponse> done);
 
   // A range read now from this server's state (or its window for a past
   // revision), with no barrier: what a serializable Range answers.

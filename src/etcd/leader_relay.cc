@@ -1,5 +1,6 @@
 #include "etcd/leader_relay.h"
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <charconv>
 
@@ -46,7 +47,7 @@ net::HttpClient& LeaderRelay::ClientFor(const std::string& address) {
   return *slot;
 }
 
-void LeaderRelay::Send(Method method, std::string body, Reply reply) {
+void LeaderRelay::Send(Method method, std::string_view token, std::string body, Reply reply) {
   const server::Server::LeaderRoute leader = server_.RouteToLeader();
   if (shut_down_) return reply(etcd_texts::Stopped(), "");
   if (leader.id == 0) return reply(etcd_texts::NoLeader(), "");
@@ -67,6 +68,15 @@ void LeaderRelay::Send(Method method, std::string body, Reply reply) {
   call.retry = net::RetryPolicy::None();  // the client retries, not us
   call.headers.emplace_back("content-type", kRelayContentType);
   call.headers.emplace_back(kRelayForwardedByHeader, std::to_string(server_.NodeId()));
+  if (!token.empty()) {
+    // Resolved here already, so a real token; anything that could not be
+    // one header value is refused rather than written into the request.
+    if (!std::all_of(token.begin(), token.end(), [](char c) { return c > 0x20 && c < 0x7f; })) {
+      return reply(etcd_texts::Error(GrpcCode::kUnauthenticated, "etcdserver: invalid auth token"),
+                   "");
+    }
+    call.headers.emplace_back("token", std::string(token));
+  }
   const std::string where = leader.etcd_address;
   std::erase_if(retired_, [](const auto& http) { return http->in_flight() == 0; });
   ClientFor(where).Request(std::move(call), [where, reply = std::move(reply)](

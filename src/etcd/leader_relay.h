@@ -68,12 +68,13 @@ class LeaderRelay {
   // server does not lead.
   bool Relays() const;
 
-  // Sends `request` as `method` to the leader; `done` gets its answer.
+  // Sends `request` as `method` to the leader with the client's `token`
+  // (the leader resolves and checks it again); `done` gets its answer.
   template <typename Request, typename Response>
-  void Call(Method method, const Request& request, Done<Response> done) {
+  void Call(Method method, std::string_view token, const Request& request, Done<Response> done) {
     std::string bytes;
     EncodeProto(request, &bytes);
-    Send(method, std::move(bytes),
+    Send(method, token, std::move(bytes),
          [done = std::move(done)](etcd_texts::EtcdError error, std::string answer) {
            Answer<Response> out;
            out.error = std::move(error);
@@ -96,7 +97,7 @@ class LeaderRelay {
 
  private:
   using Reply = std::function<void(etcd_texts::EtcdError, std::string)>;
-  void Send(Method method, std::string body, Reply reply);
+  void Send(Method method, std::string_view token, std::string body, Reply reply);
   net::HttpClient& ClientFor(const std::string& address);
 
   boost::asio::io_context& io_;

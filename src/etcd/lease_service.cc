@@ -35,8 +35,12 @@ ResponseHeader LeaseService::Header() const {
   return HeaderAt(server_, cluster_id_, server_.store().applied_index());
 }
 
-void LeaseService::Grant(LeaseGrantRequest request, Done<LeaseGrantResponse> done) {
-  if (Relayed()) return relay_->Call(Method::kLeaseGrant, request, std::move(done));
+void LeaseService::Grant(const Client& client, LeaseGrantRequest request,
+                         Done<LeaseGrantResponse> done) {
+  if (Relayed()) return relay_->Call(Method::kLeaseGrant, client.token, request, std::move(done));
+  if (EtcdError denied = MayWriteLease(client.can(), server_.options().node_name); !denied.ok()) {
+    return done({std::move(denied), {}});
+  }
   if (request.ttl > limits::kLeaseTtlMaxSeconds) {
     return done({etcd_texts::LeaseTtlTooLarge(), {}});
   }
@@ -77,10 +81,15 @@ void LeaseService::Grant(LeaseGrantRequest request, Done<LeaseGrantResponse> don
       });
 }
 
-void LeaseService::Revoke(LeaseIdRequest request, Done<LeaseRevokeResponse> done) {
-  if (Relayed()) return relay_->Call(Method::kLeaseRevoke, request, std::move(done));
+void LeaseService::Revoke(const Client& client, LeaseIdRequest request,
+                          Done<LeaseRevokeResponse> done) {
+  if (Relayed()) return relay_->Call(Method::kLeaseRevoke, client.token, request, std::move(done));
   const state::SessionId id = state::NumberedSessionId(request.id);
-  if (server_.store().FindSession(id) == nullptr) return done({etcd_texts::LeaseNotFound(), {}});
+  const state::Session* lease = server_.store().FindSession(id);
+  if (lease == nullptr) return done({etcd_texts::LeaseNotFound(), {}});
+  if (EtcdError denied = MayWriteLease(client.can(), lease->node); !denied.ok()) {
+    return done({std::move(denied), {}});
+  }
   if (!server_.IsLeader()) return done({etcd_texts::NotLeader(), {}});
   std::weak_ptr<bool> alive = alive_;
   server_.Propose(state::SessionDestroy{id, state::DestroyReason::kDestroyed},
@@ -99,10 +108,20 @@ void LeaseService::Revoke(LeaseIdRequest request, Done<LeaseRevokeResponse> done
                   });
 }
 
-void LeaseService::KeepAlive(LeaseIdRequest request, Done<LeaseKeepAliveResponse> done) {
-  if (Relayed()) return relay_->Call(Method::kLeaseKeepAlive, request, std::move(done));
+void LeaseService::KeepAlive(const Client& client, LeaseIdRequest request,
+                             Done<LeaseKeepAliveResponse> done) {
+  if (Relayed()) {
+    return relay_->Call(Method::kLeaseKeepAlive, client.token, request, std::move(done));
+  }
   if (!server_.IsLeader()) return done({etcd_texts::NotLeader(), {}});
   const std::int64_t number = request.id;
+  // A lease that is gone answers TTL 0 below, whoever asks.
+  if (const state::Session* lease = server_.store().FindSession(state::NumberedSessionId(number));
+      lease != nullptr) {
+    if (EtcdError denied = MayWriteLease(client.can(), lease->node); !denied.ok()) {
+      return done({std::move(denied), {}});
+    }
+  }
   std::weak_ptr<bool> alive = alive_;
   server_.Renew(state::NumberedSessionId(number), [this, alive, number, done = std::move(done)](
                                                       Result<const state::Session*> session) {
@@ -120,9 +139,12 @@ void LeaseService::KeepAlive(LeaseIdRequest request, Done<LeaseKeepAliveResponse
   });
 }
 
-void LeaseService::TimeToLive(LeaseTimeToLiveRequest request, Done<LeaseTimeToLiveResponse> done) {
+void LeaseService::TimeToLive(const Client& client, LeaseTimeToLiveRequest request,
+                              Done<LeaseTimeToLiveResponse> done) {
   // The leader's timer is the one that ends leases.
-  if (Relayed()) return relay_->Call(Method::kLeaseTimeToLive, request, std::move(done));
+  if (Relayed()) {
+    return relay_->Call(Method::kLeaseTimeToLive, client.token, request, std::move(done));
+  }
   if (!server_.IsLeader()) return done({etcd_texts::NotLeader(), {}});
   Answer<LeaseTimeToLiveResponse> out;
   out.response.header = Header();
@@ -134,21 +156,27 @@ void LeaseService::TimeToLive(LeaseTimeToLiveRequest request, Done<LeaseTimeToLi
     out.response.body.ttl = -1;
     return done(std::move(out));
   }
+  if (EtcdError denied = MayReadLease(client.can(), session->node); !denied.ok()) {
+    return done({std::move(denied), {}});
+  }
   out.response.body.ttl = *left / 1000;
   out.response.body.granted_ttl = session->ttl_ns / kNsPerSecond;
   if (request.keys) {
     if (const std::set<std::string>* keys = server_.store().HeldKeys(id); keys != nullptr) {
       out.response.body.keys.assign(keys->begin(), keys->end());
+      acl::EraseUnreadableKeys(client.can(), out.response.body.keys,
+                               [](const std::string& key) -> const std::string& { return key; });
     }
   }
   done(std::move(out));
 }
 
-Answer<LeaseLeasesResponse> LeaseService::Leases() const {
+Answer<LeaseLeasesResponse> LeaseService::Leases(const Client& client) const {
   Answer<LeaseLeasesResponse> out;
   out.response.header = Header();
   for (const state::Session* session : server_.store().ListSessions()) {
-    if (std::optional<std::int64_t> number = state::SessionNumber(session->id.view())) {
+    std::optional<std::int64_t> number = state::SessionNumber(session->id.view());
+    if (number.has_value() && client.can().SessionRead(session->node).allowed()) {
       out.response.body.leases.push_back({*number});
     }
   }

@@ -27,14 +27,19 @@ class LeaseService {
   LeaseService(const LeaseService&) = delete;
   LeaseService& operator=(const LeaseService&) = delete;
 
-  void Grant(LeaseGrantRequest request, Done<LeaseGrantResponse> done);
-  void Revoke(LeaseIdRequest request, Done<LeaseRevokeResponse> done);
+  // Each checked against `client`'s token where it runs (etcd/access.h):
+  // session write on the lease's node (the leader's, for a grant), read for
+  // TimeToLive, whose keys leave out those the token may not read.
+  void Grant(const Client& client, LeaseGrantRequest request, Done<LeaseGrantResponse> done);
+  void Revoke(const Client& client, LeaseIdRequest request, Done<LeaseRevokeResponse> done);
   // One renewal, as one message of a keep-alive stream: TTL 0 for a lease
   // that never existed or has ended (the stream goes on, as etcd's).
-  void KeepAlive(LeaseIdRequest request, Done<LeaseKeepAliveResponse> done);
-  void TimeToLive(LeaseTimeToLiveRequest request, Done<LeaseTimeToLiveResponse> done);
-  // This server's list (etcd 3.4's members answer it from their own lessor).
-  Answer<LeaseLeasesResponse> Leases() const;
+  void KeepAlive(const Client& client, LeaseIdRequest request, Done<LeaseKeepAliveResponse> done);
+  void TimeToLive(const Client& client, LeaseTimeToLiveRequest request,
+                  Done<LeaseTimeToLiveResponse> done);
+  // This server's list (etcd 3.4's members answer it from their own
+  // lessor), without the leases whose node the token may not read.
+  Answer<LeaseLeasesResponse> Leases(const Client& client) const;
 
  private:
   ResponseHeader Header() const;

@@ -31,8 +31,8 @@ HttpResponse RelayAnswer(const EtcdError& error, std::string body) {
 // Decodes the relayed request for `call` on `service` and runs it, its answer
 // (or why the bytes were refused) sent back as the relay writes answers.
 template <typename Service, typename Request, typename Response>
-void Run(Service& service, void (Service::*call)(Request, Done<Response>),
-         const HttpRequest& request, std::shared_ptr<Responder> responder) {
+void Run(Service& service, void (Service::*call)(const Client&, Request, Done<Response>),
+         const Client& client, const HttpRequest& request, std::shared_ptr<Responder> responder) {
   Request message;
   if (std::string error = DecodeProto(request.body, &message); !error.empty()) {
     return responder->Send(
@@ -40,16 +40,17 @@ void Run(Service& service, void (Service::*call)(Request, Done<Response>),
                                       "grpc: error unmarshalling request: " + error),
                     ""));
   }
-  (service.*call)(std::move(message), [responder = std::move(responder)](Answer<Response> answer) {
-    std::string body;
-    if (answer.error.ok()) EncodeProto(answer.response, &body);
-    responder->Send(RelayAnswer(answer.error, std::move(body)));
-  });
+  (service.*call)(client, std::move(message),
+                  [responder = std::move(responder)](Answer<Response> answer) {
+                    std::string body;
+                    if (answer.error.ok()) EncodeProto(answer.response, &body);
+                    responder->Send(RelayAnswer(answer.error, std::move(body)));
+                  });
 }
 
 }  // namespace
 
-RelayServer::RelayServer(server::Server& server) : kv_(server), leases_(server) {}
+RelayServer::RelayServer(server::Server& server) : server_(server), kv_(server), leases_(server) {}
 
 bool RelayServer::IsRelayPath(std::string_view path) {
   return path.starts_with(kRelayPathPrefix) && path.size() > kRelayPathPrefix.size() &&
@@ -64,25 +65,31 @@ void RelayServer::Handle(const HttpRequest& request, std::shared_ptr<Responder> 
   const MethodInfo* info =
       FindGrpcMethod(std::string_view(request.path).substr(kRelayPathPrefix.size()), &error);
   if (info == nullptr) return responder->Send(RelayAnswer(error, ""));
+  // The follower checked nothing: the call is decided here, with the token
+  // its client sent, as if sent here.
+  Client client;
+  if (error = ResolveClient(server_, TokenOf(request), &client); !error.ok()) {
+    return responder->Send(RelayAnswer(error, ""));
+  }
   switch (info->method) {
     case Method::kRange:
-      return Run(kv_, &KvService::Range, request, std::move(responder));
+      return Run(kv_, &KvService::Range, client, request, std::move(responder));
     case Method::kPut:
-      return Run(kv_, &KvService::Put, request, std::move(responder));
+      return Run(kv_, &KvService::Put, client, request, std::move(responder));
     case Method::kDeleteRange:
-      return Run(kv_, &KvService::DeleteRange, request, std::move(responder));
+      return Run(kv_, &KvService::DeleteRange, client, request, std::move(responder));
     case Method::kTxn:
-      return Run(kv_, &KvService::Txn, request, std::move(responder));
+      return Run(kv_, &KvService::Txn, client, request, std::move(responder));
     case Method::kCompact:
-      return Run(kv_, &KvService::Compact, request, std::move(responder));
+      return Run(kv_, &KvService::Compact, client, request, std::move(responder));
     case Method::kLeaseGrant:
-      return Run(leases_, &LeaseService::Grant, request, std::move(responder));
+      return Run(leases_, &LeaseService::Grant, client, request, std::move(responder));
     case Method::kLeaseRevoke:
-      return Run(leases_, &LeaseService::Revoke, request, std::move(responder));
+      return Run(leases_, &LeaseService::Revoke, client, request, std::move(responder));
     case Method::kLeaseKeepAlive:
-      return Run(leases_, &LeaseService::KeepAlive, request, std::move(responder));
+      return Run(leases_, &LeaseService::KeepAlive, client, request, std::move(responder));
     case Method::kLeaseTimeToLive:
-      return Run(leases_, &LeaseService::TimeToLive, request, std::move(responder));
+      return Run(leases_, &LeaseService::TimeToLive, client, request, std::move(responder));
     default:
       return responder->Send(RelayAnswer(
           etcd_texts::Error(GrpcCode::kUnimplemented,

@@ -5,8 +5,9 @@
 // grpc-message) as headers. Only the methods a follower relays are taken
 // (KV's, Lease's unary ones and one keep-alive); any other answers
 // Unimplemented. Who may call it: whoever may call the same gRPC method on
-// this port; it carries no privilege of its own (docs/security.md). Loop
-// thread only.
+// this port; it carries no privilege of its own: the token the follower
+// forwards (its client's) is resolved and checked here as if the client had
+// sent the call here (docs/security.md). Loop thread only.
 #pragma once
 
 #include <memory>
@@ -28,6 +29,7 @@ class RelayServer {
   void Handle(const listen::HttpRequest& request, std::shared_ptr<listen::Responder> responder);
 
  private:
+  server::Server& server_;
   KvService kv_;
   LeaseService leases_;
 };

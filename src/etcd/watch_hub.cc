@@ -12,6 +12,8 @@
 
 namespace tenure::etcd {
 
+using etcd_texts::EtcdError;
+
 struct WatchStream::Watcher {
   WatchStream* stream = nullptr;
   std::int64_t id = 0;
@@ -64,7 +66,8 @@ std::size_t EncodedSize(const WatchResponse& response) {
 
 // --- WatchStream ------------------------------------------------------------------
 
-WatchStream::WatchStream(WatchHub& hub, WatchSink& sink) : hub_(hub), sink_(sink) {
+WatchStream::WatchStream(WatchHub& hub, WatchSink& sink, Client client)
+    : hub_(hub), sink_(sink), client_(std::move(client)) {
   hub_.streams_.insert(this);
   std::weak_ptr<bool> alive = alive_;
   sink_.OnDrained([this, alive] {
@@ -122,6 +125,9 @@ void WatchStream::Create(const WatchCreateRequest& request) {
     sink_.Send(response);
   };
   if (request.range.empty()) return refuse(std::string(etcd_texts::kWatcherRangeEmpty));
+  if (EtcdError denied = MayRead(client_.can(), request.range); !denied.ok()) {
+    return refuse(std::move(denied.message));  // etcd's answer to a watch it may not make
+  }
   std::int64_t id = request.watch_id;
   if (id == 0) {
     while (watchers_.contains(next_id_)) ++next_id_;
@@ -201,6 +207,31 @@ void WatchStream::SendCompacted(Watcher& watcher) {
                                     .value());
   Remove(watcher);
   sink_.Send(response);
+}
+
+void WatchStream::SendCanceled(Watcher& watcher, std::string reason) {
+  WatchResponse response;
+  response.header = Header();
+  response.body.watch_id = watcher.id;
+  response.body.canceled = true;
+  response.body.cancel_reason = std::move(reason);
+  Remove(watcher);
+  sink_.Send(response);
+}
+
+void WatchStream::Reauthorize() {
+  if (watchers_.empty() || hub_.server_.CallerStillValid(client_.caller)) return;
+  Client again;
+  const EtcdError unknown = ResolveClient(hub_.server_, client_.token, &again);
+  std::vector<Watcher*> denied;
+  for (auto& [id, watcher] : watchers_) {
+    if (!unknown.ok() || !MayRead(again.can(), watcher->range).ok())
+      denied.push_back(watcher.get());
+  }
+  for (Watcher* watcher : denied) {
+    SendCanceled(*watcher, unknown.ok() ? PermissionDenied().message : unknown.message);
+  }
+  if (unknown.ok()) client_ = std::move(again);
 }
 
 void WatchStream::SendEvents(Watcher& watcher, const std::vector<const state::KvEvent*>& events) {
@@ -323,6 +354,8 @@ WatchHub::WatchHub(server::Server& server, boost::asio::io_context& io, WatchHub
       options_(options),
       cluster_id_(ClusterIdOf(server)),
       last_applied_(server.store().applied_index()),
+      acl_policies_index_(server.store().acl().policies_index()),
+      acl_tokens_index_(server.store().acl().tokens_index()),
       progress_timer_(io) {
   listener_id_ = server_.AddHistoryListener(
       [this](const server::Server::HistoryBatch& batch) { OnBatch(batch); });
@@ -375,6 +408,14 @@ void WatchHub::OnBatch(const server::Server::HistoryBatch& batch) {
     }
   }
   last_applied_ = applied;
+  const state::AclTable& acl = server_.store().acl();
+  if (acl.policies_index() != acl_policies_index_ || acl.tokens_index() != acl_tokens_index_) {
+    acl_policies_index_ = acl.policies_index();
+    acl_tokens_index_ = acl.tokens_index();
+    for (WatchStream* stream : std::vector<WatchStream*>(streams_.begin(), streams_.end())) {
+      stream->Reauthorize();
+    }
+  }
   std::vector<WatchStream::Watcher*> touched;
   auto offer = [&touched](WatchStream::Watcher* watcher, const state::KvEvent& event) {
     if (!watcher->Wants(event)) return;

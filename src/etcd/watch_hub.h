@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "common/types.h"
+#include "etcd/access.h"
 #include "etcd/messages_services.h"
 #include "server/server.h"
 
@@ -67,8 +68,11 @@ class WatchHub;
 
 class WatchStream {
  public:
-  // The stream's answers go to `sink`, which must outlive it.
-  WatchStream(WatchHub& hub, WatchSink& sink);
+  // The stream's answers go to `sink`, which must outlive it. Each watcher
+  // needs `client`'s token to read its whole range (etcd/access.h), when it
+  // is created and again whenever the ACL tables change: one that lost it
+  // is cancelled with etcd's "permission denied".
+  WatchStream(WatchHub& hub, WatchSink& sink, Client client);
   ~WatchStream();
   WatchStream(const WatchStream&) = delete;
   WatchStream& operator=(const WatchStream&) = delete;
@@ -87,6 +91,11 @@ class WatchStream {
   // revisions, fragments where it asked for them.
   void SendEvents(Watcher& watcher, const std::vector<const state::KvEvent*>& events);
   void SendCompacted(Watcher& watcher);
+  // Ends `watcher` with a cancel answer giving `reason`.
+  void SendCanceled(Watcher& watcher, std::string reason);
+  // The ACL tables changed: resolves the token again and cancels the
+  // watchers it may no longer read.
+  void Reauthorize();
   void Remove(Watcher& watcher);
   // Moves a live watcher behind at `next` and schedules the replay.
   void FallBehind(Watcher& watcher, LogIndex next);
@@ -98,6 +107,7 @@ class WatchStream {
 
   WatchHub& hub_;
   WatchSink& sink_;
+  Client client_;
   std::map<std::int64_t, std::unique_ptr<Watcher>> watchers_;
   std::int64_t next_id_ = 0;
   std::vector<std::int64_t> behind_;  // ids replaying, oldest first
@@ -129,6 +139,10 @@ class WatchHub {
   const WatchHubOptions options_;
   const std::uint64_t cluster_id_;
   LogIndex last_applied_;  // after the last batch
+  // The ACL tables' indexes at the last batch: a change re-checks every
+  // stream's token.
+  LogIndex acl_policies_index_;
+  LogIndex acl_tokens_index_;
   std::uint64_t listener_id_ = 0;
   std::size_t watchers_ = 0;
   std::unordered_set<WatchStream*> streams_;

@@ -37,14 +37,15 @@ class EtcdElectionTest : public inprocess::EtcdFixture {
 
   std::int64_t Grant() {
     std::optional<Answer<LeaseGrantResponse>> got;
-    leases_->Grant({60, 0}, [&got](Answer<LeaseGrantResponse> a) { got = std::move(a); });
+    leases_->Grant(client_, {60, 0}, [&got](Answer<LeaseGrantResponse> a) { got = std::move(a); });
     EXPECT_TRUE(RunUntil([&got] { return got.has_value(); }));
     EXPECT_TRUE(got->error.ok()) << got->error.message;
     return got->response.body.id;
   }
   void Revoke(std::int64_t lease) {
     std::optional<Answer<LeaseRevokeResponse>> got;
-    leases_->Revoke({lease}, [&got](Answer<LeaseRevokeResponse> a) { got = std::move(a); });
+    leases_->Revoke(client_, {lease},
+                    [&got](Answer<LeaseRevokeResponse> a) { got = std::move(a); });
     ASSERT_TRUE(RunUntil([&got] { return got.has_value(); }));
     ASSERT_TRUE(got->error.ok()) << got->error.message;
   }
@@ -60,7 +61,8 @@ TEST_F(EtcdElectionTest, TurnsGoByCreateRevisionAndTheHoldersKeyIsItsToken) {
   const std::int64_t b = Grant();
   std::optional<Answer<CampaignResponse>> first;
   std::optional<Answer<CampaignResponse>> second;
-  elections_->Campaign({"svc", a, "A"}, [&](Answer<CampaignResponse> r) { first = std::move(r); });
+  elections_->Campaign(client_, {"svc", a, "A"},
+                       [&](Answer<CampaignResponse> r) { first = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return first.has_value(); }));
   ASSERT_TRUE(first->error.ok()) << first->error.message;
   const LeaderKey& leader = first->response.body.leader;
@@ -69,13 +71,15 @@ TEST_F(EtcdElectionTest, TurnsGoByCreateRevisionAndTheHoldersKeyIsItsToken) {
   ASSERT_NE(Find(leader.key), nullptr);
   EXPECT_EQ(static_cast<std::int64_t>(Find(leader.key)->create_index.value()), leader.rev);
 
-  elections_->Campaign({"svc", b, "B"}, [&](Answer<CampaignResponse> r) { second = std::move(r); });
+  elections_->Campaign(client_, {"svc", b, "B"},
+                       [&](Answer<CampaignResponse> r) { second = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return elections_->waits() == 1 && Find(RecipeKey("svc", b)); }));
   Settle();
   EXPECT_FALSE(second.has_value());  // its turn has not come
 
   std::optional<Answer<ResignResponse>> resigned;
-  elections_->Resign({true, leader}, [&](Answer<ResignResponse> r) { resigned = std::move(r); });
+  elections_->Resign(client_, {true, leader},
+                     [&](Answer<ResignResponse> r) { resigned = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return second.has_value(); }));
   ASSERT_TRUE(second->error.ok()) << second->error.message;
   EXPECT_GT(second->response.body.leader.rev, leader.rev);
@@ -86,10 +90,10 @@ TEST_F(EtcdElectionTest, ACampaignWithTheSameLeaseResumesItsKeyAndProclaimsItsVa
   const std::int64_t a = Grant();
   std::optional<Answer<CampaignResponse>> first;
   std::optional<Answer<CampaignResponse>> again;
-  elections_->Campaign({"svc", a, "one"},
+  elections_->Campaign(client_, {"svc", a, "one"},
                        [&](Answer<CampaignResponse> r) { first = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return first.has_value(); }));
-  elections_->Campaign({"svc", a, "two"},
+  elections_->Campaign(client_, {"svc", a, "two"},
                        [&](Answer<CampaignResponse> r) { again = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return again.has_value(); }));
   ASSERT_TRUE(again->error.ok()) << again->error.message;
@@ -100,22 +104,25 @@ TEST_F(EtcdElectionTest, ACampaignWithTheSameLeaseResumesItsKeyAndProclaimsItsVa
 TEST_F(EtcdElectionTest, ProclaimAndResignNeedTheHoldersRevision) {
   const std::int64_t a = Grant();
   std::optional<Answer<CampaignResponse>> won;
-  elections_->Campaign({"svc", a, "v"}, [&](Answer<CampaignResponse> r) { won = std::move(r); });
+  elections_->Campaign(client_, {"svc", a, "v"},
+                       [&](Answer<CampaignResponse> r) { won = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return won.has_value(); }));
   LeaderKey stale = won->response.body.leader;
   stale.rev += 1000;
   std::optional<Answer<ProclaimResponse>> said;
-  elections_->Proclaim({true, stale, "x"},
+  elections_->Proclaim(client_, {true, stale, "x"},
                        [&](Answer<ProclaimResponse> r) { said = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return said.has_value(); }));
   EXPECT_EQ(said->error.message, "election: not leader");
   EXPECT_EQ(Find(RecipeKey("svc", a))->value, "v");
   said.reset();
-  elections_->Proclaim({false, {}, "x"}, [&](Answer<ProclaimResponse> r) { said = std::move(r); });
+  elections_->Proclaim(client_, {false, {}, "x"},
+                       [&](Answer<ProclaimResponse> r) { said = std::move(r); });
   ASSERT_TRUE(said.has_value());
   EXPECT_EQ(said->error.message, "\"leader\" field must be provided");
   std::optional<Answer<ResignResponse>> resigned;
-  elections_->Resign({true, stale}, [&](Answer<ResignResponse> r) { resigned = std::move(r); });
+  elections_->Resign(client_, {true, stale},
+                     [&](Answer<ResignResponse> r) { resigned = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return resigned.has_value(); }));
   EXPECT_TRUE(resigned->error.ok());
   EXPECT_NE(Find(RecipeKey("svc", a)), nullptr);  // a stale resign deletes nothing
@@ -126,9 +133,9 @@ TEST_F(EtcdElectionTest, AWaitEndsWithAnErrorWhenItsLeaseEnds) {
   const std::int64_t waiter = Grant();
   std::optional<Answer<LockResponse>> held;
   std::optional<Answer<LockResponse>> waited;
-  elections_->Lock({"lk", holder}, [&](Answer<LockResponse> r) { held = std::move(r); });
+  elections_->Lock(client_, {"lk", holder}, [&](Answer<LockResponse> r) { held = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return held.has_value(); }));
-  elections_->Lock({"lk", waiter}, [&](Answer<LockResponse> r) { waited = std::move(r); });
+  elections_->Lock(client_, {"lk", waiter}, [&](Answer<LockResponse> r) { waited = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return Find(RecipeKey("lk", waiter)) != nullptr; }));
   Revoke(waiter);
   ASSERT_TRUE(RunUntil([&] { return waited.has_value(); }));
@@ -141,10 +148,10 @@ TEST_F(EtcdElectionTest, AWaitWhoseClientWentAwayGivesItsKeyBack) {
   const std::int64_t waiter = Grant();
   std::optional<Answer<LockResponse>> held;
   bool answered = false;
-  elections_->Lock({"lk", holder}, [&](Answer<LockResponse> r) { held = std::move(r); });
+  elections_->Lock(client_, {"lk", holder}, [&](Answer<LockResponse> r) { held = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return held.has_value(); }));
   const std::uint64_t wait =
-      elections_->Lock({"lk", waiter}, [&](Answer<LockResponse>) { answered = true; });
+      elections_->Lock(client_, {"lk", waiter}, [&](Answer<LockResponse>) { answered = true; });
   ASSERT_TRUE(RunUntil([&] { return Find(RecipeKey("lk", waiter)) != nullptr; }));
   elections_->Abandon(wait);
   ASSERT_TRUE(RunUntil([&] { return Find(RecipeKey("lk", waiter)) == nullptr; }));
@@ -154,27 +161,31 @@ TEST_F(EtcdElectionTest, AWaitWhoseClientWentAwayGivesItsKeyBack) {
 
 TEST_F(EtcdElectionTest, LeaseZeroIsRefusedAndLeaderAnswersNoLeader) {
   std::optional<Answer<LockResponse>> refused;
-  EXPECT_EQ(elections_->Lock({"lk", 0}, [&](Answer<LockResponse> r) { refused = std::move(r); }),
-            0u);
+  EXPECT_EQ(
+      elections_->Lock(client_, {"lk", 0}, [&](Answer<LockResponse> r) { refused = std::move(r); }),
+      0u);
   ASSERT_TRUE(refused.has_value());
   EXPECT_EQ(refused->error.code, etcd_texts::GrpcCode::kInvalidArgument);
   std::optional<Answer<LeaderResponse>> none;
-  elections_->Leader({"nobody"}, [&](Answer<LeaderResponse> r) { none = std::move(r); });
+  elections_->Leader(client_, {"nobody"}, [&](Answer<LeaderResponse> r) { none = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return none.has_value(); }));
   EXPECT_EQ(none->error.message, "election: no leader");
 }
 
 TEST_F(EtcdElectionTest, ObserveTellsEachNewLeaderAndValue) {
   std::vector<std::string> seen;
+  etcd_texts::EtcdError refused;
   const std::uint64_t id = elections_->Observe(
-      {"obs"}, [&seen](const LeaderResponse& r) { seen.push_back(r.body.kv.value); });
+      client_, {"obs"}, [&seen](const LeaderResponse& r) { seen.push_back(r.body.kv.value); },
+      &refused);
+  ASSERT_TRUE(refused.ok());
   const std::int64_t a = Grant();
   std::optional<Answer<CampaignResponse>> won;
-  elections_->Campaign({"obs", a, "first"},
+  elections_->Campaign(client_, {"obs", a, "first"},
                        [&](Answer<CampaignResponse> r) { won = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return won.has_value() && seen.size() == 1; }));
   std::optional<Answer<ProclaimResponse>> said;
-  elections_->Proclaim({true, won->response.body.leader, "second"},
+  elections_->Proclaim(client_, {true, won->response.body.leader, "second"},
                        [&](Answer<ProclaimResponse> r) { said = std::move(r); });
   ASSERT_TRUE(RunUntil([&] { return seen.size() == 2; }));
   EXPECT_EQ(seen, (std::vector<std::string>{"first", "second"}));

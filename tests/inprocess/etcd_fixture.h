@@ -14,6 +14,7 @@
 #include <optional>
 #include <utility>
 
+#include "etcd/access.h"
 #include "etcd/kv_service.h"
 #include "inprocess/api_harness.h"
 #include "inprocess/fixture_node.h"
@@ -36,6 +37,8 @@ class EtcdFixture : public ::testing::Test {
     server_ = std::make_unique<server::Server>(io_, clock_, std::move(options));
     ASSERT_TRUE(server_->Start().ok());
     ASSERT_TRUE(RunUntil([this] { return server_->IsLeader() && server_->SelfRecordCurrent(); }));
+    // ACLs are off in these tests: the anonymous client may do everything.
+    ASSERT_TRUE(etcd::ResolveClient(*server_, "", &client_).ok());
   }
   void StopServer() {
     if (server_ == nullptr) return;
@@ -77,6 +80,7 @@ class EtcdFixture : public ::testing::Test {
   boost::asio::io_context io_;
   ManualClock clock_;
   std::unique_ptr<server::Server> server_;
+  etcd::Client client_;
 };
 
 }  // namespace tenure::inprocess

@@ -40,7 +40,7 @@ class EtcdKvTest : public inprocess::EtcdFixture {
   Answer<Response> Wait(Call call, Request request) {
     return Await<Response>(
         [this, call](Request r, Done<Response> done) {
-          ((*kv_).*call)(std::move(r), std::move(done));
+          ((*kv_).*call)(client_, std::move(r), std::move(done));
         },
         std::move(request));
   }

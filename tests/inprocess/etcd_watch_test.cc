@@ -78,7 +78,7 @@ class EtcdWatchTest : public inprocess::EtcdFixture {
     kv_ = std::make_unique<KvService>(*server_);
     hub_ = std::make_unique<WatchHub>(*server_, io_, hub_options);
     sink_ = std::make_unique<RecordingSink>(io_);
-    stream_ = std::make_unique<WatchStream>(*hub_, *sink_);
+    stream_ = std::make_unique<WatchStream>(*hub_, *sink_, client_);
   }
   void SetUp() override { Start(1 << 20); }
   void TearDown() override {
@@ -98,7 +98,7 @@ class EtcdWatchTest : public inprocess::EtcdFixture {
     put.key = std::move(key);
     put.value = std::move(value);
     std::optional<Answer<PutResponse>> got;
-    kv_->Put(std::move(put), [&got](Answer<PutResponse> a) { got = std::move(a); });
+    kv_->Put(client_, std::move(put), [&got](Answer<PutResponse> a) { got = std::move(a); });
     EXPECT_TRUE(RunUntil([&got] { return got.has_value(); }));
     EXPECT_TRUE(got && got->error.ok());
     return got ? got->response.header.revision : 0;
@@ -107,13 +107,15 @@ class EtcdWatchTest : public inprocess::EtcdFixture {
     state::EtcdDeleteRangeRequest del;
     del.range = Key(std::move(key));
     std::optional<Answer<DeleteRangeResponse>> got;
-    kv_->DeleteRange(std::move(del), [&got](Answer<DeleteRangeResponse> a) { got = std::move(a); });
+    kv_->DeleteRange(client_, std::move(del),
+                     [&got](Answer<DeleteRangeResponse> a) { got = std::move(a); });
     EXPECT_TRUE(RunUntil([&got] { return got.has_value(); }));
     return got ? got->response.header.revision : 0;
   }
   void Compact(std::int64_t revision) {
     std::optional<Answer<CompactionResponse>> got;
-    kv_->Compact({revision, false}, [&got](Answer<CompactionResponse> a) { got = std::move(a); });
+    kv_->Compact(client_, {revision, false},
+                 [&got](Answer<CompactionResponse> a) { got = std::move(a); });
     ASSERT_TRUE(RunUntil([&got] { return got.has_value(); }));
     ASSERT_TRUE(got->error.ok()) << got->error.message;
   }

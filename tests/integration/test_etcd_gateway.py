@@ -391,11 +391,6 @@ class EtcdFlagTest(unittest.TestCase):
                                f"127.0.0.1:{free_port()}", *args],
                               capture_output=True, text=True, timeout=30)
 
-    def test_acls_and_the_etcd_api_exclude_each_other_until_it_checks_tokens(self):
-        done = self.run_server("-grpc-addr", f"127.0.0.1:{free_port()}", "-acl-enabled")
-        self.assertNotEqual(done.returncode, 0)
-        self.assertIn("-grpc-addr cannot be used with -acl-enabled yet", done.stderr)
-
     def test_a_bad_or_taken_address_is_refused(self):
         done = self.run_server("-grpc-addr", "nowhere")
         self.assertNotEqual(done.returncode, 0)

@@ -96,13 +96,10 @@ class EtcdTlsTest(unittest.TestCase):
             self.assertEqual(server.request("GET", "/v1/kv/tls/nocert").status, 404)
             self.assertIn("(client certificates required)", server.log())
 
-    def test_the_flag_needs_tls_files_and_excludes_acls(self):
+    def test_the_flag_needs_tls_files(self):
         for args, text in [
                 (["-grpc-tls-addr", f"127.0.0.1:{free_port()}"],
-                 "-grpc-tls-addr needs -tls-cert-file and -tls-key-file"),
-                (["-grpc-tls-addr", f"127.0.0.1:{free_port()}", *self.tls_args(),
-                  "-acl-enabled"],
-                 "-grpc-tls-addr cannot be used with -acl-enabled yet")]:
+                 "-grpc-tls-addr needs -tls-cert-file and -tls-key-file")]:
             done = subprocess.run([tenure_bin(), "server", "-dev", "-http-addr",
                                    f"127.0.0.1:{free_port()}", "-raft-addr",
                                    f"127.0.0.1:{free_port()}", "-grpc-addr", "off", *args],

@@ -135,6 +135,27 @@ class Reference {
     return options_.default_policy == DefaultPolicy::kAllow;
   }
 
+  // decision 0048's rule for an etcd range: the covering prefix rule grants
+  // read (none: the default decides) and no rule under the prefix denies.
+  bool KeyReadPrefix(const std::string& prefix) const {
+    std::optional<Disposition> covering;
+    std::size_t covering_length = 0;
+    for (const auto& [key, disposition] : merged_) {
+      const auto& [kind, label, is_prefix] = key;
+      if (kind != Kind::kKey) continue;
+      if (is_prefix && prefix.compare(0, label.size(), label) == 0 &&
+          (!covering.has_value() || label.size() >= covering_length)) {
+        covering = disposition;
+        covering_length = label.size();
+      }
+      if (label.compare(0, prefix.size(), prefix) == 0 && disposition == Disposition::kDeny) {
+        return false;
+      }
+    }
+    if (covering.has_value()) return *covering != Disposition::kDeny;
+    return options_.default_policy == DefaultPolicy::kAllow;
+  }
+
   bool Single(const std::optional<Disposition>& rule, Need need, bool is_acl) const {
     if (rule.has_value()) return Grants(*rule, need);
     return !is_acl && options_.default_policy == DefaultPolicy::kAllow;
@@ -254,6 +275,7 @@ int CompareOneSeed(std::uint64_t seed, int& checks) {
     expect(authz.KeyList(name), ref.KeyList(name), "KeyList " + q);
     expect(authz.KeyWrite(name), ref.Check(Kind::kKey, name, Need::kWrite), "KeyWrite " + q);
     expect(authz.KeyWritePrefix(name), ref.KeyWritePrefix(name), "KeyWritePrefix " + q);
+    expect(authz.KeyReadPrefix(name), ref.KeyReadPrefix(name), "KeyReadPrefix " + q);
     expect(authz.SessionRead(name), ref.Check(Kind::kSession, name, Need::kRead),
            "SessionRead " + q);
     expect(authz.SessionWrite(name), ref.Check(Kind::kSession, name, Need::kWrite),

@@ -316,5 +316,23 @@ TEST(AuthorizerTest, ThousandsOfRulesAndLongLabels) {
   EXPECT_FALSE(authz.KeyWritePrefix("a").allowed());
 }
 
+TEST(AuthorizerTest, KeyReadPrefixNeedsReadOnTheWholePrefixAndNoDenyUnderIt) {
+  const Authorizer authz = Compile(
+      "key_prefix \"app/\" { policy = \"read\" }\n"
+      "key_prefix \"app/secret/\" { policy = \"deny\" }\n"
+      "key_prefix \"web/\" { policy = \"list\" }",
+      Deny());
+  EXPECT_TRUE(authz.KeyReadPrefix("app/public/").allowed());
+  EXPECT_TRUE(authz.KeyReadPrefix("web/").allowed());  // list and write grant read too
+  // A range that would include a denied key is refused whole, not filtered.
+  EXPECT_FALSE(authz.KeyReadPrefix("app/").allowed());
+  EXPECT_FALSE(authz.KeyReadPrefix("app/secret/x").allowed());
+  // No covering rule: the default decides, and a deny below still refuses.
+  EXPECT_FALSE(authz.KeyReadPrefix("").allowed());
+  EXPECT_FALSE(Compile("key \"a/b\" { policy = \"deny\" }", Allow()).KeyReadPrefix("a/").allowed());
+  EXPECT_TRUE(Compile("key \"a/b\" { policy = \"read\" }", Allow()).KeyReadPrefix("a/").allowed());
+  EXPECT_EQ(authz.KeyReadPrefix("").permission(), "key:read");
+}
+
 }  // namespace
 }  // namespace tenure::acl

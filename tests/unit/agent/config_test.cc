@@ -342,21 +342,25 @@ TEST(AgentConfigEtcdTest, ABadOrCollidingAddressIsRefusedUnlessItIsDevsDefault) 
   EXPECT_NE(plan->etcd_dev_skipped.find("taken by another of its flags"), std::string::npos);
 }
 
-TEST(AgentConfigEtcdTest, AclsAndTheEtcdPortExcludeEachOther) {
+TEST(AgentConfigEtcdTest, TheEtcdPortServesBesideAcls) {
+  // The etcd API checks ACL tokens (docs/security.md, "The etcd port"), so
+  // it is served with -acl-enabled as the Consul API is.
   AgentConfig config = Good();
   config.grpc_addr = "127.0.0.1:12379";
   config.acl_enabled = true;
-  EXPECT_NE(Refusal(config).find("-grpc-addr cannot be used with -acl-enabled yet"),
-            std::string::npos)
-      << Refusal(config);
+  Result<AgentPlan> plan = ResolveAgentConfig(config);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_TRUE(plan->etcd.has_value());
+  EXPECT_EQ(plan->etcd->port, 12379);
 
   AgentConfig dev = Good();
   dev.dev = true;
   dev.acl_enabled = true;
-  Result<AgentPlan> plan = ResolveAgentConfig(dev);
+  plan = ResolveAgentConfig(dev);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_FALSE(plan->etcd.has_value());
-  EXPECT_NE(plan->etcd_dev_skipped.find("ACLs are enabled"), std::string::npos);
+  ASSERT_TRUE(plan->etcd.has_value());
+  EXPECT_EQ(plan->etcd->port, 2379);
+  EXPECT_EQ(plan->etcd_dev_skipped, "");
 }
 
 }  // namespace
