@@ -28,7 +28,7 @@ import time
 
 import raft_wire
 from history import Recorder
-from tenure_testlib import http_request, poll_until
+from tenure_testlib import free_port, http_request, poll_until
 
 OP_TIMEOUT = 3.0
 FREEZE_MAX_S = 25.0  # the longest a frozen lock holder stays frozen
@@ -324,7 +324,12 @@ class LockClient(threading.Thread):
 
 
 class FaultRun:
-    """A cluster, its clients and a nemesis; see the module docstring."""
+    """A cluster, its clients and a nemesis; see the module docstring.
+    Subclasses speak another API by naming other client classes
+    (etcd_workload.EtcdFaultRun)."""
+
+    REGISTER_CLIENT = RegisterClient
+    LOCK_CLIENT = LockClient
 
     def __init__(self, cluster, seed, register_keys=("r/a", "r/b", "r/c"), register_clients=4,
                  lock_key="locks/L", lock_clients=3, ttl_s=10, lock_delay_s=1):
@@ -338,9 +343,9 @@ class FaultRun:
         self.lock_key = lock_key
         self.ttl_s = ttl_s
         self.lock_delay_s = lock_delay_s
-        self.clients = ([RegisterClient(self, i, self.register_keys)
+        self.clients = ([self.REGISTER_CLIENT(self, i, self.register_keys)
                          for i in range(register_clients)] +
-                        [LockClient(self, i, lock_key, ttl_s, lock_delay_s)
+                        [self.LOCK_CLIENT(self, i, lock_key, ttl_s, lock_delay_s)
                          for i in range(lock_clients)])
         self.faults = []
         self.stopped = set()  # members paused with SIGSTOP
@@ -570,11 +575,14 @@ class FaultRun:
                 f"{self.losses} holders stepped down; faults: {len(self.faults)}")
 
 
-def run_and_check(test, faults, default_seconds=35, server_args=()):
+def run_and_check(test, faults, default_seconds=35, server_args=(), api="consul"):
     """The body of a fault test: a seeded FaultRun against a proxied 3-server
     cluster for TENURE_FAULT_SECONDS (default `default_seconds`), then every
-    checker. server_args: more flags for every member (TLS, say). Prints the seed, the faults and a summary; on a violation saves
-    the history and says how to re-check it and how to replay the seed."""
+    checker. server_args: more flags for every member (TLS, say). api:
+    "consul" (Consul's HTTP API) or "etcd" (etcd's, through each member's
+    etcd port: etcd_workload.py). Prints the seed, the faults and a summary;
+    on a violation saves the history and says how to re-check it and how to
+    replay the seed."""
     import os
     import tempfile
 
@@ -588,8 +596,20 @@ def run_and_check(test, faults, default_seconds=35, server_args=()):
     print(f"seed {seed} (reproduce: TENURE_FAULT_SEED={seed} ctest -R {test.id().split('.')[0]} -V)",
           flush=True)
     extra_args = ("-session-ttl-multiplier", "1", *server_args)
-    with Cluster(3, proxy=PartitionProxy(), extra_args=extra_args) as cluster:
-        run = FaultRun(cluster, seed)
+    if api == "etcd":
+        extra_args += ("-grpc-addr", "x")
+    cluster = Cluster(3, proxy=PartitionProxy(), extra_args=extra_args)
+    if api == "etcd":
+        for member in cluster.members:
+            member.etcd_addr = f"127.0.0.1:{free_port()}"
+            member.extra_args[member.extra_args.index("-grpc-addr") + 1] = member.etcd_addr
+    with cluster:
+        if api == "etcd":
+            from etcd_workload import EtcdFaultRun
+            # etcd's leases have no lock-delay (-etcd-lease-lock-delay 0).
+            run = EtcdFaultRun(cluster, seed, lock_delay_s=0)
+        else:
+            run = FaultRun(cluster, seed)
         run.leader()
         run.run(seconds, faults)
         final, writes = run.read_back()
