@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "common/assert.h"
 #include "state/store.h"
@@ -152,6 +154,7 @@ EventLog::Replay EventLog::EventsFrom(const KeyRange& range, LogIndex from,
     replay.next = compact_revision();
     return replay;
   }
+  if (range.single()) return KeyEventsFrom(range.key, from, max_events);
   replay.next = from;
   std::size_t i = FirstAtOrAfter(from);
   while (i < events_.size()) {
@@ -166,6 +169,41 @@ EventLog::Replay EventLog::EventsFrom(const KeyRange& range, LogIndex from,
     replay.next = revision.Next();
   }
   replay.caught_up = true;
+  return replay;
+}
+
+// One key's events by its chain (newest back to `from`), instead of every
+// event of the window from `from` on: a watcher of one key replays in time
+// of its own events, however busy the window is. The same answer as the
+// scan above gives for that key.
+EventLog::Replay EventLog::KeyEventsFrom(std::string_view key, LogIndex from,
+                                         std::size_t max_events) const {
+  Replay replay;
+  replay.next = from;
+  // The scan's `next` once caught up: past the newest held revision, if any
+  // held revision is at or after `from`.
+  if (!events_.empty() && newest() >= from) replay.next = newest().Next();
+  replay.caught_up = true;
+  auto it = by_key_.find(key);
+  if (it == by_key_.end()) return replay;
+  std::vector<std::uint64_t> chain;  // newest first
+  for (std::uint64_t seq = it->second.last; seq != kNoSeq;) {
+    const Held& held = At(seq);
+    if (held.event.revision < from) break;
+    chain.push_back(seq);
+    seq = held.prev_same_key;
+  }
+  const std::size_t cap = std::max<std::size_t>(max_events, 1);
+  for (auto seq = chain.rbegin(); seq != chain.rend(); ++seq) {
+    const KvEvent& event = At(*seq).event;
+    // Whole revisions: past the cap, stop at the first revision not begun.
+    if (replay.events.size() >= cap && event.revision != replay.events.back()->revision) {
+      replay.next = event.revision;
+      replay.caught_up = false;
+      return replay;
+    }
+    replay.events.push_back(&event);
+  }
   return replay;
 }
 

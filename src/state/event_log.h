@@ -121,6 +121,8 @@ class EventLog {
   void Trim();
   // Index in events_ of the first event with revision >= r.
   std::size_t FirstAtOrAfter(LogIndex r) const;
+  // EventsFrom for one key, by the key's chain of events.
+  Replay KeyEventsFrom(std::string_view key, LogIndex from, std::size_t max_events) const;
 
   std::size_t budget_;
   std::size_t bytes_ = 0;

@@ -350,6 +350,37 @@ std::string CompareReplay(const EventLog& log, const MvccModel& model, const Key
   return "";
 }
 
+// One key's replay (its own chain of events) gives the events the scan of
+// a range holding only that key gives, in order, and ends where it does.
+std::string CompareKeyReplayWithScan(const EventLog& log, const std::string& key,
+                                     std::mt19937_64* rng) {
+  auto replay_all = [&](const KeyRange& range, LogIndex* end) {
+    std::vector<const KvEvent*> events;
+    LogIndex from = log.compact_revision();
+    for (int guard = 0; guard < 100000; ++guard) {
+      EventLog::Replay replay = log.EventsFrom(range, from, 1 + (*rng)() % 4);
+      events.insert(events.end(), replay.events.begin(), replay.events.end());
+      *end = replay.next;
+      if (replay.caught_up || replay.refusal != EventLog::Refusal::kNone) break;
+      from = replay.next;
+    }
+    return events;
+  };
+  LogIndex key_end, scan_end;
+  const std::vector<const KvEvent*> by_key = replay_all(One(key), &key_end);
+  const std::vector<const KvEvent*> scanned =
+      replay_all(Between(key, key + std::string(1, '\0')), &scan_end);
+  if (by_key != scanned) {
+    return "one key's replay has " + std::to_string(by_key.size()) + " events, the scan " +
+           std::to_string(scanned.size());
+  }
+  if (key_end != scan_end) {
+    return "one key's replay ends at " + std::to_string(key_end.value()) + ", the scan at " +
+           std::to_string(scan_end.value());
+  }
+  return "";
+}
+
 std::vector<KeyRange> RangesToCompare(std::mt19937_64* rng) {
   const std::vector<std::string>& keys = CommandGenerator::Keys();
   std::vector<KeyRange> ranges = {Everything()};
@@ -431,6 +462,11 @@ std::string RunSeed(std::uint64_t seed, Coverage* coverage) {
       }
       if (std::string diff = CompareReplay(log, mvcc, range, &rng); !diff.empty()) {
         return where + "replay of [" + range.key + ", " + range.end + "): " + diff;
+      }
+      if (range.single()) {
+        if (std::string diff = CompareKeyReplayWithScan(log, range.key, &rng); !diff.empty()) {
+          return where + "replay of " + range.key + ": " + diff;
+        }
       }
     }
     if (!oldest.is_none() && oldest.value() > 1 &&

@@ -252,7 +252,10 @@ constexpr const char* kEtcdCases[] = {"etcd txn refused before it applies",
                                       "etcd delete dropped waiters",
                                       "consul acquire refused on a leased key",
                                       "lease ended, its keys deleted",
-                                      "lease granted twice refused"};
+                                      "lease granted twice refused",
+                                      "etcd compaction moved the point",
+                                      "etcd compaction refused: compacted",
+                                      "etcd compaction refused: future"};
 
 void CountEtcd(const Command& command, const std::map<std::string, SessionId>& holders,
                const ModelStore& model, const ModelResult& r, std::map<std::string, int>* seen) {
@@ -272,6 +275,15 @@ void CountEtcd(const Command& command, const std::map<std::string, SessionId>& h
     }
   }
   if (!r.is_etcd) return;
+  if (std::holds_alternative<EtcdCompact>(command.body)) {
+    if (r.ok) {
+      ++(*seen)["etcd compaction moved the point"];
+    } else {
+      const bool future = r.etcd_errors.front().text.find("future") != std::string::npos;
+      ++(*seen)[future ? "etcd compaction refused: future" : "etcd compaction refused: compacted"];
+    }
+    return;
+  }
   if (r.error) {
     ++(*seen)["etcd txn refused before it applies"];
     return;

@@ -214,6 +214,8 @@ class ModelStore {
   LogIndex reaped_tombstone_index;
   LogIndex reaped_live_tombstone_index;
   LogIndex applied_index;
+  // etcd's compaction point (EtcdCompact): only grows.
+  LogIndex compact_revision;
   // The lock history (docs/history.md), derived naively: the holders of
   // every key before and after each command (each txn op), diffed.
   struct ModelKeyHistory {
@@ -981,10 +983,24 @@ class ModelStore {
   }
   // model_etcd.h.
   void ApplyBody(const EtcdTxn& c, LogIndex index, ModelResult* r);
-  // The generator sends no etcd compact yet (store_compact_test.cc tests it).
-  void ApplyBody(const EtcdCompact& /*c*/, LogIndex /*index*/, ModelResult* /*r*/) {
-    std::fputs("the model does not apply etcd compacts yet\n", stderr);
-    std::abort();
+  // etcd's kvstore.compact rule (decision 0048 section 1): a revision at or
+  // below the compaction point is compacted; this entry's own revision or
+  // a later one is the future (no client can have seen it); any other moves
+  // the point. Nothing else changes: no key, no session, no history.
+  void ApplyBody(const EtcdCompact& c, LogIndex index, ModelResult* r) {
+    r->is_etcd = true;
+    r->check_ok = true;
+    if (c.revision <= compact_revision) {
+      r->ok = false;
+      r->etcd_errors = {{etcd_texts::GrpcCode::kOutOfRange,
+                         "etcdserver: mvcc: required revision has been compacted"}};
+    } else if (c.revision >= index) {
+      r->ok = false;
+      r->etcd_errors = {{etcd_texts::GrpcCode::kOutOfRange,
+                         "etcdserver: mvcc: required revision is a future revision"}};
+    } else {
+      compact_revision = c.revision;
+    }
   }
   void ApplyBody(const RestoreChunk& c, LogIndex index, ModelResult* r) {
     const bool same = staging && staging->id == c.restore_id;

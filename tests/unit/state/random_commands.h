@@ -103,6 +103,8 @@ inline std::string Describe(const Command& c) {
           os << "id=" << b.restore_id << " total=" << b.total;
         } else if constexpr (std::is_same_v<T, EtcdTxn>) {
           os << DescribeTxn(b.txn);
+        } else if constexpr (std::is_same_v<T, EtcdCompact>) {
+          os << "revision=" << b.revision;
         }
       },
       c.body);

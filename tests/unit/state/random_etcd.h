@@ -49,13 +49,34 @@ class EtcdGenerator {
   }
 
   // A lease grant (a numbered session, as the lease service will propose
-  // one) or an etcd txn. `created` gets every session id granted.
+  // one), now and then a compaction, or an etcd txn. `created` gets every
+  // session id granted.
   CommandBody Next(const ModelStore& m, std::vector<SessionId>* created) {
     if (Chance(18)) return Grant(m, created);
+    if (Chance(4)) return Compact(m);
     return EtcdTxn{Txn(m)};
   }
 
  private:
+  // Mostly a revision past the compaction point and before the next entry
+  // (it moves); else one at or below the point (compacted) or the next
+  // entry's own or later (the future).
+  EtcdCompact Compact(const ModelStore& m) {
+    const std::uint64_t point = m.compact_revision.value();
+    const std::uint64_t applied = m.applied_index.value();
+    switch (Uniform(6)) {
+      case 0:
+        return EtcdCompact{LogIndex(point)};
+      case 1:
+        return EtcdCompact{LogIndex(point == 0 ? 0 : Uniform(point + 1))};
+      case 2:
+        return EtcdCompact{LogIndex(applied + 1 + Uniform(3))};
+      default:
+        if (applied <= point) return EtcdCompact{LogIndex(applied + 1)};
+        return EtcdCompact{LogIndex(point + 1 + Uniform(applied - point))};
+    }
+  }
+
   CommandBody Grant(const ModelStore& m, std::vector<SessionId>* created) {
     // Mostly a lease not granted now; now and then one in use (refused).
     std::int64_t lease = Leases()[Uniform(Leases().size())];

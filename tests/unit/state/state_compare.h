@@ -343,6 +343,10 @@ inline std::string CompareStateWithModel(const Store& s, const ModelStore& m,
     os << "applied_index: got " << s.applied_index() << " want " << m.applied_index;
     return os.str();
   }
+  if (s.compact_revision() != m.compact_revision) {
+    os << "compact_revision: got " << s.compact_revision() << " want " << m.compact_revision;
+    return os.str();
+  }
   if (s.now_ms() != m.now_ms) {
     os << "now_ms: got " << s.now_ms().ms() << " want " << m.now_ms.ms();
     return os.str();
