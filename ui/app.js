@@ -19,6 +19,7 @@ const state = {
   ttlReread: new Map(),    // session id -> local ms of its last one-off re-read
   history: new Map(),      // key -> {records, missing, error}
   historyMissing: false,   // the server has no /v1/tenure/history
+  etcdHistory: new Map(),  // "<name>/" -> name: the etcd elections whose history is asked
   firstSeen: new Map(),    // "key fence" -> local ms when this page first saw the grant
   armed: new Map(),        // session id -> local ms until which its invalidate is armed
   rowErrors: new Map(),    // session id -> text of the last refused invalidate
@@ -137,8 +138,8 @@ function holderText(entry) {
 
 // The grant this page knows of for the key's current holder: the history's
 // open record when the server keeps one, else when this page first saw it.
-function grantTime(entry) {
-  const h = state.history.get(entry.Key);
+function grantTime(entry, historyKey = entry.Key) {
+  const h = state.history.get(historyKey);
   const open = h && h.records && h.records.length ? h.records[h.records.length - 1] : null;
   if (open && !open.EndedAt && open.Fence === entry.Fence) {
     const t = Date.parse(open.GrantedAt);
@@ -171,6 +172,52 @@ function waitingFor(entry) {
     .join(', ');
 }
 
+// etcd's elections and locks (etcdctl elect/lock, the Go concurrency
+// package; docs/history.md): each contender holds its own key
+// `<name>/<lease hex>` with its lease (a session whose id is the lease
+// number, 00000000-0000-0000-HHHH-HHHHHHHHHHHH), and the contender with the
+// lowest CreateIndex leads. The election's name, or null for another key.
+function etcdElectionOf(entry) {
+  const m = /^00000000-0000-0000-([0-9a-f]{4})-([0-9a-f]{12})$/.exec(entry.Session || '');
+  if (!m) return null;
+  const n = BigInt.asIntN(64, BigInt('0x' + m[1] + m[2]));
+  // Go's %x of an int64: a minus sign and the magnitude for a negative one.
+  const hex = n < 0n ? '-' + (-n).toString(16) : n.toString(16);
+  if (!entry.Key.endsWith('/' + hex)) return null;
+  return entry.Key.slice(0, entry.Key.length - hex.length - 1);
+}
+
+// The rows of the elections panel: {key, entry (the holder's), etcd,
+// waiting (entries, in line order, for etcd)}. An etcd election is one row
+// keyed "<name>/", its leader's key the entry.
+function electionRows() {
+  const rows = [];
+  const etcd = new Map();  // name -> its contenders' entries
+  for (const e of state.kv) {
+    const name = etcdElectionOf(e);
+    if (name !== null) {
+      if (!etcd.has(name)) etcd.set(name, []);
+      etcd.get(name).push(e);
+    } else if (!isContender(e)) {
+      rows.push({key: e.Key, entry: e, etcd: false});
+    }
+  }
+  for (const [name, entries] of etcd) {
+    entries.sort((a, b) => a.CreateIndex - b.CreateIndex);
+    rows.push({key: name + '/', name, entry: entries[0], etcd: true, waiting: entries.slice(1)});
+  }
+  return rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+// An etcd contender's name: its proclaimed value (etcdctl elect's), else the
+// lease's session name, and its node.
+function etcdHolderText(entry) {
+  const value = decodeValue(entry.Value);
+  const s = sessionById(entry.Session);
+  const name = value && value.length <= 64 ? value : ((s && s.Name) || entry.Session.slice(-8));
+  return s ? `${name} @ ${s.Node}` : name;
+}
+
 // A contender's own key (a registration, not an election): not a row and
 // no timeline. Told by its sibling lock key existing (held or not).
 function isContender(entry) {
@@ -185,12 +232,14 @@ function isContender(entry) {
 function renderElections() {
   const body = $('elections').tBodies[0];
   body.replaceChildren();
-  const elections = state.kv.filter((e) => !isContender(e));
-  for (const entry of elections) {
+  const elections = electionRows();
+  for (const election of elections) {
+    const entry = election.entry;
     const row = el('tr', undefined, 'election');
-    row.dataset.key = entry.Key;
-    row.append(el('td', entry.Key, 'key mono'));
-    const holder = el('td', holderText(entry), 'holder');
+    row.dataset.key = election.key;
+    if (election.etcd) row.dataset.etcd = 'election';
+    row.append(el('td', election.etcd ? `${election.name} (etcd)` : entry.Key, 'key mono'));
+    const holder = el('td', election.etcd ? etcdHolderText(entry) : holderText(entry), 'holder');
     holder.title = `session ${entry.Session}\nvalue ${decodeValue(entry.Value)}`;
     holder.dataset.session = entry.Session;
     row.append(holder, el('td', entry.Fence ?? '?', 'fence num'));
@@ -202,7 +251,9 @@ function renderElections() {
       ? `Time until the leader expires the session unless its holder renews it (TTL ${s.TTL}; ` +
         'read again when it runs out: docs/dashboard.md).'
       : 'The session\'s TTL (no countdown: the server did not send TTLRemaining).';
-    row.append(ttl, el('td', waitingFor(entry), 'waiting'));
+    const waiting = election.etcd
+      ? (election.waiting.map(etcdHolderText).join(', ') || 'none') : waitingFor(entry);
+    row.append(ttl, el('td', waiting, 'waiting'));
     body.append(row);
   }
   $('elections-empty').hidden = elections.length > 0;
@@ -249,10 +300,12 @@ async function rereadTtl(id) {
 // Once a second: the "held for" and TTL cells, from the grant time and the
 // TTL deadline (no request, unless a deadline ran out).
 function tick() {
+  const rows = new Map(electionRows().map((r) => [r.key, r]));
   for (const row of $('elections').tBodies[0].rows) {
-    const entry = state.kv.find((e) => e.Key === row.dataset.key);
-    if (!entry) continue;
-    const grant = grantTime(entry);
+    const election = rows.get(row.dataset.key);
+    if (!election) continue;
+    const entry = election.entry;
+    const grant = grantTime(entry, election.key);
     const text = duration(serverNow() - grant.at);
     row.querySelector('.held').textContent = grant.exact ? text : `≥ ${text}`;
     const s = sessionById(entry.Session);
@@ -326,7 +379,8 @@ function renderTimelines() {
     const records = state.history.get(key).records.slice(-20);
     const part = el('div', undefined, 'timeline');
     part.dataset.key = key;
-    part.append(el('h3', key, 'mono'));
+    const etcdName = state.etcdHistory.get(key);
+    part.append(el('h3', etcdName !== undefined ? `${etcdName} (etcd)` : key, 'mono'));
     const start = Date.parse(records[0].GrantedAt);
     const end = serverNow();
     const span = Math.max(end - start, 1000);
@@ -348,7 +402,9 @@ function renderTimelines() {
       rect.append(title);
       svg.append(rect);
       const ended = r.EndedAt ? `${new Date(to).toLocaleTimeString()} (${r.EndCause})` : 'now (held)';
-      list.append(el('li', `fence ${r.Fence} · ${r.SessionName || r.Session.slice(0, 8)} @ ` +
+      const who = r.Key ? `${r.Key} (${r.SessionName || r.Session.slice(0, 8)})`
+        : (r.SessionName || r.Session.slice(0, 8));
+      list.append(el('li', `fence ${r.Fence} · ${who} @ ` +
                            `${r.Node} · ${new Date(from).toLocaleTimeString()} → ${ended}`));
     }
     part.append(svg, list);
@@ -372,8 +428,12 @@ const historyHave = new Map();     // key -> the one fetched
 let historyRunning = 0;
 
 function noteHolders() {
-  const elections = state.kv.filter((e) => !isContender(e));
-  const locked = new Map(elections.map((e) => [e.Key, `${e.Session} ${e.Fence}`]));
+  const elections = electionRows();
+  for (const r of elections) if (r.etcd) state.etcdHistory.set(r.key, r.name);
+  // An etcd election's history changes with any of its contenders.
+  const locked = new Map(elections.map((r) => [r.key, r.etcd
+    ? [r.entry, ...r.waiting].map((e) => `${e.Session} ${e.Fence}`).join(',')
+    : `${r.entry.Session} ${r.entry.Fence}`]));
   for (const key of new Set([...historyWanted.keys(), ...locked.keys()])) {
     historyWanted.set(key, locked.get(key) || 'free');
   }
@@ -402,8 +462,13 @@ const historyBusy = new Set();
 
 // GET /v1/tenure/history/<key>: 200 with the records, oldest first; 404 for
 // a key that never held a lock, or (Consul's text) a server without it.
+// An etcd election's ("<name>/"): GET /v1/tenure/history/<name>?succession,
+// its leaders in the same records with each one's Key.
 async function fetchHistory(key) {
-  const path = `/v1/tenure/history/${key.split('/').map(encodeURIComponent).join('/')}`;
+  const etcdName = state.etcdHistory.get(key);
+  const escaped = (k) => k.split('/').map(encodeURIComponent).join('/');
+  const path = etcdName !== undefined
+    ? `/v1/tenure/history/${escaped(etcdName)}?succession` : `/v1/tenure/history/${escaped(key)}`;
   try {
     const response = await api(path);
     const text = await response.text();
@@ -480,7 +545,8 @@ function start() {
   historyHave.clear();
   historyBusy.clear();
   historyRunning = 0;
-  Object.assign(state, {kv: [], keys: new Set(), sessions: [], history: new Map(), historyMissing: false});
+  Object.assign(state, {kv: [], keys: new Set(), sessions: [], history: new Map(), historyMissing: false,
+                       etcdHistory: new Map()});
   state.rowErrors.clear();
   loopErrors.clear();
   renderElections();

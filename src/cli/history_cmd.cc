@@ -1,6 +1,7 @@
-// tenure history NAME | -key KEY: the lock history of an election's key
-// (service/NAME/leader) or of any lock key, from GET /v1/tenure/history/
-// (docs/history.md). Read-only.
+// tenure history NAME | -key KEY | -etcd NAME: the lock history of an
+// election's key (service/NAME/leader) or of any lock key, or the leaders of
+// an etcd election or lock, from GET /v1/tenure/history/ (docs/history.md).
+// Read-only.
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -14,11 +15,15 @@ namespace {
 constexpr char kHistoryUsage[] =
     "Usage: tenure history NAME [options]\n"
     "       tenure history -key KEY [options]\n"
+    "       tenure history -etcd NAME [options]\n"
     "\n"
     "  Prints the recorded grants of election NAME's lock (service/NAME/leader), or\n"
     "  of the lock key KEY, oldest first: fencing token, holder node and session\n"
     "  name, when granted, how long held, and how it ended. The server keeps the\n"
-    "  last 32 grants per key (docs/history.md). -json prints the server's JSON.\n"
+    "  last 32 grants per key (docs/history.md). -etcd NAME prints the leaders of\n"
+    "  the etcd election or lock NAME (etcdctl elect/lock NAME, the Go concurrency\n"
+    "  package), with each one's key: from when it led to how its key ended.\n"
+    "  -json prints the server's JSON.\n"
     "\n";
 
 // "1.5s", "2m3s", "1h2m": how long a grant was (or has been) held.
@@ -64,12 +69,24 @@ int HistoryCommand(const Args& args) {
   Flags flags("history");
   flags.Bool("json", &as_json, "print the server's JSON array");
   flags.String("key", &key, "a lock key instead of an election NAME");
+  std::string etcd;
+  flags.String("etcd", &etcd, "an etcd election or lock NAME: the leaders of its keys NAME/...");
   http.Register(&flags);
   flags.set_interspersed(true);
   if (auto code = ParseFlags(&flags, args, kHistoryUsage, 2)) return *code;
   const auto& positional = flags.positional();
   std::string what;
-  if (!key.empty()) {
+  std::string query;
+  if (!etcd.empty()) {
+    if (!positional.empty() || !key.empty()) {
+      PrintErr("tenure history: give one of an election NAME, -key KEY or -etcd NAME");
+      return 2;
+    }
+    // etcd's names are its keys' prefix as given: no leading '/' is dropped.
+    key = etcd;
+    query = "?succession";
+    what = "etcd election \"" + etcd + "\" (keys " + etcd + "/...)";
+  } else if (!key.empty()) {
     if (!positional.empty()) {
       PrintErr("tenure history: give an election NAME or -key KEY, not both");
       return 2;
@@ -87,14 +104,15 @@ int HistoryCommand(const Args& args) {
   }
   auto client = http.MakeClient();
   auto response =
-      client->Request("GET", "/v1/tenure/history/" + net::EscapeKeyPath(key), "", 10'000);
+      client->Request("GET", "/v1/tenure/history/" + net::EscapeKeyPath(key) + query, "", 10'000);
   if (!response.ok()) {
     PrintErr("Error querying the history: " + std::string(response.status().message()));
     return 1;
   }
   if (response->status == 404) {
     PrintErr("tenure history: no history for " + what +
-             ": its lock was never held (or its history was bounded out)");
+             (query.empty() ? ": its lock was never held (or its history was bounded out)"
+                            : ": nobody led it (or its keys' history was bounded out)"));
     return 1;
   }
   if (response->status != 200) {
@@ -110,7 +128,9 @@ int HistoryCommand(const Args& args) {
     PrintOut(response->body);
     return 0;
   }
-  PrintOut("FENCE\tNODE\tSESSION NAME\tGRANTED\tHELD FOR\tENDED");
+  const bool keyed = !query.empty();
+  PrintOut(keyed ? "FENCE\tKEY\tNODE\tSESSION NAME\tLED FROM\tLED FOR\tENDED"
+                 : "FENCE\tNODE\tSESSION NAME\tGRANTED\tHELD FOR\tENDED");
   for (const auto& g : grants) {
     const std::string granted = g.value("GrantedAt", "");
     const bool held = g.contains("EndedAt") && g["EndedAt"].is_null();
@@ -122,8 +142,9 @@ int HistoryCommand(const Args& args) {
     }
     std::string name = g.value("SessionName", "");
     if (name.empty()) name = g.value("Session", "");
-    PrintOut(std::to_string(g.value("Fence", std::uint64_t{0})) + "\t" + g.value("Node", "") +
-             "\t" + name + "\t" + granted + "\t" + held_for + "\t" +
+    PrintOut(std::to_string(g.value("Fence", std::uint64_t{0})) + "\t" +
+             (keyed ? g.value("Key", "") + "\t" : std::string()) + g.value("Node", "") + "\t" +
+             name + "\t" + granted + "\t" + held_for + "\t" +
              (held ? std::string("(held)") : g.value("EndCause", "")));
   }
   return 0;

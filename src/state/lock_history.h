@@ -114,6 +114,14 @@ class LockHistory {
   void SetCause(const std::string& key, LogIndex fence, EndCause cause);
 
   const KeyHistory* Find(std::string_view key) const;
+  // Calls fn(key, history) for every key starting with `prefix`, in key order.
+  template <typename Fn>
+  void ForEachUnder(std::string_view prefix, Fn fn) const {
+    for (auto it = keys_.lower_bound(prefix);
+         it != keys_.end() && std::string_view(it->first).starts_with(prefix); ++it) {
+      fn(it->first, it->second);
+    }
+  }
   std::size_t key_count() const { return keys_.size(); }
   // The sum of KeyBytes and GrantBytes over every key and grant kept.
   std::size_t bytes() const { return bytes_; }

@@ -144,6 +144,12 @@ REQUESTS = {
                     "key:read service/billing/lock", "locked", ("sessions", "kv"), ""),
     "history.get.other": ("GET", "/v1/tenure/history/service/other/leader", None,
                           "key:read service/other/leader", None, (), ""),
+    # An etcd election's succession (docs/history.md): key:read on the
+    # whole prefix <name>/, with no deny under it (KeyReadPrefix).
+    "history.succession": ("GET", "/v1/tenure/history/service/billing?succession", None,
+                           "key:read service/billing/", "locked", ("sessions", "kv"), ""),
+    "history.succession.wide": ("GET", "/v1/tenure/history/service?succession", None,
+                                "key:read service/", "locked", ("sessions", "kv"), ""),
     # The fair-acquire queue (decision 0027): key:read on the key.
     "queue.get": ("GET", "/v1/tenure/queue/service/billing/lock", None,
                   "key:read service/billing/lock", None, (), ""),
@@ -286,6 +292,8 @@ kv.get.missing            404               404               403        404    
 kv.get.raw                200               200               403        200              200               200              403        nf       nf
 history.get               200               200               403        200              200               200              403        nf       nf
 history.get.other         404               404               403        403              404               403              403        nf       nf
+history.succession        200               200               403        200              200               200              403        nf       nf
+history.succession.wide   200               200               403        403              200               403              403        nf       nf
 queue.get                 200               200               403        200              200               200              403        nf       nf
 queue.get.other           200               200               403        403              200               403              403        nf       nf
 

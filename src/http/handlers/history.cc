@@ -3,6 +3,12 @@
 // the history is a change of the key, so X-Consul-Index is the key's index
 // (Store::KeyIndex), which a history change always moves.
 //
+// GET /v1/tenure/history/<name>?succession: the leaders of the etcd election
+// or lock <name>, derived from the histories of its contenders' keys under
+// "<name>/" (state/recipe_succession.h), in the same record format plus each
+// record's Key; GrantedAt and GrantIndex say when it began to lead. A
+// blocking query on the prefix; key:read on the whole prefix.
+//
 // GET /v1/tenure/queue/<key>: the waiters of one key's fair-acquire queue,
 // head first (decision 0027), a blocking query on the queue
 // (Store::QueueIndex). key:read on the key.
@@ -12,6 +18,7 @@
 #include "common/consul_texts.h"
 #include "http/api.h"
 #include "http/json.h"
+#include "state/recipe_succession.h"
 
 namespace tenure::http {
 namespace {
@@ -35,27 +42,49 @@ std::string FormatTimeMs(UnixMs time) {
   return buf;
 }
 
+// One record: the grant `g`, granted at `granted_at` and `grant_index`
+// (its own, or when it began to lead); `key` first when not empty.
+void AppendRecord(std::string* out_ptr, const state::LockGrant& g, UnixMs granted_at,
+                  LogIndex grant_index, std::string_view key = {}) {
+  std::string& out = *out_ptr;
+  out += '{';
+  if (!key.empty()) {
+    out += "\"Key\":";
+    json::AppendString(&out, key);
+    out += ',';
+  }
+  out += "\"Fence\":" + std::to_string(g.fence.value()) + ",\"Session\":";
+  json::AppendString(&out, g.session.view());
+  out += ",\"SessionName\":";
+  json::AppendString(&out, g.session_name);
+  out += ",\"Node\":";
+  json::AppendString(&out, g.node);
+  out += ",\"GrantedAt\":\"" + FormatTimeMs(granted_at) + "\"";
+  out += ",\"GrantIndex\":" + std::to_string(grant_index.value());
+  if (g.held()) {
+    out += ",\"EndedAt\":null";
+  } else {
+    out += ",\"EndedAt\":\"" + FormatTimeMs(g.ended_at) + "\"";
+  }
+  out += ",\"EndIndex\":" + std::to_string(g.end_index.value());
+  out += ",\"EndCause\":\"" + std::string(state::EndCauseName(g.end_cause)) + "\"}";
+}
+
 std::string RenderHistory(const state::LockHistory::KeyHistory& h) {
   std::string out = "[";
-  bool first = true;
   for (const state::LockGrant& g : h.grants) {
-    if (!first) out += ',';
-    first = false;
-    out += "{\"Fence\":" + std::to_string(g.fence.value()) + ",\"Session\":";
-    json::AppendString(&out, g.session.view());
-    out += ",\"SessionName\":";
-    json::AppendString(&out, g.session_name);
-    out += ",\"Node\":";
-    json::AppendString(&out, g.node);
-    out += ",\"GrantedAt\":\"" + FormatTimeMs(g.granted_at) + "\"";
-    out += ",\"GrantIndex\":" + std::to_string(g.grant_index.value());
-    if (g.held()) {
-      out += ",\"EndedAt\":null";
-    } else {
-      out += ",\"EndedAt\":\"" + FormatTimeMs(g.ended_at) + "\"";
-    }
-    out += ",\"EndIndex\":" + std::to_string(g.end_index.value());
-    out += ",\"EndCause\":\"" + std::string(state::EndCauseName(g.end_cause)) + "\"}";
+    if (out.size() > 1) out += ',';
+    AppendRecord(&out, g, g.granted_at, g.grant_index);
+  }
+  out += "]";
+  return out;
+}
+
+std::string RenderSuccession(const std::vector<state::RecipeTenure>& tenures) {
+  std::string out = "[";
+  for (const state::RecipeTenure& t : tenures) {
+    if (out.size() > 1) out += ',';
+    AppendRecord(&out, t.grant, t.led_at, t.led_from, t.key);
   }
   out += "]";
   return out;
@@ -107,6 +136,23 @@ void Api::LockHistory(const CallPtr& call) {
   const std::string& key = call->arg;
   if (key.empty()) {
     call->ReplyError(consul::MissingKeyName());
+    return;
+  }
+  if (call->request->HasQuery("succession")) {
+    // An etcd election or lock: its contenders' keys are "<name>/...".
+    const std::string prefix = key + "/";
+    BlockingRead(call, {server::WatchKind::kPrefix, prefix}, [this, call, prefix] {
+      const state::Store& store = server_.store();
+      if (acl::Decision d = call->caller.can().KeyReadPrefix(prefix); !d.allowed()) {
+        return ErrorResponse(call->caller.Denied(d, prefix));
+      }
+      const std::vector<state::RecipeTenure> tenures =
+          state::RecipeSuccession(store.history(), prefix);
+      HttpResponse response = tenures.empty() ? HttpResponse::Text(404, "")
+                                              : HttpResponse::Json(RenderSuccession(tenures));
+      SetMeta(&response, store.PrefixIndex(prefix));
+      return response;
+    });
     return;
   }
   // A key longer than any key can be (limits::kKvKeyBytesMax) gets what a KV
