@@ -281,8 +281,21 @@ class Servers:
                 f.write(key)
         return path
 
+    def _start_tenure_etcd(self):
+        """tenure serving etcd's API too (-grpc-addr on every server): addr is
+        the leader's etcd port, which the driver's etcd client speaks to
+        (bench/vs_etcd_api.py)."""
+        etcd_ports = free_ports(self.n)
+        etcd_addrs = [f"127.0.0.1:{p}" for p in etcd_ports]
+        self.server_args_per_server = [["-grpc-addr", a] for a in etcd_addrs]
+        self.taken_ports = set(etcd_ports)
+        self._start_tenure()
+        self.addr = etcd_addrs[[p.pid for p in self.procs].index(self.leader_pid)]
+
     def _start_tenure(self):
         ports = free_ports(2 * self.n)
+        while set(ports) & getattr(self, "taken_ports", set()):
+            ports = free_ports(2 * self.n)
         http_addrs = [f"127.0.0.1:{ports[2 * i]}" for i in range(self.n)]
         raft_addrs = [f"127.0.0.1:{ports[2 * i + 1]}" for i in range(self.n)]
         peers = ",".join(f"{i + 1}@{a}" for i, a in enumerate(raft_addrs))
@@ -302,6 +315,7 @@ class Servers:
                 if not self.tls:  # peers need a cluster key or mutual TLS (docs/security.md)
                     cmd += ["-raft-key-file", self._cluster_key()]
             cmd += self.server_args
+            cmd += getattr(self, "server_args_per_server", [[]] * self.n)[i]
             self.procs.append(Process(cmd, os.path.join(self.root, f"s{i + 1}.log")))
 
         def ready():
@@ -420,7 +434,9 @@ def measure(system, n, workload, extra, timeout, tls=None):
     """One measurement of `workload` on a fresh server or cluster of `system`
     (TLS on when `tls` is given); returns the metrics dict (raises on failure)."""
     with Servers(system, n, ARGS.data_parent, tls) as servers:
-        cmd = [ARGS.driver, "--system", system, "--addr", servers.addr, "--workload", workload,
+        # tenure's etcd API is driven by the driver's etcd client.
+        driver_system = "etcd" if system == "tenure_etcd" else system
+        cmd = [ARGS.driver, "--system", driver_system, "--addr", servers.addr, "--workload", workload,
                "--server-pid", str(servers.leader_pid)] + [str(x) for x in extra]
         if tls:
             cmd += tls.driver_args()

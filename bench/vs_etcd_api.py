@@ -1,0 +1,293 @@
+#!/usr/bin/python3
+"""tenure's etcd API next to etcd 3.4, both driven by the same etcd client, in
+one interleaved run (docs/benchmarks-etcd-api.md).
+
+Reuses bench/vs_etcd.py (servers on loopback, fresh data dirs and ports for
+every measurement, fsync on, the tenure_vs load generator): tenure is
+started as there plus `-grpc-addr 127.0.0.1:G` on every server, and the
+driver's etcd mode (gRPC C++ stubs generated from etcd's own .proto files,
+the calls clientv3 makes) talks to the leader's etcd port exactly as it
+talks to etcd. Next to both, tenure over its Consul HTTP API with the same
+workload, so the report also shows what the etcd surface costs tenure.
+
+Workloads: durable puts/s at 1, 16 and 64 clients; lock cycles on
+independent locks (64 clients) and on one hot lock (16 clients:
+concurrency.Mutex's Txn, waitDeletes with a Watch); lease grant+revoke;
+lease keepalives (64 clients, 1,000 leases); watch fan-out with 1,000
+watchers; RSS per idle lease (100,000 leases).
+
+    /usr/bin/python3 bench/vs_etcd_api.py [--runs 3] [--out docs]   (about 25 min)
+    /usr/bin/python3 bench/vs_etcd_api.py --smoke --out build/...   (about 2 min)
+
+Writes <out>/benchmarks-etcd-api.md (only between the "generated" markers)
+and <out>/benchmarks-etcd-api.json (every run). Exits 1 if any measurement
+failed. Only processes this script started are ever signalled, by PID, also
+on SIGTERM.
+"""
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+sys.path.insert(0, HERE)
+import vs_etcd as V  # noqa: E402
+from cluster_failover import load_average  # noqa: E402
+
+# name -> (system, servers, label)
+CONFIGS = {
+    "tenure_etcd1": ("tenure_etcd", 1, "tenure, etcd API"),
+    "etcd1": ("etcd", 1, "etcd"),
+    "tenure1": ("tenure", 1, "tenure, Consul API"),
+    "tenure_etcd3": ("tenure_etcd", 3, "tenure, etcd API"),
+    "etcd3": ("etcd", 3, "etcd"),
+    "tenure3": ("tenure", 3, "tenure, Consul API"),
+}
+ONE = ["tenure_etcd1", "etcd1", "tenure1"]
+THREE = ["tenure_etcd3", "etcd3", "tenure3"]
+
+SERVERS_CPU = ("servers_cpu_pct", "servers' CPU %", 0, None)
+DRIVER_CPU = ("driver_cpu_pct", "load generator's CPU %", 0, None)
+METRICS = {wl: [m for m in V.METRICS[wl] if m[0] != "servers_cpu_pct"] + [SERVERS_CPU, DRIVER_CPU]
+           for wl in ("kv_put", "lock_many", "lock_hot", "session_pairs", "keepalive")}
+METRICS["watch"] = V.METRICS["watch"]
+METRICS["idle_rss"] = V.METRICS["idle_rss"]
+
+# The issue's target: tenure's etcd API >= 3x etcd on every throughput row.
+THROUGHPUT_TARGET = 3.0
+
+SETTINGS = [
+    ("tenure, etcd API", "the tenure command line of benchmarks-vs-etcd.md plus `-grpc-addr "
+                         "127.0.0.1:G` on every server; the driver's etcd client talks to the "
+                         "leader's etcd port"),
+    ("etcd", "as in benchmarks-vs-etcd.md (Debian's etcd-server 3.4.23)"),
+    ("tenure, Consul API", "as in benchmarks-vs-etcd.md: the same workload over Consul's HTTP "
+                           "API (sessions for leases, ?acquire for the locks)"),
+    ("client", "build/bench/vs/tenure_vs: gRPC C++ stubs from etcd's .proto files for both etcd "
+               "servers (clients spread over at most 64 channels, calls multiplexed by HTTP/2), "
+               "one HTTP/1.1 keep-alive connection per client for the Consul API; all clients on "
+               "one client thread"),
+]
+
+
+def plan(smoke):
+    """(case id, title, configs, workload, driver args, timeout s)."""
+    s = 0.5 if smoke else ARGS.seconds
+    base = ["--seconds", s]
+    cases = []
+    for c in ((1, 4) if smoke else (1, 16, 64)):
+        cases.append((f"kv_put_c{c}", f"Durable KV put, {c} client{'s' if c > 1 else ''}",
+                      ONE + THREE, "kv_put", base + ["--clients", c], 120))
+    c = 4 if smoke else 64
+    cases.append((f"lock_many_c{c}", f"Lock acquire+release, independent locks, {c} clients",
+                  ONE + THREE, "lock_many", base + ["--clients", c], 120))
+    hot = 4 if smoke else 16
+    cases.append((f"lock_hot_c{hot}", f"Lock acquire+release, one hot lock, {hot} clients",
+                  ONE + THREE, "lock_hot", base + ["--clients", hot, "--mode", "consul"], 120))
+    cases.append((f"session_pairs_c{c}", f"Lease grant+revoke (session create+destroy), {c} "
+                  "clients", ONE + THREE, "session_pairs", base + ["--clients", c], 120))
+    sessions = 16 if smoke else 1000
+    cases.append((f"keepalive_c{c}", f"Lease keepalive (session renew), {c} clients, "
+                  f"{sessions:,} leases", ONE + THREE, "keepalive",
+                  base + ["--clients", c, "--sessions", sessions], 120))
+    watchers = 20 if smoke else 1000
+    cases.append((f"watch_w{watchers}", f"Watch fan-out, {watchers:,} watchers on one key", ONE,
+                  "watch", ["--watchers", watchers, "--rounds", 2 if smoke else 10], 600))
+    count = 500 if smoke else 100000
+    cases.append((f"idle_rss_{count}", f"Server RSS, {count:,} idle leases (sessions)", ONE,
+                  "idle_rss", ["--count", count], 600))
+    return cases
+
+
+def med(report, case_id, config, key):
+    vals = [r[key] for r in report["results"].get(case_id, {}).get(config, []) if key in r]
+    return V.median(vals)
+
+
+def targets(report):
+    lines, verdicts = [], []
+    for case in report["cases"]:
+        key, label, _, better = METRICS[case["workload"]][0]
+        if key != "ops_per_s":
+            continue
+        for t, e in (("tenure_etcd1", "etcd1"), ("tenure_etcd3", "etcd3")):
+            if t not in case["configs"]:
+                continue
+            a, b = med(report, case["id"], t, key), med(report, case["id"], e, key)
+            r = a / b if a is not None and b else None
+            ok = r is not None and r >= THROUGHPUT_TARGET
+            verdicts.append(ok)
+            n = CONFIGS[t][1]
+            lines.append(f"  - {case['title']}, {n} server{'s' if n > 1 else ''}: {label} "
+                         f"{V.fmt(a)} ÷ {V.fmt(b)} = {'-' if r is None else f'{r:.2f}'} → "
+                         f"**{'met' if ok else 'not met'}**")
+    head = (f"- **tenure's etcd API ≥ {THROUGHPUT_TARGET:g}× etcd on every throughput row**: "
+            f"**{'met' if verdicts and all(verdicts) else 'not met'}** "
+            f"({sum(verdicts)} of {len(verdicts)} rows)")
+    return [head] + lines
+
+
+def markdown(report):
+    out = []
+    w = out.append
+    w(f"Generated by `{report['command']}` ({report['mode']}); {report['runs']} run"
+      f"{'s' if report['runs'] > 1 else ''}, interleaved (run 1 of every case on every "
+      "configuration, then run 2...); every cell is the median of the runs, ratios are ratios "
+      "of medians (above 1: the first is higher, which is better for throughput and worse "
+      "for latency and memory).\n")
+    w("### Targets\n")
+    if report["mode"] != "full":
+        w("_Smoke run: tiny counts on a busy machine; these verdicts mean nothing._\n")
+    for line in targets(report):
+        w(line)
+    w("")
+    w("### Machine\n")
+    for k, v in report["machine"]:
+        w(f"- {k}: {v}")
+    w("")
+    w("### Settings\n")
+    for k, v in SETTINGS:
+        w(f"- **{k}**: {v}")
+    for k, v in report["settings"]:
+        w(f"- {k}: {v}")
+    w("- everything else (durability, server flags, workloads) as in "
+      "[benchmarks-vs-etcd.md](benchmarks-vs-etcd.md)")
+    w("")
+    for case in report["cases"]:
+        w(f"### {case['title']}\n")
+        for group in (ONE, THREE):
+            cfgs = [c for c in group if c in case["configs"]]
+            if len(cfgs) != 3:
+                continue
+            te, et, tc = cfgs
+            size = "1 server / member" if CONFIGS[te][1] == 1 else "3 servers / members"
+            w(f"| {size} | tenure, etcd API | etcd | tenure, Consul API | "
+              "tenure etcd API ÷ etcd | tenure etcd API ÷ tenure Consul API |")
+            w("|---|---:|---:|---:|---:|---:|")
+            for key, label, dec, _ in METRICS[case["workload"]]:
+                m = {c: med(report, case["id"], c, key) for c in cfgs}
+                if all(v is None for v in m.values()):
+                    continue
+                w(f"| {label} | " + " | ".join(V.fmt(m[c], dec) for c in cfgs) + " | " +
+                  V.ratio(m[te], m[et]) + " | " + V.ratio(m[te], m[tc]) + " |")
+            w("")
+    w("### Every run\n")
+    w("| case | configuration | metric | runs | median |")
+    w("|---|---|---|---|---:|")
+    for case in report["cases"]:
+        key, label, dec, _ = METRICS[case["workload"]][0]
+        for c in case["configs"]:
+            vals = [r[key] for r in report["results"][case["id"]].get(c, []) if key in r]
+            w(f"| {case['id']} | {CONFIGS[c][2]}, {CONFIGS[c][1]} | {label} | "
+              f"{' / '.join(V.fmt(v, dec) for v in vals)} | {V.fmt(V.median(vals), dec)} |")
+    w("")
+    if report["failures"]:
+        w("### Failed measurements\n")
+        for f in report["failures"]:
+            w(f"- {f}")
+        w("")
+    return "\n".join(out)
+
+
+def run():
+    global ARGS
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tenure", default=os.path.join(ROOT, "build/src/tenure"))
+    p.add_argument("--driver", default=os.path.join(ROOT, "build/bench/vs/tenure_vs"))
+    p.add_argument("--etcd", default="/usr/bin/etcd")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--seconds", type=float, default=5.0, help="timed phase of each throughput run")
+    p.add_argument("--only", default="", help="comma-separated case ids (prefix match)")
+    p.add_argument("--out", default=os.path.join(ROOT, "docs"))
+    p.add_argument("--data-parent", default=os.environ.get("TMPDIR", "/tmp"))
+    p.add_argument("--smoke", action="store_true",
+                   help="tiny counts, 1 run: proves the harness works")
+    ARGS = p.parse_args()
+    V.ARGS = ARGS  # vs_etcd's servers and measurements read their paths from here
+    if ARGS.smoke:
+        ARGS.runs = 1
+    for tool in (ARGS.tenure, ARGS.driver, ARGS.etcd):
+        if not os.access(tool, os.X_OK):
+            sys.exit(f"vs_etcd_api.py: not an executable: {tool} (scripts/setup installs etcd; "
+                     "scripts/build tenure tenure_vs builds the rest)")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:  # 1,000 watchers: the driver and the servers inherit this
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    os.makedirs(ARGS.out, exist_ok=True)
+
+    cases = [{"id": cid, "title": t, "configs": cf, "workload": wl, "args": a, "timeout": to}
+             for cid, t, cf, wl, a, to in plan(ARGS.smoke)]
+    if ARGS.only:
+        wanted = ARGS.only.split(",")
+        cases = [c for c in cases if any(c["id"].startswith(x) for x in wanted)]
+    report = {"command": " ".join(["bench/vs_etcd_api.py"] + sys.argv[1:]),
+              "mode": "smoke: tiny counts, the numbers mean nothing" if ARGS.smoke else "full",
+              "runs": ARGS.runs,
+              "cases": [{k: v for k, v in c.items() if k != "args"} for c in cases],
+              "results": {c["id"]: {} for c in cases}, "failures": []}
+    failures = report["failures"]
+    machine = V.machine_facts()
+    machine.append(("load average at start (1/5/15 min)", load_average()))
+    machine.append(("disk sync-write latency at start", V.disk_latency(ARGS.data_parent)))
+    report["settings"] = [
+        ("timed phase", f"{0.5 if ARGS.smoke else ARGS.seconds} s per throughput run, "
+                        "closed loop (each client one operation in flight)"),
+        ("servers", "a fresh server (or cluster, new data dirs and ports) for every "
+                    "measurement; the client drives the leader; 'servers' CPU %' = CPU of all "
+                    "server processes over the driver's whole run, % of one core"),
+    ]
+    for run_no in range(1, ARGS.runs + 1):
+        if run_no > 1:
+            machine.append((f"load average / disk sync-write latency at the start of run "
+                            f"{run_no}", f"{load_average()} / {V.disk_latency(ARGS.data_parent)}"))
+        for case in cases:
+            for cfg in case["configs"]:
+                system, n, _ = CONFIGS[cfg]
+                started = time.monotonic()
+                try:
+                    m = V.measure(system, n, case["workload"], case["args"], case["timeout"])
+                    report["results"][case["id"]].setdefault(cfg, []).append(m)
+                    key = METRICS[case["workload"]][0][0]
+                    print(f"[run {run_no}/{ARGS.runs}] {case['id']:<18} {cfg:<13} "
+                          f"{time.monotonic() - started:5.1f} s  {key}={m.get(key, 0):,.2f}",
+                          file=sys.stderr, flush=True)
+                except Exception as e:  # noqa: BLE001 - reported, and the exit code says it
+                    failures.append(f"run {run_no} {case['id']} {cfg}: {e}")
+                    print(f"[run {run_no}/{ARGS.runs}] {case['id']} {cfg} FAILED: {e}",
+                          file=sys.stderr, flush=True)
+    machine.append(("load average at end (1/5/15 min)", load_average()))
+    machine.append(("disk sync-write latency at end", V.disk_latency(ARGS.data_parent)))
+    report["machine"] = machine
+
+    with open(os.path.join(ARGS.out, "benchmarks-etcd-api.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    generated = markdown(report)
+    V.write_doc(os.path.join(ARGS.out, "benchmarks-etcd-api.md"), generated,
+                script="bench/vs_etcd_api.py",
+                title="tenure's etcd API next to etcd 3.4",
+                regenerate="scripts/bench --vs-etcd-api")
+    print(generated)
+    if failures:
+        print(f"vs_etcd_api.py: {len(failures)} measurement(s) FAILED", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main():
+    V.exit_on_sigterm()
+    try:
+        return run()
+    finally:
+        V.stop_everything()
+
+
+ARGS = None
+
+if __name__ == "__main__":
+    sys.exit(main())
