@@ -255,7 +255,10 @@ class StaticClusterTest(unittest.TestCase):
         alone.start()
         poll_until(lambda: voters() == [1, 2], timeout=30,
                    message="the joiner never joined the server that says it may")
-        self.assertIn("joined the cluster as server 2", joiner.log())
+        # The leader's configuration can show the joiner before the joiner
+        # has read the leader's answer and logged it.
+        poll_until(lambda: "joined the cluster as server 2" in joiner.log(), timeout=15,
+                   message="the joiner never said it joined")
 
     def test_bad_settings_exit_1_as_consul_agent_does(self):
         cases = [
