@@ -223,30 +223,32 @@ class LockClient(threading.Thread):
         self.run_.rec.event(self.process, "lost", key=None, args={"session": self.session})
         self.run_.losses += 1
 
+    def freeze(self, token):
+        """The pause case (a GC pause, a SIGSTOPped process): the holder
+        freezes past its TTL and lock-delay without noticing, then writes as
+        if it still held the lock. Fencing must refuse it."""
+        self.run_.note(f"lock client {self.number} freezes while holding token {token}")
+        self.run_.frozen_since = time.monotonic()
+        grants = self.run_.grants
+        # Frozen until its session expired and someone else got the lock
+        # (leader changes restart the TTL, so this can take a while), or
+        # FREEZE_MAX_S.
+        try:
+            poll_until(lambda: self.run_.grants > grants, timeout=FREEZE_MAX_S, interval=0.1)
+        except AssertionError:
+            pass  # nobody else got it: the write after it may well be accepted
+        self.run_.stale_write_token = token
+        self.run_.frozen_since = None
+        self.run_.note(f"lock client {self.number} wakes and writes with token {token} "
+                       f"({self.run_.grants - grants} grants to others meanwhile)")
+
     def hold(self, token):
         rec = self.run_.rec
         for _ in range(self.rng.randint(1, 4)):
             if self.run_.stopping.is_set():
                 break
             if self.run_.take_pause():
-                # The pause case (a GC pause, a SIGSTOPped process): the holder
-                # freezes past its TTL and lock-delay without noticing, then
-                # writes as if it still held the lock. Fencing must refuse it.
-                self.run_.note(f"lock client {self.number} freezes while holding token {token}")
-                self.run_.frozen_since = time.monotonic()
-                grants = self.run_.grants
-                # Frozen until its session expired and someone else got the
-                # lock (leader changes restart the TTL, so this can take a
-                # while), or FREEZE_MAX_S.
-                try:
-                    poll_until(lambda: self.run_.grants > grants, timeout=FREEZE_MAX_S,
-                               interval=0.1)
-                except AssertionError:
-                    pass  # nobody else got it: the write below may well be accepted
-                self.run_.stale_write_token = token
-                self.run_.frozen_since = None
-                self.run_.note(f"lock client {self.number} wakes and writes with token {token} "
-                               f"({self.run_.grants - grants} grants to others meanwhile)")
+                self.freeze(token)
             elif not self.alive():
                 renewed = self.renew()
                 if renewed is not True and not self.alive():

@@ -26,8 +26,7 @@ import base64
 import json
 import time
 
-from cluster_workload import (FREEZE_MAX_S, OP_TIMEOUT, REFUSED, FaultRun, LockClient,
-                              RegisterClient)
+from cluster_workload import OP_TIMEOUT, REFUSED, FaultRun, LockClient, RegisterClient
 from tenure_testlib import http_request, poll_until
 
 NOT_APPLIED = ("etcdserver: no leader", "etcdserver: leader changed", "etcdserver: not leader")
@@ -89,6 +88,19 @@ def _failed(answer):
     return answer is REFUSED or (answer is not None and answer.not_applied)
 
 
+def _record_unsuccessful(client, op, answer):
+    """Records a call that did not succeed: a fail when it certainly took no
+    effect, else info (outcome unknown; the client goes on as a new process,
+    as Jepsen's do)."""
+    rec = client.run_.rec
+    if _failed(answer):
+        rec.fail(op, error="refused" if answer is REFUSED else answer.message)
+    else:
+        rec.info(op, error="no answer" if answer is None else answer.message)
+        client.generation += 1
+    time.sleep(0.05)
+
+
 class EtcdRegisterClient(RegisterClient):
     def __init__(self, run, number, keys):
         super().__init__(run, number, keys)
@@ -96,15 +108,9 @@ class EtcdRegisterClient(RegisterClient):
 
     def settle(self, op, answer):
         """Records a failed call; True when `answer` is a success."""
-        rec = self.run_.rec
         if answer is not None and answer is not REFUSED and answer.code == 0:
             return True
-        if _failed(answer):
-            rec.fail(op, error="refused" if answer is REFUSED else answer.message)
-        else:
-            rec.info(op, error="no answer" if answer is None else answer.message)
-            self.generation += 1
-        time.sleep(0.05)
+        _record_unsuccessful(self, op, answer)
         return False
 
     def read(self, key):
@@ -162,13 +168,7 @@ class EtcdLockClient(LockClient):
         self.etcd = EtcdCaller(run.cluster, self.rng)
 
     def unknown(self, op, answer):
-        rec = self.run_.rec
-        if _failed(answer):
-            rec.fail(op, error="refused" if answer is REFUSED else answer.message)
-        else:
-            rec.info(op, error="no answer" if answer is None else answer.message)
-            self.generation += 1
-        time.sleep(0.05)
+        _record_unsuccessful(self, op, answer)
 
     def create_session(self):
         rec = self.run_.rec
@@ -214,21 +214,7 @@ class EtcdLockClient(LockClient):
             if self.run_.stopping.is_set():
                 break
             if self.run_.take_pause():
-                # As LockClient's: frozen past its TTL, then writing as if it
-                # still held the lock. The compare on the create revision must
-                # refuse it.
-                self.run_.note(f"lock client {self.number} freezes while holding token {token}")
-                self.run_.frozen_since = time.monotonic()
-                grants = self.run_.grants
-                try:
-                    poll_until(lambda: self.run_.grants > grants, timeout=FREEZE_MAX_S,
-                               interval=0.1)
-                except AssertionError:
-                    pass
-                self.run_.stale_write_token = token
-                self.run_.frozen_since = None
-                self.run_.note(f"lock client {self.number} wakes and writes with token {token} "
-                               f"({self.run_.grants - grants} grants to others meanwhile)")
+                self.freeze(token)  # the compare on the create revision must refuse its write
             elif not self.alive():
                 renewed = self.renew()
                 if renewed is not True and not self.alive():

@@ -113,10 +113,11 @@ class Reference {
     return Check(Kind::kKey, prefix, Need::kList);
   }
 
-  // Consul's conditions, as documented beside its KeyWritePrefix: the longest
-  // prefix rule covering the prefix must grant write (none: the default
-  // decides), and no rule, exact or prefix, under the prefix may grant less.
-  bool KeyWritePrefix(const std::string& prefix) const {
+  // A whole prefix: the longest prefix rule covering it must grant (none:
+  // the default decides), and no rule, exact or prefix, under it may be one
+  // that `refuses_below`.
+  template <typename Grants, typename RefusesBelow>
+  bool PrefixCheck(const std::string& prefix, Grants grants, RefusesBelow refuses_below) const {
     std::optional<Disposition> covering;
     std::size_t covering_length = 0;
     for (const auto& [key, disposition] : merged_) {
@@ -127,33 +128,27 @@ class Reference {
         covering = disposition;
         covering_length = label.size();
       }
-      if (label.compare(0, prefix.size(), prefix) == 0 && disposition != Disposition::kWrite) {
+      if (label.compare(0, prefix.size(), prefix) == 0 && refuses_below(disposition)) {
         return false;
       }
     }
-    if (covering.has_value()) return *covering == Disposition::kWrite;
+    if (covering.has_value()) return grants(*covering);
     return options_.default_policy == DefaultPolicy::kAllow;
   }
 
-  // decision 0048's rule for an etcd range: the covering prefix rule grants
-  // read (none: the default decides) and no rule under the prefix denies.
+  // Consul's conditions, as documented beside its KeyWritePrefix: write
+  // covering the prefix, nothing less than write under it.
+  bool KeyWritePrefix(const std::string& prefix) const {
+    auto write = [](Disposition d) { return d == Disposition::kWrite; };
+    return PrefixCheck(prefix, write, [&](Disposition d) { return !write(d); });
+  }
+
+  // decision 0048's rule for an etcd range: read covering the prefix (any
+  // rule but deny), no deny under it.
   bool KeyReadPrefix(const std::string& prefix) const {
-    std::optional<Disposition> covering;
-    std::size_t covering_length = 0;
-    for (const auto& [key, disposition] : merged_) {
-      const auto& [kind, label, is_prefix] = key;
-      if (kind != Kind::kKey) continue;
-      if (is_prefix && prefix.compare(0, label.size(), label) == 0 &&
-          (!covering.has_value() || label.size() >= covering_length)) {
-        covering = disposition;
-        covering_length = label.size();
-      }
-      if (label.compare(0, prefix.size(), prefix) == 0 && disposition == Disposition::kDeny) {
-        return false;
-      }
-    }
-    if (covering.has_value()) return *covering != Disposition::kDeny;
-    return options_.default_policy == DefaultPolicy::kAllow;
+    auto deny = [](Disposition d) { return d == Disposition::kDeny; };
+    return PrefixCheck(
+        prefix, [&](Disposition d) { return !deny(d); }, deny);
   }
 
   bool Single(const std::optional<Disposition>& rule, Need need, bool is_acl) const {
