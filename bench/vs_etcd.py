@@ -479,6 +479,79 @@ class Unsupported(Exception):
     "unsupported"): reported as such, neither a number nor a failure."""
 
 
+def every_run_lines(report, metrics, label_of):
+    """The report's closing sections: every run's first metric per case and
+    configuration (metrics: workload -> [(key, label, decimals, better)];
+    label_of(config) names a configuration), then the failed measurements."""
+    out = ["### Every run\n", "| case | configuration | metric | runs | median |",
+           "|---|---|---|---|---:|"]
+    for case in report["cases"]:
+        key, label, dec, _ = metrics[case["workload"]][0]
+        for c in case["configs"]:
+            vals = [r[key] for r in report["results"][case["id"]].get(c, []) if key in r]
+            out.append(f"| {case['id']} | {label_of(c)} | {label} | "
+                       f"{' / '.join(fmt(v, dec) for v in vals)} | {fmt(median(vals), dec)} |")
+    out.append("")
+    if report["failures"]:
+        out.append("### Failed measurements\n")
+        out += [f"- {f}" for f in report["failures"]]
+        out.append("")
+    return out
+
+
+def side_by_side_arguments(description, runs=3):
+    """The command line the side-by-side scripts share (vs_etcd_tls.py,
+    vs_etcd_api.py): paths, runs, the timed phase, --only, --out, --smoke."""
+    p = argparse.ArgumentParser(description=description,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tenure", default=os.path.join(ROOT, "build/src/tenure"))
+    p.add_argument("--driver", default=os.path.join(ROOT, "build/bench/vs/tenure_vs"))
+    p.add_argument("--etcd", default="/usr/bin/etcd")
+    p.add_argument("--runs", type=int, default=runs)
+    p.add_argument("--seconds", type=float, default=5.0, help="timed phase of each throughput run")
+    p.add_argument("--only", default="", help="comma-separated case ids (prefix match)")
+    p.add_argument("--out", default=os.path.join(ROOT, "docs"))
+    p.add_argument("--data-parent", default=os.environ.get("TMPDIR", "/tmp"))
+    p.add_argument("--smoke", action="store_true",
+                   help="tiny counts, 1 run: proves the harness works")
+    return p
+
+
+def run_interleaved(report, cases, machine, measure_one, first_metric):
+    """Every case on every one of its configurations, interleaved: run 1 of
+    all of them, then run 2, ... (ARGS.runs). measure_one(case, config)
+    returns the metrics of one measurement (a list: a failover case gives one
+    per trial), kept in report["results"]; a measurement that fails goes to
+    report["failures"] (one the server does not offer, to
+    report["unsupported"]) and the runs go on. Progress lines on stderr name
+    first_metric(case); `machine` gets the load and the disk at each later
+    run's start (the machine drifts: other tenants, the disk)."""
+    for run in range(1, ARGS.runs + 1):
+        if run > 1:
+            machine.append((f"load average / disk sync-write latency at the start of run {run}",
+                            f"{load_average()} / {disk_latency(ARGS.data_parent)}"))
+        for case in cases:
+            for cfg in case["configs"]:
+                started = time.monotonic()
+                try:
+                    for m in measure_one(case, cfg):
+                        report["results"][case["id"]].setdefault(cfg, []).append(m)
+                    key = first_metric(case)
+                    print(f"[run {run}/{ARGS.runs}] {case['id']:<20} {cfg:<13} "
+                          f"{time.monotonic() - started:5.1f} s  {key}={m.get(key, 0):,.2f}"
+                          f"{'  ' + m['note'] if m.get('note') else ''}",
+                          file=sys.stderr, flush=True)
+                except Unsupported as e:
+                    if run == 1:
+                        report.setdefault("unsupported", []).append(f"{case['id']} {cfg} {e}")
+                    print(f"[run {run}/{ARGS.runs}] {case['id']} {cfg} NOT OFFERED: {e}",
+                          file=sys.stderr, flush=True)
+                except Exception as e:  # noqa: BLE001 - reported, and the exit code says it
+                    report["failures"].append(f"run {run} {case['id']} {cfg}: {e}")
+                    print(f"[run {run}/{ARGS.runs}] {case['id']} {cfg} FAILED: {e}",
+                          file=sys.stderr, flush=True)
+
+
 class Lines:
     """A candidate process's stdout lines, read by a thread into a queue."""
 
@@ -988,35 +1061,14 @@ def run():
                     "processes over the driver's whole run, % of one core"),
     ]
 
+    def measure_one(case, cfg):
+        if case["workload"] == "failover":
+            return [failover_trial(cfg, ARGS.ttl) for _ in range(ARGS.failover_trials)]
+        return [run_driver(cfg, case["workload"], case["args"], case["timeout"])]
+
     failures = report["failures"]
-    for run in range(1, ARGS.runs + 1):
-        if run > 1:  # the machine drifts (other tenants, the disk): record it per run
-            machine.append((f"load average / disk sync-write latency at the start of run {run}",
-                            f"{load_average()} / {disk_latency(ARGS.data_parent)}"))
-        for case in cases:
-            for cfg in case["configs"]:
-                started = time.monotonic()
-                try:
-                    if case["workload"] == "failover":
-                        for _ in range(ARGS.failover_trials):
-                            m = failover_trial(cfg, ARGS.ttl)
-                            report["results"]["failover"].setdefault(cfg, []).append(m)
-                    else:
-                        m = run_driver(cfg, case["workload"], case["args"], case["timeout"])
-                        report["results"][case["id"]].setdefault(cfg, []).append(m)
-                    key = METRICS[case["workload"]][0][0]
-                    print(f"[run {run}/{ARGS.runs}] {case['id']:<20} {cfg:<8} "
-                          f"{time.monotonic() - started:5.1f} s  {key}={m.get(key, 0):,.2f}",
-                          file=sys.stderr, flush=True)
-                except Unsupported as e:
-                    if run == 1:
-                        report["unsupported"].append(f"{case['id']} {cfg} {e}")
-                    print(f"[run {run}/{ARGS.runs}] {case['id']} {cfg} NOT OFFERED: {e}",
-                          file=sys.stderr, flush=True)
-                except Exception as e:  # noqa: BLE001 - reported, and the exit code says it
-                    failures.append(f"run {run} {case['id']} {cfg}: {e}")
-                    print(f"[run {run}/{ARGS.runs}] {case['id']} {cfg} FAILED: {e}",
-                          file=sys.stderr, flush=True)
+    run_interleaved(report, cases, machine, measure_one,
+                    lambda case: METRICS[case["workload"]][0][0])
     machine.append(("load average at end (1/5/15 min)", load_average()))
     machine.append(("disk sync-write latency at end", disk_latency(ARGS.data_parent)))
     report["machine"] = machine

@@ -25,12 +25,10 @@ failed. Only processes this script started are ever signalled, by PID, also
 on SIGTERM.
 """
 
-import argparse
 import json
 import os
 import resource
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -176,38 +174,13 @@ def markdown(report):
                 w(f"| {label} | " + " | ".join(V.fmt(m[c], dec) for c in cfgs) + " | " +
                   V.ratio(m[te], m[et]) + " | " + V.ratio(m[te], m[tc]) + " |")
             w("")
-    w("### Every run\n")
-    w("| case | configuration | metric | runs | median |")
-    w("|---|---|---|---|---:|")
-    for case in report["cases"]:
-        key, label, dec, _ = METRICS[case["workload"]][0]
-        for c in case["configs"]:
-            vals = [r[key] for r in report["results"][case["id"]].get(c, []) if key in r]
-            w(f"| {case['id']} | {CONFIGS[c][2]}, {CONFIGS[c][1]} | {label} | "
-              f"{' / '.join(V.fmt(v, dec) for v in vals)} | {V.fmt(V.median(vals), dec)} |")
-    w("")
-    if report["failures"]:
-        w("### Failed measurements\n")
-        for f in report["failures"]:
-            w(f"- {f}")
-        w("")
+    out += V.every_run_lines(report, METRICS, lambda c: f"{CONFIGS[c][2]}, {CONFIGS[c][1]}")
     return "\n".join(out)
 
 
 def run():
     global ARGS
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tenure", default=os.path.join(ROOT, "build/src/tenure"))
-    p.add_argument("--driver", default=os.path.join(ROOT, "build/bench/vs/tenure_vs"))
-    p.add_argument("--etcd", default="/usr/bin/etcd")
-    p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--seconds", type=float, default=5.0, help="timed phase of each throughput run")
-    p.add_argument("--only", default="", help="comma-separated case ids (prefix match)")
-    p.add_argument("--out", default=os.path.join(ROOT, "docs"))
-    p.add_argument("--data-parent", default=os.environ.get("TMPDIR", "/tmp"))
-    p.add_argument("--smoke", action="store_true",
-                   help="tiny counts, 1 run: proves the harness works")
+    p = V.side_by_side_arguments(__doc__)
     ARGS = p.parse_args()
     V.ARGS = ARGS  # vs_etcd's servers and measurements read their paths from here
     if ARGS.smoke:
@@ -242,25 +215,11 @@ def run():
                     "measurement; the client drives the leader; 'servers' CPU %' = CPU of all "
                     "server processes over the driver's whole run, % of one core"),
     ]
-    for run_no in range(1, ARGS.runs + 1):
-        if run_no > 1:
-            machine.append((f"load average / disk sync-write latency at the start of run "
-                            f"{run_no}", f"{load_average()} / {V.disk_latency(ARGS.data_parent)}"))
-        for case in cases:
-            for cfg in case["configs"]:
-                system, n, _ = CONFIGS[cfg]
-                started = time.monotonic()
-                try:
-                    m = V.measure(system, n, case["workload"], case["args"], case["timeout"])
-                    report["results"][case["id"]].setdefault(cfg, []).append(m)
-                    key = METRICS[case["workload"]][0][0]
-                    print(f"[run {run_no}/{ARGS.runs}] {case['id']:<18} {cfg:<13} "
-                          f"{time.monotonic() - started:5.1f} s  {key}={m.get(key, 0):,.2f}",
-                          file=sys.stderr, flush=True)
-                except Exception as e:  # noqa: BLE001 - reported, and the exit code says it
-                    failures.append(f"run {run_no} {case['id']} {cfg}: {e}")
-                    print(f"[run {run_no}/{ARGS.runs}] {case['id']} {cfg} FAILED: {e}",
-                          file=sys.stderr, flush=True)
+    V.run_interleaved(
+        report, cases, machine,
+        lambda case, cfg: [V.measure(CONFIGS[cfg][0], CONFIGS[cfg][1], case["workload"],
+                                     case["args"], case["timeout"])],
+        lambda case: METRICS[case["workload"]][0][0])
     machine.append(("load average at end (1/5/15 min)", load_average()))
     machine.append(("disk sync-write latency at end", V.disk_latency(ARGS.data_parent)))
     report["machine"] = machine
