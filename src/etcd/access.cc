@@ -15,16 +15,6 @@ EtcdError Allowed(const acl::Decision& decision) {
   return decision.allowed() ? EtcdError{} : PermissionDenied();
 }
 
-// The end of the range of every key starting with `prefix` (etcd's
-// GetPrefixRangeEnd): "\0" when every byte is 0xff.
-std::string PrefixEnd(std::string_view prefix) {
-  std::string end(prefix);
-  while (!end.empty() && static_cast<unsigned char>(end.back()) == 0xff) end.pop_back();
-  if (end.empty()) return std::string(1, '\0');
-  end.back() = static_cast<char>(static_cast<unsigned char>(end.back()) + 1);
-  return end;
-}
-
 EtcdError MayOps(const acl::Authorizer& can, const std::vector<state::EtcdRequestOp>& ops);
 
 }  // namespace
@@ -72,9 +62,7 @@ EtcdError LogIn(server::Server& server, const AuthenticateRequest& request, std:
   const EtcdError failed = etcd_texts::Error(
       GrpcCode::kInvalidArgument, "etcdserver: authentication failed, invalid user ID or password");
   // No password would be the anonymous token: not a login.
-  if (request.password.empty()) return failed;
-  Client client;
-  if (!ResolveClient(server, request.password, &client).ok()) return failed;
+  if (request.password.empty() || !server.ResolveCaller(request.password).ok()) return failed;
   *token = request.password;
   return {};
 }
@@ -86,7 +74,7 @@ EtcdError PermissionDenied() {
 std::string CoveringPrefix(const state::KeyRange& range) {
   if (range.single()) return range.key;
   if (range.unbounded()) return "";
-  if (range.end == PrefixEnd(range.key)) return range.key;
+  if (range.end == state::PrefixRangeOf(range.key).end) return range.key;
   const auto [key_end, end_end] =
       std::mismatch(range.key.begin(), range.key.end(), range.end.begin(), range.end.end());
   return std::string(range.key.begin(), key_end);

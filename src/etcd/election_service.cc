@@ -21,14 +21,6 @@ std::string RecipeKey(const std::string& name, std::int64_t lease) {
   return name + "/" + (lease < 0 ? "-" : "") + fmt::format("{:x}", magnitude);
 }
 
-state::KeyRange PrefixRangeOf(const std::string& prefix) {
-  std::string end = prefix;
-  while (!end.empty() && static_cast<unsigned char>(end.back()) == 0xff) end.pop_back();
-  if (end.empty()) return {prefix, std::string(1, '\0')};
-  end.back() = static_cast<char>(static_cast<unsigned char>(end.back()) + 1);
-  return {prefix, end};
-}
-
 namespace {
 
 state::EtcdCompare CreateRevisionIs(const std::string& key, LogIndex revision) {
@@ -75,7 +67,7 @@ ResponseHeader ElectionService::Header(LogIndex revision) const {
 
 const state::KvEntry* ElectionService::FirstUnder(const std::string& prefix) const {
   const state::KvEntry* first = nullptr;
-  for (const state::KvEntry* entry : server_.store().ListRange(PrefixRangeOf(prefix))) {
+  for (const state::KvEntry* entry : server_.store().ListRange(state::PrefixRangeOf(prefix))) {
     if (first == nullptr || entry->create_index < first->create_index) first = entry;
   }
   return first;
@@ -216,7 +208,7 @@ bool ElectionService::Decide(std::uint64_t id) {
   }
   // etcd's waitDeletes: the turn comes when no key under the prefix has a
   // lower create revision.
-  for (const state::KvEntry* entry : store.ListRange(PrefixRangeOf(wait.prefix))) {
+  for (const state::KvEntry* entry : store.ListRange(state::PrefixRangeOf(wait.prefix))) {
     if (entry->create_index < wait.rev) return false;
   }
   finish({});
@@ -310,7 +302,7 @@ void ElectionService::Unlock(const Client& client, UnlockRequest request,
 
 void ElectionService::Leader(const Client& client, NameRequest request, Done<LeaderResponse> done) {
   state::EtcdRangeRequest range;
-  range.range = PrefixRangeOf(request.name + "/");
+  range.range = state::PrefixRangeOf(request.name + "/");
   range.sort_order = state::EtcdSortOrder::kAscend;
   range.sort_target = state::EtcdSortTarget::kCreate;
   range.limit = 1;

@@ -112,8 +112,5 @@ class ElectionService {
 // The key a lease holds in an election or lock `name`: "<name>/<hex>", the
 // lease id as Go's %x writes an int64.
 std::string RecipeKey(const std::string& name, std::int64_t lease);
-// The range of every key under `prefix` (the prefix itself excluded only
-// when it ends the range; etcd's WithPrefix).
-state::KeyRange PrefixRangeOf(const std::string& prefix);
 
 }  // namespace tenure::etcd

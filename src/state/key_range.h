@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace tenure::state {
 
@@ -26,5 +27,17 @@ struct KeyRange {
 
   bool operator==(const KeyRange&) const = default;
 };
+
+// The range of every key starting with `prefix` (etcd's WithPrefix and
+// GetPrefixRangeEnd): the prefix with its last byte below 0xff one higher,
+// trailing 0xff bytes dropped; open at the end ("\0") when every byte is
+// 0xff or the prefix is empty.
+inline KeyRange PrefixRangeOf(std::string prefix) {
+  std::string end = prefix;
+  while (!end.empty() && static_cast<unsigned char>(end.back()) == 0xff) end.pop_back();
+  if (end.empty()) return {std::move(prefix), std::string(1, '\0')};
+  end.back() = static_cast<char>(static_cast<unsigned char>(end.back()) + 1);
+  return {std::move(prefix), std::move(end)};
+}
 
 }  // namespace tenure::state

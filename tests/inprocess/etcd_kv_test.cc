@@ -16,14 +16,6 @@
 namespace tenure::etcd {
 namespace {
 
-// etcdctl's --prefix: the key, and the key with its last byte one higher
-// (the tests' prefixes end below 0xff).
-state::KeyRange PrefixRange(std::string prefix) {
-  std::string end = prefix;
-  end.back() = static_cast<char>(end.back() + 1);
-  return {std::move(prefix), std::move(end)};
-}
-
 class EtcdKvTest : public inprocess::EtcdFixture {
  protected:
   void SetUp() override {
@@ -56,7 +48,7 @@ class EtcdKvTest : public inprocess::EtcdFixture {
   }
   static state::EtcdRangeRequest Prefix(std::string prefix, std::int64_t revision = 0) {
     state::EtcdRangeRequest r;
-    r.range = PrefixRange(std::move(prefix));
+    r.range = state::PrefixRangeOf(std::move(prefix));
     r.revision = revision;
     return r;
   }
@@ -93,7 +85,7 @@ TEST_F(EtcdKvTest, PastRevisionsAreReadFromTheWindowAndCompactionEndsThem) {
   const std::int64_t r2 = Put("k/2", "b").response.header.revision;
   const std::int64_t r3 = Put("k/1", "c").response.header.revision;
   state::EtcdDeleteRangeRequest del;
-  del.range = PrefixRange("k/");
+  del.range = state::PrefixRangeOf("k/");
   Answer<DeleteRangeResponse> deleted =
       Wait<DeleteRangeResponse>(&KvService::DeleteRange, std::move(del));
   ASSERT_TRUE(deleted.error.ok());
