@@ -510,9 +510,18 @@ Result<Report> CheckDataDir(const std::string& raft_dir, const CheckOptions& opt
       continue;
     }
     record_entries(n_closed + k, next);
-    // Shorter than the preallocation: cut. Longer is fine: libraft extends
-    // an open segment for a batch larger than a segment (a snapshot
-    // restore's entry, decision 0024), and the batches are checked below.
+    // Shorter than the preallocation and ending exactly after its last
+    // valid batch: libraft closes a segment by truncating it to what it
+    // used, then renaming it (UvFsTruncateAndRenameFile), and a crash
+    // between the two leaves this; libraft loads it and finishes the close.
+    if (s.bytes.size() < options.segment_size && s.entries > 0 && s.stop.offset == s.bytes.size()) {
+      info.note = "truncated to its entries: a close that a crash interrupted";
+      next += s.entries;
+      continue;
+    }
+    // Shorter otherwise: cut. Longer is fine: libraft extends an open segment
+    // for a batch larger than a segment (a snapshot restore's entry, decision
+    // 0024), and the batches are checked below.
     if (s.bytes.size() < options.segment_size) {
       log_damage({Damage::Kind::kLog, c.name, s.bytes.size(),
                   fmt::format("the open segment is {} bytes; libraft preallocates open segments "
