@@ -42,6 +42,9 @@ ARROWS = {
     # A follower relays etcd calls to the leader with net's client (0055).
     "tenure_etcd": {"common", "acl", "state", "raft", "server", "etcd", "listen", "net", "tls",
                     "tenure"},
+    # zk: ZooKeeper's client protocol (decision 0056), a layer over the
+    # server beside http and etcd, its connections on the listener's loop.
+    "tenure_zk": {"common", "acl", "state", "raft", "server", "zk", "listen", "tls", "tenure"},
     "tenure_net": {"common", "net", "tls", "tenure"},
     # listen: the listener and its connections (HTTP/1.1, the reader, the
     # per-address table), knowing nothing of the APIs above it: http serves
@@ -50,13 +53,13 @@ ARROWS = {
     # http -> net: followers forward with the one HTTP client (decision 0008).
     "tenure_http": {"common", "acl", "state", "raft", "server", "http", "listen", "net", "tls",
                     "tenure"},
-    "tenure_agent": {"common", "acl", "state", "raft", "server", "http", "etcd", "listen", "net",
-                     "tls", "agent", "tenure"},
+    "tenure_agent": {"common", "acl", "state", "raft", "server", "http", "etcd", "zk", "listen",
+                     "net", "tls", "agent", "tenure"},
     "tenure_client": {"common", "net", "client", "tls", "tenure"},
     # libtenure's public classes over client (libtenure.so).
     "tenure_sdk": {"common", "net", "client", "tls", "tenure", "sdk"},
-    "tenure_cli": {"common", "acl", "state", "raft", "server", "http", "etcd", "listen", "net",
-                   "tls", "agent", "client", "tenure", "cli"},
+    "tenure_cli": {"common", "acl", "state", "raft", "server", "http", "etcd", "zk", "listen",
+                   "net", "tls", "agent", "client", "tenure", "cli"},
 }
 
 

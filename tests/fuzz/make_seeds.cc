@@ -6,6 +6,8 @@
 // ones).
 // Usage: fuzz_make_seeds CORPUS_DIR
 //   (writes CORPUS_DIR/{command,snapshot,backup_file}/)
+// And the zk_jute target's: the frames kazoo's lock recipe and Curator's
+// mutex send (decision 0056), a multi, setWatches2 and connect requests.
 // scripts/fuzz -seeds runs it; its output is committed in tests/fuzz/corpus.
 #include <cstdio>
 #include <filesystem>
@@ -21,11 +23,61 @@
 #include "state/store.h"
 #include "unit/state/forged_states.h"
 #include "unit/state/random_commands.h"
+#include "zk/request.h"
 
 namespace {
 
 void Write(const std::filesystem::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// zk_jute: first byte 0 and a request frame, 1 and a connect request.
+void WriteZkSeeds(const std::filesystem::path& dir) {
+  using namespace tenure::zk;
+  std::filesystem::create_directories(dir);
+  const auto op = [](OpCode code) { return static_cast<std::int32_t>(code); };
+  const std::vector<Acl> open = {{kPermAll, {"world", "anyone"}}};
+  const std::vector<std::pair<std::string, std::pair<OpCode, RequestBody>>> frames = {
+      {"ping", {OpCode::kPing, NoBody{}}},
+      {"close", {OpCode::kCloseSession, NoBody{}}},
+      {"exists-watch", {OpCode::kExists, PathWatchRequest{"/election", true}}},
+      {"create", {OpCode::kCreate, CreateRequest{"/election", "", open, 0, 0}}},
+      {"create-ephemeral-sequential",
+       {OpCode::kCreate, CreateRequest{"/election/abc__lock__", "me", open, 3, 0}}},
+      {"create2", {OpCode::kCreate2, CreateRequest{"/lock/_c_x-lock-", "", open, 3, 0}}},
+      {"create-container", {OpCode::kCreateContainer, CreateRequest{"/lock", "", open, 4, 0}}},
+      {"get-children", {OpCode::kGetChildren, PathWatchRequest{"/election", false}}},
+      {"get-children2", {OpCode::kGetChildren2, PathWatchRequest{"/lock", false}}},
+      {"get-data-watch", {OpCode::kGetData, PathWatchRequest{"/election/n_0000000001", true}}},
+      {"set-data", {OpCode::kSetData, SetDataRequest{"/config", "v2", 1}}},
+      {"delete", {OpCode::kDelete, PathVersionRequest{"/election/n_0000000002", -1}}},
+      {"remove-watches", {OpCode::kRemoveWatches, PathModeRequest{"/lock/x", 3}}},
+      {"add-watch", {OpCode::kAddWatch, PathModeRequest{"/", 1}}},
+      {"sync", {OpCode::kSync, PathRecord{"/"}}},
+      {"auth", {OpCode::kAuth, AuthPacket{0, "digest", "user:pass"}}},
+      {"set-acl", {OpCode::kSetAcl, SetAclRequest{"/a", open, -1}}},
+  };
+  for (const auto& [name, request] : frames) {
+    Write(dir / name, std::string(1, '\0') + EncodeRequest({1, op(request.first)}, request.second));
+  }
+  MultiRequest multi;
+  multi.ops.push_back({op(OpCode::kCheck), PathVersionRequest{"/a", 0}});
+  multi.ops.push_back({op(OpCode::kCreate), CreateRequest{"/a/b", "x", open, 2, 0}});
+  multi.ops.push_back({op(OpCode::kSetData), SetDataRequest{"/a", "y", -1}});
+  multi.ops.push_back({op(OpCode::kDelete), PathVersionRequest{"/a/c", -1}});
+  Write(dir / "multi", std::string(1, '\0') + EncodeRequest({2, op(OpCode::kMulti)}, multi));
+  SetWatches2 watches;
+  watches.relative_zxid = 100;
+  watches.data_watches = {"/a"};
+  watches.exist_watches = {"/b"};
+  watches.child_watches = {"/"};
+  watches.persistent_recursive_watches = {"/r"};
+  Write(dir / "set-watches2",
+        std::string(1, '\0') + EncodeRequest({kSetWatchesXid, op(OpCode::kSetWatches2)}, watches));
+  ConnectRequest connect{0, 0, 10000, 0, std::string(16, '\0'), false};
+  Write(dir / "connect-new", std::string(1, '\1') + EncodeRecord(connect));
+  connect = {0, 77, 30000, 0x1234567890abcdef, "0123456789abcdef", std::nullopt};
+  Write(dir / "connect-resume-old-client", std::string(1, '\1') + EncodeRecord(connect));
 }
 
 }  // namespace
@@ -39,6 +91,7 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(root / "command");
   std::filesystem::create_directories(root / "snapshot");
   std::filesystem::create_directories(root / "etcd_proto");
+  WriteZkSeeds(root / "zk_jute");
   int entries = 0;
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
     tenure::state::testutil::CommandGenerator generator(seed);

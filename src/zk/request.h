@@ -1,0 +1,97 @@
+// One ZooKeeper request frame of an established session, decoded: its
+// header and, by its op code, its body. And the answer frames a server
+// writes: a reply (header and body), a watch notification, the connect
+// answer. Frames here exclude the 4-byte length prefix (zk/framing.h
+// splits a byte stream into frames). Pure.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "zk/jute.h"
+#include "zk/protocol.h"
+#include "zk/records.h"
+
+namespace tenure::zk {
+
+// One op of a multi (create*, delete, setData, check) or multiRead
+// (getChildren, getData).
+struct MultiOp {
+  std::int32_t type = 0;  // OpCode
+  std::variant<CreateRequest, CreateTtlRequest, PathVersionRequest, SetDataRequest,
+               PathWatchRequest>
+      op;
+  bool operator==(const MultiOp&) const = default;
+};
+
+struct MultiRequest {
+  std::vector<MultiOp> ops;
+  bool operator==(const MultiRequest&) const = default;
+};
+
+// A request with no body: ping, closeSession, whoAmI.
+struct NoBody {
+  bool operator==(const NoBody&) const = default;
+};
+
+using RequestBody =
+    std::variant<NoBody, CreateRequest, CreateTtlRequest, PathVersionRequest, PathWatchRequest,
+                 PathRecord, SetDataRequest, SetAclRequest, PathModeRequest, MultiRequest,
+                 AuthPacket, SetWatches, SetWatches2, ReconfigRequest>;
+
+struct DecodedRequest {
+  RequestHeader header;
+  RequestBody body;
+  // kOk; kUnimplemented for an op code this decoder does not know;
+  // kMarshallingError for a body that does not parse; kBadArguments for a
+  // multi past kMultiOpsMax. With an error the body is NoBody and `why`
+  // says what was wrong; the header is still good for the answer's xid.
+  ErrorCode error = ErrorCode::kOk;
+  std::string why;
+};
+
+// Decodes a request frame. nullopt (and *why) if the frame is shorter than
+// its header: nothing can be answered, the connection ends. Bytes after a
+// body are ignored, as ZooKeeper's server ignores them.
+std::optional<DecodedRequest> DecodeRequest(std::string_view frame, std::string* why);
+
+// The body's bytes as a client writes them (for tests, fuzzing and tenure's
+// own clients): DecodeRequest(EncodeRequest(r)) == r for any decodable r.
+std::string EncodeRequest(const RequestHeader& header, const RequestBody& body);
+
+// A reply frame: the header, then the body's record unless err is set
+// (ZooKeeper writes no body with an error, except a multi's per-op
+// results, which are its body).
+template <typename Body>
+std::string EncodeReply(const ReplyHeader& header, const Body& body) {
+  std::string out;
+  JuteWriter writer(&out);
+  writer.Record("header", header);
+  if (header.err == 0) writer.Record("body", body);
+  return out;
+}
+std::string EncodeReply(const ReplyHeader& header);
+
+// A multi's answer body: for each op a MultiHeader (its type, or -1 with an
+// ErrorResponse when it failed or did not run) and its result record; then
+// the closing header {-1, true, -1}.
+struct MultiResult {
+  std::int32_t type = 0;  // the op's OpCode, or kError
+  std::int32_t err = 0;   // with kError
+  std::variant<NoBody, PathRecord, Create2Response, StatRecord, GetDataResponse, ChildrenResponse>
+      result;
+  bool operator==(const MultiResult&) const = default;
+};
+std::string EncodeMultiReply(const ReplyHeader& header, const std::vector<MultiResult>& results);
+
+// A watch notification: xid -1, the zxid, err 0, then the event.
+std::string EncodeNotification(std::int64_t zxid, const WatcherEvent& event);
+
+// The answer to a ConnectRequest (no reply header).
+std::string EncodeConnectResponse(const ConnectResponse& response);
+
+}  // namespace tenure::zk
