@@ -74,6 +74,26 @@ void WriteZkSeeds(const std::filesystem::path& dir) {
   watches.persistent_recursive_watches = {"/r"};
   Write(dir / "set-watches2",
         std::string(1, '\0') + EncodeRequest({kSetWatchesXid, op(OpCode::kSetWatches2)}, watches));
+  // A connection's bytes after its connect: three framed requests.
+  std::string stream(1, '\2');
+  for (const char* name : {"exists-watch", "create-ephemeral-sequential", "ping"}) {
+    for (const auto& [seed_name, request] : frames) {
+      if (seed_name != name) continue;
+      const std::string frame = EncodeRequest({3, op(request.first)}, request.second);
+      const auto n = static_cast<std::uint32_t>(frame.size());
+      for (int shift = 24; shift >= 0; shift -= 8) {
+        stream.push_back(static_cast<char>((n >> shift) & 0xff));
+      }
+      stream += frame;
+    }
+  }
+  Write(dir / "stream", stream);
+  for (const auto& [name, path] : std::vector<std::pair<std::string, std::string>>{
+           {"path-lock", "/locks/l1/8f2e__lock__0000000007"},
+           {"path-relative", "/a/../b"},
+           {"path-utf8", "/\xc3\xa9t\xc3\xa9"}}) {
+    Write(dir / name, "\3" + path);
+  }
   ConnectRequest connect{0, 0, 10000, 0, std::string(16, '\0'), false};
   Write(dir / "connect-new", std::string(1, '\1') + EncodeRecord(connect));
   connect = {0, 77, 30000, 0x1234567890abcdef, "0123456789abcdef", std::nullopt};

@@ -1,6 +1,8 @@
 // Fuzz target: what a ZooKeeper client sends (decision 0056): the first
 // byte picks 0 a request frame of an established session, 1 the connect
-// request that opens a connection. Decoding either refuses the bytes with
+// request that opens a connection, 2 a connection's bytes (frames split by
+// their lengths, each decoded), 3 a path (the rules of zk/paths.h: a valid
+// path's parent is valid too, and its name is not empty). Decoding either refuses the bytes with
 // a reason (an unreadable header: nothing to answer; else an error code
 // for the answer) or yields a request that encodes to bytes decoding to
 // the same request, which encode to themselves (nulls are written as
@@ -11,7 +13,9 @@
 #include <string_view>
 
 #include "fuzz_check.h"
+#include "zk/framing.h"
 #include "zk/jute.h"
+#include "zk/paths.h"
 #include "zk/records.h"
 #include "zk/request.h"
 
@@ -59,17 +63,46 @@ void ConnectRequest(std::string_view bytes) {
   FUZZ_CHECK(tenure::zk::EncodeRecord(*request) == encoded);
 }
 
+void Stream(std::string_view bytes) {
+  tenure::zk::FrameSplitter splitter;
+  std::string frame;
+  // Fed in pieces of a size the input picks, as reads would bring them.
+  const std::size_t piece = bytes.empty() ? 1 : 1 + static_cast<std::uint8_t>(bytes[0]) % 64;
+  for (std::size_t at = 0; at < bytes.size(); at += piece) {
+    splitter.Feed(bytes.substr(at, piece));
+    while (splitter.Next(&frame)) {
+      FUZZ_CHECK(frame.size() <= tenure::zk::kFrameBytesMax);
+      RequestFrame(frame);
+    }
+    FUZZ_CHECK(splitter.buffered() <= bytes.size());
+  }
+  if (!splitter.error().empty()) FUZZ_CHECK(splitter.buffered() == 0);
+}
+
+void Path(std::string_view path) {
+  if (!tenure::zk::PathError(path).empty() || path == "/") return;
+  FUZZ_CHECK(tenure::zk::PathError(tenure::zk::ParentOf(path)).empty());
+  FUZZ_CHECK(!tenure::zk::NameOf(path).empty());
+  FUZZ_CHECK(tenure::zk::ParentOf(path).size() < path.size());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 2) {
+  switch (data[0] % 4) {
     case 0:
       RequestFrame(bytes);
       break;
-    default:
+    case 1:
       ConnectRequest(bytes);
+      break;
+    case 2:
+      Stream(bytes);
+      break;
+    default:
+      Path(bytes);
       break;
   }
   return 0;

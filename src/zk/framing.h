@@ -1,0 +1,45 @@
+// A ZooKeeper connection's bytes as frames: a 4-byte big-endian length,
+// then that many bytes. And the four-letter words monitoring sends instead
+// of a first frame ("ruok", "srvr", "mntr"...): ZooKeeper reads the first
+// 4 bytes of a new connection as a length, and as a word when they spell
+// one it knows. Pure.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "zk/protocol.h"
+
+namespace tenure::zk {
+
+class FrameSplitter {
+ public:
+  // Adds bytes the connection read; then Next() until it answers false.
+  // After an error they are dropped: the connection is ending.
+  void Feed(std::string_view bytes) {
+    if (error_.empty()) buffer_.append(bytes);
+  }
+  // The next whole frame (without its length), if there is one. After an
+  // error, always false.
+  bool Next(std::string* frame);
+  // Set once a length was below 0 or above kFrameBytesMax: the connection
+  // ends unanswered, as ZooKeeper's does.
+  const std::string& error() const { return error_; }
+  // Bytes held: at most one frame being read, and what came after it.
+  std::size_t buffered() const { return buffer_.size() - at_; }
+
+ private:
+  std::string buffer_;
+  std::size_t at_ = 0;  // where the next frame's length starts
+  std::string error_;
+};
+
+// The word the first 4 bytes of a connection spell, if ZooKeeper 3.8 knows
+// it (conf, cons, crst, dirs, dump, envi, gtmk, hash, isro, mntr, ruok,
+// srst, srvr, stat, stmk, wchc, wchp, wchs); nullopt: read them as a
+// frame's length.
+std::optional<std::string_view> FourLetterWord(std::string_view first4);
+
+}  // namespace tenure::zk
