@@ -39,7 +39,9 @@ class FrameSplitter {
 // The word the first 4 bytes of a connection spell, if ZooKeeper 3.8 knows
 // it (conf, cons, crst, dirs, dump, envi, gtmk, hash, isro, mntr, ruok,
 // srst, srvr, stat, stmk, wchc, wchp, wchs); nullopt: read them as a
-// frame's length.
+// frame's length. (ZooKeeper also knows telnet's close sequence,
+// 0xfff4fffd, which closes; read as a length it is negative, and the
+// connection ends all the same.)
 std::optional<std::string_view> FourLetterWord(std::string_view first4);
 
 }  // namespace tenure::zk

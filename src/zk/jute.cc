@@ -79,13 +79,8 @@ std::size_t JuteReader::Count(std::string_view name, std::size_t element_bytes_m
   std::int32_t count = 0;
   Int(name, count);
   if (failed_) return 0;
-  if (count == -1) {
+  if (count < 0) {  // -1 is null; ZooKeeper loops over any other as empty
     was_null_ = true;
-    return 0;
-  }
-  if (count < 0) {
-    at_ -= 4;
-    Fail(name, fmt::format("count {} is negative", count));
     return 0;
   }
   const auto n = static_cast<std::size_t>(count);
@@ -104,11 +99,13 @@ std::size_t JuteReader::Count(std::string_view name, std::size_t element_bytes_m
 }
 
 void JuteReader::Strings(std::string_view name, std::vector<std::string>& list) {
-  const std::size_t count = Count(name, 4);
+  const std::size_t count = Count(name, WireBytesMin(static_cast<std::string*>(nullptr)));
+  const bool null = was_null_;
   list.clear();
   list.reserve(count);
   for (std::size_t i = 0; i < count && !failed_; ++i) Bytes(name, list.emplace_back());
   if (failed_) list.clear();
+  was_null_ = null;
 }
 
 }  // namespace tenure::zk

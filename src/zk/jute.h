@@ -64,19 +64,32 @@ class JuteWriter {
   std::string* out_;
 };
 
+struct Acl;
+struct ClientInfo;
+// The fewest bytes one element of a vector takes on the wire: a count that
+// cannot fit in the bytes left is refused before any room is taken.
+constexpr std::size_t WireBytesMin(const Acl*) { return 12; }  // perms, scheme, id
+constexpr std::size_t WireBytesMin(const ClientInfo*) { return 8; }
+constexpr std::size_t WireBytesMin(const std::string*) { return 4; }
+
 class JuteReader {
  public:
-  // `elements_max`: the most elements any one vector may announce (each
-  // element also needs its bytes, so the input bounds the total anyway).
+  // `elements_max`: the most elements any one vector may announce. Each
+  // element needs its bytes too (WireBytesMin), so the input bounds them
+  // anyway: decoded, a frame holds at most about 8.5 times its bytes (an
+  // empty string is 4 bytes on the wire and a 32-byte std::string here).
   explicit JuteReader(std::string_view in, std::size_t elements_max = kElementsMax)
       : in_(in), elements_max_(elements_max) {}
 
   static constexpr std::size_t kElementsMax = 1 << 20;
+  // The reader keeps a view: never of a temporary.
+  explicit JuteReader(std::string&&, std::size_t = kElementsMax) = delete;
 
   void Int(std::string_view name, std::int32_t& v);
   void Long(std::string_view name, std::int64_t& v);
   void Bool(std::string_view name, bool& v);
   // A null buffer or string (length -1) reads as empty; was_null() tells.
+  // Another negative length fails, as ZooKeeper's checkLength refuses it.
   void Buffer(std::string_view name, std::string& bytes) { Bytes(name, bytes); }
   void String(std::string_view name, std::string& text) { Bytes(name, text); }
   void OptionalBool(std::string_view name, std::optional<bool>& v);
@@ -85,12 +98,18 @@ class JuteReader {
     if (!failed_) Fields(*this, record);
   }
   void Strings(std::string_view name, std::vector<std::string>& list);
+  // A vector whose count is negative reads as empty, as ZooKeeper's
+  // generated code loops over it (was_null() tells); its elements' room
+  // is taken at once, the count bounded by the bytes left.
   template <typename R>
   void Records(std::string_view name, std::vector<R>& list) {
-    const std::size_t count = Count(name, kRecordBytesMin);
+    const std::size_t count = Count(name, WireBytesMin(static_cast<R*>(nullptr)));
+    const bool null = was_null_;
     list.clear();
+    list.reserve(count);
     for (std::size_t i = 0; i < count && !failed_; ++i) Record(name, list.emplace_back());
     if (failed_) list.clear();
+    was_null_ = null;
   }
 
   bool failed() const { return failed_; }
@@ -103,9 +122,6 @@ class JuteReader {
   void Fail(std::string_view name, std::string_view why);
 
  private:
-  // The smallest encoding of a record in a vector (an ACL or a string is at
-  // least 4 bytes): a count is refused when its elements cannot fit.
-  static constexpr std::size_t kRecordBytesMin = 4;
   void Bytes(std::string_view name, std::string& out);
   bool Take(std::string_view name, std::size_t bytes);
   std::uint64_t GetBig(std::size_t bytes);

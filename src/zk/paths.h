@@ -28,7 +28,9 @@ std::string_view NameOf(std::string_view path);
 std::string SequenceSuffix(std::int32_t counter);
 
 // "/", "/zookeeper", "/zookeeper/quota", "/zookeeper/config": served by the
-// layer itself, never keys; writes to them answer BADARGUMENTS.
+// layer itself, never keys. ZooKeeper answers a delete of one with
+// BADARGUMENTS; its other writes there depend on its ACLs, and tenure
+// refuses them with BADARGUMENTS too (docs/zookeeper-compat.md).
 bool IsSpecialPath(std::string_view path);
 
 }  // namespace tenure::zk

@@ -47,8 +47,8 @@ enum class OpCode : std::int32_t {
   kError = -1,
 };
 
-// The op's name as ZooKeeper's logs and metrics spell it ("create",
-// "getChildren2", ...), "unknown" for any other number.
+// The op's name as ZooDefs.OpCode's field names spell it ("create",
+// "getChildren2", "createTTL"...), "unknown" for any other number.
 std::string_view OpName(std::int32_t type);
 
 // ReplyHeader.err (KeeperException.Code).

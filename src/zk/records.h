@@ -185,8 +185,8 @@ struct CreateRequest {
   std::string path;
   std::string data;
   std::vector<Acl> acl;
-  std::int32_t flags = 0;   // CreateMode
-  std::int64_t ttl_ms = 0;  // createTTL only
+  std::int32_t flags = 0;    // CreateMode
+  std::int64_t ttl_ms = -1;  // createTTL's; -1 for the others, as ZooKeeper passes
   bool operator==(const CreateRequest&) const = default;
 };
 template <typename V>

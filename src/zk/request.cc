@@ -104,6 +104,7 @@ bool ReadRequestBody(std::int32_t type, JuteReader& reader, RequestBody* body,
     case OpCode::kGetAcl:
     case OpCode::kGetEphemerals:
     case OpCode::kGetAllChildrenNumber:
+    case OpCode::kDeleteContainer:
       *body = ReadBody<PathRecord>(reader);
       return true;
     case OpCode::kSetData:
@@ -165,12 +166,23 @@ std::optional<DecodedRequest> DecodeRequest(std::string_view frame, std::string*
     *why = fmt::format("request header: {}", reader.error());
     return std::nullopt;
   }
-  ErrorCode limit_error = ErrorCode::kOk;
-  if (!ReadRequestBody(decoded.header.type, reader, &decoded.body, &limit_error, &decoded.why)) {
+  const std::int32_t type = decoded.header.type;
+  if (type == static_cast<std::int32_t>(OpCode::kSasl)) {
     decoded.error = ErrorCode::kUnimplemented;
-    decoded.why =
-        fmt::format("op {} is not a ZooKeeper operation tenure knows", decoded.header.type);
+    decoded.why = "sasl: tenure has no SASL; present a token with auth (docs/zookeeper-compat.md)";
+    return decoded;
+  }
+  if (type == static_cast<std::int32_t>(OpCode::kCreateSession)) {
+    decoded.error = ErrorCode::kMarshallingError;
+    decoded.why = "createSession: sent by servers, not clients";
+    return decoded;
+  }
+  ErrorCode limit_error = ErrorCode::kOk;
+  if (!ReadRequestBody(type, reader, &decoded.body, &limit_error, &decoded.why)) {
+    decoded.error = ErrorCode::kUnimplemented;
+    decoded.why = fmt::format("op {} is not a ZooKeeper operation", type);
     decoded.body = NoBody{};
+    decoded.ends_connection = true;
     return decoded;
   }
   if (limit_error != ErrorCode::kOk) {
@@ -180,10 +192,22 @@ std::optional<DecodedRequest> DecodeRequest(std::string_view frame, std::string*
   }
   if (reader.failed()) {
     decoded.error = ErrorCode::kMarshallingError;
-    decoded.why = fmt::format("{} request: {}", OpName(decoded.header.type), reader.error());
+    decoded.why = fmt::format("{} request: {}", OpName(type), reader.error());
     decoded.body = NoBody{};
+    decoded.ends_connection = type == static_cast<std::int32_t>(OpCode::kAuth);
   }
   return decoded;
+}
+
+std::optional<ConnectRequest> DecodeConnectRequest(std::string_view frame, std::string* why) {
+  JuteReader reader(frame);
+  ConnectRequest request;
+  Fields(reader, request);
+  if (reader.failed()) {
+    *why = fmt::format("connect request: {}", reader.error());
+    return std::nullopt;
+  }
+  return request;
 }
 
 std::string EncodeRequest(const RequestHeader& header, const RequestBody& body) {
@@ -213,10 +237,10 @@ std::string EncodeMultiReply(const ReplyHeader& header, const std::vector<MultiR
   return out;
 }
 
-std::string EncodeNotification(std::int64_t zxid, const WatcherEvent& event) {
+std::string EncodeNotification(const WatcherEvent& event) {
   std::string out;
   JuteWriter writer(&out);
-  writer.Record("header", ReplyHeader{kNotificationXid, zxid, 0});
+  writer.Record("header", ReplyHeader{kNotificationXid, -1, 0});
   writer.Record("event", event);
   return out;
 }

@@ -46,12 +46,19 @@ using RequestBody =
 struct DecodedRequest {
   RequestHeader header;
   RequestBody body;
-  // kOk; kUnimplemented for an op code this decoder does not know;
-  // kMarshallingError for a body that does not parse; kBadArguments for a
-  // multi past kMultiOpsMax. With an error the body is NoBody and `why`
-  // says what was wrong; the header is still good for the answer's xid.
+  // kOk; kUnimplemented for an op code ZooKeeper does not define (0 and -1
+  // included) and for sasl (tenure has no SASL); kMarshallingError for a
+  // body that does not parse, and for createSession, which only servers
+  // send; kBadArguments for a multi past kMultiOpsMax. With an error the
+  // body is NoBody and `why` says what was wrong; the header is still good
+  // for the answer's xid.
   ErrorCode error = ErrorCode::kOk;
   std::string why;
+  // After the answer the connection ends, as ZooKeeper's server ends it:
+  // for an op code it does not define, and for an auth packet that does
+  // not parse (ZooKeeper closes without an answer; the answer is kept here
+  // so the client reads why).
+  bool ends_connection = false;
 };
 
 // Decodes a request frame. nullopt (and *why) if the frame is shorter than
@@ -88,8 +95,14 @@ struct MultiResult {
 };
 std::string EncodeMultiReply(const ReplyHeader& header, const std::vector<MultiResult>& results);
 
-// A watch notification: xid -1, the zxid, err 0, then the event.
-std::string EncodeNotification(std::int64_t zxid, const WatcherEvent& event);
+// A watch notification: xid -1, zxid -1 (ZooKeeper's server never puts a
+// zxid there, and the C client would take a positive one as the last zxid
+// it saw), err 0, then the event.
+std::string EncodeNotification(const WatcherEvent& event);
+
+// A connection's first frame. Bytes after readOnly are ignored, as
+// ZooKeeper's server ignores them.
+std::optional<ConnectRequest> DecodeConnectRequest(std::string_view frame, std::string* why);
 
 // The answer to a ConnectRequest (no reply header).
 std::string EncodeConnectResponse(const ConnectResponse& response);

@@ -41,11 +41,11 @@ void WriteZkSeeds(const std::filesystem::path& dir) {
       {"ping", {OpCode::kPing, NoBody{}}},
       {"close", {OpCode::kCloseSession, NoBody{}}},
       {"exists-watch", {OpCode::kExists, PathWatchRequest{"/election", true}}},
-      {"create", {OpCode::kCreate, CreateRequest{"/election", "", open, 0, 0}}},
+      {"create", {OpCode::kCreate, CreateRequest{"/election", "", open, 0, -1}}},
       {"create-ephemeral-sequential",
-       {OpCode::kCreate, CreateRequest{"/election/abc__lock__", "me", open, 3, 0}}},
-      {"create2", {OpCode::kCreate2, CreateRequest{"/lock/_c_x-lock-", "", open, 3, 0}}},
-      {"create-container", {OpCode::kCreateContainer, CreateRequest{"/lock", "", open, 4, 0}}},
+       {OpCode::kCreate, CreateRequest{"/election/abc__lock__", "me", open, 3, -1}}},
+      {"create2", {OpCode::kCreate2, CreateRequest{"/lock/_c_x-lock-", "", open, 3, -1}}},
+      {"create-container", {OpCode::kCreateContainer, CreateRequest{"/lock", "", open, 4, -1}}},
       {"get-children", {OpCode::kGetChildren, PathWatchRequest{"/election", false}}},
       {"get-children2", {OpCode::kGetChildren2, PathWatchRequest{"/lock", false}}},
       {"get-data-watch", {OpCode::kGetData, PathWatchRequest{"/election/n_0000000001", true}}},
@@ -62,7 +62,7 @@ void WriteZkSeeds(const std::filesystem::path& dir) {
   }
   MultiRequest multi;
   multi.ops.push_back({op(OpCode::kCheck), PathVersionRequest{"/a", 0}});
-  multi.ops.push_back({op(OpCode::kCreate), CreateRequest{"/a/b", "x", open, 2, 0}});
+  multi.ops.push_back({op(OpCode::kCreate), CreateRequest{"/a/b", "x", open, 2, -1}});
   multi.ops.push_back({op(OpCode::kSetData), SetDataRequest{"/a", "y", -1}});
   multi.ops.push_back({op(OpCode::kDelete), PathVersionRequest{"/a/c", -1}});
   Write(dir / "multi", std::string(1, '\0') + EncodeRequest({2, op(OpCode::kMulti)}, multi));

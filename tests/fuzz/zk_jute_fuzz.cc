@@ -49,14 +49,13 @@ void RequestFrame(std::string_view bytes) {
 
 void ConnectRequest(std::string_view bytes) {
   std::string why;
-  std::optional<tenure::zk::ConnectRequest> request =
-      tenure::zk::DecodeRecord<tenure::zk::ConnectRequest>(bytes, &why);
+  std::optional<tenure::zk::ConnectRequest> request = tenure::zk::DecodeConnectRequest(bytes, &why);
   if (!request.has_value()) {
-    FUZZ_CHECK(why.rfind("jute: ", 0) == 0);
+    FUZZ_CHECK(why.rfind("connect request: jute: ", 0) == 0);
     return;
   }
-  // A null password (-1) reads as empty and is written as empty: the same
-  // record, and never more bytes than came in.
+  // A null password (-1) reads as empty and is written as empty, bytes
+  // after readOnly are ignored: the same record, never more bytes.
   const std::string encoded = tenure::zk::EncodeRecord(*request);
   FUZZ_CHECK(encoded.size() <= bytes.size());
   FUZZ_CHECK(tenure::zk::DecodeRecord<tenure::zk::ConnectRequest>(encoded) == request);

@@ -4,7 +4,8 @@
 // writes are encoded by zk/records.h, read by the C library's deserializer
 // and written again by its serializer; the bytes must be ours exactly, and
 // ours must read them back to the record. So the two agree on every field's
-// order, width, byte order and null rule.
+// order, width and byte order; and what the C client writes for a null,
+// ours reads as empty.
 #include <gtest/gtest.h>
 
 extern "C" {
@@ -92,6 +93,14 @@ zk::SetWatches2 SetWatches2Of(const ::SetWatches2& c) {
   out.persistent_recursive_watches = Strs(c.persistentRecursiveWatches);
   return out;
 }
+zk::WhoAmIResponse WhoAmIOf(const ::WhoAmIResponse& c) {
+  zk::WhoAmIResponse out;
+  for (std::int32_t i = 0; i < c.clientInfo.count; ++i) {
+    out.client_info.push_back(
+        {Str(c.clientInfo.data[i].authScheme), Str(c.clientInfo.data[i].user)});
+  }
+  return out;
+}
 zk::CreateTtlRequest CreateTtlOf(const ::CreateTTLRequest& c) {
   zk::CreateTtlRequest out;
   static_cast<zk::CreateRequest&>(out) = {Str(c.path), Buf(c.data), Acls(c.acl), c.flags, c.ttl};
@@ -169,9 +178,9 @@ TEST(ZkJuteOracleTest, RecordsMatchZooKeepersCClient) {
     watches2.persistent_watches = r.Texts();
     watches2.persistent_recursive_watches = r.Texts();
     THROUGH_C(watches2, SetWatches2, SetWatches2Of(c));
-    zk::CreateRequest create{r.Text(), r.Bytes(), r.Acls(), r.Int(), 0};
+    zk::CreateRequest create{r.Text(), r.Bytes(), r.Acls(), r.Int(), -1};
     THROUGH_C(create, CreateRequest,
-              zk::CreateRequest{Str(c.path), Buf(c.data), Acls(c.acl), c.flags, 0});
+              zk::CreateRequest{Str(c.path), Buf(c.data), Acls(c.acl), c.flags, -1});
     zk::CreateTtlRequest ttl;
     static_cast<zk::CreateRequest&>(ttl) = create;
     ttl.ttl_ms = r.Long();
@@ -218,7 +227,38 @@ TEST(ZkJuteOracleTest, RecordsMatchZooKeepersCClient) {
     THROUGH_C((zk::ErrorResponse{r.Int()}), ErrorResponse, zk::ErrorResponse{c.err});
     THROUGH_C((zk::CountResponse{r.Int()}), GetAllChildrenNumberResponse,
               zk::CountResponse{c.totalNumber});
+    THROUGH_C((zk::PathWatchRequest{r.Text(), r.Bool()}), GetChildrenRequest,
+              zk::PathWatchRequest{Str(c.path), c.watch != 0});
+    THROUGH_C((zk::PathRecord{r.Text()}), GetAllChildrenNumberRequest, zk::PathRecord{Str(c.path)});
+    THROUGH_C((zk::PathRecord{r.Text()}), SyncResponse, zk::PathRecord{Str(c.path)});
+    THROUGH_C((zk::ChildrenResponse{r.Texts()}), GetEphemeralsResponse,
+              zk::ChildrenResponse{Strs(c.ephemerals)});
+    zk::WhoAmIResponse who;
+    for (int i = r.Int() & 3; i > 0; --i) who.client_info.push_back({r.Text(), r.Text()});
+    THROUGH_C(who, WhoAmIResponse, WhoAmIOf(c));
   }
+}
+
+// Nulls as the C client writes them (a NULL string, a buffer of length -1,
+// a vector of count -1; kazoo writes an empty string as -1 too): ours reads
+// each as empty.
+TEST(ZkJuteOracleTest, NullsFromTheCClientReadAsEmpty) {
+  ::CreateRequest create{};
+  create.path = nullptr;
+  create.data.len = -1;
+  create.data.buff = nullptr;
+  create.acl.count = -1;
+  create.acl.data = nullptr;
+  create.flags = 3;
+  oarchive* out = create_buffer_oarchive();
+  ASSERT_EQ(serialize_CreateRequest(out, "record", &create), 0);
+  const std::string bytes(get_buffer(out), static_cast<std::size_t>(get_buffer_len(out)));
+  close_buffer_oarchive(&out, 1);
+  EXPECT_EQ(bytes.substr(0, 12), std::string(12, '\xff'));  // path, data and acl: -1 each
+  std::string error;
+  std::optional<zk::CreateRequest> ours = zk::DecodeRecord<zk::CreateRequest>(bytes, &error);
+  ASSERT_TRUE(ours.has_value()) << error;
+  EXPECT_EQ(*ours, (zk::CreateRequest{"", "", {}, 3, -1}));
 }
 
 }  // namespace

@@ -113,6 +113,59 @@ TEST(JuteTest, NullBuffersAndVectorsReadAsEmpty) {
   EXPECT_TRUE(create.acl.empty());
 }
 
+// ZooKeeper's generated code loops over a vector's count, so any negative
+// count is an empty vector; a negative length other than -1 is refused
+// (its checkLength).
+TEST(JuteTest, ANegativeCountIsAnEmptyVector) {
+  std::string error;
+  std::optional<ChildrenResponse> children = DecodeRecord<ChildrenResponse>(Unhex("fffffffe"));
+  ASSERT_TRUE(children.has_value());
+  EXPECT_TRUE(children->children.empty());
+  const std::string count = Unhex("80000000");
+  JuteReader reader(count);
+  std::vector<Acl> acl;
+  reader.Records("acl", acl);
+  EXPECT_FALSE(reader.failed());
+  EXPECT_TRUE(reader.was_null());
+}
+
+// was_null() after a vector tells of the vector, not of its last element
+// (kazoo's CREATOR_ALL_ACL is auth with a null id).
+TEST(JuteTest, WasNullAfterAVectorIsTheVectors) {
+  const std::string acl_bytes = Unhex(
+      "00000001"
+      "0000001f"
+      "00000004"
+      "61757468"
+      "ffffffff");
+  JuteReader reader(acl_bytes);
+  std::vector<Acl> acl;
+  reader.Records("acl", acl);
+  ASSERT_FALSE(reader.failed()) << reader.error();
+  EXPECT_FALSE(reader.was_null());
+  ASSERT_EQ(acl.size(), 1u);
+  EXPECT_EQ(acl[0].id, (Id{"auth", ""}));
+  const std::string string_bytes = Unhex(
+      "00000002"
+      "00000002"
+      "2f61"
+      "ffffffff");
+  JuteReader strings(string_bytes);
+  std::vector<std::string> list;
+  strings.Strings("watches", list);
+  EXPECT_FALSE(strings.was_null());
+  EXPECT_EQ(list, (std::vector<std::string>{"/a", ""}));
+}
+
+// An ACL takes at least 12 bytes on the wire: a count that cannot fit is
+// refused before any room is taken for it.
+TEST(JuteTest, AVectorCountIsBoundedByItsElementsSmallestSize) {
+  std::string error;
+  EXPECT_FALSE(
+      DecodeRecord<GetAclResponse>(Unhex("00000002") + std::string(20, '\0'), &error).has_value());
+  EXPECT_EQ(error, "jute: acl at byte 0: count 2 cannot fit in the 20 bytes left");
+}
+
 TEST(JuteTest, RefusesLengthsThatDoNotFit) {
   std::string error;
   // A path whose length runs past the frame.
@@ -180,7 +233,8 @@ TEST(JuteTest, AnAclListRoundTrips) {
 }
 
 TEST(JuteTest, AReaderStopsAtItsFirstFailure) {
-  JuteReader reader(Unhex("0000"));
+  const std::string short_bytes = Unhex("0000");
+  JuteReader reader(short_bytes);
   std::int32_t a = 7;
   std::int64_t b = 7;
   reader.Int("a", a);

@@ -22,12 +22,12 @@ struct Sample {
 
 // One request of every op the decoder knows.
 std::vector<Sample> EveryOp() {
-  CreateRequest create{"/election/n_", "me", {{31, {"world", "anyone"}}}, 3, 0};
+  CreateRequest create{"/election/n_", "me", {{31, {"world", "anyone"}}}, 3, -1};
   CreateTtlRequest ttl;
-  static_cast<CreateRequest&>(ttl) = {"/t", "", {{31, {"world", "anyone"}}}, 5, 0};
+  static_cast<CreateRequest&>(ttl) = {"/t", "", {{31, {"world", "anyone"}}}, 5, -1};
   ttl.ttl_ms = 60000;
   MultiRequest multi;
-  multi.ops.push_back({Op(OpCode::kCreate), CreateRequest{"/m", "x", {}, 0, 0}});
+  multi.ops.push_back({Op(OpCode::kCreate), CreateRequest{"/m", "x", {}, 0, -1}});
   multi.ops.push_back({Op(OpCode::kCheck), PathVersionRequest{"/m", 0}});
   multi.ops.push_back({Op(OpCode::kSetData), SetDataRequest{"/m", "y", -1}});
   multi.ops.push_back({Op(OpCode::kDelete), PathVersionRequest{"/m", 1}});
@@ -49,7 +49,7 @@ std::vector<Sample> EveryOp() {
       {OpCode::kWhoAmI, NoBody{}},
       {OpCode::kCreate, create},
       {OpCode::kCreate2, create},
-      {OpCode::kCreateContainer, CreateRequest{"/c", "", {}, 4, 0}},
+      {OpCode::kCreateContainer, CreateRequest{"/c", "", {}, 4, -1}},
       {OpCode::kCreateTtl, ttl},
       {OpCode::kDelete, PathVersionRequest{"/a", -1}},
       {OpCode::kCheck, PathVersionRequest{"/a", 3}},
@@ -61,6 +61,7 @@ std::vector<Sample> EveryOp() {
       {OpCode::kGetAcl, PathRecord{"/a"}},
       {OpCode::kGetEphemerals, PathRecord{"/"}},
       {OpCode::kGetAllChildrenNumber, PathRecord{"/a"}},
+      {OpCode::kDeleteContainer, PathRecord{"/c"}},
       {OpCode::kSetData, SetDataRequest{"/a", std::string(300, 'v'), 7}},
       {OpCode::kSetAcl, SetAclRequest{"/a", {{1, {"ip", "127.0.0.1"}}}, -1}},
       {OpCode::kCheckWatches, PathModeRequest{"/a", 3}},
@@ -112,17 +113,58 @@ TEST(ZkRequestTest, EveryStrictPrefixOfABodyIsRefused) {
   }
 }
 
-TEST(ZkRequestTest, AnUnknownOpKeepsItsXidForTheAnswer) {
+// ZooKeeper answers (xid, -1, UNIMPLEMENTED) and ends the connection for an
+// op code it does not define, 0 and -1 (notification, error) among them.
+TEST(ZkRequestTest, AnUnknownOpKeepsItsXidAndEndsTheConnection) {
   std::string why;
-  for (const std::int32_t type : {10, 23, 99, 108, -5, 0x7fffffff}) {
+  for (const std::int32_t type : {0, -1, 10, 23, 99, 108, -5, 0x7fffffff}) {
     std::optional<DecodedRequest> decoded =
         DecodeRequest(EncodeRequest({77, type}, NoBody{}) + "garbage", &why);
     ASSERT_TRUE(decoded.has_value());
     EXPECT_EQ(decoded->error, ErrorCode::kUnimplemented);
     EXPECT_EQ(decoded->header.xid, 77);
-    EXPECT_EQ(decoded->why,
-              "op " + std::to_string(type) + " is not a ZooKeeper operation tenure knows");
+    EXPECT_TRUE(decoded->ends_connection);
+    EXPECT_EQ(decoded->why, "op " + std::to_string(type) + " is not a ZooKeeper operation");
   }
+}
+
+TEST(ZkRequestTest, SaslAndCreateSessionAreRefusedAndTheConnectionStays) {
+  std::string why;
+  std::optional<DecodedRequest> sasl =
+      DecodeRequest(EncodeRequest({5, Op(OpCode::kSasl)}, NoBody{}) + "token", &why);
+  ASSERT_TRUE(sasl.has_value());
+  EXPECT_EQ(sasl->error, ErrorCode::kUnimplemented);
+  EXPECT_FALSE(sasl->ends_connection);
+  EXPECT_NE(sasl->why.find("tenure has no SASL"), std::string::npos);
+  std::optional<DecodedRequest> create_session =
+      DecodeRequest(EncodeRequest({6, Op(OpCode::kCreateSession)}, NoBody{}), &why);
+  ASSERT_TRUE(create_session.has_value());
+  EXPECT_EQ(create_session->error, ErrorCode::kMarshallingError);
+  EXPECT_FALSE(create_session->ends_connection);
+}
+
+// ZooKeeper closes a connection whose auth packet does not parse.
+TEST(ZkRequestTest, AnAuthPacketThatDoesNotParseEndsTheConnection) {
+  const std::string frame =
+      EncodeRequest({kAuthXid, Op(OpCode::kAuth)}, AuthPacket{0, "digest", "user:secret"});
+  std::string why;
+  std::optional<DecodedRequest> decoded = DecodeRequest(frame.substr(0, frame.size() - 3), &why);
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->error, ErrorCode::kMarshallingError);
+  EXPECT_TRUE(decoded->ends_connection);
+  // Any other op's bad body keeps the connection.
+  decoded = DecodeRequest(EncodeRequest({1, Op(OpCode::kExists)}, NoBody{}), &why);
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->error, ErrorCode::kMarshallingError);
+  EXPECT_FALSE(decoded->ends_connection);
+}
+
+TEST(ZkRequestTest, AConnectRequestIgnoresBytesAfterReadOnly) {
+  const ConnectRequest request{0, 5, 10000, 0, std::string(16, '\0'), false};
+  std::string why;
+  EXPECT_EQ(DecodeConnectRequest(EncodeRecord(request) + "xyz", &why), request);
+  EXPECT_FALSE(DecodeConnectRequest(EncodeRecord(request).substr(0, 20), &why).has_value());
+  EXPECT_EQ(why.rfind("connect request: jute: ", 0), 0u) << why;
 }
 
 TEST(ZkRequestTest, AMultiOfReadsOrAMultiReadOfWritesIsRefused) {
@@ -211,11 +253,13 @@ TEST(ZkRequestTest, AMultiReplyListsEachOpThenTheClosingHeader) {
   EXPECT_TRUE(reader.at_end());
 }
 
-TEST(ZkRequestTest, ANotificationIsXidMinusOneAndItsEvent) {
+// zxid -1 as ZooKeeper's server writes it: a client never takes a
+// notification's zxid as the last one it saw.
+TEST(ZkRequestTest, ANotificationIsXidAndZxidMinusOneAndItsEvent) {
   const std::string frame = EncodeNotification(
-      77, WatcherEvent{static_cast<std::int32_t>(EventType::kNodeDeleted),
-                       static_cast<std::int32_t>(KeeperState::kSyncConnected), "/a"});
-  EXPECT_EQ(DecodeRecord<ReplyHeader>(frame.substr(0, 16)), (ReplyHeader{-1, 77, 0}));
+      WatcherEvent{static_cast<std::int32_t>(EventType::kNodeDeleted),
+                   static_cast<std::int32_t>(KeeperState::kSyncConnected), "/a"});
+  EXPECT_EQ(DecodeRecord<ReplyHeader>(frame.substr(0, 16)), (ReplyHeader{-1, -1, 0}));
   EXPECT_EQ(DecodeRecord<WatcherEvent>(frame.substr(16)), (WatcherEvent{2, 3, "/a"}));
 }
 
