@@ -287,7 +287,10 @@ class Servers:
         (bench/vs_etcd_api.py)."""
         etcd_ports = free_ports(self.n)
         etcd_addrs = [f"127.0.0.1:{p}" for p in etcd_ports]
-        self.server_args_per_server = [["-grpc-addr", a] for a in etcd_addrs]
+        # With TLS: the etcd port with the HTTPS listener's settings
+        # (client certificates required), as etcd's https:// client URL.
+        flag = "-grpc-tls-addr" if self.tls else "-grpc-addr"
+        self.server_args_per_server = [[flag, a] for a in etcd_addrs]
         self.taken_ports = set(etcd_ports)
         self._start_tenure()
         self.addr = etcd_addrs[[p.pid for p in self.procs].index(self.leader_pid)]

@@ -18,9 +18,15 @@ and 10,000 watchers; RSS per idle lease (100,000 leases).
 
     /usr/bin/python3 bench/vs_etcd_api.py [--runs 3] [--out docs]   (about 25 min)
     /usr/bin/python3 bench/vs_etcd_api.py --smoke --out build/...   (about 2 min)
+    /usr/bin/python3 bench/vs_etcd_api.py --tls [--only ...] ...     (all three with TLS)
 
 Writes <out>/benchmarks-etcd-api.md (only between the "generated" markers)
-and <out>/benchmarks-etcd-api.json (every run). Exits 1 if any measurement
+and <out>/benchmarks-etcd-api.json (every run); with --tls,
+benchmarks-etcd-api-tls.md and .json: every server with TLS and client
+certificates required (certificates as bench/vs_etcd_tls.py makes them:
+tenure's etcd port on -grpc-tls-addr, its Consul API on -https-addr, etcd
+on https:// URLs, peers and raft over mutual TLS) and the driver with the
+client certificate. Exits 1 if any measurement
 failed. Only processes this script started are ever signalled, by PID, also
 on SIGTERM.
 """
@@ -29,6 +35,7 @@ import json
 import os
 import resource
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -36,6 +43,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path.insert(0, HERE)
 import vs_etcd as V  # noqa: E402
 from cluster_failover import load_average  # noqa: E402
+from test_pki import Pki  # noqa: E402
 
 # name -> (system, servers, label)
 CONFIGS = {
@@ -179,9 +187,20 @@ def markdown(report):
     return "\n".join(out)
 
 
+TLS_SETTING = ("TLS (--tls)", "every server and the driver with TLS, certificates made for the "
+                              "run as in benchmarks-vs-etcd-tls.md (an ECDSA P-256 CA, a server "
+                              "certificate for 127.0.0.1, a client certificate): tenure `-tls-"
+                              "cert-file S -tls-key-file K -tls-ca-file CA -tls-verify-incoming` "
+                              "with its etcd port on `-grpc-tls-addr` and its Consul API on "
+                              "`-https-addr`, etcd with https:// client and peer URLs and "
+                              "`--client-cert-auth`; the driver's gRPC channels with "
+                              "grpc::SslCredentials and the client certificate")
+
+
 def run():
     global ARGS
     p = V.side_by_side_arguments(__doc__)
+    p.add_argument("--tls", action="store_true", help="every server and the driver with TLS")
     ARGS = p.parse_args()
     V.ARGS = ARGS  # vs_etcd's servers and measurements read their paths from here
     if ARGS.smoke:
@@ -216,22 +235,31 @@ def run():
                     "measurement; the client drives the leader; 'servers' CPU %' = CPU of all "
                     "server processes over the driver's whole run, % of one core"),
     ]
-    V.run_interleaved(
-        report, cases, machine,
-        lambda case, cfg: [V.measure(CONFIGS[cfg][0], CONFIGS[cfg][1], case["workload"],
-                                     case["args"], case["timeout"])],
-        lambda case: METRICS[case["workload"]][0][0])
+    with tempfile.TemporaryDirectory(prefix="vs-api-pki-", dir=ARGS.data_parent) as pki_dir:
+        pki = None
+        if ARGS.tls:
+            made = Pki(pki_dir)
+            pki = V.TlsFiles(made.ca_cert, made.server_cert, made.server_key, made.client_cert,
+                             made.client_key)
+            report["settings"].append(TLS_SETTING)
+            machine.append(("openssl", V.version(["openssl", "version"])))
+        V.run_interleaved(
+            report, cases, machine,
+            lambda case, cfg: [V.measure(CONFIGS[cfg][0], CONFIGS[cfg][1], case["workload"],
+                                         case["args"], case["timeout"], pki)],
+            lambda case: METRICS[case["workload"]][0][0])
     machine.append(("load average at end (1/5/15 min)", load_average()))
     machine.append(("disk sync-write latency at end", V.disk_latency(ARGS.data_parent)))
     report["machine"] = machine
 
-    with open(os.path.join(ARGS.out, "benchmarks-etcd-api.json"), "w") as f:
+    name = "benchmarks-etcd-api-tls" if ARGS.tls else "benchmarks-etcd-api"
+    with open(os.path.join(ARGS.out, name + ".json"), "w") as f:
         json.dump(report, f, indent=1)
     generated = markdown(report)
-    V.write_doc(os.path.join(ARGS.out, "benchmarks-etcd-api.md"), generated,
+    V.write_doc(os.path.join(ARGS.out, name + ".md"), generated,
                 script="bench/vs_etcd_api.py",
-                title="tenure's etcd API next to etcd 3.4",
-                regenerate="scripts/bench --vs-etcd-api")
+                title="tenure's etcd API next to etcd 3.4" + (", both with TLS" if ARGS.tls else ""),
+                regenerate="scripts/bench --vs-etcd-api" + (" --tls" if ARGS.tls else ""))
     print(generated)
     if failures:
         print(f"vs_etcd_api.py: {len(failures)} measurement(s) FAILED", file=sys.stderr)
