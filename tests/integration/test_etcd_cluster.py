@@ -151,16 +151,26 @@ class EtcdClusterTest(unittest.TestCase):
             self.etcdctl(follower.etcd_addr, "put", "--lease", lease, "ka/key", "held")
             keeper = self.background(follower.etcd_addr, "lease", "keep-alive", lease)
             renewals = lambda: keeper.seen(f"lease {lease} keepalived")  # noqa: E731
-            poll_until(lambda: len(renewals()) >= 1, timeout=20,
-                       message="a first renewal through the follower")
+
+            def poll_renewals(count, timeout, what):
+                # What etcdctl printed and what the servers logged, as they
+                # are when the deadline passes (one fresh-clone run under
+                # load saw no first renewal within 20 s).
+                try:
+                    poll_until(lambda: len(renewals()) >= count, timeout=timeout)
+                except AssertionError:
+                    servers = "\n".join(f"--- node{i + 1} ---\n{m.log_tail(30)}"
+                                        for i, m in enumerate(cluster.members))
+                    raise AssertionError(f"{what} not met within {timeout}s; etcdctl printed "
+                                         f"{keeper.snapshot()}\n{servers}") from None
+
+            poll_renewals(1, 20, "a first renewal through the follower")
             leader.kill()
             new_leader = cluster.wait_leader(exclude=leader)
             renewed = len(renewals())
             # Renewals go on through the new leader (etcdctl renews every
             # TTL/3 = 2 s): four more span more than a TTL after the kill.
-            poll_until(lambda: len(renewals()) >= renewed + 4, timeout=40,
-                       message=f"renewals through the follower after the leader died "
-                               f"{keeper.snapshot()}")
+            poll_renewals(renewed + 4, 40, "renewals through the follower after the leader died")
             self.assertTrue(all(line.endswith("TTL(6)") for line in renewals()), renewals())
             self.assertEqual(new_leader.request("GET", "/v1/kv/ka/key?raw").text, "held")
 
