@@ -758,6 +758,10 @@ Http2Session::Http2Session(Connection* connection, ServerShared* shared)
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, &Http2Callbacks::OnStreamClose);
   // Windows come back only as the data is handled (Stream::Consume).
   nghttp2_option_set_no_auto_window_update(option, 1);
+  // No closed streams kept for the priority tree, which nothing here uses:
+  // nghttp2 would keep up to SETTINGS_MAX_CONCURRENT_STREAMS (1,024) of
+  // them per connection, 18 MB over 64 busy gRPC connections (heaptrack).
+  nghttp2_option_set_no_closed_streams(option, 1);
   // nghttp2's own rapid-reset bucket, well above ours (CountReset), so ours
   // decides and answers ENHANCE_YOUR_CALM.
   nghttp2_option_set_stream_reset_rate_limit(option, 4 * limits::kHttp2ResetsMax,
