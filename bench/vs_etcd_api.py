@@ -251,6 +251,11 @@ def run():
     machine.append(("load average at end (1/5/15 min)", load_average()))
     machine.append(("disk sync-write latency at end", V.disk_latency(ARGS.data_parent)))
     report["machine"] = machine
+    # The report names paths inside the repository relative to it, and the
+    # run's scratch certificates by a placeholder: it stands alone in docs/.
+    report["failures"] = [f.replace(ROOT + "/", "").replace(pki_dir, "PKI")
+                          for f in report["failures"]]
+    report["machine"] = [(k, v.replace(ROOT + "/", "")) for k, v in report["machine"]]
 
     name = "benchmarks-etcd-api-tls" if ARGS.tls else "benchmarks-etcd-api"
     with open(os.path.join(ARGS.out, name + ".json"), "w") as f:
