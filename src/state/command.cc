@@ -5,6 +5,7 @@
 #include "state/command.h"
 
 #include <concepts>
+#include <cstdint>
 #include <type_traits>
 
 #include "common/coding.h"
@@ -59,6 +60,7 @@ enum class Tag : std::uint8_t {
   // SetMember of a server with an etcd address (it follows the others), so
   // members without one keep their bytes (decision 0055).
   kSetMemberEtcd = 32,
+  kZkWrite = 33,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -181,6 +183,11 @@ void Fields(Io& io, C& c) {
   io(c.revision);
 }
 
+template <typename Io, Is<ZkWrite> C>
+void Fields(Io& io, C& c) {
+  io(c.session), io(c.ops);
+}
+
 template <typename T>
 constexpr Tag kTagOf = Tag{0};
 template <>
@@ -237,6 +244,13 @@ template <>
 constexpr Tag kTagOf<EtcdTxn> = Tag::kEtcdTxn;
 template <>
 constexpr Tag kTagOf<EtcdCompact> = Tag::kEtcdCompact;
+template <>
+constexpr Tag kTagOf<ZkWrite> = Tag::kZkWrite;
+
+// A ZkOp's mode flags in one byte.
+constexpr std::uint8_t kZkEphemeral = 1;
+constexpr std::uint8_t kZkSequential = 2;
+constexpr std::uint8_t kZkContainer = 4;
 
 struct FieldWriter {
   ByteWriter& w;
@@ -259,6 +273,18 @@ struct FieldWriter {
     for (const TxnOp& op : ops) EncodeTxnOp(op, w);
   }
   void operator()(const EtcdTxnRequest& txn) { EncodeEtcdTxn(txn, w); }
+  void operator()(const std::vector<ZkOp>& ops) {
+    w.PutVarint(ops.size());
+    for (const ZkOp& op : ops) {
+      w.PutU8(static_cast<std::uint8_t>(op.kind));
+      w.PutBytes(op.path);
+      w.PutBytes(op.data);
+      w.PutSignedVarint(op.version);
+      w.PutU8(static_cast<std::uint8_t>((op.ephemeral ? kZkEphemeral : 0) |
+                                        (op.sequential ? kZkSequential : 0) |
+                                        (op.container ? kZkContainer : 0)));
+    }
+  }
 };
 
 struct FieldReader {
@@ -290,6 +316,26 @@ struct FieldReader {
     for (; n > 0 && !r.failed(); --n) ops.push_back(DecodeTxnOp(r));
   }
   void operator()(EtcdTxnRequest& txn) { txn = DecodeEtcdTxn(r); }
+  void operator()(std::vector<ZkOp>& ops) {
+    std::uint64_t n = r.GetVarint();
+    if (n > r.remaining()) r.Fail();  // every op takes at least one byte
+    for (; n > 0 && !r.failed(); --n) {
+      ZkOp& op = ops.emplace_back();
+      const std::uint8_t kind = r.GetU8();
+      if (kind > static_cast<std::uint8_t>(ZkOp::Kind::kCheck)) r.Fail();
+      op.kind = static_cast<ZkOp::Kind>(kind);
+      op.path = r.GetString();
+      op.data = r.GetString();
+      const std::int64_t version = r.GetSignedVarint();
+      if (version < INT32_MIN || version > INT32_MAX) r.Fail();
+      op.version = static_cast<std::int32_t>(version);
+      const std::uint8_t mode = r.GetU8();
+      if (mode > (kZkEphemeral | kZkSequential | kZkContainer)) r.Fail();
+      op.ephemeral = (mode & kZkEphemeral) != 0;
+      op.sequential = (mode & kZkSequential) != 0;
+      op.container = (mode & kZkContainer) != 0;
+    }
+  }
 };
 
 template <typename T>
@@ -488,6 +534,9 @@ Result<Command> DecodeCommand(std::string_view bytes) {
     case Tag::kEtcdCompact:
       command.body = DecodeBody<EtcdCompact>(r);
       break;
+    case Tag::kZkWrite:
+      command.body = DecodeBody<ZkWrite>(r);
+      break;
     case Tag::kKvEnqueueHeld: {
       KvEnqueue body;
       FieldReader reader{r};
@@ -586,6 +635,8 @@ std::string_view CommandName(const Command& command) {
       return "etcd-txn";
     case Tag::kEtcdCompact:
       return "etcd-compact";
+    case Tag::kZkWrite:
+      return "zk-write";
   }
   return "unknown";
 }

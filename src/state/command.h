@@ -17,6 +17,7 @@
 #include "state/etcd_request.h"
 #include "state/txn.h"
 #include "state/types.h"
+#include "state/zk_tree.h"
 
 namespace tenure::state {
 
@@ -215,6 +216,9 @@ struct EtcdCompact {
   bool operator==(const EtcdCompact&) const = default;
 };
 
+// ZkWrite (state/zk_tree.h): a ZooKeeper create, delete, setData, check or
+// multi, applied by ZooKeeper's rules in one entry (state/store_zk.cc).
+
 // The ACL commands (AclBootstrap, AclSetup, AclPolicySet, AclPolicyDelete,
 // AclTokenSet, AclTokenDelete) are declared with the table that applies
 // them, state/acl_table.h.
@@ -223,7 +227,7 @@ using CommandBody =
                  SessionDestroy, Txn, ReapTombstones, SetMember, RemoveMember, Checkpoint,
                  AclBootstrap, AclSetup, AclPolicySet, AclPolicyDelete, AclTokenSet, AclTokenDelete,
                  RestoreState, KvEnqueue, KvDequeue, KvQueueGrant, RestoreChunk, RestoreStaged,
-                 EtcdTxn, EtcdCompact>;
+                 EtcdTxn, EtcdCompact, ZkWrite>;
 
 struct Command {
   // The replicated clock at the proposal: where the Store's clock stood when

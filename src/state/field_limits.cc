@@ -159,6 +159,17 @@ Status CheckCommandFields(const CommandBody& body) {
           return CheckRestoreChunk(c);
         } else if constexpr (std::is_same_v<T, RestoreStaged>) {
           return CheckRestoreTotal(c.restore_id, c.total);
+        } else if constexpr (std::is_same_v<T, ZkWrite>) {
+          if (c.ops.size() > kZkWriteOpsMax) {
+            return Status::InvalidArgument("ZooKeeper multi of " + std::to_string(c.ops.size()) +
+                                           " ops, more than the " + std::to_string(kZkWriteOpsMax) +
+                                           " allowed");
+          }
+          for (const ZkOp& op : c.ops) {
+            TENURE_RETURN_IF_ERROR(CheckKeySize("ZooKeeper path", op.path));
+            TENURE_RETURN_IF_ERROR(CheckValueSize(op.path, op.data));
+          }
+          return Status::Ok();
         } else if constexpr (std::is_same_v<T, EtcdTxn>) {
           // What the etcd API refuses before proposing (state/etcd_check.h).
           const etcd_texts::EtcdError refused = CheckEtcdTxn(c.txn);

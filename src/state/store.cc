@@ -10,6 +10,7 @@
 #include "common/strings.h"
 #include "state/acquire_rule.h"
 #include "state/field_limits.h"
+#include "state/zk_path.h"
 
 namespace tenure::state {
 
@@ -115,6 +116,8 @@ ApplyResult Store::Apply(const Command& command, LogIndex index, Result<Store>* 
           ApplyEtcdTxn(c, index, &result);
         } else if constexpr (std::is_same_v<T, EtcdCompact>) {
           ApplyEtcdCompact(c, &result);
+        } else if constexpr (std::is_same_v<T, ZkWrite>) {
+          ApplyZkWrite(c, index, &result);
         } else {  // the ACL commands
           result.status = acl_.Apply(c, index, wall_ms_);
           if (result.status.ok()) changes_.acl = true;
@@ -398,6 +401,15 @@ Status Store::Validate() const {
     queued_total += keys.size();
   }
   TENURE_INVARIANT(queued_total == waiters);
+  // ZooKeeper's node records (state/store_zk.cc): each of "/" or of a key
+  // that is a valid path, its count of children the keys under it now.
+  for (const auto& [path, node] : zk_nodes_) {
+    TENURE_INVARIANT(path == "/" || (kv_.count(path) == 1 && ZkPathError(path).empty()));
+    TENURE_INVARIANT(node.pzxid <= applied_index_);
+    TENURE_INVARIANT(node.children >= 0);
+    TENURE_INVARIANT(static_cast<std::size_t>(node.children) == ZkChildren(path).size());
+    TENURE_INVARIANT(!node.container || path != "/");
+  }
   TENURE_RETURN_IF_ERROR(history_.Validate(applied_index_));
   TENURE_RETURN_IF_ERROR(acl_.Validate(applied_index_));
   return CheckFieldLimits();

@@ -27,78 +27,16 @@
 #include "common/status.h"
 #include "common/types.h"
 #include "state/acl_table.h"
+#include "state/apply_result.h"
 #include "state/command.h"
 #include "state/key_range.h"
 #include "state/kv_event.h"
 #include "state/lock_history.h"
 #include "state/txn.h"
 #include "state/types.h"
+#include "state/zk_tree.h"
 
 namespace tenure::state {
-
-// One waiter in a key's fair-acquire queue (decision 0027).
-struct QueueWaiter {
-  SessionId session;
-  std::string value;  // what the grant writes, as the acquire's body
-  std::uint64_t flags = 0;
-  UnixMs since;              // the enqueueing entry's wall clock (Command::wall_ms)
-  LogIndex enqueue_index;    // the entry that enqueued it
-  GrantAuthority authority;  // checked again at the grant (decision 0038)
-  bool operator==(const QueueWaiter&) const = default;
-};
-
-// What an apply did to a queue's waiter, for the server that parked its
-// request: granted (holds the key with `fence`) or left the queue without it.
-struct QueueEvent {
-  enum class Kind : std::uint8_t { kGranted, kLeft };
-  std::string key;
-  SessionId session;
-  Kind kind = Kind::kGranted;
-  LogIndex fence;  // kGranted: the new holder's token
-  bool operator==(const QueueEvent&) const = default;
-};
-
-struct ApplyResult {
-  // Apply-time errors that Consul reports as HTTP 500, e.g. `invalid session
-  // "x"` or `missing session`. Domain outcomes (lost CAS, lock held) are not
-  // errors: they set ok = false.
-  Status status;
-  // The index this command applied at: its entry's revision, which etcd's
-  // answers carry in their header (decision 0048 section 1).
-  LogIndex index;
-  bool ok = true;             // cas/acquire/release/delete-cas outcome; Consul's true/false
-  bool lock_delayed = false;  // acquire refused because the key is in lock-delay
-  LogIndex fence;             // acquire: the holder's fencing token
-  TxnOutcome txn;             // Txn commands
-  // What this apply did to the sessions table, for the leader's session
-  // timers: they follow what was applied, not what was proposed.
-  SessionId session_created;  // the id of a session created, empty if none
-  DurationNs session_created_ttl_ns = 0;
-  SessionId session_destroyed;  // the id a SessionDestroy ended (known or not)
-  // Every grant and end of a lock this apply made, in order, for the
-  // server's log of leadership transitions (docs/logs.md).
-  std::vector<LockEvent> lock_events;
-  // KvEnqueue: the session waits in the key's queue (ok = false, no error).
-  bool queued = false;
-  // Every grant to a waiter and every waiter that left a queue, in order.
-  std::vector<QueueEvent> queue_events;
-  // EtcdTxn: what its ops answered, or (ok = false) the etcd error that
-  // rolled it back, with etcd's code and text.
-  EtcdTxnResponse etcd;
-  etcd_texts::EtcdError etcd_error;
-};
-
-// What an apply touched, for waking blocking queries.
-struct Changes {
-  std::vector<std::string> keys;    // KV keys written or deleted (may repeat)
-  bool sessions = false;            // the sessions table changed
-  bool acl = false;                 // tokens or policies changed (resolved tokens are stale)
-  std::vector<std::string> queues;  // keys whose fair-acquire queue changed (may repeat)
-  bool everything = false;          // the whole state was replaced (snapshot restore)
-  // Every key change in apply order, only while the Store records events
-  // (RecordEvents); after a restore, those since it (Store::replaced_at()).
-  std::vector<KvEvent> events;
-};
 
 // A large restore's staging (RestoreChunk, decision 0050): the bytes staged
 // so far, and where and when its last chunk applied.
@@ -205,6 +143,19 @@ class Store {
     return history_.Find(key);
   }
   const LockHistory& history() const { return history_; }
+
+  // --- ZooKeeper's tree (decision 0056 section 4, state/store_zk.cc) ---------
+  // Whether `path` is a znode: "/", or a key that is a valid ZooKeeper path
+  // whose parent is a znode.
+  bool IsZnode(std::string_view path) const;
+  // The Stat ZooKeeper would answer for znode `path`; nullopt if it is not
+  // one. "/" is answered from its record alone (the layer adds /zookeeper).
+  std::optional<ZkStat> ZkStatOf(std::string_view path) const;
+  // The names of `path`'s children that are znodes, in byte order (O(their
+  // number x log keys): each child's own subtree is skipped).
+  std::vector<std::string_view> ZkChildren(std::string_view path) const;
+  const ZkNode* FindZkNode(std::string_view path) const;
+  const std::map<std::string, ZkNode, std::less<>>& zk_nodes() const { return zk_nodes_; }
 
   // --- Cluster members (decision 0008) -------------------------------------
   const Member* FindMember(std::uint64_t id) const;
@@ -318,10 +269,13 @@ class Store {
     std::optional<KvEntry> entry;
     std::optional<LogIndex> tombstone;
   };
-  // A txn's undo log, each key once (a DeleteRange may write any number).
+  // A txn's undo log, each key once (a DeleteRange may write any number),
+  // and each ZooKeeper node record once.
   struct Journal {
     std::vector<JournalEntry> entries;
     std::set<std::string, std::less<>> keys;
+    std::vector<std::pair<std::string, std::optional<ZkNode>>> zk_nodes;
+    std::set<std::string, std::less<>> zk_paths;
   };
 
   // KV operations (store_kv.cc). `index` is the raft index being applied.
@@ -414,6 +368,23 @@ class Store {
                                 EtcdPutResponse* out);
   void EtcdDeleteRange(const EtcdDeleteRangeRequest& request, LogIndex index,
                        EtcdAfterCommit* after, EtcdDeleteRangeResponse* out);
+  // store_zk.cc: ZooKeeper's writes, and the node records every API's
+  // writes keep current (called by PutEntry and DeleteEntry).
+  void ApplyZkWrite(const ZkWrite& c, LogIndex index, ApplyResult* result);
+  ZkCode ZkCreate(const ZkOp& op, const SessionId& session, LogIndex index, ZkOpResult* out);
+  ZkCode ZkDelete(const ZkOp& op, LogIndex index, std::vector<std::string>* deleted);
+  ZkCode ZkSetData(const ZkOp& op, LogIndex index, ZkOpResult* out);
+  ZkCode ZkCheck(const ZkOp& op) const;
+  void ZkNoteCreated(const std::string& key, LogIndex index);
+  void ZkNoteChanged(const std::string& key);
+  void ZkNoteDeleted(std::string_view key, LogIndex index);
+  // The record of `path`, made (ctime and mtime unknown, children counted)
+  // if it has none. REQUIRES: path is "/" or a key.
+  ZkNode& ZkRecord(std::string_view path);
+  void RememberZkForRollback(std::string_view path);
+  // The session number of `entry`'s holder when it is ZooKeeper's
+  // ephemeral owner (a numbered session that deletes its keys), else 0.
+  std::int64_t EphemeralOwner(const KvEntry& entry) const;
   void ApplyReapTombstones(const ReapTombstones& c);
   void ApplySetMember(const SetMember& c, LogIndex index, ApplyResult* result);
   void ApplyCheckpoint(const Checkpoint& c, LogIndex index);
@@ -436,6 +407,8 @@ class Store {
 
   std::map<std::string, KvEntry, std::less<>> kv_;
   std::map<std::string, LogIndex, std::less<>> tombstones_;  // deleted key -> delete index
+  // ZooKeeper's node records, by path (state/zk_tree.h).
+  std::map<std::string, ZkNode, std::less<>> zk_nodes_;
   // Sessions by id, each id kept once: in its Session (decision 0033).
   struct SessionById {
     using is_transparent = void;

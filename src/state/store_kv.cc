@@ -150,6 +150,7 @@ void Store::PutEntry(KvEntry entry, LogIndex index) {
     NoteEvent(&it->second, &entry, index);
     SetHolder(entry.key, it->second.session, entry.session);
     changes_.keys.push_back(entry.key);
+    ZkNoteChanged(entry.key);
     it->second = std::move(entry);
   } else {
     entry.create_index = index;
@@ -159,6 +160,7 @@ void Store::PutEntry(KvEntry entry, LogIndex index) {
     SetHolder(entry.key, SessionId(), entry.session);
     tombstones_.erase(entry.key);
     changes_.keys.push_back(entry.key);
+    ZkNoteCreated(entry.key, index);
     std::string key = entry.key;
     kv_.emplace(std::move(key), std::move(entry));
   }
@@ -174,6 +176,7 @@ bool Store::DeleteEntry(std::string_view key, LogIndex index) {
   SetHolder(it->first, it->second.session, SessionId());
   tombstones_.insert_or_assign(it->first, index);
   changes_.keys.push_back(it->first);
+  ZkNoteDeleted(it->first, index);
   kv_.erase(it);
   kv_index_ = index;
   return true;

@@ -61,6 +61,12 @@ Status Store::CheckFieldLimits() const {
       TENURE_RETURN_IF_ERROR(CheckUnixMs(what, waiter.since));
     }
   }
+  for (const auto& [path, node] : zk_nodes_) {
+    TENURE_RETURN_IF_ERROR(CheckKeySize("ZooKeeper node record", path));
+    const std::string what = "ZooKeeper node record " + QuoteCut(path);
+    TENURE_RETURN_IF_ERROR(CheckUnixMs(what + ": ctime", node.ctime));
+    TENURE_RETURN_IF_ERROR(CheckUnixMs(what + ": mtime", node.mtime));
+  }
   TENURE_RETURN_IF_ERROR(history_.CheckTimes());
   return acl_.CheckFieldLimits();
 }

@@ -9,16 +9,19 @@
 //               has_acl:u8 acl? history                        (version 5)
 //               has_acl:u8 acl? has_history:u8 history?
 //               queues_index:varint n:varint queue*n           (versions 6-9)
-//               compact_revision:varint                        (versions 9-10)
-//               checksum:fixed32le                             (versions 3-10)
-//   kv_entry := state/codec.cc; version:varint after it       (versions 8-10)
+//               compact_revision:varint                        (versions 9-11)
+//               n:varint zk_node*n                             (version 11)
+//               checksum:fixed32le                             (versions 3-11)
+//   kv_entry := state/codec.cc; version:varint after it       (versions 8-11)
 //   queue    := key:bytes n:varint waiter*n (head first)
 //   waiter   := session:bytes value:bytes flags:varint since:svarint
 //               enqueue_index:varint
-//               checked:u8 (accessor_id:bytes default_allow:u8)?  (versions 7-10)
+//               checked:u8 (accessor_id:bytes default_allow:u8)?  (versions 7-11)
 //   member   := id:varint name:bytes raft_address:bytes http_address:bytes
-//               etcd_address:bytes                             (version 10)
+//               etcd_address:bytes                             (versions 10-11)
 //               modify_index:varint
+//   zk_node  := path:bytes ctime:svarint mtime:svarint children_created:svarint
+//               children:svarint pzxid:varint aversion:svarint container:u8
 //   acl      := bootstrap_index policies_index tokens_index :varint
 //               n:varint policy*n  n:varint token*n            (state/acl_table.cc)
 // The checksum is Crc32 (common/crc32.h) of every byte before it, so a
@@ -37,10 +40,13 @@
 // not 0, which follows the queues; versions 1-8 read it as 0. Version 10 is
 // version 9 written while a member has an etcd address (decision 0055):
 // every member carries one ("" if none) and the compact revision is written
-// even when 0; versions 1-9 read every member without one.
+// even when 0; versions 1-9 read every member without one. Version 11 is
+// version 10 written while ZooKeeper's node records (decision 0056) are not
+// empty, which follow the compact revision; versions 1-10 read none.
 // A store without ACL state still writes version 3, byte for byte as before,
 // so clusters that never turn ACLs on keep their snapshots (and digests).
 // Maps are written in key order, so equal states encode to equal bytes.
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -60,7 +66,8 @@ constexpr std::uint8_t kSnapshotVersionWithQueues = 6;
 constexpr std::uint8_t kSnapshotVersionWithAuthority = 7;
 constexpr std::uint8_t kSnapshotVersionWithVersions = 8;
 constexpr std::uint8_t kSnapshotVersionWithCompaction = 9;
-constexpr std::uint8_t kSnapshotVersion = 10;
+constexpr std::uint8_t kSnapshotVersionWithMemberEtcd = 10;
+constexpr std::uint8_t kSnapshotVersion = 11;
 constexpr std::size_t kChecksumBytes = 4;
 
 std::uint32_t ReadFixed32(std::string_view bytes) {
@@ -86,10 +93,11 @@ Result<int> Store::CheckSnapshotBytes(std::string_view bytes) {
   if (bytes.size() <= kMagic.size()) return Status::Corruption("snapshot: truncated after magic");
   const auto version = static_cast<std::uint8_t>(bytes[kMagic.size()]);
   if (version == 1 || version == 2) return static_cast<int>(version);  // no checksum
-  if (version != kSnapshotVersion && version != kSnapshotVersionWithCompaction &&
-      version != kSnapshotVersionWithVersions && version != kSnapshotVersionWithAuthority &&
-      version != kSnapshotVersionWithQueues && version != kSnapshotVersionWithHistory &&
-      version != kSnapshotVersionWithAcl && version != kSnapshotVersionWithoutAcl) {
+  if (version != kSnapshotVersion && version != kSnapshotVersionWithMemberEtcd &&
+      version != kSnapshotVersionWithCompaction && version != kSnapshotVersionWithVersions &&
+      version != kSnapshotVersionWithAuthority && version != kSnapshotVersionWithQueues &&
+      version != kSnapshotVersionWithHistory && version != kSnapshotVersionWithAcl &&
+      version != kSnapshotVersionWithoutAcl) {
     return Status::Corruption("snapshot: unknown version " + std::to_string(version));
   }
   if (bytes.size() < kMagic.size() + 1 + kChecksumBytes) {
@@ -113,8 +121,10 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   const bool with_history = !history_.empty();
   bool with_versions = false;
   for (const auto& [key, entry] : kv_) with_versions |= entry.version > 1;
-  bool with_member_etcd = false;
-  for (const auto& [id, member] : members_) with_member_etcd |= !member.etcd_address.empty();
+  const bool with_zk = !zk_nodes_.empty();
+  bool any_member_etcd = false;
+  for (const auto& [id, member] : members_) any_member_etcd |= !member.etcd_address.empty();
+  const bool with_member_etcd = with_zk || any_member_etcd;
   const bool with_compaction = with_member_etcd || !compact_revision_.is_none();
   with_versions |= with_compaction;
   const bool with_queues = with_versions || !queues_index_.is_none();
@@ -122,14 +132,15 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   for (const auto& [key, queue] : queues_) {
     for (const QueueWaiter& waiter : queue) with_authority |= waiter.authority.checked;
   }
-  w.PutU8(with_member_etcd  ? kSnapshotVersion
-          : with_compaction ? kSnapshotVersionWithCompaction
-          : with_versions   ? kSnapshotVersionWithVersions
-          : with_authority  ? kSnapshotVersionWithAuthority
-          : with_queues     ? kSnapshotVersionWithQueues
-          : with_history    ? kSnapshotVersionWithHistory
-          : acl_.empty()    ? kSnapshotVersionWithoutAcl
-                            : kSnapshotVersionWithAcl);
+  w.PutU8(with_zk            ? kSnapshotVersion
+          : with_member_etcd ? kSnapshotVersionWithMemberEtcd
+          : with_compaction  ? kSnapshotVersionWithCompaction
+          : with_versions    ? kSnapshotVersionWithVersions
+          : with_authority   ? kSnapshotVersionWithAuthority
+          : with_queues      ? kSnapshotVersionWithQueues
+          : with_history     ? kSnapshotVersionWithHistory
+          : acl_.empty()     ? kSnapshotVersionWithoutAcl
+                             : kSnapshotVersionWithAcl);
   w.PutIndex(applied_index_);
   w.PutIndex(kv_index_);
   w.PutIndex(sessions_index_);
@@ -184,6 +195,19 @@ void Store::EncodeSnapshotBody(std::string* out) const {
       }
     }
     if (with_compaction) w.PutIndex(compact_revision_);
+    if (with_zk) {
+      w.PutVarint(zk_nodes_.size());
+      for (const auto& [path, node] : zk_nodes_) {
+        w.PutBytes(path);
+        w.PutSignedVarint(node.ctime.ms());
+        w.PutSignedVarint(node.mtime.ms());
+        w.PutSignedVarint(node.children_created);
+        w.PutSignedVarint(node.children);
+        w.PutIndex(node.pzxid);
+        w.PutSignedVarint(node.aversion);
+        w.PutBool(node.container);
+      }
+    }
   } else if (with_history) {
     w.PutBool(!acl_.empty());
     if (!acl_.empty()) acl_.Encode(w);
@@ -247,7 +271,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     member.name = r.GetString();
     member.raft_address = r.GetString();
     member.http_address = r.GetString();
-    if (version >= kSnapshotVersion) {
+    if (version >= kSnapshotVersionWithMemberEtcd) {
       member.etcd_address = r.GetString();
       any_member_etcd |= !member.etcd_address.empty();
     }
@@ -312,11 +336,33 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
       // Version 9 is written only with it.
       if (version == kSnapshotVersionWithCompaction && store.compact_revision_.is_none()) r.Fail();
     }
+    if (version >= kSnapshotVersion) {
+      auto int32 = [&r]() {
+        const std::int64_t v = r.GetSignedVarint();
+        if (v < INT32_MIN || v > INT32_MAX) r.Fail();
+        return static_cast<std::int32_t>(v);
+      };
+      for (std::uint64_t n = count(); n > 0 && !r.failed(); --n) {
+        std::string path = r.GetString();
+        ZkNode node;
+        node.ctime = UnixMs(r.GetSignedVarint());
+        node.mtime = UnixMs(r.GetSignedVarint());
+        node.children_created = int32();
+        node.children = int32();
+        node.pzxid = r.GetIndex();
+        node.aversion = int32();
+        node.container = r.GetBool();
+        if (!store.zk_nodes_.empty() && !(store.zk_nodes_.rbegin()->first < path)) r.Fail();
+        store.zk_nodes_.emplace_hint(store.zk_nodes_.end(), std::move(path), node);
+      }
+      // Version 11 is written only with a record.
+      if (store.zk_nodes_.empty()) r.Fail();
+    }
   }
   // Version 8 is written only while a key's version is above 1.
   if (version == kSnapshotVersionWithVersions && !any_version_above_1) r.Fail();
   // Version 10 is written only while a member has an etcd address.
-  if (version == kSnapshotVersion && !any_member_etcd) r.Fail();
+  if (version == kSnapshotVersionWithMemberEtcd && !any_member_etcd) r.Fail();
   if (r.failed()) return Status::Corruption("snapshot: truncated or malformed");
   if (!r.done()) return Status::Corruption("snapshot: trailing bytes");
 

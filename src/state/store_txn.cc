@@ -292,6 +292,13 @@ void Store::RollBack(const Journal& journal, const TxnMarks& marks) {
       tombstones_.erase(it->key);
     }
   }
+  for (auto it = journal.zk_nodes.rbegin(); it != journal.zk_nodes.rend(); ++it) {
+    if (it->second) {
+      zk_nodes_.insert_or_assign(it->first, *it->second);
+    } else {
+      zk_nodes_.erase(it->first);
+    }
+  }
   kv_index_ = marks.kv_index;
   changes_.keys.resize(marks.changes);
   changes_.events.resize(marks.events);

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "state/zk_tree.h"
+
 namespace tenure::zk {
 namespace {
 
@@ -91,5 +93,29 @@ std::string_view ErrorName(ErrorCode code) {
   }
   return "UNKNOWN";
 }
+
+}  // namespace tenure::zk
+
+namespace tenure::zk {
+
+// The state's ZooKeeper codes and bounds are these (state/zk_tree.h: the
+// state layer cannot see this one).
+static_assert(kMultiOpsMax == state::kZkWriteOpsMax);
+static_assert(static_cast<int>(state::ZkCode::kRuntimeInconsistency) ==
+              static_cast<int>(ErrorCode::kRuntimeInconsistency));
+static_assert(static_cast<int>(state::ZkCode::kBadArguments) ==
+              static_cast<int>(ErrorCode::kBadArguments));
+static_assert(static_cast<int>(state::ZkCode::kNoNode) == static_cast<int>(ErrorCode::kNoNode));
+static_assert(static_cast<int>(state::ZkCode::kBadVersion) ==
+              static_cast<int>(ErrorCode::kBadVersion));
+static_assert(static_cast<int>(state::ZkCode::kNoChildrenForEphemerals) ==
+              static_cast<int>(ErrorCode::kNoChildrenForEphemerals));
+static_assert(static_cast<int>(state::ZkCode::kNodeExists) ==
+              static_cast<int>(ErrorCode::kNodeExists));
+static_assert(static_cast<int>(state::ZkCode::kNotEmpty) == static_cast<int>(ErrorCode::kNotEmpty));
+static_assert(static_cast<int>(state::ZkCode::kSessionExpired) ==
+              static_cast<int>(ErrorCode::kSessionExpired));
+static_assert(static_cast<int>(state::ZkCode::kEphemeralOnLocalSession) ==
+              static_cast<int>(ErrorCode::kEphemeralOnLocalSession));
 
 }  // namespace tenure::zk

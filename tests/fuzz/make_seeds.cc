@@ -20,6 +20,7 @@
 #include "etcd/proto_codec.h"
 #include "raft/entry_codec.h"
 #include "state/backup_file.h"
+#include "state/numbered_session.h"
 #include "state/store.h"
 #include "unit/state/forged_states.h"
 #include "unit/state/random_commands.h"
@@ -244,6 +245,19 @@ int main(int argc, char** argv) {
     std::string compact_entry;
     tenure::raft::EncodeEntry(compact, &compact_entry);
     Write(root / "command" / ("seed" + std::to_string(seed) + "-etcd-compact"), compact_entry);
+    // A ZooKeeper multi of every op kind and mode (ZkWrite, decision 0056).
+    tenure::state::Command zk_write = restore;
+    zk_write.body = tenure::state::ZkWrite{
+        tenure::state::NumberedSessionId(static_cast<std::int64_t>(seed)),
+        {{tenure::state::ZkOp::Kind::kCreate, "/lock/n-", "me", -1, true, true, false},
+         {tenure::state::ZkOp::Kind::kSetData, "/lock", "d", static_cast<std::int32_t>(seed), false,
+          false, false},
+         {tenure::state::ZkOp::Kind::kCheck, "/lock", "", 0, false, false, false},
+         {tenure::state::ZkOp::Kind::kDelete, "/old", "", -1, false, false, false},
+         {tenure::state::ZkOp::Kind::kCreate, "/c", "", -1, false, false, true}}};
+    std::string zk_entry;
+    tenure::raft::EncodeEntry(zk_write, &zk_entry);
+    Write(root / "command" / ("seed" + std::to_string(seed) + "-zk-write"), zk_entry);
     Write(root / "snapshot" / ("seed" + std::to_string(seed) + "-whole"),
           std::string(1, 0) + snapshot);
     snapshot.resize(snapshot.size() - 4);
@@ -270,6 +284,17 @@ int main(int argc, char** argv) {
     snapshot.clear();
     compacted.EncodeSnapshot(&snapshot);
     Write(root / "snapshot" / "forged-base-compacted-whole", std::string(1, 0) + snapshot);
+    // The same state with ZooKeeper's node records: snapshot version 11.
+    tenure::state::Store zk = tenure::state::testutil::ForgedBase();
+    zk.Apply({tenure::ClusterMs(5),
+              tenure::state::ZkWrite{
+                  tenure::state::SessionId(),
+                  {{tenure::state::ZkOp::Kind::kCreate, "/z", "", -1, false, false, true},
+                   {tenure::state::ZkOp::Kind::kCreate, "/z/n-", "x", -1, false, true, false}}}},
+             base.applied_index().Next());
+    snapshot.clear();
+    zk.EncodeSnapshot(&snapshot);
+    Write(root / "snapshot" / "forged-base-zk-whole", std::string(1, 0) + snapshot);
   }
   // Refused states, each with the bytes as they are (first byte 0).
   int forged = 0;

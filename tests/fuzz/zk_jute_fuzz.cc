@@ -1,7 +1,7 @@
 // Fuzz target: what a ZooKeeper client sends (decision 0056): the first
 // byte picks 0 a request frame of an established session, 1 the connect
 // request that opens a connection, 2 a connection's bytes (frames split by
-// their lengths, each decoded), 3 a path (the rules of zk/paths.h: a valid
+// their lengths, each decoded), 3 a path (the rules of state/zk_path.h: a valid
 // path's parent is valid too, and its name is not empty). Decoding either refuses the bytes with
 // a reason (an unreadable header: nothing to answer; else an error code
 // for the answer) or yields a request that encodes to bytes decoding to
@@ -13,9 +13,9 @@
 #include <string_view>
 
 #include "fuzz_check.h"
+#include "state/zk_path.h"
 #include "zk/framing.h"
 #include "zk/jute.h"
-#include "zk/paths.h"
 #include "zk/records.h"
 #include "zk/request.h"
 
@@ -79,10 +79,10 @@ void Stream(std::string_view bytes) {
 }
 
 void Path(std::string_view path) {
-  if (!tenure::zk::PathError(path).empty() || path == "/") return;
-  FUZZ_CHECK(tenure::zk::PathError(tenure::zk::ParentOf(path)).empty());
-  FUZZ_CHECK(!tenure::zk::NameOf(path).empty());
-  FUZZ_CHECK(tenure::zk::ParentOf(path).size() < path.size());
+  if (!tenure::state::ZkPathError(path).empty() || path == "/") return;
+  FUZZ_CHECK(tenure::state::ZkPathError(tenure::state::ZkParentOf(path)).empty());
+  FUZZ_CHECK(!tenure::state::ZkNameOf(path).empty());
+  FUZZ_CHECK(tenure::state::ZkParentOf(path).size() < path.size());
 }
 
 }  // namespace

@@ -179,8 +179,23 @@ class RandomContents {
         return RestoreStaged{U64(), U64()};
       case 25:
         return EtcdTxn{EtcdTxnAt(1)};
-      default:
+      case 26:
         return EtcdCompact{LogIndex(U64())};
+      default: {
+        ZkWrite write;
+        write.session = Id();
+        write.ops.resize(rng_() % 4);
+        for (ZkOp& op : write.ops) {
+          op.kind = static_cast<ZkOp::Kind>(rng_() % 4);
+          op.path = Bytes();
+          op.data = Bytes();
+          op.version = static_cast<std::int32_t>(rng_());
+          op.ephemeral = Bool();
+          op.sequential = Bool();
+          op.container = Bool();
+        }
+        return write;
+      }
     }
   }
 
@@ -547,6 +562,44 @@ TEST(CommandCodecTest, AnEtcdCompactIsItsRevision) {
   w.PutSignedVarint(1), w.PutSignedVarint(2);  // the clocks
   EXPECT_EQ(testing::Hex(Encode(c)), testing::Hex(want));
   EXPECT_EQ(CommandName(c), "etcd-compact");
+}
+
+// docs/formats.md's ZkWrite (tag 33): the session, then each op's kind,
+// path, data, version (zig-zag) and mode bits (1 ephemeral, 2 sequential,
+// 4 container).
+TEST(CommandCodecTest, AZkWriteIsItsSessionAndOps) {
+  ZkOp create{ZkOp::Kind::kCreate, "/l/n-", "d", -1, true, true, false};
+  ZkOp check{ZkOp::Kind::kCheck, "/l", "", 3, false, false, false};
+  const Command c{ClusterMs(1), ZkWrite{SessionId("s"), {create, check}}, UnixMs(2)};
+  std::string want;
+  ByteWriter w(&want);
+  w.PutU8(2), w.PutU8(33), w.PutBytes("s"), w.PutVarint(2);  // version, tag, session, 2 ops
+  w.PutU8(0), w.PutBytes("/l/n-"), w.PutBytes("d"), w.PutSignedVarint(-1), w.PutU8(3);
+  w.PutU8(3), w.PutBytes("/l"), w.PutBytes(""), w.PutSignedVarint(3), w.PutU8(0);
+  w.PutSignedVarint(1), w.PutSignedVarint(2);  // the clocks
+  EXPECT_EQ(testing::Hex(Encode(c)), testing::Hex(want));
+  EXPECT_EQ(CommandName(c), "zk-write");
+  Result<Command> back = DecodeCommand(want);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, c);
+}
+
+// A kind past check, a mode bit past container or a version outside int32
+// is no entry any leader wrote.
+TEST(CommandCodecTest, AZkWriteWithAnUnknownKindModeOrVersionIsRefused) {
+  auto entry = [](std::uint8_t kind, std::int64_t version, std::uint8_t mode) {
+    std::string bytes;
+    ByteWriter w(&bytes);
+    w.PutU8(2), w.PutU8(33), w.PutBytes(""), w.PutVarint(1);
+    w.PutU8(kind), w.PutBytes("/a"), w.PutBytes(""), w.PutSignedVarint(version), w.PutU8(mode);
+    w.PutSignedVarint(1), w.PutSignedVarint(2);
+    return bytes;
+  };
+  EXPECT_TRUE(DecodeCommand(entry(3, INT32_MIN, 7)).ok());
+  EXPECT_FALSE(DecodeCommand(entry(4, 0, 0)).ok());
+  EXPECT_FALSE(DecodeCommand(entry(0, 0, 8)).ok());
+  EXPECT_FALSE(DecodeCommand(entry(0, std::int64_t{INT32_MAX} + 1, 0)).ok());
+  EXPECT_FALSE(DecodeCommand(entry(0, std::int64_t{INT32_MIN} - 1, 0)).ok());
 }
 
 TEST(CommandNameTest, NamesAreShortDistinctAndStable) {

@@ -53,6 +53,7 @@ class TEST_StoreEditor {
     return s_.history_.keys_.at(key).grants.at(i);
   }
   AclToken& Token(const std::string& accessor) { return s_.acl_.tokens_.at(accessor); }
+  ZkNode& ZkRecord(const std::string& path) { return s_.zk_nodes_[path]; }
   AclPolicy& Policy(const std::string& id) { return s_.acl_.policies_.at(id); }
   // `n` more policies named p<i>, each with `rules`.
   void AddPolicies(std::size_t n, const std::string& rules) {

@@ -1,5 +1,5 @@
-// The randomized model test: seeded random command sequences (Consul's and
-// etcd's, with leases, on the same keys) applied to the real Store and to
+// The randomized model test: seeded random command sequences (Consul's,
+// etcd's with leases and ZooKeeper's, on the same keys) applied to the real Store and to
 // the naive ModelStore, comparing after every apply the ApplyResult (etcd's
 // answers and errors too), the changes, and every observable read; plus
 // read-only transactions, and the fencing-token guarantee checked on its own.
@@ -177,6 +177,7 @@ std::string RunSeed(std::uint64_t seed, int steps, int* reads_compared) {
     if (diff.empty()) diff = testutil::CompareChanges(changes, want);
     if (diff.empty()) diff = testutil::CompareStateWithModel(store, model, gen.created_ids());
     if (diff.empty()) diff = CompareStaging(store, model);
+    if (diff.empty()) diff = testutil::CompareZkTree(store, model);
     if (diff.empty()) diff = fences.Check(store);
     if (diff.empty()) diff = prefix_indexes.Check(store);
     if (diff.empty() && step % 4 == 0) {
@@ -257,6 +258,83 @@ constexpr const char* kEtcdCases[] = {"etcd txn refused before it applies",
                                       "etcd compaction refused: compacted",
                                       "etcd compaction refused: future"};
 
+// What a ZooKeeper write did (decision 0056), for the coverage test.
+constexpr const char* kZkCases[] = {"zk create",
+                                    "zk sequential create",
+                                    "zk ephemeral create",
+                                    "zk container create",
+                                    "zk delete",
+                                    "zk setData",
+                                    "zk check passed",
+                                    "zk multi applied",
+                                    "zk multi failed midway",
+                                    "zk NONODE",
+                                    "zk NODEEXISTS",
+                                    "zk BADVERSION",
+                                    "zk NOTEMPTY",
+                                    "zk BADARGUMENTS",
+                                    "zk NOCHILDRENFOREPHEMERALS",
+                                    "zk EPHEMERALONLOCALSESSION",
+                                    "zk SESSIONEXPIRED",
+                                    "zk record updated by another API"};
+
+void CountZk(const Command& command, const ModelStore& before, const ModelResult& r,
+             const ModelStore& after, std::map<std::string, int>* seen) {
+  const auto* write = std::get_if<ZkWrite>(&command.body);
+  if (write == nullptr) {
+    for (const auto& [path, node] : after.zk_nodes) {
+      auto was = before.zk_nodes.find(path);
+      if (was != before.zk_nodes.end() &&
+          (was->second.created != node.created || was->second.mtime != node.mtime)) {
+        ++(*seen)["zk record updated by another API"];
+      }
+    }
+    return;
+  }
+  if (r.zk_error == ZkCode::kSessionExpired) ++(*seen)["zk SESSIONEXPIRED"];
+  if (write->ops.size() > 1) ++(*seen)[r.ok ? "zk multi applied" : "zk multi failed midway"];
+  for (std::size_t i = 0; i < r.zk.size(); ++i) {
+    const ZkOp& op = write->ops[i];
+    switch (r.zk[i].code) {
+      case ZkCode::kOk:
+        if (!r.ok) break;
+        if (op.kind == ZkOp::Kind::kCreate) {
+          ++(*seen)[op.sequential  ? "zk sequential create"
+                    : op.ephemeral ? "zk ephemeral create"
+                    : op.container ? "zk container create"
+                                   : "zk create"];
+        }
+        if (op.kind == ZkOp::Kind::kDelete) ++(*seen)["zk delete"];
+        if (op.kind == ZkOp::Kind::kSetData) ++(*seen)["zk setData"];
+        if (op.kind == ZkOp::Kind::kCheck) ++(*seen)["zk check passed"];
+        break;
+      case ZkCode::kNoNode:
+        ++(*seen)["zk NONODE"];
+        break;
+      case ZkCode::kNodeExists:
+        ++(*seen)["zk NODEEXISTS"];
+        break;
+      case ZkCode::kBadVersion:
+        ++(*seen)["zk BADVERSION"];
+        break;
+      case ZkCode::kNotEmpty:
+        ++(*seen)["zk NOTEMPTY"];
+        break;
+      case ZkCode::kBadArguments:
+        ++(*seen)["zk BADARGUMENTS"];
+        break;
+      case ZkCode::kNoChildrenForEphemerals:
+        ++(*seen)["zk NOCHILDRENFOREPHEMERALS"];
+        break;
+      case ZkCode::kEphemeralOnLocalSession:
+        ++(*seen)["zk EPHEMERALONLOCALSESSION"];
+        break;
+      default:
+        break;
+    }
+  }
+}
+
 void CountEtcd(const Command& command, const std::map<std::string, SessionId>& holders,
                const ModelStore& model, const ModelResult& r, std::map<std::string, int>* seen) {
   auto is_lease = [](const SessionId& s) { return testutil::ModelLeaseNumber(s).has_value(); };
@@ -336,8 +414,10 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
       index = index.Next();
       std::map<std::string, SessionId> holders;
       for (const auto& [k, e] : model.kv) holders[k] = e.session;
+      const ModelStore model_before = model;
       ModelResult r = model.Apply(command, index);
       CountEtcd(command, holders, model, r, &seen);
+      CountZk(command, model_before, r, model, &seen);
       if (r.lock_delayed) ++seen["acquire refused by lock-delay"];
       if (r.check_fence && r.ok) ++seen["acquire granted"];
       if (r.error && *r.error == "missing session") ++seen["missing session"];
@@ -421,6 +501,10 @@ TEST(StoreModelTest, GeneratorCoversTheInterestingCases) {
     EXPECT_GE(seen[what], 5) << what;
   }
   for (const char* what : kEtcdCases) {
+    EXPECT_GE(seen[what], 5) << what;
+    std::printf("%s: %d\n", what, seen[what]);
+  }
+  for (const char* what : kZkCases) {
     EXPECT_GE(seen[what], 5) << what;
     std::printf("%s: %d\n", what, seen[what]);
   }

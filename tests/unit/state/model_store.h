@@ -28,6 +28,7 @@
 #include "state/lock_history.h"
 #include "state/txn.h"
 #include "state/types.h"
+#include "state/zk_path.h"
 #include "unit/common/type_printers.h"
 #include "unit/state/model_acl.h"
 
@@ -177,12 +178,32 @@ struct ModelResult {
   // Queue events in order per key, in any order across keys: an etcd txn's
   // after-commit work names no order between its keys.
   bool queue_events_by_key = false;
+
+  // A ZkWrite (model_zk.h): each op's outcome, or the code that refused it
+  // whole.
+  bool is_zk = false;
+  std::vector<ZkOpResult> zk;
+  ZkCode zk_error = ZkCode::kOk;
 };
 
 class ModelEtcd;
+class ModelZk;
+
+// A ZooKeeper node record (decision 0056), naively: the children it ever
+// saw created, counted without wrapping; its children now are counted by
+// scanning the keys when read (model_zk.h).
+struct ModelZkNode {
+  UnixMs ctime;
+  UnixMs mtime;
+  std::int64_t created = 0;
+  LogIndex pzxid;
+  std::int32_t aversion = 0;
+  bool container = false;
+};
 
 class ModelStore {
   friend class ModelEtcd;
+  friend class ModelZk;
 
  public:
   std::map<std::string, KvEntry> kv;
@@ -244,6 +265,8 @@ class ModelStore {
     UnixMs since;
   };
   std::map<std::string, std::vector<ModelWaiter>> queues;
+  // ZooKeeper's node records by path (model_zk.h).
+  std::map<std::string, ModelZkNode> zk_nodes;
 
   // --- observable reads ------------------------------------------------------------
   const KvEntry* Find(const std::string& key) const {
@@ -361,9 +384,10 @@ class ModelStore {
       TxnQueueActions(t->ops, index, &r);
       DiffHolders(after_ops, HolderMap(), kv, EndCause::kNone, &history_events_);
     }
-    // Txns diff their holders op by op (RunTxn, model_etcd.h).
+    // Txns diff their holders op by op (RunTxn, model_etcd.h, model_zk.h).
     if (!std::holds_alternative<Txn>(command.body) &&
-        !std::holds_alternative<EtcdTxn>(command.body)) {
+        !std::holds_alternative<EtcdTxn>(command.body) &&
+        !std::holds_alternative<ZkWrite>(command.body)) {
       EndCause session_cause = EndCause::kNone;
       if (const auto* d = std::get_if<SessionDestroy>(&command.body)) {
         session_cause =
@@ -544,6 +568,7 @@ class ModelStore {
   void Write(KvEntry e, LogIndex index, std::set<std::string>* changed) {
     auto it = kv.find(e.key);
     if (it == kv.end()) live_tombstones.erase(e.key);
+    ZkNoteWrite(e.key, it == kv.end(), index);
     // etcd's version: how many times the key was written since it was
     // last created (decision 0048).
     e.version = it == kv.end() ? 1 : it->second.version + 1;
@@ -557,11 +582,42 @@ class ModelStore {
     auto it = kv.find(key);
     if (it == kv.end()) return false;
     kv.erase(it);
+    ZkNoteErase(key, index);
     tombstones[key] = index;
     live_tombstones[key] = index;
     kv_index = index;
     changed->insert(key);
     return true;
+  }
+
+  // The node records every API's writes keep (decision 0056): a key that is
+  // a valid path and the direct child of a record's path counts as created
+  // under it or deleted from it; a change of a key with a record is a new
+  // mtime; a deleted key loses its record ("/" is no key and keeps its own).
+  static std::optional<std::string> ZkParentOfKey(const std::string& key) {
+    if (key.size() < 2 || key[0] != '/' || !ZkPathError(key).empty()) return std::nullopt;
+    const std::size_t slash = key.rfind('/');
+    return slash == 0 ? std::string("/") : key.substr(0, slash);
+  }
+  void ZkNoteWrite(const std::string& key, bool created, LogIndex index) {
+    if (!created) {
+      if (auto own = zk_nodes.find(key); own != zk_nodes.end() && key != "/") {
+        own->second.mtime = wall_ms;
+      }
+      return;
+    }
+    const std::optional<std::string> parent = ZkParentOfKey(key);
+    if (!parent) return;
+    if (auto it = zk_nodes.find(*parent); it != zk_nodes.end()) {
+      ++it->second.created;
+      it->second.pzxid = index;
+    }
+  }
+  void ZkNoteErase(const std::string& key, LogIndex index) {
+    if (key != "/") zk_nodes.erase(key);
+    const std::optional<std::string> parent = ZkParentOfKey(key);
+    if (!parent) return;
+    if (auto it = zk_nodes.find(*parent); it != zk_nodes.end()) it->second.pzxid = index;
   }
 
   // kvsSetTxn with updateSession=false.
@@ -983,6 +1039,8 @@ class ModelStore {
   }
   // model_etcd.h.
   void ApplyBody(const EtcdTxn& c, LogIndex index, ModelResult* r);
+  // model_zk.h.
+  void ApplyBody(const ZkWrite& c, LogIndex index, ModelResult* r);
   // etcd's kvstore.compact rule (decision 0048 section 1): a revision at or
   // below the compaction point is compacted; this entry's own revision or
   // a later one is the future (no client can have seen it); any other moves
@@ -1099,6 +1157,7 @@ class ModelStore {
       kv = std::move(work.kv);
       tombstones = std::move(work.tombstones);
       live_tombstones = std::move(work.live_tombstones);
+      zk_nodes = std::move(work.zk_nodes);
       kv_index = work.kv_index;
       r->changed_keys = std::move(changed);
       history_events_ = std::move(events);
@@ -1256,5 +1315,7 @@ class ModelStore {
 
 }  // namespace tenure::state::testutil
 
-// The etcd part defines ModelStore::ApplyBody(const EtcdTxn&).
+// The etcd part defines ModelStore::ApplyBody(const EtcdTxn&), the
+// ZooKeeper part ModelStore::ApplyBody(const ZkWrite&).
 #include "unit/state/model_etcd.h"
+#include "unit/state/model_zk.h"

@@ -26,6 +26,7 @@
 #include "unit/state/etcd_compare.h"
 #include "unit/state/model_store.h"
 #include "unit/state/random_etcd.h"
+#include "unit/state/random_zk.h"
 #include "unit/state/store_fixture.h"
 
 namespace tenure::state::testutil {
@@ -105,6 +106,17 @@ inline std::string Describe(const Command& c) {
           os << DescribeTxn(b.txn);
         } else if constexpr (std::is_same_v<T, EtcdCompact>) {
           os << "revision=" << b.revision;
+        } else if constexpr (std::is_same_v<T, ZkWrite>) {
+          static constexpr const char* kKinds[] = {"create", "delete", "setData", "check"};
+          os << "session=\"" << b.session << "\" ops=[";
+          for (std::size_t i = 0; i < b.ops.size(); ++i) {
+            const ZkOp& op = b.ops[i];
+            os << (i ? ", " : "") << kKinds[static_cast<int>(op.kind)] << "(\""
+               << EscapeBytes(op.path) << "\" version=" << op.version
+               << (op.ephemeral ? " ephemeral" : "") << (op.sequential ? " sequential" : "")
+               << (op.container ? " container" : "") << ")";
+          }
+          os << "]";
         }
       },
       c.body);
@@ -118,13 +130,28 @@ class CommandGenerator {
   explicit CommandGenerator(std::uint64_t seed)
       : rng_(seed),
         restore_rng_(seed ^ 0x5e57'04e5'7a6e'0050ull),
-        etcd_(seed ^ 0xe7cd'0048'0000'0003ull, Keys(), Nodes()) {}
+        etcd_(seed ^ 0xe7cd'0048'0000'0003ull, ConsulKeys(), Nodes()),
+        zk_(seed ^ 0x2b00'0056'0000'0002ull) {}
 
   // Few keys with shared prefixes, one with a NUL and one ("ÿ" in UTF-8)
-  // with high bytes.
-  static const std::vector<std::string>& Keys() {
+  // with high bytes, which Consul's and etcd's commands write.
+  static const std::vector<std::string>& ConsulKeys() {
     static const std::vector<std::string> keys = {
         "a", "a/", "a/b", "a/b/c", "a/c", "ab", "b/x", std::string("b/\0z", 4), "\xc3\xbf"};
+    return keys;
+  }
+  // ZooKeeper's paths (random_zk.h) that Consul's commands write too.
+  static const std::vector<std::string>& ZkKeys() {
+    static const std::vector<std::string> keys = {"/z", "/z/a", "/z/q-0000000000", "/y"};
+    return keys;
+  }
+  // Every key the tests compare one by one.
+  static const std::vector<std::string>& Keys() {
+    static const std::vector<std::string> keys = [] {
+      std::vector<std::string> all = ConsulKeys();
+      all.insert(all.end(), ZkKeys().begin(), ZkKeys().end());
+      return all;
+    }();
     return keys;
   }
   // Prefixes whose PrefixIndex, ListKv and ListKeys the tests compare.
@@ -161,6 +188,11 @@ class CommandGenerator {
     // from a stream of their own.
     if (etcd_.Chance(16)) {
       c.body = etcd_.Next(m, &created_);
+      return c;
+    }
+    // ZooKeeper's writes (decision 0056), from a stream of their own too.
+    if (zk_.Chance(10)) {
+      c.body = zk_.Next(m, created_);
       return c;
     }
     if (Chance(8)) {
@@ -279,7 +311,13 @@ class CommandGenerator {
     return now_;
   }
 
-  std::string Key() { return Keys()[Uniform(Keys().size())]; }
+  // Mostly the keys Consul's clients use; ZooKeeper's paths now and then
+  // (drawn from the ZooKeeper stream, so the rest draw as before), so its
+  // records see other APIs' writes.
+  std::string Key() {
+    if (zk_.Chance(10)) return ZkKeys()[zk_.Uniform(ZkKeys().size())];
+    return ConsulKeys()[Uniform(ConsulKeys().size())];
+  }
 
   std::string TreePrefix() {
     if (Chance(5)) return "";
@@ -545,6 +583,7 @@ class CommandGenerator {
   std::mt19937_64 rng_;
   std::mt19937_64 restore_rng_;
   EtcdGenerator etcd_;
+  ZkGenerator zk_;
   ClusterMs now_ = kC0;
   std::uint64_t next_session_ = 1;
   std::vector<SessionId> created_;

@@ -157,6 +157,75 @@ inline std::vector<QueueEvent> ByKey(std::vector<QueueEvent> events) {
   return events;
 }
 
+inline std::string ShowZkStat(const ZkStat& s) {
+  std::ostringstream os;
+  os << "{czxid=" << s.czxid << " mzxid=" << s.mzxid << " ctime=" << s.ctime << " mtime=" << s.mtime
+     << " version=" << s.version << " cversion=" << s.cversion << " aversion=" << s.aversion
+     << " owner=" << s.ephemeral_owner << " length=" << s.data_length
+     << " children=" << s.num_children << " pzxid=" << s.pzxid << "}";
+  return os.str();
+}
+
+inline std::string ShowZk(const std::vector<ZkOpResult>& results, ZkCode error) {
+  std::ostringstream os;
+  os << "[";
+  for (const ZkOpResult& r : results) {
+    os << " " << static_cast<int>(r.code);
+    if (!r.path.empty()) os << " \"" << EscapeBytes(r.path) << "\"";
+    if (r.stat != ZkStat()) os << " " << ShowZkStat(r.stat);
+  }
+  os << " ] error " << static_cast<int>(error);
+  return os.str();
+}
+
+// ZooKeeper's view of the tree (decision 0056): every record, and the Stat
+// and children of "/" and of every key that starts with "/", against the
+// model's naive reading (model_zk.h).
+inline std::string CompareZkTree(const Store& s, const ModelStore& m) {
+  std::ostringstream os;
+  if (s.zk_nodes().size() != m.zk_nodes.size()) {
+    os << "zk records: got " << s.zk_nodes().size() << " want " << m.zk_nodes.size();
+    return os.str();
+  }
+  for (const auto& [path, want] : m.zk_nodes) {
+    const ZkNode* got = s.FindZkNode(path);
+    const auto children = static_cast<std::int32_t>(ModelZk::Children(m, path).size());
+    if (got == nullptr || got->ctime != want.ctime || got->mtime != want.mtime ||
+        got->children_created != ModelZk::Wrap(want.created) || got->children != children ||
+        got->pzxid != want.pzxid || got->aversion != want.aversion ||
+        got->container != want.container) {
+      os << "zk record \"" << EscapeBytes(path) << "\": got "
+         << (got ? "created=" + std::to_string(got->children_created) +
+                       " children=" + std::to_string(got->children) +
+                       " pzxid=" + std::to_string(got->pzxid.value())
+                 : std::string("none"))
+         << " want created=" << want.created << " children=" << children << " pzxid=" << want.pzxid;
+      return os.str();
+    }
+  }
+  std::vector<std::string> paths = {"/"};
+  for (const auto& [key, e] : m.kv) {
+    if (!key.empty() && key[0] == '/') paths.push_back(key);
+  }
+  for (const std::string& path : paths) {
+    const std::optional<ZkStat> got = s.ZkStatOf(path);
+    const std::optional<ZkStat> want = ModelZk::Stat(m, path);
+    if (got != want) {
+      os << "ZkStatOf(\"" << EscapeBytes(path) << "\"): got " << (got ? ShowZkStat(*got) : "none")
+         << " want " << (want ? ShowZkStat(*want) : "none");
+      return os.str();
+    }
+    std::vector<std::string> got_children;
+    for (std::string_view name : s.ZkChildren(path)) got_children.emplace_back(name);
+    if (got && got_children != ModelZk::Children(m, path)) {
+      os << "ZkChildren(\"" << EscapeBytes(path) << "\"): got " << ShowKeys(got_children)
+         << " want " << ShowKeys(ModelZk::Children(m, path));
+      return os.str();
+    }
+  }
+  return "";
+}
+
 inline std::string CompareApplyResult(const ApplyResult& got, const ModelResult& want) {
   std::ostringstream os;
   if (want.delay_or_session_error) {
@@ -189,6 +258,10 @@ inline std::string CompareApplyResult(const ApplyResult& got, const ModelResult&
     return os.str();
   }
   if (std::string etcd = CompareEtcd(got, want); !etcd.empty()) return etcd;
+  if (got.zk != want.zk || got.zk_error != want.zk_error) {
+    os << "zk: got " << ShowZk(got.zk, got.zk_error) << " want " << ShowZk(want.zk, want.zk_error);
+    return os.str();
+  }
   if (got.lock_delayed != want.lock_delayed) {
     os << "lock_delayed: got " << got.lock_delayed << " want " << want.lock_delayed;
     return os.str();

@@ -1,8 +1,9 @@
-#include "zk/paths.h"
+#include "state/zk_path.h"
 
-#include <fmt/format.h>
+#include <cstdio>
+#include <utility>
 
-namespace tenure::zk {
+namespace tenure::state {
 namespace {
 
 // The code point of the UTF-8 sequence at `at` and its length; U+FFFD and
@@ -43,7 +44,7 @@ bool RefusedCharacter(std::uint32_t cp) {
 
 }  // namespace
 
-std::string PathError(std::string_view path) {
+std::string ZkPathError(std::string_view path) {
   if (path.empty()) return "Path length must be > 0";
   if (path.front() != '/') return "Path must start with / character";
   if (path.size() == 1) return "";
@@ -51,39 +52,43 @@ std::string PathError(std::string_view path) {
   std::size_t segment_start = 1;
   for (std::size_t at = 1; at < path.size();) {
     const char c = path[at];
-    if (c == '\0') return fmt::format("null character not allowed @{}", at);
+    if (c == '\0') return "null character not allowed @" + std::to_string(at);
     if (c == '/') {
-      if (at == segment_start) return fmt::format("empty node name specified @{}", at);
+      if (at == segment_start) return "empty node name specified @" + std::to_string(at);
       const std::string_view segment = path.substr(segment_start, at - segment_start);
       if (segment == "." || segment == "..") {
-        return fmt::format("relative paths not allowed @{}", at - 1);
+        return "relative paths not allowed @" + std::to_string(at - 1);
       }
       segment_start = ++at;
       continue;
     }
     const auto [cp, length] = CodePointAt(path, at);
-    if (RefusedCharacter(cp)) return fmt::format("invalid character @{}", at);
+    if (RefusedCharacter(cp)) return "invalid character @" + std::to_string(at);
     at += length;
   }
   const std::string_view last = path.substr(segment_start);
   if (last == "." || last == "..") {
-    return fmt::format("relative paths not allowed @{}", path.size() - 1);
+    return "relative paths not allowed @" + std::to_string(path.size() - 1);
   }
   return "";
 }
 
-std::string_view ParentOf(std::string_view path) {
+std::string_view ZkParentOf(std::string_view path) {
   const std::size_t slash = path.rfind('/');
   return slash == 0 ? path.substr(0, 1) : path.substr(0, slash);
 }
 
-std::string_view NameOf(std::string_view path) { return path.substr(path.rfind('/') + 1); }
+std::string_view ZkNameOf(std::string_view path) { return path.substr(path.rfind('/') + 1); }
 
-std::string SequenceSuffix(std::int32_t counter) { return fmt::format("{:010d}", counter); }
+std::string ZkSequenceSuffix(std::int32_t counter) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%010d", counter);
+  return text;
+}
 
-bool IsSpecialPath(std::string_view path) {
+bool IsZkSpecialPath(std::string_view path) {
   return path == "/" || path == "/zookeeper" || path == "/zookeeper/quota" ||
          path == "/zookeeper/config";
 }
 
-}  // namespace tenure::zk
+}  // namespace tenure::state

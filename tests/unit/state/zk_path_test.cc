@@ -1,20 +1,20 @@
 // ZooKeeper's path rules as its 3.8 server applies them (PathUtils), with
 // the cases checked against a running ZooKeeper 3.8.0 where the compat
 // page says so ("/é" is valid; "/\x7f" and an emoji are not).
-#include "zk/paths.h"
+#include "state/zk_path.h"
 
 #include <gtest/gtest.h>
 
 #include <climits>
 #include <string>
 
-namespace tenure::zk {
+namespace tenure::state {
 namespace {
 
 TEST(ZkPathsTest, ValidPaths) {
   for (const std::string path : {"/", "/a", "/a/b", "/é", "/...", "/.a", "/a.", "/a/.b/c..", "/x y",
                                  "/\xc2\xa0", "/lock/_c_1-lock-0000000001"}) {
-    EXPECT_EQ(PathError(path), "") << path;
+    EXPECT_EQ(ZkPathError(path), "") << path;
   }
 }
 
@@ -40,34 +40,34 @@ TEST(ZkPathsTest, RefusedPathsSayWhy) {
       {"/\xc0\xaf", "invalid character @1"},          // an overlong '/'
       {"/\xe2\x82", "invalid character @1"},          // cut short
   };
-  for (const auto& [path, why] : cases) EXPECT_EQ(PathError(path), why) << path;
+  for (const auto& [path, why] : cases) EXPECT_EQ(ZkPathError(path), why) << path;
 }
 
 TEST(ZkPathsTest, ParentAndName) {
-  EXPECT_EQ(ParentOf("/a"), "/");
-  EXPECT_EQ(ParentOf("/a/b"), "/a");
-  EXPECT_EQ(ParentOf("/a/b/c"), "/a/b");
-  EXPECT_EQ(NameOf("/a"), "a");
-  EXPECT_EQ(NameOf("/a/b"), "b");
+  EXPECT_EQ(ZkParentOf("/a"), "/");
+  EXPECT_EQ(ZkParentOf("/a/b"), "/a");
+  EXPECT_EQ(ZkParentOf("/a/b/c"), "/a/b");
+  EXPECT_EQ(ZkNameOf("/a"), "a");
+  EXPECT_EQ(ZkNameOf("/a/b"), "b");
 }
 
 TEST(ZkPathsTest, SequenceSuffixesAreZooKeepersFormat) {
-  EXPECT_EQ(SequenceSuffix(0), "0000000000");
-  EXPECT_EQ(SequenceSuffix(42), "0000000042");
-  EXPECT_EQ(SequenceSuffix(INT_MAX), "2147483647");
-  EXPECT_EQ(SequenceSuffix(-1), "-000000001");
-  EXPECT_EQ(SequenceSuffix(INT_MIN), "-2147483648");
+  EXPECT_EQ(ZkSequenceSuffix(0), "0000000000");
+  EXPECT_EQ(ZkSequenceSuffix(42), "0000000042");
+  EXPECT_EQ(ZkSequenceSuffix(INT_MAX), "2147483647");
+  EXPECT_EQ(ZkSequenceSuffix(-1), "-000000001");
+  EXPECT_EQ(ZkSequenceSuffix(INT_MIN), "-2147483648");
   // The suffix on a path ending in "/" makes it valid, as ZooKeeper allows.
-  EXPECT_EQ(PathError("/a/" + SequenceSuffix(0)), "");
+  EXPECT_EQ(ZkPathError("/a/" + ZkSequenceSuffix(0)), "");
 }
 
 TEST(ZkPathsTest, SpecialPaths) {
   for (const char* path : {"/", "/zookeeper", "/zookeeper/quota", "/zookeeper/config"}) {
-    EXPECT_TRUE(IsSpecialPath(path)) << path;
+    EXPECT_TRUE(IsZkSpecialPath(path)) << path;
   }
-  EXPECT_FALSE(IsSpecialPath("/zookeeper/other"));
-  EXPECT_FALSE(IsSpecialPath("/zoo"));
+  EXPECT_FALSE(IsZkSpecialPath("/zookeeper/other"));
+  EXPECT_FALSE(IsZkSpecialPath("/zoo"));
 }
 
 }  // namespace
-}  // namespace tenure::zk
+}  // namespace tenure::state
