@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/limits.h"
 #include "common/strings.h"
 #include "state/numbered_session.h"
 #include "state/store.h"
@@ -278,7 +279,11 @@ ZkCode Store::ZkCreate(const ZkOp& op, const SessionId& session, LogIndex index,
         record != nullptr ? record->children_created
                           : ZkWrap(static_cast<std::uint64_t>(ScanZkChildren(kv_, parent).count)));
   }
-  if (!ZkPathError(full).empty()) return ZkCode::kBadArguments;
+  // A key's size bounds a path (ZooKeeper's only bound is its frame's): the
+  // suffix may take one past it.
+  if (!ZkPathError(full).empty() || full.size() > limits::kKvKeyBytesMax) {
+    return ZkCode::kBadArguments;
+  }
   if (full == "/" || FindKv(full) != nullptr) return ZkCode::kNodeExists;
   // A name in a lock-delay window or with fair-acquire waiters is taken for
   // a holder, as for a Consul acquire or an etcd Put with a lease

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/limits.h"
 #include "state/zk_path.h"
 #include "state/zk_tree.h"
 #include "unit/state/model_etcd.h"
@@ -197,7 +198,9 @@ class ModelZk {
       std::snprintf(suffix, sizeof suffix, "%010d", Wrap(counter));
       path += suffix;
     }
-    if (!ZkPathError(path).empty()) return ZkCode::kBadArguments;
+    if (!ZkPathError(path).empty() || path.size() > limits::kKvKeyBytesMax) {
+      return ZkCode::kBadArguments;
+    }
     if (path == "/" || m.Find(path) != nullptr) return ZkCode::kNodeExists;
     // Taken for a holder: a lock-delay window or waiters on the name.
     if (op.ephemeral && (m.ActiveLockDelay(path) || m.queues.count(path) != 0)) {

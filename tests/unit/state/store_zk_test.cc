@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/limits.h"
 #include "state/backup_file.h"
 #include "state/numbered_session.h"
 #include "state/store.h"
@@ -138,6 +139,13 @@ TEST(StoreZkTest, CreateRefusalsComeInZooKeepersOrder) {
   EXPECT_EQ(d.Code(ZkCreateOp("/e")), ZkCode::kNodeExists);
   EXPECT_EQ(d.Code(ZkCreateOp("/e/child")), ZkCode::kNoChildrenForEphemerals);
   EXPECT_EQ(d.store().kv_count(), 1u);
+  // A path is a key, at most 4,096 bytes with its suffix.
+  const std::string longest = "/" + std::string(limits::kKvKeyBytesMax - 1, 'p');
+  EXPECT_EQ(d.Code(ZkCreateOp(longest)), ZkCode::kOk);
+  ASSERT_EQ(d.Code(ZkCreateOp("/q")), ZkCode::kOk);
+  const std::string near = "/q/" + std::string(limits::kKvKeyBytesMax - 12, 'n');
+  EXPECT_EQ(d.Code(ZkCreateOp(near, "", false, true)), ZkCode::kBadArguments);
+  EXPECT_EQ(d.Code(ZkCreateOp(near.substr(0, near.size() - 1), "", false, true)), ZkCode::kOk);
 }
 
 TEST(StoreZkTest, AnEphemeralIsHeldByItsSessionAndGoesWithIt) {
