@@ -61,6 +61,7 @@ enum class Tag : std::uint8_t {
   // members without one keep their bytes (decision 0055).
   kSetMemberEtcd = 32,
   kZkWrite = 33,
+  kZkSecret = 34,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -188,6 +189,11 @@ void Fields(Io& io, C& c) {
   io(c.session), io(c.ops);
 }
 
+template <typename Io, Is<ZkSecret> C>
+void Fields(Io& io, C& c) {
+  io(c.secret);
+}
+
 template <typename T>
 constexpr Tag kTagOf = Tag{0};
 template <>
@@ -246,6 +252,8 @@ template <>
 constexpr Tag kTagOf<EtcdCompact> = Tag::kEtcdCompact;
 template <>
 constexpr Tag kTagOf<ZkWrite> = Tag::kZkWrite;
+template <>
+constexpr Tag kTagOf<ZkSecret> = Tag::kZkSecret;
 
 // A ZkOp's mode flags in one byte.
 constexpr std::uint8_t kZkEphemeral = 1;
@@ -537,6 +545,9 @@ Result<Command> DecodeCommand(std::string_view bytes) {
     case Tag::kZkWrite:
       command.body = DecodeBody<ZkWrite>(r);
       break;
+    case Tag::kZkSecret:
+      command.body = DecodeBody<ZkSecret>(r);
+      break;
     case Tag::kKvEnqueueHeld: {
       KvEnqueue body;
       FieldReader reader{r};
@@ -637,6 +648,8 @@ std::string_view CommandName(const Command& command) {
       return "etcd-compact";
     case Tag::kZkWrite:
       return "zk-write";
+    case Tag::kZkSecret:
+      return "zk-secret";
   }
   return "unknown";
 }

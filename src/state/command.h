@@ -218,6 +218,7 @@ struct EtcdCompact {
 
 // ZkWrite (state/zk_tree.h): a ZooKeeper create, delete, setData, check or
 // multi, applied by ZooKeeper's rules in one entry (state/store_zk.cc).
+// ZkSecret (state/zk_tree.h): the session password secret, set once.
 
 // The ACL commands (AclBootstrap, AclSetup, AclPolicySet, AclPolicyDelete,
 // AclTokenSet, AclTokenDelete) are declared with the table that applies
@@ -227,7 +228,7 @@ using CommandBody =
                  SessionDestroy, Txn, ReapTombstones, SetMember, RemoveMember, Checkpoint,
                  AclBootstrap, AclSetup, AclPolicySet, AclPolicyDelete, AclTokenSet, AclTokenDelete,
                  RestoreState, KvEnqueue, KvDequeue, KvQueueGrant, RestoreChunk, RestoreStaged,
-                 EtcdTxn, EtcdCompact, ZkWrite>;
+                 EtcdTxn, EtcdCompact, ZkWrite, ZkSecret>;
 
 struct Command {
   // The replicated clock at the proposal: where the Store's clock stood when

@@ -170,6 +170,11 @@ Status CheckCommandFields(const CommandBody& body) {
             TENURE_RETURN_IF_ERROR(CheckValueSize(op.path, op.data));
           }
           return Status::Ok();
+        } else if constexpr (std::is_same_v<T, ZkSecret>) {
+          if (c.secret.size() == kZkSecretBytes) return Status::Ok();
+          return Status::InvalidArgument("ZooKeeper session secret of " +
+                                         std::to_string(c.secret.size()) + " bytes, not " +
+                                         std::to_string(kZkSecretBytes));
         } else if constexpr (std::is_same_v<T, EtcdTxn>) {
           // What the etcd API refuses before proposing (state/etcd_check.h).
           const etcd_texts::EtcdError refused = CheckEtcdTxn(c.txn);

@@ -118,6 +118,8 @@ ApplyResult Store::Apply(const Command& command, LogIndex index, Result<Store>* 
           ApplyEtcdCompact(c, &result);
         } else if constexpr (std::is_same_v<T, ZkWrite>) {
           ApplyZkWrite(c, index, &result);
+        } else if constexpr (std::is_same_v<T, ZkSecret>) {
+          ApplyZkSecret(c, &result);
         } else {  // the ACL commands
           result.status = acl_.Apply(c, index, wall_ms_);
           if (result.status.ok()) changes_.acl = true;
@@ -410,6 +412,7 @@ Status Store::Validate() const {
     TENURE_INVARIANT(static_cast<std::size_t>(node.children) == ZkChildren(path).size());
     TENURE_INVARIANT(!node.container || path != "/");
   }
+  TENURE_INVARIANT(zk_secret_.empty() || zk_secret_.size() == kZkSecretBytes);
   TENURE_RETURN_IF_ERROR(history_.Validate(applied_index_));
   TENURE_RETURN_IF_ERROR(acl_.Validate(applied_index_));
   return CheckFieldLimits();

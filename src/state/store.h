@@ -156,6 +156,8 @@ class Store {
   std::vector<std::string_view> ZkChildren(std::string_view path) const;
   const ZkNode* FindZkNode(std::string_view path) const;
   const std::map<std::string, ZkNode, std::less<>>& zk_nodes() const { return zk_nodes_; }
+  // The session password secret (ZkSecret); empty until the first is set.
+  const std::string& zk_secret() const { return zk_secret_; }
 
   // --- Cluster members (decision 0008) -------------------------------------
   const Member* FindMember(std::uint64_t id) const;
@@ -371,6 +373,7 @@ class Store {
   // store_zk.cc: ZooKeeper's writes, and the node records every API's
   // writes keep current (called by PutEntry and DeleteEntry).
   void ApplyZkWrite(const ZkWrite& c, LogIndex index, ApplyResult* result);
+  void ApplyZkSecret(const ZkSecret& c, ApplyResult* result);
   ZkCode ZkCreate(const ZkOp& op, const SessionId& session, LogIndex index, ZkOpResult* out);
   ZkCode ZkDelete(const ZkOp& op, LogIndex index, std::vector<std::string>* deleted);
   ZkCode ZkSetData(const ZkOp& op, LogIndex index, ZkOpResult* out);
@@ -409,6 +412,7 @@ class Store {
   std::map<std::string, LogIndex, std::less<>> tombstones_;  // deleted key -> delete index
   // ZooKeeper's node records, by path (state/zk_tree.h).
   std::map<std::string, ZkNode, std::less<>> zk_nodes_;
+  std::string zk_secret_;  // empty or kZkSecretBytes
   // Sessions by id, each id kept once: in its Session (decision 0033).
   struct SessionById {
     using is_transparent = void;

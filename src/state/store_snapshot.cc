@@ -9,16 +9,17 @@
 //               has_acl:u8 acl? history                        (version 5)
 //               has_acl:u8 acl? has_history:u8 history?
 //               queues_index:varint n:varint queue*n           (versions 6-9)
-//               compact_revision:varint                        (versions 9-11)
-//               n:varint zk_node*n                             (version 11)
-//               checksum:fixed32le                             (versions 3-11)
-//   kv_entry := state/codec.cc; version:varint after it       (versions 8-11)
+//               compact_revision:varint                        (versions 9-12)
+//               n:varint zk_node*n                             (versions 11-12)
+//               zk_secret:bytes                                (version 12)
+//               checksum:fixed32le                             (versions 3-12)
+//   kv_entry := state/codec.cc; version:varint after it       (versions 8-12)
 //   queue    := key:bytes n:varint waiter*n (head first)
 //   waiter   := session:bytes value:bytes flags:varint since:svarint
 //               enqueue_index:varint
-//               checked:u8 (accessor_id:bytes default_allow:u8)?  (versions 7-11)
+//               checked:u8 (accessor_id:bytes default_allow:u8)?  (versions 7-12)
 //   member   := id:varint name:bytes raft_address:bytes http_address:bytes
-//               etcd_address:bytes                             (versions 10-11)
+//               etcd_address:bytes                             (versions 10-12)
 //               modify_index:varint
 //   zk_node  := path:bytes ctime:svarint mtime:svarint children_created:svarint
 //               children:svarint pzxid:varint aversion:svarint container:u8
@@ -43,6 +44,9 @@
 // even when 0; versions 1-9 read every member without one. Version 11 is
 // version 10 written while ZooKeeper's node records (decision 0056) are not
 // empty, which follow the compact revision; versions 1-10 read none.
+// Version 12 is version 11 written while the ZooKeeper session secret is
+// set (ZkSecret): the records (any number) and then its 32 bytes; versions
+// 1-11 read none.
 // A store without ACL state still writes version 3, byte for byte as before,
 // so clusters that never turn ACLs on keep their snapshots (and digests).
 // Maps are written in key order, so equal states encode to equal bytes.
@@ -67,7 +71,8 @@ constexpr std::uint8_t kSnapshotVersionWithAuthority = 7;
 constexpr std::uint8_t kSnapshotVersionWithVersions = 8;
 constexpr std::uint8_t kSnapshotVersionWithCompaction = 9;
 constexpr std::uint8_t kSnapshotVersionWithMemberEtcd = 10;
-constexpr std::uint8_t kSnapshotVersion = 11;
+constexpr std::uint8_t kSnapshotVersionWithZk = 11;
+constexpr std::uint8_t kSnapshotVersion = 12;
 constexpr std::size_t kChecksumBytes = 4;
 
 std::uint32_t ReadFixed32(std::string_view bytes) {
@@ -93,11 +98,11 @@ Result<int> Store::CheckSnapshotBytes(std::string_view bytes) {
   if (bytes.size() <= kMagic.size()) return Status::Corruption("snapshot: truncated after magic");
   const auto version = static_cast<std::uint8_t>(bytes[kMagic.size()]);
   if (version == 1 || version == 2) return static_cast<int>(version);  // no checksum
-  if (version != kSnapshotVersion && version != kSnapshotVersionWithMemberEtcd &&
-      version != kSnapshotVersionWithCompaction && version != kSnapshotVersionWithVersions &&
-      version != kSnapshotVersionWithAuthority && version != kSnapshotVersionWithQueues &&
-      version != kSnapshotVersionWithHistory && version != kSnapshotVersionWithAcl &&
-      version != kSnapshotVersionWithoutAcl) {
+  if (version != kSnapshotVersion && version != kSnapshotVersionWithZk &&
+      version != kSnapshotVersionWithMemberEtcd && version != kSnapshotVersionWithCompaction &&
+      version != kSnapshotVersionWithVersions && version != kSnapshotVersionWithAuthority &&
+      version != kSnapshotVersionWithQueues && version != kSnapshotVersionWithHistory &&
+      version != kSnapshotVersionWithAcl && version != kSnapshotVersionWithoutAcl) {
     return Status::Corruption("snapshot: unknown version " + std::to_string(version));
   }
   if (bytes.size() < kMagic.size() + 1 + kChecksumBytes) {
@@ -121,7 +126,8 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   const bool with_history = !history_.empty();
   bool with_versions = false;
   for (const auto& [key, entry] : kv_) with_versions |= entry.version > 1;
-  const bool with_zk = !zk_nodes_.empty();
+  const bool with_secret = !zk_secret_.empty();
+  const bool with_zk = with_secret || !zk_nodes_.empty();
   bool any_member_etcd = false;
   for (const auto& [id, member] : members_) any_member_etcd |= !member.etcd_address.empty();
   const bool with_member_etcd = with_zk || any_member_etcd;
@@ -132,7 +138,8 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   for (const auto& [key, queue] : queues_) {
     for (const QueueWaiter& waiter : queue) with_authority |= waiter.authority.checked;
   }
-  w.PutU8(with_zk            ? kSnapshotVersion
+  w.PutU8(with_secret        ? kSnapshotVersion
+          : with_zk          ? kSnapshotVersionWithZk
           : with_member_etcd ? kSnapshotVersionWithMemberEtcd
           : with_compaction  ? kSnapshotVersionWithCompaction
           : with_versions    ? kSnapshotVersionWithVersions
@@ -207,7 +214,9 @@ void Store::EncodeSnapshotBody(std::string* out) const {
         w.PutSignedVarint(node.aversion);
         w.PutBool(node.container);
       }
+      if (with_secret) w.PutBytes(zk_secret_);
     }
+
   } else if (with_history) {
     w.PutBool(!acl_.empty());
     if (!acl_.empty()) acl_.Encode(w);
@@ -336,7 +345,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
       // Version 9 is written only with it.
       if (version == kSnapshotVersionWithCompaction && store.compact_revision_.is_none()) r.Fail();
     }
-    if (version >= kSnapshotVersion) {
+    if (version >= kSnapshotVersionWithZk) {
       auto int32 = [&r]() {
         const std::int64_t v = r.GetSignedVarint();
         if (v < INT32_MIN || v > INT32_MAX) r.Fail();
@@ -355,8 +364,12 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
         if (!store.zk_nodes_.empty() && !(store.zk_nodes_.rbegin()->first < path)) r.Fail();
         store.zk_nodes_.emplace_hint(store.zk_nodes_.end(), std::move(path), node);
       }
-      // Version 11 is written only with a record.
-      if (store.zk_nodes_.empty()) r.Fail();
+      // Version 11 is written only with a record, version 12 with the secret.
+      if (version == kSnapshotVersionWithZk && store.zk_nodes_.empty()) r.Fail();
+      if (version >= kSnapshotVersion) {
+        store.zk_secret_ = r.GetString();
+        if (store.zk_secret_.size() != kZkSecretBytes) r.Fail();
+      }
     }
   }
   // Version 8 is written only while a key's version is above 1.

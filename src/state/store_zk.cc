@@ -253,6 +253,16 @@ void Store::ApplyZkWrite(const ZkWrite& c, LogIndex index, ApplyResult* result) 
   result->ok = false;
 }
 
+// Set once: two leaders' proposals (a change of leader between a proposal
+// and its commit) keep the first, so every password stays valid.
+void Store::ApplyZkSecret(const ZkSecret& c, ApplyResult* result) {
+  if (!zk_secret_.empty()) {
+    result->status = Status::Conflict("the ZooKeeper session secret is set already");
+    return;
+  }
+  zk_secret_ = c.secret;
+}
+
 ZkCode Store::ZkCreate(const ZkOp& op, const SessionId& session, LogIndex index, ZkOpResult* out) {
   if (op.container && (op.ephemeral || op.sequential))
     return ZkCode::kBadArguments;  // no such mode

@@ -88,6 +88,15 @@ struct ZkWrite {
   bool operator==(const ZkWrite&) const = default;
 };
 
+// The secret every server derives ZooKeeper session passwords from
+// (zk/session_auth.h, decision 0056): drawn by the leader before its first
+// ZooKeeper session, set once, kept in snapshots, shown by no API.
+inline constexpr std::size_t kZkSecretBytes = 32;
+struct ZkSecret {
+  std::string secret;  // kZkSecretBytes random bytes
+  bool operator==(const ZkSecret&) const = default;
+};
+
 // What one op of a ZkWrite did: ZooKeeper's code, the created path (with
 // its sequence suffix) and the node's Stat after the op (create, setData).
 struct ZkOpResult {

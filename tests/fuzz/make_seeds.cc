@@ -258,6 +258,11 @@ int main(int argc, char** argv) {
     std::string zk_entry;
     tenure::raft::EncodeEntry(zk_write, &zk_entry);
     Write(root / "command" / ("seed" + std::to_string(seed) + "-zk-write"), zk_entry);
+    tenure::state::Command zk_secret = restore;
+    zk_secret.body = tenure::state::ZkSecret{std::string(32, static_cast<char>(seed))};
+    std::string secret_entry;
+    tenure::raft::EncodeEntry(zk_secret, &secret_entry);
+    Write(root / "command" / ("seed" + std::to_string(seed) + "-zk-secret"), secret_entry);
     Write(root / "snapshot" / ("seed" + std::to_string(seed) + "-whole"),
           std::string(1, 0) + snapshot);
     snapshot.resize(snapshot.size() - 4);
@@ -295,6 +300,12 @@ int main(int argc, char** argv) {
     snapshot.clear();
     zk.EncodeSnapshot(&snapshot);
     Write(root / "snapshot" / "forged-base-zk-whole", std::string(1, 0) + snapshot);
+    // And with the session secret: snapshot version 12.
+    zk.Apply({tenure::ClusterMs(5), tenure::state::ZkSecret{std::string(32, 'k')}},
+             base.applied_index().Next().Next());
+    snapshot.clear();
+    zk.EncodeSnapshot(&snapshot);
+    Write(root / "snapshot" / "forged-base-zk-secret-whole", std::string(1, 0) + snapshot);
   }
   // Refused states, each with the bytes as they are (first byte 0).
   int forged = 0;

@@ -181,7 +181,7 @@ class RandomContents {
         return EtcdTxn{EtcdTxnAt(1)};
       case 26:
         return EtcdCompact{LogIndex(U64())};
-      default: {
+      case 27: {
         ZkWrite write;
         write.session = Id();
         write.ops.resize(rng_() % 4);
@@ -196,6 +196,8 @@ class RandomContents {
         }
         return write;
       }
+      default:
+        return ZkSecret{Bytes()};
     }
   }
 
@@ -582,6 +584,17 @@ TEST(CommandCodecTest, AZkWriteIsItsSessionAndOps) {
   Result<Command> back = DecodeCommand(want);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, c);
+}
+
+// docs/formats.md's ZkSecret (tag 34): the secret's bytes.
+TEST(CommandCodecTest, AZkSecretIsItsBytes) {
+  const Command c{ClusterMs(1), ZkSecret{std::string(32, 's')}, UnixMs(2)};
+  std::string want;
+  ByteWriter w(&want);
+  w.PutU8(2), w.PutU8(34), w.PutBytes(std::string(32, 's'));
+  w.PutSignedVarint(1), w.PutSignedVarint(2);
+  EXPECT_EQ(testing::Hex(Encode(c)), testing::Hex(want));
+  EXPECT_EQ(CommandName(c), "zk-secret");
 }
 
 // A kind past check, a mode bit past container or a version outside int32

@@ -115,10 +115,10 @@ TEST(StoreMembersTest, VersionOneAndTwoSnapshotsStillRestore) {
     EXPECT_EQ(*version, (*old)[7]);
   }
 
-  v3[7] = 12;  // the first version no tenure writes yet
+  v3[7] = 13;  // the first version no tenure writes yet
   Result<Store> unknown = Store::DecodeSnapshot(v3);
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().message().find("unknown version 12"), std::string_view::npos);
+  EXPECT_NE(unknown.status().message().find("unknown version 13"), std::string_view::npos);
 }
 
 // Version 3's checksum: a changed byte in a value (which decodes fine on its

@@ -276,10 +276,16 @@ constexpr const char* kZkCases[] = {"zk create",
                                     "zk NOCHILDRENFOREPHEMERALS",
                                     "zk EPHEMERALONLOCALSESSION",
                                     "zk SESSIONEXPIRED",
-                                    "zk record updated by another API"};
+                                    "zk record updated by another API",
+                                    "zk secret set",
+                                    "zk secret refused: set already"};
 
 void CountZk(const Command& command, const ModelStore& before, const ModelResult& r,
              const ModelStore& after, std::map<std::string, int>* seen) {
+  if (std::holds_alternative<ZkSecret>(command.body)) {
+    ++(*seen)[r.error ? "zk secret refused: set already" : "zk secret set"];
+    return;
+  }
   const auto* write = std::get_if<ZkWrite>(&command.body);
   if (write == nullptr) {
     for (const auto& [path, node] : after.zk_nodes) {

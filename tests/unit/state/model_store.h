@@ -267,6 +267,7 @@ class ModelStore {
   std::map<std::string, std::vector<ModelWaiter>> queues;
   // ZooKeeper's node records by path (model_zk.h).
   std::map<std::string, ModelZkNode> zk_nodes;
+  std::string zk_secret;  // ZkSecret's, set once
 
   // --- observable reads ------------------------------------------------------------
   const KvEntry* Find(const std::string& key) const {
@@ -1041,6 +1042,14 @@ class ModelStore {
   void ApplyBody(const EtcdTxn& c, LogIndex index, ModelResult* r);
   // model_zk.h.
   void ApplyBody(const ZkWrite& c, LogIndex index, ModelResult* r);
+  // The first secret stays: a second is refused.
+  void ApplyBody(const ZkSecret& c, LogIndex /*index*/, ModelResult* r) {
+    if (!zk_secret.empty()) {
+      r->error = "the ZooKeeper session secret is set already";
+      return;
+    }
+    zk_secret = c.secret;
+  }
   // etcd's kvstore.compact rule (decision 0048 section 1): a revision at or
   // below the compaction point is compacted; this entry's own revision or
   // a later one is the future (no client can have seen it); any other moves

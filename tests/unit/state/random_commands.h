@@ -106,6 +106,8 @@ inline std::string Describe(const Command& c) {
           os << DescribeTxn(b.txn);
         } else if constexpr (std::is_same_v<T, EtcdCompact>) {
           os << "revision=" << b.revision;
+        } else if constexpr (std::is_same_v<T, ZkSecret>) {
+          os << "secret=" << b.secret.size() << " bytes";
         } else if constexpr (std::is_same_v<T, ZkWrite>) {
           static constexpr const char* kKinds[] = {"create", "delete", "setData", "check"};
           os << "session=\"" << b.session << "\" ops=[";

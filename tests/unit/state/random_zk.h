@@ -37,7 +37,13 @@ class ZkGenerator {
     return paths;
   }
 
-  ZkWrite Next(const ModelStore& m, const std::vector<SessionId>& created) {
+  CommandBody Next(const ModelStore& m, const std::vector<SessionId>& created) {
+    // Now and then the session secret (set once: a second is refused).
+    if (Chance(4)) {
+      std::string secret(kZkSecretBytes, '\0');
+      for (char& c : secret) c = static_cast<char>(Uniform(256));
+      return ZkSecret{std::move(secret)};
+    }
     ZkWrite write;
     write.session = Session(m, created);
     const std::uint64_t ops = Chance(75) ? 1 : Uniform(5);

@@ -183,6 +183,10 @@ inline std::string ShowZk(const std::vector<ZkOpResult>& results, ZkCode error) 
 // model's naive reading (model_zk.h).
 inline std::string CompareZkTree(const Store& s, const ModelStore& m) {
   std::ostringstream os;
+  if (s.zk_secret() != m.zk_secret) {
+    return "zk secret: got " + std::to_string(s.zk_secret().size()) + " bytes, want " +
+           std::to_string(m.zk_secret.size());
+  }
   if (s.zk_nodes().size() != m.zk_nodes.size()) {
     os << "zk records: got " << s.zk_nodes().size() << " want " << m.zk_nodes.size();
     return os.str();

@@ -399,6 +399,28 @@ TEST(StoreZkTest, ASnapshotWithAForgedRecordIsRefused) {
   EXPECT_EQ(refused([](TEST_StoreEditor&) {}), "decoded");
 }
 
+// The password secret is set once; snapshots carry it as version 12.
+TEST(StoreZkTest, TheSessionSecretIsSetOnceAndSnapshotsCarryIt) {
+  ZkDriver d;
+  EXPECT_TRUE(d.store().zk_secret().empty());
+  ApplyResult r = d.Apply(ZkSecret{std::string(31, 'x')});
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_EQ(r.status.message(), "ZooKeeper session secret of 31 bytes, not 32");
+  EXPECT_TRUE(d.store().zk_secret().empty());
+  ASSERT_TRUE(d.Apply(ZkSecret{std::string(32, 'a')}).status.ok());
+  r = d.Apply(ZkSecret{std::string(32, 'b')});
+  EXPECT_EQ(r.status.message(), "the ZooKeeper session secret is set already");
+  EXPECT_EQ(d.store().zk_secret(), std::string(32, 'a'));
+  std::string bytes;
+  d.store().EncodeSnapshot(&bytes);
+  EXPECT_EQ(static_cast<int>(bytes[7]), 12);
+  Result<Store> back = Store::DecodeSnapshot(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->zk_secret(), d.store().zk_secret());
+  EXPECT_TRUE(back->zk_nodes().empty());
+  EXPECT_EQ(back->Digest(), d.store().Digest());
+}
+
 // The format of version 11, pinned: the forged base state with a container
 // and a sequential child under it, written at its next index
 // (tests/testdata/snapshots.golden).
@@ -421,6 +443,34 @@ TEST(StoreZkTest, TheFormatMatchesTheGoldenFile) {
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   EXPECT_EQ(static_cast<int>(opened->state[7]), 11);
   EXPECT_EQ(opened->store.zk_nodes(), store.zk_nodes());
+}
+
+// The format of version 12, pinned: the state of version 11's golden file
+// with the session secret set at the index after.
+TEST(StoreZkTest, TheSecretsFormatMatchesTheGoldenFile) {
+  Store store = testutil::ForgedBase();
+  LogIndex index = store.applied_index().Next();
+  const ZkWrite write{
+      SessionId(),
+      {ZkCreateOp("/golden", "g", false, false, true), ZkCreateOp("/golden/n-", "", false, true)}};
+  ASSERT_TRUE(store.Apply({testutil::kForgedNow, write, testutil::kForgedWall}, index).ok);
+  index = index.Next();
+  std::string secret;
+  for (int i = 0; i < 32; ++i) secret.push_back(static_cast<char>(i * 7));
+  ASSERT_TRUE(
+      store.Apply({testutil::kForgedNow, ZkSecret{secret}, testutil::kForgedWall}, index).ok);
+  const std::string got = EncodeBackup(store, 3, testutil::kForgedWall + 1000);
+  std::ifstream file(std::string(TENURE_TESTDATA_DIR) + "/snapshots.golden");
+  std::string line, want;
+  while (std::getline(file, line)) {
+    if (line.rfind("forged-base-v12 ", 0) == 0) want = testing::Unhex(line.substr(16));
+  }
+  ASSERT_FALSE(want.empty()) << "forged-base-v12 " << testing::Hex(got);
+  EXPECT_EQ(testing::Hex(got), testing::Hex(want)) << "a changed format needs a new version";
+  Result<OpenedBackup> opened = OpenBackup(want);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_EQ(static_cast<int>(opened->state[7]), 12);
+  EXPECT_EQ(opened->store.zk_secret(), secret);
 }
 
 }  // namespace
