@@ -263,9 +263,11 @@ void Store::ApplyZkSecret(const ZkSecret& c, ApplyResult* result) {
   zk_secret_ = c.secret;
 }
 
+// Each op below runs under ApplyZkWrite's journal: whatever a failing op
+// changed before it failed is rolled back with the rest of the entry.
 ZkCode Store::ZkCreate(const ZkOp& op, const SessionId& session, LogIndex index, ZkOpResult* out) {
-  if (op.container && (op.ephemeral || op.sequential))
-    return ZkCode::kBadArguments;  // no such mode
+  // Container with ephemeral or sequential: no such CreateMode.
+  if (op.container && (op.ephemeral || op.sequential)) return ZkCode::kBadArguments;
   if (op.ephemeral) {
     // Its owner must delete it when it ends: a numbered session that
     // deletes its keys (a ZooKeeper session is one).
@@ -281,14 +283,12 @@ ZkCode Store::ZkCreate(const ZkOp& op, const SessionId& session, LogIndex index,
   }
   const std::string_view parent = ZkParentKey(path);
   if (!IsZnode(parent)) return ZkCode::kNoNode;
+  // The parent's record (made now if it has none; a failed op rolls it
+  // back) counts this child from here on (ZkNoteCreated); its count of
+  // children ever created, before this one, is the sequence suffix.
+  const ZkNode& parent_record = ZkRecord(parent);
   std::string full = path;
-  if (op.sequential) {
-    // The parent's count of children ever created, before this one.
-    const ZkNode* record = FindZkNode(parent);
-    full += ZkSequenceSuffix(
-        record != nullptr ? record->children_created
-                          : ZkWrap(static_cast<std::uint64_t>(ScanZkChildren(kv_, parent).count)));
-  }
+  if (op.sequential) full += ZkSequenceSuffix(parent_record.children_created);
   // A key's size bounds a path (ZooKeeper's only bound is its frame's): the
   // suffix may take one past it.
   if (!ZkPathError(full).empty() || full.size() > limits::kKvKeyBytesMax) {
@@ -304,7 +304,6 @@ ZkCode Store::ZkCreate(const ZkOp& op, const SessionId& session, LogIndex index,
   if (parent != "/" && EphemeralOwner(*FindKv(parent)) != 0) {
     return ZkCode::kNoChildrenForEphemerals;
   }
-  ZkRecord(parent);  // counts this child from here on (ZkNoteCreated)
   KvEntry entry;
   entry.key = full;
   entry.value = op.data;

@@ -100,22 +100,20 @@ namespace tenure::zk {
 
 // The state's ZooKeeper codes and bounds are these (state/zk_tree.h: the
 // state layer cannot see this one).
+constexpr bool SameCode(state::ZkCode a, ErrorCode b) {
+  return static_cast<std::int32_t>(a) == static_cast<std::int32_t>(b);
+}
 static_assert(kMultiOpsMax == state::kZkWriteOpsMax);
-static_assert(static_cast<int>(state::ZkCode::kRuntimeInconsistency) ==
-              static_cast<int>(ErrorCode::kRuntimeInconsistency));
-static_assert(static_cast<int>(state::ZkCode::kBadArguments) ==
-              static_cast<int>(ErrorCode::kBadArguments));
-static_assert(static_cast<int>(state::ZkCode::kNoNode) == static_cast<int>(ErrorCode::kNoNode));
-static_assert(static_cast<int>(state::ZkCode::kBadVersion) ==
-              static_cast<int>(ErrorCode::kBadVersion));
-static_assert(static_cast<int>(state::ZkCode::kNoChildrenForEphemerals) ==
-              static_cast<int>(ErrorCode::kNoChildrenForEphemerals));
-static_assert(static_cast<int>(state::ZkCode::kNodeExists) ==
-              static_cast<int>(ErrorCode::kNodeExists));
-static_assert(static_cast<int>(state::ZkCode::kNotEmpty) == static_cast<int>(ErrorCode::kNotEmpty));
-static_assert(static_cast<int>(state::ZkCode::kSessionExpired) ==
-              static_cast<int>(ErrorCode::kSessionExpired));
-static_assert(static_cast<int>(state::ZkCode::kEphemeralOnLocalSession) ==
-              static_cast<int>(ErrorCode::kEphemeralOnLocalSession));
+static_assert(SameCode(state::ZkCode::kRuntimeInconsistency, ErrorCode::kRuntimeInconsistency));
+static_assert(SameCode(state::ZkCode::kBadArguments, ErrorCode::kBadArguments));
+static_assert(SameCode(state::ZkCode::kNoNode, ErrorCode::kNoNode));
+static_assert(SameCode(state::ZkCode::kBadVersion, ErrorCode::kBadVersion));
+static_assert(SameCode(state::ZkCode::kNoChildrenForEphemerals,
+                       ErrorCode::kNoChildrenForEphemerals));
+static_assert(SameCode(state::ZkCode::kNodeExists, ErrorCode::kNodeExists));
+static_assert(SameCode(state::ZkCode::kNotEmpty, ErrorCode::kNotEmpty));
+static_assert(SameCode(state::ZkCode::kSessionExpired, ErrorCode::kSessionExpired));
+static_assert(SameCode(state::ZkCode::kEphemeralOnLocalSession,
+                       ErrorCode::kEphemeralOnLocalSession));
 
 }  // namespace tenure::zk

@@ -299,43 +299,35 @@ void CountZk(const Command& command, const ModelStore& before, const ModelResult
   }
   if (r.zk_error == ZkCode::kSessionExpired) ++(*seen)["zk SESSIONEXPIRED"];
   if (write->ops.size() > 1) ++(*seen)[r.ok ? "zk multi applied" : "zk multi failed midway"];
+  static const std::map<ZkCode, const char*> kRefusals = {
+      {ZkCode::kNoNode, "zk NONODE"},
+      {ZkCode::kNodeExists, "zk NODEEXISTS"},
+      {ZkCode::kBadVersion, "zk BADVERSION"},
+      {ZkCode::kNotEmpty, "zk NOTEMPTY"},
+      {ZkCode::kBadArguments, "zk BADARGUMENTS"},
+      {ZkCode::kNoChildrenForEphemerals, "zk NOCHILDRENFOREPHEMERALS"},
+      {ZkCode::kEphemeralOnLocalSession, "zk EPHEMERALONLOCALSESSION"}};
   for (std::size_t i = 0; i < r.zk.size(); ++i) {
     const ZkOp& op = write->ops[i];
-    switch (r.zk[i].code) {
-      case ZkCode::kOk:
-        if (!r.ok) break;
-        if (op.kind == ZkOp::Kind::kCreate) {
-          ++(*seen)[op.sequential  ? "zk sequential create"
-                    : op.ephemeral ? "zk ephemeral create"
-                    : op.container ? "zk container create"
-                                   : "zk create"];
-        }
-        if (op.kind == ZkOp::Kind::kDelete) ++(*seen)["zk delete"];
-        if (op.kind == ZkOp::Kind::kSetData) ++(*seen)["zk setData"];
-        if (op.kind == ZkOp::Kind::kCheck) ++(*seen)["zk check passed"];
+    if (auto refusal = kRefusals.find(r.zk[i].code); refusal != kRefusals.end()) {
+      ++(*seen)[refusal->second];
+    }
+    if (r.zk[i].code != ZkCode::kOk || !r.ok) continue;
+    switch (op.kind) {
+      case ZkOp::Kind::kCreate:
+        ++(*seen)[op.sequential  ? "zk sequential create"
+                  : op.ephemeral ? "zk ephemeral create"
+                  : op.container ? "zk container create"
+                                 : "zk create"];
         break;
-      case ZkCode::kNoNode:
-        ++(*seen)["zk NONODE"];
+      case ZkOp::Kind::kDelete:
+        ++(*seen)["zk delete"];
         break;
-      case ZkCode::kNodeExists:
-        ++(*seen)["zk NODEEXISTS"];
+      case ZkOp::Kind::kSetData:
+        ++(*seen)["zk setData"];
         break;
-      case ZkCode::kBadVersion:
-        ++(*seen)["zk BADVERSION"];
-        break;
-      case ZkCode::kNotEmpty:
-        ++(*seen)["zk NOTEMPTY"];
-        break;
-      case ZkCode::kBadArguments:
-        ++(*seen)["zk BADARGUMENTS"];
-        break;
-      case ZkCode::kNoChildrenForEphemerals:
-        ++(*seen)["zk NOCHILDRENFOREPHEMERALS"];
-        break;
-      case ZkCode::kEphemeralOnLocalSession:
-        ++(*seen)["zk EPHEMERALONLOCALSESSION"];
-        break;
-      default:
+      case ZkOp::Kind::kCheck:
+        ++(*seen)["zk check passed"];
         break;
     }
   }

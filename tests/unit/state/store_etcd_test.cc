@@ -48,11 +48,7 @@ class EtcdDriver : public StoreDriver {
   }
   // A lease as Grant makes one: a numbered session whose keys go with it.
   std::int64_t Grant(std::int64_t id, DurationNs lock_delay_ns = 0) {
-    Session s =
-        testutil::MakeSession(NumberedSessionId(id), "node1", lock_delay_ns, Behavior::kDelete);
-    s.ttl = "10s";
-    s.ttl_ns = 10 * kNsPerSecond;
-    CreateSession(std::move(s));
+    CreateSession(testutil::MakeNumberedSession(id, lock_delay_ns));
     return id;
   }
 };

@@ -20,6 +20,7 @@
 
 #include "common/types.h"
 #include "state/command.h"
+#include "state/numbered_session.h"
 #include "state/store.h"
 #include "state/txn.h"
 #include "state/types.h"
@@ -100,6 +101,15 @@ inline Session MakeSession(SessionId id, std::string node = "node1", DurationNs 
   s.lock_delay_ns = lock_delay_ns;
   s.behavior = behavior;
   s.node_checks = {"serfHealth"};
+  return s;
+}
+
+// A numbered session as an etcd lease grant or a ZooKeeper connect makes
+// one (decision 0048 section 3): its keys go with it, a 10 s TTL.
+inline Session MakeNumberedSession(std::int64_t number, DurationNs lock_delay_ns = 0) {
+  Session s = MakeSession(NumberedSessionId(number), "node1", lock_delay_ns, Behavior::kDelete);
+  s.ttl = "10s";
+  s.ttl_ns = 10 * kNsPerSecond;
   return s;
 }
 

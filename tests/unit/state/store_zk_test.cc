@@ -55,10 +55,7 @@ class ZkDriver : public StoreDriver {
   // A ZooKeeper session as slice 3 will make one: numbered, its keys deleted
   // when it ends.
   SessionId ZkSession(std::int64_t number) {
-    Session s = testutil::MakeSession(NumberedSessionId(number), "node1", 0, Behavior::kDelete);
-    s.ttl = "10s";
-    s.ttl_ns = 10 * kNsPerSecond;
-    return CreateSession(std::move(s));
+    return CreateSession(testutil::MakeNumberedSession(number));
   }
   ZkStat Stat(std::string_view path) {
     std::optional<ZkStat> stat = store().ZkStatOf(path);
