@@ -22,6 +22,7 @@
 #include "etcd/gateway.h"
 #include "etcd/grpc_server.h"
 #include "etcd/leader_relay.h"
+#include "zk/client_port.h"
 #include "http/api.h"
 #include "listen/server.h"
 #include "server/server.h"
@@ -72,6 +73,10 @@ std::string WhoReachesTheApi(const AgentPlan& plan) {
   };
   if (plan.etcd) etcd("http://", *plan.etcd);
   if (plan.etcd_tls) etcd("https://", *plan.etcd_tls);
+  if (plan.zk) {
+    who += fmt::format("{}{}:{} (ZooKeeper)", who.empty() ? "" : " or ", plan.zk->host,
+                       plan.zk->port);
+  }
   return who;
 }
 
@@ -114,6 +119,7 @@ Status RunAgent(AgentPlan plan) {
   };
   listen::HttpServer etcd_server(io, etcd_handler);
   listen::HttpServer etcd_tls_server(io, etcd_handler);  // -grpc-tls-addr
+  zk::ClientPort zk_port(server, io);
 
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   boost::asio::signal_set reload_signal(io, SIGHUP);
@@ -133,6 +139,7 @@ Status RunAgent(AgentPlan plan) {
     https_server.Stop();
     etcd_server.Stop();
     etcd_tls_server.Stop();
+    zk_port.Stop();
     if (etcd_relay != nullptr) etcd_relay->Shutdown();
     api.Shutdown();
     server.Stop([&io] { io.stop(); });
@@ -238,6 +245,18 @@ Status RunAgent(AgentPlan plan) {
   }
   if (plan.dev && !plan.etcd_dev_skipped.empty()) {
     log::Info("agent", "no etcd API in this dev server: " + plan.etcd_dev_skipped);
+  }
+  if (plan.zk) {
+    if (Status listening = zk_port.Listen(*plan.zk); !listening.ok()) {
+      if (!plan.zk_dev_default) return listening;
+      plan.zk_dev_skipped = "127.0.0.1:2181 is in use (" + std::string(listening.message()) + ")";
+    } else {
+      log::Info("agent", fmt::format("serving ZooKeeper's client protocol on {}",
+                                     FormatHostPort({plan.zk->host, zk_port.port()})));
+    }
+  }
+  if (plan.dev && !plan.zk_dev_skipped.empty()) {
+    log::Info("agent", "no ZooKeeper port in this dev server: " + plan.zk_dev_skipped);
   }
   std::string api_addresses;
   if (plan.http) api_addresses = "http://" + plan.http_addr;

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "agent/config_checks.h"
+#include "agent/config_zk.h"
 #include "common/duration.h"
 #include "common/limits.h"
 #include "common/strings.h"
@@ -316,6 +317,9 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
       etcd.reset();
     }
   }
+  std::string zk_dev_skipped;
+  TENURE_ASSIGN_OR_RETURN(std::optional<zk::ClientPortOptions> zk,
+                          PlanZooKeeperPort(config, http_off, &listeners, &zk_dev_skipped));
   if (!config.join.empty() && !config.bootstrap_peers.empty()) {
     return Status::InvalidArgument("-join and -bootstrap-peers exclude each other");
   }
@@ -407,6 +411,9 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     options.etcd_history_bytes = static_cast<std::size_t>(config.etcd_history_bytes);
   }
   plan.etcd_dev_skipped = std::move(etcd_dev_skipped);
+  plan.zk = std::move(zk);
+  plan.zk_dev_default = config.dev && config.zk_addr.empty();
+  plan.zk_dev_skipped = std::move(zk_dev_skipped);
   if (options.acl.enabled && !config.operator_token_file.empty()) {
     return Status::InvalidArgument(
         "-operator-token-file is for servers without ACLs; with -acl-enabled, give the "

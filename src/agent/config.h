@@ -17,6 +17,7 @@
 #include "listen/server.h"
 #include "server/server.h"
 #include "tls/context.h"
+#include "zk/client_port_options.h"
 
 namespace tenure::agent {
 
@@ -43,6 +44,12 @@ struct AgentConfig {
   // The events a server keeps for etcd's reads of past revisions (decision
   // 0048 section 1), in bytes; only while the etcd API is served.
   std::uint64_t etcd_history_bytes = 64ull << 20;
+  // ZooKeeper's client port (docs/zookeeper-compat.md): "" is off, except
+  // that -dev serves it on 127.0.0.1:2181 when that port is free; "off":
+  // none even with -dev. And the bounds of a negotiated session timeout.
+  std::string zk_addr;
+  std::string zk_session_timeout_min = "4s";
+  std::string zk_session_timeout_max = "40s";
   std::string raft_addr = "127.0.0.1:8300";
   std::string raft_bind_addr;  // listen here instead of raft_addr (NAT, proxies)
   std::string node_name;       // empty: the hostname
@@ -87,6 +94,10 @@ struct AgentPlan {
   bool etcd_dev_default = false;
   // Why -dev serves no etcd API although it would by default ("" if it does).
   std::string etcd_dev_skipped;
+  // ZooKeeper's client port, when served; -dev's default gives way as etcd's.
+  std::optional<zk::ClientPortOptions> zk;
+  bool zk_dev_default = false;
+  std::string zk_dev_skipped;
   tls::ServerFiles tls_files;     // reloaded on SIGHUP
   std::vector<std::string> join;  // empty: no -join
   std::string data_dir;           // empty with dev: RunAgent makes one

@@ -62,6 +62,17 @@ std::vector<Setting> MakeSettings() {
       {"etcd_history_bytes", "etcd-history-bytes", T::kUint64, &C::etcd_history_bytes,
        "bytes of recent changes each server keeps for etcd's reads of past revisions (default "
        "67108864; docs/limits.md)"},
+      {"zk_addr", "zk-addr", T::kString, &C::zk_addr,
+       "address of ZooKeeper's client protocol, in clear text (-dev: 127.0.0.1:2181 when "
+       "free; off: none; docs/zookeeper-compat.md)"},
+      {"zk_session_timeout_min", "zk-session-timeout-min", T::kString,
+       &C::zk_session_timeout_min,
+       "the shortest session timeout a ZooKeeper client is given; shorter requests are raised "
+       "to it (default 4s, ZooKeeper's 2 ticks)"},
+      {"zk_session_timeout_max", "zk-session-timeout-max", T::kString,
+       &C::zk_session_timeout_max,
+       "the longest session timeout a ZooKeeper client is given; longer requests are cut to it "
+       "(default 40s, ZooKeeper's 20 ticks)"},
       {"raft_addr", "raft-addr", T::kString, &C::raft_addr,
        "address of the raft transport (default 127.0.0.1:8300)"},
       {"raft_bind_addr", "raft-bind-addr", T::kString, &C::raft_bind_addr,

@@ -350,9 +350,10 @@ class DevServer:
                        starts one on its data dir (the only difference with
                        -data-dir given is the warning about a missing
                        -raft-key-file); for durability and recovery tests
-      etcd_default     True: leave -dev's etcd port (127.0.0.1:2379 when free)
-                       as a user gets it; default: "-grpc-addr off" unless
-                       extra_args name -grpc-addr, so which test's server
+      etcd_default     True: leave -dev's etcd and ZooKeeper ports (127.0.0.1:2379
+                       and 2181 when free) as a user gets them; default:
+                       "-grpc-addr off" and "-zk-addr off" unless extra_args
+                       name them, so which test's server
                        happens to win port 2379 (and keeps etcd's history
                        window in memory) never depends on timing
       http_addr, raft_addr
@@ -373,6 +374,8 @@ class DevServer:
         self.extra_args = list(extra_args)
         if dev and not etcd_default and "-grpc-addr" not in self.extra_args:
             self.extra_args += ["-grpc-addr", "off"]
+        if dev and not etcd_default and "-zk-addr" not in self.extra_args:
+            self.extra_args += ["-zk-addr", "off"]
         self.startup_timeout = startup_timeout
         self.env = dict(env or {})
         self.keep_data = keep_data

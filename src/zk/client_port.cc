@@ -1,0 +1,269 @@
+#include "zk/client_port.h"
+
+#include <fmt/format.h>
+#include <openssl/rand.h>
+
+#include <boost/asio/post.hpp>
+
+#include "common/assert.h"
+#include "common/log.h"
+#include "server/server.h"
+#include "state/command.h"
+#include "state/numbered_session.h"
+#include "zk/connection.h"
+#include "zk/protocol.h"
+#include "zk/session_auth.h"
+
+namespace tenure::zk {
+namespace {
+
+namespace asio = boost::asio;
+
+// The name every ZooKeeper session carries (Consul's session list shows it).
+constexpr std::string_view kSessionName = "zookeeper";
+
+// The answer to a session that cannot be reopened: ZooKeeper's.
+ConnectResponse Expired(const ConnectRequest& request) {
+  ConnectResponse answer;
+  answer.password.assign(16, '\0');
+  if (request.read_only) answer.read_only = false;
+  return answer;
+}
+
+ConnectResponse Opened(const ConnectRequest& request, std::int32_t timeout_ms,
+                       std::int64_t session, const std::string& secret) {
+  ConnectResponse answer;
+  answer.timeout_ms = timeout_ms;
+  answer.session_id = session;
+  answer.password = SessionPassword(secret, session);
+  if (request.read_only) answer.read_only = false;
+  return answer;
+}
+
+}  // namespace
+
+ClientPort::ClientPort(server::Server& server, asio::io_context& io)
+    : server_(server), io_(io), scratch_(std::make_unique<char[]>(kScratchBytes)) {}
+
+ClientPort::~ClientPort() {
+  *alive_ = false;
+  Stop();
+}
+
+Status ClientPort::Listen(const ClientPortOptions& options) {
+  options_ = options;
+  boost::system::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(options.host, ec);
+  if (ec) return Status::InvalidArgument("ZooKeeper address " + options.host + ": " + ec.message());
+  auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(io_);
+  const asio::ip::tcp::endpoint endpoint(address, options.port);
+  acceptor->open(endpoint.protocol(), ec);
+  if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor->bind(endpoint, ec);
+  if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::Unavailable(
+        fmt::format("listening for ZooKeeper on {}:{}: {}", options.host, options.port,
+                    ec.message()));
+  }
+  acceptor_ = std::move(acceptor);
+  opened_ms_ = server_.clock().NowMonoMs();
+  Accept();
+  return Status::Ok();
+}
+
+std::uint16_t ClientPort::port() const {
+  boost::system::error_code ec;
+  return acceptor_ ? acceptor_->local_endpoint(ec).port() : 0;
+}
+
+void ClientPort::Stop() {
+  if (acceptor_) {
+    boost::system::error_code ignored;
+    acceptor_->close(ignored);
+  }
+  const std::set<std::shared_ptr<Connection>> open = connections_;
+  for (const std::shared_ptr<Connection>& connection : open) connection->Close();
+}
+
+void ClientPort::Accept() {
+  std::weak_ptr<bool> alive = alive_;
+  acceptor_->async_accept([this, alive](boost::system::error_code ec,
+                                        asio::ip::tcp::socket socket) {
+    if (alive.expired() || !*alive.lock() || !acceptor_->is_open()) return;
+    if (!ec) {
+      if (connections_.size() >= options_.connections_max) {
+        boost::system::error_code ignored;
+        socket.close(ignored);  // as ZooKeeper closes one past maxClientCnxns
+      } else {
+        auto connection = std::make_shared<Connection>(*this, std::move(socket));
+        connections_.insert(connection);
+        connection->Start();
+      }
+    }
+    Accept();
+  });
+}
+
+bool ClientPort::Serving() const { return server_.IsLeader(); }
+
+void ClientPort::Forget(const Connection* connection) {
+  auto it = std::find_if(connections_.begin(), connections_.end(),
+                         [connection](const auto& held) { return held.get() == connection; });
+  if (it == connections_.end()) return;
+  auto by = by_session_.find(connection->session());
+  if (by != by_session_.end() && by->second.lock().get() == connection) by_session_.erase(by);
+  // Freed after the caller's stack unwinds: it may be the connection itself.
+  asio::post(io_, [held = *it] {});
+  connections_.erase(it);
+}
+
+void ClientPort::Adopt(std::int64_t session, const std::shared_ptr<Connection>& connection) {
+  std::weak_ptr<Connection>& owner = by_session_[session];
+  if (std::shared_ptr<Connection> older = owner.lock(); older != nullptr && older != connection) {
+    older->Close();  // ZooKeeper closes it too (CLIENT_RECONNECT)
+  }
+  by_session_[session] = connection;
+}
+
+// processConnectRequest's order: a client ahead of this server is refused
+// unanswered; the timeout is clamped; a new session is made, or an
+// existing one reopened with its password.
+void ClientPort::Connect(const ConnectRequest& request,
+                         const std::shared_ptr<Connection>& connection, ConnectDone done) {
+  if (!Serving()) return done(Status::Unavailable("not serving ZooKeeper requests"));
+  const auto applied = static_cast<std::int64_t>(server_.store().applied_index().value());
+  if (request.last_zxid_seen > applied) {
+    log::Info("zk", fmt::format("refusing a session request that has seen zxid 0x{:x}, ours is "
+                                "0x{:x}: the client must try another server",
+                                request.last_zxid_seen, applied));
+    return done(Status::Unavailable("client ahead of this server"));
+  }
+  const std::int32_t timeout_ms =
+      NegotiatedTimeoutMs(request.timeout_ms, options_.session_timeout_min_ms,
+                          options_.session_timeout_max_ms);
+  if (request.session_id == 0) return CreateSession(timeout_ms, connection, [request, done](
+                                                        Result<ConnectResponse> answer) {
+    if (answer.ok() && request.read_only) answer->read_only = false;
+    done(std::move(answer));
+  });
+  const std::string& secret = server_.store().zk_secret();
+  const state::SessionId id = state::NumberedSessionId(request.session_id);
+  const state::Session* session = server_.store().FindSession(id);
+  if (secret.empty() || session == nullptr || session->behavior != state::Behavior::kDelete ||
+      server_.IsExpiring(id) || !PasswordMatches(secret, request.session_id, request.password)) {
+    log::Info("zk", fmt::format("invalid session 0x{:x}, probably expired", request.session_id));
+    return done(Expired(request));
+  }
+  std::weak_ptr<bool> alive = alive_;
+  std::weak_ptr<Connection> weak = connection;
+  server_.Renew(id, [this, alive, weak, request, done](Result<const state::Session*> renewed) {
+    if (alive.expired() || !*alive.lock()) return;
+    if (!renewed.ok()) {
+      if (renewed.status().code() == Code::kNotFound) return done(Expired(request));
+      return done(renewed.status());
+    }
+    // The session keeps the timeout it was made with: its TTL is replicated.
+    const auto ttl_ms = static_cast<std::int32_t>(
+        std::min<std::int64_t>((*renewed)->ttl_ns / 1'000'000, INT32_MAX));
+    if (std::shared_ptr<Connection> owner = weak.lock()) Adopt(request.session_id, owner);
+    done(Opened(request, ttl_ms, request.session_id, server_.store().zk_secret()));
+  });
+}
+
+void ClientPort::EnsureSecret(std::function<void(Status)> done) {
+  if (!server_.store().zk_secret().empty()) return done(Status::Ok());
+  secret_waiters_.push_back(std::move(done));
+  if (secret_waiters_.size() > 1) return;  // one proposal serves them all
+  std::string secret(state::kZkSecretBytes, '\0');
+  TENURE_ASSERT(RAND_bytes(reinterpret_cast<unsigned char*>(secret.data()),
+                           static_cast<int>(secret.size())) == 1);
+  std::weak_ptr<bool> alive = alive_;
+  server_.Propose(state::ZkSecret{std::move(secret)},
+                  [this, alive](Result<state::ApplyResult>) {
+                    if (alive.expired() || !*alive.lock()) return;
+                    // Set by this entry or by another leader's first: either way
+                    // the Store has it now, or the proposal failed.
+                    const Status status = server_.store().zk_secret().empty()
+                                              ? Status::Unavailable("no ZooKeeper secret")
+                                              : Status::Ok();
+                    std::vector<std::function<void(Status)>> waiters;
+                    waiters.swap(secret_waiters_);
+                    for (auto& waiter : waiters) waiter(status);
+                  });
+}
+
+void ClientPort::CreateSession(std::int32_t timeout_ms,
+                               const std::shared_ptr<Connection>& connection, ConnectDone done) {
+  std::weak_ptr<Connection> weak = connection;
+  std::weak_ptr<bool> alive = alive_;
+  EnsureSecret([this, alive, weak, timeout_ms, done](Status secret) {
+    if (alive.expired() || !*alive.lock()) return;
+    if (!secret.ok()) return done(secret);
+    const std::int64_t number = server_.NewLeaseNumber();
+    state::Session session;
+    session.id = state::NumberedSessionId(number);
+    session.name = std::string(kSessionName);
+    session.node = server_.options().node_name;
+    session.ttl = std::to_string(timeout_ms) + "ms";
+    session.ttl_ns = static_cast<DurationNs>(timeout_ms) * 1'000'000;
+    session.behavior = state::Behavior::kDelete;
+    server_.Propose(state::SessionCreate{std::move(session)},
+                    [this, alive, weak, number, timeout_ms,
+                     done](Result<state::ApplyResult> result) {
+                      if (alive.expired() || !*alive.lock()) return;
+                      if (!result.ok()) return done(result.status());
+                      if (!result->status.ok()) return done(result->status);
+                      if (std::shared_ptr<Connection> owner = weak.lock()) {
+                        Adopt(number, owner);
+                      }
+                      done(Opened(ConnectRequest{}, timeout_ms, number,
+                                  server_.store().zk_secret()));
+                    });
+  });
+}
+
+void ClientPort::CountLatency(DurationMs ms) {
+  if (latency_count_ == 0 || ms < latency_min_ms_) latency_min_ms_ = ms;
+  latency_max_ms_ = std::max(latency_max_ms_, ms);
+  latency_sum_ms_ += ms;
+  ++latency_count_;
+}
+
+PortFacts ClientPort::Facts() const {
+  PortFacts facts;
+  const state::Store& store = server_.store();
+  facts.serving = Serving();
+  facts.mode = server_.RaftConfiguration().size() <= 1 ? "standalone"
+               : server_.IsLeader()                    ? "leader"
+                                                       : "follower";
+  facts.version = TENURE_VERSION;
+  facts.zxid = static_cast<std::int64_t>(store.applied_index().value());
+  // ZooKeeper counts "", "/", "/zookeeper" and its two children too.
+  facts.node_count = 5;
+  for (const state::KvEntry* entry : store.ListKv("/")) {
+    if (entry->key != "/zookeeper" && !entry->key.starts_with("/zookeeper/") &&
+        store.IsZnode(entry->key)) {
+      ++facts.node_count;
+    }
+  }
+  for (const state::Session* session : store.ListSessions()) {
+    if (session->name != kSessionName || !state::IsNumberedSession(session->id)) continue;
+    ++facts.sessions;
+    if (const std::set<std::string>* held = store.HeldKeys(session->id)) {
+      facts.ephemerals += static_cast<std::int64_t>(held->size());
+    }
+  }
+  facts.connections = static_cast<std::int64_t>(connections_.size());
+  facts.outstanding = outstanding_;
+  facts.received = received_;
+  facts.sent = sent_;
+  facts.latency_min_ms = latency_min_ms_;
+  facts.latency_max_ms = latency_max_ms_;
+  facts.latency_avg_ms =
+      latency_count_ == 0 ? 0.0 : static_cast<double>(latency_sum_ms_) / static_cast<double>(latency_count_);
+  facts.uptime_ms = server_.clock().NowMonoMs() - opened_ms_;
+  return facts;
+}
+
+}  // namespace tenure::zk

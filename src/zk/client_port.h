@@ -1,0 +1,104 @@
+// ZooKeeper's client port (decision 0056): a TCP listener on the server's
+// loop whose connections speak ZooKeeper's protocol over the Server. It
+// owns the connections (zk/connection.h), opens and reopens sessions (a
+// ZooKeeper session is a numbered tenure session, its password derived
+// from the replicated secret, zk/session_auth.h), and counts what srvr and
+// mntr report. Loop thread only.
+//
+// This slice serves on the leader: a follower closes a new connection
+// unanswered, as a ZooKeeper server that is not serving does, and the
+// client tries the next server of its connect string (docs/zookeeper-compat.md).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "common/status.h"
+#include "common/types.h"
+#include "zk/client_port_options.h"
+#include "zk/four_letter.h"
+#include "zk/records.h"
+
+namespace tenure::server {
+class Server;
+}
+
+namespace tenure::zk {
+
+class Connection;
+
+
+class ClientPort {
+ public:
+  ClientPort(server::Server& server, boost::asio::io_context& io);
+  ~ClientPort();
+  ClientPort(const ClientPort&) = delete;
+  ClientPort& operator=(const ClientPort&) = delete;
+
+  Status Listen(const ClientPortOptions& options);
+  std::uint16_t port() const;
+  // Stops accepting and closes every connection (their sessions stay, as a
+  // ZooKeeper server's shutdown leaves them to expire or move).
+  void Stop();
+  std::size_t connection_count() const { return connections_.size(); }
+
+  // --- For connections ---------------------------------------------------
+  server::Server& server() { return server_; }
+  boost::asio::io_context& io() { return io_; }
+  const ClientPortOptions& options() const { return options_; }
+  // Every read lands here first (one buffer for all connections).
+  char* scratch() { return scratch_.get(); }
+  static constexpr std::size_t kScratchBytes = 64 * 1024;
+  // Whether this server serves ZooKeeper requests now (it leads).
+  bool Serving() const;
+
+  // Opens a session for `request` (sessionId 0) or reopens one, as
+  // ZooKeeper's processConnectRequest does; `done` gets the answer (timeOut
+  // 0 for a session that cannot be reopened) or an error: the connection
+  // then ends unanswered. `connection` is recorded as the session's, and an
+  // older connection of it on this server is closed.
+  using ConnectDone = std::function<void(Result<ConnectResponse>)>;
+  void Connect(const ConnectRequest& request, const std::shared_ptr<Connection>& connection,
+               ConnectDone done);
+  void Forget(const Connection* connection);  // it closed
+
+  PortFacts Facts() const;
+  void CountReceived() { ++received_; }
+  void CountSent() { ++sent_; }
+  void CountLatency(DurationMs ms);
+  void AddOutstanding(std::int64_t delta) { outstanding_ += delta; }
+
+ private:
+  void Accept();
+  void EnsureSecret(std::function<void(Status)> done);
+  void CreateSession(std::int32_t timeout_ms, const std::shared_ptr<Connection>& connection,
+                     ConnectDone done);
+  void Adopt(std::int64_t session, const std::shared_ptr<Connection>& connection);
+
+  server::Server& server_;
+  boost::asio::io_context& io_;
+  ClientPortOptions options_;
+  std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
+  std::unique_ptr<char[]> scratch_;
+  std::set<std::shared_ptr<Connection>> connections_;
+  std::map<std::int64_t, std::weak_ptr<Connection>> by_session_;
+  std::vector<std::function<void(Status)>> secret_waiters_;
+  MonoMs opened_ms_;
+  std::int64_t received_ = 0;
+  std::int64_t sent_ = 0;
+  std::int64_t outstanding_ = 0;
+  std::int64_t latency_count_ = 0;
+  std::int64_t latency_sum_ms_ = 0;
+  std::int64_t latency_min_ms_ = 0;
+  std::int64_t latency_max_ms_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace tenure::zk

@@ -1,0 +1,28 @@
+// The settings of ZooKeeper's client port (zk/client_port.h), apart from
+// the port itself so that configuration code needs no socket headers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "common/types.h"
+
+namespace tenure::zk {
+
+struct ClientPortOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 2181;  // 0 picks a free port (tests)
+  // The negotiated session timeout's bounds (ZooKeeper's
+  // minSessionTimeout and maxSessionTimeout: 2 and 20 ticks of 2 s).
+  std::int32_t session_timeout_min_ms = 4000;
+  std::int32_t session_timeout_max_ms = 40000;
+  // Open connections in all; the next one is closed at once, as ZooKeeper
+  // closes one past maxClientCnxns.
+  std::size_t connections_max = 10000;
+  // A new connection's ConnectRequest (or four-letter word) must arrive
+  // within this.
+  DurationMs handshake_timeout_ms = 10000;
+};
+
+}  // namespace tenure::zk

@@ -1,0 +1,110 @@
+// One ZooKeeper client connection of the ClientPort (zk/client_port.h).
+// Private to src/zk; loop thread only.
+//
+// Its phases: kHandshake (the first 4 bytes may be a four-letter word,
+// else the first frame is a ConnectRequest), kConnecting (the session is
+// being opened; nothing more is read, as ZooKeeper's disableRecv), kServing
+// (requests), kClosing (the last answer goes out, then the socket closes),
+// kClosed.
+//
+// Requests are answered in the order they came (clients treat a reply out
+// of order as fatal), through a queue of slots. A read runs once every
+// request before it has its answer; a write (and sync) starts once every
+// read before it ran, so a read never sees a later write of its own
+// connection, nor misses an earlier one. Each request renews the session.
+// Reads wait for readiness and go to the port's shared buffer, so an idle
+// connection holds no read buffer; reading stops while its unsent answers
+// pass kUnsentBytesMax (a client that never reads holds that much).
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "server/acl_resolver.h"
+#include "common/status.h"
+#include "common/types.h"
+#include "zk/framing.h"
+#include "zk/records.h"
+#include "zk/request.h"
+
+namespace tenure::zk {
+
+class ClientPort;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(ClientPort& port, boost::asio::ip::tcp::socket socket);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  void Start();
+  // Closes the socket now; answers not yet written are dropped. Idempotent.
+  void Close();
+  std::int64_t session() const { return session_; }
+
+  // Unsent answer bytes past which reading stops.
+  static constexpr std::size_t kUnsentBytesMax = 4 * 1024 * 1024;
+
+ private:
+  enum class Phase : std::uint8_t { kHandshake, kConnecting, kServing, kClosing, kClosed };
+  struct Slot {
+    std::uint64_t id = 0;
+    DecodedRequest request;
+    enum class State : std::uint8_t { kWaiting, kStarted, kDone } state = State::kWaiting;
+    std::string answer;         // the reply frame without its length
+    bool ends_connection = false;
+    MonoMs read_ms;
+  };
+
+  void ArmRead();
+  void OnReadable();
+  void OnBytes(const char* data, std::size_t size);
+  void OnConnectFrame(const std::string& frame);
+  void OnConnected(Result<ConnectResponse> answer, bool sent_read_only);
+  void OnRequestFrame(const std::string& frame);
+  void Pump();
+  bool Begin(Slot& slot);  // true: done at once
+  void StartWrite(std::uint64_t id);
+  void StartSync(std::uint64_t id);
+  void StartClose(std::uint64_t id);
+  void Authenticate(Slot& slot);
+  void Finish(std::uint64_t id, std::string answer, bool ends_connection = false);
+  Slot* Find(std::uint64_t id);
+  void Renew();
+  void SendFrame(std::string_view frame);
+  void SendText(std::string_view text);
+  void Flush();
+  void ArmTimer(DurationMs after_ms);
+  void OnTimer();
+
+  ClientPort& port_;
+  boost::asio::ip::tcp::socket socket_;
+  boost::asio::steady_timer timer_;
+  Phase phase_ = Phase::kHandshake;
+  std::string head_;  // the first bytes, until 4 tell a word from a length
+  bool head_checked_ = false;
+  FrameSplitter frames_;
+  bool reading_ = false;   // a readiness wait is armed
+  bool writing_ = false;   // an async write is under way
+  std::string sending_;    // the bytes of that write
+  std::string unsent_;     // what waits for the next
+  std::deque<Slot> slots_;
+  std::uint64_t next_slot_ = 1;
+  std::int64_t session_ = 0;
+  std::int32_t timeout_ms_ = 0;
+  bool renewing_ = false;
+  bool renew_again_ = false;
+  // Tenure's rights: the anonymous token's until an auth packet names one.
+  server::Caller caller_;
+  bool caller_set_ = false;
+  std::vector<ClientInfo> identities_;
+  std::string peer_;
+};
+
+}  // namespace tenure::zk
