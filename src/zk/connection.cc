@@ -35,6 +35,10 @@ bool Deferred(const DecodedRequest& request) {
 
 }  // namespace
 
+bool Connection::Backlogged() const {
+  return unsent_.size() + sending_.size() + answered_bytes_ > kUnsentBytesMax;
+}
+
 Connection::Connection(ClientPort& port, asio::ip::tcp::socket socket)
     : port_(port), socket_(std::move(socket)), timer_(port.io()) {}
 
@@ -63,6 +67,7 @@ void Connection::Close() {
   timer_.cancel();
   port_.AddOutstanding(-static_cast<std::int64_t>(slots_.size()));
   slots_.clear();
+  answered_bytes_ = 0;
   port_.Forget(this);
 }
 
@@ -70,7 +75,7 @@ void Connection::Close() {
 
 void Connection::ArmRead() {
   if (reading_ || (phase_ != Phase::kHandshake && phase_ != Phase::kServing)) return;
-  if (unsent_.size() + sending_.size() > kUnsentBytesMax || slots_.size() >= kSlotsMax) return;
+  if (Backlogged() || slots_.size() >= kSlotsMax) return;
   reading_ = true;
   std::weak_ptr<Connection> weak = weak_from_this();
   socket_.async_wait(asio::ip::tcp::socket::wait_read, [weak](boost::system::error_code ec) {
@@ -87,7 +92,7 @@ void Connection::OnReadable() {
   // the loop; the rest is read at the next readiness.
   for (int i = 0; i < 16; ++i) {
     if (phase_ != Phase::kHandshake && phase_ != Phase::kServing) return;
-    if (unsent_.size() + sending_.size() > kUnsentBytesMax || slots_.size() >= kSlotsMax) return;
+    if (Backlogged() || slots_.size() >= kSlotsMax) return;
     boost::system::error_code ec;
     const std::size_t n =
         socket_.read_some(asio::buffer(port_.scratch(), ClientPort::kScratchBytes), ec);
@@ -129,7 +134,8 @@ void Connection::OnBytes(const char* data, std::size_t size) {
       OnConnectFrame(frame);
     } else {
       OnRequestFrame(frame);
-      if (slots_.size() >= kSlotsMax) break;
+      // The rest waits in frames_ until answers drain (Resume).
+      if (slots_.size() >= kSlotsMax || Backlogged()) break;
     }
   }
   if (!frames_.error().empty()) {
@@ -220,12 +226,13 @@ void Connection::Pump() {
       if (!Begin(slot)) deferred_ahead = true;
       continue;
     }
-    if (deferred_ahead) break;
+    if (deferred_ahead || Backlogged()) break;
     Begin(slot);
   }
   while (!slots_.empty() && slots_.front().state == Slot::State::kDone &&
          phase_ != Phase::kClosed) {
     Slot& front = slots_.front();
+    answered_bytes_ -= front.answer.size();
     if (!front.answer.empty()) SendFrame(front.answer);
     port_.CountLatency(port_.server().clock().NowMonoMs() - front.read_ms);
     port_.AddOutstanding(-1);
@@ -235,6 +242,7 @@ void Connection::Pump() {
       phase_ = Phase::kClosing;
       port_.AddOutstanding(-static_cast<std::int64_t>(slots_.size()));
       slots_.clear();
+      answered_bytes_ = 0;
     }
   }
   Flush();
@@ -245,10 +253,8 @@ bool Connection::Begin(Slot& slot) {
   const DecodedRequest& request = slot.request;
   const std::int32_t xid = request.header.xid;
   const auto zxid = static_cast<std::int64_t>(port_.server().store().applied_index().value());
-  auto done = [&slot](std::string answer, bool ends = false) {
-    slot.answer = std::move(answer);
-    slot.ends_connection = ends;
-    slot.state = Slot::State::kDone;
+  auto done = [this, &slot](std::string answer, bool ends = false) {
+    Answer(slot, std::move(answer), ends);
     return true;
   };
   if (request.error != ErrorCode::kOk) {
@@ -286,12 +292,17 @@ bool Connection::Begin(Slot& slot) {
   }
 }
 
+void Connection::Answer(Slot& slot, std::string answer, bool ends_connection) {
+  answered_bytes_ += answer.size();
+  slot.answer = std::move(answer);
+  slot.ends_connection = ends_connection;
+  slot.state = Slot::State::kDone;
+}
+
 void Connection::Finish(std::uint64_t id, std::string answer, bool ends_connection) {
   Slot* slot = Find(id);
   if (slot == nullptr || phase_ == Phase::kClosed) return;
-  slot->answer = std::move(answer);
-  slot->ends_connection = ends_connection;
-  slot->state = Slot::State::kDone;
+  Answer(*slot, std::move(answer), ends_connection);
   Pump();
 }
 
@@ -300,14 +311,10 @@ void Connection::StartWrite(std::uint64_t id) {
   const auto zxid = static_cast<std::int64_t>(port_.server().store().applied_index().value());
   PlannedWrite plan = PlanWrite(slot.request, session_, caller_set_);
   if (plan.refused) {
-    slot.answer = AnswerRefused(slot.request, plan, zxid);
-    slot.state = Slot::State::kDone;
-    return;
+    return Answer(slot, AnswerRefused(slot.request, plan, zxid));
   }
   if (!MayWrite(caller_.can(), plan.write)) {
-    slot.answer = AnswerCode(slot.request.header.xid, zxid, ErrorCode::kNoAuth);
-    slot.state = Slot::State::kDone;
-    return;
+    return Answer(slot, AnswerCode(slot.request.header.xid, zxid, ErrorCode::kNoAuth));
   }
   std::weak_ptr<Connection> weak = weak_from_this();
   port_.server().Propose(
@@ -379,16 +386,14 @@ void Connection::Authenticate(Slot& slot) {
   Result<server::Caller> caller =
       secret.empty() ? Result<server::Caller>(Status::NotFound("no credentials"))
                      : port_.server().ResolveCaller(secret);
-  slot.state = Slot::State::kDone;
   if (!caller.ok()) {
-    slot.answer = AnswerCode(slot.request.header.xid, 0, ErrorCode::kAuthFailed);
-    slot.ends_connection = true;
-    return;
+    return Answer(slot, AnswerCode(slot.request.header.xid, 0, ErrorCode::kAuthFailed),
+                  /*ends_connection=*/true);
   }
   caller_ = std::move(*caller);
   caller_set_ = true;
   identities_.push_back(ClientInfo{packet.scheme, user.empty() ? caller_.accessor_id() : user});
-  slot.answer = AnswerCode(slot.request.header.xid, 0, ErrorCode::kOk);
+  Answer(slot, AnswerCode(slot.request.header.xid, 0, ErrorCode::kOk));
 }
 
 // Every request renews the session; one renewal in flight at a time.
@@ -454,9 +459,16 @@ void Connection::Flush() {
                       self->writing_ = false;
                       self->sending_.clear();
                       if (ec) return self->Close();
-                      self->Flush();
-                      self->ArmRead();
+                      self->Resume();
                     });
+}
+
+// Answers drained: what waited for room runs, then reading goes on.
+void Connection::Resume() {
+  if (phase_ == Phase::kServing || phase_ == Phase::kClosing) Pump();
+  if (phase_ == Phase::kServing && !Backlogged()) OnBytes(nullptr, 0);
+  Flush();
+  ArmRead();
 }
 
 // --- Time --------------------------------------------------------------------------

@@ -74,12 +74,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void StartSync(std::uint64_t id);
   void StartClose(std::uint64_t id);
   void Authenticate(Slot& slot);
+  void Answer(Slot& slot, std::string answer, bool ends_connection = false);
   void Finish(std::uint64_t id, std::string answer, bool ends_connection = false);
   Slot* Find(std::uint64_t id);
   void Renew();
   void SendFrame(std::string_view frame);
   void SendText(std::string_view text);
   void Flush();
+  void Resume();
+  bool Backlogged() const;
   void ArmTimer(DurationMs after_ms);
   void OnTimer();
 
@@ -95,6 +98,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string sending_;    // the bytes of that write
   std::string unsent_;     // what waits for the next
   std::deque<Slot> slots_;
+  std::size_t answered_bytes_ = 0;  // answers in slots_, not yet in unsent_
   std::uint64_t next_slot_ = 1;
   std::int64_t session_ = 0;
   std::int32_t timeout_ms_ = 0;

@@ -253,6 +253,15 @@ std::string AnswerApplied(const DecodedRequest& request, const state::ApplyResul
     std::vector<MultiResult> results;
     results.reserve(result.zk.size());
     for (std::size_t i = 0; i < result.zk.size() && i < multi.ops.size(); ++i) {
+      if (!result.ok) {
+        // Failed: every op answers an error result, 0 for those before the
+        // one that failed (kazoo's RolledBackError).
+        MultiResult rolled_back;
+        rolled_back.type = static_cast<std::int32_t>(OpCode::kError);
+        rolled_back.err = static_cast<std::int32_t>(result.zk[i].code);
+        results.push_back(rolled_back);
+        continue;
+      }
       results.push_back(MultiResultOf(multi.ops[i].type, result.zk[i]));
     }
     return EncodeMultiReply(HeaderOf(xid, zxid, ErrorCode::kOk), results);

@@ -1,0 +1,252 @@
+"""ZooKeeper's client protocol on `tenure server -zk-addr` (decision 0056,
+docs/zookeeper-compat.md), driven by kazoo from Debian (python3-kazoo) as an
+application uses it, and frame by frame (tests/lib/zk_wire.py) for what
+kazoo never sends: sessions made, renewed, reopened with their password and
+ended by their timeout; answers in request order; ZooKeeper's codes for
+bad requests; frames past jute.maxbuffer, unknown op codes and garbage
+refused with nothing changed; the four-letter words; a client that never
+reads its answers held to a bounded buffer."""
+
+import json
+import struct
+import time
+import unittest
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import (BadVersionError, NoNodeError, NodeExistsError, NotEmptyError,
+                              RolledBackError)
+
+import zk_wire
+from tenure_testlib import DevServer, free_port, poll_until, quote_key, rss_mib
+
+BADARGUMENTS, NONODE, INVALIDACL, UNIMPLEMENTED = -8, -101, -114, -6
+
+
+class ZooKeeperPortTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.zk_addr = f"127.0.0.1:{free_port()}"
+        cls.server = DevServer(extra_args=["-zk-addr", cls.zk_addr,
+                                           "-zk-session-timeout-min", "2s",
+                                           "-zk-session-timeout-max", "30s"]).__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.__exit__(None, None, None)
+
+    def setUp(self):
+        self.clients = []
+
+    def tearDown(self):
+        for client in self.clients:
+            try:
+                client.stop()
+                client.close()
+            except Exception:  # noqa: BLE001 - a client a test already stopped
+                pass
+        self.assertTrue(self.server.alive(), self.server.log_tail(60))
+
+    def kazoo(self, **kwargs):
+        client = KazooClient(hosts=self.zk_addr, timeout=kwargs.pop("timeout", 6), **kwargs)
+        client.start(timeout=15)
+        self.clients.append(client)
+        return client
+
+    def wire(self, **kwargs):
+        session = zk_wire.Session(self.zk_addr, **kwargs)
+        self.addCleanup(session.close)
+        return session
+
+    def test_kazoo_reads_and_writes_as_against_zookeeper(self):
+        zk = self.kazoo()
+        self.assertIn("zookeeper", zk.get_children("/"))
+        zk.ensure_path("/port/app")
+        first = zk.create("/port/app/n-", b"a", ephemeral=True, sequence=True)
+        second = zk.create("/port/app/n-", b"b", ephemeral=True, sequence=True)
+        self.assertEqual((first, second), ("/port/app/n-0000000000", "/port/app/n-0000000001"))
+        self.assertEqual(sorted(zk.get_children("/port/app")), ["n-0000000000", "n-0000000001"])
+        data, stat = zk.get(first)
+        self.assertEqual(data, b"a")
+        self.assertEqual(stat.ephemeralOwner, zk.client_id[0])
+        self.assertEqual(stat.czxid, stat.mzxid)
+        zk.set("/port/app", b"v1", version=0)
+        with self.assertRaises(BadVersionError):
+            zk.set("/port/app", b"v2", version=0)
+        self.assertEqual(zk.get("/port/app")[1].version, 1)
+        with self.assertRaises(NodeExistsError):
+            zk.create("/port/app")
+        with self.assertRaises(NotEmptyError):
+            zk.delete("/port/app")
+        with self.assertRaises(NoNodeError):
+            zk.get("/port/none")
+        self.assertIsNone(zk.exists("/port/none"))
+        # A transaction is all or nothing: the failed one left no /port/t1.
+        failed = zk.transaction()
+        failed.create("/port/t1", b"1")
+        failed.delete("/port/none")
+        results = failed.commit()
+        self.assertIsInstance(results[0], RolledBackError)
+        self.assertIsInstance(results[1], NoNodeError)
+        self.assertIsNone(zk.exists("/port/t1"))
+        done = zk.transaction()
+        done.create("/port/t2", b"1")
+        done.set_data("/port/t2", b"2")
+        self.assertEqual(done.commit()[0], "/port/t2")
+        self.assertEqual(zk.get("/port/t2")[0], b"2")
+        zk.sync("/port")
+        # The same node through Consul's API: a key with the same bytes.
+        entry = self.server.kv_entry("/port/t2")
+        self.assertIsNotNone(entry)
+        zk.delete("/port/t2")
+        self.assertIsNone(self.server.kv_entry("/port/t2"))
+
+    def test_ephemerals_go_with_the_session_that_closed(self):
+        owner = self.kazoo()
+        watcher = self.kazoo()
+        owner.ensure_path("/port/eph")
+        owner.create("/port/eph/held", b"x", ephemeral=True)
+        self.assertIsNotNone(watcher.exists("/port/eph/held"))
+        owner.stop()
+        poll_until(lambda: watcher.exists("/port/eph/held") is None, timeout=10,
+                   message="the ephemeral gone with its closed session")
+
+    def test_a_session_that_stops_talking_ends_after_its_timeout(self):
+        silent = self.wire(timeout_ms=1000)
+        self.assertEqual(silent.timeout_ms, 2000)  # raised to -zk-session-timeout-min
+        xid = silent.send("create", zk_wire.create_body("/port-silent", b"", flags=1))
+        reply = silent.reply()
+        self.assertEqual((reply[0], reply[2]), (xid, 0))
+        observer = self.kazoo()
+        self.assertIsNotNone(observer.exists("/port-silent"))
+        # No ping, no request: the leader ends the session once its 2 s
+        # passed since the last renewal, and its ephemeral with it.
+        poll_until(lambda: observer.exists("/port-silent") is None, timeout=20,
+                   message="the silent session's ephemeral deleted at its timeout")
+        self.assertTrue(silent.at_eof(), "the ended session's connection closed")
+
+    def test_timeouts_are_clamped_as_zookeeper_clamps_them(self):
+        self.assertEqual(self.wire(timeout_ms=10_000_000).timeout_ms, 30000)
+        self.assertEqual(self.wire(timeout_ms=7000).timeout_ms, 7000)
+
+    def test_a_session_reopens_with_its_password_and_not_without(self):
+        first = self.wire(timeout_ms=6000)
+        self.assertEqual(len(first.password), 16)
+        again = self.wire(session_id=first.session_id, password=first.password)
+        self.assertEqual(again.session_id, first.session_id)
+        self.assertEqual(again.timeout_ms, 6000)
+        self.assertTrue(first.at_eof(), "the session's older connection closed")
+        self.assertEqual(again.call("ping")[2], 0)
+        wrong = self.wire(session_id=first.session_id, password=b"\1" * 16)
+        self.assertEqual(wrong.connect_answer[:16], struct.pack(">iiq", 0, 0, 0))
+        self.assertEqual(wrong.password, b"\0" * 16)
+        self.assertTrue(wrong.at_eof())
+        unknown = self.wire(session_id=12345, password=first.password)
+        self.assertEqual(unknown.connect_answer[:16], struct.pack(">iiq", 0, 0, 0))
+        self.assertTrue(unknown.at_eof())
+        # The wrong password changed nothing: the right one still reopens.
+        self.assertEqual(self.wire(session_id=first.session_id,
+                                   password=first.password).session_id, first.session_id)
+        closing = self.wire(session_id=first.session_id, password=first.password)
+        self.assertEqual(closing.call("close")[2], 0)
+        self.assertTrue(closing.at_eof())
+        ended = self.wire(session_id=first.session_id, password=first.password)
+        self.assertEqual(ended.timeout_ms, 0, "a closed session cannot be reopened")
+
+    def test_answers_come_in_request_order_and_reads_see_earlier_writes(self):
+        session = self.wire()
+        requests = [("create", zk_wire.create_body("/port-order", b"one")),
+                    ("getData", zk_wire.path_watch("/port-order")),
+                    ("setData", zk_wire.set_data_body("/port-order", b"two")),
+                    ("getData", zk_wire.path_watch("/port-order")),
+                    ("ping", b""),
+                    ("delete", zk_wire.path_version("/port-order")),
+                    ("exists", zk_wire.path_watch("/port-order"))]
+        payload = b""
+        for xid, (op, body) in enumerate(requests, start=1):
+            payload += zk_wire.frame(struct.pack(">ii", xid, zk_wire.OP[op]) + body)
+        session.sock.sendall(payload)  # all of them before any answer
+        replies = [session.reply() for _ in requests]
+        self.assertEqual([r[0] for r in replies], [1, 2, 3, 4, -2, 6, 7])
+        self.assertEqual([r[2] for r in replies], [0, 0, 0, 0, 0, 0, NONODE])
+        self.assertEqual(zk_wire.read_ustring(replies[1][3])[0], b"one")
+        self.assertEqual(zk_wire.read_ustring(replies[3][3])[0], b"two")
+        zxids = [r[1] for r in replies]
+        self.assertEqual(zxids, sorted(zxids), "zxids only grow")
+
+    def test_bad_requests_get_zookeepers_codes_and_change_nothing(self):
+        session = self.wire()
+        before = session.call("getChildren", zk_wire.path_watch("/"))
+        cases = [(zk_wire.create_body("/port-bad", flags=7), BADARGUMENTS),
+                 (zk_wire.create_body("/port-bad", flags=5), UNIMPLEMENTED),
+                 (zk_wire.create_body("no-slash"), BADARGUMENTS),
+                 (zk_wire.create_body("/port-bad", acls=[]), INVALIDACL),
+                 (zk_wire.create_body("/port-bad", acls=[(31, "world", "someone")]), INVALIDACL),
+                 (zk_wire.create_body("/port-bad/"), NONODE),
+                 (zk_wire.create_body("/a//b"), NONODE),
+                 (zk_wire.create_body("/port-bad", b"x" * (512 * 1024 + 1)), BADARGUMENTS)]
+        for body, code in cases:
+            with self.subTest(code=code, body=body[:40]):
+                self.assertEqual(session.call("create", body)[2], code)
+        self.assertEqual(session.call("getChildren", zk_wire.path_watch("/"))[3], before[3])
+        self.assertEqual(session.call("delete", zk_wire.path_version("/zookeeper"))[2],
+                         BADARGUMENTS)
+        # An op code ZooKeeper does not define: UNIMPLEMENTED with zxid -1, then the end.
+        xid = session.send(999)
+        self.assertEqual(session.reply()[:3], (xid, -1, UNIMPLEMENTED))
+        self.assertTrue(session.at_eof())
+
+    def test_broken_frames_end_the_connection_unanswered(self):
+        streams = {"a length of 2 GiB": struct.pack(">I", 0x7FFFFFFF),
+                   "a length past jute.maxbuffer": struct.pack(">i", 0x100000),
+                   "a negative length": struct.pack(">i", -5),
+                   "garbage": b"abcd" * 8,
+                   "a ConnectRequest cut short": zk_wire.frame(b"\0\0\0\0\0")}
+        host, port = self.zk_addr.rsplit(":", 1)
+        import socket
+        for name, data in streams.items():
+            with self.subTest(name), socket.create_connection((host, int(port)),
+                                                              timeout=10) as sock:
+                sock.sendall(data)
+                self.assertEqual(sock.recv(100), b"", "closed with no answer")
+        ahead = self.wire(last_zxid=10 ** 15)
+        self.assertIsNone(ahead.connect_answer, "a client ahead of the server is refused")
+        session = self.wire()
+        session.sock.sendall(zk_wire.frame(b"\0\0\0"))  # shorter than a request header
+        self.assertTrue(session.at_eof())
+        self.assertEqual(self.wire().call("ping")[2], 0, "the server still serves")
+
+    def test_four_letter_words(self):
+        self.assertEqual(zk_wire.four_letter(self.zk_addr, "ruok"), "imok")
+        srvr = zk_wire.four_letter(self.zk_addr, "srvr")
+        self.assertIn("Mode: standalone\n", srvr)
+        self.assertRegex(srvr, r"Zxid: 0x[0-9a-f]+\n")
+        mntr = zk_wire.four_letter(self.zk_addr, "mntr")
+        self.assertTrue(mntr.startswith("zk_version\t"), mntr)
+        self.assertIn("zk_server_state\tstandalone\n", mntr)
+        self.assertEqual(zk_wire.four_letter(self.zk_addr, "stat"),
+                         "stat is not executed because it is not in the whitelist.\n")
+
+    def test_a_client_that_never_reads_its_answers_holds_a_bounded_buffer(self):
+        writer = self.wire()
+        big = b"z" * (500 * 1024)
+        self.assertEqual(writer.call("create", zk_wire.create_body("/port-big", big))[2], 0)
+        before = rss_mib(self.server.process.pid)
+        hog = self.wire()
+        hog.sock.setblocking(False)
+        sent, request = 0, zk_wire.frame(struct.pack(">ii", 1, 4) + zk_wire.path_watch("/port-big"))
+        deadline = time.monotonic() + 10
+        # 400 reads of 500 KiB (200 MB of answers) never read by the client.
+        while sent < 400 and time.monotonic() < deadline:
+            try:
+                hog.sock.send(request)
+                sent += 1
+            except BlockingIOError:
+                time.sleep(0.05)
+        other = self.wire()
+        self.assertEqual(other.call("ping")[2], 0, "other clients are served meanwhile")
+        grown = rss_mib(self.server.process.pid) - before
+        self.assertLess(grown, 64, f"the server grew {grown} MiB for a client that never reads")
+
+
+if __name__ == "__main__":
+    unittest.main()
