@@ -11,9 +11,9 @@ constexpr DurationNs kMsNs = 1'000'000;
 Result<std::int32_t> TimeoutBound(const std::string& text, std::string_view flag) {
   Result<DurationNs> ns = ParseGoDuration(text);
   if (!ns.ok() || *ns < 2'000 * kMsNs || *ns > 24LL * 3600 * 1000 * kMsNs || *ns % kMsNs != 0) {
-    return Status::InvalidArgument("-" + std::string(flag) +
-                                   " must be a whole number of milliseconds from 2s to 24h, got \"" +
-                                   text + "\"");
+    return Status::InvalidArgument(
+        "-" + std::string(flag) + " must be a whole number of milliseconds from 2s to 24h, got \"" +
+        text + "\"");
   }
   return static_cast<std::int32_t>(*ns / kMsNs);
 }
@@ -34,7 +34,8 @@ Result<std::optional<zk::ClientPortOptions>> PlanZooKeeperPort(const AgentConfig
                                    config.zk_session_timeout_max + ")");
   }
   const bool dev_default = config.dev && config.zk_addr.empty() && !http_off;
-  if (!dev_default && (config.zk_addr.empty() || config.zk_addr == "off")) return std::optional<zk::ClientPortOptions>();
+  if (!dev_default && (config.zk_addr.empty() || config.zk_addr == "off"))
+    return std::optional<zk::ClientPortOptions>();
   const std::string text = dev_default ? "127.0.0.1:2181" : config.zk_addr;
   Result<HostPort> address = ParseHostPort(text, /*allow_zero_port=*/true);
   if (!address.ok()) {

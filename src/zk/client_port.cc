@@ -30,8 +30,8 @@ ConnectResponse Expired(const ConnectRequest& request) {
   return answer;
 }
 
-ConnectResponse Opened(const ConnectRequest& request, std::int32_t timeout_ms,
-                       std::int64_t session, const std::string& secret) {
+ConnectResponse Opened(const ConnectRequest& request, std::int32_t timeout_ms, std::int64_t session,
+                       const std::string& secret) {
   ConnectResponse answer;
   answer.timeout_ms = timeout_ms;
   answer.session_id = session;
@@ -62,9 +62,8 @@ Status ClientPort::Listen(const ClientPortOptions& options) {
   if (!ec) acceptor->bind(endpoint, ec);
   if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    return Status::Unavailable(
-        fmt::format("listening for ZooKeeper on {}:{}: {}", options.host, options.port,
-                    ec.message()));
+    return Status::Unavailable(fmt::format("listening for ZooKeeper on {}:{}: {}", options.host,
+                                           options.port, ec.message()));
   }
   acceptor_ = std::move(acceptor);
   opened_ms_ = server_.clock().NowMonoMs();
@@ -88,21 +87,21 @@ void ClientPort::Stop() {
 
 void ClientPort::Accept() {
   std::weak_ptr<bool> alive = alive_;
-  acceptor_->async_accept([this, alive](boost::system::error_code ec,
-                                        asio::ip::tcp::socket socket) {
-    if (alive.expired() || !*alive.lock() || !acceptor_->is_open()) return;
-    if (!ec) {
-      if (connections_.size() >= options_.connections_max) {
-        boost::system::error_code ignored;
-        socket.close(ignored);  // as ZooKeeper closes one past maxClientCnxns
-      } else {
-        auto connection = std::make_shared<Connection>(*this, std::move(socket));
-        connections_.insert(connection);
-        connection->Start();
-      }
-    }
-    Accept();
-  });
+  acceptor_->async_accept(
+      [this, alive](boost::system::error_code ec, asio::ip::tcp::socket socket) {
+        if (alive.expired() || !*alive.lock() || !acceptor_->is_open()) return;
+        if (!ec) {
+          if (connections_.size() >= options_.connections_max) {
+            boost::system::error_code ignored;
+            socket.close(ignored);  // as ZooKeeper closes one past maxClientCnxns
+          } else {
+            auto connection = std::make_shared<Connection>(*this, std::move(socket));
+            connections_.insert(connection);
+            connection->Start();
+          }
+        }
+        Accept();
+      });
 }
 
 bool ClientPort::Serving() const { return server_.IsLeader(); }
@@ -139,14 +138,13 @@ void ClientPort::Connect(const ConnectRequest& request,
                                 request.last_zxid_seen, applied));
     return done(Status::Unavailable("client ahead of this server"));
   }
-  const std::int32_t timeout_ms =
-      NegotiatedTimeoutMs(request.timeout_ms, options_.session_timeout_min_ms,
-                          options_.session_timeout_max_ms);
-  if (request.session_id == 0) return CreateSession(timeout_ms, connection, [request, done](
-                                                        Result<ConnectResponse> answer) {
-    if (answer.ok() && request.read_only) answer->read_only = false;
-    done(std::move(answer));
-  });
+  const std::int32_t timeout_ms = NegotiatedTimeoutMs(
+      request.timeout_ms, options_.session_timeout_min_ms, options_.session_timeout_max_ms);
+  if (request.session_id == 0)
+    return CreateSession(timeout_ms, connection, [request, done](Result<ConnectResponse> answer) {
+      if (answer.ok() && request.read_only) answer->read_only = false;
+      done(std::move(answer));
+    });
   const std::string& secret = server_.store().zk_secret();
   const state::SessionId id = state::NumberedSessionId(request.session_id);
   const state::Session* session = server_.store().FindSession(id);
@@ -179,18 +177,17 @@ void ClientPort::EnsureSecret(std::function<void(Status)> done) {
   TENURE_ASSERT(RAND_bytes(reinterpret_cast<unsigned char*>(secret.data()),
                            static_cast<int>(secret.size())) == 1);
   std::weak_ptr<bool> alive = alive_;
-  server_.Propose(state::ZkSecret{std::move(secret)},
-                  [this, alive](Result<state::ApplyResult>) {
-                    if (alive.expired() || !*alive.lock()) return;
-                    // Set by this entry or by another leader's first: either way
-                    // the Store has it now, or the proposal failed.
-                    const Status status = server_.store().zk_secret().empty()
-                                              ? Status::Unavailable("no ZooKeeper secret")
-                                              : Status::Ok();
-                    std::vector<std::function<void(Status)>> waiters;
-                    waiters.swap(secret_waiters_);
-                    for (auto& waiter : waiters) waiter(status);
-                  });
+  server_.Propose(state::ZkSecret{std::move(secret)}, [this, alive](Result<state::ApplyResult>) {
+    if (alive.expired() || !*alive.lock()) return;
+    // Set by this entry or by another leader's first: either way
+    // the Store has it now, or the proposal failed.
+    const Status status = server_.store().zk_secret().empty()
+                              ? Status::Unavailable("no ZooKeeper secret")
+                              : Status::Ok();
+    std::vector<std::function<void(Status)>> waiters;
+    waiters.swap(secret_waiters_);
+    for (auto& waiter : waiters) waiter(status);
+  });
 }
 
 void ClientPort::CreateSession(std::int32_t timeout_ms,
@@ -208,18 +205,17 @@ void ClientPort::CreateSession(std::int32_t timeout_ms,
     session.ttl = std::to_string(timeout_ms) + "ms";
     session.ttl_ns = static_cast<DurationNs>(timeout_ms) * 1'000'000;
     session.behavior = state::Behavior::kDelete;
-    server_.Propose(state::SessionCreate{std::move(session)},
-                    [this, alive, weak, number, timeout_ms,
-                     done](Result<state::ApplyResult> result) {
-                      if (alive.expired() || !*alive.lock()) return;
-                      if (!result.ok()) return done(result.status());
-                      if (!result->status.ok()) return done(result->status);
-                      if (std::shared_ptr<Connection> owner = weak.lock()) {
-                        Adopt(number, owner);
-                      }
-                      done(Opened(ConnectRequest{}, timeout_ms, number,
-                                  server_.store().zk_secret()));
-                    });
+    server_.Propose(
+        state::SessionCreate{std::move(session)},
+        [this, alive, weak, number, timeout_ms, done](Result<state::ApplyResult> result) {
+          if (alive.expired() || !*alive.lock()) return;
+          if (!result.ok()) return done(result.status());
+          if (!result->status.ok()) return done(result->status);
+          if (std::shared_ptr<Connection> owner = weak.lock()) {
+            Adopt(number, owner);
+          }
+          done(Opened(ConnectRequest{}, timeout_ms, number, server_.store().zk_secret()));
+        });
   });
 }
 
@@ -260,8 +256,9 @@ PortFacts ClientPort::Facts() const {
   facts.sent = sent_;
   facts.latency_min_ms = latency_min_ms_;
   facts.latency_max_ms = latency_max_ms_;
-  facts.latency_avg_ms =
-      latency_count_ == 0 ? 0.0 : static_cast<double>(latency_sum_ms_) / static_cast<double>(latency_count_);
+  facts.latency_avg_ms = latency_count_ == 0 ? 0.0
+                                             : static_cast<double>(latency_sum_ms_) /
+                                                   static_cast<double>(latency_count_);
   facts.uptime_ms = server_.clock().NowMonoMs() - opened_ms_;
   return facts;
 }

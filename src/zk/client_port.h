@@ -34,7 +34,6 @@ namespace tenure::zk {
 
 class Connection;
 
-
 class ClientPort {
  public:
   ClientPort(server::Server& server, boost::asio::io_context& io);

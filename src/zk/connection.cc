@@ -317,23 +317,22 @@ void Connection::StartWrite(std::uint64_t id) {
     return Answer(slot, AnswerCode(slot.request.header.xid, zxid, ErrorCode::kNoAuth));
   }
   std::weak_ptr<Connection> weak = weak_from_this();
-  port_.server().Propose(
-      std::move(plan.write), [weak, id](Result<state::ApplyResult> result) {
-        std::shared_ptr<Connection> self = weak.lock();
-        if (self == nullptr) return;
-        Slot* waiting = self->Find(id);
-        if (waiting == nullptr) return;
-        if (!result.ok()) {
-          if (result.status().code() == Code::kInvalidArgument) {
-            const auto at = static_cast<std::int64_t>(
-                self->port_.server().store().applied_index().value());
-            return self->Finish(id, AnswerCode(waiting->request.header.xid, at,
-                                               ErrorCode::kBadArguments));
-          }
-          return self->Close();  // not the leader now: the client reconnects
-        }
-        self->Finish(id, AnswerApplied(waiting->request, *result));
-      });
+  port_.server().Propose(std::move(plan.write), [weak, id](Result<state::ApplyResult> result) {
+    std::shared_ptr<Connection> self = weak.lock();
+    if (self == nullptr) return;
+    Slot* waiting = self->Find(id);
+    if (waiting == nullptr) return;
+    if (!result.ok()) {
+      if (result.status().code() == Code::kInvalidArgument) {
+        const auto at =
+            static_cast<std::int64_t>(self->port_.server().store().applied_index().value());
+        return self->Finish(id,
+                            AnswerCode(waiting->request.header.xid, at, ErrorCode::kBadArguments));
+      }
+      return self->Close();  // not the leader now: the client reconnects
+    }
+    self->Finish(id, AnswerApplied(waiting->request, *result));
+  });
 }
 
 void Connection::StartSync(std::uint64_t id) {
@@ -383,9 +382,9 @@ void Connection::Authenticate(Slot& slot) {
   } else if (packet.scheme == "tenure") {
     secret = packet.auth;
   }
-  Result<server::Caller> caller =
-      secret.empty() ? Result<server::Caller>(Status::NotFound("no credentials"))
-                     : port_.server().ResolveCaller(secret);
+  Result<server::Caller> caller = secret.empty()
+                                      ? Result<server::Caller>(Status::NotFound("no credentials"))
+                                      : port_.server().ResolveCaller(secret);
   if (!caller.ok()) {
     return Answer(slot, AnswerCode(slot.request.header.xid, 0, ErrorCode::kAuthFailed),
                   /*ends_connection=*/true);

@@ -25,9 +25,9 @@
 #include <memory>
 #include <string>
 
-#include "server/acl_resolver.h"
 #include "common/status.h"
 #include "common/types.h"
+#include "server/acl_resolver.h"
 #include "zk/framing.h"
 #include "zk/records.h"
 #include "zk/request.h"
@@ -57,7 +57,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::uint64_t id = 0;
     DecodedRequest request;
     enum class State : std::uint8_t { kWaiting, kStarted, kDone } state = State::kWaiting;
-    std::string answer;         // the reply frame without its length
+    std::string answer;  // the reply frame without its length
     bool ends_connection = false;
     MonoMs read_ms;
   };
@@ -93,10 +93,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string head_;  // the first bytes, until 4 tell a word from a length
   bool head_checked_ = false;
   FrameSplitter frames_;
-  bool reading_ = false;   // a readiness wait is armed
-  bool writing_ = false;   // an async write is under way
-  std::string sending_;    // the bytes of that write
-  std::string unsent_;     // what waits for the next
+  bool reading_ = false;  // a readiness wait is armed
+  bool writing_ = false;  // an async write is under way
+  std::string sending_;   // the bytes of that write
+  std::string unsent_;    // what waits for the next
   std::deque<Slot> slots_;
   std::size_t answered_bytes_ = 0;  // answers in slots_, not yet in unsent_
   std::uint64_t next_slot_ = 1;

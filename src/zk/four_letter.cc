@@ -5,7 +5,8 @@
 namespace tenure::zk {
 namespace {
 
-constexpr std::string_view kNotServing = "This ZooKeeper instance is not currently serving requests\n";
+constexpr std::string_view kNotServing =
+    "This ZooKeeper instance is not currently serving requests\n";
 
 std::string Srvr(const PortFacts& f) {
   return fmt::format(

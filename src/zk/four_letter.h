@@ -12,13 +12,13 @@ namespace tenure::zk {
 
 // What srvr and mntr report, gathered by the port.
 struct PortFacts {
-  bool serving = false;        // this server serves ZooKeeper requests now
-  std::string mode;            // "leader", "follower" or "standalone"
-  std::string version;         // tenure's version
-  std::int64_t zxid = 0;       // the applied index
-  std::int64_t node_count = 0; // znodes, ZooKeeper's own four included
+  bool serving = false;         // this server serves ZooKeeper requests now
+  std::string mode;             // "leader", "follower" or "standalone"
+  std::string version;          // tenure's version
+  std::int64_t zxid = 0;        // the applied index
+  std::int64_t node_count = 0;  // znodes, ZooKeeper's own four included
   std::int64_t ephemerals = 0;
-  std::int64_t sessions = 0;   // ZooKeeper sessions in the Store
+  std::int64_t sessions = 0;  // ZooKeeper sessions in the Store
   std::int64_t connections = 0;
   std::int64_t outstanding = 0;  // requests read and not yet answered
   std::int64_t received = 0;     // requests read since the port opened

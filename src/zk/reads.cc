@@ -56,7 +56,8 @@ ErrorCode DataOf(const state::Store& store, const Reader& reader, std::string_vi
   out->stat = *stat;
   out->data.clear();
   if (path != "/" && !InZookeeperTree(path)) {
-    if (const state::KvEntry* entry = store.FindKv(path); entry != nullptr) out->data = entry->value;
+    if (const state::KvEntry* entry = store.FindKv(path); entry != nullptr)
+      out->data = entry->value;
   }
   return ErrorCode::kOk;
 }
@@ -115,7 +116,7 @@ std::string AnswerMultiRead(const state::Store& store, const Reader& reader, std
 }  // namespace
 
 Stat ToStat(const state::ZkStat& s) {
-  return Stat{s.czxid,   s.mzxid,    s.ctime,    s.mtime,           s.version,     s.cversion,
+  return Stat{s.czxid,    s.mzxid,           s.ctime,       s.mtime,        s.version, s.cversion,
               s.aversion, s.ephemeral_owner, s.data_length, s.num_children, s.pzxid};
 }
 

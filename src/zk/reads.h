@@ -25,7 +25,7 @@ class Authorizer;
 namespace tenure::state {
 class Store;
 struct ZkStat;
-}
+}  // namespace tenure::state
 
 namespace tenure::zk {
 

@@ -76,15 +76,13 @@ Refusal SizeLimits(const state::ZkOp& op) {
   return std::nullopt;
 }
 
-Refusal PlanCreate(const CreateRequest& create, bool ttl_op, bool authenticated,
-                   state::ZkOp* op) {
+Refusal PlanCreate(const CreateRequest& create, bool ttl_op, bool authenticated, state::ZkOp* op) {
   op->kind = state::ZkOp::Kind::kCreate;
   op->path = create.path;
   op->data = create.data;
   if (Refusal refused = CreateMode(create, ttl_op, op)) return refused;
   // validatePathForCreate: a path with no '/' or with a NUL, before the ACL.
-  if (create.path.find('/') == std::string::npos ||
-      create.path.find('\0') != std::string::npos) {
+  if (create.path.find('/') == std::string::npos || create.path.find('\0') != std::string::npos) {
     return ErrorCode::kBadArguments;
   }
   if (!AclShapeValid(create.acl, authenticated)) return ErrorCode::kInvalidAcl;
@@ -147,8 +145,7 @@ bool IsWrite(std::int32_t type) {
 
 namespace {
 
-Refusal PlanBody(std::int32_t type, const RequestBody& body, bool authenticated,
-                 state::ZkOp* op) {
+Refusal PlanBody(std::int32_t type, const RequestBody& body, bool authenticated, state::ZkOp* op) {
   switch (static_cast<OpCode>(type)) {
     case OpCode::kCreate:
     case OpCode::kCreate2:
@@ -201,8 +198,8 @@ PlannedWrite PlanWrite(const DecodedRequest& request, std::int64_t session, bool
   plan.write.ops.reserve(multi.ops.size());
   for (std::size_t i = 0; i < multi.ops.size(); ++i) {
     state::ZkOp op;
-    if (Refusal refused = PlanBody(multi.ops[i].type, AsRequestBody(multi.ops[i]), authenticated,
-                                   &op)) {
+    if (Refusal refused =
+            PlanBody(multi.ops[i].type, AsRequestBody(multi.ops[i]), authenticated, &op)) {
       plan.refused = {i, *refused};
       return plan;
     }

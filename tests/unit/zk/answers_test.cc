@@ -299,8 +299,10 @@ TEST_F(ZkAnswersTest, ReadsAnswerWhatTheTreeHolds) {
   }
   {
     MultiRequest multi;
-    multi.ops.push_back({static_cast<std::int32_t>(OpCode::kGetData), PathWatchRequest{"/a", false}});
-    multi.ops.push_back({static_cast<std::int32_t>(OpCode::kGetData), PathWatchRequest{"/x", false}});
+    multi.ops.push_back(
+        {static_cast<std::int32_t>(OpCode::kGetData), PathWatchRequest{"/a", false}});
+    multi.ops.push_back(
+        {static_cast<std::int32_t>(OpCode::kGetData), PathWatchRequest{"/x", false}});
     multi.ops.push_back(
         {static_cast<std::int32_t>(OpCode::kGetChildren), PathWatchRequest{"/b", false}});
     Reply reply(Read(Request(OpCode::kMultiRead, multi)));
