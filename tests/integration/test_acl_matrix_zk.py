@@ -1,0 +1,216 @@
+"""The ACL matrix for ZooKeeper's port (docs/security.md, "The ZooKeeper
+port"; decision 0056 section 7): every op tenure serves by every token
+kind, each cell the code ZooKeeper's answer must carry, against a real
+server with -acl-enabled -acl-default-policy deny.
+
+The token kinds (the columns), named on a connection by an auth packet
+(scheme digest, `<anything>:<SecretID>`, as kazoo's auth_data sends it):
+  mgmt     the -acl-initial-management secret
+  anon     no auth packet: the anonymous token under default deny
+  writer   write on keys under /zk/app/, read on those under /zk/
+  reader   read on keys under /zk/
+  fenced   read under /zk/ but a deny on /zk/secret/ (a deny prefix inside
+           a read prefix)
+  unknown  a random secret no token has: AUTHFAILED, the connection ends
+
+A cell is ok (0), noauth (NOAUTH, -102) or authfailed (-115). Before each
+cell the fixture (/zk, /zk/app, /zk/app/item = "v", /zk/secret,
+/zk/secret/s) is put back by the management token, and after a refused
+write the test checks that the fixture is unchanged. It prints the cells,
+those that matched and the unauthorized successes (an answer of 0 where
+the grid says refused), which must be 0. Beside the grid: kazoo with a
+token in auth_data reads and writes what the token allows and nothing
+else.
+"""
+
+import json
+import struct
+import unittest
+import uuid
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError
+
+import zk_wire
+from tenure_testlib import DevServer, free_port, poll_until
+
+POLICIES = {
+    "writer": 'key_prefix "/zk/app/" { policy = "write" }\n'
+              'key_prefix "/zk/" { policy = "read" }',
+    "reader": 'key_prefix "/zk/" { policy = "read" }',
+    "fenced": 'key_prefix "/zk/" { policy = "read" }\n'
+              'key_prefix "/zk/secret/" { policy = "deny" }',
+}
+FIXTURE = [("/zk", b""), ("/zk/app", b""), ("/zk/app/item", b"v"), ("/zk/secret", b""),
+           ("/zk/secret/s", b"s")]
+
+# Each row: the op's code and body.
+ROWS = {
+    "exists-item": ("exists", zk_wire.path_watch("/zk/app/item")),
+    "getData-item": ("getData", zk_wire.path_watch("/zk/app/item")),
+    "getData-secret": ("getData", zk_wire.path_watch("/zk/secret/s")),
+    "getACL-item": ("getACL", zk_wire.ustring("/zk/app/item")),
+    "getChildren-app": ("getChildren", zk_wire.path_watch("/zk/app")),
+    "getChildren2-zk": ("getChildren2", zk_wire.path_watch("/zk")),
+    "allChildren-zk": (104, zk_wire.ustring("/zk")),
+    "create-app": ("create", zk_wire.create_body("/zk/app/new", b"n")),
+    "create-eph-app": ("create", zk_wire.create_body("/zk/app/eph", b"e", flags=1)),
+    "create-other": ("create", zk_wire.create_body("/zk/other", b"o")),
+    "setData-item": ("setData", zk_wire.set_data_body("/zk/app/item", b"w")),
+    "delete-item": ("delete", zk_wire.path_version("/zk/app/item")),
+    "multi-check-set": ("multi", zk_wire.multi_body([
+        ("check", zk_wire.path_version("/zk/app/item", 0)),
+        ("setData", zk_wire.set_data_body("/zk/app/item", b"m"))])),
+    "check-secret-multi": ("multi", zk_wire.multi_body([
+        ("check", zk_wire.path_version("/zk/secret/s", 0)),
+        ("setData", zk_wire.set_data_body("/zk/app/item", b"m"))])),
+    "sync": ("sync", zk_wire.ustring("/zk")),
+    "ping": ("ping", b""),
+    "getEphemerals": (103, zk_wire.ustring("/")),
+}
+
+MATRIX = """
+# row               mgmt  anon    writer  reader  fenced  unknown
+exists-item         ok    noauth  ok      ok      ok      authfailed
+getData-item        ok    noauth  ok      ok      ok      authfailed
+getData-secret      ok    noauth  ok      ok      noauth  authfailed
+getACL-item         ok    noauth  ok      ok      ok      authfailed
+getChildren-app     ok    noauth  ok      ok      ok      authfailed
+getChildren2-zk     ok    noauth  ok      ok      noauth  authfailed
+allChildren-zk      ok    noauth  ok      ok      noauth  authfailed
+create-app          ok    noauth  ok      noauth  noauth  authfailed
+create-eph-app      ok    noauth  ok      noauth  noauth  authfailed
+create-other        ok    noauth  noauth  noauth  noauth  authfailed
+setData-item        ok    noauth  ok      noauth  noauth  authfailed
+delete-item         ok    noauth  ok      noauth  noauth  authfailed
+multi-check-set     ok    noauth  ok      noauth  noauth  authfailed
+check-secret-multi  ok    noauth  ok      noauth  noauth  authfailed
+sync                ok    ok      ok      ok      ok      authfailed
+ping                ok    ok      ok      ok      ok      authfailed
+getEphemerals       ok    ok      ok      ok      ok      authfailed
+"""
+CODES = {"ok": 0, "noauth": -102, "authfailed": -115}
+
+
+def parse_matrix(text):
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    columns = ["mgmt", "anon", "writer", "reader", "fenced", "unknown"]
+    grid = {}
+    for line in lines:
+        row, *cells = line.split()
+        assert row in ROWS and len(cells) == len(columns), line
+        grid[row] = dict(zip(columns, cells))
+    assert set(grid) == set(ROWS), set(grid) ^ set(ROWS)
+    return columns, grid
+
+
+class ZooKeeperAclMatrixTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.management = str(uuid.uuid4())
+        cls.zk_addr = f"127.0.0.1:{free_port()}"
+        cls.server = DevServer(extra_args=[
+            "-acl-enabled", "-acl-default-policy", "deny",
+            "-acl-initial-management", cls.management, "-zk-addr", cls.zk_addr]).__enter__()
+        cls.secrets = {"mgmt": cls.management, "anon": None, "unknown": str(uuid.uuid4())}
+        headers = {"X-Consul-Token": cls.management}
+        poll_until(lambda: cls.server.request("GET", "/v1/acl/token/self",
+                                              headers=headers).status == 200,
+                   timeout=15, message="the initial management token works")
+        for name, rules in POLICIES.items():
+            resp = cls.server.request("PUT", "/v1/acl/policy",
+                                      json.dumps({"Name": name, "Rules": rules}), headers=headers)
+            assert resp.status == 200, resp
+            resp = cls.server.request("PUT", "/v1/acl/token",
+                                      json.dumps({"Policies": [{"Name": name}]}), headers=headers)
+            assert resp.status == 200, resp
+            cls.secrets[name] = resp.json()["SecretID"]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.__exit__(None, None, None)
+
+    def session(self, kind):
+        """A connection that presented `kind`'s token; None if auth ended it."""
+        session = zk_wire.Session(self.zk_addr)
+        self.addCleanup(session.close)
+        secret = self.secrets[kind]
+        if secret is not None:
+            reply = session.call("auth", struct.pack(">i", 0) + zk_wire.ustring("digest")
+                                 + zk_wire.ustring(f"tenure:{secret}"))
+            if reply[2] != 0:
+                self.assertTrue(session.at_eof(), "AUTHFAILED ends the connection")
+                return reply[2]
+        return session
+
+    def reset_fixture(self):
+        admin = self.session("mgmt")
+        for path in ("/zk/app/new", "/zk/app/eph", "/zk/other"):
+            admin.call("delete", zk_wire.path_version(path))
+        for path, data in FIXTURE:
+            err = admin.call("create", zk_wire.create_body(path, data))[2]
+            if err == -110:  # exists: put its data back
+                err = admin.call("setData", zk_wire.set_data_body(path, data))[2]
+            self.assertEqual(err, 0, path)
+
+    def fixture_state(self):
+        admin = self.session("mgmt")
+        children = admin.call("getChildren", zk_wire.path_watch("/zk/app"))[3]
+        data = admin.call("getData", zk_wire.path_watch("/zk/app/item"))[3]
+        others = admin.call("exists", zk_wire.path_watch("/zk/other"))[2]
+        return children, zk_wire.read_ustring(data)[0], others
+
+    def test_every_op_by_every_token_kind(self):
+        columns, grid = parse_matrix(MATRIX)
+        cells = matched = 0
+        unauthorized = []
+        mismatches = []
+        for row, (op, body) in ROWS.items():
+            for kind in columns:
+                self.reset_fixture()
+                before = self.fixture_state()
+                cells += 1
+                session = self.session(kind)
+                if isinstance(session, int):
+                    code = session
+                else:
+                    reply = session.call(op, body)
+                    code = reply[2]
+                want = CODES[grid[row][kind]]
+                if code == want:
+                    matched += 1
+                else:
+                    mismatches.append(f"{row}/{kind}: got {code}, want {want}")
+                if want != 0 and code == 0:
+                    unauthorized.append(f"{row}/{kind}")
+                if want != 0 and op not in ("sync", "ping"):
+                    after = self.fixture_state()
+                    if after != before:
+                        unauthorized.append(f"{row}/{kind} changed {before} to {after}")
+        print(f"\nZooKeeper ACL matrix: {cells} cells, {matched} matched, "
+              f"{len(unauthorized)} unauthorized successes")
+        self.assertEqual(mismatches, [])
+        self.assertEqual(unauthorized, [])
+        self.assertTrue(self.server.alive(), self.server.log_tail(40))
+
+    def test_kazoo_with_a_token_does_what_it_allows_and_nothing_else(self):
+        self.reset_fixture()
+        client = KazooClient(hosts=self.zk_addr, timeout=6,
+                             auth_data=[("digest", f"app:{self.secrets['writer']}")])
+        client.start(timeout=15)
+        self.addCleanup(client.stop)
+        client.create("/zk/app/kazoo", b"k", ephemeral=True)
+        self.assertEqual(client.get("/zk/app/kazoo")[0], b"k")
+        with self.assertRaises(NoAuthError):
+            client.create("/zk/other", b"o")
+        with self.assertRaises(NoAuthError):
+            client.get("/outside")
+        anonymous = KazooClient(hosts=self.zk_addr, timeout=6)
+        anonymous.start(timeout=15)
+        self.addCleanup(anonymous.stop)
+        with self.assertRaises(NoAuthError):
+            anonymous.get("/zk/app/kazoo")
+
+
+if __name__ == "__main__":
+    unittest.main()
