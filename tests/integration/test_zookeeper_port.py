@@ -7,7 +7,7 @@ bad requests; frames past jute.maxbuffer, unknown op codes and garbage
 refused with nothing changed; the four-letter words; a client that never
 reads its answers held to a bounded buffer."""
 
-import json
+import socket
 import struct
 import time
 import unittest
@@ -17,7 +17,7 @@ from kazoo.exceptions import (BadVersionError, NoNodeError, NodeExistsError, Not
                               RolledBackError)
 
 import zk_wire
-from tenure_testlib import DevServer, free_port, poll_until, quote_key, rss_mib
+from tenure_testlib import DevServer, free_port, poll_until, rss_mib
 
 BADARGUMENTS, NONODE, INVALIDACL, UNIMPLEMENTED = -8, -101, -114, -6
 
@@ -202,7 +202,6 @@ class ZooKeeperPortTest(unittest.TestCase):
                    "garbage": b"abcd" * 8,
                    "a ConnectRequest cut short": zk_wire.frame(b"\0\0\0\0\0")}
         host, port = self.zk_addr.rsplit(":", 1)
-        import socket
         for name, data in streams.items():
             with self.subTest(name), socket.create_connection((host, int(port)),
                                                               timeout=10) as sock:
