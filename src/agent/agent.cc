@@ -22,11 +22,11 @@
 #include "etcd/gateway.h"
 #include "etcd/grpc_server.h"
 #include "etcd/leader_relay.h"
-#include "zk/client_port.h"
 #include "http/api.h"
 #include "listen/server.h"
 #include "server/server.h"
 #include "tls/context.h"
+#include "zk/client_port.h"
 
 namespace tenure::agent {
 namespace {
@@ -74,8 +74,8 @@ std::string WhoReachesTheApi(const AgentPlan& plan) {
   if (plan.etcd) etcd("http://", *plan.etcd);
   if (plan.etcd_tls) etcd("https://", *plan.etcd_tls);
   if (plan.zk) {
-    who += fmt::format("{}{}:{} (ZooKeeper)", who.empty() ? "" : " or ", plan.zk->host,
-                       plan.zk->port);
+    who +=
+        fmt::format("{}{}:{} (ZooKeeper)", who.empty() ? "" : " or ", plan.zk->host, plan.zk->port);
   }
   return who;
 }

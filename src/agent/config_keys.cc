@@ -65,12 +65,10 @@ std::vector<Setting> MakeSettings() {
       {"zk_addr", "zk-addr", T::kString, &C::zk_addr,
        "address of ZooKeeper's client protocol, in clear text (-dev: 127.0.0.1:2181 when "
        "free; off: none; docs/zookeeper-compat.md)"},
-      {"zk_session_timeout_min", "zk-session-timeout-min", T::kString,
-       &C::zk_session_timeout_min,
+      {"zk_session_timeout_min", "zk-session-timeout-min", T::kString, &C::zk_session_timeout_min,
        "the shortest session timeout a ZooKeeper client is given; shorter requests are raised "
        "to it (default 4s, ZooKeeper's 2 ticks)"},
-      {"zk_session_timeout_max", "zk-session-timeout-max", T::kString,
-       &C::zk_session_timeout_max,
+      {"zk_session_timeout_max", "zk-session-timeout-max", T::kString, &C::zk_session_timeout_max,
        "the longest session timeout a ZooKeeper client is given; longer requests are cut to it "
        "(default 40s, ZooKeeper's 20 ticks)"},
       {"raft_addr", "raft-addr", T::kString, &C::raft_addr,
