@@ -363,5 +363,69 @@ TEST(AgentConfigEtcdTest, TheEtcdPortServesBesideAcls) {
   EXPECT_EQ(plan->etcd_dev_skipped, "");
 }
 
+// ZooKeeper's port (docs/zookeeper-compat.md): off unless asked, -dev's
+// 127.0.0.1:2181, refused when bad or colliding, its timeout bounds checked.
+TEST(AgentConfigZooKeeperTest, OffUnlessAskedAndDevServesTheUsualPort) {
+  Result<AgentPlan> plan = ResolveAgentConfig(Good());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_FALSE(plan->zk.has_value());
+
+  AgentConfig dev = Good();
+  dev.dev = true;
+  plan = ResolveAgentConfig(dev);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_TRUE(plan->zk.has_value());
+  EXPECT_EQ(plan->zk->host, "127.0.0.1");
+  EXPECT_EQ(plan->zk->port, 2181);
+  EXPECT_EQ(plan->zk->session_timeout_min_ms, 4000);
+  EXPECT_EQ(plan->zk->session_timeout_max_ms, 40000);
+  EXPECT_TRUE(plan->zk_dev_default);
+  dev.zk_addr = "off";
+  plan = ResolveAgentConfig(dev);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_FALSE(plan->zk.has_value());
+
+  AgentConfig asked = Good();
+  asked.zk_addr = "0.0.0.0:12181";
+  asked.zk_session_timeout_min = "2s";
+  asked.zk_session_timeout_max = "1500000ms";
+  plan = ResolveAgentConfig(asked);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_TRUE(plan->zk.has_value());
+  EXPECT_EQ(plan->zk->port, 12181);
+  EXPECT_EQ(plan->zk->session_timeout_min_ms, 2000);
+  EXPECT_EQ(plan->zk->session_timeout_max_ms, 1500000);
+  EXPECT_FALSE(plan->zk_dev_default);
+}
+
+TEST(AgentConfigZooKeeperTest, BadAddressesAndTimeoutBoundsAreRefused) {
+  AgentConfig config = Good();
+  config.zk_addr = "nowhere";
+  EXPECT_NE(Refusal(config).find("-zk-addr"), std::string::npos) << Refusal(config);
+  config.zk_addr = config.http_addr;
+  EXPECT_NE(Refusal(config).find("-zk-addr"), std::string::npos) << Refusal(config);
+  config.zk_addr = "127.0.0.1:12181";
+  for (const char* bad : {"1s", "25h", "1500us", "soon", ""}) {
+    config.zk_session_timeout_min = bad;
+    EXPECT_NE(Refusal(config).find("-zk-session-timeout-min must be a whole number of "
+                                   "milliseconds from 2s to 24h"),
+              std::string::npos)
+        << bad << ": " << Refusal(config);
+  }
+  config.zk_session_timeout_min = "50s";
+  EXPECT_NE(Refusal(config).find("-zk-session-timeout-min (50s) is above "
+                                 "-zk-session-timeout-max (40s)"),
+            std::string::npos)
+      << Refusal(config);
+
+  AgentConfig dev = Good();
+  dev.dev = true;
+  dev.http_addr = "127.0.0.1:2181";
+  Result<AgentPlan> plan = ResolveAgentConfig(dev);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_FALSE(plan->zk.has_value());
+  EXPECT_NE(plan->zk_dev_skipped.find("taken by another of its flags"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tenure::agent
