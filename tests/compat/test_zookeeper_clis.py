@@ -1,15 +1,16 @@
 """ZooKeeper's own command-line clients from Debian against `tenure server
 -zk-addr` (decision 0056, docs/zookeeper-compat.md): the Java CLI zkCli.sh
 (package zookeeper) and the C CLI cli_mt (package zookeeper-bin), as an
-operator types them. test_zookeeper_port.py drives the port with kazoo and
+operator types them. tests/integration/test_zookeeper_port.py drives the port with kazoo and
 frame by frame; these are the tools people reach for first when a
 ZooKeeper misbehaves, and each prints what the server answered in its own
 words: zkCli.sh's "Created /x", Stat fields and messages ("Node does not
 exist: /x"), cli_mt's raw return codes (rc = -101) and Stat dumps. The
 expected transcripts are what both CLIs print against ZooKeeper 3.8.0 for
-the same commands, less what only differs by time (zxids, ctime): those are
-checked for order (mZxid after cZxid after a set, pZxid with the children)
-instead.
+the same commands, less what differs from run to run (zxids, times, session
+ids): those are checked against each other instead (mZxid after pZxid after
+cZxid once children came and a set followed, an ephemeral's owner the
+session cli_mt was given, ctime the server's clock).
 
 zkCli.sh starts a JVM, so each test feeds it a script on stdin (it reads
 commands there when none is on its command line) and splits the output on
@@ -199,9 +200,9 @@ class ZooKeeperClisTest(unittest.TestCase):
     # --- zkCli.sh -------------------------------------------------------------
 
     def zkcli_script(self, commands):
-        """Runs commands in one zkCli.sh session ended by `quit`; returns its
-        exit code (the last command's, as ZooKeeperMain keeps it) and each
-        command's answer lines."""
+        """Runs commands in one zkCli.sh session ended by `quit` (which closes
+        the session); returns its exit code (the last command's: ZooKeeperMain
+        keeps it through quit), each command's answer lines, and all it printed."""
         script = "".join(f"{SEPARATOR}\n{command}\n" for command in commands)
         code, out = run_bounded([ZKCLI, "-server", self.zk_addr], f"{script}quit\n",
                                 env=zkcli_env())
