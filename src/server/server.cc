@@ -257,6 +257,15 @@ void Server::OnApplied() {
     }
   }
   const bool acl_changed = changes.acl || changes.everything;
+  if (!change_listeners_.empty()) {
+    std::vector<std::uint64_t> ids;
+    ids.reserve(change_listeners_.size());
+    for (const auto& [id, listener] : change_listeners_) ids.push_back(id);
+    for (std::uint64_t id : ids) {
+      auto it = change_listeners_.find(id);
+      if (it != change_listeners_.end()) it->second(changes);
+    }
+  }
   queue_parking_->Notify(store_, changes);
   CheckQueues(changes);
   waiters_->Notify(std::move(changes));
@@ -310,5 +319,13 @@ std::uint64_t Server::AddHistoryListener(HistoryListener listener) {
 }
 
 void Server::RemoveHistoryListener(std::uint64_t id) { history_listeners_.erase(id); }
+
+std::uint64_t Server::AddChangeListener(ChangeListener listener) {
+  const std::uint64_t id = next_change_listener_++;
+  change_listeners_.emplace(id, std::move(listener));
+  return id;
+}
+
+void Server::RemoveChangeListener(std::uint64_t id) { change_listeners_.erase(id); }
 
 }  // namespace tenure::server

@@ -133,6 +133,12 @@ class Server {
   using HistoryListener = std::function<void(const HistoryBatch& batch)>;
   std::uint64_t AddHistoryListener(HistoryListener listener);
   void RemoveHistoryListener(std::uint64_t id);
+  // Called after every apply batch with what it touched, before blocking
+  // queries wake (the ZooKeeper port's watches, decision 0056 section 5).
+  // A listener may add or remove listeners.
+  using ChangeListener = std::function<void(const state::Changes& changes)>;
+  std::uint64_t AddChangeListener(ChangeListener listener);
+  void RemoveChangeListener(std::uint64_t id);
   const ServerOptions& options() const { return options_; }
   const Clock& clock() const { return clock_; }
   Waiters& waiters() { return *waiters_; }
@@ -315,6 +321,8 @@ class Server {
   void TellHistoryListeners(const HistoryBatch& batch);
   std::map<std::uint64_t, HistoryListener> history_listeners_;
   std::uint64_t next_history_listener_ = 1;
+  std::map<std::uint64_t, ChangeListener> change_listeners_;
+  std::uint64_t next_change_listener_ = 1;
   std::unique_ptr<raft::Consensus> node_;
   LeaderDuties duties_;
   std::unique_ptr<Waiters> waiters_;

@@ -8,6 +8,7 @@
 #include "common/assert.h"
 #include "common/log.h"
 #include "server/server.h"
+#include "state/apply_result.h"
 #include "state/command.h"
 #include "state/numbered_session.h"
 #include "zk/connection.h"
@@ -50,6 +51,53 @@ ClientPort::~ClientPort() {
   Stop();
 }
 
+// Events from every API's writes: a key under "/" that applied is created
+// (it is there and newer than the events sent), changed, or deleted.
+void ClientPort::OnChanges(const state::Changes& changes) {
+  const state::Store& store = server_.store();
+  std::vector<WatchTable::Fired> fired;
+  if (changes.everything) {
+    watches_.FireAll(EventType::kNodeDataChanged, EventType::kNodeChildrenChanged, &fired);
+  } else if (watches_.size() > 0) {
+    std::set<std::string_view> seen;
+    for (const std::string& key : changes.keys) {
+      if (key.empty() || key.front() != '/' || !seen.insert(key).second) continue;
+      const state::KvEntry* entry = store.FindKv(key);
+      if (entry == nullptr) {
+        watches_.Deleted(key, &fired);
+      } else if (!store.IsZnode(key)) {
+        continue;  // a key no ZooKeeper client sees (its parent is missing)
+      } else if (entry->create_index > events_through_) {
+        watches_.Created(key, &fired);
+      } else {
+        watches_.Changed(key, &fired);
+      }
+    }
+  }
+  Deliver(fired);
+  events_through_ = store.applied_index();
+  if (after_events_.empty()) return;
+  std::vector<std::pair<LogIndex, std::function<void()>>> due;
+  std::vector<std::pair<LogIndex, std::function<void()>>> later;
+  for (auto& waiting : after_events_) {
+    (waiting.first <= events_through_ ? due : later).push_back(std::move(waiting));
+  }
+  after_events_ = std::move(later);
+  for (auto& [index, then] : due) then();
+}
+
+void ClientPort::Deliver(const std::vector<WatchTable::Fired>& fired) {
+  for (const WatchTable::Fired& event : fired) {
+    auto it = connections_.find(event.owner);
+    if (it != connections_.end()) it->second->SendEvent(event.type, event.path);
+  }
+}
+
+void ClientPort::AfterEventsOf(LogIndex index, std::function<void()> then) {
+  if (index <= events_through_) return then();
+  after_events_.emplace_back(index, std::move(then));
+}
+
 Status ClientPort::Listen(const ClientPortOptions& options) {
   options_ = options;
   boost::system::error_code ec;
@@ -67,6 +115,9 @@ Status ClientPort::Listen(const ClientPortOptions& options) {
   }
   acceptor_ = std::move(acceptor);
   opened_ms_ = server_.clock().NowMonoMs();
+  events_through_ = server_.store().applied_index();
+  change_listener_ =
+      server_.AddChangeListener([this](const state::Changes& changes) { OnChanges(changes); });
   Accept();
   return Status::Ok();
 }
@@ -81,7 +132,13 @@ void ClientPort::Stop() {
     boost::system::error_code ignored;
     acceptor_->close(ignored);
   }
-  const std::set<std::shared_ptr<Connection>> open = connections_;
+  if (change_listener_ != 0) {
+    server_.RemoveChangeListener(change_listener_);
+    change_listener_ = 0;
+  }
+  after_events_.clear();
+  std::vector<std::shared_ptr<Connection>> open;
+  for (const auto& [number, connection] : connections_) open.push_back(connection);
   for (const std::shared_ptr<Connection>& connection : open) connection->Close();
 }
 
@@ -95,8 +152,9 @@ void ClientPort::Accept() {
             boost::system::error_code ignored;
             socket.close(ignored);  // as ZooKeeper closes one past maxClientCnxns
           } else {
-            auto connection = std::make_shared<Connection>(*this, std::move(socket));
-            connections_.insert(connection);
+            const std::uint64_t number = next_connection_++;
+            auto connection = std::make_shared<Connection>(*this, std::move(socket), number);
+            connections_.emplace(number, connection);
             connection->Start();
           }
         }
@@ -107,13 +165,13 @@ void ClientPort::Accept() {
 bool ClientPort::Serving() const { return server_.IsLeader(); }
 
 void ClientPort::Forget(const Connection* connection) {
-  auto it = std::find_if(connections_.begin(), connections_.end(),
-                         [connection](const auto& held) { return held.get() == connection; });
+  auto it = connections_.find(connection->number());
   if (it == connections_.end()) return;
+  watches_.RemoveOwner(connection->number());
   auto by = by_session_.find(connection->session());
   if (by != by_session_.end() && by->second.lock().get() == connection) by_session_.erase(by);
   // Freed after the caller's stack unwinds: it may be the connection itself.
-  asio::post(io_, [held = *it] {});
+  asio::post(io_, [held = std::move(it->second)] {});
   connections_.erase(it);
 }
 

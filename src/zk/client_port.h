@@ -19,15 +19,21 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 #include "common/types.h"
 #include "zk/client_port_options.h"
 #include "zk/four_letter.h"
 #include "zk/records.h"
+#include "zk/watch_table.h"
 
 namespace tenure::server {
 class Server;
+}
+namespace tenure::state {
+struct Changes;
 }
 
 namespace tenure::zk {
@@ -68,6 +74,14 @@ class ClientPort {
                ConnectDone done);
   void Forget(const Connection* connection);  // it closed
 
+  // Watches (decision 0056 section 5): the table every connection sets its
+  // watches in, by its number; events go out as changes apply.
+  WatchTable& watches() { return watches_; }
+  // Runs `then` once the watch events of the entry at `index` went out (at
+  // once if they have), so that a write's answer follows the events it
+  // caused on its own connection, as ZooKeeper's does.
+  void AfterEventsOf(LogIndex index, std::function<void()> then);
+
   PortFacts Facts() const;
   void CountReceived() { ++received_; }
   void CountSent() { ++sent_; }
@@ -80,13 +94,20 @@ class ClientPort {
   void CreateSession(std::int32_t timeout_ms, const std::shared_ptr<Connection>& connection,
                      ConnectDone done);
   void Adopt(std::int64_t session, const std::shared_ptr<Connection>& connection);
+  void OnChanges(const state::Changes& changes);
+  void Deliver(const std::vector<WatchTable::Fired>& fired);
 
   server::Server& server_;
   boost::asio::io_context& io_;
   ClientPortOptions options_;
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
   std::unique_ptr<char[]> scratch_;
-  std::set<std::shared_ptr<Connection>> connections_;
+  std::map<std::uint64_t, std::shared_ptr<Connection>> connections_;  // by number
+  std::uint64_t next_connection_ = 1;
+  WatchTable watches_;
+  std::uint64_t change_listener_ = 0;
+  LogIndex events_through_;  // the applied index whose events went out
+  std::vector<std::pair<LogIndex, std::function<void()>>> after_events_;
   std::map<std::int64_t, std::weak_ptr<Connection>> by_session_;
   std::vector<std::function<void(Status)>> secret_waiters_;
   MonoMs opened_ms_;

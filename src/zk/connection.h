@@ -24,6 +24,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "common/types.h"
@@ -38,7 +39,7 @@ class ClientPort;
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(ClientPort& port, boost::asio::ip::tcp::socket socket);
+  Connection(ClientPort& port, boost::asio::ip::tcp::socket socket, std::uint64_t number);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -47,9 +48,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Closes the socket now; answers not yet written are dropped. Idempotent.
   void Close();
   std::int64_t session() const { return session_; }
+  std::uint64_t number() const { return number_; }  // its owner number in the watch table
+  // A watch event, after every answer written so far.
+  void SendEvent(EventType type, const std::string& path);
 
   // Unsent answer bytes past which reading stops.
   static constexpr std::size_t kUnsentBytesMax = 4 * 1024 * 1024;
+  // Watches one connection may hold; the next read that would set one
+  // closes the connection instead (its client reconnects, its watches
+  // gone, as after any lost connection).
+  static constexpr std::size_t kWatchesMax = 100'000;
 
  private:
   enum class Phase : std::uint8_t { kHandshake, kConnecting, kServing, kClosing, kClosed };
@@ -57,7 +65,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::uint64_t id = 0;
     DecodedRequest request;
     enum class State : std::uint8_t { kWaiting, kStarted, kDone } state = State::kWaiting;
-    std::string answer;  // the reply frame without its length
+    std::vector<std::string> events;  // notifications that go before the answer
+    std::string answer;               // the reply frame without its length
     bool ends_connection = false;
     MonoMs read_ms;
   };
@@ -74,6 +83,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void StartSync(std::uint64_t id);
   void StartClose(std::uint64_t id);
   void Authenticate(Slot& slot);
+  void SetWatches(Slot& slot);
+  void WatchCheck(Slot& slot, bool remove);
+  bool MaybeWatch(const DecodedRequest& request, const std::string& answer);
   void Answer(Slot& slot, std::string answer, bool ends_connection = false);
   void Finish(std::uint64_t id, std::string answer, bool ends_connection = false);
   Slot* Find(std::uint64_t id);
@@ -87,6 +99,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnTimer();
 
   ClientPort& port_;
+  const std::uint64_t number_;
   boost::asio::ip::tcp::socket socket_;
   boost::asio::steady_timer timer_;
   Phase phase_ = Phase::kHandshake;

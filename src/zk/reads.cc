@@ -115,6 +115,9 @@ std::string AnswerMultiRead(const state::Store& store, const Reader& reader, std
 
 }  // namespace
 
+bool MayReadPath(const Reader& reader, std::string_view path) { return MayRead(reader, path); }
+bool MayListPath(const Reader& reader, std::string_view path) { return MayList(reader, path); }
+
 Stat ToStat(const state::ZkStat& s) {
   return Stat{s.czxid,    s.mzxid,           s.ctime,       s.mtime,        s.version, s.cversion,
               s.aversion, s.ephemeral_owner, s.data_length, s.num_children, s.pzxid};

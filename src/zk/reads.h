@@ -48,6 +48,11 @@ struct Reader {
   std::vector<ClientInfo> identities;
 };
 
+// Whether `reader` may read `path` (exists, getData, a data watch) or list
+// its children (getChildren, a child watch), as the table above says.
+bool MayReadPath(const Reader& reader, std::string_view path);
+bool MayListPath(const Reader& reader, std::string_view path);
+
 // Whether `type` is an op this module answers (reads that need no log
 // entry). Ping, sync, auth and the watch ops are the connection's.
 bool IsRead(std::int32_t type);
