@@ -344,7 +344,11 @@ void Connection::StartWrite(std::uint64_t id) {
       }
       return self->Close();  // not the leader now: the client reconnects
     }
-    self->Finish(id, AnswerApplied(waiting->request, *result));
+    // Its events first, on this connection and every other.
+    std::string answer = AnswerApplied(waiting->request, *result);
+    self->port_.AfterEventsOf(result->index, [weak, id, answer = std::move(answer)]() mutable {
+      if (std::shared_ptr<Connection> again = weak.lock()) again->Finish(id, std::move(answer));
+    });
   });
 }
 

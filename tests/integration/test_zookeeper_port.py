@@ -9,6 +9,7 @@ reads its answers held to a bounded buffer."""
 
 import socket
 import struct
+import threading
 import time
 import unittest
 
@@ -20,6 +21,16 @@ import zk_wire
 from tenure_testlib import DevServer, free_port, poll_until, rss_mib
 
 BADARGUMENTS, NONODE, INVALIDACL, UNIMPLEMENTED = -8, -101, -114, -6
+NOWATCHER, MARSHALLINGERROR = -121, -5
+NODE_CREATED, NODE_DELETED, NODE_DATA_CHANGED, NODE_CHILDREN_CHANGED = 1, 2, 3, 4
+
+
+def event_of(reply):
+    """(type, path) of a notification (xid -1), else None."""
+    if reply is None or reply[0] != -1:
+        return None
+    kind, _state = struct.unpack(">ii", reply[3][:8])
+    return kind, zk_wire.read_ustring(reply[3], 8)[0].decode()
 
 
 class ZooKeeperPortTest(unittest.TestCase):
@@ -245,6 +256,97 @@ class ZooKeeperPortTest(unittest.TestCase):
         self.assertEqual(other.call("ping")[2], 0, "other clients are served meanwhile")
         grown = rss_mib(self.server.process.pid) - before
         self.assertLess(grown, 64, f"the server grew {grown} MiB for a client that never reads")
+
+    def test_a_writes_events_come_before_its_answer(self):
+        session = self.wire()
+        self.assertEqual(session.call("exists", zk_wire.path_watch("/port-ev", True))[2], NONODE)
+        self.assertEqual(session.call("getChildren", zk_wire.path_watch("/", True))[2], 0)
+        xid = session.send("create", zk_wire.create_body("/port-ev", b"1"))
+        first, second, third = session.reply(), session.reply(), session.reply()
+        self.assertEqual({event_of(first), event_of(second)},
+                         {(NODE_CREATED, "/port-ev"), (NODE_CHILDREN_CHANGED, "/")})
+        self.assertEqual(third[:3:2], (xid, 0), "the create's answer after its events")
+        # One-shot: a second change fires nothing until a watch is set again.
+        self.assertEqual(session.call("setData", zk_wire.set_data_body("/port-ev", b"2"))[2], 0)
+        self.assertEqual(session.call("getData", zk_wire.path_watch("/port-ev", True))[2], 0)
+        other = self.wire()
+        self.assertEqual(other.call("delete", zk_wire.path_version("/port-ev"))[2], 0)
+        self.assertEqual(event_of(session.reply()), (NODE_DELETED, "/port-ev"))
+
+    def test_another_apis_writes_fire_watches_too(self):
+        session = self.wire()
+        self.assertEqual(session.call("exists", zk_wire.path_watch("/port-consul", True))[2],
+                         NONODE)
+        self.assertEqual(self.server.request("PUT", "/v1/kv//port-consul", b"c").status, 200)
+        self.assertEqual(event_of(session.reply()), (NODE_CREATED, "/port-consul"))
+        self.assertEqual(session.call("getData", zk_wire.path_watch("/port-consul", True))[2], 0)
+        self.assertEqual(self.server.request("DELETE", "/v1/kv//port-consul").status, 200)
+        self.assertEqual(event_of(session.reply()), (NODE_DELETED, "/port-consul"))
+
+    def test_set_watches_on_reconnect_fires_what_the_client_missed(self):
+        first = self.wire()
+        self.assertEqual(first.call("create", zk_wire.create_body("/port-sw", b"1"))[2], 0)
+        seen = first.call("exists", zk_wire.path_watch("/port-sw"))[1]
+        self.assertEqual(first.call("setData", zk_wire.set_data_body("/port-sw", b"2"))[2], 0)
+        again = self.wire(session_id=first.session_id, password=first.password)
+        body = (struct.pack(">q", seen) + struct.pack(">i", 1) + zk_wire.ustring("/port-sw")
+                + struct.pack(">i", 1) + zk_wire.ustring("/port-sw-none")
+                + struct.pack(">i", 1) + zk_wire.ustring("/"))
+        again.send(101, body, xid=-8)
+        event, answer = again.reply(), again.reply()
+        self.assertEqual(event_of(event), (NODE_DATA_CHANGED, "/port-sw"))
+        self.assertEqual((answer[0], answer[2]), (-8, 0))
+        # The exist watch and the child watch were set: a create fires both.
+        xid = again.send("create", zk_wire.create_body("/port-sw-none"))
+        replies = [again.reply() for _ in range(3)]
+        self.assertEqual({event_of(r) for r in replies[:2]},
+                         {(NODE_CREATED, "/port-sw-none"), (NODE_CHILDREN_CHANGED, "/")})
+        self.assertEqual(replies[2][0], xid)
+
+    def test_check_and_remove_watches(self):
+        session = self.wire()
+        session.call("create", zk_wire.create_body("/port-rw"))
+        self.assertEqual(session.call("getData", zk_wire.path_watch("/port-rw", True))[2], 0)
+        check = zk_wire.ustring("/port-rw") + struct.pack(">i", 2)
+        children = zk_wire.ustring("/port-rw") + struct.pack(">i", 1)
+        self.assertEqual(session.call(17, check)[2], 0)
+        self.assertEqual(session.call(17, children)[2], NOWATCHER)
+        self.assertEqual(session.call(18, check)[2], 0)
+        self.assertEqual(session.call(18, check)[2], NOWATCHER)
+        self.assertEqual(session.call(17, zk_wire.ustring("/port-rw") + struct.pack(">i", 7))[2],
+                         MARSHALLINGERROR)
+        # Removed: a change fires nothing; the next answer is the ping's.
+        self.wire().call("setData", zk_wire.set_data_body("/port-rw", b"x"))
+        self.assertEqual(session.call("ping")[0], -2)
+
+    def test_one_connection_holds_at_most_100000_watches(self):
+        session = self.wire()
+        before = rss_mib(self.server.process.pid)
+        requests = b"".join(
+            zk_wire.frame(struct.pack(">ii", i + 1, 3) + zk_wire.path_watch(f"/cap/{i}", True))
+            for i in range(100_001))
+        answers = []
+
+        def read_all():
+            while True:
+                reply = session.reply()
+                if reply is None:
+                    return
+                answers.append(reply[2])
+        reader = threading.Thread(target=read_all)
+        reader.start()
+        session.sock.settimeout(60)
+        try:
+            session.sock.sendall(requests)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # closed while the last requests were on their way
+        reader.join(timeout=60)
+        self.assertFalse(reader.is_alive())
+        self.assertEqual(len(answers), 100_000, "the watch past the limit closed it")
+        self.assertEqual(set(answers), {NONODE})
+        grown = rss_mib(self.server.process.pid) - before
+        print(f"\n100,000 watches on one connection: the server grew {grown:.0f} MiB")
+        self.assertEqual(self.wire().call("ping")[2], 0, "the server still serves")
 
 
 if __name__ == "__main__":
