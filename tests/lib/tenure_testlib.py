@@ -809,12 +809,13 @@ class Cluster:
         peers = ",".join(f"{i + 1}@{m.raft_addr}" for i, m in enumerate(self.members))
         for i, member in enumerate(self.members):
             bind = ["-raft-bind-addr", member.raft_bind] if proxy else []
-            # No etcd port unless asked (as DevServer: members must not race
-            # for -dev's 127.0.0.1:2379).
+            # No etcd or ZooKeeper port unless asked (as DevServer: members
+            # must not race for -dev's 127.0.0.1:2379 and 2181).
             etcd = [] if "-grpc-addr" in extra_args else ["-grpc-addr", "off"]
+            zk = [] if "-zk-addr" in extra_args else ["-zk-addr", "off"]
             member.extra_args = ["-node-id", str(i + 1), "-node", f"node{i + 1}",
                                  "-bootstrap-peers", peers, *bind, *self.secret_args(),
-                                 *etcd, *extra_args]
+                                 *etcd, *zk, *extra_args]
 
     def secret_args(self):
         """The flags that give a server this cluster's key and operator token
