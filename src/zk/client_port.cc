@@ -44,7 +44,10 @@ ConnectResponse Opened(const ConnectRequest& request, std::int32_t timeout_ms, s
 }  // namespace
 
 ClientPort::ClientPort(server::Server& server, asio::io_context& io)
-    : server_(server), io_(io), scratch_(std::make_unique<char[]>(kScratchBytes)) {}
+    : server_(server),
+      io_(io),
+      sweep_timer_(io),
+      scratch_(std::make_unique<char[]>(kScratchBytes)) {}
 
 ClientPort::~ClientPort() {
   *alive_ = false;
@@ -118,6 +121,7 @@ Status ClientPort::Listen(const ClientPortOptions& options) {
   events_through_ = server_.store().applied_index();
   change_listener_ =
       server_.AddChangeListener([this](const state::Changes& changes) { OnChanges(changes); });
+  ArmSweep();
   Accept();
   return Status::Ok();
 }
@@ -137,6 +141,7 @@ void ClientPort::Stop() {
     change_listener_ = 0;
   }
   after_events_.clear();
+  sweep_timer_.cancel();
   std::vector<std::shared_ptr<Connection>> open;
   for (const auto& [number, connection] : connections_) open.push_back(connection);
   for (const std::shared_ptr<Connection>& connection : open) connection->Close();
@@ -160,6 +165,40 @@ void ClientPort::Accept() {
         }
         Accept();
       });
+}
+
+void ClientPort::ArmSweep() {
+  sweep_timer_.expires_after(std::chrono::milliseconds(options_.container_sweep_ms));
+  std::weak_ptr<bool> alive = alive_;
+  sweep_timer_.async_wait([this, alive](boost::system::error_code ec) {
+    if (ec || alive.expired() || !*alive.lock()) return;
+    SweepContainers();
+    ArmSweep();
+  });
+}
+
+// Each container that had a child and has none is deleted at the version it
+// has now: a child created before the delete applies makes it NOTEMPTY, and
+// a container written meanwhile BADVERSION, so only an empty one goes.
+void ClientPort::SweepContainers() {
+  if (!server_.IsLeader()) return;
+  constexpr std::size_t kDeletesPerSweep = 1000;  // the rest at the next sweep
+  std::size_t proposed = 0;
+  const state::Store& store = server_.store();
+  for (const auto& [path, node] : store.zk_nodes()) {
+    if (!node.container || node.children != 0 || node.children_created == 0) continue;
+    const std::optional<state::ZkStat> stat = store.ZkStatOf(path);
+    if (!stat) continue;
+    state::ZkOp op;
+    op.kind = state::ZkOp::Kind::kDelete;
+    op.path = path;
+    op.version = stat->version;
+    state::ZkWrite one;
+    one.ops.push_back(std::move(op));
+    // One entry each: one that fails leaves the others to go.
+    server_.Propose(std::move(one), [](Result<state::ApplyResult>) {});
+    if (++proposed == kDeletesPerSweep) break;
+  }
 }
 
 bool ClientPort::Serving() const { return server_.IsLeader(); }

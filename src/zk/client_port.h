@@ -5,6 +5,9 @@
 // from the replicated secret, zk/session_auth.h), and counts what srvr and
 // mntr report. Loop thread only.
 //
+// The leader also deletes the containers that had children and have none
+// (ZooKeeper's ContainerManager), every container_sweep_ms.
+//
 // This slice serves on the leader: a follower closes a new connection
 // unanswered, as a ZooKeeper server that is not serving does, and the
 // client tries the next server of its connect string (docs/zookeeper-compat.md).
@@ -12,6 +15,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -95,12 +99,15 @@ class ClientPort {
                      ConnectDone done);
   void Adopt(std::int64_t session, const std::shared_ptr<Connection>& connection);
   void OnChanges(const state::Changes& changes);
+  void ArmSweep();
+  void SweepContainers();
   void Deliver(const std::vector<WatchTable::Fired>& fired);
 
   server::Server& server_;
   boost::asio::io_context& io_;
   ClientPortOptions options_;
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
+  boost::asio::steady_timer sweep_timer_;
   std::unique_ptr<char[]> scratch_;
   std::map<std::uint64_t, std::shared_ptr<Connection>> connections_;  // by number
   std::uint64_t next_connection_ = 1;

@@ -23,6 +23,9 @@ struct ClientPortOptions {
   // A new connection's ConnectRequest (or four-letter word) must arrive
   // within this.
   DurationMs handshake_timeout_ms = 10000;
+  // How often the leader deletes the containers that had children and have
+  // none (ZooKeeper's containerCheckIntervalMs).
+  DurationMs container_sweep_ms = 60000;
 };
 
 }  // namespace tenure::zk

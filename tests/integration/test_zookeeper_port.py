@@ -37,9 +37,11 @@ class ZooKeeperPortTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.zk_addr = f"127.0.0.1:{free_port()}"
+        # Containers are swept every 200 ms instead of ZooKeeper's 60 s.
         cls.server = DevServer(extra_args=["-zk-addr", cls.zk_addr,
                                            "-zk-session-timeout-min", "2s",
-                                           "-zk-session-timeout-max", "30s"]).__enter__()
+                                           "-zk-session-timeout-max", "30s"],
+                               env={"TENURE_TEST_ZK_CONTAINER_SWEEP_MS": "200"}).__enter__()
 
     @classmethod
     def tearDownClass(cls):
@@ -347,6 +349,20 @@ class ZooKeeperPortTest(unittest.TestCase):
         grown = rss_mib(self.server.process.pid) - before
         print(f"\n100,000 watches on one connection: the server grew {grown:.0f} MiB")
         self.assertEqual(self.wire().call("ping")[2], 0, "the server still serves")
+
+    def test_the_leader_deletes_containers_that_had_children_and_have_none(self):
+        session = self.wire()
+        for path in ("/port-c-never", "/port-c-emptied", "/port-c-full"):
+            self.assertEqual(session.call(19, zk_wire.create_body(path, flags=4))[2], 0)
+        for path in ("/port-c-emptied/x", "/port-c-full/x"):
+            self.assertEqual(session.call("create", zk_wire.create_body(path))[2], 0)
+        self.assertEqual(session.call("delete", zk_wire.path_version("/port-c-emptied/x"))[2], 0)
+        poll_until(lambda: session.call("exists", zk_wire.path_watch("/port-c-emptied"))[2]
+                   == NONODE, timeout=15, message="the emptied container deleted")
+        # The sweep that took it saw these two too: one never had a child,
+        # the other has one.
+        self.assertEqual(session.call("exists", zk_wire.path_watch("/port-c-never"))[2], 0)
+        self.assertEqual(session.call("exists", zk_wire.path_watch("/port-c-full"))[2], 0)
 
 
 if __name__ == "__main__":
