@@ -56,7 +56,7 @@ public class CuratorRecipes {
         CuratorFramework client = CuratorFrameworkFactory.builder()
                 .connectString(connect)
                 .sessionTimeoutMs(4000)
-                .connectionTimeoutMs(5000)
+                .connectionTimeoutMs(4000) // no more than the session's: Curator warns
                 .retryPolicy(new ExponentialBackoffRetry(100, 5))
                 .build();
         client.start();
@@ -174,6 +174,15 @@ public class CuratorRecipes {
         selector.start();
         if (!led.await(60, TimeUnit.SECONDS)) {
             throw new IllegalStateException("no leadership within 60 s");
+        }
+        // close() interrupts the selector's thread, which releases the
+        // mutex after takeLeadership returns: wait until our node is gone.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (selector.getParticipants().stream().anyMatch(p -> p.getId().equals(id))) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("still a participant 15 s after leading");
+            }
+            Thread.sleep(10);
         }
         selector.close();
     }
