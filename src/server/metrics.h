@@ -53,6 +53,14 @@ struct ServerMetrics {
   // copies nothing.
   std::map<std::pair<std::string_view, int>, std::uint64_t> etcd_calls;
   std::uint64_t etcd_watchers = 0;
+
+  // ZooKeeper's port (the zk layer counts): requests answered, by op and
+  // ZooKeeper's code, both the zk layer's static names ("getData", "NONODE":
+  // bounded); connections and watches open now. zk_served once it listens.
+  std::map<std::pair<std::string_view, std::string_view>, std::uint64_t> zk_requests;
+  bool zk_served = false;
+  std::uint64_t zk_connections = 0;
+  std::uint64_t zk_watches = 0;
 };
 
 // What a proposal's outcome should count, decided from its command before

@@ -154,6 +154,16 @@ class Server {
     if (metrics_.enabled) ++metrics_.etcd_calls[{method, code}];
   }
   void SetEtcdWatchers(std::size_t watchers) { metrics_.etcd_watchers = watchers; }
+  // The ZooKeeper layer's counts (ServerMetrics::zk_*): `op` and `code` are
+  // static names (zk/protocol.h).
+  void CountZkRequest(std::string_view op, std::string_view code) {
+    if (metrics_.enabled) ++metrics_.zk_requests[{op, code}];
+  }
+  void SetZkPort(std::size_t connections, std::size_t watches) {
+    metrics_.zk_served = true;
+    metrics_.zk_connections = connections;
+    metrics_.zk_watches = watches;
+  }
   // How late the loop serves a due timer (loop_stall_meter.h); null with
   // -disable-metrics.
   const LoopStallMeter* loop_stall_meter() const { return stall_meter_.get(); }

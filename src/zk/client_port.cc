@@ -79,6 +79,7 @@ void ClientPort::OnChanges(const state::Changes& changes) {
   }
   Deliver(fired);
   events_through_ = store.applied_index();
+  UpdateGauges();
   if (after_events_.empty()) return;
   std::vector<std::pair<LogIndex, std::function<void()>>> due;
   std::vector<std::pair<LogIndex, std::function<void()>>> later;
@@ -163,6 +164,7 @@ void ClientPort::Accept() {
             connection->Start();
           }
         }
+        UpdateGauges();
         Accept();
       });
 }
@@ -212,6 +214,7 @@ void ClientPort::Forget(const Connection* connection) {
   // Freed after the caller's stack unwinds: it may be the connection itself.
   asio::post(io_, [held = std::move(it->second)] {});
   connections_.erase(it);
+  UpdateGauges();
 }
 
 void ClientPort::Adopt(std::int64_t session, const std::shared_ptr<Connection>& connection) {
@@ -315,6 +318,8 @@ void ClientPort::CreateSession(std::int32_t timeout_ms,
         });
   });
 }
+
+void ClientPort::UpdateGauges() { server_.SetZkPort(connections_.size(), watches_.size()); }
 
 void ClientPort::CountLatency(DurationMs ms) {
   if (latency_count_ == 0 || ms < latency_min_ms_) latency_min_ms_ = ms;

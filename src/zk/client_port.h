@@ -87,6 +87,8 @@ class ClientPort {
   void AfterEventsOf(LogIndex index, std::function<void()> then);
 
   PortFacts Facts() const;
+  // The metrics' gauges (connections, watches) brought up to date.
+  void UpdateGauges();
   void CountReceived() { ++received_; }
   void CountSent() { ++sent_; }
   void CountLatency(DurationMs ms);

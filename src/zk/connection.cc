@@ -23,6 +23,14 @@ namespace asio = boost::asio;
 // globalOutstandingLimit is 1,000 too).
 constexpr std::size_t kSlotsMax = 1000;
 
+std::int32_t ReplyErr(const std::string& answer) {
+  if (answer.size() < 16) return 0;
+  const auto byte = [&answer](std::size_t i) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(answer[i]));
+  };
+  return static_cast<std::int32_t>(byte(12) << 24 | byte(13) << 16 | byte(14) << 8 | byte(15));
+}
+
 bool Is(const DecodedRequest& request, OpCode op) {
   return request.header.type == static_cast<std::int32_t>(op);
 }
@@ -238,6 +246,8 @@ void Connection::Pump() {
     for (const std::string& event : front.events) SendFrame(event);
     if (!front.answer.empty()) SendFrame(front.answer);
     port_.CountLatency(port_.server().clock().NowMonoMs() - front.read_ms);
+    port_.server().CountZkRequest(OpName(front.request.header.type),
+                                  ErrorName(static_cast<ErrorCode>(ReplyErr(front.answer))));
     port_.AddOutstanding(-1);
     const bool ends = front.ends_connection;
     slots_.pop_front();
@@ -248,6 +258,7 @@ void Connection::Pump() {
       answered_bytes_ = 0;
     }
   }
+  port_.UpdateGauges();
   Flush();
   ArmRead();
 }
@@ -413,18 +424,6 @@ void Connection::Authenticate(Slot& slot) {
 }
 
 // --- Watches -------------------------------------------------------------------
-
-namespace {
-
-std::int32_t ReplyErr(const std::string& answer) {
-  if (answer.size() < 16) return 0;
-  const auto byte = [&answer](std::size_t i) {
-    return static_cast<std::uint32_t>(static_cast<unsigned char>(answer[i]));
-  };
-  return static_cast<std::int32_t>(byte(12) << 24 | byte(13) << 16 | byte(14) << 8 | byte(15));
-}
-
-}  // namespace
 
 // A read with its watch flag sets a watch where ZooKeeper sets one: exists
 // on a node or on a missing one, getData and getChildren on a node. False

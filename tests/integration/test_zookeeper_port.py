@@ -364,6 +364,18 @@ class ZooKeeperPortTest(unittest.TestCase):
         self.assertEqual(session.call("exists", zk_wire.path_watch("/port-c-never"))[2], 0)
         self.assertEqual(session.call("exists", zk_wire.path_watch("/port-c-full"))[2], 0)
 
+    def test_metrics_count_requests_by_op_and_code(self):
+        session = self.wire()
+        session.call("getData", zk_wire.path_watch("/port-metric-none", True))
+        session.call("exists", zk_wire.path_watch("/port-metric-none", True))
+        before = self.server.metric('tenure_zk_requests_total{op="getData",code="NONODE"}')
+        session.call("getData", zk_wire.path_watch("/port-metric-none"))
+        self.assertEqual(
+            self.server.metric('tenure_zk_requests_total{op="getData",code="NONODE"}'),
+            before + 1)
+        self.assertGreaterEqual(self.server.metric("tenure_zk_connections"), 1)
+        self.assertGreaterEqual(self.server.metric("tenure_zk_watches"), 1)
+
 
 if __name__ == "__main__":
     unittest.main()

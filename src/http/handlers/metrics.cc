@@ -161,6 +161,19 @@ Families Collect(const server::Server& server, const HttpMetrics& http) {
     f.Gauge("tenure_etcd_watchers", "etcd watchers served by this server.",
             static_cast<double>(m.etcd_watchers));
   }
+  // ZooKeeper's port (docs/zookeeper-compat.md), when served.
+  for (const auto& [request, count] : m.zk_requests) {
+    f.Counter("tenure_zk_requests_total",
+              "ZooKeeper requests answered, by op and ZooKeeper's error code.",
+              static_cast<double>(count),
+              {{"op", std::string(request.first)}, {"code", std::string(request.second)}});
+  }
+  if (m.zk_served) {
+    f.Gauge("tenure_zk_connections", "ZooKeeper client connections open on this server.",
+            static_cast<double>(m.zk_connections));
+    f.Gauge("tenure_zk_watches", "ZooKeeper watches this server holds for its clients.",
+            static_cast<double>(m.zk_watches));
+  }
   // Sessions and locks.
   f.Gauge("tenure_sessions_active", "Sessions in the replicated state.",
           static_cast<double>(server.store().session_count()));
