@@ -295,6 +295,17 @@ class Servers:
         self._start_tenure()
         self.addr = etcd_addrs[[p.pid for p in self.procs].index(self.leader_pid)]
 
+    def _start_tenure_zk(self):
+        """tenure serving ZooKeeper's protocol too (-zk-addr on every server):
+        addr is the leader's ZooKeeper port, which the driver's ZooKeeper
+        client speaks to (bench/vs_zookeeper_api.py)."""
+        zk_ports = free_ports(self.n)
+        zk_addrs = [f"127.0.0.1:{p}" for p in zk_ports]
+        self.server_args_per_server = [["-zk-addr", a] for a in zk_addrs]
+        self.taken_ports = set(zk_ports)
+        self._start_tenure()
+        self.addr = zk_addrs[[p.pid for p in self.procs].index(self.leader_pid)]
+
     def _start_tenure(self):
         ports = free_ports(2 * self.n)
         while set(ports) & getattr(self, "taken_ports", set()):
@@ -437,8 +448,9 @@ def measure(system, n, workload, extra, timeout, tls=None):
     """One measurement of `workload` on a fresh server or cluster of `system`
     (TLS on when `tls` is given); returns the metrics dict (raises on failure)."""
     with Servers(system, n, ARGS.data_parent, tls) as servers:
-        # tenure's etcd API is driven by the driver's etcd client.
-        driver_system = "etcd" if system == "tenure_etcd" else system
+        # tenure's etcd and ZooKeeper APIs are driven by the driver's etcd
+        # and ZooKeeper clients.
+        driver_system = {"tenure_etcd": "etcd", "tenure_zk": "zk"}.get(system, system)
         cmd = [ARGS.driver, "--system", driver_system, "--addr", servers.addr, "--workload", workload,
                "--server-pid", str(servers.leader_pid)] + [str(x) for x in extra]
         if tls:

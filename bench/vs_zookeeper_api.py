@@ -1,0 +1,239 @@
+#!/usr/bin/python3
+"""tenure's ZooKeeper port next to ZooKeeper 3.8, both driven by the same
+ZooKeeper client, in one interleaved run (docs/benchmarks-zookeeper-api.md).
+
+Reuses bench/vs_etcd.py (servers on loopback, fresh data dirs and ports for
+every measurement, fsync on, the tenure_vs load generator): tenure is
+started as there plus `-zk-addr 127.0.0.1:Z` on every server, and the
+driver's ZooKeeper mode (its own jute client, bench/vs/zk_conn.h, one
+session per client) talks to the leader's ZooKeeper port exactly as it
+talks to ZooKeeper. Next to both, tenure over its Consul HTTP API with the
+same workload, so the report also shows what the ZooKeeper surface costs.
+
+Workloads the driver's ZooKeeper mode has: durable setData at 1, 16 and 64
+clients (Consul: a KV put), and watch fan-out with 1,000 and 10,000
+watchers on one node (one-shot watches set again after each event; the
+RSS each watcher costs the server). ZooKeeper runs standalone only
+(vs_etcd.py starts no ensemble), so the 3-server rows are tenure's alone.
+
+    /usr/bin/python3 bench/vs_zookeeper_api.py [--runs 3] [--out docs]   (about 10 min)
+    /usr/bin/python3 bench/vs_zookeeper_api.py --smoke --out build/...   (about 1 min)
+
+Writes <out>/benchmarks-zookeeper-api.md (only between the "generated"
+markers) and <out>/benchmarks-zookeeper-api.json (every run). Exits 1 if
+any measurement failed. Only processes this script started are ever
+signalled, by PID, also on SIGTERM.
+"""
+
+import json
+import os
+import resource
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+sys.path.insert(0, HERE)
+import vs_etcd as V  # noqa: E402
+from cluster_failover import load_average  # noqa: E402
+
+# name -> (system, servers, label)
+CONFIGS = {
+    "tenure_zk1": ("tenure_zk", 1, "tenure, ZooKeeper API"),
+    "zk1": ("zk", 1, "ZooKeeper"),
+    "tenure1": ("tenure", 1, "tenure, Consul API"),
+    "tenure_zk3": ("tenure_zk", 3, "tenure, ZooKeeper API"),
+    "tenure3": ("tenure", 3, "tenure, Consul API"),
+}
+ONE = ["tenure_zk1", "zk1", "tenure1"]
+THREE = ["tenure_zk3", "tenure3"]
+
+SERVERS_CPU = ("servers_cpu_pct", "servers' CPU %", 0, None)
+DRIVER_CPU = ("driver_cpu_pct", "load generator's CPU %", 0, None)
+METRICS = {"kv_put": [m for m in V.METRICS["kv_put"] if m[0] != "servers_cpu_pct"]
+           + [SERVERS_CPU, DRIVER_CPU],
+           "watch": V.METRICS["watch"]}
+
+# The issue's target: tenure's ZooKeeper API >= 3x ZooKeeper on every
+# throughput row, p99 at most ZooKeeper's.
+THROUGHPUT_TARGET = 3.0
+
+SETTINGS = [
+    ("tenure, ZooKeeper API", "the tenure command line of benchmarks-vs-etcd.md plus `-zk-addr "
+                              "127.0.0.1:Z` on every server; the driver's ZooKeeper client "
+                              "talks to the leader's ZooKeeper port"),
+    ("ZooKeeper", "as in benchmarks-vs-etcd.md (Debian's zookeeper 3.8.0 on OpenJDK 17, "
+                  "standalone, forceSync on)"),
+    ("tenure, Consul API", "as in benchmarks-vs-etcd.md: the same workload over Consul's HTTP "
+                           "API (KV puts, blocking queries for the watchers)"),
+    ("client", "build/bench/vs/tenure_vs: its own ZooKeeper client (jute over one TCP "
+               "connection per session, requests pipelined per session), one HTTP/1.1 "
+               "keep-alive connection per client for the Consul API; all clients on one "
+               "client thread"),
+]
+
+
+def plan(smoke):
+    """(case id, title, configs, workload, driver args, timeout s)."""
+    s = 0.5 if smoke else ARGS.seconds
+    base = ["--seconds", s]
+    cases = []
+    for c in ((1, 4) if smoke else (1, 16, 64)):
+        cases.append((f"kv_put_c{c}", f"Durable setData (KV put), {c} client{'s' if c > 1 else ''}",
+                      ONE + THREE, "kv_put", base + ["--clients", c], 120))
+    for watchers in ((20,) if smoke else (1000, 10000)):
+        cases.append((f"watch_w{watchers}", f"Watch fan-out, {watchers:,} watchers on one node",
+                      ONE, "watch", ["--watchers", watchers, "--rounds", 2 if smoke else 10],
+                      600))
+    return cases
+
+
+def med(report, case_id, config, key):
+    vals = [r[key] for r in report["results"].get(case_id, {}).get(config, []) if key in r]
+    return V.median(vals)
+
+
+def targets(report):
+    lines, verdicts = [], []
+    for case in report["cases"]:
+        key, label, _, better = METRICS[case["workload"]][0]
+        if key != "ops_per_s" or "zk1" not in case["configs"]:
+            continue
+        a, b = med(report, case["id"], "tenure_zk1", key), med(report, case["id"], "zk1", key)
+        r = a / b if a is not None and b else None
+        ok = r is not None and r >= THROUGHPUT_TARGET
+        verdicts.append(ok)
+        lines.append(f"  - {case['title']}, 1 server: {label} {V.fmt(a)} ÷ {V.fmt(b)} = "
+                     f"{'-' if r is None else f'{r:.2f}'} → **{'met' if ok else 'not met'}**")
+    head = (f"- **tenure's ZooKeeper API ≥ {THROUGHPUT_TARGET:g}× ZooKeeper on every throughput "
+            f"row**: **{'met' if verdicts and all(verdicts) else 'not met'}** "
+            f"({sum(verdicts)} of {len(verdicts)} rows)")
+    return [head] + lines
+
+
+def markdown(report):
+    out = []
+    w = out.append
+    w(f"Generated by `{report['command']}` ({report['mode']}); {report['runs']} run"
+      f"{'s' if report['runs'] > 1 else ''}, interleaved (run 1 of every case on every "
+      "configuration, then run 2...); every cell is the median of the runs, ratios are ratios "
+      "of medians (above 1: the first is higher, which is better for throughput and worse "
+      "for latency and memory).\n")
+    w("### Targets\n")
+    if report["mode"] != "full":
+        w("_Smoke run: tiny counts on a busy machine; these verdicts mean nothing._\n")
+    for line in targets(report):
+        w(line)
+    w("")
+    w("### Machine\n")
+    for k, v in report["machine"]:
+        w(f"- {k}: {v}")
+    w("")
+    w("### Settings\n")
+    for k, v in SETTINGS:
+        w(f"- **{k}**: {v}")
+    for k, v in report["settings"]:
+        w(f"- {k}: {v}")
+    w("- everything else (durability, server flags, workloads) as in "
+      "[benchmarks-vs-etcd.md](benchmarks-vs-etcd.md)")
+    w("")
+    for case in report["cases"]:
+        w(f"### {case['title']}\n")
+        for group in (ONE, THREE):
+            cfgs = [c for c in group if c in case["configs"]]
+            if not cfgs:
+                continue
+            size = "1 server" if CONFIGS[cfgs[0]][1] == 1 else "3 servers"
+            first = cfgs[0]
+            w(f"| {size} | " + " | ".join(CONFIGS[c][2] for c in cfgs) + " | " +
+              " | ".join(f"{CONFIGS[first][2]} ÷ {CONFIGS[c][2]}" for c in cfgs[1:]) + " |")
+            w("|---|" + "---:|" * (2 * len(cfgs) - 1))
+            for key, label, dec, _ in METRICS[case["workload"]]:
+                m = {c: med(report, case["id"], c, key) for c in cfgs}
+                if all(v is None for v in m.values()):
+                    continue
+                w(f"| {label} | " + " | ".join(V.fmt(m[c], dec) for c in cfgs) + " | " +
+                  " | ".join(V.ratio(m[first], m[c]) for c in cfgs[1:]) + " |")
+            w("")
+    out += V.every_run_lines(report, METRICS, lambda c: f"{CONFIGS[c][2]}, {CONFIGS[c][1]}")
+    return "\n".join(out)
+
+
+def run():
+    global ARGS
+    p = V.side_by_side_arguments(__doc__)
+    p.add_argument("--java", default="/usr/bin/java")
+    ARGS = p.parse_args()
+    V.ARGS = ARGS  # vs_etcd's servers and measurements read their paths from here
+    if ARGS.smoke:
+        ARGS.runs = 1
+    for tool in (ARGS.tenure, ARGS.driver):
+        if not os.access(tool, os.X_OK):
+            sys.exit(f"vs_zookeeper_api.py: not an executable: {tool} (scripts/build tenure "
+                     "tenure_vs builds them)")
+    if not os.path.exists(V.ZK_CLASSPATH.split(":")[0]):
+        sys.exit("vs_zookeeper_api.py: ZooKeeper is not installed; run scripts/setup")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:  # 10,000 watchers: the driver and the servers inherit this
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    os.makedirs(ARGS.out, exist_ok=True)
+
+    cases = [{"id": cid, "title": t, "configs": cf, "workload": wl, "args": a, "timeout": to}
+             for cid, t, cf, wl, a, to in plan(ARGS.smoke)]
+    if ARGS.only:
+        wanted = ARGS.only.split(",")
+        cases = [c for c in cases if any(c["id"].startswith(x) for x in wanted)]
+    report = {"command": " ".join(["bench/vs_zookeeper_api.py"] + sys.argv[1:]),
+              "mode": "smoke: tiny counts, the numbers mean nothing" if ARGS.smoke else "full",
+              "runs": ARGS.runs,
+              "cases": [{k: v for k, v in c.items() if k != "args"} for c in cases],
+              "results": {c["id"]: {} for c in cases}, "failures": []}
+    failures = report["failures"]
+    machine = V.machine_facts()
+    machine.append(("load average at start (1/5/15 min)", load_average()))
+    machine.append(("disk sync-write latency at start", V.disk_latency(ARGS.data_parent)))
+    report["settings"] = [
+        ("timed phase", f"{0.5 if ARGS.smoke else ARGS.seconds} s per throughput run, "
+                        "closed loop (each client one operation in flight)"),
+        ("servers", "a fresh server (or cluster, new data dirs and ports) for every "
+                    "measurement; the client drives the leader; 'servers' CPU %' = CPU of all "
+                    "server processes over the driver's whole run, % of one core"),
+    ]
+    V.run_interleaved(
+        report, cases, machine,
+        lambda case, cfg: [V.measure(CONFIGS[cfg][0], CONFIGS[cfg][1], case["workload"],
+                                     case["args"], case["timeout"])],
+        lambda case: METRICS[case["workload"]][0][0])
+    machine.append(("load average at end (1/5/15 min)", load_average()))
+    machine.append(("disk sync-write latency at end", V.disk_latency(ARGS.data_parent)))
+    report["machine"] = machine
+    report["failures"] = [f.replace(ROOT + "/", "") for f in report["failures"]]
+    report["machine"] = [(k, v.replace(ROOT + "/", "")) for k, v in report["machine"]]
+
+    name = "benchmarks-zookeeper-api"
+    with open(os.path.join(ARGS.out, name + ".json"), "w") as f:
+        json.dump(report, f, indent=1)
+    generated = markdown(report)
+    V.write_doc(os.path.join(ARGS.out, name + ".md"), generated,
+                script="bench/vs_zookeeper_api.py",
+                title="tenure's ZooKeeper API next to ZooKeeper 3.8",
+                regenerate="scripts/bench --vs-zookeeper-api")
+    print(generated)
+    if failures:
+        print(f"vs_zookeeper_api.py: {len(failures)} measurement(s) FAILED", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main():
+    V.exit_on_sigterm()
+    try:
+        return run()
+    finally:
+        V.stop_everything()
+
+
+ARGS = None
+
+if __name__ == "__main__":
+    sys.exit(main())
