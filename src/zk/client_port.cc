@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <openssl/rand.h>
+#include <sys/resource.h>
 
 #include <boost/asio/post.hpp>
 
@@ -47,6 +48,7 @@ ClientPort::ClientPort(server::Server& server, asio::io_context& io)
     : server_(server),
       io_(io),
       sweep_timer_(io),
+      accept_retry_(io),
       scratch_(std::make_unique<char[]>(kScratchBytes)) {}
 
 ClientPort::~ClientPort() {
@@ -118,6 +120,14 @@ Status ClientPort::Listen(const ClientPortOptions& options) {
                                            options.port, ec.message()));
   }
   acceptor_ = std::move(acceptor);
+  // The descriptors this process may hold bound the connections too.
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    constexpr std::size_t kReserve = 512;
+    const auto nofile = static_cast<std::size_t>(limit.rlim_cur);
+    options_.connections_max =
+        std::min(options_.connections_max, nofile > 2 * kReserve ? nofile - kReserve : kReserve);
+  }
   opened_ms_ = server_.clock().NowMonoMs();
   events_through_ = server_.store().applied_index();
   change_listener_ =
@@ -143,6 +153,7 @@ void ClientPort::Stop() {
   }
   after_events_.clear();
   sweep_timer_.cancel();
+  accept_retry_.cancel();
   std::vector<std::shared_ptr<Connection>> open;
   for (const auto& [number, connection] : connections_) open.push_back(connection);
   for (const std::shared_ptr<Connection>& connection : open) connection->Close();
@@ -153,16 +164,24 @@ void ClientPort::Accept() {
   acceptor_->async_accept(
       [this, alive](boost::system::error_code ec, asio::ip::tcp::socket socket) {
         if (alive.expired() || !*alive.lock() || !acceptor_->is_open()) return;
-        if (!ec) {
-          if (connections_.size() >= options_.connections_max) {
-            boost::system::error_code ignored;
-            socket.close(ignored);  // as ZooKeeper closes one past maxClientCnxns
-          } else {
-            const std::uint64_t number = next_connection_++;
-            auto connection = std::make_shared<Connection>(*this, std::move(socket), number);
-            connections_.emplace(number, connection);
-            connection->Start();
-          }
+        if (ec) {
+          // Out of descriptors (or memory): the connection waits in the
+          // backlog; accepting again at once would spin the loop.
+          log::Warn("zk", "accepting a ZooKeeper connection: " + ec.message());
+          accept_retry_.expires_after(std::chrono::milliseconds(100));
+          accept_retry_.async_wait([this, alive](boost::system::error_code waited) {
+            if (!waited && !alive.expired() && *alive.lock() && acceptor_->is_open()) Accept();
+          });
+          return;
+        }
+        if (connections_.size() >= options_.connections_max) {
+          boost::system::error_code ignored;
+          socket.close(ignored);  // as ZooKeeper closes one past maxClientCnxns
+        } else {
+          const std::uint64_t number = next_connection_++;
+          auto connection = std::make_shared<Connection>(*this, std::move(socket), number);
+          connections_.emplace(number, connection);
+          connection->Start();
         }
         UpdateGauges();
         Accept();

@@ -110,6 +110,7 @@ class ClientPort {
   ClientPortOptions options_;
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
   boost::asio::steady_timer sweep_timer_;
+  boost::asio::steady_timer accept_retry_;
   std::unique_ptr<char[]> scratch_;
   std::map<std::uint64_t, std::shared_ptr<Connection>> connections_;  // by number
   std::uint64_t next_connection_ = 1;

@@ -17,9 +17,10 @@ struct ClientPortOptions {
   // minSessionTimeout and maxSessionTimeout: 2 and 20 ticks of 2 s).
   std::int32_t session_timeout_min_ms = 4000;
   std::int32_t session_timeout_max_ms = 40000;
-  // Open connections in all; the next one is closed at once, as ZooKeeper
-  // closes one past maxClientCnxns.
-  std::size_t connections_max = 10000;
+  // Open connections in all, at most the descriptor limit less 512 (the
+  // HTTP listeners, raft and files need some); the next one is closed at
+  // once, as ZooKeeper closes one past maxClientCnxns.
+  std::size_t connections_max = 60000;
   // A new connection's ConnectRequest (or four-letter word) must arrive
   // within this.
   DurationMs handshake_timeout_ms = 10000;

@@ -568,12 +568,20 @@ void Connection::Renew() {
 // --- Writing ---------------------------------------------------------------------
 
 void Connection::SendFrame(std::string_view frame) {
+  if (dropping_) return;  // after an answer too long: nothing the client could match
   if (frame.size() > kFrameBytesMax) {
+    dropping_ = true;
     // ZooKeeper's clients refuse a longer frame: the connection would be
     // lost anyway, and the client reconnects.
     log::Warn("zk", "closing a connection from " + peer_ + ": an answer of " +
                         std::to_string(frame.size()) + " bytes passes jute.maxbuffer");
-    return Close();
+    // Closed after the caller's loop: it may be walking this connection's
+    // slots (Pump) or the port's events (Deliver).
+    std::weak_ptr<Connection> weak = weak_from_this();
+    asio::post(port_.io(), [weak] {
+      if (std::shared_ptr<Connection> self = weak.lock()) self->Close();
+    });
+    return;
   }
   const auto n = static_cast<std::uint32_t>(frame.size());
   const char length[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),

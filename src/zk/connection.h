@@ -106,10 +106,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string head_;  // the first bytes, until 4 tell a word from a length
   bool head_checked_ = false;
   FrameSplitter frames_;
-  bool reading_ = false;  // a readiness wait is armed
-  bool writing_ = false;  // an async write is under way
-  std::string sending_;   // the bytes of that write
-  std::string unsent_;    // what waits for the next
+  bool reading_ = false;   // a readiness wait is armed
+  bool writing_ = false;   // an async write is under way
+  std::string sending_;    // the bytes of that write
+  std::string unsent_;     // what waits for the next
+  bool dropping_ = false;  // an answer passed kFrameBytesMax: the connection ends
   std::deque<Slot> slots_;
   std::size_t answered_bytes_ = 0;  // answers in slots_, not yet in unsent_
   std::uint64_t next_slot_ = 1;

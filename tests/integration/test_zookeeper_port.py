@@ -376,6 +376,22 @@ class ZooKeeperPortTest(unittest.TestCase):
         self.assertGreaterEqual(self.server.metric("tenure_zk_connections"), 1)
         self.assertGreaterEqual(self.server.metric("tenure_zk_watches"), 1)
 
+    def test_an_answer_past_jute_maxbuffer_ends_the_connection(self):
+        # 24,000 children of 40-byte names: getChildren's answer is past
+        # 1 MiB, which ZooKeeper's clients refuse; the server closes instead.
+        session = self.wire()
+        self.assertEqual(session.call("create", zk_wire.create_body("/port-wide"))[2], 0)
+        for batch in range(24):
+            ops = [("create", zk_wire.create_body(f"/port-wide/{batch:04}-{i:04}-" + "n" * 30))
+                   for i in range(1000)]
+            self.assertEqual(session.call("multi", zk_wire.multi_body(ops))[2], 0)
+        self.assertEqual(session.call("exists", zk_wire.path_watch("/port-wide"))[2], 0)
+        session.send("getChildren", zk_wire.path_watch("/port-wide"))
+        self.assertTrue(session.at_eof(), "closed with no answer")
+        other = self.wire()
+        reply = other.call("exists", zk_wire.path_watch("/port-wide"))
+        self.assertEqual(zk_wire.read_stat(reply[3])[0]["numChildren"], 24000)
+
 
 if __name__ == "__main__":
     unittest.main()
