@@ -193,6 +193,11 @@ class Server {
   // which runs before Renew returns unless a barrier is needed.
   using RenewDone = std::function<void(Result<const state::Session*>)>;
   void Renew(const state::SessionId& session_id, RenewDone done);
+  // Moves a TTL session's deadline as Renew does, and acknowledges nothing:
+  // no barrier (a ZooKeeper request that is not a ping renews its session
+  // so; its answer claims nothing about the session). kNotFound or
+  // kNotLeader as Renew.
+  Status Touch(const state::SessionId& session_id);
   // True once the leader has decided the session expired, until the
   // SessionDestroy commits; such a session may not acquire anything.
   bool IsExpiring(const state::SessionId& session_id) const;

@@ -131,6 +131,14 @@ void Server::Renew(const state::SessionId& session_id, RenewDone done) {
   });
 }
 
+Status Server::Touch(const state::SessionId& session_id) {
+  const state::Session* session = store_.FindSession(session_id);
+  Status touched = IsLeader() ? duties_.Renew(session_id, session, clock_.NowMonoMs())
+                              : consul::NoClusterLeader();
+  if (touched.ok()) ScheduleDuties();
+  return touched;
+}
+
 bool Server::IsExpiring(const state::SessionId& session_id) const {
   return duties_.IsExpiring(session_id);
 }

@@ -40,7 +40,7 @@ bool Is(const DecodedRequest& request, OpCode op) {
 bool Deferred(const DecodedRequest& request) {
   if (request.error != ErrorCode::kOk) return false;
   return IsWrite(request.header.type) || Is(request, OpCode::kSync) ||
-         Is(request, OpCode::kCloseSession);
+         Is(request, OpCode::kCloseSession) || Is(request, OpCode::kPing);
 }
 
 }  // namespace
@@ -212,8 +212,15 @@ void Connection::OnRequestFrame(const std::string& frame) {
   slot.request = std::move(*request);
   slot.read_ms = port_.server().clock().NowMonoMs();
   const bool closes = Is(slot.request, OpCode::kCloseSession);
+  const bool ping = Is(slot.request, OpCode::kPing);
   slots_.push_back(std::move(slot));
-  Renew();
+  // Every request renews the session. A ping's answer waits for the
+  // renewal's acknowledgement (Begin); the others move the deadline only.
+  if (!ping) {
+    if (Status touched = port_.server().Touch(state::NumberedSessionId(session_)); !touched.ok()) {
+      return CloseLater();  // ended, or this server no longer leads
+    }
+  }
   // Nothing after a closeSession is read: the connection ends with it.
   if (closes) phase_ = Phase::kClosing;
 }
@@ -224,7 +231,27 @@ Connection::Slot* Connection::Find(std::uint64_t id) {
   return at < slots_.size() ? &slots_[at] : nullptr;
 }
 
+// Runs what may run and writes the answers that are due, in order. An
+// answer that comes while it runs (a renewal or barrier acknowledged at
+// once) asks for another pass instead of running it inside this one.
 void Connection::Pump() {
+  if (pumping_) {
+    pump_again_ = true;
+    return;
+  }
+  pumping_ = true;
+  do {
+    pump_again_ = false;
+    PumpOnce();
+  } while (pump_again_ && phase_ != Phase::kClosed);
+  pumping_ = false;
+  if (phase_ == Phase::kClosed) return;
+  port_.UpdateGauges();
+  Flush();
+  ArmRead();
+}
+
+void Connection::PumpOnce() {
   bool deferred_ahead = false;
   for (Slot& slot : slots_) {
     if (phase_ == Phase::kClosed) return;
@@ -236,7 +263,8 @@ void Connection::Pump() {
     if (Deferred(slot.request)) {
       // Every read before it has run: its entry cannot change what they saw.
       slot.state = Slot::State::kStarted;
-      if (!Begin(slot)) deferred_ahead = true;
+      Begin(slot);
+      if (slot.state != Slot::State::kDone) deferred_ahead = true;
       continue;
     }
     if (deferred_ahead || Backlogged()) break;
@@ -261,9 +289,6 @@ void Connection::Pump() {
       answered_bytes_ = 0;
     }
   }
-  port_.UpdateGauges();
-  Flush();
-  ArmRead();
 }
 
 bool Connection::Begin(Slot& slot) {
@@ -279,7 +304,10 @@ bool Connection::Begin(Slot& slot) {
     return done(AnswerCode(xid, at, request.error), request.ends_connection);
   }
   const auto type = static_cast<OpCode>(request.header.type);
-  if (type == OpCode::kPing) return done(AnswerCode(kPingXid, zxid, ErrorCode::kOk));
+  if (type == OpCode::kPing) {
+    StartPing(slot.id);
+    return false;
+  }
   if (IsRead(request.header.type)) {
     const Reader reader{&caller_.can(), session_, identities_};
     std::string answer = AnswerRead(port_.server().store(), reader, request);
@@ -542,27 +570,35 @@ void Connection::SendEvent(EventType type, const std::string& path) {
   Flush();
 }
 
-// Every request renews the session; one renewal in flight at a time.
-void Connection::Renew() {
-  if (renewing_) {
-    renew_again_ = true;
-    return;
-  }
-  renewing_ = true;
+// A ping renews its session and is answered once the renewal is
+// acknowledged (Server::Renew: after a barrier on a cluster), so a leader
+// that was deposed without knowing it never tells a client its session
+// lives (decision 0011). Renewals of one connection's pings share nothing:
+// clients ping every third of their timeout.
+void Connection::StartPing(std::uint64_t id) {
   std::weak_ptr<Connection> weak = weak_from_this();
-  port_.server().Renew(state::NumberedSessionId(session_),
-                       [weak](Result<const state::Session*> renewed) {
-                         std::shared_ptr<Connection> self = weak.lock();
-                         if (self == nullptr) return;
-                         self->renewing_ = false;
-                         // Ended, or this server no longer leads: the client
-                         // reconnects and learns which.
-                         if (!renewed.ok()) return self->Close();
-                         if (self->renew_again_) {
-                           self->renew_again_ = false;
-                           self->Renew();
-                         }
-                       });
+  port_.server().Renew(
+      state::NumberedSessionId(session_), [weak, id](Result<const state::Session*> renewed) {
+        std::shared_ptr<Connection> self = weak.lock();
+        if (self == nullptr) return;
+        // Ended, or this server no longer leads: the client
+        // reconnects and learns which.
+        if (!renewed.ok()) return self->CloseLater();
+        const auto zxid =
+            static_cast<std::int64_t>(self->port_.server().store().applied_index().value());
+        self->Finish(id, AnswerCode(kPingXid, zxid, ErrorCode::kOk));
+      });
+}
+
+// Closes after the caller's stack: it may be walking this connection's
+// slots or the port's connections.
+void Connection::CloseLater() {
+  dropping_ = true;                                         // nothing more is answered
+  if (phase_ == Phase::kServing) phase_ = Phase::kClosing;  // nor read
+  std::weak_ptr<Connection> weak = weak_from_this();
+  asio::post(port_.io(), [weak] {
+    if (std::shared_ptr<Connection> self = weak.lock()) self->Close();
+  });
 }
 
 // --- Writing ---------------------------------------------------------------------
@@ -577,11 +613,7 @@ void Connection::SendFrame(std::string_view frame) {
                         std::to_string(frame.size()) + " bytes passes jute.maxbuffer");
     // Closed after the caller's loop: it may be walking this connection's
     // slots (Pump) or the port's events (Deliver).
-    std::weak_ptr<Connection> weak = weak_from_this();
-    asio::post(port_.io(), [weak] {
-      if (std::shared_ptr<Connection> self = weak.lock()) self->Close();
-    });
-    return;
+    return CloseLater();
   }
   const auto n = static_cast<std::uint32_t>(frame.size());
   const char length[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),

@@ -11,7 +11,8 @@
 // of order as fatal), through a queue of slots. A read runs once every
 // request before it has its answer; a write (and sync) starts once every
 // read before it ran, so a read never sees a later write of its own
-// connection, nor misses an earlier one. Each request renews the session.
+// connection, nor misses an earlier one. Each request renews the session;
+// a ping is answered once its renewal is acknowledged.
 // Reads wait for readiness and go to the port's shared buffer, so an idle
 // connection holds no read buffer; reading stops while its unsent answers
 // pass kUnsentBytesMax (a client that never reads holds that much).
@@ -78,6 +79,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnConnected(Result<ConnectResponse> answer, bool sent_read_only);
   void OnRequestFrame(const std::string& frame);
   void Pump();
+  void PumpOnce();
   bool Begin(Slot& slot);  // true: done at once
   void StartWrite(std::uint64_t id);
   void StartSync(std::uint64_t id);
@@ -89,7 +91,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Answer(Slot& slot, std::string answer, bool ends_connection = false);
   void Finish(std::uint64_t id, std::string answer, bool ends_connection = false);
   Slot* Find(std::uint64_t id);
-  void Renew();
+  void StartPing(std::uint64_t id);
+  void CloseLater();
   void SendFrame(std::string_view frame);
   void SendText(std::string_view text);
   void Flush();
@@ -106,18 +109,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string head_;  // the first bytes, until 4 tell a word from a length
   bool head_checked_ = false;
   FrameSplitter frames_;
-  bool reading_ = false;   // a readiness wait is armed
-  bool writing_ = false;   // an async write is under way
-  std::string sending_;    // the bytes of that write
-  std::string unsent_;     // what waits for the next
-  bool dropping_ = false;  // an answer passed kFrameBytesMax: the connection ends
+  bool reading_ = false;  // a readiness wait is armed
+  bool writing_ = false;  // an async write is under way
+  std::string sending_;   // the bytes of that write
+  std::string unsent_;    // what waits for the next
+  bool dropping_ = false;
+  bool pumping_ = false;     // Pump is running: a nested call asks for another pass
+  bool pump_again_ = false;  // an answer passed kFrameBytesMax: the connection ends
   std::deque<Slot> slots_;
   std::size_t answered_bytes_ = 0;  // answers in slots_, not yet in unsent_
   std::uint64_t next_slot_ = 1;
   std::int64_t session_ = 0;
   std::int32_t timeout_ms_ = 0;
-  bool renewing_ = false;
-  bool renew_again_ = false;
   // Tenure's rights: the anonymous token's until an auth packet names one.
   server::Caller caller_;
   bool caller_set_ = false;
