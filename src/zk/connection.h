@@ -1,5 +1,8 @@
 // One ZooKeeper client connection of the ClientPort (zk/client_port.h).
-// Private to src/zk; loop thread only.
+// Private to src/zk; loop thread only. Its code is in three files:
+// connection.cc (its life, reading, the queue of answers, writing),
+// connection_requests.cc (the requests that wait for the Server) and
+// connection_watches.cc.
 //
 // Its phases: kHandshake (the first 4 bytes may be a four-letter word,
 // else the first frame is a ConnectRequest), kConnecting (the session is

@@ -220,6 +220,14 @@ std::string EncodeRequest(const RequestHeader& header, const RequestBody& body) 
 
 std::string EncodeReply(const ReplyHeader& header) { return EncodeRecord(header); }
 
+std::int32_t ReplyError(std::string_view reply) {
+  if (reply.size() < 16) return 0;
+  const auto byte = [reply](std::size_t i) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(reply[i]));
+  };
+  return static_cast<std::int32_t>(byte(12) << 24 | byte(13) << 16 | byte(14) << 8 | byte(15));
+}
+
 std::string EncodeMultiReply(const ReplyHeader& header, const std::vector<MultiResult>& results) {
   std::string out;
   JuteWriter writer(&out);

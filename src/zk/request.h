@@ -83,6 +83,9 @@ std::string EncodeReply(const ReplyHeader& header, const Body& body) {
 }
 std::string EncodeReply(const ReplyHeader& header);
 
+// The err field of a reply frame (0 for a frame shorter than its header).
+std::int32_t ReplyError(std::string_view reply);
+
 // A multi's answer body: for each op a MultiHeader (its type, or -1 with an
 // ErrorResponse when it failed or did not run) and its result record; then
 // the closing header {-1, true, -1}.
