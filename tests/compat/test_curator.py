@@ -33,7 +33,7 @@ import time
 import unittest
 
 from process_lines import ProcessLines
-from tenure_testlib import DevServer, free_port, poll_until
+from tenure_testlib import DevServer, free_port, overlaps, poll_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "java", "CuratorRecipes.java")
@@ -59,19 +59,6 @@ def classpath():
     names = JARS + [name for name in OPTIONAL_JARS
                     if os.path.exists(os.path.join(JAVA_DIR, name + ".jar"))]
     return [os.path.join(JAVA_DIR, name + ".jar") for name in names]
-
-
-def overlaps(log, holds):
-    """Why the log shows two holders at once (or a hold missing), or None."""
-    with open(log, encoding="utf-8") as f:
-        lines = f.read().split("\n")[:-1]
-    if len(lines) != 2 * holds:
-        return f"{len(lines)} lines, not {2 * holds}: {lines}"
-    for i in range(0, len(lines), 2):
-        start, end = lines[i].split(), lines[i + 1].split()
-        if (start[0], end[0]) != ("start", "end") or start[1] != end[1]:
-            return f"two holders at once: {lines}"
-    return None
 
 
 def holders(log):

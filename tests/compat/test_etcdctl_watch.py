@@ -18,8 +18,8 @@ import subprocess
 import tempfile
 import unittest
 
-from etcd_testlib import EtcdDevServerCase, held_script, overlaps
-from tenure_testlib import http_request, poll_until
+from etcd_testlib import EtcdDevServerCase, held_script
+from tenure_testlib import http_request, overlaps, poll_until
 
 ETCDCTL = "/usr/bin/etcdctl"
 

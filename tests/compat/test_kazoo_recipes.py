@@ -17,7 +17,7 @@ import unittest
 
 from kazoo.client import KazooClient
 
-from tenure_testlib import DevServer, free_port, poll_until
+from tenure_testlib import DevServer, free_port, overlaps, poll_until
 
 # One contender process: takes the lock (or runs for election) `rounds`
 # times, appending "start PID" and "end PID" around each hold.
@@ -44,19 +44,6 @@ else:
 print("done", flush=True)
 client.stop()
 """
-
-
-def overlaps(log, holds):
-    """Why the log shows two holders at once (or a hold missing), or None."""
-    with open(log, encoding="utf-8") as f:
-        lines = f.read().split("\n")[:-1]
-    if len(lines) != 2 * holds:
-        return f"{len(lines)} lines, not {2 * holds}: {lines}"
-    for i in range(0, len(lines), 2):
-        start, end = lines[i].split(), lines[i + 1].split()
-        if (start[0], end[0]) != ("start", "end") or start[1] != end[1]:
-            return f"two holders at once: {lines}"
-    return None
 
 
 class KazooRecipesTest(unittest.TestCase):

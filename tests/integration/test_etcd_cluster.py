@@ -20,9 +20,9 @@ import tempfile
 import threading
 import unittest
 
-from etcd_testlib import held_script, overlaps
+from etcd_testlib import held_script
 from process_lines import ProcessLines
-from tenure_testlib import Cluster, free_port, http_request, poll_until
+from tenure_testlib import Cluster, free_port, http_request, overlaps, poll_until
 
 ETCDCTL = "/usr/bin/etcdctl"
 

@@ -28,22 +28,13 @@ import time
 import unittest
 
 from headless_browser import Browser, chromium_binary
-from tenure_testlib import free_port, poll_until
+from tenure_testlib import free_port, walkthrough_script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOC = os.path.join(HERE, "..", "..", "docs", "operations.md")
 PROMTOOL = "/usr/bin/promtool"
 KEY = "service/web/leader"
 DONE = "== the page ran to its end"
-
-
-def page_script(doc_text):
-    """The sh blocks of the Walkthrough section, in order."""
-    start = doc_text.index("\n## Walkthrough")
-    end = doc_text.find("\n## ", start + 1)
-    section = doc_text[start:end if end != -1 else len(doc_text)]
-    blocks = re.findall(r"^```sh\n(.*?)^```$", section, re.S | re.M)
-    return "".join(blocks)
 
 
 def json_lines(path):
@@ -85,7 +76,7 @@ class OperationsWalkthroughTest(unittest.TestCase):
 
     def run_page(self):
         with open(DOC, encoding="utf-8") as f:
-            script = page_script(f.read())
+            script = walkthrough_script(f.read())
         self.assertIn("tenure server -config-file server.hcl", script)
         self.ports = {}
         for fixed in ("8500", "8300", "8510", "8310"):

@@ -16,18 +16,10 @@ import subprocess
 import tempfile
 import unittest
 
-from tenure_testlib import free_port
+from tenure_testlib import free_port, walkthrough_script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOC = os.path.join(HERE, "..", "..", "docs", "zookeeper.md")
-
-
-def page_script(doc_text):
-    """The sh blocks of the Walkthrough section, in order."""
-    start = doc_text.index("\n## Walkthrough")
-    end = doc_text.find("\n## ", start + 1)
-    section = doc_text[start:end if end != -1 else len(doc_text)]
-    return "".join(re.findall(r"^```sh\n(.*?)^```$", section, re.S | re.M))
 
 
 class ZooKeeperWalkthroughTest(unittest.TestCase):
@@ -40,7 +32,7 @@ class ZooKeeperWalkthroughTest(unittest.TestCase):
 
     def test_the_page_runs_as_written(self):
         with open(DOC, encoding="utf-8") as f:
-            script = page_script(f.read())
+            script = walkthrough_script(f.read())
         http, raft, zk = (f"127.0.0.1:{free_port()}" for _ in range(3))
         self.assertIn("tenure server -dev >", script)
         script = script.replace(

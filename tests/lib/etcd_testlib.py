@@ -46,16 +46,3 @@ def held_script(log):
     `log`."""
     return f'echo "start $$" >> {log}; sleep 0.3; echo "end $$" >> {log}'
 
-
-def overlaps(log, holders):
-    """Why the lines `holders` runs of held_script appended to `log` show
-    two holders at once (or a run missing), or None when they never overlap."""
-    with open(log, encoding="utf-8") as f:
-        lines = f.read().split("\n")[:-1]
-    if len(lines) != 2 * holders:
-        return f"{len(lines)} lines, not {2 * holders}: {lines}"
-    for i in range(0, len(lines), 2):
-        start, end = lines[i].split(), lines[i + 1].split()
-        if (start[0], end[0]) != ("start", "end") or start[1] != end[1]:
-            return f"two holders at once: {lines}"
-    return None

@@ -43,6 +43,7 @@ hopes is a flaky test.
 import http.client
 import json
 import os
+import re
 import random
 import shutil
 import signal
@@ -877,3 +878,27 @@ class Cluster:
             return None
         return poll_until(agreed, timeout=timeout, interval=0.05,
                           message="the running members never agreed on a leader")
+
+
+def overlaps(log, holders):
+    """Why the lines `holders` holds appended to `log` ("start PID" when a
+    holder got the lock, "end PID" before it let go) show two holders at
+    once (or a hold missing), or None when they never overlap."""
+    with open(log, encoding="utf-8") as f:
+        lines = f.read().split("\n")[:-1]
+    if len(lines) != 2 * holders:
+        return f"{len(lines)} lines, not {2 * holders}: {lines}"
+    for i in range(0, len(lines), 2):
+        start, end = lines[i].split(), lines[i + 1].split()
+        if (start[0], end[0]) != ("start", "end") or start[1] != end[1]:
+            return f"two holders at once: {lines}"
+    return None
+
+
+def walkthrough_script(doc_text):
+    """The sh blocks of a page's "## Walkthrough" section, in order, as one
+    script (the walkthrough tests run it as a new user would)."""
+    start = doc_text.index("\n## Walkthrough")
+    end = doc_text.find("\n## ", start + 1)
+    section = doc_text[start:end if end != -1 else len(doc_text)]
+    return "".join(re.findall(r"^```sh\n(.*?)^```$", section, re.S | re.M))
