@@ -5,7 +5,8 @@ each holder appends to under the lock; ordered succession (waiters get the
 lock in the order they queued, each watching only its predecessor);
 Election with its leader killed (kill -9: its session ends at its timeout
 and the next contender leads); Semaphore's bound; DataWatch and
-ChildrenWatch callbacks for writes made by another client."""
+ChildrenWatch callbacks for writes made by another client; each lock hold
+in the election history (docs/history.md), fenced by its node's czxid."""
 
 import os
 import signal
@@ -89,6 +90,16 @@ class KazooRecipesTest(unittest.TestCase):
         for process in contenders:
             self.assertEqual(process.wait(timeout=60), 0)
         self.assertIsNone(overlaps(log, 12))
+        # The election history (docs/history.md) has each hold: a lock node
+        # is a key its ZooKeeper session held, its czxid the fencing token.
+        resp = self.server.request("GET", "/v1/tenure/history//kazoo/lock?succession")
+        self.assertEqual(resp.status, 200, resp)
+        holds = resp.json()
+        self.assertEqual(len(holds), 12, holds)
+        self.assertEqual({h["SessionName"] for h in holds}, {"zookeeper"})
+        self.assertEqual({h["EndCause"] for h in holds}, {"delete"})
+        fences = [h["Fence"] for h in holds]
+        self.assertEqual(fences, sorted(fences))
 
     def test_waiters_get_the_lock_in_the_order_they_queued(self):
         holder = self.client()
