@@ -25,20 +25,21 @@ namespace asio = boost::asio;
 constexpr std::string_view kSessionName = "zookeeper";
 
 // The answer to a session that cannot be reopened: ZooKeeper's.
-ConnectResponse Expired(const ConnectRequest& request) {
+// `read_only_sent`: the client sent the readOnly flag, so the answer has it.
+ConnectResponse Expired(bool read_only_sent) {
   ConnectResponse answer;
   answer.password.assign(16, '\0');
-  if (request.read_only) answer.read_only = false;
+  if (read_only_sent) answer.read_only = false;
   return answer;
 }
 
-ConnectResponse Opened(const ConnectRequest& request, std::int32_t timeout_ms, std::int64_t session,
+ConnectResponse Opened(bool read_only_sent, std::int32_t timeout_ms, std::int64_t session,
                        const std::string& secret) {
   ConnectResponse answer;
   answer.timeout_ms = timeout_ms;
   answer.session_id = session;
   answer.password = SessionPassword(secret, session);
-  if (request.read_only) answer.read_only = false;
+  if (read_only_sent) answer.read_only = false;
   return answer;
 }
 
@@ -259,32 +260,30 @@ void ClientPort::Connect(const ConnectRequest& request,
   }
   const std::int32_t timeout_ms = NegotiatedTimeoutMs(
       request.timeout_ms, options_.session_timeout_min_ms, options_.session_timeout_max_ms);
-  if (request.session_id == 0)
-    return CreateSession(timeout_ms, connection, [request, done](Result<ConnectResponse> answer) {
-      if (answer.ok() && request.read_only) answer->read_only = false;
-      done(std::move(answer));
-    });
+  if (request.session_id == 0) return CreateSession(request, timeout_ms, connection, done);
   const std::string& secret = server_.store().zk_secret();
   const state::SessionId id = state::NumberedSessionId(request.session_id);
   const state::Session* session = server_.store().FindSession(id);
   if (secret.empty() || session == nullptr || session->behavior != state::Behavior::kDelete ||
       server_.IsExpiring(id) || !PasswordMatches(secret, request.session_id, request.password)) {
     log::Info("zk", fmt::format("invalid session 0x{:x}, probably expired", request.session_id));
-    return done(Expired(request));
+    return done(Expired(request.read_only.has_value()));
   }
   std::weak_ptr<bool> alive = alive_;
   std::weak_ptr<Connection> weak = connection;
   server_.Renew(id, [this, alive, weak, request, done](Result<const state::Session*> renewed) {
     if (alive.expired() || !*alive.lock()) return;
     if (!renewed.ok()) {
-      if (renewed.status().code() == Code::kNotFound) return done(Expired(request));
+      if (renewed.status().code() == Code::kNotFound)
+        return done(Expired(request.read_only.has_value()));
       return done(renewed.status());
     }
     // The session keeps the timeout it was made with: its TTL is replicated.
     const auto ttl_ms = static_cast<std::int32_t>(
         std::min<std::int64_t>((*renewed)->ttl_ns / 1'000'000, INT32_MAX));
     if (std::shared_ptr<Connection> owner = weak.lock()) Adopt(request.session_id, owner);
-    done(Opened(request, ttl_ms, request.session_id, server_.store().zk_secret()));
+    done(Opened(request.read_only.has_value(), ttl_ms, request.session_id,
+                server_.store().zk_secret()));
   });
 }
 
@@ -309,11 +308,12 @@ void ClientPort::EnsureSecret(std::function<void(Status)> done) {
   });
 }
 
-void ClientPort::CreateSession(std::int32_t timeout_ms,
+void ClientPort::CreateSession(const ConnectRequest& request, std::int32_t timeout_ms,
                                const std::shared_ptr<Connection>& connection, ConnectDone done) {
   std::weak_ptr<Connection> weak = connection;
   std::weak_ptr<bool> alive = alive_;
-  EnsureSecret([this, alive, weak, timeout_ms, done](Status secret) {
+  const bool read_only = request.read_only.has_value();
+  EnsureSecret([this, alive, weak, read_only, timeout_ms, done](Status secret) {
     if (alive.expired() || !*alive.lock()) return;
     if (!secret.ok()) return done(secret);
     const std::int64_t number = server_.NewLeaseNumber();
@@ -324,17 +324,17 @@ void ClientPort::CreateSession(std::int32_t timeout_ms,
     session.ttl = std::to_string(timeout_ms) + "ms";
     session.ttl_ns = static_cast<DurationNs>(timeout_ms) * 1'000'000;
     session.behavior = state::Behavior::kDelete;
-    server_.Propose(
-        state::SessionCreate{std::move(session)},
-        [this, alive, weak, number, timeout_ms, done](Result<state::ApplyResult> result) {
-          if (alive.expired() || !*alive.lock()) return;
-          if (!result.ok()) return done(result.status());
-          if (!result->status.ok()) return done(result->status);
-          if (std::shared_ptr<Connection> owner = weak.lock()) {
-            Adopt(number, owner);
-          }
-          done(Opened(ConnectRequest{}, timeout_ms, number, server_.store().zk_secret()));
-        });
+    server_.Propose(state::SessionCreate{std::move(session)},
+                    [this, alive, weak, read_only, number, timeout_ms,
+                     done](Result<state::ApplyResult> result) {
+                      if (alive.expired() || !*alive.lock()) return;
+                      if (!result.ok()) return done(result.status());
+                      if (!result->status.ok()) return done(result->status);
+                      if (std::shared_ptr<Connection> owner = weak.lock()) {
+                        Adopt(number, owner);
+                      }
+                      done(Opened(read_only, timeout_ms, number, server_.store().zk_secret()));
+                    });
   });
 }
 
@@ -372,7 +372,9 @@ PortFacts ClientPort::Facts() const {
     }
   }
   facts.connections = static_cast<std::int64_t>(connections_.size());
-  facts.outstanding = outstanding_;
+  for (const auto& [number, connection] : connections_) {
+    facts.outstanding += static_cast<std::int64_t>(connection->unanswered());
+  }
   facts.received = received_;
   facts.sent = sent_;
   facts.latency_min_ms = latency_min_ms_;

@@ -92,13 +92,12 @@ class ClientPort {
   void CountReceived() { ++received_; }
   void CountSent() { ++sent_; }
   void CountLatency(DurationMs ms);
-  void AddOutstanding(std::int64_t delta) { outstanding_ += delta; }
 
  private:
   void Accept();
   void EnsureSecret(std::function<void(Status)> done);
-  void CreateSession(std::int32_t timeout_ms, const std::shared_ptr<Connection>& connection,
-                     ConnectDone done);
+  void CreateSession(const ConnectRequest& request, std::int32_t timeout_ms,
+                     const std::shared_ptr<Connection>& connection, ConnectDone done);
   void Adopt(std::int64_t session, const std::shared_ptr<Connection>& connection);
   void OnChanges(const state::Changes& changes);
   void ArmSweep();
@@ -123,7 +122,6 @@ class ClientPort {
   MonoMs opened_ms_;
   std::int64_t received_ = 0;
   std::int64_t sent_ = 0;
-  std::int64_t outstanding_ = 0;
   std::int64_t latency_count_ = 0;
   std::int64_t latency_sum_ms_ = 0;
   std::int64_t latency_min_ms_ = 0;

@@ -70,7 +70,6 @@ void Connection::Close() {
   boost::system::error_code ignored;
   socket_.close(ignored);
   timer_.cancel();
-  port_.AddOutstanding(-static_cast<std::int64_t>(slots_.size()));
   slots_.clear();
   answered_bytes_ = 0;
   port_.Forget(this);
@@ -160,18 +159,13 @@ void Connection::OnConnectFrame(const std::string& frame) {
     return Close();
   }
   phase_ = Phase::kConnecting;
-  const bool sent_read_only = request->read_only.has_value();
   std::weak_ptr<Connection> weak = weak_from_this();
-  port_.Connect(*request, shared_from_this(),
-                [weak, sent_read_only](Result<ConnectResponse> answer) {
-                  if (std::shared_ptr<Connection> self = weak.lock()) {
-                    self->OnConnected(std::move(answer), sent_read_only);
-                  }
-                });
+  port_.Connect(*request, shared_from_this(), [weak](Result<ConnectResponse> answer) {
+    if (std::shared_ptr<Connection> self = weak.lock()) self->OnConnected(std::move(answer));
+  });
 }
 
-void Connection::OnConnected(Result<ConnectResponse> answer, bool sent_read_only) {
-  (void)sent_read_only;
+void Connection::OnConnected(Result<ConnectResponse> answer) {
   if (phase_ != Phase::kConnecting) return;
   if (!answer.ok()) return Close();  // unanswered: the client tries another server
   SendFrame(EncodeConnectResponse(*answer));
@@ -198,7 +192,6 @@ void Connection::OnRequestFrame(const std::string& frame) {
     return Close();
   }
   port_.CountReceived();
-  port_.AddOutstanding(1);
   Slot slot;
   slot.id = next_slot_++;
   slot.request = std::move(*request);
@@ -271,25 +264,22 @@ void Connection::PumpOnce() {
     port_.CountLatency(port_.server().clock().NowMonoMs() - front.read_ms);
     port_.server().CountZkRequest(OpName(front.request.header.type),
                                   ErrorName(static_cast<ErrorCode>(ReplyError(front.answer))));
-    port_.AddOutstanding(-1);
     const bool ends = front.ends_connection;
     slots_.pop_front();
     if (ends) {
       phase_ = Phase::kClosing;
-      port_.AddOutstanding(-static_cast<std::int64_t>(slots_.size()));
       slots_.clear();
       answered_bytes_ = 0;
     }
   }
 }
 
-bool Connection::Begin(Slot& slot) {
+void Connection::Begin(Slot& slot) {
   const DecodedRequest& request = slot.request;
   const std::int32_t xid = request.header.xid;
   const auto zxid = static_cast<std::int64_t>(port_.server().store().applied_index().value());
   auto done = [this, &slot](std::string answer, bool ends = false) {
     Answer(slot, std::move(answer), ends);
-    return true;
   };
   if (request.error != ErrorCode::kOk) {
     const std::int64_t at = request.error == ErrorCode::kUnimplemented ? -1 : zxid;
@@ -297,8 +287,7 @@ bool Connection::Begin(Slot& slot) {
   }
   const auto type = static_cast<OpCode>(request.header.type);
   if (type == OpCode::kPing) {
-    StartPing(slot.id);
-    return false;
+    return StartPing(slot.id);
   }
   if (IsRead(request.header.type)) {
     const Reader reader{&caller_.can(), session_, identities_};
@@ -311,29 +300,23 @@ bool Connection::Begin(Slot& slot) {
     return done(std::move(answer));
   }
   if (IsWrite(request.header.type)) {
-    StartWrite(slot.id);
-    return slot.state == Slot::State::kDone;
+    return StartWrite(slot.id);
   }
   switch (type) {
     case OpCode::kSync:
-      StartSync(slot.id);
-      return false;
+      return StartSync(slot.id);
     case OpCode::kCloseSession:
-      StartClose(slot.id);
-      return false;
+      return StartClose(slot.id);
     case OpCode::kAuth:
-      Authenticate(slot);
-      return true;
+      return Authenticate(slot);
     case OpCode::kReconfig:
       return done(AnswerCode(xid, zxid, ErrorCode::kReconfigDisabled));
     case OpCode::kCheckWatches:
     case OpCode::kRemoveWatches:
-      WatchCheck(slot, type == OpCode::kRemoveWatches);
-      return true;
+      return WatchCheck(slot, type == OpCode::kRemoveWatches);
     case OpCode::kSetWatches:
     case OpCode::kSetWatches2:
-      SetWatches(slot);
-      return true;
+      return SetWatches(slot);
     default:  // setACL, addWatch: not served yet
       return done(AnswerCode(xid, zxid, ErrorCode::kUnimplemented));
   }

@@ -52,7 +52,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Closes the socket now; answers not yet written are dropped. Idempotent.
   void Close();
   std::int64_t session() const { return session_; }
-  std::uint64_t number() const { return number_; }  // its owner number in the watch table
+  std::uint64_t number() const { return number_; }
+  std::size_t unanswered() const {
+    return slots_.size();
+  }  // requests read, not yet answered  // its owner number in the watch table
   // A watch event, after every answer written so far.
   void SendEvent(EventType type, const std::string& path);
 
@@ -79,11 +82,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnReadable();
   void OnBytes(const char* data, std::size_t size);
   void OnConnectFrame(const std::string& frame);
-  void OnConnected(Result<ConnectResponse> answer, bool sent_read_only);
+  void OnConnected(Result<ConnectResponse> answer);
   void OnRequestFrame(const std::string& frame);
   void Pump();
   void PumpOnce();
-  bool Begin(Slot& slot);  // true: done at once
+  void Begin(Slot& slot);  // the slot is kDone after it if answered at once
   void StartWrite(std::uint64_t id);
   void StartSync(std::uint64_t id);
   void StartClose(std::uint64_t id);

@@ -13,7 +13,8 @@ The token kinds (the columns), named on a connection by an auth packet
            a read prefix)
   unknown  a random secret no token has: AUTHFAILED, the connection ends
 
-A cell is ok (0), noauth (NOAUTH, -102) or authfailed (-115). Before each
+A cell is ok (0), noauth (NOAUTH, -102), authfailed (-115) or none
+(NOWATCHER, -121: a connection sees only its own watches). Before each
 cell the fixture (/zk, /zk/app, /zk/app/item = "v", /zk/secret,
 /zk/secret/s) is put back by the management token, and after a refused
 write the test checks that the fixture is unchanged. It prints the cells,
@@ -67,6 +68,8 @@ ROWS = {
     "sync": ("sync", zk_wire.ustring("/zk")),
     "ping": ("ping", b""),
     "getEphemerals": (103, zk_wire.ustring("/")),
+    "whoAmI": (107, b""),
+    "checkWatches-item": (17, zk_wire.ustring("/zk/app/item") + struct.pack(">i", 3)),
 }
 
 MATRIX = """
@@ -88,8 +91,10 @@ check-secret-multi  ok    noauth  ok      noauth  noauth  authfailed
 sync                ok    ok      ok      ok      ok      authfailed
 ping                ok    ok      ok      ok      ok      authfailed
 getEphemerals       ok    ok      ok      ok      ok      authfailed
+whoAmI              ok    ok      ok      ok      ok      authfailed
+checkWatches-item   none  none    none    none    none    authfailed
 """
-CODES = {"ok": 0, "noauth": -102, "authfailed": -115}
+CODES = {"ok": 0, "noauth": -102, "authfailed": -115, "none": -121}  # none: NOWATCHER
 
 
 def parse_matrix(text):

@@ -338,6 +338,21 @@ def quote_key(key):
     return urllib.parse.quote(key, safe="/")
 
 
+# The ports -dev opens by default on fixed addresses (etcd's 127.0.0.1:2379,
+# ZooKeeper's 2181): test servers leave them off unless a test names them,
+# so which server wins one never depends on timing.
+DEV_DEFAULT_PORT_FLAGS = ("-grpc-addr", "-zk-addr")
+
+
+def dev_default_ports_off(args):
+    """The flags that turn off each -dev default port `args` does not name."""
+    off = []
+    for flag in DEV_DEFAULT_PORT_FLAGS:
+        if flag not in args:
+            off += [flag, "off"]
+    return off
+
+
 class DevServer:
     """A `tenure server -dev` on free loopback ports, as a context manager.
 
@@ -373,10 +388,8 @@ class DevServer:
                  etcd_default=False):
         self.binary = binary or tenure_bin()
         self.extra_args = list(extra_args)
-        if dev and not etcd_default and "-grpc-addr" not in self.extra_args:
-            self.extra_args += ["-grpc-addr", "off"]
-        if dev and not etcd_default and "-zk-addr" not in self.extra_args:
-            self.extra_args += ["-zk-addr", "off"]
+        if dev and not etcd_default:
+            self.extra_args += dev_default_ports_off(self.extra_args)
         self.startup_timeout = startup_timeout
         self.env = dict(env or {})
         self.keep_data = keep_data
@@ -812,11 +825,9 @@ class Cluster:
             bind = ["-raft-bind-addr", member.raft_bind] if proxy else []
             # No etcd or ZooKeeper port unless asked (as DevServer: members
             # must not race for -dev's 127.0.0.1:2379 and 2181).
-            etcd = [] if "-grpc-addr" in extra_args else ["-grpc-addr", "off"]
-            zk = [] if "-zk-addr" in extra_args else ["-zk-addr", "off"]
             member.extra_args = ["-node-id", str(i + 1), "-node", f"node{i + 1}",
                                  "-bootstrap-peers", peers, *bind, *self.secret_args(),
-                                 *etcd, *zk, *extra_args]
+                                 *dev_default_ports_off(extra_args), *extra_args]
 
     def secret_args(self):
         """The flags that give a server this cluster's key and operator token
