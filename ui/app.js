@@ -19,7 +19,7 @@ const state = {
   ttlReread: new Map(),    // session id -> local ms of its last one-off re-read
   history: new Map(),      // key -> {records, missing, error}
   historyMissing: false,   // the server has no /v1/tenure/history
-  etcdHistory: new Map(),  // "<name>/" -> name: the etcd elections whose history is asked
+  recipeHistory: new Map(),  // "<name>/" -> {name, family}: the recipe elections whose history is asked
   firstSeen: new Map(),    // "key fence" -> local ms when this page first saw the grant
   armed: new Map(),        // session id -> local ms until which its invalidate is armed
   rowErrors: new Map(),    // session id -> text of the last refused invalidate
@@ -172,49 +172,71 @@ function waitingFor(entry) {
     .join(', ');
 }
 
-// etcd's elections and locks (etcdctl elect/lock, the Go concurrency
-// package; docs/history.md): each contender holds its own key
-// `<name>/<lease hex>` with its lease (a session whose id is the lease
-// number, 00000000-0000-0000-HHHH-HHHHHHHHHHHH), and the contender with the
-// lowest CreateIndex leads. The election's name, or null for another key.
-function etcdElectionOf(entry) {
-  const m = /^00000000-0000-0000-([0-9a-f]{4})-([0-9a-f]{12})$/.exec(entry.Session || '');
-  if (!m) return null;
-  const n = BigInt.asIntN(64, BigInt('0x' + m[1] + m[2]));
-  // Go's %x of an int64: a minus sign and the magnitude for a negative one.
-  const hex = n < 0n ? '-' + (-n).toString(16) : n.toString(16);
-  if (!entry.Key.endsWith('/' + hex)) return null;
-  return entry.Key.slice(0, entry.Key.length - hex.length - 1);
+// The number of a numbered session (an etcd lease, a ZooKeeper session:
+// 00000000-0000-0000-HHHH-HHHHHHHHHHHH) as a signed 64-bit BigInt, or null.
+function sessionNumber(id) {
+  const m = /^00000000-0000-0000-([0-9a-f]{4})-([0-9a-f]{12})$/.exec(id || '');
+  return m ? BigInt.asIntN(64, BigInt('0x' + m[1] + m[2])) : null;
 }
 
-// The rows of the elections panel: {key, entry (the holder's), etcd,
-// waiting (entries, in line order, for etcd)}. An etcd election is one row
-// keyed "<name>/", its leader's key the entry.
+// The recipes' elections and locks, where each contender holds a key of
+// its own and the one with the lowest CreateIndex leads (docs/history.md):
+// etcd's (etcdctl elect/lock, the Go concurrency package), a key
+// `<name>/<lease hex>` held by its lease; ZooKeeper's (kazoo's and
+// Curator's Lock, Election, LeaderLatch), an ephemeral sequential node
+// `<name>/<prefix><10 digits>` held by its session (named "zookeeper"),
+// whose sequence order is its creation order. {name, family} of the
+// election, or null for another key.
+function recipeElectionOf(entry) {
+  const n = sessionNumber(entry.Session);
+  if (n === null) return null;
+  // Go's %x of an int64: a minus sign and the magnitude for a negative one.
+  const hex = n < 0n ? '-' + (-n).toString(16) : n.toString(16);
+  if (entry.Key.endsWith('/' + hex)) {
+    return {name: entry.Key.slice(0, entry.Key.length - hex.length - 1), family: 'etcd'};
+  }
+  const s = sessionById(entry.Session);
+  const slash = entry.Key.lastIndexOf('/');
+  if (s && s.Name === 'zookeeper' && slash > 0 && /\d{10}$/.test(entry.Key)) {
+    return {name: entry.Key.slice(0, slash), family: 'ZooKeeper'};
+  }
+  return null;
+}
+
+// The rows of the elections panel: {key, entry (the holder's), recipe
+// (null, or the family of a recipe election), waiting (entries, in line
+// order, for a recipe's)}. A recipe election is one row keyed "<name>/",
+// its leader's key the entry.
 function electionRows() {
   const rows = [];
-  const etcd = new Map();  // name -> its contenders' entries
+  const recipes = new Map();  // "<name>/" -> {name, family, entries: its contenders'}
   for (const e of state.kv) {
-    const name = etcdElectionOf(e);
-    if (name !== null) {
-      if (!etcd.has(name)) etcd.set(name, []);
-      etcd.get(name).push(e);
+    const recipe = recipeElectionOf(e);
+    if (recipe !== null) {
+      const key = recipe.name + '/';
+      if (!recipes.has(key)) recipes.set(key, {...recipe, entries: []});
+      recipes.get(key).entries.push(e);
     } else if (!isContender(e)) {
-      rows.push({key: e.Key, entry: e, etcd: false});
+      rows.push({key: e.Key, entry: e, recipe: null});
     }
   }
-  for (const [name, entries] of etcd) {
+  for (const [key, {name, family, entries}] of recipes) {
     entries.sort((a, b) => a.CreateIndex - b.CreateIndex);
-    rows.push({key: name + '/', name, entry: entries[0], etcd: true, waiting: entries.slice(1)});
+    rows.push({key, name, entry: entries[0], recipe: family, waiting: entries.slice(1)});
   }
   return rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
-// An etcd contender's name: its proclaimed value (etcdctl elect's), else the
-// lease's session name, and its node.
-function etcdHolderText(entry) {
+// A recipe contender's name: its value where short (etcdctl elect's
+// proclamation, kazoo's identifier, Curator's id), else its session's name
+// (a ZooKeeper session as ZooKeeper prints it, 0x...), and its node.
+function recipeHolderText(entry) {
   const value = decodeValue(entry.Value);
   const s = sessionById(entry.Session);
-  const name = value && value.length <= 64 ? value : ((s && s.Name) || entry.Session.slice(-8));
+  let name = value && value.length <= 64 ? value : ((s && s.Name) || entry.Session.slice(-8));
+  if (!(value && value.length <= 64) && s && s.Name === 'zookeeper') {
+    name = '0x' + BigInt.asUintN(64, sessionNumber(entry.Session)).toString(16);
+  }
   return s ? `${name} @ ${s.Node}` : name;
 }
 
@@ -237,9 +259,11 @@ function renderElections() {
     const entry = election.entry;
     const row = el('tr', undefined, 'election');
     row.dataset.key = election.key;
-    if (election.etcd) row.dataset.etcd = 'election';
-    row.append(el('td', election.etcd ? `${election.name} (etcd)` : entry.Key, 'key mono'));
-    const holder = el('td', election.etcd ? etcdHolderText(entry) : holderText(entry), 'holder');
+    if (election.recipe) row.dataset.recipe = election.recipe;
+    row.append(el('td', election.recipe ? `${election.name} (${election.recipe})` : entry.Key,
+                  'key mono'));
+    const holder = el('td', election.recipe ? recipeHolderText(entry) : holderText(entry),
+                      'holder');
     holder.title = `session ${entry.Session}\nvalue ${decodeValue(entry.Value)}`;
     holder.dataset.session = entry.Session;
     row.append(holder, el('td', entry.Fence ?? '?', 'fence num'));
@@ -251,8 +275,8 @@ function renderElections() {
       ? `Time until the leader expires the session unless its holder renews it (TTL ${s.TTL}; ` +
         'read again when it runs out: docs/dashboard.md).'
       : 'The session\'s TTL (no countdown: the server did not send TTLRemaining).';
-    const waiting = election.etcd
-      ? (election.waiting.map(etcdHolderText).join(', ') || 'none') : waitingFor(entry);
+    const waiting = election.recipe
+      ? (election.waiting.map(recipeHolderText).join(', ') || 'none') : waitingFor(entry);
     row.append(ttl, el('td', waiting, 'waiting'));
     body.append(row);
   }
@@ -379,8 +403,9 @@ function renderTimelines() {
     const records = state.history.get(key).records.slice(-20);
     const part = el('div', undefined, 'timeline');
     part.dataset.key = key;
-    const etcdName = state.etcdHistory.get(key);
-    part.append(el('h3', etcdName !== undefined ? `${etcdName} (etcd)` : key, 'mono'));
+    const recipe = state.recipeHistory.get(key);
+    part.append(el('h3', recipe !== undefined ? `${recipe.name} (${recipe.family})` : key,
+                   'mono'));
     const start = Date.parse(records[0].GrantedAt);
     const end = serverNow();
     const span = Math.max(end - start, 1000);
@@ -429,9 +454,11 @@ let historyRunning = 0;
 
 function noteHolders() {
   const elections = electionRows();
-  for (const r of elections) if (r.etcd) state.etcdHistory.set(r.key, r.name);
-  // An etcd election's history changes with any of its contenders.
-  const locked = new Map(elections.map((r) => [r.key, r.etcd
+  for (const r of elections) {
+    if (r.recipe) state.recipeHistory.set(r.key, {name: r.name, family: r.recipe});
+  }
+  // A recipe election's history changes with any of its contenders.
+  const locked = new Map(elections.map((r) => [r.key, r.recipe
     ? [r.entry, ...r.waiting].map((e) => `${e.Session} ${e.Fence}`).join(',')
     : `${r.entry.Session} ${r.entry.Fence}`]));
   for (const key of new Set([...historyWanted.keys(), ...locked.keys()])) {
@@ -462,13 +489,14 @@ const historyBusy = new Set();
 
 // GET /v1/tenure/history/<key>: 200 with the records, oldest first; 404 for
 // a key that never held a lock, or (Consul's text) a server without it.
-// An etcd election's ("<name>/"): GET /v1/tenure/history/<name>?succession,
+// A recipe election's ("<name>/"): GET /v1/tenure/history/<name>?succession,
 // its leaders in the same records with each one's Key.
 async function fetchHistory(key) {
-  const etcdName = state.etcdHistory.get(key);
+  const recipe = state.recipeHistory.get(key);
   const escaped = (k) => k.split('/').map(encodeURIComponent).join('/');
-  const path = etcdName !== undefined
-    ? `/v1/tenure/history/${escaped(etcdName)}?succession` : `/v1/tenure/history/${escaped(key)}`;
+  const path = recipe !== undefined
+    ? `/v1/tenure/history/${escaped(recipe.name)}?succession`
+    : `/v1/tenure/history/${escaped(key)}`;
   try {
     const response = await api(path);
     const text = await response.text();
@@ -546,7 +574,7 @@ function start() {
   historyBusy.clear();
   historyRunning = 0;
   Object.assign(state, {kv: [], keys: new Set(), sessions: [], history: new Map(), historyMissing: false,
-                       etcdHistory: new Map()});
+                       recipeHistory: new Map()});
   state.rowErrors.clear();
   loopErrors.clear();
   renderElections();

@@ -73,9 +73,13 @@ std::string WhoReachesTheApi(const AgentPlan& plan) {
   };
   if (plan.etcd) etcd("http://", *plan.etcd);
   if (plan.etcd_tls) etcd("https://", *plan.etcd_tls);
-  if (plan.zk) {
+  if (plan.zk && plan.zk->clear_text) {
     who +=
         fmt::format("{}{}:{} (ZooKeeper)", who.empty() ? "" : " or ", plan.zk->host, plan.zk->port);
+  }
+  if (plan.zk && plan.zk->tls) {
+    who += fmt::format("{}{}:{} (ZooKeeper over TLS)", who.empty() ? "" : " or ", plan.zk->tls_host,
+                       plan.zk->tls_port);
   }
   return who;
 }
@@ -247,12 +251,28 @@ Status RunAgent(AgentPlan plan) {
     log::Info("agent", "no etcd API in this dev server: " + plan.etcd_dev_skipped);
   }
   if (plan.zk) {
-    if (Status listening = zk_port.Listen(*plan.zk); !listening.ok()) {
-      if (!plan.zk_dev_default) return listening;
+    Status listening = zk_port.Listen(*plan.zk);
+    if (!listening.ok() && plan.zk_dev_default && plan.zk->clear_text) {
+      // -dev's 2181 is taken: no clear-text port, the TLS one if asked.
       plan.zk_dev_skipped = "127.0.0.1:2181 is in use (" + std::string(listening.message()) + ")";
-    } else {
+      plan.zk->clear_text = false;
+      listening = plan.zk->tls ? zk_port.Listen(*plan.zk) : Status::Ok();
+      if (!plan.zk->tls) plan.zk.reset();
+    }
+    if (!listening.ok()) {
+      stop_all();
+      return listening;
+    }
+    if (plan.zk && plan.zk->clear_text) {
       log::Info("agent", fmt::format("serving ZooKeeper's client protocol on {}",
                                      FormatHostPort({plan.zk->host, zk_port.port()})));
+    }
+    if (plan.zk && plan.zk->tls) {
+      log::Info(
+          "agent",
+          fmt::format("serving ZooKeeper's client protocol over TLS on {}{}",
+                      FormatHostPort({plan.zk->tls_host, zk_port.tls_port()}),
+                      plan.tls_files.verify_incoming ? " (client certificates required)" : ""));
     }
   }
   if (plan.dev && !plan.zk_dev_skipped.empty()) {
@@ -327,6 +347,7 @@ Status RunAgent(AgentPlan plan) {
       } else {
         if (plan.https) https_server.SetTlsContext(contexts->https);
         if (plan.etcd_tls) etcd_tls_server.SetTlsContext(contexts->https);
+        if (plan.zk && plan.zk->tls) zk_port.SetTlsContext(contexts->https);
         if (etcd_relay != nullptr) etcd_relay->ReloadTls();
         if (contexts->raft_accept) server.SetRaftTls(contexts->raft_accept, contexts->raft_dial);
         api.ReloadTls();

@@ -318,8 +318,9 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     }
   }
   std::string zk_dev_skipped;
-  TENURE_ASSIGN_OR_RETURN(std::optional<zk::ClientPortOptions> zk,
-                          PlanZooKeeperPort(config, http_off, &listeners, &zk_dev_skipped));
+  TENURE_ASSIGN_OR_RETURN(
+      std::optional<zk::ClientPortOptions> zk,
+      PlanZooKeeperPort(config, http_off, tls.https, &listeners, &zk_dev_skipped));
   if (!config.join.empty() && !config.bootstrap_peers.empty()) {
     return Status::InvalidArgument("-join and -bootstrap-peers exclude each other");
   }

@@ -48,6 +48,9 @@ struct AgentConfig {
   // that -dev serves it on 127.0.0.1:2181 when that port is free; "off":
   // none even with -dev. And the bounds of a negotiated session timeout.
   std::string zk_addr;
+  // ZooKeeper's secureClientPort: TLS with the -tls-* files, as
+  // -grpc-tls-addr; "" is none.
+  std::string zk_tls_addr;
   std::string zk_session_timeout_min = "4s";
   std::string zk_session_timeout_max = "40s";
   std::string raft_addr = "127.0.0.1:8300";

@@ -65,6 +65,9 @@ std::vector<Setting> MakeSettings() {
       {"zk_addr", "zk-addr", T::kString, &C::zk_addr,
        "address of ZooKeeper's client protocol, in clear text (-dev: 127.0.0.1:2181 when "
        "free; off: none; docs/zookeeper-compat.md)"},
+      {"zk_tls_addr", "zk-tls-addr", T::kString, &C::zk_tls_addr,
+       "address of ZooKeeper's secure client port, TLS with the -tls-* files (client "
+       "certificates with -tls-verify-incoming; docs/zookeeper-compat.md)"},
       {"zk_session_timeout_min", "zk-session-timeout-min", T::kString, &C::zk_session_timeout_min,
        "the shortest session timeout a ZooKeeper client is given; shorter requests are raised "
        "to it (default 4s, ZooKeeper's 2 ticks)"},

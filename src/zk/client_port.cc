@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "common/assert.h"
 #include "common/log.h"
@@ -49,7 +50,6 @@ ClientPort::ClientPort(server::Server& server, asio::io_context& io)
     : server_(server),
       io_(io),
       sweep_timer_(io),
-      accept_retry_(io),
       scratch_(std::make_unique<char[]>(kScratchBytes)) {}
 
 ClientPort::~ClientPort() {
@@ -105,22 +105,46 @@ void ClientPort::AfterEventsOf(LogIndex index, std::function<void()> then) {
   after_events_.emplace_back(index, std::move(then));
 }
 
-Status ClientPort::Listen(const ClientPortOptions& options) {
-  options_ = options;
+namespace {
+
+Result<std::unique_ptr<asio::ip::tcp::acceptor>> OpenAcceptor(asio::io_context& io,
+                                                              const std::string& host,
+                                                              std::uint16_t port,
+                                                              std::string_view what) {
   boost::system::error_code ec;
-  const asio::ip::address address = asio::ip::make_address(options.host, ec);
-  if (ec) return Status::InvalidArgument("ZooKeeper address " + options.host + ": " + ec.message());
-  auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(io_);
-  const asio::ip::tcp::endpoint endpoint(address, options.port);
+  const asio::ip::address address = asio::ip::make_address(host, ec);
+  if (ec)
+    return Status::InvalidArgument(fmt::format("{} address {}: {}", what, host, ec.message()));
+  auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(io);
+  const asio::ip::tcp::endpoint endpoint(address, port);
   acceptor->open(endpoint.protocol(), ec);
   if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor->bind(endpoint, ec);
   if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    return Status::Unavailable(fmt::format("listening for ZooKeeper on {}:{}: {}", options.host,
-                                           options.port, ec.message()));
+  if (ec)
+    return Status::Unavailable(
+        fmt::format("listening for {} on {}:{}: {}", what, host, port, ec.message()));
+  return acceptor;
+}
+
+}  // namespace
+
+Status ClientPort::Listen(const ClientPortOptions& options) {
+  TENURE_ASSERT(options.clear_text || options.tls);
+  TENURE_ASSERT(!options.tls || options.tls_context != nullptr);
+  std::unique_ptr<asio::ip::tcp::acceptor> clear;
+  std::unique_ptr<asio::ip::tcp::acceptor> secure;
+  if (options.clear_text) {
+    TENURE_ASSIGN_OR_RETURN(clear, OpenAcceptor(io_, options.host, options.port, "ZooKeeper"));
   }
-  acceptor_ = std::move(acceptor);
+  if (options.tls) {
+    TENURE_ASSIGN_OR_RETURN(
+        secure, OpenAcceptor(io_, options.tls_host, options.tls_port, "ZooKeeper over TLS"));
+  }
+  options_ = options;
+  tls_context_ = options.tls_context;
+  acceptor_ = std::move(clear);
+  tls_acceptor_ = std::move(secure);
   // The descriptors this process may hold bound the connections too.
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
@@ -134,7 +158,8 @@ Status ClientPort::Listen(const ClientPortOptions& options) {
   change_listener_ =
       server_.AddChangeListener([this](const state::Changes& changes) { OnChanges(changes); });
   ArmSweep();
-  Accept();
+  if (acceptor_) Accept(*acceptor_, /*tls=*/false);
+  if (tls_acceptor_) Accept(*tls_acceptor_, /*tls=*/true);
   return Status::Ok();
 }
 
@@ -143,10 +168,19 @@ std::uint16_t ClientPort::port() const {
   return acceptor_ ? acceptor_->local_endpoint(ec).port() : 0;
 }
 
+std::uint16_t ClientPort::tls_port() const {
+  boost::system::error_code ec;
+  return tls_acceptor_ ? tls_acceptor_->local_endpoint(ec).port() : 0;
+}
+
+void ClientPort::SetTlsContext(std::shared_ptr<const tls::Context> context) {
+  if (context != nullptr) tls_context_ = std::move(context);
+}
+
 void ClientPort::Stop() {
-  if (acceptor_) {
+  for (auto* acceptor : {acceptor_.get(), tls_acceptor_.get()}) {
     boost::system::error_code ignored;
-    acceptor_->close(ignored);
+    if (acceptor != nullptr) acceptor->close(ignored);
   }
   if (change_listener_ != 0) {
     server_.RemoveChangeListener(change_listener_);
@@ -154,24 +188,25 @@ void ClientPort::Stop() {
   }
   after_events_.clear();
   sweep_timer_.cancel();
-  accept_retry_.cancel();
   std::vector<std::shared_ptr<Connection>> open;
   for (const auto& [number, connection] : connections_) open.push_back(connection);
   for (const std::shared_ptr<Connection>& connection : open) connection->Close();
 }
 
-void ClientPort::Accept() {
+void ClientPort::Accept(asio::ip::tcp::acceptor& acceptor, bool tls) {
   std::weak_ptr<bool> alive = alive_;
-  acceptor_->async_accept(
-      [this, alive](boost::system::error_code ec, asio::ip::tcp::socket socket) {
-        if (alive.expired() || !*alive.lock() || !acceptor_->is_open()) return;
+  acceptor.async_accept(
+      [this, alive, &acceptor, tls](boost::system::error_code ec, asio::ip::tcp::socket socket) {
+        if (alive.expired() || !*alive.lock() || !acceptor.is_open()) return;
         if (ec) {
           // Out of descriptors (or memory): the connection waits in the
           // backlog; accepting again at once would spin the loop.
           log::Warn("zk", "accepting a ZooKeeper connection: " + ec.message());
-          accept_retry_.expires_after(std::chrono::milliseconds(100));
-          accept_retry_.async_wait([this, alive](boost::system::error_code waited) {
-            if (!waited && !alive.expired() && *alive.lock() && acceptor_->is_open()) Accept();
+          auto retry = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(100));
+          retry->async_wait([this, alive, &acceptor, tls, retry](boost::system::error_code waited) {
+            if (!waited && !alive.expired() && *alive.lock() && acceptor.is_open()) {
+              Accept(acceptor, tls);
+            }
           });
           return;
         }
@@ -180,12 +215,13 @@ void ClientPort::Accept() {
           socket.close(ignored);  // as ZooKeeper closes one past maxClientCnxns
         } else {
           const std::uint64_t number = next_connection_++;
-          auto connection = std::make_shared<Connection>(*this, std::move(socket), number);
+          auto connection = std::make_shared<Connection>(*this, std::move(socket), number,
+                                                         tls ? tls_context_ : nullptr);
           connections_.emplace(number, connection);
           connection->Start();
         }
         UpdateGauges();
-        Accept();
+        Accept(acceptor, tls);
       });
 }
 

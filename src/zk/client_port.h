@@ -51,8 +51,13 @@ class ClientPort {
   ClientPort(const ClientPort&) = delete;
   ClientPort& operator=(const ClientPort&) = delete;
 
+  // Opens the listeners the options ask for (clear text, TLS or both), all
+  // or none.
   Status Listen(const ClientPortOptions& options);
-  std::uint16_t port() const;
+  std::uint16_t port() const;      // the clear-text listener's, 0 if none
+  std::uint16_t tls_port() const;  // the TLS listener's, 0 if none
+  // New TLS connections use `context` (SIGHUP's reload); open ones keep theirs.
+  void SetTlsContext(std::shared_ptr<const tls::Context> context);
   // Stops accepting and closes every connection (their sessions stay, as a
   // ZooKeeper server's shutdown leaves them to expire or move).
   void Stop();
@@ -94,7 +99,7 @@ class ClientPort {
   void CountLatency(DurationMs ms);
 
  private:
-  void Accept();
+  void Accept(boost::asio::ip::tcp::acceptor& acceptor, bool tls);
   void EnsureSecret(std::function<void(Status)> done);
   void CreateSession(const ConnectRequest& request, std::int32_t timeout_ms,
                      const std::shared_ptr<Connection>& connection, ConnectDone done);
@@ -107,9 +112,10 @@ class ClientPort {
   server::Server& server_;
   boost::asio::io_context& io_;
   ClientPortOptions options_;
-  std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
+  std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;      // clear text
+  std::unique_ptr<boost::asio::ip::tcp::acceptor> tls_acceptor_;  // TLS
+  std::shared_ptr<const tls::Context> tls_context_;
   boost::asio::steady_timer sweep_timer_;
-  boost::asio::steady_timer accept_retry_;
   std::unique_ptr<char[]> scratch_;
   std::map<std::uint64_t, std::shared_ptr<Connection>> connections_;  // by number
   std::uint64_t next_connection_ = 1;

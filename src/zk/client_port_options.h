@@ -4,15 +4,29 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/types.h"
 
+namespace tenure::tls {
+class Context;
+}
+
 namespace tenure::zk {
 
 struct ClientPortOptions {
+  // The clear-text listener (-zk-addr); off when only the TLS one is asked.
+  bool clear_text = true;
   std::string host = "127.0.0.1";
   std::uint16_t port = 2181;  // 0 picks a free port (tests)
+  // ZooKeeper's secure client port (-zk-tls-addr): TLS with the server's
+  // certificate, a client certificate required where the context verifies
+  // incoming ones. Its context is replaced on SIGHUP (SetTlsContext).
+  bool tls = false;
+  std::string tls_host;
+  std::uint16_t tls_port = 0;
+  std::shared_ptr<const tls::Context> tls_context;
   // The negotiated session timeout's bounds (ZooKeeper's
   // minSessionTimeout and maxSessionTimeout: 2 and 20 ticks of 2 s).
   std::int32_t session_timeout_min_ms = 4000;

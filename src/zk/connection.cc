@@ -4,12 +4,14 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
 #include <variant>
 
 #include "common/log.h"
 #include "server/server.h"
 #include "state/command.h"
 #include "state/numbered_session.h"
+#include "tls/session.h"
 #include "zk/client_port.h"
 #include "zk/reads.h"
 #include "zk/writes.h"
@@ -41,8 +43,13 @@ bool Connection::Backlogged() const {
   return unsent_.size() + sending_.size() + answered_bytes_ > kUnsentBytesMax;
 }
 
-Connection::Connection(ClientPort& port, asio::ip::tcp::socket socket, std::uint64_t number)
-    : port_(port), number_(number), socket_(std::move(socket)), timer_(port.io()) {}
+Connection::Connection(ClientPort& port, asio::ip::tcp::socket socket, std::uint64_t number,
+                       std::shared_ptr<const tls::Context> tls)
+    : port_(port),
+      number_(number),
+      socket_(std::move(socket)),
+      tls_context_(std::move(tls)),
+      timer_(port.io()) {}
 
 Connection::~Connection() = default;
 
@@ -55,6 +62,12 @@ void Connection::Start() {
   // Answers and events go out as they are made: no Nagle delay behind a
   // client's delayed acknowledgement (40 ms a watch event otherwise).
   if (!ec) socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  // The TLS handshake happens in the first reads, inside the handshake's
+  // time limit like the ConnectRequest after it.
+  if (!ec && tls_context_ != nullptr) {
+    tls_ = std::make_unique<tls::Session>(*tls_context_, socket_.native_handle());
+    tls_context_.reset();
+  }
   Result<server::Caller> anonymous = port_.server().ResolveCaller("");
   if (anonymous.ok()) {
     caller_ = std::move(*anonymous);
@@ -82,7 +95,10 @@ void Connection::ArmRead() {
   if (Backlogged() || slots_.size() >= kSlotsMax) return;
   reading_ = true;
   std::weak_ptr<Connection> weak = weak_from_this();
-  socket_.async_wait(asio::ip::tcp::socket::wait_read, [weak](boost::system::error_code ec) {
+  // TLS may have to write before it can read on (its handshake's answer).
+  const auto wait = tls_ != nullptr && tls_->wants_write() ? asio::ip::tcp::socket::wait_write
+                                                           : asio::ip::tcp::socket::wait_read;
+  socket_.async_wait(wait, [weak](boost::system::error_code ec) {
     std::shared_ptr<Connection> self = weak.lock();
     if (self == nullptr || self->phase_ == Phase::kClosed) return;
     self->reading_ = false;
@@ -98,8 +114,7 @@ void Connection::OnReadable() {
     if (phase_ != Phase::kHandshake && phase_ != Phase::kServing) return;
     if (Backlogged() || slots_.size() >= kSlotsMax) return;
     boost::system::error_code ec;
-    const std::size_t n =
-        socket_.read_some(asio::buffer(port_.scratch(), ClientPort::kScratchBytes), ec);
+    const std::size_t n = ReadSome(ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) return ArmRead();
     if (ec) return Close();  // end of stream or a reset: the session stays
     OnBytes(port_.scratch(), n);
@@ -110,6 +125,27 @@ void Connection::OnReadable() {
       if (std::shared_ptr<Connection> self = weak.lock()) self->OnReadable();
     });
   }
+}
+
+std::size_t Connection::ReadSome(boost::system::error_code& ec) {
+  if (tls_ == nullptr) {
+    return socket_.read_some(asio::buffer(port_.scratch(), ClientPort::kScratchBytes), ec);
+  }
+  const ssize_t n = tls_->Receive(port_.scratch(), ClientPort::kScratchBytes);
+  if (n > 0) return static_cast<std::size_t>(n);
+  if (n == 0) {
+    ec = asio::error::eof;
+  } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    ec = asio::error::would_block;
+  } else {
+    if (errno == EPROTO) {
+      // A client without the CA's certificate, or one speaking clear text
+      // to the TLS port: worth a line, as the HTTPS listener logs it.
+      log::Info("zk", "TLS with " + peer_ + " failed: " + tls_->error());
+    }
+    ec = asio::error::connection_aborted;
+  }
+  return 0;
 }
 
 void Connection::OnBytes(const char* data, std::size_t size) {
@@ -364,6 +400,7 @@ void Connection::Flush() {
   if (phase_ == Phase::kClosed || writing_) return;
   if (unsent_.empty()) {
     if (phase_ == Phase::kClosing && slots_.empty()) {
+      if (tls_ != nullptr) tls_->Shutdown();
       boost::system::error_code ignored;
       socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
       Close();
@@ -372,16 +409,49 @@ void Connection::Flush() {
   }
   writing_ = true;
   sending_.swap(unsent_);
+  if (tls_ != nullptr) {
+    sent_ = 0;
+    return SendTls();
+  }
   std::weak_ptr<Connection> weak = weak_from_this();
   asio::async_write(socket_, asio::buffer(sending_),
                     [weak](boost::system::error_code ec, std::size_t) {
                       std::shared_ptr<Connection> self = weak.lock();
-                      if (self == nullptr || self->phase_ == Phase::kClosed) return;
-                      self->writing_ = false;
-                      self->sending_.clear();
-                      if (ec) return self->Close();
-                      self->Resume();
+                      if (self != nullptr) self->Written(ec);
                     });
+}
+
+void Connection::SendTls() {
+  while (sent_ < sending_.size()) {
+    const ssize_t n = tls_->Send(sending_.data() + sent_, sending_.size() - sent_);
+    if (n > 0) {
+      sent_ += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // OpenSSL retries the same bytes after the wait (sending_ stays put).
+      const auto wait = tls_->wants_write() ? asio::ip::tcp::socket::wait_write
+                                            : asio::ip::tcp::socket::wait_read;
+      std::weak_ptr<Connection> weak = weak_from_this();
+      socket_.async_wait(wait, [weak](boost::system::error_code ec) {
+        std::shared_ptr<Connection> self = weak.lock();
+        if (self == nullptr || self->phase_ == Phase::kClosed) return;
+        if (ec) return self->Written(ec);
+        self->SendTls();
+      });
+      return;
+    }
+    return Written(asio::error::connection_aborted);
+  }
+  Written({});
+}
+
+void Connection::Written(boost::system::error_code ec) {
+  if (phase_ == Phase::kClosed) return;
+  writing_ = false;
+  sending_.clear();
+  if (ec) return Close();
+  Resume();
 }
 
 // Answers drained: what waited for room runs, then reading goes on.

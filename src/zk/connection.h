@@ -37,13 +37,20 @@
 #include "zk/records.h"
 #include "zk/request.h"
 
+namespace tenure::tls {
+class Context;
+class Session;
+}  // namespace tenure::tls
+
 namespace tenure::zk {
 
 class ClientPort;
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(ClientPort& port, boost::asio::ip::tcp::socket socket, std::uint64_t number);
+  // `tls`: the connection came to the TLS listener (null for clear text).
+  Connection(ClientPort& port, boost::asio::ip::tcp::socket socket, std::uint64_t number,
+             std::shared_ptr<const tls::Context> tls);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -102,6 +109,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void SendFrame(std::string_view frame);
   void SendText(std::string_view text);
   void Flush();
+  void SendTls();  // the rest of sending_ through TLS
+  void Written(boost::system::error_code ec);
+  // Reads into the port's buffer, as read_some: TLS's plaintext where the
+  // connection has TLS (its failures end in `ec`, logged).
+  std::size_t ReadSome(boost::system::error_code& ec);
   void Resume();
   bool Backlogged() const;
   void ArmTimer(DurationMs after_ms);
@@ -110,6 +122,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ClientPort& port_;
   const std::uint64_t number_;
   boost::asio::ip::tcp::socket socket_;
+  std::shared_ptr<const tls::Context> tls_context_;  // until Start makes tls_
+  std::unique_ptr<tls::Session> tls_;
+  std::size_t sent_ = 0;  // bytes of sending_ that TLS took
   boost::asio::steady_timer timer_;
   Phase phase_ = Phase::kHandshake;
   std::string head_;  // the first bytes, until 4 tell a word from a length

@@ -19,13 +19,19 @@ cell the fixture (/zk, /zk/app, /zk/app/item = "v", /zk/secret,
 /zk/secret/s) is put back by the management token, and after a refused
 write the test checks that the fixture is unchanged. It prints the cells,
 those that matched and the unauthorized successes (an answer of 0 where
-the grid says refused), which must be 0. Beside the grid: kazoo with a
-token in auth_data reads and writes what the token allows and nothing
-else.
+the grid says refused), which must be 0. The grid runs twice: on the
+clear-text port and on the TLS port (`-zk-tls-addr` with
+-tls-verify-incoming, every connection presenting a client certificate from
+the CA), where the certificate grants nothing of its own: the same token
+gets the same answers. Beside the grid: kazoo with a token in auth_data
+reads and writes what the token allows and nothing else.
 """
 
 import json
+import shutil
+import ssl
 import struct
+import tempfile
 import unittest
 import uuid
 
@@ -34,6 +40,7 @@ from kazoo.exceptions import NoAuthError
 
 import zk_wire
 from tenure_testlib import DevServer, free_port, poll_until
+from test_pki import Pki
 
 POLICIES = {
     "writer": 'key_prefix "/zk/app/" { policy = "write" }\n'
@@ -114,9 +121,18 @@ class ZooKeeperAclMatrixTest(unittest.TestCase):
     def setUpClass(cls):
         cls.management = str(uuid.uuid4())
         cls.zk_addr = f"127.0.0.1:{free_port()}"
+        cls.zk_tls_addr = f"127.0.0.1:{free_port()}"
+        cls.pki_dir = tempfile.mkdtemp(prefix="tenure-zk-acl-")
+        pki = Pki(cls.pki_dir)
+        cls.client_tls = ssl.create_default_context(cafile=pki.ca_cert)
+        cls.client_tls.load_cert_chain(pki.client_cert, pki.client_key)
+        cls.over_tls = False
         cls.server = DevServer(extra_args=[
             "-acl-enabled", "-acl-default-policy", "deny",
-            "-acl-initial-management", cls.management, "-zk-addr", cls.zk_addr]).__enter__()
+            "-acl-initial-management", cls.management, "-zk-addr", cls.zk_addr,
+            "-zk-tls-addr", cls.zk_tls_addr, "-tls-cert-file", pki.server_cert,
+            "-tls-key-file", pki.server_key, "-tls-ca-file", pki.ca_cert,
+            "-tls-verify-incoming"]).__enter__()
         cls.secrets = {"mgmt": cls.management, "anon": None, "unknown": str(uuid.uuid4())}
         headers = {"X-Consul-Token": cls.management}
         poll_until(lambda: cls.server.request("GET", "/v1/acl/token/self",
@@ -134,10 +150,14 @@ class ZooKeeperAclMatrixTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.server.__exit__(None, None, None)
+        shutil.rmtree(cls.pki_dir, ignore_errors=True)
 
     def session(self, kind):
         """A connection that presented `kind`'s token; None if auth ended it."""
-        session = zk_wire.Session(self.zk_addr)
+        if self.over_tls:
+            session = zk_wire.Session(self.zk_tls_addr, tls=self.client_tls)
+        else:
+            session = zk_wire.Session(self.zk_addr)
         self.addCleanup(session.close)
         secret = self.secrets[kind]
         if secret is not None:
@@ -166,6 +186,13 @@ class ZooKeeperAclMatrixTest(unittest.TestCase):
         return children, zk_wire.read_ustring(data)[0], others
 
     def test_every_op_by_every_token_kind(self):
+        self.check_matrix()
+
+    def test_every_op_by_every_token_kind_over_tls(self):
+        self.over_tls = True
+        self.check_matrix()
+
+    def check_matrix(self):
         columns, grid = parse_matrix(MATRIX)
         cells = matched = 0
         unauthorized = []
@@ -192,7 +219,7 @@ class ZooKeeperAclMatrixTest(unittest.TestCase):
                     after = self.fixture_state()
                     if after != before:
                         unauthorized.append(f"{row}/{kind} changed {before} to {after}")
-        print(f"\nZooKeeper ACL matrix: {cells} cells, {matched} matched, "
+        print(f"\nZooKeeper ACL matrix{' over TLS' if self.over_tls else ''}: {cells} cells, {matched} matched, "
               f"{len(unauthorized)} unauthorized successes")
         self.assertEqual(mismatches, [])
         self.assertEqual(unauthorized, [])

@@ -427,5 +427,46 @@ TEST(AgentConfigZooKeeperTest, BadAddressesAndTimeoutBoundsAreRefused) {
   EXPECT_NE(plan->zk_dev_skipped.find("taken by another of its flags"), std::string::npos);
 }
 
+TEST(AgentConfigZooKeeperTest, TheTlsPortNeedsTlsFilesAndServesBesideOrAlone) {
+  AgentConfig config = Good();
+  config.zk_tls_addr = "127.0.0.1:12182";
+  EXPECT_NE(Refusal(config).find("-zk-tls-addr needs -tls-cert-file and -tls-key-file"),
+            std::string::npos)
+      << Refusal(config);
+
+  testutil::TestPki pki;
+  config.tls_cert_file = pki.server.cert_file;
+  config.tls_key_file = pki.server.key_file;
+  Result<AgentPlan> plan = ResolveAgentConfig(config);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_TRUE(plan->zk.has_value());
+  EXPECT_FALSE(plan->zk->clear_text);  // alone: -zk-addr not given
+  EXPECT_TRUE(plan->zk->tls);
+  EXPECT_EQ(plan->zk->tls_port, 12182);
+  EXPECT_NE(plan->zk->tls_context, nullptr);
+
+  // Beside -dev's clear-text 2181, and apart from every other listener.
+  AgentConfig dev = config;
+  dev.dev = true;
+  plan = ResolveAgentConfig(dev);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_TRUE(plan->zk->clear_text);
+  EXPECT_EQ(plan->zk->port, 2181);
+  EXPECT_TRUE(plan->zk->tls);
+  dev.zk_addr = "off";
+  plan = ResolveAgentConfig(dev);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_FALSE(plan->zk->clear_text);
+  EXPECT_TRUE(plan->zk->tls);
+
+  config.zk_addr = "127.0.0.1:12182";
+  EXPECT_NE(Refusal(config).find("-zk-addr"), std::string::npos) << Refusal(config);
+  config.zk_addr = "";
+  config.zk_tls_addr = config.http_addr;
+  EXPECT_NE(Refusal(config).find("-zk-tls-addr"), std::string::npos) << Refusal(config);
+  config.zk_tls_addr = "nowhere";
+  EXPECT_NE(Refusal(config).find("-zk-tls-addr"), std::string::npos) << Refusal(config);
+}
+
 }  // namespace
 }  // namespace tenure::agent
