@@ -391,28 +391,49 @@ class Servers:
         self.addr, self.leader_pid = client[leader], self.procs[leader].pid
 
     def _start_zk(self):
-        assert self.n == 1, "ZooKeeper runs standalone only"
-        (port,) = free_ports(1)
-        data = os.path.join(self.root, "data")
-        os.makedirs(data)
-        cfg = os.path.join(self.root, "zoo.cfg")
-        with open(cfg, "w") as f:
-            f.write(f"tickTime=2000\ndataDir={data}\nclientPort={port}\n"
-                    "clientPortAddress=127.0.0.1\nclientPortListenBacklog=4096\nforceSync=yes\n"
-                    "maxClientCnxns=0\n"
-                    "admin.enableServer=false\n4lw.commands.whitelist=ruok,srvr\n")
-        cmd = [ARGS.java, "-Xmx1000m", f"-Dzookeeper.log.dir={self.root}",
-               "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", ZK_CLASSPATH,
-               "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg]
-        self.procs.append(Process(cmd, os.path.join(self.root, "zk.log")))
-        self.addr = f"127.0.0.1:{port}"
-        self.leader_pid = self.procs[0].pid
+        """ZooKeeper standalone (n = 1) or an ensemble of n servers on
+        loopback, each its own JVM and data dir; addr is the leader's client
+        port (srvr says "Mode: leader"), as tenure's clients talk to its
+        leader."""
+        client_ports = free_ports(self.n)
+        quorum_ports = free_ports(2 * self.n) if self.n > 1 else []
+        common = ("tickTime=2000\nclientPortAddress=127.0.0.1\nclientPortListenBacklog=4096\n"
+                  "forceSync=yes\nmaxClientCnxns=0\nadmin.enableServer=false\n"
+                  "4lw.commands.whitelist=ruok,srvr\n")
+        if self.n > 1:
+            common += "initLimit=10\nsyncLimit=5\n" + "".join(
+                f"server.{i + 1}=127.0.0.1:{quorum_ports[2 * i]}:{quorum_ports[2 * i + 1]}\n"
+                for i in range(self.n))
+        addrs = []
+        for i, port in enumerate(client_ports):
+            home = os.path.join(self.root, f"zk{i + 1}")
+            data = os.path.join(home, "data")
+            os.makedirs(data)
+            if self.n > 1:
+                with open(os.path.join(data, "myid"), "w") as f:
+                    f.write(f"{i + 1}\n")
+            cfg = os.path.join(home, "zoo.cfg")
+            with open(cfg, "w") as f:
+                f.write(f"dataDir={data}\nclientPort={port}\n" + common)
+            cmd = [ARGS.java, "-Xmx1000m", f"-Dzookeeper.log.dir={home}",
+                   "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", ZK_CLASSPATH,
+                   "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg]
+            self.procs.append(Process(cmd, os.path.join(home, "zk.log")))
+            addrs.append(f"127.0.0.1:{port}")
+        want = b"Mode: standalone" if self.n == 1 else b"Mode: leader"
 
         def ready():
             self._check()
-            # ruok answers imok before sessions are served; srvr names the mode only then.
-            return b"Mode: standalone" in four_letter(self.addr, b"srvr")
-        poll(ready, START_TIMEOUT, "ZooKeeper: srvr reporting Mode: standalone")
+            # ruok answers imok before sessions are served; srvr names the
+            # mode only then, and an ensemble's followers only once they
+            # follow.
+            modes = [four_letter(a, b"srvr") for a in addrs]
+            if self.n > 1 and sum(b"Mode: follower" in m for m in modes) != self.n - 1:
+                return None
+            return next((i + 1 for i, m in enumerate(modes) if want in m), None)
+        leader = poll(ready, START_TIMEOUT,
+                      f"ZooKeeper x{self.n}: srvr reporting {want.decode()}") - 1
+        self.addr, self.leader_pid = addrs[leader], self.procs[leader].pid
 
 
 def four_letter(addr, word):

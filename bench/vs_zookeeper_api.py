@@ -10,11 +10,15 @@ session per client) talks to the leader's ZooKeeper port exactly as it
 talks to ZooKeeper. Next to both, tenure over its Consul HTTP API with the
 same workload, so the report also shows what the ZooKeeper surface costs.
 
-Workloads the driver's ZooKeeper mode has: durable setData at 1, 16 and 64
-clients (Consul: a KV put), and watch fan-out with 1,000 and 10,000
-watchers on one node (one-shot watches set again after each event; the
-RSS each watcher costs the server). ZooKeeper runs standalone only
-(vs_etcd.py starts no ensemble), so the 3-server rows are tenure's alone.
+Workloads: durable setData at 1, 16 and 64 clients (Consul: a KV put); the
+recipes' lock cycle on one hot lock at 1, 16 and 64 contenders (an
+ephemeral sequential node, the lowest holds, each waiter watching its
+predecessor; Consul: acquire, and a blocking query while refused); session
+connect and close at 64 clients (Consul: session create and destroy);
+watch fan-out with 1,000 and 10,000 watchers on one node (one-shot watches
+set again after each event; the RSS each watcher costs the server).
+ZooKeeper runs standalone and as a 3-server ensemble (the driver talks to
+its leader, as to tenure's).
 
     /usr/bin/python3 bench/vs_zookeeper_api.py [--runs 3] [--out docs]   (about 10 min)
     /usr/bin/python3 bench/vs_zookeeper_api.py --smoke --out build/...   (about 1 min)
@@ -43,15 +47,20 @@ CONFIGS = {
     "zk1": ("zk", 1, "ZooKeeper"),
     "tenure1": ("tenure", 1, "tenure, Consul API"),
     "tenure_zk3": ("tenure_zk", 3, "tenure, ZooKeeper API"),
+    "zk3": ("zk", 3, "ZooKeeper"),
     "tenure3": ("tenure", 3, "tenure, Consul API"),
 }
 ONE = ["tenure_zk1", "zk1", "tenure1"]
-THREE = ["tenure_zk3", "tenure3"]
+THREE = ["tenure_zk3", "zk3", "tenure3"]
+# The other configuration each size's tenure ZooKeeper API is held to.
+VERSUS = {"tenure_zk1": "zk1", "tenure_zk3": "zk3"}
 
 SERVERS_CPU = ("servers_cpu_pct", "servers' CPU %", 0, None)
 DRIVER_CPU = ("driver_cpu_pct", "load generator's CPU %", 0, None)
 METRICS = {"kv_put": [m for m in V.METRICS["kv_put"] if m[0] != "servers_cpu_pct"]
            + [SERVERS_CPU, DRIVER_CPU],
+           "lock_hot": V.METRICS["lock_hot"] + [SERVERS_CPU, DRIVER_CPU],
+           "session_pairs": V.METRICS["session_pairs"] + [SERVERS_CPU, DRIVER_CPU],
            "watch": V.METRICS["watch"]}
 
 # The issue's target: tenure's ZooKeeper API >= 3x ZooKeeper on every
@@ -63,13 +72,24 @@ SETTINGS = [
                               "127.0.0.1:Z` on every server; the driver's ZooKeeper client "
                               "talks to the leader's ZooKeeper port"),
     ("ZooKeeper", "as in benchmarks-vs-etcd.md (Debian's zookeeper 3.8.0 on OpenJDK 17, "
-                  "standalone, forceSync on)"),
+                  "forceSync on), standalone, and as an ensemble of 3 servers on loopback "
+                  "(each its own JVM, -Xmx1000m, initLimit 10, syncLimit 5) whose leader the "
+                  "driver talks to"),
     ("tenure, Consul API", "as in benchmarks-vs-etcd.md: the same workload over Consul's HTTP "
                            "API (KV puts, blocking queries for the watchers)"),
     ("client", "build/bench/vs/tenure_vs: its own ZooKeeper client (jute over one TCP "
                "connection per session, requests pipelined per session), one HTTP/1.1 "
                "keep-alive connection per client for the Consul API; all clients on one "
                "client thread"),
+    ("lock cycle", "ZooKeeper: kazoo's and Curator's recipe (create EPHEMERAL_SEQUENTIAL "
+                   "under /bench-lock, getChildren; the lowest deletes its node, the others "
+                   "exists-watch their predecessor and read the children again when it "
+                   "goes), one session per contender; Consul: acquire with a session, while "
+                   "refused a blocking query on the key; a cycle is acquire to release "
+                   "answered"),
+    ("session pairs", "ZooKeeper: a new connection, ConnectRequest (answered once the "
+                      "session is created), closeSession (answered once it ended); Consul: "
+                      "PUT /v1/session/create then /v1/session/destroy"),
 ]
 
 
@@ -81,6 +101,13 @@ def plan(smoke):
     for c in ((1, 4) if smoke else (1, 16, 64)):
         cases.append((f"kv_put_c{c}", f"Durable setData (KV put), {c} client{'s' if c > 1 else ''}",
                       ONE + THREE, "kv_put", base + ["--clients", c], 120))
+    for c in ((1, 4) if smoke else (1, 16, 64)):
+        cases.append((f"lock_hot_c{c}", f"Lock cycle, one hot lock, {c} contender"
+                      f"{'s' if c > 1 else ''}", ONE + THREE, "lock_hot",
+                      base + ["--clients", c, "--mode", "consul"], 120))
+    sc = 4 if smoke else 64
+    cases.append((f"session_pairs_c{sc}", f"Session connect and close, {sc} clients",
+                  ONE + THREE, "session_pairs", base + ["--clients", sc], 120))
     for watchers in ((20,) if smoke else (1000, 10000)):
         # Consul's blocking queries hold one HTTP connection each, and the
         # HTTP listener serves at most (descriptors - 256) / 2 of them: not
@@ -96,14 +123,19 @@ def targets(report):
     lines, verdicts = [], []
     for case in report["cases"]:
         key, label, _, better = METRICS[case["workload"]][0]
-        if key != "ops_per_s" or "zk1" not in case["configs"]:
+        if key != "ops_per_s":
             continue
-        a, b = V.median_of(report, case["id"], "tenure_zk1", key), V.median_of(report, case["id"], "zk1", key)
-        r = a / b if a is not None and b else None
-        ok = r is not None and r >= THROUGHPUT_TARGET
-        verdicts.append(ok)
-        lines.append(f"  - {case['title']}, 1 server: {label} {V.fmt(a)} ÷ {V.fmt(b)} = "
-                     f"{'-' if r is None else f'{r:.2f}'} → **{'met' if ok else 'not met'}**")
+        for ours, theirs in VERSUS.items():
+            if theirs not in case["configs"]:
+                continue
+            a = V.median_of(report, case["id"], ours, key)
+            b = V.median_of(report, case["id"], theirs, key)
+            r = a / b if a is not None and b else None
+            ok = r is not None and r >= THROUGHPUT_TARGET
+            verdicts.append(ok)
+            size = "1 server" if CONFIGS[ours][1] == 1 else "3 servers"
+            lines.append(f"  - {case['title']}, {size}: {label} {V.fmt(a)} ÷ {V.fmt(b)} = "
+                         f"{'-' if r is None else f'{r:.2f}'} → **{'met' if ok else 'not met'}**")
     head = (f"- **tenure's ZooKeeper API ≥ {THROUGHPUT_TARGET:g}× ZooKeeper on every throughput "
             f"row**: **{'met' if verdicts and all(verdicts) else 'not met'}** "
             f"({sum(verdicts)} of {len(verdicts)} rows)")

@@ -18,9 +18,13 @@ namespace tenure::vs {
 namespace {
 
 constexpr int kOpCreate = 1;
+constexpr int kOpDelete = 2;
+constexpr int kOpExists = 3;
 constexpr int kOpGetData = 4;
 constexpr int kOpSetData = 5;
+constexpr int kOpGetChildren = 8;
 constexpr int kOpPing = 11;
+constexpr int kOpCloseSession = -11;
 constexpr std::int32_t kXidWatch = -1;
 constexpr std::int32_t kXidPing = -2;
 constexpr int kTransportError = -1000;
@@ -97,6 +101,10 @@ void ZkConn::Send(int type, const std::string& body, Callback done) {
 }
 
 void ZkConn::Create(std::string_view path, std::string_view data, bool ephemeral, Callback done) {
+  CreateMode(path, data, ephemeral ? 1 : 0, std::move(done));
+}
+
+void ZkConn::CreateMode(std::string_view path, std::string_view data, int flags, Callback done) {
   std::string body;
   PutBytes(&body, path);
   PutBytes(&body, data);
@@ -104,8 +112,52 @@ void ZkConn::Create(std::string_view path, std::string_view data, bool ephemeral
   PutInt(&body, 31);
   PutBytes(&body, "world");
   PutBytes(&body, "anyone");
-  PutInt(&body, ephemeral ? 1 : 0);
+  PutInt(&body, flags);
   Send(kOpCreate, body, std::move(done));
+}
+
+void ZkConn::Delete(std::string_view path, int version, Callback done) {
+  std::string body;
+  PutBytes(&body, path);
+  PutInt(&body, version);
+  Send(kOpDelete, body, std::move(done));
+}
+
+void ZkConn::Exists(std::string_view path, bool watch, Callback done) {
+  std::string body;
+  PutBytes(&body, path);
+  body.push_back(watch ? '\1' : '\0');
+  Send(kOpExists, body, std::move(done));
+}
+
+void ZkConn::GetChildren(std::string_view path, bool watch, Callback done) {
+  std::string body;
+  PutBytes(&body, path);
+  body.push_back(watch ? '\1' : '\0');
+  Send(kOpGetChildren, body, std::move(done));
+}
+
+void ZkConn::CloseSession(Callback done) { Send(kOpCloseSession, {}, std::move(done)); }
+
+std::string ZkConn::ParseString(std::string_view body) {
+  if (body.size() < 4) return {};
+  const std::int32_t n = GetInt(body, 0);
+  if (n < 0 || body.size() - 4 < static_cast<std::size_t>(n)) return {};
+  return std::string(body.substr(4, static_cast<std::size_t>(n)));
+}
+
+std::vector<std::string> ZkConn::ParseStrings(std::string_view body) {
+  std::vector<std::string> out;
+  if (body.size() < 4) return out;
+  const std::int32_t count = GetInt(body, 0);
+  std::size_t at = 4;
+  for (std::int32_t i = 0; i < count && body.size() - at >= 4; ++i) {
+    const std::int32_t n = GetInt(body, at);
+    if (n < 0 || body.size() - at - 4 < static_cast<std::size_t>(n)) break;
+    out.emplace_back(body.substr(at + 4, static_cast<std::size_t>(n)));
+    at += 4 + static_cast<std::size_t>(n);
+  }
+  return out;
 }
 
 void ZkConn::SetData(std::string_view path, std::string_view data, Callback done) {

@@ -8,8 +8,9 @@
 // cores. The measured server work is the same; only the client is lighter,
 // like tenure's and etcd's clients in this benchmark (one thread for all).
 //
-// Only what the benchmark needs: create, setData, getData (with a watch),
-// ping. Paths and data are opaque bytes; results are error codes (0 = ok).
+// Only what the benchmark needs: create (any mode), delete, exists,
+// setData, getData and getChildren (with a watch), ping, closeSession.
+// Paths and data are opaque bytes; results are error codes (0 = ok).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -21,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <utility>  // before Boost: asio/awaitable.hpp uses std::exchange
+#include <vector>
 
 namespace tenure::vs {
 
@@ -49,11 +51,26 @@ class ZkConn {
   std::chrono::steady_clock::time_point last_send() const { return last_send_; }
 
   void Create(std::string_view path, std::string_view data, bool ephemeral, Callback done);
+  // flags: ZooKeeper's CreateMode (1 ephemeral, 2 sequential, 3 both); the
+  // answer's body is the created path (a string: ParseString).
+  void CreateMode(std::string_view path, std::string_view data, int flags, Callback done);
+  void Delete(std::string_view path, int version, Callback done);
+  void Exists(std::string_view path, bool watch, Callback done);
   void SetData(std::string_view path, std::string_view data, Callback done);
   void GetData(std::string_view path, bool watch, Callback done);
+  // The answer's body is the children's names (ParseStrings).
+  void GetChildren(std::string_view path, bool watch, Callback done);
   void Ping();  // keeps an idle session alive; the reply is ignored
+  // closeSession: the session ends on the server, which answers, then
+  // closes the connection (done runs with the answer).
+  void CloseSession(Callback done);
   void OnWatch(WatchCallback cb) { on_watch_ = std::move(cb); }
   void Close();
+
+  // A jute string at the start of `body` ("" if it does not parse), and a
+  // vector of them.
+  static std::string ParseString(std::string_view body);
+  static std::vector<std::string> ParseStrings(std::string_view body);
 
  private:
   void Send(int type, const std::string& body, Callback done);

@@ -1,11 +1,15 @@
-// ZooKeeper's side of tenure_vs (standalone ZooKeeper 3.8): durable znode
-// sets (setData, the equivalent of a KV put) and watch fan-out (getData with
-// a watch on one znode, then one setData). Every client is one session on
-// its own TCP connection (zk_conn.h), all on one asio thread.
+// ZooKeeper's side of tenure_vs (ZooKeeper 3.8, or tenure's ZooKeeper port):
+// durable znode sets (setData, the equivalent of a KV put), watch fan-out
+// (getData with a watch on one znode, then one setData), the recipes' lock
+// cycle on one hot lock (kazoo's and Curator's: an ephemeral sequential
+// node, the lowest leads, each waiter watching its predecessor), and
+// session connect and close. Every client is one session on its own TCP
+// connection (zk_conn.h), all on one asio thread.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <boost/asio/steady_timer.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>  // before Boost: asio/awaitable.hpp uses std::exchange
@@ -23,6 +27,9 @@ using bench::Loop;
 // ZooKeeper's largest session timeout at its default tickTime (2 s x 20).
 constexpr int kSessionTimeoutMs = 40'000;
 constexpr int kNodeExists = -110;
+constexpr int kNoNode = -101;
+constexpr int kEphemeralSequential = 3;
+constexpr int kNodeDeleted = 2;
 
 Result Failed(std::string error) {
   Result r;
@@ -262,12 +269,173 @@ Result RunWatch(Loop& loop, const Options& o) {
   return r;
 }
 
+// One hot lock taken and released as the recipes do (kazoo's Lock,
+// Curator's InterProcessMutex): create an ephemeral sequential node under
+// the lock's path, read the children; the lowest holds, so delete it (the
+// release) and start again; otherwise set an exists watch on the node just
+// below ours and read the children again when it goes (or at once if it
+// went already). An operation is the whole cycle, create sent to delete
+// answered; the handoff is the release sent to the next holder's children
+// answer showing it lowest.
+Result RunLockHot(Loop& loop, const Options& o) {
+  constexpr std::string_view kLock = "/bench-lock";
+  Sessions s(loop, Endpoint(o.addr), o.clients);
+  std::string error;
+  if (!s.Open(&error)) return Failed(error);
+  if (!RunAll(
+          loop, 1, [&](int, ZkConn::Callback cb) { s[0].Create(kLock, "", false, cb); },
+          &error)) {
+    return Failed(error);
+  }
+  Phase p;
+  p.latency_ns.reserve(1'000'000);
+  HandoffClock handoff;
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+  Clock::time_point last = start;
+  std::uint64_t started = 0;
+  int active = 0;
+  struct Contender {
+    std::string node;     // our node's name under the lock
+    std::string waiting;  // the predecessor's path whose deletion we wait for
+    Clock::time_point t0;
+  };
+  std::vector<Contender> c(s.size());
+  std::function<void(std::size_t)> cycle, look;
+  auto fail = [&](std::size_t i, std::string what, int err) {
+    if (p.errors++ == 0) p.first_error = fmt::format("{}: error {} {}", what, err, s[i].error());
+    if (--active == 0) loop.Finish();
+  };
+  cycle = [&](std::size_t i) {
+    ++started;
+    c[i].t0 = Clock::now();
+    c[i].waiting.clear();
+    s[i].CreateMode(std::string(kLock) + "/lock-", "", kEphemeralSequential,
+                    [&, i](int err, std::string_view body) {
+                      if (err != 0) return fail(i, "create", err);
+                      const std::string path = ZkConn::ParseString(body);
+                      c[i].node = path.substr(path.rfind('/') + 1);
+                      look(i);
+                    });
+  };
+  look = [&](std::size_t i) {
+    s[i].GetChildren(kLock, false, [&, i](int err, std::string_view body) {
+      if (err != 0) return fail(i, "getChildren", err);
+      std::vector<std::string> names = ZkConn::ParseStrings(body);
+      std::sort(names.begin(), names.end());  // one prefix, 10-digit suffixes
+      auto mine = std::lower_bound(names.begin(), names.end(), c[i].node);
+      if (mine == names.end() || *mine != c[i].node) return fail(i, "our node is gone", 0);
+      if (mine != names.begin()) {
+        c[i].waiting = std::string(kLock) + "/" + *(mine - 1);
+        s[i].Exists(c[i].waiting, true, [&, i](int e, std::string_view) {
+          if (e == kNoNode) return look(i);  // it went before the watch was set
+          if (e != 0) fail(i, "exists", e);
+        });
+        return;
+      }
+      handoff.Acquired();
+      handoff.Released();
+      s[i].Delete(std::string(kLock) + "/" + c[i].node, -1, [&, i](int e, std::string_view) {
+        if (e != 0) return fail(i, "delete", e);
+        const Clock::time_point now = Clock::now();
+        last = now;
+        ++p.ok;
+        p.latency_ns.push_back((now - c[i].t0).count());
+        if (now < deadline && started < o.max_ops) return cycle(i);
+        if (--active == 0) loop.Finish();
+      });
+    });
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    s[i].OnWatch([&, i](int type, std::string_view path) {
+      if (type == kNodeDeleted && !c[i].waiting.empty() && path == c[i].waiting) {
+        c[i].waiting.clear();
+        look(i);
+      }
+    });
+  }
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    ++active;
+    cycle(i);
+  }
+  if (!loop.RunUntil([&] { return active == 0; }, std::chrono::duration_cast<Clock::duration>(
+                                                      std::chrono::duration<double>(o.seconds)) +
+                                                      std::chrono::seconds(60))) {
+    return Failed(fmt::format("{} lock cycles still in flight 60 s after the phase", active));
+  }
+  p.seconds = std::chrono::duration<double>(last - start).count();
+  Result r;
+  AddPhase(&r, p);
+  handoff.AddTo(&r);
+  return r;
+}
+
+// Sessions opened and closed: each client connects (TCP and a
+// ConnectRequest, which the server answers once the session is created:
+// a replicated write), sends closeSession and waits for its answer (the
+// session's end, another write), then starts again on a new connection.
+Result RunSessionPairs(Loop& loop, const Options& o) {
+  const asio::ip::tcp::endpoint ep = Endpoint(o.addr);
+  Phase p;
+  p.latency_ns.reserve(1'000'000);
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+  Clock::time_point last = start;
+  std::uint64_t started = 0;
+  int active = 0;
+  // Every connection lives to the end: its handlers may still run after
+  // the server closed it.
+  std::vector<std::unique_ptr<ZkConn>> conns;
+  auto fail = [&](std::string what) {
+    if (p.errors++ == 0) p.first_error = std::move(what);
+    if (--active == 0) loop.Finish();
+  };
+  std::function<void()> pair = [&] {
+    ++started;
+    const Clock::time_point t0 = Clock::now();
+    conns.push_back(std::make_unique<ZkConn>(loop.ioc(), ep));
+    ZkConn* conn = conns.back().get();
+    std::string error;
+    if (!conn->Connect(kSessionTimeoutMs, &error, [&, conn, t0](bool ok) {
+          if (!ok) return fail("connect: " + conn->error());
+          conn->CloseSession([&, t0](int err, std::string_view) {
+            if (err != 0) return fail(fmt::format("closeSession: error {}", err));
+            const Clock::time_point now = Clock::now();
+            last = now;
+            ++p.ok;
+            p.latency_ns.push_back((now - t0).count());
+            if (now < deadline && started < o.max_ops) return pair();
+            if (--active == 0) loop.Finish();
+          });
+        })) {
+      fail(error);
+    }
+  };
+  for (int i = 0; i < o.clients; ++i) {
+    ++active;
+    pair();
+  }
+  if (!loop.RunUntil([&] { return active == 0; }, std::chrono::duration_cast<Clock::duration>(
+                                                      std::chrono::duration<double>(o.seconds)) +
+                                                      std::chrono::seconds(60))) {
+    return Failed(fmt::format("{} session pairs still in flight 60 s after the phase", active));
+  }
+  p.seconds = std::chrono::duration<double>(last - start).count();
+  Result r;
+  AddPhase(&r, p);
+  return r;
+}
+
 }  // namespace
 
 Result RunZk(const Options& o) {
   Loop loop;
   if (o.workload == "kv_put") return RunKvPut(loop, o);
   if (o.workload == "watch") return RunWatch(loop, o);
+  if (o.workload == "lock_hot") return RunLockHot(loop, o);
+  if (o.workload == "session_pairs") return RunSessionPairs(loop, o);
   return Failed("zk: workload " + o.workload + " is not measured on ZooKeeper");
 }
 
