@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "common/log.h"
+#include "common/log_limiter.h"
 #include "server/server.h"
 #include "state/command.h"
 #include "state/numbered_session.h"
@@ -138,9 +139,11 @@ std::size_t Connection::ReadSome(boost::system::error_code& ec) {
   } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
     ec = asio::error::would_block;
   } else {
-    if (errno == EPROTO) {
-      // A client without the CA's certificate, or one speaking clear text
-      // to the TLS port: worth a line, as the HTTPS listener logs it.
+    // A client without the CA's certificate, or one speaking clear text to
+    // the TLS port: worth a line, as the HTTPS listener logs it, but
+    // strangers must not flood the log.
+    static LogLimiter limiter(20, "zk: ");
+    if (errno == EPROTO && limiter.Allow("failed TLS connections")) {
       log::Info("zk", "TLS with " + peer_ + " failed: " + tls_->error());
     }
     ec = asio::error::connection_aborted;
