@@ -581,9 +581,11 @@ def run_and_check(test, faults, default_seconds=35, server_args=(), api="consul"
     """The body of a fault test: a seeded FaultRun against a proxied 3-server
     cluster for TENURE_FAULT_SECONDS (default `default_seconds`), then every
     checker. server_args: more flags for every member (TLS, say). api:
-    "consul" (Consul's HTTP API) or "etcd" (etcd's, through each member's
-    etcd port: etcd_workload.py). Prints the seed, the faults and a summary;
-    on a violation saves the history and says how to re-check it and how to
+    "consul" (Consul's HTTP API), "etcd" (etcd's, through each member's
+    etcd port: etcd_workload.py) or "zk" (ZooKeeper's client protocol,
+    through each member's ZooKeeper port: zk_workload.py; the run is left
+    in `test.zk_run` for the test's own checks). Prints the seed, the
+    faults and a summary; on a violation saves the history and says how to re-check it and how to
     replay the seed."""
     import os
     import tempfile
@@ -600,16 +602,28 @@ def run_and_check(test, faults, default_seconds=35, server_args=(), api="consul"
     extra_args = ("-session-ttl-multiplier", "1", *server_args)
     if api == "etcd":
         extra_args += ("-grpc-addr", "x")
+    elif api == "zk":
+        extra_args += ("-zk-addr", "x")
     cluster = Cluster(3, proxy=PartitionProxy(), extra_args=extra_args)
     if api == "etcd":
         for member in cluster.members:
             member.etcd_addr = f"127.0.0.1:{free_port()}"
             member.extra_args[member.extra_args.index("-grpc-addr") + 1] = member.etcd_addr
+    elif api == "zk":
+        for member in cluster.members:
+            member.zk_addr = f"127.0.0.1:{free_port()}"
+            member.extra_args[member.extra_args.index("-zk-addr") + 1] = member.zk_addr
     with cluster:
         if api == "etcd":
             from etcd_workload import EtcdFaultRun
             # etcd's leases have no lock-delay (-etcd-lease-lock-delay 0).
             run = EtcdFaultRun(cluster, seed, lock_delay_s=0)
+        elif api == "zk":
+            from zk_workload import ZkFaultRun
+            # Lock sessions of 4 s (the -zk-session-timeout-min default) and
+            # no lock-delay, as ZooKeeper's sessions.
+            run = ZkFaultRun(cluster, seed)
+            test.zk_run = run
         else:
             run = FaultRun(cluster, seed)
         run.leader()
