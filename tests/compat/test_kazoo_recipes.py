@@ -17,6 +17,7 @@ import threading
 import unittest
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError, RuntimeInconsistency
 
 from tenure_testlib import DevServer, free_port, overlaps, poll_until
 
@@ -100,6 +101,36 @@ class KazooRecipesTest(unittest.TestCase):
         self.assertEqual({h["EndCause"] for h in holds}, {"delete"})
         fences = [h["Fence"] for h in holds]
         self.assertEqual(fences, sorted(fences))
+
+    def test_a_fenced_write_as_docs_fencing_md_shows_it(self):
+        """docs/fencing.md, "ZooKeeper's recipes": the holder's node's czxid
+        is its token, larger for every later holder; a transaction that
+        checks the node first is refused with nothing written once the
+        holder's node is gone (released, or its session ended)."""
+        first = self.client()
+        lock = first.Lock("/kazoo/fenced", "first")
+        self.assertTrue(lock.acquire(timeout=10))
+        node = f"/kazoo/fenced/{lock.node}"
+        token = first.exists(node).czxid
+        write = first.transaction()
+        write.check(node, 0)  # the lock node: made once, never set, version 0
+        write.create("/kazoo/guarded-1", str(token).encode())
+        self.assertEqual(write.commit(), [True, "/kazoo/guarded-1"])
+        # A second holder after the release: a larger token.
+        second = self.client()
+        later = second.Lock("/kazoo/fenced", "second")
+        lock.release()
+        self.assertTrue(later.acquire(timeout=10))
+        self.assertGreater(second.exists(f"/kazoo/fenced/{later.node}").czxid, token)
+        # The first holder's late write: the check fails, nothing is written.
+        stale = first.transaction()
+        stale.check(node, 0)
+        stale.create("/kazoo/guarded-2", b"stale")
+        results = stale.commit()
+        self.assertIsInstance(results[0], NoNodeError, results)
+        self.assertIsInstance(results[1], RuntimeInconsistency, results)
+        self.assertIsNone(second.exists("/kazoo/guarded-2"))
+        later.release()
 
     def test_waiters_get_the_lock_in_the_order_they_queued(self):
         holder = self.client()
