@@ -395,8 +395,8 @@ class Servers:
         loopback, each its own JVM and data dir; addr is the leader's client
         port (srvr says "Mode: leader"), as tenure's clients talk to its
         leader."""
-        client_ports = free_ports(self.n)
-        quorum_ports = free_ports(2 * self.n) if self.n > 1 else []
+        ports = free_ports(3 * self.n if self.n > 1 else 1)  # one call: no two the same
+        client_ports, quorum_ports = ports[:self.n], ports[self.n:]
         common = ("tickTime=2000\nclientPortAddress=127.0.0.1\nclientPortListenBacklog=4096\n"
                   "forceSync=yes\nmaxClientCnxns=0\nadmin.enableServer=false\n"
                   "4lw.commands.whitelist=ruok,srvr\n")

@@ -455,7 +455,15 @@ let historyRunning = 0;
 function noteHolders() {
   const elections = electionRows();
   for (const r of elections) {
-    if (r.recipe) state.recipeHistory.set(r.key, {name: r.name, family: r.recipe});
+    if (!r.recipe) continue;
+    state.recipeHistory.set(r.key, {name: r.name, family: r.recipe});
+    // A contender's own key is no election: forget a timeline fetched for
+    // it before its session told it apart (the sessions came second).
+    for (const e of [r.entry, ...r.waiting]) {
+      historyWanted.delete(e.Key);
+      historyHave.delete(e.Key);
+      state.history.delete(e.Key);
+    }
   }
   // A recipe election's history changes with any of its contenders.
   const locked = new Map(elections.map((r) => [r.key, r.recipe
@@ -600,6 +608,9 @@ function start() {
     noteTtl(state.sessions);
     renderSessions();
     renderElections();
+    // A recipe's rows are told by their sessions' names: the elections and
+    // the histories to fetch may change with the sessions alone.
+    noteHolders();
     clusterSoon();
   });
   refreshCluster();

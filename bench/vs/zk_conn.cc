@@ -258,7 +258,8 @@ void ZkConn::Fail(std::string why) {
   failed_ = true;
   error_ = std::move(why);
   boost::system::error_code ignored;
-  socket_.close(ignored);
+  socket_.close(ignored);  // a pending read is aborted, never performed: in_ may go
+  std::string().swap(in_);
   if (on_connected_) {
     auto cb = std::move(on_connected_);
     on_connected_ = nullptr;

@@ -283,8 +283,7 @@ Result RunLockHot(Loop& loop, const Options& o) {
   std::string error;
   if (!s.Open(&error)) return Failed(error);
   if (!RunAll(
-          loop, 1, [&](int, ZkConn::Callback cb) { s[0].Create(kLock, "", false, cb); },
-          &error)) {
+          loop, 1, [&](int, ZkConn::Callback cb) { s[0].Create(kLock, "", false, cb); }, &error)) {
     return Failed(error);
   }
   Phase p;
@@ -303,9 +302,12 @@ Result RunLockHot(Loop& loop, const Options& o) {
   };
   std::vector<Contender> c(s.size());
   std::function<void(std::size_t)> cycle, look;
+  // A contender that fails leaves its node behind, which would hold up
+  // every later one: the run ends at the first failure, with its error.
   auto fail = [&](std::size_t i, std::string what, int err) {
     if (p.errors++ == 0) p.first_error = fmt::format("{}: error {} {}", what, err, s[i].error());
-    if (--active == 0) loop.Finish();
+    --active;
+    loop.Finish();
   };
   cycle = [&](std::size_t i) {
     ++started;
@@ -359,11 +361,13 @@ Result RunLockHot(Loop& loop, const Options& o) {
     ++active;
     cycle(i);
   }
-  if (!loop.RunUntil([&] { return active == 0; }, std::chrono::duration_cast<Clock::duration>(
-                                                      std::chrono::duration<double>(o.seconds)) +
-                                                      std::chrono::seconds(60))) {
+  if (!loop.RunUntil(
+          [&] { return active == 0 || p.errors > 0; },
+          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds)) +
+              std::chrono::seconds(60))) {
     return Failed(fmt::format("{} lock cycles still in flight 60 s after the phase", active));
   }
+  if (p.errors > 0) return Failed("lock cycle: " + p.first_error);
   p.seconds = std::chrono::duration<double>(last - start).count();
   Result r;
   AddPhase(&r, p);

@@ -251,8 +251,9 @@ Status RunAgent(AgentPlan plan) {
     log::Info("agent", "no etcd API in this dev server: " + plan.etcd_dev_skipped);
   }
   if (plan.zk) {
-    Status listening = zk_port.Listen(*plan.zk);
-    if (!listening.ok() && plan.zk_dev_default && plan.zk->clear_text) {
+    bool clear_text_failed = false;
+    Status listening = zk_port.Listen(*plan.zk, &clear_text_failed);
+    if (!listening.ok() && clear_text_failed && plan.zk_dev_default) {
       // -dev's 2181 is taken: no clear-text port, the TLS one if asked.
       plan.zk_dev_skipped = "127.0.0.1:2181 is in use (" + std::string(listening.message()) + ")";
       plan.zk->clear_text = false;

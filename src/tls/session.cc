@@ -22,6 +22,8 @@ Session::~Session() { SSL_free(ssl_); }
 
 bool Session::handshake_done() const { return SSL_is_init_finished(ssl_) == 1; }
 
+bool Session::has_pending() const { return SSL_has_pending(ssl_) == 1; }
+
 bool Session::alpn_h2() const {
   const unsigned char* protocol = nullptr;
   unsigned int size = 0;

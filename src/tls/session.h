@@ -48,6 +48,11 @@ class Session {
   bool handshake_done() const;
   // ALPN chose h2 (after the handshake).
   bool alpn_h2() const;
+  // Bytes OpenSSL read from the socket and has not handed out yet (the
+  // context reads ahead): a caller that stopped reading before EAGAIN must
+  // read again rather than wait for readiness, which those bytes never
+  // signal.
+  bool has_pending() const;
   const std::string& error() const { return error_; }
   // The peer sent plain HTTP where the TLS handshake was expected.
   bool plain_http() const { return plain_http_; }

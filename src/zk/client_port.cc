@@ -129,13 +129,19 @@ Result<std::unique_ptr<asio::ip::tcp::acceptor>> OpenAcceptor(asio::io_context& 
 
 }  // namespace
 
-Status ClientPort::Listen(const ClientPortOptions& options) {
+Status ClientPort::Listen(const ClientPortOptions& options, bool* clear_text_failed) {
   TENURE_ASSERT(options.clear_text || options.tls);
   TENURE_ASSERT(!options.tls || options.tls_context != nullptr);
   std::unique_ptr<asio::ip::tcp::acceptor> clear;
   std::unique_ptr<asio::ip::tcp::acceptor> secure;
+  if (clear_text_failed != nullptr) *clear_text_failed = false;
   if (options.clear_text) {
-    TENURE_ASSIGN_OR_RETURN(clear, OpenAcceptor(io_, options.host, options.port, "ZooKeeper"));
+    auto opened = OpenAcceptor(io_, options.host, options.port, "ZooKeeper");
+    if (!opened.ok()) {
+      if (clear_text_failed != nullptr) *clear_text_failed = true;
+      return opened.status();
+    }
+    clear = std::move(*opened);
   }
   if (options.tls) {
     TENURE_ASSIGN_OR_RETURN(

@@ -52,8 +52,9 @@ class ClientPort {
   ClientPort& operator=(const ClientPort&) = delete;
 
   // Opens the listeners the options ask for (clear text, TLS or both), all
-  // or none.
-  Status Listen(const ClientPortOptions& options);
+  // or none; *clear_text_failed says whether the clear-text one was the
+  // one that could not open (-dev's 2181 gives way, the TLS port does not).
+  Status Listen(const ClientPortOptions& options, bool* clear_text_failed = nullptr);
   std::uint16_t port() const;      // the clear-text listener's, 0 if none
   std::uint16_t tls_port() const;  // the TLS listener's, 0 if none
   // New TLS connections use `context` (SIGHUP's reload); open ones keep theirs.

@@ -96,9 +96,20 @@ void Connection::ArmRead() {
   if (Backlogged() || slots_.size() >= kSlotsMax) return;
   reading_ = true;
   std::weak_ptr<Connection> weak = weak_from_this();
+  if (tls_ != nullptr && tls_->has_pending()) {
+    // Records OpenSSL read ahead of a read that stopped early (a backlog,
+    // the session being opened): no readiness will announce them.
+    asio::post(port_.io(), [weak] {
+      std::shared_ptr<Connection> self = weak.lock();
+      if (self == nullptr || self->phase_ == Phase::kClosed) return;
+      self->reading_ = false;
+      self->OnReadable();
+    });
+    return;
+  }
   // TLS may have to write before it can read on (its handshake's answer).
-  const auto wait = tls_ != nullptr && tls_->wants_write() ? asio::ip::tcp::socket::wait_write
-                                                           : asio::ip::tcp::socket::wait_read;
+  const auto wait =
+      read_wants_write_ ? asio::ip::tcp::socket::wait_write : asio::ip::tcp::socket::wait_read;
   socket_.async_wait(wait, [weak](boost::system::error_code ec) {
     std::shared_ptr<Connection> self = weak.lock();
     if (self == nullptr || self->phase_ == Phase::kClosed) return;
@@ -137,6 +148,7 @@ std::size_t Connection::ReadSome(boost::system::error_code& ec) {
   if (n == 0) {
     ec = asio::error::eof;
   } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    read_wants_write_ = tls_->wants_write();
     ec = asio::error::would_block;
   } else {
     // A client without the CA's certificate, or one speaking clear text to
@@ -444,9 +456,17 @@ void Connection::SendTls() {
       });
       return;
     }
-    return Written(asio::error::connection_aborted);
+    break;
   }
-  Written({});
+  // Done later, as async_write's handler would be: callers of Flush (the
+  // port delivering one change's events to every connection) do not
+  // expect this connection to move on, or close, inside it.
+  const boost::system::error_code ec =
+      sent_ < sending_.size() ? asio::error::connection_aborted : boost::system::error_code();
+  std::weak_ptr<Connection> weak = weak_from_this();
+  asio::post(port_.io(), [weak, ec] {
+    if (std::shared_ptr<Connection> self = weak.lock()) self->Written(ec);
+  });
 }
 
 void Connection::Written(boost::system::error_code ec) {

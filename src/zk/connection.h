@@ -125,6 +125,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<const tls::Context> tls_context_;  // until Start makes tls_
   std::unique_ptr<tls::Session> tls_;
   std::size_t sent_ = 0;  // bytes of sending_ that TLS took
+  // TLS's last read stopped for want of writability (its handshake's
+  // answer), not readability: the read waits on that (a write's want is
+  // its own).
+  bool read_wants_write_ = false;
   boost::asio::steady_timer timer_;
   Phase phase_ = Phase::kHandshake;
   std::string head_;  // the first bytes, until 4 tell a word from a length

@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import ssl
+import struct
 import subprocess
 import tempfile
 import unittest
@@ -93,6 +94,39 @@ class ZooKeeperTlsTest(unittest.TestCase):
             self.assertEqual(server.request("GET", "/v1/kv//tls/n?raw").body, b"over tls")
             self.assertIn(f"serving ZooKeeper's client protocol over TLS on 127.0.0.1:"
                           f"{self.tls_port}", server.log())
+
+    def test_requests_sent_with_the_connect_request_are_answered(self):
+        """A Java client's reconnect sends its ConnectRequest, setWatches
+        and auth back to back: over TLS they can arrive in one read, which
+        OpenSSL holds (it reads ahead) while the session is being opened.
+        They are answered without waiting for the client's next bytes."""
+        with self.server():
+            # Whether both records arrive before the server's first read is
+            # a race: ten connections, so that it is won at least once.
+            for _ in range(10):
+                self.connect_and_pipeline()
+
+    def connect_and_pipeline(self):
+        raw = socket.create_connection(("127.0.0.1", self.tls_port), timeout=10)
+        tls = tls_context(self.pki.ca_cert).wrap_socket(raw, server_hostname="localhost")
+        requests = b"".join(
+            zk_wire.frame(struct.pack(">ii", xid, zk_wire.OP["exists"])
+                          + zk_wire.path_watch("/nothing-here"))
+            for xid in range(1, 8))
+        # Two TLS records, as two writes of the client: OpenSSL hands out
+        # one record per read and keeps the other.
+        tls.sendall(zk_wire.frame(zk_wire.connect_request()))
+        tls.sendall(requests)
+        session = zk_wire.Session.__new__(zk_wire.Session)
+        session.sock, session.xid = tls, 7
+        self.assertIsNotNone(session.read_frame(), "no ConnectResponse")
+        tls.settimeout(5)  # the client sends nothing more: answers must come
+        for xid in range(1, 8):
+            reply = session.reply()
+            self.assertIsNotNone(reply)
+            self.assertEqual((reply[0], reply[2]), (xid, -101))
+        session.call("close")
+        tls.close()
 
     def test_clear_text_and_unknown_cas_are_refused(self):
         with self.server() as server:
