@@ -24,7 +24,8 @@ its leader, as to tenure's).
     /usr/bin/python3 bench/vs_zookeeper_api.py --smoke --out build/...   (about 1 min)
 
 Writes <out>/benchmarks-zookeeper-api.md (only between the "generated"
-markers) and <out>/benchmarks-zookeeper-api.json (every run). Exits 1 if
+markers) and <out>/benchmarks-zookeeper-api.json (every run), or
+<out>/<--report>.md and .json. Exits 1 if
 any measurement failed. Only processes this script started are ever
 signalled, by PID, also on SIGTERM.
 """
@@ -172,6 +173,9 @@ def run():
     global ARGS
     p = V.side_by_side_arguments(__doc__)
     p.add_argument("--java", default="/usr/bin/java")
+    p.add_argument("--report", default="benchmarks-zookeeper-api",
+                   help="the report's file name in --out, without .md or .json (a run of "
+                        "some cases with --only goes to a report of its own)")
     ARGS = p.parse_args()
     V.ARGS = ARGS  # vs_etcd's servers and measurements read their paths from here
     if ARGS.smoke:
@@ -219,14 +223,16 @@ def run():
     report["failures"] = [f.replace(ROOT + "/", "") for f in report["failures"]]
     report["machine"] = [(k, v.replace(ROOT + "/", "")) for k, v in report["machine"]]
 
-    name = "benchmarks-zookeeper-api"
+    name = ARGS.report
     with open(os.path.join(ARGS.out, name + ".json"), "w") as f:
         json.dump(report, f, indent=1)
     generated = markdown(report)
     V.write_doc(os.path.join(ARGS.out, name + ".md"), generated,
                 script="bench/vs_zookeeper_api.py",
                 title="tenure's ZooKeeper API next to ZooKeeper 3.8",
-                regenerate="scripts/bench --vs-zookeeper-api")
+                regenerate="scripts/bench --vs-zookeeper-api" + (
+                    f" --only {ARGS.only} --report {ARGS.report}"
+                    if ARGS.report != "benchmarks-zookeeper-api" else ""))
     print(generated)
     if failures:
         print(f"vs_zookeeper_api.py: {len(failures)} measurement(s) FAILED", file=sys.stderr)
