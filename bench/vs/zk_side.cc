@@ -37,6 +37,11 @@ Result Failed(std::string error) {
   return r;
 }
 
+// The timed phase's length, --seconds.
+Clock::duration PhaseLength(const Options& o) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+}
+
 asio::ip::tcp::endpoint Endpoint(const std::string& addr) {
   std::size_t colon = addr.rfind(':');
   return {asio::ip::make_address(addr.substr(0, colon)),
@@ -143,9 +148,7 @@ Result RunKvPut(Loop& loop, const Options& o) {
 
   Phase p;
   p.latency_ns.reserve(1'000'000);
-  Clock::time_point start = Clock::now(),
-                    deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(o.seconds));
+  Clock::time_point start = Clock::now(), deadline = start + PhaseLength(o);
   Clock::time_point last = start;
   std::uint64_t started = 0;
   int active = 0;
@@ -173,9 +176,7 @@ Result RunKvPut(Loop& loop, const Options& o) {
     ++active;
     start_op(c);
   }
-  if (!loop.RunUntil([&] { return active == 0; }, std::chrono::duration_cast<Clock::duration>(
-                                                      std::chrono::duration<double>(o.seconds)) +
-                                                      std::chrono::seconds(30))) {
+  if (!loop.RunUntil([&] { return active == 0; }, PhaseLength(o) + std::chrono::seconds(30))) {
     return Failed(fmt::format("{} setData requests still in flight 30 s after the phase", active));
   }
   p.seconds = std::chrono::duration<double>(last - start).count();
@@ -290,8 +291,7 @@ Result RunLockHot(Loop& loop, const Options& o) {
   p.latency_ns.reserve(1'000'000);
   HandoffClock handoff;
   const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+  const Clock::time_point deadline = start + PhaseLength(o);
   Clock::time_point last = start;
   std::uint64_t started = 0;
   int active = 0;
@@ -361,10 +361,8 @@ Result RunLockHot(Loop& loop, const Options& o) {
     ++active;
     cycle(i);
   }
-  if (!loop.RunUntil(
-          [&] { return active == 0 || p.errors > 0; },
-          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds)) +
-              std::chrono::seconds(60))) {
+  if (!loop.RunUntil([&] { return active == 0 || p.errors > 0; },
+                     PhaseLength(o) + std::chrono::seconds(60))) {
     return Failed(fmt::format("{} lock cycles still in flight 60 s after the phase", active));
   }
   if (p.errors > 0) return Failed("lock cycle: " + p.first_error);
@@ -384,8 +382,7 @@ Result RunSessionPairs(Loop& loop, const Options& o) {
   Phase p;
   p.latency_ns.reserve(1'000'000);
   const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+  const Clock::time_point deadline = start + PhaseLength(o);
   Clock::time_point last = start;
   std::uint64_t started = 0;
   int active = 0;
@@ -421,9 +418,7 @@ Result RunSessionPairs(Loop& loop, const Options& o) {
     ++active;
     pair();
   }
-  if (!loop.RunUntil([&] { return active == 0; }, std::chrono::duration_cast<Clock::duration>(
-                                                      std::chrono::duration<double>(o.seconds)) +
-                                                      std::chrono::seconds(60))) {
+  if (!loop.RunUntil([&] { return active == 0; }, PhaseLength(o) + std::chrono::seconds(60))) {
     return Failed(fmt::format("{} session pairs still in flight 60 s after the phase", active));
   }
   p.seconds = std::chrono::duration<double>(last - start).count();

@@ -13,28 +13,17 @@ import unittest
 from kazoo.client import KazooClient
 
 from headless_browser import Browser, chromium_binary
-from tenure_testlib import DevServer, free_port, poll_until
+from tenure_testlib import DevServer, free_port, poll_until, stop_quietly
 
 
 @unittest.skipIf(chromium_binary() is None, "chromium is not installed (scripts/setup)")
 class KazooDashboardTest(unittest.TestCase):
-    def setUp(self):
-        self.clients = []
-
-    def tearDown(self):
-        for client in self.clients:
-            try:
-                client.stop()
-                client.close()
-            except Exception:  # noqa: BLE001 - a client the test already stopped
-                pass
-
     def contender(self, zk_addr, path, name, held):
         """A kazoo client running for election at `path` as `name` in a
         thread; `held` is set once it leads, and it leads until `stop` is set."""
         client = KazooClient(hosts=zk_addr, timeout=10)
         client.start(timeout=15)
-        self.clients.append(client)
+        self.addCleanup(stop_quietly, client)
         election = client.Election(path, name)
         stop = threading.Event()
 

@@ -11,23 +11,14 @@ import json
 import os
 import shutil
 import signal
-import socket
-import ssl
 import subprocess
 import tempfile
 import unittest
 
 from tenure_testlib import Cluster, DevServer, free_port, poll_until, tenure_bin
-from test_pki import Pki
+from test_pki import Pki, peer_common_name
 
 ETCDCTL = "/usr/bin/etcdctl"
-
-
-def peer_common_name(port, ca_file):
-    context = ssl.create_default_context(cafile=ca_file)
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
-        with context.wrap_socket(raw, server_hostname="localhost") as tls:
-            return dict(field[0] for field in tls.getpeercert()["subject"])["commonName"]
 
 
 class EtcdTlsTest(unittest.TestCase):

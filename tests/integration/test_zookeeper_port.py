@@ -18,7 +18,7 @@ from kazoo.exceptions import (BadVersionError, NoNodeError, NodeExistsError, Not
                               RolledBackError)
 
 import zk_wire
-from tenure_testlib import DevServer, free_port, poll_until, rss_mib
+from tenure_testlib import DevServer, free_port, poll_until, rss_mib, stop_quietly
 
 BADARGUMENTS, NONODE, INVALIDACL, UNIMPLEMENTED = -8, -101, -114, -6
 NOWATCHER, MARSHALLINGERROR = -121, -5
@@ -47,22 +47,13 @@ class ZooKeeperPortTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.server.__exit__(None, None, None)
 
-    def setUp(self):
-        self.clients = []
-
     def tearDown(self):
-        for client in self.clients:
-            try:
-                client.stop()
-                client.close()
-            except Exception:  # noqa: BLE001 - a client a test already stopped
-                pass
         self.assertTrue(self.server.alive(), self.server.log_tail(60))
 
     def kazoo(self, **kwargs):
         client = KazooClient(hosts=self.zk_addr, timeout=kwargs.pop("timeout", 6), **kwargs)
         client.start(timeout=15)
-        self.clients.append(client)
+        self.addCleanup(stop_quietly, client)
         return client
 
     def wire(self, **kwargs):

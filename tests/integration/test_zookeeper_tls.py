@@ -18,8 +18,8 @@ import unittest
 from kazoo.client import KazooClient
 
 import zk_wire
-from tenure_testlib import DevServer, free_port, poll_until, tenure_bin
-from test_pki import Pki
+from tenure_testlib import DevServer, free_port, poll_until, stop_quietly, tenure_bin
+from test_pki import Pki, peer_common_name
 
 ZKCLI = "/usr/share/zookeeper/bin/zkCli.sh"
 
@@ -37,12 +37,6 @@ def keys(server):
     return answer.json() if answer.status == 200 else []
 
 
-def peer_common_name(port, ca_file):
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
-        with tls_context(ca_file).wrap_socket(raw, server_hostname="localhost") as tls:
-            return dict(field[0] for field in tls.getpeercert()["subject"])["commonName"]
-
-
 class ZooKeeperTlsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -52,17 +46,6 @@ class ZooKeeperTlsTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
-
-    def setUp(self):
-        self.clients = []
-
-    def tearDown(self):
-        for client in self.clients:
-            try:
-                client.stop()
-                client.close()
-            except Exception:  # noqa: BLE001 - a client a test already stopped
-                pass
 
     def server(self, *more, cert=None, key=None):
         self.tls_port = free_port()
@@ -74,7 +57,7 @@ class ZooKeeperTlsTest(unittest.TestCase):
 
     def kazoo(self, port, **tls):
         client = KazooClient(hosts=f"localhost:{port}", timeout=10, **tls)
-        self.clients.append(client)
+        self.addCleanup(stop_quietly, client)
         client.start(timeout=15)
         return client
 

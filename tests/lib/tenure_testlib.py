@@ -141,6 +141,16 @@ def free_port():
     raise RuntimeError("no free port below the ephemeral range after 200 tries")
 
 
+def stop_quietly(client):
+    """Stops and closes a kazoo client at a test's end (addCleanup), whatever
+    state the test left it in (stopped already, its server gone)."""
+    try:
+        client.stop()
+        client.close()
+    except Exception:  # noqa: BLE001 - a client the test already stopped
+        pass
+
+
 def poll_until(predicate, timeout=10.0, interval=0.05, message=None):
     """Calls predicate() until it returns a truthy value, which is returned.
 

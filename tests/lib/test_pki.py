@@ -4,6 +4,8 @@ a client certificate, and a second CA nobody trusts with a client
 certificate of its own. Each method returns paths in the directory given.
 """
 import os
+import socket
+import ssl
 import subprocess
 
 
@@ -47,3 +49,12 @@ class Pki:
              "-extfile", f"{name}.ext", cwd=self.dir)
         os.chmod(self.path(f"{name}-key.pem"), 0o600)
         return self.path(f"{name}.pem"), self.path(f"{name}-key.pem")
+
+
+def peer_common_name(port, ca_file):
+    """The common name of the certificate a TLS server on 127.0.0.1:port
+    shows, checked against ca_file for the name localhost."""
+    context = ssl.create_default_context(cafile=ca_file)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with context.wrap_socket(raw, server_hostname="localhost") as tls:
+            return dict(field[0] for field in tls.getpeercert()["subject"])["commonName"]

@@ -308,19 +308,7 @@ class MovingSession:
             xids = []
             for op, body in ops:
                 xids.append(self.wire.send(op, body))
-            answers = []
-            for xid in xids:
-                while True:
-                    reply = self._read(deadline)
-                    if reply is None:
-                        raise NoAnswer("connection ended")
-                    if reply[0] == NOTIFICATION_XID:
-                        self._note(reply)
-                        continue
-                    if reply[0] != xid:
-                        raise NoAnswer(f"answer xid {reply[0]} where {xid} was due")
-                    answers.append(reply[1:])
-                    break
+            answers = [self._answer(xid, deadline)[1:] for xid in xids]
         except OSError as e:
             self.drop()
             raise NoAnswer(f"{e.__class__.__name__}: {e}") from None
@@ -331,6 +319,21 @@ class MovingSession:
             self.drop()  # the next open learns it from the reconnect's answer
         return answers
 
+    def _answer(self, xid, deadline):
+        """The reply to `xid` (answers come in request order), noting the
+        notifications before it. Raises NoAnswer if another comes first or
+        the connection ends."""
+        while True:
+            reply = self._read(deadline)
+            if reply is None:
+                raise NoAnswer("connection ended")
+            if reply[0] == NOTIFICATION_XID:
+                self._note(reply)
+                continue
+            if reply[0] != xid:
+                raise NoAnswer(f"answer xid {reply[0]} where {xid} was due")
+            return reply
+
     def ping(self):
         """A ping, answered once its renewal was acknowledged. Raises as request."""
         if not self.open():
@@ -338,16 +341,7 @@ class MovingSession:
         deadline = time.monotonic() + OP_TIMEOUT
         try:
             self.wire.send("ping", xid=PING_XID)
-            while True:
-                reply = self._read(deadline)
-                if reply is None:
-                    raise NoAnswer("connection ended")
-                if reply[0] == NOTIFICATION_XID:
-                    self._note(reply)
-                    continue
-                if reply[0] != PING_XID:
-                    raise NoAnswer(f"answer xid {reply[0]} where the ping's was due")
-                return
+            self._answer(PING_XID, deadline)
         except OSError as e:
             self.drop()
             raise NoAnswer(f"{e.__class__.__name__}: {e}") from None
