@@ -62,11 +62,16 @@ METRICS = {"kv_put": [m for m in V.METRICS["kv_put"] if m[0] != "servers_cpu_pct
            + [SERVERS_CPU, DRIVER_CPU],
            "lock_hot": V.METRICS["lock_hot"] + [SERVERS_CPU, DRIVER_CPU],
            "session_pairs": V.METRICS["session_pairs"] + [SERVERS_CPU, DRIVER_CPU],
-           "watch": V.METRICS["watch"]}
+           "watch": V.METRICS["watch"],
+           "idle_rss": [("bytes_per_item", "server RSS per idle session, bytes", 0, False),
+                        ("rss_after_mib", "server RSS with them, MiB", 1, False),
+                        ("create_per_s", "sessions opened per second", 0, True)]}
 
 # The issue's target: tenure's ZooKeeper API >= 3x ZooKeeper on every
 # throughput row, p99 at most ZooKeeper's.
 THROUGHPUT_TARGET = 3.0
+# And memory per session and per watch at most a tenth of ZooKeeper's.
+MEMORY_TARGET = 0.1
 
 SETTINGS = [
     ("tenure, ZooKeeper API", "the tenure command line of benchmarks-vs-etcd.md plus `-zk-addr "
@@ -109,6 +114,9 @@ def plan(smoke):
     sc = 4 if smoke else 64
     cases.append((f"session_pairs_c{sc}", f"Session connect and close, {sc} clients",
                   ONE + THREE, "session_pairs", base + ["--clients", sc], 120))
+    idle = 200 if smoke else 10000
+    cases.append((f"idle_rss_{idle}", f"Server RSS, {idle:,} idle sessions",
+                  ["tenure_zk1", "zk1"], "idle_rss", ["--count", idle], 600))
     for watchers in ((20,) if smoke else (1000, 10000)):
         # Consul's blocking queries hold one HTTP connection each, and the
         # HTTP listener serves at most (descriptors - 256) / 2 of them: not
@@ -140,7 +148,21 @@ def targets(report):
     head = (f"- **tenure's ZooKeeper API ≥ {THROUGHPUT_TARGET:g}× ZooKeeper on every throughput "
             f"row**: **{'met' if verdicts and all(verdicts) else 'not met'}** "
             f"({sum(verdicts)} of {len(verdicts)} rows)")
-    return [head] + lines
+    memory = []
+    for case in report["cases"]:
+        key = {"idle_rss": "bytes_per_item", "watch": "bytes_per_watcher"}.get(case["workload"])
+        if key is None or "zk1" not in case["configs"]:
+            continue
+        a = V.median_of(report, case["id"], "tenure_zk1", key)
+        b = V.median_of(report, case["id"], "zk1", key)
+        r = a / b if a is not None and b else None
+        ok = r is not None and r <= MEMORY_TARGET
+        memory.append(f"  - {case['title']}: bytes {V.fmt(a)} ÷ {V.fmt(b)} = "
+                      f"{'-' if r is None else f'{r:.2f}'} → **{'met' if ok else 'not met'}**")
+    if memory:
+        memory.insert(0, f"- **memory per session and per watch ≤ {MEMORY_TARGET:g} of "
+                         "ZooKeeper's** (server RSS):")
+    return [head] + lines + memory
 
 
 def markdown(report):

@@ -3,8 +3,9 @@
 // (getData with a watch on one znode, then one setData), the recipes' lock
 // cycle on one hot lock (kazoo's and Curator's: an ephemeral sequential
 // node, the lowest leads, each waiter watching its predecessor), and
-// session connect and close. Every client is one session on its own TCP
-// connection (zk_conn.h), all on one asio thread.
+// session connect and close, and the server's memory per idle session.
+// Every client is one session on its own TCP connection (zk_conn.h), all on
+// one asio thread.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -427,6 +428,28 @@ Result RunSessionPairs(Loop& loop, const Options& o) {
   return r;
 }
 
+// Server RSS per idle session: --count sessions opened (each its own
+// connection, as a ZooKeeper session needs one) and kept alive by pings;
+// the server's RSS before and 2 s after the last one opened.
+Result RunIdleRss(Loop& loop, const Options& o) {
+  const long before = RssKiB(o.server_pid);
+  if (before < 0) return Failed("cannot read the server's VmRSS (--server-pid)");
+  Sessions s(loop, Endpoint(o.addr), o.count);
+  std::string error;
+  const Clock::time_point start = Clock::now();
+  if (!s.Open(&error)) return Failed(error);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  loop.RunUntil([] { return false; }, std::chrono::seconds(2));
+  const long after = RssKiB(o.server_pid);
+  Result r;
+  r.Add("created", static_cast<double>(s.size()));
+  r.Add("create_per_s", seconds > 0 ? static_cast<double>(s.size()) / seconds : 0);
+  r.Add("rss_before_mib", before / 1024.0);
+  r.Add("rss_after_mib", after / 1024.0);
+  r.Add("bytes_per_item", static_cast<double>(after - before) * 1024.0 / o.count);
+  return r;
+}
+
 }  // namespace
 
 Result RunZk(const Options& o) {
@@ -435,6 +458,7 @@ Result RunZk(const Options& o) {
   if (o.workload == "watch") return RunWatch(loop, o);
   if (o.workload == "lock_hot") return RunLockHot(loop, o);
   if (o.workload == "session_pairs") return RunSessionPairs(loop, o);
+  if (o.workload == "idle_rss") return RunIdleRss(loop, o);
   return Failed("zk: workload " + o.workload + " is not measured on ZooKeeper");
 }
 
