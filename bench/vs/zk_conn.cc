@@ -53,6 +53,13 @@ std::int64_t GetLong(std::string_view s, std::size_t at) {
   for (std::size_t i = 0; i < 8; ++i) u = (u << 8) | static_cast<unsigned char>(s[at + i]);
   return static_cast<std::int64_t>(u);
 }
+// The body of exists, getData and getChildren: the path, the watch flag.
+std::string PathWatch(std::string_view path, bool watch) {
+  std::string body;
+  PutBytes(&body, path);
+  body.push_back(watch ? '\1' : '\0');
+  return body;
+}
 std::string Frame(const std::string& payload) {
   std::string f;
   PutInt(&f, static_cast<std::int32_t>(payload.size()));
@@ -124,17 +131,11 @@ void ZkConn::Delete(std::string_view path, int version, Callback done) {
 }
 
 void ZkConn::Exists(std::string_view path, bool watch, Callback done) {
-  std::string body;
-  PutBytes(&body, path);
-  body.push_back(watch ? '\1' : '\0');
-  Send(kOpExists, body, std::move(done));
+  Send(kOpExists, PathWatch(path, watch), std::move(done));
 }
 
 void ZkConn::GetChildren(std::string_view path, bool watch, Callback done) {
-  std::string body;
-  PutBytes(&body, path);
-  body.push_back(watch ? '\1' : '\0');
-  Send(kOpGetChildren, body, std::move(done));
+  Send(kOpGetChildren, PathWatch(path, watch), std::move(done));
 }
 
 void ZkConn::CloseSession(Callback done) { Send(kOpCloseSession, {}, std::move(done)); }
@@ -169,10 +170,7 @@ void ZkConn::SetData(std::string_view path, std::string_view data, Callback done
 }
 
 void ZkConn::GetData(std::string_view path, bool watch, Callback done) {
-  std::string body;
-  PutBytes(&body, path);
-  body.push_back(watch ? '\1' : '\0');
-  Send(kOpGetData, body, std::move(done));
+  Send(kOpGetData, PathWatch(path, watch), std::move(done));
 }
 
 void ZkConn::Ping() { Send(kOpPing, {}, nullptr); }

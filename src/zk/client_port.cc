@@ -148,7 +148,6 @@ Status ClientPort::Listen(const ClientPortOptions& options, bool* clear_text_fai
         secure, OpenAcceptor(io_, options.tls_host, options.tls_port, "ZooKeeper over TLS"));
   }
   options_ = options;
-  tls_context_ = options.tls_context;
   acceptor_ = std::move(clear);
   tls_acceptor_ = std::move(secure);
   // The descriptors this process may hold bound the connections too.
@@ -180,7 +179,7 @@ std::uint16_t ClientPort::tls_port() const {
 }
 
 void ClientPort::SetTlsContext(std::shared_ptr<const tls::Context> context) {
-  if (context != nullptr) tls_context_ = std::move(context);
+  if (context != nullptr) options_.tls_context = std::move(context);
 }
 
 void ClientPort::Stop() {
@@ -222,7 +221,7 @@ void ClientPort::Accept(asio::ip::tcp::acceptor& acceptor, bool tls) {
         } else {
           const std::uint64_t number = next_connection_++;
           auto connection = std::make_shared<Connection>(*this, std::move(socket), number,
-                                                         tls ? tls_context_ : nullptr);
+                                                         tls ? options_.tls_context : nullptr);
           connections_.emplace(number, connection);
           connection->Start();
         }

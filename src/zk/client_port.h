@@ -115,7 +115,6 @@ class ClientPort {
   ClientPortOptions options_;
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;      // clear text
   std::unique_ptr<boost::asio::ip::tcp::acceptor> tls_acceptor_;  // TLS
-  std::shared_ptr<const tls::Context> tls_context_;
   boost::asio::steady_timer sweep_timer_;
   std::unique_ptr<char[]> scratch_;
   std::map<std::uint64_t, std::shared_ptr<Connection>> connections_;  // by number

@@ -49,7 +49,10 @@ Connection::Connection(ClientPort& port, asio::ip::tcp::socket socket, std::uint
     : port_(port),
       number_(number),
       socket_(std::move(socket)),
-      tls_context_(std::move(tls)),
+      // The TLS handshake happens in the first reads, inside the
+      // handshake's time limit like the ConnectRequest after it.
+      tls_(tls != nullptr ? std::make_unique<tls::Session>(*tls, socket_.native_handle())
+                          : nullptr),
       timer_(port.io()) {}
 
 Connection::~Connection() = default;
@@ -63,12 +66,6 @@ void Connection::Start() {
   // Answers and events go out as they are made: no Nagle delay behind a
   // client's delayed acknowledgement (40 ms a watch event otherwise).
   if (!ec) socket_.set_option(asio::ip::tcp::no_delay(true), ec);
-  // The TLS handshake happens in the first reads, inside the handshake's
-  // time limit like the ConnectRequest after it.
-  if (!ec && tls_context_ != nullptr) {
-    tls_ = std::make_unique<tls::Session>(*tls_context_, socket_.native_handle());
-    tls_context_.reset();
-  }
   Result<server::Caller> anonymous = port_.server().ResolveCaller("");
   if (anonymous.ok()) {
     caller_ = std::move(*anonymous);

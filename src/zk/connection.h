@@ -59,10 +59,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Closes the socket now; answers not yet written are dropped. Idempotent.
   void Close();
   std::int64_t session() const { return session_; }
-  std::uint64_t number() const { return number_; }
-  std::size_t unanswered() const {
-    return slots_.size();
-  }  // requests read, not yet answered  // its owner number in the watch table
+  std::uint64_t number() const { return number_; }  // its owner number in the watch table
+  // Requests read, not yet answered.
+  std::size_t unanswered() const { return slots_.size(); }
   // A watch event, after every answer written so far.
   void SendEvent(EventType type, const std::string& path);
 
@@ -122,7 +121,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ClientPort& port_;
   const std::uint64_t number_;
   boost::asio::ip::tcp::socket socket_;
-  std::shared_ptr<const tls::Context> tls_context_;  // until Start makes tls_
   std::unique_ptr<tls::Session> tls_;
   std::size_t sent_ = 0;  // bytes of sending_ that TLS took
   // TLS's last read stopped for want of writability (its handshake's
