@@ -96,7 +96,7 @@ void ClientPort::OnChanges(const state::Changes& changes) {
 void ClientPort::Deliver(const std::vector<WatchTable::Fired>& fired) {
   for (const WatchTable::Fired& event : fired) {
     auto it = connections_.find(event.owner);
-    if (it != connections_.end()) it->second->SendEvent(event.type, event.path);
+    if (it != connections_.end()) it->second->SendEvent(event.type, event.path, event.persistent);
   }
 }
 

@@ -365,7 +365,9 @@ void Connection::Begin(Slot& slot) {
     case OpCode::kSetWatches:
     case OpCode::kSetWatches2:
       return SetWatches(slot);
-    default:  // setACL, addWatch: not served yet
+    case OpCode::kAddWatch:
+      return AddWatch(slot);
+    default:  // setACL: not served
       return done(AnswerCode(xid, zxid, ErrorCode::kUnimplemented));
   }
 }

@@ -62,8 +62,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::uint64_t number() const { return number_; }  // its owner number in the watch table
   // Requests read, not yet answered.
   std::size_t unanswered() const { return slots_.size(); }
-  // A watch event, after every answer written so far.
-  void SendEvent(EventType type, const std::string& path);
+  // A watch event, after every answer written so far; with `check_rights`
+  // (it fired through a persistent watch) only if the connection may read
+  // the path.
+  void SendEvent(EventType type, const std::string& path, bool check_rights = false);
 
   // Unsent answer bytes past which reading stops.
   static constexpr std::size_t kUnsentBytesMax = 4 * 1024 * 1024;
@@ -99,6 +101,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Authenticate(Slot& slot);
   void SetWatches(Slot& slot);
   void WatchCheck(Slot& slot, bool remove);
+  void AddWatch(Slot& slot);
   bool MaybeWatch(const DecodedRequest& request, const std::string& answer);
   void Answer(Slot& slot, std::string answer, bool ends_connection = false);
   void Finish(std::uint64_t id, std::string answer, bool ends_connection = false);

@@ -7,9 +7,11 @@
 #include "common/log.h"
 #include "server/server.h"
 #include "state/numbered_session.h"
+#include "state/zk_path.h"
 #include "zk/client_port.h"
 #include "zk/connection.h"
 #include "zk/reads.h"
+#include "zk/writes.h"
 
 namespace tenure::zk {
 
@@ -50,10 +52,6 @@ void Connection::SetWatches(Slot& slot) {
           : std::get<zk::SetWatches>(slot.request.body);
   const state::Store& store = port_.server().store();
   const auto zxid = static_cast<std::int64_t>(store.applied_index().value());
-  if (!request.persistent_watches.empty() || !request.persistent_recursive_watches.empty()) {
-    // Persistent watches are not served (addWatch answers UNIMPLEMENTED).
-    return Answer(slot, AnswerCode(slot.request.header.xid, zxid, ErrorCode::kUnimplemented));
-  }
   const Reader reader{&caller_.can(), session_, identities_};
   WatchTable& watches = port_.watches();
   auto event = [&slot](EventType type, const std::string& path) {
@@ -94,33 +92,97 @@ void Connection::SetWatches(Slot& slot) {
       watches.Add(number_, WatchTable::Kind::kChild, path);
     }
   }
+  // Persistent watches are set again as they were, with no event for what
+  // they missed (ZooKeeper's setWatches does the same); their events are
+  // checked against the connection's rights as they go out.
+  for (const auto& [paths, kind] :
+       {std::pair{&request.persistent_watches, WatchTable::Kind::kPersistent},
+        std::pair{&request.persistent_recursive_watches, WatchTable::Kind::kRecursive}}) {
+    for (const std::string& path : *paths) {
+      if (state::ZkPathError(path).empty() && room()) watches.Add(number_, kind, path);
+    }
+  }
   Answer(slot, AnswerCode(slot.request.header.xid, zxid, ErrorCode::kOk));
 }
 
-// checkWatches and removeWatches: the watch of the given type (1 children,
-// 2 data, 3 either) on the path, NOWATCHER if there is none; another type
-// MARSHALLINGERROR, as ZooKeeper answers it.
-void Connection::WatchCheck(Slot& slot, bool remove) {
+// addWatch: a persistent watch (mode 0) or a persistent recursive one (1)
+// on the path, whether or not it exists; answered with ZooKeeper's
+// ErrorResponse of 0. Another mode is MARSHALLINGERROR, as ZooKeeper's
+// server answers a request it cannot read; a path ZooKeeper's client would
+// refuse is BADARGUMENTS. Past kWatchesMax the connection closes, as a read
+// that would set one does.
+void Connection::AddWatch(Slot& slot) {
   const auto& request = std::get<PathModeRequest>(slot.request.body);
   const auto zxid = static_cast<std::int64_t>(port_.server().store().applied_index().value());
   const std::int32_t xid = slot.request.header.xid;
-  if (request.mode < 1 || request.mode > 3) {
+  const auto mode = static_cast<AddWatchMode>(request.mode);
+  if (mode != AddWatchMode::kPersistent && mode != AddWatchMode::kPersistentRecursive) {
     return Answer(slot, AnswerCode(xid, zxid, ErrorCode::kMarshallingError));
+  }
+  if (!state::ZkPathError(request.path).empty()) {
+    return Answer(slot, AnswerCode(xid, zxid, ErrorCode::kBadArguments));
+  }
+  const WatchTable::Kind kind = mode == AddWatchMode::kPersistent ? WatchTable::Kind::kPersistent
+                                                                  : WatchTable::Kind::kRecursive;
+  WatchTable& watches = port_.watches();
+  if (watches.OwnerCount(number_) >= kWatchesMax && !watches.Has(number_, kind, request.path)) {
+    log::Warn("zk", fmt::format("closing a connection from {}: more than {} watches", peer_,
+                                kWatchesMax));
+    return Answer(slot, "", /*ends_connection=*/true);
+  }
+  watches.Add(number_, kind, request.path);
+  Answer(slot, EncodeReply(ReplyHeader{xid, zxid, 0}, ErrorResponse{0}));
+}
+
+// checkWatches and removeWatches: the watches of the given type on the
+// path (1 one-shot child, 2 one-shot data, 3 every kind, 4 persistent, 5
+// persistent recursive: ZooKeeper 3.9's WatcherType, which 3.8's clients
+// send 1 to 3 of), NOWATCHER if there is none; another type
+// MARSHALLINGERROR, as ZooKeeper answers it.
+void Connection::WatchCheck(Slot& slot, bool remove) {
+  using Kind = WatchTable::Kind;
+  const auto& request = std::get<PathModeRequest>(slot.request.body);
+  const auto zxid = static_cast<std::int64_t>(port_.server().store().applied_index().value());
+  const std::int32_t xid = slot.request.header.xid;
+  std::vector<Kind> kinds;
+  switch (static_cast<WatcherType>(request.mode)) {
+    case WatcherType::kChildren:
+      kinds = {Kind::kChild};
+      break;
+    case WatcherType::kData:
+      kinds = {Kind::kData};
+      break;
+    case WatcherType::kAny:
+      kinds = {Kind::kChild, Kind::kData, Kind::kPersistent, Kind::kRecursive};
+      break;
+    case WatcherType::kPersistent:
+      kinds = {Kind::kPersistent};
+      break;
+    case WatcherType::kPersistentRecursive:
+      kinds = {Kind::kRecursive};
+      break;
+    default:
+      return Answer(slot, AnswerCode(xid, zxid, ErrorCode::kMarshallingError));
   }
   WatchTable& watches = port_.watches();
   bool found = false;
-  for (const WatchTable::Kind kind : {WatchTable::Kind::kChild, WatchTable::Kind::kData}) {
-    const bool wanted =
-        request.mode == 3 || (request.mode == 1) == (kind == WatchTable::Kind::kChild);
-    if (!wanted) continue;
+  for (const Kind kind : kinds) {
     found |= remove ? watches.Remove(number_, kind, request.path)
                     : watches.Has(number_, kind, request.path);
   }
   Answer(slot, AnswerCode(xid, zxid, found ? ErrorCode::kOk : ErrorCode::kNoWatcher));
 }
 
-void Connection::SendEvent(EventType type, const std::string& path) {
+void Connection::SendEvent(EventType type, const std::string& path, bool check_rights) {
   if (phase_ != Phase::kServing && phase_ != Phase::kClosing) return;
+  if (check_rights) {
+    // A persistent watch was set without a read: an event about a path this
+    // connection may not read (or list, for its children) is not sent.
+    const Reader reader{&caller_.can(), session_, identities_};
+    const bool may = type == EventType::kNodeChildrenChanged ? MayListPath(reader, path)
+                                                             : MayReadPath(reader, path);
+    if (!may) return;
+  }
   SendFrame(EncodeNotification(WatcherEvent{static_cast<std::int32_t>(type),
                                             static_cast<std::int32_t>(KeeperState::kSyncConnected),
                                             path}));

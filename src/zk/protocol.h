@@ -129,6 +129,8 @@ enum class WatcherType : std::int32_t {
   kChildren = 1,
   kData = 2,
   kAny = 3,
+  kPersistent = 4,           // ZooKeeper 3.9
+  kPersistentRecursive = 5,  // ZooKeeper 3.9
 };
 
 // AddWatchRequest.mode (AddWatchMode).

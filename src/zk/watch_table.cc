@@ -5,7 +5,7 @@
 namespace tenure::zk {
 namespace {
 
-std::size_t Index(WatchTable::Kind kind) { return kind == WatchTable::Kind::kData ? 0 : 1; }
+std::size_t Index(WatchTable::Kind kind) { return static_cast<std::size_t>(kind); }
 
 }  // namespace
 
@@ -27,11 +27,15 @@ bool WatchTable::Remove(Owner owner, Kind kind, std::string_view path) {
   auto it = table.find(path);
   if (it == table.end() || it->second.erase(owner) == 0) return false;
   if (it->second.empty()) table.erase(it);
+  Unlist(owner, kind, path);
+  return true;
+}
+
+void WatchTable::Unlist(Owner owner, Kind kind, std::string_view path) {
   auto mine = by_owner_.find(owner);
   mine->second.erase({kind, std::string(path)});
   if (mine->second.empty()) by_owner_.erase(mine);
   --count_;
-  return true;
 }
 
 void WatchTable::RemoveOwner(Owner owner) {
@@ -52,44 +56,77 @@ std::size_t WatchTable::OwnerCount(Owner owner) const {
   return mine == by_owner_.end() ? 0 : mine->second.size();
 }
 
-void WatchTable::Take(Kind kind, std::string_view path, EventType type, std::vector<Fired>* fired) {
-  auto& table = table_[Index(kind)];
-  auto it = table.find(path);
-  if (it == table.end()) return;
-  for (Owner owner : it->second) {
-    fired->push_back(Fired{owner, type, std::string(path)});
-    auto mine = by_owner_.find(owner);
-    mine->second.erase({kind, std::string(path)});
-    if (mine->second.empty()) by_owner_.erase(mine);
-    --count_;
+void WatchTable::Fire(Kind one_shot, std::string_view path, EventType type, Owners* already,
+                      std::vector<Fired>* fired) {
+  auto& table = table_[Index(one_shot)];
+  if (auto it = table.find(path); it != table.end()) {
+    for (Owner owner : it->second) {
+      if (already->insert(owner).second) fired->push_back(Fired{owner, type, std::string(path)});
+      Unlist(owner, one_shot, path);
+    }
+    table.erase(it);
   }
-  table.erase(it);
+  auto fire_kept = [&](Kind kind, std::string_view at) {
+    const auto& kept = table_[Index(kind)];
+    auto it = kept.find(at);
+    if (it == kept.end()) return;
+    for (Owner owner : it->second) {
+      if (already->insert(owner).second) {
+        fired->push_back(Fired{owner, type, std::string(path), /*persistent=*/true});
+      }
+    }
+  };
+  fire_kept(Kind::kPersistent, path);
+  if (one_shot != Kind::kData || table_[Index(Kind::kRecursive)].empty()) return;
+  // A recursive watch on the path or any path above it.
+  for (std::string_view at = path;; at = state::ZkParentOf(at)) {
+    fire_kept(Kind::kRecursive, at);
+    if (at == "/") break;
+  }
 }
 
 void WatchTable::Created(std::string_view path, std::vector<Fired>* fired) {
-  Take(Kind::kData, path, EventType::kNodeCreated, fired);
-  if (path != "/")
-    Take(Kind::kChild, state::ZkParentOf(path), EventType::kNodeChildrenChanged, fired);
+  Owners data;
+  Fire(Kind::kData, path, EventType::kNodeCreated, &data, fired);
+  if (path == "/") return;
+  Owners parent;
+  Fire(Kind::kChild, state::ZkParentOf(path), EventType::kNodeChildrenChanged, &parent, fired);
 }
 
 void WatchTable::Deleted(std::string_view path, std::vector<Fired>* fired) {
-  Take(Kind::kData, path, EventType::kNodeDeleted, fired);
-  Take(Kind::kChild, path, EventType::kNodeDeleted, fired);
-  if (path != "/")
-    Take(Kind::kChild, state::ZkParentOf(path), EventType::kNodeChildrenChanged, fired);
+  Owners node;  // one NodeDeleted per owner from the data and child sides
+  Fire(Kind::kData, path, EventType::kNodeDeleted, &node, fired);
+  Fire(Kind::kChild, path, EventType::kNodeDeleted, &node, fired);
+  if (path == "/") return;
+  Owners parent;
+  Fire(Kind::kChild, state::ZkParentOf(path), EventType::kNodeChildrenChanged, &parent, fired);
 }
 
 void WatchTable::Changed(std::string_view path, std::vector<Fired>* fired) {
-  Take(Kind::kData, path, EventType::kNodeDataChanged, fired);
+  Owners data;
+  Fire(Kind::kData, path, EventType::kNodeDataChanged, &data, fired);
 }
 
 void WatchTable::FireAll(EventType data, EventType child, std::vector<Fired>* fired) {
-  std::vector<std::string> paths;
-  for (const auto& [path, owners] : table_[0]) paths.push_back(path);
-  for (const std::string& path : paths) Take(Kind::kData, path, data, fired);
-  paths.clear();
-  for (const auto& [path, owners] : table_[1]) paths.push_back(path);
-  for (const std::string& path : paths) Take(Kind::kChild, path, child, fired);
+  for (const Kind kind : {Kind::kData, Kind::kChild}) {
+    auto& table = table_[Index(kind)];
+    for (const auto& [path, owners] : table) {
+      for (Owner owner : owners) {
+        fired->push_back(Fired{owner, kind == Kind::kData ? data : child, path});
+        Unlist(owner, kind, path);
+      }
+    }
+    table.clear();
+  }
+  // Persistent watches stay, and fire once per path and side.
+  for (const Kind kind : {Kind::kPersistent, Kind::kRecursive}) {
+    for (const auto& [path, owners] : table_[Index(kind)]) {
+      for (Owner owner : owners) {
+        fired->push_back(Fired{owner, data, path, /*persistent=*/true});
+        if (kind == Kind::kPersistent) fired->push_back(Fired{owner, child, path, true});
+      }
+    }
+  }
 }
 
 }  // namespace tenure::zk

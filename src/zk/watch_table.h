@@ -1,10 +1,13 @@
-// The one-shot watches of one server's ZooKeeper clients (decision 0056
-// section 5): soft state of the server the client is connected to, as
-// ZooKeeper's WatchManager. Two tables, as ZooKeeper's server keeps them:
-// data watches (set by getData, and by exists whether or not the node is
-// there) and child watches (getChildren, getChildren2). An event takes the
-// watches it fires: each fires once. Owners are connections, by number.
-// Pure.
+// The watches of one server's ZooKeeper clients (decision 0056 section 5):
+// soft state of the server the client is connected to, as ZooKeeper's
+// WatchManager. Four kinds: one-shot data watches (set by getData, and by
+// exists whether or not the node is there), one-shot child watches
+// (getChildren, getChildren2), and addWatch's persistent watches (a path's
+// data and child events, kept after they fire) and persistent recursive
+// ones (data events of a path and every path under it, kept). An event
+// goes once to each owner it concerns however many of its watches match,
+// as ZooKeeper sends one notification per connection. Owners are
+// connections, by number. Pure.
 #pragma once
 
 #include <cstddef>
@@ -22,14 +25,18 @@ namespace tenure::zk {
 
 class WatchTable {
  public:
-  enum class Kind : std::uint8_t { kData, kChild };
+  enum class Kind : std::uint8_t { kData, kChild, kPersistent, kRecursive };
+  static constexpr std::size_t kKinds = 4;
   using Owner = std::uint64_t;
 
   // One notification to send: to `owner`, an event of `type` on `path`.
+  // `persistent`: it fired only through persistent watches, which are set
+  // without a read, so the connection checks its rights before sending.
   struct Fired {
     Owner owner = 0;
     EventType type = EventType::kNone;
     std::string path;
+    bool persistent = false;
     bool operator==(const Fired&) const = default;
   };
 
@@ -42,25 +49,35 @@ class WatchTable {
   void RemoveOwner(Owner owner);
 
   // What a change to `path` fires, ZooKeeper's rules (DataTree): a create
-  // fires the path's data watches (NodeCreated) and its parent's child
-  // watches (NodeChildrenChanged); a delete the path's data and child
-  // watches (NodeDeleted) and its parent's child watches; a data change
-  // the path's data watches (NodeDataChanged). Appends to *fired.
+  // fires the path's data side (NodeCreated) and its parent's child side
+  // (NodeChildrenChanged); a delete the path's data and child sides
+  // (NodeDeleted) and its parent's child side; a data change the path's
+  // data side (NodeDataChanged). A path's data side is its one-shot data
+  // watches, its persistent watches and the recursive ones on it or above
+  // it; its child side its one-shot child and its persistent watches.
+  // Appends to *fired.
   void Created(std::string_view path, std::vector<Fired>* fired);
   void Deleted(std::string_view path, std::vector<Fired>* fired);
   void Changed(std::string_view path, std::vector<Fired>* fired);
-  // Every watch, fired as `data` and `child` say (the state was replaced).
+  // Every watch, fired as `data` and `child` say (the state was replaced):
+  // the one-shot ones go, persistent ones stay.
   void FireAll(EventType data, EventType child, std::vector<Fired>* fired);
 
   std::size_t size() const { return count_; }
   std::size_t OwnerCount(Owner owner) const;
 
  private:
-  void Take(Kind kind, std::string_view path, EventType type, std::vector<Fired>* fired);
+  using Owners = std::set<Owner>;
+  // Fires one side of `path`: the one-shot watches of `one_shot` (taken),
+  // then the persistent ones, each owner once, none in *already (which
+  // gains them).
+  void Fire(Kind one_shot, std::string_view path, EventType type, Owners* already,
+            std::vector<Fired>* fired);
+  void Unlist(Owner owner, Kind kind, std::string_view path);
 
-  std::map<std::string, std::set<Owner>, std::less<>> table_[2];
+  std::map<std::string, Owners, std::less<>> table_[kKinds];
   // Each owner's watches, so a closed connection's go at once.
-  std::map<Owner, std::set<std::pair<Kind, std::string>>> by_owner_;
+  std::map<Owner, std::set<std::pair<Kind, std::string>, std::less<>>> by_owner_;
   std::size_t count_ = 0;
 };
 

@@ -20,6 +20,9 @@ the recipe at once. Checked:
   last one leads at once.
 - LeaderSelector (autoRequeue off): 3 processes each take leadership once,
   one after the other, as their holds in a shared file show.
+- CuratorCache (Curator 5's cache, on a persistent recursive watch set by
+  addWatch): the tree's first load, then each create, change and delete
+  under it made by kazoo, in order, nothing beside it.
 Curator logs what it finds wrong at ERROR (slf4j-simple, WARN and up to
 stderr): no contender may log an ERROR. CURATOR_LOG_LEVEL=debug shows
 every request and reply of the ZooKeeper client."""
@@ -195,6 +198,50 @@ class CuratorRecipesTest(unittest.TestCase):
                               if line.startswith(("leader ", "released "))],
                              [f"leader s{i}", f"released s{i}"], self.outputs())
         self.assert_no_errors()
+
+    def test_a_curator_cache_follows_a_tree_through_a_recursive_watch(self):
+        from kazoo.client import KazooClient  # Debian's python3-kazoo
+        from tenure_testlib import stop_quietly
+        writer = KazooClient(hosts=self.zk_addr, timeout=6)
+        writer.start(timeout=15)
+        self.addCleanup(stop_quietly, writer)
+        writer.create("/curator/cache/pre", b"p", makepath=True)
+        requests_before = self.add_watch_requests()
+        cache = self.contender("cache", "/curator/cache", "c0")
+        self.start_all([cache])
+        poll_until(lambda: cache.seen("initialized c0"), timeout=START_S,
+                   message=f"the first load:\n{self.outputs()}")
+        self.assertGreater(self.add_watch_requests(), requests_before, "Curator sent addWatch")
+        self.assertEqual(sorted(cache.seen("event ")),
+                         ["event NODE_CREATED /curator/cache ",
+                          "event NODE_CREATED /curator/cache/pre p"], self.outputs())
+        # One change at a time: the cache reads each node after its event,
+        # so changes made together come out merged (as against ZooKeeper).
+        steps = [(lambda: writer.create("/curator/cache/a", b"1"),
+                  "event NODE_CREATED /curator/cache/a 1"),
+                 (lambda: writer.set("/curator/cache/a", b"2"),
+                  "event NODE_CHANGED /curator/cache/a 2"),
+                 (lambda: writer.create("/curator/cache/a/b", b"3"),
+                  "event NODE_CREATED /curator/cache/a/b 3"),
+                 (lambda: writer.delete("/curator/cache/a/b"),
+                  "event NODE_DELETED /curator/cache/a/b 3"),
+                 (lambda: (writer.create("/curator/beside", b"x"),  # not under the path
+                           writer.set("/curator/cache", b"root")),
+                  "event NODE_CHANGED /curator/cache root")]
+        for count, (change, line) in enumerate(steps, start=3):
+            change()
+            poll_until(lambda: len(cache.seen("event ")) >= count, timeout=15,
+                       message=f"{line}:\n{self.outputs()}")
+            self.assertEqual(cache.seen("event ")[count - 1:], [line], self.outputs())
+        cache.process.stdin.close()
+        self.wait_exit(cache, timeout=15)
+        self.assert_no_errors()
+
+    def add_watch_requests(self):
+        try:
+            return self.server.metric('tenure_zk_requests_total{op="addWatch",code="OK"}')
+        except AssertionError:
+            return 0  # none yet
 
 
 if __name__ == "__main__":

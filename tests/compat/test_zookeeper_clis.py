@@ -250,6 +250,11 @@ class ZooKeeperClisTest(unittest.TestCase):
             "get -w /zkcli",                     # 17: watch flags, answered as plain reads
             "ls -w /zkcli",                      # 18
             "stat -w /zkcli/eph",                # 19
+            "addWatch /zkcli",                   # 20: persistent recursive (zkCli's default)
+            "create -e /zkcli/w x",              # 21
+            "set /zkcli/w y",                    # 22
+            "removewatches /zkcli -a",           # 23: a persistent watch is removed as any kind
+            "set /zkcli/w z",                    # 24: no event
         ]
         code, answers, out = self.zkcli_script(commands)
         self.assertEqual(code, 0, out)
@@ -296,6 +301,12 @@ class ZooKeeperClisTest(unittest.TestCase):
         self.assertEqual(answers[17], ["world"])
         self.assertEqual(answers[18], ["[eph, seq-0000000002]"])
         self.assertEqual(parse_stat(answers[19]), eph)
+        self.assertEqual(answers[20:25], [[], ["Created /zkcli/w"], [], [], []])
+        # The recursive watch's events, printed by zkCli's event thread before
+        # the answers that came after them.
+        events = re.findall(r"WatchedEvent state:SyncConnected type:(\w+) path:(/zkcli\S*)", out)
+        self.assertEqual([e for e in events if e[1] == "/zkcli/w"],
+                         [("NodeCreated", "/zkcli/w"), ("NodeDataChanged", "/zkcli/w")], out)
 
         # `quit` closed the session: its ephemeral went with it, before the
         # close was answered. One command on the command line, as scripts run it.

@@ -13,6 +13,10 @@ The token kinds (the columns), named on a connection by an auth packet
            a read prefix)
   unknown  a random secret no token has: AUTHFAILED, the connection ends
 
+addWatch is ok for every token, as ZooKeeper sets a persistent watch
+without a check: what it may see is decided as each event goes out, which
+test_a_persistent_watch_sees_only_what_its_token_may_read checks.
+
 A cell is ok (0), noauth (NOAUTH, -102), authfailed (-115) or none
 (NOWATCHER, -121: a connection sees only its own watches). Before each
 cell the fixture (/zk, /zk/app, /zk/app/item = "v", /zk/secret,
@@ -77,6 +81,8 @@ ROWS = {
     "getEphemerals": (103, zk_wire.ustring("/")),
     "whoAmI": (107, b""),
     "checkWatches-item": (17, zk_wire.ustring("/zk/app/item") + struct.pack(">i", 3)),
+    "addWatch-zk": (106, zk_wire.ustring("/zk") + struct.pack(">i", 1)),
+    "removeWatches-zk": (18, zk_wire.ustring("/zk") + struct.pack(">i", 5)),
 }
 
 MATRIX = """
@@ -100,6 +106,8 @@ ping                ok    ok      ok      ok      ok      authfailed
 getEphemerals       ok    ok      ok      ok      ok      authfailed
 whoAmI              ok    ok      ok      ok      ok      authfailed
 checkWatches-item   none  none    none    none    none    authfailed
+addWatch-zk         ok    ok      ok      ok      ok      authfailed
+removeWatches-zk    none  none    none    none    none    authfailed
 """
 CODES = {"ok": 0, "noauth": -102, "authfailed": -115, "none": -121}  # none: NOWATCHER
 
@@ -224,6 +232,40 @@ class ZooKeeperAclMatrixTest(unittest.TestCase):
         self.assertEqual(mismatches, [])
         self.assertEqual(unauthorized, [])
         self.assertTrue(self.server.alive(), self.server.log_tail(40))
+
+    def test_a_persistent_watch_sees_only_what_its_token_may_read(self):
+        self.reset_fixture()
+        watchers = {kind: self.session(kind) for kind in ("anon", "reader", "fenced")}
+        for session in watchers.values():
+            # Recursive on /zk and persistent on /zk/secret (its child events).
+            self.assertEqual(session.call(106, zk_wire.ustring("/zk") + struct.pack(">i", 1))[2],
+                             0)
+            self.assertEqual(
+                session.call(106, zk_wire.ustring("/zk/secret") + struct.pack(">i", 0))[2], 0)
+        admin = self.session("mgmt")
+        admin.call("setData", zk_wire.set_data_body("/zk/secret/s", b"t"))
+        admin.call("create", zk_wire.create_body("/zk/secret/new", b"n"))
+        admin.call("setData", zk_wire.set_data_body("/zk/app/item", b"w"))
+        admin.call("delete", zk_wire.path_version("/zk/secret/new"))
+
+        def events(session):
+            session.send("ping", xid=-2)  # answered after the events before it
+            seen = []
+            while True:
+                reply = session.reply()
+                if reply[0] != -1:
+                    self.assertEqual(reply[0], -2)
+                    return seen
+                kind, _ = struct.unpack(">ii", reply[3][:8])
+                seen.append((kind, zk_wire.read_ustring(reply[3], 8)[0].decode()))
+        changed, created, deleted, children = 3, 1, 2, 4
+        self.assertEqual(events(watchers["anon"]), [], "no read right: no event")
+        self.assertEqual(events(watchers["reader"]),
+                         [(changed, "/zk/secret/s"), (created, "/zk/secret/new"),
+                          (children, "/zk/secret"), (changed, "/zk/app/item"),
+                          (deleted, "/zk/secret/new"), (children, "/zk/secret")])
+        self.assertEqual(events(watchers["fenced"]), [(changed, "/zk/app/item")],
+                         "nothing from under the denied /zk/secret/")
 
     def test_kazoo_with_a_token_does_what_it_allows_and_nothing_else(self):
         self.reset_fixture()

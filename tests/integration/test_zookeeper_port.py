@@ -312,6 +312,78 @@ class ZooKeeperPortTest(unittest.TestCase):
         self.wire().call("setData", zk_wire.set_data_body("/port-rw", b"x"))
         self.assertEqual(session.call("ping")[0], -2)
 
+    def test_persistent_and_recursive_watches_stay_and_fire_once_per_event(self):
+        session, writer = self.wire(), self.wire()
+
+        def add_watch(path, mode):
+            return session.call(106, zk_wire.ustring(path) + struct.pack(">i", mode))
+
+        def events_then_answer(op, body):
+            """The events a write of `writer` fires at `session`."""
+            self.assertEqual(writer.call(op, body)[2], 0)
+            marker = session.send("exists", zk_wire.path_watch("/"))  # after the events
+            events = []
+            while True:
+                reply = session.reply()
+                if reply[0] == marker:
+                    return events
+                events.append(event_of(reply))
+
+        answer = add_watch("/port-pw", 0)  # persistent, before the node exists
+        self.assertEqual(answer[2], 0)
+        self.assertEqual(answer[3], struct.pack(">i", 0), "ZooKeeper's ErrorResponse of 0")
+        self.assertEqual(add_watch("/port-rec", 1)[2], 0)  # persistent recursive
+        self.assertEqual(events_then_answer("create", zk_wire.create_body("/port-pw")),
+                         [(NODE_CREATED, "/port-pw")])
+        self.assertEqual(events_then_answer("create", zk_wire.create_body("/port-pw/c")),
+                         [(NODE_CHILDREN_CHANGED, "/port-pw")])
+        self.assertEqual(events_then_answer("setData", zk_wire.set_data_body("/port-pw", b"1")),
+                         [(NODE_DATA_CHANGED, "/port-pw")])
+        self.assertEqual(events_then_answer("delete", zk_wire.path_version("/port-pw/c")),
+                         [(NODE_CHILDREN_CHANGED, "/port-pw")])
+        # A one-shot watch beside the persistent one: still one event.
+        self.assertEqual(session.call("getData", zk_wire.path_watch("/port-pw", True))[2], 0)
+        self.assertEqual(events_then_answer("delete", zk_wire.path_version("/port-pw")),
+                         [(NODE_DELETED, "/port-pw")])
+        self.assertEqual(events_then_answer("create", zk_wire.create_body("/port-pw")),
+                         [(NODE_CREATED, "/port-pw")], "kept after the delete")
+        # Recursive: every data event at or below, no child events.
+        self.assertEqual(events_then_answer("create", zk_wire.create_body("/port-rec")),
+                         [(NODE_CREATED, "/port-rec")])
+        self.assertEqual(events_then_answer("create", zk_wire.create_body("/port-rec/a")),
+                         [(NODE_CREATED, "/port-rec/a")])
+        self.assertEqual(events_then_answer("setData",
+                                            zk_wire.set_data_body("/port-rec/a", b"2")),
+                         [(NODE_DATA_CHANGED, "/port-rec/a")])
+        self.assertEqual(events_then_answer("create", zk_wire.create_body("/port-recx")), [])
+        # checkWatches and removeWatches by type: 4 persistent, 5 recursive,
+        # 3 any kind; a mode addWatch does not know is MARSHALLINGERROR, a
+        # relative path BADARGUMENTS.
+        kind = lambda path, t: zk_wire.ustring(path) + struct.pack(">i", t)  # noqa: E731
+        self.assertEqual(session.call(17, kind("/port-pw", 4))[2], 0)
+        self.assertEqual(session.call(17, kind("/port-pw", 5))[2], NOWATCHER)
+        self.assertEqual(session.call(17, kind("/port-rec", 5))[2], 0)
+        self.assertEqual(session.call(18, kind("/port-rec", 5))[2], 0)
+        self.assertEqual(events_then_answer("delete", zk_wire.path_version("/port-rec/a")), [])
+        self.assertEqual(session.call(18, kind("/port-pw", 3))[2], 0)
+        self.assertEqual(session.call(18, kind("/port-pw", 4))[2], NOWATCHER)
+        self.assertEqual(add_watch("/port-pw", 2)[2], MARSHALLINGERROR)
+        self.assertEqual(add_watch("port-pw", 0)[2], BADARGUMENTS)
+        self.assertEqual(events_then_answer("setData", zk_wire.set_data_body("/port-pw", b"3")),
+                         [])
+        # setWatches2 on reconnect sets persistent watches again.
+        again = self.wire(session_id=session.session_id, password=session.password)
+        empty = struct.pack(">i", 0)
+        body = (struct.pack(">q", 0) + empty * 3 + struct.pack(">i", 1)
+                + zk_wire.ustring("/port-pw") + struct.pack(">i", 1) + zk_wire.ustring("/port-rec"))
+        again.send(105, body, xid=-8)
+        self.assertEqual(again.reply()[:3:2], (-8, 0))
+        session = again
+        self.assertEqual(events_then_answer("setData", zk_wire.set_data_body("/port-pw", b"4")),
+                         [(NODE_DATA_CHANGED, "/port-pw")])
+        self.assertEqual(events_then_answer("create", zk_wire.create_body("/port-rec/z")),
+                         [(NODE_CREATED, "/port-rec/z")])
+
     def test_one_connection_holds_at_most_100000_watches(self):
         session = self.wire()
         before = rss_mib(self.server.process.pid)

@@ -30,6 +30,9 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
@@ -93,6 +96,9 @@ public class CuratorRecipes {
                 case "selector":
                     selector(client, path, id, args[4]);
                     say("done " + id);
+                    break;
+                case "cache":
+                    cache(client, path, id, stdin);
                     break;
                 default:
                     throw new IllegalArgumentException("unknown mode " + mode);
@@ -185,5 +191,28 @@ public class CuratorRecipes {
             Thread.sleep(10);
         }
         selector.close();
+    }
+
+    static String text(ChildData data) {
+        byte[] bytes = data == null ? null : data.getData();
+        return bytes == null ? "" : new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    static void cache(CuratorFramework client, String path, String id, BufferedReader stdin)
+            throws Exception {
+        CuratorCache cache = CuratorCache.build(client, path);
+        cache.listenable().addListener(CuratorCacheListener.builder()
+                .forAll((type, before, after) -> {
+                    ChildData node = after != null ? after : before;
+                    say("event " + type + " " + node.getPath() + " " + text(node));
+                })
+                .forInitialized(() -> say("initialized " + id))
+                .build());
+        cache.start();
+        while (stdin.readLine() != null) {
+            // Keep watching until stdin closes.
+        }
+        cache.close();
+        say("closed " + id);
     }
 }

@@ -1,5 +1,6 @@
-// The one-shot watch tables (zk/watch_table.h): which watches a create, a
-// delete and a data change fire, with ZooKeeper's event types, each once.
+// The watch tables (zk/watch_table.h): which watches a create, a delete and
+// a data change fire, with ZooKeeper's event types, each owner once; the
+// one-shot ones go as they fire, addWatch's persistent ones stay.
 #include "zk/watch_table.h"
 
 #include <gtest/gtest.h>
@@ -77,6 +78,76 @@ TEST(ZkWatchTableTest, AReplacedStateFiresEveryWatch) {
   table.FireAll(EventType::kNodeDataChanged, EventType::kNodeChildrenChanged, &fired);
   EXPECT_EQ(fired.size(), 2u);
   EXPECT_EQ(table.size(), 0u);
+}
+
+TEST(ZkWatchTableTest, APersistentWatchSeesItsPathsDataAndChildEventsAndStays) {
+  WatchTable table;
+  table.Add(1, Kind::kPersistent, "/p");
+  std::vector<Fired> fired;
+  table.Created("/p", &fired);
+  table.Changed("/p", &fired);
+  table.Created("/p/c", &fired);
+  table.Changed("/p/c", &fired);  // a child's data: not the path's
+  table.Deleted("/p/c", &fired);
+  table.Deleted("/p", &fired);  // the data and child sides: one event
+  table.Created("/p", &fired);  // still there after the delete
+  EXPECT_EQ(fired, (std::vector<Fired>{{1, EventType::kNodeCreated, "/p", true},
+                                       {1, EventType::kNodeDataChanged, "/p", true},
+                                       {1, EventType::kNodeChildrenChanged, "/p", true},
+                                       {1, EventType::kNodeChildrenChanged, "/p", true},
+                                       {1, EventType::kNodeDeleted, "/p", true},
+                                       {1, EventType::kNodeCreated, "/p", true}}));
+  EXPECT_EQ(table.size(), 1u);
+}
+
+TEST(ZkWatchTableTest, ARecursiveWatchSeesDataEventsAtAndBelowItsPathButNoChildEvents) {
+  WatchTable table;
+  table.Add(1, Kind::kRecursive, "/r");
+  table.Add(2, Kind::kRecursive, "/");
+  std::vector<Fired> fired;
+  table.Created("/r/a/b", &fired);
+  table.Changed("/r", &fired);
+  table.Deleted("/rx", &fired);  // beside /r, not below it
+  EXPECT_EQ(fired, (std::vector<Fired>{{1, EventType::kNodeCreated, "/r/a/b", true},
+                                       {2, EventType::kNodeCreated, "/r/a/b", true},
+                                       {1, EventType::kNodeDataChanged, "/r", true},
+                                       {2, EventType::kNodeDataChanged, "/r", true},
+                                       {2, EventType::kNodeDeleted, "/rx", true}}));
+  EXPECT_EQ(table.size(), 2u);
+}
+
+TEST(ZkWatchTableTest, AnOwnerGetsOneEventWhateverKindsMatchAndItsOneShotWatchGoes) {
+  WatchTable table;
+  table.Add(1, Kind::kData, "/x");
+  table.Add(1, Kind::kPersistent, "/x");
+  table.Add(1, Kind::kRecursive, "/");
+  table.Add(2, Kind::kRecursive, "/x");
+  std::vector<Fired> fired;
+  table.Changed("/x", &fired);
+  // Owner 1 read the path (its one-shot watch fired): no rights to check.
+  EXPECT_EQ(fired, (std::vector<Fired>{{1, EventType::kNodeDataChanged, "/x", false},
+                                       {2, EventType::kNodeDataChanged, "/x", true}}));
+  EXPECT_FALSE(table.Has(1, Kind::kData, "/x"));
+  EXPECT_TRUE(table.Has(1, Kind::kPersistent, "/x"));
+  EXPECT_EQ(table.OwnerCount(1), 2u);
+  EXPECT_TRUE(table.Remove(1, Kind::kRecursive, "/"));
+  EXPECT_FALSE(table.Remove(1, Kind::kRecursive, "/"));
+  table.RemoveOwner(2);
+  EXPECT_EQ(table.size(), 1u);
+}
+
+TEST(ZkWatchTableTest, AReplacedStateFiresPersistentWatchesAndKeepsThem) {
+  WatchTable table;
+  table.Add(1, Kind::kPersistent, "/p");
+  table.Add(2, Kind::kRecursive, "/r");
+  table.Add(3, Kind::kData, "/p");
+  std::vector<Fired> fired;
+  table.FireAll(EventType::kNodeDataChanged, EventType::kNodeChildrenChanged, &fired);
+  EXPECT_EQ(fired, (std::vector<Fired>{{3, EventType::kNodeDataChanged, "/p", false},
+                                       {1, EventType::kNodeDataChanged, "/p", true},
+                                       {1, EventType::kNodeChildrenChanged, "/p", true},
+                                       {2, EventType::kNodeDataChanged, "/r", true}}));
+  EXPECT_EQ(table.size(), 2u);
 }
 
 }  // namespace
