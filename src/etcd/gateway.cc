@@ -392,6 +392,12 @@ std::vector<std::string_view> SplitJsonObjects(std::string_view body, std::size_
     } else if (c == '{' || c == '[') {
       ++depth;
     } else if ((c == '}' || c == ']') && --depth == 0) {
+      // Only the outer pair is matched here (the parser checks the rest):
+      // an object its "]" closes is no object.
+      if (c != '}') {
+        *error = "malformed JSON: an object closed by ']' at offset " + std::to_string(i);
+        return {};
+      }
       values.push_back(body.substr(start, i + 1 - start));
     }
   }

@@ -34,7 +34,8 @@ TEST(GatewaySplitTest, BracesInsideStringsDoNotCount) {
 }
 
 TEST(GatewaySplitTest, AnythingButObjectsIsRefusedWhole) {
-  for (std::string_view body : {"[1]", "{\"ID\":1} 7", "{\"ID\":1", "{\"k\": \"}", "}", "x"}) {
+  for (std::string_view body :
+       {"[1]", "{\"ID\":1} 7", "{\"ID\":1", "{\"k\": \"}", "}", "x", "{\"k\": true]", "{}{[}]"}) {
     std::string error;
     EXPECT_TRUE(Split(body, &error).empty()) << body;
     EXPECT_NE(error.find("malformed JSON"), std::string::npos) << body << ": " << error;
