@@ -142,7 +142,37 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool dropping_ = false;
   bool pumping_ = false;     // Pump is running: a nested call asks for another pass
   bool pump_again_ = false;  // an answer passed kFrameBytesMax: the connection ends
-  std::deque<Slot> slots_;
+  // The requests read and not yet answered, oldest first: a deque made
+  // while there are some, so an idle connection holds none (an empty
+  // std::deque holds its map and a first block, ~600 bytes).
+  class SlotQueue {
+   public:
+    using Iterator = std::deque<Slot>::iterator;
+    bool empty() const { return queue_ == nullptr || queue_->empty(); }
+    std::size_t size() const { return queue_ == nullptr ? 0 : queue_->size(); }
+    Slot& front() { return queue_->front(); }
+    Slot& operator[](std::size_t at) { return (*queue_)[at]; }
+    Iterator begin() { return queue_ == nullptr ? Iterator() : queue_->begin(); }
+    Iterator end() { return queue_ == nullptr ? Iterator() : queue_->end(); }
+    void push_back(Slot slot) {
+      if (queue_ == nullptr) queue_ = std::make_unique<std::deque<Slot>>();
+      queue_->push_back(std::move(slot));
+    }
+    // The last one out frees the deque.
+    void pop_front() {
+      queue_->pop_front();
+      if (queue_->empty()) queue_.reset();
+    }
+    // Keeps the deque: a caller further up may be walking it (Close from
+    // inside PumpOnce's loop, which stops at the next slot).
+    void clear() {
+      if (queue_ != nullptr) queue_->clear();
+    }
+
+   private:
+    std::unique_ptr<std::deque<Slot>> queue_;
+  };
+  SlotQueue slots_;
   std::size_t answered_bytes_ = 0;  // answers in slots_, not yet in unsent_
   std::uint64_t next_slot_ = 1;
   std::int64_t session_ = 0;
