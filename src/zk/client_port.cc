@@ -13,6 +13,7 @@
 #include "state/apply_result.h"
 #include "state/command.h"
 #include "state/numbered_session.h"
+#include "state/zk_path.h"
 #include "zk/connection.h"
 #include "zk/protocol.h"
 #include "zk/session_auth.h"
@@ -62,15 +63,34 @@ ClientPort::~ClientPort() {
 void ClientPort::OnChanges(const state::Changes& changes) {
   const state::Store& store = server_.store();
   std::vector<WatchTable::Fired> fired;
+  std::vector<std::shared_ptr<Connection>> resync;
   if (changes.everything) {
     watches_.FireAll(EventType::kNodeDataChanged, EventType::kNodeChildrenChanged, &fired);
+    // No event tells a persistent watch what changed below it: its
+    // connection ends, and its client reconnects and reads again (Curator's
+    // cache rebuilds when its watch is set again).
+    for (const WatchTable::Owner owner : watches_.PersistentOwners()) {
+      if (auto it = connections_.find(owner); it != connections_.end()) {
+        resync.push_back(it->second);
+      }
+    }
   } else if (watches_.size() > 0) {
     std::set<std::string_view> seen;
+    const std::set<std::string_view> changed(changes.keys.begin(), changes.keys.end());
+    // A key gone is a znode's delete if it could have been one: a valid
+    // path whose parent is a znode or went in the same batch (an etcd or
+    // Consul key below no node never was one).
+    auto was_znode = [&](std::string_view key) {
+      if (!state::ZkPathError(key).empty()) return false;
+      const std::string_view parent = state::ZkParentOf(key);
+      return parent == "/" || store.IsZnode(parent) ||
+             (changed.contains(parent) && store.FindKv(parent) == nullptr);
+    };
     for (const std::string& key : changes.keys) {
       if (key.empty() || key.front() != '/' || !seen.insert(key).second) continue;
       const state::KvEntry* entry = store.FindKv(key);
       if (entry == nullptr) {
-        watches_.Deleted(key, &fired);
+        if (was_znode(key)) watches_.Deleted(key, &fired);
       } else if (!store.IsZnode(key)) {
         continue;  // a key no ZooKeeper client sees (its parent is missing)
       } else if (entry->create_index > events_through_) {
@@ -81,6 +101,7 @@ void ClientPort::OnChanges(const state::Changes& changes) {
     }
   }
   Deliver(fired);
+  for (const std::shared_ptr<Connection>& connection : resync) connection->Close();
   events_through_ = store.applied_index();
   UpdateGauges();
   if (after_events_.empty()) return;

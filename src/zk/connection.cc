@@ -286,8 +286,11 @@ void Connection::Pump() {
 
 void Connection::PumpOnce() {
   bool deferred_ahead = false;
-  for (Slot& slot : slots_) {
+  // By index: a request may close the connection as it begins, which
+  // empties the queue under the loop.
+  for (std::size_t at = 0; at < slots_.size(); ++at) {
     if (phase_ == Phase::kClosed) return;
+    Slot& slot = slots_[at];
     if (slot.state == Slot::State::kDone) continue;
     if (slot.state == Slot::State::kStarted) {
       deferred_ahead = true;
@@ -297,6 +300,7 @@ void Connection::PumpOnce() {
       // Every read before it has run: its entry cannot change what they saw.
       slot.state = Slot::State::kStarted;
       Begin(slot);
+      if (phase_ == Phase::kClosed) return;
       if (slot.state != Slot::State::kDone) deferred_ahead = true;
       continue;
     }

@@ -147,13 +147,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // std::deque holds its map and a first block, ~600 bytes).
   class SlotQueue {
    public:
-    using Iterator = std::deque<Slot>::iterator;
     bool empty() const { return queue_ == nullptr || queue_->empty(); }
     std::size_t size() const { return queue_ == nullptr ? 0 : queue_->size(); }
     Slot& front() { return queue_->front(); }
     Slot& operator[](std::size_t at) { return (*queue_)[at]; }
-    Iterator begin() { return queue_ == nullptr ? Iterator() : queue_->begin(); }
-    Iterator end() { return queue_ == nullptr ? Iterator() : queue_->end(); }
     void push_back(Slot slot) {
       if (queue_ == nullptr) queue_ = std::make_unique<std::deque<Slot>>();
       queue_->push_back(std::move(slot));
@@ -163,7 +160,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       queue_->pop_front();
       if (queue_->empty()) queue_.reset();
     }
-    // Keeps the deque: a caller further up may be walking it (Close from
+    // Keeps the deque: a caller further up may hold a slot (Close from
     // inside PumpOnce's loop, which stops at the next slot).
     void clear() {
       if (queue_ != nullptr) queue_->clear();

@@ -56,17 +56,21 @@ std::size_t WatchTable::OwnerCount(Owner owner) const {
   return mine == by_owner_.end() ? 0 : mine->second.size();
 }
 
-void WatchTable::Fire(Kind one_shot, std::string_view path, EventType type, Owners* already,
-                      std::vector<Fired>* fired) {
-  auto& table = table_[Index(one_shot)];
-  if (auto it = table.find(path); it != table.end()) {
-    for (Owner owner : it->second) {
-      if (already->insert(owner).second) fired->push_back(Fired{owner, type, std::string(path)});
-      Unlist(owner, one_shot, path);
-    }
-    table.erase(it);
+void WatchTable::TakeOneShot(Kind kind, std::string_view path, EventType type, Owners* already,
+                             std::vector<Fired>* fired) {
+  auto& table = table_[Index(kind)];
+  auto it = table.find(path);
+  if (it == table.end()) return;
+  for (Owner owner : it->second) {
+    if (already->insert(owner).second) fired->push_back(Fired{owner, type, std::string(path)});
+    Unlist(owner, kind, path);
   }
-  auto fire_kept = [&](Kind kind, std::string_view at) {
+  table.erase(it);
+}
+
+void WatchTable::FireKept(std::string_view path, EventType type, bool recursive, Owners* already,
+                          std::vector<Fired>* fired) {
+  auto fire = [&](Kind kind, std::string_view at) {
     const auto& kept = table_[Index(kind)];
     auto it = kept.find(at);
     if (it == kept.end()) return;
@@ -76,35 +80,41 @@ void WatchTable::Fire(Kind one_shot, std::string_view path, EventType type, Owne
       }
     }
   };
-  fire_kept(Kind::kPersistent, path);
-  if (one_shot != Kind::kData || table_[Index(Kind::kRecursive)].empty()) return;
-  // A recursive watch on the path or any path above it.
+  fire(Kind::kPersistent, path);
+  if (!recursive || table_[Index(Kind::kRecursive)].empty()) return;
   for (std::string_view at = path;; at = state::ZkParentOf(at)) {
-    fire_kept(Kind::kRecursive, at);
+    fire(Kind::kRecursive, at);
     if (at == "/") break;
   }
 }
 
 void WatchTable::Created(std::string_view path, std::vector<Fired>* fired) {
   Owners data;
-  Fire(Kind::kData, path, EventType::kNodeCreated, &data, fired);
+  TakeOneShot(Kind::kData, path, EventType::kNodeCreated, &data, fired);
+  FireKept(path, EventType::kNodeCreated, /*recursive=*/true, &data, fired);
   if (path == "/") return;
-  Owners parent;
-  Fire(Kind::kChild, state::ZkParentOf(path), EventType::kNodeChildrenChanged, &parent, fired);
+  const std::string_view parent = state::ZkParentOf(path);
+  Owners children;
+  TakeOneShot(Kind::kChild, parent, EventType::kNodeChildrenChanged, &children, fired);
+  FireKept(parent, EventType::kNodeChildrenChanged, /*recursive=*/false, &children, fired);
 }
 
 void WatchTable::Deleted(std::string_view path, std::vector<Fired>* fired) {
   Owners node;  // one NodeDeleted per owner from the data and child sides
-  Fire(Kind::kData, path, EventType::kNodeDeleted, &node, fired);
-  Fire(Kind::kChild, path, EventType::kNodeDeleted, &node, fired);
+  TakeOneShot(Kind::kData, path, EventType::kNodeDeleted, &node, fired);
+  TakeOneShot(Kind::kChild, path, EventType::kNodeDeleted, &node, fired);
+  FireKept(path, EventType::kNodeDeleted, /*recursive=*/true, &node, fired);
   if (path == "/") return;
-  Owners parent;
-  Fire(Kind::kChild, state::ZkParentOf(path), EventType::kNodeChildrenChanged, &parent, fired);
+  const std::string_view parent = state::ZkParentOf(path);
+  Owners children;
+  TakeOneShot(Kind::kChild, parent, EventType::kNodeChildrenChanged, &children, fired);
+  FireKept(parent, EventType::kNodeChildrenChanged, /*recursive=*/false, &children, fired);
 }
 
 void WatchTable::Changed(std::string_view path, std::vector<Fired>* fired) {
   Owners data;
-  Fire(Kind::kData, path, EventType::kNodeDataChanged, &data, fired);
+  TakeOneShot(Kind::kData, path, EventType::kNodeDataChanged, &data, fired);
+  FireKept(path, EventType::kNodeDataChanged, /*recursive=*/true, &data, fired);
 }
 
 void WatchTable::FireAll(EventType data, EventType child, std::vector<Fired>* fired) {
@@ -118,15 +128,15 @@ void WatchTable::FireAll(EventType data, EventType child, std::vector<Fired>* fi
     }
     table.clear();
   }
-  // Persistent watches stay, and fire once per path and side.
+}
+
+std::set<WatchTable::Owner> WatchTable::PersistentOwners() const {
+  std::set<Owner> owners;
   for (const Kind kind : {Kind::kPersistent, Kind::kRecursive}) {
-    for (const auto& [path, owners] : table_[Index(kind)]) {
-      for (Owner owner : owners) {
-        fired->push_back(Fired{owner, data, path, /*persistent=*/true});
-        if (kind == Kind::kPersistent) fired->push_back(Fired{owner, child, path, true});
-      }
-    }
+    for (const auto& [path, holders] : table_[Index(kind)])
+      owners.insert(holders.begin(), holders.end());
   }
+  return owners;
 }
 
 }  // namespace tenure::zk

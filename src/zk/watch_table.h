@@ -59,20 +59,29 @@ class WatchTable {
   void Created(std::string_view path, std::vector<Fired>* fired);
   void Deleted(std::string_view path, std::vector<Fired>* fired);
   void Changed(std::string_view path, std::vector<Fired>* fired);
-  // Every watch, fired as `data` and `child` say (the state was replaced):
-  // the one-shot ones go, persistent ones stay.
+  // Every one-shot watch, fired as `data` and `child` say, and gone (the
+  // state was replaced). Persistent watches are left to the caller: no
+  // event could say what changed below a recursive one
+  // (PersistentOwners).
   void FireAll(EventType data, EventType child, std::vector<Fired>* fired);
+  // The owners that hold a persistent or recursive watch.
+  std::set<Owner> PersistentOwners() const;
 
   std::size_t size() const { return count_; }
   std::size_t OwnerCount(Owner owner) const;
 
  private:
   using Owners = std::set<Owner>;
-  // Fires one side of `path`: the one-shot watches of `one_shot` (taken),
-  // then the persistent ones, each owner once, none in *already (which
-  // gains them).
-  void Fire(Kind one_shot, std::string_view path, EventType type, Owners* already,
-            std::vector<Fired>* fired);
+  // Fires and takes the one-shot watches of `kind` on `path`, each owner
+  // once, none in *already (which gains them).
+  void TakeOneShot(Kind kind, std::string_view path, EventType type, Owners* already,
+                   std::vector<Fired>* fired);
+  // Fires the persistent watches on `path` and, with `recursive`, the
+  // recursive ones on it or above it, to the owners not in *already. After
+  // TakeOneShot, so that an owner whose one-shot watch fired gets an event
+  // that needs no rights check.
+  void FireKept(std::string_view path, EventType type, bool recursive, Owners* already,
+                std::vector<Fired>* fired);
   void Unlist(Owner owner, Kind kind, std::string_view path);
 
   std::map<std::string, Owners, std::less<>> table_[kKinds];

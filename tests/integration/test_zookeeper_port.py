@@ -7,8 +7,11 @@ bad requests; frames past jute.maxbuffer, unknown op codes and garbage
 refused with nothing changed; the four-letter words; a client that never
 reads its answers held to a bounded buffer."""
 
+import os
+import shutil
 import socket
 import struct
+import tempfile
 import threading
 import time
 import unittest
@@ -18,7 +21,8 @@ from kazoo.exceptions import (BadVersionError, NoNodeError, NodeExistsError, Not
                               RolledBackError)
 
 import zk_wire
-from tenure_testlib import DevServer, free_port, poll_until, rss_mib, stop_quietly
+from tenure_testlib import (DevServer, free_port, poll_until, rss_mib, stop_quietly,
+                            write_secret)
 
 BADARGUMENTS, NONODE, INVALIDACL, UNIMPLEMENTED = -8, -101, -114, -6
 NOWATCHER, MARSHALLINGERROR = -121, -5
@@ -37,15 +41,20 @@ class ZooKeeperPortTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.zk_addr = f"127.0.0.1:{free_port()}"
+        cls.secrets = tempfile.mkdtemp(prefix="tenure-zk-port-")
+        cls.operator_token = "op-" + os.urandom(16).hex()  # for the snapshot endpoints
+        token_file = write_secret(cls.secrets, "operator.token", cls.operator_token)
         # Containers are swept every 200 ms instead of ZooKeeper's 60 s.
         cls.server = DevServer(extra_args=["-zk-addr", cls.zk_addr,
                                            "-zk-session-timeout-min", "2s",
-                                           "-zk-session-timeout-max", "30s"],
+                                           "-zk-session-timeout-max", "30s",
+                                           "-operator-token-file", token_file],
                                env={"TENURE_TEST_ZK_CONTAINER_SWEEP_MS": "200"}).__enter__()
 
     @classmethod
     def tearDownClass(cls):
         cls.server.__exit__(None, None, None)
+        shutil.rmtree(cls.secrets, ignore_errors=True)
 
     def tearDown(self):
         self.assertTrue(self.server.alive(), self.server.log_tail(60))
@@ -383,6 +392,24 @@ class ZooKeeperPortTest(unittest.TestCase):
                          [(NODE_DATA_CHANGED, "/port-pw")])
         self.assertEqual(events_then_answer("create", zk_wire.create_body("/port-rec/z")),
                          [(NODE_CREATED, "/port-rec/z")])
+
+    def test_a_restore_fires_one_shot_watches_and_ends_connections_with_persistent_ones(self):
+        one_shot, persistent = self.wire(), self.wire()
+        self.assertEqual(one_shot.call("create", zk_wire.create_body("/port-restore", b"1"))[2], 0)
+        operator = {"X-Consul-Token": self.operator_token}
+        snapshot = self.server.request("GET", "/v1/snapshot", headers=operator, timeout=30)
+        self.assertEqual(snapshot.status, 200, snapshot.text)
+        self.assertEqual(one_shot.call("setData",
+                                       zk_wire.set_data_body("/port-restore", b"2"))[2], 0)
+        self.assertEqual(one_shot.call("getData", zk_wire.path_watch("/port-restore", True))[2], 0)
+        self.assertEqual(persistent.call(106, zk_wire.ustring("/") + struct.pack(">i", 1))[2], 0)
+        resp = self.server.request("PUT", "/v1/snapshot", snapshot.body, headers=operator,
+                                   timeout=30)
+        self.assertEqual(resp.status, 200, resp.text)
+        self.assertEqual(event_of(one_shot.reply()), (NODE_DATA_CHANGED, "/port-restore"))
+        # No event could say what changed below "/": the client reconnects
+        # and reads again.
+        self.assertTrue(persistent.at_eof(), "a connection with a recursive watch ended")
 
     def test_one_connection_holds_at_most_100000_watches(self):
         session = self.wire()

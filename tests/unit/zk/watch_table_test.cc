@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <vector>
 
 namespace tenure::zk {
@@ -136,17 +137,31 @@ TEST(ZkWatchTableTest, AnOwnerGetsOneEventWhateverKindsMatchAndItsOneShotWatchGo
   EXPECT_EQ(table.size(), 1u);
 }
 
-TEST(ZkWatchTableTest, AReplacedStateFiresPersistentWatchesAndKeepsThem) {
+TEST(ZkWatchTableTest, AReplacedStateFiresOneShotWatchesAndNamesThePersistentOwners) {
   WatchTable table;
   table.Add(1, Kind::kPersistent, "/p");
+  table.Add(1, Kind::kData, "/p");
   table.Add(2, Kind::kRecursive, "/r");
-  table.Add(3, Kind::kData, "/p");
+  table.Add(3, Kind::kChild, "/p");
   std::vector<Fired> fired;
   table.FireAll(EventType::kNodeDataChanged, EventType::kNodeChildrenChanged, &fired);
-  EXPECT_EQ(fired, (std::vector<Fired>{{3, EventType::kNodeDataChanged, "/p", false},
-                                       {1, EventType::kNodeDataChanged, "/p", true},
-                                       {1, EventType::kNodeChildrenChanged, "/p", true},
-                                       {2, EventType::kNodeDataChanged, "/r", true}}));
+  EXPECT_EQ(fired, (std::vector<Fired>{{1, EventType::kNodeDataChanged, "/p"},
+                                       {3, EventType::kNodeChildrenChanged, "/p"}}));
+  EXPECT_EQ(table.size(), 2u);
+  EXPECT_EQ(table.PersistentOwners(), (std::set<WatchTable::Owner>{1, 2}));
+}
+
+TEST(ZkWatchTableTest, ADeleteTakesEveryOneShotWatchBeforeThePersistentOnesSoItsEventNeedsNoCheck) {
+  WatchTable table;
+  table.Add(1, Kind::kRecursive, "/");
+  table.Add(1, Kind::kChild, "/a");  // getChildren of /a: a list right, maybe no read right
+  table.Add(2, Kind::kPersistent, "/a");
+  table.Add(2, Kind::kChild, "/a");
+  std::vector<Fired> fired;
+  table.Deleted("/a", &fired);
+  EXPECT_EQ(fired, (std::vector<Fired>{{1, EventType::kNodeDeleted, "/a", false},
+                                       {2, EventType::kNodeDeleted, "/a", false}}));
+  EXPECT_FALSE(table.Has(1, Kind::kChild, "/a"));
   EXPECT_EQ(table.size(), 2u);
 }
 
