@@ -1,6 +1,7 @@
 #include "agent/config_zk.h"
 
 #include <cstdlib>
+#include <utility>
 
 #include "common/duration.h"
 #include "common/host_port.h"
@@ -75,14 +76,16 @@ Result<std::optional<zk::ClientPortOptions>> PlanZooKeeperPort(
   }
   options.session_timeout_min_ms = min_ms;
   options.session_timeout_max_ms = max_ms;
-  // Tests see an empty container go in a fraction of a second
-  // (test_zookeeper_port.py); the server warns that the hook is set.
-  if (const char* ms = std::getenv("TENURE_TEST_ZK_CONTAINER_SWEEP_MS")) {
-    const long long every = std::strtoll(ms, nullptr, 10);
-    if (every <= 0) {
-      return Status::InvalidArgument("TENURE_TEST_ZK_CONTAINER_SWEEP_MS must be positive");
+  // Tests see an empty container go, and a silent connection closed, in a
+  // fraction of a second (test_zookeeper_port.py).
+  for (const auto& [name, ms] :
+       {std::pair{"TENURE_TEST_ZK_CONTAINER_SWEEP_MS", &options.container_sweep_ms},
+        std::pair{"TENURE_TEST_ZK_HANDSHAKE_MS", &options.handshake_timeout_ms}}) {
+    if (const char* text = std::getenv(name)) {
+      const long long value = std::strtoll(text, nullptr, 10);
+      if (value <= 0) return Status::InvalidArgument(std::string(name) + " must be positive");
+      *ms = value;
     }
-    options.container_sweep_ms = every;
   }
   return std::optional<zk::ClientPortOptions>(std::move(options));
 }

@@ -51,6 +51,7 @@ ClientPort::ClientPort(server::Server& server, asio::io_context& io)
     : server_(server),
       io_(io),
       sweep_timer_(io),
+      liveness_timer_(io),
       scratch_(std::make_unique<char[]>(kScratchBytes)) {}
 
 ClientPort::~ClientPort() {
@@ -64,6 +65,7 @@ void ClientPort::OnChanges(const state::Changes& changes) {
   const state::Store& store = server_.store();
   std::vector<WatchTable::Fired> fired;
   std::vector<std::shared_ptr<Connection>> resync;
+  if (changes.sessions || changes.everything) sessions_changed_ = true;
   if (changes.everything) {
     watches_.FireAll(EventType::kNodeDataChanged, EventType::kNodeChildrenChanged, &fired);
     // No event tells a persistent watch what changed below it: its
@@ -184,6 +186,7 @@ Status ClientPort::Listen(const ClientPortOptions& options, bool* clear_text_fai
   change_listener_ =
       server_.AddChangeListener([this](const state::Changes& changes) { OnChanges(changes); });
   ArmSweep();
+  ArmLiveness();
   if (acceptor_) Accept(*acceptor_, /*tls=*/false);
   if (tls_acceptor_) Accept(*tls_acceptor_, /*tls=*/true);
   return Status::Ok();
@@ -214,6 +217,7 @@ void ClientPort::Stop() {
   }
   after_events_.clear();
   sweep_timer_.cancel();
+  liveness_timer_.cancel();
   std::vector<std::shared_ptr<Connection>> open;
   for (const auto& [number, connection] : connections_) open.push_back(connection);
   for (const std::shared_ptr<Connection>& connection : open) connection->Close();
@@ -259,6 +263,38 @@ void ClientPort::ArmSweep() {
     SweepContainers();
     ArmSweep();
   });
+}
+
+void ClientPort::ArmLiveness() {
+  liveness_timer_.expires_after(std::chrono::milliseconds(kLivenessCheckMs));
+  std::weak_ptr<bool> alive = alive_;
+  liveness_timer_.async_wait([this, alive](boost::system::error_code ec) {
+    if (ec || alive.expired() || !*alive.lock()) return;
+    CheckLiveness();
+    ArmLiveness();
+  });
+}
+
+void ClientPort::CheckLiveness() {
+  const MonoMs now = server_.clock().NowMonoMs();
+  const bool serving = Serving();
+  const bool look_up = sessions_changed_;
+  sessions_changed_ = false;
+  const state::Store& store = server_.store();
+  std::vector<std::shared_ptr<Connection>> ending;
+  for (const auto& [number, connection] : connections_) {
+    if (connection->opening()) {
+      if (now - connection->opened_ms() >= options_.handshake_timeout_ms) {
+        ending.push_back(connection);
+      }
+    } else if (connection->serving() &&
+               (!serving || (look_up && store.FindSession(state::NumberedSessionId(
+                                            connection->session())) == nullptr))) {
+      // ZooKeeper closes it; the client learns the rest when it reconnects.
+      ending.push_back(connection);
+    }
+  }
+  for (const std::shared_ptr<Connection>& connection : ending) connection->Close();
 }
 
 // Each container that had a child and has none is deleted at the version it

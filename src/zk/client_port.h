@@ -108,6 +108,8 @@ class ClientPort {
   void OnChanges(const state::Changes& changes);
   void ArmSweep();
   void SweepContainers();
+  void ArmLiveness();
+  void CheckLiveness();
   void Deliver(const std::vector<WatchTable::Fired>& fired);
 
   server::Server& server_;
@@ -116,6 +118,15 @@ class ClientPort {
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;      // clear text
   std::unique_ptr<boost::asio::ip::tcp::acceptor> tls_acceptor_;  // TLS
   boost::asio::steady_timer sweep_timer_;
+  // Every kLivenessCheckMs the port closes what ZooKeeper's server would:
+  // a connection that has not opened its session within the handshake's
+  // time, and one whose session ended (its timeout passed with no request,
+  // or another connection closed it) or whose server stopped leading. One
+  // timer for all, so an idle connection holds none; sessions are looked
+  // up only after the sessions table changed.
+  static constexpr DurationMs kLivenessCheckMs = 500;
+  boost::asio::steady_timer liveness_timer_;
+  bool sessions_changed_ = false;
   std::unique_ptr<char[]> scratch_;
   std::map<std::uint64_t, std::shared_ptr<Connection>> connections_;  // by number
   std::uint64_t next_connection_ = 1;

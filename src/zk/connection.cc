@@ -53,7 +53,7 @@ Connection::Connection(ClientPort& port, asio::ip::tcp::socket socket, std::uint
       // handshake's time limit like the ConnectRequest after it.
       tls_(tls != nullptr ? std::make_unique<tls::Session>(*tls, socket_.native_handle())
                           : nullptr),
-      timer_(port.io()) {}
+      opened_ms_(port.server().clock().NowMonoMs()) {}
 
 Connection::~Connection() = default;
 
@@ -71,7 +71,6 @@ void Connection::Start() {
     caller_ = std::move(*anonymous);
   }
   if (ec || !anonymous.ok()) return Close();
-  ArmTimer(port_.options().handshake_timeout_ms);
   ArmRead();
 }
 
@@ -80,7 +79,6 @@ void Connection::Close() {
   phase_ = Phase::kClosed;
   boost::system::error_code ignored;
   socket_.close(ignored);
-  timer_.cancel();
   slots_.clear();
   answered_bytes_ = 0;
   port_.Forget(this);
@@ -222,9 +220,7 @@ void Connection::OnConnected(Result<ConnectResponse> answer) {
     return Flush();
   }
   session_ = answer->session_id;
-  timeout_ms_ = answer->timeout_ms;
   phase_ = Phase::kServing;
-  ArmTimer(std::max<DurationMs>(timeout_ms_ / 3, 500));
   OnBytes(nullptr, 0);  // requests that came behind the ConnectRequest
   Flush();
   ArmRead();
@@ -486,31 +482,6 @@ void Connection::Resume() {
   if (phase_ == Phase::kServing && !Backlogged()) OnBytes(nullptr, 0);
   Flush();
   ArmRead();
-}
-
-// --- Time --------------------------------------------------------------------------
-
-void Connection::ArmTimer(DurationMs after_ms) {
-  timer_.expires_after(std::chrono::milliseconds(after_ms));
-  std::weak_ptr<Connection> weak = weak_from_this();
-  timer_.async_wait([weak](boost::system::error_code ec) {
-    if (ec) return;
-    if (std::shared_ptr<Connection> self = weak.lock()) self->OnTimer();
-  });
-}
-
-void Connection::OnTimer() {
-  if (phase_ == Phase::kClosed) return;
-  if (phase_ == Phase::kHandshake || phase_ == Phase::kConnecting) return Close();
-  // The session ended (its timeout passed with no request, or another
-  // connection closed it), or this server stopped leading: ZooKeeper closes
-  // the connection; the client learns the rest when it reconnects.
-  const server::Server& server = port_.server();
-  if (!port_.Serving() ||
-      server.store().FindSession(state::NumberedSessionId(session_)) == nullptr) {
-    return Close();
-  }
-  ArmTimer(std::max<DurationMs>(timeout_ms_ / 3, 500));
 }
 
 }  // namespace tenure::zk

@@ -22,7 +22,6 @@
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -59,6 +58,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Closes the socket now; answers not yet written are dropped. Idempotent.
   void Close();
   std::int64_t session() const { return session_; }
+  // What the port's liveness check (ClientPort::CheckLiveness) reads: a
+  // connection still opening its session, since when, and one serving.
+  bool opening() const { return phase_ == Phase::kHandshake || phase_ == Phase::kConnecting; }
+  MonoMs opened_ms() const { return opened_ms_; }
+  bool serving() const { return phase_ == Phase::kServing; }
   std::uint64_t number() const { return number_; }  // its owner number in the watch table
   // Requests read, not yet answered.
   std::size_t unanswered() const { return slots_.size(); }
@@ -118,8 +122,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t ReadSome(boost::system::error_code& ec);
   void Resume();
   bool Backlogged() const;
-  void ArmTimer(DurationMs after_ms);
-  void OnTimer();
 
   ClientPort& port_;
   const std::uint64_t number_;
@@ -130,7 +132,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // answer), not readability: the read waits on that (a write's want is
   // its own).
   bool read_wants_write_ = false;
-  boost::asio::steady_timer timer_;
+  MonoMs opened_ms_;  // accepted (no timer of its own: the port checks)
   Phase phase_ = Phase::kHandshake;
   std::string head_;  // the first bytes, until 4 tell a word from a length
   bool head_checked_ = false;
@@ -173,7 +175,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t answered_bytes_ = 0;  // answers in slots_, not yet in unsent_
   std::uint64_t next_slot_ = 1;
   std::int64_t session_ = 0;
-  std::int32_t timeout_ms_ = 0;
   // Tenure's rights: the anonymous token's until an auth packet names one.
   server::Caller caller_;
   bool caller_set_ = false;

@@ -49,7 +49,9 @@ class ZooKeeperPortTest(unittest.TestCase):
                                            "-zk-session-timeout-min", "2s",
                                            "-zk-session-timeout-max", "30s",
                                            "-operator-token-file", token_file],
-                               env={"TENURE_TEST_ZK_CONTAINER_SWEEP_MS": "200"}).__enter__()
+                               env={"TENURE_TEST_ZK_CONTAINER_SWEEP_MS": "200",
+                                    # A session opened within 2 s of connecting, not 10.
+                                    "TENURE_TEST_ZK_HANDSHAKE_MS": "2000"}).__enter__()
 
     @classmethod
     def tearDownClass(cls):
@@ -136,6 +138,22 @@ class ZooKeeperPortTest(unittest.TestCase):
         poll_until(lambda: observer.exists("/port-silent") is None, timeout=20,
                    message="the silent session's ephemeral deleted at its timeout")
         self.assertTrue(silent.at_eof(), "the ended session's connection closed")
+
+    def test_a_connection_that_opens_no_session_in_time_is_closed(self):
+        host, port = self.zk_addr.rsplit(":", 1)
+        silent = socket.create_connection((host, int(port)), timeout=10)
+        half = socket.create_connection((host, int(port)), timeout=10)
+        self.addCleanup(silent.close)
+        self.addCleanup(half.close)
+        half.sendall(zk_wire.frame(zk_wire.connect_request())[:10])  # a frame begun
+        started = time.monotonic()
+        for sock in (silent, half):
+            sock.settimeout(10)
+            self.assertEqual(sock.recv(1), b"", "closed, nothing answered")
+        # The test's handshake time is 2 s (ZooKeeper's own bound is its
+        # session timeout; tenure's 10 s): closed by it, well before 10 s.
+        self.assertLess(time.monotonic() - started, 8)
+        self.assertEqual(self.wire().call("ping")[2], 0, "the server still serves")
 
     def test_timeouts_are_clamped_as_zookeeper_clamps_them(self):
         self.assertEqual(self.wire(timeout_ms=10_000_000).timeout_ms, 30000)
