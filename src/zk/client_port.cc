@@ -80,13 +80,14 @@ void ClientPort::OnChanges(const state::Changes& changes) {
     std::set<std::string_view> seen;
     const std::set<std::string_view> changed(changes.keys.begin(), changes.keys.end());
     // A key gone is a znode's delete if it could have been one: a valid
-    // path whose parent is a znode or went in the same batch (an etcd or
-    // Consul key below no node never was one).
+    // path whose ancestors are znodes or went in the same batch up to one
+    // that is (an etcd or Consul key below no node never was one).
     auto was_znode = [&](std::string_view key) {
       if (!state::ZkPathError(key).empty()) return false;
-      const std::string_view parent = state::ZkParentOf(key);
-      return parent == "/" || store.IsZnode(parent) ||
-             (changed.contains(parent) && store.FindKv(parent) == nullptr);
+      for (std::string_view at = state::ZkParentOf(key);; at = state::ZkParentOf(at)) {
+        if (at == "/" || store.IsZnode(at)) return true;
+        if (!changed.contains(at) || store.FindKv(at) != nullptr) return false;
+      }
     };
     for (const std::string& key : changes.keys) {
       if (key.empty() || key.front() != '/' || !seen.insert(key).second) continue;
@@ -185,6 +186,7 @@ Status ClientPort::Listen(const ClientPortOptions& options, bool* clear_text_fai
   events_through_ = server_.store().applied_index();
   change_listener_ =
       server_.AddChangeListener([this](const state::Changes& changes) { OnChanges(changes); });
+  stopped_ = false;
   ArmSweep();
   ArmLiveness();
   if (acceptor_) Accept(*acceptor_, /*tls=*/false);
@@ -207,6 +209,7 @@ void ClientPort::SetTlsContext(std::shared_ptr<const tls::Context> context) {
 }
 
 void ClientPort::Stop() {
+  stopped_ = true;  // a timer's handler already queued does nothing
   for (auto* acceptor : {acceptor_.get(), tls_acceptor_.get()}) {
     boost::system::error_code ignored;
     if (acceptor != nullptr) acceptor->close(ignored);
@@ -259,7 +262,7 @@ void ClientPort::ArmSweep() {
   sweep_timer_.expires_after(std::chrono::milliseconds(options_.container_sweep_ms));
   std::weak_ptr<bool> alive = alive_;
   sweep_timer_.async_wait([this, alive](boost::system::error_code ec) {
-    if (ec || alive.expired() || !*alive.lock()) return;
+    if (ec || alive.expired() || !*alive.lock() || stopped_) return;
     SweepContainers();
     ArmSweep();
   });
@@ -269,7 +272,7 @@ void ClientPort::ArmLiveness() {
   liveness_timer_.expires_after(std::chrono::milliseconds(kLivenessCheckMs));
   std::weak_ptr<bool> alive = alive_;
   liveness_timer_.async_wait([this, alive](boost::system::error_code ec) {
-    if (ec || alive.expired() || !*alive.lock()) return;
+    if (ec || alive.expired() || !*alive.lock() || stopped_) return;
     CheckLiveness();
     ArmLiveness();
   });
@@ -283,16 +286,21 @@ void ClientPort::CheckLiveness() {
   const state::Store& store = server_.store();
   std::vector<std::shared_ptr<Connection>> ending;
   for (const auto& [number, connection] : connections_) {
+    const bool late = now - connection->opened_ms() >= options_.handshake_timeout_ms;
+    bool ends = false;
     if (connection->opening()) {
-      if (now - connection->opened_ms() >= options_.handshake_timeout_ms) {
-        ending.push_back(connection);
-      }
-    } else if (connection->serving() &&
-               (!serving || (look_up && store.FindSession(state::NumberedSessionId(
-                                            connection->session())) == nullptr))) {
+      ends = late;
+    } else if (connection->opened()) {
       // ZooKeeper closes it; the client learns the rest when it reconnects.
-      ending.push_back(connection);
+      // One closing with no session (a four-letter word's answer, a refused
+      // reconnect's) gets the handshake's time to be read.
+      ends = !serving ||
+             (connection->session() == 0
+                  ? late
+                  : look_up && store.FindSession(state::NumberedSessionId(connection->session())) ==
+                                   nullptr);
     }
+    if (ends) ending.push_back(connection);
   }
   for (const std::shared_ptr<Connection>& connection : ending) connection->Close();
 }

@@ -127,6 +127,7 @@ class ClientPort {
   static constexpr DurationMs kLivenessCheckMs = 500;
   boost::asio::steady_timer liveness_timer_;
   bool sessions_changed_ = false;
+  bool stopped_ = false;
   std::unique_ptr<char[]> scratch_;
   std::map<std::uint64_t, std::shared_ptr<Connection>> connections_;  // by number
   std::uint64_t next_connection_ = 1;

@@ -59,10 +59,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Close();
   std::int64_t session() const { return session_; }
   // What the port's liveness check (ClientPort::CheckLiveness) reads: a
-  // connection still opening its session, since when, and one serving.
+  // connection still opening its session, since when, and one that has
+  // opened it (serving, or closing after its last answer).
   bool opening() const { return phase_ == Phase::kHandshake || phase_ == Phase::kConnecting; }
   MonoMs opened_ms() const { return opened_ms_; }
-  bool serving() const { return phase_ == Phase::kServing; }
+  bool opened() const { return phase_ == Phase::kServing || phase_ == Phase::kClosing; }
   std::uint64_t number() const { return number_; }  // its owner number in the watch table
   // Requests read, not yet answered.
   std::size_t unanswered() const { return slots_.size(); }
