@@ -187,8 +187,8 @@ Status ClientPort::Listen(const ClientPortOptions& options, bool* clear_text_fai
   change_listener_ =
       server_.AddChangeListener([this](const state::Changes& changes) { OnChanges(changes); });
   stopped_ = false;
-  ArmSweep();
-  ArmLiveness();
+  ArmEvery(sweep_timer_, options_.container_sweep_ms, &ClientPort::SweepContainers);
+  ArmEvery(liveness_timer_, kLivenessCheckMs, &ClientPort::CheckLiveness);
   if (acceptor_) Accept(*acceptor_, /*tls=*/false);
   if (tls_acceptor_) Accept(*tls_acceptor_, /*tls=*/true);
   return Status::Ok();
@@ -258,23 +258,14 @@ void ClientPort::Accept(asio::ip::tcp::acceptor& acceptor, bool tls) {
       });
 }
 
-void ClientPort::ArmSweep() {
-  sweep_timer_.expires_after(std::chrono::milliseconds(options_.container_sweep_ms));
+void ClientPort::ArmEvery(boost::asio::steady_timer& timer, DurationMs every_ms,
+                          void (ClientPort::*run)()) {
+  timer.expires_after(std::chrono::milliseconds(every_ms));
   std::weak_ptr<bool> alive = alive_;
-  sweep_timer_.async_wait([this, alive](boost::system::error_code ec) {
+  timer.async_wait([this, alive, &timer, every_ms, run](boost::system::error_code ec) {
     if (ec || alive.expired() || !*alive.lock() || stopped_) return;
-    SweepContainers();
-    ArmSweep();
-  });
-}
-
-void ClientPort::ArmLiveness() {
-  liveness_timer_.expires_after(std::chrono::milliseconds(kLivenessCheckMs));
-  std::weak_ptr<bool> alive = alive_;
-  liveness_timer_.async_wait([this, alive](boost::system::error_code ec) {
-    if (ec || alive.expired() || !*alive.lock() || stopped_) return;
-    CheckLiveness();
-    ArmLiveness();
+    (this->*run)();
+    ArmEvery(timer, every_ms, run);
   });
 }
 

@@ -106,9 +106,9 @@ class ClientPort {
                      const std::shared_ptr<Connection>& connection, ConnectDone done);
   void Adopt(std::int64_t session, const std::shared_ptr<Connection>& connection);
   void OnChanges(const state::Changes& changes);
-  void ArmSweep();
+  // Runs `run` every `every_ms` on `timer` until Stop.
+  void ArmEvery(boost::asio::steady_timer& timer, DurationMs every_ms, void (ClientPort::*run)());
   void SweepContainers();
-  void ArmLiveness();
   void CheckLiveness();
   void Deliver(const std::vector<WatchTable::Fired>& fired);
 

@@ -88,15 +88,19 @@ void WatchTable::FireKept(std::string_view path, EventType type, bool recursive,
   }
 }
 
+void WatchTable::ChildrenChanged(std::string_view child, std::vector<Fired>* fired) {
+  if (child == "/") return;
+  const std::string_view parent = state::ZkParentOf(child);
+  Owners owners;
+  TakeOneShot(Kind::kChild, parent, EventType::kNodeChildrenChanged, &owners, fired);
+  FireKept(parent, EventType::kNodeChildrenChanged, /*recursive=*/false, &owners, fired);
+}
+
 void WatchTable::Created(std::string_view path, std::vector<Fired>* fired) {
   Owners data;
   TakeOneShot(Kind::kData, path, EventType::kNodeCreated, &data, fired);
   FireKept(path, EventType::kNodeCreated, /*recursive=*/true, &data, fired);
-  if (path == "/") return;
-  const std::string_view parent = state::ZkParentOf(path);
-  Owners children;
-  TakeOneShot(Kind::kChild, parent, EventType::kNodeChildrenChanged, &children, fired);
-  FireKept(parent, EventType::kNodeChildrenChanged, /*recursive=*/false, &children, fired);
+  ChildrenChanged(path, fired);
 }
 
 void WatchTable::Deleted(std::string_view path, std::vector<Fired>* fired) {
@@ -104,11 +108,7 @@ void WatchTable::Deleted(std::string_view path, std::vector<Fired>* fired) {
   TakeOneShot(Kind::kData, path, EventType::kNodeDeleted, &node, fired);
   TakeOneShot(Kind::kChild, path, EventType::kNodeDeleted, &node, fired);
   FireKept(path, EventType::kNodeDeleted, /*recursive=*/true, &node, fired);
-  if (path == "/") return;
-  const std::string_view parent = state::ZkParentOf(path);
-  Owners children;
-  TakeOneShot(Kind::kChild, parent, EventType::kNodeChildrenChanged, &children, fired);
-  FireKept(parent, EventType::kNodeChildrenChanged, /*recursive=*/false, &children, fired);
+  ChildrenChanged(path, fired);
 }
 
 void WatchTable::Changed(std::string_view path, std::vector<Fired>* fired) {

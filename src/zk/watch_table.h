@@ -82,6 +82,8 @@ class WatchTable {
   // that needs no rights check.
   void FireKept(std::string_view path, EventType type, bool recursive, Owners* already,
                 std::vector<Fired>* fired);
+  // The child side of `child`'s parent: NodeChildrenChanged ("/" has none).
+  void ChildrenChanged(std::string_view child, std::vector<Fired>* fired);
   void Unlist(Owner owner, Kind kind, std::string_view path);
 
   std::map<std::string, Owners, std::less<>> table_[kKinds];
