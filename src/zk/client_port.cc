@@ -6,6 +6,7 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <optional>
 
 #include "common/assert.h"
 #include "common/log.h"
@@ -78,15 +79,17 @@ void ClientPort::OnChanges(const state::Changes& changes) {
     }
   } else if (watches_.size() > 0) {
     std::set<std::string_view> seen;
-    const std::set<std::string_view> changed(changes.keys.begin(), changes.keys.end());
     // A key gone is a znode's delete if it could have been one: a valid
     // path whose ancestors are znodes or went in the same batch up to one
-    // that is (an etcd or Consul key below no node never was one).
+    // that is (an etcd or Consul key below no node never was one). The
+    // batch's keys as a set only for a walk that needs them (rare).
+    std::optional<std::set<std::string_view>> changed;
     auto was_znode = [&](std::string_view key) {
       if (!state::ZkPathError(key).empty()) return false;
       for (std::string_view at = state::ZkParentOf(key);; at = state::ZkParentOf(at)) {
         if (at == "/" || store.IsZnode(at)) return true;
-        if (!changed.contains(at) || store.FindKv(at) != nullptr) return false;
+        if (!changed) changed.emplace(changes.keys.begin(), changes.keys.end());
+        if (!changed->contains(at) || store.FindKv(at) != nullptr) return false;
       }
     };
     for (const std::string& key : changes.keys) {

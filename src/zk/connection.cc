@@ -340,11 +340,7 @@ void Connection::Begin(Slot& slot) {
   if (IsRead(request.header.type)) {
     const Reader reader{&caller_.can(), session_, identities_};
     std::string answer = AnswerRead(port_.server().store(), reader, request);
-    if (!MaybeWatch(request, answer)) {
-      log::Warn("zk", fmt::format("closing a connection from {}: more than {} watches", peer_,
-                                  kWatchesMax));
-      return done("", /*ends=*/true);
-    }
+    if (!MaybeWatch(request, answer)) return done("", /*ends=*/true);
     return done(std::move(answer));
   }
   if (IsWrite(request.header.type)) {

@@ -27,6 +27,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -35,6 +36,7 @@
 #include "zk/framing.h"
 #include "zk/records.h"
 #include "zk/request.h"
+#include "zk/watch_table.h"
 
 namespace tenure::tls {
 class Context;
@@ -108,6 +110,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void WatchCheck(Slot& slot, bool remove);
   void AddWatch(Slot& slot);
   bool MaybeWatch(const DecodedRequest& request, const std::string& answer);
+  bool SetOwnWatch(WatchTable::Kind kind, std::string_view path);
   void Answer(Slot& slot, std::string answer, bool ends_connection = false);
   void Finish(std::uint64_t id, std::string answer, bool ends_connection = false);
   Slot* Find(std::uint64_t id);

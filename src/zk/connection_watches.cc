@@ -34,11 +34,20 @@ bool Connection::MaybeWatch(const DecodedRequest& request, const std::string& an
   } else {
     return true;
   }
+  return SetOwnWatch(kind, read->path);
+}
+
+// Sets this connection's watch unless that would pass kWatchesMax (false:
+// the caller ends the connection; its client reconnects and sets its
+// watches again).
+bool Connection::SetOwnWatch(WatchTable::Kind kind, std::string_view path) {
   WatchTable& watches = port_.watches();
-  if (watches.OwnerCount(number_) >= kWatchesMax && !watches.Has(number_, kind, read->path)) {
+  if (watches.OwnerCount(number_) >= kWatchesMax && !watches.Has(number_, kind, path)) {
+    log::Warn("zk", fmt::format("closing a connection from {}: more than {} watches", peer_,
+                                kWatchesMax));
     return false;
   }
-  watches.Add(number_, kind, read->path);
+  watches.Add(number_, kind, path);
   return true;
 }
 
@@ -124,13 +133,7 @@ void Connection::AddWatch(Slot& slot) {
   }
   const WatchTable::Kind kind = mode == AddWatchMode::kPersistent ? WatchTable::Kind::kPersistent
                                                                   : WatchTable::Kind::kRecursive;
-  WatchTable& watches = port_.watches();
-  if (watches.OwnerCount(number_) >= kWatchesMax && !watches.Has(number_, kind, request.path)) {
-    log::Warn("zk", fmt::format("closing a connection from {}: more than {} watches", peer_,
-                                kWatchesMax));
-    return Answer(slot, "", /*ends_connection=*/true);
-  }
-  watches.Add(number_, kind, request.path);
+  if (!SetOwnWatch(kind, request.path)) return Answer(slot, "", /*ends_connection=*/true);
   Answer(slot, EncodeReply(ReplyHeader{xid, zxid, 0}, ErrorResponse{0}));
 }
 
@@ -178,7 +181,7 @@ void Connection::SendEvent(EventType type, const std::string& path, bool check_r
   if (check_rights) {
     // A persistent watch was set without a read: an event about a path this
     // connection may not read (or list, for its children) is not sent.
-    const Reader reader{&caller_.can(), session_, identities_};
+    const Reader reader{&caller_.can()};  // rights only: no session or identities to copy
     const bool may = type == EventType::kNodeChildrenChanged ? MayListPath(reader, path)
                                                              : MayReadPath(reader, path);
     if (!may) return;
