@@ -176,6 +176,16 @@ std::string AdvertisedHttpAddress(const HostPort& http, const HostPort& raft) {
 
 namespace {
 
+bool IsLoopbackHost(std::string_view host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+// A listener on loopback while raft is reached on another address: other
+// servers cannot reach it.
+bool LoopbackOnlyHere(std::string_view host, std::string_view raft_host) {
+  return IsLoopbackHost(host) && !IsLoopbackHost(raft_host);
+}
+
 // The -tls-* flags checked together.
 Status CheckTlsFlags(const AgentConfig& config) {
   const bool any = !config.tls_cert_file.empty() || !config.tls_key_file.empty() ||
@@ -434,6 +444,18 @@ Result<AgentPlan> ResolveAgentConfig(const AgentConfig& config) {
     options.etcd_address = "https://" + AdvertisedHttpAddress(*etcd_tls, *raft_address);
   } else if (etcd && etcd->port != 0) {
     options.etcd_address = AdvertisedHttpAddress(*etcd, *raft_address);
+  }
+  // Followers splice ZooKeeper connections here (decision 0056): the
+  // TLS port where there is one, known only when its port is given, and
+  // never a loopback port that other machines' servers would take for
+  // their own.
+  if (plan.zk && plan.zk->tls && plan.zk->tls_port != 0 &&
+      !LoopbackOnlyHere(plan.zk->tls_host, raft_address->host)) {
+    options.zk_address =
+        "tls://" + AdvertisedHttpAddress({plan.zk->tls_host, plan.zk->tls_port}, *raft_address);
+  } else if (plan.zk && plan.zk->clear_text && plan.zk->port != 0 &&
+             !LoopbackOnlyHere(plan.zk->host, raft_address->host)) {
+    options.zk_address = AdvertisedHttpAddress({plan.zk->host, plan.zk->port}, *raft_address);
   }
   if (https) {
     tls::ClientFiles forward;

@@ -201,6 +201,7 @@ Status Node::Impl::OpenIo() {
   transport.node_name = options_.node_name;
   transport.http_address = options_.http_address;
   transport.etcd_address = options_.etcd_address;
+  transport.zk_address = options_.zk_address;
   transport.key = options_.cluster_key;
   transport.tls_accept = options_.tls_accept;
   transport.tls_dial = options_.tls_dial;

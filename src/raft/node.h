@@ -65,6 +65,7 @@ struct NodeOptions {
   std::string node_name;
   std::string http_address;
   std::string etcd_address;  // "" when this server serves no etcd API
+  std::string zk_address;    // "" when this server serves no ZooKeeper port
   // -raft-key-file: peers prove they hold it before raft sees a byte. Empty:
   // any process that reaches the raft port is trusted (docs/security.md).
   wire::ClusterKey cluster_key;

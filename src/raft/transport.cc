@@ -300,8 +300,8 @@ void Transport::Impl::HandshakeDone(const std::shared_ptr<Incoming>& connection)
   links.push_back(link);
   ++counters.links_open;
   lost.erase(hello.id);
-  adverts[hello.id] = {hello.id, hello.raft_address, hello.node_name, hello.http_address,
-                       hello.etcd_address};
+  adverts[hello.id] = {hello.id,           hello.raft_address, hello.node_name,
+                       hello.http_address, hello.etcd_address, hello.zk_address};
   connection->Close();  // the socket moved to the link; this only drops the handshake state
   PostToRaft([self = this, id = hello.id, address = hello.raft_address, pipe] {
     if (self->raft_closing) {

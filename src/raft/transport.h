@@ -50,6 +50,7 @@ struct TransportOptions {
   std::string node_name;     // sent in the handshake (member records)
   std::string http_address;  // likewise
   std::string etcd_address;  // likewise ("" when it serves no etcd API)
+  std::string zk_address;    // likewise ("" when it serves no ZooKeeper port)
   wire::ClusterKey key;      // empty: no authentication (docs/security.md)
   // Mutual TLS for every raft connection (docs/tls.md), both or neither:
   // accepted links require a certificate from the CA, dialled ones present
@@ -69,6 +70,7 @@ struct PeerAdvert {
   std::string node_name;
   std::string http_address;
   std::string etcd_address;
+  std::string zk_address;
 };
 
 struct TransportCounters {

@@ -139,6 +139,7 @@ void Outgoing::Handshake() {
   hello.node_name = owner->options.node_name;
   hello.http_address = owner->options.http_address;
   hello.etcd_address = owner->options.etcd_address;
+  hello.zk_address = owner->options.zk_address;
   handshake_ =
       std::make_unique<wire::DialerHandshake>(&owner->options.key, std::move(hello), peer_id_);
   auto first = std::make_shared<std::string>(handshake_->Start());

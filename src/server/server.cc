@@ -39,6 +39,7 @@ Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions op
   options_.raft.node_name = options_.node_name;
   options_.raft.http_address = options_.http_address;
   options_.raft.etcd_address = options_.etcd_address;
+  options_.raft.zk_address = options_.zk_address;
   waiters_ = std::make_unique<Waiters>(io_, clock_, [this](const Watch& w) { return IndexOf(w); });
   queue_parking_ = std::make_unique<QueueParking>(
       io_, store_, [this](const std::string& key, const state::SessionId& session) {

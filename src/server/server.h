@@ -49,6 +49,11 @@ struct ServerOptions {
   // calls to the leader's, and MemberList lists every member's (decision
   // 0055).
   std::string etcd_address;
+  // Where this server serves ZooKeeper's client port, as other members
+  // reach it (host:port, or tls://host:port when only its TLS port
+  // serves); "" when it serves none. Followers splice ZooKeeper
+  // connections to the leader's (decision 0056).
+  std::string zk_address;
   // Set when the servers serve HTTPS (-https-addr): followers forward to the
   // leader over TLS with these files (the CA, and this server's certificate
   // for a leader that requires one). Unset: forwarding in clear.
@@ -261,6 +266,7 @@ class Server {
     std::uint64_t id = 0;  // 0: no leader known
     std::string http_address;
     std::string etcd_address;  // "" also when the leader serves no etcd API
+    std::string zk_address;    // "" also when the leader serves no ZooKeeper port
   };
   LeaderRoute RouteToLeader() const;
   LogIndex IndexOf(const Watch& watch) const;

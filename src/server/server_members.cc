@@ -25,11 +25,22 @@ bool ValidEtcdAddress(std::string_view address) {
   return ParseHostPort(address).ok();
 }
 
+// A ZooKeeper address likewise: host:port, or tls://host:port (decision 0056).
+bool ValidZkAddress(std::string_view address) {
+  if (address.starts_with("tls://")) address.remove_prefix(6);
+  return ParseHostPort(address).ok();
+}
+
 }  // namespace
 
 state::Member Server::SelfMember() const {
-  return {node_->id(),           options_.node_name,    options_.raft.address,
-          options_.http_address, options_.etcd_address, LogIndex()};
+  return {node_->id(),
+          options_.node_name,
+          options_.raft.address,
+          options_.http_address,
+          options_.etcd_address,
+          options_.zk_address,
+          LogIndex()};
 }
 
 bool Server::SelfRecordCurrent() const {
@@ -41,18 +52,20 @@ bool Server::SelfRecordCurrent() const {
 }
 
 Server::LeaderRoute Server::RouteToLeader() const {
-  LeaderRoute route{node_->LeaderId(), "", ""};
+  LeaderRoute route{node_->LeaderId(), "", "", ""};
   if (route.id == 0 || route.id == NodeId()) return route;
   if (const state::Member* member = store_.FindMember(route.id);
       member != nullptr && !member->http_address.empty()) {
     route.http_address = member->http_address;
     route.etcd_address = member->etcd_address;
+    route.zk_address = member->zk_address;
     return route;
   }
   for (const raft::PeerAdvert& advert : node_->PeerAdverts()) {
     if (advert.id == route.id && ParseHostPort(advert.http_address).ok()) {
       route.http_address = advert.http_address;
       if (ValidEtcdAddress(advert.etcd_address)) route.etcd_address = advert.etcd_address;
+      if (ValidZkAddress(advert.zk_address)) route.zk_address = advert.zk_address;
     }
   }
   return route;
@@ -96,11 +109,13 @@ void Server::WritePeerRecords() {
     // Only what the server said at the address the configuration gives it.
     if (advert == adverts.end() || advert->raft_address != server.address) continue;
     if (advert->node_name.empty() || !ParseHostPort(advert->http_address).ok()) continue;
-    // An etcd address that does not parse is recorded as none.
+    // An etcd or ZooKeeper address that does not parse is recorded as none.
     const std::string etcd =
         ValidEtcdAddress(advert->etcd_address) ? advert->etcd_address : std::string();
-    state::Member wanted{server.id, advert->node_name, advert->raft_address, advert->http_address,
-                         etcd,      LogIndex()};
+    const std::string zk = ValidZkAddress(advert->zk_address) ? advert->zk_address : std::string();
+    state::Member wanted{
+        server.id, advert->node_name, advert->raft_address, advert->http_address, etcd,
+        zk,        LogIndex()};
     if (const state::Member* record = store_.FindMember(server.id); record != nullptr) {
       state::Member current = *record;
       current.modify_index = LogIndex();

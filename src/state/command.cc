@@ -62,6 +62,9 @@ enum class Tag : std::uint8_t {
   kSetMemberEtcd = 32,
   kZkWrite = 33,
   kZkSecret = 34,
+  // SetMember of a server with a ZooKeeper address: the etcd address ("" if
+  // none) and then it follow the others (decision 0056).
+  kSetMemberZk = 35,
 };
 
 // Each command's fields, in wire order, listed once for both directions:
@@ -372,7 +375,11 @@ void EncodeCommand(const Command& command, std::string* out) {
         } else if constexpr (std::is_same_v<T, KvDequeue>) {
           if (body.hold) tag = Tag::kKvDequeueHeld;
         } else if constexpr (std::is_same_v<T, SetMember>) {
-          if (!body.member.etcd_address.empty()) tag = Tag::kSetMemberEtcd;
+          if (!body.member.zk_address.empty()) {
+            tag = Tag::kSetMemberZk;
+          } else if (!body.member.etcd_address.empty()) {
+            tag = Tag::kSetMemberEtcd;
+          }
         }
         w.PutU8(static_cast<std::uint8_t>(tag));
         FieldWriter writer{w};
@@ -380,7 +387,8 @@ void EncodeCommand(const Command& command, std::string* out) {
         if constexpr (std::is_same_v<T, KvEnqueue>) {
           if (body.authority.checked) Fields(writer, body.authority);
         } else if constexpr (std::is_same_v<T, SetMember>) {
-          if (tag == Tag::kSetMemberEtcd) writer(body.member.etcd_address);
+          if (tag != Tag::kSetMember) writer(body.member.etcd_address);
+          if (tag == Tag::kSetMemberZk) writer(body.member.zk_address);
         }
       },
       command.body);
@@ -491,6 +499,16 @@ Result<Command> DecodeCommand(std::string_view bytes) {
       Fields(reader, body);
       reader(body.member.etcd_address);
       if (body.member.etcd_address.empty()) r.Fail();  // written only with one
+      command.body = std::move(body);
+      break;
+    }
+    case Tag::kSetMemberZk: {
+      SetMember body;
+      FieldReader reader{r};
+      Fields(reader, body);
+      reader(body.member.etcd_address);
+      reader(body.member.zk_address);
+      if (body.member.zk_address.empty()) r.Fail();  // written only with one
       command.body = std::move(body);
       break;
     }
@@ -606,6 +624,7 @@ std::string_view CommandName(const Command& command) {
       return "reap-tombstones";
     case Tag::kSetMember:
     case Tag::kSetMemberEtcd:
+    case Tag::kSetMemberZk:
       return "set-member";
     case Tag::kRemoveMember:
       return "remove-member";

@@ -9,17 +9,18 @@
 //               has_acl:u8 acl? history                        (version 5)
 //               has_acl:u8 acl? has_history:u8 history?
 //               queues_index:varint n:varint queue*n           (versions 6-9)
-//               compact_revision:varint                        (versions 9-12)
-//               n:varint zk_node*n                             (versions 11-12)
-//               zk_secret:bytes                                (version 12)
-//               checksum:fixed32le                             (versions 3-12)
-//   kv_entry := state/codec.cc; version:varint after it       (versions 8-12)
+//               compact_revision:varint                        (versions 9-13)
+//               n:varint zk_node*n                             (versions 11-13)
+//               zk_secret:bytes                                (versions 12-13)
+//               checksum:fixed32le                             (versions 3-13)
+//   kv_entry := state/codec.cc; version:varint after it       (versions 8-13)
 //   queue    := key:bytes n:varint waiter*n (head first)
 //   waiter   := session:bytes value:bytes flags:varint since:svarint
 //               enqueue_index:varint
-//               checked:u8 (accessor_id:bytes default_allow:u8)?  (versions 7-12)
+//               checked:u8 (accessor_id:bytes default_allow:u8)?  (versions 7-13)
 //   member   := id:varint name:bytes raft_address:bytes http_address:bytes
-//               etcd_address:bytes                             (versions 10-12)
+//               etcd_address:bytes                             (versions 10-13)
+//               zk_address:bytes                               (version 13)
 //               modify_index:varint
 //   zk_node  := path:bytes ctime:svarint mtime:svarint children_created:svarint
 //               children:svarint pzxid:varint aversion:svarint container:u8
@@ -46,7 +47,10 @@
 // empty, which follow the compact revision; versions 1-10 read none.
 // Version 12 is version 11 written while the ZooKeeper session secret is
 // set (ZkSecret): the records (any number) and then its 32 bytes; versions
-// 1-11 read none.
+// 1-11 read none. Version 13 is version 12 written while a member has a
+// ZooKeeper address (decision 0056): every member carries one ("" if none),
+// and the secret may be "" (not made yet); versions 1-12 read every member
+// without one.
 // A store without ACL state still writes version 3, byte for byte as before,
 // so clusters that never turn ACLs on keep their snapshots (and digests).
 // Maps are written in key order, so equal states encode to equal bytes.
@@ -72,7 +76,8 @@ constexpr std::uint8_t kSnapshotVersionWithVersions = 8;
 constexpr std::uint8_t kSnapshotVersionWithCompaction = 9;
 constexpr std::uint8_t kSnapshotVersionWithMemberEtcd = 10;
 constexpr std::uint8_t kSnapshotVersionWithZk = 11;
-constexpr std::uint8_t kSnapshotVersion = 12;
+constexpr std::uint8_t kSnapshotVersionWithSecret = 12;
+constexpr std::uint8_t kSnapshotVersion = 13;
 constexpr std::size_t kChecksumBytes = 4;
 
 std::uint32_t ReadFixed32(std::string_view bytes) {
@@ -98,11 +103,12 @@ Result<int> Store::CheckSnapshotBytes(std::string_view bytes) {
   if (bytes.size() <= kMagic.size()) return Status::Corruption("snapshot: truncated after magic");
   const auto version = static_cast<std::uint8_t>(bytes[kMagic.size()]);
   if (version == 1 || version == 2) return static_cast<int>(version);  // no checksum
-  if (version != kSnapshotVersion && version != kSnapshotVersionWithZk &&
-      version != kSnapshotVersionWithMemberEtcd && version != kSnapshotVersionWithCompaction &&
-      version != kSnapshotVersionWithVersions && version != kSnapshotVersionWithAuthority &&
-      version != kSnapshotVersionWithQueues && version != kSnapshotVersionWithHistory &&
-      version != kSnapshotVersionWithAcl && version != kSnapshotVersionWithoutAcl) {
+  if (version != kSnapshotVersion && version != kSnapshotVersionWithSecret &&
+      version != kSnapshotVersionWithZk && version != kSnapshotVersionWithMemberEtcd &&
+      version != kSnapshotVersionWithCompaction && version != kSnapshotVersionWithVersions &&
+      version != kSnapshotVersionWithAuthority && version != kSnapshotVersionWithQueues &&
+      version != kSnapshotVersionWithHistory && version != kSnapshotVersionWithAcl &&
+      version != kSnapshotVersionWithoutAcl) {
     return Status::Corruption("snapshot: unknown version " + std::to_string(version));
   }
   if (bytes.size() < kMagic.size() + 1 + kChecksumBytes) {
@@ -126,7 +132,9 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   const bool with_history = !history_.empty();
   bool with_versions = false;
   for (const auto& [key, entry] : kv_) with_versions |= entry.version > 1;
-  const bool with_secret = !zk_secret_.empty();
+  bool with_member_zk = false;
+  for (const auto& [id, member] : members_) with_member_zk |= !member.zk_address.empty();
+  const bool with_secret = with_member_zk || !zk_secret_.empty();
   const bool with_zk = with_secret || !zk_nodes_.empty();
   bool any_member_etcd = false;
   for (const auto& [id, member] : members_) any_member_etcd |= !member.etcd_address.empty();
@@ -138,7 +146,8 @@ void Store::EncodeSnapshotBody(std::string* out) const {
   for (const auto& [key, queue] : queues_) {
     for (const QueueWaiter& waiter : queue) with_authority |= waiter.authority.checked;
   }
-  w.PutU8(with_secret        ? kSnapshotVersion
+  w.PutU8(with_member_zk     ? kSnapshotVersion
+          : with_secret      ? kSnapshotVersionWithSecret
           : with_zk          ? kSnapshotVersionWithZk
           : with_member_etcd ? kSnapshotVersionWithMemberEtcd
           : with_compaction  ? kSnapshotVersionWithCompaction
@@ -174,6 +183,7 @@ void Store::EncodeSnapshotBody(std::string* out) const {
     w.PutBytes(member.raft_address);
     w.PutBytes(member.http_address);
     if (with_member_etcd) w.PutBytes(member.etcd_address);
+    if (with_member_zk) w.PutBytes(member.zk_address);
     w.PutIndex(member.modify_index);
   }
   if (with_queues) {
@@ -274,6 +284,7 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     store.lock_delays_.emplace(std::move(key), until);
   }
   bool any_member_etcd = false;
+  bool any_member_zk = false;
   for (std::uint64_t n = version >= 2 ? count() : 0; n > 0 && !r.failed(); --n) {
     Member member;
     member.id = r.GetVarint();
@@ -283,6 +294,10 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
     if (version >= kSnapshotVersionWithMemberEtcd) {
       member.etcd_address = r.GetString();
       any_member_etcd |= !member.etcd_address.empty();
+    }
+    if (version >= kSnapshotVersion) {
+      member.zk_address = r.GetString();
+      any_member_zk |= !member.zk_address.empty();
     }
     member.modify_index = r.GetIndex();
     std::uint64_t id = member.id;
@@ -366,9 +381,11 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
       }
       // Version 11 is written only with a record, version 12 with the secret.
       if (version == kSnapshotVersionWithZk && store.zk_nodes_.empty()) r.Fail();
-      if (version >= kSnapshotVersion) {
+      if (version >= kSnapshotVersionWithSecret) {
         store.zk_secret_ = r.GetString();
-        if (store.zk_secret_.size() != kZkSecretBytes) r.Fail();
+        // Version 13 may be written before the secret is made.
+        const bool none_allowed = version == kSnapshotVersion && store.zk_secret_.empty();
+        if (store.zk_secret_.size() != kZkSecretBytes && !none_allowed) r.Fail();
       }
     }
   }
@@ -376,6 +393,8 @@ Result<Store> Store::DecodeSnapshot(std::string_view bytes) {
   if (version == kSnapshotVersionWithVersions && !any_version_above_1) r.Fail();
   // Version 10 is written only while a member has an etcd address.
   if (version == kSnapshotVersionWithMemberEtcd && !any_member_etcd) r.Fail();
+  // Version 13 is written only while a member has a ZooKeeper address.
+  if (version == kSnapshotVersion && !any_member_zk) r.Fail();
   if (r.failed()) return Status::Corruption("snapshot: truncated or malformed");
   if (!r.done()) return Status::Corruption("snapshot: trailing bytes");
 

@@ -190,6 +190,10 @@ struct Member {
   // where followers relay etcd calls, and MemberList's client URLs
   // (decision 0055).
   std::string etcd_address;
+  // host:port of its ZooKeeper client port, tls://host:port when only a
+  // TLS port serves, "" when it serves none: where followers splice
+  // ZooKeeper connections to (decision 0056).
+  std::string zk_address;
   LogIndex modify_index;  // set on apply
 
   bool operator==(const Member&) const = default;

@@ -77,8 +77,12 @@ std::string EncodeHello(const Hello& hello) {
   PutString(&body, hello.raft_address);
   PutString(&body, hello.node_name);
   PutString(&body, hello.http_address);
-  // Only when there is one: a hello without it is byte for byte as before.
-  if (!hello.etcd_address.empty()) PutString(&body, hello.etcd_address);
+  // Only when there is one: a hello without them is byte for byte as before
+  // (the etcd address, "" if none, goes before a ZooKeeper address).
+  if (!hello.etcd_address.empty() || !hello.zk_address.empty()) {
+    PutString(&body, hello.etcd_address);
+  }
+  if (!hello.zk_address.empty()) PutString(&body, hello.zk_address);
   std::string out(kMagic);
   out.push_back(static_cast<char>(hello.purpose));
   out.push_back(static_cast<char>(hello.keyed ? kKeyedFlag : 0));
@@ -330,6 +334,7 @@ Step ListenerHandshake::Feed(std::string_view data) {
     hello_.node_name = reader.String();
     hello_.http_address = reader.String();
     if (reader.ok && !reader.in.empty()) hello_.etcd_address = reader.String();
+    if (reader.ok && !reader.in.empty()) hello_.zk_address = reader.String();
     if (!reader.ok || !reader.in.empty()) {
       phase_ = Phase::kFailed;
       return {"", Status::Corruption("hello: malformed")};

@@ -4,7 +4,7 @@
 //   dialer -> listener    hello     := magic purpose:u8 flags:u8 0:u16 body_len:u32
 //                                      id:u64 nonce[32] body
 //                                      body := raft_address node_name http_address
-//                                              [etcd_address]
+//                                              [etcd_address [zk_address]]
 //   listener -> dialer    challenge := magic status:u8 flags:u8 0:u16 body_len:u32
 //                                      id:u64 nonce[32] proof[32] body
 //                                      body := reason
@@ -65,6 +65,7 @@ struct Hello {
   std::string node_name;     // its -node
   std::string http_address;  // where it serves HTTP (for member records)
   std::string etcd_address;  // where it serves etcd's API; "" none (decision 0055)
+  std::string zk_address;    // where it serves ZooKeeper's; "" none (decision 0056)
 };
 
 // What the listener answers a join with.

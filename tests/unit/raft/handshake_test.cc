@@ -141,6 +141,23 @@ TEST(HandshakeTest, AnEtcdAddressIsToldWhenThereIsOne) {
       DialerHandshake(&none, MemberHello(true), 1).Start().size() + 2 + with.etcd_address.size());
 }
 
+// A ZooKeeper address rides after the etcd address, "" when there is none
+// (decision 0056).
+TEST(HandshakeTest, AZooKeeperAddressIsToldAfterTheEtcdAddress) {
+  ClusterKey key = Key('k');
+  Hello with = MemberHello(true);
+  with.zk_address = "tls://127.0.0.1:2281";
+  Outcome o = Exchange(&key, &key, with, 7);
+  ASSERT_TRUE(o.dialer_done && o.listener_done) << o.listener.message();
+  EXPECT_EQ(o.seen.zk_address, "tls://127.0.0.1:2281");
+  EXPECT_EQ(o.seen.etcd_address, "");
+  with.etcd_address = "127.0.0.1:2379";
+  Outcome both = Exchange(&key, &key, with, 7);
+  ASSERT_TRUE(both.listener_done);
+  EXPECT_EQ(both.seen.zk_address, "tls://127.0.0.1:2281");
+  EXPECT_EQ(both.seen.etcd_address, "127.0.0.1:2379");
+}
+
 TEST(HandshakeTest, KeylessMembersComplete) {
   ClusterKey none;
   Outcome o = Exchange(&none, &none, MemberHello(false), 5);

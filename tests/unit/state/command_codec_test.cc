@@ -144,7 +144,7 @@ class RandomContents {
       case 9:
         return ReapTombstones{LogIndex(U64())};
       case 10:
-        return SetMember{{U64(), Bytes(), Bytes(), Bytes(), Bytes(), LogIndex()}};
+        return SetMember{{U64(), Bytes(), Bytes(), Bytes(), Bytes(), Bytes(), LogIndex()}};
       case 11:
         return RemoveMember{U64()};
       case 12:
@@ -327,8 +327,8 @@ TEST(CommandCodecTest, ExtremeValuesRoundTrip) {
       {ClusterMs(1), txn},
       {ClusterMs(1), ReapTombstones{LogIndex(kMaxU64)}},
       {ClusterMs(1),
-       SetMember{{kMaxU64, "", std::string("\0", 1), std::string(300, 'a'), "", LogIndex()}}},
-      {ClusterMs(1), SetMember{{1, "n", "r:1", "h:2", std::string(300, 'e'), LogIndex()}}},
+       SetMember{{kMaxU64, "", std::string("\0", 1), std::string(300, 'a'), "", "", LogIndex()}}},
+      {ClusterMs(1), SetMember{{1, "n", "r:1", "h:2", std::string(300, 'e'), "", LogIndex()}}},
       {ClusterMs(1), RemoveMember{kMaxU64}},
       {ClusterMs(1), Checkpoint{LogIndex(kMaxU64), kMaxU64}},
   };
@@ -423,8 +423,8 @@ TEST(CommandCodecTest, AnEtcdTxnNestedPastTheBoundIsRefused) {
 // fields; one without keeps tag 11 and its bytes (decision 0055). Tag 32
 // with no address is never written, so it is refused.
 TEST(CommandCodecTest, AMemberWithAnEtcdAddressHasATagOfItsOwn) {
-  Command plain{ClusterMs(1), SetMember{{2, "n2", "r:1", "h:2", "", LogIndex()}}};
-  Command with_etcd{ClusterMs(1), SetMember{{2, "n2", "r:1", "h:2", "e:3", LogIndex()}}};
+  Command plain{ClusterMs(1), SetMember{{2, "n2", "r:1", "h:2", "", "", LogIndex()}}};
+  Command with_etcd{ClusterMs(1), SetMember{{2, "n2", "r:1", "h:2", "e:3", "", LogIndex()}}};
   const std::string plain_bytes = Encode(plain);
   const std::string etcd_bytes = Encode(with_etcd);
   EXPECT_EQ(static_cast<int>(plain_bytes[1]), 11);
@@ -435,6 +435,23 @@ TEST(CommandCodecTest, AMemberWithAnEtcdAddressHasATagOfItsOwn) {
   // Tag 32 whose address is empty (its length byte 0, the text gone).
   std::string refused = etcd_bytes;
   const std::size_t at = refused.find("e:3");
+  ASSERT_NE(at, std::string::npos);
+  refused.replace(at - 1, 4, std::string(1, '\0'));
+  EXPECT_FALSE(DecodeCommand(refused).ok());
+}
+
+// A member with a ZooKeeper address is tag 35: the etcd address ("" if
+// none) and then it after the other fields (decision 0056). Tag 35 with no
+// ZooKeeper address is never written, so it is refused.
+TEST(CommandCodecTest, AMemberWithAZooKeeperAddressHasATagOfItsOwn) {
+  Command with_zk{ClusterMs(1), SetMember{{2, "n2", "r:1", "h:2", "", "z:4", LogIndex()}}};
+  const std::string zk_bytes = Encode(with_zk);
+  EXPECT_EQ(static_cast<int>(zk_bytes[1]), 35);
+  Result<Command> decoded = DecodeCommand(zk_bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_TRUE(*decoded == with_zk);
+  std::string refused = zk_bytes;
+  const std::size_t at = refused.find("z:4");
   ASSERT_NE(at, std::string::npos);
   refused.replace(at - 1, 4, std::string(1, '\0'));
   EXPECT_FALSE(DecodeCommand(refused).ok());

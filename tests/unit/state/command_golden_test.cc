@@ -51,7 +51,7 @@ std::vector<Command> GoldenCommands() {
       {ClusterMs(1700000000008), Txn{{op}}},
       {ClusterMs(1700000000009), ReapTombstones{LogIndex(42)}},
       {ClusterMs(1700000000010),
-       SetMember{{2, "n2", "127.0.0.1:8302", "127.0.0.1:8502", "", LogIndex()}}},
+       SetMember{{2, "n2", "127.0.0.1:8302", "127.0.0.1:8502", "", "", LogIndex()}}},
       {ClusterMs(1700000000011), RemoveMember{3}},
       {ClusterMs(1700000000012), Checkpoint{LogIndex(1024), 0x0123456789abcdefull}},
       {ClusterMs(1700000000013), RestoreState{std::string("TNRSNAP\x03", 8)}},

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/coding.h"
+#include "state/command.h"
 #include "state/store.h"
 
 namespace tenure::state {
@@ -16,6 +17,7 @@ Member MakeMember(std::uint64_t id, std::string http) {
           "n" + std::to_string(id),
           "127.0.0.1:830" + std::to_string(id),
           std::move(http),
+          "",
           "",
           LogIndex()};
 }
@@ -89,6 +91,41 @@ TEST(StoreMembersTest, AnEtcdAddressIsInTheSnapshotAndTheDigest) {
   EXPECT_EQ(restored->Digest(), with_etcd.Digest());
 }
 
+// A member's ZooKeeper address (decision 0056) makes the snapshot version
+// 13, with the etcd address beside it and no ZooKeeper secret made yet;
+// the set-member entry carries both.
+TEST(StoreMembersTest, AZooKeeperAddressIsInTheSnapshotTheEntryAndTheDigest) {
+  Store plain, with_zk;
+  Member member = MakeMember(1, "127.0.0.1:8501");
+  (void)plain.Apply({ClusterMs(1), SetMember{member}}, LogIndex(1));
+  member.zk_address = "tls://127.0.0.1:2281";
+  (void)with_zk.Apply({ClusterMs(1), SetMember{member}}, LogIndex(1));
+  EXPECT_NE(plain.Digest(), with_zk.Digest());
+
+  std::string bytes;
+  with_zk.EncodeSnapshot(&bytes);
+  EXPECT_EQ(static_cast<int>(bytes[7]), 13);
+  Result<Store> restored = Store::DecodeSnapshot(bytes);
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  ASSERT_NE(restored->FindMember(1), nullptr);
+  EXPECT_EQ(restored->FindMember(1)->zk_address, "tls://127.0.0.1:2281");
+  EXPECT_EQ(restored->FindMember(1)->etcd_address, "");
+  EXPECT_TRUE(restored->zk_secret().empty());
+  EXPECT_EQ(restored->Digest(), with_zk.Digest());
+
+  for (const std::string etcd : {"", "127.0.0.1:2379"}) {
+    member.etcd_address = etcd;
+    std::string entry;
+    EncodeCommand({ClusterMs(1), SetMember{member}}, &entry);
+    Result<Command> decoded = DecodeCommand(entry);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    const auto* set = std::get_if<SetMember>(&decoded->body);
+    ASSERT_NE(set, nullptr);
+    EXPECT_EQ(set->member, member);
+    EXPECT_EQ(CommandName(*decoded), "set-member");
+  }
+}
+
 // A version-2 snapshot is a version-3 one without the trailing checksum; a
 // version-1 snapshot is a version-2 one without the member count. Both are
 // still read (data dirs written by older servers).
@@ -115,10 +152,10 @@ TEST(StoreMembersTest, VersionOneAndTwoSnapshotsStillRestore) {
     EXPECT_EQ(*version, (*old)[7]);
   }
 
-  v3[7] = 13;  // the first version no tenure writes yet
+  v3[7] = 14;  // the first version no tenure writes yet
   Result<Store> unknown = Store::DecodeSnapshot(v3);
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().message().find("unknown version 13"), std::string_view::npos);
+  EXPECT_NE(unknown.status().message().find("unknown version 14"), std::string_view::npos);
 }
 
 // Version 3's checksum: a changed byte in a value (which decodes fine on its

@@ -123,7 +123,7 @@ TEST(BackupFileTest, GarbageAndNewerVersionsAreRefusedByName) {
 TEST(RestoreStateTest, IntoAFreshStoreGivesTheSnapshotsStateAndIndexesAfterIt) {
   StoreDriver source = SourceState(1000);
   Store fresh;
-  ApplyAt(&fresh, SetMember{{1, "n1", "127.0.0.1:8300", "127.0.0.1:8500", "", LogIndex()}}, 2);
+  ApplyAt(&fresh, SetMember{{1, "n1", "127.0.0.1:8300", "127.0.0.1:8500", "", "", LogIndex()}}, 2);
   ApplyResult r = ApplyAt(&fresh, RestoreState{Snapshot(source.store())}, 3);
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(fresh.applied_index(), LogIndex(1000));
