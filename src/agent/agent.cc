@@ -250,6 +250,24 @@ Status RunAgent(AgentPlan plan) {
   if (plan.dev && !plan.etcd_dev_skipped.empty()) {
     log::Info("agent", "no etcd API in this dev server: " + plan.etcd_dev_skipped);
   }
+  // A follower dials a leader's TLS ZooKeeper port with the cluster's CA and
+  // this server's certificate, as the etcd relay dials (decision 0056,
+  // "Followers"); SIGHUP makes it again.
+  auto zk_leader_tls = [&plan]() {
+    tls::ClientFiles dial;
+    dial.ca_file = plan.tls_files.ca_file;
+    dial.cert_file = plan.tls_files.cert_file;
+    dial.key_file = plan.tls_files.key_file;
+    return tls::Context::ForClient(dial);
+  };
+  if (plan.zk && !plan.tls_files.cert_file.empty()) {
+    Result<std::shared_ptr<const tls::Context>> context = zk_leader_tls();
+    if (!context.ok()) {
+      stop_all();
+      return context.status();
+    }
+    plan.zk->leader_tls = std::move(*context);
+  }
   if (plan.zk) {
     bool clear_text_failed = false;
     Status listening = zk_port.Listen(*plan.zk, &clear_text_failed);
@@ -349,6 +367,9 @@ Status RunAgent(AgentPlan plan) {
         if (plan.https) https_server.SetTlsContext(contexts->https);
         if (plan.etcd_tls) etcd_tls_server.SetTlsContext(contexts->https);
         if (plan.zk && plan.zk->tls) zk_port.SetTlsContext(contexts->https);
+        if (plan.zk) {
+          if (auto dial = zk_leader_tls(); dial.ok()) zk_port.SetLeaderTls(*dial);
+        }
         if (etcd_relay != nullptr) etcd_relay->ReloadTls();
         if (contexts->raft_accept) server.SetRaftTls(contexts->raft_accept, contexts->raft_dial);
         api.ReloadTls();

@@ -8,6 +8,7 @@
 #include <climits>
 
 #include "common/assert.h"
+#include "tls/peer_name.h"
 
 namespace tenure::tls {
 
@@ -16,6 +17,18 @@ Session::Session(const Context& context, int fd, bool offer_h2) : ssl_(SSL_new(c
   SSL_set_fd(ssl_, fd);
   if (offer_h2) SSL_set_ex_data(ssl_, AlpnOfferH2Index(), ssl_);  // any non-null pointer
   SSL_set_accept_state(ssl_);
+}
+
+Result<std::unique_ptr<Session>> Session::Dial(const Context& context, int fd,
+                                               const std::string& host) {
+  ssl_st* ssl = SSL_new(context.raw());
+  TENURE_ASSERT(ssl != nullptr);  // only fails out of memory
+  std::unique_ptr<Session> session(new Session(ssl));
+  SSL_set_fd(ssl, fd);
+  SSL_set_connect_state(ssl);
+  const std::string& name = context.server_name().empty() ? host : context.server_name();
+  TENURE_RETURN_IF_ERROR(ExpectPeerName(ssl, name, context.verifies_peer()));
+  return session;
 }
 
 Session::~Session() { SSL_free(ssl_); }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "common/status.h"
 #include "tls/context.h"
 
 struct ssl_st;  // OpenSSL's SSL
@@ -29,6 +30,11 @@ class Session {
   // for the Session's life. `offer_h2`: ALPN may choose h2 (a listener that
   // serves HTTP/2); otherwise http/1.1 or none (Context::ForServer).
   Session(const Context& context, int fd, bool offer_h2 = false);
+  // Client side, with a client context (Context::ForClient): the server
+  // must show `host` (or the context's server_name; tls/peer_name.h). The
+  // handshake happens inside the first Send or Receive.
+  static Result<std::unique_ptr<Session>> Dial(const Context& context, int fd,
+                                               const std::string& host);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -58,6 +64,7 @@ class Session {
   bool plain_http() const { return plain_http_; }
 
  private:
+  explicit Session(ssl_st* ssl) : ssl_(ssl) {}
   ssize_t Finish(int result);
 
   ssl_st* ssl_;

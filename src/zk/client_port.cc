@@ -211,6 +211,10 @@ void ClientPort::SetTlsContext(std::shared_ptr<const tls::Context> context) {
   if (context != nullptr) options_.tls_context = std::move(context);
 }
 
+void ClientPort::SetLeaderTls(std::shared_ptr<const tls::Context> context) {
+  if (context != nullptr) options_.leader_tls = std::move(context);
+}
+
 void ClientPort::Stop() {
   stopped_ = true;  // a timer's handler already queued does nothing
   for (auto* acceptor : {acceptor_.get(), tls_acceptor_.get()}) {
@@ -275,6 +279,7 @@ void ClientPort::ArmEvery(boost::asio::steady_timer& timer, DurationMs every_ms,
 void ClientPort::CheckLiveness() {
   const MonoMs now = server_.clock().NowMonoMs();
   const bool serving = Serving();
+  const std::uint64_t leader = server_.LeaderId();
   const bool look_up = sessions_changed_;
   sessions_changed_ = false;
   const state::Store& store = server_.store();
@@ -284,6 +289,14 @@ void ClientPort::CheckLiveness() {
     bool ends = false;
     if (connection->opening()) {
       ends = late;
+    } else if (const std::uint64_t to = connection->spliced_to(); to != 0) {
+      // Spliced to a server that no longer leads (the client reconnects,
+      // and finds the new leader through any server), or to one that has
+      // not answered within the handshake's time; once the link ended,
+      // what the leader sent last gets that time to be read.
+      ends = connection->splice_open()
+                 ? to != leader || (!connection->leader_answered() && late)
+                 : now - connection->splice_ended_ms() >= options_.handshake_timeout_ms;
     } else if (connection->opened()) {
       // ZooKeeper closes it; the client learns the rest when it reconnects.
       // One closing with no session (a four-letter word's answer, a refused
@@ -450,7 +463,8 @@ void ClientPort::CountLatency(DurationMs ms) {
 PortFacts ClientPort::Facts() const {
   PortFacts facts;
   const state::Store& store = server_.store();
-  facts.serving = Serving();
+  // A follower serves too, through the leader's port, once it knows it.
+  facts.serving = Serving() || !server_.RouteToLeader().zk_address.empty();
   facts.mode = server_.RaftConfiguration().size() <= 1 ? "standalone"
                : server_.IsLeader()                    ? "leader"
                                                        : "follower";

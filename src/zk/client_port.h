@@ -8,9 +8,11 @@
 // The leader also deletes the containers that had children and have none
 // (ZooKeeper's ContainerManager), every container_sweep_ms.
 //
-// This slice serves on the leader: a follower closes a new connection
-// unanswered, as a ZooKeeper server that is not serving does, and the
-// client tries the next server of its connect string (docs/zookeeper-compat.md).
+// The leader serves; a follower splices each new client connection to the
+// leader's port (zk/leader_splice.h), or closes it unanswered while it
+// knows no leader with a ZooKeeper address, as a ZooKeeper server that is
+// not serving does, and the client tries the next server of its connect
+// string (docs/zookeeper-compat.md).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -59,6 +61,8 @@ class ClientPort {
   std::uint16_t tls_port() const;  // the TLS listener's, 0 if none
   // New TLS connections use `context` (SIGHUP's reload); open ones keep theirs.
   void SetTlsContext(std::shared_ptr<const tls::Context> context);
+  // New splices to the leader dial with `context` (SIGHUP's reload).
+  void SetLeaderTls(std::shared_ptr<const tls::Context> context);
   // Stops accepting and closes every connection (their sessions stay, as a
   // ZooKeeper server's shutdown leaves them to expire or move).
   void Stop();
@@ -121,7 +125,8 @@ class ClientPort {
   // Every kLivenessCheckMs the port closes what ZooKeeper's server would:
   // a connection that has not opened its session within the handshake's
   // time, and one whose session ended (its timeout passed with no request,
-  // or another connection closed it) or whose server stopped leading. One
+  // or another connection closed it) or whose server stopped leading, and
+  // one spliced to a server that no longer leads. One
   // timer for all, so an idle connection holds none; sessions are looked
   // up only after the sessions table changed.
   static constexpr DurationMs kLivenessCheckMs = 500;

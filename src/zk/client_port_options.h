@@ -27,6 +27,10 @@ struct ClientPortOptions {
   std::string tls_host;
   std::uint16_t tls_port = 0;
   std::shared_ptr<const tls::Context> tls_context;
+  // A client context for a follower's splice to a leader whose ZooKeeper
+  // address is tls:// (the cluster's CA and this server's certificate);
+  // null: such a leader cannot be reached, and connections close.
+  std::shared_ptr<const tls::Context> leader_tls;
   // The negotiated session timeout's bounds (ZooKeeper's
   // minSessionTimeout and maxSessionTimeout: 2 and 20 ticks of 2 s).
   std::int32_t session_timeout_min_ms = 4000;

@@ -14,6 +14,7 @@
 #include "state/numbered_session.h"
 #include "tls/session.h"
 #include "zk/client_port.h"
+#include "zk/leader_splice.h"
 #include "zk/reads.h"
 #include "zk/writes.h"
 
@@ -41,6 +42,8 @@ bool Deferred(const DecodedRequest& request) {
 }  // namespace
 
 bool Connection::Backlogged() const {
+  // Spliced, the client is read while the leader takes its bytes.
+  if (splice_ != nullptr) return splice_->unsent() > kUnsentBytesMax;
   return unsent_.size() + sending_.size() + answered_bytes_ > kUnsentBytesMax;
 }
 
@@ -77,6 +80,7 @@ void Connection::Start() {
 void Connection::Close() {
   if (phase_ == Phase::kClosed) return;
   phase_ = Phase::kClosed;
+  if (splice_ != nullptr) splice_->Close();
   boost::system::error_code ignored;
   socket_.close(ignored);
   slots_.clear();
@@ -87,13 +91,15 @@ void Connection::Close() {
 // --- Reading -----------------------------------------------------------------
 
 void Connection::ArmRead() {
-  if (reading_ || (phase_ != Phase::kHandshake && phase_ != Phase::kServing)) return;
+  if (reading_ || !Reading() || client_ended_) return;
   if (Backlogged() || slots_.size() >= kSlotsMax) return;
   reading_ = true;
   std::weak_ptr<Connection> weak = weak_from_this();
-  if (tls_ != nullptr && tls_->has_pending()) {
+  if (tls_ != nullptr && !read_starved_ && tls_->has_pending()) {
     // Records OpenSSL read ahead of a read that stopped early (a backlog,
-    // the session being opened): no readiness will announce them.
+    // the session being opened): no readiness will announce them. (After
+    // a read that wanted more, what it holds is part of a record: the
+    // rest comes with readiness.)
     asio::post(port_.io(), [weak] {
       std::shared_ptr<Connection> self = weak.lock();
       if (self == nullptr || self->phase_ == Phase::kClosed) return;
@@ -118,15 +124,22 @@ void Connection::OnReadable() {
   // A bounded number of reads per wakeup, so one busy client cannot hold
   // the loop; the rest is read at the next readiness.
   for (int i = 0; i < 16; ++i) {
-    if (phase_ != Phase::kHandshake && phase_ != Phase::kServing) return;
+    if (!Reading() || client_ended_) return;
     if (Backlogged() || slots_.size() >= kSlotsMax) return;
     boost::system::error_code ec;
     const std::size_t n = ReadSome(ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) return ArmRead();
+    read_starved_ = ec == asio::error::would_block || ec == asio::error::try_again;
+    if (read_starved_) return ArmRead();
+    if (ec == asio::error::eof && phase_ == Phase::kSpliced) {
+      // What the client sent before it closed still goes to the leader
+      // (its closeSession, say); the leader's end of that closes this.
+      client_ended_ = true;
+      return splice_->FinishSending();
+    }
     if (ec) return Close();  // end of stream or a reset: the session stays
     OnBytes(port_.scratch(), n);
   }
-  if (phase_ == Phase::kHandshake || phase_ == Phase::kServing) {
+  if (Reading() && !client_ended_) {
     std::weak_ptr<Connection> weak = weak_from_this();
     asio::post(port_.io(), [weak] {
       if (std::shared_ptr<Connection> self = weak.lock()) self->OnReadable();
@@ -160,12 +173,19 @@ std::size_t Connection::ReadSome(boost::system::error_code& ec) {
 
 void Connection::OnBytes(const char* data, std::size_t size) {
   std::string_view bytes(data == nullptr ? "" : data, size);
-  if (!head_checked_) {
-    // The first 4 bytes: a four-letter word, or the ConnectRequest's length.
+  if (phase_ == Phase::kSpliced) return splice_->Send(bytes);
+  while (!head_checked_) {
+    // The first 4 bytes: a four-letter word, or the ConnectRequest's length
+    // (after a follower's relay mark, once).
     const std::size_t take = std::min(bytes.size(), 4 - head_.size());
     head_.append(bytes.substr(0, take));
     bytes.remove_prefix(take);
     if (head_.size() < 4) return;
+    if (head_ == kRelayMark && !came_spliced_) {
+      came_spliced_ = true;
+      head_.clear();
+      continue;
+    }
     head_checked_ = true;
     if (std::optional<std::string_view> word = FourLetterWord(head_)) {
       SendText(FourLetterAnswer(*word, port_.Facts()));
@@ -204,6 +224,10 @@ void Connection::OnConnectFrame(const std::string& frame) {
     log::Warn("zk", "closing a connection from " + peer_ + ": " + why);
     return Close();
   }
+  // A follower splices the connection to the leader (one hop: one that a
+  // follower spliced here is refused by Connect when this server does not
+  // lead either, and its client tries another server).
+  if (!port_.Serving() && !came_spliced_) return Splice(frame);
   phase_ = Phase::kConnecting;
   std::weak_ptr<Connection> weak = weak_from_this();
   port_.Connect(*request, shared_from_this(), [weak](Result<ConnectResponse> answer) {
@@ -223,6 +247,54 @@ void Connection::OnConnected(Result<ConnectResponse> answer) {
   phase_ = Phase::kServing;
   OnBytes(nullptr, 0);  // requests that came behind the ConnectRequest
   Flush();
+  ArmRead();
+}
+
+void Connection::Splice(const std::string& connect_frame) {
+  const server::Server::LeaderRoute leader = port_.server().RouteToLeader();
+  // No leader, or no address for its port yet: unanswered, as before.
+  if (leader.id == 0 || leader.zk_address.empty()) return Close();
+  phase_ = Phase::kSpliced;
+  spliced_to_ = leader.id;
+  std::weak_ptr<Connection> weak = weak_from_this();
+  LeaderSplice::Events events;
+  events.bytes = [weak](std::string_view bytes) {
+    std::shared_ptr<Connection> self = weak.lock();
+    if (self == nullptr || self->phase_ == Phase::kClosed) return;
+    self->leader_answered_ = true;
+    self->SendText(bytes);
+    self->Flush();
+  };
+  events.may_read = [weak] {
+    std::shared_ptr<Connection> self = weak.lock();
+    return self != nullptr && self->phase_ == Phase::kSpliced &&
+           self->unsent_.size() + self->sending_.size() <= kUnsentBytesMax;
+  };
+  events.drained = [weak] {
+    if (std::shared_ptr<Connection> self = weak.lock()) self->ArmRead();
+  };
+  events.closed = [weak](const std::string& why) {
+    std::shared_ptr<Connection> self = weak.lock();
+    if (self == nullptr || self->phase_ != Phase::kSpliced) return;
+    static LogLimiter limiter(20, "zk: ");
+    if (limiter.Allow("spliced connections ending")) {
+      log::Info("zk", "a connection from " + self->peer_ + " spliced to the leader ends: " + why);
+    }
+    // What the leader sent goes out first, within the handshake's time
+    // (ClientPort::CheckLiveness).
+    self->phase_ = Phase::kClosing;
+    self->splice_ended_ms_ = self->port_.server().clock().NowMonoMs();
+    self->Flush();
+  };
+  splice_ =
+      std::make_shared<LeaderSplice>(port_.io(), port_.options().leader_tls, std::move(events));
+  const auto n = static_cast<std::uint32_t>(connect_frame.size());
+  const char length[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
+                          static_cast<char>(n >> 8), static_cast<char>(n)};
+  splice_->Send(std::string_view(length, 4));
+  splice_->Send(connect_frame);
+  splice_->Send(frames_.TakeRest());
+  splice_->Start(leader.zk_address);
   ArmRead();
 }
 
@@ -474,6 +546,10 @@ void Connection::Written(boost::system::error_code ec) {
 
 // Answers drained: what waited for room runs, then reading goes on.
 void Connection::Resume() {
+  if (phase_ == Phase::kSpliced) {
+    Flush();  // what the leader sent while the last write was out
+    return splice_->ResumeReading();
+  }
   if (phase_ == Phase::kServing || phase_ == Phase::kClosing) Pump();
   if (phase_ == Phase::kServing && !Backlogged()) OnBytes(nullptr, 0);
   Flush();

@@ -8,7 +8,8 @@
 // else the first frame is a ConnectRequest), kConnecting (the session is
 // being opened; nothing more is read, as ZooKeeper's disableRecv), kServing
 // (requests), kClosing (the last answer goes out, then the socket closes),
-// kClosed.
+// kClosed. On a follower a ConnectRequest moves it to kSpliced instead: its
+// bytes go to the leader's port and back unread (zk/leader_splice.h).
 //
 // Requests are answered in the order they came (clients treat a reply out
 // of order as fatal), through a queue of slots. A read runs once every
@@ -46,6 +47,7 @@ class Session;
 namespace tenure::zk {
 
 class ClientPort;
+class LeaderSplice;
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -66,6 +68,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool opening() const { return phase_ == Phase::kHandshake || phase_ == Phase::kConnecting; }
   MonoMs opened_ms() const { return opened_ms_; }
   bool opened() const { return phase_ == Phase::kServing || phase_ == Phase::kClosing; }
+  // Spliced to the leader with this raft id (0: never spliced); whether
+  // the link is still open, the leader has sent a byte, and when the link
+  // ended (the port's liveness check bounds each wait).
+  std::uint64_t spliced_to() const { return phase_ == Phase::kClosed ? 0 : spliced_to_; }
+  bool splice_open() const { return phase_ == Phase::kSpliced; }
+  bool leader_answered() const { return leader_answered_; }
+  MonoMs splice_ended_ms() const { return splice_ended_ms_; }
   std::uint64_t number() const { return number_; }  // its owner number in the watch table
   // Requests read, not yet answered.
   std::size_t unanswered() const { return slots_.size(); }
@@ -82,7 +91,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   static constexpr std::size_t kWatchesMax = 100'000;
 
  private:
-  enum class Phase : std::uint8_t { kHandshake, kConnecting, kServing, kClosing, kClosed };
+  enum class Phase : std::uint8_t {
+    kHandshake,
+    kConnecting,
+    kServing,
+    kSpliced,
+    kClosing,
+    kClosed
+  };
   struct Slot {
     std::uint64_t id = 0;
     DecodedRequest request;
@@ -98,6 +114,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnBytes(const char* data, std::size_t size);
   void OnConnectFrame(const std::string& frame);
   void OnConnected(Result<ConnectResponse> answer);
+  void Splice(const std::string& connect_frame);
   void OnRequestFrame(const std::string& frame);
   void Pump();
   void PumpOnce();
@@ -126,6 +143,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t ReadSome(boost::system::error_code& ec);
   void Resume();
   bool Backlogged() const;
+  bool Reading() const {
+    return phase_ == Phase::kHandshake || phase_ == Phase::kServing || phase_ == Phase::kSpliced;
+  }
 
   ClientPort& port_;
   const std::uint64_t number_;
@@ -140,6 +160,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Phase phase_ = Phase::kHandshake;
   std::string head_;  // the first bytes, until 4 tell a word from a length
   bool head_checked_ = false;
+  // It came marked by a follower's splice (kRelayMark): served here or
+  // closed, never spliced again.
+  bool came_spliced_ = false;
+  std::shared_ptr<LeaderSplice> splice_;
+  std::uint64_t spliced_to_ = 0;
+  bool leader_answered_ = false;
+  bool client_ended_ = false;  // spliced, the client closed its side
+  MonoMs splice_ended_ms_;
+  // The last read wanted more bytes: what OpenSSL holds (SSL_has_pending
+  // counts a partial record) waits for readiness, not a posted read.
+  bool read_starved_ = false;
   FrameSplitter frames_;
   bool reading_ = false;  // a readiness wait is armed
   bool writing_ = false;  // an async write is under way

@@ -29,6 +29,14 @@ class FrameSplitter {
   const std::string& error() const { return error_; }
   // Bytes held: at most one frame being read, and what came after it.
   std::size_t buffered() const { return buffer_.size() - at_; }
+  // Those bytes, handed out and forgotten (a connection spliced to the
+  // leader passes them on as they came).
+  std::string TakeRest() {
+    std::string rest = buffer_.substr(at_);
+    buffer_.clear();
+    at_ = 0;
+    return rest;
+  }
 
  private:
   std::string buffer_;

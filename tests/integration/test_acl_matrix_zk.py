@@ -43,7 +43,8 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError
 
 import zk_wire
-from tenure_testlib import DevServer, free_port, poll_until
+from tenure_testlib import (Cluster, DevServer, free_port, generate_cluster_key, poll_until,
+                            write_secret)
 from test_pki import Pki
 
 POLICIES = {
@@ -135,12 +136,11 @@ class ZooKeeperAclMatrixTest(unittest.TestCase):
         cls.client_tls = ssl.create_default_context(cafile=pki.ca_cert)
         cls.client_tls.load_cert_chain(pki.client_cert, pki.client_key)
         cls.over_tls = False
-        cls.server = DevServer(extra_args=[
+        cls.start_servers([
             "-acl-enabled", "-acl-default-policy", "deny",
-            "-acl-initial-management", cls.management, "-zk-addr", cls.zk_addr,
-            "-zk-tls-addr", cls.zk_tls_addr, "-tls-cert-file", pki.server_cert,
+            "-acl-initial-management", cls.management, "-tls-cert-file", pki.server_cert,
             "-tls-key-file", pki.server_key, "-tls-ca-file", pki.ca_cert,
-            "-tls-verify-incoming"]).__enter__()
+            "-tls-verify-incoming"])
         cls.secrets = {"mgmt": cls.management, "anon": None, "unknown": str(uuid.uuid4())}
         headers = {"X-Consul-Token": cls.management}
         poll_until(lambda: cls.server.request("GET", "/v1/acl/token/self",
@@ -156,8 +156,15 @@ class ZooKeeperAclMatrixTest(unittest.TestCase):
             cls.secrets[name] = resp.json()["SecretID"]
 
     @classmethod
+    def start_servers(cls, args):
+        """The server the matrix is asked of: a single one here."""
+        cls.servers = DevServer(extra_args=[*args, "-zk-addr", cls.zk_addr,
+                                            "-zk-tls-addr", cls.zk_tls_addr])
+        cls.server = cls.servers.__enter__()
+
+    @classmethod
     def tearDownClass(cls):
-        cls.server.__exit__(None, None, None)
+        cls.servers.__exit__(None, None, None)
         shutil.rmtree(cls.pki_dir, ignore_errors=True)
 
     def session(self, kind):
@@ -284,6 +291,46 @@ class ZooKeeperAclMatrixTest(unittest.TestCase):
         self.addCleanup(anonymous.stop)
         with self.assertRaises(NoAuthError):
             anonymous.get("/zk/app/kazoo")
+
+
+class ZooKeeperAclMatrixThroughAFollowerTest(ZooKeeperAclMatrixTest):
+    """The same grid, the same watches and kazoo through a follower of 3
+    servers, clear text and TLS: a follower splices each connection to the
+    leader (decision 0056, "Followers") and gains no right of its own, so
+    every cell comes out as on the leader."""
+
+    @classmethod
+    def start_servers(cls, args):
+        secrets_dir = tempfile.mkdtemp(prefix="tenure-zk-acl-cluster-")
+        cls.secrets_dir = secrets_dir
+        key_file = write_secret(secrets_dir, "raft.key", generate_cluster_key())
+        # With ACLs on the operator token is a policy's, so no -operator-token-file.
+        cls.servers = Cluster(3, secrets=False, extra_args=(
+            "-session-ttl-multiplier", "1", "-raft-key-file", key_file, *args,
+            "-zk-addr", "x", "-zk-tls-addr", "x"))
+        for member in cls.servers.members:
+            member.zk_addr = f"127.0.0.1:{free_port()}"
+            member.zk_tls_addr = f"127.0.0.1:{free_port()}"
+            at = member.extra_args.index("-zk-addr")
+            member.extra_args[at + 1] = member.zk_addr
+            at = member.extra_args.index("-zk-tls-addr")
+            member.extra_args[at + 1] = member.zk_tls_addr
+        cluster = cls.servers.__enter__()
+        leader = cluster.leader()
+        cls.server = next(m for m in cluster.members if m is not leader)
+        cls.zk_addr = cls.server.zk_addr
+        cls.zk_tls_addr = cls.server.zk_tls_addr
+        # Until the follower knows the leader's port: a session through it.
+        def spliced():
+            session = zk_wire.Session(cls.zk_addr)
+            session.close()
+            return session.connect_answer is not None
+        poll_until(spliced, timeout=30, message="the follower splices to the leader")
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(cls.secrets_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

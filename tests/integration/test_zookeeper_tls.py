@@ -18,7 +18,7 @@ import unittest
 from kazoo.client import KazooClient
 
 import zk_wire
-from tenure_testlib import DevServer, free_port, poll_until, stop_quietly, tenure_bin
+from tenure_testlib import Cluster, DevServer, free_port, poll_until, stop_quietly, tenure_bin
 from test_pki import Pki, peer_common_name
 
 ZKCLI = "/usr/share/zookeeper/bin/zkCli.sh"
@@ -238,6 +238,43 @@ class ZooKeeperTlsTest(unittest.TestCase):
             zk.create("/after-reload", b"y")
             self.assertEqual(zk.get("/after-reload")[0], b"y")
             self.assertEqual(states, [], "the connection was lost at the reload")
+
+    def test_a_follower_splices_over_tls(self):
+        """Servers with only a TLS port that requires client certificates:
+        a follower dials the leader's with its own certificate (decision
+        0056, "Followers"), and a kazoo client given the follower alone
+        works as against the leader."""
+        tls_args = ["-tls-cert-file", self.pki.server_cert, "-tls-key-file", self.pki.server_key,
+                    "-tls-ca-file", self.pki.ca_cert, "-tls-verify-incoming"]
+        cluster = Cluster(3, extra_args=("-session-ttl-multiplier", "1", *tls_args,
+                                         "-zk-tls-addr", "x"))
+        for member in cluster.members:
+            member.zk_tls_port = free_port()
+            at = member.extra_args.index("-zk-tls-addr")
+            member.extra_args[at + 1] = f"127.0.0.1:{member.zk_tls_port}"
+        with cluster:
+            leader = cluster.leader()
+            follower = next(m for m in cluster.members if m is not leader)
+            certs = dict(use_ssl=True, verify_certs=True, ca=self.pki.ca_cert,
+                         certfile=self.pki.client_cert, keyfile=self.pki.client_key)
+
+            def kazoo_through_follower():
+                client = KazooClient(hosts=f"localhost:{follower.zk_tls_port}", timeout=10,
+                                     **certs)
+                try:
+                    client.start(timeout=10)
+                except Exception:  # the follower knows no leader's port yet
+                    stop_quietly(client)
+                    return None
+                self.addCleanup(stop_quietly, client)
+                return client
+
+            zk = poll_until(kazoo_through_follower, timeout=30,
+                            message="kazoo connected through the follower")
+            zk.create("/tls/spliced", b"through a follower", makepath=True)
+            self.assertEqual(zk.get("/tls/spliced")[0], b"through a follower")
+            self.assertEqual(leader.request("GET", "/v1/kv//tls/spliced?raw").body,
+                             b"through a follower")
 
 
 if __name__ == "__main__":

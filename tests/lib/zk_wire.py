@@ -63,15 +63,18 @@ class Session:
     """One connection: connect, then requests and their replies."""
 
     def __init__(self, address, session_id=0, password=b"\0" * 16, timeout_ms=6000,
-                 last_zxid=0, timeout=10.0, tls=None):
+                 last_zxid=0, timeout=10.0, tls=None, prefix=b""):
         """tls: an ssl.SSLContext for a TLS port, the server's certificate
-        checked for the name localhost (the tests' certificates carry it)."""
+        checked for the name localhost (the tests' certificates carry it).
+        prefix: bytes sent before the ConnectRequest (a follower's relay
+        mark)."""
         host, port = address.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=timeout)
         if tls is not None:
             self.sock = tls.wrap_socket(self.sock, server_hostname="localhost")
         self.xid = 0
-        self.sock.sendall(frame(connect_request(session_id, password, timeout_ms, last_zxid)))
+        self.sock.sendall(prefix + frame(connect_request(session_id, password, timeout_ms,
+                                                         last_zxid)))
         answer = self.read_frame()
         self.connect_answer = answer
         if answer is not None:

@@ -6,11 +6,13 @@ so the histories check the ZooKeeper surface: sessions that move between
 servers, sync, getData, setData with a version, ephemeral sequential nodes,
 watches and multi.
 
-Only the raft leader serves ZooKeeper's clients and a follower closes a new
-connection unanswered (docs/zookeeper-compat.md), so a client connects to
-the members in a random order until one answers, and moves on when its
-connection ends, with its session id and password, as ZooKeeper's clients
-move along their connect string.
+The raft leader serves ZooKeeper's clients and a follower splices each
+connection to it, or closes it unanswered while it knows no leader
+(docs/zookeeper-compat.md, "Followers"), so a client connects to the
+members in a random order until one answers, so that its calls go through
+every member over a run, and moves on when its connection ends, with its
+session id and password, as ZooKeeper's clients move along their connect
+string.
 
   - register clients: setData of a unique value, a linearizable read as
     sync then getData on the same connection (answers keep request order
@@ -180,9 +182,9 @@ class _Wire(zk_wire.Session):
 
 class MovingSession:
     """A ZooKeeper session whose connection moves between members: the
-    connection is made to the members in a random order (a follower closes
-    it unanswered, a killed member refuses it, a stopped one lets it time
-    out) and made again, with the session's id and password, once it ended.
+    connection is made to the members in a random order (a follower that
+    knows no leader closes it unanswered, a killed member refuses it, a
+    stopped one lets it time out) and made again, with the session's id and password, once it ended.
     One thread uses it. renew_expired: open a new session when the old one
     ended (the register and fenced-write sessions, which hold nothing);
     otherwise SessionExpired is raised, then and on every later use (a lock
