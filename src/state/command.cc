@@ -333,7 +333,7 @@ struct FieldReader {
     for (; n > 0 && !r.failed(); --n) {
       ZkOp& op = ops.emplace_back();
       const std::uint8_t kind = r.GetU8();
-      if (kind > static_cast<std::uint8_t>(ZkOp::Kind::kCheck)) r.Fail();
+      if (kind > static_cast<std::uint8_t>(ZkOp::Kind::kSetAcl)) r.Fail();
       op.kind = static_cast<ZkOp::Kind>(kind);
       op.path = r.GetString();
       op.data = r.GetString();

@@ -378,6 +378,7 @@ class Store {
   ZkCode ZkDelete(const ZkOp& op, LogIndex index, std::vector<std::string>* deleted);
   ZkCode ZkSetData(const ZkOp& op, LogIndex index, ZkOpResult* out);
   ZkCode ZkCheck(const ZkOp& op) const;
+  ZkCode ZkSetAcl(const ZkOp& op, ZkOpResult* out);
   void ZkNoteCreated(const std::string& key, LogIndex index);
   void ZkNoteChanged(const std::string& key);
   void ZkNoteDeleted(std::string_view key, LogIndex index);

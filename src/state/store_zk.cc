@@ -231,6 +231,9 @@ void Store::ApplyZkWrite(const ZkWrite& c, LogIndex index, ApplyResult* result) 
       case ZkOp::Kind::kCheck:
         out.code = ZkCheck(op);
         break;
+      case ZkOp::Kind::kSetAcl:
+        out.code = ZkSetAcl(op, &out);
+        break;
     }
     if (out.code != ZkCode::kOk) {
       failed = i;
@@ -364,6 +367,21 @@ ZkCode Store::ZkCheck(const ZkOp& op) const {
   if (!IsZnode(op.path)) return ZkCode::kNoNode;
   const std::int32_t version = op.path == "/" ? 0 : ZkVersionOf(*FindKv(op.path));
   return op.version == -1 || op.version == version ? ZkCode::kOk : ZkCode::kBadVersion;
+}
+
+// setACL as ZooKeeper's pRequest2Txn checks it (the ACL list's shape was
+// checked before proposing): the path, the node, the aversion. Nothing
+// but the aversion changes: no key, no mzxid, no watch.
+ZkCode Store::ZkSetAcl(const ZkOp& op, ZkOpResult* out) {
+  const std::string& path = op.path;
+  if (!ZkPathError(path).empty() || ZkReserved(path)) return ZkCode::kBadArguments;
+  if (!IsZnode(path)) return ZkCode::kNoNode;
+  ZkNode& node = ZkRecord(path);
+  if (op.version != -1 && op.version != node.aversion) return ZkCode::kBadVersion;
+  RememberZkForRollback(path);
+  node.aversion = ZkAdd(node.aversion, 1);
+  out->stat = *ZkStatOf(path);
+  return ZkCode::kOk;
 }
 
 }  // namespace tenure::state

@@ -64,11 +64,20 @@ enum class ZkCode : std::int32_t {
 
 // One write of a ZkWrite.
 struct ZkOp {
-  enum class Kind : std::uint8_t { kCreate = 0, kDelete = 1, kSetData = 2, kCheck = 3 };
+  // kSetAcl: setACL, which ZooKeeper's multi does not take. The ACL list
+  // is checked for shape before proposing and not stored: the node's
+  // aversion counts the change (decision 0056 section 7).
+  enum class Kind : std::uint8_t {
+    kCreate = 0,
+    kDelete = 1,
+    kSetData = 2,
+    kCheck = 3,
+    kSetAcl = 4
+  };
   Kind kind = Kind::kCreate;
   std::string path;
   std::string data;           // create, setData
-  std::int32_t version = -1;  // delete, setData, check: -1 matches any
+  std::int32_t version = -1;  // delete, setData, check, setACL (its aversion): -1 matches any
   // create's mode (CreateMode without TTLs, which are not served).
   bool ephemeral = false;
   bool sequential = false;

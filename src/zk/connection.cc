@@ -215,89 +215,6 @@ void Connection::OnBytes(const char* data, std::size_t size) {
   if (phase_ == Phase::kServing || phase_ == Phase::kClosing) Pump();
 }
 
-// --- Connect -------------------------------------------------------------------
-
-void Connection::OnConnectFrame(const std::string& frame) {
-  std::string why;
-  std::optional<ConnectRequest> request = DecodeConnectRequest(frame, &why);
-  if (!request) {
-    log::Warn("zk", "closing a connection from " + peer_ + ": " + why);
-    return Close();
-  }
-  // A follower splices the connection to the leader (one hop: one that a
-  // follower spliced here is refused by Connect when this server does not
-  // lead either, and its client tries another server).
-  if (!port_.Serving() && !came_spliced_) return Splice(frame);
-  phase_ = Phase::kConnecting;
-  std::weak_ptr<Connection> weak = weak_from_this();
-  port_.Connect(*request, shared_from_this(), [weak](Result<ConnectResponse> answer) {
-    if (std::shared_ptr<Connection> self = weak.lock()) self->OnConnected(std::move(answer));
-  });
-}
-
-void Connection::OnConnected(Result<ConnectResponse> answer) {
-  if (phase_ != Phase::kConnecting) return;
-  if (!answer.ok()) return Close();  // unanswered: the client tries another server
-  SendFrame(EncodeConnectResponse(*answer));
-  if (answer->timeout_ms <= 0) {
-    phase_ = Phase::kClosing;  // the session cannot be reopened
-    return Flush();
-  }
-  session_ = answer->session_id;
-  phase_ = Phase::kServing;
-  OnBytes(nullptr, 0);  // requests that came behind the ConnectRequest
-  Flush();
-  ArmRead();
-}
-
-void Connection::Splice(const std::string& connect_frame) {
-  const server::Server::LeaderRoute leader = port_.server().RouteToLeader();
-  // No leader, or no address for its port yet: unanswered, as before.
-  if (leader.id == 0 || leader.zk_address.empty()) return Close();
-  phase_ = Phase::kSpliced;
-  spliced_to_ = leader.id;
-  std::weak_ptr<Connection> weak = weak_from_this();
-  LeaderSplice::Events events;
-  events.bytes = [weak](std::string_view bytes) {
-    std::shared_ptr<Connection> self = weak.lock();
-    if (self == nullptr || self->phase_ == Phase::kClosed) return;
-    self->leader_answered_ = true;
-    self->SendText(bytes);
-    self->Flush();
-  };
-  events.may_read = [weak] {
-    std::shared_ptr<Connection> self = weak.lock();
-    return self != nullptr && self->phase_ == Phase::kSpliced &&
-           self->unsent_.size() + self->sending_.size() <= kUnsentBytesMax;
-  };
-  events.drained = [weak] {
-    if (std::shared_ptr<Connection> self = weak.lock()) self->ArmRead();
-  };
-  events.closed = [weak](const std::string& why) {
-    std::shared_ptr<Connection> self = weak.lock();
-    if (self == nullptr || self->phase_ != Phase::kSpliced) return;
-    static LogLimiter limiter(20, "zk: ");
-    if (limiter.Allow("spliced connections ending")) {
-      log::Info("zk", "a connection from " + self->peer_ + " spliced to the leader ends: " + why);
-    }
-    // What the leader sent goes out first, within the handshake's time
-    // (ClientPort::CheckLiveness).
-    self->phase_ = Phase::kClosing;
-    self->splice_ended_ms_ = self->port_.server().clock().NowMonoMs();
-    self->Flush();
-  };
-  splice_ =
-      std::make_shared<LeaderSplice>(port_.io(), port_.options().leader_tls, std::move(events));
-  const auto n = static_cast<std::uint32_t>(connect_frame.size());
-  const char length[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
-                          static_cast<char>(n >> 8), static_cast<char>(n)};
-  splice_->Send(std::string_view(length, 4));
-  splice_->Send(connect_frame);
-  splice_->Send(frames_.TakeRest());
-  splice_->Start(leader.zk_address);
-  ArmRead();
-}
-
 // --- Requests --------------------------------------------------------------------
 
 void Connection::OnRequestFrame(const std::string& frame) {
@@ -435,7 +352,7 @@ void Connection::Begin(Slot& slot) {
       return SetWatches(slot);
     case OpCode::kAddWatch:
       return AddWatch(slot);
-    default:  // setACL: not served
+    default:  // an op the decoder knows and no one serves
       return done(AnswerCode(xid, zxid, ErrorCode::kUnimplemented));
   }
 }

@@ -1,6 +1,7 @@
 // One ZooKeeper client connection of the ClientPort (zk/client_port.h).
-// Private to src/zk; loop thread only. Its code is in three files:
+// Private to src/zk; loop thread only. Its code is in four files:
 // connection.cc (its life, reading, the queue of answers, writing),
+// connection_open.cc (the session's opening, or a follower's splice),
 // connection_requests.cc (the requests that wait for the Server) and
 // connection_watches.cc.
 //

@@ -7,6 +7,7 @@
 #include "common/limits.h"
 #include "state/apply_result.h"
 #include "state/numbered_session.h"
+#include "state/zk_path.h"
 #include "zk/reads.h"
 
 namespace tenure::zk {
@@ -136,6 +137,7 @@ bool IsWrite(std::int32_t type) {
     case OpCode::kDelete:
     case OpCode::kSetData:
     case OpCode::kCheck:
+    case OpCode::kSetAcl:
     case OpCode::kMulti:
       return true;
     default:
@@ -168,6 +170,16 @@ Refusal PlanBody(std::int32_t type, const RequestBody& body, bool authenticated,
       op->path = request.path;
       op->data = request.data;
       op->version = request.version;
+      return SizeLimits(*op);
+    }
+    case OpCode::kSetAcl: {
+      // PrepRequestProcessor's order: the path, then the list's shape.
+      const auto& request = std::get<SetAclRequest>(body);
+      op->kind = state::ZkOp::Kind::kSetAcl;
+      op->path = request.path;
+      op->version = request.version;
+      if (!state::ZkPathError(request.path).empty()) return ErrorCode::kBadArguments;
+      if (!AclShapeValid(request.acl, authenticated)) return ErrorCode::kInvalidAcl;
       return SizeLimits(*op);
     }
     default:
@@ -277,6 +289,7 @@ std::string AnswerApplied(const DecodedRequest& request, const state::ApplyResul
     case OpCode::kCreateTtl:
       return EncodeReply(ok, Create2Response{op.path, ToStat(op.stat)});
     case OpCode::kSetData:
+    case OpCode::kSetAcl:
       return EncodeReply(ok, StatRecord{ToStat(op.stat)});
     default:  // delete; check alone (ZooKeeper's server fails to answer it)
       return EncodeReply(ok);

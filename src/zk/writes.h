@@ -1,5 +1,5 @@
 // ZooKeeper's writes (create, create2, createContainer, createTTL, delete,
-// setData, check, multi) as one ZkWrite entry (decision 0056 section 4),
+// setData, check, setACL, multi) as one ZkWrite entry (decision 0056 section 4),
 // and their answers from what the entry applied to. What ZooKeeper checks
 // before its tree is looked at (a create's mode, a TTL, the path's shape,
 // the ACL list's shape) is checked here, in ZooKeeper's order, so the
@@ -46,8 +46,8 @@ struct PlannedWrite {
 PlannedWrite PlanWrite(const DecodedRequest& request, std::int64_t session, bool authenticated);
 
 // Whether tenure's ACLs let `can` make every op of `write`: key:write on a
-// created, deleted or changed path, key:read on a checked one (decision
-// 0056 section 7). Else the request answers NOAUTH whole.
+// created, deleted or changed path (setACL's too: ZooKeeper asks ADMIN), key:read on a checked one
+// (decision 0056 section 7). Else the request answers NOAUTH whole.
 bool MayWrite(const acl::Authorizer& can, const state::ZkWrite& write);
 
 // The reply frame for a request answered whole with `code` (NOAUTH, a
@@ -60,7 +60,7 @@ std::string AnswerRefused(const DecodedRequest& request, const PlannedWrite& pla
 
 // The reply frame for the entry's outcome (its index is the reply's zxid):
 // create's path, create2's and createContainer's path and Stat, setData's
-// Stat, a header alone for delete and check, each op's result for a multi
+// and setACL's Stat, a header alone for delete and check, each op's result for a multi
 // (whose header's err is 0 whatever its ops answered, as ZooKeeper's).
 std::string AnswerApplied(const DecodedRequest& request, const state::ApplyResult& result);
 

@@ -71,6 +71,8 @@ ROWS = {
     "create-other": ("create", zk_wire.create_body("/zk/other", b"o")),
     "setData-item": ("setData", zk_wire.set_data_body("/zk/app/item", b"w")),
     "delete-item": ("delete", zk_wire.path_version("/zk/app/item")),
+    "setACL-item": ("setACL", zk_wire.ustring("/zk/app/item") + zk_wire.acl_list(zk_wire.OPEN_ACL)
+                    + struct.pack(">i", -1)),
     "multi-check-set": ("multi", zk_wire.multi_body([
         ("check", zk_wire.path_version("/zk/app/item", 0)),
         ("setData", zk_wire.set_data_body("/zk/app/item", b"m"))])),
@@ -100,6 +102,7 @@ create-eph-app      ok    noauth  ok      noauth  noauth  authfailed
 create-other        ok    noauth  noauth  noauth  noauth  authfailed
 setData-item        ok    noauth  ok      noauth  noauth  authfailed
 delete-item         ok    noauth  ok      noauth  noauth  authfailed
+setACL-item         ok    noauth  ok      noauth  noauth  authfailed
 multi-check-set     ok    noauth  ok      noauth  noauth  authfailed
 check-secret-multi  ok    noauth  ok      noauth  noauth  authfailed
 sync                ok    ok      ok      ok      ok      authfailed
@@ -197,8 +200,11 @@ class ZooKeeperAclMatrixTest(unittest.TestCase):
         admin = self.session("mgmt")
         children = admin.call("getChildren", zk_wire.path_watch("/zk/app"))[3]
         data = admin.call("getData", zk_wire.path_watch("/zk/app/item"))[3]
+        value, at = zk_wire.read_ustring(data)
+        stat = zk_wire.read_stat(data, at)[0] if value is not None else None
         others = admin.call("exists", zk_wire.path_watch("/zk/other"))[2]
-        return children, zk_wire.read_ustring(data)[0], others
+        # The aversion too: a setACL changes nothing else.
+        return children, value, stat and stat["aversion"], others
 
     def test_every_op_by_every_token_kind(self):
         self.check_matrix()

@@ -17,6 +17,7 @@ import time
 import unittest
 
 from kazoo.client import KazooClient
+from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 from kazoo.exceptions import (BadVersionError, NoNodeError, NodeExistsError, NotEmptyError,
                               RolledBackError)
 
@@ -114,6 +115,43 @@ class ZooKeeperPortTest(unittest.TestCase):
         self.assertIsNotNone(entry)
         zk.delete("/port/t2")
         self.assertIsNone(self.server.kv_entry("/port/t2"))
+
+    def test_set_acl_counts_the_aversion_and_checks_what_zookeeper_checks(self):
+        """setACL (decision 0056 section 7): the list is checked for shape
+        and not stored; the node's aversion counts the change, with
+        ZooKeeper's version check; data, version and mzxid stay, and no
+        watch fires."""
+        zk = self.kazoo()
+        zk.create("/acl-node", b"v", makepath=True)
+        before = zk.get("/acl-node")[1]
+        watcher = self.wire()
+        self.assertEqual(watcher.call("getData", zk_wire.path_watch("/acl-node", True))[2], 0)
+        stat = zk.set_acls("/acl-node", [make_digest_acl("app", "secret", all=True)])
+        self.assertEqual(stat.aversion, 1)
+        self.assertEqual((stat.version, stat.mzxid), (before.version, before.mzxid))
+        stat = zk.set_acls("/acl-node", [OPEN_ACL_UNSAFE[0]], version=1)
+        self.assertEqual(stat.aversion, 2)
+        with self.assertRaises(BadVersionError):
+            zk.set_acls("/acl-node", [OPEN_ACL_UNSAFE[0]], version=1)
+        with self.assertRaises(NoNodeError):
+            zk.set_acls("/acl-none", [OPEN_ACL_UNSAFE[0]])
+        self.assertEqual(zk.get("/acl-node")[1].aversion, 2)
+        self.assertEqual(zk.get("/")[1].aversion, 0)
+        self.assertEqual(zk.set_acls("/", [OPEN_ACL_UNSAFE[0]]).aversion, 1)
+        # Frames: an empty list and an unknown scheme INVALIDACL, a bad path
+        # BADARGUMENTS, /zookeeper BADARGUMENTS; none changes the aversion.
+        session = self.wire()
+        for path, acls, code in (("/acl-node", [], INVALIDACL),
+                                 ("/acl-node", [(31, "nope", "x")], INVALIDACL),
+                                 ("/acl-node", [(31, "auth", "")], INVALIDACL),
+                                 ("acl-node", zk_wire.OPEN_ACL, BADARGUMENTS),
+                                 ("/zookeeper/config", zk_wire.OPEN_ACL, BADARGUMENTS)):
+            body = zk_wire.ustring(path) + zk_wire.acl_list(acls) + struct.pack(">i", -1)
+            self.assertEqual(session.call("setACL", body)[2], code, (path, acls))
+        self.assertEqual(zk.get("/acl-node")[1].aversion, 2)
+        # No watch fired: an event would come before this answer.
+        xid, _, err, _ = watcher.call("exists", zk_wire.path_watch("/acl-node"))
+        self.assertEqual((xid, err), (watcher.xid, 0))
 
     def test_ephemerals_go_with_the_session_that_closed(self):
         owner = self.kazoo()

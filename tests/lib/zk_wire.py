@@ -6,7 +6,7 @@ import socket
 import struct
 
 OP = {"create": 1, "delete": 2, "exists": 3, "getData": 4, "setData": 5, "getACL": 6,
-      "getChildren": 8, "sync": 9, "ping": 11, "getChildren2": 12, "check": 13, "multi": 14,
+      "setACL": 7, "getChildren": 8, "sync": 9, "ping": 11, "getChildren2": 12, "check": 13, "multi": 14,
       "create2": 15, "auth": 100, "close": -11}
 OPEN_ACL = [(31, "world", "anyone")]
 

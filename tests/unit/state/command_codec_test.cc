@@ -603,6 +603,20 @@ TEST(CommandCodecTest, AZkWriteIsItsSessionAndOps) {
   EXPECT_EQ(*back, c);
 }
 
+// setACL is op kind 4 (its version is the aversion); 5 and above are refused.
+TEST(CommandCodecTest, ASetAclOpIsKindFour) {
+  ZkOp set_acl{ZkOp::Kind::kSetAcl, "/l", "", 2, false, false, false};
+  const Command c{ClusterMs(1), ZkWrite{SessionId("s"), {set_acl}}, UnixMs(2)};
+  std::string bytes = Encode(c);
+  Result<Command> back = DecodeCommand(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, c);
+  const std::size_t kind_at = bytes.find("/l") - 2;  // the kind, then the path's length
+  ASSERT_EQ(bytes[kind_at], 4);
+  bytes[kind_at] = 5;
+  EXPECT_FALSE(DecodeCommand(bytes).ok());
+}
+
 // docs/formats.md's ZkSecret (tag 34): the secret's bytes.
 TEST(CommandCodecTest, AZkSecretIsItsBytes) {
   const Command c{ClusterMs(1), ZkSecret{std::string(32, 's')}, UnixMs(2)};
@@ -626,7 +640,8 @@ TEST(CommandCodecTest, AZkWriteWithAnUnknownKindModeOrVersionIsRefused) {
     return bytes;
   };
   EXPECT_TRUE(DecodeCommand(entry(3, INT32_MIN, 7)).ok());
-  EXPECT_FALSE(DecodeCommand(entry(4, 0, 0)).ok());
+  EXPECT_TRUE(DecodeCommand(entry(4, 0, 0)).ok());  // setACL
+  EXPECT_FALSE(DecodeCommand(entry(5, 0, 0)).ok());
   EXPECT_FALSE(DecodeCommand(entry(0, 0, 8)).ok());
   EXPECT_FALSE(DecodeCommand(entry(0, std::int64_t{INT32_MAX} + 1, 0)).ok());
   EXPECT_FALSE(DecodeCommand(entry(0, std::int64_t{INT32_MIN} - 1, 0)).ok());

@@ -266,6 +266,7 @@ constexpr const char* kZkCases[] = {"zk create",
                                     "zk delete",
                                     "zk setData",
                                     "zk check passed",
+                                    "zk setACL",
                                     "zk multi applied",
                                     "zk multi failed midway",
                                     "zk NONODE",
@@ -328,6 +329,9 @@ void CountZk(const Command& command, const ModelStore& before, const ModelResult
         break;
       case ZkOp::Kind::kCheck:
         ++(*seen)["zk check passed"];
+        break;
+      case ZkOp::Kind::kSetAcl:
+        ++(*seen)["zk setACL"];
         break;
     }
   }

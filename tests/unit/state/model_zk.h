@@ -113,6 +113,9 @@ class ModelZk {
         case ZkOp::Kind::kCheck:
           out.code = Check(m, op);
           break;
+        case ZkOp::Kind::kSetAcl:
+          out.code = SetAcl(m, op, &out);
+          break;
       }
       ModelStore::DiffHolders(holders_before, m.HolderMap(), m.kv, EndCause::kNone,
                               &m.history_events_);
@@ -254,6 +257,17 @@ class ModelZk {
     e.value = op.data;
     m.Write(std::move(e), index, &r->changed_keys);
     out->stat = *Stat(m, path);
+    return ZkCode::kOk;
+  }
+
+  // setACL: only the aversion counts it (the list is not stored).
+  static ZkCode SetAcl(ModelStore& m, const ZkOp& op, ZkOpResult* out) {
+    if (!ZkPathError(op.path).empty() || Reserved(op.path)) return ZkCode::kBadArguments;
+    if (!IsZnode(m, op.path)) return ZkCode::kNoNode;
+    ModelZkNode& node = Record(m, op.path);
+    if (op.version != -1 && op.version != node.aversion) return ZkCode::kBadVersion;
+    node.aversion = Wrap(static_cast<std::int64_t>(node.aversion) + 1);
+    out->stat = *Stat(m, op.path);
     return ZkCode::kOk;
   }
 

@@ -111,10 +111,14 @@ class ZkGenerator {
       op.path = Path();
       op.data = "s" + std::to_string(Uniform(3));
       op.version = Version(m, op.path);
-    } else {
+    } else if (roll < 95) {
       op.kind = ZkOp::Kind::kCheck;
       op.path = Path();
       op.version = Version(m, op.path);
+    } else {
+      op.kind = ZkOp::Kind::kSetAcl;
+      op.path = Path();
+      op.version = Chance(50) ? -1 : static_cast<std::int32_t>(Uniform(3));  // an aversion
     }
     return op;
   }

@@ -40,6 +40,9 @@ ZkOp ZkSetDataOp(std::string path, std::string data, std::int32_t version = -1) 
 ZkOp ZkCheckOp(std::string path, std::int32_t version) {
   return ZkOp{ZkOp::Kind::kCheck, std::move(path), "", version, false, false, false};
 }
+ZkOp ZkSetAclOp(std::string path, std::int32_t version = -1) {
+  return ZkOp{ZkOp::Kind::kSetAcl, std::move(path), "", version, false, false, false};
+}
 
 class ZkDriver : public StoreDriver {
  public:
@@ -237,6 +240,41 @@ TEST(StoreZkTest, SetDataMovesVersionMzxidAndMtimeOnly) {
   EXPECT_EQ(d.Code(ZkCheckOp("/s", 1)), ZkCode::kBadVersion);
   EXPECT_EQ(d.Code(ZkCheckOp("/none", -1)), ZkCode::kNoNode);
   EXPECT_EQ(d.Code(ZkCheckOp("/", 0)), ZkCode::kOk);
+}
+
+// setACL counts the aversion, checked as a version is, and moves nothing
+// else: no key is written, so no modify index, mzxid or mtime moves.
+TEST(StoreZkTest, SetAclMovesTheAversionOnly) {
+  ZkDriver d;
+  ASSERT_EQ(d.Code(ZkCreateOp("/a", "v")), ZkCode::kOk);
+  const ZkStat created = d.Stat("/a");
+  const LogIndex kv_index = d.store().kv_index();
+  d.AdvanceMs(1500);
+  ApplyResult r = d.Zk({ZkSetAclOp("/a", 0)});
+  ASSERT_TRUE(r.ok);
+  ZkStat expected = created;
+  expected.aversion = 1;
+  EXPECT_EQ(r.zk[0].stat, expected);
+  EXPECT_EQ(d.Stat("/a"), expected);
+  EXPECT_EQ(d.store().kv_index(), kv_index);
+  EXPECT_EQ(d.Code(ZkSetAclOp("/a", 0)), ZkCode::kBadVersion);
+  EXPECT_EQ(d.Code(ZkSetAclOp("/a")), ZkCode::kOk);
+  EXPECT_EQ(d.Stat("/a").aversion, 2);
+  EXPECT_EQ(d.Code(ZkSetAclOp("/none")), ZkCode::kNoNode);
+  EXPECT_EQ(d.Code(ZkSetAclOp("/a/")), ZkCode::kBadArguments);
+  EXPECT_EQ(d.Code(ZkSetAclOp("/zookeeper/config")), ZkCode::kBadArguments);
+  EXPECT_EQ(d.Code(ZkSetAclOp("/", 0)), ZkCode::kOk);
+  EXPECT_EQ(d.Stat("/").aversion, 1);
+  // A multi that fails after it rolls the aversion back.
+  ApplyResult failed = d.Zk({ZkSetAclOp("/a"), ZkDeleteOp("/none")});
+  EXPECT_FALSE(failed.ok);
+  EXPECT_EQ(d.Stat("/a").aversion, 2);
+  // Snapshots carry it.
+  std::string bytes;
+  d.store().EncodeSnapshot(&bytes);
+  Result<Store> restored = Store::DecodeSnapshot(bytes);
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  EXPECT_EQ(restored->ZkStatOf("/a")->aversion, 2);
 }
 
 // multi(create ok, delete missing, setData): 0, NONODE, RUNTIMEINCONSISTENCY,
