@@ -109,7 +109,8 @@ inline std::string Describe(const Command& c) {
         } else if constexpr (std::is_same_v<T, ZkSecret>) {
           os << "secret=" << b.secret.size() << " bytes";
         } else if constexpr (std::is_same_v<T, ZkWrite>) {
-          static constexpr const char* kKinds[] = {"create", "delete", "setData", "check"};
+          static constexpr const char* kKinds[] = {"create", "delete", "setData", "check",
+                                                   "setACL"};
           os << "session=\"" << b.session << "\" ops=[";
           for (std::size_t i = 0; i < b.ops.size(); ++i) {
             const ZkOp& op = b.ops[i];
