@@ -43,7 +43,7 @@ bool Deferred(const DecodedRequest& request) {
 
 bool Connection::Backlogged() const {
   // Spliced, the client is read while the leader takes its bytes.
-  if (splice_ != nullptr) return splice_->unsent() > kUnsentBytesMax;
+  if (spliced_ != nullptr) return spliced_->link->unsent() > kUnsentBytesMax;
   return unsent_.size() + sending_.size() + answered_bytes_ > kUnsentBytesMax;
 }
 
@@ -80,7 +80,7 @@ void Connection::Start() {
 void Connection::Close() {
   if (phase_ == Phase::kClosed) return;
   phase_ = Phase::kClosed;
-  if (splice_ != nullptr) splice_->Close();
+  if (spliced_ != nullptr) spliced_->link->Close();
   boost::system::error_code ignored;
   socket_.close(ignored);
   slots_.clear();
@@ -91,7 +91,7 @@ void Connection::Close() {
 // --- Reading -----------------------------------------------------------------
 
 void Connection::ArmRead() {
-  if (reading_ || !Reading() || client_ended_) return;
+  if (reading_ || !Reading() || ClientEnded()) return;
   if (Backlogged() || slots_.size() >= kSlotsMax) return;
   reading_ = true;
   std::weak_ptr<Connection> weak = weak_from_this();
@@ -124,7 +124,7 @@ void Connection::OnReadable() {
   // A bounded number of reads per wakeup, so one busy client cannot hold
   // the loop; the rest is read at the next readiness.
   for (int i = 0; i < 16; ++i) {
-    if (!Reading() || client_ended_) return;
+    if (!Reading() || ClientEnded()) return;
     if (Backlogged() || slots_.size() >= kSlotsMax) return;
     boost::system::error_code ec;
     const std::size_t n = ReadSome(ec);
@@ -133,13 +133,13 @@ void Connection::OnReadable() {
     if (ec == asio::error::eof && phase_ == Phase::kSpliced) {
       // What the client sent before it closed still goes to the leader
       // (its closeSession, say); the leader's end of that closes this.
-      client_ended_ = true;
-      return splice_->FinishSending();
+      spliced_->client_ended = true;
+      return spliced_->link->FinishSending();
     }
     if (ec) return Close();  // end of stream or a reset: the session stays
     OnBytes(port_.scratch(), n);
   }
-  if (Reading() && !client_ended_) {
+  if (Reading() && !ClientEnded()) {
     std::weak_ptr<Connection> weak = weak_from_this();
     asio::post(port_.io(), [weak] {
       if (std::shared_ptr<Connection> self = weak.lock()) self->OnReadable();
@@ -173,7 +173,7 @@ std::size_t Connection::ReadSome(boost::system::error_code& ec) {
 
 void Connection::OnBytes(const char* data, std::size_t size) {
   std::string_view bytes(data == nullptr ? "" : data, size);
-  if (phase_ == Phase::kSpliced) return splice_->Send(bytes);
+  if (phase_ == Phase::kSpliced) return spliced_->link->Send(bytes);
   while (!head_checked_) {
     // The first 4 bytes: a four-letter word, or the ConnectRequest's length
     // (after a follower's relay mark, once).
@@ -465,7 +465,7 @@ void Connection::Written(boost::system::error_code ec) {
 void Connection::Resume() {
   if (phase_ == Phase::kSpliced) {
     Flush();  // what the leader sent while the last write was out
-    return splice_->ResumeReading();
+    return spliced_->link->ResumeReading();
   }
   if (phase_ == Phase::kServing || phase_ == Phase::kClosing) Pump();
   if (phase_ == Phase::kServing && !Backlogged()) OnBytes(nullptr, 0);

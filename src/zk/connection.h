@@ -72,10 +72,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Spliced to the leader with this raft id (0: never spliced); whether
   // the link is still open, the leader has sent a byte, and when the link
   // ended (the port's liveness check bounds each wait).
-  std::uint64_t spliced_to() const { return phase_ == Phase::kClosed ? 0 : spliced_to_; }
+  std::uint64_t spliced_to() const {
+    return spliced_ == nullptr || phase_ == Phase::kClosed ? 0 : spliced_->leader;
+  }
   bool splice_open() const { return phase_ == Phase::kSpliced; }
-  bool leader_answered() const { return leader_answered_; }
-  MonoMs splice_ended_ms() const { return splice_ended_ms_; }
+  bool leader_answered() const { return spliced_ != nullptr && spliced_->leader_answered; }
+  MonoMs splice_ended_ms() const { return spliced_ != nullptr ? spliced_->ended_ms : MonoMs(); }
   std::uint64_t number() const { return number_; }  // its owner number in the watch table
   // Requests read, not yet answered.
   std::size_t unanswered() const { return slots_.size(); }
@@ -144,6 +146,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t ReadSome(boost::system::error_code& ec);
   void Resume();
   bool Backlogged() const;
+  bool ClientEnded() const { return spliced_ != nullptr && spliced_->client_ended; }
   bool Reading() const {
     return phase_ == Phase::kHandshake || phase_ == Phase::kServing || phase_ == Phase::kSpliced;
   }
@@ -157,21 +160,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // answer), not readability: the read waits on that (a write's want is
   // its own).
   bool read_wants_write_ = false;
+  // The last read wanted more bytes: what OpenSSL holds (SSL_has_pending
+  // counts a partial record) waits for readiness, not a posted read.
+  bool read_starved_ = false;
+  // It came marked by a follower's splice (kRelayMark): served here or
+  // closed, never spliced again.
+  bool came_spliced_ = false;
   MonoMs opened_ms_;  // accepted (no timer of its own: the port checks)
   Phase phase_ = Phase::kHandshake;
   std::string head_;  // the first bytes, until 4 tell a word from a length
   bool head_checked_ = false;
-  // It came marked by a follower's splice (kRelayMark): served here or
-  // closed, never spliced again.
-  bool came_spliced_ = false;
-  std::shared_ptr<LeaderSplice> splice_;
-  std::uint64_t spliced_to_ = 0;
-  bool leader_answered_ = false;
-  bool client_ended_ = false;  // spliced, the client closed its side
-  MonoMs splice_ended_ms_;
-  // The last read wanted more bytes: what OpenSSL holds (SSL_has_pending
-  // counts a partial record) waits for readiness, not a posted read.
-  bool read_starved_ = false;
+  // A follower's splice of this connection to the leader: made only then,
+  // so a connection served here holds one pointer for it.
+  struct Spliced {
+    std::shared_ptr<LeaderSplice> link;
+    std::uint64_t leader = 0;  // its raft id
+    bool leader_answered = false;
+    bool client_ended = false;  // the client closed its side
+    MonoMs ended_ms;            // when the link ended
+  };
+  std::unique_ptr<Spliced> spliced_;
   FrameSplitter frames_;
   bool reading_ = false;  // a readiness wait is armed
   bool writing_ = false;  // an async write is under way

@@ -52,13 +52,14 @@ void Connection::Splice(const std::string& connect_frame) {
   // No leader, or no address for its port yet: unanswered, as before.
   if (leader.id == 0 || leader.zk_address.empty()) return Close();
   phase_ = Phase::kSpliced;
-  spliced_to_ = leader.id;
+  spliced_ = std::make_unique<Spliced>();
+  spliced_->leader = leader.id;
   std::weak_ptr<Connection> weak = weak_from_this();
   LeaderSplice::Events events;
   events.bytes = [weak](std::string_view bytes) {
     std::shared_ptr<Connection> self = weak.lock();
     if (self == nullptr || self->phase_ == Phase::kClosed) return;
-    self->leader_answered_ = true;
+    self->spliced_->leader_answered = true;
     self->SendText(bytes);
     self->Flush();
   };
@@ -80,18 +81,19 @@ void Connection::Splice(const std::string& connect_frame) {
     // What the leader sent goes out first, within the handshake's time
     // (ClientPort::CheckLiveness).
     self->phase_ = Phase::kClosing;
-    self->splice_ended_ms_ = self->port_.server().clock().NowMonoMs();
+    self->spliced_->ended_ms = self->port_.server().clock().NowMonoMs();
     self->Flush();
   };
-  splice_ =
+  spliced_->link =
       std::make_shared<LeaderSplice>(port_.io(), port_.options().leader_tls, std::move(events));
   const auto n = static_cast<std::uint32_t>(connect_frame.size());
   const char length[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
                           static_cast<char>(n >> 8), static_cast<char>(n)};
-  splice_->Send(std::string_view(length, 4));
-  splice_->Send(connect_frame);
-  splice_->Send(frames_.TakeRest());
-  splice_->Start(leader.zk_address);
+  LeaderSplice& link = *spliced_->link;
+  link.Send(std::string_view(length, 4));
+  link.Send(connect_frame);
+  link.Send(frames_.TakeRest());
+  link.Start(leader.zk_address);
   ArmRead();
 }
 
