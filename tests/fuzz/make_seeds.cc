@@ -258,6 +258,22 @@ int main(int argc, char** argv) {
     std::string zk_entry;
     tenure::raft::EncodeEntry(zk_write, &zk_entry);
     Write(root / "command" / ("seed" + std::to_string(seed) + "-zk-write"), zk_entry);
+    // setACL (op kind 4) and a member with a ZooKeeper address (tag 35).
+    tenure::state::Command zk_set_acl = restore;
+    zk_set_acl.body =
+        tenure::state::ZkWrite{tenure::state::SessionId(),
+                               {{tenure::state::ZkOp::Kind::kSetAcl, "/lock", "",
+                                 static_cast<std::int32_t>(seed), false, false, false}}};
+    std::string set_acl_entry;
+    tenure::raft::EncodeEntry(zk_set_acl, &set_acl_entry);
+    Write(root / "command" / ("seed" + std::to_string(seed) + "-zk-set-acl"), set_acl_entry);
+    tenure::state::Command zk_member = restore;
+    zk_member.body = tenure::state::SetMember{{seed, "n" + std::to_string(seed), "127.0.0.1:8300",
+                                               "127.0.0.1:8500", "", "tls://127.0.0.1:2281",
+                                               tenure::LogIndex()}};
+    std::string member_entry;
+    tenure::raft::EncodeEntry(zk_member, &member_entry);
+    Write(root / "command" / ("seed" + std::to_string(seed) + "-set-member-zk"), member_entry);
     tenure::state::Command zk_secret = restore;
     zk_secret.body = tenure::state::ZkSecret{std::string(32, static_cast<char>(seed))};
     std::string secret_entry;
@@ -306,6 +322,14 @@ int main(int argc, char** argv) {
     snapshot.clear();
     zk.EncodeSnapshot(&snapshot);
     Write(root / "snapshot" / "forged-base-zk-secret-whole", std::string(1, 0) + snapshot);
+    // And a member with a ZooKeeper address: snapshot version 13.
+    zk.Apply({tenure::ClusterMs(5),
+              tenure::state::SetMember{{1, "n1", "127.0.0.1:8300", "127.0.0.1:8500",
+                                        "127.0.0.1:2379", "127.0.0.1:2181", tenure::LogIndex()}}},
+             base.applied_index().Next().Next().Next());
+    snapshot.clear();
+    zk.EncodeSnapshot(&snapshot);
+    Write(root / "snapshot" / "forged-base-zk-member-whole", std::string(1, 0) + snapshot);
   }
   // Refused states, each with the bytes as they are (first byte 0).
   int forged = 0;

@@ -98,6 +98,9 @@ def raft_wire_seeds():
                                   nonce=bytes(32))
     join = raft_wire.hello_bytes(2, "127.0.0.1:8301", "n2", "", purpose=raft_wire.PURPOSE_JOIN,
                                  nonce=bytes(32))
+    # With the etcd address ("" here) and the ZooKeeper address after it.
+    addresses = raft_wire.hello_bytes(2, "127.0.0.1:8301", "n2", "127.0.0.1:8501",
+                                      nonce=bytes(32), more=("", "tls://127.0.0.1:2281"))
     conf = raft_wire.configuration([(1, "127.0.0.1:8300", 1), (2, "127.0.0.1:8301", 1)])
     entry = raft_wire.kv_set_entry("a", "v", now_ms=1700000000000)
     messages = (raft_wire.append_entries(entries=[(raft_wire.ENTRY_COMMAND, entry)])
@@ -117,6 +120,7 @@ def raft_wire_seeds():
         bytes([4, 255]) + conf,
         bytes([5, 255]) + messages, bytes([5, 3]) + messages, bytes([5, 255]) + snapshot,
         bytes([5, 255]) + valid_snapshot, bytes([5, 5]) + messages + valid_snapshot,
+        bytes([0, 255]) + addresses,
     ]
 
 

@@ -71,8 +71,11 @@ def _string(s):
 
 
 def hello_bytes(node_id, raft_address="", node_name="", http_address="", purpose=PURPOSE_RAFT,
-                keyed=False, nonce=None):
+                keyed=False, nonce=None, more=()):
+    """more: the strings after the HTTP address (the etcd address, then
+    the ZooKeeper address; docs/formats.md)."""
     body = _string(raft_address) + _string(node_name) + _string(http_address)
+    body += b"".join(_string(s) for s in more)
     return _HELLO_FIXED.pack(MAGIC, purpose, _KEYED_FLAG if keyed else 0, 0, len(body), node_id,
                              nonce or os.urandom(_NONCE)) + body
 
