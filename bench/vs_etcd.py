@@ -304,7 +304,14 @@ class Servers:
         self.server_args_per_server = [["-zk-addr", a] for a in zk_addrs]
         self.taken_ports = set(zk_ports)
         self._start_tenure()
+        self.zk_addrs = zk_addrs
         self.addr = zk_addrs[[p.pid for p in self.procs].index(self.leader_pid)]
+
+    def _start_tenure_zk_follower(self):
+        """As _start_tenure_zk, with addr a follower's ZooKeeper port: each
+        connection there is spliced to the leader's (decision 0056)."""
+        self._start_tenure_zk()
+        self.addr = next(a for a, p in zip(self.zk_addrs, self.procs) if p.pid != self.leader_pid)
 
     def _start_tenure(self):
         ports = free_ports(2 * self.n)
@@ -471,7 +478,8 @@ def measure(system, n, workload, extra, timeout, tls=None):
     with Servers(system, n, ARGS.data_parent, tls) as servers:
         # tenure's etcd and ZooKeeper APIs are driven by the driver's etcd
         # and ZooKeeper clients.
-        driver_system = {"tenure_etcd": "etcd", "tenure_zk": "zk"}.get(system, system)
+        driver_system = {"tenure_etcd": "etcd", "tenure_zk": "zk",
+                         "tenure_zk_follower": "zk"}.get(system, system)
         cmd = [ARGS.driver, "--system", driver_system, "--addr", servers.addr, "--workload", workload,
                "--server-pid", str(servers.leader_pid)] + [str(x) for x in extra]
         if tls:
