@@ -385,11 +385,7 @@ void Connection::SendFrame(std::string_view frame) {
     // slots (Pump) or the port's events (Deliver).
     return CloseLater();
   }
-  const auto n = static_cast<std::uint32_t>(frame.size());
-  const char length[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
-                          static_cast<char>(n >> 8), static_cast<char>(n)};
-  unsent_.append(length, 4);
-  unsent_.append(frame);
+  AppendFrame(&unsent_, frame);
   port_.CountSent();
 }
 

@@ -86,13 +86,12 @@ void Connection::Splice(const std::string& connect_frame) {
   };
   spliced_->link =
       std::make_shared<LeaderSplice>(port_.io(), port_.options().leader_tls, std::move(events));
-  const auto n = static_cast<std::uint32_t>(connect_frame.size());
-  const char length[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
-                          static_cast<char>(n >> 8), static_cast<char>(n)};
+  // The ConnectRequest as it came, then whatever the client sent behind it.
+  std::string first;
+  AppendFrame(&first, connect_frame);
+  first += frames_.TakeRest();
   LeaderSplice& link = *spliced_->link;
-  link.Send(std::string_view(length, 4));
-  link.Send(connect_frame);
-  link.Send(frames_.TakeRest());
+  link.Send(first);
   link.Start(leader.zk_address);
   ArmRead();
 }

@@ -7,6 +7,14 @@
 
 namespace tenure::zk {
 
+void AppendFrame(std::string* out, std::string_view frame) {
+  const auto n = static_cast<std::uint32_t>(frame.size());
+  const char length[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
+                          static_cast<char>(n >> 8), static_cast<char>(n)};
+  out->append(length, 4);
+  out->append(frame);
+}
+
 bool FrameSplitter::Next(std::string* frame) {
   if (!error_.empty() || buffered() < 4) return false;
   std::uint32_t raw = 0;

@@ -44,6 +44,10 @@ class FrameSplitter {
   std::string error_;
 };
 
+// Appends `frame` to `out` with its 4-byte big-endian length before it:
+// what FrameSplitter reads back.
+void AppendFrame(std::string* out, std::string_view frame);
+
 // The word the first 4 bytes of a connection spell, if ZooKeeper 3.8 knows
 // it (conf, cons, crst, dirs, dump, envi, gtmk, hash, isro, mntr, ruok,
 // srst, srvr, stat, stmk, wchc, wchp, wchs); nullopt: read them as a
