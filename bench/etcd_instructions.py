@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """What a durable put and a lease keepalive cost tenure in instructions on
 each of its surfaces: the server's instructions per operation over Consul's
-HTTP API and over etcd's gRPC API, from the same load generator
-(tenure_vs --system tenure / --system etcd), counted by valgrind's callgrind
+HTTP API, over etcd's gRPC API and (puts only: setData) over ZooKeeper's
+port, from the same load generator (tenure_vs --system tenure / etcd / zk),
+counted by valgrind's callgrind
 (the same count however busy the machine is). The load generator shares
 this machine's two cores with the servers in docs/benchmarks-etcd-api.md,
 so its throughput ratios say less about the servers than these counts do;
@@ -10,6 +11,7 @@ the generator's own instructions per operation are counted too, since
 gRPC's client is the heavier one.
 
     /usr/bin/python3 bench/etcd_instructions.py [--runs 2] [--ops 20000] [--clients 1,64]
+        [--apis consul,etcd,zk]
 
 - server: tenure under callgrind (bench/callgrind_count.py's
   callgrind_server) with `-grpc-addr`, instrumentation on only while one
@@ -27,7 +29,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 
@@ -48,10 +49,15 @@ SERVER_FLAGS = ["-session-ttl-multiplier", "10"]
 # Under callgrind the server runs ~50x slower (see bench/tls_instructions.py).
 SLOW_SERVER_ENV = {"TENURE_TEST_HTTP_FIRST_BYTE_TIMEOUT_MS": "600000"}
 WORKLOADS = ("kv_put", "keepalive")
+NAMES = {"consul": "Consul API", "etcd": "etcd API", "zk": "ZooKeeper API"}
+
+
+# tenure_vs's --system for each API.
+SYSTEMS = {"consul": "tenure", "etcd": "etcd", "zk": "zk"}
 
 
 def driver_command(args, api, addr, workload, clients, ops):
-    cmd = [args.driver, "--system", "etcd" if api == "etcd" else "tenure", "--addr", addr,
+    cmd = [args.driver, "--system", SYSTEMS[api], "--addr", addr,
            "--workload", workload, "--clients", str(clients), "--seconds", "3600",
            "--max-ops", str(ops)]
     if workload == "keepalive":
@@ -70,11 +76,17 @@ def per_operation(small, big):
     return (big[0] - small[0]) / (big[1] - small[1])
 
 
+def api_ports():
+    """The server's flags for the etcd and ZooKeeper ports, and their addresses."""
+    addrs = {"etcd": f"127.0.0.1:{free_port()}", "zk": f"127.0.0.1:{free_port()}"}
+    return ["-grpc-addr", addrs["etcd"], "-zk-addr", addrs["zk"]], addrs
+
+
 def count_server(args, api, workload, clients, work):
-    etcd_addr = f"127.0.0.1:{free_port()}"
-    with callgrind_server(args.tenure, work, SERVER_FLAGS + ["-grpc-addr", etcd_addr],
+    flags, addrs = api_ports()
+    with callgrind_server(args.tenure, work, SERVER_FLAGS + flags,
                           env=SLOW_SERVER_ENV) as (server, count):
-        addr = etcd_addr if api == "etcd" else server.http_addr
+        addr = addrs.get(api, server.http_addr)
         count(driver_command(args, api, addr, workload, clients, args.small))  # warm-up
         runs = []
         for ops in (args.small, args.ops):
@@ -84,11 +96,10 @@ def count_server(args, api, workload, clients, work):
 
 
 def count_driver(args, api, workload, clients, work):
-    etcd_addr = f"127.0.0.1:{free_port()}"
-    with DevServer(extra_args=SERVER_FLAGS + ["-grpc-addr", etcd_addr] +
-                   one_address_load_args(args.tenure),
+    flags, addrs = api_ports()
+    with DevServer(extra_args=SERVER_FLAGS + flags + one_address_load_args(args.tenure),
                    dev=False, binary=args.tenure, env=SLOW_SERVER_ENV) as server:
-        addr = etcd_addr if api == "etcd" else server.http_addr
+        addr = addrs.get(api, server.http_addr)
         runs = []
         for ops in (args.small, args.ops):
             instructions, stdout = callgrind_command(
@@ -109,10 +120,15 @@ def main():
     p.add_argument("--clients", default="1,64")
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--sides", default="server,driver")
+    p.add_argument("--apis", default="consul,etcd",
+                   help="of consul, etcd, zk (the ZooKeeper port counts kv_put only)")
     p.add_argument("--json", help="also write every count here")
     args = p.parse_args()
     if args.small >= args.ops:
         sys.exit("etcd_instructions.py: --small must be below --ops")
+    apis = args.apis.split(",")
+    if not set(apis) <= set(SYSTEMS):
+        sys.exit(f"etcd_instructions.py: --apis takes {', '.join(SYSTEMS)}")
     work = tempfile.mkdtemp(prefix="etcd-instructions-")
     counts = {}  # "side api workload cN" -> [per operation, ...]
     try:
@@ -120,7 +136,9 @@ def main():
             for workload in args.workloads.split(","):
                 for clients in [int(c) for c in args.clients.split(",")]:
                     for side in args.sides.split(","):
-                        for api in ("consul", "etcd"):
+                        for api in apis:
+                            if api == "zk" and workload != "kv_put":
+                                continue  # tenure_vs's ZooKeeper side has no keepalive
                             fn = count_server if side == "server" else count_driver
                             n = fn(args, api, workload, clients, work)
                             counts.setdefault(f"{side} {api} {workload} c{clients}", []).append(n)
@@ -132,17 +150,22 @@ def main():
         with open(args.json, "w") as f:
             json.dump(counts, f, indent=1)
     med = {k: statistics.median(v) for k, v in counts.items()}
-    print("\n| workload | clients | server, Consul API | server, etcd API | etcd ÷ Consul | "
-          "driver, Consul API | driver, etcd API |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    heads = [f"{side}, {NAMES[api]}" for side in ("server", "driver") for api in apis]
+    ratios = [f"{NAMES[api]} ÷ Consul API" for api in apis[1:]] if apis[0] == "consul" else []
+    print("\n| workload | clients | " + " | ".join(heads[:len(apis)] + ratios + heads[len(apis):]) +
+          " |")
+    print("|---|---:|" + "---:|" * (len(heads) + len(ratios)))
     f = lambda v: "-" if v is None else f"{v:,.0f}"  # noqa: E731
     for workload in args.workloads.split(","):
         for clients in [int(c) for c in args.clients.split(",")]:
             g = lambda side, api: med.get(f"{side} {api} {workload} c{clients}")  # noqa: E731
-            sc, se = g("server", "consul"), g("server", "etcd")
-            ratio = "-" if sc is None or se is None else f"{se / sc:.2f}"
-            print(f"| {workload} | {clients} | {f(sc)} | {f(se)} | {ratio} | "
-                  f"{f(g('driver', 'consul'))} | {f(g('driver', 'etcd'))} |")
+            cells = [f(g("server", api)) for api in apis]
+            sc = g("server", "consul")
+            for api in apis[1:] if apis[0] == "consul" else []:
+                v = g("server", api)
+                cells.append("-" if sc is None or v is None else f"{v / sc:.2f}")
+            cells += [f(g("driver", api)) for api in apis]
+            print(f"| {workload} | {clients} | " + " | ".join(cells) + " |")
     return 0
 
 

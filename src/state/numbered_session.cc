@@ -1,6 +1,6 @@
 #include "state/numbered_session.h"
 
-#include <string>
+#include <string_view>
 
 namespace tenure::state {
 namespace {
@@ -35,8 +35,10 @@ bool IsNumberedSession(std::string_view id) { return SessionNumber(id).has_value
 
 SessionId NumberedSessionId(std::int64_t number) {
   static constexpr char kDigits[] = "0123456789abcdef";
-  std::string id(kUpperHalf);
-  id.resize(kIdSize);
+  // On the stack: a std::string of 36 bytes is a heap allocation, and a
+  // ZooKeeper request makes this id twice.
+  char id[kIdSize];
+  kUpperHalf.copy(id, kUpperHalf.size());
   auto bits = static_cast<std::uint64_t>(number);
   for (std::size_t i = kIdSize; i-- > kUpperHalf.size();) {
     if (i == kDash) {
@@ -46,7 +48,7 @@ SessionId NumberedSessionId(std::int64_t number) {
     id[i] = kDigits[bits & 0xf];
     bits >>= 4;
   }
-  return SessionId(id);
+  return SessionId(std::string_view(id, kIdSize));
 }
 
 }  // namespace tenure::state

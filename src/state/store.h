@@ -385,6 +385,8 @@ class Store {
   // The record of `path`, made (ctime and mtime unknown, children counted)
   // if it has none. REQUIRES: path is "/" or a key.
   ZkNode& ZkRecord(std::string_view path);
+  // ZkStatOf for a path known to be a znode (its checks made once).
+  ZkStat ZkStatOfZnode(std::string_view path) const;
   void RememberZkForRollback(std::string_view path);
   // The session number of `entry`'s holder when it is ZooKeeper's
   // ephemeral owner (a numbered session that deletes its keys), else 0.

@@ -81,6 +81,16 @@ ZkChildScan ScanZkChildren(const std::map<std::string, KvEntry, std::less<>>& kv
   return scan;
 }
 
+// Whether a valid ZooKeeper path and each of its ancestors but "/" is a
+// key (every prefix of a valid path up to a '/' is a valid path too).
+bool ZkAncestorsExist(const std::map<std::string, KvEntry, std::less<>>& kv,
+                      std::string_view path) {
+  for (std::string_view at = path; at != "/"; at = ZkParentKey(at)) {
+    if (kv.find(at) == kv.end()) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 // --- Reads ------------------------------------------------------------------
@@ -92,12 +102,7 @@ const ZkNode* Store::FindZkNode(std::string_view path) const {
 
 bool Store::IsZnode(std::string_view path) const {
   if (path == "/") return true;
-  if (!ZkPathError(path).empty()) return false;
-  // Every prefix of a valid path up to a '/' is a valid path too.
-  for (std::string_view at = path; at != "/"; at = ZkParentKey(at)) {
-    if (kv_.find(at) == kv_.end()) return false;
-  }
-  return true;
+  return ZkPathError(path).empty() && ZkAncestorsExist(kv_, path);
 }
 
 std::int64_t Store::EphemeralOwner(const KvEntry& entry) const {
@@ -110,6 +115,10 @@ std::int64_t Store::EphemeralOwner(const KvEntry& entry) const {
 
 std::optional<ZkStat> Store::ZkStatOf(std::string_view path) const {
   if (!IsZnode(path)) return std::nullopt;
+  return ZkStatOfZnode(path);
+}
+
+ZkStat Store::ZkStatOfZnode(std::string_view path) const {
   ZkStat stat;
   const ZkNode* node = FindZkNode(path);
   const KvEntry* entry = path == "/" ? nullptr : FindKv(path);
@@ -209,8 +218,15 @@ void Store::ApplyZkWrite(const ZkWrite& c, LogIndex index, ApplyResult* result) 
     result->ok = false;
     return;
   }
+  // A lone setData, delete or check makes every check before its first
+  // change, so it never has anything to roll back: no journal (its copies
+  // of the entry and the node's record were a fifth of a setData's apply).
+  // A create or setACL may make the parent's or its own record first.
+  const bool may_roll_back = c.ops.size() != 1 || (c.ops.front().kind != ZkOp::Kind::kSetData &&
+                                                   c.ops.front().kind != ZkOp::Kind::kDelete &&
+                                                   c.ops.front().kind != ZkOp::Kind::kCheck);
   Journal journal;
-  journal_ = &journal;
+  journal_ = may_roll_back ? &journal : nullptr;
   const TxnMarks marks = MarkTxn();
   std::vector<std::string> deleted;
   result->zk.resize(c.ops.size());
@@ -326,7 +342,7 @@ ZkCode Store::ZkCreate(const ZkOp& op, const SessionId& session, LogIndex index,
   node.pzxid = index;
   node.container = op.container;
   out->path = std::move(full);
-  out->stat = *ZkStatOf(out->path);
+  out->stat = ZkStatOfZnode(out->path);
   return ZkCode::kOk;
 }
 
@@ -351,14 +367,14 @@ ZkCode Store::ZkDelete(const ZkOp& op, LogIndex index, std::vector<std::string>*
 ZkCode Store::ZkSetData(const ZkOp& op, LogIndex index, ZkOpResult* out) {
   const std::string& path = op.path;
   if (!ZkPathError(path).empty() || path == "/" || ZkReserved(path)) return ZkCode::kBadArguments;
-  if (!IsZnode(path)) return ZkCode::kNoNode;
+  if (!ZkAncestorsExist(kv_, path)) return ZkCode::kNoNode;
   const KvEntry& existing = *FindKv(path);
   if (op.version != -1 && op.version != ZkVersionOf(existing)) return ZkCode::kBadVersion;
   KvEntry entry = existing;  // holder, flags and lock index kept
   entry.value = op.data;
   ZkRecord(path);  // so that its mtime is known from here on (ZkNoteChanged)
   PutEntry(std::move(entry), index);
-  out->stat = *ZkStatOf(path);
+  out->stat = ZkStatOfZnode(path);
   return ZkCode::kOk;
 }
 
@@ -380,7 +396,7 @@ ZkCode Store::ZkSetAcl(const ZkOp& op, ZkOpResult* out) {
   if (op.version != -1 && op.version != node.aversion) return ZkCode::kBadVersion;
   RememberZkForRollback(path);
   node.aversion = ZkAdd(node.aversion, 1);
-  out->stat = *ZkStatOf(path);
+  out->stat = ZkStatOfZnode(path);
   return ZkCode::kOk;
 }
 

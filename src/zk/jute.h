@@ -58,8 +58,14 @@ class JuteWriter {
     PutBig(static_cast<std::uint32_t>(bytes.size()), 4);
     out_->append(bytes);
   }
+  // One append a field: a byte at a time cost a Stat's 68 bytes about
+  // 2,000 instructions (callgrind, bench/etcd_instructions.py --apis zk).
   void PutBig(std::uint64_t v, int bytes) {
-    for (int i = bytes - 1; i >= 0; --i) out_->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    char big[8];
+    for (int i = 0; i < bytes; ++i) {
+      big[i] = static_cast<char>((v >> (8 * (bytes - 1 - i))) & 0xff);
+    }
+    out_->append(big, static_cast<std::size_t>(bytes));
   }
   std::string* out_;
 };

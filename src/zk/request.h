@@ -5,6 +5,7 @@
 // splits a byte stream into frames). Pure.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -73,9 +74,13 @@ std::string EncodeRequest(const RequestHeader& header, const RequestBody& body);
 // A reply frame: the header, then the body's record unless err is set
 // (ZooKeeper writes no body with an error, except a multi's per-op
 // results, which are its body).
+// Room for most replies: a header (16 bytes) and a Stat (68), or a short
+// path with them.
+inline constexpr std::size_t kReplyReserve = 128;
 template <typename Body>
 std::string EncodeReply(const ReplyHeader& header, const Body& body) {
   std::string out;
+  out.reserve(kReplyReserve);  // a header and a Stat, without growing
   JuteWriter writer(&out);
   writer.Record("header", header);
   if (header.err == 0) writer.Record("body", body);

@@ -214,6 +214,44 @@ TEST(StoreZkTest, DeleteChecksVersionBeforeChildren) {
   EXPECT_EQ(d.store().FindZkNode("/p"), nullptr);
 }
 
+// A lone setData, delete or check runs without ApplyZkWrite's journal
+// (they check everything before their first change): failing, each leaves
+// every key and node record as it was.
+TEST(StoreZkTest, ALoneFailingSetDataDeleteOrCheckChangesNothing) {
+  ZkDriver d;
+  ASSERT_EQ(d.Code(ZkCreateOp("/p", "a")), ZkCode::kOk);
+  ASSERT_EQ(d.Code(ZkCreateOp("/p/c", "b")), ZkCode::kOk);
+  ASSERT_TRUE(d.Set("/p/c/other-api", "c").ok);  // a key with no node record
+  const std::vector<std::string> keys = {"/p", "/p/c", "/p/c/other-api"};
+  auto entries = [&d, &keys] {
+    std::vector<std::optional<KvEntry>> out;
+    for (const std::string& key : keys) out.push_back(d.Get(key));
+    return out;
+  };
+  const auto entries_before = entries();
+  const auto records_before = d.store().zk_nodes();
+  const std::vector<std::pair<ZkOp, ZkCode>> failing = {
+      {ZkSetDataOp("/p", "x", 7), ZkCode::kBadVersion},
+      {ZkSetDataOp("/p/c/other-api", "x", 3), ZkCode::kBadVersion},
+      {ZkSetDataOp("/p/none", "x"), ZkCode::kNoNode},
+      {ZkSetDataOp("/none/c", "x"), ZkCode::kNoNode},
+      {ZkSetDataOp("/p/", "x"), ZkCode::kBadArguments},
+      {ZkDeleteOp("/p/c", 4), ZkCode::kBadVersion},
+      {ZkDeleteOp("/p"), ZkCode::kNotEmpty},
+      {ZkDeleteOp("/p/c/other-api/x"), ZkCode::kNoNode},
+      {ZkCheckOp("/p", 9), ZkCode::kBadVersion},
+      {ZkCheckOp("/q", -1), ZkCode::kNoNode},
+  };
+  for (const auto& [op, code] : failing) {
+    ApplyResult r = d.Zk({op});
+    EXPECT_FALSE(r.ok) << op.path;
+    ASSERT_EQ(r.zk.size(), 1u);
+    EXPECT_EQ(r.zk[0].code, code) << op.path;
+    EXPECT_EQ(entries(), entries_before) << op.path;
+    EXPECT_EQ(d.store().zk_nodes(), records_before) << op.path;
+  }
+}
+
 TEST(StoreZkTest, SetDataMovesVersionMzxidAndMtimeOnly) {
   ZkDriver d;
   ASSERT_EQ(d.Code(ZkCreateOp("/s", "a")), ZkCode::kOk);
