@@ -83,9 +83,15 @@ void Connection::Close() {
   if (spliced_ != nullptr) spliced_->link->Close();
   boost::system::error_code ignored;
   socket_.close(ignored);
-  slots_.clear();
-  answered_bytes_ = 0;
+  ClearSlots();
   port_.Forget(this);
+}
+
+void Connection::ClearSlots() {
+  slots_.clear();
+  slots_begun_ = 0;
+  slots_started_ = 0;
+  answered_bytes_ = 0;
 }
 
 // --- Reading -----------------------------------------------------------------
@@ -270,26 +276,19 @@ void Connection::Pump() {
 }
 
 void Connection::PumpOnce() {
-  bool deferred_ahead = false;
   // By index: a request may close the connection as it begins, which
-  // empties the queue under the loop.
-  for (std::size_t at = 0; at < slots_.size(); ++at) {
+  // empties the queue under the loop. Slots before slots_begun_ have begun;
+  // one still unanswered (a write, a sync, a ping) holds back the reads
+  // after it.
+  for (std::size_t at = slots_begun_; at < slots_.size(); at = slots_begun_) {
     if (phase_ == Phase::kClosed) return;
     Slot& slot = slots_[at];
-    if (slot.state == Slot::State::kDone) continue;
-    if (slot.state == Slot::State::kStarted) {
-      deferred_ahead = true;
-      continue;
-    }
-    if (Deferred(slot.request)) {
-      // Every read before it has run: its entry cannot change what they saw.
-      slot.state = Slot::State::kStarted;
-      Begin(slot);
-      if (phase_ == Phase::kClosed) return;
-      if (slot.state != Slot::State::kDone) deferred_ahead = true;
-      continue;
-    }
-    if (deferred_ahead || Backlogged()) break;
+    // A write begins with every read before it run: its entry cannot
+    // change what they saw. A read waits for every write before it.
+    if (!Deferred(slot.request) && (slots_started_ > 0 || Backlogged())) break;
+    slot.state = Slot::State::kStarted;
+    ++slots_begun_;
+    ++slots_started_;
     Begin(slot);
   }
   while (!slots_.empty() && slots_.front().state == Slot::State::kDone &&
@@ -303,10 +302,10 @@ void Connection::PumpOnce() {
                                   ErrorName(static_cast<ErrorCode>(ReplyError(front.answer))));
     const bool ends = front.ends_connection;
     slots_.pop_front();
+    --slots_begun_;
     if (ends) {
       phase_ = Phase::kClosing;
-      slots_.clear();
-      answered_bytes_ = 0;
+      ClearSlots();
     }
   }
 }
@@ -358,6 +357,7 @@ void Connection::Begin(Slot& slot) {
 }
 
 void Connection::Answer(Slot& slot, std::string answer, bool ends_connection) {
+  if (slot.state == Slot::State::kStarted) --slots_started_;
   answered_bytes_ += answer.size();
   slot.answer = std::move(answer);
   slot.ends_connection = ends_connection;

@@ -121,6 +121,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnRequestFrame(const std::string& frame);
   void Pump();
   void PumpOnce();
+  void ClearSlots();       // every request dropped, unanswered
   void Begin(Slot& slot);  // the slot is kDone after it if answered at once
   void StartWrite(std::uint64_t id);
   void StartSync(std::uint64_t id);
@@ -188,6 +189,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool dropping_ = false;
   bool pumping_ = false;     // Pump is running: a nested call asks for another pass
   bool pump_again_ = false;  // an answer passed kFrameBytesMax: the connection ends
+  // Slots are begun in order: the first slots_begun_ have been (kStarted
+  // or kDone), the rest wait; slots_started_ of them are kStarted. So a
+  // pass of PumpOnce starts where it stopped instead of walking every
+  // pipelined request again (at most kSlotsMax, 1,000: 16 bits; they fill
+  // padding beside the flags).
+  std::uint16_t slots_begun_ = 0;
+  std::uint16_t slots_started_ = 0;
   // The requests read and not yet answered, oldest first: a deque made
   // while there are some, so an idle connection holds none (an empty
   // std::deque holds its map and a first block, ~600 bytes).
