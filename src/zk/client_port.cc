@@ -53,7 +53,14 @@ ClientPort::ClientPort(server::Server& server, asio::io_context& io)
       io_(io),
       sweep_timer_(io),
       liveness_timer_(io),
-      scratch_(std::make_unique<char[]>(kScratchBytes)) {}
+      scratch_(std::make_unique<char[]>(kScratchBytes)),
+      ready_(io, [this](std::uint64_t number, bool readable, bool writable) {
+        auto it = connections_.find(number);
+        if (it == connections_.end()) return;  // closed since
+        // Held: the connection may close, and leave connections_, inside.
+        const std::shared_ptr<Connection> connection = it->second;
+        connection->OnReady(readable, writable);
+      }) {}
 
 ClientPort::~ClientPort() {
   *alive_ = false;
@@ -174,6 +181,7 @@ Status ClientPort::Listen(const ClientPortOptions& options, bool* clear_text_fai
     TENURE_ASSIGN_OR_RETURN(
         secure, OpenAcceptor(io_, options.tls_host, options.tls_port, "ZooKeeper over TLS"));
   }
+  TENURE_RETURN_IF_ERROR(ready_.Open());
   options_ = options;
   acceptor_ = std::move(clear);
   tls_acceptor_ = std::move(secure);
@@ -255,7 +263,11 @@ void ClientPort::Accept(asio::ip::tcp::acceptor& acceptor, bool tls) {
           socket.close(ignored);  // as ZooKeeper closes one past maxClientCnxns
         } else {
           const std::uint64_t number = next_connection_++;
-          auto connection = std::make_shared<Connection>(*this, std::move(socket), number,
+          // The socket leaves asio: the port's ready set tells the
+          // connection when it may read or write (zk/ready_set.h).
+          boost::system::error_code released;
+          const int fd = socket.release(released);
+          auto connection = std::make_shared<Connection>(*this, released ? -1 : fd, number,
                                                          tls ? options_.tls_context : nullptr);
           connections_.emplace(number, connection);
           connection->Start();

@@ -32,6 +32,7 @@
 #include "common/types.h"
 #include "zk/client_port_options.h"
 #include "zk/four_letter.h"
+#include "zk/ready_set.h"
 #include "zk/records.h"
 #include "zk/watch_table.h"
 
@@ -87,6 +88,9 @@ class ClientPort {
   void Connect(const ConnectRequest& request, const std::shared_ptr<Connection>& connection,
                ConnectDone done);
   void Forget(const Connection* connection);  // it closed
+  // Adds a connection's socket to the port's ready set; false if it could
+  // not be (the connection closes).
+  bool Watch(int fd, std::uint64_t number) { return ready_.Add(fd, number); }
 
   // Watches (decision 0056 section 5): the table every connection sets its
   // watches in, by its number; events go out as changes apply.
@@ -135,6 +139,7 @@ class ClientPort {
   bool stopped_ = false;
   std::unique_ptr<char[]> scratch_;
   std::map<std::uint64_t, std::shared_ptr<Connection>> connections_;  // by number
+  ReadySet ready_;  // every connection's socket, by number
   std::uint64_t next_connection_ = 1;
   WatchTable watches_;
   std::uint64_t change_listener_ = 0;

@@ -1,9 +1,14 @@
 #include "zk/connection.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 #include <cerrno>
 #include <variant>
 
@@ -47,33 +52,58 @@ bool Connection::Backlogged() const {
   return unsent_.size() + sending_.size() + answered_bytes_ > kUnsentBytesMax;
 }
 
-Connection::Connection(ClientPort& port, asio::ip::tcp::socket socket, std::uint64_t number,
+Connection::Connection(ClientPort& port, int fd, std::uint64_t number,
                        std::shared_ptr<const tls::Context> tls)
     : port_(port),
       number_(number),
-      socket_(std::move(socket)),
+      fd_(fd),
       // The TLS handshake happens in the first reads, inside the
       // handshake's time limit like the ConnectRequest after it.
-      tls_(tls != nullptr ? std::make_unique<tls::Session>(*tls, socket_.native_handle())
-                          : nullptr),
+      tls_(tls != nullptr ? std::make_unique<tls::Session>(*tls, fd) : nullptr),
       opened_ms_(port.server().clock().NowMonoMs()) {}
 
-Connection::~Connection() = default;
+Connection::~Connection() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+namespace {
+
+// The client's address as text ("unknown" if the socket has none).
+std::string PeerAddress(int fd) {
+  sockaddr_storage address{};
+  socklen_t size = sizeof address;
+  char text[INET6_ADDRSTRLEN] = {};
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return "unknown";
+  const void* bytes = nullptr;
+  if (address.ss_family == AF_INET) {
+    bytes = &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr;
+  } else if (address.ss_family == AF_INET6) {
+    bytes = &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr;
+  }
+  if (bytes == nullptr || ::inet_ntop(address.ss_family, bytes, text, sizeof text) == nullptr) {
+    return "unknown";
+  }
+  return text;
+}
+
+}  // namespace
 
 void Connection::Start() {
-  boost::system::error_code ec;
-  const auto remote = socket_.remote_endpoint(ec);
-  peer_ = ec ? std::string("unknown") : remote.address().to_string();
-  identities_.push_back(ClientInfo{"ip", peer_});
-  socket_.non_blocking(true, ec);
+  peer_ = PeerAddress(fd_);
+  const int flags = ::fcntl(fd_, F_GETFL);
   // Answers and events go out as they are made: no Nagle delay behind a
   // client's delayed acknowledgement (40 ms a watch event otherwise).
-  if (!ec) socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  const int on = 1;
+  bool ok = flags >= 0 && ::fcntl(fd_, F_SETFL, flags | O_NONBLOCK) == 0 &&
+            ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) == 0;
+  // Its readiness comes from the port's set (zk/ready_set.h), which tells
+  // this connection by its number.
+  ok = ok && port_.Watch(fd_, number_);
   Result<server::Caller> anonymous = port_.server().ResolveCaller("");
   if (anonymous.ok()) {
     caller_ = std::move(*anonymous);
   }
-  if (ec || !anonymous.ok()) return Close();
+  if (!ok || !anonymous.ok()) return Close();
   ArmRead();
 }
 
@@ -81,10 +111,26 @@ void Connection::Close() {
   if (phase_ == Phase::kClosed) return;
   phase_ = Phase::kClosed;
   if (spliced_ != nullptr) spliced_->link->Close();
-  boost::system::error_code ignored;
-  socket_.close(ignored);
+  // Closing the socket takes it out of the port's set.
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
   ClearSlots();
   port_.Forget(this);
+}
+
+void Connection::OnReady(bool readable, bool writable) {
+  if (phase_ == Phase::kClosed) return;
+  in_ready_ = in_ready_ || readable;
+  out_ready_ = out_ready_ || writable;
+  if (write_waiting_ && (write_wants_read_ ? in_ready_ : out_ready_)) {
+    write_waiting_ = false;
+    SendSome();
+    if (phase_ == Phase::kClosed) return;
+  }
+  if (reading_ && (read_wants_write_ ? out_ready_ : in_ready_)) {
+    reading_ = false;
+    OnReadable();
+  }
 }
 
 void Connection::ClearSlots() {
@@ -100,28 +146,19 @@ void Connection::ArmRead() {
   if (reading_ || !Reading() || ClientEnded()) return;
   if (Backlogged() || slots_.size() >= kSlotsMax) return;
   reading_ = true;
+  // Records OpenSSL read ahead of a read that stopped early (a backlog,
+  // the session being opened): no readiness will announce them. (After a
+  // read that wanted more, what it holds is part of a record: the rest
+  // comes with readiness.) TLS may have to write before it can read on
+  // (its handshake's answer).
+  const bool pending = tls_ != nullptr && !read_starved_ && tls_->has_pending();
+  if (!pending && !(read_wants_write_ ? out_ready_ : in_ready_)) return;  // OnReady goes on
+  // Not at once: callers of ArmRead do not expect to read inside it.
   std::weak_ptr<Connection> weak = weak_from_this();
-  if (tls_ != nullptr && !read_starved_ && tls_->has_pending()) {
-    // Records OpenSSL read ahead of a read that stopped early (a backlog,
-    // the session being opened): no readiness will announce them. (After
-    // a read that wanted more, what it holds is part of a record: the
-    // rest comes with readiness.)
-    asio::post(port_.io(), [weak] {
-      std::shared_ptr<Connection> self = weak.lock();
-      if (self == nullptr || self->phase_ == Phase::kClosed) return;
-      self->reading_ = false;
-      self->OnReadable();
-    });
-    return;
-  }
-  // TLS may have to write before it can read on (its handshake's answer).
-  const auto wait =
-      read_wants_write_ ? asio::ip::tcp::socket::wait_write : asio::ip::tcp::socket::wait_read;
-  socket_.async_wait(wait, [weak](boost::system::error_code ec) {
+  asio::post(port_.io(), [weak] {
     std::shared_ptr<Connection> self = weak.lock();
-    if (self == nullptr || self->phase_ == Phase::kClosed) return;
+    if (self == nullptr || self->phase_ == Phase::kClosed || !self->reading_) return;
     self->reading_ = false;
-    if (ec) return self->Close();
     self->OnReadable();
   });
 }
@@ -155,7 +192,20 @@ void Connection::OnReadable() {
 
 std::size_t Connection::ReadSome(boost::system::error_code& ec) {
   if (tls_ == nullptr) {
-    return socket_.read_some(asio::buffer(port_.scratch(), ClientPort::kScratchBytes), ec);
+    ssize_t n = 0;
+    do {
+      n = ::recv(fd_, port_.scratch(), ClientPort::kScratchBytes, 0);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0) return static_cast<std::size_t>(n);
+    if (n == 0) {
+      ec = asio::error::eof;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      in_ready_ = false;  // until the set says otherwise
+      ec = asio::error::would_block;
+    } else {
+      ec = boost::system::error_code(errno, boost::system::system_category());
+    }
+    return 0;
   }
   const ssize_t n = tls_->Receive(port_.scratch(), ClientPort::kScratchBytes);
   if (n > 0) return static_cast<std::size_t>(n);
@@ -163,6 +213,7 @@ std::size_t Connection::ReadSome(boost::system::error_code& ec) {
     ec = asio::error::eof;
   } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
     read_wants_write_ = tls_->wants_write();
+    (read_wants_write_ ? out_ready_ : in_ready_) = false;
     ec = asio::error::would_block;
   } else {
     // A client without the CA's certificate, or one speaking clear text to
@@ -183,24 +234,24 @@ void Connection::OnBytes(const char* data, std::size_t size) {
   while (!head_checked_) {
     // The first 4 bytes: a four-letter word, or the ConnectRequest's length
     // (after a follower's relay mark, once).
-    const std::size_t take = std::min(bytes.size(), 4 - head_.size());
-    head_.append(bytes.substr(0, take));
+    const std::size_t take = std::min(bytes.size(), sizeof head_ - head_size_);
+    bytes.copy(head_ + head_size_, take);
+    head_size_ = static_cast<std::uint8_t>(head_size_ + take);
     bytes.remove_prefix(take);
-    if (head_.size() < 4) return;
-    if (head_ == kRelayMark && !came_spliced_) {
+    if (head_size_ < sizeof head_) return;
+    const std::string_view head(head_, sizeof head_);
+    if (head == kRelayMark && !came_spliced_) {
       came_spliced_ = true;
-      head_.clear();
+      head_size_ = 0;
       continue;
     }
     head_checked_ = true;
-    if (std::optional<std::string_view> word = FourLetterWord(head_)) {
+    if (std::optional<std::string_view> word = FourLetterWord(head)) {
       SendText(FourLetterAnswer(*word, port_.Facts()));
       phase_ = Phase::kClosing;
       return Flush();
     }
-    frames_.Feed(head_);
-    head_.clear();
-    head_.shrink_to_fit();
+    frames_.Feed(head);
   }
   frames_.Feed(bytes);
   std::string frame;
@@ -214,7 +265,7 @@ void Connection::OnBytes(const char* data, std::size_t size) {
       if (slots_.size() >= kSlotsMax || Backlogged()) break;
     }
   }
-  if (!frames_.error().empty()) {
+  if (frames_.failed()) {
     log::Warn("zk", "closing a connection from " + peer_ + ": " + frames_.error());
     return Close();
   }
@@ -326,7 +377,7 @@ void Connection::Begin(Slot& slot) {
     return StartPing(slot.id);
   }
   if (IsRead(request.header.type)) {
-    const Reader reader{&caller_.can(), session_, identities_};
+    const Reader reader{&caller_.can(), session_, peer_, &authenticated_};
     std::string answer = AnswerRead(port_.server().store(), reader, request);
     if (!MaybeWatch(request, answer)) return done("", /*ends=*/true);
     return done(std::move(answer));
@@ -396,44 +447,34 @@ void Connection::Flush() {
   if (unsent_.empty()) {
     if (phase_ == Phase::kClosing && slots_.empty()) {
       if (tls_ != nullptr) tls_->Shutdown();
-      boost::system::error_code ignored;
-      socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+      ::shutdown(fd_, SHUT_WR);
       Close();
     }
     return;
   }
   writing_ = true;
   sending_.swap(unsent_);
-  if (tls_ != nullptr) {
-    sent_ = 0;
-    return SendTls();
-  }
-  std::weak_ptr<Connection> weak = weak_from_this();
-  asio::async_write(socket_, asio::buffer(sending_),
-                    [weak](boost::system::error_code ec, std::size_t) {
-                      std::shared_ptr<Connection> self = weak.lock();
-                      if (self != nullptr) self->Written(ec);
-                    });
+  sent_ = 0;
+  SendSome();
 }
 
-void Connection::SendTls() {
+void Connection::SendSome() {
   while (sent_ < sending_.size()) {
-    const ssize_t n = tls_->Send(sending_.data() + sent_, sending_.size() - sent_);
+    const char* from = sending_.data() + sent_;
+    const std::size_t size = sending_.size() - sent_;
+    const ssize_t n =
+        tls_ != nullptr ? tls_->Send(from, size) : ::send(fd_, from, size, MSG_NOSIGNAL);
     if (n > 0) {
       sent_ += static_cast<std::size_t>(n);
       continue;
     }
+    if (n < 0 && errno == EINTR && tls_ == nullptr) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      // OpenSSL retries the same bytes after the wait (sending_ stays put).
-      const auto wait = tls_->wants_write() ? asio::ip::tcp::socket::wait_write
-                                            : asio::ip::tcp::socket::wait_read;
-      std::weak_ptr<Connection> weak = weak_from_this();
-      socket_.async_wait(wait, [weak](boost::system::error_code ec) {
-        std::shared_ptr<Connection> self = weak.lock();
-        if (self == nullptr || self->phase_ == Phase::kClosed) return;
-        if (ec) return self->Written(ec);
-        self->SendTls();
-      });
+      // Resumed by OnReady. OpenSSL retries the same bytes after the wait
+      // (sending_ stays put); it may want to read first (a renegotiation).
+      write_wants_read_ = tls_ != nullptr && !tls_->wants_write();
+      (write_wants_read_ ? in_ready_ : out_ready_) = false;
+      write_waiting_ = true;
       return;
     }
     break;

@@ -23,7 +23,7 @@
 // pass kUnsentBytesMax (a client that never reads holds that much).
 #pragma once
 
-#include <boost/asio/ip/tcp.hpp>
+#include <boost/system/error_code.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -52,8 +52,9 @@ class LeaderSplice;
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  // `tls`: the connection came to the TLS listener (null for clear text).
-  Connection(ClientPort& port, boost::asio::ip::tcp::socket socket, std::uint64_t number,
+  // `fd`: the accepted socket, owned from here on; `tls`: it came to the
+  // TLS listener (null for clear text).
+  Connection(ClientPort& port, int fd, std::uint64_t number,
              std::shared_ptr<const tls::Context> tls);
   ~Connection();
   Connection(const Connection&) = delete;
@@ -62,6 +63,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Start();
   // Closes the socket now; answers not yet written are dropped. Idempotent.
   void Close();
+  // The port's ready set says the socket may read or write now.
+  void OnReady(bool readable, bool writable);
   std::int64_t session() const { return session_; }
   // What the port's liveness check (ClientPort::CheckLiveness) reads: a
   // connection still opening its session, since when, and one that has
@@ -140,7 +143,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void SendFrame(std::string_view frame);
   void SendText(std::string_view text);
   void Flush();
-  void SendTls();  // the rest of sending_ through TLS
+  void SendSome();  // the rest of sending_, until done or the socket is full
   void Written(boost::system::error_code ec);
   // Reads into the port's buffer, as read_some: TLS's plaintext where the
   // connection has TLS (its failures end in `ec`, logged).
@@ -154,9 +157,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   ClientPort& port_;
   const std::uint64_t number_;
-  boost::asio::ip::tcp::socket socket_;
+  int fd_ = -1;  // the socket; -1 once closed
   std::unique_ptr<tls::Session> tls_;
-  std::size_t sent_ = 0;  // bytes of sending_ that TLS took
+  std::size_t sent_ = 0;  // bytes of sending_ that went out
+  // Readiness, edge-triggered (zk/ready_set.h): set when the port's set
+  // says so, cleared when a read or write answers EAGAIN.
+  bool in_ready_ = true;
+  bool out_ready_ = true;
+  // A write waits for readiness: to write, or (TLS) to read first.
+  bool write_waiting_ = false;
+  bool write_wants_read_ = false;
   // TLS's last read stopped for want of writability (its handshake's
   // answer), not readability: the read waits on that (a write's want is
   // its own).
@@ -167,9 +177,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // It came marked by a follower's splice (kRelayMark): served here or
   // closed, never spliced again.
   bool came_spliced_ = false;
-  MonoMs opened_ms_;  // accepted (no timer of its own: the port checks)
+  bool reading_ = false;     // a read waits for readiness
+  bool writing_ = false;     // a write is under way
+  bool caller_set_ = false;  // an auth packet named caller_'s token
+  MonoMs opened_ms_;         // accepted (no timer of its own: the port checks)
   Phase phase_ = Phase::kHandshake;
-  std::string head_;  // the first bytes, until 4 tell a word from a length
+  // The first bytes, until 4 tell a word from a length.
+  char head_[4] = {};
+  std::uint8_t head_size_ = 0;
   bool head_checked_ = false;
   // A follower's splice of this connection to the leader: made only then,
   // so a connection served here holds one pointer for it.
@@ -182,10 +197,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   };
   std::unique_ptr<Spliced> spliced_;
   FrameSplitter frames_;
-  bool reading_ = false;  // a readiness wait is armed
-  bool writing_ = false;  // an async write is under way
-  std::string sending_;   // the bytes of that write
-  std::string unsent_;    // what waits for the next
+  std::string sending_;  // the bytes of that write
+  std::string unsent_;   // what waits for the next
   bool dropping_ = false;
   bool pumping_ = false;     // Pump is running: a nested call asks for another pass
   bool pump_again_ = false;  // an answer passed kFrameBytesMax: the connection ends
@@ -229,8 +242,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::int64_t session_ = 0;
   // Tenure's rights: the anonymous token's until an auth packet names one.
   server::Caller caller_;
-  bool caller_set_ = false;
-  std::vector<ClientInfo> identities_;
+  std::vector<ClientInfo> authenticated_;  // whoAmI's, after the "ip" one
   std::string peer_;
 };
 

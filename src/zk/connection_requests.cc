@@ -105,7 +105,7 @@ void Connection::Authenticate(Slot& slot) {
   }
   caller_ = std::move(*caller);
   caller_set_ = true;
-  identities_.push_back(ClientInfo{packet.scheme, user.empty() ? caller_.accessor_id() : user});
+  authenticated_.push_back(ClientInfo{packet.scheme, user.empty() ? caller_.accessor_id() : user});
   Answer(slot, AnswerCode(slot.request.header.xid, 0, ErrorCode::kOk));
 }
 

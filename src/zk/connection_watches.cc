@@ -61,7 +61,7 @@ void Connection::SetWatches(Slot& slot) {
           : std::get<zk::SetWatches>(slot.request.body);
   const state::Store& store = port_.server().store();
   const auto zxid = static_cast<std::int64_t>(store.applied_index().value());
-  const Reader reader{&caller_.can(), session_, identities_};
+  const Reader reader{&caller_.can(), session_, peer_, &authenticated_};
   WatchTable& watches = port_.watches();
   auto event = [&slot](EventType type, const std::string& path) {
     slot.events.push_back(EncodeNotification(

@@ -15,16 +15,22 @@ void AppendFrame(std::string* out, std::string_view frame) {
   out->append(frame);
 }
 
+std::string FrameSplitter::error() const {
+  if (!failed_) return "";
+  return fmt::format(
+      "a frame of {} bytes: frames are 0 to {} bytes (jute.maxbuffer); the connection ends",
+      bad_length_, kFrameBytesMax);
+}
+
 bool FrameSplitter::Next(std::string* frame) {
-  if (!error_.empty() || buffered() < 4) return false;
+  if (failed_ || buffered() < 4) return false;
   std::uint32_t raw = 0;
   for (std::size_t i = 0; i < 4; ++i)
     raw = (raw << 8) | static_cast<std::uint8_t>(buffer_[at_ + i]);
   const auto length = static_cast<std::int32_t>(raw);
   if (length < 0 || static_cast<std::size_t>(length) > kFrameBytesMax) {
-    error_ = fmt::format(
-        "a frame of {} bytes: frames are 0 to {} bytes (jute.maxbuffer); the connection ends",
-        length, kFrameBytesMax);
+    failed_ = true;
+    bad_length_ = length;
     buffer_.clear();
     at_ = 0;
     return false;

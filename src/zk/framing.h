@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,14 +20,16 @@ class FrameSplitter {
   // Adds bytes the connection read; then Next() until it answers false.
   // After an error they are dropped: the connection is ending.
   void Feed(std::string_view bytes) {
-    if (error_.empty()) buffer_.append(bytes);
+    if (!failed_) buffer_.append(bytes);
   }
   // The next whole frame (without its length), if there is one. After an
   // error, always false.
   bool Next(std::string* frame);
   // Set once a length was below 0 or above kFrameBytesMax: the connection
   // ends unanswered, as ZooKeeper's does.
-  const std::string& error() const { return error_; }
+  // (The text is made when asked: a connection holds only the length.)
+  bool failed() const { return failed_; }
+  std::string error() const;
   // Bytes held: at most one frame being read, and what came after it.
   std::size_t buffered() const { return buffer_.size() - at_; }
   // Those bytes, handed out and forgotten (a connection spliced to the
@@ -41,7 +44,8 @@ class FrameSplitter {
  private:
   std::string buffer_;
   std::size_t at_ = 0;  // where the next frame's length starts
-  std::string error_;
+  std::int32_t bad_length_ = 0;
+  bool failed_ = false;
 };
 
 // Appends `frame` to `out` with its 4-byte big-endian length before it:

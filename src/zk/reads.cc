@@ -189,7 +189,15 @@ std::string AnswerRead(const state::Store& store, const Reader& reader,
   if (type == OpCode::kMultiRead) {
     return AnswerMultiRead(store, reader, xid, std::get<MultiRequest>(request.body));
   }
-  if (type == OpCode::kWhoAmI) return Answer(store, xid, WhoAmIResponse{reader.identities});
+  if (type == OpCode::kWhoAmI) {
+    WhoAmIResponse who;
+    if (!reader.peer.empty()) who.client_info.push_back(ClientInfo{"ip", std::string(reader.peer)});
+    if (reader.authenticated != nullptr) {
+      who.client_info.insert(who.client_info.end(), reader.authenticated->begin(),
+                             reader.authenticated->end());
+    }
+    return Answer(store, xid, who);
+  }
   if (type == OpCode::kGetEphemerals) {
     const std::string& prefix = std::get<PathRecord>(request.body).path;
     ChildrenResponse mine;

@@ -40,12 +40,14 @@ std::optional<Stat> StatOf(const state::Store& store, std::string_view path);
 std::optional<std::vector<std::string>> ChildrenOf(const state::Store& store,
                                                    std::string_view path);
 
-// Who reads: tenure's rights, the session (for getEphemerals) and the
-// identities whoAmI reports.
+// Who reads: tenure's rights, the session (for getEphemerals) and what
+// whoAmI reports: the client's address ("ip"), then what its auth packets
+// added. Borrowed from the connection for one read.
 struct Reader {
   const acl::Authorizer* can = nullptr;  // nullptr: anyone may read anything
   std::int64_t session = 0;
-  std::vector<ClientInfo> identities;
+  std::string_view peer;
+  const std::vector<ClientInfo>* authenticated = nullptr;
 };
 
 // Whether `reader` may read `path` (exists, getData, a data watch) or list
