@@ -89,7 +89,6 @@ std::string PeerAddress(int fd) {
 }  // namespace
 
 void Connection::Start() {
-  peer_ = PeerAddress(fd_);
   const int flags = ::fcntl(fd_, F_GETFL);
   // Answers and events go out as they are made: no Nagle delay behind a
   // client's delayed acknowledgement (40 ms a watch event otherwise).
@@ -106,6 +105,8 @@ void Connection::Start() {
   if (!ok || !anonymous.ok()) return Close();
   ArmRead();
 }
+
+std::string Connection::peer() const { return fd_ < 0 ? "unknown" : PeerAddress(fd_); }
 
 void Connection::Close() {
   if (phase_ == Phase::kClosed) return;
@@ -221,7 +222,7 @@ std::size_t Connection::ReadSome(boost::system::error_code& ec) {
     // strangers must not flood the log.
     static LogLimiter limiter(20, "zk: ");
     if (errno == EPROTO && limiter.Allow("failed TLS connections")) {
-      log::Info("zk", "TLS with " + peer_ + " failed: " + tls_->error());
+      log::Info("zk", "TLS with " + peer() + " failed: " + tls_->error());
     }
     ec = asio::error::connection_aborted;
   }
@@ -266,7 +267,7 @@ void Connection::OnBytes(const char* data, std::size_t size) {
     }
   }
   if (frames_.failed()) {
-    log::Warn("zk", "closing a connection from " + peer_ + ": " + frames_.error());
+    log::Warn("zk", "closing a connection from " + peer() + ": " + frames_.error());
     return Close();
   }
   if (phase_ == Phase::kServing || phase_ == Phase::kClosing) Pump();
@@ -278,7 +279,7 @@ void Connection::OnRequestFrame(const std::string& frame) {
   std::string why;
   std::optional<DecodedRequest> request = DecodeRequest(frame, &why);
   if (!request) {
-    log::Warn("zk", "closing a connection from " + peer_ + ": " + why);
+    log::Warn("zk", "closing a connection from " + peer() + ": " + why);
     return Close();
   }
   port_.CountReceived();
@@ -377,7 +378,8 @@ void Connection::Begin(Slot& slot) {
     return StartPing(slot.id);
   }
   if (IsRead(request.header.type)) {
-    const Reader reader{&caller_.can(), session_, peer_, &authenticated_};
+    const std::string ip = type == OpCode::kWhoAmI ? peer() : std::string();
+    const Reader reader{&caller_.can(), session_, ip, &authenticated_};
     std::string answer = AnswerRead(port_.server().store(), reader, request);
     if (!MaybeWatch(request, answer)) return done("", /*ends=*/true);
     return done(std::move(answer));
@@ -430,7 +432,7 @@ void Connection::SendFrame(std::string_view frame) {
     dropping_ = true;
     // ZooKeeper's clients refuse a longer frame: the connection would be
     // lost anyway, and the client reconnects.
-    log::Warn("zk", "closing a connection from " + peer_ + ": an answer of " +
+    log::Warn("zk", "closing a connection from " + peer() + ": an answer of " +
                         std::to_string(frame.size()) + " bytes passes jute.maxbuffer");
     // Closed after the caller's loop: it may be walking this connection's
     // slots (Pump) or the port's events (Deliver).
@@ -494,6 +496,11 @@ void Connection::Written(boost::system::error_code ec) {
   if (phase_ == Phase::kClosed) return;
   writing_ = false;
   sending_.clear();
+  if (unsent_.empty()) {
+    // Nothing more to send: an idle connection keeps no buffer.
+    sending_.shrink_to_fit();
+    unsent_.shrink_to_fit();
+  }
   if (ec) return Close();
   Resume();
 }

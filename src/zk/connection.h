@@ -124,7 +124,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnRequestFrame(const std::string& frame);
   void Pump();
   void PumpOnce();
-  void ClearSlots();       // every request dropped, unanswered
+  void ClearSlots();  // every request dropped, unanswered
+  // The client's address, asked of the socket (for logs and whoAmI: not
+  // kept, an idle connection holds as little as it can).
+  std::string peer() const;
   void Begin(Slot& slot);  // the slot is kDone after it if answered at once
   void StartWrite(std::uint64_t id);
   void StartSync(std::uint64_t id);
@@ -243,7 +246,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Tenure's rights: the anonymous token's until an auth packet names one.
   server::Caller caller_;
   std::vector<ClientInfo> authenticated_;  // whoAmI's, after the "ip" one
-  std::string peer_;
 };
 
 }  // namespace tenure::zk

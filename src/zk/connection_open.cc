@@ -18,7 +18,7 @@ void Connection::OnConnectFrame(const std::string& frame) {
   std::string why;
   std::optional<ConnectRequest> request = DecodeConnectRequest(frame, &why);
   if (!request) {
-    log::Warn("zk", "closing a connection from " + peer_ + ": " + why);
+    log::Warn("zk", "closing a connection from " + peer() + ": " + why);
     return Close();
   }
   // A follower splices the connection to the leader (one hop: one that a
@@ -76,7 +76,7 @@ void Connection::Splice(const std::string& connect_frame) {
     if (self == nullptr || self->phase_ != Phase::kSpliced) return;
     static LogLimiter limiter(20, "zk: ");
     if (limiter.Allow("spliced connections ending")) {
-      log::Info("zk", "a connection from " + self->peer_ + " spliced to the leader ends: " + why);
+      log::Info("zk", "a connection from " + self->peer() + " spliced to the leader ends: " + why);
     }
     // What the leader sent goes out first, within the handshake's time
     // (ClientPort::CheckLiveness).

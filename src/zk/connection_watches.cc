@@ -43,7 +43,7 @@ bool Connection::MaybeWatch(const DecodedRequest& request, const std::string& an
 bool Connection::SetOwnWatch(WatchTable::Kind kind, std::string_view path) {
   WatchTable& watches = port_.watches();
   if (watches.OwnerCount(number_) >= kWatchesMax && !watches.Has(number_, kind, path)) {
-    log::Warn("zk", fmt::format("closing a connection from {}: more than {} watches", peer_,
+    log::Warn("zk", fmt::format("closing a connection from {}: more than {} watches", peer(),
                                 kWatchesMax));
     return false;
   }
@@ -61,7 +61,7 @@ void Connection::SetWatches(Slot& slot) {
           : std::get<zk::SetWatches>(slot.request.body);
   const state::Store& store = port_.server().store();
   const auto zxid = static_cast<std::int64_t>(store.applied_index().value());
-  const Reader reader{&caller_.can(), session_, peer_, &authenticated_};
+  const Reader reader{&caller_.can(), session_, {}, &authenticated_};
   WatchTable& watches = port_.watches();
   auto event = [&slot](EventType type, const std::string& path) {
     slot.events.push_back(EncodeNotification(

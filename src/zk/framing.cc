@@ -42,7 +42,8 @@ bool FrameSplitter::Next(std::string* frame) {
   // Drop what was read once it is most of the buffer, so a stream of small
   // frames does not move the rest at every one.
   if (at_ == buffer_.size()) {
-    buffer_.clear();
+    // All read: freed, so an idle connection holds no buffer.
+    buffer_ = std::string();
     at_ = 0;
   } else if (at_ > buffer_.size() / 2) {
     buffer_.erase(0, at_);
