@@ -91,6 +91,7 @@ class ClientPort {
   // Adds a connection's socket to the port's ready set; false if it could
   // not be (the connection closes).
   bool Watch(int fd, std::uint64_t number) { return ready_.Add(fd, number); }
+  void Unwatch(int fd) { ready_.Remove(fd); }
 
   // Watches (decision 0056 section 5): the table every connection sets its
   // watches in, by its number; events go out as changes apply.

@@ -1,9 +1,7 @@
 #include "zk/connection.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -13,7 +11,6 @@
 #include <variant>
 
 #include "common/log.h"
-#include "common/log_limiter.h"
 #include "server/server.h"
 #include "state/command.h"
 #include "state/numbered_session.h"
@@ -27,10 +24,6 @@ namespace tenure::zk {
 namespace {
 
 namespace asio = boost::asio;
-
-// Requests read and not answered, past which reading stops (ZooKeeper's
-// globalOutstandingLimit is 1,000 too).
-constexpr std::size_t kSlotsMax = 1000;
 
 bool Is(const DecodedRequest& request, OpCode op) {
   return request.header.type == static_cast<std::int32_t>(op);
@@ -66,28 +59,6 @@ Connection::~Connection() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-namespace {
-
-// The client's address as text ("unknown" if the socket has none).
-std::string PeerAddress(int fd) {
-  sockaddr_storage address{};
-  socklen_t size = sizeof address;
-  char text[INET6_ADDRSTRLEN] = {};
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return "unknown";
-  const void* bytes = nullptr;
-  if (address.ss_family == AF_INET) {
-    bytes = &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr;
-  } else if (address.ss_family == AF_INET6) {
-    bytes = &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr;
-  }
-  if (bytes == nullptr || ::inet_ntop(address.ss_family, bytes, text, sizeof text) == nullptr) {
-    return "unknown";
-  }
-  return text;
-}
-
-}  // namespace
-
 void Connection::Start() {
   const int flags = ::fcntl(fd_, F_GETFL);
   // Answers and events go out as they are made: no Nagle delay behind a
@@ -106,32 +77,17 @@ void Connection::Start() {
   ArmRead();
 }
 
-std::string Connection::peer() const { return fd_ < 0 ? "unknown" : PeerAddress(fd_); }
-
 void Connection::Close() {
   if (phase_ == Phase::kClosed) return;
   phase_ = Phase::kClosed;
   if (spliced_ != nullptr) spliced_->link->Close();
-  // Closing the socket takes it out of the port's set.
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) {
+    port_.Unwatch(fd_);
+    ::close(fd_);
+  }
   fd_ = -1;
   ClearSlots();
   port_.Forget(this);
-}
-
-void Connection::OnReady(bool readable, bool writable) {
-  if (phase_ == Phase::kClosed) return;
-  in_ready_ = in_ready_ || readable;
-  out_ready_ = out_ready_ || writable;
-  if (write_waiting_ && (write_wants_read_ ? in_ready_ : out_ready_)) {
-    write_waiting_ = false;
-    SendSome();
-    if (phase_ == Phase::kClosed) return;
-  }
-  if (reading_ && (read_wants_write_ ? out_ready_ : in_ready_)) {
-    reading_ = false;
-    OnReadable();
-  }
 }
 
 void Connection::ClearSlots() {
@@ -139,94 +95,6 @@ void Connection::ClearSlots() {
   slots_begun_ = 0;
   slots_started_ = 0;
   answered_bytes_ = 0;
-}
-
-// --- Reading -----------------------------------------------------------------
-
-void Connection::ArmRead() {
-  if (reading_ || !Reading() || ClientEnded()) return;
-  if (Backlogged() || slots_.size() >= kSlotsMax) return;
-  reading_ = true;
-  // Records OpenSSL read ahead of a read that stopped early (a backlog,
-  // the session being opened): no readiness will announce them. (After a
-  // read that wanted more, what it holds is part of a record: the rest
-  // comes with readiness.) TLS may have to write before it can read on
-  // (its handshake's answer).
-  const bool pending = tls_ != nullptr && !read_starved_ && tls_->has_pending();
-  if (!pending && !(read_wants_write_ ? out_ready_ : in_ready_)) return;  // OnReady goes on
-  // Not at once: callers of ArmRead do not expect to read inside it.
-  std::weak_ptr<Connection> weak = weak_from_this();
-  asio::post(port_.io(), [weak] {
-    std::shared_ptr<Connection> self = weak.lock();
-    if (self == nullptr || self->phase_ == Phase::kClosed || !self->reading_) return;
-    self->reading_ = false;
-    self->OnReadable();
-  });
-}
-
-void Connection::OnReadable() {
-  // A bounded number of reads per wakeup, so one busy client cannot hold
-  // the loop; the rest is read at the next readiness.
-  for (int i = 0; i < 16; ++i) {
-    if (!Reading() || ClientEnded()) return;
-    if (Backlogged() || slots_.size() >= kSlotsMax) return;
-    boost::system::error_code ec;
-    const std::size_t n = ReadSome(ec);
-    read_starved_ = ec == asio::error::would_block || ec == asio::error::try_again;
-    if (read_starved_) return ArmRead();
-    if (ec == asio::error::eof && phase_ == Phase::kSpliced) {
-      // What the client sent before it closed still goes to the leader
-      // (its closeSession, say); the leader's end of that closes this.
-      spliced_->client_ended = true;
-      return spliced_->link->FinishSending();
-    }
-    if (ec) return Close();  // end of stream or a reset: the session stays
-    OnBytes(port_.scratch(), n);
-  }
-  if (Reading() && !ClientEnded()) {
-    std::weak_ptr<Connection> weak = weak_from_this();
-    asio::post(port_.io(), [weak] {
-      if (std::shared_ptr<Connection> self = weak.lock()) self->OnReadable();
-    });
-  }
-}
-
-std::size_t Connection::ReadSome(boost::system::error_code& ec) {
-  if (tls_ == nullptr) {
-    ssize_t n = 0;
-    do {
-      n = ::recv(fd_, port_.scratch(), ClientPort::kScratchBytes, 0);
-    } while (n < 0 && errno == EINTR);
-    if (n > 0) return static_cast<std::size_t>(n);
-    if (n == 0) {
-      ec = asio::error::eof;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      in_ready_ = false;  // until the set says otherwise
-      ec = asio::error::would_block;
-    } else {
-      ec = boost::system::error_code(errno, boost::system::system_category());
-    }
-    return 0;
-  }
-  const ssize_t n = tls_->Receive(port_.scratch(), ClientPort::kScratchBytes);
-  if (n > 0) return static_cast<std::size_t>(n);
-  if (n == 0) {
-    ec = asio::error::eof;
-  } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-    read_wants_write_ = tls_->wants_write();
-    (read_wants_write_ ? out_ready_ : in_ready_) = false;
-    ec = asio::error::would_block;
-  } else {
-    // A client without the CA's certificate, or one speaking clear text to
-    // the TLS port: worth a line, as the HTTPS listener logs it, but
-    // strangers must not flood the log.
-    static LogLimiter limiter(20, "zk: ");
-    if (errno == EPROTO && limiter.Allow("failed TLS connections")) {
-      log::Info("zk", "TLS with " + peer() + " failed: " + tls_->error());
-    }
-    ec = asio::error::connection_aborted;
-  }
-  return 0;
 }
 
 void Connection::OnBytes(const char* data, std::size_t size) {
@@ -443,67 +311,6 @@ void Connection::SendFrame(std::string_view frame) {
 }
 
 void Connection::SendText(std::string_view text) { unsent_.append(text); }
-
-void Connection::Flush() {
-  if (phase_ == Phase::kClosed || writing_) return;
-  if (unsent_.empty()) {
-    if (phase_ == Phase::kClosing && slots_.empty()) {
-      if (tls_ != nullptr) tls_->Shutdown();
-      ::shutdown(fd_, SHUT_WR);
-      Close();
-    }
-    return;
-  }
-  writing_ = true;
-  sending_.swap(unsent_);
-  sent_ = 0;
-  SendSome();
-}
-
-void Connection::SendSome() {
-  while (sent_ < sending_.size()) {
-    const char* from = sending_.data() + sent_;
-    const std::size_t size = sending_.size() - sent_;
-    const ssize_t n =
-        tls_ != nullptr ? tls_->Send(from, size) : ::send(fd_, from, size, MSG_NOSIGNAL);
-    if (n > 0) {
-      sent_ += static_cast<std::size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR && tls_ == nullptr) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      // Resumed by OnReady. OpenSSL retries the same bytes after the wait
-      // (sending_ stays put); it may want to read first (a renegotiation).
-      write_wants_read_ = tls_ != nullptr && !tls_->wants_write();
-      (write_wants_read_ ? in_ready_ : out_ready_) = false;
-      write_waiting_ = true;
-      return;
-    }
-    break;
-  }
-  // Done later, as async_write's handler would be: callers of Flush (the
-  // port delivering one change's events to every connection) do not
-  // expect this connection to move on, or close, inside it.
-  const boost::system::error_code ec =
-      sent_ < sending_.size() ? asio::error::connection_aborted : boost::system::error_code();
-  std::weak_ptr<Connection> weak = weak_from_this();
-  asio::post(port_.io(), [weak, ec] {
-    if (std::shared_ptr<Connection> self = weak.lock()) self->Written(ec);
-  });
-}
-
-void Connection::Written(boost::system::error_code ec) {
-  if (phase_ == Phase::kClosed) return;
-  writing_ = false;
-  sending_.clear();
-  if (unsent_.empty()) {
-    // Nothing more to send: an idle connection keeps no buffer.
-    sending_.shrink_to_fit();
-    unsent_.shrink_to_fit();
-  }
-  if (ec) return Close();
-  Resume();
-}
 
 // Answers drained: what waited for room runs, then reading goes on.
 void Connection::Resume() {

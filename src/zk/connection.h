@@ -1,6 +1,7 @@
 // One ZooKeeper client connection of the ClientPort (zk/client_port.h).
-// Private to src/zk; loop thread only. Its code is in four files:
-// connection.cc (its life, reading, the queue of answers, writing),
+// Private to src/zk; loop thread only. Its code is in five files:
+// connection.cc (its life, the queue of answers), connection_io.cc
+// (reading and writing its socket),
 // connection_open.cc (the session's opening, or a follower's splice),
 // connection_requests.cc (the requests that wait for the Server) and
 // connection_watches.cc.
@@ -95,6 +96,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // closes the connection instead (its client reconnects, its watches
   // gone, as after any lost connection).
   static constexpr std::size_t kWatchesMax = 100'000;
+  // Requests read and not answered, past which reading stops (ZooKeeper's
+  // globalOutstandingLimit is 1,000 too).
+  static constexpr std::size_t kSlotsMax = 1000;
 
  private:
   enum class Phase : std::uint8_t {

@@ -30,6 +30,10 @@ Status ReadySet::Open() {
   return Status::Ok();
 }
 
+void ReadySet::Remove(int fd) {
+  if (descriptor_ != nullptr) ::epoll_ctl(descriptor_->native_handle(), EPOLL_CTL_DEL, fd, nullptr);
+}
+
 bool ReadySet::Add(int fd, std::uint64_t number) {
   if (descriptor_ == nullptr) {
     errno = EBADF;
@@ -60,15 +64,17 @@ void ReadySet::Wait() {
 
 void ReadySet::Drain() {
   epoll_event events[kBatch];
-  int n = ::epoll_wait(descriptor_->native_handle(), events, kBatch, 0);
-  if (n < 0) n = 0;  // EINTR: the next wait tries again
+  const int n = ::epoll_wait(descriptor_->native_handle(), events, kBatch, 0);
+  // Interrupted: the events still queued are taken at once, as after a
+  // full batch (a wait would need an edge that was already used).
+  const bool again = n == kBatch || (n < 0 && errno == EINTR);
   for (int i = 0; i < n; ++i) {
     const std::uint32_t what = events[i].events;
     deliver_(events[i].data.u64, (what & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0,
              (what & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0);
   }
-  if (n < kBatch) return Wait();
-  // A full batch: the rest at once, after what the loop has queued.
+  if (!again) return Wait();
+  // The rest at once, after what the loop has queued.
   std::weak_ptr<bool> alive = alive_;
   asio::post(io_, [this, alive] {
     if (!alive.expired() && *alive.lock()) Drain();

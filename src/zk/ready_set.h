@@ -7,7 +7,7 @@
 //
 // Edge-triggered: a connection is told when its socket may have become
 // readable or writable, and keeps that until a read or write of its own
-// answers EAGAIN (zk/connection.h). A socket leaves the set when it is
+// answers EAGAIN (zk/connection.h). A socket leaves the set before it is
 // closed. Numbers, not pointers, name the connections: one closed while a
 // batch of events is delivered is not found, not touched. Loop thread only.
 #pragma once
@@ -38,6 +38,9 @@ class ReadySet {
   // Adds socket `fd` (non-blocking) for connection `number`; false (errno
   // set) if the kernel refused it.
   bool Add(int fd, std::uint64_t number);
+  // Takes `fd` out before it is closed: closing alone would leave it in
+  // while a forked child (a snapshot's, decision 0049) holds a copy.
+  void Remove(int fd);
 
   // Events taken from the kernel in one call; a full batch is followed by
   // another at once, so a busy set cannot starve the loop of the rest.
