@@ -90,8 +90,8 @@ class ClientPort {
   void Forget(const Connection* connection);  // it closed
   // Adds a connection's socket to the port's ready set; false if it could
   // not be (the connection closes).
-  bool Watch(int fd, std::uint64_t number) { return ready_.Add(fd, number); }
-  void Unwatch(int fd) { ready_.Remove(fd); }
+  bool JoinReadySet(int fd, std::uint64_t number) { return ready_.Add(fd, number); }
+  void LeaveReadySet(int fd) { ready_.Remove(fd); }
 
   // Watches (decision 0056 section 5): the table every connection sets its
   // watches in, by its number; events go out as changes apply.

@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <boost/asio/post.hpp>
 #include <cerrno>
 #include <variant>
 
@@ -22,8 +21,6 @@
 
 namespace tenure::zk {
 namespace {
-
-namespace asio = boost::asio;
 
 bool Is(const DecodedRequest& request, OpCode op) {
   return request.header.type == static_cast<std::int32_t>(op);
@@ -68,7 +65,7 @@ void Connection::Start() {
             ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) == 0;
   // Its readiness comes from the port's set (zk/ready_set.h), which tells
   // this connection by its number.
-  ok = ok && port_.Watch(fd_, number_);
+  ok = ok && port_.JoinReadySet(fd_, number_);
   Result<server::Caller> anonymous = port_.server().ResolveCaller("");
   if (anonymous.ok()) {
     caller_ = std::move(*anonymous);
@@ -82,7 +79,7 @@ void Connection::Close() {
   phase_ = Phase::kClosed;
   if (spliced_ != nullptr) spliced_->link->Close();
   if (fd_ >= 0) {
-    port_.Unwatch(fd_);
+    port_.LeaveReadySet(fd_);
     ::close(fd_);
   }
   fd_ = -1;

@@ -51,8 +51,7 @@ void ReadySet::Wait() {
       asio::posix::stream_descriptor::wait_read, [this, alive](boost::system::error_code ec) {
         if (alive.expired() || !*alive.lock()) return;
         if (ec) {
-          // Only a closed descriptor ends the wait: the
-          // port is going away.
+          // Only a closed descriptor ends the wait: the port is going away.
           if (ec != asio::error::operation_aborted) {
             log::Warn("zk", "waiting on the connections' events: " + ec.message());
           }
