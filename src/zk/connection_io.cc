@@ -1,10 +1,9 @@
 // Connection's reading and writing on its socket, resumed by the port's
 // ready set (zk/ready_set.h, decision 0057); the rest of Connection is in
 // connection.cc.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <string>
@@ -22,22 +21,14 @@ namespace {
 
 namespace asio = boost::asio;
 
-// The client's address as text ("unknown" if the socket has none).
+// The client's address as text ("unknown" if the socket has none), as
+// the HTTP listener logs it (listen/connection.cc).
 std::string PeerAddress(int fd) {
-  sockaddr_storage address{};
-  socklen_t size = sizeof address;
-  char text[INET6_ADDRSTRLEN] = {};
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return "unknown";
-  const void* bytes = nullptr;
-  if (address.ss_family == AF_INET) {
-    bytes = &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr;
-  } else if (address.ss_family == AF_INET6) {
-    bytes = &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr;
-  }
-  if (bytes == nullptr || ::inet_ntop(address.ss_family, bytes, text, sizeof text) == nullptr) {
-    return "unknown";
-  }
-  return text;
+  asio::ip::tcp::endpoint remote;
+  auto size = static_cast<socklen_t>(remote.capacity());
+  if (::getpeername(fd, remote.data(), &size) != 0) return "unknown";
+  remote.resize(size);
+  return remote.address().to_string();
 }
 
 }  // namespace
