@@ -13,10 +13,6 @@ using etcd_texts::EtcdError;
 
 namespace {
 
-// The name every lease's session carries, so Consul's session listing
-// tells leases apart.
-constexpr std::string_view kLeaseSessionName = "etcd lease";
-
 // Whether a refused SessionCreate refused an id already in use.
 bool IsTakenId(const Status& status) {
   return status.message().find("already exists") != std::string_view::npos;
@@ -54,7 +50,7 @@ void LeaseService::Grant(const Client& client, LeaseGrantRequest request,
   if (server_.store().FindSession(session.id) != nullptr) {
     return done({etcd_texts::LeaseExists(), {}});
   }
-  session.name = std::string(kLeaseSessionName);
+  session.name = state::kEtcdLeaseSessionName;
   session.node = server_.options().node_name;
   session.ttl = std::to_string(ttl) + "s";
   session.ttl_ns = ttl * kNsPerSecond;

@@ -87,7 +87,9 @@ Result<state::Session> ParseSessionCreate(const std::string& body, const std::st
     *out = v->get<std::string>();
     return Status();
   };
-  TENURE_RETURN_IF_ERROR(string_field("Name", &session.name));
+  std::string name;
+  TENURE_RETURN_IF_ERROR(string_field("Name", &name));
+  session.name = name;
   std::string node;
   TENURE_RETURN_IF_ERROR(string_field("Node", &node));
   if (!node.empty()) session.node = node;

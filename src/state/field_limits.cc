@@ -96,7 +96,7 @@ Status CheckSessionFields(const Session& s) {
   if (id.empty()) return Invalid("a session has an empty id");
   const std::string quoted = QuoteCut(id);
   for (const auto& [field, text] :
-       {std::pair<std::string_view, const std::string&>{"Name", s.name}, {"Node", s.node}}) {
+       {std::pair<std::string_view, std::string_view>{"Name", s.name}, {"Node", s.node}}) {
     if (text.size() > limits::kSessionNameBytesMax) {
       return Invalid("session " + quoted + ": " + std::string(field) + " of " + N(text.size()) +
                      " bytes is longer than the " + N(limits::kSessionNameBytesMax) + " allowed");

@@ -14,6 +14,11 @@
 
 namespace tenure::state {
 
+// The names the etcd and ZooKeeper ports give the sessions they make (the
+// Consul API shows them): each stored once for all of them (ShortText).
+inline constexpr std::string_view kEtcdLeaseSessionName = "etcd lease";
+inline constexpr std::string_view kZkSessionName = "zookeeper";
+
 // True when `id` has the numbered shape (36 characters, lowercase hex).
 bool IsNumberedSession(std::string_view id);
 inline bool IsNumberedSession(const SessionId& id) { return IsNumberedSession(id.view()); }

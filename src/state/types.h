@@ -15,6 +15,7 @@
 
 #include "common/types.h"
 #include "state/check_list.h"
+#include "state/short_text.h"
 
 namespace tenure::state {
 
@@ -145,14 +146,16 @@ struct ServiceCheck {
   bool operator==(const ServiceCheck&) const = default;
 };
 
-// The Store keeps one per session, so its layout is kept small (decision
-// 0033): the id inline, check lists in a pointer each, the fields ordered
-// so that no padding falls between them.
+// The Store keeps one per session, so its layout is kept small (decisions
+// 0033 and 0058): the id inline, text fields and check lists in a word each,
+// the fields ordered so that no padding falls between them.
 struct Session {
   SessionId id;  // 36-char lowercase UUID, chosen by the leader
-  std::string name;
-  std::string node;
-  std::string ttl;               // the TTL string as the client sent it ("" = no TTL)
+  // Text in 8 bytes each (decision 0058): the ports' sessions hold their
+  // node and TTL inline and share one copy of their name.
+  ShortText name;
+  ShortText node;
+  ShortText ttl;                 // the TTL string as the client sent it ("" = no TTL)
   DurationNs lock_delay_ns = 0;  // as stored; the applied delay is capped (limits.h)
   DurationNs ttl_ns = 0;
   CheckList<std::string> node_checks;

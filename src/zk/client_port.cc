@@ -24,9 +24,6 @@ namespace {
 
 namespace asio = boost::asio;
 
-// The name every ZooKeeper session carries (Consul's session list shows it).
-constexpr std::string_view kSessionName = "zookeeper";
-
 // The answer to a session that cannot be reopened: ZooKeeper's.
 // `read_only_sent`: the client sent the readOnly flag, so the answer has it.
 ConnectResponse Expired(bool read_only_sent) {
@@ -444,7 +441,7 @@ void ClientPort::CreateSession(const ConnectRequest& request, std::int32_t timeo
     const std::int64_t number = server_.NewLeaseNumber();
     state::Session session;
     session.id = state::NumberedSessionId(number);
-    session.name = std::string(kSessionName);
+    session.name = state::kZkSessionName;
     session.node = server_.options().node_name;
     session.ttl = std::to_string(timeout_ms) + "ms";
     session.ttl_ns = static_cast<DurationNs>(timeout_ms) * 1'000'000;
@@ -491,7 +488,7 @@ PortFacts ClientPort::Facts() const {
     }
   }
   for (const state::Session* session : store.ListSessions()) {
-    if (session->name != kSessionName || !state::IsNumberedSession(session->id)) continue;
+    if (session->name != state::kZkSessionName || !state::IsNumberedSession(session->id)) continue;
     ++facts.sessions;
     if (const std::set<std::string>* held = store.HeldKeys(session->id)) {
       facts.ephemerals += static_cast<std::int64_t>(held->size());

@@ -532,8 +532,8 @@ class ModelStore {
   // docs/history.md: a name over 128 bytes keeps the longest prefix of 122
   // to 125 bytes that ends before a byte that is not a UTF-8 continuation
   // byte (or 122), then U+2026.
-  static std::string CutHistoryName(const std::string& name) {
-    if (name.size() <= 128) return name;
+  static std::string CutHistoryName(std::string_view name) {
+    if (name.size() <= 128) return std::string(name);
     std::size_t keep = 122;
     for (std::size_t n = 125; n >= 122; --n) {
       if ((static_cast<unsigned char>(name[n]) & 0xC0) != 0x80) {
@@ -541,7 +541,7 @@ class ModelStore {
         break;
       }
     }
-    return name.substr(0, keep) + "\u2026";
+    return std::string(name.substr(0, keep)) + "\u2026";
   }
 
  private:

@@ -74,10 +74,10 @@ inline std::string Describe(const Command& c) {
         } else if constexpr (std::is_same_v<T, KvDeleteTree>) {
           os << "prefix=\"" << EscapeBytes(b.prefix) << "\"";
         } else if constexpr (std::is_same_v<T, SessionCreate>) {
-          os << "id=" << b.session.id << " node=" << b.session.node
+          os << "id=" << b.session.id << " node=" << b.session.node.view()
              << " lock_delay_ns=" << b.session.lock_delay_ns
              << " behavior=" << (b.session.behavior == Behavior::kDelete ? "delete" : "release")
-             << (b.session.ttl.empty() ? "" : " ttl=" + b.session.ttl);
+             << (b.session.ttl.empty() ? "" : " ttl=" + b.session.ttl.str());
         } else if constexpr (std::is_same_v<T, SessionDestroy>) {
           os << "id=" << b.id
              << " reason=" << (b.reason == DestroyReason::kExpired ? "expired" : "destroyed");

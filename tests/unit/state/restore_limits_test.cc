@@ -104,7 +104,7 @@ TEST(RestoreLimitsTest, ValuesAtTheLimitsRestore) {
     s.ttl = "24h";
     s.ttl_ns = limits::kSessionTtlMaxNs;
     s.lock_delay_ns = std::numeric_limits<DurationNs>::max();  // stored as the API stores it
-    s.name.assign(limits::kSessionNameBytesMax, 'n');
+    s.name = std::string(limits::kSessionNameBytesMax, 'n');
     s.node_checks = std::vector<std::string>(limits::kSessionChecksMax, "serfHealth");
   });
   e.EditSession(kForgedHolder, [](Session& s) {
@@ -194,7 +194,7 @@ TEST_F(CommandLimitsTest, ASessionPastTheLimitsIsNotCreated) {
   s = testutil::MakeSession(SessionId());
   ExpectRefused(SessionCreate{s}, "a session has an empty id");
   s = testutil::MakeSession(testutil::TestSessionId(901));
-  s.node.assign(limits::kSessionNameBytesMax + 1, 'n');
+  s.node = std::string(limits::kSessionNameBytesMax + 1, 'n');
   ExpectRefused(SessionCreate{s}, "Node of 1025 bytes is longer than the 1024 allowed");
 }
 
