@@ -52,10 +52,10 @@ ClientPort::ClientPort(server::Server& server, asio::io_context& io)
       liveness_timer_(io),
       scratch_(std::make_unique<char[]>(kScratchBytes)),
       ready_(io, [this](std::uint64_t number, bool readable, bool writable) {
-        auto it = connections_.find(number);
-        if (it == connections_.end()) return;  // closed since
+        const std::shared_ptr<Connection>* found = connections_.Find(number);
+        if (found == nullptr) return;  // closed since
         // Held: the connection may close, and leave connections_, inside.
-        const std::shared_ptr<Connection> connection = it->second;
+        const std::shared_ptr<Connection> connection = *found;
         connection->OnReady(readable, writable);
       }) {}
 
@@ -77,8 +77,8 @@ void ClientPort::OnChanges(const state::Changes& changes) {
     // connection ends, and its client reconnects and reads again (Curator's
     // cache rebuilds when its watch is set again).
     for (const WatchTable::Owner owner : watches_.PersistentOwners()) {
-      if (auto it = connections_.find(owner); it != connections_.end()) {
-        resync.push_back(it->second);
+      if (const std::shared_ptr<Connection>* found = connections_.Find(owner)) {
+        resync.push_back(*found);
       }
     }
   } else if (watches_.size() > 0) {
@@ -126,8 +126,9 @@ void ClientPort::OnChanges(const state::Changes& changes) {
 
 void ClientPort::Deliver(const std::vector<WatchTable::Fired>& fired) {
   for (const WatchTable::Fired& event : fired) {
-    auto it = connections_.find(event.owner);
-    if (it != connections_.end()) it->second->SendEvent(event.type, event.path, event.persistent);
+    if (const std::shared_ptr<Connection>* found = connections_.Find(event.owner)) {
+      (*found)->SendEvent(event.type, event.path, event.persistent);
+    }
   }
 }
 
@@ -233,9 +234,7 @@ void ClientPort::Stop() {
   after_events_.clear();
   sweep_timer_.cancel();
   liveness_timer_.cancel();
-  std::vector<std::shared_ptr<Connection>> open;
-  for (const auto& [number, connection] : connections_) open.push_back(connection);
-  for (const std::shared_ptr<Connection>& connection : open) connection->Close();
+  for (const std::shared_ptr<Connection>& connection : connections_.All()) connection->Close();
 }
 
 void ClientPort::Accept(asio::ip::tcp::acceptor& acceptor, bool tls) {
@@ -259,14 +258,14 @@ void ClientPort::Accept(asio::ip::tcp::acceptor& acceptor, bool tls) {
           boost::system::error_code ignored;
           socket.close(ignored);  // as ZooKeeper closes one past maxClientCnxns
         } else {
-          const std::uint64_t number = next_connection_++;
+          const std::uint64_t number = connections_.NextNumber();
           // The socket leaves asio: the port's ready set tells the
           // connection when it may read or write (zk/ready_set.h).
           boost::system::error_code released;
           const int fd = socket.release(released);
           auto connection = std::make_shared<Connection>(*this, released ? -1 : fd, number,
                                                          tls ? options_.tls_context : nullptr);
-          connections_.emplace(number, connection);
+          connections_.Add(connection);
           connection->Start();
         }
         UpdateGauges();
@@ -293,7 +292,7 @@ void ClientPort::CheckLiveness() {
   sessions_changed_ = false;
   const state::Store& store = server_.store();
   std::vector<std::shared_ptr<Connection>> ending;
-  for (const auto& [number, connection] : connections_) {
+  connections_.ForEach([&](const std::shared_ptr<Connection>& connection) {
     const bool late = now - connection->opened_ms() >= options_.handshake_timeout_ms;
     bool ends = false;
     if (connection->opening()) {
@@ -317,7 +316,7 @@ void ClientPort::CheckLiveness() {
                                    nullptr);
     }
     if (ends) ending.push_back(connection);
-  }
+  });
   for (const std::shared_ptr<Connection>& connection : ending) connection->Close();
 }
 
@@ -348,23 +347,18 @@ void ClientPort::SweepContainers() {
 bool ClientPort::Serving() const { return server_.IsLeader(); }
 
 void ClientPort::Forget(const Connection* connection) {
-  auto it = connections_.find(connection->number());
-  if (it == connections_.end()) return;
+  std::shared_ptr<Connection> held = connections_.Remove(connection->number());
+  if (held == nullptr) return;
   watches_.RemoveOwner(connection->number());
-  auto by = by_session_.find(connection->session());
-  if (by != by_session_.end() && by->second.lock().get() == connection) by_session_.erase(by);
   // Freed after the caller's stack unwinds: it may be the connection itself.
-  asio::post(io_, [held = std::move(it->second)] {});
-  connections_.erase(it);
+  asio::post(io_, [held = std::move(held)] {});
   UpdateGauges();
 }
 
 void ClientPort::Adopt(std::int64_t session, const std::shared_ptr<Connection>& connection) {
-  std::weak_ptr<Connection>& owner = by_session_[session];
-  if (std::shared_ptr<Connection> older = owner.lock(); older != nullptr && older != connection) {
+  if (std::shared_ptr<Connection> older = connections_.Adopt(session, connection->number())) {
     older->Close();  // ZooKeeper closes it too (CLIENT_RECONNECT)
   }
-  by_session_[session] = connection;
 }
 
 // processConnectRequest's order: a client ahead of this server is refused
@@ -495,9 +489,9 @@ PortFacts ClientPort::Facts() const {
     }
   }
   facts.connections = static_cast<std::int64_t>(connections_.size());
-  for (const auto& [number, connection] : connections_) {
+  connections_.ForEach([&](const std::shared_ptr<Connection>& connection) {
     facts.outstanding += static_cast<std::int64_t>(connection->unanswered());
-  }
+  });
   facts.received = received_;
   facts.sent = sent_;
   facts.latency_min_ms = latency_min_ms_;

@@ -21,7 +21,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -31,6 +30,7 @@
 #include "common/status.h"
 #include "common/types.h"
 #include "zk/client_port_options.h"
+#include "zk/connection_table.h"
 #include "zk/four_letter.h"
 #include "zk/ready_set.h"
 #include "zk/records.h"
@@ -139,14 +139,12 @@ class ClientPort {
   bool sessions_changed_ = false;
   bool stopped_ = false;
   std::unique_ptr<char[]> scratch_;
-  std::map<std::uint64_t, std::shared_ptr<Connection>> connections_;  // by number
-  ReadySet ready_;  // every connection's socket, by number
-  std::uint64_t next_connection_ = 1;
+  ConnectionTable<Connection> connections_;  // by number, and by session
+  ReadySet ready_;                           // every connection's socket, by number
   WatchTable watches_;
   std::uint64_t change_listener_ = 0;
   LogIndex events_through_;  // the applied index whose events went out
   std::vector<std::pair<LogIndex, std::function<void()>>> after_events_;
-  std::map<std::int64_t, std::weak_ptr<Connection>> by_session_;
   std::vector<std::function<void(Status)>> secret_waiters_;
   MonoMs opened_ms_;
   std::int64_t received_ = 0;

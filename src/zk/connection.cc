@@ -39,7 +39,7 @@ bool Deferred(const DecodedRequest& request) {
 bool Connection::Backlogged() const {
   // Spliced, the client is read while the leader takes its bytes.
   if (spliced_ != nullptr) return spliced_->link->unsent() > kUnsentBytesMax;
-  return unsent_.size() + sending_.size() + answered_bytes_ > kUnsentBytesMax;
+  return OutboxBytes() + answered_bytes_ > kUnsentBytesMax;
 }
 
 Connection::Connection(ClientPort& port, int fd, std::uint64_t number,
@@ -303,11 +303,11 @@ void Connection::SendFrame(std::string_view frame) {
     // slots (Pump) or the port's events (Deliver).
     return CloseLater();
   }
-  AppendFrame(&unsent_, frame);
+  AppendFrame(&unsent(), frame);
   port_.CountSent();
 }
 
-void Connection::SendText(std::string_view text) { unsent_.append(text); }
+void Connection::SendText(std::string_view text) { unsent().append(text); }
 
 // Answers drained: what waited for room runs, then reading goes on.
 void Connection::Resume() {

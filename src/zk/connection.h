@@ -150,7 +150,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void SendFrame(std::string_view frame);
   void SendText(std::string_view text);
   void Flush();
-  void SendSome();  // the rest of sending_, until done or the socket is full
+  void SendSome();  // the rest of the outbox's `sending`, until done or the socket is full
   void Written(boost::system::error_code ec);
   // Reads into the port's buffer, as read_some: TLS's plaintext where the
   // connection has TLS (its failures end in `ec`, logged).
@@ -166,7 +166,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const std::uint64_t number_;
   int fd_ = -1;  // the socket; -1 once closed
   std::unique_ptr<tls::Session> tls_;
-  std::size_t sent_ = 0;  // bytes of sending_ that went out
   // Readiness, edge-triggered (zk/ready_set.h): set when the port's set
   // says so, cleared when a read or write answers EAGAIN.
   bool in_ready_ = true;
@@ -204,8 +203,21 @@ class Connection : public std::enable_shared_from_this<Connection> {
   };
   std::unique_ptr<Spliced> spliced_;
   FrameSplitter frames_;
-  std::string sending_;  // the bytes of that write
-  std::string unsent_;   // what waits for the next
+  // What goes out: made with the first answer, let go once all went out,
+  // so an idle connection holds one null pointer for it.
+  struct Outbox {
+    std::string sending;   // the bytes of the write under way
+    std::size_t sent = 0;  // of them, those that went out
+    std::string unsent;    // what waits for the next
+  };
+  std::unique_ptr<Outbox> out_;
+  std::string& unsent() {
+    if (out_ == nullptr) out_ = std::make_unique<Outbox>();
+    return out_->unsent;
+  }
+  std::size_t OutboxBytes() const {
+    return out_ == nullptr ? 0 : out_->sending.size() - out_->sent + out_->unsent.size();
+  }
   bool dropping_ = false;
   bool pumping_ = false;     // Pump is running: a nested call asks for another pass
   bool pump_again_ = false;  // an answer passed kFrameBytesMax: the connection ends
@@ -244,7 +256,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::unique_ptr<std::deque<Slot>> queue_;
   };
   SlotQueue slots_;
-  std::size_t answered_bytes_ = 0;  // answers in slots_, not yet in unsent_
+  std::size_t answered_bytes_ = 0;  // answers in slots_, not yet in the outbox
   std::uint64_t next_slot_ = 1;
   std::int64_t session_ = 0;
   // Tenure's rights: the anonymous token's until an auth packet names one.

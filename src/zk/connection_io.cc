@@ -145,7 +145,7 @@ std::size_t Connection::ReadSome(boost::system::error_code& ec) {
 
 void Connection::Flush() {
   if (phase_ == Phase::kClosed || writing_) return;
-  if (unsent_.empty()) {
+  if (out_ == nullptr || out_->unsent.empty()) {
     if (phase_ == Phase::kClosing && slots_.empty()) {
       if (tls_ != nullptr) tls_->Shutdown();
       ::shutdown(fd_, SHUT_WR);
@@ -154,25 +154,26 @@ void Connection::Flush() {
     return;
   }
   writing_ = true;
-  sending_.swap(unsent_);
-  sent_ = 0;
+  out_->sending.swap(out_->unsent);
+  out_->sent = 0;
   SendSome();
 }
 
 void Connection::SendSome() {
-  while (sent_ < sending_.size()) {
-    const char* from = sending_.data() + sent_;
-    const std::size_t size = sending_.size() - sent_;
+  Outbox& out = *out_;
+  while (out.sent < out.sending.size()) {
+    const char* from = out.sending.data() + out.sent;
+    const std::size_t size = out.sending.size() - out.sent;
     const ssize_t n =
         tls_ != nullptr ? tls_->Send(from, size) : ::send(fd_, from, size, MSG_NOSIGNAL);
     if (n > 0) {
-      sent_ += static_cast<std::size_t>(n);
+      out.sent += static_cast<std::size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR && tls_ == nullptr) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       // Resumed by OnReady. OpenSSL retries the same bytes after the wait
-      // (sending_ stays put); it may want to read first (a renegotiation).
+      // (the outbox's `sending` stays put); it may want to read first (a renegotiation).
       write_wants_read_ = tls_ != nullptr && !tls_->wants_write();
       (write_wants_read_ ? in_ready_ : out_ready_) = false;
       write_waiting_ = true;
@@ -184,7 +185,7 @@ void Connection::SendSome() {
   // port delivering one change's events to every connection) do not
   // expect this connection to move on, or close, inside it.
   const boost::system::error_code ec =
-      sent_ < sending_.size() ? asio::error::connection_aborted : boost::system::error_code();
+      out.sent < out.sending.size() ? asio::error::connection_aborted : boost::system::error_code();
   std::weak_ptr<Connection> weak = weak_from_this();
   asio::post(port_.io(), [weak, ec] {
     if (std::shared_ptr<Connection> self = weak.lock()) self->Written(ec);
@@ -194,11 +195,11 @@ void Connection::SendSome() {
 void Connection::Written(boost::system::error_code ec) {
   if (phase_ == Phase::kClosed) return;
   writing_ = false;
-  sending_.clear();
-  if (unsent_.empty()) {
-    // Nothing more to send: an idle connection keeps no buffer.
-    sending_.shrink_to_fit();
-    unsent_.shrink_to_fit();
+  if (out_->unsent.empty()) {
+    out_.reset();  // nothing more to send: an idle connection keeps no buffer
+  } else {
+    out_->sending.clear();
+    out_->sent = 0;
   }
   if (ec) return Close();
   Resume();

@@ -66,7 +66,7 @@ void Connection::Splice(const std::string& connect_frame) {
   events.may_read = [weak] {
     std::shared_ptr<Connection> self = weak.lock();
     return self != nullptr && self->phase_ == Phase::kSpliced &&
-           self->unsent_.size() + self->sending_.size() <= kUnsentBytesMax;
+           self->OutboxBytes() <= kUnsentBytesMax;
   };
   events.drained = [weak] {
     if (std::shared_ptr<Connection> self = weak.lock()) self->ArmRead();
