@@ -21,7 +21,8 @@ and 10,000 watchers; RSS per idle lease (100,000 leases).
     /usr/bin/python3 bench/vs_etcd_api.py --tls [--only ...] ...     (all three with TLS)
 
 Writes <out>/benchmarks-etcd-api.md (only between the "generated" markers)
-and <out>/benchmarks-etcd-api.json (every run); with --tls,
+and <out>/benchmarks-etcd-api.json (every run), or <out>/<--report>.md and
+.json for a run of its own; with --tls,
 benchmarks-etcd-api-tls.md and .json: every server with TLS and client
 certificates required (certificates as bench/vs_etcd_tls.py makes them:
 tenure's etcd port on -grpc-tls-addr, its Consul API on -https-addr, etcd
@@ -65,6 +66,7 @@ METRICS["watch"] = V.METRICS["watch"]
 METRICS["idle_rss"] = V.METRICS["idle_rss"]
 
 # The issue's target: tenure's etcd API >= 3x etcd on every throughput row.
+LEASE_MEMORY_TARGET = 0.1
 THROUGHPUT_TARGET = 3.0
 
 SETTINGS = [
@@ -131,7 +133,24 @@ def targets(report):
     head = (f"- **tenure's etcd API ≥ {THROUGHPUT_TARGET:g}× etcd on every throughput row**: "
             f"**{'met' if verdicts and all(verdicts) else 'not met'}** "
             f"({sum(verdicts)} of {len(verdicts)} rows)")
-    return [head] + lines
+    # Decision 0048's rule for leases: an idle one at most a tenth of
+    # etcd's server memory. Three decimals: a ratio near it must not round
+    # onto it.
+    memory = []
+    for case in report["cases"]:
+        if case["workload"] != "idle_rss" or "etcd1" not in case["configs"]:
+            continue
+        key = METRICS["idle_rss"][0][0]
+        a = V.median_of(report, case["id"], "tenure_etcd1", key)
+        b = V.median_of(report, case["id"], "etcd1", key)
+        r = a / b if a is not None and b else None
+        ok = r is not None and r <= LEASE_MEMORY_TARGET
+        memory.append(f"- **an idle lease ≤ {LEASE_MEMORY_TARGET:g} of etcd's server memory**: "
+                      f"{case['title']}: bytes {V.fmt(a)} ÷ {V.fmt(b)} = "
+                      f"{'-' if r is None else f'{r:.3f}'} → **{'met' if ok else 'not met'}**")
+    if not verdicts:  # a report of memory rows alone
+        return memory
+    return [head] + lines + memory
 
 
 def markdown(report):
@@ -174,6 +193,9 @@ def run():
     global ARGS
     p = V.side_by_side_arguments(__doc__)
     p.add_argument("--tls", action="store_true", help="every server and the driver with TLS")
+    p.add_argument("--report", default="",
+                   help="the report's file name in --out, without .md or .json (a run of some "
+                        "cases with --only goes to a report of its own)")
     ARGS = p.parse_args()
     V.ARGS = ARGS  # vs_etcd's servers and measurements read their paths from here
     if ARGS.smoke:
@@ -230,14 +252,16 @@ def run():
                           for f in report["failures"]]
     report["machine"] = [(k, v.replace(ROOT + "/", "")) for k, v in report["machine"]]
 
-    name = "benchmarks-etcd-api-tls" if ARGS.tls else "benchmarks-etcd-api"
+    default_name = "benchmarks-etcd-api-tls" if ARGS.tls else "benchmarks-etcd-api"
+    name = ARGS.report or default_name
     with open(os.path.join(ARGS.out, name + ".json"), "w") as f:
         json.dump(report, f, indent=1)
     generated = markdown(report)
     V.write_doc(os.path.join(ARGS.out, name + ".md"), generated,
                 script="bench/vs_etcd_api.py",
                 title="tenure's etcd API next to etcd 3.4" + (", both with TLS" if ARGS.tls else ""),
-                regenerate="scripts/bench --vs-etcd-api" + (" --tls" if ARGS.tls else ""))
+                regenerate="scripts/bench --vs-etcd-api" + (" --tls" if ARGS.tls else "") + (
+                    f" --only {ARGS.only} --report {name}" if name != default_name else ""))
     print(generated)
     if failures:
         print(f"vs_etcd_api.py: {len(failures)} measurement(s) FAILED", file=sys.stderr)
