@@ -47,14 +47,13 @@ struct GrpcServer::Call {
   // The client's grpc-timeout: past it the call ends DeadlineExceeded.
   std::unique_ptr<boost::asio::steady_timer> deadline;
 
-  void SendMessage(const std::string& message) {
+  // `framed`: a message with gRPC's 5-byte prefix (Framed).
+  void SendMessage(std::string_view framed) {
     if (finished) return;
     if (!headers_sent) {
       stream->SendHeaders(200, {{"content-type", "application/grpc"}});
       headers_sent = true;
     }
-    std::string framed;
-    AppendGrpcMessage(&framed, message);
     stream->SendData(framed);
   }
   void Finish(const EtcdError& error) {
@@ -77,7 +76,7 @@ struct GrpcServer::Call {
 namespace {
 
 template <typename M>
-std::string Encoded(const M& message);
+std::string Framed(const M& message);
 
 }  // namespace
 
@@ -85,7 +84,7 @@ std::string Encoded(const M& message);
 class GrpcServer::Call::WatchSinkOfCall final : public WatchSink {
  public:
   explicit WatchSinkOfCall(Call& call) : call_(call) {}
-  void Send(const WatchResponse& response) override { call_.SendMessage(Encoded(response)); }
+  void Send(const WatchResponse& response) override { call_.SendMessage(Framed(response)); }
   std::size_t unsent_bytes() const override { return call_.stream->unsent_bytes(); }
   void OnDrained(std::function<void()> callback) override {
     call_.stream->OnDrained(std::move(callback));
@@ -97,10 +96,13 @@ class GrpcServer::Call::WatchSinkOfCall final : public WatchSink {
 
 namespace {
 
+// The message's encoding behind gRPC's prefix, written in place (no
+// second copy of the message).
 template <typename M>
-std::string Encoded(const M& message) {
-  std::string out;
+std::string Framed(const M& message) {
+  std::string out(kGrpcPrefixBytes, '\0');
   EncodeProto(message, &out);
+  SetGrpcPrefix(&out);
   return out;
 }
 
@@ -118,7 +120,7 @@ bool Decode(const std::string& bytes, M* message, GrpcServer::Call* call) {
 template <typename R>
 Done<R> Replier(std::shared_ptr<GrpcServer::Call> call) {
   return [call = std::move(call)](Answer<R> answer) {
-    if (answer.error.ok()) call->SendMessage(Encoded(answer.response));
+    if (answer.error.ok()) call->SendMessage(Framed(answer.response));
     call->Finish(answer.error);
   };
 }
@@ -251,8 +253,7 @@ void GrpcServer::OnMessage(const std::shared_ptr<Call>& call, std::string messag
     call->observer_id = elections_.Observe(
         call->client, std::move(request),
         [weak](const LeaderResponse& leader) {
-          if (std::shared_ptr<Call> observing = weak.lock())
-            observing->SendMessage(Encoded(leader));
+          if (std::shared_ptr<Call> observing = weak.lock()) observing->SendMessage(Framed(leader));
         },
         &refused);
     if (!refused.ok()) call->Finish(refused);
@@ -304,7 +305,7 @@ void GrpcServer::KeepAliveNext(const std::shared_ptr<Call>& call) {
                     [this, alive, call](Answer<LeaseKeepAliveResponse> answer) {
                       if (alive.expired()) return;
                       if (!answer.error.ok()) return call->Finish(answer.error);
-                      call->SendMessage(Encoded(answer.response));
+                      call->SendMessage(Framed(answer.response));
                       KeepAliveNext(call);
                     });
 }

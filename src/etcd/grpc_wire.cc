@@ -13,6 +13,14 @@ void AppendGrpcMessage(std::string* out, std::string_view message) {
   out->append(message);
 }
 
+void SetGrpcPrefix(std::string* framed) {
+  const auto n = static_cast<std::uint32_t>(framed->size() - kGrpcPrefixBytes);
+  (*framed)[0] = '\0';
+  for (std::size_t i = 0; i < 4; ++i) {
+    (*framed)[1 + i] = static_cast<char>((n >> (24 - 8 * i)) & 0xff);
+  }
+}
+
 bool GrpcMessageSplitter::Next(std::string* message) {
   if (!error_.ok() || buffer_.size() < 5) return false;
   const auto flag = static_cast<std::uint8_t>(buffer_[0]);

@@ -5,6 +5,7 @@
 // Pure.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,6 +24,10 @@ inline constexpr std::size_t kMaxGrpcMessageBytes = 1536 * 1024 + 512 * 1024;
 
 // Appends `message` with its prefix: not compressed, 4-byte big-endian length.
 void AppendGrpcMessage(std::string* out, std::string_view message);
+// The prefix's bytes; SetGrpcPrefix fills them in `framed` (the prefix,
+// then the message written after it) for the message that follows.
+inline constexpr std::size_t kGrpcPrefixBytes = 5;
+void SetGrpcPrefix(std::string* framed);
 
 // Splits a stream's DATA into messages as they complete. Holds at most one
 // message's bytes: a prefix announcing more than `max_bytes` is refused

@@ -99,13 +99,12 @@ class ProtoEncoder {
  private:
   template <typename M>
   void Nested(std::uint32_t n, const M& m) {
-    std::string body;
-    ProtoEncoder inner(&body, nested_header_);
+    const std::size_t at = w_.BeginNested(n);
     if constexpr (AResponseBody<M>) {
-      if (nested_header_ != nullptr) inner.Message(1, "header", *nested_header_);
+      if (nested_header_ != nullptr) Message(1, "header", *nested_header_);
     }
-    Fields(inner, m);
-    w_.LengthField(n, body);
+    Fields(*this, m);
+    w_.EndNested(at);
   }
 
   ProtoWriter w_;

@@ -2,12 +2,28 @@
 
 namespace tenure::etcd {
 
-void ProtoWriter::Varint(std::uint64_t v) {
+std::size_t ProtoWriter::VarintBytes(std::uint64_t v, char* to) {
+  std::size_t n = 0;
   while (v >= 0x80) {
-    out_->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    to[n++] = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
   }
-  out_->push_back(static_cast<char>(v));
+  to[n++] = static_cast<char>(v);
+  return n;
+}
+
+// One append, not a push_back a byte (each of which checks the capacity).
+void ProtoWriter::Varint(std::uint64_t v) {
+  char bytes[kVarintBytesMax];
+  out_->append(bytes, VarintBytes(v, bytes));
+}
+
+void ProtoWriter::EndNested(std::size_t at) {
+  const std::size_t body = out_->size() - at - 1;
+  char length[kVarintBytesMax];
+  const std::size_t n = VarintBytes(body, length);
+  if (n > 1) out_->insert(at + 1, n - 1, '\0');  // the body moves up to make room
+  out_->replace(at, n, length, n);
 }
 
 void ProtoWriter::Tag(std::uint32_t field, WireType type) {

@@ -4,6 +4,7 @@
 // fields read only to be skipped. Pure: bytes in, bytes out.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -35,6 +36,21 @@ class ProtoWriter {
     Varint(bytes.size());
     out_->append(bytes);
   }
+  // A nested message written in place, without a buffer of its own: its
+  // tag and a length byte now, returning where that byte is; then its
+  // fields; then EndNested writes the length, moving the body up where it
+  // needs more than one byte (128 bytes or more), so the output is
+  // protobuf's canonical one.
+  std::size_t BeginNested(std::uint32_t field) {
+    Tag(field, WireType::kLength);
+    out_->push_back('\0');
+    return out_->size() - 1;
+  }
+  void EndNested(std::size_t at);
+
+  static constexpr std::size_t kVarintBytesMax = 10;
+  // Writes `v` as a varint at `to` (room for kVarintBytesMax); its length.
+  static std::size_t VarintBytes(std::uint64_t v, char* to);
 
  private:
   std::string* out_;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <utility>
@@ -603,7 +604,7 @@ void Http2Stream::EndAnswerStream() {
 ssize_t Http2Stream::Read(std::uint8_t* buffer, std::size_t length, std::uint32_t* flags) {
   const std::string_view body = Body();
   const std::size_t n = std::min(length, body.size() - out_at_);
-  std::copy_n(body.data() + out_at_, n, buffer);
+  if (n > 0) std::memcpy(buffer, body.data() + out_at_, n);
   out_at_ += n;
   session_->Queued(-static_cast<std::ptrdiff_t>(n));
   if (out_at_ < body.size()) return static_cast<ssize_t>(n);

@@ -74,6 +74,12 @@ class ShortText {
   friend std::strong_ordering operator<=>(const ShortText& a, std::string_view b) {
     return a.view() <=> b;
   }
+  friend std::strong_ordering operator<=>(const ShortText& a, const std::string& b) {
+    return a.view() <=> std::string_view(b);
+  }
+  friend std::strong_ordering operator<=>(const ShortText& a, const char* b) {
+    return a.view() <=> std::string_view(b);
+  }
 
  private:
   // The low bit marks inline text (a block is aligned, so its address has

@@ -15,19 +15,23 @@ namespace tenure::zk {
 // costs 64, for a table that holds every idle session's connection
 // (docs/benchmarks-zookeeper-api-sessions.md). A connection's number is
 // its slot in the lower 32 bits and a serial in the upper 32, so a number
-// is never given twice while the port runs (ready-set events and watch
+// is not given again for 4 billion connections (ready-set events and watch
 // owners name connections by number; a slot is reused, its number is
-// not). And each session's connection, for a session that moves to another
-// connection (ZooKeeper closes the older one).
+// not), and never 0. And each session's connection, for a session that
+// moves to another connection (ZooKeeper closes the older one).
 //
 // C is the connection: it answers number() and session() (0: none yet).
 template <typename C>
 class ConnectionTable {
  public:
+  // `last_serial`: as if that many connections had come (tests start near
+  // the wrap).
+  explicit ConnectionTable(std::uint32_t last_serial = 0) : serial_(last_serial) {}
+
   // The number Add gives next; nothing changes until Add.
   std::uint64_t NextNumber() const {
     const std::uint64_t slot = free_.empty() ? slots_.size() : free_.back();
-    return (static_cast<std::uint64_t>(serial_ + 1) << 32) | slot;
+    return (static_cast<std::uint64_t>(NextSerial()) << 32) | slot;
   }
   // REQUIRES: connection->number() == NextNumber().
   void Add(std::shared_ptr<C> connection) {
@@ -38,7 +42,7 @@ class ConnectionTable {
       free_.pop_back();
       slots_[slot] = std::move(connection);
     }
-    ++serial_;
+    serial_ = NextSerial();
     ++count_;
   }
   // The connection numbered `number`, or null (closed since).
@@ -70,19 +74,22 @@ class ConnectionTable {
     return removed;
   }
   // Names connection `number` as `session`'s; returns the connection that
-  // had the session before (to be closed), or null.
+  // had the session before (to be closed), or null. A connection no longer
+  // here is not recorded (it closed while its session was being made).
   std::shared_ptr<C> Adopt(std::int64_t session, std::uint64_t number) {
-    std::uint64_t& owner = by_session_[session];
+    if (Find(number) == nullptr) return nullptr;
+    auto [entry, made] = by_session_.try_emplace(session, number);
     std::shared_ptr<C> older;
-    if (owner != number) {
-      if (const std::shared_ptr<C>* had = Find(owner)) older = *had;
+    if (!made && entry->second != number) {
+      if (const std::shared_ptr<C>* had = Find(entry->second)) older = *had;
+      entry->second = number;
     }
-    owner = number;
     return older;
   }
   std::size_t size() const { return count_; }
   bool empty() const { return count_ == 0; }
-  // Every open connection, lowest slot first.
+  // Every open connection, lowest slot first. `visit` must not add or
+  // remove connections (close one): collect them, or use All().
   template <typename Visit>
   void ForEach(Visit&& visit) const {
     for (const std::shared_ptr<C>& connection : slots_) {
@@ -99,10 +106,14 @@ class ConnectionTable {
 
  private:
   static std::uint64_t SlotOf(std::uint64_t number) { return number & 0xffff'ffffu; }
+  // Serials skip 0 when they wrap (after 4 billion connections), so no
+  // number is 0, which stands for none; a wrapped serial could meet a
+  // connection 4 billion connections old, in the same slot, still open.
+  std::uint32_t NextSerial() const { return serial_ == 0xffff'ffffu ? 1 : serial_ + 1; }
 
   std::vector<std::shared_ptr<C>> slots_;
   std::vector<std::uint32_t> free_;  // empty slots, the last freed on top
-  std::uint32_t serial_ = 0;         // wraps after 4 billion connections
+  std::uint32_t serial_ = 0;         // the last given
   std::size_t count_ = 0;
   std::unordered_map<std::int64_t, std::uint64_t> by_session_;  // session -> number
 };

@@ -79,7 +79,8 @@ TEST(ShortTextTest, CopiesMovesAndAssignmentsKeepTheText) {
     EXPECT_EQ(assigned.view(), "x");
     assigned = std::move(original);
     EXPECT_EQ(assigned.view(), sample);
-    assigned = assigned;  // self-assignment keeps it
+    const ShortText& same = assigned;
+    assigned = same;  // self-assignment keeps it
     EXPECT_EQ(assigned.view(), sample);
     assigned.clear();
     EXPECT_TRUE(assigned.empty());
@@ -109,6 +110,8 @@ TEST(ShortTextTest, OrdersAsItsBytes) {
   EXPECT_LT(ShortText(""), ShortText(std::string(1, '\0')));
   EXPECT_LT(ShortText("\x7f"), ShortText("\x80"));  // bytes compare unsigned
   EXPECT_NE(ShortText("abc"), ShortText("abd"));
+  EXPECT_LT(ShortText("abc"), "abd");
+  EXPECT_GT(ShortText("abd"), std::string("abc"));
 }
 
 // What the change bought (decision 0058): a session record of 128 bytes,

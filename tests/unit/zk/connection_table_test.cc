@@ -68,6 +68,22 @@ TEST(ConnectionTableTest, ASlotIsReusedButNotItsNumber) {
   }
 }
 
+// Past 4 billion connections the serial wraps to 1, never 0: no number is
+// 0, which a session's entry could take for a connection.
+TEST(ConnectionTableTest, SerialsWrapPastZero) {
+  Table table(0xffff'fffeu);
+  auto a = AddOne(table, 5);
+  EXPECT_EQ(a->n >> 32, 0xffff'ffffu);
+  auto b = AddOne(table, 6);
+  EXPECT_EQ(b->n >> 32, 1u);
+  table.Remove(a->n);
+  auto c = AddOne(table, 7);  // slot 0 again, serial 2
+  EXPECT_NE(c->n, 0u);
+  EXPECT_EQ(c->n, (std::uint64_t{2} << 32));
+  EXPECT_EQ(table.Adopt(7, c->n), nullptr);  // a new session: nothing to close
+  EXPECT_EQ(table.Find(0), nullptr);
+}
+
 TEST(ConnectionTableTest, VisitsEveryOpenConnectionOnce) {
   Table table;
   std::vector<std::shared_ptr<Numbered>> added;
@@ -109,6 +125,13 @@ TEST(ConnectionTableTest, ASessionHasOneConnection) {
   table.Remove(other->n);
   auto reopened = AddOne(table, 9);
   EXPECT_EQ(table.Adopt(9, reopened->n), nullptr);
+  // A connection that closed while its session was being made is not
+  // recorded: the session's next connection finds nothing to close.
+  auto gone = AddOne(table, 11);
+  table.Remove(gone->n);
+  EXPECT_EQ(table.Adopt(11, gone->n), nullptr);
+  auto next = AddOne(table, 11);
+  EXPECT_EQ(table.Adopt(11, next->n), nullptr);
 }
 
 }  // namespace
