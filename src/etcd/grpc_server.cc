@@ -85,6 +85,18 @@ class GrpcServer::Call::WatchSinkOfCall final : public WatchSink {
  public:
   explicit WatchSinkOfCall(Call& call) : call_(call) {}
   void Send(const WatchResponse& response) override { call_.SendMessage(Framed(response)); }
+  bool takes_protobuf() const override { return true; }
+  void SendEncoded(std::string_view header, std::string_view watch_id,
+                   std::string_view events) override {
+    std::string framed;
+    framed.reserve(kGrpcPrefixBytes + header.size() + watch_id.size() + events.size());
+    framed.append(kGrpcPrefixBytes, '\0');
+    framed.append(header);
+    framed.append(watch_id);
+    framed.append(events);
+    SetGrpcPrefix(&framed);
+    call_.SendMessage(framed);
+  }
   std::size_t unsent_bytes() const override { return call_.stream->unsent_bytes(); }
   void OnDrained(std::function<void()> callback) override {
     call_.stream->OnDrained(std::move(callback));

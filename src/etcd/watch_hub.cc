@@ -64,6 +64,42 @@ std::size_t EncodedSize(const WatchResponse& response) {
 
 }  // namespace
 
+// The bytes of one apply batch's answers that are the same for every
+// watcher: the header's field, and the fields of each distinct list of
+// events (with or without previous values), each encoded once
+// (WatchHub::OnBatch). With 1,000 watchers of one key, one write's events
+// are encoded once, not 1,000 times. Lives for one OnBatch: the events it
+// points at are the batch's.
+class SharedEncodings {
+ public:
+  explicit SharedEncodings(const ResponseHeader& header) {
+    ProtoEncoder(&header_).Message(1, "header", header);
+  }
+  std::string_view header() const { return header_; }
+  std::string_view EventsOf(const std::vector<const state::KvEvent*>& events, bool prev_kv) {
+    // Watchers of one key ask for the same list one after another: the
+    // last one answers without a lookup (or a copy of the list for a key).
+    if (last_ != nullptr && last_->first.second == prev_kv && last_->first.first == events) {
+      return last_->second;
+    }
+    auto [entry, made] = events_.try_emplace(Key{events, prev_kv});
+    if (made) {
+      ProtoEncoder encoder(&entry->second);
+      for (const state::KvEvent* event : events) {
+        encoder.Message(11, "events", ToEvent(*event, prev_kv));
+      }
+    }
+    last_ = &*entry;
+    return entry->second;
+  }
+
+ private:
+  using Key = std::pair<std::vector<const state::KvEvent*>, bool>;
+  std::string header_;
+  std::map<Key, std::string> events_;
+  const std::pair<const Key, std::string>* last_ = nullptr;
+};
+
 // --- WatchStream ------------------------------------------------------------------
 
 WatchStream::WatchStream(WatchHub& hub, WatchSink& sink, Client client)
@@ -279,6 +315,22 @@ void WatchStream::SendEvents(Watcher& watcher, const std::vector<const state::Kv
   watcher.next = last.Next();
 }
 
+bool WatchStream::SendShared(Watcher& watcher, const std::vector<const state::KvEvent*>& events,
+                             SharedEncodings& shared) {
+  if (!sink_.takes_protobuf() || watcher.fragment || events.empty() ||
+      events.size() > limits::kEtcdWatchEventsPerAnswer) {
+    return false;
+  }
+  watcher.sent_since_progress = true;
+  std::string watch_id;
+  if (watcher.id != 0) {  // proto3 leaves a zero out, as Send's encoding does
+    ProtoWriter(&watch_id).VarintField(2, static_cast<std::uint64_t>(watcher.id));
+  }
+  sink_.SendEncoded(shared.header(), watch_id, shared.EventsOf(events, watcher.prev_kv));
+  watcher.next = events.back()->revision.Next();
+  return true;
+}
+
 void WatchStream::FallBehind(Watcher& watcher, LogIndex next) {
   if (watcher.live) hub_.Unindex(watcher);
   watcher.live = false;
@@ -430,13 +482,20 @@ void WatchHub::OnBatch(const server::Server::HistoryBatch& batch) {
       if (watcher->range.Contains(event.key())) offer(watcher, event);
     }
   }
+  if (touched.empty()) return;
+  // Every answer of this batch has the same header: the applied index now.
+  SharedEncodings shared(HeaderAt(server_, cluster_id_, server_.store().applied_index()));
+  // Each watcher's list is swapped with this one (cleared after), so the
+  // watchers keep their lists' room between batches instead of making a
+  // list at every event.
+  std::vector<const state::KvEvent*> events;
   for (WatchStream::Watcher* watcher : touched) {
-    std::vector<const state::KvEvent*> events = std::move(watcher->batch);
-    watcher->batch.clear();
+    events.clear();
+    events.swap(watcher->batch);
     WatchStream& stream = *watcher->stream;
     if (stream.Congested()) {
       stream.FallBehind(*watcher, events.front()->revision);
-    } else {
+    } else if (!stream.SendShared(*watcher, events, shared)) {
       stream.SendEvents(*watcher, events);
     }
   }

@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -54,6 +55,15 @@ class WatchSink {
   // Calls `callback` (posted) each time unsent_bytes() falls to 0, as
   // listen::Stream and listen::Responder do; null: no longer.
   virtual void OnDrained(std::function<void()> callback) = 0;
+  // Whether SendEncoded may be used: a sink that writes protobuf (gRPC's;
+  // the gateway writes JSON from Send's message).
+  virtual bool takes_protobuf() const { return false; }
+  // The answer Send would send, as its protobuf encoding in order: the
+  // header's field, the watch id's (empty for id 0, which proto3 omits),
+  // the events' (WatchHub encodes the first and the last once for all the
+  // watchers an apply batch's same events go to). Queued as Send's.
+  virtual void SendEncoded(std::string_view /*header*/, std::string_view /*watch_id*/,
+                           std::string_view /*events*/) {}
 };
 
 struct WatchHubOptions {
@@ -65,6 +75,7 @@ struct WatchHubOptions {
 };
 
 class WatchHub;
+class SharedEncodings;
 
 class WatchStream {
  public:
@@ -90,6 +101,13 @@ class WatchStream {
   // Sends `events` (already filtered) for `watcher`: answers of whole
   // revisions, fragments where it asked for them.
   void SendEvents(Watcher& watcher, const std::vector<const state::KvEvent*>& events);
+  // SendEvents for a live watcher's apply batch through the sink's
+  // SendEncoded, with the bytes `shared` encoded for every watcher that
+  // gets the same events; false (nothing sent) where it does not apply: a
+  // sink that takes no protobuf, a watcher that asked for fragments, more
+  // events than one answer holds.
+  bool SendShared(Watcher& watcher, const std::vector<const state::KvEvent*>& events,
+                  SharedEncodings& shared);
   void SendCompacted(Watcher& watcher);
   // Ends `watcher` with a cancel answer giving `reason`.
   void SendCanceled(Watcher& watcher, std::string reason);

@@ -12,9 +12,12 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "common/limits.h"
 #include "etcd/kv_service.h"
+#include "etcd/proto_codec.h"
 #include "etcd/watch_hub.h"
 #include "inprocess/etcd_fixture.h"
 #include "server/server.h"
@@ -24,8 +27,24 @@ namespace {
 
 class RecordingSink final : public WatchSink {
  public:
-  explicit RecordingSink(boost::asio::io_context& io) : io_(io) {}
+  // `protobuf`: it takes SendEncoded, as gRPC's sink does: what comes that
+  // way is decoded and recorded as Send's would be, after checking that
+  // the bytes are exactly Send's encoding of it.
+  RecordingSink(boost::asio::io_context& io, bool protobuf) : io_(io), protobuf_(protobuf) {}
   void Send(const WatchResponse& response) override { sent.push_back(response); }
+  bool takes_protobuf() const override { return protobuf_; }
+  void SendEncoded(std::string_view header, std::string_view watch_id,
+                   std::string_view events) override {
+    ASSERT_TRUE(protobuf_);
+    const std::string bytes = std::string(header) + std::string(watch_id) + std::string(events);
+    WatchResponse decoded;
+    ASSERT_EQ(DecodeProto(bytes, &decoded), "");
+    std::string canonical;
+    EncodeProto(decoded, &canonical);
+    EXPECT_EQ(bytes, canonical);
+    sent.push_back(std::move(decoded));
+    ++encoded_sends;
+  }
   std::size_t unsent_bytes() const override { return unsent; }
   void OnDrained(std::function<void()> callback) override { drained_ = std::move(callback); }
   // The client read everything: the drain callback runs (posted).
@@ -50,9 +69,11 @@ class RecordingSink final : public WatchSink {
 
   std::vector<WatchResponse> sent;
   std::size_t unsent = 0;
+  std::size_t encoded_sends = 0;
 
  private:
   boost::asio::io_context& io_;
+  const bool protobuf_;
   std::function<void()> drained_;
 };
 
@@ -71,13 +92,15 @@ state::KeyRange Prefix(std::string prefix) {
   return {std::move(prefix), std::move(end)};
 }
 
-class EtcdWatchTest : public inprocess::EtcdFixture {
+// Every test twice: with a sink that takes only messages (the gateway's),
+// and with one that takes the hub's shared encodings too (gRPC's).
+class EtcdWatchTest : public inprocess::EtcdFixture, public ::testing::WithParamInterface<bool> {
  protected:
   void Start(std::size_t history_bytes, WatchHubOptions hub_options = {}) {
     StartServer(history_bytes);
     kv_ = std::make_unique<KvService>(*server_);
     hub_ = std::make_unique<WatchHub>(*server_, io_, hub_options);
-    sink_ = std::make_unique<RecordingSink>(io_);
+    sink_ = std::make_unique<RecordingSink>(io_, GetParam());
     stream_ = std::make_unique<WatchStream>(*hub_, *sink_, client_);
   }
   void SetUp() override { Start(1 << 20); }
@@ -138,7 +161,7 @@ class EtcdWatchTest : public inprocess::EtcdFixture {
   std::unique_ptr<WatchStream> stream_;
 };
 
-TEST_F(EtcdWatchTest, ALiveWatcherGetsEachChangeOfItsRangeOnce) {
+TEST_P(EtcdWatchTest, ALiveWatcherGetsEachChangeOfItsRangeOnce) {
   const std::int64_t id = Watch(CreateRequest(Prefix("app/")));
   EXPECT_EQ(id, 0);  // etcd numbers a stream's watchers from 0
   EXPECT_EQ(sink_->sent[0].header.revision, Applied());
@@ -152,6 +175,8 @@ TEST_F(EtcdWatchTest, ALiveWatcherGetsEachChangeOfItsRangeOnce) {
                                                            "DELETE app/a@" + std::to_string(r3)}));
   Settle();
   EXPECT_EQ(sink_->EventsOf(id).size(), 3u);
+  // Live events went the shared way where the sink takes it.
+  EXPECT_EQ(sink_->encoded_sends, GetParam() ? 3u : 0u);
   // A put's kv is the whole entry.
   const Event& put = sink_->sent[1].body.events.at(0);
   EXPECT_EQ(put.kv.create_revision, r1);
@@ -159,7 +184,49 @@ TEST_F(EtcdWatchTest, ALiveWatcherGetsEachChangeOfItsRangeOnce) {
   EXPECT_FALSE(put.has_prev_kv);
 }
 
-TEST_F(EtcdWatchTest, APastStartRevisionReplaysFromTheWindowThenGoesLive) {
+// Many watchers of one key on several streams, with and without previous
+// values: each gets its own id and the events as it asked for them (the
+// hub encodes each distinct list once and shares it).
+TEST_P(EtcdWatchTest, WatchersOfOneKeyOnManyStreamsEachGetTheirOwnAnswer) {
+  Put("k", "0");
+  std::vector<std::unique_ptr<RecordingSink>> sinks;
+  std::vector<std::unique_ptr<WatchStream>> streams;
+  for (int s = 0; s < 3; ++s) {
+    sinks.push_back(std::make_unique<RecordingSink>(io_, GetParam()));
+    streams.push_back(std::make_unique<WatchStream>(*hub_, *sinks.back(), client_));
+    for (int w = 0; w < 2; ++w) {
+      WatchRequest request = CreateRequest(Key("k"));
+      request.create.prev_kv = w == 1;
+      streams.back()->Handle(request);
+    }
+  }
+  const std::int64_t r = Put("k", "1");
+  ASSERT_TRUE(RunUntil([&] {
+    for (const auto& sink : sinks) {
+      if (sink->EventsOf(0).size() + sink->EventsOf(1).size() < 2) return false;
+    }
+    return true;
+  }));
+  for (const auto& sink : sinks) {
+    for (std::int64_t id : {0, 1}) {
+      EXPECT_EQ(sink->EventsOf(id), std::vector<std::string>{"PUT k=1@" + std::to_string(r)});
+    }
+    const WatchResponse& last = sink->sent.back();
+    EXPECT_EQ(last.header.revision, r);
+    for (const WatchResponse& answer : sink->sent) {
+      if (answer.body.events.empty()) continue;
+      const Event& event = answer.body.events.at(0);
+      EXPECT_EQ(event.has_prev_kv, answer.body.watch_id == 1);
+      if (event.has_prev_kv) {
+        EXPECT_EQ(event.prev_kv.value, "0");
+      }
+    }
+    EXPECT_EQ(sink->encoded_sends, GetParam() ? 2u : 0u);
+  }
+  streams.clear();
+}
+
+TEST_P(EtcdWatchTest, APastStartRevisionReplaysFromTheWindowThenGoesLive) {
   const std::int64_t r1 = Put("k", "1");
   const std::int64_t r2 = Put("k", "2");
   const std::int64_t id = Watch(CreateRequest(Key("k"), r1));
@@ -172,7 +239,7 @@ TEST_F(EtcdWatchTest, APastStartRevisionReplaysFromTheWindowThenGoesLive) {
   EXPECT_EQ(hub_->live_watchers(), 1u);
 }
 
-TEST_F(EtcdWatchTest, AFutureStartRevisionSkipsWhatComesBeforeIt) {
+TEST_P(EtcdWatchTest, AFutureStartRevisionSkipsWhatComesBeforeIt) {
   const std::int64_t start = Applied() + 3;
   const std::int64_t id = Watch(CreateRequest(Key("k"), start));
   Put("k", "early");  // Applied()+1
@@ -183,7 +250,7 @@ TEST_F(EtcdWatchTest, AFutureStartRevisionSkipsWhatComesBeforeIt) {
   EXPECT_EQ(sink_->EventsOf(id), (std::vector<std::string>{"PUT k=first@" + std::to_string(r3)}));
 }
 
-TEST_F(EtcdWatchTest, ACompactedStartIsAnsweredWithTheCompactRevisionAndCanceled) {
+TEST_P(EtcdWatchTest, ACompactedStartIsAnsweredWithTheCompactRevisionAndCanceled) {
   const std::int64_t r1 = Put("k", "1");
   Put("k", "2");
   const std::int64_t r3 = Put("k", "3");
@@ -202,7 +269,7 @@ TEST_F(EtcdWatchTest, ACompactedStartIsAnsweredWithTheCompactRevisionAndCanceled
   ASSERT_TRUE(RunUntil([&] { return sink_->EventsOf(again).size() == 1; }));
 }
 
-TEST_F(EtcdWatchTest, FiltersAndPrevKvShapeTheEvents) {
+TEST_P(EtcdWatchTest, FiltersAndPrevKvShapeTheEvents) {
   WatchRequest no_put = CreateRequest(Key("k"));
   no_put.create.filters = {WatchFilter::kNoPut};
   no_put.create.prev_kv = true;
@@ -232,7 +299,7 @@ TEST_F(EtcdWatchTest, FiltersAndPrevKvShapeTheEvents) {
   }
 }
 
-TEST_F(EtcdWatchTest, CancelAnswersOnceAndStopsEvents) {
+TEST_P(EtcdWatchTest, CancelAnswersOnceAndStopsEvents) {
   const std::int64_t id = Watch(CreateRequest(Key("k")));
   WatchRequest cancel;
   cancel.kind = WatchRequest::Kind::kCancel;
@@ -249,7 +316,7 @@ TEST_F(EtcdWatchTest, CancelAnswersOnceAndStopsEvents) {
   EXPECT_EQ(hub_->watchers(), 0u);
 }
 
-TEST_F(EtcdWatchTest, IdsAreNumberedOrChosenAndDuplicatesAndEmptyRangesRefused) {
+TEST_P(EtcdWatchTest, IdsAreNumberedOrChosenAndDuplicatesAndEmptyRangesRefused) {
   EXPECT_EQ(Watch(CreateRequest(Key("a"))), 0);
   WatchRequest chosen = CreateRequest(Key("b"));
   chosen.create.watch_id = 7;
@@ -265,7 +332,7 @@ TEST_F(EtcdWatchTest, IdsAreNumberedOrChosenAndDuplicatesAndEmptyRangesRefused) 
   EXPECT_EQ(stream_->watchers(), 3u);
 }
 
-TEST_F(EtcdWatchTest, AProgressRequestAnswersTheRevisionForTheWholeStream) {
+TEST_P(EtcdWatchTest, AProgressRequestAnswersTheRevisionForTheWholeStream) {
   Put("k", "1");
   WatchRequest progress;
   progress.kind = WatchRequest::Kind::kProgress;
@@ -275,7 +342,7 @@ TEST_F(EtcdWatchTest, AProgressRequestAnswersTheRevisionForTheWholeStream) {
   EXPECT_EQ(sink_->sent[0].header.revision, Applied());
 }
 
-TEST_F(EtcdWatchTest, ProgressNotificationsGoToQuietWatchersThatAskedForThem) {
+TEST_P(EtcdWatchTest, ProgressNotificationsGoToQuietWatchersThatAskedForThem) {
   WatchHubOptions options;
   options.progress_interval_ms = 50;
   Restart(1 << 20, options);
@@ -295,7 +362,7 @@ TEST_F(EtcdWatchTest, ProgressNotificationsGoToQuietWatchersThatAskedForThem) {
   EXPECT_EQ(sink_->sent.back().header.revision, Applied());
 }
 
-TEST_F(EtcdWatchTest, AStreamThatStopsReadingFallsBehindAndCatchesUpFromTheWindow) {
+TEST_P(EtcdWatchTest, AStreamThatStopsReadingFallsBehindAndCatchesUpFromTheWindow) {
   const std::int64_t id = Watch(CreateRequest(Key("k")));
   sink_->unsent = limits::kEtcdWatchUnsentBytes + 1;  // the client stopped reading
   std::vector<std::string> want;
@@ -315,7 +382,7 @@ TEST_F(EtcdWatchTest, AStreamThatStopsReadingFallsBehindAndCatchesUpFromTheWindo
   EXPECT_EQ(sink_->EventsOf(id).back(), "PUT k=live@" + std::to_string(later));
 }
 
-TEST_F(EtcdWatchTest, WithoutAWindowAStreamThatFellBehindIsAnsweredCompacted) {
+TEST_P(EtcdWatchTest, WithoutAWindowAStreamThatFellBehindIsAnsweredCompacted) {
   Restart(0);
   const std::int64_t id = Watch(CreateRequest(Key("k")));
   Put("k", "0");  // live: served without any window
@@ -329,7 +396,7 @@ TEST_F(EtcdWatchTest, WithoutAWindowAStreamThatFellBehindIsAnsweredCompacted) {
   EXPECT_EQ(hub_->watchers(), 0u);
 }
 
-TEST_F(EtcdWatchTest, AReplayComesInAnswersOfWholeRevisions) {
+TEST_P(EtcdWatchTest, AReplayComesInAnswersOfWholeRevisions) {
   const std::int64_t start = Applied() + 1;
   const int puts = static_cast<int>(limits::kEtcdWatchEventsPerAnswer) + 10;
   for (int i = 0; i < puts; ++i) Put("k", std::to_string(i));
@@ -345,7 +412,7 @@ TEST_F(EtcdWatchTest, AReplayComesInAnswersOfWholeRevisions) {
   EXPECT_EQ(answers, 2u);
 }
 
-TEST_F(EtcdWatchTest, AReplacedStateCancelsWatchersThatMissedChanges) {
+TEST_P(EtcdWatchTest, AReplacedStateCancelsWatchersThatMissedChanges) {
   const std::int64_t behind = Watch(CreateRequest(Key("k")));
   sink_->unsent = limits::kEtcdWatchUnsentBytes + 1;
   Put("k", "missed");
@@ -367,7 +434,7 @@ TEST_F(EtcdWatchTest, AReplacedStateCancelsWatchersThatMissedChanges) {
   ASSERT_TRUE(RunUntil([&] { return sink_->EventsOf(fresh).size() == 1; }));
 }
 
-TEST_F(EtcdWatchTest, ClosingAStreamForgetsItsWatchers) {
+TEST_P(EtcdWatchTest, ClosingAStreamForgetsItsWatchers) {
   Watch(CreateRequest(Key("a")));
   Watch(CreateRequest(Prefix("b/")));
   EXPECT_EQ(hub_->watchers(), 2u);
@@ -376,6 +443,11 @@ TEST_F(EtcdWatchTest, ClosingAStreamForgetsItsWatchers) {
   EXPECT_EQ(hub_->live_watchers(), 0u);
   Put("a", "1");  // nothing left to tell
 }
+
+INSTANTIATE_TEST_SUITE_P(Sinks, EtcdWatchTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? "SharedProtobuf" : "Messages";
+                         });
 
 }  // namespace
 }  // namespace tenure::etcd
