@@ -67,6 +67,7 @@ METRICS["idle_rss"] = V.METRICS["idle_rss"]
 
 # The target: tenure's etcd API >= 3x etcd on every throughput row.
 LEASE_MEMORY_TARGET = 0.1
+FAN_OUT_TARGET = 0.5
 THROUGHPUT_TARGET = 3.0
 
 SETTINGS = [
@@ -148,9 +149,25 @@ def targets(report):
         memory.append(f"- **an idle lease ≤ {LEASE_MEMORY_TARGET:g} of etcd's server memory**: "
                       f"{case['title']}: bytes {V.fmt(a)} ÷ {V.fmt(b)} = "
                       f"{'-' if r is None else f'{r:.3f}'} → **{'met' if ok else 'not met'}**")
-    if not verdicts:  # a report of memory rows alone
-        return memory
-    return [head] + lines + memory
+    # The fan-out target: the last watcher hears a write in at most
+    # half of etcd's time; and a watcher's memory at most a tenth of etcd's.
+    fan_out = []
+    for case in report["cases"]:
+        if case["workload"] != "watch" or "etcd1" not in case["configs"]:
+            continue
+        for key, bound, what in (("last_median_ms", FAN_OUT_TARGET, "time to the last watcher"),
+                                 ("bytes_per_watcher", LEASE_MEMORY_TARGET, "RSS per watcher")):
+            a = V.median_of(report, case["id"], "tenure_etcd1", key)
+            b = V.median_of(report, case["id"], "etcd1", key)
+            r = a / b if a is not None and b else None
+            ok = r is not None and r <= bound
+            show = (lambda x: "-" if x is None else f"{x:,.2f}") if key.endswith("_ms") else V.fmt
+            fan_out.append(f"- **{case['title']}, {what} ≤ {bound:g} of etcd's**: {show(a)} ÷ "
+                           f"{show(b)} = {'-' if r is None else f'{r:.3f}'} → "
+                           f"**{'met' if ok else 'not met'}**")
+    if not verdicts:  # a report of memory or watch rows alone
+        return memory + fan_out
+    return [head] + lines + memory + fan_out
 
 
 def markdown(report):
