@@ -134,40 +134,29 @@ def targets(report):
     head = (f"- **tenure's etcd API ≥ {THROUGHPUT_TARGET:g}× etcd on every throughput row**: "
             f"**{'met' if verdicts and all(verdicts) else 'not met'}** "
             f"({sum(verdicts)} of {len(verdicts)} rows)")
-    # Decision 0048's rule for leases: an idle one at most a tenth of
-    # etcd's server memory. Three decimals: a ratio near it must not round
-    # onto it.
-    memory = []
+    # At-most targets on one server, tenure's etcd API against etcd: an idle
+    # lease's memory (decision 0048's rule: a tenth), the time to the last
+    # watcher (the issue's: half) and a watcher's memory (a tenth). Three
+    # decimals: a ratio near a bound must not round onto it.
+    at_most = {"idle_rss": [(METRICS["idle_rss"][0][0], LEASE_MEMORY_TARGET, "server memory")],
+               "watch": [("last_median_ms", FAN_OUT_TARGET, "time to the last watcher"),
+                         ("bytes_per_watcher", LEASE_MEMORY_TARGET, "RSS per watcher")]}
+    bounded = []
     for case in report["cases"]:
-        if case["workload"] != "idle_rss" or "etcd1" not in case["configs"]:
+        if "etcd1" not in case["configs"]:
             continue
-        key = METRICS["idle_rss"][0][0]
-        a = V.median_of(report, case["id"], "tenure_etcd1", key)
-        b = V.median_of(report, case["id"], "etcd1", key)
-        r = a / b if a is not None and b else None
-        ok = r is not None and r <= LEASE_MEMORY_TARGET
-        memory.append(f"- **an idle lease ≤ {LEASE_MEMORY_TARGET:g} of etcd's server memory**: "
-                      f"{case['title']}: bytes {V.fmt(a)} ÷ {V.fmt(b)} = "
-                      f"{'-' if r is None else f'{r:.3f}'} → **{'met' if ok else 'not met'}**")
-    # The issue's fan-out target: the last watcher hears a write in at most
-    # half of etcd's time; and a watcher's memory at most a tenth of etcd's.
-    fan_out = []
-    for case in report["cases"]:
-        if case["workload"] != "watch" or "etcd1" not in case["configs"]:
-            continue
-        for key, bound, what in (("last_median_ms", FAN_OUT_TARGET, "time to the last watcher"),
-                                 ("bytes_per_watcher", LEASE_MEMORY_TARGET, "RSS per watcher")):
+        for key, bound, what in at_most.get(case["workload"], []):
             a = V.median_of(report, case["id"], "tenure_etcd1", key)
             b = V.median_of(report, case["id"], "etcd1", key)
             r = a / b if a is not None and b else None
             ok = r is not None and r <= bound
             show = (lambda x: "-" if x is None else f"{x:,.2f}") if key.endswith("_ms") else V.fmt
-            fan_out.append(f"- **{case['title']}, {what} ≤ {bound:g} of etcd's**: {show(a)} ÷ "
+            bounded.append(f"- **{case['title']}, {what} ≤ {bound:g} of etcd's**: {show(a)} ÷ "
                            f"{show(b)} = {'-' if r is None else f'{r:.3f}'} → "
                            f"**{'met' if ok else 'not met'}**")
     if not verdicts:  # a report of memory or watch rows alone
-        return memory + fan_out
-    return [head] + lines + memory + fan_out
+        return bounded
+    return [head] + lines + bounded
 
 
 def markdown(report):
