@@ -8,6 +8,7 @@
 #include "common/limits.h"
 #include "etcd/kv_service.h"
 #include "etcd/proto_codec.h"
+#include "etcd/watch_answers.h"
 #include "state/etcd_range.h"
 
 namespace tenure::etcd {
@@ -39,23 +40,6 @@ struct WatchStream::Watcher {
 
 namespace {
 
-Event ToEvent(const state::KvEvent& event, bool with_prev_kv) {
-  Event out;
-  if (event.is_delete()) {
-    out.type = EventType::kDelete;
-    out.kv.key = event.key();
-    out.kv.mod_revision = static_cast<std::int64_t>(event.revision.value());
-  } else {
-    out.type = EventType::kPut;
-    out.kv = state::ToEtcdKeyValue(*event.after);
-  }
-  if (with_prev_kv && event.before != nullptr) {
-    out.has_prev_kv = true;
-    out.prev_kv = state::ToEtcdKeyValue(*event.before);
-  }
-  return out;
-}
-
 std::size_t EncodedSize(const WatchResponse& response) {
   std::string bytes;
   EncodeProto(response, &bytes);
@@ -63,42 +47,6 @@ std::size_t EncodedSize(const WatchResponse& response) {
 }
 
 }  // namespace
-
-// The bytes of one apply batch's answers that are the same for every
-// watcher: the header's field, and the fields of each distinct list of
-// events (with or without previous values), each encoded once
-// (WatchHub::OnBatch). With 1,000 watchers of one key, one write's events
-// are encoded once, not 1,000 times. Lives for one OnBatch: the events it
-// points at are the batch's.
-class SharedEncodings {
- public:
-  explicit SharedEncodings(const ResponseHeader& header) {
-    ProtoEncoder(&header_).Message(1, "header", header);
-  }
-  std::string_view header() const { return header_; }
-  std::string_view EventsOf(const std::vector<const state::KvEvent*>& events, bool prev_kv) {
-    // Watchers of one key ask for the same list one after another: the
-    // last one answers without a lookup (or a copy of the list for a key).
-    if (last_ != nullptr && last_->first.second == prev_kv && last_->first.first == events) {
-      return last_->second;
-    }
-    auto [entry, made] = events_.try_emplace(Key{events, prev_kv});
-    if (made) {
-      ProtoEncoder encoder(&entry->second);
-      for (const state::KvEvent* event : events) {
-        encoder.Message(11, "events", ToEvent(*event, prev_kv));
-      }
-    }
-    last_ = &*entry;
-    return entry->second;
-  }
-
- private:
-  using Key = std::pair<std::vector<const state::KvEvent*>, bool>;
-  std::string header_;
-  std::map<Key, std::string> events_;
-  const std::pair<const Key, std::string>* last_ = nullptr;
-};
 
 // --- WatchStream ------------------------------------------------------------------
 

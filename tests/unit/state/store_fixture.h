@@ -52,8 +52,8 @@ inline void PrintTo(const KvEntry& e, std::ostream* os) {
 }
 
 inline void PrintTo(const Session& s, std::ostream* os) {
-  *os << "{id=\"" << s.id.view() << "\" name=\"" << EscapeBytes(s.name) << "\" node=\"" << s.node.view()
-      << "\" lock_delay_ns=" << s.lock_delay_ns
+  *os << "{id=\"" << s.id.view() << "\" name=\"" << EscapeBytes(s.name) << "\" node=\""
+      << s.node.view() << "\" lock_delay_ns=" << s.lock_delay_ns
       << " behavior=" << (s.behavior == Behavior::kDelete ? "delete" : "release") << " ttl=\""
       << s.ttl.view() << "\" ttl_ns=" << s.ttl_ns << " create=" << s.create_index
       << " modify=" << s.modify_index << "}";
