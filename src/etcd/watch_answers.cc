@@ -1,6 +1,7 @@
 #include "etcd/watch_answers.h"
 
 #include <cstdint>
+#include <utility>
 
 #include "etcd/proto_codec.h"
 #include "state/etcd_range.h"
@@ -31,16 +32,18 @@ SharedEncodings::SharedEncodings(const ResponseHeader& header) {
 std::string_view SharedEncodings::EventsOf(const std::vector<const state::KvEvent*>& events,
                                            bool prev_kv) {
   // Watchers of one key ask for the same list one after another: the last
-  // one answers without a lookup (or a copy of the list for a key).
+  // one answers without a lookup.
   if (last_ != nullptr && last_->first.second == prev_kv && last_->first.first == events) {
     return last_->second;
   }
-  auto [entry, made] = events_.try_emplace(Key{events, prev_kv});
-  if (made) {
-    ProtoEncoder encoder(&entry->second);
+  auto entry = events_.find(KeyView{events, prev_kv});
+  if (entry == events_.end()) {
+    std::string encoded;
+    ProtoEncoder encoder(&encoded);
     for (const state::KvEvent* event : events) {
       encoder.Message(11, "events", ToEvent(*event, prev_kv));
     }
+    entry = events_.emplace(Key{events, prev_kv}, std::move(encoded)).first;
   }
   last_ = &*entry;
   return entry->second;

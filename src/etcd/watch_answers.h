@@ -3,7 +3,9 @@
 // answers share (etcd/watch_hub.h). Loop thread only.
 #pragma once
 
+#include <algorithm>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,8 +35,19 @@ class SharedEncodings {
 
  private:
   using Key = std::pair<std::vector<const state::KvEvent*>, bool>;
+  // A list looked up as it is, without a copy made for a key.
+  using KeyView = std::pair<std::span<const state::KvEvent* const>, bool>;
+  struct KeyLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      if (a.second != b.second) return a.second < b.second;
+      return std::lexicographical_compare(a.first.begin(), a.first.end(), b.first.begin(),
+                                          b.first.end());
+    }
+  };
   std::string header_;
-  std::map<Key, std::string> events_;
+  std::map<Key, std::string, KeyLess> events_;
   const std::pair<const Key, std::string>* last_ = nullptr;
 };
 

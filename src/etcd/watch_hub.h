@@ -61,9 +61,11 @@ class WatchSink {
   // The answer Send would send, as its protobuf encoding in order: the
   // header's field, the watch id's (empty for id 0, which proto3 omits),
   // the events' (WatchHub encodes the first and the last once for all the
-  // watchers an apply batch's same events go to). Queued as Send's.
-  virtual void SendEncoded(std::string_view /*header*/, std::string_view /*watch_id*/,
-                           std::string_view /*events*/) {}
+  // watchers an apply batch's same events go to). Queued as Send's. By
+  // default decoded and given to Send: a sink that takes protobuf writes
+  // the bytes instead.
+  virtual void SendEncoded(std::string_view header, std::string_view watch_id,
+                           std::string_view events);
 };
 
 struct WatchHubOptions {

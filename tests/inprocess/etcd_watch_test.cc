@@ -412,6 +412,38 @@ TEST_P(EtcdWatchTest, AReplayComesInAnswersOfWholeRevisions) {
   EXPECT_EQ(answers, 2u);
 }
 
+// The answers the shared encodings do not make go the message way, live
+// too: a watcher that asked for fragments, and a batch of more events than
+// one answer holds (a revision is never cut: one answer of all of them).
+TEST_P(EtcdWatchTest, FragmentsAndLargeBatchesGoTheMessageWay) {
+  const int keys = static_cast<int>(limits::kEtcdWatchEventsPerAnswer) + 1;
+  for (int i = 0; i < keys; ++i) Put("p/" + std::to_string(i), "v");
+  const std::int64_t prefix = Watch(CreateRequest(Prefix("p/")));
+  WatchRequest fragmented = CreateRequest(Key("f"));
+  fragmented.create.fragment = true;
+  const std::int64_t fragment = Watch(fragmented);
+  const std::size_t shared_before = sink_->encoded_sends;
+
+  const std::int64_t r = Put("f", "1");
+  ASSERT_TRUE(RunUntil([&] { return sink_->EventsOf(fragment).size() == 1; }));
+  EXPECT_EQ(sink_->EventsOf(fragment), std::vector<std::string>{"PUT f=1@" + std::to_string(r)});
+
+  state::EtcdDeleteRangeRequest del;
+  del.range = Prefix("p/");
+  std::optional<Answer<DeleteRangeResponse>> got;
+  kv_->DeleteRange(client_, std::move(del),
+                   [&got](Answer<DeleteRangeResponse> a) { got = std::move(a); });
+  ASSERT_TRUE(RunUntil([&got] { return got.has_value(); }));
+  ASSERT_TRUE(
+      RunUntil([&] { return sink_->EventsOf(prefix).size() == static_cast<std::size_t>(keys); }));
+  std::size_t answers = 0;
+  for (const WatchResponse& answer : sink_->sent) {
+    if (answer.body.watch_id == prefix && !answer.body.events.empty()) ++answers;
+  }
+  EXPECT_EQ(answers, 1u);
+  EXPECT_EQ(sink_->encoded_sends, shared_before);
+}
+
 TEST_P(EtcdWatchTest, AReplacedStateCancelsWatchersThatMissedChanges) {
   const std::int64_t behind = Watch(CreateRequest(Key("k")));
   sink_->unsent = limits::kEtcdWatchUnsentBytes + 1;

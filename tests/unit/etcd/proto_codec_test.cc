@@ -214,6 +214,41 @@ TEST(EtcdProtoTest, AResponseCarriesItsHeaderAndNestedHeaders) {
   EXPECT_EQ(Encode(response).size(), bytes.size() - 5);
 }
 
+// A nested message is written in place and its length after it: one of
+// 128 bytes or more moves its body up for the length's extra bytes, at
+// every level, after whatever the buffer held.
+TEST(EtcdProtoTest, LongNestedMessagesTakeLongerLengths) {
+  RangeResponse response;
+  response.header = {1, 2, 3, 4};
+  response.body.kvs.push_back({"k", 5, 6, 2, std::string(20000, 'v'), 0});
+  response.body.count = 1;
+  const std::string bytes = Encode(response);
+  // header {1 2 3 4}, then kvs: 20,013 bytes (a 3-byte length, ad 9c 01):
+  // key k, create 5, mod 6, version 2, then the value's 20,000 (a0 9c 01);
+  // then count 1.
+  EXPECT_EQ(Hex(bytes.substr(0, 27)),
+            "0a080801100218032004"
+            "12ad9c01"
+            "0a016b100518062002"
+            "2aa09c01");
+  EXPECT_EQ(bytes.size(), 10u + 4u + 20013u + 2u);
+  EXPECT_EQ(Hex(bytes.substr(bytes.size() - 2)), "2001");
+  EXPECT_EQ(Decode<RangeResponse>(bytes), response);
+  // Appended after other bytes, the same bytes.
+  std::string after = "prefix";
+  EncodeProto(response, &after);
+  EXPECT_EQ(after, "prefix" + bytes);
+  // Two levels that both need longer lengths: a txn's range answer.
+  TxnResponse txn;
+  state::EtcdResponseOp op;
+  op.kind = EtcdRequestOp::Kind::kRange;
+  op.range = response.body;
+  txn.body.responses.push_back(op);
+  const std::string nested = Encode(txn);
+  EXPECT_EQ(Decode<TxnResponse>(nested), txn);
+  EXPECT_EQ(Encode(Decode<TxnResponse>(nested)), nested);
+}
+
 TEST(EtcdProtoTest, UnknownFieldsAreSkippedOfEveryWireType) {
   state::EtcdPutRequest put{"k", "v", 0, false, false, false};
   std::string bytes = Encode(put);
