@@ -4,21 +4,27 @@
 
 namespace tenure::etcd {
 
+namespace {
+
+// The prefix at `at` for a message of `size` bytes: not compressed, then
+// the 4-byte big-endian length.
+void PutGrpcPrefix(char* at, std::size_t size) {
+  const auto n = static_cast<std::uint32_t>(size);
+  at[0] = '\0';
+  for (std::size_t i = 0; i < 4; ++i) at[1 + i] = static_cast<char>((n >> (24 - 8 * i)) & 0xff);
+}
+
+}  // namespace
+
 void AppendGrpcMessage(std::string* out, std::string_view message) {
-  const auto n = static_cast<std::uint32_t>(message.size());
-  out->push_back('\0');
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    out->push_back(static_cast<char>((n >> shift) & 0xff));
-  }
+  const std::size_t at = out->size();
+  out->append(kGrpcPrefixBytes, '\0');
   out->append(message);
+  PutGrpcPrefix(out->data() + at, message.size());
 }
 
 void SetGrpcPrefix(std::string* framed) {
-  const auto n = static_cast<std::uint32_t>(framed->size() - kGrpcPrefixBytes);
-  (*framed)[0] = '\0';
-  for (std::size_t i = 0; i < 4; ++i) {
-    (*framed)[1 + i] = static_cast<char>((n >> (24 - 8 * i)) & 0xff);
-  }
+  PutGrpcPrefix(framed->data(), framed->size() - kGrpcPrefixBytes);
 }
 
 bool GrpcMessageSplitter::Next(std::string* message) {
