@@ -257,6 +257,8 @@ void Connection::OnReady(std::uint32_t events) {
   if (phase_ == Phase::kClosed) return;
   // Errors and hang-ups count as both: the next call reports them.
   const bool readable = (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
+  if (readable) in_drained_ = false;
+  if ((events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) peer_ended_ = true;
   const bool writable = (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0;
   bool run = false;
   bool watch = false;
@@ -284,6 +286,17 @@ void Connection::OnReady(std::uint32_t events) {
 ssize_t Connection::ReceiveSome(char* buffer, std::size_t size) {
   if (tls_ == nullptr) return ::recv(fd_, buffer, size, MSG_DONTWAIT);
   return tls_->Receive(buffer, size);
+}
+
+ssize_t Connection::ReceiveUnlessDrained(char* buffer, std::size_t size) {
+  const bool clear_text = tls_ == nullptr;
+  if (clear_text && in_drained_ && !peer_ended_) {
+    errno = EAGAIN;  // what the system call would have answered
+    return -1;
+  }
+  const ssize_t n = ReceiveSome(buffer, size);
+  if (clear_text && n > 0 && static_cast<std::size_t>(n) < size) in_drained_ = true;
+  return n;
 }
 
 ssize_t Connection::SendSome(const iovec* iov, int count) {

@@ -76,7 +76,7 @@ bool Connection::Http2Step() {
     return false;
   }
   char* scratch = shared_->scratch.get();
-  const ssize_t n = ReceiveSome(scratch, ServerShared::kScratchBytes);
+  const ssize_t n = ReceiveUnlessDrained(scratch, ServerShared::kScratchBytes);
   if (n < 0) {
     if (errno == EINTR) return true;
     if (WouldBlock(errno)) {

@@ -56,7 +56,7 @@ bool Connection::ReadStep() {
     if (outcome == ParseOutcome::kError) return true;
   }
   char* scratch = shared_->scratch.get();
-  const ssize_t n = ReceiveSome(scratch, ServerShared::kScratchBytes);
+  const ssize_t n = ReceiveUnlessDrained(scratch, ServerShared::kScratchBytes);
   if (n < 0) {
     if (errno == EINTR) return true;
     if (WouldBlock(errno)) {  // only now is waiting safe: the reactor is edge-triggered
@@ -74,8 +74,8 @@ bool Connection::ReadStep() {
     Close();
     return false;
   }
-  // A short read does not prove the socket drained: a FIN may wait behind
-  // the data, and its edge is already spent. Only EAGAIN proves it.
+  // A short read proves the socket drained only without a FIN behind the
+  // data, whose edge is already spent: ReceiveUnlessDrained knows which.
   const auto size = static_cast<std::size_t>(n);
   if (shared_->http2 && !sniffed_ && SniffStep(std::string_view(scratch, size))) return true;
   spoken_ = true;
@@ -239,7 +239,7 @@ void Connection::Dispatch() {
 void Connection::WatchPeer() {
   if (watching_ || peer_finished_sending_) return;
   for (;;) {
-    const ssize_t n = ReceiveSome(shared_->scratch.get(), ServerShared::kScratchBytes);
+    const ssize_t n = ReceiveUnlessDrained(shared_->scratch.get(), ServerShared::kScratchBytes);
     if (n > 0) {
       pending_.append(shared_->scratch.get(), static_cast<std::size_t>(n));
       if (pending_.size() > kPendingBytesMax) {

@@ -51,12 +51,12 @@ ClientPort::ClientPort(server::Server& server, asio::io_context& io)
       sweep_timer_(io),
       liveness_timer_(io),
       scratch_(std::make_unique<char[]>(kScratchBytes)),
-      ready_(io, [this](std::uint64_t number, bool readable, bool writable) {
+      ready_(io, [this](std::uint64_t number, bool readable, bool writable, bool peer_ended) {
         const std::shared_ptr<Connection>* found = connections_.Find(number);
         if (found == nullptr) return;  // closed since
         // Held: the connection may close, and leave connections_, inside.
         const std::shared_ptr<Connection> connection = *found;
-        connection->OnReady(readable, writable);
+        connection->OnReady(readable, writable, peer_ended);
       }) {}
 
 ClientPort::~ClientPort() {

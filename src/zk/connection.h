@@ -64,8 +64,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Start();
   // Closes the socket now; answers not yet written are dropped. Idempotent.
   void Close();
-  // The port's ready set says the socket may read or write now.
-  void OnReady(bool readable, bool writable);
+  // The port's ready set says the socket may read or write now, and
+  // whether the client's end of the stream (or an error) is already there.
+  void OnReady(bool readable, bool writable, bool peer_ended);
   std::int64_t session() const { return session_; }
   // What the port's liveness check (ClientPort::CheckLiveness) reads: a
   // connection still opening its session, since when, and one that has
@@ -180,6 +181,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The last read wanted more bytes: what OpenSSL holds (SSL_has_pending
   // counts a partial record) waits for readiness, not a posted read.
   bool read_starved_ = false;
+  // A readiness report said the client's end of the stream (or an error)
+  // had come: reads go on to EOF or EAGAIN, as a short read cannot be
+  // trusted to have drained the socket (the end's edge is spent).
+  bool peer_ended_ = false;
   // It came marked by a follower's splice (kRelayMark): served here or
   // closed, never spliced again.
   bool came_spliced_ = false;

@@ -35,8 +35,9 @@ std::string PeerAddress(int fd) {
 
 std::string Connection::peer() const { return fd_ < 0 ? "unknown" : PeerAddress(fd_); }
 
-void Connection::OnReady(bool readable, bool writable) {
+void Connection::OnReady(bool readable, bool writable, bool peer_ended) {
   if (phase_ == Phase::kClosed) return;
+  peer_ended_ = peer_ended_ || peer_ended;
   in_ready_ = in_ready_ || readable;
   out_ready_ = out_ready_ || writable;
   if (write_waiting_ && (write_wants_read_ ? in_ready_ : out_ready_)) {
@@ -68,6 +69,12 @@ void Connection::ArmRead() {
   asio::post(port_.io(), [weak] {
     std::shared_ptr<Connection> self = weak.lock();
     if (self == nullptr || self->phase_ == Phase::kClosed || !self->reading_) return;
+    // The read that was under way when this was posted may have drained the
+    // socket since: then readiness resumes it, without a read that can only
+    // answer EAGAIN.
+    const bool buffered =
+        self->tls_ != nullptr && !self->read_starved_ && self->tls_->has_pending();
+    if (!buffered && !(self->read_wants_write_ ? self->out_ready_ : self->in_ready_)) return;
     self->reading_ = false;
     self->OnReadable();
   });
@@ -91,6 +98,17 @@ void Connection::OnReadable() {
     }
     if (ec) return Close();  // end of stream or a reset: the session stays
     OnBytes(port_.scratch(), n);
+    if (tls_ == nullptr && n < ClientPort::kScratchBytes && !peer_ended_) {
+      // Fewer bytes than asked for: the socket had no more. Readiness is
+      // edge-triggered and reported again for any byte or end of stream
+      // that arrives after the report this read answers (one that came
+      // before it was in the report: peer_ended_), so the read that would
+      // only answer EAGAIN is skipped: a system call per request, on this
+      // machine's hypervisor the costliest part of a request.
+      in_ready_ = false;
+      read_starved_ = true;
+      return ArmRead();
+    }
   }
   if (Reading() && !ClientEnded()) {
     std::weak_ptr<Connection> weak = weak_from_this();

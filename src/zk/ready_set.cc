@@ -70,7 +70,8 @@ void ReadySet::Drain() {
   for (int i = 0; i < n; ++i) {
     const std::uint32_t what = events[i].events;
     deliver_(events[i].data.u64, (what & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0,
-             (what & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0);
+             (what & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0,
+             (what & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
   }
   if (!again) return Wait();
   // The rest at once, after what the loop has queued.

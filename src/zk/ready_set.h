@@ -25,8 +25,10 @@ namespace tenure::zk {
 class ReadySet {
  public:
   // Called for each event: the connection's number, and whether its socket
-  // may read (or hung up, or failed) and may write.
-  using Deliver = std::function<void(std::uint64_t number, bool readable, bool writable)>;
+  // may read (or hung up, or failed), may write, and had its peer's end of
+  // the stream (or a hang-up, or a failure) when the event was taken.
+  using Deliver =
+      std::function<void(std::uint64_t number, bool readable, bool writable, bool peer_ended)>;
 
   ReadySet(boost::asio::io_context& io, Deliver deliver);
   ~ReadySet();

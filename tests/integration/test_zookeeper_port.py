@@ -9,6 +9,7 @@ reads its answers held to a bounded buffer."""
 
 import os
 import shutil
+import signal
 import socket
 import struct
 import tempfile
@@ -243,6 +244,30 @@ class ZooKeeperPortTest(unittest.TestCase):
         self.assertEqual(zk_wire.read_ustring(replies[3][3])[0], b"two")
         zxids = [r[1] for r in replies]
         self.assertEqual(zxids, sorted(zxids), "zxids only grow")
+
+    def test_the_clients_end_of_stream_is_seen_behind_a_request_and_after_an_answer(self):
+        # A connection stops reading after a read shorter than its buffer
+        # (zk/connection_io.cc): the client's end of the stream must reach
+        # it all the same, whether it came with the last request or after
+        # the answer. Seen, the connection closes at once (well within the
+        # 6 s session timeout, after which the server would close it anyway).
+        session = self.wire()
+        # The server stopped while the request and the end of the stream both
+        # arrive, so that one readiness report carries both (the end's edge
+        # spent with it): only that report tells the short read did not drain.
+        self.server.process.send_signal(signal.SIGSTOP)
+        try:
+            xid = session.send("exists", zk_wire.path_watch("/"))
+            session.sock.shutdown(socket.SHUT_WR)
+        finally:
+            self.server.process.send_signal(signal.SIGCONT)
+        reply = session.reply()
+        self.assertEqual((reply[0], reply[2]), (xid, 0))
+        self.assertTrue(session.at_eof(timeout=3.0))
+        later = self.wire()
+        self.assertEqual(later.call("ping")[2], 0)
+        later.sock.shutdown(socket.SHUT_WR)
+        self.assertTrue(later.at_eof(timeout=3.0))
 
     def test_bad_requests_get_zookeepers_codes_and_change_nothing(self):
         session = self.wire()

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <future>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -148,6 +149,53 @@ TEST_F(HttpServerTest, RequestFollowedByHalfCloseIsAnsweredAndClosed) {
   ASSERT_TRUE(response.has_value());
   EXPECT_EQ(response->status, 200);
   EXPECT_TRUE(client->WaitClosed(milliseconds(2000)));  // not after the idle timeout
+}
+
+// After a read shorter than its buffer a connection waits for the next
+// edge instead of reading again (Connection::ReceiveUnlessDrained): the
+// client's end of the stream after an answer, and the rest of a request
+// sent in pieces, must reach it all the same.
+TEST_F(HttpServerTest, HalfCloseAfterAnAnswerClosesTheConnection) {
+  Start();
+  auto client = Connect();
+  ASSERT_TRUE(client->Send(kGet));
+  ASSERT_TRUE(client->ReadResponse().has_value());
+  ASSERT_EQ(::shutdown(client->fd(), SHUT_WR), 0);
+  EXPECT_TRUE(client->WaitClosed(milliseconds(2000)));  // not after the idle timeout
+}
+
+TEST_F(HttpServerTest, AnEndOfStreamThatCameWithTheRequestIsSeen) {
+  Start();
+  auto client = Connect();
+  ASSERT_TRUE(WaitFor([&] { return server_->connection_count() == 1; }));
+  // The loop held while the request and the FIN both arrive, so that one
+  // readiness report carries both: the FIN's edge is spent with it, and
+  // only the report's EPOLLRDHUP tells that the short read did not drain.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  boost::asio::post(server_->io(), [released] { released.wait(); });
+  ASSERT_TRUE(client->Send(kGet));
+  ASSERT_EQ(::shutdown(client->fd(), SHUT_WR), 0);
+  release.set_value();
+  auto response = client->ReadResponse();
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->status, 200);
+  EXPECT_TRUE(client->WaitClosed(milliseconds(2000)));  // not after the idle timeout
+}
+
+TEST_F(HttpServerTest, ARequestSentInPiecesIsAnsweredOnceWhole) {
+  Start();
+  auto client = Connect();
+  const std::string request = "PUT /pieces HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello";
+  for (std::size_t at = 0; at < request.size(); at += 7) {
+    ASSERT_TRUE(client->Send(request.substr(at, 7)));
+  }
+  auto response = client->ReadResponse();
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(recorder_.Last().body, "hello");
+  ASSERT_TRUE(client->Send(kGet));  // and the connection serves the next one
+  ASSERT_TRUE(client->ReadResponse().has_value());
 }
 
 TEST_F(HttpServerTest, PipelinedRequestsAreAnsweredInOrder) {

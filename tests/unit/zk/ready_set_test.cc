@@ -23,6 +23,7 @@ namespace {
 struct Seen {
   int readable = 0;
   int writable = 0;
+  int ended = 0;
 };
 
 // A connected pair of non-blocking stream sockets: [0] goes in the set,
@@ -44,10 +45,11 @@ struct SocketPair {
 class ReadySetTest : public ::testing::Test {
  protected:
   ReadySetTest()
-      : set_(io_, [this](std::uint64_t number, bool readable, bool writable) {
+      : set_(io_, [this](std::uint64_t number, bool readable, bool writable, bool peer_ended) {
           Seen& s = seen_[number];
           s.readable += readable ? 1 : 0;
           s.writable += writable ? 1 : 0;
+          s.ended += peer_ended ? 1 : 0;
         }) {}
 
   // Runs the loop until `done` holds, for at most 5 s (bounded, no sleep).
@@ -100,6 +102,37 @@ TEST_F(ReadySetTest, AHangUpCountsAsReadable) {
   ::close(pair.fd[1]);
   pair.fd[1] = -1;
   ASSERT_TRUE(RunUntil([&] { return seen_[3].readable >= 1; }));
+}
+
+// A ZooKeeper connection stops reading after a read shorter than its buffer
+// (zk/connection_io.cc) and trusts these two to bring the rest.
+TEST_F(ReadySetTest, AnEndOfStreamThatCameWithTheDataIsToldWithIt) {
+  ASSERT_TRUE(set_.Open().ok());
+  SocketPair pair;
+  ASSERT_TRUE(set_.Add(pair.fd[0], 4));
+  ASSERT_TRUE(RunUntil([&] { return seen_[4].writable >= 1; }));
+  EXPECT_EQ(seen_[4].ended, 0);
+  ASSERT_EQ(::write(pair.fd[1], "ab", 2), 2);
+  ASSERT_EQ(::shutdown(pair.fd[1], SHUT_WR), 0);
+  ASSERT_TRUE(RunUntil([&] { return seen_[4].readable >= 1 && seen_[4].ended >= 1; }));
+}
+
+TEST_F(ReadySetTest, WhatArrivesAfterAShortReadIsToldAgain) {
+  ASSERT_TRUE(set_.Open().ok());
+  SocketPair pair;
+  ASSERT_TRUE(set_.Add(pair.fd[0], 5));
+  ASSERT_EQ(::write(pair.fd[1], "ab", 2), 2);
+  ASSERT_TRUE(RunUntil([&] { return seen_[5].readable >= 1; }));
+  EXPECT_EQ(seen_[5].ended, 0);
+  char buffer[8];
+  ASSERT_EQ(::read(pair.fd[0], buffer, sizeof buffer), 2);  // short: nothing more was there
+  ASSERT_EQ(::write(pair.fd[1], "c", 1), 1);
+  ASSERT_TRUE(RunUntil([&] { return seen_[5].readable >= 2; }));
+  EXPECT_EQ(seen_[5].ended, 0);
+  ASSERT_EQ(::read(pair.fd[0], buffer, sizeof buffer), 1);
+  ASSERT_EQ(::shutdown(pair.fd[1], SHUT_WR), 0);
+  ASSERT_TRUE(RunUntil([&] { return seen_[5].readable >= 3 && seen_[5].ended >= 1; }));
+  EXPECT_EQ(::read(pair.fd[0], buffer, sizeof buffer), 0);
 }
 
 TEST_F(ReadySetTest, MoreEventsThanABatchAreAllTold) {
