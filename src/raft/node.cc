@@ -29,6 +29,7 @@
 #include "raft/disk/startup.h"
 #include "raft/io_destroy_offload.h"
 #include "raft/node_impl.h"
+#include "raft/segment_zero_fill.h"
 
 namespace tenure::raft {
 
@@ -228,6 +229,8 @@ Status Node::Impl::OpenIo() {
   }
   // A closed segment's AIO context must not cost the loop thread an RCU wait.
   StartIoDestroyReaper();
+  // Segments made with written blocks: log writes overwrite (decision 0059).
+  EnableSegmentZeroFill();
   rv = raft_uv_init(&raft_io_, &loop_, options_.data_dir.c_str(), transport_->raw());
   if (rv != 0) {
     Status status = StartError(rv, "io", raft_io_.errmsg);

@@ -28,7 +28,7 @@ using testutil::kForgedHolder;
 using testutil::kForgedNow;
 using testutil::kForgedWall;
 
-std::string Encode(const Store& store) {
+std::string SnapshotBytes(const Store& store) {
   std::string out;
   store.EncodeSnapshot(&out);
   return out;
@@ -42,7 +42,7 @@ TEST(RestoreLimitsTest, TheStateTheForgedOnesStartFromRestores) {
   EXPECT_EQ(base.lock_delays().size(), 1u);
   ASSERT_NE(base.FindHistory("service/other"), nullptr);
   EXPECT_EQ(base.acl().tokens().size(), 2u);  // anonymous and the forged one
-  Result<Store> decoded = Store::DecodeSnapshot(Encode(base));
+  Result<Store> decoded = Store::DecodeSnapshot(SnapshotBytes(base));
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(decoded->Digest(), base.Digest());
   Result<OpenedBackup> opened = OpenBackup(EncodeBackup(base, 3, kForgedWall));
@@ -54,7 +54,7 @@ class ForgedStateTest : public ::testing::TestWithParam<Forged> {};
 TEST_P(ForgedStateTest, IsRefusedNamingTheFieldAndChangesNothing) {
   const Forged& forged = GetParam();
   const Store state = ForgedState(forged);
-  const std::string bytes = Encode(state);
+  const std::string bytes = SnapshotBytes(state);
 
   Result<Store> decoded = Store::DecodeSnapshot(bytes);
   ASSERT_FALSE(decoded.ok()) << forged.name << " decoded";
@@ -111,14 +111,14 @@ TEST(RestoreLimitsTest, ValuesAtTheLimitsRestore) {
     s.ttl = "10s";
     s.ttl_ns = limits::kSessionTtlMinNs;
   });
-  Result<Store> decoded = Store::DecodeSnapshot(Encode(state));
+  Result<Store> decoded = Store::DecodeSnapshot(SnapshotBytes(state));
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(decoded->applied_index(), LogIndex(limits::kSnapshotIndexMax));
   EXPECT_EQ(decoded->FindKv("config/a")->version, limits::kSnapshotIndexMax);
   // The clock at its last millisecond, windows and times before it.
   Store late = ForgedBase();
   TEST_StoreEditor(&late).SetNow(ClusterMs(limits::kUnixMsMax));
-  EXPECT_TRUE(Store::DecodeSnapshot(Encode(late)).ok());
+  EXPECT_TRUE(Store::DecodeSnapshot(SnapshotBytes(late)).ok());
 }
 
 TEST(RestoreLimitsTest, ASaveTimeOutsideTheYearsIsRefused) {
