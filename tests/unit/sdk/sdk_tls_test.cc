@@ -60,7 +60,11 @@ ClientOptions WithClientCertificate(const std::string& address) {
 
 class SdkTlsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  // Before and after: a variable left set would make every later client of
+  // the process (the other suites of its shard) speak https.
+  void SetUp() override { ClearVariables(); }
+  void TearDown() override { ClearVariables(); }
+  static void ClearVariables() {
     for (const char* name : {"CONSUL_CACERT", "CONSUL_CLIENT_CERT", "CONSUL_CLIENT_KEY",
                              "CONSUL_HTTP_SSL", "CONSUL_HTTP_SSL_VERIFY"}) {
       ::unsetenv(name);
