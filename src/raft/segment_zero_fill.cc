@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "common/assert.h"
 
@@ -35,37 +37,45 @@ FallocateFn LibcFallocate() {
 
 // O_DIRECT wants the buffer, offset and length aligned to the device's
 // logical block: 4 KiB covers every device libraft accepts (its own block
-// size is 4 KiB or more).
-constexpr std::size_t kAlignment = 4096;
-constexpr std::size_t kChunkBytes = 1 << 20;
+// size is 4 KiB or more), and segments are whole multiples of it.
+constexpr off_t kAlignment = 4096;
+constexpr off_t kChunkBytes = 1 << 20;
 
-// Zeros over [offset, offset + length): 0, or an error number as
-// posix_fallocate answers. A range O_DIRECT cannot write as asked, or a
-// descriptor not open for writing, is left as allocated (0).
-int WriteZeros(int fd, off_t offset, off_t length) {
+// Zeros over the part of [offset, offset + length) past the file's end
+// before the allocation (what was there stays, as posix_fallocate keeps
+// it), written around the page cache: a cached page in a range makes a
+// later RWF_NOWAIT direct write of it answer EAGAIN, the very fallback
+// this avoids, and libraft opens a segment without O_DIRECT when it makes
+// it. Then one fdatasync, so the extents are written on disk before
+// libraft's first O_DSYNC write needs them. Best effort: any failure leaves
+// the range as allocated, which is what posix_fallocate promised.
+void WriteZeros(int fd, off_t offset, off_t length, off_t old_size) {
   const int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) return 0;
-  if ((flags & O_DIRECT) != 0 && (static_cast<std::size_t>(offset) % kAlignment != 0 ||
-                                  static_cast<std::size_t>(length) % kAlignment != 0)) {
-    return 0;
-  }
+  if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY || (flags & O_APPEND) != 0) return;
+  const auto align_down = [](off_t at) { return at - at % kAlignment; };
+  const auto align_up = [&](off_t at) { return align_down(at + kAlignment - 1); };
+  // Whole blocks only: a partial block past the old end keeps its allocation.
+  const off_t begin = align_up(std::max(offset, old_size));
+  const off_t end = align_down(offset + length);
+  if (begin >= end) return;
+  // A second open file description of the same file, direct.
+  const std::string self = "/proc/self/fd/" + std::to_string(fd);
+  const int direct = ::open(self.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
+  if (direct < 0) return;  // no O_DIRECT here (tmpfs): nothing to gain
   void* zeros = nullptr;
-  if (::posix_memalign(&zeros, kAlignment, kChunkBytes) != 0) return ENOMEM;
-  std::memset(zeros, 0, kChunkBytes);
-  int result = 0;
-  const off_t end = offset + length;
-  for (off_t at = offset; at < end;) {
-    const auto want = static_cast<std::size_t>(std::min<off_t>(end - at, off_t{kChunkBytes}));
-    const ssize_t n = ::pwrite(fd, zeros, want, at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      result = n < 0 ? errno : EIO;
-      break;
+  if (::posix_memalign(&zeros, kAlignment, kChunkBytes) == 0) {
+    std::memset(zeros, 0, static_cast<std::size_t>(kChunkBytes));
+    for (off_t at = begin; at < end;) {
+      const auto want = static_cast<std::size_t>(std::min(end - at, kChunkBytes));
+      const ssize_t n = ::pwrite(direct, zeros, want, at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0 || n % kAlignment != 0) break;
+      at += n;
     }
-    at += n;
+    std::free(zeros);
+    ::fdatasync(direct);
   }
-  std::free(zeros);
-  return result;
+  ::close(direct);
 }
 
 }  // namespace
@@ -76,7 +86,12 @@ void EnableSegmentZeroFill(bool on) { zero_fill.store(on, std::memory_order_rele
 
 // The C library's function, then the zeros (see the header).
 extern "C" int posix_fallocate(int fd, off_t offset, off_t length) {
+  if (!tenure::raft::zero_fill.load(std::memory_order_acquire)) {
+    return tenure::raft::LibcFallocate()(fd, offset, length);
+  }
+  struct stat before {};
+  const bool sized = ::fstat(fd, &before) == 0;
   const int rv = tenure::raft::LibcFallocate()(fd, offset, length);
-  if (rv != 0 || !tenure::raft::zero_fill.load(std::memory_order_acquire)) return rv;
-  return tenure::raft::WriteZeros(fd, offset, length);
+  if (rv == 0 && sized) tenure::raft::WriteZeros(fd, offset, length, before.st_size);
+  return rv;
 }

@@ -12,10 +12,16 @@
 // This module defines the C library's `posix_fallocate` (libraft.so imports
 // it from glibc, so the executable's definition comes first, as for
 // `syscall` in io_destroy_offload.h). Once enabled, a call that allocated
-// goes on to write zeros over the range, so the blocks are written before
-// the first entry arrives: the file reads the same (zeros), takes the same
-// space, and its writes overwrite. It runs where libraft allocates, on
-// libuv's pool, a segment (8 MiB) at a time, ahead of need.
+// goes on to write zeros over the whole blocks of the range past the file's
+// old end (what was there stays, as posix_fallocate keeps it), through a
+// second, O_DIRECT descriptor of the file (a cached page would make the
+// later RWF_NOWAIT writes answer EAGAIN all the same, and libraft opens the
+// segment without O_DIRECT when it makes it), then fdatasyncs once. The
+// file reads the same (zeros) and takes the same space, and libraft's
+// writes into it overwrite. Best effort: where that fails (no O_DIRECT,
+// an O_APPEND or read-only descriptor) the range stays as allocated, and
+// the call answers what the C library's did. It runs where libraft
+// allocates, on libuv's pool, a segment (8 MiB) at a time, ahead of need.
 //
 // Its reach: every posix_fallocate of the process, once enabled. Only
 // `tenure server` (Node, before raft_uv_init) enables it; tenure's own code

@@ -69,12 +69,11 @@ void Connection::ArmRead() {
   asio::post(port_.io(), [weak] {
     std::shared_ptr<Connection> self = weak.lock();
     if (self == nullptr || self->phase_ == Phase::kClosed || !self->reading_) return;
-    // The read that was under way when this was posted may have drained the
-    // socket since: then readiness resumes it, without a read that can only
-    // answer EAGAIN.
-    const bool buffered =
-        self->tls_ != nullptr && !self->read_starved_ && self->tls_->has_pending();
-    if (!buffered && !(self->read_wants_write_ ? self->out_ready_ : self->in_ready_)) return;
+    // In clear text, the read that was under way when this was posted may
+    // have drained the socket since: then readiness resumes it, without a
+    // read that can only answer EAGAIN. (TLS reads as before: OpenSSL may
+    // hold what readiness will not announce.)
+    if (self->tls_ == nullptr && !self->in_ready_) return;
     self->reading_ = false;
     self->OnReadable();
   });

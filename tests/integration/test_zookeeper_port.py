@@ -69,6 +69,10 @@ class ZooKeeperPortTest(unittest.TestCase):
         self.addCleanup(stop_quietly, client)
         return client
 
+    def process_state(self):
+        with open(f"/proc/{self.server.process.pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0]
+
     def wire(self, **kwargs):
         session = zk_wire.Session(self.zk_addr, **kwargs)
         self.addCleanup(session.close)
@@ -257,6 +261,7 @@ class ZooKeeperPortTest(unittest.TestCase):
         # spent with it): only that report tells the short read did not drain.
         self.server.process.send_signal(signal.SIGSTOP)
         try:
+            poll_until(lambda: self.process_state() == "T", timeout=5.0)  # stopped now
             xid = session.send("exists", zk_wire.path_watch("/"))
             session.sock.shutdown(socket.SHUT_WR)
         finally:

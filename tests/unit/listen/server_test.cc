@@ -171,12 +171,19 @@ TEST_F(HttpServerTest, AnEndOfStreamThatCameWithTheRequestIsSeen) {
   // The loop held while the request and the FIN both arrive, so that one
   // readiness report carries both: the FIN's edge is spent with it, and
   // only the report's EPOLLRDHUP tells that the short read did not drain.
+  std::promise<void> entered;
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
-  boost::asio::post(server_->io(), [released] { released.wait(); });
-  ASSERT_TRUE(client->Send(kGet));
-  ASSERT_EQ(::shutdown(client->fd(), SHUT_WR), 0);
-  release.set_value();
+  boost::asio::post(server_->io(), [&entered, released] {
+    entered.set_value();
+    released.wait();
+  });
+  entered.get_future().wait();
+  const bool sent = client->Send(kGet);
+  const int shut = ::shutdown(client->fd(), SHUT_WR);
+  release.set_value();  // before any ASSERT: the loop must not stay held
+  ASSERT_TRUE(sent);
+  ASSERT_EQ(shut, 0);
   auto response = client->ReadResponse();
   ASSERT_TRUE(response.has_value());
   EXPECT_EQ(response->status, 200);
