@@ -105,7 +105,6 @@ void Connection::OnReadable() {
       // only answer EAGAIN is skipped: a system call per request, on this
       // machine's hypervisor the costliest part of a request.
       in_ready_ = false;
-      read_starved_ = true;
       return ArmRead();
     }
   }
