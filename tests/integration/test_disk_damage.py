@@ -352,8 +352,19 @@ def big_key(i):
     return "big/k%05d" % i
 
 
-def write_big_history(data_dir, env=None):
-    """BIG_WRITES acknowledged writes of 16 KiB, then SIGKILL."""
+def whole_snapshots(raft_dir):
+    """The snapshots in raft_dir with both files, and whether every .meta has
+    its data file (a snapshot being written has only one of them)."""
+    names = set(os.listdir(raft_dir))
+    metas = {n[:-len(".meta")] for n in names if n.startswith("snapshot-") and n.endswith(".meta")}
+    datas = {n for n in names if n.startswith("snapshot-") and not n.endswith(".meta")}
+    return metas & datas, metas == datas
+
+
+def write_big_history(data_dir, env=None, snapshots=0):
+    """BIG_WRITES acknowledged writes of 16 KiB, then SIGKILL: once at least
+    `snapshots` raft snapshots are on disk whole, none half written (the
+    last writes may set one off while the kill comes)."""
     server = DevServer(data_dir=data_dir, dev=False, env=env)
     try:
         server.start()
@@ -362,6 +373,14 @@ def write_big_history(data_dir, env=None):
             r = client.request("PUT", "/v1/kv/" + big_key(i), b"%05d" % i * (BIG_VALUE_BYTES // 5))
             assert (r.status, r.body) == (200, b"true"), (i, r)
         client.close()
+        if snapshots:
+            raft_dir = os.path.join(data_dir, "raft")
+
+            def settled():
+                whole, none_half = whole_snapshots(raft_dir)
+                return len(whole) >= snapshots and none_half
+
+            poll_until(settled, timeout=30.0, message=f"{snapshots} whole snapshots in {raft_dir}")
         server.kill()
     finally:
         server.close()
@@ -381,7 +400,8 @@ class ClosedSegmentAndSnapshotTest(DamagedDirCase, unittest.TestCase):
         cls.pristine_snapshots = os.path.join(cls.base, "pristine-snapshots")
         cls.closed_addrs = write_big_history(cls.pristine_closed)
         cls.snapshot_addrs = write_big_history(
-            cls.pristine_snapshots, env={"TENURE_TEST_RAFT_LOG_BYTES_MAX": str(4 * 1024 * 1024)})
+            cls.pristine_snapshots, env={"TENURE_TEST_RAFT_LOG_BYTES_MAX": str(4 * 1024 * 1024)},
+            snapshots=2)
 
     @classmethod
     def tearDownClass(cls):
