@@ -46,13 +46,14 @@ int main(int argc, char** argv) {
   // A write to a socket whose peer went away must be an error, not a signal
   // that kills the server (libuv writes with writev, not MSG_NOSIGNAL).
   std::signal(SIGPIPE, SIG_IGN);
-#ifdef M_MMAP_THRESHOLD
-  // Blocks of 1 MiB or more (a snapshot's encoding, ~90 bytes a session, and
-  // its copy for raft) are mapped and unmapped on their own. glibc would
-  // otherwise raise this threshold to the size of the first such block freed
-  // and then serve the next snapshots from the heap, whose freed holes among
-  // long-lived Store nodes stay resident: 100,000 idle sessions took ~130
-  // bytes each more RSS (decision 0032). KV values (at most 512 KiB) stay below.
+#if defined(M_MMAP_THRESHOLD) && !defined(TENURE_MIMALLOC)
+  // glibc's malloc (decision 0060): blocks of 1 MiB or more (a snapshot's
+  // encoding, ~90 bytes a session, and its copy for raft) are mapped and
+  // unmapped on their own. glibc would otherwise raise this threshold to the
+  // size of the first such block freed and then serve the next snapshots
+  // from the heap, whose freed holes among long-lived Store nodes stay
+  // resident: 100,000 idle sessions took ~130 bytes each more RSS (decision
+  // 0032). KV values (at most 512 KiB) stay below.
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
   if (argc < 2) {
@@ -60,7 +61,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string_view command = argv[1];
+#ifndef TENURE_MIMALLOC
+  // glibc's malloc: huge pages for the server (decision 0046). Not with
+  // mimalloc, whose huge pages kept a large answer's memory resident
+  // (decision 0060).
   if (command == "server") tenure::cli::ReexecWithMallocHugePages(argv);
+#endif
   tenure::cli::Args args(argv + 2, argv + argc);
   if (command == "server") return tenure::cli::ServerCommand(args);
   if (command == "kv") return tenure::cli::KvCommand(args);
