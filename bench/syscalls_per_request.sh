@@ -3,9 +3,9 @@
 # (decision 0059): one dev-like server on 127.0.0.1, bench/vs's driver
 # writing with N clients for 8 s, `perf stat` on the server for 4 s of it.
 # Prints, per run: the API, the server's CPU (all threads) per request,
-# recv(2) and all system calls per request (requests = answers sent), and
-# the driver's rate. A rate on two shared cores is noisy; the counts are
-# not.
+# recv(2), all system calls and page faults per request (requests = answers
+# sent), and the driver's rate. A rate on two shared cores is noisy; the
+# counts are not.
 #
 #   bench/syscalls_per_request.sh [--tenure BIN] [--driver BIN]
 #                                 [--apis "zk consul etcd"] [--clients N] [--runs N]
@@ -59,7 +59,7 @@ for run in $(seq "$runs"); do
       --seconds 8 --server-pid "$server" >"$work/driver.json" &
     load=$!
     sleep 2
-    perf stat -x, -e task-clock,raw_syscalls:sys_enter,syscalls:sys_enter_recvfrom \
+    perf stat -x, -e task-clock,page-faults,raw_syscalls:sys_enter,syscalls:sys_enter_recvfrom \
       -e syscalls:sys_enter_sendmsg,syscalls:sys_enter_sendto -p "$server" sleep 4 \
       2>"$work/perf.csv"
     wait "$load"
@@ -77,6 +77,7 @@ rate = json.load(open(driver_json))["metrics"]["ops_per_s"]
 print(f"run {run} {api:6} cpu_us/request {counts['task-clock'] * 1000 / answers:6.1f}"
       f"  recv/request {counts['syscalls:sys_enter_recvfrom'] / answers:4.2f}"
       f"  syscalls/request {counts['raw_syscalls:sys_enter'] / answers:4.2f}"
+      f"  faults/request {counts['page-faults'] / answers:4.2f}"
       f"  requests/s {rate:8.0f}")
 EOF
   done

@@ -7,11 +7,12 @@
 namespace tenure::raft {
 
 LogMemory::LogMemory(std::uint64_t log_bytes_max, std::uint64_t trailing_bytes_max,
-                     unsigned threshold, unsigned trailing)
+                     unsigned threshold, unsigned trailing, std::uint64_t spacing_ms)
     : log_bytes_max_(log_bytes_max),
       trailing_bytes_max_(trailing_bytes_max),
       threshold_(threshold),
-      trailing_(trailing) {}
+      trailing_(trailing),
+      spacing_ms_(spacing_ms) {}
 
 void LogMemory::Trim(std::uint64_t first, std::uint64_t last) {
   if (cumulative_.empty()) return;
@@ -47,9 +48,13 @@ std::uint64_t LogMemory::CumulativeAt(std::uint64_t index) const {
   return cumulative_[static_cast<std::size_t>(std::min(index, last) - first_)];
 }
 
-LogMemory::Policy LogMemory::Decide(std::uint64_t last_applied,
-                                    std::uint64_t snapshot_index) const {
-  Policy policy{threshold_, trailing_};
+LogMemory::Policy LogMemory::Decide(std::uint64_t last_applied, std::uint64_t snapshot_index,
+                                    std::uint64_t ms_since_snapshot) const {
+  // Twice the count at most: the entries held (threshold plus trailing plus
+  // those applied while a snapshot is written) stay within what one
+  // AppendEntries may carry to a lagging follower (limits.h).
+  unsigned threshold = ms_since_snapshot < spacing_ms_ ? 2 * threshold_ : threshold_;
+  Policy policy{threshold, trailing_};
   if (cumulative_.empty() || last_applied <= snapshot_index) return policy;
   // Trailing entries kept at the next snapshot (taken at last_applied): as
   // many of the latest as fit in the budget, at most the configured count.
@@ -70,7 +75,7 @@ LogMemory::Policy LogMemory::Decide(std::uint64_t last_applied,
   // Early snapshot: the entries applied since the last one are over budget.
   if (end - CumulativeAt(snapshot_index) >= log_bytes_max_) {
     policy.threshold = static_cast<unsigned>(std::max<std::uint64_t>(
-        1, std::min<std::uint64_t>(last_applied - snapshot_index, threshold_)));
+        1, std::min<std::uint64_t>(last_applied - snapshot_index, threshold)));
   }
   return policy;
 }

@@ -81,7 +81,7 @@ Node::Impl::Impl(asio::io_context& io, state::Store& store, NodeOptions options)
         });
       }),
       log_memory_(options_.log_bytes_max, options_.trailing_bytes_max, options_.snapshot_threshold,
-                  options_.snapshot_trailing) {
+                  options_.snapshot_trailing, options_.snapshot_spacing_ms) {
   fsm_.set_restore_decoder(&restore_decoder_);
   fsm_.set_snapshot_in_child(true);
   fsm_.set_retire_state([this](std::shared_ptr<state::Store> replaced) {

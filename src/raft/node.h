@@ -38,6 +38,16 @@ struct Peer {
   std::string address;  // "host:port" of the peer's raft transport
 };
 
+// The default snapshot cadence. Either way the entries held (threshold,
+// doubled within the spacing, plus trailing, plus a proposal window's worth
+// applied while a snapshot is written) fit in the one AppendEntries libraft
+// sends a lagging follower.
+inline constexpr unsigned kSnapshotThreshold = 16384;
+inline constexpr unsigned kSnapshotTrailing = 4096;
+inline constexpr std::uint64_t kSnapshotSpacingMs = 1000;
+static_assert(2 * kSnapshotThreshold + kSnapshotTrailing + limits::kProposalsInFlightMax <=
+              limits::kRaftAppendEntriesMax);
+
 struct NodeOptions {
   std::uint64_t id = 1;
   std::string address = "127.0.0.1:8300";  // this node's raft transport address
@@ -57,8 +67,11 @@ struct NodeOptions {
   // A snapshot also comes early once the entries since the last one hold
   // limits::kRaftLogBytesMax, and trailing entries are cut to
   // limits::kRaftTrailingBytesMax (log_memory.h).
-  unsigned snapshot_threshold = 16384;
-  unsigned snapshot_trailing = 4096;
+  // Within snapshot_spacing_ms of the last snapshot the threshold is doubled
+  // (decision 0061: each snapshot forks the server); 0 turns the spacing off.
+  unsigned snapshot_threshold = kSnapshotThreshold;
+  unsigned snapshot_trailing = kSnapshotTrailing;
+  std::uint64_t snapshot_spacing_ms = kSnapshotSpacingMs;
   std::uint64_t log_bytes_max = limits::kRaftLogBytesMax;
   std::uint64_t trailing_bytes_max = limits::kRaftTrailingBytesMax;
   // Told to peers in the raft handshake, for the leader's member records.

@@ -291,6 +291,8 @@ struct Node::Impl {
   std::function<void(Status)> on_broken_;
   bool broken_ = false;
   LogMemory log_memory_;
+  std::uint64_t snapshot_index_seen_ = 0;  // libraft's last snapshot, as BoundLogMemory saw it
+  std::uint64_t snapshot_seen_uv_ms_ = 0;  // when it first saw that index
   std::uint64_t proposal_bytes_in_flight_ = 0;
 
   // JoinCluster's state: the addresses to ask, the next one, a leader named

@@ -210,7 +210,16 @@ void Node::Impl::BoundLogMemory() {
     std::size_t slot = (log.front + static_cast<std::size_t>(index - first)) % log.size;
     log_memory_.Append(index, log.entries[slot].buf.len);
   }
-  LogMemory::Policy policy = log_memory_.Decide(raft_last_applied(&raft_), log.snapshot.last_index);
+  // When this server last took (or installed) a snapshot: the first turn
+  // that sees its index.
+  if (log.snapshot.last_index != snapshot_index_seen_) {
+    snapshot_index_seen_ = log.snapshot.last_index;
+    snapshot_seen_uv_ms_ = UvNowMs();
+  }
+  std::uint64_t since =
+      snapshot_index_seen_ == 0 ? LogMemory::kLongAgo : UvNowMs() - snapshot_seen_uv_ms_;
+  LogMemory::Policy policy =
+      log_memory_.Decide(raft_last_applied(&raft_), log.snapshot.last_index, since);
   raft_set_snapshot_threshold(&raft_, policy.threshold);
   raft_set_snapshot_trailing(&raft_, policy.trailing);
 }

@@ -201,6 +201,8 @@ TEST_F(ClusterTest, ALaggingMemberCatchesUpFromTheLeadersSnapshotDecodedAhead) {
   for (int i = 0; i < kMembers; ++i) {
     members_[i].options.snapshot_threshold = 64;
     members_[i].options.snapshot_trailing = 16;
+    // A snapshot every threshold entries, however fast.
+    members_[i].options.snapshot_spacing_ms = 0;
   }
   for (int i = 0; i < kMembers; ++i) StartMember(i);
   int leader = WaitForLeader();

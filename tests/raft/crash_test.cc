@@ -41,6 +41,7 @@ NodeOptions CrashOptions(const std::filesystem::path& dir, const std::string& ad
   options.bootstrap = {Peer{1, address}};
   options.snapshot_threshold = 1024;  // several snapshots per run
   options.snapshot_trailing = 128;
+  options.snapshot_spacing_ms = 0;  // a snapshot every threshold entries, however fast
   return options;
 }
 

@@ -182,6 +182,7 @@ TEST_F(NodeTest, SnapshotsThenRestartRestoresStore) {
     NodeOptions o = SingleNodeOptions(dir_);
     o.snapshot_threshold = 64;
     o.snapshot_trailing = 16;
+    o.snapshot_spacing_ms = 0;  // a snapshot every threshold entries, however fast
     return o;
   };
   std::uint64_t digest = 0;

@@ -37,6 +37,20 @@ TEST(LogMemoryTest, LargeEntriesMakeASnapshotDueAndKeepFewerTrailing) {
   EXPECT_EQ(p.threshold, 100u);
 }
 
+TEST(LogMemoryTest, ASnapshotWithinTheSpacingDoublesTheThreshold) {
+  LogMemory m(1000, 300, 100, 50, /*spacing_ms=*/1000);
+  for (std::uint64_t i = 1; i <= 60; ++i) m.Append(i, 1);
+  EXPECT_EQ(m.Decide(60, 0, 999).threshold, 200u);  // the last one 999 ms ago
+  EXPECT_EQ(m.Decide(60, 0, 1000).threshold, 100u);
+  EXPECT_EQ(m.Decide(60, 0).threshold, 100u);  // none taken yet
+  // The byte budget still makes one due at once, spacing or not.
+  LogMemory big(1000, 300, 100, 50, /*spacing_ms=*/1000);
+  for (std::uint64_t i = 1; i <= 10; ++i) big.Append(i, 100);
+  EXPECT_LE(big.Decide(10, 0, 0).threshold, 10u);
+  // No spacing configured: the count as given.
+  EXPECT_EQ(Make().Decide(0, 0, 0).threshold, 100u);
+}
+
 TEST(LogMemoryTest, OneEntryOverTheTrailingBudgetKeepsNone) {
   LogMemory m = Make();
   m.Append(1, 5000);
