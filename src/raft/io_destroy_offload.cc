@@ -65,12 +65,29 @@ Reaper& TheReaper() {
   return *reaper;
 }
 
+// fork(2) copies only the calling thread: a child (a test's forked writer,
+// anything a server forks) has no reaper and could inherit its mutex held.
+// The fork waits out the reaper's short critical section; the child, whose
+// address space holds none of the parent's AIO contexts, forgets the queue
+// and makes io_destroy itself, as the C library would.
+void LockReaperForFork() { TheReaper().mutex.lock(); }
+void UnlockReaperInParent() { TheReaper().mutex.unlock(); }
+void ResetReaperInChild() {
+  Reaper& reaper = TheReaper();
+  reaper.contexts.clear();
+  reaper.started.store(false, std::memory_order_release);
+  reaper.mutex.unlock();
+}
+
 }  // namespace
 
 void StartIoDestroyReaper() {
   Reaper& reaper = TheReaper();
   static std::once_flag once;
   std::call_once(once, [&reaper] {
+    const int registered =
+        pthread_atfork(&LockReaperForFork, &UnlockReaperInParent, &ResetReaperInChild);
+    TENURE_ASSERT(registered == 0);
     std::thread([&reaper] {
       pthread_setname_np(pthread_self(), "tenure-aioreap");
       reaper.Run();

@@ -26,7 +26,8 @@
 // generators do not contain it. The reaper starts only with a Node (`tenure
 // server`, tests that start one) or a test's own StartIoDestroyReaper call;
 // until then every call, io_destroy included, goes straight on to the C
-// library.
+// library. A forked child has no reaper (fork copies only the calling
+// thread): it makes its io_destroy calls itself.
 #pragma once
 
 #include <cstddef>

@@ -9,8 +9,10 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <linux/aio_abi.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -82,6 +84,41 @@ TEST(IoDestroyOffloadTest, AQueuedContextIsDestroyedByTheReaper) {
   }
   ASSERT_GT(IoDestroysReaped(), reaped_before) << "the reaper never made the call";
   EXPECT_FALSE(ContextAlive(context));
+}
+
+// A forked child has no reaper thread (fork copies only its caller) and
+// may not wait for one: it destroys its contexts itself, at once.
+TEST(IoDestroyOffloadTest, AForkedChildDestroysItsOwnContexts) {
+  StartIoDestroyReaper();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    aio_context_t context = 0;
+    if (syscall(SYS_io_setup, 1, &context) != 0) _exit(2);
+    const std::size_t reaped_before = IoDestroysReaped();
+    if (syscall(SYS_io_destroy, context) != 0) _exit(3);
+    if (IoDestroysReaped() != reaped_before) _exit(4);  // queued after all
+    struct io_event event {};
+    struct timespec zero {};
+    const long got = RealSyscall(SYS_io_getevents, static_cast<long>(context), 0, 1,
+                                 reinterpret_cast<long>(&event), reinterpret_cast<long>(&zero));
+    _exit(got == -1 && errno == EINVAL ? 0 : 5);  // destroyed: gone
+  }
+  int status = 0;
+  pid_t done = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while ((done = waitpid(pid, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "the child hung";
+  }
+  ASSERT_EQ(done, pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: io_setup, 3: io_destroy failed, 4: queued, 5: alive";
 }
 
 }  // namespace
