@@ -52,7 +52,7 @@ LogMemory::Policy LogMemory::Decide(std::uint64_t last_applied, std::uint64_t sn
                                     std::uint64_t ms_since_snapshot) const {
   // Twice the count at most: the entries held (threshold plus trailing plus
   // those applied while a snapshot is written) stay within what one
-  // AppendEntries may carry to a lagging follower (limits.h).
+  // AppendEntries may carry to a lagging follower (raft/node.h).
   unsigned threshold = ms_since_snapshot < spacing_ms_ ? 2 * threshold_ : threshold_;
   Policy policy{threshold, trailing_};
   if (cumulative_.empty() || last_applied <= snapshot_index) return policy;

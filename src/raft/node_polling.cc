@@ -212,12 +212,13 @@ void Node::Impl::BoundLogMemory() {
   }
   // When this server last took (or installed) a snapshot: the first turn
   // that sees its index.
+  const std::uint64_t now = UvNowMs();
   if (log.snapshot.last_index != snapshot_index_seen_) {
     snapshot_index_seen_ = log.snapshot.last_index;
-    snapshot_seen_uv_ms_ = UvNowMs();
+    snapshot_seen_uv_ms_ = now;
   }
   std::uint64_t since =
-      snapshot_index_seen_ == 0 ? LogMemory::kLongAgo : UvNowMs() - snapshot_seen_uv_ms_;
+      snapshot_index_seen_ == 0 ? LogMemory::kLongAgo : now - snapshot_seen_uv_ms_;
   LogMemory::Policy policy =
       log_memory_.Decide(raft_last_applied(&raft_), log.snapshot.last_index, since);
   raft_set_snapshot_threshold(&raft_, policy.threshold);
