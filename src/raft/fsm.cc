@@ -128,15 +128,7 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
   *result = nullptr;
   std::chrono::steady_clock::time_point start;
   if (self->apply_histogram_ != nullptr) start = std::chrono::steady_clock::now();
-  // The raft index, unless a snapshot restore (state::RestoreState) carried
-  // the Store's index past the log: then the one after the Store's, so that
-  // indexes and fencing tokens never go backwards (decision 0024). Without a
-  // restore the Store's index is never above the log's, and this is the
-  // raft index. Every replica computes the same: applied_index() after the
-  // entries up to raft index i is a function of those entries, whether they
-  // were applied one by one or arrived in a snapshot.
-  LogIndex index(std::max<std::uint64_t>(raft_last_applied(self->raft_) + 1,
-                                         self->store_->applied_index().value() + 1));
+  LogIndex index = self->NextIndex();  // libraft does not pass it
   std::string_view bytes(static_cast<const char*>(buf->base), buf->len);
   if (self->ApplyDecodedRestore(bytes, index)) {
     *result = &self->result_;
@@ -156,6 +148,19 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
     std::fflush(stderr);
     return RAFT_MALFORMED;
   }
+  const bool restores = std::holds_alternative<state::RestoreState>(command->body) ||
+                        std::holds_alternative<state::RestoreStaged>(command->body);
+  if (self->defer_applies_ && !restores) {
+    Deferred& deferred = self->deferred_.emplace_back();
+    deferred.command = std::move(command).value();
+    deferred.index = index;
+    if (self->apply_histogram_ != nullptr) {
+      deferred.decode_time = std::chrono::steady_clock::now() - start;
+    }
+    *result = &deferred.result;
+    return 0;
+  }
+  self->ApplyDeferred();  // what came before applies first
   if (const auto* restore = std::get_if<state::RestoreState>(&command->body)) {
     // Decoded here (no decoder had it), through the slot that hands back
     // the state it replaces.
@@ -188,6 +193,7 @@ bool FsmBridge::ApplyDecodedRestore(std::string_view framed, LogIndex index) {
   if (!command.ok()) return false;
   std::optional<Result<state::Store>> decoded = restore_decoder_->Take(snapshot);
   if (!decoded) return false;
+  ApplyDeferred();  // what came before applies first
   result_.emplace(store_->Apply(*command, index, &*decoded));
   if (result_->status.ok() && decoded->ok()) Retire(std::move(*decoded));
   ++generation_;
@@ -209,6 +215,7 @@ std::optional<Result<state::Store>> FsmBridge::DecodeStaged(const state::Command
 int FsmBridge::Snapshot(struct raft_fsm* fsm, struct raft_buffer* bufs[],
                         unsigned* n_bufs) noexcept {
   auto* self = static_cast<FsmBridge*>(fsm->data);
+  self->ApplyDeferred();  // the snapshot is at raft_last_applied
   self->snapshot_forked_ = false;
   *bufs = nullptr;
   *n_bufs = 0;
@@ -311,6 +318,7 @@ void FsmBridge::Retire(Result<state::Store> replaced) {
 
 int FsmBridge::Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept {
   auto* self = static_cast<FsmBridge*>(fsm->data);
+  self->ApplyDeferred();  // in order, though the snapshot replaces it all
   std::string_view bytes(static_cast<const char*>(buf->base), buf->len);
   // A snapshot sent by the leader was decoded while its file was written
   // (Node's snapshot_put wrapper, decision 0049); at start, or when the
@@ -341,6 +349,45 @@ int FsmBridge::Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept {
   }
   raft_free(buf->base);
   return 0;
+}
+
+LogIndex FsmBridge::NextIndex() const {
+  // The raft index, unless a snapshot restore (state::RestoreState) carried
+  // the Store's index past the log: then the one after the Store's, so that
+  // indexes and fencing tokens never go backwards (decision 0024). Without a
+  // restore the Store's index is never above the log's, and this is the
+  // raft index. Every replica computes the same: applied_index() after the
+  // entries up to raft index i is a function of those entries, whether they
+  // were applied one by one or arrived in a snapshot. A queued entry
+  // (decision 0062) stands for the Store it will leave.
+  const std::uint64_t given =
+      deferred_pending() > 0 ? deferred_.back().index.value() : store_->applied_index().value();
+  return LogIndex(std::max<std::uint64_t>(raft_last_applied(raft_) + 1, given + 1));
+}
+
+void FsmBridge::ApplyDeferred() {
+  while (deferred_applied_ < deferred_.size()) {
+    Deferred& deferred = deferred_[deferred_applied_];
+    std::chrono::steady_clock::time_point start;
+    if (apply_histogram_ != nullptr) start = std::chrono::steady_clock::now();
+    deferred.result.emplace(store_->Apply(deferred.command, deferred.index));
+    ++deferred_applied_;
+    ++generation_;
+    LogLockEvents(deferred.result->lock_events);
+    deferred.command = state::Command{};  // its bytes are not needed again
+    if (apply_histogram_ != nullptr) {
+      apply_histogram_->Observe(
+          std::chrono::duration<double>(deferred.decode_time +
+                                        (std::chrono::steady_clock::now() - start))
+              .count());
+    }
+  }
+}
+
+void FsmBridge::ForgetAppliedSlots() {
+  if (deferred_pending() > 0) return;
+  deferred_.clear();
+  deferred_applied_ = 0;
 }
 
 }  // namespace tenure::raft

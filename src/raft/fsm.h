@@ -10,6 +10,11 @@
 //         leak; the slot is overwritten by the next apply instead. A non-zero return halts all
 //         applying for good, so it is used only for an undecodable entry
 //         (divergence, a bug or corruption): domain failures are ApplyResults.
+//         With applies deferred (decision 0062; Node's), apply only decodes
+//         an ordinary entry and queues it with a slot of its own; the Store
+//         changes in ApplyDeferred, which Node calls after every loop turn,
+//         so that libraft submits the next log write first. A restore, a
+//         snapshot and a snapshot install apply the queue before anything else.
 // snapshot version 3 (buffers ours, freed by snapshot_finalize): with snapshots in a child process
 //         (Node's), snapshot forks a child that encodes the Store as it is
 //         at this index (raft/forked_snapshot.h), snapshot_async waits for
@@ -32,6 +37,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -78,6 +84,20 @@ class FsmBridge {
   // In a raft_apply callback: the result of the entry just applied, taken
   // from the `result` pointer libraft passes (which points at our slot).
   static state::ApplyResult TakeResult(void* result);
+
+  // Decision 0062: apply queues ordinary entries instead of applying them.
+  // Off (the default: raft_fixture tests, the simulation, whose checkers
+  // read the Store at every apply) every entry is applied inside apply.
+  void set_defer_applies(bool defer) { defer_applies_ = defer; }
+  // Applies the queued entries in order. Call before anything reads the
+  // Store after libraft ran: Node does at the start of every loop turn's
+  // polling, after raft_start and before a synchronous close.
+  void ApplyDeferred();
+  // Drops the applied entries' slots once every raft_apply callback that
+  // points at one has run (Node: after the turn's callbacks). Keeps them
+  // while any entry is still queued.
+  void ForgetAppliedSlots();
+  std::size_t deferred_pending() const { return deferred_.size() - deferred_applied_; }
 
   // Bumped by every apply and restore: "the Store changed".
   std::uint64_t generation() const { return generation_; }
@@ -129,6 +149,19 @@ class FsmBridge {
   struct raft* raft_ = nullptr;
   struct raft_fsm fsm_ {};
   std::optional<state::ApplyResult> result_;  // the slot; see the header comment
+  // Decision 0062: queued entries, and the applied ones whose slots may
+  // still be taken; deque, so a slot's address outlives later pushes.
+  struct Deferred {
+    state::Command command;
+    LogIndex index;
+    std::optional<state::ApplyResult> result;
+    std::chrono::steady_clock::duration decode_time{};
+  };
+  std::deque<Deferred> deferred_;
+  std::size_t deferred_applied_ = 0;  // the first ones are applied
+  bool defer_applies_ = false;
+  // The index the next entry gets, as Apply computes it.
+  LogIndex NextIndex() const;
   std::uint64_t generation_ = 0;
   std::uint64_t restores_ = 0;
   bool apply_halted_ = false;

@@ -84,6 +84,7 @@ Node::Impl::Impl(asio::io_context& io, state::Store& store, NodeOptions options)
                   options_.snapshot_trailing, options_.snapshot_spacing_ms) {
   fsm_.set_restore_decoder(&restore_decoder_);
   fsm_.set_snapshot_in_child(true);
+  fsm_.set_defer_applies(true);  // decision 0062
   fsm_.set_retire_state([this](std::shared_ptr<state::Store> replaced) {
     state_retirer_.Retire(std::move(replaced));
   });
@@ -175,6 +176,8 @@ Status Node::Impl::Start() {
   // and applies its whole log right here.
   int rv = raft_start(&raft_);
   if (rv != 0) return FailStart(StartError(rv, "start", raft_errmsg(&raft_)));
+  fsm_.ApplyDeferred();  // the Store holds the log before anyone asks
+  fsm_.ForgetAppliedSlots();
 
   phase_ = Phase::kRunning;
   notified_generation_ = fsm_.generation();
@@ -392,7 +395,9 @@ void Node::Impl::CloseSynchronously() {
     raft_close(&raft_, &Impl::RaftClosed);
   }
   while (uv_loop_alive(&loop_)) uv_run(&loop_, UV_RUN_DEFAULT);
+  fsm_.ApplyDeferred();  // what libraft counts as applied is in the Store
   ready_.clear();
+  fsm_.ForgetAppliedSlots();
   FreeIo();
   UnlockDataDir();
   phase_ = Phase::kStopped;

@@ -37,6 +37,10 @@ bool LogWriteFailed(int status) {
 }  // namespace
 
 void Node::Impl::AfterTurn() {
+  // The entries libraft applied in this turn reach the Store now, after it
+  // submitted the next log write (decision 0062), and before anything
+  // below or any handler reads the Store.
+  fsm_.ApplyDeferred();
   ForgetLostLeader();
   PollLeadership();
   PollLastContact();
@@ -49,6 +53,7 @@ void Node::Impl::AfterTurn() {
     batch.swap(ready_);
     for (auto& callback : batch) callback();
   }
+  fsm_.ForgetAppliedSlots();  // their raft_apply callbacks ran above
   if (fsm_.generation() != notified_generation_) {
     notified_generation_ = fsm_.generation();
     if (on_applied_) on_applied_();

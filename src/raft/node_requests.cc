@@ -125,12 +125,15 @@ void Node::Impl::ApplyDone(struct raft_apply* req, int status, void* result) noe
   TENURE_ASSERT(self->proposals_in_flight_ > 0);
   --self->proposals_in_flight_;
   self->proposal_bytes_in_flight_ -= proposal->bytes;
-  Result<state::ApplyResult> outcome =
-      status == 0 ? Result<state::ApplyResult>(FsmBridge::TakeResult(result))
-                  : Result<state::ApplyResult>(self->FailureFromRaft(status, "write"));
-  self->NoteWriteOutcome(status, outcome.ok() ? Status::Ok() : outcome.status());
-  self->ready_.push_back([done = std::move(proposal->done),
-                          outcome = std::move(outcome)]() mutable { done(std::move(outcome)); });
+  Status failure = status == 0 ? Status::Ok() : self->FailureFromRaft(status, "write");
+  self->NoteWriteOutcome(status, failure);
+  // The result is taken in the callback: with applies deferred (decision
+  // 0062) its slot is filled by the ApplyDeferred that runs before it.
+  self->ready_.push_back(
+      [done = std::move(proposal->done), failure = std::move(failure), result]() mutable {
+        if (!failure.ok()) return done(Result<state::ApplyResult>(std::move(failure)));
+        done(Result<state::ApplyResult>(FsmBridge::TakeResult(result)));
+      });
   delete proposal;
 }
 

@@ -256,5 +256,106 @@ TEST_F(FsmFixtureTest, UndecodableEntryHaltsApplyingLoudly) {
   EXPECT_GT(after, bad);
 }
 
+// A raft_apply whose result is taken later, as Node's callback takes it
+// after the turn's ApplyDeferred (decision 0062).
+struct DeferredApply {
+  struct raft_apply req {};
+  raft_index index = 0;
+  bool done = false;
+  int status = -1;
+  void* slot = nullptr;
+  std::optional<state::ApplyResult> result;
+
+  static void Done(struct raft_apply* req, int status, void* result) {
+    auto* self = static_cast<DeferredApply*>(req->data);
+    self->done = true;
+    self->status = status;
+    self->slot = result;
+  }
+};
+
+// Decision 0062 on three replicas: libraft's apply only queues an entry, the
+// Store changes when the turn ends (here: after every fixture step, as Node
+// drains after every uv_run), snapshots and snapshot installs apply the queue
+// first, and every replica ends with the same Store and the same indexes.
+TEST_F(FsmFixtureTest, DeferredAppliesReachTheStoreAtTheTurnsEndInOrder) {
+  for (Replica& replica : replicas_) replica.fsm->set_defer_applies(true);
+  StartCluster(/*snapshot_threshold=*/32, /*snapshot_trailing=*/8);
+  std::vector<std::unique_ptr<DeferredApply>> applies;
+  auto propose = [&](int k) {
+    std::string framed;
+    EncodeEntry(KvSetCommand(TestKey(k), OddValueSize(k), k), &framed);
+    struct raft_buffer buf = CopyToRaftBuffer(framed);
+    applies.push_back(std::make_unique<DeferredApply>());
+    DeferredApply* apply = applies.back().get();
+    apply->req.data = apply;
+    ASSERT_EQ(raft_apply(Raft(leader_), &apply->req, &buf, 1, &DeferredApply::Done), 0);
+    apply->index = raft_last_index(Raft(leader_));
+  };
+  bool seen_queued = false;
+  // One step, then what Node's AfterTurn does: apply, run the callbacks,
+  // forget the slots.
+  auto turn = [&] {
+    raft_fixture_step(&fixture_);
+    for (unsigned i = 0; i < kServers; ++i) {
+      Replica& replica = replicas_[i];
+      if (replica.fsm->deferred_pending() > 0) {
+        seen_queued = true;
+        EXPECT_LT(replica.store.applied_index().value(), raft_last_applied(Raft(i)))
+            << "a queued entry is not in the Store yet";
+      }
+      replica.fsm->ApplyDeferred();
+      EXPECT_EQ(replica.fsm->deferred_pending(), 0u);
+    }
+    for (auto& apply : applies) {
+      if (apply->done && apply->status == 0 && !apply->result) {
+        apply->result = FsmBridge::TakeResult(apply->slot);
+      }
+    }
+    for (Replica& replica : replicas_) replica.fsm->ForgetAppliedSlots();
+  };
+  auto turn_until_applied = [&](unsigned server, raft_index index) {
+    for (int steps = 0; steps < 200'000; ++steps) {
+      bool all = true;
+      for (unsigned i = 0; i < kServers; ++i) {
+        if ((server == kServers || server == i) && raft_last_applied(Raft(i)) < index) all = false;
+      }
+      if (all) return true;
+      turn();
+    }
+    return false;
+  };
+
+  for (int k = 0; k < 20; ++k) propose(k);
+  ASSERT_TRUE(turn_until_applied(kServers, applies.back()->index));
+  const unsigned lagging = (leader_ + 1) % kServers;
+  raft_fixture_kill(&fixture_, lagging);
+  for (int k = 20; k < 300; ++k) propose(k);
+  ASSERT_TRUE(turn_until_applied(leader_, applies.back()->index));
+  for (int steps = 0; steps < 200'000 && Raft(leader_)->log.snapshot.last_index <= 20; ++steps) {
+    turn();
+  }
+  ASSERT_GT(Raft(leader_)->log.snapshot.last_index, 20u) << "a snapshot past the lagging log";
+  raft_fixture_revive(&fixture_, lagging);
+  ASSERT_TRUE(turn_until_applied(kServers, applies.back()->index));
+
+  EXPECT_TRUE(seen_queued) << "applies were deferred at least once";
+  EXPECT_GE(replicas_[lagging].fsm->restores(), 1u) << "caught up by InstallSnapshot";
+  for (const auto& apply : applies) {
+    ASSERT_TRUE(apply->done);
+    ASSERT_EQ(apply->status, 0);
+    ASSERT_TRUE(apply->result.has_value());
+    EXPECT_TRUE(apply->result->status.ok());
+    EXPECT_EQ(apply->result->index, LogIndex(apply->index)) << "each result is its own entry's";
+  }
+  ExpectSameDigests(300);
+  for (unsigned i = 0; i < kServers; ++i) {
+    EXPECT_EQ(replicas_[i].fsm->deferred_pending(), 0u);
+    const state::KvEntry* last_key = replicas_[i].store.FindKv(TestKey(299));
+    ASSERT_NE(last_key, nullptr);
+    EXPECT_EQ(last_key->modify_index, LogIndex(applies.back()->index));
+  }
+}
+
 }  // namespace
 }  // namespace tenure::raft
