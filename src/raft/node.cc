@@ -171,6 +171,7 @@ Status Node::Impl::Start() {
   raft_set_pre_vote(&raft_, true);
   raft_set_snapshot_threshold(&raft_, options_.snapshot_threshold);
   raft_set_snapshot_trailing(&raft_, options_.snapshot_trailing);
+  raft_set_install_snapshot_timeout(&raft_, options_.install_snapshot_timeout_ms);
 
   // Loads the snapshot (restore) and the log; a single voter self-elects
   // and applies its whole log right here.

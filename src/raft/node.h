@@ -72,6 +72,11 @@ struct NodeOptions {
   unsigned snapshot_threshold = kSnapshotThreshold;
   unsigned snapshot_trailing = kSnapshotTrailing;
   std::uint64_t snapshot_spacing_ms = kSnapshotSpacingMs;
+  // How long a leader waits for a follower's answer to an InstallSnapshot
+  // before it sends the snapshot again: libraft's default, kept (a large
+  // state over a slow link takes long). The cluster tests that wait for an
+  // install set less (tests/raft/cluster_test.cc says why).
+  unsigned install_snapshot_timeout_ms = 30'000;
   std::uint64_t log_bytes_max = limits::kRaftLogBytesMax;
   std::uint64_t trailing_bytes_max = limits::kRaftTrailingBytesMax;
   // Told to peers in the raft handshake, for the leader's member records.

@@ -203,6 +203,16 @@ TEST_F(ClusterTest, ALaggingMemberCatchesUpFromTheLeadersSnapshotDecodedAhead) {
     members_[i].options.snapshot_trailing = 16;
     // A snapshot every threshold entries, however fast.
     members_[i].options.snapshot_spacing_ms = 0;
+    // In about 1 of 10 runs on a loaded machine (and once in a clean-clone
+    // run of the test command) the away member, back, got no snapshot for
+    // the whole 20 s wait, as when libraft's leader waits for the answer to
+    // an InstallSnapshot that was lost: it sends that member nothing more
+    // for install_snapshot_timeout (30 s), then sends the snapshot again.
+    // How a message could be lost there is not known (not reproduced with
+    // libraft's tracing on: 0 failures in 55 runs). The wait is shortened
+    // here so that the install, and a resend if one is needed, fit in the
+    // test's deadline.
+    members_[i].options.install_snapshot_timeout_ms = 3'000;
   }
   for (int i = 0; i < kMembers; ++i) StartMember(i);
   int leader = WaitForLeader();
