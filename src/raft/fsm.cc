@@ -130,8 +130,8 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
   if (self->apply_histogram_ != nullptr) start = std::chrono::steady_clock::now();
   LogIndex index = self->NextIndex();  // libraft does not pass it
   std::string_view bytes(static_cast<const char*>(buf->base), buf->len);
-  if (self->ApplyDecodedRestore(bytes, index)) {
-    *result = &self->result_;
+  if (std::optional<state::ApplyResult>* slot = self->ApplyDecodedRestore(bytes, index)) {
+    *result = slot;
     if (self->apply_histogram_ != nullptr) self->apply_histogram_->ObserveSince(start);
     return 0;
   }
@@ -161,44 +161,59 @@ int FsmBridge::Apply(struct raft_fsm* fsm, const struct raft_buffer* buf, void**
     return 0;
   }
   self->ApplyDeferred();  // what came before applies first
+  std::optional<state::ApplyResult>* out = self->ImmediateSlot(index);
   if (const auto* restore = std::get_if<state::RestoreState>(&command->body)) {
     // Decoded here (no decoder had it), through the slot that hands back
     // the state it replaces.
     Result<state::Store> slot = state::Store::DecodeSnapshot(restore->snapshot);
-    self->result_.emplace(self->store_->Apply(*command, index, &slot));
-    if (self->result_->status.ok() && slot.ok()) self->Retire(std::move(slot));
+    out->emplace(self->store_->Apply(*command, index, &slot));
+    if ((*out)->status.ok() && slot.ok()) self->Retire(std::move(slot));
   } else if (std::holds_alternative<state::RestoreStaged>(command->body)) {
     std::optional<Result<state::Store>> slot = self->DecodeStaged(*command);
-    self->result_.emplace(self->store_->Apply(*command, index, slot ? &*slot : nullptr));
-    if (slot && self->result_->status.ok() && slot->ok()) self->Retire(std::move(*slot));
+    out->emplace(self->store_->Apply(*command, index, slot ? &*slot : nullptr));
+    if (slot && (*out)->status.ok() && slot->ok()) self->Retire(std::move(*slot));
   } else {
-    self->result_.emplace(self->store_->Apply(*command, index));
+    out->emplace(self->store_->Apply(*command, index));
   }
   ++self->generation_;
-  LogLockEvents(self->result_->lock_events);
-  *result = &self->result_;
+  LogLockEvents((*out)->lock_events);
+  *result = out;
   if (self->apply_histogram_ != nullptr) self->apply_histogram_->ObserveSince(start);
   return 0;
 }
 
 // A restore whose state the decoder holds (decision 0046) is applied from
 // it: neither the bytes are copied nor the state decoded on the loop thread.
-// False, with nothing done, for every other entry.
-bool FsmBridge::ApplyDecodedRestore(std::string_view framed, LogIndex index) {
-  if (restore_decoder_ == nullptr || restore_decoder_->jobs() == 0) return false;
+// Null, with nothing done, for every other entry; else the result's slot.
+std::optional<state::ApplyResult>* FsmBridge::ApplyDecodedRestore(std::string_view framed,
+                                                                  LogIndex index) {
+  if (restore_decoder_ == nullptr || restore_decoder_->jobs() == 0) return nullptr;
   Result<std::string_view> payload = UnframeEntry(framed);
-  if (!payload.ok() || !state::LooksLikeRestore(*payload)) return false;
+  if (!payload.ok() || !state::LooksLikeRestore(*payload)) return nullptr;
   std::string_view snapshot;
   Result<state::Command> command = state::DecodeRestoreCommand(*payload, &snapshot);
-  if (!command.ok()) return false;
+  if (!command.ok()) return nullptr;
   std::optional<Result<state::Store>> decoded = restore_decoder_->Take(snapshot);
-  if (!decoded) return false;
+  if (!decoded) return nullptr;
   ApplyDeferred();  // what came before applies first
-  result_.emplace(store_->Apply(*command, index, &*decoded));
-  if (result_->status.ok() && decoded->ok()) Retire(std::move(*decoded));
+  std::optional<state::ApplyResult>* out = ImmediateSlot(index);
+  out->emplace(store_->Apply(*command, index, &*decoded));
+  if ((*out)->status.ok() && decoded->ok()) Retire(std::move(*decoded));
   ++generation_;
-  LogLockEvents(result_->lock_events);
-  return true;
+  LogLockEvents((*out)->lock_events);
+  return out;
+}
+
+std::optional<state::ApplyResult>* FsmBridge::ImmediateSlot(LogIndex index) {
+  if (!defer_applies_) return &result_;
+  // With applies deferred a raft_apply callback takes its result only at
+  // the turn's end, after later entries (two restores in one turn, say)
+  // were applied: each gets a slot of its own, counted as applied.
+  TENURE_ASSERT(deferred_pending() == 0);
+  Deferred& applied = deferred_.emplace_back();
+  applied.index = index;
+  ++deferred_applied_;
+  return &applied.result;
 }
 
 std::optional<Result<state::Store>> FsmBridge::DecodeStaged(const state::Command& command) {

@@ -139,7 +139,10 @@ class FsmBridge {
   // Hands a replaced state to retire_state_ (or destroys it here).
   void Retire(Result<state::Store> replaced);
   static int Restore(struct raft_fsm* fsm, struct raft_buffer* buf) noexcept;
-  bool ApplyDecodedRestore(std::string_view framed, LogIndex index);
+  std::optional<state::ApplyResult>* ApplyDecodedRestore(std::string_view framed, LogIndex index);
+  // The slot of an entry applied inside apply: result_, or with applies
+  // deferred one of its own in deferred_ (decision 0062).
+  std::optional<state::ApplyResult>* ImmediateSlot(LogIndex index);
   // The state a RestoreStaged `command` swaps in, for its slot: the
   // decoder's for the staged bytes, or decoded here; nullopt when the Store
   // will refuse it (Store::StagingFor).

@@ -357,5 +357,64 @@ TEST_F(FsmFixtureTest, DeferredAppliesReachTheStoreAtTheTurnsEndInOrder) {
   }
 }
 
+// Two restores applied in one turn (their entries committed together): each
+// raft_apply callback takes its own result at the turn's end, though both
+// were applied inside fsm->apply (decision 0062).
+TEST_F(FsmFixtureTest, DeferredAppliesGiveRestoresInOneTurnASlotEach) {
+  for (Replica& replica : replicas_) replica.fsm->set_defer_applies(true);
+  StartCluster();
+  auto snapshot_with_keys = [](int n) {
+    state::Store store;
+    for (int k = 0; k < n; ++k) store.Apply(KvSetCommand(TestKey(k), 4, k), LogIndex(k + 1));
+    std::string bytes;
+    store.EncodeSnapshot(&bytes);
+    return bytes;
+  };
+  std::vector<state::Command> commands(4);
+  commands[0] = KvSetCommand(TestKey(100), 4, 100);
+  commands[1].body = state::RestoreState{snapshot_with_keys(5)};
+  commands[2].body = state::RestoreState{snapshot_with_keys(7)};
+  commands[3] = KvSetCommand(TestKey(101), 4, 101);
+  std::vector<std::unique_ptr<DeferredApply>> applies;
+  for (const state::Command& command : commands) {  // one batch: one commit
+    std::string framed;
+    EncodeEntry(command, &framed);
+    struct raft_buffer buf = CopyToRaftBuffer(framed);
+    applies.push_back(std::make_unique<DeferredApply>());
+    DeferredApply* apply = applies.back().get();
+    apply->req.data = apply;
+    ASSERT_EQ(raft_apply(Raft(leader_), &apply->req, &buf, 1, &DeferredApply::Done), 0);
+    apply->index = raft_last_index(Raft(leader_));
+  }
+  bool two_restores_in_one_turn = false;
+  for (int steps = 0; steps < 200'000 && !applies.back()->done; ++steps) {
+    raft_fixture_step(&fixture_);
+    if (applies[1]->done && !applies[1]->result && applies[2]->done) {
+      two_restores_in_one_turn = true;
+    }
+    for (Replica& replica : replicas_) replica.fsm->ApplyDeferred();
+    for (auto& apply : applies) {
+      if (apply->done && apply->status == 0 && !apply->result) {
+        apply->result = FsmBridge::TakeResult(apply->slot);
+      }
+    }
+    for (Replica& replica : replicas_) replica.fsm->ForgetAppliedSlots();
+  }
+  EXPECT_TRUE(two_restores_in_one_turn) << "the case this test is for";
+  // A restore carries the Store's index past the log (decision 0024), so
+  // the results' indexes are not the raft indexes; each is its own entry's
+  // when they only grow.
+  LogIndex previous;
+  for (const auto& apply : applies) {
+    ASSERT_TRUE(apply->done);
+    ASSERT_EQ(apply->status, 0);
+    ASSERT_TRUE(apply->result.has_value());
+    EXPECT_TRUE(apply->result->status.ok()) << apply->result->status.ToString();
+    EXPECT_GT(apply->result->index, previous) << "raft index " << apply->index;
+    previous = apply->result->index;
+  }
+  EXPECT_EQ(replicas_[leader_].store.kv_count(), 8u) << "the second restore's 7 keys and one more";
+}
+
 }  // namespace
 }  // namespace tenure::raft
