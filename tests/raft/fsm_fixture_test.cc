@@ -45,6 +45,24 @@ struct Apply {
   }
 };
 
+// A raft_apply whose result is taken later, as Node's callback takes it
+// after the turn's ApplyDeferred (decision 0062).
+struct DeferredApply {
+  struct raft_apply req {};
+  raft_index index = 0;
+  bool done = false;
+  int status = -1;
+  void* slot = nullptr;
+  std::optional<state::ApplyResult> result;
+
+  static void Done(struct raft_apply* req, int status, void* result) {
+    auto* self = static_cast<DeferredApply*>(req->data);
+    self->done = true;
+    self->status = status;
+    self->slot = result;
+  }
+};
+
 class FsmFixtureTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -104,6 +122,31 @@ class FsmFixtureTest : public ::testing::Test {
     return raft_fixture_step_until_applied(&fixture_, server, index, kStepMaxMs);
   }
 
+  // With applies deferred (decision 0062): proposes `command` on the
+  // leader, its result taken at a turn's end by EndTurn.
+  void ProposeDeferred(const state::Command& command) {
+    std::string framed;
+    EncodeEntry(command, &framed);
+    struct raft_buffer buf = CopyToRaftBuffer(framed);
+    deferred_applies_.push_back(std::make_unique<DeferredApply>());
+    DeferredApply* apply = deferred_applies_.back().get();
+    apply->req.data = apply;
+    ASSERT_EQ(raft_apply(Raft(leader_), &apply->req, &buf, 1, &DeferredApply::Done), 0);
+    apply->index = raft_last_index(Raft(leader_));
+  }
+
+  // What Node's AfterTurn does after libraft ran: apply the queues, run the
+  // raft_apply callbacks (here: take their results), forget the slots.
+  void EndTurn() {
+    for (Replica& replica : replicas_) replica.fsm->ApplyDeferred();
+    for (auto& apply : deferred_applies_) {
+      if (apply->done && apply->status == 0 && !apply->result) {
+        apply->result = FsmBridge::TakeResult(apply->slot);
+      }
+    }
+    for (Replica& replica : replicas_) replica.fsm->ForgetAppliedSlots();
+  }
+
   void ExpectSameDigests(std::size_t kv_count) {
     for (unsigned i = 0; i < kServers; ++i) {
       EXPECT_EQ(replicas_[i].store.kv_count(), kv_count) << "server " << i;
@@ -115,6 +158,7 @@ class FsmFixtureTest : public ::testing::Test {
   struct raft_fixture fixture_ {};
   Replica replicas_[kServers];
   std::vector<std::unique_ptr<Apply>> applies_;
+  std::vector<std::unique_ptr<DeferredApply>> deferred_applies_;
   unsigned leader_ = kServers;
 };
 
@@ -256,24 +300,6 @@ TEST_F(FsmFixtureTest, UndecodableEntryHaltsApplyingLoudly) {
   EXPECT_GT(after, bad);
 }
 
-// A raft_apply whose result is taken later, as Node's callback takes it
-// after the turn's ApplyDeferred (decision 0062).
-struct DeferredApply {
-  struct raft_apply req {};
-  raft_index index = 0;
-  bool done = false;
-  int status = -1;
-  void* slot = nullptr;
-  std::optional<state::ApplyResult> result;
-
-  static void Done(struct raft_apply* req, int status, void* result) {
-    auto* self = static_cast<DeferredApply*>(req->data);
-    self->done = true;
-    self->status = status;
-    self->slot = result;
-  }
-};
-
 // Decision 0062 on three replicas: libraft's apply only queues an entry, the
 // Store changes when the turn ends (here: after every fixture step, as Node
 // drains after every uv_run), snapshots and snapshot installs apply the queue
@@ -281,38 +307,21 @@ struct DeferredApply {
 TEST_F(FsmFixtureTest, DeferredAppliesReachTheStoreAtTheTurnsEndInOrder) {
   for (Replica& replica : replicas_) replica.fsm->set_defer_applies(true);
   StartCluster(/*snapshot_threshold=*/32, /*snapshot_trailing=*/8);
-  std::vector<std::unique_ptr<DeferredApply>> applies;
-  auto propose = [&](int k) {
-    std::string framed;
-    EncodeEntry(KvSetCommand(TestKey(k), OddValueSize(k), k), &framed);
-    struct raft_buffer buf = CopyToRaftBuffer(framed);
-    applies.push_back(std::make_unique<DeferredApply>());
-    DeferredApply* apply = applies.back().get();
-    apply->req.data = apply;
-    ASSERT_EQ(raft_apply(Raft(leader_), &apply->req, &buf, 1, &DeferredApply::Done), 0);
-    apply->index = raft_last_index(Raft(leader_));
-  };
+  const auto& applies = deferred_applies_;
+  auto propose = [&](int k) { ProposeDeferred(KvSetCommand(TestKey(k), OddValueSize(k), k)); };
   bool seen_queued = false;
-  // One step, then what Node's AfterTurn does: apply, run the callbacks,
-  // forget the slots.
   auto turn = [&] {
     raft_fixture_step(&fixture_);
     for (unsigned i = 0; i < kServers; ++i) {
-      Replica& replica = replicas_[i];
+      const Replica& replica = replicas_[i];
       if (replica.fsm->deferred_pending() > 0) {
         seen_queued = true;
         EXPECT_LT(replica.store.applied_index().value(), raft_last_applied(Raft(i)))
             << "a queued entry is not in the Store yet";
       }
-      replica.fsm->ApplyDeferred();
-      EXPECT_EQ(replica.fsm->deferred_pending(), 0u);
     }
-    for (auto& apply : applies) {
-      if (apply->done && apply->status == 0 && !apply->result) {
-        apply->result = FsmBridge::TakeResult(apply->slot);
-      }
-    }
-    for (Replica& replica : replicas_) replica.fsm->ForgetAppliedSlots();
+    EndTurn();
+    for (const Replica& replica : replicas_) EXPECT_EQ(replica.fsm->deferred_pending(), 0u);
   };
   auto turn_until_applied = [&](unsigned server, raft_index index) {
     for (int steps = 0; steps < 200'000; ++steps) {
@@ -375,30 +384,15 @@ TEST_F(FsmFixtureTest, DeferredAppliesGiveRestoresInOneTurnASlotEach) {
   commands[1].body = state::RestoreState{snapshot_with_keys(5)};
   commands[2].body = state::RestoreState{snapshot_with_keys(7)};
   commands[3] = KvSetCommand(TestKey(101), 4, 101);
-  std::vector<std::unique_ptr<DeferredApply>> applies;
-  for (const state::Command& command : commands) {  // one batch: one commit
-    std::string framed;
-    EncodeEntry(command, &framed);
-    struct raft_buffer buf = CopyToRaftBuffer(framed);
-    applies.push_back(std::make_unique<DeferredApply>());
-    DeferredApply* apply = applies.back().get();
-    apply->req.data = apply;
-    ASSERT_EQ(raft_apply(Raft(leader_), &apply->req, &buf, 1, &DeferredApply::Done), 0);
-    apply->index = raft_last_index(Raft(leader_));
-  }
+  const auto& applies = deferred_applies_;
+  for (const state::Command& command : commands) ProposeDeferred(command);  // one commit
   bool two_restores_in_one_turn = false;
   for (int steps = 0; steps < 200'000 && !applies.back()->done; ++steps) {
     raft_fixture_step(&fixture_);
     if (applies[1]->done && !applies[1]->result && applies[2]->done) {
       two_restores_in_one_turn = true;
     }
-    for (Replica& replica : replicas_) replica.fsm->ApplyDeferred();
-    for (auto& apply : applies) {
-      if (apply->done && apply->status == 0 && !apply->result) {
-        apply->result = FsmBridge::TakeResult(apply->slot);
-      }
-    }
-    for (Replica& replica : replicas_) replica.fsm->ForgetAppliedSlots();
+    EndTurn();
   }
   EXPECT_TRUE(two_restores_in_one_turn) << "the case this test is for";
   // A restore carries the Store's index past the log (decision 0024), so
