@@ -19,6 +19,13 @@ and 10,000 watchers; RSS per idle lease (100,000 leases).
     /usr/bin/python3 bench/vs_etcd_api.py [--runs 3] [--out docs]   (about 25 min)
     /usr/bin/python3 bench/vs_etcd_api.py --smoke --out build/...   (about 2 min)
     /usr/bin/python3 bench/vs_etcd_api.py --tls [--only ...] ...     (all three with TLS)
+    /usr/bin/python3 bench/vs_etcd_api.py --etcd-client h2 --only kv_put,lock_many,...
+
+--etcd-client h2 drives both etcd servers (tenure's etcd port and etcd) with
+the driver's light client (bench/vs/etcd_h2.cc: the same requests on nghttp2
+and protobuf, without gRPC's library) on the workloads it runs (LIGHT); the
+others keep the gRPC client. On two cores gRPC's client costs as much CPU as
+the server under test (docs/benchmarks-etcd-api-light.md).
 
 Writes <out>/benchmarks-etcd-api.md (only between the "generated" markers)
 and <out>/benchmarks-etcd-api.json (every run), or <out>/<--report>.md and
@@ -56,6 +63,8 @@ CONFIGS = {
     "tenure3": ("tenure", 3, "tenure, Consul API"),
 }
 ONE = ["tenure_etcd1", "etcd1", "tenure1"]
+# What the light etcd client (--etcd-client h2) runs; the rest is gRPC's.
+LIGHT = ("kv_put", "lock_many", "session_pairs", "keepalive")
 THREE = ["tenure_etcd3", "etcd3", "tenure3"]
 
 SERVERS_CPU = ("servers_cpu_pct", "servers' CPU %", 0, None)
@@ -82,6 +91,15 @@ SETTINGS = [
                "one HTTP/1.1 keep-alive connection per client for the Consul API; all clients on "
                "one client thread"),
 ]
+
+
+LIGHT_SETTING = (
+    "etcd client, --etcd-client h2",
+    "on " + ", ".join(LIGHT) + ": build/bench/vs/tenure_vs --client h2 for both etcd servers, "
+    "the light client of bench/vs/etcd_h2.cc: the same requests, paths, headers and gRPC "
+    "message framing on nghttp2 and protoc's C++ messages, one HTTP/2 connection per client "
+    "(at most 64), every call on this one thread's epoll loop, without gRPC's library; the "
+    "other workloads keep the gRPC client")
 
 
 def plan(smoke):
@@ -195,10 +213,22 @@ TLS_SETTING = ("TLS (--tls)", "every server and the driver with TLS, certificate
                               "grpc::SslCredentials and the client certificate")
 
 
+def client_args(case, cfg):
+    """The driver's etcd client for one measurement: --client h2 for both etcd
+    servers on the LIGHT workloads when --etcd-client h2 asks for it."""
+    if ARGS.etcd_client == "h2" and CONFIGS[cfg][0] in ("tenure_etcd", "etcd") and \
+            case["workload"] in LIGHT:
+        return ["--client", "h2"]
+    return []
+
+
 def run():
     global ARGS
     p = V.side_by_side_arguments(__doc__)
     p.add_argument("--tls", action="store_true", help="every server and the driver with TLS")
+    p.add_argument("--etcd-client", choices=("grpc", "h2"), default="grpc",
+                   help="the driver's etcd client on the LIGHT workloads: gRPC's C++ library "
+                        "or the light client on nghttp2 (clear text)")
     p.add_argument("--report", default="",
                    help="the report's file name in --out, without .md or .json (a run of some "
                         "cases with --only goes to a report of its own)")
@@ -206,6 +236,8 @@ def run():
     V.ARGS = ARGS  # vs_etcd's servers and measurements read their paths from here
     if ARGS.smoke:
         ARGS.runs = 1
+    if ARGS.tls and ARGS.etcd_client == "h2":
+        sys.exit("vs_etcd_api.py: --etcd-client h2 speaks clear text only")
     for tool in (ARGS.tenure, ARGS.driver, ARGS.etcd):
         if not os.access(tool, os.X_OK):
             sys.exit(f"vs_etcd_api.py: not an executable: {tool} (scripts/setup installs etcd; "
@@ -236,6 +268,8 @@ def run():
                     "measurement; the client drives the leader; 'servers' CPU %' = CPU of all "
                     "server processes over the driver's whole run, % of one core"),
     ]
+    if ARGS.etcd_client == "h2":
+        report["settings"].append(LIGHT_SETTING)
     with tempfile.TemporaryDirectory(prefix="vs-api-pki-", dir=ARGS.data_parent) as pki_dir:
         pki = None
         if ARGS.tls:
@@ -247,7 +281,8 @@ def run():
         V.run_interleaved(
             report, cases, machine,
             lambda case, cfg: [V.measure(CONFIGS[cfg][0], CONFIGS[cfg][1], case["workload"],
-                                         case["args"], case["timeout"], pki)],
+                                         case["args"] + client_args(case, cfg), case["timeout"],
+                                         pki)],
             lambda case: METRICS[case["workload"]][0][0])
     machine.append(("load average at end (1/5/15 min)", load_average()))
     machine.append(("disk sync-write latency at end", V.disk_latency(ARGS.data_parent)))
@@ -267,6 +302,7 @@ def run():
                 script="bench/vs_etcd_api.py",
                 title="tenure's etcd API next to etcd 3.4" + (", both with TLS" if ARGS.tls else ""),
                 regenerate="scripts/bench --vs-etcd-api" + (" --tls" if ARGS.tls else "") + (
+                    " --etcd-client h2" if ARGS.etcd_client == "h2" else "") + (
                     f" --only {ARGS.only} --report {name}" if name != default_name else ""))
     print(generated)
     if failures:

@@ -58,6 +58,9 @@ struct Options {
   // on the key, as Consul's api.Lock) or "fair" (tenure's queued acquire:
   // PUT ?acquire=S&queue&wait=..., parked in the lock's FIFO queue).
   std::string mode = "consul";
+  // etcd's client: "grpc" (gRPC's C++ library, etcd_side.cc) or "h2" (the
+  // light client of etcd_h2.cc: the same requests on nghttp2, clear text).
+  std::string client = "grpc";
 };
 
 // Metrics of one measurement, printed as JSON.
@@ -111,6 +114,7 @@ std::int64_t MonoNs();  // CLOCK_MONOTONIC (what Python's time.monotonic_ns read
 // protocol the handshakes negotiated.
 Result RunTenure(const Options& o);
 Result RunEtcd(const Options& o);
+Result RunEtcdLight(const Options& o);  // --client h2
 Result RunZk(const Options& o);
 
 }  // namespace tenure::vs

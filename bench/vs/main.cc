@@ -87,6 +87,10 @@ Options ParseFlags(int argc, char** argv) {
       o.key_file = next();
     } else if (arg == "--server-name") {
       o.server_name = next();
+    } else if (arg == "--client") {
+      o.client = next();
+      if (o.client != "grpc" && o.client != "h2")
+        Die("--client is grpc or h2, got '" + o.client + "'");
     } else if (arg == "--mode") {
       o.mode = next();
       if (o.mode != "consul" && o.mode != "fair")
@@ -96,7 +100,7 @@ Options ParseFlags(int argc, char** argv) {
           "\nusage: tenure_vs --system tenure|etcd|zk --addr IP:PORT --workload NAME "
           "[--clients N --seconds S --max-ops N --keys N --value-bytes N --sessions N "
           "--watchers N --rounds N --count N --conns N --ttl S --key K --server-pid PID "
-          "--ca-file F [--cert-file F --key-file F] [--server-name N] [--mode consul|fair]]");
+          "--ca-file F [--cert-file F --key-file F] [--server-name N] [--mode consul|fair] [--client grpc|h2]]");
     }
   }
   if (o.addr.empty() || o.system.empty() || o.workload.empty()) {
@@ -161,7 +165,7 @@ int main(int argc, char** argv) {
     SetUpTenureTls(o);
     r = RunTenure(o);
   } else if (o.system == "etcd") {
-    r = RunEtcd(o);
+    r = o.client == "h2" ? RunEtcdLight(o) : RunEtcd(o);
   } else if (o.system == "zk") {
     if (!o.ca_file.empty()) Die("ZooKeeper over TLS is not implemented here");
     r = RunZk(o);

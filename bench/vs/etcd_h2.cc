@@ -1,0 +1,836 @@
+// etcd's side of tenure_vs on a light client (--client h2): gRPC's wire
+// protocol spoken directly, HTTP/2 by nghttp2 on this one thread's epoll
+// loop and etcd's messages by protoc's C++ classes, with nothing else
+// between the workload and the socket.
+//
+// Why a second client: gRPC's C++ library runs about 70,000 instructions
+// per unary call and hands every completion between its own threads
+// (docs/benchmarks-etcd-api.md), so on a 2-core machine the load generator,
+// not the server under test, set the throughput of every etcd row. This
+// client sends the same requests on the same HTTP/2 streams (the same
+// paths, headers, message framing and trailers a gRPC client exchanges)
+// at a fraction of the cost, and both servers, tenure and etcd, are driven
+// by it alike. The requests are those of etcd_side.cc, which stays the
+// reference client (a real gRPC stack; TLS; watches and the other
+// workloads): put, lease grant+revoke, keepalive on a LeaseKeepAlive
+// stream per client, and concurrency.Mutex's lock cycle on independent
+// locks.
+//
+// Clear text only. Every wait is bounded: a connection that closes or a
+// call that does not finish within the phase's limit fails the
+// measurement with an error.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <nghttp2/nghttp2.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "driver.h"
+#include "etcd/etcdserver/etcdserverpb/rpc.pb.h"
+
+namespace tenure::vs {
+namespace {
+
+namespace pb = etcdserverpb;
+
+Result Failed(std::string error) {
+  Result r;
+  r.error = std::move(error);
+  return r;
+}
+
+// A call's end: gRPC's status code (0 OK) and message; -1 when the stream
+// ended without a grpc-status trailer (the connection or stream broke).
+struct CallStatus {
+  int code = -1;
+  std::string message;
+  bool ok() const { return code == 0; }
+  std::string Text() const {
+    return code < 0 ? "stream ended without a gRPC status: " + message
+                    : fmt::format("gRPC {} {}", code, message);
+  }
+};
+
+// One HTTP/2 stream: a unary call or a bidirectional stream.
+struct H2Call {
+  std::string out;  // framed request messages not yet taken by nghttp2
+  std::size_t out_pos = 0;
+  bool half_close = false;  // END_STREAM once `out` is sent (unary)
+  std::string in;           // response bytes not yet cut into messages
+  CallStatus status;
+  std::function<void(std::string message)> on_message;  // each response message
+  std::function<void(CallStatus status)> on_close;
+};
+
+// gRPC's message framing: a byte (0: not compressed), a 4-byte big-endian
+// length, the protobuf bytes.
+void AppendFramed(const google::protobuf::MessageLite& message, std::string* out) {
+  std::size_t size = message.ByteSizeLong();
+  char prefix[5] = {0, static_cast<char>(size >> 24), static_cast<char>(size >> 16),
+                    static_cast<char>(size >> 8), static_cast<char>(size)};
+  out->append(prefix, 5);
+  std::size_t at = out->size();
+  out->resize(at + size);
+  message.SerializeWithCachedSizesToArray(reinterpret_cast<std::uint8_t*>(out->data() + at));
+}
+
+class H2Loop;
+
+// One TCP connection with its nghttp2 client session. Callbacks the
+// workloads see run after nghttp2 has returned (H2Loop::Defer), never
+// inside it, so they may submit new calls freely.
+class H2Conn {
+ public:
+  H2Conn(H2Loop& loop, std::string authority) : loop_(loop), authority_(std::move(authority)) {}
+  ~H2Conn() {
+    if (session_) nghttp2_session_del(session_);
+    if (fd_ >= 0) close(fd_);
+  }
+  H2Conn(const H2Conn&) = delete;
+  H2Conn& operator=(const H2Conn&) = delete;
+
+  bool Connect(const std::string& addr, std::string* error);
+  // Starts a call on `path` with `call->out` as its first bytes; returns the
+  // stream id (0 on failure, with on_close called with the error).
+  std::int32_t Start(const char* path, std::unique_ptr<H2Call> call);
+  // Queues one more framed message on an open stream.
+  void Send(std::int32_t stream_id, const google::protobuf::MessageLite& message);
+  // Reads what the socket has and hands it to nghttp2; false when the
+  // connection is gone.
+  bool OnReadable();
+  // Writes what nghttp2 has to send; false when the connection is gone.
+  bool Flush();
+  int fd() const { return fd_; }
+  bool want_write() const { return !pending_.empty(); }
+  bool polling_out = false;  // EPOLLOUT is set for it (H2Loop)
+  const std::string& broken() const { return broken_; }
+
+ private:
+  static ssize_t ReadBody(nghttp2_session*, std::int32_t stream_id, std::uint8_t* buf,
+                          std::size_t length, std::uint32_t* data_flags, nghttp2_data_source*,
+                          void* user);
+  static int OnHeader(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name,
+                      std::size_t namelen, const std::uint8_t* value, std::size_t valuelen,
+                      std::uint8_t, void* user);
+  static int OnData(nghttp2_session*, std::uint8_t, std::int32_t stream_id,
+                    const std::uint8_t* data, std::size_t len, void* user);
+  static int OnStreamClose(nghttp2_session*, std::int32_t stream_id, std::uint32_t error_code,
+                           void* user);
+  void Break(const std::string& why);
+
+  H2Loop& loop_;
+  std::string authority_;
+  int fd_ = -1;
+  nghttp2_session* session_ = nullptr;
+  std::unordered_map<std::int32_t, std::shared_ptr<H2Call>> calls_;
+  std::string pending_;  // bytes nghttp2 produced that the socket has not taken
+  std::string broken_;
+};
+
+// The thread's loop: epoll over the connections, deferred callbacks, and
+// one flush of every connection after each round of reads.
+class H2Loop {
+ public:
+  H2Loop() : epoll_fd_(epoll_create1(EPOLL_CLOEXEC)) {}
+  ~H2Loop() { close(epoll_fd_); }
+  H2Loop(const H2Loop&) = delete;
+  H2Loop& operator=(const H2Loop&) = delete;
+
+  H2Conn* Open(const std::string& addr, std::string* error) {
+    auto conn = std::make_unique<H2Conn>(*this, addr);
+    if (!conn->Connect(addr, error)) return nullptr;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = conn.get();
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, conn->fd(), &ev) != 0) {
+      *error = fmt::format("epoll_ctl: {}", std::strerror(errno));
+      return nullptr;
+    }
+    conns_.push_back(std::move(conn));
+    return conns_.back().get();
+  }
+  void Defer(std::function<void()> fn) { deferred_.push_back(std::move(fn)); }
+
+  // Runs until done() holds (true) or `limit` passes or a connection
+  // breaks (false; error() says which).
+  bool RunUntil(const std::function<bool()>& done, Clock::duration limit) {
+    Clock::time_point deadline = Clock::now() + limit;
+    std::vector<epoll_event> events(64);
+    for (;;) {
+      RunDeferred();
+      if (!FlushAll()) return false;
+      if (done()) return true;
+      Clock::time_point now = Clock::now();
+      if (now >= deadline) return false;
+      auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+      int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
+                         static_cast<int>(std::min<long>(wait + 1, 1000)));
+      if (n < 0 && errno != EINTR) {
+        error_ = fmt::format("epoll_wait: {}", std::strerror(errno));
+        return false;
+      }
+      for (int i = 0; i < n; ++i) {
+        auto* conn = static_cast<H2Conn*>(events[static_cast<std::size_t>(i)].data.ptr);
+        if ((events[static_cast<std::size_t>(i)].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) &&
+            !conn->OnReadable()) {
+          error_ = conn->broken();
+          RunDeferred();  // the broken calls' on_close
+          return false;
+        }
+      }
+    }
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  void RunDeferred() {
+    while (!deferred_.empty()) {
+      std::vector<std::function<void()>> batch;
+      batch.swap(deferred_);
+      for (auto& fn : batch) fn();
+    }
+  }
+  bool FlushAll() {
+    for (auto& conn : conns_) {
+      if (!conn->Flush()) {
+        error_ = conn->broken();
+        RunDeferred();
+        return false;
+      }
+      if (conn->want_write() == conn->polling_out) continue;
+      conn->polling_out = conn->want_write();
+      epoll_event ev{};
+      ev.events = EPOLLIN | (conn->polling_out ? EPOLLOUT : 0u);
+      ev.data.ptr = conn.get();
+      epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, conn->fd(), &ev);
+    }
+    return true;
+  }
+
+  int epoll_fd_;
+  std::vector<std::unique_ptr<H2Conn>> conns_;
+  std::vector<std::function<void()>> deferred_;
+  std::string error_;
+};
+
+bool H2Conn::Connect(const std::string& addr, std::string* error) {
+  std::size_t colon = addr.rfind(':');
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  if (colon == std::string::npos ||
+      inet_pton(AF_INET, addr.substr(0, colon).c_str(), &sa.sin_addr) != 1) {
+    *error = "--addr must be IPv4:PORT, got " + addr;
+    return false;
+  }
+  sa.sin_port = htons(static_cast<std::uint16_t>(std::stoi(addr.substr(colon + 1))));
+  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0 || connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+    *error = fmt::format("connect to {}: {}", addr, std::strerror(errno));
+    return false;
+  }
+  int one = 1;
+  setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
+
+  nghttp2_session_callbacks* cbs = nullptr;
+  nghttp2_session_callbacks_new(&cbs);
+  nghttp2_session_callbacks_set_on_header_callback(cbs, &H2Conn::OnHeader);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, &H2Conn::OnData);
+  nghttp2_session_callbacks_set_on_stream_close_callback(cbs, &H2Conn::OnStreamClose);
+  int rv = nghttp2_session_client_new(&session_, cbs, this);
+  nghttp2_session_callbacks_del(cbs);
+  if (rv != 0) {
+    *error = fmt::format("nghttp2_session_client_new: {}", nghttp2_strerror(rv));
+    return false;
+  }
+  // A receive window of 1 MiB per stream and per connection, as gRPC's
+  // client grows its own (BDP probing) on a fast link.
+  nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+                                       {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20}};
+  nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, 2);
+  nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0, 1 << 20);
+  return Flush();
+}
+
+std::int32_t H2Conn::Start(const char* path, std::unique_ptr<H2Call> call) {
+  auto nv = [](const char* name, const char* value) {
+    return nghttp2_nv{reinterpret_cast<std::uint8_t*>(const_cast<char*>(name)),
+                      reinterpret_cast<std::uint8_t*>(const_cast<char*>(value)),
+                      std::strlen(name), std::strlen(value),
+                      NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE};
+  };
+  // What grpc-go (clientv3) sends, in its order.
+  const nghttp2_nv headers[] = {nv(":method", "POST"),
+                                nv(":scheme", "http"),
+                                nv(":path", path),
+                                nv(":authority", authority_.c_str()),
+                                nv("content-type", "application/grpc"),
+                                nv("user-agent", "tenure_vs-h2"),
+                                nv("te", "trailers")};
+  H2Call* raw = call.get();
+  nghttp2_data_provider body{};
+  body.source.ptr = raw;
+  body.read_callback = &H2Conn::ReadBody;
+  std::int32_t id = nghttp2_submit_request(session_, nullptr, headers,
+                                           sizeof headers / sizeof headers[0], &body, raw);
+  if (id < 0) {
+    CallStatus st;
+    st.message = fmt::format("nghttp2_submit_request: {}", nghttp2_strerror(id));
+    std::shared_ptr<H2Call> failed = std::move(call);
+    loop_.Defer([failed, st] { failed->on_close(st); });
+    return 0;
+  }
+  calls_.emplace(id, std::shared_ptr<H2Call>(std::move(call)));
+  return id;
+}
+
+void H2Conn::Send(std::int32_t stream_id, const google::protobuf::MessageLite& message) {
+  auto it = calls_.find(stream_id);
+  if (it == calls_.end()) return;  // closed: its on_close reports it
+  AppendFramed(message, &it->second->out);
+  nghttp2_session_resume_data(session_, stream_id);
+}
+
+// nghttp2 asks for a stream's next DATA bytes: what is queued, END_STREAM
+// after the last of a unary call, or "deferred" until Send queues more.
+ssize_t H2Conn::ReadBody(nghttp2_session*, std::int32_t, std::uint8_t* buf, std::size_t length,
+                         std::uint32_t* data_flags, nghttp2_data_source* source, void*) {
+  auto* call = static_cast<H2Call*>(source->ptr);
+  std::size_t n = std::min(length, call->out.size() - call->out_pos);
+  std::memcpy(buf, call->out.data() + call->out_pos, n);
+  call->out_pos += n;
+  if (call->out_pos == call->out.size()) {
+    call->out.clear();
+    call->out_pos = 0;
+    if (call->half_close) {
+      *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    } else if (n == 0) {
+      return NGHTTP2_ERR_DEFERRED;
+    }
+  }
+  return static_cast<ssize_t>(n);
+}
+
+int H2Conn::OnHeader(nghttp2_session* session, const nghttp2_frame* frame,
+                     const std::uint8_t* name, std::size_t namelen, const std::uint8_t* value,
+                     std::size_t valuelen, std::uint8_t, void*) {
+  if (frame->hd.type != NGHTTP2_HEADERS) return 0;
+  auto* call =
+      static_cast<H2Call*>(nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
+  if (call == nullptr) return 0;
+  std::string_view n(reinterpret_cast<const char*>(name), namelen);
+  std::string_view v(reinterpret_cast<const char*>(value), valuelen);
+  if (n == "grpc-status") {
+    int code = 0;
+    for (char c : v) code = c >= '0' && c <= '9' ? code * 10 + (c - '0') : -1000;
+    call->status.code = code < 0 ? 2 : code;  // 2: Unknown, for a status that is no number
+  } else if (n == "grpc-message") {
+    call->status.message.assign(v);
+  }
+  return 0;
+}
+
+int H2Conn::OnData(nghttp2_session*, std::uint8_t, std::int32_t stream_id,
+                   const std::uint8_t* data, std::size_t len, void* user) {
+  auto* self = static_cast<H2Conn*>(user);
+  auto it = self->calls_.find(stream_id);
+  if (it == self->calls_.end()) return 0;
+  std::shared_ptr<H2Call> call = it->second;
+  call->in.append(reinterpret_cast<const char*>(data), len);
+  // A stream's messages go to on_message one by one; a unary call's one
+  // message waits for the stream's end (OnStreamClose).
+  if (!call->on_message) return 0;
+  std::size_t at = 0;
+  while (call->in.size() - at >= 5) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(call->in.data() + at);
+    std::size_t size = (std::size_t{p[1]} << 24) | (std::size_t{p[2]} << 16) |
+                       (std::size_t{p[3]} << 8) | std::size_t{p[4]};
+    if (call->in.size() - at - 5 < size) break;
+    self->loop_.Defer([call, message = call->in.substr(at + 5, size)]() mutable {
+      call->on_message(std::move(message));
+    });
+    at += 5 + size;
+  }
+  call->in.erase(0, at);
+  return 0;
+}
+
+int H2Conn::OnStreamClose(nghttp2_session*, std::int32_t stream_id, std::uint32_t error_code,
+                          void* user) {
+  auto* self = static_cast<H2Conn*>(user);
+  auto it = self->calls_.find(stream_id);
+  if (it == self->calls_.end()) return 0;
+  std::shared_ptr<H2Call> call = std::move(it->second);
+  self->calls_.erase(it);
+  if (call->status.code < 0 && call->status.message.empty()) {
+    call->status.message = fmt::format("HTTP/2 stream closed, error code {}", error_code);
+  }
+  self->loop_.Defer([call] { call->on_close(std::move(call->status)); });
+  return 0;
+}
+
+bool H2Conn::OnReadable() {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd_, buf, sizeof buf);
+    if (n > 0) {
+      ssize_t used = nghttp2_session_mem_recv(session_, reinterpret_cast<std::uint8_t*>(buf),
+                                              static_cast<std::size_t>(n));
+      if (used < 0) {
+        Break(fmt::format("HTTP/2 from the server: {}", nghttp2_strerror(static_cast<int>(used))));
+        return false;
+      }
+      if (static_cast<std::size_t>(n) < sizeof buf) return true;
+    } else if (n == 0) {
+      Break("the server closed the connection");
+      return false;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      return true;
+    } else if (errno != EINTR) {
+      Break(fmt::format("read: {}", std::strerror(errno)));
+      return false;
+    }
+  }
+}
+
+bool H2Conn::Flush() {
+  if (!broken_.empty()) return false;
+  for (;;) {
+    if (pending_.empty()) {
+      const std::uint8_t* data = nullptr;
+      ssize_t n = nghttp2_session_mem_send(session_, &data);
+      if (n < 0) {
+        Break(fmt::format("nghttp2_session_mem_send: {}", nghttp2_strerror(static_cast<int>(n))));
+        return false;
+      }
+      if (n == 0) return true;
+      pending_.assign(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
+    }
+    ssize_t w = send(fd_, pending_.data(), pending_.size(), MSG_NOSIGNAL);
+    if (w > 0) {
+      pending_.erase(0, static_cast<std::size_t>(w));
+    } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return true;  // EPOLLOUT (H2Loop) wakes the loop to go on
+    } else if (w < 0 && errno == EINTR) {
+      continue;
+    } else {
+      Break(fmt::format("send: {}", std::strerror(errno)));
+      return false;
+    }
+  }
+}
+
+// Every open call of a broken connection ends with the reason.
+void H2Conn::Break(const std::string& why) {
+  if (!broken_.empty()) return;
+  broken_ = why;
+  for (auto& [id, call] : calls_) {
+    std::shared_ptr<H2Call> c = std::move(call);
+    c->status.code = -1;
+    c->status.message = why;
+    loop_.Defer([c] { c->on_close(std::move(c->status)); });
+  }
+  calls_.clear();
+}
+
+// --- calls ------------------------------------------------------------------
+
+// One unary call: `done` gets the status and the parsed response.
+template <class Resp>
+void Unary(H2Conn* conn, const char* path, const google::protobuf::MessageLite& req,
+           std::function<void(const CallStatus&, Resp&)> done) {
+  auto call = std::make_unique<H2Call>();
+  AppendFramed(req, &call->out);
+  call->half_close = true;
+  H2Call* raw = call.get();
+  call->on_close = [raw, done = std::move(done)](CallStatus st) {
+    Resp resp;
+    if (st.ok()) {
+      if (raw->in.size() < 5 || !resp.ParseFromArray(raw->in.data() + 5,
+                                                     static_cast<int>(raw->in.size() - 5))) {
+        st.code = 13;  // Internal, as gRPC names a response it cannot parse
+        st.message = fmt::format("cannot parse the {}-byte response", raw->in.size());
+      }
+    }
+    done(st, resp);
+  };
+  conn->Start(path, std::move(call));
+}
+
+// --- closed loop ------------------------------------------------------------
+
+struct Client {
+  int index = 0;
+  H2Conn* conn = nullptr;
+  Clock::time_point op_start;
+  std::uint64_t rng = 0;
+  std::int64_t lease_id = 0;
+  std::string prefix, my_key;
+  std::vector<std::int64_t> leases;  // keepalive: the leases it renews
+  std::size_t next = 0;
+  std::int32_t keepalive_stream = 0;
+  bool pending = false;  // keepalive: a renewal's answer awaited
+};
+
+// The same closed loop as etcd_side.cc's: each client one operation in
+// flight, the next started when the last finishes, until the phase ends.
+class ClosedLoop {
+ public:
+  ClosedLoop(H2Loop& loop, const std::vector<H2Conn*>& conns, int clients)
+      : loop_(loop), clients_(static_cast<std::size_t>(clients)) {
+    for (int i = 0; i < clients; ++i) {
+      Client& c = clients_[static_cast<std::size_t>(i)];
+      c.index = i;
+      c.conn = conns[static_cast<std::size_t>(i) % conns.size()];
+      c.rng = 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(i + 1);
+    }
+  }
+  virtual ~ClosedLoop() = default;
+
+  Phase Run(Clock::duration duration, std::uint64_t max_ops) {
+    phase_ = Phase();
+    phase_.latency_ns.reserve(
+        static_cast<std::size_t>(std::min<std::uint64_t>(max_ops, 1'000'000)));
+    started_ = 0;
+    max_ops_ = max_ops;
+    active_ = 0;
+    start_ = last_ = Clock::now();
+    deadline_ = start_ + duration;
+    for (Client& c : clients_) {
+      if (started_ >= max_ops_) break;
+      ++active_;
+      StartNext(c);
+    }
+    if (!loop_.RunUntil([this] { return active_ == 0; }, duration + std::chrono::seconds(30))) {
+      ++phase_.errors;
+      if (phase_.first_error.empty()) {
+        phase_.first_error = loop_.error().empty()
+                                 ? fmt::format("{} operations still in flight 30 s after the "
+                                               "phase", active_)
+                                 : loop_.error();
+      }
+      last_ = Clock::now();
+    }
+    phase_.seconds = std::chrono::duration<double>(last_ - start_).count();
+    return std::move(phase_);
+  }
+  std::vector<Client>& clients() { return clients_; }
+
+ protected:
+  virtual void StartOp(Client& c) = 0;
+  void FinishOp(Client& c, const std::string& error) {
+    Clock::time_point now = Clock::now();
+    last_ = now;
+    if (error.empty()) {
+      ++phase_.ok;
+      phase_.latency_ns.push_back(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(now - c.op_start).count());
+      if (now < deadline_ && started_ < max_ops_) return StartNext(c);
+    } else if (phase_.errors++ == 0) {
+      phase_.first_error = fmt::format("client {}: {}", c.index, error);
+    }
+    --active_;
+  }
+  H2Loop& loop_;
+
+ private:
+  void StartNext(Client& c) {
+    ++started_;
+    c.op_start = Clock::now();
+    StartOp(c);
+  }
+  std::vector<Client> clients_;
+  Phase phase_;
+  Clock::time_point start_, deadline_, last_;
+  std::uint64_t started_ = 0, max_ops_ = 0;
+  int active_ = 0;
+};
+
+Clock::duration Seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+constexpr const char* kPut = "/etcdserverpb.KV/Put";
+constexpr const char* kTxn = "/etcdserverpb.KV/Txn";
+constexpr const char* kDeleteRange = "/etcdserverpb.KV/DeleteRange";
+constexpr const char* kLeaseGrant = "/etcdserverpb.Lease/LeaseGrant";
+constexpr const char* kLeaseRevoke = "/etcdserverpb.Lease/LeaseRevoke";
+constexpr const char* kLeaseKeepAlive = "/etcdserverpb.Lease/LeaseKeepAlive";
+
+// --- workloads --------------------------------------------------------------
+
+class KvPut : public ClosedLoop {
+ public:
+  KvPut(H2Loop& loop, const std::vector<H2Conn*>& conns, const Options& o)
+      : ClosedLoop(loop, conns, o.clients) {
+    std::string value(static_cast<std::size_t>(o.value_bytes), 'v');
+    for (std::size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>('a' + i % 26);
+    for (int k = 0; k < o.keys; ++k) {
+      pb::PutRequest req;
+      req.set_key(fmt::format("bench/k{:04}", k));
+      req.set_value(value);
+      reqs_.push_back(std::move(req));
+    }
+  }
+
+ protected:
+  void StartOp(Client& c) override {
+    c.rng ^= c.rng >> 12;
+    c.rng ^= c.rng << 25;
+    c.rng ^= c.rng >> 27;
+    const pb::PutRequest& req = reqs_[(c.rng * 0x2545F4914F6CDD1DULL) % reqs_.size()];
+    Unary<pb::PutResponse>(c.conn, kPut, req, [this, &c](const CallStatus& s, pb::PutResponse&) {
+      FinishOp(c, s.ok() ? "" : "put: " + s.Text());
+    });
+  }
+
+ private:
+  std::vector<pb::PutRequest> reqs_;
+};
+
+class LeaseGranter : public ClosedLoop {
+ public:
+  LeaseGranter(H2Loop& loop, const std::vector<H2Conn*>& conns, int clients, std::int64_t ttl,
+               std::vector<std::int64_t>* ids)
+      : ClosedLoop(loop, conns, clients), ttl_(ttl), ids_(ids) {}
+
+ protected:
+  void StartOp(Client& c) override {
+    pb::LeaseGrantRequest req;
+    req.set_ttl(ttl_);
+    Unary<pb::LeaseGrantResponse>(
+        c.conn, kLeaseGrant, req, [this, &c](const CallStatus& s, pb::LeaseGrantResponse& r) {
+          if (!s.ok() || !r.error().empty())
+            return FinishOp(c, "lease grant: " + (s.ok() ? r.error() : s.Text()));
+          if (ids_) ids_->push_back(r.id());
+          c.lease_id = r.id();
+          FinishOp(c, "");
+        });
+  }
+
+ private:
+  std::int64_t ttl_;
+  std::vector<std::int64_t>* ids_;
+};
+
+class LeasePairs : public ClosedLoop {
+ public:
+  using ClosedLoop::ClosedLoop;
+
+ protected:
+  void StartOp(Client& c) override {
+    pb::LeaseGrantRequest req;
+    req.set_ttl(60);
+    Unary<pb::LeaseGrantResponse>(
+        c.conn, kLeaseGrant, req, [this, &c](const CallStatus& s, pb::LeaseGrantResponse& r) {
+          if (!s.ok() || !r.error().empty())
+            return FinishOp(c, "lease grant: " + (s.ok() ? r.error() : s.Text()));
+          pb::LeaseRevokeRequest rev;
+          rev.set_id(r.id());
+          Unary<pb::LeaseRevokeResponse>(
+              c.conn, kLeaseRevoke, rev, [this, &c](const CallStatus& s2, pb::LeaseRevokeResponse&) {
+                FinishOp(c, s2.ok() ? "" : "lease revoke: " + s2.Text());
+              });
+        });
+  }
+};
+
+class KeepAlive : public ClosedLoop {
+ public:
+  using ClosedLoop::ClosedLoop;
+  // One LeaseKeepAlive stream per client, as clientv3 keeps one per client.
+  void OpenStreams(std::string* broken) {
+    for (Client& c : clients()) {
+      auto call = std::make_unique<H2Call>();
+      Client* cp = &c;
+      call->on_message = [this, cp](std::string bytes) {
+        pb::LeaseKeepAliveResponse r;
+        std::string error;
+        if (!r.ParseFromString(bytes)) {
+          error = "cannot parse a keepalive response";
+        } else if (r.ttl() <= 0) {
+          error = fmt::format("lease {:x} expired", r.id());
+        }
+        if (!cp->pending) return;
+        cp->pending = false;
+        FinishOp(*cp, error);
+      };
+      call->on_close = [this, cp, broken](CallStatus st) {
+        *broken = st.Text();
+        if (cp->pending) {
+          cp->pending = false;
+          FinishOp(*cp, "keepalive stream: " + st.Text());
+        }
+      };
+      c.keepalive_stream = c.conn->Start(kLeaseKeepAlive, std::move(call));
+    }
+  }
+
+ protected:
+  void StartOp(Client& c) override {
+    pb::LeaseKeepAliveRequest req;
+    req.set_id(c.leases[c.next]);
+    c.next = (c.next + 1) % c.leases.size();
+    c.pending = true;
+    c.conn->Send(c.keepalive_stream, req);
+  }
+};
+
+// concurrency.Mutex's cycle on a lock of the client's own (etcd_side.cc's
+// LockCycle without waitDeletes: a lock nobody else takes never waits, and
+// a wait here is an error).
+class LockMany : public ClosedLoop {
+ public:
+  LockMany(H2Loop& loop, const std::vector<H2Conn*>& conns, int clients)
+      : ClosedLoop(loop, conns, clients) {
+    for (Client& c : this->clients()) c.prefix = fmt::format("bench/lock/{}/", c.index);
+  }
+
+ protected:
+  void StartOp(Client& c) override {
+    c.my_key = fmt::format("{}{:x}", c.prefix, c.lease_id);
+    pb::TxnRequest txn;
+    pb::Compare* cmp = txn.add_compare();
+    cmp->set_result(pb::Compare::EQUAL);
+    cmp->set_target(pb::Compare::CREATE);
+    cmp->set_key(c.my_key);
+    cmp->set_create_revision(0);
+    pb::PutRequest* put = txn.add_success()->mutable_request_put();
+    put->set_key(c.my_key);
+    put->set_lease(c.lease_id);
+    FirstCreated(c, txn.add_success()->mutable_request_range());
+    txn.add_failure()->mutable_request_range()->set_key(c.my_key);
+    FirstCreated(c, txn.add_failure()->mutable_request_range());
+    Unary<pb::TxnResponse>(c.conn, kTxn, txn, [this, &c](const CallStatus& s, pb::TxnResponse& r) {
+      if (!s.ok() || r.responses_size() != 2) return FinishOp(c, "lock txn: " + s.Text());
+      std::int64_t my_rev = r.header().revision();
+      if (!r.succeeded()) {
+        const auto& mine = r.responses(0).response_range();
+        if (mine.kvs_size() == 0) return FinishOp(c, "lock txn: own key missing");
+        my_rev = mine.kvs(0).create_revision();
+      }
+      const auto& owner = r.responses(1).response_range();
+      if (owner.kvs_size() != 0 && owner.kvs(0).create_revision() != my_rev)
+        return FinishOp(c, "lock txn: an independent lock was held by another key");
+      pb::DeleteRangeRequest del;
+      del.set_key(c.my_key);
+      Unary<pb::DeleteRangeResponse>(c.conn, kDeleteRange, del,
+                                     [this, &c](const CallStatus& s2, pb::DeleteRangeResponse&) {
+                                       FinishOp(c, s2.ok() ? "" : "unlock: " + s2.Text());
+                                     });
+    });
+  }
+
+ private:
+  static std::string PrefixEnd(std::string prefix) {
+    while (!prefix.empty()) {
+      auto& ch = prefix.back();
+      if (static_cast<unsigned char>(ch) < 0xff) {
+        ch = static_cast<char>(ch + 1);
+        return prefix;
+      }
+      prefix.pop_back();
+    }
+    return std::string(1, '\0');
+  }
+  static void FirstCreated(Client& c, pb::RangeRequest* r) {
+    r->set_key(c.prefix);
+    r->set_range_end(PrefixEnd(c.prefix));
+    r->set_sort_target(pb::RangeRequest::CREATE);
+    r->set_sort_order(pb::RangeRequest::ASCEND);
+    r->set_limit(1);
+  }
+};
+
+bool OpenConns(H2Loop& loop, const Options& o, int clients, std::vector<H2Conn*>* conns,
+               std::string* error) {
+  int n = std::max(1, std::min(clients, o.conns));
+  for (int i = 0; i < n; ++i) {
+    H2Conn* conn = loop.Open(o.addr, error);
+    if (conn == nullptr) return false;
+    conns->push_back(conn);
+  }
+  return true;
+}
+
+// Leases for the setup of a workload (not timed): `count` of them, TTL 60 s.
+bool Grant(H2Loop& loop, const std::vector<H2Conn*>& conns, int clients, int count,
+           std::vector<std::int64_t>* ids, std::string* error) {
+  LeaseGranter g(loop, conns, clients, 60, ids);
+  Phase made = g.Run(std::chrono::seconds(60), static_cast<std::uint64_t>(count));
+  if (made.errors > 0 || made.ok != static_cast<std::uint64_t>(count)) {
+    *error = fmt::format("setup: granted {} of {} leases: {}", made.ok, count, made.first_error);
+    return false;
+  }
+  return true;
+}
+
+Result Measured(Phase& p, std::size_t conns) {
+  Result r;
+  AddPhase(&r, p);
+  r.Add("conns", static_cast<double>(conns));
+  r.note = "light client (nghttp2 + protobuf, etcd_h2.cc)";
+  return r;
+}
+
+}  // namespace
+
+Result RunEtcdLight(const Options& o) {
+  if (!o.ca_file.empty()) return Failed("--client h2 speaks clear text only; TLS is --client grpc");
+  H2Loop loop;
+  std::vector<H2Conn*> conns;
+  std::string error;
+  if (!OpenConns(loop, o, o.clients, &conns, &error)) return Failed(error);
+  if (o.workload == "kv_put") {
+    KvPut w(loop, conns, o);
+    Phase p = w.Run(Seconds(o.seconds), o.max_ops);
+    return Measured(p, conns.size());
+  }
+  if (o.workload == "session_pairs") {
+    LeasePairs w(loop, conns, o.clients);
+    Phase p = w.Run(Seconds(o.seconds), o.max_ops);
+    return Measured(p, conns.size());
+  }
+  if (o.workload == "lock_many") {
+    std::vector<std::int64_t> ids;
+    LockMany w(loop, conns, o.clients);
+    if (!Grant(loop, conns, o.clients, o.clients, &ids, &error)) return Failed(error);
+    for (std::size_t i = 0; i < w.clients().size(); ++i) w.clients()[i].lease_id = ids[i];
+    Phase p = w.Run(Seconds(o.seconds), o.max_ops);
+    return Measured(p, conns.size());
+  }
+  if (o.workload == "keepalive") {
+    std::vector<std::int64_t> ids;
+    if (!Grant(loop, conns, std::min(64, o.sessions), o.sessions, &ids, &error))
+      return Failed(error);
+    KeepAlive w(loop, conns, o.clients);
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      w.clients()[i % w.clients().size()].leases.push_back(ids[i]);
+    for (Client& c : w.clients()) {
+      if (c.leases.empty()) c.leases.push_back(ids[0]);
+    }
+    std::string broken;
+    w.OpenStreams(&broken);
+    Phase p = w.Run(Seconds(o.seconds), o.max_ops);
+    Result r = Measured(p, conns.size());
+    if (r.error.empty() && !broken.empty()) r.error = "keepalive stream: " + broken;
+    return r;
+  }
+  return Failed("--client h2 runs kv_put, session_pairs, lock_many and keepalive; " +
+                o.workload + " is --client grpc's");
+}
+
+}  // namespace tenure::vs
