@@ -11,7 +11,7 @@ the generator's own instructions per operation are counted too, since
 gRPC's client is the heavier one.
 
     /usr/bin/python3 bench/etcd_instructions.py [--runs 2] [--ops 20000] [--clients 1,64]
-        [--apis consul,etcd,zk]
+        [--apis consul,etcd,zk,etcd-h2]
 
 - server: tenure under callgrind (bench/callgrind_count.py's
   callgrind_server) with `-grpc-addr`, instrumentation on only while one
@@ -49,11 +49,13 @@ SERVER_FLAGS = ["-session-ttl-multiplier", "10"]
 # Under callgrind the server runs ~50x slower (see bench/tls_instructions.py).
 SLOW_SERVER_ENV = {"TENURE_TEST_HTTP_FIRST_BYTE_TIMEOUT_MS": "600000"}
 WORKLOADS = ("kv_put", "keepalive")
-NAMES = {"consul": "Consul API", "etcd": "etcd API", "zk": "ZooKeeper API"}
+NAMES = {"consul": "Consul API", "etcd": "etcd API", "zk": "ZooKeeper API",
+         "etcd-h2": "etcd API, light client"}
 
 
-# tenure_vs's --system for each API.
-SYSTEMS = {"consul": "tenure", "etcd": "etcd", "zk": "zk"}
+# tenure_vs's --system for each API; etcd-h2 is the etcd port driven by the
+# driver's light client (--client h2, bench/vs/etcd_h2.cc) instead of gRPC's.
+SYSTEMS = {"consul": "tenure", "etcd": "etcd", "zk": "zk", "etcd-h2": "etcd"}
 
 
 def driver_command(args, api, addr, workload, clients, ops):
@@ -62,6 +64,8 @@ def driver_command(args, api, addr, workload, clients, ops):
            "--max-ops", str(ops)]
     if workload == "keepalive":
         cmd += ["--sessions", str(SESSIONS)]
+    if api == "etcd-h2":
+        cmd += ["--client", "h2"]
     return cmd
 
 
@@ -79,6 +83,7 @@ def per_operation(small, big):
 def api_ports():
     """The server's flags for the etcd and ZooKeeper ports, and their addresses."""
     addrs = {"etcd": f"127.0.0.1:{free_port()}", "zk": f"127.0.0.1:{free_port()}"}
+    addrs["etcd-h2"] = addrs["etcd"]
     return ["-grpc-addr", addrs["etcd"], "-zk-addr", addrs["zk"]], addrs
 
 
@@ -121,7 +126,8 @@ def main():
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--sides", default="server,driver")
     p.add_argument("--apis", default="consul,etcd",
-                   help="of consul, etcd, zk (the ZooKeeper port counts kv_put only)")
+                   help="of consul, etcd, zk, etcd-h2 (the ZooKeeper port counts kv_put "
+                        "only; etcd-h2: the etcd port with the driver's light client)")
     p.add_argument("--json", help="also write every count here")
     args = p.parse_args()
     if args.small >= args.ops:

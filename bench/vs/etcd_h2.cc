@@ -13,8 +13,8 @@
 // by it alike. The requests are those of etcd_side.cc, which stays the
 // reference client (a real gRPC stack; TLS; watches and the other
 // workloads): put, lease grant+revoke, keepalive on a LeaseKeepAlive
-// stream per client, and concurrency.Mutex's lock cycle on independent
-// locks.
+// stream per client, concurrency.Mutex's lock cycle on independent locks,
+// and watch fan-out (a Watch stream per watcher).
 //
 // Clear text only. Every wait is bounded: a connection that closes or a
 // call that does not finish within the phase's limit fails the
@@ -569,6 +569,7 @@ constexpr const char* kDeleteRange = "/etcdserverpb.KV/DeleteRange";
 constexpr const char* kLeaseGrant = "/etcdserverpb.Lease/LeaseGrant";
 constexpr const char* kLeaseRevoke = "/etcdserverpb.Lease/LeaseRevoke";
 constexpr const char* kLeaseKeepAlive = "/etcdserverpb.Lease/LeaseKeepAlive";
+constexpr const char* kWatch = "/etcdserverpb.Watch/Watch";
 
 // --- workloads --------------------------------------------------------------
 
@@ -778,6 +779,107 @@ bool Grant(H2Loop& loop, const std::vector<H2Conn*>& conns, int clients, int cou
   return true;
 }
 
+// etcd_side.cc's RunWatch on this client: W watch streams (one watch each
+// on bench/wake) spread over the connections, one more connection for the
+// puts, then one put per round; the same metrics.
+Result RunWatch(H2Loop& loop, const Options& o) {
+  std::vector<H2Conn*> conns;
+  std::string error;
+  if (!OpenConns(loop, o, o.watchers, &conns, &error)) return Failed(error);
+  H2Conn* writer = loop.Open(o.addr, &error);
+  if (writer == nullptr) return Failed(error);
+  const std::string key = "bench/wake";
+  std::size_t created = 0, woken = 0, errors = 0;
+  std::string first_error;
+  auto fail = [&](std::string why) {
+    if (errors++ == 0) first_error = std::move(why);
+  };
+  bool acked = false;
+  auto put = [&](const std::string& value) {
+    acked = false;
+    pb::PutRequest req;
+    req.set_key(key);
+    req.set_value(value);
+    Unary<pb::PutResponse>(writer, kPut, req, [&](const CallStatus& s, pb::PutResponse&) {
+      if (!s.ok()) fail("put: " + s.Text());
+      acked = true;
+    });
+  };
+  put("initial");
+  if (!loop.RunUntil([&] { return acked; }, std::chrono::seconds(30)) || errors > 0)
+    return Failed("initial put: " + first_error + loop.error());
+  long rss_before = RssKiB(o.server_pid);
+  bool fired = false;
+  Clock::time_point fire_time;
+  std::int64_t round_last = 0;
+  std::vector<std::int64_t> wake_ns, last_ns;
+  for (int i = 0; i < o.watchers; ++i) {
+    auto call = std::make_unique<H2Call>();
+    call->on_message = [&, i](std::string bytes) {
+      pb::WatchResponse r;
+      if (!r.ParseFromString(bytes)) return fail(fmt::format("watcher {}: unparsable answer", i));
+      if (r.created()) {
+        ++created;
+        return;
+      }
+      for (int e = 0; e < r.events_size(); ++e) {
+        std::int64_t ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - fire_time).count();
+        ++woken;
+        if (!fired || r.events(e).type() != mvccpb::Event::PUT) {
+          fail(fmt::format("watcher {}: unexpected event (fired {})", i, fired));
+        } else {
+          wake_ns.push_back(ns);
+          round_last = std::max(round_last, ns);
+        }
+      }
+    };
+    call->on_close = [&, i](CallStatus st) { fail(fmt::format("watcher {}: {}", i, st.Text())); };
+    pb::WatchRequest req;
+    req.mutable_create_request()->set_key(key);
+    AppendFramed(req, &call->out);
+    conns[static_cast<std::size_t>(i) % conns.size()]->Start(kWatch, std::move(call));
+  }
+  const std::size_t want = static_cast<std::size_t>(o.watchers);
+  if (!loop.RunUntil([&] { return created == want || errors > 0; }, std::chrono::seconds(120)) ||
+      errors > 0) {
+    return Failed(fmt::format("only {} of {} watches created within 120 s: {}{}", created, want,
+                              first_error, loop.error()));
+  }
+  long rss_parked = RssKiB(o.server_pid);
+  for (int round = 0; round < o.rounds && errors == 0; ++round) {
+    woken = 0;
+    round_last = 0;
+    fire_time = Clock::now();
+    fired = true;
+    put(fmt::format("round-{}", round));
+    if (!loop.RunUntil([&] { return (acked && woken >= want) || errors > 0; },
+                       std::chrono::seconds(60))) {
+      return Failed(fmt::format("round {}: {} of {} watchers notified within 60 s of the write{}",
+                                round, woken, want, loop.error()));
+    }
+    fired = false;
+    last_ns.push_back(round_last);
+  }
+  Result r;
+  std::sort(wake_ns.begin(), wake_ns.end());
+  std::sort(last_ns.begin(), last_ns.end());
+  r.Add("wake_p50_ms", PercentileMs(wake_ns, 0.5));
+  r.Add("wake_p99_ms", PercentileMs(wake_ns, 0.99));
+  r.Add("last_median_ms", PercentileMs(last_ns, 0.5));
+  r.Add("last_max_ms", PercentileMs(last_ns, 1.0));
+  r.Add("wakeups", static_cast<double>(wake_ns.size()));
+  r.Add("conns", static_cast<double>(conns.size()));
+  if (rss_before > 0 && rss_parked > 0) {
+    r.Add("rss_before_mib", rss_before / 1024.0);
+    r.Add("rss_parked_mib", rss_parked / 1024.0);
+    r.Add("bytes_per_watcher", static_cast<double>(rss_parked - rss_before) * 1024.0 / o.watchers);
+  }
+  if (errors > 0) r.error = fmt::format("{} errors; first: {}", errors, first_error);
+  r.note = "light client (nghttp2 + protobuf, etcd_h2.cc)";
+  return r;
+}
+
 Result Measured(Phase& p, std::size_t conns) {
   Result r;
   AddPhase(&r, p);
@@ -791,6 +893,7 @@ Result Measured(Phase& p, std::size_t conns) {
 Result RunEtcdLight(const Options& o) {
   if (!o.ca_file.empty()) return Failed("--client h2 speaks clear text only; TLS is --client grpc");
   H2Loop loop;
+  if (o.workload == "watch") return RunWatch(loop, o);
   std::vector<H2Conn*> conns;
   std::string error;
   if (!OpenConns(loop, o, o.clients, &conns, &error)) return Failed(error);
@@ -829,7 +932,7 @@ Result RunEtcdLight(const Options& o) {
     if (r.error.empty() && !broken.empty()) r.error = "keepalive stream: " + broken;
     return r;
   }
-  return Failed("--client h2 runs kv_put, session_pairs, lock_many and keepalive; " +
+  return Failed("--client h2 runs kv_put, session_pairs, lock_many, keepalive and watch; " +
                 o.workload + " is --client grpc's");
 }
 
