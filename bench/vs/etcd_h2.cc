@@ -268,8 +268,8 @@ bool H2Conn::Connect(const std::string& addr, std::string* error) {
 std::int32_t H2Conn::Start(const char* path, std::unique_ptr<H2Call> call) {
   auto nv = [](const char* name, const char* value) {
     return nghttp2_nv{reinterpret_cast<std::uint8_t*>(const_cast<char*>(name)),
-                      reinterpret_cast<std::uint8_t*>(const_cast<char*>(value)),
-                      std::strlen(name), std::strlen(value),
+                      reinterpret_cast<std::uint8_t*>(const_cast<char*>(value)), std::strlen(name),
+                      std::strlen(value),
                       NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE};
   };
   // What grpc-go (clientv3) sends, in its order.
@@ -324,9 +324,9 @@ ssize_t H2Conn::ReadBody(nghttp2_session*, std::int32_t, std::uint8_t* buf, std:
   return static_cast<ssize_t>(n);
 }
 
-int H2Conn::OnHeader(nghttp2_session* session, const nghttp2_frame* frame,
-                     const std::uint8_t* name, std::size_t namelen, const std::uint8_t* value,
-                     std::size_t valuelen, std::uint8_t, void*) {
+int H2Conn::OnHeader(nghttp2_session* session, const nghttp2_frame* frame, const std::uint8_t* name,
+                     std::size_t namelen, const std::uint8_t* value, std::size_t valuelen,
+                     std::uint8_t, void*) {
   if (frame->hd.type != NGHTTP2_HEADERS) return 0;
   auto* call =
       static_cast<H2Call*>(nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
@@ -343,8 +343,8 @@ int H2Conn::OnHeader(nghttp2_session* session, const nghttp2_frame* frame,
   return 0;
 }
 
-int H2Conn::OnData(nghttp2_session*, std::uint8_t, std::int32_t stream_id,
-                   const std::uint8_t* data, std::size_t len, void* user) {
+int H2Conn::OnData(nghttp2_session*, std::uint8_t, std::int32_t stream_id, const std::uint8_t* data,
+                   std::size_t len, void* user) {
   auto* self = static_cast<H2Conn*>(user);
   auto it = self->calls_.find(stream_id);
   if (it == self->calls_.end()) return 0;
@@ -459,8 +459,8 @@ void Unary(H2Conn* conn, const char* path, const google::protobuf::MessageLite& 
   call->on_close = [raw, done = std::move(done)](CallStatus st) {
     Resp resp;
     if (st.ok()) {
-      if (raw->in.size() < 5 || !resp.ParseFromArray(raw->in.data() + 5,
-                                                     static_cast<int>(raw->in.size() - 5))) {
+      if (raw->in.size() < 5 ||
+          !resp.ParseFromArray(raw->in.data() + 5, static_cast<int>(raw->in.size() - 5))) {
         st.code = 13;  // Internal, as gRPC names a response it cannot parse
         st.message = fmt::format("cannot parse the {}-byte response", raw->in.size());
       }
@@ -518,8 +518,10 @@ class ClosedLoop {
       ++phase_.errors;
       if (phase_.first_error.empty()) {
         phase_.first_error = loop_.error().empty()
-                                 ? fmt::format("{} operations still in flight 30 s after the "
-                                               "phase", active_)
+                                 ? fmt::format(
+                                       "{} operations still in flight 30 s after the "
+                                       "phase",
+                                       active_)
                                  : loop_.error();
       }
       last_ = Clock::now();
@@ -642,7 +644,8 @@ class LeasePairs : public ClosedLoop {
           pb::LeaseRevokeRequest rev;
           rev.set_id(r.id());
           Unary<pb::LeaseRevokeResponse>(
-              c.conn, kLeaseRevoke, rev, [this, &c](const CallStatus& s2, pb::LeaseRevokeResponse&) {
+              c.conn, kLeaseRevoke, rev,
+              [this, &c](const CallStatus& s2, pb::LeaseRevokeResponse&) {
                 FinishOp(c, s2.ok() ? "" : "lease revoke: " + s2.Text());
               });
         });

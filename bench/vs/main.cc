@@ -100,7 +100,8 @@ Options ParseFlags(int argc, char** argv) {
           "\nusage: tenure_vs --system tenure|etcd|zk --addr IP:PORT --workload NAME "
           "[--clients N --seconds S --max-ops N --keys N --value-bytes N --sessions N "
           "--watchers N --rounds N --count N --conns N --ttl S --key K --server-pid PID "
-          "--ca-file F [--cert-file F --key-file F] [--server-name N] [--mode consul|fair] [--client grpc|h2]]");
+          "--ca-file F [--cert-file F --key-file F] [--server-name N] [--mode consul|fair] "
+          "[--client grpc|h2]]");
     }
   }
   if (o.addr.empty() || o.system.empty() || o.workload.empty()) {
