@@ -64,7 +64,7 @@ CONFIGS = {
 }
 ONE = ["tenure_etcd1", "etcd1", "tenure1"]
 # What the light etcd client (--etcd-client h2) runs; the rest is gRPC's.
-LIGHT = ("kv_put", "lock_many", "session_pairs", "keepalive", "watch")
+LIGHT = ("kv_put", "lock_many", "lock_hot", "session_pairs", "keepalive", "watch")
 THREE = ["tenure_etcd3", "etcd3", "tenure3"]
 
 SERVERS_CPU = ("servers_cpu_pct", "servers' CPU %", 0, None)

@@ -13,8 +13,9 @@
 // by it alike. The requests are those of etcd_side.cc, which stays the
 // reference client (a real gRPC stack; TLS; watches and the other
 // workloads): put, lease grant+revoke, keepalive on a LeaseKeepAlive
-// stream per client, concurrency.Mutex's lock cycle on independent locks,
-// and watch fan-out (a Watch stream per watcher).
+// stream per client, concurrency.Mutex's lock cycle (independent locks
+// and one hot lock, with waitDeletes' Watch), and watch fan-out (a Watch
+// stream per watcher).
 //
 // Clear text only. Every wait is bounded: a connection that closes or a
 // call that does not finish within the phase's limit fails the
@@ -482,7 +483,12 @@ struct Client {
   std::vector<std::int64_t> leases;  // keepalive: the leases it renews
   std::size_t next = 0;
   std::int32_t keepalive_stream = 0;
-  bool pending = false;  // keepalive: a renewal's answer awaited
+  bool pending = false;           // keepalive: a renewal's answer awaited
+  std::int64_t my_rev = 0;        // lock: the revision that created my_key
+  std::int32_t watch_stream = 0;  // lock_hot: its Watch stream, once opened
+  std::int64_t watch_id = -1;     // the watch of the current waitDelete
+  bool creating_watch = false;    // its create request is in flight
+  std::function<void()> on_deleted;
 };
 
 // The same closed loop as etcd_side.cc's: each client one operation in
@@ -567,6 +573,7 @@ Clock::duration Seconds(double s) {
 
 constexpr const char* kPut = "/etcdserverpb.KV/Put";
 constexpr const char* kTxn = "/etcdserverpb.KV/Txn";
+constexpr const char* kRange = "/etcdserverpb.KV/Range";
 constexpr const char* kDeleteRange = "/etcdserverpb.KV/DeleteRange";
 constexpr const char* kLeaseGrant = "/etcdserverpb.Lease/LeaseGrant";
 constexpr const char* kLeaseRevoke = "/etcdserverpb.Lease/LeaseRevoke";
@@ -693,15 +700,21 @@ class KeepAlive : public ClosedLoop {
   }
 };
 
-// concurrency.Mutex's cycle on a lock of the client's own (etcd_side.cc's
-// LockCycle without waitDeletes: a lock nobody else takes never waits, and
-// a wait here is an error).
-class LockMany : public ClosedLoop {
+// concurrency.Mutex's cycle, as etcd_side.cc's LockCycle: on a lock of the
+// client's own (independent locks) or on one lock all clients share (hot:
+// a client whose key is not the oldest waits with waitDeletes, a Range of
+// the newest older key and a Watch on it until its DELETE, then looks
+// again).
+class LockCycle : public ClosedLoop {
  public:
-  LockMany(H2Loop& loop, const std::vector<H2Conn*>& conns, int clients)
-      : ClosedLoop(loop, conns, clients) {
-    for (Client& c : this->clients()) c.prefix = fmt::format("bench/lock/{}/", c.index);
+  LockCycle(H2Loop& loop, const std::vector<H2Conn*>& conns, int clients, bool hot)
+      : ClosedLoop(loop, conns, clients), hot_(hot) {
+    for (Client& c : this->clients()) {
+      c.prefix = hot ? std::string("bench/hot/") : fmt::format("bench/lock/{}/", c.index);
+    }
   }
+  std::uint64_t waits = 0;
+  HandoffClock handoff;  // hot only
 
  protected:
   void StartOp(Client& c) override {
@@ -720,21 +733,17 @@ class LockMany : public ClosedLoop {
     FirstCreated(c, txn.add_failure()->mutable_request_range());
     Unary<pb::TxnResponse>(c.conn, kTxn, txn, [this, &c](const CallStatus& s, pb::TxnResponse& r) {
       if (!s.ok() || r.responses_size() != 2) return FinishOp(c, "lock txn: " + s.Text());
-      std::int64_t my_rev = r.header().revision();
+      c.my_rev = r.header().revision();
       if (!r.succeeded()) {
         const auto& mine = r.responses(0).response_range();
         if (mine.kvs_size() == 0) return FinishOp(c, "lock txn: own key missing");
-        my_rev = mine.kvs(0).create_revision();
+        c.my_rev = mine.kvs(0).create_revision();
       }
       const auto& owner = r.responses(1).response_range();
-      if (owner.kvs_size() != 0 && owner.kvs(0).create_revision() != my_rev)
-        return FinishOp(c, "lock txn: an independent lock was held by another key");
-      pb::DeleteRangeRequest del;
-      del.set_key(c.my_key);
-      Unary<pb::DeleteRangeResponse>(c.conn, kDeleteRange, del,
-                                     [this, &c](const CallStatus& s2, pb::DeleteRangeResponse&) {
-                                       FinishOp(c, s2.ok() ? "" : "unlock: " + s2.Text());
-                                     });
+      if (owner.kvs_size() == 0 || owner.kvs(0).create_revision() == c.my_rev) return Held(c);
+      if (!hot_) return FinishOp(c, "lock txn: an independent lock was held by another key");
+      ++waits;
+      WaitDeletes(c);
     });
   }
 
@@ -757,6 +766,84 @@ class LockMany : public ClosedLoop {
     r->set_sort_order(pb::RangeRequest::ASCEND);
     r->set_limit(1);
   }
+  // waitDeletes: the newest key created before ours, until there is none.
+  void WaitDeletes(Client& c) {
+    pb::RangeRequest r;
+    r.set_key(c.prefix);
+    r.set_range_end(PrefixEnd(c.prefix));
+    r.set_sort_target(pb::RangeRequest::CREATE);
+    r.set_sort_order(pb::RangeRequest::DESCEND);
+    r.set_limit(1);
+    r.set_max_create_revision(c.my_rev - 1);
+    Unary<pb::RangeResponse>(c.conn, kRange, r,
+                             [this, &c](const CallStatus& s, pb::RangeResponse& resp) {
+                               if (!s.ok()) return FinishOp(c, "lock range: " + s.Text());
+                               if (resp.kvs_size() == 0) return Held(c);
+                               WaitDelete(c, resp.kvs(0).key(), resp.header().revision());
+                             });
+  }
+  void WaitDelete(Client& c, const std::string& key, std::int64_t rev) {
+    if (c.watch_stream == 0) OpenWatch(c);
+    c.on_deleted = [this, &c] { WaitDeletes(c); };
+    c.creating_watch = true;
+    pb::WatchRequest req;
+    auto* create = req.mutable_create_request();
+    create->set_key(key);
+    create->set_start_revision(rev);
+    c.conn->Send(c.watch_stream, req);
+  }
+  // The client's Watch stream, opened at its first wait and kept.
+  void OpenWatch(Client& c) {
+    auto call = std::make_unique<H2Call>();
+    Client* cp = &c;
+    call->on_message = [this, cp](std::string bytes) {
+      Client& cl = *cp;
+      pb::WatchResponse r;
+      if (!r.ParseFromString(bytes)) {
+        if (cl.on_deleted) {
+          cl.on_deleted = nullptr;
+          FinishOp(cl, "lock watch: unparsable answer");
+        }
+        return;
+      }
+      if (r.created() && cl.creating_watch) {
+        cl.creating_watch = false;
+        cl.watch_id = r.watch_id();
+      }
+      if (r.canceled() || r.watch_id() != cl.watch_id || !cl.on_deleted) return;
+      for (const auto& ev : r.events()) {
+        if (ev.type() == mvccpb::Event::DELETE) {
+          pb::WatchRequest cancel;
+          cancel.mutable_cancel_request()->set_watch_id(cl.watch_id);
+          cl.conn->Send(cl.watch_stream, cancel);
+          cl.watch_id = -1;
+          auto next = std::move(cl.on_deleted);
+          cl.on_deleted = nullptr;
+          next();
+          return;
+        }
+      }
+    };
+    call->on_close = [this, cp](CallStatus st) {
+      if (cp->on_deleted) {
+        cp->on_deleted = nullptr;
+        FinishOp(*cp, "lock watch: " + st.Text());
+      }
+    };
+    c.watch_stream = c.conn->Start(kWatch, std::move(call));
+  }
+  // Lock() returned: the lock is held; the cycle releases it at once.
+  void Held(Client& c) {
+    if (hot_) handoff.Acquired();
+    if (hot_) handoff.Released();
+    pb::DeleteRangeRequest del;
+    del.set_key(c.my_key);
+    Unary<pb::DeleteRangeResponse>(c.conn, kDeleteRange, del,
+                                   [this, &c](const CallStatus& s, pb::DeleteRangeResponse&) {
+                                     FinishOp(c, s.ok() ? "" : "unlock: " + s.Text());
+                                   });
+  }
+  bool hot_;
 };
 
 bool OpenConns(H2Loop& loop, const Options& o, int clients, std::vector<H2Conn*>* conns,
@@ -910,13 +997,17 @@ Result RunEtcdLight(const Options& o) {
     Phase p = w.Run(Seconds(o.seconds), o.max_ops);
     return Measured(p, conns.size());
   }
-  if (o.workload == "lock_many") {
+  if (o.workload == "lock_many" || o.workload == "lock_hot") {
+    const bool hot = o.workload == "lock_hot";
     std::vector<std::int64_t> ids;
-    LockMany w(loop, conns, o.clients);
+    LockCycle w(loop, conns, o.clients, hot);
     if (!Grant(loop, conns, o.clients, o.clients, &ids, &error)) return Failed(error);
     for (std::size_t i = 0; i < w.clients().size(); ++i) w.clients()[i].lease_id = ids[i];
     Phase p = w.Run(Seconds(o.seconds), o.max_ops);
-    return Measured(p, conns.size());
+    Result r = Measured(p, conns.size());
+    r.Add("refusals", static_cast<double>(w.waits));
+    if (hot) w.handoff.AddTo(&r);
+    return r;
   }
   if (o.workload == "keepalive") {
     std::vector<std::int64_t> ids;
@@ -935,8 +1026,10 @@ Result RunEtcdLight(const Options& o) {
     if (r.error.empty() && !broken.empty()) r.error = "keepalive stream: " + broken;
     return r;
   }
-  return Failed("--client h2 runs kv_put, session_pairs, lock_many, keepalive and watch; " +
-                o.workload + " is --client grpc's");
+  return Failed(
+      "--client h2 runs kv_put, session_pairs, lock_many, lock_hot, keepalive and "
+      "watch; " +
+      o.workload + " is --client grpc's");
 }
 
 }  // namespace tenure::vs
