@@ -59,7 +59,7 @@ struct Options {
   // PUT ?acquire=S&queue&wait=..., parked in the lock's FIFO queue).
   std::string mode = "consul";
   // etcd's client: "grpc" (gRPC's C++ library, etcd_side.cc) or "h2" (the
-  // light client of etcd_h2.cc: the same requests on nghttp2, clear text).
+  // light client of etcd_h2.cc: the same requests on nghttp2 and OpenSSL).
   std::string client = "grpc";
 };
 
