@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -153,8 +154,9 @@ class H2Conn {
   // Starts a call on `path` with `call->out` as its first bytes; returns the
   // stream id (0 on failure, with on_close called with the error).
   std::int32_t Start(const char* path, std::unique_ptr<H2Call> call);
-  // Queues one more framed message on an open stream.
-  void Send(std::int32_t stream_id, const google::protobuf::MessageLite& message);
+  // Queues one more framed message on an open stream; false when the
+  // stream has closed or the server ended it.
+  bool Send(std::int32_t stream_id, const google::protobuf::MessageLite& message);
   // Reads what the socket has and hands it to nghttp2; false when the
   // connection is gone.
   bool OnReadable();
@@ -176,6 +178,13 @@ class H2Conn {
                     const std::uint8_t* data, std::size_t len, void* user);
   static int OnStreamClose(nghttp2_session*, std::int32_t stream_id, std::uint32_t error_code,
                            void* user);
+  static int OnFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* user);
+  // Streams the server ended (END_STREAM) while ours stayed open: a Watch
+  // or LeaseKeepAlive stream whose trailers came. grpc-go's server then
+  // resets the stream, tenure's does not; either way our side ends too
+  // (EndOurSides), so that on_stream_close reports the status.
+  void EndOurSides();
+  std::vector<std::int32_t> ended_by_server_;
   void Break(const std::string& why);
   // The TLS handshake on the still blocking socket, when TLS is set up.
   bool Handshake(const std::string& host, std::string* error);
@@ -204,7 +213,9 @@ class H2Loop {
   H2Loop& operator=(const H2Loop&) = delete;
 
   H2Conn* Open(const std::string& addr, std::string* error) {
-    auto conn = std::make_unique<H2Conn>(*this, addr);
+    // :authority is the name the certificate is checked for, as gRPC's.
+    auto conn =
+        std::make_unique<H2Conn>(*this, Tls().server_name.empty() ? addr : Tls().server_name);
     if (!conn->Connect(addr, error)) return nullptr;
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -224,8 +235,12 @@ class H2Loop {
     Clock::time_point deadline = Clock::now() + limit;
     std::vector<epoll_event> events(64);
     for (;;) {
-      RunDeferred();
-      if (!FlushAll()) return false;
+      // A flush can close streams (nghttp2 sends an END_STREAM or a reset
+      // it owed) and so queue callbacks: run them before waiting.
+      do {
+        RunDeferred();
+        if (!FlushAll()) return false;
+      } while (!deferred_.empty());
       if (done()) return true;
       Clock::time_point now = Clock::now();
       if (now >= deadline) return false;
@@ -289,8 +304,22 @@ bool H2Conn::Connect(const std::string& addr, std::string* error) {
     *error = "--addr must be IPv4:PORT, got " + addr;
     return false;
   }
-  sa.sin_port = htons(static_cast<std::uint16_t>(std::stoi(addr.substr(colon + 1))));
+  int port = 0;
+  const std::string port_text = addr.substr(colon + 1);
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port <= 0 ||
+      port > 65535) {
+    *error = "--addr must be IPv4:PORT, got " + addr;
+    return false;
+  }
+  sa.sin_port = htons(static_cast<std::uint16_t>(port));
   fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // The connect and the TLS handshake block, for at most 10 s each step.
+  timeval limit{10, 0};
+  if (fd_ >= 0) {
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+  }
   if (fd_ < 0 || connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
     *error = fmt::format("connect to {}: {}", addr, std::strerror(errno));
     return false;
@@ -305,6 +334,7 @@ bool H2Conn::Connect(const std::string& addr, std::string* error) {
   nghttp2_session_callbacks_set_on_header_callback(cbs, &H2Conn::OnHeader);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, &H2Conn::OnData);
   nghttp2_session_callbacks_set_on_stream_close_callback(cbs, &H2Conn::OnStreamClose);
+  nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, &H2Conn::OnFrameRecv);
   int rv = nghttp2_session_client_new(&session_, cbs, this);
   nghttp2_session_callbacks_del(cbs);
   if (rv != 0) {
@@ -317,7 +347,11 @@ bool H2Conn::Connect(const std::string& addr, std::string* error) {
                                        {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20}};
   nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, 2);
   nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0, 1 << 20);
-  return Flush();
+  if (!Flush()) {
+    *error = fmt::format("{}: {}", addr, broken_);
+    return false;
+  }
+  return true;
 }
 
 std::int32_t H2Conn::Start(const char* path, std::unique_ptr<H2Call> call) {
@@ -327,20 +361,22 @@ std::int32_t H2Conn::Start(const char* path, std::unique_ptr<H2Call> call) {
                       std::strlen(value),
                       NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE};
   };
-  // What grpc-go (clientv3) sends, in its order.
+  // What gRPC's clients send, in their order; a unary call carries the
+  // 30 s deadline etcd_side.cc gives it, a stream none.
   const nghttp2_nv headers[] = {nv(":method", "POST"),
                                 nv(":scheme", ssl_ != nullptr ? "https" : "http"),
                                 nv(":path", path),
                                 nv(":authority", authority_.c_str()),
                                 nv("content-type", "application/grpc"),
                                 nv("user-agent", "tenure_vs-h2"),
-                                nv("te", "trailers")};
+                                nv("te", "trailers"),
+                                nv("grpc-timeout", "30S")};
+  const std::size_t header_count = sizeof headers / sizeof headers[0] - (call->half_close ? 0 : 1);
   H2Call* raw = call.get();
   nghttp2_data_provider body{};
   body.source.ptr = raw;
   body.read_callback = &H2Conn::ReadBody;
-  std::int32_t id = nghttp2_submit_request(session_, nullptr, headers,
-                                           sizeof headers / sizeof headers[0], &body, raw);
+  std::int32_t id = nghttp2_submit_request(session_, nullptr, headers, header_count, &body, raw);
   if (id < 0) {
     CallStatus st;
     st.message = fmt::format("nghttp2_submit_request: {}", nghttp2_strerror(id));
@@ -352,11 +388,12 @@ std::int32_t H2Conn::Start(const char* path, std::unique_ptr<H2Call> call) {
   return id;
 }
 
-void H2Conn::Send(std::int32_t stream_id, const google::protobuf::MessageLite& message) {
+bool H2Conn::Send(std::int32_t stream_id, const google::protobuf::MessageLite& message) {
   auto it = calls_.find(stream_id);
-  if (it == calls_.end()) return;  // closed: its on_close reports it
+  if (it == calls_.end() || it->second->half_close) return false;
   AppendFramed(message, &it->second->out);
   nghttp2_session_resume_data(session_, stream_id);
+  return true;
 }
 
 // nghttp2 asks for a stream's next DATA bytes: what is queued, END_STREAM
@@ -379,19 +416,21 @@ ssize_t H2Conn::ReadBody(nghttp2_session*, std::int32_t, std::uint8_t* buf, std:
   return static_cast<ssize_t>(n);
 }
 
-int H2Conn::OnHeader(nghttp2_session* session, const nghttp2_frame* frame, const std::uint8_t* name,
+int H2Conn::OnHeader(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name,
                      std::size_t namelen, const std::uint8_t* value, std::size_t valuelen,
-                     std::uint8_t, void*) {
+                     std::uint8_t, void* user) {
   if (frame->hd.type != NGHTTP2_HEADERS) return 0;
-  auto* call =
-      static_cast<H2Call*>(nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
-  if (call == nullptr) return 0;
+  auto* self = static_cast<H2Conn*>(user);
+  auto it = self->calls_.find(frame->hd.stream_id);
+  if (it == self->calls_.end()) return 0;
+  H2Call* call = it->second.get();
   std::string_view n(reinterpret_cast<const char*>(name), namelen);
   std::string_view v(reinterpret_cast<const char*>(value), valuelen);
   if (n == "grpc-status") {
-    int code = 0;
-    for (char c : v) code = c >= '0' && c <= '9' ? code * 10 + (c - '0') : -1000;
-    call->status.code = code < 0 ? 2 : code;  // 2: Unknown, for a status that is no number
+    int code = -1;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), code);
+    // 2 (Unknown) for a status that is not a whole number.
+    call->status.code = ec == std::errc() && end == v.data() + v.size() && code >= 0 ? code : 2;
   } else if (n == "grpc-message") {
     call->status.message.assign(v);
   }
@@ -421,6 +460,24 @@ int H2Conn::OnData(nghttp2_session*, std::uint8_t, std::int32_t stream_id, const
   }
   call->in.erase(0, at);
   return 0;
+}
+
+int H2Conn::OnFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+  if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
+      (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
+    static_cast<H2Conn*>(user)->ended_by_server_.push_back(frame->hd.stream_id);
+  }
+  return 0;
+}
+
+void H2Conn::EndOurSides() {
+  for (std::int32_t id : ended_by_server_) {
+    auto it = calls_.find(id);
+    if (it == calls_.end() || it->second->half_close) continue;
+    it->second->half_close = true;
+    nghttp2_session_resume_data(session_, id);
+  }
+  ended_by_server_.clear();
 }
 
 int H2Conn::OnStreamClose(nghttp2_session*, std::int32_t stream_id, std::uint32_t error_code,
@@ -472,6 +529,7 @@ bool H2Conn::Handshake(const std::string& host, std::string* error) {
 
 ssize_t H2Conn::ReadSome(char* buf, std::size_t size) {
   if (ssl_ == nullptr) return read(fd_, buf, size);
+  ERR_clear_error();  // SSL_get_error reads the queue: nothing stale in it
   int n = SSL_read(ssl_, buf, static_cast<int>(size));
   if (n > 0) return n;
   int code = SSL_get_error(ssl_, n);
@@ -486,6 +544,7 @@ ssize_t H2Conn::ReadSome(char* buf, std::size_t size) {
 
 ssize_t H2Conn::WriteSome(const char* data, std::size_t size) {
   if (ssl_ == nullptr) return send(fd_, data, size, MSG_NOSIGNAL);
+  ERR_clear_error();
   int n = SSL_write(ssl_, data, static_cast<int>(size));
   if (n > 0) return n;
   int code = SSL_get_error(ssl_, n);
@@ -508,6 +567,7 @@ bool H2Conn::OnReadable() {
         Break(fmt::format("HTTP/2 from the server: {}", nghttp2_strerror(static_cast<int>(used))));
         return false;
       }
+      EndOurSides();
       // A short read(2) emptied the socket; OpenSSL hands out one record
       // at a time, so over TLS the loop goes on until it wants more.
       if (ssl_ == nullptr && static_cast<std::size_t>(n) < sizeof buf) return true;
@@ -517,7 +577,8 @@ bool H2Conn::OnReadable() {
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
       return true;
     } else if (errno != EINTR) {
-      Break(fmt::format("read: {}", std::strerror(errno)));
+      Break(ssl_ != nullptr ? "TLS read: " + OpenSslErrors()
+                            : fmt::format("read: {}", std::strerror(errno)));
       return false;
     }
   }
@@ -526,16 +587,20 @@ bool H2Conn::OnReadable() {
 bool H2Conn::Flush() {
   if (!broken_.empty()) return false;
   for (;;) {
-    if (pending_.empty()) {
+    // Everything nghttp2 has (a call's HEADERS and DATA frames, window
+    // updates) goes out in one write, as gRPC's client writes them, up
+    // to 64 KiB at a time.
+    while (pending_.size() < 65536) {
       const std::uint8_t* data = nullptr;
       ssize_t n = nghttp2_session_mem_send(session_, &data);
       if (n < 0) {
         Break(fmt::format("nghttp2_session_mem_send: {}", nghttp2_strerror(static_cast<int>(n))));
         return false;
       }
-      if (n == 0) return true;
-      pending_.assign(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
+      if (n == 0) break;
+      pending_.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
     }
+    if (pending_.empty()) return true;
     ssize_t w = WriteSome(pending_.data(), pending_.size());
     if (w > 0) {
       pending_.erase(0, static_cast<std::size_t>(w));
@@ -544,7 +609,8 @@ bool H2Conn::Flush() {
     } else if (w < 0 && errno == EINTR) {
       continue;
     } else {
-      Break(fmt::format("send: {}", std::strerror(errno)));
+      Break(ssl_ != nullptr ? "TLS write: " + OpenSslErrors()
+                            : fmt::format("send: {}", std::strerror(errno)));
       return false;
     }
   }
@@ -576,7 +642,12 @@ void Unary(H2Conn* conn, const char* path, const google::protobuf::MessageLite& 
   call->on_close = [raw, done = std::move(done)](CallStatus st) {
     Resp resp;
     if (st.ok()) {
-      if (raw->in.size() < 5 ||
+      // Exactly one uncompressed message, as etcd answers a unary call.
+      const auto* p = reinterpret_cast<const std::uint8_t*>(raw->in.data());
+      const bool framed = raw->in.size() >= 5 && p[0] == 0 &&
+                          ((std::size_t{p[1]} << 24) | (std::size_t{p[2]} << 16) |
+                           (std::size_t{p[3]} << 8) | std::size_t{p[4]}) == raw->in.size() - 5;
+      if (!framed ||
           !resp.ParseFromArray(raw->in.data() + 5, static_cast<int>(raw->in.size() - 5))) {
         st.code = 13;  // Internal, as gRPC names a response it cannot parse
         st.message = fmt::format("cannot parse the {}-byte response", raw->in.size());
@@ -812,7 +883,10 @@ class KeepAlive : public ClosedLoop {
     req.set_id(c.leases[c.next]);
     c.next = (c.next + 1) % c.leases.size();
     c.pending = true;
-    c.conn->Send(c.keepalive_stream, req);
+    if (!c.conn->Send(c.keepalive_stream, req)) {
+      c.pending = false;
+      FinishOp(c, "keepalive stream: closed by the server");
+    }
   }
 };
 
@@ -906,7 +980,10 @@ class LockCycle : public ClosedLoop {
     auto* create = req.mutable_create_request();
     create->set_key(key);
     create->set_start_revision(rev);
-    c.conn->Send(c.watch_stream, req);
+    if (!c.conn->Send(c.watch_stream, req)) {
+      c.on_deleted = nullptr;
+      FinishOp(c, "lock watch: the stream was closed by the server");
+    }
   }
   // The client's Watch stream, opened at its first wait and kept.
   void OpenWatch(Client& c) {
