@@ -47,11 +47,13 @@
 
 #include "driver.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.pb.h"
+#include "etcd_workload.h"
 
 namespace tenure::vs {
 namespace {
 
 namespace pb = etcdserverpb;
+using etcd_workload::DeleteWait;
 
 Result Failed(std::string error) {
   Result r;
@@ -673,85 +675,25 @@ struct Client {
   bool pending = false;           // keepalive: a renewal's answer awaited
   std::int64_t my_rev = 0;        // lock: the revision that created my_key
   std::int32_t watch_stream = 0;  // lock_hot: its Watch stream, once opened
-  std::int64_t watch_id = -1;     // the watch of the current waitDelete
-  bool creating_watch = false;    // its create request is in flight
-  std::function<void()> on_deleted;
+  DeleteWait wait;                // lock_hot: the current waitDelete
 };
 
-// The same closed loop as etcd_side.cc's: each client one operation in
-// flight, the next started when the last finishes, until the phase ends.
-class ClosedLoop {
+// etcd_workload's closed loop on this thread's epoll loop.
+class ClosedLoop : public etcd_workload::ClosedLoop<Client> {
  public:
   ClosedLoop(H2Loop& loop, const std::vector<H2Conn*>& conns, int clients)
-      : loop_(loop), clients_(static_cast<std::size_t>(clients)) {
-    for (int i = 0; i < clients; ++i) {
-      Client& c = clients_[static_cast<std::size_t>(i)];
-      c.index = i;
-      c.conn = conns[static_cast<std::size_t>(i) % conns.size()];
-      c.rng = 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(i + 1);
-    }
+      : etcd_workload::ClosedLoop<Client>(clients), loop_(loop) {
+    for (Client& c : this->clients())
+      c.conn = conns[static_cast<std::size_t>(c.index) % conns.size()];
   }
-  virtual ~ClosedLoop() = default;
-
-  Phase Run(Clock::duration duration, std::uint64_t max_ops) {
-    phase_ = Phase();
-    phase_.latency_ns.reserve(
-        static_cast<std::size_t>(std::min<std::uint64_t>(max_ops, 1'000'000)));
-    started_ = 0;
-    max_ops_ = max_ops;
-    active_ = 0;
-    start_ = last_ = Clock::now();
-    deadline_ = start_ + duration;
-    for (Client& c : clients_) {
-      if (started_ >= max_ops_) break;
-      ++active_;
-      StartNext(c);
-    }
-    if (!loop_.RunUntil([this] { return active_ == 0; }, duration + std::chrono::seconds(30))) {
-      ++phase_.errors;
-      if (phase_.first_error.empty()) {
-        phase_.first_error = loop_.error().empty()
-                                 ? fmt::format(
-                                       "{} operations still in flight 30 s after the "
-                                       "phase",
-                                       active_)
-                                 : loop_.error();
-      }
-      last_ = Clock::now();
-    }
-    phase_.seconds = std::chrono::duration<double>(last_ - start_).count();
-    return std::move(phase_);
-  }
-  std::vector<Client>& clients() { return clients_; }
 
  protected:
-  virtual void StartOp(Client& c) = 0;
-  void FinishOp(Client& c, const std::string& error) {
-    Clock::time_point now = Clock::now();
-    last_ = now;
-    if (error.empty()) {
-      ++phase_.ok;
-      phase_.latency_ns.push_back(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(now - c.op_start).count());
-      if (now < deadline_ && started_ < max_ops_) return StartNext(c);
-    } else if (phase_.errors++ == 0) {
-      phase_.first_error = fmt::format("client {}: {}", c.index, error);
-    }
-    --active_;
+  bool Drive(const std::function<bool()>& done, Clock::duration limit, std::string* why) override {
+    if (loop_.RunUntil(done, limit)) return true;
+    *why = loop_.error();
+    return false;
   }
   H2Loop& loop_;
-
- private:
-  void StartNext(Client& c) {
-    ++started_;
-    c.op_start = Clock::now();
-    StartOp(c);
-  }
-  std::vector<Client> clients_;
-  Phase phase_;
-  Clock::time_point start_, deadline_, last_;
-  std::uint64_t started_ = 0, max_ops_ = 0;
-  int active_ = 0;
 };
 
 Clock::duration Seconds(double s) {
@@ -772,23 +714,11 @@ constexpr const char* kWatch = "/etcdserverpb.Watch/Watch";
 class KvPut : public ClosedLoop {
  public:
   KvPut(H2Loop& loop, const std::vector<H2Conn*>& conns, const Options& o)
-      : ClosedLoop(loop, conns, o.clients) {
-    std::string value(static_cast<std::size_t>(o.value_bytes), 'v');
-    for (std::size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>('a' + i % 26);
-    for (int k = 0; k < o.keys; ++k) {
-      pb::PutRequest req;
-      req.set_key(fmt::format("bench/k{:04}", k));
-      req.set_value(value);
-      reqs_.push_back(std::move(req));
-    }
-  }
+      : ClosedLoop(loop, conns, o.clients), reqs_(etcd_workload::PutRequests(o)) {}
 
  protected:
   void StartOp(Client& c) override {
-    c.rng ^= c.rng >> 12;
-    c.rng ^= c.rng << 25;
-    c.rng ^= c.rng >> 27;
-    const pb::PutRequest& req = reqs_[(c.rng * 0x2545F4914F6CDD1DULL) % reqs_.size()];
+    const pb::PutRequest& req = reqs_[etcd_workload::NextPut(&c.rng, reqs_.size())];
     Unary<pb::PutResponse>(c.conn, kPut, req, [this, &c](const CallStatus& s, pb::PutResponse&) {
       FinishOp(c, s.ok() ? "" : "put: " + s.Text());
     });
@@ -909,119 +839,58 @@ class LockCycle : public ClosedLoop {
  protected:
   void StartOp(Client& c) override {
     c.my_key = fmt::format("{}{:x}", c.prefix, c.lease_id);
-    pb::TxnRequest txn;
-    pb::Compare* cmp = txn.add_compare();
-    cmp->set_result(pb::Compare::EQUAL);
-    cmp->set_target(pb::Compare::CREATE);
-    cmp->set_key(c.my_key);
-    cmp->set_create_revision(0);
-    pb::PutRequest* put = txn.add_success()->mutable_request_put();
-    put->set_key(c.my_key);
-    put->set_lease(c.lease_id);
-    FirstCreated(c, txn.add_success()->mutable_request_range());
-    txn.add_failure()->mutable_request_range()->set_key(c.my_key);
-    FirstCreated(c, txn.add_failure()->mutable_request_range());
-    Unary<pb::TxnResponse>(c.conn, kTxn, txn, [this, &c](const CallStatus& s, pb::TxnResponse& r) {
-      if (!s.ok() || r.responses_size() != 2) return FinishOp(c, "lock txn: " + s.Text());
-      c.my_rev = r.header().revision();
-      if (!r.succeeded()) {
-        const auto& mine = r.responses(0).response_range();
-        if (mine.kvs_size() == 0) return FinishOp(c, "lock txn: own key missing");
-        c.my_rev = mine.kvs(0).create_revision();
-      }
-      const auto& owner = r.responses(1).response_range();
-      if (owner.kvs_size() == 0 || owner.kvs(0).create_revision() == c.my_rev) return Held(c);
-      if (!hot_) return FinishOp(c, "lock txn: an independent lock was held by another key");
-      ++waits;
-      WaitDeletes(c);
-    });
+    Unary<pb::TxnResponse>(c.conn, kTxn,
+                           etcd_workload::MutexLockTxn(c.prefix, c.my_key, c.lease_id),
+                           [this, &c](const CallStatus& s, pb::TxnResponse& r) {
+                             if (!s.ok()) return FinishOp(c, "lock txn: " + s.Text());
+                             etcd_workload::LockTxnAnswer a = etcd_workload::ReadMutexLockTxn(r);
+                             if (!a.error.empty()) return FinishOp(c, "lock txn: " + a.error);
+                             c.my_rev = a.my_rev;
+                             if (a.held) return Held(c);
+                             if (!hot_)
+                               return FinishOp(c,
+                                               "lock txn: an independent lock was held by "
+                                               "another key");
+                             ++waits;
+                             WaitDeletes(c);
+                           });
   }
 
  private:
-  static std::string PrefixEnd(std::string prefix) {
-    while (!prefix.empty()) {
-      auto& ch = prefix.back();
-      if (static_cast<unsigned char>(ch) < 0xff) {
-        ch = static_cast<char>(ch + 1);
-        return prefix;
-      }
-      prefix.pop_back();
-    }
-    return std::string(1, '\0');
-  }
-  static void FirstCreated(Client& c, pb::RangeRequest* r) {
-    r->set_key(c.prefix);
-    r->set_range_end(PrefixEnd(c.prefix));
-    r->set_sort_target(pb::RangeRequest::CREATE);
-    r->set_sort_order(pb::RangeRequest::ASCEND);
-    r->set_limit(1);
-  }
   // waitDeletes: the newest key created before ours, until there is none.
   void WaitDeletes(Client& c) {
-    pb::RangeRequest r;
-    r.set_key(c.prefix);
-    r.set_range_end(PrefixEnd(c.prefix));
-    r.set_sort_target(pb::RangeRequest::CREATE);
-    r.set_sort_order(pb::RangeRequest::DESCEND);
-    r.set_limit(1);
-    r.set_max_create_revision(c.my_rev - 1);
-    Unary<pb::RangeResponse>(c.conn, kRange, r,
+    Unary<pb::RangeResponse>(c.conn, kRange, etcd_workload::OlderKeyRange(c.prefix, c.my_rev),
                              [this, &c](const CallStatus& s, pb::RangeResponse& resp) {
                                if (!s.ok()) return FinishOp(c, "lock range: " + s.Text());
                                if (resp.kvs_size() == 0) return Held(c);
-                               WaitDelete(c, resp.kvs(0).key(), resp.header().revision());
+                               if (c.watch_stream == 0) OpenWatch(c);
+                               pb::WatchRequest create =
+                                   c.wait.Create(resp.kvs(0).key(), resp.header().revision(),
+                                                 [this, &c] { WaitDeletes(c); });
+                               if (!c.conn->Send(c.watch_stream, create)) {
+                                 c.wait.Abandon();
+                                 FinishOp(c, "lock watch: the stream was closed by the server");
+                               }
                              });
-  }
-  void WaitDelete(Client& c, const std::string& key, std::int64_t rev) {
-    if (c.watch_stream == 0) OpenWatch(c);
-    c.on_deleted = [this, &c] { WaitDeletes(c); };
-    c.creating_watch = true;
-    pb::WatchRequest req;
-    auto* create = req.mutable_create_request();
-    create->set_key(key);
-    create->set_start_revision(rev);
-    if (!c.conn->Send(c.watch_stream, req)) {
-      c.on_deleted = nullptr;
-      FinishOp(c, "lock watch: the stream was closed by the server");
-    }
   }
   // The client's Watch stream, opened at its first wait and kept.
   void OpenWatch(Client& c) {
     auto call = std::make_unique<H2Call>();
     Client* cp = &c;
     call->on_message = [this, cp](std::string bytes) {
-      Client& cl = *cp;
       pb::WatchResponse r;
       if (!r.ParseFromString(bytes)) {
-        if (cl.on_deleted) {
-          cl.on_deleted = nullptr;
-          FinishOp(cl, "lock watch: unparsable answer");
-        }
+        if (cp->wait.Abandon()) FinishOp(*cp, "lock watch: unparsable answer");
         return;
       }
-      if (r.created() && cl.creating_watch) {
-        cl.creating_watch = false;
-        cl.watch_id = r.watch_id();
-      }
-      if (r.canceled() || r.watch_id() != cl.watch_id || !cl.on_deleted) return;
-      for (const auto& ev : r.events()) {
-        if (ev.type() == mvccpb::Event::DELETE) {
-          pb::WatchRequest cancel;
-          cancel.mutable_cancel_request()->set_watch_id(cl.watch_id);
-          cl.conn->Send(cl.watch_stream, cancel);
-          cl.watch_id = -1;
-          auto next = std::move(cl.on_deleted);
-          cl.on_deleted = nullptr;
-          next();
-          return;
-        }
+      pb::WatchRequest cancel;
+      if (std::function<void()> next = cp->wait.OnAnswer(r, &cancel)) {
+        cp->conn->Send(cp->watch_stream, cancel);
+        next();
       }
     };
     call->on_close = [this, cp](CallStatus st) {
-      if (cp->on_deleted) {
-        cp->on_deleted = nullptr;
-        FinishOp(*cp, "lock watch: " + st.Text());
-      }
+      if (cp->wait.Abandon()) FinishOp(*cp, "lock watch: " + st.Text());
     };
     c.watch_stream = c.conn->Start(kWatch, std::move(call));
   }
@@ -1077,11 +946,7 @@ Result RunWatch(H2Loop& loop, const Options& o) {
   H2Conn* writer = loop.Open(o.addr, &error);
   if (writer == nullptr) return Failed(error);
   const std::string key = "bench/wake";
-  std::size_t created = 0, woken = 0, errors = 0;
-  std::string first_error;
-  auto fail = [&](std::string why) {
-    if (errors++ == 0) first_error = std::move(why);
-  };
+  etcd_workload::FanOut count(static_cast<std::size_t>(o.watchers));
   bool acked = false;
   auto put = [&](const std::string& value) {
     acked = false;
@@ -1089,81 +954,51 @@ Result RunWatch(H2Loop& loop, const Options& o) {
     req.set_key(key);
     req.set_value(value);
     Unary<pb::PutResponse>(writer, kPut, req, [&](const CallStatus& s, pb::PutResponse&) {
-      if (!s.ok()) fail("put: " + s.Text());
+      if (!s.ok()) count.Fail("put: " + s.Text());
       acked = true;
     });
   };
   put("initial");
-  if (!loop.RunUntil([&] { return acked; }, std::chrono::seconds(30)) || errors > 0)
-    return Failed("initial put: " + first_error + loop.error());
+  if (!loop.RunUntil([&] { return acked; }, std::chrono::seconds(30)) || count.failed())
+    return Failed("initial put: " + count.first_error() + loop.error());
   long rss_before = RssKiB(o.server_pid);
-  bool fired = false;
-  Clock::time_point fire_time;
-  std::int64_t round_last = 0;
-  std::vector<std::int64_t> wake_ns, last_ns;
   for (int i = 0; i < o.watchers; ++i) {
     auto call = std::make_unique<H2Call>();
-    call->on_message = [&, i](std::string bytes) {
+    call->on_message = [&count, i](std::string bytes) {
       pb::WatchResponse r;
-      if (!r.ParseFromString(bytes)) return fail(fmt::format("watcher {}: unparsable answer", i));
-      if (r.created()) {
-        ++created;
-        return;
-      }
-      for (int e = 0; e < r.events_size(); ++e) {
-        std::int64_t ns =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - fire_time).count();
-        ++woken;
-        if (!fired || r.events(e).type() != mvccpb::Event::PUT) {
-          fail(fmt::format("watcher {}: unexpected event (fired {})", i, fired));
-        } else {
-          wake_ns.push_back(ns);
-          round_last = std::max(round_last, ns);
-        }
-      }
+      if (!r.ParseFromString(bytes))
+        return count.Fail(fmt::format("watcher {}: unparsable answer", i));
+      count.OnAnswer(i, r);
     };
-    call->on_close = [&, i](CallStatus st) { fail(fmt::format("watcher {}: {}", i, st.Text())); };
+    call->on_close = [&count, i](CallStatus st) {
+      count.Fail(fmt::format("watcher {}: {}", i, st.Text()));
+    };
     pb::WatchRequest req;
     req.mutable_create_request()->set_key(key);
     AppendFramed(req, &call->out);
     conns[static_cast<std::size_t>(i) % conns.size()]->Start(kWatch, std::move(call));
   }
-  const std::size_t want = static_cast<std::size_t>(o.watchers);
-  if (!loop.RunUntil([&] { return created == want || errors > 0; }, std::chrono::seconds(120)) ||
-      errors > 0) {
-    return Failed(fmt::format("only {} of {} watches created within 120 s: {}{}", created, want,
-                              first_error, loop.error()));
+  if (!loop.RunUntil([&] { return count.all_created() || count.failed(); },
+                     std::chrono::seconds(120)) ||
+      count.failed()) {
+    return Failed(fmt::format("only {} of {} watches created within 120 s{}{}", count.created(),
+                              o.watchers, count.failed() ? ": " + count.first_error() : "",
+                              loop.error().empty() ? "" : ": " + loop.error()));
   }
   long rss_parked = RssKiB(o.server_pid);
-  for (int round = 0; round < o.rounds && errors == 0; ++round) {
-    woken = 0;
-    round_last = 0;
-    fire_time = Clock::now();
-    fired = true;
+  for (int round = 0; round < o.rounds && !count.failed(); ++round) {
+    count.StartRound();
     put(fmt::format("round-{}", round));
-    if (!loop.RunUntil([&] { return (acked && woken >= want) || errors > 0; },
+    if (!loop.RunUntil([&] { return (acked && count.all_woken()) || count.failed(); },
                        std::chrono::seconds(60))) {
       return Failed(fmt::format("round {}: {} of {} watchers notified within 60 s of the write{}",
-                                round, woken, want, loop.error()));
+                                round, count.woken(), o.watchers,
+                                loop.error().empty() ? "" : ": " + loop.error()));
     }
-    fired = false;
-    last_ns.push_back(round_last);
+    count.EndRound();
   }
   Result r;
-  std::sort(wake_ns.begin(), wake_ns.end());
-  std::sort(last_ns.begin(), last_ns.end());
-  r.Add("wake_p50_ms", PercentileMs(wake_ns, 0.5));
-  r.Add("wake_p99_ms", PercentileMs(wake_ns, 0.99));
-  r.Add("last_median_ms", PercentileMs(last_ns, 0.5));
-  r.Add("last_max_ms", PercentileMs(last_ns, 1.0));
-  r.Add("wakeups", static_cast<double>(wake_ns.size()));
-  r.Add("conns", static_cast<double>(conns.size()));
-  if (rss_before > 0 && rss_parked > 0) {
-    r.Add("rss_before_mib", rss_before / 1024.0);
-    r.Add("rss_parked_mib", rss_parked / 1024.0);
-    r.Add("bytes_per_watcher", static_cast<double>(rss_parked - rss_before) * 1024.0 / o.watchers);
-  }
-  if (errors > 0) r.error = fmt::format("{} errors; first: {}", errors, first_error);
+  count.AddTo(&r, conns.size(), rss_before, rss_parked);
   r.note = LightNote();
   return r;
 }

@@ -37,11 +37,14 @@
 
 #include "driver.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
+#include "etcd_workload.h"
 
 namespace tenure::vs {
 namespace {
 
 namespace pb = etcdserverpb;
+using etcd_workload::DeleteWait;
+using etcd_workload::PrefixEnd;
 using SysClock = std::chrono::system_clock;
 
 Result Failed(std::string error) {
@@ -244,19 +247,6 @@ struct Conns {
   std::size_t size() const { return channels.size(); }
 };
 
-// The end of a prefix range: the prefix with its last byte incremented.
-std::string PrefixEnd(std::string prefix) {
-  while (!prefix.empty()) {
-    auto& c = prefix.back();
-    if (static_cast<unsigned char>(c) < 0xff) {
-      c = static_cast<char>(c + 1);
-      return prefix;
-    }
-    prefix.pop_back();
-  }
-  return std::string(1, '\0');
-}
-
 // --- closed loop ------------------------------------------------------------
 
 struct EClient {
@@ -274,84 +264,28 @@ struct EClient {
   int pending = 0;  // keepalive: write and read of one renewal
   std::unique_ptr<WatchStream> watch;
   std::unique_ptr<KeepAliveStream> keepalive;
-  std::int64_t watch_id = -1;   // the watch of the current waitDelete
-  bool creating_watch = false;  // its create request is in flight
-  std::function<void()> on_deleted;
+  DeleteWait wait;  // lock_hot: the current waitDelete
 };
 
-class ClosedLoop {
+// etcd_workload's closed loop on this thread's completion queue.
+class ClosedLoop : public etcd_workload::ClosedLoop<EClient> {
  public:
   ClosedLoop(GrpcLoop& loop, Conns& conns, int clients)
-      : loop_(loop), clients_(static_cast<std::size_t>(clients)) {
-    for (int i = 0; i < clients; ++i) {
-      EClient& c = clients_[static_cast<std::size_t>(i)];
-      c.index = i;
-      if (conns.size() > 0) {  // none: the clients make their own (NewConns)
-        std::size_t k = static_cast<std::size_t>(i) % conns.size();
-        c.kv = conns.kv[k].get();
-        c.lease = conns.lease[k].get();
-        c.watch_stub = conns.watch[k].get();
-      }
-      c.rng = 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(i + 1);
+      : etcd_workload::ClosedLoop<EClient>(clients), loop_(loop) {
+    if (conns.size() == 0) return;  // none: the clients make their own (NewConns)
+    for (EClient& c : this->clients()) {
+      std::size_t k = static_cast<std::size_t>(c.index) % conns.size();
+      c.kv = conns.kv[k].get();
+      c.lease = conns.lease[k].get();
+      c.watch_stub = conns.watch[k].get();
     }
   }
-  virtual ~ClosedLoop() = default;
-
-  Phase Run(Clock::duration duration, std::uint64_t max_ops) {
-    phase_ = Phase();
-    phase_.latency_ns.reserve(
-        static_cast<std::size_t>(std::min<std::uint64_t>(max_ops, 1'000'000)));
-    started_ = 0;
-    max_ops_ = max_ops;
-    active_ = 0;
-    start_ = last_ = Clock::now();
-    deadline_ = start_ + duration;
-    for (EClient& c : clients_) {
-      if (started_ >= max_ops_) break;
-      ++active_;
-      StartNext(c);
-    }
-    if (!loop_.RunUntil([this] { return active_ == 0; }, duration + std::chrono::seconds(30))) {
-      ++phase_.errors;
-      if (phase_.first_error.empty()) {
-        phase_.first_error =
-            fmt::format("{} operations still in flight 30 s after the phase", active_);
-      }
-      last_ = Clock::now();
-    }
-    phase_.seconds = std::chrono::duration<double>(last_ - start_).count();
-    return std::move(phase_);
-  }
-  std::vector<EClient>& clients() { return clients_; }
 
  protected:
-  virtual void StartOp(EClient& c) = 0;
-  void FinishOp(EClient& c, const std::string& error) {
-    Clock::time_point now = Clock::now();
-    last_ = now;
-    if (error.empty()) {
-      ++phase_.ok;
-      phase_.latency_ns.push_back(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(now - c.op_start).count());
-      if (now < deadline_ && started_ < max_ops_) return StartNext(c);
-    } else if (phase_.errors++ == 0) {
-      phase_.first_error = fmt::format("client {}: {}", c.index, error);
-    }
-    --active_;
+  bool Drive(const std::function<bool()>& done, Clock::duration limit, std::string*) override {
+    return loop_.RunUntil(done, limit);
   }
   GrpcLoop& loop_;
-
- private:
-  void StartNext(EClient& c) {
-    ++started_;
-    c.op_start = Clock::now();
-    StartOp(c);
-  }
-  std::vector<EClient> clients_;
-  Phase phase_;
-  Clock::time_point start_, deadline_, last_;
-  std::uint64_t started_ = 0, max_ops_ = 0;
-  int active_ = 0;
 };
 
 Clock::duration Seconds(double s) {
@@ -362,23 +296,12 @@ Clock::duration Seconds(double s) {
 
 class KvPut : public ClosedLoop {
  public:
-  KvPut(GrpcLoop& loop, Conns& conns, const Options& o) : ClosedLoop(loop, conns, o.clients) {
-    std::string value(static_cast<std::size_t>(o.value_bytes), 'v');
-    for (std::size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>('a' + i % 26);
-    for (int k = 0; k < o.keys; ++k) {
-      pb::PutRequest req;
-      req.set_key(fmt::format("bench/k{:04}", k));
-      req.set_value(value);
-      reqs_.push_back(std::move(req));
-    }
-  }
+  KvPut(GrpcLoop& loop, Conns& conns, const Options& o)
+      : ClosedLoop(loop, conns, o.clients), reqs_(etcd_workload::PutRequests(o)) {}
 
  protected:
   void StartOp(EClient& c) override {
-    c.rng ^= c.rng >> 12;
-    c.rng ^= c.rng << 25;
-    c.rng ^= c.rng >> 27;
-    const pb::PutRequest& req = reqs_[(c.rng * 0x2545F4914F6CDD1DULL) % reqs_.size()];
+    const pb::PutRequest& req = reqs_[etcd_workload::NextPut(&c.rng, reqs_.size())];
     Call(loop_, c.kv, &pb::KV::Stub::PrepareAsyncPut, req,
          [this, &c](const grpc::Status& s, pb::PutResponse&) {
            FinishOp(c, s.ok() ? "" : "put: " + StatusText(s));
@@ -533,96 +456,44 @@ class LockCycle : public ClosedLoop {
  protected:
   void StartOp(EClient& c) override {
     c.my_key = fmt::format("{}{:x}", c.prefix, c.lease_id);
-    pb::TxnRequest txn;
-    pb::Compare* cmp = txn.add_compare();
-    cmp->set_result(pb::Compare::EQUAL);
-    cmp->set_target(pb::Compare::CREATE);
-    cmp->set_key(c.my_key);
-    cmp->set_create_revision(0);
-    pb::PutRequest* put = txn.add_success()->mutable_request_put();
-    put->set_key(c.my_key);
-    put->set_lease(c.lease_id);
-    FirstCreated(c, txn.add_success()->mutable_request_range());
-    txn.add_failure()->mutable_request_range()->set_key(c.my_key);
-    FirstCreated(c, txn.add_failure()->mutable_request_range());
-    Call(loop_, c.kv, &pb::KV::Stub::PrepareAsyncTxn, txn,
+    Call(loop_, c.kv, &pb::KV::Stub::PrepareAsyncTxn,
+         etcd_workload::MutexLockTxn(c.prefix, c.my_key, c.lease_id),
          [this, &c](const grpc::Status& s, pb::TxnResponse& r) {
-           if (!s.ok() || r.responses_size() != 2) return FinishOp(c, "lock txn: " + StatusText(s));
-           c.my_rev = r.header().revision();
-           if (!r.succeeded()) {
-             const auto& mine = r.responses(0).response_range();
-             if (mine.kvs_size() == 0) return FinishOp(c, "lock txn: own key missing");
-             c.my_rev = mine.kvs(0).create_revision();
-           }
-           const auto& owner = r.responses(1).response_range();
-           if (owner.kvs_size() == 0 || owner.kvs(0).create_revision() == c.my_rev) return Held(c);
+           if (!s.ok()) return FinishOp(c, "lock txn: " + StatusText(s));
+           etcd_workload::LockTxnAnswer a = etcd_workload::ReadMutexLockTxn(r);
+           if (!a.error.empty()) return FinishOp(c, "lock txn: " + a.error);
+           c.my_rev = a.my_rev;
+           if (a.held) return Held(c);
            ++waits;
            WaitDeletes(c);
          });
   }
 
  private:
-  void FirstCreated(EClient& c, pb::RangeRequest* r) {
-    r->set_key(c.prefix);
-    r->set_range_end(PrefixEnd(c.prefix));
-    r->set_sort_target(pb::RangeRequest::CREATE);
-    r->set_sort_order(pb::RangeRequest::ASCEND);
-    r->set_limit(1);
-  }
   // waitDeletes: the newest key created before ours, until there is none.
   void WaitDeletes(EClient& c) {
-    pb::RangeRequest r;
-    r.set_key(c.prefix);
-    r.set_range_end(PrefixEnd(c.prefix));
-    r.set_sort_target(pb::RangeRequest::CREATE);
-    r.set_sort_order(pb::RangeRequest::DESCEND);
-    r.set_limit(1);
-    r.set_max_create_revision(c.my_rev - 1);
-    Call(loop_, c.kv, &pb::KV::Stub::PrepareAsyncRange, r,
+    Call(loop_, c.kv, &pb::KV::Stub::PrepareAsyncRange,
+         etcd_workload::OlderKeyRange(c.prefix, c.my_rev),
          [this, &c](const grpc::Status& s, pb::RangeResponse& resp) {
            if (!s.ok()) return FinishOp(c, "lock range: " + StatusText(s));
            if (resp.kvs_size() == 0) return Held(c);
-           WaitDelete(c, resp.kvs(0).key(), resp.header().revision());
+           if (!c.watch) OpenWatch(c);
+           c.watch->Write(c.wait.Create(resp.kvs(0).key(), resp.header().revision(),
+                                        [this, &c] { WaitDeletes(c); }));
          });
-  }
-  void WaitDelete(EClient& c, const std::string& key, std::int64_t rev) {
-    if (!c.watch) OpenWatch(c);
-    c.on_deleted = [this, &c] { WaitDeletes(c); };
-    c.creating_watch = true;
-    pb::WatchRequest req;
-    auto* create = req.mutable_create_request();
-    create->set_key(key);
-    create->set_start_revision(rev);
-    c.watch->Write(std::move(req));
   }
   void OpenWatch(EClient& c) {
     c.watch = std::make_unique<WatchStream>();
     EClient* cp = &c;
     c.watch->on_read = [cp](const pb::WatchResponse& r) {
-      EClient& cl = *cp;
-      if (r.created() && cl.creating_watch) {
-        cl.creating_watch = false;
-        cl.watch_id = r.watch_id();
-      }
-      if (r.canceled() || r.watch_id() != cl.watch_id || !cl.on_deleted) return;
-      for (const auto& ev : r.events()) {
-        if (ev.type() == mvccpb::Event::DELETE) {
-          pb::WatchRequest cancel;
-          cancel.mutable_cancel_request()->set_watch_id(cl.watch_id);
-          cl.watch->Write(std::move(cancel));
-          cl.watch_id = -1;
-          auto next = std::move(cl.on_deleted);
-          cl.on_deleted = nullptr;
-          next();
-          return;
-        }
+      pb::WatchRequest cancel;
+      if (std::function<void()> next = cp->wait.OnAnswer(r, &cancel)) {
+        cp->watch->Write(std::move(cancel));
+        next();
       }
     };
     c.watch->on_error = [this, cp](const std::string& why) {
-      if (cp->on_deleted) {
-        cp->on_deleted = nullptr;
-        FinishOp(*cp, "lock watch: " + why);
-      }
+      if (cp->wait.Abandon()) FinishOp(*cp, "lock watch: " + why);
     };
     pb::Watch::Stub* stub = c.watch_stub;
     c.watch->Open(loop_, [stub](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
@@ -799,35 +670,13 @@ Result RunWatch(GrpcLoop& loop, const Options& o) {
     return Failed("initial put: " + StatusText(put_status));
   }
   long rss_before = RssKiB(o.server_pid);
-  std::size_t created = 0, woken = 0, errors = 0;
-  std::string first_error;
-  bool fired = false;
-  Clock::time_point fire_time;
-  std::int64_t round_last = 0;
-  std::vector<std::int64_t> wake_ns, last_ns;
+  etcd_workload::FanOut count(static_cast<std::size_t>(o.watchers));
   std::vector<std::unique_ptr<WatchStream>> watchers;
   for (int i = 0; i < o.watchers; ++i) {
     auto w = std::make_unique<WatchStream>();
-    w->on_read = [&, i](const pb::WatchResponse& r) {
-      if (r.created()) {
-        ++created;
-        return;
-      }
-      for (int e = 0; e < r.events_size(); ++e) {
-        std::int64_t ns =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - fire_time).count();
-        ++woken;
-        if (!fired || r.events(e).type() != mvccpb::Event::PUT) {
-          if (errors++ == 0)
-            first_error = fmt::format("watcher {}: unexpected event (fired {})", i, fired);
-        } else {
-          wake_ns.push_back(ns);
-          round_last = std::max(round_last, ns);
-        }
-      }
-    };
-    w->on_error = [&, i](const std::string& why) {
-      if (errors++ == 0) first_error = fmt::format("watcher {}: {}", i, why);
+    w->on_read = [&count, i](const pb::WatchResponse& r) { count.OnAnswer(i, r); };
+    w->on_error = [&count, i](const std::string& why) {
+      count.Fail(fmt::format("watcher {}: {}", i, why));
     };
     pb::Watch::Stub* stub = conns.watch[static_cast<std::size_t>(i) % (conns.size() - 1)].get();
     w->Open(loop, [stub](grpc::ClientContext* ctx, grpc::CompletionQueue* cq) {
@@ -838,48 +687,29 @@ Result RunWatch(GrpcLoop& loop, const Options& o) {
     w->Write(std::move(req));
     watchers.push_back(std::move(w));
   }
-  const std::size_t want = watchers.size();
-  if (!loop.RunUntil([&] { return created == want || errors > 0; }, std::chrono::seconds(120)) ||
-      errors > 0) {
-    return Failed(
-        fmt::format("only {} of {} watches created within 120 s: {}", created, want, first_error));
+  if (!loop.RunUntil([&] { return count.all_created() || count.failed(); },
+                     std::chrono::seconds(120)) ||
+      count.failed()) {
+    return Failed(fmt::format("only {} of {} watches created within 120 s: {}", count.created(),
+                              o.watchers, count.first_error()));
   }
   long rss_parked = RssKiB(o.server_pid);
-  for (int round = 0; round < o.rounds && errors == 0; ++round) {
-    woken = 0;
-    round_last = 0;
+  for (int round = 0; round < o.rounds && !count.failed(); ++round) {
     bool acked = false;
-    fire_time = Clock::now();
-    fired = true;
+    count.StartRound();
     put(fmt::format("round-{}", round), [&](const grpc::Status& s) {
-      if (!s.ok() && errors++ == 0) first_error = "waking put: " + StatusText(s);
+      if (!s.ok()) count.Fail("waking put: " + StatusText(s));
       acked = true;
     });
-    if (!loop.RunUntil([&] { return (acked && woken >= want) || errors > 0; },
+    if (!loop.RunUntil([&] { return (acked && count.all_woken()) || count.failed(); },
                        std::chrono::seconds(60))) {
       return Failed(fmt::format("round {}: {} of {} watchers notified within 60 s of the write",
-                                round, woken, want));
+                                round, count.woken(), o.watchers));
     }
-    fired = false;
-    last_ns.push_back(round_last);
-    // The next round starts once this one is fully delivered; etcd watches
-    // stay armed, so nothing else is needed.
+    count.EndRound();
   }
   Result r;
-  std::sort(wake_ns.begin(), wake_ns.end());
-  std::sort(last_ns.begin(), last_ns.end());
-  r.Add("wake_p50_ms", PercentileMs(wake_ns, 0.5));
-  r.Add("wake_p99_ms", PercentileMs(wake_ns, 0.99));
-  r.Add("last_median_ms", PercentileMs(last_ns, 0.5));
-  r.Add("last_max_ms", PercentileMs(last_ns, 1.0));
-  r.Add("wakeups", static_cast<double>(wake_ns.size()));
-  r.Add("conns", static_cast<double>(conns.size() - 1));
-  if (rss_before > 0 && rss_parked > 0) {
-    r.Add("rss_before_mib", rss_before / 1024.0);
-    r.Add("rss_parked_mib", rss_parked / 1024.0);
-    r.Add("bytes_per_watcher", static_cast<double>(rss_parked - rss_before) * 1024.0 / o.watchers);
-  }
-  if (errors > 0) r.error = fmt::format("{} errors; first: {}", errors, first_error);
+  count.AddTo(&r, conns.size() - 1, rss_before, rss_parked);
   return r;
 }
 
@@ -933,55 +763,32 @@ Result RunCandidate(GrpcLoop& loop, const Options& o) {
     GrpcLoop& loop;
     pb::KV::Stub* kv;
     pb::Watch::Stub* watch_stub;
-    std::string prefix, my_key;
-    std::int64_t my_rev = 0;
+    std::string prefix;
     std::string* failure;
+    std::string my_key;
+    std::int64_t my_rev = 0;
     WatchStream watch;
     bool watch_open = false;
-    std::int64_t watch_id = -1;
-    bool creating = false;
-    std::function<void()> on_deleted;
+    DeleteWait wait;
     bool waiting_printed = false;
 
     void Acquire(std::int64_t lease) {
       my_key = fmt::format("{}{:x}", prefix, lease);
-      pb::TxnRequest txn;
-      pb::Compare* cmp = txn.add_compare();
-      cmp->set_result(pb::Compare::EQUAL);
-      cmp->set_target(pb::Compare::CREATE);
-      cmp->set_key(my_key);
-      cmp->set_create_revision(0);
-      pb::PutRequest* put = txn.add_success()->mutable_request_put();
-      put->set_key(my_key);
-      put->set_lease(lease);
-      First(txn.add_success()->mutable_request_range(), pb::RangeRequest::ASCEND, 0);
-      txn.add_failure()->mutable_request_range()->set_key(my_key);
-      First(txn.add_failure()->mutable_request_range(), pb::RangeRequest::ASCEND, 0);
-      Call(loop, kv, &pb::KV::Stub::PrepareAsyncTxn, txn,
+      Call(loop, kv, &pb::KV::Stub::PrepareAsyncTxn,
+           etcd_workload::MutexLockTxn(prefix, my_key, lease),
            [this](const grpc::Status& s, pb::TxnResponse& r) {
-             if (!s.ok() || r.responses_size() != 2) {
-               *failure = "lock txn: " + StatusText(s);
+             etcd_workload::LockTxnAnswer a = etcd_workload::ReadMutexLockTxn(r);
+             if (!s.ok() || !a.error.empty()) {
+               *failure = "lock txn: " + (s.ok() ? a.error : StatusText(s));
                return;
              }
-             my_rev = r.header().revision();
-             if (!r.succeeded()) my_rev = r.responses(0).response_range().kvs(0).create_revision();
-             const auto& owner = r.responses(1).response_range();
-             if (owner.kvs_size() == 0 || owner.kvs(0).create_revision() == my_rev) return Held();
+             my_rev = a.my_rev;
+             if (a.held) return Held();
              WaitDeletes();
            });
     }
-    void First(pb::RangeRequest* r, pb::RangeRequest::SortOrder order, std::int64_t max_rev) {
-      r->set_key(prefix);
-      r->set_range_end(PrefixEnd(prefix));
-      r->set_sort_target(pb::RangeRequest::CREATE);
-      r->set_sort_order(order);
-      r->set_limit(1);
-      if (max_rev > 0) r->set_max_create_revision(max_rev);
-    }
     void WaitDeletes() {
-      pb::RangeRequest r;
-      First(&r, pb::RangeRequest::DESCEND, my_rev - 1);
-      Call(loop, kv, &pb::KV::Stub::PrepareAsyncRange, r,
+      Call(loop, kv, &pb::KV::Stub::PrepareAsyncRange, etcd_workload::OlderKeyRange(prefix, my_rev),
            [this](const grpc::Status& s, pb::RangeResponse& resp) {
              if (!s.ok()) {
                *failure = "range: " + StatusText(s);
@@ -994,33 +801,17 @@ Result RunCandidate(GrpcLoop& loop, const Options& o) {
                std::fflush(stdout);
              }
              if (!watch_open) Open();
-             on_deleted = [this] { WaitDeletes(); };
-             creating = true;
-             pb::WatchRequest req;
-             req.mutable_create_request()->set_key(resp.kvs(0).key());
-             req.mutable_create_request()->set_start_revision(resp.header().revision());
-             watch.Write(std::move(req));
+             watch.Write(wait.Create(resp.kvs(0).key(), resp.header().revision(),
+                                     [this] { WaitDeletes(); }));
            });
     }
     void Open() {
       watch_open = true;
       watch.on_read = [this](const pb::WatchResponse& r) {
-        if (r.created() && creating) {
-          creating = false;
-          watch_id = r.watch_id();
-        }
-        if (r.canceled() || r.watch_id() != watch_id || !on_deleted) return;
-        for (const auto& ev : r.events()) {
-          if (ev.type() == mvccpb::Event::DELETE) {
-            pb::WatchRequest cancel;
-            cancel.mutable_cancel_request()->set_watch_id(watch_id);
-            watch.Write(std::move(cancel));
-            watch_id = -1;
-            auto next = std::move(on_deleted);
-            on_deleted = nullptr;
-            next();
-            return;
-          }
+        pb::WatchRequest cancel;
+        if (std::function<void()> next = wait.OnAnswer(r, &cancel)) {
+          watch.Write(std::move(cancel));
+          next();
         }
       };
       watch.on_error = [this](const std::string& why) { *failure = "watch: " + why; };
@@ -1034,19 +825,7 @@ Result RunCandidate(GrpcLoop& loop, const Options& o) {
       std::fflush(stdout);
     }
   };
-  Lock lock{loop,
-            conns.kv[0].get(),
-            conns.watch[0].get(),
-            o.key + "/",
-            "",
-            0,
-            &failure,
-            {},
-            false,
-            -1,
-            false,
-            nullptr,
-            false};
+  Lock lock{loop, conns.kv[0].get(), conns.watch[0].get(), o.key + "/", &failure};
   lock.Acquire(lease_id);
   loop.RunUntil([&] { return !failure.empty(); }, std::chrono::hours(24));
   return Failed(failure.empty() ? "candidate ran for 24 h" : failure);
