@@ -28,7 +28,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <nghttp2/nghttp2.h>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <sys/epoll.h>
@@ -48,6 +47,7 @@
 #include "driver.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.pb.h"
 #include "etcd_workload.h"
+#include "tls/context.h"
 
 namespace tenure::vs {
 namespace {
@@ -61,43 +61,36 @@ Result Failed(std::string error) {
   return r;
 }
 
+// OpenSSL's error queue as one line, for an error text.
 std::string OpenSslErrors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    out += (out.empty() ? "" : "; ") + std::string(buf);
-  }
-  return out.empty() ? "no OpenSSL error queued" : out;
+  std::string queue = tls::TakeOpenSslErrors();
+  return queue.empty() ? "no OpenSSL error queued" : queue;
 }
 
-// Every connection's TLS settings: none (clear text) unless --ca-file.
-struct TlsClient {
-  SSL_CTX* context = nullptr;
-  std::string server_name;  // verified instead of the address dialled, when set
-};
-TlsClient& Tls() {
-  static TlsClient tls;
-  return tls;
+// Every connection's TLS context: the house client context
+// (tls::Context::ForClient: the CA, the client certificate, the name to
+// check) offering ALPN h2; null (clear text) unless --ca-file.
+std::shared_ptr<const tls::Context>& Tls() {
+  static std::shared_ptr<const tls::Context> context;
+  return context;
 }
 
 bool SetUpTls(const Options& o, std::string* error) {
   if (o.ca_file.empty()) return true;
-  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
-  static const unsigned char kAlpnH2[] = {2, 'h', '2'};
-  if (ctx == nullptr || SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
-      SSL_CTX_load_verify_locations(ctx, o.ca_file.c_str(), nullptr) != 1 ||
-      (!o.cert_file.empty() &&
-       (SSL_CTX_use_certificate_chain_file(ctx, o.cert_file.c_str()) != 1 ||
-        SSL_CTX_use_PrivateKey_file(ctx, o.key_file.c_str(), SSL_FILETYPE_PEM) != 1)) ||
-      SSL_CTX_set_alpn_protos(ctx, kAlpnH2, sizeof kAlpnH2) != 0) {
-    *error = "TLS setup: " + OpenSslErrors();
+  auto context = tls::Context::ForClient({.ca_file = o.ca_file,
+                                          .cert_file = o.cert_file,
+                                          .key_file = o.key_file,
+                                          .server_name = o.server_name});
+  if (!context.ok()) {
+    *error = "TLS: " + std::string(context.status().message());
     return false;
   }
-  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-  SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  Tls().context = ctx;
-  Tls().server_name = o.server_name;
+  static const unsigned char kAlpnH2[] = {2, 'h', '2'};
+  if (SSL_CTX_set_alpn_protos((*context)->raw(), kAlpnH2, sizeof kAlpnH2) != 0) {
+    *error = "TLS: cannot offer ALPN h2: " + OpenSslErrors();
+    return false;
+  }
+  Tls() = *context;
   return true;
 }
 
@@ -216,8 +209,8 @@ class H2Loop {
 
   H2Conn* Open(const std::string& addr, std::string* error) {
     // :authority is the name the certificate is checked for, as gRPC's.
-    auto conn =
-        std::make_unique<H2Conn>(*this, Tls().server_name.empty() ? addr : Tls().server_name);
+    auto conn = std::make_unique<H2Conn>(
+        *this, Tls() && !Tls()->server_name().empty() ? Tls()->server_name() : addr);
     if (!conn->Connect(addr, error)) return nullptr;
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -328,7 +321,7 @@ bool H2Conn::Connect(const std::string& addr, std::string* error) {
   }
   int one = 1;
   setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (Tls().context != nullptr && !Handshake(addr.substr(0, colon), error)) return false;
+  if (Tls() != nullptr && !Handshake(addr.substr(0, colon), error)) return false;
   fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
 
   nghttp2_session_callbacks* cbs = nullptr;
@@ -497,13 +490,16 @@ int H2Conn::OnStreamClose(nghttp2_session*, std::int32_t stream_id, std::uint32_
 }
 
 bool H2Conn::Handshake(const std::string& host, std::string* error) {
-  ssl_ = SSL_new(Tls().context);
+  ssl_ = SSL_new(Tls()->raw());
   if (ssl_ == nullptr || SSL_set_fd(ssl_, fd_) != 1) {
     *error = "SSL_new: " + OpenSslErrors();
     return false;
   }
   X509_VERIFY_PARAM* param = SSL_get0_param(ssl_);
-  const std::string& name = Tls().server_name;
+  // The house context frees idle buffers (right for a server's many idle
+  // connections); a load generator reuses them on every call.
+  SSL_clear_mode(ssl_, SSL_MODE_RELEASE_BUFFERS);
+  const std::string& name = Tls()->server_name();
   bool named = name.empty() ? X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) == 1
                             : X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0) == 1 &&
                                   SSL_set_tlsext_host_name(ssl_, name.c_str()) == 1;
@@ -531,7 +527,7 @@ bool H2Conn::Handshake(const std::string& host, std::string* error) {
 
 ssize_t H2Conn::ReadSome(char* buf, std::size_t size) {
   if (ssl_ == nullptr) return read(fd_, buf, size);
-  ERR_clear_error();  // SSL_get_error reads the queue: nothing stale in it
+  tls::ClearOpenSslErrors();  // SSL_get_error reads the queue: nothing stale in it
   int n = SSL_read(ssl_, buf, static_cast<int>(size));
   if (n > 0) return n;
   int code = SSL_get_error(ssl_, n);
@@ -546,7 +542,7 @@ ssize_t H2Conn::ReadSome(char* buf, std::size_t size) {
 
 ssize_t H2Conn::WriteSome(const char* data, std::size_t size) {
   if (ssl_ == nullptr) return send(fd_, data, size, MSG_NOSIGNAL);
-  ERR_clear_error();
+  tls::ClearOpenSslErrors();
   int n = SSL_write(ssl_, data, static_cast<int>(size));
   if (n > 0) return n;
   int code = SSL_get_error(ssl_, n);
@@ -932,8 +928,8 @@ bool Grant(H2Loop& loop, const std::vector<H2Conn*>& conns, int clients, int cou
 }
 
 std::string LightNote() {
-  return Tls().context != nullptr ? "light client (nghttp2 + protobuf, etcd_h2.cc), TLS (OpenSSL)"
-                                  : "light client (nghttp2 + protobuf, etcd_h2.cc)";
+  return Tls() != nullptr ? "light client (nghttp2 + protobuf, etcd_h2.cc), TLS (OpenSSL)"
+                          : "light client (nghttp2 + protobuf, etcd_h2.cc)";
 }
 
 // etcd_side.cc's RunWatch on this client: W watch streams (one watch each
