@@ -25,8 +25,7 @@ std::string JsonCamelName(std::string_view proto_name);
 
 class JsonEncoder {
  public:
-  explicit JsonEncoder(std::string* out, const ResponseHeader* nested_header = nullptr)
-      : out_(out), nested_header_(nested_header) {}
+  explicit JsonEncoder(std::string* out) : out_(out) {}
 
   void Int64(std::uint32_t /*n*/, std::string_view name, const std::int64_t& v) {
     if (v != 0) Quoted(name, std::to_string(v));
@@ -88,6 +87,24 @@ class JsonEncoder {
              K which) {
     if (kind == which) Message(n, name, m.empty() ? M() : m.front());
   }
+  // A body of a ResponseOp, led by its header holding only `revision`
+  // (present even when empty, as etcd's applier makes every one).
+  template <typename M, typename K>
+  void OneofWithRevision(std::uint32_t /*n*/, std::string_view name, const M& m, const K& kind,
+                         K which, const std::int64_t& revision) {
+    if (kind != which) return;
+    Name(name);
+    JsonEncoder inner(out_);
+    out_->push_back('{');
+    inner.Message(1, "header", ResponseHeader{.revision = revision});
+    Fields(inner, m);
+    out_->push_back('}');
+  }
+  template <typename M, typename K>
+  void OneofWithRevision(std::uint32_t n, std::string_view name, const std::vector<M>& m,
+                         const K& kind, K which, const std::int64_t& revision) {
+    OneofWithRevision(n, name, m.empty() ? M() : m.front(), kind, which, revision);
+  }
   template <typename K>
   void OneofInt64(std::uint32_t /*n*/, std::string_view name, const std::int64_t& v, const K& kind,
                   K which) {
@@ -113,11 +130,8 @@ class JsonEncoder {
 
   template <typename M>
   void Nested(const M& m) {
-    JsonEncoder inner(out_, nested_header_);
+    JsonEncoder inner(out_);
     out_->push_back('{');
-    if constexpr (AResponseBody<M>) {
-      if (nested_header_ != nullptr) inner.Message(1, "header", *nested_header_);
-    }
     Fields(inner, m);
     out_->push_back('}');
   }
@@ -147,14 +161,13 @@ class JsonEncoder {
   }
 
   std::string* out_;
-  const ResponseHeader* nested_header_;
   bool first_ = true;
 };
 
 // Appends `m` as one JSON object.
 template <typename M>
-void EncodeJson(const M& m, std::string* out, const ResponseHeader* nested_header = nullptr) {
-  JsonEncoder(out, nested_header).Nested(m);
+void EncodeJson(const M& m, std::string* out) {
+  JsonEncoder(out).Nested(m);
 }
 
 // Reads `text` as one JSON value, nesting bounded, and refuses one with more
@@ -227,6 +240,27 @@ class JsonFieldDecoder {
     kind = which;
     if (m.empty()) m.emplace_back();
     DecodeObject(member_.value, m.front(), error_);
+  }
+  template <typename M, typename K>
+  void OneofWithRevision(std::uint32_t /*n*/, std::string_view name, M& m, K& kind, K which,
+                         std::int64_t& revision) {
+    if (!Take(name)) return;
+    kind = which;
+    Response<M> headed;
+    DecodeObject(member_.value, headed, error_);
+    m = std::move(headed.body);
+    revision = headed.header.revision;
+  }
+  template <typename M, typename K>
+  void OneofWithRevision(std::uint32_t /*n*/, std::string_view name, std::vector<M>& m, K& kind,
+                         K which, std::int64_t& revision) {
+    if (!Take(name)) return;
+    kind = which;
+    Response<M> headed;
+    DecodeObject(member_.value, headed, error_);
+    if (m.empty()) m.emplace_back();
+    m.front() = std::move(headed.body);
+    revision = headed.header.revision;
   }
   template <typename K>
   void OneofInt64(std::uint32_t n, std::string_view name, std::int64_t& v, K& kind, K which) {

@@ -9,6 +9,7 @@
 #include "server/server.h"
 #include "state/etcd_check.h"
 #include "state/etcd_range.h"
+#include "state/numbered_session.h"
 
 namespace tenure::etcd {
 
@@ -32,6 +33,7 @@ void RunReadOnly(const state::Store& store, const state::EtcdTxnRequest& txn,
     state::EtcdResponseOp& answer = out->responses.emplace_back();
     answer.kind = op.kind;
     if (op.kind == state::EtcdRequestOp::Kind::kRange) {
+      answer.revision = static_cast<std::int64_t>(store.applied_index().value());
       answer.range = state::EvaluateRange(store.ListRange(op.range.range), op.range);
     } else if (op.kind == state::EtcdRequestOp::Kind::kTxn && op.txn.size() == 1) {
       RunReadOnly(store, op.txn.front(), &answer.txn.emplace_back());
@@ -213,6 +215,13 @@ void KvService::Put(const Client& client, state::EtcdPutRequest request, Done<Pu
   if (Relayed()) return relay_->Call(Method::kPut, client.token, request, std::move(done));
   if (EtcdError denied = MayPut(client.can(), request); !denied.ok()) {
     return done({std::move(denied), {}});
+  }
+  // etcd looks a Put's lease up before its key (ignore_value and
+  // ignore_lease need one); inside a txn the other way round, as the state
+  // applies it. A lease that ends before the entry applies is refused there.
+  if (request.lease != 0 &&
+      server_.store().FindSession(state::NumberedSessionId(request.lease)) == nullptr) {
+    return done({etcd_texts::LeaseNotFound(), {}});
   }
   state::EtcdTxnRequest txn;
   txn.success.push_back(OpOf(state::EtcdRequestOp::Kind::kPut));

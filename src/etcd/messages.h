@@ -172,15 +172,17 @@ void Fields(V& v, C& m) {
   v.Messages(3, "failure", m.failure);
 }
 
-// A nested response carries a header of its own, as etcd's; ours holds the
-// revision of the whole answer (the visitor's nested_header).
+// Each answer inside a txn carries a header of its own holding only its
+// revision, as etcd's applier writes them (clientv3's STM reads it); a
+// nested txn's is empty.
 template <typename V, Is<state::EtcdResponseOp> C>
 void Fields(V& v, C& m) {
   using Kind = state::EtcdRequestOp::Kind;
-  v.Oneof(1, "response_range", m.range, m.kind, Kind::kRange);
-  v.Oneof(2, "response_put", m.put, m.kind, Kind::kPut);
-  v.Oneof(3, "response_delete_range", m.delete_range, m.kind, Kind::kDeleteRange);
-  v.Oneof(4, "response_txn", m.txn, m.kind, Kind::kTxn);
+  v.OneofWithRevision(1, "response_range", m.range, m.kind, Kind::kRange, m.revision);
+  v.OneofWithRevision(2, "response_put", m.put, m.kind, Kind::kPut, m.revision);
+  v.OneofWithRevision(3, "response_delete_range", m.delete_range, m.kind, Kind::kDeleteRange,
+                      m.revision);
+  v.OneofWithRevision(4, "response_txn", m.txn, m.kind, Kind::kTxn, m.revision);
 }
 
 template <typename V, Is<state::EtcdTxnResponse> C>
@@ -211,12 +213,6 @@ void Fields(V& v, C& m) {
   v.Message(1, "header", m.header);
   Fields(v, m.body);
 }
-
-// The bodies that, nested in a ResponseOp, carry a header of their own.
-template <typename M>
-concept AResponseBody =
-    std::same_as<M, state::EtcdRangeResponse> || std::same_as<M, state::EtcdPutResponse> ||
-    std::same_as<M, state::EtcdDeleteRangeResponse> || std::same_as<M, state::EtcdTxnResponse>;
 
 // What a decoded message means when its input said it twice: a Compare's
 // target union holds the member read last (`union_seen`, the target it

@@ -24,10 +24,7 @@ inline constexpr std::size_t kMaxProtoMessages = 4096;
 
 class ProtoEncoder {
  public:
-  // `nested_header`: the header each nested response carries (etcd's
-  // ResponseOp bodies have one), or none.
-  explicit ProtoEncoder(std::string* out, const ResponseHeader* nested_header = nullptr)
-      : w_(out), nested_header_(nested_header) {}
+  explicit ProtoEncoder(std::string* out) : w_(out) {}
 
   void Int64(std::uint32_t n, std::string_view /*name*/, const std::int64_t& v) {
     if (v != 0) w_.VarintField(n, static_cast<std::uint64_t>(v));
@@ -69,6 +66,22 @@ class ProtoEncoder {
              K which) {
     if (kind == which) Nested(n, m.empty() ? M() : m.front());
   }
+  // A body of a ResponseOp, led by its header holding only `revision`
+  // (present even when empty, as etcd's applier makes every one).
+  template <typename M, typename K>
+  void OneofWithRevision(std::uint32_t n, std::string_view /*name*/, const M& m, const K& kind,
+                         K which, const std::int64_t& revision) {
+    if (kind != which) return;
+    const std::size_t at = w_.BeginNested(n);
+    Nested(1, ResponseHeader{.revision = revision});
+    Fields(*this, m);
+    w_.EndNested(at);
+  }
+  template <typename M, typename K>
+  void OneofWithRevision(std::uint32_t n, std::string_view name, const std::vector<M>& m,
+                         const K& kind, K which, const std::int64_t& revision) {
+    OneofWithRevision(n, name, m.empty() ? M() : m.front(), kind, which, revision);
+  }
   // A set oneof member is written even when zero.
   template <typename K>
   void OneofInt64(std::uint32_t n, std::string_view /*name*/, const std::int64_t& v, const K& kind,
@@ -100,21 +113,17 @@ class ProtoEncoder {
   template <typename M>
   void Nested(std::uint32_t n, const M& m) {
     const std::size_t at = w_.BeginNested(n);
-    if constexpr (AResponseBody<M>) {
-      if (nested_header_ != nullptr) Message(1, "header", *nested_header_);
-    }
     Fields(*this, m);
     w_.EndNested(at);
   }
 
   ProtoWriter w_;
-  const ResponseHeader* nested_header_;
 };
 
 // Appends `m`'s encoding to *out.
 template <typename M>
-void EncodeProto(const M& m, std::string* out, const ResponseHeader* nested_header = nullptr) {
-  ProtoEncoder encoder(out, nested_header);
+void EncodeProto(const M& m, std::string* out) {
+  ProtoEncoder encoder(out);
   Fields(encoder, m);
 }
 
@@ -181,6 +190,27 @@ class ProtoFieldDecoder {
     kind = which;
     if (m.empty()) m.emplace_back();
     Nested(m.front());
+  }
+  template <typename M, typename K>
+  void OneofWithRevision(std::uint32_t n, std::string_view /*name*/, M& m, K& kind, K which,
+                         std::int64_t& revision) {
+    if (!Take(n)) return;
+    kind = which;
+    Response<M> headed;
+    Nested(headed);
+    m = std::move(headed.body);
+    revision = headed.header.revision;
+  }
+  template <typename M, typename K>
+  void OneofWithRevision(std::uint32_t n, std::string_view /*name*/, std::vector<M>& m, K& kind,
+                         K which, std::int64_t& revision) {
+    if (!Take(n)) return;
+    kind = which;
+    Response<M> headed;
+    Nested(headed);
+    if (m.empty()) m.emplace_back();
+    m.front() = std::move(headed.body);
+    revision = headed.header.revision;
   }
   // The member read last is the one set (NormalizeDecoded sorts it out).
   template <typename K>

@@ -74,9 +74,14 @@ std::size_t CountItems(const EtcdTxnRequest& txn) {
 struct Writes {
   std::set<std::string> puts;
   std::vector<KeyRange> deletes;
+  // etcd 3.4 puts each delete in an interval tree as [key, range_end)
+  // without reading "\0" as "to the end", as the delete itself does: such an
+  // interval ends before it begins and holds no key, so a put under a
+  // from-key delete passes its check (and the delete then takes the put key
+  // too). Ours answers as etcd does.
   bool Deletes(const std::string& key) const {
     return std::any_of(deletes.begin(), deletes.end(),
-                       [&](const KeyRange& r) { return r.Contains(key); });
+                       [&](const KeyRange& r) { return !r.unbounded() && r.Contains(key); });
   }
 };
 

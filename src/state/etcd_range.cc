@@ -1,6 +1,7 @@
 #include "state/etcd_range.h"
 
 #include <algorithm>
+#include <span>
 #include <string_view>
 
 #include "state/numbered_session.h"
@@ -85,9 +86,20 @@ EtcdRangeResponse EvaluateRange(const std::vector<const KvEntry*>& in_range,
   EtcdRangeResponse response;
   response.count = static_cast<std::int64_t>(in_range.size());
   if (request.count_only) return response;
+  // etcd 3.4 reads every key of the range only when the request names a
+  // sort order or a revision filter; otherwise its store stops after
+  // limit + 1 keys in key order, and a sort_target other than KEY (which
+  // sorts ascending) sorts those alone before the limit cuts them.
+  const bool reads_all = request.sort_order != EtcdSortOrder::kNone ||
+                         request.min_mod_revision != 0 || request.max_mod_revision != 0 ||
+                         request.min_create_revision != 0 || request.max_create_revision != 0;
+  std::size_t read = in_range.size();
+  if (!reads_all && request.limit > 0 && read > static_cast<std::uint64_t>(request.limit)) {
+    read = static_cast<std::size_t>(request.limit) + 1;
+  }
   std::vector<const KvEntry*> entries;
-  entries.reserve(in_range.size());
-  for (const KvEntry* e : in_range) {
+  entries.reserve(read);
+  for (const KvEntry* e : std::span(in_range).first(read)) {
     const std::int64_t mod = Signed(e->modify_index);
     const std::int64_t create = Signed(e->create_index);
     if (request.max_mod_revision != 0 && mod > request.max_mod_revision) continue;

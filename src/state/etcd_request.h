@@ -131,6 +131,12 @@ struct EtcdTxnResponse;
 
 struct EtcdResponseOp {
   EtcdRequestOp::Kind kind = EtcdRequestOp::Kind::kEmpty;
+  // The revision in the header etcd gives a range, put or delete_range
+  // answered inside a txn (a nested txn's answer has none): the state the op
+  // saw or made. On a write it is the entry's index once an op of the txn
+  // has changed a key, the index before it until then (etcd: the txn's
+  // begin revision, plus one after a change); on a read, the applied index.
+  std::int64_t revision = 0;
   EtcdRangeResponse range;
   EtcdPutResponse put;
   EtcdDeleteRangeResponse delete_range;

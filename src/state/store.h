@@ -358,10 +358,12 @@ class Store {
   void RollBack(const Journal& journal, const TxnMarks& marks);
   // What an etcd txn's writes leave for after it commits: keys deleted
   // (their queues go) and keys an etcd lease let go (their queues' heads may
-  // take them).
+  // take them); and whether an op so far changed a key (the revision each
+  // op's answer carries, EtcdResponseOp::revision).
   struct EtcdAfterCommit {
     std::vector<std::string> deleted;
     std::vector<std::string> released;
+    bool changed = false;
   };
   etcd_texts::EtcdError RunEtcdTxn(const EtcdTxnRequest& txn, const std::vector<bool>& paths,
                                    std::size_t* next_path, LogIndex index, EtcdAfterCommit* after,

@@ -91,9 +91,11 @@ EtcdError Store::RunEtcdTxn(const EtcdTxnRequest& txn, const std::vector<bool>& 
         break;
       case EtcdRequestOp::Kind::kPut:
         if (EtcdError e = EtcdPut(op.put, index, after, &answer.put); !e.ok()) return e;
+        after->changed = true;
         break;
       case EtcdRequestOp::Kind::kDeleteRange:
         EtcdDeleteRange(op.delete_range, index, after, &answer.delete_range);
+        if (answer.delete_range.deleted > 0) after->changed = true;
         break;
       case EtcdRequestOp::Kind::kTxn:
         if (EtcdError e = RunEtcdTxn(op.txn.front(), paths, next_path, index, after,
@@ -104,6 +106,10 @@ EtcdError Store::RunEtcdTxn(const EtcdTxnRequest& txn, const std::vector<bool>& 
         break;
       case EtcdRequestOp::Kind::kEmpty:
         break;  // refused before it applies (CheckEtcdTxn)
+    }
+    if (op.kind != EtcdRequestOp::Kind::kTxn) {
+      answer.revision =
+          static_cast<std::int64_t>(after->changed ? index.value() : index.value() - 1);
     }
   }
   return {};

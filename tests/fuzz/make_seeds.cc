@@ -196,8 +196,9 @@ int main(int argc, char** argv) {
     answer.body.responses.emplace_back().kind = tenure::state::EtcdRequestOp::Kind::kPut;
     answer.body.responses.back().put.has_prev_kv = true;
     answer.body.responses.back().put.prev_kv = {"k", 1, 2, 3, "v", 4};
+    answer.body.responses.back().revision = static_cast<std::int64_t>(seed);
     std::string response(1, '\5');
-    tenure::etcd::EncodeProto(answer, &response, &answer.header);
+    tenure::etcd::EncodeProto(answer, &response);
     Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-txn-response"), response);
     // The txn twice on a gRPC stream, in reads of 7 bytes (first byte 12).
     std::string framed;
@@ -213,7 +214,7 @@ int main(int argc, char** argv) {
     tenure::etcd::EncodeJson(campaign, &json);
     Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-txn-json"), json);
     std::string json_response(1, '\13');
-    tenure::etcd::EncodeJson(answer, &json_response, &answer.header);
+    tenure::etcd::EncodeJson(answer, &json_response);
     Write(root / "etcd_proto" / ("seed" + std::to_string(seed) + "-txn-response-json"),
           json_response);
     // A gateway keep-alive body of two requests (first byte 13).

@@ -100,6 +100,12 @@ TEST(EtcdCheckTest, AKeyPutTwiceOrPutAndDeletedInOneBranchIsADuplicate) {
   EXPECT_EQ(Text(CheckEtcdTxn(EtcdTxnOf({Put("a"), Delete("a")}))), duplicate);
   EXPECT_EQ(Text(CheckEtcdTxn(EtcdTxnOf({Delete("a", "c"), Put("b")}))), duplicate);
   EXPECT_TRUE(CheckEtcdTxn(EtcdTxnOf({Delete("a", "c"), Put("c")})).ok()) << "the end is outside";
+  // etcd 3.4 checks a delete as the interval [key, range_end) without
+  // reading "\0" as "to the end": a from-key delete holds no key there.
+  EXPECT_TRUE(CheckEtcdTxn(EtcdTxnOf({Delete("a", std::string(1, '\0')), Put("b")})).ok());
+  EXPECT_TRUE(
+      CheckEtcdTxn(EtcdTxnOf({Put("b"), Nested(EtcdTxnOf({Delete("a", std::string(1, '\0'))}))}))
+          .ok());
   EXPECT_TRUE(CheckEtcdTxn(EtcdTxnOf({Put("a")}, {Put("a")})).ok()) << "one branch runs";
   EXPECT_TRUE(CheckEtcdTxn(EtcdTxnOf({Delete("a"), Delete("a")})).ok()) << "deletes may repeat";
   // Nested: a key in both branches of one nested txn counts once...

@@ -139,6 +139,7 @@ inline std::string ShowEtcdResponse(const EtcdTxnResponse& r) {
         os << "empty";
         break;
     }
+    if (op.revision != 0) os << "@" << op.revision;
   }
   os << "]";
   return os.str();

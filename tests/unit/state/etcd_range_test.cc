@@ -92,6 +92,24 @@ TEST_F(EtcdRangeTest, SortsByEachTargetAndAscendsByDefaultOffTheKey) {
   EXPECT_EQ(Keys(request), KeyList{"d"});
 }
 
+// etcd 3.4 reads the whole range only for a named sort order or a revision
+// filter; otherwise its store stops after limit + 1 keys in key order, and a
+// sort by another target (ascending) sorts just those before the limit.
+TEST_F(EtcdRangeTest, ASortTargetWithoutAnOrderSortsOnlyTheFirstLimitPlusOneKeys) {
+  EtcdRangeRequest request;
+  request.sort_target = EtcdSortTarget::kCreate;
+  request.limit = 1;  // reads a, b: b was created first
+  EXPECT_EQ(Keys(request), KeyList{"b"});
+  request.limit = 2;  // reads a, b, c
+  EXPECT_EQ(Keys(request), (KeyList{"b", "a"}));
+  EXPECT_TRUE(EvaluateRange(pointers_, request).more);
+  request.sort_order = EtcdSortOrder::kAscend;  // named: reads every key
+  EXPECT_EQ(Keys(request), (KeyList{"b", "d"}));
+  request.sort_order = EtcdSortOrder::kNone;
+  request.max_mod_revision = 100;  // a filter: reads every key too
+  EXPECT_EQ(Keys(request), (KeyList{"b", "d"}));
+}
+
 TEST_F(EtcdRangeTest, KeysOnlyDropsValuesAndCountOnlyEveryEntry) {
   EtcdRangeRequest request;
   request.keys_only = true;

@@ -241,6 +241,13 @@ class ModelEtcd {
     ModelResult* r;
     std::vector<After> after;
     std::optional<ModelEtcdError> error;
+    // etcd's applier: a write txn's ops answer at its begin revision until
+    // one changes a key, at the new revision from then on.
+    bool changed = false;
+
+    std::int64_t Revision() const {
+      return static_cast<std::int64_t>(changed ? index.value() : index.value() - 1);
+    }
 
     bool Txn(const EtcdTxnRequest& txn, const Path& path, EtcdTxnResponse* out) {
       out->succeeded = path.succeeded;
@@ -264,12 +271,17 @@ class ModelEtcd {
         switch (op.kind) {
           case EtcdRequestOp::Kind::kRange:
             answer.range = Range(op.range);
+            answer.revision = Revision();
             break;
           case EtcdRequestOp::Kind::kPut:
             if (!Put(op.put, &answer.put)) return false;
+            changed = true;
+            answer.revision = Revision();
             break;
           case EtcdRequestOp::Kind::kDeleteRange:
             DeleteRange(op.delete_range, &answer.delete_range);
+            changed = changed || answer.delete_range.deleted > 0;
+            answer.revision = Revision();
             break;
           case EtcdRequestOp::Kind::kTxn:
             if (!Txn(op.txn.front(), path.nested[nested++], &answer.txn.emplace_back())) {
@@ -293,6 +305,15 @@ class ModelEtcd {
       for (const KvEntry* e : InRange(m, q.range)) entries.push_back(*e);
       out.count = static_cast<std::int64_t>(entries.size());
       if (q.count_only) return out;
+      // Unless the request names a sort order or a revision filter, etcd's
+      // store hands over only the first limit + 1 keys (in key order), and
+      // a sort by another target sorts just those.
+      const bool filtered = q.min_mod_revision != 0 || q.max_mod_revision != 0 ||
+                            q.min_create_revision != 0 || q.max_create_revision != 0;
+      if (q.sort_order == EtcdSortOrder::kNone && !filtered && q.limit > 0 &&
+          entries.size() > static_cast<std::size_t>(q.limit) + 1) {
+        entries.resize(static_cast<std::size_t>(q.limit) + 1);
+      }
       auto rev = [](LogIndex i) { return static_cast<std::int64_t>(i.value()); };
       std::erase_if(entries, [&](const KvEntry& e) {
         return (q.min_mod_revision != 0 && rev(e.modify_index) < q.min_mod_revision) ||

@@ -107,6 +107,28 @@ TEST(StoreEtcdTest, EveryCompareIsDecidedOnTheStateBeforeTheEntry) {
   EXPECT_TRUE(r.etcd.responses[1].txn[0].succeeded);
 }
 
+// etcd's applier gives each range, put and delete_range in a txn a header
+// of its own: the txn's begin revision until an op changes a key, one more
+// from then on. Ours: the index before the entry, then the entry's own.
+TEST(StoreEtcdTest, EachOpsAnswerCarriesTheRevisionItSawOrMade) {
+  EtcdDriver d;
+  ASSERT_TRUE(d.EtcdPut("k", "v").ok);  // index 1
+  ApplyResult r = d.Etcd(
+      Txn({}, {Get("k"), Delete("absent"), Put("n"), Get("k"), Nested(Txn({}, {Get("n")}))}));
+  ASSERT_TRUE(r.ok) << r.etcd_error.message;
+  ASSERT_EQ(r.etcd.responses.size(), 5u);
+  EXPECT_EQ(r.etcd.responses[0].revision, 1) << "a read before any change";
+  EXPECT_EQ(r.etcd.responses[1].revision, 1) << "a delete of nothing changes nothing";
+  EXPECT_EQ(r.etcd.responses[2].revision, 2);
+  EXPECT_EQ(r.etcd.responses[3].revision, 2) << "a read after a change";
+  EXPECT_EQ(r.etcd.responses[4].revision, 0) << "a nested txn's answer has no header";
+  ASSERT_EQ(r.etcd.responses[4].txn.size(), 1u);
+  EXPECT_EQ(r.etcd.responses[4].txn[0].responses[0].revision, 2);
+  r = d.Etcd(Txn({}, {Delete("k")}));  // index 3: a delete that deletes is a change
+  ASSERT_TRUE(r.ok) << r.etcd_error.message;
+  EXPECT_EQ(r.etcd.responses[0].revision, 3);
+}
+
 TEST(StoreEtcdTest, AFailingOpRollsBackTheWholeEntry) {
   EtcdDriver d;
   d.EtcdPut("keep", "old");
