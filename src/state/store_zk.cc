@@ -285,8 +285,9 @@ void Store::ApplyZkSecret(const ZkSecret& c, ApplyResult* result) {
 // Each op below runs under ApplyZkWrite's journal: whatever a failing op
 // changed before it failed is rolled back with the rest of the entry.
 ZkCode Store::ZkCreate(const ZkOp& op, const SessionId& session, LogIndex index, ZkOpResult* out) {
-  // Container with ephemeral or sequential: no such CreateMode.
-  if (op.container && (op.ephemeral || op.sequential)) return ZkCode::kBadArguments;
+  // A container is never ephemeral (createContainer ignores the ephemeral
+  // flag; a sequential container is one, as in ZooKeeper).
+  if (op.container && op.ephemeral) return ZkCode::kBadArguments;
   if (op.ephemeral) {
     // Its owner must delete it when it ends: a numbered session that
     // deletes its keys (a ZooKeeper session is one).

@@ -17,18 +17,23 @@ using Refusal = std::optional<ErrorCode>;
 
 // CreateMode.fromFlag, then the TTL rules of validateCreateRequest and
 // validateTTL with extended types off (ZooKeeper's default): a TTL mode is
-// UNIMPLEMENTED; a TTL with another mode BADARGUMENTS.
-Refusal CreateMode(const CreateRequest& create, bool ttl_op, state::ZkOp* op) {
+// UNIMPLEMENTED; a TTL with another mode BADARGUMENTS. Then what
+// PrepRequestProcessor makes of it: createContainer makes a container
+// whatever the flags (they add only a sequence suffix), and only create and
+// create2 make an ephemeral (a container flag there makes a persistent node).
+Refusal CreateMode(const CreateRequest& create, OpCode type, state::ZkOp* op) {
+  const bool ttl_op = type == OpCode::kCreateTtl;
   if (create.flags < 0 || create.flags > 6) return ErrorCode::kBadArguments;
   const auto mode = static_cast<zk::CreateMode>(create.flags);
   if (mode == CreateMode::kPersistentWithTtl || mode == CreateMode::kPersistentSequentialWithTtl) {
     return ErrorCode::kUnimplemented;
   }
   if (ttl_op && create.ttl_ms >= 0) return ErrorCode::kBadArguments;
-  op->ephemeral = mode == CreateMode::kEphemeral || mode == CreateMode::kEphemeralSequential;
+  op->container = type == OpCode::kCreateContainer;
+  op->ephemeral = !op->container &&
+                  (mode == CreateMode::kEphemeral || mode == CreateMode::kEphemeralSequential);
   op->sequential =
       mode == CreateMode::kPersistentSequential || mode == CreateMode::kEphemeralSequential;
-  op->container = mode == CreateMode::kContainer;
   return std::nullopt;
 }
 
@@ -77,11 +82,11 @@ Refusal SizeLimits(const state::ZkOp& op) {
   return std::nullopt;
 }
 
-Refusal PlanCreate(const CreateRequest& create, bool ttl_op, bool authenticated, state::ZkOp* op) {
+Refusal PlanCreate(const CreateRequest& create, OpCode type, bool authenticated, state::ZkOp* op) {
   op->kind = state::ZkOp::Kind::kCreate;
   op->path = create.path;
   op->data = create.data;
-  if (Refusal refused = CreateMode(create, ttl_op, op)) return refused;
+  if (Refusal refused = CreateMode(create, type, op)) return refused;
   // validatePathForCreate: a path with no '/' or with a NUL, before the ACL.
   if (create.path.find('/') == std::string::npos || create.path.find('\0') != std::string::npos) {
     return ErrorCode::kBadArguments;
@@ -152,9 +157,10 @@ Refusal PlanBody(std::int32_t type, const RequestBody& body, bool authenticated,
     case OpCode::kCreate:
     case OpCode::kCreate2:
     case OpCode::kCreateContainer:
-      return PlanCreate(std::get<CreateRequest>(body), false, authenticated, op);
+      return PlanCreate(std::get<CreateRequest>(body), static_cast<OpCode>(type), authenticated,
+                        op);
     case OpCode::kCreateTtl:
-      return PlanCreate(std::get<CreateTtlRequest>(body), true, authenticated, op);
+      return PlanCreate(std::get<CreateTtlRequest>(body), OpCode::kCreateTtl, authenticated, op);
     case OpCode::kDelete:
     case OpCode::kCheck: {
       const auto& request = std::get<PathVersionRequest>(body);

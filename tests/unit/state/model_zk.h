@@ -177,7 +177,7 @@ class ModelZk {
   // pRequest2TxnCreate's checks, in its order.
   static ZkCode Create(ModelStore& m, const ZkOp& op, const SessionId& session, LogIndex index,
                        ZkOpResult* out, ModelResult* r) {
-    if (op.container && (op.ephemeral || op.sequential)) return ZkCode::kBadArguments;
+    if (op.container && op.ephemeral) return ZkCode::kBadArguments;
     if (op.ephemeral) {
       auto s = m.sessions.find(session);
       if (session.empty() || s == m.sessions.end() || !ModelLeaseNumber(session) ||

@@ -122,8 +122,10 @@ TEST(StoreZkTest, CreateRefusalsComeInZooKeepersOrder) {
   ZkDriver d;
   const SessionId zk = d.ZkSession(0x51);
   const SessionId consul = d.NewSession();
-  EXPECT_EQ(d.Code(ZkCreateOp("/c", "", true, false, true), zk), ZkCode::kBadArguments);
-  EXPECT_EQ(d.Code(ZkCreateOp("/c", "", false, true, true)), ZkCode::kBadArguments);
+  EXPECT_EQ(d.Code(ZkCreateOp("/c", "", true, false, true), zk), ZkCode::kBadArguments)
+      << "no ephemeral container";
+  EXPECT_EQ(d.Code(ZkCreateOp("/s", "", false, true, true)), ZkCode::kOk)
+      << "a sequential container is one (createContainer with the sequential flag)";
   EXPECT_EQ(d.Code(ZkCreateOp("/e", "", true)), ZkCode::kEphemeralOnLocalSession);
   EXPECT_EQ(d.Code(ZkCreateOp("/e", "", true), consul), ZkCode::kEphemeralOnLocalSession);
   EXPECT_EQ(d.Code(ZkCreateOp("nope")), ZkCode::kBadArguments);
@@ -138,7 +140,7 @@ TEST(StoreZkTest, CreateRefusalsComeInZooKeepersOrder) {
   ASSERT_EQ(d.Code(ZkCreateOp("/e", "", true), zk), ZkCode::kOk);
   EXPECT_EQ(d.Code(ZkCreateOp("/e")), ZkCode::kNodeExists);
   EXPECT_EQ(d.Code(ZkCreateOp("/e/child")), ZkCode::kNoChildrenForEphemerals);
-  EXPECT_EQ(d.store().kv_count(), 1u);
+  EXPECT_EQ(d.store().kv_count(), 2u) << "the sequential container and /e";
   // A path is a key, at most 4,096 bytes with its suffix.
   const std::string longest = "/" + std::string(limits::kKvKeyBytesMax - 1, 'p');
   EXPECT_EQ(d.Code(ZkCreateOp(longest)), ZkCode::kOk);

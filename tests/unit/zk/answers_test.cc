@@ -69,7 +69,19 @@ TEST(ZkWritesTest, ACreatesModeComesFromItsFlagsAndTtlModesAreUnimplemented) {
   EXPECT_TRUE(plan.write.ops[0].sequential);
   EXPECT_FALSE(plan.write.ops[0].container);
   EXPECT_EQ(plan.write.session, state::NumberedSessionId(5));
-  EXPECT_TRUE(PlanWrite(Create("/a", 4), 5, false).write.ops[0].container);
+  // The op makes a container, not the flags (PrepRequestProcessor): create
+  // with the container flag makes a persistent node, createContainer with
+  // the ephemeral one a container, with the sequential one a sequential
+  // container.
+  EXPECT_FALSE(PlanWrite(Create("/a", 4), 5, false).write.ops[0].container);
+  const auto container = [](std::int32_t flags) {
+    return PlanWrite(Create("/a", flags, kOpen, OpCode::kCreateContainer), 5, false).write.ops[0];
+  };
+  EXPECT_TRUE(container(4).container);
+  EXPECT_TRUE(container(0).container);
+  EXPECT_TRUE(container(1).container);
+  EXPECT_FALSE(container(1).ephemeral);
+  EXPECT_TRUE(container(2).sequential);
   EXPECT_EQ(Refusal(Create("/a", 5)), ErrorCode::kUnimplemented);
   EXPECT_EQ(Refusal(Create("/a", 6)), ErrorCode::kUnimplemented);
   EXPECT_EQ(Refusal(Create("/a", 7)), ErrorCode::kBadArguments);
