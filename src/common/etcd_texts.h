@@ -139,8 +139,8 @@ inline EtcdError TxnTooManyItems(std::size_t items, std::size_t max) {
 }
 inline EtcdError PastRevisionInTxn() {
   return Error(GrpcCode::kInvalidArgument,
-               "tenure: a range inside a txn reads the txn's own revision; send a past "
-               "revision's range outside the txn");
+               "tenure: a range at a past revision inside a txn that writes; send it "
+               "outside the txn, or in a txn that only reads");
 }
 
 inline EtcdError RecipeWithoutLease() {

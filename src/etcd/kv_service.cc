@@ -15,12 +15,12 @@ namespace tenure::etcd {
 
 using etcd_texts::EtcdError;
 
-namespace {
-
-// The ops of a read-only txn, on `store`, with every compare decided first
-// (as a write's are, on the state before it).
-void RunReadOnly(const state::Store& store, const state::EtcdTxnRequest& txn,
-                 state::EtcdTxnResponse* out) {
+// The ops of a read-only txn, with every compare decided first (as a
+// write's are, on the state before it); a range at a past revision reads
+// the history window as a Range does, and its refusal is the txn's.
+EtcdError KvService::RunReadOnly(const state::EtcdTxnRequest& txn,
+                                 state::EtcdTxnResponse* out) const {
+  const state::Store& store = server_.store();
   bool holds = true;
   for (const state::EtcdCompare& c : txn.compare) {
     if (!state::CompareHolds(c, store.ListRange(c.range))) {
@@ -33,13 +33,20 @@ void RunReadOnly(const state::Store& store, const state::EtcdTxnRequest& txn,
     state::EtcdResponseOp& answer = out->responses.emplace_back();
     answer.kind = op.kind;
     if (op.kind == state::EtcdRequestOp::Kind::kRange) {
-      answer.revision = static_cast<std::int64_t>(store.applied_index().value());
-      answer.range = state::EvaluateRange(store.ListRange(op.range.range), op.range);
+      Answer<RangeResponse> read = ReadRange(op.range);
+      if (!read.error.ok()) return read.error;
+      answer.revision = read.response.header.revision;
+      answer.range = std::move(read.response.body);
     } else if (op.kind == state::EtcdRequestOp::Kind::kTxn && op.txn.size() == 1) {
-      RunReadOnly(store, op.txn.front(), &answer.txn.emplace_back());
+      if (EtcdError e = RunReadOnly(op.txn.front(), &answer.txn.emplace_back()); !e.ok()) {
+        return e;
+      }
     }
   }
+  return {};
 }
+
+namespace {
 
 // A txn is served as a serializable read only when every range in it says so.
 bool AllSerializable(const state::EtcdTxnRequest& txn) {
@@ -163,7 +170,7 @@ void KvService::Range(const Client& client, state::EtcdRangeRequest request,
 Answer<TxnResponse> KvService::ReadTxn(const state::EtcdTxnRequest& txn) const {
   Answer<TxnResponse> out;
   out.response.header = Header(server_.store().applied_index());
-  RunReadOnly(server_.store(), txn, &out.response.body);
+  out.error = RunReadOnly(txn, &out.response.body);
   return out;
 }
 
@@ -191,7 +198,10 @@ void KvService::ProposeTxn(state::EtcdTxnRequest txn, Done<TxnResponse> done) {
 }
 
 void KvService::Txn(const Client& client, state::EtcdTxnRequest request, Done<TxnResponse> done) {
-  if (EtcdError refused = state::CheckEtcdTxn(request); !refused.ok()) {
+  // A txn that only reads is answered here from this server's state and
+  // history window, so it may read the past (concurrency.NewSTM does).
+  if (EtcdError refused = state::CheckEtcdTxn(request, !state::EtcdTxnWrites(request));
+      !refused.ok()) {
     return done({std::move(refused), {}});
   }
   const bool serializable = AllSerializable(request);

@@ -76,6 +76,8 @@ class KvService {
   // Runs `read` now (serializable) or after the leader's barrier.
   void Linearized(bool serializable, std::function<void(etcd_texts::EtcdError)> read);
   Answer<TxnResponse> ReadTxn(const state::EtcdTxnRequest& txn) const;
+  etcd_texts::EtcdError RunReadOnly(const state::EtcdTxnRequest& txn,
+                                    state::EtcdTxnResponse* out) const;
   // An answer's header at `revision`: cluster_id, member_id (the raft id), term.
   ResponseHeader Header(LogIndex revision) const;
   bool Relayed() const;

@@ -41,7 +41,6 @@ EtcdError CheckTxnAt(const EtcdTxnRequest& txn, std::size_t ops_max, int depth) 
 EtcdError CheckOp(const EtcdRequestOp& op, std::size_t ops_left, int depth) {
   switch (op.kind) {
     case EtcdRequestOp::Kind::kRange:
-      if (op.range.revision > 0) return etcd_texts::PastRevisionInTxn();
       return CheckEtcdRange(op.range);
     case EtcdRequestOp::Kind::kPut:
       return CheckEtcdPut(op.put);
@@ -68,6 +67,20 @@ std::size_t CountItems(const EtcdTxnRequest& txn) {
     }
   }
   return items;
+}
+
+// Whether a range at any depth names a past revision.
+bool ReadsThePast(const EtcdTxnRequest& txn) {
+  for (const auto* branch : {&txn.success, &txn.failure}) {
+    for (const EtcdRequestOp& op : *branch) {
+      if (op.kind == EtcdRequestOp::Kind::kRange && op.range.revision > 0) return true;
+      if (op.kind == EtcdRequestOp::Kind::kTxn && op.txn.size() == 1 &&
+          ReadsThePast(op.txn.front())) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 // What one branch puts and deletes, its nested txns' included.
@@ -134,7 +147,7 @@ EtcdError CheckEtcdDeleteRange(const EtcdDeleteRangeRequest& request) {
   return CheckKey(request.range.key);
 }
 
-EtcdError CheckEtcdTxn(const EtcdTxnRequest& request) {
+EtcdError CheckEtcdTxn(const EtcdTxnRequest& request, bool past_reads) {
   if (EtcdError e = CheckTxnAt(request, kEtcdTxnOpsMax, 1); !e.ok()) return e;
   if (const std::size_t items = CountItems(request); items > kEtcdTxnItemsMax) {
     return etcd_texts::TxnTooManyItems(items, kEtcdTxnItemsMax);
@@ -143,6 +156,10 @@ EtcdError CheckEtcdTxn(const EtcdTxnRequest& request) {
     Writes writes;
     if (!CollectWrites(*branch, &writes)) return etcd_texts::DuplicateKey();
   }
+  // The state machine holds no past revisions (each server's history
+  // window is its own): only a txn that reads and is answered outside it
+  // may name one.
+  if (!past_reads && ReadsThePast(request)) return etcd_texts::PastRevisionInTxn();
   return {};
 }
 

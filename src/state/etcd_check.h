@@ -25,11 +25,12 @@ inline constexpr std::size_t kEtcdTxnItemsMax = 1024;
 etcd_texts::EtcdError CheckEtcdRange(const EtcdRangeRequest& request);
 etcd_texts::EtcdError CheckEtcdPut(const EtcdPutRequest& request);
 etcd_texts::EtcdError CheckEtcdDeleteRange(const EtcdDeleteRangeRequest& request);
-// The items bound, the ops count, every op and compare (a range at a past revision inside a
-// txn included), and no key put twice or put and deleted in one branch,
-// nested branches included (a key put in both branches of one nested txn
-// is fine: only one runs).
-etcd_texts::EtcdError CheckEtcdTxn(const EtcdTxnRequest& request);
+// The items bound, the ops count, every op and compare, and no key put
+// twice or put and deleted in one branch, nested branches included (a key
+// put in both branches of one nested txn is fine: only one runs). A range
+// at a past revision is refused unless `past_reads`: a read-only txn
+// answered from a server's history window, never one the state applies.
+etcd_texts::EtcdError CheckEtcdTxn(const EtcdTxnRequest& request, bool past_reads = false);
 // Whether a txn writes (any Put or DeleteRange, nested ones included):
 // a read-only txn is served as a read.
 bool EtcdTxnWrites(const EtcdTxnRequest& request);

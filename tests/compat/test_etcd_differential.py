@@ -376,6 +376,18 @@ class EtcdDifferentialTest(unittest.TestCase):
         self.both("/v3/lease/grant", {"ID": str(lease), "TTL": str(rng.randrange(60, 600))})
         self.leases.append(lease)
 
+    def snapshot_read(self, rng):
+        """A txn of ranges at one past revision, as concurrency.NewSTM reads
+        its snapshot."""
+        if len(self.revs.etcd) < 2:
+            return
+        etcd_rev = rng.choice(self.revs.etcd[1:])
+        ranges = [self.random_range(rng, {}) for _ in range(rng.randrange(1, 3))]
+        txn = {"success": [{"request_range": dict(r, revision=str(etcd_rev))} for r in ranges]}
+        tenure_rev = str(self.revs.to_tenure(etcd_rev))
+        tenure_txn = {"success": [{"request_range": dict(r, revision=tenure_rev)} for r in ranges]}
+        self.both("/v3/kv/txn", txn, tenure_txn)
+
     def lease_grant_edge(self, rng):
         """TTLs at etcd's bounds, and an id in use."""
         if self.leases and rng.random() < 0.3:
@@ -506,7 +518,7 @@ class EtcdDifferentialTest(unittest.TestCase):
         steps = [(self.put, 30), (self.range, 30), (self.delete, 10), (self.txn, 20),
                  (self.lease_grant, 3), (self.lease_revoke, 2), (self.lease_timetolive, 3),
                  (self.compact, 1), (self.lease_grant_edge, 2), (self.lease_leases, 1),
-                 (self.bad_request, 4)]
+                 (self.bad_request, 4), (self.snapshot_read, 3)]
         actions = [s for s, _ in steps]
         weights = [w for _, w in steps]
         self.leases = []

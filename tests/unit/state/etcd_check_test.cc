@@ -129,6 +129,10 @@ TEST(EtcdCheckTest, EmptyOpsDeepNestingAndPastRevisionsAreRefused) {
   EtcdRequestOp past = Get("k");
   past.range.revision = 4;
   EXPECT_EQ(CheckEtcdTxn(EtcdTxnOf({past})).code, GrpcCode::kInvalidArgument);
+  EXPECT_EQ(CheckEtcdTxn(EtcdTxnOf({Nested(EtcdTxnOf({past}))})).code, GrpcCode::kInvalidArgument);
+  // A read-only txn answered from a server's window may read the past (the
+  // STM's snapshot reads).
+  EXPECT_TRUE(CheckEtcdTxn(EtcdTxnOf({Nested(EtcdTxnOf({past}))}), true).ok());
   EtcdTxnRequest empty_compare;
   empty_compare.compare.resize(1);
   EXPECT_EQ(Text(CheckEtcdTxn(empty_compare)), "etcdserver: key is not provided");
