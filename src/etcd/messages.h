@@ -230,5 +230,22 @@ inline void NormalizeDecoded(state::EtcdCompare& c, int union_seen) {
     c.value.clear();
   }
 }
+// An op's oneof holds the member read last (`kind`); one read before it is
+// dropped, as protobuf's generated code drops it, so the op encodes and
+// reads back the same.
+template <typename Op>
+void KeepOnlyTheSetMember(Op& op) {
+  using Kind = state::EtcdRequestOp::Kind;
+  if (op.kind != Kind::kRange) op.range = {};
+  if (op.kind != Kind::kPut) op.put = {};
+  if (op.kind != Kind::kDeleteRange) op.delete_range = {};
+  if (op.kind != Kind::kTxn) op.txn.clear();
+}
+inline void NormalizeDecoded(state::EtcdRequestOp& op, int /*union_seen*/) {
+  KeepOnlyTheSetMember(op);
+}
+inline void NormalizeDecoded(state::EtcdResponseOp& op, int /*union_seen*/) {
+  KeepOnlyTheSetMember(op);
+}
 
 }  // namespace tenure::etcd

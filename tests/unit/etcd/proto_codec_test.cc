@@ -177,6 +177,20 @@ TEST(EtcdProtoTest, OnlyTheCompareMemberItsTargetNamesCounts) {
   EXPECT_EQ(value.value, "x");
 }
 
+// The fuzzer's find (corpus/etcd_proto/crash-oneof-member-read-before-the-
+// last): an op naming two members kept the first's fields beside the
+// second, so it did not read back as it was written.
+TEST(EtcdProtoTest, AnOpKeepsOnlyTheOneofMemberReadLast) {
+  // request_range {key "a"}, then request_put {key "b"}.
+  const EtcdRequestOp op =
+      Decode<EtcdRequestOp>(Unhex("0a030a0161"
+                                  "12030a0162"));
+  EXPECT_EQ(op.kind, EtcdRequestOp::Kind::kPut);
+  EXPECT_EQ(op.put.key, "b");
+  EXPECT_EQ(op.range, state::EtcdRangeRequest()) << "the range read first is dropped";
+  EXPECT_EQ(Decode<EtcdRequestOp>(Encode(op)), op);
+}
+
 TEST(EtcdProtoTest, EveryRequestRoundTrips) {
   const EtcdTxnRequest txn = RichTxn();
   const std::string bytes = Encode(txn);
