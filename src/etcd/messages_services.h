@@ -172,6 +172,11 @@ void Fields(V& v, C& m) {
   v.Oneof(2, "cancel_request", m.cancel, m.kind, Kind::kCancel);
   v.Oneof(3, "progress_request", m.progress, m.kind, Kind::kProgress);
 }
+// The member read last is the request (messages.h, KeepOnlyTheSetMember).
+inline void NormalizeDecoded(WatchRequest& w, int /*union_seen*/) {
+  if (w.kind != WatchRequest::Kind::kCreate) w.create = {};
+  if (w.kind != WatchRequest::Kind::kCancel) w.cancel = {};
+}
 template <typename V, Is<Event> C>
 void Fields(V& v, C& m) {
   v.Enum(1, "type", m.type, kEventTypeNames);

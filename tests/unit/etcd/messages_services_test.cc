@@ -31,6 +31,19 @@ std::string Json(const M& m) {
   return out;
 }
 
+// The fuzzer's find (corpus/etcd_proto/crash-watch-oneof-member-read-before-
+// the-last): a create then a cancel is a cancel, with nothing of the create.
+TEST(EtcdServiceMessagesTest, AWatchRequestKeepsOnlyTheMemberReadLast) {
+  WatchRequest watch;
+  ASSERT_EQ(
+      DecodeJson(R"({"create_request": {"key": "YQ=="}, "cancel_request": {"watch_id": "7"}})",
+                 &watch),
+      "");
+  EXPECT_EQ(watch.kind, WatchRequest::Kind::kCancel);
+  EXPECT_EQ(watch.cancel.watch_id, 7);
+  EXPECT_EQ(watch.create, WatchCreateRequest()) << "the create read first is dropped";
+}
+
 TEST(EtcdServiceMessagesTest, AWatchCreateAsPatroniSendsIt) {
   WatchRequest watch;
   ASSERT_EQ(DecodeJson(R"({"create_request": {"key": "L3NlcnZpY2Uv", "range_end": "L3NlcnZpY2Uw",)"
