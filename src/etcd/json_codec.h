@@ -246,20 +246,22 @@ class JsonFieldDecoder {
                          std::int64_t& revision) {
     if (!Take(name)) return;
     kind = which;
-    Response<M> headed;
-    DecodeObject(member_.value, headed, error_);
-    m = std::move(headed.body);
-    revision = headed.header.revision;
+    ObjectWithHeader(m, revision);
   }
   template <typename M, typename K>
   void OneofWithRevision(std::uint32_t /*n*/, std::string_view name, std::vector<M>& m, K& kind,
                          K which, std::int64_t& revision) {
     if (!Take(name)) return;
     kind = which;
+    if (m.empty()) m.emplace_back();
+    ObjectWithHeader(m.front(), revision);
+  }
+  // A ResponseOp's body: its header's revision, then its own fields.
+  template <typename M>
+  void ObjectWithHeader(M& m, std::int64_t& revision) {
     Response<M> headed;
     DecodeObject(member_.value, headed, error_);
-    if (m.empty()) m.emplace_back();
-    m.front() = std::move(headed.body);
+    m = std::move(headed.body);
     revision = headed.header.revision;
   }
   template <typename K>

@@ -33,10 +33,8 @@ EtcdError KvService::RunReadOnly(const state::EtcdTxnRequest& txn,
     state::EtcdResponseOp& answer = out->responses.emplace_back();
     answer.kind = op.kind;
     if (op.kind == state::EtcdRequestOp::Kind::kRange) {
-      Answer<RangeResponse> read = ReadRange(op.range);
-      if (!read.error.ok()) return read.error;
-      answer.revision = read.response.header.revision;
-      answer.range = std::move(read.response.body);
+      if (EtcdError e = ReadRangeBody(op.range, &answer.range); !e.ok()) return e;
+      answer.revision = static_cast<std::int64_t>(store.applied_index().value());
     } else if (op.kind == state::EtcdRequestOp::Kind::kTxn && op.txn.size() == 1) {
       if (EtcdError e = RunReadOnly(op.txn.front(), &answer.txn.emplace_back()); !e.ok()) {
         return e;
@@ -112,31 +110,32 @@ KvService::~KvService() { *alive_ = false; }
 
 Answer<RangeResponse> KvService::ReadRange(const state::EtcdRangeRequest& request) const {
   Answer<RangeResponse> out;
+  out.response.header = Header(server_.store().applied_index());
+  out.error = ReadRangeBody(request, &out.response.body);
+  return out;
+}
+
+EtcdError KvService::ReadRangeBody(const state::EtcdRangeRequest& request,
+                                   state::EtcdRangeResponse* out) const {
   const state::Store& store = server_.store();
   const LogIndex applied = store.applied_index();
-  out.response.header = Header(applied);
   if (request.revision > 0 && static_cast<std::uint64_t>(request.revision) > applied.value()) {
-    out.error = etcd_texts::FutureRevision();
-    return out;
+    return etcd_texts::FutureRevision();
   }
   if (request.revision <= 0 || static_cast<std::uint64_t>(request.revision) == applied.value()) {
-    out.response.body = state::EvaluateRange(store.ListRange(request.range), request);
-    return out;
+    *out = state::EvaluateRange(store.ListRange(request.range), request);
+    return {};
   }
   const state::EventLog* history = server_.history();
   const LogIndex revision(static_cast<std::uint64_t>(request.revision));
-  if (history == nullptr || revision < history->read_floor()) {
-    out.error = etcd_texts::Compacted();
-    return out;
-  }
+  if (history == nullptr || revision < history->read_floor()) return etcd_texts::Compacted();
   state::EventLog::Read read = history->ReadAt(store, request.range, revision);
   if (read.refusal != state::EventLog::Refusal::kNone) {
-    out.error = read.refusal == state::EventLog::Refusal::kFuture ? etcd_texts::FutureRevision()
-                                                                  : etcd_texts::Compacted();
-    return out;
+    return read.refusal == state::EventLog::Refusal::kFuture ? etcd_texts::FutureRevision()
+                                                             : etcd_texts::Compacted();
   }
-  out.response.body = state::EvaluateRange(read.entries, request);
-  return out;
+  *out = state::EvaluateRange(read.entries, request);
+  return {};
 }
 
 void KvService::Linearized(bool serializable, std::function<void(EtcdError)> read) {
@@ -200,18 +199,18 @@ void KvService::ProposeTxn(state::EtcdTxnRequest txn, Done<TxnResponse> done) {
 void KvService::Txn(const Client& client, state::EtcdTxnRequest request, Done<TxnResponse> done) {
   // A txn that only reads is answered here from this server's state and
   // history window, so it may read the past (concurrency.NewSTM does).
-  if (EtcdError refused = state::CheckEtcdTxn(request, !state::EtcdTxnWrites(request));
-      !refused.ok()) {
+  const bool writes = state::EtcdTxnWrites(request);
+  if (EtcdError refused = state::CheckEtcdTxn(request, !writes); !refused.ok()) {
     return done({std::move(refused), {}});
   }
   const bool serializable = AllSerializable(request);
-  if ((state::EtcdTxnWrites(request) || !serializable) && Relayed()) {
+  if ((writes || !serializable) && Relayed()) {
     return relay_->Call(Method::kTxn, client.token, request, std::move(done));
   }
   if (EtcdError denied = MayTxn(client.can(), request); !denied.ok()) {
     return done({std::move(denied), {}});
   }
-  if (state::EtcdTxnWrites(request)) return ProposeTxn(std::move(request), std::move(done));
+  if (writes) return ProposeTxn(std::move(request), std::move(done));
   Linearized(serializable, [this, request = std::move(request), done](EtcdError error) {
     if (!error.ok()) return done({std::move(error), {}});
     done(ReadTxn(request));

@@ -69,6 +69,9 @@ class KvService {
   // A range read now from this server's state (or its window for a past
   // revision), with no barrier: what a serializable Range answers.
   Answer<RangeResponse> ReadRange(const state::EtcdRangeRequest& request) const;
+  // Its body alone (a txn's ranges share the txn's header).
+  etcd_texts::EtcdError ReadRangeBody(const state::EtcdRangeRequest& request,
+                                      state::EtcdRangeResponse* out) const;
 
  private:
   // Proposes one txn; `done` gets the applied response or the error.

@@ -196,21 +196,15 @@ class ProtoFieldDecoder {
                          std::int64_t& revision) {
     if (!Take(n)) return;
     kind = which;
-    Response<M> headed;
-    Nested(headed);
-    m = std::move(headed.body);
-    revision = headed.header.revision;
+    NestedWithHeader(m, revision);
   }
   template <typename M, typename K>
   void OneofWithRevision(std::uint32_t n, std::string_view /*name*/, std::vector<M>& m, K& kind,
                          K which, std::int64_t& revision) {
     if (!Take(n)) return;
     kind = which;
-    Response<M> headed;
-    Nested(headed);
     if (m.empty()) m.emplace_back();
-    m.front() = std::move(headed.body);
-    revision = headed.header.revision;
+    NestedWithHeader(m.front(), revision);
   }
   // The member read last is the one set (NormalizeDecoded sorts it out).
   template <typename K>
@@ -287,6 +281,14 @@ class ProtoFieldDecoder {
   void Fail(std::string why) {
     if (budget_.error.empty()) budget_.error = std::move(why);
     r_.Fail();
+  }
+  // A ResponseOp's body: its header's revision, then its own fields.
+  template <typename M>
+  void NestedWithHeader(M& m, std::int64_t& revision) {
+    Response<M> headed;
+    Nested(headed);
+    m = std::move(headed.body);
+    revision = headed.header.revision;
   }
   template <typename M>
   void Nested(M& m) {
