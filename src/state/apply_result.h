@@ -79,6 +79,9 @@ struct ApplyResult {
   ZkCode zk_error = ZkCode::kOk;
 };
 
+// How an apply changed one key: made it, wrote it again, or deleted it.
+enum class KeyChange : std::uint8_t { kCreated, kChanged, kDeleted };
+
 // What an apply touched, for waking blocking queries.
 struct Changes {
   std::vector<std::string> keys;    // KV keys written or deleted (may repeat)
@@ -89,6 +92,10 @@ struct Changes {
   // Every key change in apply order, only while the Store records events
   // (RecordEvents); after a restore, those since it (Store::replaced_at()).
   std::vector<KvEvent> events;
+  // How each of `keys` changed, index for index, in apply order: a
+  // ZooKeeper watch fires at each write as ZooKeeper's do, not once per
+  // batch (zk/client_port.cc).
+  std::vector<KeyChange> key_changes;
 };
 
 }  // namespace tenure::state

@@ -467,6 +467,9 @@ class Store {
   // Whether a command stamped with replicated clock `now` finds the staging
   // lapsed.
   bool StagingLapsedAt(ClusterMs now) const;
+  // Lists a key an apply changed, and how, in changes_ (PutEntry,
+  // DeleteEntry).
+  void NoteKey(const std::string& key, KeyChange change);
   // Records a change of one key at `index` when recording (PutEntry,
   // DeleteEntry); null `after` is a delete.
   void NoteEvent(const KvEntry* before, const KvEntry* after, LogIndex index);

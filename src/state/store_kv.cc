@@ -149,7 +149,7 @@ void Store::PutEntry(KvEntry entry, LogIndex index) {
     NoteHolderChange(entry.key, &it->second, &entry);
     NoteEvent(&it->second, &entry, index);
     SetHolder(entry.key, it->second.session, entry.session);
-    changes_.keys.push_back(entry.key);
+    NoteKey(entry.key, KeyChange::kChanged);
     ZkNoteChanged(entry.key);
     it->second = std::move(entry);
   } else {
@@ -159,7 +159,7 @@ void Store::PutEntry(KvEntry entry, LogIndex index) {
     NoteEvent(nullptr, &entry, index);
     SetHolder(entry.key, SessionId(), entry.session);
     tombstones_.erase(entry.key);
-    changes_.keys.push_back(entry.key);
+    NoteKey(entry.key, KeyChange::kCreated);
     ZkNoteCreated(entry.key, index);
     std::string key = entry.key;
     kv_.emplace(std::move(key), std::move(entry));
@@ -175,11 +175,16 @@ bool Store::DeleteEntry(std::string_view key, LogIndex index) {
   NoteEvent(&it->second, nullptr, index);
   SetHolder(it->first, it->second.session, SessionId());
   tombstones_.insert_or_assign(it->first, index);
-  changes_.keys.push_back(it->first);
+  NoteKey(it->first, KeyChange::kDeleted);
   ZkNoteDeleted(it->first, index);
   kv_.erase(it);
   kv_index_ = index;
   return true;
+}
+
+void Store::NoteKey(const std::string& key, KeyChange change) {
+  changes_.keys.push_back(key);
+  changes_.key_changes.push_back(change);
 }
 
 void Store::NoteEvent(const KvEntry* before, const KvEntry* after, LogIndex index) {

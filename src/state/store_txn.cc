@@ -301,6 +301,7 @@ void Store::RollBack(const Journal& journal, const TxnMarks& marks) {
   }
   kv_index_ = marks.kv_index;
   changes_.keys.resize(marks.changes);
+  changes_.key_changes.resize(marks.changes);
   changes_.events.resize(marks.events);
   holder_changes_.resize(marks.holder_changes);
 }

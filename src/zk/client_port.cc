@@ -82,11 +82,10 @@ void ClientPort::OnChanges(const state::Changes& changes) {
       }
     }
   } else if (watches_.size() > 0) {
-    std::set<std::string_view> seen;
-    // A key gone is a znode's delete if it could have been one: a valid
-    // path whose ancestors are znodes or went in the same batch up to one
-    // that is (an etcd or Consul key below no node never was one). The
-    // batch's keys as a set only for a walk that needs them (rare).
+    // A key gone by the batch's end was a znode if it could have been one:
+    // a valid path whose ancestors are znodes or went in the same batch up
+    // to one that is (an etcd or Consul key below no node never was one).
+    // The batch's keys as a set only for a walk that needs them (rare).
     std::optional<std::set<std::string_view>> changed;
     auto was_znode = [&](std::string_view key) {
       if (!state::ZkPathError(key).empty()) return false;
@@ -96,17 +95,25 @@ void ClientPort::OnChanges(const state::Changes& changes) {
         if (!changed->contains(at) || store.FindKv(at) != nullptr) return false;
       }
     };
-    for (const std::string& key : changes.keys) {
-      if (key.empty() || key.front() != '/' || !seen.insert(key).second) continue;
-      const state::KvEntry* entry = store.FindKv(key);
-      if (entry == nullptr) {
-        if (was_znode(key)) watches_.Deleted(key, &fired);
-      } else if (!store.IsZnode(key)) {
-        continue;  // a key no ZooKeeper client sees (its parent is missing)
-      } else if (entry->create_index > events_through_) {
-        watches_.Created(key, &fired);
-      } else {
-        watches_.Changed(key, &fired);
+    TENURE_ASSERT(changes.key_changes.size() == changes.keys.size());
+    // Each write fires what it concerns in apply order, as ZooKeeper's
+    // DataTree fires a multi's ops one by one: a one-shot watch at the first
+    // write that touches its path, a persistent one at every write.
+    for (std::size_t i = 0; i < changes.keys.size(); ++i) {
+      const std::string& key = changes.keys[i];
+      if (key.empty() || key.front() != '/') continue;
+      const bool znode = store.FindKv(key) != nullptr ? store.IsZnode(key) : was_znode(key);
+      if (!znode) continue;  // a key no ZooKeeper client sees (its parent is missing)
+      switch (changes.key_changes[i]) {
+        case state::KeyChange::kCreated:
+          watches_.Created(key, &fired);
+          break;
+        case state::KeyChange::kChanged:
+          watches_.Changed(key, &fired);
+          break;
+        case state::KeyChange::kDeleted:
+          watches_.Deleted(key, &fired);
+          break;
       }
     }
   }

@@ -28,9 +28,6 @@ What is normalised, and only that:
 - session ids (each server numbers its own) are compared as which of the
   test's sessions owns the node;
 - data written as null reads as empty ("Differences with nulls");
-- the watch events of a node a multi writes more than once (Differences:
-  tenure fires each watch with the event of the node's last write in the
-  batch, ZooKeeper with that of its first);
 - no writes to ZooKeeper's own nodes (Differences: "`/zookeeper` and
   everything under it answer BADARGUMENTS to every write, and so do
   setData and delete of "/""), and only the open ACL (getACL: "ACL records
@@ -43,6 +40,7 @@ import bisect
 import os
 import random
 import shutil
+import struct
 import subprocess
 import tempfile
 import threading
@@ -57,7 +55,8 @@ from kazoo.protocol.states import Callback, EventType, KazooState, ZnodeStat
 from kazoo.security import OPEN_ACL_UNSAFE
 
 from tenure_testlib import DevServer, free_port, poll_until, stop_quietly
-from zk_wire import Session, create_body, four_letter, read_ustring
+from zk_wire import (Session, create_body, four_letter, multi_body, path_version,
+                     path_watch, read_ustring, set_data_body, ustring)
 
 JAVA = "/usr/bin/java"
 ZK_JAR = "/usr/share/java/zookeeper.jar"
@@ -305,19 +304,6 @@ def outcome(action):
         return ("error", type(error).__name__)
 
 
-EVENT_OF_OP = {"create": "CREATED", "delete": "DELETED", "set_data": "CHANGED"}
-
-
-def recreated(ops):
-    """The paths a multi writes more than once (ops: (kind, path) pairs in
-    order), each with the events of its first and of its last write."""
-    writes = {}
-    for kind, path in ops:
-        if kind in EVENT_OF_OP:
-            writes.setdefault(path, []).append(EVENT_OF_OP[kind])
-    return {path: (kinds[0], kinds[-1]) for path, kinds in writes.items() if len(kinds) > 1}
-
-
 class ZooKeeperDifferentialTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -383,7 +369,7 @@ class ZooKeeperDifferentialTest(unittest.TestCase):
 
     # --- one op on both ----------------------------------------------------
 
-    def both(self, desc, action, write=False, children=False, recreated_paths=()):
+    def both(self, desc, action, write=False, children=False):
         """Runs action(side) on ZooKeeper then on tenure; pairs a successful
         write's zxids; asserts the normalised answers, their reply headers'
         zxids and the watch events they caused are equal; returns
@@ -414,33 +400,23 @@ class ZooKeeperDifferentialTest(unittest.TestCase):
         if answers["zookeeper"] != answers["tenure"]:
             problems.append(f" zookeeper: {answers['zookeeper']!r}\n"
                             f" tenure:    {answers['tenure']!r}")
-        problems += self.compare_events(recreated_paths)
+        problems += self.compare_events()
         if problems:
             self.fail_with_trace(desc, problems)
         return zk
 
-    def compare_events(self, recreated_paths=(), any_order=False):
+    def compare_events(self, any_order=False):
         """The watch events and state changes since the last comparison,
         per client, once every one is delivered: a list of what differs."""
         for side in self.sides:
             side.quiesce(self.root)
         events = {side.name: side.take_events() for side in self.sides}
-        note = ""
-        for path, (first, last) in dict(recreated_paths).items():
-            # docs/zookeeper-compat.md, Differences: a node written more
-            # than once in one apply batch fires each of its watches with
-            # the event of its last write there; ZooKeeper's, of its first.
-            for label, seen in events["zookeeper"].items():
-                if (first, path) in seen:
-                    seen[seen.index((first, path))] = (last, path)
-                    note += (f"\n (ZooKeeper's {first} of {path} read as {last}: "
-                             "docs/zookeeper-compat.md documents that difference)")
         if any_order:
             events = {name: {label: sorted(seen, key=repr) for label, seen in by.items()}
                       for name, by in events.items()}
         if events["zookeeper"] != events["tenure"]:
             return [f" events zookeeper: {events['zookeeper']!r}\n"
-                    f" events tenure:    {events['tenure']!r}{note}"]
+                    f" events tenure:    {events['tenure']!r}"]
         return []
 
     def fail_with_trace(self, desc, problems):
@@ -612,9 +588,7 @@ class ZooKeeperDifferentialTest(unittest.TestCase):
                 else:
                     getattr(txn, op[0])(*op[1:])
             return txn.commit()
-        named = [(op[0], op[1]) for op in ops if not (op[0] == "create" and op[4])]
-        kind, answer = self.both(f"{label}.transaction({ops!r})", commit, write=True,
-                                 recreated_paths=recreated(named))
+        kind, answer = self.both(f"{label}.transaction({ops!r})", commit, write=True)
         if kind == "ok" and not self.failed_multi(answer):
             for op, result in zip(ops, answer):
                 if op[0] == "create" and op[4]:
@@ -637,9 +611,7 @@ class ZooKeeperDifferentialTest(unittest.TestCase):
                 ops.append(CheckVersion(path, rng.choice(VERSIONS)))
         label = self.pick_client(rng)
         self.both(f"{label}: multi({ops!r})", lambda side: side.call(label, Multi(ops)),
-                  write=True, recreated_paths=recreated(
-                      ("delete" if isinstance(op, Delete) else "create", op.path)
-                      for op in ops if not isinstance(op, CheckVersion)))
+                  write=True)
 
     def raw_path(self, rng):
         """A path kazoo's calls would normalise, sent as it is."""
@@ -769,12 +741,10 @@ class ZooKeeperDifferentialTest(unittest.TestCase):
                   lambda side: side.client("main").get_children("/t-ended", include_data=True),
                   children=True)
 
-    def test_a_multi_fires_each_watch_once(self):
+    def test_a_multi_fires_each_watch_at_its_first_op(self):
         """ZooKeeper applies a multi's ops one by one and fires each op's
         watches as it goes: a one-shot watch fires for the first op that
-        touches its path, with that op's event. tenure fires it once too,
-        with the event of the last (the documented difference, see
-        compare_events); everything else about the multi is the same."""
+        touches its path, with that op's event, and tenure the same."""
         cases = {
             # setData then delete: the data watch sees the setData.
             "set-delete": (("create", "n"), ("get", "n"), ("multi", [("set_data", "n"),
@@ -798,8 +768,7 @@ class ZooKeeperDifferentialTest(unittest.TestCase):
                             for op, path in ops:
                                 getattr(txn, op)(*((path, b"m") if op == "set_data" else (path,)))
                             return txn.commit()
-                        self.both(f"main.transaction({ops!r})", commit, write=True,
-                                  recreated_paths=recreated(ops))
+                        self.both(f"main.transaction({ops!r})", commit, write=True)
                         continue
                     path = f"{self.root}/{arg}" if arg else self.root
                     call = {
@@ -813,6 +782,48 @@ class ZooKeeperDifferentialTest(unittest.TestCase):
                     }[kind]
                     self.both(f"main.{kind}({path!r})", call, write=kind == "create",
                               children=kind == "children")
+
+    def test_persistent_watches_hear_every_op_of_a_multi(self):
+        """addWatch's watches (kazoo 2.8 does not send it: raw frames) are
+        kept after they fire, so each op of a multi is an event of its own,
+        in the multi's order, the same on both."""
+        self.start_tree("/t-multi-persistent")
+        root = self.root
+        ops = [("create", create_body(f"{root}/a")),
+               ("setData", set_data_body(f"{root}/a", b"1")),
+               ("create", create_body(f"{root}/a/b")),
+               ("setData", set_data_body(f"{root}/a", b"2")),
+               ("delete", path_version(f"{root}/a/b")),
+               ("delete", path_version(f"{root}/a")),
+               ("create", create_body(f"{root}/a")),
+               ("create", create_body(f"{root}/c"))]
+        events = {}
+        for side in self.sides:
+            watcher, writer = Session(side.address), Session(side.address)
+            try:
+                for path, mode in ((root, 0), (f"{root}/a", 1)):  # persistent, recursive
+                    answer = watcher.call(106, ustring(path) + struct.pack(">i", mode))
+                    self.assertEqual(answer[2], 0, f"{side.name}: addWatch({path!r}, {mode})")
+                answer = writer.call("multi", multi_body(ops))
+                self.assertEqual(answer[2], 0, f"{side.name}: multi")
+                marker = watcher.send("exists", path_watch("/"))  # answered after the events
+                seen = []
+                while True:
+                    reply = watcher.reply()
+                    self.assertIsNotNone(reply, f"{side.name} closed the watcher")
+                    if reply[0] == marker:
+                        break
+                    kind, _state = struct.unpack(">ii", reply[3][:8])
+                    seen.append((kind, read_ustring(reply[3], 8)[0].decode()))
+                events[side.name] = seen
+            finally:
+                watcher.close()
+                writer.close()
+        self.assertEqual(events["zookeeper"], events["tenure"])
+        # Five ops under the recursive watch on a, four of the root's
+        # children on its persistent one (create a and c, delete a, create a
+        # again), and the one-shot exists watch none: 11 events.
+        self.assertEqual(len(events["zookeeper"]), 11, events["zookeeper"])
 
 
 if __name__ == "__main__":

@@ -337,6 +337,27 @@ TEST(StoreZkTest, AFailedMultiAnswersEachOpAndAppliesNothing) {
   EXPECT_EQ(d.store().kv_index(), kv_index);
 }
 
+// Each write of a key is listed with how it changed, in order, so the
+// ZooKeeper port fires watches op by op (zk/client_port.cc); a multi that
+// failed lists nothing.
+TEST(StoreZkTest, ChangesListEachWriteOfAKeyAndHowInApplyOrder) {
+  ZkDriver d;
+  ASSERT_EQ(d.Code(ZkCreateOp("/w")), ZkCode::kOk);
+  d.store().TakeChanges();
+  ASSERT_TRUE(d.Zk({ZkCreateOp("/w/a"), ZkSetDataOp("/w/a", "1"), ZkDeleteOp("/w/a"),
+                    ZkCreateOp("/w/a"), ZkSetDataOp("/w", "2")})
+                  .ok);
+  Changes changes = d.store().TakeChanges();
+  EXPECT_EQ(changes.keys, (std::vector<std::string>{"/w/a", "/w/a", "/w/a", "/w/a", "/w"}));
+  EXPECT_EQ(changes.key_changes,
+            (std::vector<KeyChange>{KeyChange::kCreated, KeyChange::kChanged, KeyChange::kDeleted,
+                                    KeyChange::kCreated, KeyChange::kChanged}));
+  EXPECT_FALSE(d.Zk({ZkSetDataOp("/w", "3"), ZkDeleteOp("/w/none")}).ok);
+  changes = d.store().TakeChanges();
+  EXPECT_TRUE(changes.keys.empty());
+  EXPECT_TRUE(changes.key_changes.empty());
+}
+
 // Each op sees what the ops before it did, in one entry: one zxid.
 TEST(StoreZkTest, AMultiSeesItsOwnOpsAndSharesOneZxid) {
   ZkDriver d;
