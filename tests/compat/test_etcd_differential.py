@@ -6,7 +6,8 @@ The client suites (etcdctl, clientv3, etcd3gw, Patroni) show that the calls
 clients make work; this shows that the answers are etcd's in the corners
 they do not visit: ranges with every option, past revisions, txns whose
 compares fail, deletes of nothing, leases with keys, compaction, errors and
-their texts, and a watch replaying the whole history.
+their texts, and watches replaying the history (every key with prev_kv,
+each filter, one key, an interval, and one from a compacted revision).
 
 What is normalised, and only that (docs/etcd-compat.md, "Known
 differences"): revisions, which are raft log indexes in tenure (each write's
@@ -457,37 +458,51 @@ class EtcdDifferentialTest(unittest.TestCase):
         if "error" not in answer:
             self.compacted = max(self.compacted, etcd_rev)
 
-    def watched_events(self, side, address, start, last):
-        """Every event a gateway watch of the keys from revision `start`
-        delivers, up to the one at revision `last`, read from its stream of
-        {"result": ...} lines (bounded by a socket timeout)."""
+    def watched(self, side, address, create, enough):
+        """The results a gateway watch made with `create` delivers after its
+        created answer, read from its stream of {"result": ...} lines until
+        enough(results) (bounded by a socket timeout)."""
         host, port = address.rsplit(":", 1)
         conn = http.client.HTTPConnection(host, int(port), timeout=10)
         try:
-            create = {"key": b64(PREFIX), "range_end": b64(prefix_end(PREFIX)),
-                      "start_revision": str(start), "prev_kv": True}
             conn.request("POST", "/v3/watch", json.dumps({"create_request": create}).encode())
             response = conn.getresponse()
             self.assertEqual(response.status, 200, side)
-            events = []
-            while not events or int(events[-1]["kv"]["mod_revision"]) < last:
+            results = []
+            while not enough(results):
                 try:
                     line = response.readline()
                 except TimeoutError:
-                    seen = events[-1]["kv"]["mod_revision"] if events else None
-                    self.fail(f"{side}: no event at revision {last} within 10 s of the watch "
-                              f"from {start} ({len(events)} events, the last at {seen})")
-                self.assertTrue(line, f"{side}: the watch stream ended")
+                    self.fail(f"{side}: the watch {create} ran dry after {results}")
+                self.assertTrue(line, f"{side}: the watch stream ended after {results}")
                 result = json.loads(line)["result"]
-                self.assertFalse(result.get("canceled"), f"{side}: {result}")
-                events += result.get("events", [])
-            return events
+                result.pop("header", None)
+                if result.get("created") and not result.get("canceled"):
+                    continue  # the created answer, alone in its result on both
+                results.append(result)
+            return results
         finally:
             conn.close()
 
+    def watched_events(self, side, address, create, count):
+        """The first `count` events a watch made with `create` delivers."""
+        def enough(results):
+            events = sum((r.get("events", []) for r in results), [])
+            if any(r.get("canceled") for r in results):
+                self.fail(f"{side}: the watch {create} was canceled: {results}")
+            return len(events) >= count
+        events = sum((r.get("events", []) for r in self.watched(side, address, create, enough)),
+                     [])
+        self.assertEqual(len(events), count, f"{side}: {create}")
+        if side == "tenure":
+            self.map_kvs("tenure", events)
+        return events
+
     def check_watch_replay(self):
-        """A watch from the oldest revision not compacted replays the same
-        events, with the same previous values, on both."""
+        """Watches from the oldest revision not compacted replay the same
+        events, with the same previous values, on both: every key of the
+        test with prev_kv, each filter, one key, an interval; and a watch
+        from a compacted revision is canceled the same way."""
         if len(self.revs.etcd) < 2:
             return
         # From the first write (the stores' starting revisions are no
@@ -495,23 +510,74 @@ class EtcdDifferentialTest(unittest.TestCase):
         start = max(self.compacted + 1, self.revs.etcd[1])
         if start > self.revs.etcd[-1] or self.revs.to_tenure(start) is None:
             return
-        etcd = self.watched_events("etcd", self.etcd.address, start, self.revs.etcd[-1])
-        ten = self.watched_events("tenure", self.tenure_address, self.revs.to_tenure(start),
-                                  self.revs.tenure[-1])
-        self.map_kvs("tenure", ten)
-        # docs/etcd-compat.md, "Watches": a key changed twice in one
-        # revision shows in its later event the value of its earlier one as
-        # prev_kv, where etcd shows the value from the revision before.
-        for events in (etcd, ten):
-            seen = set()
-            for event in events:
-                at = (event["kv"]["key"], event["kv"]["mod_revision"])
-                if at in seen:
-                    event.pop("prev_kv", None)
-                seen.add(at)
-        self.assertEqual(len(etcd), len(ten))
-        for i, (e, t) in enumerate(zip(etcd, ten)):
-            self.assertEqual(e, t, f"event {i} of the replay from etcd revision {start}")
+        everything = {"key": b64(PREFIX), "range_end": b64(prefix_end(PREFIX)),
+                      "prev_kv": True}
+
+        twice = set()  # (key, revision) of keys a revision changed twice
+
+        def replay(create, count):
+            on_etcd = self.watched_events("etcd", self.etcd.address,
+                                          dict(create, start_revision=str(start)), count)
+            on_tenure = self.watched_events(
+                "tenure", self.tenure_address,
+                dict(create, start_revision=str(self.revs.to_tenure(start))), count)
+            # docs/etcd-compat.md, "Watches": a key changed twice in one
+            # revision shows in its later event the value of its earlier one
+            # as prev_kv, where etcd shows the value from the revision before
+            # (behind a filter the earlier event may not be there to see).
+            for events in (on_etcd, on_tenure):
+                seen = set()
+                for event in events:
+                    at = (event["kv"]["key"], event["kv"]["mod_revision"])
+                    if at in seen or ("filters" in create and at in twice):
+                        event.pop("prev_kv", None)
+                    seen.add(at)
+            for i, (e, t) in enumerate(zip(on_etcd, on_tenure)):
+                self.assertEqual(e, t, f"event {i} of the watch {create} from etcd revision "
+                                       f"{start}")
+            return on_etcd
+
+        # Every event up to the last write: etcd's count of them.
+        etcd_all = []
+        results = self.watched("etcd", self.etcd.address,
+                               dict(everything, start_revision=str(start)),
+                               lambda rs: rs and int(rs[-1]["events"][-1]["kv"]["mod_revision"])
+                               >= self.revs.etcd[-1])
+        for result in results:
+            etcd_all += result.get("events", [])
+        seen = set()
+        for event in etcd_all:
+            at = (event["kv"]["key"], event["kv"]["mod_revision"])
+            (twice if at in seen else seen).add(at)
+        replay(everything, len(etcd_all))
+        deletes = [e for e in etcd_all if e.get("type") == "DELETE"]
+        if deletes:
+            replay(dict(everything, filters=["NOPUT"]), len(deletes))
+        if len(deletes) < len(etcd_all):
+            replay({"key": everything["key"], "range_end": everything["range_end"],
+                    "filters": ["NODELETE"]}, len(etcd_all) - len(deletes))
+        by_key = {}
+        for event in etcd_all:
+            by_key.setdefault(event["kv"]["key"], []).append(event)
+        busiest = max(sorted(by_key), key=lambda k: len(by_key[k]))
+        replay({"key": busiest, "prev_kv": True}, len(by_key[busiest]))
+        low, high = PREFIX + b"a/", PREFIX + b"c/"
+        inside = [e for e in etcd_all if low <= unb64(e["kv"]["key"]) < high]
+        if inside:
+            replay(dict(everything, key=b64(low), range_end=b64(high)), len(inside))
+        if self.compacted >= self.revs.etcd[1]:
+            # From before the compaction: canceled, naming the compacted
+            # revision (a write both made).
+            compacted = {}
+            for side, address, first in (("etcd", self.etcd.address, self.revs.etcd[1]),
+                                         ("tenure", self.tenure_address, self.revs.tenure[1])):
+                (result,) = self.watched(side, address, dict(everything, start_revision=str(first)),
+                                         lambda rs: rs)
+                if side == "tenure" and "compact_revision" in result:
+                    result["compact_revision"] = str(self.revs.write(
+                        int(result["compact_revision"])))
+                compacted[side] = result
+            self.assertEqual(compacted["etcd"], compacted["tenure"])
 
     # --- the test ------------------------------------------------------------
 
