@@ -61,8 +61,8 @@ from zk_wire import (Session, create_body, four_letter, multi_body, path_version
 JAVA = "/usr/bin/java"
 ZK_JAR = "/usr/share/java/zookeeper.jar"
 ZK_CLASSPATH = f"{ZK_JAR}:/usr/share/java/slf4j-simple.jar"
-SEEDS = (1, 2, 3, 4)
-OPS_PER_SEED = 250
+SEEDS = tuple(range(1, int(os.environ.get("DIFF_SEEDS", "4")) + 1))
+OPS_PER_SEED = int(os.environ.get("DIFF_OPS", "250"))
 
 # Under each seed's root /sN: a small tree, so that creates meet existing
 # nodes and missing parents and deletes meet children, often.
@@ -164,6 +164,11 @@ class Multi(Transaction):
         return results
 
 
+# A notification's type on the wire, named as kazoo names it.
+RAW_EVENT_TYPES = {1: EventType.CREATED, 2: EventType.DELETED, 3: EventType.CHANGED,
+                   4: EventType.CHILD}
+
+
 class Side:
     """One server under test: its clients by label ("main", and "second"
     while the second session is open), which session is which, and the
@@ -179,6 +184,7 @@ class Side:
         self.opened = 0
         self.last_client = None
         self.closed_zxid = None
+        self.tree = None  # a raw connection following the test's tree
         self.open("main")
 
     def open(self, label):
@@ -230,6 +236,38 @@ class Side:
         client._call(request, result)
         return result.get(timeout=10)
 
+    def follow_tree(self, root):
+        """A raw connection (kazoo 2.8 sends no addWatch) with a persistent
+        recursive watch on `root` and a persistent one on `root`/a: it hears
+        every write under root, op by op, and the children of /a coming and
+        going; its events are the client "tree"'s. Not two modes on one
+        path: ZooKeeper 3.8 keeps one per path and connection, the last set
+        (docs/zookeeper-compat.md, Differences)."""
+        self.tree = Session(self.address, timeout_ms=30000)
+        for path, mode in ((root, 1), (root + "/a", 0)):  # recursive, persistent
+            answer = self.tree.call(106, ustring(path) + struct.pack(">i", mode))
+            if answer is None or answer[2] != 0:
+                raise AssertionError(f"{self.name}: addWatch({path!r}, {mode}) answered {answer}")
+
+    def stop_following(self):
+        if self.tree is not None:
+            self.tree.close()
+            self.tree = None
+
+    def drain_tree(self):
+        """The tree connection's events up to the answer of a read sent now
+        (answered after every event sent before it)."""
+        marker = self.tree.send("exists", path_watch("/"))
+        while True:
+            reply = self.tree.reply()
+            if reply is None:
+                raise AssertionError(f"{self.name}: the tree connection ended")
+            if reply[0] == marker:
+                return
+            kind, _state = struct.unpack(">ii", reply[3][:8])
+            path = read_ustring(reply[3], 8)[0].decode(errors="backslashreplace")
+            self.events.append(("tree", RAW_EVENT_TYPES.get(kind, kind), path))
+
     def quiesce(self, root):
         """Waits until every event the last op caused is delivered: a read
         on each connection answers after the write's events were sent to
@@ -242,6 +280,8 @@ class Side:
             client.handler.dispatch_callback(Callback("watch", done.set, ()))
             if not done.wait(10):
                 raise AssertionError(f"{self.name}: kazoo's callback thread did not drain")
+        if self.tree is not None:
+            self.drain_tree()
 
     def take_events(self):
         events, self.events = self.events, []
@@ -665,6 +705,9 @@ class ZooKeeperDifferentialTest(unittest.TestCase):
     def run_seed(self, seed):
         rng = random.Random(seed)
         self.start_tree(f"/s{seed}")
+        for side in self.sides:
+            side.follow_tree(self.root)
+            self.addCleanup(side.stop_following)
         self.sequentials = []
         self.paths = [self.root + n for n in NODES]
         steps = [(self.create, 22), (self.create_container, 4), (self.delete, 14),
