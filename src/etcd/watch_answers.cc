@@ -18,9 +18,9 @@ Event ToEvent(const state::KvEvent& event, bool with_prev_kv) {
     out.type = EventType::kPut;
     out.kv = state::ToEtcdKeyValue(*event.after);
   }
-  if (with_prev_kv && event.before != nullptr) {
+  if (const state::KvEntry* prev = event.prev(); with_prev_kv && prev != nullptr) {
     out.has_prev_kv = true;
-    out.prev_kv = state::ToEtcdKeyValue(*event.before);
+    out.prev_kv = state::ToEtcdKeyValue(*prev);
   }
   return out;
 }

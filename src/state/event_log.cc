@@ -124,7 +124,7 @@ EventLog::Read EventLog::ReadAt(const Store& store, const KeyRange& range,
       for (std::uint64_t seq = it->second.last; seq != kNoSeq;) {
         const Held& held = At(seq);
         if (held.event.revision <= revision) break;
-        then = held.event.before.get();
+        then = held.event.prev();
         seq = held.prev_same_key;
       }
     }
@@ -138,7 +138,7 @@ EventLog::Read EventLog::ReadAt(const Store& store, const KeyRange& range,
   for (std::size_t i = events_.size(); i > first_newer; --i) {
     const KvEvent& event = events_[i - 1].event;
     if (!range.Contains(event.key())) continue;
-    entries.insert_or_assign(std::string_view(event.key()), event.before.get());
+    entries.insert_or_assign(std::string_view(event.key()), event.prev());
   }
   for (const auto& [key, entry] : entries) {
     if (entry != nullptr) read.entries.push_back(entry);
@@ -227,9 +227,11 @@ Status EventLog::Validate() const {
     if (want_prev != kNoSeq && At(want_prev).next_same_key != seq) {
       return Status::Corruption("broken key link back");
     }
-    if (!held.owns_before &&
-        (want_prev == kNoSeq ? held.event.before != nullptr
-                             : held.event.before != At(want_prev).event.after)) {
+    // A version not counted here is the previous event's after, or none (a
+    // key changed twice in one entry may have had none at the revision
+    // before, whatever the previous event left).
+    if (!held.owns_before && held.event.before != nullptr &&
+        (want_prev == kNoSeq || held.event.before != At(want_prev).event.after)) {
       return Status::Corruption("a shared version that is not the previous event's");
     }
     last_seen.insert_or_assign(std::string_view(held.event.key()), seq);

@@ -7,8 +7,11 @@
 // window holds what it applied since it started or last replaced its state,
 // so windows differ between servers and are never compared.
 //
-// Every version of an entry is held once: an event's `before` is the
-// previous event of its key's `after` when the window holds that event.
+// A version is held once where it can be: an event's `before` shares the
+// previous event of its key's `after` when the window holds that event and
+// they are the same version. A key changed twice in one entry is the
+// exception: its later event's `before` is its earlier one's
+// (state/kv_event.h), held and counted on its own.
 // Bytes counted (the budget): each version's key and value plus
 // kVersionBytes, each event kEventBytes, each key with events in the
 // window its key plus kKeyBytes. Past the budget the oldest whole revisions

@@ -473,6 +473,9 @@ class Store {
   // Records a change of one key at `index` when recording (PutEntry,
   // DeleteEntry); null `after` is a delete.
   void NoteEvent(const KvEntry* before, const KvEntry* after, LogIndex index);
+  // The first event this entry (at `index`) recorded for `before`'s key;
+  // null when the entry had not written it yet.
+  const KvEvent* EarlierEventInEntry(const KvEntry& before, LogIndex index) const;
   bool record_events_ = false;
   std::vector<HolderChange> holder_changes_;      // this apply's, until RecordHistory
   EndCause session_end_cause_ = EndCause::kNone;  // set while a SessionDestroy applies

@@ -191,9 +191,33 @@ void Store::NoteEvent(const KvEntry* before, const KvEntry* after, LogIndex inde
   if (!record_events_) return;
   KvEvent event;
   event.revision = index;
-  if (before != nullptr) event.before = std::make_shared<const KvEntry>(*before);
+  if (before != nullptr) {
+    const KvEvent* earlier = EarlierEventInEntry(*before, index);
+    if (earlier == nullptr) {
+      event.before = std::make_shared<const KvEntry>(*before);
+    } else if (earlier->before != nullptr) {
+      event.before = earlier->before;  // the key at the revision before
+    } else if (after == nullptr) {
+      // Created earlier in this entry and deleted now: none before, and the
+      // event still names its key.
+      event.before = std::make_shared<const KvEntry>(*before);
+      event.key_only_before = true;
+    }  // else written again after this entry created it: none before
+  }
   if (after != nullptr) event.after = std::make_shared<const KvEntry>(*after);
   changes_.events.push_back(std::move(event));
+}
+
+// An entry this entry changed already carries its index as modify index, so
+// the search for the earlier event runs only then.
+const KvEvent* Store::EarlierEventInEntry(const KvEntry& before, LogIndex index) const {
+  if (before.modify_index != index) return nullptr;
+  const KvEvent* earliest = nullptr;
+  for (auto it = changes_.events.rbegin(); it != changes_.events.rend() && it->revision == index;
+       ++it) {
+    if (it->key() == before.key) earliest = &*it;
+  }
+  return earliest;
 }
 
 void Store::SetHolder(const std::string& key, const SessionId& old_session,

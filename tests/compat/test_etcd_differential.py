@@ -513,25 +513,12 @@ class EtcdDifferentialTest(unittest.TestCase):
         everything = {"key": b64(PREFIX), "range_end": b64(prefix_end(PREFIX)),
                       "prev_kv": True}
 
-        twice = set()  # (key, revision) of keys a revision changed twice
-
         def replay(create, count):
             on_etcd = self.watched_events("etcd", self.etcd.address,
                                           dict(create, start_revision=str(start)), count)
             on_tenure = self.watched_events(
                 "tenure", self.tenure_address,
                 dict(create, start_revision=str(self.revs.to_tenure(start))), count)
-            # docs/etcd-compat.md, "Watches": a key changed twice in one
-            # revision shows in its later event the value of its earlier one
-            # as prev_kv, where etcd shows the value from the revision before
-            # (behind a filter the earlier event may not be there to see).
-            for events in (on_etcd, on_tenure):
-                seen = set()
-                for event in events:
-                    at = (event["kv"]["key"], event["kv"]["mod_revision"])
-                    if at in seen or ("filters" in create and at in twice):
-                        event.pop("prev_kv", None)
-                    seen.add(at)
             for i, (e, t) in enumerate(zip(on_etcd, on_tenure)):
                 self.assertEqual(e, t, f"event {i} of the watch {create} from etcd revision "
                                        f"{start}")
@@ -545,10 +532,6 @@ class EtcdDifferentialTest(unittest.TestCase):
                                >= self.revs.etcd[-1])
         for result in results:
             etcd_all += result.get("events", [])
-        seen = set()
-        for event in etcd_all:
-            at = (event["kv"]["key"], event["kv"]["mod_revision"])
-            (twice if at in seen else seen).add(at)
         replay(everything, len(etcd_all))
         deletes = [e for e in etcd_all if e.get("type") == "DELETE"]
         if deletes:

@@ -99,8 +99,22 @@ TEST(StoreEventsTest, ATxnRecordsItsOpsInOrderAndAFailedOneNothing) {
   EXPECT_EQ(events[0].key(), "z");
   EXPECT_EQ(events[1].key(), "a");
   EXPECT_TRUE(events[2].is_delete());
-  EXPECT_EQ(events[2].before->value, "2");
+  // Each event's prev() is the key at the revision before, as etcd's
+  // prev_kv, though the txn wrote z in between.
+  EXPECT_EQ(events[0].prev()->value, "1");
+  EXPECT_EQ(events[2].prev()->value, "1");
   for (const KvEvent& e : events) EXPECT_EQ(e.revision, LogIndex(2));
+  // A key the txn creates and deletes was not there before: no prev(),
+  // and the delete still names its key.
+  ASSERT_TRUE(d.RunTxn({SetOp("n", "1"), SetOp("n", "2"), DeleteOp("n")}).txn.ok());
+  events = d.store().TakeChanges().events;
+  ASSERT_EQ(events.size(), 3u);
+  for (const KvEvent& e : events) {
+    EXPECT_EQ(e.key(), "n");
+    EXPECT_EQ(e.prev(), nullptr);
+  }
+  EXPECT_TRUE(events[2].is_delete());
+  EXPECT_TRUE(events[2].key_only_before);
   // A lock with no session fails the txn after its first op wrote.
   ASSERT_FALSE(d.RunTxn({SetOp("a", "y"), LockOp("b", SessionId("nobody"))}).txn.ok());
   EXPECT_TRUE(d.store().TakeChanges().events.empty());
@@ -302,8 +316,10 @@ std::string CompareRead(const EventLog& log, const Store& store, const MvccModel
 }
 
 // Replays the whole window in random batch sizes and checks each revision's
-// events against the model: each event's before is the key's value just
-// before it, and applying them turns the previous revision into this one.
+// events against the model: each event's prev() is etcd's prev_kv (none
+// for a create, else the key's value at the revision before, also for a key
+// changed twice in one revision), and applying them turns the previous
+// revision into this one.
 std::string CompareReplay(const EventLog& log, const MvccModel& model, const KeyRange& range,
                           std::mt19937_64* rng) {
   LogIndex from = log.compact_revision();
@@ -319,13 +335,17 @@ std::string CompareReplay(const EventLog& log, const MvccModel& model, const Key
   std::size_t i = 0;
   while (i < events.size()) {
     const LogIndex revision = events[i]->revision;
-    std::map<std::string, KvEntry> state = model.At(LogIndex(revision.value() - 1));
+    const std::map<std::string, KvEntry> then = model.At(LogIndex(revision.value() - 1));
+    std::map<std::string, KvEntry> state = then;
     for (; i < events.size() && events[i]->revision == revision; ++i) {
       const KvEvent& e = *events[i];
-      auto it = state.find(e.key());
-      const bool had = it != state.end();
-      if (had != (e.before != nullptr) || (had && !(it->second == *e.before))) {
-        return "event " + e.key() + " at " + std::to_string(revision.value()) + ": before differs";
+      if (e.before == nullptr && e.after == nullptr) return "an event that names no key";
+      auto it = then.find(e.key());
+      // etcd's prev_kv: none for a create (version 1), else the key then.
+      const bool created = e.after != nullptr && e.after->version == 1;
+      const bool had = it != then.end() && !created;
+      if (had != (e.prev() != nullptr) || (had && !(it->second == *e.prev()))) {
+        return "event " + e.key() + " at " + std::to_string(revision.value()) + ": prev differs";
       }
       if (e.after != nullptr) {
         state.insert_or_assign(e.key(), *e.after);
