@@ -45,12 +45,14 @@ import subprocess
 import tempfile
 import threading
 import unittest
+from collections import namedtuple
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import EXCEPTIONS, KazooException, NoNodeError
 from kazoo.protocol.serialization import (CheckVersion, Create, Create2, Delete, Exists,
                                           GetChildren, GetData, MultiHeader, SetData, Sync,
-                                          Transaction, int_struct, read_string, stat_struct)
+                                          Transaction, int_struct, read_buffer, read_string,
+                                          stat_struct)
 from kazoo.protocol.states import Callback, EventType, KazooState, ZnodeStat
 from kazoo.security import OPEN_ACL_UNSAFE
 
@@ -128,6 +130,62 @@ class CreateContainer(Create2):
     """createContainer (op 19): kazoo 2.8 has no call for it; the request
     and answer are create2's."""
     type = 19
+
+
+class PathRead(namedtuple("PathRead", "type path")):
+    """getEphemerals (103: the session's ephemeral paths under a prefix,
+    sorted here, as ZooKeeper promises no order) or getAllChildrenNumber
+    (104: the count of every node below a path), which kazoo 2.8 does not
+    send."""
+
+    def serialize(self):
+        return ustring(self.path)
+
+    def deserialize(self, buffer, offset):
+        if self.type == 104:
+            return int_struct.unpack_from(buffer, offset)[0]
+        (count,) = int_struct.unpack_from(buffer, offset)
+        offset += int_struct.size
+        paths = []
+        for _ in range(max(count, 0)):
+            path, offset = read_string(buffer, offset)
+            paths.append(path)
+        return sorted(paths)
+
+
+class MultiRead(namedtuple("MultiRead", "operations")):
+    """multiRead (op 22): getData and getChildren, each answered on its own,
+    its result or its error."""
+    type = 22
+
+    def serialize(self):
+        return Transaction(self.operations).serialize()
+
+    def deserialize(self, buffer, offset):
+        results = []
+        header, offset = MultiHeader.deserialize(buffer, offset)
+        while not header.done:
+            if header.type == GetData.type:
+                data, offset = read_buffer(buffer, offset)
+                results.append(("getData", data, ZnodeStat._make(
+                    stat_struct.unpack_from(buffer, offset))))
+                offset += stat_struct.size
+            elif header.type == GetChildren.type:
+                (count,) = int_struct.unpack_from(buffer, offset)
+                offset += int_struct.size
+                children = []
+                for _ in range(max(count, 0)):
+                    child, offset = read_string(buffer, offset)
+                    children.append(child)
+                results.append(("getChildren", sorted(children)))
+            elif header.type == -1:
+                results.append(EXCEPTIONS[int_struct.unpack_from(buffer, offset)[0]]())
+                offset += int_struct.size
+            else:
+                results.append(("unknown result type", header.type))
+                break
+            header, offset = MultiHeader.deserialize(buffer, offset)
+        return results
 
 
 class Multi(Transaction):
@@ -653,6 +711,22 @@ class ZooKeeperDifferentialTest(unittest.TestCase):
         self.both(f"{label}: multi({ops!r})", lambda side: side.call(label, Multi(ops)),
                   write=True)
 
+    def raw_read(self, rng):
+        """Reads kazoo 2.8 has no call for: getEphemerals, getAllChildrenNumber
+        and multiRead."""
+        label = self.pick_client(rng)
+        kind = rng.choice(("ephemerals", "count", "multiRead"))
+        if kind == "multiRead":
+            ops = [(GetData if rng.random() < 0.5 else GetChildren)(self.pick_path(rng), None)
+                   for _ in range(rng.randrange(1, 4))]
+            request = MultiRead(ops)
+        elif kind == "ephemerals":
+            request = PathRead(103, rng.choice((self.root, self.root + "/a", self.root + "/e/",
+                                                self.root + "/x")))
+        else:
+            request = PathRead(104, rng.choice(self.paths + [self.root + "/x/y"]))
+        self.both(f"{label}: raw {request!r}", lambda side: side.call(label, request))
+
     def raw_path(self, rng):
         """A path kazoo's calls would normalise, sent as it is."""
         kind = rng.choice(("create", "create_sequential", "delete", "set_data", "exists", "get",
@@ -713,7 +787,8 @@ class ZooKeeperDifferentialTest(unittest.TestCase):
         steps = [(self.create, 22), (self.create_container, 4), (self.delete, 14),
                  (self.set_data, 10), (self.get, 10), (self.exists, 8), (self.get_children, 10),
                  (self.sync, 2), (self.set_acls, 2), (self.get_acls, 2), (self.transaction, 10),
-                 (self.raw_multi, 3), (self.raw_path, 5), (self.second_session, 2)]
+                 (self.raw_multi, 3), (self.raw_path, 5), (self.raw_read, 4),
+                 (self.second_session, 2)]
         actions = [s for s, _ in steps]
         weights = [w for _, w in steps]
         for _ in range(OPS_PER_SEED):
