@@ -300,7 +300,8 @@ class Side:
         every write under root, op by op, and the children of /a coming and
         going; its events are the client "tree"'s. Not two modes on one
         path: ZooKeeper 3.8 keeps one per path and connection, the last set
-        (docs/zookeeper-compat.md, Differences)."""
+        (docs/zookeeper-compat.md, Differences). Replaces the last seed's."""
+        self.stop_following()
         self.tree = Session(self.address, timeout_ms=30000)
         for path, mode in ((root, 1), (root + "/a", 0)):  # recursive, persistent
             answer = self.tree.call(106, ustring(path) + struct.pack(">i", mode))
