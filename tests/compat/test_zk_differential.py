@@ -132,6 +132,18 @@ class CreateContainer(Create2):
     type = 19
 
 
+def read_string_list(buffer, offset):
+    """A jute vector of strings, sorted (the answers that hold one promise no
+    order), and the offset after it."""
+    (count,) = int_struct.unpack_from(buffer, offset)
+    offset += int_struct.size
+    items = []
+    for _ in range(max(count, 0)):
+        item, offset = read_string(buffer, offset)
+        items.append(item)
+    return sorted(items), offset
+
+
 class PathRead(namedtuple("PathRead", "type path")):
     """getEphemerals (103: the session's ephemeral paths under a prefix,
     sorted here, as ZooKeeper promises no order) or getAllChildrenNumber
@@ -144,13 +156,33 @@ class PathRead(namedtuple("PathRead", "type path")):
     def deserialize(self, buffer, offset):
         if self.type == 104:
             return int_struct.unpack_from(buffer, offset)[0]
-        (count,) = int_struct.unpack_from(buffer, offset)
-        offset += int_struct.size
-        paths = []
-        for _ in range(max(count, 0)):
-            path, offset = read_string(buffer, offset)
-            paths.append(path)
-        return sorted(paths)
+        return read_string_list(buffer, offset)[0]
+
+
+def read_multi_results(buffer, offset, read_result):
+    """A multi's or multiRead's answer: each op's result up to the closing
+    header, read by read_result(type, buffer, offset) -> (result, offset),
+    or None for a type it does not know (listed, and the reading stops); an
+    error result (type -1) is its error's exception."""
+    results = []
+    header, offset = MultiHeader.deserialize(buffer, offset)
+    while not header.done:
+        if header.type == -1:
+            results.append(EXCEPTIONS[int_struct.unpack_from(buffer, offset)[0]]())
+            offset += int_struct.size
+        else:
+            read = read_result(header.type, buffer, offset)
+            if read is None:
+                results.append(("unknown result type", header.type))
+                break
+            result, offset = read
+            results.append(result)
+        header, offset = MultiHeader.deserialize(buffer, offset)
+    return results
+
+
+def read_stat(buffer, offset):
+    return ZnodeStat._make(stat_struct.unpack_from(buffer, offset)), offset + stat_struct.size
 
 
 class MultiRead(namedtuple("MultiRead", "operations")):
@@ -162,30 +194,16 @@ class MultiRead(namedtuple("MultiRead", "operations")):
         return Transaction(self.operations).serialize()
 
     def deserialize(self, buffer, offset):
-        results = []
-        header, offset = MultiHeader.deserialize(buffer, offset)
-        while not header.done:
-            if header.type == GetData.type:
+        def read_result(kind, buffer, offset):
+            if kind == GetData.type:
                 data, offset = read_buffer(buffer, offset)
-                results.append(("getData", data, ZnodeStat._make(
-                    stat_struct.unpack_from(buffer, offset))))
-                offset += stat_struct.size
-            elif header.type == GetChildren.type:
-                (count,) = int_struct.unpack_from(buffer, offset)
-                offset += int_struct.size
-                children = []
-                for _ in range(max(count, 0)):
-                    child, offset = read_string(buffer, offset)
-                    children.append(child)
-                results.append(("getChildren", sorted(children)))
-            elif header.type == -1:
-                results.append(EXCEPTIONS[int_struct.unpack_from(buffer, offset)[0]]())
-                offset += int_struct.size
-            else:
-                results.append(("unknown result type", header.type))
-                break
-            header, offset = MultiHeader.deserialize(buffer, offset)
-        return results
+                stat, offset = read_stat(buffer, offset)
+                return ("getData", data, stat), offset
+            if kind == GetChildren.type:
+                children, offset = read_string_list(buffer, offset)
+                return ("getChildren", children), offset
+            return None
+        return read_multi_results(buffer, offset, read_result)
 
 
 class Multi(Transaction):
@@ -194,32 +212,20 @@ class Multi(Transaction):
 
     @classmethod
     def deserialize(cls, buffer, offset):
-        results = []
-        header, offset = MultiHeader.deserialize(buffer, offset)
-        while not header.done:
-            if header.type == Create.type:
+        def read_result(kind, buffer, offset):
+            if kind in (Create.type, Create2.type):
                 path, offset = read_string(buffer, offset)
-                results.append(("create", path))
-            elif header.type == Create2.type:
-                path, offset = read_string(buffer, offset)
-                results.append(("create2", path, ZnodeStat._make(
-                    stat_struct.unpack_from(buffer, offset))))
-                offset += stat_struct.size
-            elif header.type == SetData.type:
-                results.append(("setData", ZnodeStat._make(
-                    stat_struct.unpack_from(buffer, offset))))
-                offset += stat_struct.size
-            elif header.type in (Delete.type, CheckVersion.type):
-                results.append(({Delete.type: "delete", CheckVersion.type: "check"}[header.type],))
-            elif header.type == -1:
-                code = int_struct.unpack_from(buffer, offset)[0]
-                offset += int_struct.size
-                results.append(EXCEPTIONS[code]())
-            else:
-                results.append(("unknown result type", header.type))
-                break
-            header, offset = MultiHeader.deserialize(buffer, offset)
-        return results
+                if kind == Create.type:
+                    return ("create", path), offset
+                stat, offset = read_stat(buffer, offset)
+                return ("create2", path, stat), offset
+            if kind == SetData.type:
+                stat, offset = read_stat(buffer, offset)
+                return ("setData", stat), offset
+            if kind in (Delete.type, CheckVersion.type):
+                return ({Delete.type: "delete", CheckVersion.type: "check"}[kind],), offset
+            return None
+        return read_multi_results(buffer, offset, read_result)
 
 
 # A notification's type on the wire, named as kazoo names it.
