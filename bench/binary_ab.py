@@ -9,7 +9,7 @@ benchmark, not a test.
     e.g. bench/binary_ab.py old/tenure build/src/tenure 1,3 3 kv_put 256
 
 SERVERS: comma-separated cluster sizes (default 1,3); RUNS (default 3);
-WORKLOAD: renew (default) or kv_put; CLIENTS (default 64). Drives the leader
+WORKLOAD: renew (default) or kv_put; CLIENTS (default 64; 1 with kv_put is kv_put_c1). Drives the leader
 with `tenure_bench --addr LEADER --only renew_cN (or kv_put_cN) --clients N --seconds 5`
 (1,000 sessions renewed round-robin; 100-byte puts over 1,000 keys). A
 binary that has `tenure keygen` runs with a cluster key and an operator
@@ -50,9 +50,13 @@ def main():
                 with Cluster(servers, extra_args=tuple(one_address_load_args(binary)),
                              secrets=keyed) as cluster:
                     leader = poll_until(lambda: agreed_leader(cluster), timeout=30)
+                    # kv_put_c1 and lock_cycle_c1 are workloads of their own
+                    # beside the many-clients one that --clients sizes.
+                    own_c1 = clients == 1 and workload in ("kv_put", "lock_cycle")
+                    many = [] if own_c1 else ["--clients", str(clients)]
                     out = subprocess.run(
                         [bench, "--addr", leader.http_addr, "--only", f"{workload}_c{clients}",
-                         "--clients", str(clients), "--runs", "1", "--seconds", "5", "--json"],
+                         *many, "--runs", "1", "--seconds", "5", "--json"],
                         capture_output=True, text=True, timeout=200, check=True)
                 m = json.loads(out.stdout)["workloads"][0]["runs"][0]["metrics"]
                 results.setdefault((name, servers), []).append(m)
