@@ -18,6 +18,7 @@
 #include "common/assert.h"
 #include "common/clock.h"
 #include "common/host_port.h"
+#include "common/limits.h"
 #include "common/log.h"
 #include "etcd/gateway.h"
 #include "etcd/grpc_server.h"
@@ -163,7 +164,7 @@ Status RunAgent(AgentPlan plan) {
        {std::pair{&http_server, &plan.http}, std::pair{&https_server, &plan.https}}) {
     if (!options->has_value()) continue;
     (*options)->large_body_gate = [&api](const listen::HttpRequest& request) {
-      return api.MaySendLargeBody(request);
+      return api.MaySendLargeBody(request) ? limits::kSnapshotBytesMax : std::size_t{0};
     };
     (*options)->parked_read = &http::Api::IsParkedRead;
     (*options)->exempt_client = [&server](const std::string& ip) {
@@ -182,6 +183,8 @@ Status RunAgent(AgentPlan plan) {
     options.exempt_client = [&server](const std::string& ip) { return server.IsMemberHost(ip); };
     options.http2 = true;
     options.parked_read = &etcd::Gateway::IsParkedRead;
+    options.large_body_gate = &etcd::Gateway::BodyBytesMax;
+    options.body_too_large = &etcd::Gateway::BodyTooLarge;
     options.stream_router = [&grpc](std::shared_ptr<listen::Stream> stream) {
       grpc->Serve(std::move(stream));
     };

@@ -10,8 +10,21 @@
 namespace tenure::limits {
 
 // --- KV ---------------------------------------------------------------------
-// Consul's kv_max_value_size default (512 KiB, raft's suggested max entry).
-constexpr std::size_t kKvValueBytesMax = 512 * 1024;
+// Consul's kv_max_value_size default (512 KiB, raft's suggested max entry):
+// the largest value the Consul API writes.
+constexpr std::size_t kConsulValueBytesMax = 512 * 1024;
+// etcd's --max-request-bytes default: a Put or Txn whose bytes, with the 17
+// bytes etcd's own envelope adds (its InternalRaftRequest: the request's
+// tag and length, a header holding a request id, whose varint takes 9 bytes
+// or, for some member ids, 10), pass this is refused with "etcdserver:
+// request is too large" (etcd/kv_service.cc).
+constexpr std::size_t kEtcdRequestBytesMax = 1536 * 1024;
+constexpr std::size_t kEtcdRequestEnvelopeBytes = 17;
+// The largest value the store holds, whichever API wrote it: each API's
+// own rule is narrower (Consul's above; an etcd request's bytes; a
+// ZooKeeper request's 1 MiB frame), so this is only the widest of them, the
+// bound a restored state's values are checked against.
+constexpr std::size_t kKvValueBytesMax = kEtcdRequestBytesMax;
 // Keys are path-like names; Consul has no hard limit but raft entries do. A
 // bound keeps every entry (key + value + framing) inside one raft entry.
 constexpr std::size_t kKvKeyBytesMax = 4 * 1024;
@@ -110,7 +123,12 @@ constexpr std::size_t kHttpHeaderBytesMax = 64 * 1024;
 // Largest body any endpoint accepts (a KV value or a txn); larger bodies get
 // 413 before they are read in full.
 constexpr std::size_t kHttpBodyBytesMax =
-    kTxnBodyBytesMax > kKvValueBytesMax ? kTxnBodyBytesMax : kKvValueBytesMax;
+    kTxnBodyBytesMax > kConsulValueBytesMax ? kTxnBodyBytesMax : kConsulValueBytesMax;
+// A body on the etcd port's JSON gateway: a request of gRPC's largest
+// message (etcd's 2 MiB, etcd/grpc_wire.h) in base64 JSON takes about
+// 2.7 MiB. One past this is answered as etcd answers a message past its
+// gRPC limit (ResourceExhausted), unread.
+constexpr std::size_t kEtcdGatewayBodyBytesMax = 4 * 1024 * 1024;
 // Open client connections. Each idle connection costs a few KiB; the process
 // raises RLIMIT_NOFILE at start to fit this.
 constexpr std::size_t kHttpConnectionsMax = 20'000;
@@ -231,11 +249,12 @@ constexpr std::uint64_t kProposalBytesInFlightMax = 128ull * 1024 * 1024;
 // What a peer may send on a raft connection, checked before libraft sees it
 // (raft/wire/message_gate.h). Generous for members, bounded for strangers:
 // nothing is allocated from a declared size beyond these.
-// One command: the largest is a txn body or a KV value plus key and framing,
-// well under this.
-constexpr std::uint64_t kRaftCommandBytesMax = 1024 * 1024;
+// One command: the largest is an etcd request (a Txn of up to 1.5 MiB), a
+// Consul txn body, or a KV value plus key and framing, all well under this.
+constexpr std::uint64_t kRaftCommandBytesMax = 2 * 1024 * 1024;
 static_assert(kRaftCommandBytesMax > kTxnBodyBytesMax + kKvKeyBytesMax + 64 * 1024);
 static_assert(kRaftCommandBytesMax > kKvValueBytesMax + kKvKeyBytesMax + 64 * 1024);
+static_assert(kRaftCommandBytesMax > kEtcdRequestBytesMax + 64 * 1024);
 // libraft 0.15 sends a lagging follower every entry it still holds in one
 // AppendEntries; the log in memory is bounded by kRaftLogBytesMax plus
 // kRaftTrailingBytesMax (below) and by entry count (snapshot threshold plus

@@ -1,11 +1,14 @@
 #include "etcd/gateway.h"
 
+#include <string>
 #include <utility>
 
+#include "common/limits.h"
 #include "etcd/cluster_info.h"
 #include "etcd/grpc_wire.h"
 #include "etcd/json_codec.h"
 #include "etcd/messages_services.h"
+#include "etcd/proto_codec.h"
 #include "etcd/routes.h"
 #include "server/health.h"
 #include "server/server.h"
@@ -62,9 +65,17 @@ template <typename M>
 bool DecodeBody(const HttpRequest& request, M* message, Responder& responder) {
   if (request.body.find_first_not_of(" \t\r\n") == std::string::npos) return true;
   std::string error = DecodeJson(request.body, message);
-  if (error.empty()) return true;
-  responder.Send(ErrorAnswer(etcd_texts::Error(GrpcCode::kInvalidArgument, error)));
-  return false;
+  if (!error.empty()) {
+    responder.Send(ErrorAnswer(etcd_texts::Error(GrpcCode::kInvalidArgument, error)));
+    return false;
+  }
+  // The gateway hands the decoded request to etcd's server as a gRPC
+  // message, which passes gRPC's limit or not.
+  if (const std::size_t bytes = ProtoSize(*message); bytes > kMaxGrpcMessageBytes) {
+    responder.Send(ErrorAnswer(MessageLargerThanMax(std::to_string(bytes))));
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -166,6 +177,23 @@ bool Gateway::IsParkedRead(const HttpRequest& request) {
   if (request.method == "GET" || request.method == "HEAD") return true;
   const MethodInfo* info = FindGatewayMethod(request.path);
   return info != nullptr && (info->method == Method::kCampaign || info->method == Method::kLock);
+}
+
+std::size_t Gateway::BodyBytesMax(const HttpRequest& request) {
+  const std::string_view path =
+      std::string_view(request.target).substr(0, request.target.find('?'));
+  if (request.method != "POST") return 0;
+  if (path.starts_with("/v3") || RelayServer::IsRelayPath(path)) {
+    return limits::kEtcdGatewayBodyBytesMax;
+  }
+  return 0;
+}
+
+HttpResponse Gateway::BodyTooLarge(std::uint64_t bytes, std::size_t max) {
+  // The message's own size is not known unread; the body's stands for it.
+  return ErrorAnswer(
+      MessageLargerThanMax(bytes > 0 ? std::to_string(bytes) + " bytes of JSON"
+                                     : "a body past " + std::to_string(max) + " bytes of JSON"));
 }
 
 void Gateway::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {

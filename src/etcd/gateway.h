@@ -56,6 +56,14 @@ class Gateway {
   // and a client that goes away meanwhile must be noticed (its key is
   // given back), as for a Consul blocking query.
   static bool IsParkedRead(const listen::HttpRequest& request);
+  // The listener's LargeBodyGate: a POST to the gateway or to the
+  // followers' relay may carry limits::kEtcdGatewayBodyBytesMax (a request
+  // of gRPC's largest message, as base64 JSON); anything else the usual
+  // limit.
+  static std::size_t BodyBytesMax(const listen::HttpRequest& request);
+  // The listener's BodyTooLargeAnswer: etcd's answer to a message past
+  // gRPC's limit, as its gateway relays it (429, ResourceExhausted).
+  static listen::HttpResponse BodyTooLarge(std::uint64_t bytes, std::size_t max);
 
  private:
   void Version(const listen::HttpRequest& request, listen::Responder& responder) const;

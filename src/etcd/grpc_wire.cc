@@ -16,6 +16,12 @@ void PutGrpcPrefix(char* at, std::size_t size) {
 
 }  // namespace
 
+EtcdError MessageLargerThanMax(std::string_view size, std::size_t max) {
+  return etcd_texts::Error(GrpcCode::kResourceExhausted,
+                           "grpc: received message larger than max (" + std::string(size) +
+                               " vs. " + std::to_string(max) + ")");
+}
+
 void AppendGrpcMessage(std::string* out, std::string_view message) {
   const std::size_t at = out->size();
   out->append(kGrpcPrefixBytes, '\0');
@@ -41,9 +47,7 @@ bool GrpcMessageSplitter::Next(std::string* message) {
     error_ = etcd_texts::Error(GrpcCode::kInternal,
                                "grpc: received unexpected payload format " + std::to_string(flag));
   } else if (n > max_bytes_) {
-    error_ = etcd_texts::Error(GrpcCode::kResourceExhausted,
-                               "grpc: received message larger than max (" + std::to_string(n) +
-                                   " vs. " + std::to_string(max_bytes_) + ")");
+    error_ = MessageLargerThanMax(std::to_string(n), max_bytes_);
   }
   if (!error_.ok()) {
     buffer_.clear();

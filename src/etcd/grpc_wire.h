@@ -21,6 +21,9 @@ using etcd_texts::GrpcCode;
 // etcd's largest request (--max-request-bytes, 1.5 MiB) plus gRPC's 512 KiB
 // of overhead: what etcd's server lets a message be.
 inline constexpr std::size_t kMaxGrpcMessageBytes = 1536 * 1024 + 512 * 1024;
+// grpc-go's answer to a message past `max` bytes; `size` is its bytes as
+// the text gives them.
+EtcdError MessageLargerThanMax(std::string_view size, std::size_t max = kMaxGrpcMessageBytes);
 
 // Appends `message` with its prefix: not compressed, 4-byte big-endian length.
 void AppendGrpcMessage(std::string* out, std::string_view message);

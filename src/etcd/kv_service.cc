@@ -5,7 +5,9 @@
 #include <utility>
 
 #include "common/consul_texts.h"
+#include "common/limits.h"
 #include "etcd/leader_relay.h"
+#include "etcd/proto_codec.h"
 #include "server/server.h"
 #include "state/etcd_check.h"
 #include "state/etcd_range.h"
@@ -14,6 +16,22 @@
 namespace tenure::etcd {
 
 using etcd_texts::EtcdError;
+
+namespace {
+
+// etcd's rule for a write's size: the request as etcd marshals it (what
+// EncodeProto writes), inside etcd's own envelope, at most
+// --max-request-bytes' default. Checked before anything else is asked of
+// the request (its ACL, its lease), as etcd checks it as it proposes.
+template <typename M>
+EtcdError CheckRequestSize(const M& request) {
+  if (ProtoSize(request) + limits::kEtcdRequestEnvelopeBytes > limits::kEtcdRequestBytesMax) {
+    return etcd_texts::RequestTooLarge();
+  }
+  return {};
+}
+
+}  // namespace
 
 // The ops of a read-only txn, with every compare decided first (as a
 // write's are, on the state before it); a range at a past revision reads
@@ -203,6 +221,11 @@ void KvService::Txn(const Client& client, state::EtcdTxnRequest request, Done<Tx
   if (EtcdError refused = state::CheckEtcdTxn(request, !writes); !refused.ok()) {
     return done({std::move(refused), {}});
   }
+  // etcd proposes only a txn that writes; one that reads is answered from
+  // the store, whatever its size.
+  if (EtcdError refused = writes ? CheckRequestSize(request) : EtcdError(); !refused.ok()) {
+    return done({std::move(refused), {}});
+  }
   const bool serializable = AllSerializable(request);
   if ((writes || !serializable) && Relayed()) {
     return relay_->Call(Method::kTxn, client.token, request, std::move(done));
@@ -219,6 +242,9 @@ void KvService::Txn(const Client& client, state::EtcdTxnRequest request, Done<Tx
 
 void KvService::Put(const Client& client, state::EtcdPutRequest request, Done<PutResponse> done) {
   if (EtcdError refused = state::CheckEtcdPut(request); !refused.ok()) {
+    return done({std::move(refused), {}});
+  }
+  if (EtcdError refused = CheckRequestSize(request); !refused.ok()) {
     return done({std::move(refused), {}});
   }
   if (Relayed()) return relay_->Call(Method::kPut, client.token, request, std::move(done));

@@ -214,8 +214,8 @@ Result<ParsedTxn> ParseTxn(const std::string& body) {
       auto decoded = Base64Decode(value->get<std::string>());
       if (!decoded)
         return ParseFailed("illegal base64 data in Value of operation " + std::to_string(i));
-      if (decoded->size() > limits::kKvValueBytesMax) {
-        return consul::ValueTooLarge(op.key, decoded->size(), limits::kKvValueBytesMax);
+      if (decoded->size() > limits::kConsulValueBytesMax) {
+        return consul::ValueTooLarge(op.key, decoded->size(), limits::kConsulValueBytesMax);
       }
       op.value = std::move(*decoded);
     }

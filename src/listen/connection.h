@@ -94,9 +94,10 @@ struct ServerShared {
   // Set: every connection speaks TLS with it (an HTTPS listener). Replaced
   // on reload; a connection keeps the context it started with.
   std::shared_ptr<const tls::Context> tls;
-  // Who may send a large body, and which parked requests are reads
-  // (HttpServerOptions).
+  // Who may send a large body, the answer to one past its limit, and which
+  // parked requests are reads (HttpServerOptions).
   LargeBodyGate large_body_gate;
+  BodyTooLargeAnswer body_too_large;
   ParkedReadRule parked_read = nullptr;
   // HTTP/2 (HttpServerOptions::http2): the preface or ALPN's h2 starts it;
   // gRPC streams go to stream_router (unset: answered Unimplemented).

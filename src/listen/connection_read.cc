@@ -144,7 +144,7 @@ bool Connection::SniffStep(std::string_view received) {
 RequestReader& Connection::Reader() {
   if (reader_ == nullptr) {
     reader_ = std::make_unique<RequestReader>();
-    reader_->set_large_body_gate(&shared_->large_body_gate);
+    reader_->set_body_rules(&shared_->large_body_gate, &shared_->body_too_large);
     reader_->Begin();
   }
   return *reader_;

@@ -451,17 +451,16 @@ void Http2Stream::Received(const std::uint8_t* data, std::size_t size) {
   if (request_.body.size() + size > body_max_ && !gate_asked_) {
     gate_asked_ = true;
     const LargeBodyGate& gate = session_->shared_->large_body_gate;
-    if (gate && gate(request_)) body_max_ = limits::kSnapshotBytesMax;
+    if (gate) body_max_ = std::max(body_max_, gate(request_));
   }
   if (request_.body.size() + size > body_max_) {
-    Refuse(HttpResponse::Text(
-        413, fmt::format("Request body too large, max size: {} bytes. See "
-                         "https://developer.hashicorp.com/consul/docs/agent/config/"
-                         "config-files#kv_max_value_size.",
-                         body_max_)));
+    const BodyTooLargeAnswer& answer = session_->shared_->body_too_large;
+    Refuse(answer ? answer(0, body_max_) : ConsulBodyTooLarge(0, body_max_));
     return;
   }
-  const bool counted = body_max_ == limits::kHttpBodyBytesMax;  // a gated body is not
+  // Every body counts but a snapshot's restore (one request, from a caller
+  // allowed to restore): an etcd gateway's large bodies share the budget.
+  const bool counted = body_max_ != limits::kSnapshotBytesMax;
   if (counted && session_->request_bodies_ + size > limits::kHttp2RequestBodiesBytesMax) {
     Reset(StreamError::kRefusedStream);  // too many bodies at once on this connection
     kind_ = Kind::kRefused;

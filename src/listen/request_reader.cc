@@ -28,6 +28,20 @@ namespace {
 constexpr std::string_view kBodyLimitDoc =
     "See https://developer.hashicorp.com/consul/docs/agent/config/config-files#kv_max_value_size.";
 
+}  // namespace
+
+HttpResponse ConsulBodyTooLarge(std::uint64_t bytes, std::size_t max) {
+  if (bytes == 0) {
+    return HttpResponse::Text(
+        413, fmt::format("Request body too large, max size: {} bytes. {}", max, kBodyLimitDoc));
+  }
+  return HttpResponse::Text(
+      413, fmt::format("Request body({} bytes) too large, max size: {} bytes. {}", bytes, max,
+                       kBodyLimitDoc));
+}
+
+namespace {
+
 HttpResponse BadRequest(std::string_view why) {
   return HttpResponse::Text(400, "400 Bad Request: " + std::string(why));
 }
@@ -138,6 +152,7 @@ struct RequestReader::Impl {
   bool expects_continue = false;
   std::size_t body_bytes_max = limits::kHttpBodyBytesMax;  // what the 413 names
   const LargeBodyGate* large_body_gate = nullptr;          // the connection's
+  const BodyTooLargeAnswer* body_too_large = nullptr;      // the connection's
   bool continue_taken = false;
   std::uint64_t remaining = 0;  // body or chunk bytes still to come
   std::size_t trailer_bytes = 0;
@@ -148,9 +163,10 @@ struct RequestReader::Impl {
     return Outcome::kError;
   }
   Outcome FailBad(std::string_view why) { return Fail(BadRequest(why)); }
-  HttpResponse BodyTooLarge() const {
-    return HttpResponse::Text(413, fmt::format("Request body too large, max size: {} bytes. {}",
-                                               body_bytes_max, kBodyLimitDoc));
+  HttpResponse BodyTooLarge(std::uint64_t bytes) const {
+    if (body_too_large != nullptr && *body_too_large)
+      return (*body_too_large)(bytes, body_bytes_max);
+    return ConsulBodyTooLarge(bytes, body_bytes_max);
   }
 
   Outcome Method(std::string_view buffer);
@@ -298,14 +314,10 @@ RequestReader::Outcome RequestReader::Impl::ParseHeader(std::string_view head) {
   // snapshot's restore: the token is checked now, before any of the body is
   // read): a stranger gets the usual limit.
   if ((chunked || (has_length && remaining > body_bytes_max)) && large_body_gate != nullptr &&
-      *large_body_gate && (*large_body_gate)(request)) {
-    body_bytes_max = limits::kSnapshotBytesMax;
+      *large_body_gate) {
+    body_bytes_max = std::max(body_bytes_max, (*large_body_gate)(request));
   }
-  if (has_length && remaining > body_bytes_max) {
-    return Fail(HttpResponse::Text(
-        413, fmt::format("Request body({} bytes) too large, max size: {} bytes. {}", remaining,
-                         body_bytes_max, kBodyLimitDoc)));
-  }
+  if (has_length && remaining > body_bytes_max) return Fail(BodyTooLarge(remaining));
   if (chunked) {
     state = State::kChunkLine;
   } else if (remaining > 0) {
@@ -355,7 +367,7 @@ RequestReader::Outcome RequestReader::Impl::Body(const char* data, std::size_t s
         std::size_t p = 0;
         std::uint64_t chunk_size = 0;
         for (int digit; p < end && (digit = HexDigit(line[p])) >= 0; ++p) {
-          if (chunk_size > (body_bytes_max >> 4)) return Fail(BodyTooLarge());
+          if (chunk_size > (body_bytes_max >> 4)) return Fail(BodyTooLarge(0));
           chunk_size = chunk_size * 16 + static_cast<std::uint64_t>(digit);
         }
         if (p == 0) return FailBad("bad chunk");
@@ -403,7 +415,7 @@ RequestReader::Outcome RequestReader::Impl::Body(const char* data, std::size_t s
           }
         }
         if (request.body.size() + chunk_size > body_bytes_max) {
-          return Fail(BodyTooLarge());
+          return Fail(BodyTooLarge(0));  // Consul's text without a size
         }
         *used += end + 2;
         remaining = chunk_size;
@@ -473,8 +485,9 @@ void RequestReader::Begin() {
   impl.body_bytes_max = limits::kHttpBodyBytesMax;
 }
 
-void RequestReader::set_large_body_gate(const LargeBodyGate* gate) {
+void RequestReader::set_body_rules(const LargeBodyGate* gate, const BodyTooLargeAnswer* too_large) {
   impl_->large_body_gate = gate;
+  impl_->body_too_large = too_large;
 }
 
 RequestReader::Outcome RequestReader::Feed(const char* data, std::size_t size, std::size_t* used) {

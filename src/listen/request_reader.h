@@ -15,13 +15,19 @@
 
 namespace tenure::listen {
 
-// Whether a request whose header is in may send a body larger than the usual
-// limit, up to limits::kSnapshotBytesMax (the largest any handler takes),
-// asked before any of the body is read: the handler's rule (Consul's PUT
-// /v1/snapshot from a caller allowed to restore). Asked only of a request
-// whose body may be larger than the usual limit (a Content-Length over it,
-// or chunked).
-using LargeBodyGate = std::function<bool(const HttpRequest&)>;
+// How large a body a request whose header is in may send when that is more
+// than the usual limit (limits::kHttpBodyBytesMax), asked before any of the
+// body is read: the handler's rule (Consul's PUT /v1/snapshot from a caller
+// allowed to restore, up to limits::kSnapshotBytesMax; a request to the
+// etcd gateway, limits::kEtcdGatewayBodyBytesMax). 0: the usual limit.
+// Asked only of a request whose body may be larger than the usual limit (a
+// Content-Length over it, or chunked).
+using LargeBodyGate = std::function<std::size_t(const HttpRequest&)>;
+// The answer to a body past its limit: `bytes` is its declared length, or
+// what it had reached when it went past. Unset: Consul's 413.
+using BodyTooLargeAnswer = std::function<HttpResponse(std::uint64_t bytes, std::size_t max)>;
+// Consul's 413 for a body of `bytes` (0: not known yet) past `max`.
+HttpResponse ConsulBodyTooLarge(std::uint64_t bytes, std::size_t max);
 
 class RequestReader {
  public:
@@ -44,9 +50,9 @@ class RequestReader {
 
   // Ready for the next request (header and body limits from common/limits.h).
   void Begin();
-  // The gate for a large body (kept, not copied; null or empty: never).
-  // Without one every body has the usual limit.
-  void set_large_body_gate(const LargeBodyGate* gate);
+  // The gate for a large body and the answer past a limit (both kept, not
+  // copied; null or empty: no body past the usual limit, and Consul's 413).
+  void set_body_rules(const LargeBodyGate* gate, const BodyTooLargeAnswer* too_large);
   // Parses what it can of `data`; *used is how much it consumed. kComplete:
   // call Take(). kError: call TakeError(), then Begin() before reuse.
   // REQUIRES: Begin() since the last Take/TakeError.

@@ -272,6 +272,7 @@ Status HttpServer::Listen(const HttpServerOptions& options) {
       ConnectionCap(nofile, options.TEST_connections_max, options.TEST_descriptor_reserve);
   shared.tls = options.tls;
   shared.large_body_gate = options.large_body_gate;
+  shared.body_too_large = options.body_too_large;
   shared.parked_read = options.parked_read;
   shared.http2 = options.http2;
   shared.stream_router = options.stream_router;

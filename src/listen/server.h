@@ -36,9 +36,11 @@ struct HttpServerOptions {
   std::uint16_t port = 8500;  // 0 picks a free port (tests)
   // Set: an HTTPS listener; every connection speaks TLS with this context.
   std::shared_ptr<const tls::Context> tls;
-  // Who may send a body larger than the usual limit (the handler's rule,
-  // request_reader.h; unset: nobody).
+  // Who may send a body larger than the usual limit, and how large (the
+  // handler's rule, request_reader.h; unset: nobody).
   LargeBodyGate large_body_gate;
+  // The answer to a body past its limit (unset: Consul's 413).
+  BodyTooLargeAnswer body_too_large;
   // Which parked requests are reads (unset: GET and HEAD).
   ParkedReadRule parked_read = nullptr;
   // Open connections from one client address (limits.h); 0: no limit.

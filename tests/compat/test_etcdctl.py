@@ -96,6 +96,19 @@ class EtcdctlTest(EtcdDevServerCase):
         self.assertEqual(len(members), 1)
         self.assertEqual(members[0]["clientURLs"], [f"http://{self.endpoint}"])
 
+    def test_values_up_to_etcds_request_limit(self):
+        # etcdctl reads a value from its standard input; a request of up to
+        # 1.5 MiB is etcd's (--max-request-bytes), past Consul's 512 KiB.
+        value = "m" * 1000000
+        self.assertEqual(self.etcdctl("put", "/ctl-big/mib", stdin=value).stdout, "OK\n")
+        self.assertEqual(self.etcdctl("get", "--print-value-only", "/ctl-big/mib").stdout,
+                         value + "\n")
+        failed = self.etcdctl("put", "/ctl-big/past", stdin="p" * 1600000, check=False)
+        self.assertNotEqual(failed.returncode, 0)
+        self.assertIn("etcdserver: request is too large", failed.stderr)
+        self.assertEqual(self.etcdctl("get", "--prefix", "--keys-only", "/ctl-big/").stdout,
+                         "/ctl-big/mib\n\n")
+
     def test_errors_as_etcdctl_prints_them(self):
         failed = self.etcdctl("put", "", "v", check=False)
         self.assertNotEqual(failed.returncode, 0)

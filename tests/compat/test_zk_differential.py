@@ -950,6 +950,47 @@ class ZooKeeperDifferentialTest(unittest.TestCase):
         # again), and the one-shot exists watch none: 11 events.
         self.assertEqual(len(events["zookeeper"]), 11, events["zookeeper"])
 
+    def test_data_up_to_the_frame_as_zookeeper_takes_it(self):
+        """A node's data is bounded only by the request's frame (jute.maxbuffer's
+        1,048,575 bytes): data past 512 KiB is stored and read back whole, and
+        a create whose frame passes the bound ends the connection unanswered,
+        the same on both."""
+        self.start_tree("/t-data-size")
+        root = self.root
+        # create's frame: xid and type (8), the path (4 + its bytes), the
+        # data (4 + its bytes), one world:anyone ACL (4 + 23), flags (4).
+        def frame_of(path, size):
+            return 8 + 4 + len(path) + 4 + size + 4 + 23 + 4
+        edge = 1048575 - frame_of(f"{root}/edge", 0)
+        outcomes = {}
+        for side in self.sides:
+            seen = []
+            for name, size in (("half", 512 * 1024 + 1), ("mib", 1000000), ("edge", edge)):
+                session = Session(side.address)
+                try:
+                    path = f"{root}/{name}"
+                    created = session.call("create", create_body(path, bytes([size % 251]) * size))
+                    read = session.call("getData", path_watch(path)) if size < 1048000 else None
+                    seen.append((name, created[2], None if read is None else
+                                 (read[2], read[3][:4], len(read[3]))))
+                finally:
+                    session.close()
+            session = Session(side.address)
+            try:
+                path = f"{root}/past"
+                self.assertEqual(frame_of(path, edge + 1) - 1048575, 1)
+                try:
+                    session.send("create", create_body(path, b"p" * (edge + 1)))
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # closed at the length, before the rest was sent
+                seen.append(("past", session.at_eof()))
+            finally:
+                session.close()
+            outcomes[side.name] = seen
+        self.assertEqual(outcomes["zookeeper"], outcomes["tenure"])
+        self.assertEqual([s[1] for s in outcomes["zookeeper"]], [0, 0, 0, True],
+                         outcomes["zookeeper"])
+
 
 if __name__ == "__main__":
     unittest.main()

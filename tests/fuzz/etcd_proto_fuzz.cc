@@ -4,7 +4,8 @@
 // gateway keep-alive body of JSON requests; 4 and 10 try a compaction and a
 // watch request). Decoding either refuses it with
 // a reason or yields a message that encodes to bytes decoding to the same message (ours are
-// canonical, so those encode to themselves); a txn that decodes goes through the API's checks
+// canonical, so those encode to themselves), and whose counted size (ProtoSize) is its
+// protobuf encoding's; a txn that decodes goes through the API's checks
 // (state/etcd_check.h) as a request would.
 #include <algorithm>
 #include <cstddef>
@@ -57,6 +58,10 @@ void RoundTrip(std::string_view bytes) {
   std::string twice;
   Coding::Encode(again, &twice);
   FUZZ_CHECK(twice == encoded);
+  // etcd's request-size rule counts what the protobuf encoding writes.
+  std::string proto;
+  tenure::etcd::EncodeProto(m, &proto);
+  FUZZ_CHECK(tenure::etcd::ProtoSize(m) == proto.size());
   if constexpr (std::is_same_v<M, tenure::state::EtcdTxnRequest>) {
     (void)tenure::state::CheckEtcdTxn(m);
   }

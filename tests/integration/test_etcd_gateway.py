@@ -174,6 +174,43 @@ class EtcdGatewayTest(EtcdDevServerCase):
             self.assertEqual(resp.json()["code"], 3, raw)
         self.assertEqual(self.everything(), before)
 
+    def test_bodies_past_consuls_limit_up_to_etcds(self):
+        # A value past Consul's 512 KiB is etcd's to take (decision 0065) and
+        # reads back whole through both APIs.
+        value = bytes(range(256)) * 4000  # 1,024,000 bytes
+        self.ok("/v3/kv/put", {"key": b64("gateway-big"), "value": b64(value)})
+        got = self.ok("/v3/kv/range", {"key": b64("gateway-big")})
+        self.assertEqual(unb64(got["kvs"][0]["value"]), value)
+        resp = self.server.request("GET", "/v1/kv/gateway-big?raw")
+        self.assertEqual((resp.status, resp.body), (200, value))
+        # Consul's own API keeps Consul's limit.
+        resp = self.server.request("PUT", "/v1/kv/consul-big", value)
+        self.assertEqual(resp.status, 413, resp.text)
+        self.assertIn("max size: 524288 bytes", resp.text)
+        before = self.everything()
+        # Past etcd's request limit, and past gRPC's message limit once decoded.
+        self.error("/v3/kv/put", {"key": b64("gateway-big"), "value": b64(b"p" * 1600000)}, 400,
+                   3, "etcdserver: request is too large")
+        self.error("/v3/kv/put", {"key": b64("gateway-big"), "value": b64(b"p" * 2100000)}, 429,
+                   8, "grpc: received message larger than max (2100018 vs. 2097152)")
+        # A body past the gateway's 4 MiB is answered from its header alone.
+        host, port = self.etcd_addr.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(f"POST /v3/kv/put HTTP/1.1\r\nHost: {self.etcd_addr}\r\n"
+                         f"Content-Type: application/json\r\nContent-Length: {5 << 20}\r\n\r\n"
+                         .encode())
+            answer = b""
+            while b"}" not in answer:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.1 429 "), head)
+        self.assertEqual(json.loads(body)["code"], 8, body)
+        self.assertIn("larger than max (5242880 bytes of JSON vs. 2097152)", json.loads(body)["error"])
+        self.assertEqual(self.everything(), before)
+
     def test_leases_as_etcd_grants_renews_and_revokes_them(self):
         grant = self.ok("/v3/lease/grant", {"TTL": "0"})
         self.assertEqual(grant["TTL"], "2")  # raised to the minimum, as etcd

@@ -37,7 +37,7 @@ from tenure_testlib import DevServer, connect, poll_until, quote_key, raw_reques
 
 U64_MAX = 2 ** 64 - 1
 KIB = 1024
-VALUE_MAX = 512 * KIB  # limits::kKvValueBytesMax
+VALUE_MAX = 512 * KIB  # limits::kConsulValueBytesMax
 BODY_TOO_LARGE = ("Request body(%d bytes) too large, max size: 524288 bytes. See "
                   "https://developer.hashicorp.com/consul/docs/agent/config/"
                   "config-files#kv_max_value_size.")

@@ -62,7 +62,7 @@ class ZooKeeperClusterTest(unittest.TestCase):
             self.assertEqual(raw.timeout_ms, 6000)
             # Large answers, pipelined past the 4 MiB a connection may hold
             # unsent, come back whole and in order through the splice.
-            big = bytes(range(256)) * 2000  # 512,000 bytes, under the 512 KiB value bound
+            big = bytes(range(256)) * 2000  # 512,000 bytes
             self.assertEqual(raw.call("create", zk_wire.create_body("/big", big))[2], 0)
             xids = [raw.send("getData", zk_wire.path_watch("/big")) for _ in range(12)]
             raw.sock.settimeout(3)  # none may wait for a later byte of the leader's

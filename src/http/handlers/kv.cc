@@ -221,10 +221,10 @@ void Api::KvPut(const CallPtr& call) {
     if (call->Failed(parsed)) return;
     flags = *parsed;
   }
-  if (request.body.size() > limits::kKvValueBytesMax) {
+  if (request.body.size() > limits::kConsulValueBytesMax) {
     call->ReplyError(Status::TooLarge(
         "Request body(" + std::to_string(request.body.size()) +
-        " bytes) too large, max size: " + std::to_string(limits::kKvValueBytesMax) +
+        " bytes) too large, max size: " + std::to_string(limits::kConsulValueBytesMax) +
         " bytes. See https://developer.hashicorp.com/consul/docs/agent/config/"
         "config-files#kv_max_value_size."));
     return;

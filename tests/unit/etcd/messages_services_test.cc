@@ -60,6 +60,11 @@ TEST(EtcdServiceMessagesTest, AWatchCreateAsPatroniSendsIt) {
   WatchCreateRequest create;
   create.filters = {WatchFilter::kNoPut, WatchFilter::kNoDelete};
   EXPECT_EQ(Hex(Proto(create)), "2a020001");
+  EXPECT_EQ(ProtoSize(create), 4u) << "ProtoSize counts a packed list as it is written";
+  WatchRequest wrapped;
+  wrapped.kind = WatchRequest::Kind::kCreate;
+  wrapped.create = create;
+  EXPECT_EQ(ProtoSize(wrapped), Proto(wrapped).size());
   WatchCreateRequest unpacked;
   ASSERT_EQ(DecodeProto(Unhex("2800"
                               "2801"),

@@ -266,6 +266,39 @@ TEST(EtcdProtoTest, LongNestedMessagesTakeLongerLengths) {
   EXPECT_EQ(Encode(Decode<TxnResponse>(nested)), nested);
 }
 
+// ProtoSize counts what EncodeProto writes (etcd's request-size rule
+// measures a request by it): requests and answers, empty and set fields,
+// lengths of one to three bytes, nested txns and packed enums.
+TEST(EtcdProtoTest, ProtoSizeIsTheEncodingsLength) {
+  const auto same = [](const auto& m) { EXPECT_EQ(ProtoSize(m), Encode(m).size()); };
+  same(state::EtcdPutRequest{});
+  same(state::EtcdPutRequest{"k", "v", 7, true, false, false});
+  for (const std::size_t n : {127u, 128u, 16383u, 16384u, 1572840u}) {
+    same(state::EtcdPutRequest{"k", std::string(n, 'v'), 0, false, false, false});
+  }
+  same(RichTxn());
+  EtcdTxnRequest nested = RichTxn();
+  EtcdRequestOp inner;
+  inner.kind = EtcdRequestOp::Kind::kTxn;
+  inner.txn.push_back(RichTxn());
+  inner.txn.front().success.push_back(PutOp("big", std::string(200000, 'b')));
+  nested.failure.push_back(inner);
+  same(nested);
+  same(CompactionRequest{123, true});
+  RangeResponse range;
+  range.header = {1, 2, 3, 4};
+  range.body.kvs.push_back({"k", 5, 6, 2, std::string(20000, 'v'), 0});
+  range.body.count = 1;
+  same(range);
+  TxnResponse txn;
+  state::EtcdResponseOp op;
+  op.kind = EtcdRequestOp::Kind::kRange;
+  op.range = range.body;
+  op.revision = 300;
+  txn.body.responses.push_back(op);
+  same(txn);
+}
+
 TEST(EtcdProtoTest, UnknownFieldsAreSkippedOfEveryWireType) {
   state::EtcdPutRequest put{"k", "v", 0, false, false, false};
   std::string bytes = Encode(put);

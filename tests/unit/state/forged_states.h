@@ -253,13 +253,13 @@ inline std::vector<Forged> ForgedCases() {
        " is 4097 bytes, longer than the 4096 allowed"},
       {"value-too-large",
        [](E& e) { e.PutEntry("big", std::string(limits::kKvValueBytesMax + 1, 'v')); },
-       "key \"big\": value of 524289 bytes is larger than the 524288 allowed"},
+       "key \"big\": value of 1572865 bytes is larger than the 1572864 allowed"},
       {"tombstone-too-long",
        [](E& e) { e.PutTombstone(std::string(limits::kKvKeyBytesMax + 1, 't')); },
        "tombstone \"tttt"},
       {"queue-value-too-large",
        [](E& e) { e.Waiter("service/leader").value.assign(limits::kKvValueBytesMax + 1, 'v'); },
-       "key \"service/leader\": value of 524289 bytes is larger than the 524288 allowed"},
+       "key \"service/leader\": value of 1572865 bytes is larger than the 1572864 allowed"},
       // ACL objects.
       {"token-description-too-long",
        [](E& e) {

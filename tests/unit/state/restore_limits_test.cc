@@ -175,7 +175,7 @@ TEST_F(CommandLimitsTest, AKeyPastTheLimitIsRefusedByEveryWrite) {
 
 TEST_F(CommandLimitsTest, AValuePastTheLimitIsRefusedByEveryWrite) {
   const std::string value(limits::kKvValueBytesMax + 1, 'v');
-  const std::string words = "key \"k\": value of 524289 bytes is larger than the 524288 allowed";
+  const std::string words = "key \"k\": value of 1572865 bytes is larger than the 1572864 allowed";
   ExpectRefused(KvSet{"k", value, 0}, words);
   ExpectRefused(KvAcquire{"k", value, 0, session_}, words);
   ExpectRefused(KvEnqueue{"k", value, 0, session_, false}, words);
