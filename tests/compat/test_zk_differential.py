@@ -950,6 +950,70 @@ class ZooKeeperDifferentialTest(unittest.TestCase):
         # again), and the one-shot exists watch none: 11 events.
         self.assertEqual(len(events["zookeeper"]), 11, events["zookeeper"])
 
+    def test_set_watches_on_reconnect_fire_what_was_missed(self):
+        """A session whose connection dropped comes back on a new one and
+        sends setWatches (xid -8) with the last zxid it saw, as kazoo and
+        Curator do: each watch whose node changed meanwhile fires at once,
+        the rest are set again and fire at the next change; the same events
+        on both, in the same order."""
+        self.start_tree("/t-set-watches")
+        root = self.root
+
+        def strings(paths):
+            return struct.pack(">i", len(paths)) + b"".join(ustring(p) for p in paths)
+
+        def events_until_answer(session, xid):
+            seen = []
+            while True:
+                reply = session.reply()
+                self.assertIsNotNone(reply, "the connection ended")
+                if reply[0] == xid:
+                    return seen, reply[2]
+                kind, _state = struct.unpack(">ii", reply[3][:8])
+                seen.append((kind, read_ustring(reply[3], 8)[0].decode()))
+
+        outcomes = {}
+        for side in self.sides:
+            writer = Session(side.address)
+            try:
+                for path, data in (("d", b"0"), ("c", b""), ("c/x", b""), ("gone", b""),
+                                   ("same", b""), ("kids", b"")):
+                    self.assertEqual(writer.call("create", create_body(f"{root}/{path}", data))[2],
+                                     0, f"{side.name}: create {path}")
+                first = Session(side.address, timeout_ms=20000)
+                seen_zxid = first.call("exists", path_watch(root))[1]
+                first.close()  # the connection only: the session lives on
+                for op, body in (("setData", set_data_body(f"{root}/d", b"1")),
+                                 ("create", create_body(f"{root}/new")),
+                                 ("delete", path_version(f"{root}/gone")),
+                                 ("create", create_body(f"{root}/c/y"))):
+                    self.assertEqual(writer.call(op, body)[2], 0, f"{side.name}: {op}")
+                again = Session(side.address, session_id=first.session_id,
+                                password=first.password, timeout_ms=20000, last_zxid=seen_zxid)
+                self.assertEqual(again.session_id, first.session_id,
+                                 f"{side.name}: the session came back")
+                body = (struct.pack(">q", seen_zxid)
+                        + strings([f"{root}/d", f"{root}/gone", f"{root}/same"])
+                        + strings([f"{root}/new", f"{root}/absent"])
+                        + strings([f"{root}/c", f"{root}/same", f"{root}/kids"]))
+                missed, code = events_until_answer(again, again.send(101, body, xid=-8))
+                # The watches set again fire at the next change.
+                for op, body in (("setData", set_data_body(f"{root}/same", b"s")),
+                                 ("create", create_body(f"{root}/absent")),
+                                 ("create", create_body(f"{root}/kids/k"))):
+                    self.assertEqual(writer.call(op, body)[2], 0, f"{side.name}: {op}")
+                later, _ = events_until_answer(again, again.send("exists", path_watch("/")))
+                outcomes[side.name] = {"setWatches": code, "missed": missed, "later": later}
+                again.close()
+            finally:
+                writer.close()
+        self.assertEqual(outcomes["zookeeper"], outcomes["tenure"])
+        # NodeDataChanged (3) /d, NodeDeleted (2) /gone, NodeCreated (1)
+        # /new, NodeChildrenChanged (4) /c: what was missed; then /same's
+        # data, /absent's creation and /kids's child.
+        self.assertEqual(len(outcomes["zookeeper"]["missed"]), 4, outcomes["zookeeper"])
+        self.assertEqual(len(outcomes["zookeeper"]["later"]), 3, outcomes["zookeeper"])
+
     def test_data_up_to_the_frame_as_zookeeper_takes_it(self):
         """A node's data is bounded only by the request's frame (jute.maxbuffer's
         1,048,575 bytes): data past 512 KiB is stored and read back whole, and
