@@ -589,6 +589,47 @@ class EtcdDifferentialTest(unittest.TestCase):
         self.both("/v3/kv/range", {"key": b64(key + b"/"), "range_end": b64(key + b"0"),
                                    "count_only": True})
 
+    def test_an_ended_lease_deletes_its_keys_as_etcd(self):
+        """A lease left to run out takes its keys with it in one revision,
+        in key order, each DELETE event with its previous value; the keys of
+        no lease stay; TimeToLive then answers TTL -1: the same on both."""
+        lease = 4242
+        self.both("/v3/lease/grant", {"ID": str(lease), "TTL": "2"})
+        base = PREFIX + b"exp/"
+        for name, leased in ((b"b", True), (b"a", True), (b"c", False)):
+            body = {"key": b64(base + name), "value": b64(b"v-" + name)}
+            if leased:
+                body["lease"] = str(lease)
+            self.both("/v3/kv/put", body, writes=True)
+        after_puts = self.revs.etcd[-1]
+
+        def ended(side):
+            status, answer = self.sides[side].call("/v3/lease/timetolive", {"ID": str(lease)})
+            return status == 200 and answer.get("TTL") == "-1"
+        poll_until(lambda: ended("etcd") and ended("tenure"), timeout=20,
+                   message="the lease ended on both servers")
+        create = {"key": b64(base), "range_end": b64(prefix_end(base)), "prev_kv": True}
+        tenure_start = self.revs.to_tenure(after_puts) + 1
+        deletes = {}
+        for side, address, start in (("etcd", self.etcd.address, after_puts + 1),
+                                     ("tenure", self.tenure_address, tenure_start)):
+            results = self.watched(side, address, dict(create, start_revision=str(start)),
+                                   lambda rs: sum(len(r.get("events", [])) for r in rs) >= 2)
+            deletes[side] = sum((r.get("events", []) for r in results), [])
+        self.assertEqual(len(deletes["etcd"]), 2, deletes)
+        self.assertEqual(len(deletes["tenure"]), 2, deletes)
+        # One revision for both deletes on each side: pair them, then compare.
+        revisions = {side: {e["kv"]["mod_revision"] for e in events}
+                     for side, events in deletes.items()}
+        self.assertEqual([len(r) for r in revisions.values()], [1, 1], revisions)
+        self.revs.add(int(revisions["tenure"].pop()), int(revisions["etcd"].pop()))
+        self.map_kvs("tenure", deletes["tenure"])
+        self.assertEqual(deletes["etcd"], deletes["tenure"])
+        self.assertEqual([unb64(e["kv"]["key"]) for e in deletes["etcd"]],
+                         [base + b"a", base + b"b"])
+        self.both("/v3/kv/range", {"key": b64(base), "range_end": b64(prefix_end(base))})
+        self.both("/v3/lease/timetolive", {"ID": str(lease), "keys": True})
+
     # --- the random histories ----------------------------------------------
 
     def test_random_histories_answer_as_etcd(self):
