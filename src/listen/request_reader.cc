@@ -164,8 +164,9 @@ struct RequestReader::Impl {
   }
   Outcome FailBad(std::string_view why) { return Fail(BadRequest(why)); }
   HttpResponse BodyTooLarge(std::uint64_t bytes) const {
-    if (body_too_large != nullptr && *body_too_large)
+    if (body_too_large != nullptr && *body_too_large) {
       return (*body_too_large)(bytes, body_bytes_max);
+    }
     return ConsulBodyTooLarge(bytes, body_bytes_max);
   }
 
