@@ -22,9 +22,14 @@ inline constexpr int kMaxProtoDepth = 72;
 // every op is two messages, so the txn's own check answers first.
 inline constexpr std::size_t kMaxProtoMessages = 4096;
 
-class ProtoEncoder {
+// Writes a message's fields with `Writer`: ProtoWriter appends the bytes to
+// a string, ProtoCounter only counts them (the same walk, so the count is
+// the encoding's length by construction).
+template <typename Writer>
+class BasicProtoEncoder {
  public:
-  explicit ProtoEncoder(std::string* out) : w_(out) {}
+  template <typename Out>
+  explicit BasicProtoEncoder(Out* out) : w_(out) {}
 
   void Int64(std::uint32_t n, std::string_view /*name*/, const std::int64_t& v) {
     if (v != 0) w_.VarintField(n, static_cast<std::uint64_t>(v));
@@ -117,8 +122,9 @@ class ProtoEncoder {
     w_.EndNested(at);
   }
 
-  ProtoWriter w_;
+  Writer w_;
 };
+using ProtoEncoder = BasicProtoEncoder<ProtoWriter>;
 
 // Appends `m`'s encoding to *out.
 template <typename M>
@@ -127,119 +133,14 @@ void EncodeProto(const M& m, std::string* out) {
   Fields(encoder, m);
 }
 
-// The bytes ProtoEncoder writes for a message, counted without writing
-// them: etcd's request-size rule (limits::kEtcdRequestBytesMax) measures a
-// request as etcd marshals it, which is what EncodeProto writes.
-class ProtoSizer {
- public:
-  std::size_t bytes() const { return bytes_; }
-
-  void Int64(std::uint32_t n, std::string_view /*name*/, const std::int64_t& v) {
-    if (v != 0) VarintField(n, static_cast<std::uint64_t>(v));
-  }
-  void Uint64(std::uint32_t n, std::string_view /*name*/, const std::uint64_t& v) {
-    if (v != 0) VarintField(n, v);
-  }
-  void Bool(std::uint32_t n, std::string_view /*name*/, const bool& v) {
-    if (v) VarintField(n, 1);
-  }
-  void Bytes(std::uint32_t n, std::string_view /*name*/, const std::string& v) {
-    if (!v.empty()) LengthField(n, v.size());
-  }
-  void String(std::uint32_t n, std::string_view name, const std::string& v) { Bytes(n, name, v); }
-  template <typename E, std::size_t N>
-  void Enum(std::uint32_t n, std::string_view /*name*/, const E& v,
-            const std::array<std::string_view, N>& /*names*/) {
-    if (v != E{}) VarintField(n, static_cast<std::uint64_t>(v));
-  }
-  template <typename M>
-  void Message(std::uint32_t n, std::string_view /*name*/, const M& m) {
-    LengthField(n, SizeOf(m));
-  }
-  template <typename M>
-  void Optional(std::uint32_t n, std::string_view /*name*/, const M& m, const bool& present) {
-    if (present) LengthField(n, SizeOf(m));
-  }
-  template <typename M>
-  void Messages(std::uint32_t n, std::string_view /*name*/, const std::vector<M>& ms) {
-    for (const M& m : ms) LengthField(n, SizeOf(m));
-  }
-  template <typename M, typename K>
-  void Oneof(std::uint32_t n, std::string_view /*name*/, const M& m, const K& kind, K which) {
-    if (kind == which) LengthField(n, SizeOf(m));
-  }
-  template <typename M, typename K>
-  void Oneof(std::uint32_t n, std::string_view /*name*/, const std::vector<M>& m, const K& kind,
-             K which) {
-    if (kind == which) LengthField(n, m.empty() ? SizeOf(M()) : SizeOf(m.front()));
-  }
-  template <typename M, typename K>
-  void OneofWithRevision(std::uint32_t n, std::string_view /*name*/, const M& m, const K& kind,
-                         K which, const std::int64_t& revision) {
-    if (kind != which) return;
-    ProtoSizer body;
-    body.Message(1, "", ResponseHeader{.revision = revision});
-    Fields(body, m);
-    LengthField(n, body.bytes());
-  }
-  template <typename M, typename K>
-  void OneofWithRevision(std::uint32_t n, std::string_view name, const std::vector<M>& m,
-                         const K& kind, K which, const std::int64_t& revision) {
-    OneofWithRevision(n, name, m.empty() ? M() : m.front(), kind, which, revision);
-  }
-  template <typename K>
-  void OneofInt64(std::uint32_t n, std::string_view /*name*/, const std::int64_t& v, const K& kind,
-                  K which) {
-    if (kind == which) VarintField(n, static_cast<std::uint64_t>(v));
-  }
-  template <typename K>
-  void OneofBytes(std::uint32_t n, std::string_view /*name*/, const std::string& v, const K& kind,
-                  K which) {
-    if (kind == which) LengthField(n, v.size());
-  }
-  void BytesList(std::uint32_t n, std::string_view /*name*/, const std::vector<std::string>& v) {
-    for (const std::string& item : v) LengthField(n, item.size());
-  }
-  void Strings(std::uint32_t n, std::string_view name, const std::vector<std::string>& v) {
-    BytesList(n, name, v);
-  }
-  template <typename E, std::size_t N>
-  void EnumList(std::uint32_t n, std::string_view /*name*/, const std::vector<E>& v,
-                const std::array<std::string_view, N>& /*names*/) {
-    if (v.empty()) return;
-    std::size_t packed = 0;
-    for (E e : v) packed += VarintSize(static_cast<std::uint64_t>(e));
-    LengthField(n, packed);
-  }
-
-  static std::size_t VarintSize(std::uint64_t v) {
-    std::size_t n = 1;
-    for (; v >= 0x80; v >>= 7) ++n;
-    return n;
-  }
-
- private:
-  template <typename M>
-  static std::size_t SizeOf(const M& m) {
-    ProtoSizer sizer;
-    Fields(sizer, m);
-    return sizer.bytes();
-  }
-  static std::size_t TagSize(std::uint32_t n) { return VarintSize(std::uint64_t{n} << 3); }
-  void VarintField(std::uint32_t n, std::uint64_t v) { bytes_ += TagSize(n) + VarintSize(v); }
-  void LengthField(std::uint32_t n, std::size_t length) {
-    bytes_ += TagSize(n) + VarintSize(length) + length;
-  }
-
-  std::size_t bytes_ = 0;
-};
-
-// The bytes of `m`'s encoding (EncodeProto's), counted.
+// The bytes of `m`'s encoding (EncodeProto's), counted without writing
+// them.
 template <typename M>
 std::size_t ProtoSize(const M& m) {
-  ProtoSizer sizer;
-  Fields(sizer, m);
-  return sizer.bytes();
+  std::size_t bytes = 0;
+  BasicProtoEncoder<ProtoCounter> counter(&bytes);
+  Fields(counter, m);
+  return bytes;
 }
 
 // Reads one field (the reader's current one) into whichever member the

@@ -56,6 +56,43 @@ class ProtoWriter {
   std::string* out_;
 };
 
+// ProtoWriter's interface, counting the bytes it would write instead of
+// writing them (ProtoSize: etcd's request-size rule measures a request as
+// it would be encoded). A nested message's length is counted as
+// ProtoWriter writes it: a byte at BeginNested, more at EndNested when the
+// body needs them.
+class ProtoCounter {
+ public:
+  explicit ProtoCounter(std::size_t* count) : count_(count) {}
+  void Varint(std::uint64_t v) { *count_ += VarintSize(v); }
+  void Tag(std::uint32_t field, WireType type) {
+    Varint((std::uint64_t{field} << 3) | static_cast<std::uint64_t>(type));
+  }
+  void VarintField(std::uint32_t field, std::uint64_t v) {
+    Tag(field, WireType::kVarint);
+    Varint(v);
+  }
+  void LengthField(std::uint32_t field, std::string_view bytes) {
+    Tag(field, WireType::kLength);
+    Varint(bytes.size());
+    *count_ += bytes.size();
+  }
+  std::size_t BeginNested(std::uint32_t field) {
+    Tag(field, WireType::kLength);
+    return (*count_)++;
+  }
+  void EndNested(std::size_t at) { *count_ += VarintSize(*count_ - at - 1) - 1; }
+
+  static std::size_t VarintSize(std::uint64_t v) {
+    std::size_t n = 1;
+    for (; v >= 0x80; v >>= 7) ++n;
+    return n;
+  }
+
+ private:
+  std::size_t* count_;
+};
+
 // Reads the fields of one message in order. Every read is bounded by the
 // input; a malformed tag, a varint over 10 bytes, a length past the end, a
 // field number 0 or a group (which proto3 never writes) sets failed() and
