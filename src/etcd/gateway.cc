@@ -180,9 +180,9 @@ bool Gateway::IsParkedRead(const HttpRequest& request) {
 }
 
 std::size_t Gateway::BodyBytesMax(const HttpRequest& request) {
+  if (request.method != "POST") return 0;
   const std::string_view path =
       std::string_view(request.target).substr(0, request.target.find('?'));
-  if (request.method != "POST") return 0;
   if (path.starts_with("/v3") || RelayServer::IsRelayPath(path)) {
     return limits::kEtcdGatewayBodyBytesMax;
   }

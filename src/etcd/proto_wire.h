@@ -56,40 +56,35 @@ class ProtoWriter {
   std::string* out_;
 };
 
-// ProtoWriter's interface, counting the bytes it would write instead of
-// writing them (ProtoSize: etcd's request-size rule measures a request as
-// it would be encoded). A nested message's length is counted as
-// ProtoWriter writes it: a byte at BeginNested, more at EndNested when the
-// body needs them.
+// The part of ProtoWriter's interface the encoder uses, counting the bytes
+// it would write instead of writing them (ProtoSize: etcd's request-size
+// rule measures a request as it would be encoded). A nested message's
+// length is counted as ProtoWriter writes it: a byte at BeginNested, more
+// at EndNested when the body needs them.
 class ProtoCounter {
  public:
   explicit ProtoCounter(std::size_t* count) : count_(count) {}
-  void Varint(std::uint64_t v) { *count_ += VarintSize(v); }
-  void Tag(std::uint32_t field, WireType type) {
-    Varint((std::uint64_t{field} << 3) | static_cast<std::uint64_t>(type));
-  }
   void VarintField(std::uint32_t field, std::uint64_t v) {
-    Tag(field, WireType::kVarint);
-    Varint(v);
+    *count_ += TagSize(field) + VarintSize(v);
   }
   void LengthField(std::uint32_t field, std::string_view bytes) {
-    Tag(field, WireType::kLength);
-    Varint(bytes.size());
-    *count_ += bytes.size();
+    *count_ += TagSize(field) + VarintSize(bytes.size()) + bytes.size();
   }
   std::size_t BeginNested(std::uint32_t field) {
-    Tag(field, WireType::kLength);
+    *count_ += TagSize(field);
     return (*count_)++;
   }
   void EndNested(std::size_t at) { *count_ += VarintSize(*count_ - at - 1) - 1; }
 
+ private:
   static std::size_t VarintSize(std::uint64_t v) {
     std::size_t n = 1;
     for (; v >= 0x80; v >>= 7) ++n;
     return n;
   }
+  // Every wire type fits in the tag's low 3 bits, so it never adds a byte.
+  static std::size_t TagSize(std::uint32_t field) { return VarintSize(std::uint64_t{field} << 3); }
 
- private:
   std::size_t* count_;
 };
 
