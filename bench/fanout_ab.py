@@ -18,6 +18,9 @@ vs_etcd.py does) and drives it with build/bench/vs/tenure_vs:
 Also the server's CPU time (utime+stime from /proc) over the watch run: unlike
 the latencies it hardly depends on what else the machine runs. RSS does not
 either. RUNS default 3, WATCHERS 10000, SESSIONS 100000 (0 skips a part).
+FANOUT_AB_API=etcd makes the sessions etcd leases, granted on the server's
+etcd port (`-grpc-addr`) by tenure_vs's etcd client, as
+bench/vs_etcd_api.py's idle_rss_100000 case does.
 """
 import json
 import os
@@ -30,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 
-from tenure_testlib import DevServer, one_address_load_args  # noqa: E402
+from tenure_testlib import DevServer, free_port, one_address_load_args  # noqa: E402
 
 
 def cpu_seconds(pid):
@@ -41,8 +44,8 @@ def cpu_seconds(pid):
     return int(fields[11]) / tick, int(fields[12]) / tick
 
 
-def drive(driver, server, args, timeout):
-    out = subprocess.run([driver, "--system", "tenure", "--addr", server.http_addr,
+def drive(driver, server, args, timeout, system="tenure", addr=None):
+    out = subprocess.run([driver, "--system", system, "--addr", addr or server.http_addr,
                           "--server-pid", str(server.process.pid)] + [str(a) for a in args],
                          capture_output=True, text=True, timeout=timeout)
     if out.returncode != 0:
@@ -66,9 +69,13 @@ def one_run(binary, driver, watchers, sessions):
                                         "bytes_per_watcher", "bytes_per_watcher_reparked",
                                         "rss_parked_mib") if k in w})
     if sessions:
-        with DevServer(extra_args=args + one_address_load_args(binary), binary=binary,
+        etcd = os.environ.get("FANOUT_AB_API") == "etcd"
+        grpc_addr = f"127.0.0.1:{free_port()}"
+        with DevServer(extra_args=args + one_address_load_args(binary) +
+                       (["-grpc-addr", grpc_addr] if etcd else []), binary=binary,
                        dev=False) as server:
-            s = drive(driver, server, ["--workload", "idle_rss", "--count", sessions], 900)
+            s = drive(driver, server, ["--workload", "idle_rss", "--count", sessions], 900,
+                      *(("etcd", grpc_addr) if etcd else ()))
             m["bytes_per_session"] = s["bytes_per_item"]
             m["rss_after_mib"] = s["rss_after_mib"]
     return m

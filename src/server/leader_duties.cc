@@ -22,7 +22,8 @@ bool TouchesSessions(const state::CommandBody& body) {
          std::holds_alternative<state::SessionDestroy>(body);
 }
 
-LeaderDuties::LeaderDuties(int ttl_multiplier) : timers_(ttl_multiplier) {}
+LeaderDuties::LeaderDuties(int ttl_multiplier, std::uint64_t timers_hash_key)
+    : timers_(ttl_multiplier, timers_hash_key) {}
 
 std::size_t LeaderDuties::OnBecameLeader(MonoMs now_ms, const state::Store& store) {
   std::size_t armed = OnBecameLeader(now_ms, store.ListSessions());

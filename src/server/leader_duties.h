@@ -65,7 +65,8 @@ class LeaderDuties {
 
   // Sessions expire between TTL and TTL x multiplier after the last renewal.
   // REQUIRES: ttl_multiplier >= 1.
-  explicit LeaderDuties(int ttl_multiplier);
+  // `timers_hash_key`: see SessionTimers.
+  explicit LeaderDuties(int ttl_multiplier, std::uint64_t timers_hash_key = 0);
 
   // --- Leadership -------------------------------------------------------
   // Call once the Store holds every committed entry (after the new leader's

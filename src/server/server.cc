@@ -27,11 +27,25 @@
 
 namespace tenure::server {
 
+namespace {
+
+// Keys the leader's session-timer hash (UuidDeadlines): unknown to clients,
+// who may choose their etcd leases' numbers.
+std::uint64_t RandomHashKey() {
+  std::uint64_t key = 0;
+  if (::getrandom(&key, sizeof key, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof key)) {
+    key = std::random_device{}();
+  }
+  return key;
+}
+
+}  // namespace
+
 Server::Server(boost::asio::io_context& io, const Clock& clock, ServerOptions options)
     : io_(io),
       clock_(clock),
       options_(std::move(options)),
-      duties_(options_.session_ttl_multiplier),
+      duties_(options_.session_ttl_multiplier, RandomHashKey()),
       random_(std::random_device{}()),
       acl_resolver_(options_.acl),
       housekeeping_(std::make_unique<Timers>(io)) {

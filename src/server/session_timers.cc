@@ -56,48 +56,14 @@ std::string SessionTimers::FormatUuid(const Uuid& uuid) {
   return text;
 }
 
-std::size_t SessionTimers::UuidHash::operator()(const Uuid& uuid) const noexcept {
-  std::uint64_t a = 0;
-  std::uint64_t b = 0;
-  std::memcpy(&a, uuid.data(), sizeof a);
-  std::memcpy(&b, uuid.data() + sizeof a, sizeof b);
-  std::uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
-  return static_cast<std::size_t>(h ^ (h >> 31));
-}
-
-bool SessionTimers::Later(const HeapEntry& a, const HeapEntry& b) {
-  if (a.at_ms != b.at_ms) return a.at_ms > b.at_ms;
-  return a.id > b.id;
-}
-
-bool SessionTimers::Live(const HeapEntry& entry) const {
-  auto it = compact_.find(entry.id);
-  return it != compact_.end() && it->second == entry.at_ms;
-}
-
-void SessionTimers::PruneTop() {
-  while (!heap_.empty() && !Live(heap_.front())) {
-    std::pop_heap(heap_.begin(), heap_.end(), Later);
-    heap_.pop_back();
-  }
-}
-
-void SessionTimers::MaybeRebuild() {
-  if (heap_.size() <= 2 * compact_.size() + 16) return;
-  std::vector<HeapEntry> fresh;
-  fresh.reserve(compact_.size());
-  for (const auto& [id, at_ms] : compact_) fresh.push_back({at_ms, id});
-  std::make_heap(fresh.begin(), fresh.end(), Later);
-  heap_.swap(fresh);
-}
-
 DurationMs SessionTimers::WaitMs(const state::SessionId& session_id, DurationMs ttl_ms) const {
   if (!state::IsNumberedSession(session_id)) return ttl_ms * ttl_multiplier_;
   constexpr DurationMs kPercent = 100;
   return ttl_ms + (ttl_ms * limits::kClockRateBoundPercent + kPercent - 1) / kPercent;
 }
 
-SessionTimers::SessionTimers(int ttl_multiplier) : ttl_multiplier_(ttl_multiplier) {
+SessionTimers::SessionTimers(int ttl_multiplier, std::uint64_t hash_key)
+    : ttl_multiplier_(ttl_multiplier), compact_(hash_key) {
   TENURE_ASSERT(ttl_multiplier_ >= 1);
 }
 
@@ -106,15 +72,7 @@ void SessionTimers::Arm(const state::SessionId& session_id, DurationNs ttl_ns, M
   DurationMs ttl_ms = (ttl_ns + kNsPerMs - 1) / kNsPerMs;
   MonoMs at_ms = now_ms + WaitMs(session_id, ttl_ms);
   if (std::optional<Uuid> uuid = ParseUuid(session_id.view())) {
-    auto [it, inserted] = compact_.try_emplace(*uuid, at_ms);
-    if (!inserted) {
-      if (it->second == at_ms) return;  // renewed within the same millisecond
-      it->second = at_ms;               // the old heap entry is now stale
-    }
-    heap_.push_back({at_ms, *uuid});
-    std::push_heap(heap_.begin(), heap_.end(), Later);
-    PruneTop();
-    MaybeRebuild();
+    compact_.Set(*uuid, at_ms);
     return;
   }
   auto it = other_.find(session_id);
@@ -130,9 +88,7 @@ void SessionTimers::Arm(const state::SessionId& session_id, DurationNs ttl_ns, M
 
 void SessionTimers::Disarm(const state::SessionId& session_id) {
   if (std::optional<Uuid> uuid = ParseUuid(session_id.view())) {
-    if (compact_.erase(*uuid) == 0) return;
-    PruneTop();
-    MaybeRebuild();
+    compact_.Erase(*uuid);
     return;
   }
   auto it = other_.find(session_id);
@@ -142,21 +98,20 @@ void SessionTimers::Disarm(const state::SessionId& session_id) {
 }
 
 void SessionTimers::Clear() {
-  compact_ = {};
-  std::vector<HeapEntry>().swap(heap_);
+  compact_.Clear();
   other_queue_.clear();
   other_.clear();
 }
 
 bool SessionTimers::armed(const state::SessionId& session_id) const {
-  if (std::optional<Uuid> uuid = ParseUuid(session_id.view())) return compact_.contains(*uuid);
+  if (std::optional<Uuid> uuid = ParseUuid(session_id.view())) return compact_.Contains(*uuid);
   return other_.contains(session_id);
 }
 
 DurationMs SessionTimers::RemainingMs(const state::SessionId& session_id, MonoMs now_ms) const {
   if (std::optional<Uuid> uuid = ParseUuid(session_id.view())) {
-    auto it = compact_.find(*uuid);
-    return it == compact_.end() ? -1 : it->second - now_ms;
+    std::optional<MonoMs> at_ms = compact_.Find(*uuid);
+    return at_ms ? *at_ms - now_ms : -1;
   }
   auto it = other_.find(session_id);
   if (it == other_.end()) return -1;
@@ -164,9 +119,8 @@ DurationMs SessionTimers::RemainingMs(const state::SessionId& session_id, MonoMs
 }
 
 std::optional<MonoMs> SessionTimers::NextDeadline() const {
-  // Invariant: the heap's top, if any, is live (PruneTop after every change).
   std::optional<MonoMs> next;
-  if (!heap_.empty()) next = heap_.front().at_ms;
+  if (!compact_.empty()) next = compact_.top_at();
   if (!other_queue_.empty() && (!next || other_queue_.begin()->first < *next)) {
     next = other_queue_.begin()->first;
   }
@@ -176,32 +130,29 @@ std::optional<MonoMs> SessionTimers::NextDeadline() const {
 std::vector<state::SessionId> SessionTimers::TakeDue(MonoMs now_ms) {
   std::vector<state::SessionId> due;
   for (;;) {
-    bool heap_due = !heap_.empty() && heap_.front().at_ms <= now_ms;
+    bool compact_due = !compact_.empty() && compact_.top_at() <= now_ms;
     bool other_due = !other_queue_.empty() && other_queue_.begin()->first <= now_ms;
-    if (!heap_due && !other_due) break;
-    bool take_heap = heap_due;
-    std::string heap_text;
-    if (heap_due) heap_text = FormatUuid(heap_.front().id);
-    if (heap_due && other_due) {
+    if (!compact_due && !other_due) break;
+    bool take_compact = compact_due;
+    std::string compact_text;
+    if (compact_due) compact_text = FormatUuid(compact_.top_id());
+    if (compact_due && other_due) {
       // Earliest first; equal deadlines by the id's text.
-      MonoMs heap_at = heap_.front().at_ms;
+      MonoMs compact_at = compact_.top_at();
       MonoMs other_at = other_queue_.begin()->first;
-      take_heap = heap_at != other_at ? heap_at < other_at
-                                      : std::string_view(heap_text) < other_queue_.begin()->second;
+      take_compact = compact_at != other_at
+                         ? compact_at < other_at
+                         : std::string_view(compact_text) < other_queue_.begin()->second;
     }
-    if (take_heap) {
-      compact_.erase(heap_.front().id);
-      std::pop_heap(heap_.begin(), heap_.end(), Later);
-      heap_.pop_back();
-      PruneTop();
-      due.emplace_back(std::move(heap_text));
+    if (take_compact) {
+      compact_.PopTop();
+      due.emplace_back(std::move(compact_text));
     } else {
       due.emplace_back(std::string(other_queue_.begin()->second));
       other_queue_.erase(other_queue_.begin());
       other_.erase(due.back());
     }
   }
-  MaybeRebuild();
   return due;
 }
 

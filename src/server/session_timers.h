@@ -5,13 +5,12 @@
 // the edge, Server's single asio timer do). Leader-only soft state, never
 // replicated. Renewals only move a deadline (no raft write).
 //
-// Compact (decision 0032): the leader names its sessions with 36-character
-// lowercase UUIDs, kept here as their 16 bytes: a hash node (id, deadline)
-// and a 24-byte entry of a binary min-heap, about 100 bytes a session where
-// a string-keyed map and ordered set took about 200. A renewal pushes a new
-// heap entry and leaves the old one stale (skipped when it surfaces, the
-// heap rebuilt from the map when stale entries outnumber live ones), so a
-// renewal stays O(log n) amortized. Any other id (tests, a session a client
+// Compact (decisions 0032 and 0066): the leader names its sessions with
+// 36-character lowercase UUIDs, and etcd leases and ZooKeeper sessions are
+// numbers in the same shape; those are kept here as their 16 bytes in
+// UuidDeadlines' flat table and indexed heap (about 41 bytes a session
+// where a string-keyed map and ordered set took about 200). A renewal moves
+// its deadline in place, O(log n). Any other id (tests, a session a client
 // named) takes the string-keyed fallback; both are merged at expiry.
 //
 // Ties are broken by session id as a string, never by address, so the same
@@ -32,14 +31,16 @@
 #include <vector>
 
 #include "common/types.h"
+#include "server/uuid_deadlines.h"
 #include "state/types.h"
 
 namespace tenure::server {
 
 class SessionTimers {
  public:
-  // REQUIRES: ttl_multiplier >= 1.
-  explicit SessionTimers(int ttl_multiplier);
+  // REQUIRES: ttl_multiplier >= 1. `hash_key` keys the UUID table's hash
+  // (UuidDeadlines): random in a server, fixed in the simulation.
+  explicit SessionTimers(int ttl_multiplier, std::uint64_t hash_key = 0);
 
   // Arms (or re-arms) the session's deadline at now + WaitMs, the TTL
   // rounded up to whole ms (late, never early). A zero TTL is never armed.
@@ -64,34 +65,17 @@ class SessionTimers {
   std::vector<state::SessionId> TakeDue(MonoMs now_ms);
 
   // A 36-character lowercase UUID's 16 bytes; ordered as the text is.
-  using Uuid = std::array<std::uint8_t, 16>;
+  using Uuid = UuidDeadlines::Uuid;
   // The id's bytes if it is a UUID in the leader's form, else nullopt.
   static std::optional<Uuid> ParseUuid(std::string_view id);
   static std::string FormatUuid(const Uuid& uuid);
-  // Heap entries, live and stale (for tests of the rebuild bound).
-  std::size_t heap_entries() const { return heap_.size(); }
+  // Slots of the UUID table (for tests of its memory bound).
+  std::size_t compact_capacity() const { return compact_.slot_capacity(); }
 
  private:
-  struct UuidHash {
-    std::size_t operator()(const Uuid& uuid) const noexcept;
-  };
-  struct HeapEntry {
-    MonoMs at_ms;
-    Uuid id;
-  };
-  // std::push_heap's "less": true when a expires after b (a min-heap).
-  static bool Later(const HeapEntry& a, const HeapEntry& b);
-  bool Live(const HeapEntry& entry) const;
-  // Pops stale entries off the top: afterwards the top, if any, is live.
-  void PruneTop();
-  // Rebuilds the heap from compact_ when stale entries outnumber live ones.
-  void MaybeRebuild();
-
   int ttl_multiplier_;
-  // UUID ids: deadline by id, and a min-heap of (deadline, id) with stale
-  // entries whose deadline no longer matches compact_ (or whose id is gone).
-  std::unordered_map<Uuid, MonoMs, UuidHash> compact_;
-  std::vector<HeapEntry> heap_;
+  // UUID ids: deadline by id, earliest first.
+  UuidDeadlines compact_;
   // Any other id: deadline by id, and (deadline, id) in time order, ties by
   // id; the view is of other_'s key, which is stable for the node's life.
   std::unordered_map<state::SessionId, MonoMs> other_;

@@ -145,17 +145,36 @@ TEST(SessionTimersTest, EqualDeadlinesExpireInIdOrderAcrossUuidsAndOtherIds) {
   EXPECT_EQ(timers.TakeDue(MonoMs(10)), (Ids{u1, SessionId("1"), u2, SessionId("zz")}));
 }
 
-TEST(SessionTimersTest, RenewalsLeaveAtMostTwiceTheLiveHeapEntries) {
+TEST(SessionTimersTest, RenewalsMoveDeadlinesWithoutGrowingTheTable) {
   SessionTimers timers(1);
   for (std::uint64_t n = 0; n < 100; ++n) timers.Arm(Uuid(n), 1000 * kNsPerMs, MonoMs(0));
+  const std::size_t capacity = timers.compact_capacity();
   for (MonoMs now = MonoMs(1); now <= MonoMs(500); now += 1) {
     for (std::uint64_t n = 0; n < 100; ++n) timers.Arm(Uuid(n), 1000 * kNsPerMs, now);
-    ASSERT_LE(timers.heap_entries(), 2 * timers.size() + 16);
+    ASSERT_EQ(timers.compact_capacity(), capacity);
   }
   EXPECT_EQ(timers.NextDeadline(), MonoMs(1500));
   EXPECT_EQ(timers.TakeDue(MonoMs(1499)), Ids{});
   EXPECT_EQ(timers.TakeDue(MonoMs(1500)).size(), 100u);
   EXPECT_EQ(timers.NextDeadline(), std::nullopt);
+}
+
+// An etcd lease's timer is its number in a UUID's shape: 100,000 of them
+// fit a table of 131,072 slots (28 bytes each), and a leader whose leases
+// ended gives the table back.
+TEST(SessionTimersTest, NumberedSessionsFitTheFlatTableAndItShrinksWhenTheyEnd) {
+  SessionTimers timers(1);
+  for (std::int64_t n = 1; n <= 100000; ++n) {
+    timers.Arm(state::NumberedSessionId(n), 60 * kNsPerSecond, MonoMs(n % 1000));
+  }
+  EXPECT_EQ(timers.size(), 100000u);
+  EXPECT_EQ(timers.compact_capacity(), 131072u);
+  std::vector<SessionId> due = timers.TakeDue(MonoMs(1000000));
+  ASSERT_EQ(due.size(), 100000u);
+  // Earliest first, ties by id: deadline 60,600 + (n % 1000) with rho's 1%.
+  EXPECT_EQ(due.front(), state::NumberedSessionId(1000));
+  EXPECT_EQ(due.back(), state::NumberedSessionId(99999));
+  EXPECT_EQ(timers.compact_capacity(), 16u);
 }
 
 // Against a model (the string-keyed map and ordered set SessionTimers used to
