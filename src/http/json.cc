@@ -118,30 +118,30 @@ void AppendSession(std::string* out, const state::Session& s,
     AppendInt(out, *ttl_remaining_ns);
   }
   *out += ",\"NodeChecks\":";
-  AppendStringArray(out, s.node_checks.items());
+  AppendStringArray(out, s.checks.node());
   *out += ",\"ServiceChecks\":";
-  if (s.service_checks.empty()) {
+  if (s.checks.service().empty()) {
     *out += "null";
   } else {
     *out += '[';
-    for (std::size_t i = 0; i < s.service_checks.size(); ++i) {
+    for (std::size_t i = 0; i < s.checks.service().size(); ++i) {
       if (i) *out += ',';
       *out += "{\"ID\":";
-      AppendString(out, s.service_checks[i].id);
+      AppendString(out, s.checks.service()[i].id);
       *out += ",\"Namespace\":";
-      AppendString(out, s.service_checks[i].ns);
+      AppendString(out, s.checks.service()[i].ns);
       *out += '}';
     }
     *out += ']';
   }
-  if (!s.checks.empty()) {
+  if (!s.checks.legacy().empty()) {
     *out += ",\"Checks\":";
-    AppendStringArray(out, s.checks.items());
+    AppendStringArray(out, s.checks.legacy());
   }
   *out += ",\"CreateIndex\":";
   AppendUint(out, s.create_index.value());
   *out += ",\"ModifyIndex\":";
-  AppendUint(out, s.modify_index.value());
+  AppendUint(out, s.modify_index().value());
   *out += '}';
 }
 

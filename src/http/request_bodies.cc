@@ -72,7 +72,7 @@ Result<state::Session> ParseSessionCreate(const std::string& body, const std::st
   state::Session session;
   session.node = node_name;
   session.lock_delay_ns = limits::kLockDelayDefaultNs;
-  session.node_checks = {"serfHealth"};
+  session.checks.set_node({"serfHealth"});
   if (body.empty()) return session;
 
   Json doc = Json::parse(body, nullptr, /*allow_exceptions=*/false);
@@ -138,16 +138,18 @@ Result<state::Session> ParseSessionCreate(const std::string& body, const std::st
   const Json* node_checks = Field(doc, "NodeChecks");
   const Json* service_checks = Field(doc, "ServiceChecks");
   if (node_checks != nullptr) {
-    TENURE_ASSIGN_OR_RETURN(session.node_checks, StringList(*node_checks, "NodeChecks"));
+    TENURE_ASSIGN_OR_RETURN(std::vector<std::string> list, StringList(*node_checks, "NodeChecks"));
+    session.checks.set_node(std::move(list));
   }
   if (checks != nullptr) {
-    TENURE_ASSIGN_OR_RETURN(session.checks, StringList(*checks, "Checks"));
-    if (session.checks.empty()) session.node_checks.clear();
+    TENURE_ASSIGN_OR_RETURN(std::vector<std::string> list, StringList(*checks, "Checks"));
+    session.checks.set_legacy(std::move(list));
+    if (session.checks.legacy().empty()) session.checks.set_node({});
   }
-  if (node_checks != nullptr && session.node_checks.empty()) session.checks.clear();
+  if (node_checks != nullptr && session.checks.node().empty()) session.checks.set_legacy({});
   if (service_checks != nullptr && !service_checks->is_null()) {
     if (!service_checks->is_array()) return DecodeFailed("ServiceChecks must be a list");
-    // Built whole, then stored once: CheckList::push_back copies the list.
+    // Built whole, then stored once: each setter copies the lists.
     std::vector<state::ServiceCheck> list;
     list.reserve(service_checks->size());
     for (const Json& item : *service_checks) {
@@ -160,18 +162,18 @@ Result<state::Session> ParseSessionCreate(const std::string& body, const std::st
       }
       list.push_back(std::move(check));
     }
-    session.service_checks = std::move(list);
+    session.checks.set_service(std::move(list));
   }
   // Without a catalog, the only check tenure knows is the always-passing
   // serfHealth of the server's own node; any other check does not exist.
   auto known = [](const std::string& id) { return id == "serfHealth"; };
-  for (const auto& id : session.checks) {
+  for (const auto& id : session.checks.legacy()) {
     if (!known(id)) return consul::MissingCheck(id);
   }
-  for (const auto& id : session.node_checks) {
+  for (const auto& id : session.checks.node()) {
     if (!known(id)) return consul::MissingCheck(id);
   }
-  for (const auto& check : session.service_checks) {
+  for (const auto& check : session.checks.service()) {
     return consul::MissingCheck(check.id);
   }
   return session;

@@ -1,99 +1,104 @@
-// CheckList: a session's list of check ids (or service checks) in one
-// pointer, for the Store's session entries (decision 0033).
+// SessionChecks: a session's three check lists in one pointer, for the
+// Store's session entries (decisions 0033 and 0067).
 #pragma once
 
-#include <cstddef>
-#include <initializer_list>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace tenure::state {
 
-// A list that costs 8 bytes and no heap block when it is empty or when it
-// is the one list almost every session has, the default node checks
-// {"serfHealth"} (all sessions share one immutable copy); any other list is
-// a std::vector on the heap. A value: copies are deep (or share the
-// immutable default), and == compares the elements, however stored.
-// Read-only through its iterators; changes go through push_back, clear and
-// assignment, which keep the rule above (a list that becomes the default
-// drops its own copy).
-template <typename T>
-class CheckList {
- public:
-  using value_type = T;
-  using const_iterator = typename std::vector<T>::const_iterator;
+struct ServiceCheck {
+  std::string id;
+  std::string ns;  // Consul "Namespace" (Enterprise); kept verbatim
+  bool operator==(const ServiceCheck&) const = default;
+};
 
-  CheckList() = default;
-  CheckList(std::initializer_list<T> items) : CheckList(std::vector<T>(items)) {}
-  CheckList(std::vector<T> items) { Set(std::move(items)); }  // NOLINT: a list is a list
-  CheckList(const CheckList& other)
-      : p_(other.owned() ? new std::vector<T>(*other.p_) : other.p_) {}
-  CheckList(CheckList&& other) noexcept : p_(std::exchange(other.p_, nullptr)) {}
-  CheckList& operator=(const CheckList& other) {
-    if (this != &other) *this = CheckList(other);
+// NodeChecks, ServiceChecks and the legacy Checks of a session in 8 bytes:
+// no heap block when all three are empty (etcd leases, ZooKeeper sessions)
+// or when they are what almost every Consul session has, NodeChecks
+// {"serfHealth"} alone (all such sessions share one immutable copy); any
+// other combination is one block of its own. A value: copies are deep (or
+// share the immutable default), and == compares the lists, however stored.
+// Changes go through the setters, which keep the rule above.
+class SessionChecks {
+ public:
+  using Strings = std::vector<std::string>;
+  using ServiceChecks = std::vector<ServiceCheck>;
+
+  SessionChecks() = default;
+  SessionChecks(const SessionChecks& other) : p_(other.owned() ? new Lists(*other.p_) : other.p_) {}
+  SessionChecks(SessionChecks&& other) noexcept : p_(std::exchange(other.p_, nullptr)) {}
+  SessionChecks& operator=(const SessionChecks& other) {
+    if (this != &other) *this = SessionChecks(other);
     return *this;
   }
-  CheckList& operator=(CheckList&& other) noexcept {
+  SessionChecks& operator=(SessionChecks&& other) noexcept {
     if (this != &other) {
       Free();
       p_ = std::exchange(other.p_, nullptr);
     }
     return *this;
   }
-  ~CheckList() { Free(); }
+  ~SessionChecks() { Free(); }
 
-  const std::vector<T>& items() const { return p_ != nullptr ? *p_ : Empty(); }
-  const_iterator begin() const { return items().begin(); }
-  const_iterator end() const { return items().end(); }
-  std::size_t size() const { return items().size(); }
-  bool empty() const { return p_ == nullptr; }
-  const T& operator[](std::size_t i) const { return items()[i]; }
+  const Strings& node() const { return lists().node; }
+  const ServiceChecks& service() const { return lists().service; }
+  const Strings& legacy() const { return lists().legacy; }
 
-  // Copies the list (a list is immutable once stored): for a few items.
-  // Build a long list in a std::vector and assign it once.
-  void push_back(T item) {
-    std::vector<T> next = items();
-    next.push_back(std::move(item));
-    Set(std::move(next));
+  void set_node(Strings items) {
+    Change([&](Lists& l) { l.node = std::move(items); });
   }
-  void clear() { Free(); }
+  void set_service(ServiceChecks items) {
+    Change([&](Lists& l) { l.service = std::move(items); });
+  }
+  void set_legacy(Strings items) {
+    Change([&](Lists& l) { l.legacy = std::move(items); });
+  }
 
-  friend bool operator==(const CheckList& a, const CheckList& b) { return a.items() == b.items(); }
+  // True when no heap block is this value's own (for tests of the layout).
+  bool shares_storage() const { return !owned(); }
+
+  friend bool operator==(const SessionChecks& a, const SessionChecks& b) {
+    return a.lists() == b.lists();
+  }
 
  private:
-  static const std::vector<T>& Empty() {
-    static const std::vector<T> empty;
+  struct Lists {
+    Strings node;
+    ServiceChecks service;
+    Strings legacy;
+    bool operator==(const Lists&) const = default;
+  };
+  static const Lists& Empty() {
+    static const Lists empty;
     return empty;
   }
-  // The shared default, or nullptr for lists of other types.
-  static const std::vector<T>* Shared() {
-    if constexpr (std::is_same_v<T, std::string>) {
-      static const std::vector<std::string> serf_health{"serfHealth"};
-      return &serf_health;
-    } else {
-      return nullptr;
-    }
+  static const Lists& Default() {
+    static const Lists serf_health{{"serfHealth"}, {}, {}};
+    return serf_health;
   }
-  bool owned() const { return p_ != nullptr && p_ != Shared(); }
+  const Lists& lists() const { return p_ != nullptr ? *p_ : Empty(); }
+  bool owned() const { return p_ != nullptr && p_ != &Default(); }
   void Free() {
     if (owned()) delete p_;
     p_ = nullptr;
   }
-  void Set(std::vector<T> items) {
+  template <typename Edit>
+  void Change(Edit edit) {
+    Lists next = lists();
+    edit(next);
     Free();
-    if (items.empty()) return;
-    const std::vector<T>* shared = Shared();
-    if (shared != nullptr && items == *shared) {
-      p_ = shared;
+    if (next == Empty()) return;
+    if (next == Default()) {
+      p_ = &Default();
       return;
     }
-    p_ = new std::vector<T>(std::move(items));
+    p_ = new Lists(std::move(next));
   }
 
-  // nullptr (empty), Shared(), or a vector this list owns.
-  const std::vector<T>* p_ = nullptr;
+  // nullptr (all empty), &Default(), or a block this value owns.
+  const Lists* p_ = nullptr;
 };
 
 }  // namespace tenure::state

@@ -50,17 +50,17 @@ void EncodeSession(const Session& s, ByteWriter& w) {
   w.PutU8(static_cast<std::uint8_t>(s.behavior));
   w.PutBytes(s.ttl);
   w.PutSignedVarint(s.ttl_ns);
-  w.PutVarint(s.node_checks.size());
-  for (const auto& c : s.node_checks) w.PutBytes(c);
-  w.PutVarint(s.service_checks.size());
-  for (const auto& c : s.service_checks) {
+  w.PutVarint(s.checks.node().size());
+  for (const auto& c : s.checks.node()) w.PutBytes(c);
+  w.PutVarint(s.checks.service().size());
+  for (const auto& c : s.checks.service()) {
     w.PutBytes(c.id);
     w.PutBytes(c.ns);
   }
-  w.PutVarint(s.checks.size());
-  for (const auto& c : s.checks) w.PutBytes(c);
+  w.PutVarint(s.checks.legacy().size());
+  for (const auto& c : s.checks.legacy()) w.PutBytes(c);
   w.PutIndex(s.create_index);
-  w.PutIndex(s.modify_index);
+  w.PutIndex(s.modify_index());  // the format keeps both
 }
 
 Session DecodeSession(ByteReader& r) {
@@ -75,11 +75,11 @@ Session DecodeSession(ByteReader& r) {
   s.ttl = r.GetString();
   s.ttl_ns = r.GetSignedVarint();
   // Each list is read whole and then stored, so the default node checks
-  // share the one copy (CheckList).
+  // share the one copy (SessionChecks).
   std::vector<std::string> node_checks;
   for (std::uint64_t n = ReadCount(r); n > 0 && !r.failed(); --n)
     node_checks.push_back(r.GetString());
-  s.node_checks = std::move(node_checks);
+  s.checks.set_node(std::move(node_checks));
   std::vector<ServiceCheck> service_checks;
   for (std::uint64_t n = ReadCount(r); n > 0 && !r.failed(); --n) {
     ServiceCheck c;
@@ -87,12 +87,14 @@ Session DecodeSession(ByteReader& r) {
     c.ns = r.GetString();
     service_checks.push_back(std::move(c));
   }
-  s.service_checks = std::move(service_checks);
+  s.checks.set_service(std::move(service_checks));
   std::vector<std::string> checks;
   for (std::uint64_t n = ReadCount(r); n > 0 && !r.failed(); --n) checks.push_back(r.GetString());
-  s.checks = std::move(checks);
+  s.checks.set_legacy(std::move(checks));
   s.create_index = r.GetIndex();
-  s.modify_index = r.GetIndex();
+  // A session's ModifyIndex is its CreateIndex (state/types.h); any other
+  // pair is not a session this format writes.
+  if (r.GetIndex() != s.create_index) r.Fail();
   return s;
 }
 

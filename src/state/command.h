@@ -75,7 +75,7 @@ struct KvDeleteTree {
 
 // PUT /v1/session/create, already validated by the leader, id chosen by it.
 struct SessionCreate {
-  Session session;  // create_index/modify_index are ignored and set on apply
+  Session session;  // create_index is ignored and set on apply
   bool operator==(const SessionCreate&) const = default;
 };
 

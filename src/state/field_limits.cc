@@ -125,16 +125,17 @@ Status CheckSessionFields(const Session& s) {
     return Invalid("session " + quoted + ": TTL text " + QuoteCut(s.ttl) + " does not say its " +
                    std::to_string(s.ttl_ns) + " ns");
   }
-  TENURE_RETURN_IF_ERROR(CheckCount(quoted, "NodeChecks", s.node_checks.size()));
-  TENURE_RETURN_IF_ERROR(CheckCount(quoted, "ServiceChecks", s.service_checks.size()));
-  TENURE_RETURN_IF_ERROR(CheckCount(quoted, "Checks", s.checks.size()));
-  for (const std::string& check : s.node_checks)
+  TENURE_RETURN_IF_ERROR(CheckCount(quoted, "NodeChecks", s.checks.node().size()));
+  TENURE_RETURN_IF_ERROR(CheckCount(quoted, "ServiceChecks", s.checks.service().size()));
+  TENURE_RETURN_IF_ERROR(CheckCount(quoted, "Checks", s.checks.legacy().size()));
+  for (const std::string& check : s.checks.node())
     TENURE_RETURN_IF_ERROR(CheckCheckId(quoted, check));
-  for (const ServiceCheck& check : s.service_checks) {
+  for (const ServiceCheck& check : s.checks.service()) {
     TENURE_RETURN_IF_ERROR(CheckCheckId(quoted, check.id));
     TENURE_RETURN_IF_ERROR(CheckCheckId(quoted, check.ns));
   }
-  for (const std::string& check : s.checks) TENURE_RETURN_IF_ERROR(CheckCheckId(quoted, check));
+  for (const std::string& check : s.checks.legacy())
+    TENURE_RETURN_IF_ERROR(CheckCheckId(quoted, check));
   return Status::Ok();
 }
 

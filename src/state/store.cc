@@ -361,7 +361,6 @@ Status Store::Validate() const {
     TENURE_INVARIANT(member.modify_index <= applied_index_);
   }
   for (const Session& session : sessions_) {
-    TENURE_INVARIANT(session.create_index == session.modify_index);
     TENURE_INVARIANT(session.create_index <= sessions_index_);
   }
   // The history's open grant of a key is the key's holder, and the other

@@ -23,7 +23,6 @@ void Store::ApplySessionCreate(const SessionCreate& c, LogIndex index, ApplyResu
   }
   Session session = c.session;
   session.create_index = index;
-  session.modify_index = index;
   result->session_created = session.id;
   result->session_created_ttl_ns = session.ttl_ns;
   sessions_.insert(std::move(session));

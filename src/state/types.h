@@ -30,14 +30,15 @@ namespace tenure::state {
 // bytes on the wire and in snapshots are the string's. Ordered as the
 // string is (maps, the expiry tie-break) and hashable.
 //
-// 40 bytes, and ids of up to 39 bytes (every UUID) live inside it without a
-// heap block: a Store holds one per session, per held key and per waiter
-// (decision 0033). A longer id, which only a client can name, is copied to
-// the heap. view() points into the object: it lives as long as the id does
-// and is not moved.
+// 39 bytes, aligned to 1 so that a one-byte field can follow it (a
+// session's behavior, decision 0067), and ids of up to 38 bytes (every UUID)
+// live inside it without a heap block: a Store holds one per session, per
+// held key and per waiter (decision 0033). A longer id, which only a client
+// can name, is copied to the heap. view() points into the object: it lives
+// as long as the id does and is not moved.
 class SessionId {
  public:
-  static constexpr std::size_t kInlineMax = 39;
+  static constexpr std::size_t kInlineMax = 38;
 
   SessionId() noexcept { bytes_[kTag] = 0; }
   explicit SessionId(std::string_view id) { Init(id); }
@@ -105,9 +106,9 @@ class SessionId {
     delete[] h.data;
   }
 
-  alignas(8) char bytes_[kInlineMax + 1];
+  char bytes_[kInlineMax + 1];  // the heap block's pointer and size go in by memcpy
 };
-static_assert(sizeof(SessionId) == 40);
+static_assert(sizeof(SessionId) == 39 && alignof(SessionId) == 1);
 
 // What happens to the keys a session holds when the session is invalidated.
 enum class Behavior : std::uint8_t { kRelease = 0, kDelete = 1 };
@@ -140,17 +141,14 @@ struct KvEntry {
   bool operator==(const KvEntry&) const = default;
 };
 
-struct ServiceCheck {
-  std::string id;
-  std::string ns;  // Consul "Namespace" (Enterprise); kept verbatim
-  bool operator==(const ServiceCheck&) const = default;
-};
-
 // The Store keeps one per session, so its layout is kept small (decisions
-// 0033 and 0058): the id inline, text fields and check lists in a word each,
-// the fields ordered so that no padding falls between them.
+// 0033, 0058 and 0067): the id inline and the behavior byte right after it,
+// text fields and the three check lists in a word each, and no padding: 96
+// bytes, so that the record in its set node takes mimalloc's
+// 128-byte size class.
 struct Session {
   SessionId id;  // 36-char lowercase UUID, chosen by the leader
+  Behavior behavior = Behavior::kRelease;
   // Text in 8 bytes each (decision 0058): the ports' sessions hold their
   // node and TTL inline and share one copy of their name.
   ShortText name;
@@ -158,15 +156,16 @@ struct Session {
   ShortText ttl;                 // the TTL string as the client sent it ("" = no TTL)
   DurationNs lock_delay_ns = 0;  // as stored; the applied delay is capped (limits.h)
   DurationNs ttl_ns = 0;
-  CheckList<std::string> node_checks;
-  CheckList<ServiceCheck> service_checks;
-  CheckList<std::string> checks;  // legacy "Checks" field, reported when non-empty
+  // NodeChecks, ServiceChecks and the legacy Checks (reported when non-empty).
+  SessionChecks checks;
   LogIndex create_index;
-  LogIndex modify_index;
-  Behavior behavior = Behavior::kRelease;
 
+  // A session never changes once made (a renewal moves only the leader's
+  // timer), so Consul's ModifyIndex is its CreateIndex.
+  LogIndex modify_index() const { return create_index; }
   bool operator==(const Session&) const = default;
 };
+static_assert(sizeof(Session) == 96);
 
 // The authority a grant made later than its request rests on (a fair
 // acquire that waits in the queue, decision 0038): the ACL token it was sent

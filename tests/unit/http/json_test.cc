@@ -62,8 +62,8 @@ TEST(JsonTest, SessionHasConsul17Shape) {
   s.name = "hashicups-db-0";
   s.node = "hashicups-db-0";
   s.lock_delay_ns = 15'000'000'000;
-  s.node_checks = {"serfHealth"};
-  s.create_index = s.modify_index = LogIndex(11956);
+  s.checks.set_node({"serfHealth"});
+  s.create_index = LogIndex(11956);
   std::string out;
   json::AppendSession(&out, s);
   EXPECT_EQ(out,

@@ -1,5 +1,6 @@
-// state::CheckList: a session's check lists in one pointer, the default node
-// checks shared (decision 0033). A value like the vector it replaces.
+// state::SessionChecks: a session's three check lists in one pointer, the
+// default node checks shared (decisions 0033 and 0067). A value like the
+// three vectors it replaces.
 #include "state/check_list.h"
 
 #include <gtest/gtest.h>
@@ -13,82 +14,81 @@ namespace tenure::state {
 namespace {
 
 using Strings = std::vector<std::string>;
+using Services = std::vector<ServiceCheck>;
 
-TEST(CheckListTest, HoldsWhatItWasGiven) {
-  static_assert(sizeof(CheckList<std::string>) == sizeof(void*));
-  CheckList<std::string> none;
-  EXPECT_TRUE(none.empty());
-  EXPECT_EQ(none.size(), 0u);
-  EXPECT_EQ(none.items(), Strings{});
-  EXPECT_EQ(none.begin(), none.end());
+TEST(SessionChecksTest, HoldsWhatItWasGiven) {
+  static_assert(sizeof(SessionChecks) == sizeof(void*));
+  SessionChecks none;
+  EXPECT_EQ(none.node(), Strings{});
+  EXPECT_EQ(none.service(), Services{});
+  EXPECT_EQ(none.legacy(), Strings{});
+  EXPECT_TRUE(none.shares_storage());
 
   for (const Strings& items : {Strings{"serfHealth"}, Strings{"serfHealth", "serfHealth"},
                                Strings{"disk"}, Strings{"", std::string(1, '\0')}}) {
-    CheckList<std::string> list(items);
-    EXPECT_EQ(list.items(), items);
-    EXPECT_EQ(list.size(), items.size());
-    EXPECT_FALSE(list.empty());
-    EXPECT_EQ(Strings(list.begin(), list.end()), items);
-    EXPECT_EQ(list[0], items[0]);
+    SessionChecks checks;
+    checks.set_node(items);
+    checks.set_legacy(items);
+    checks.set_service({{"web", ""}, {"db", "ns1"}});
+    EXPECT_EQ(checks.node(), items);
+    EXPECT_EQ(checks.legacy(), items);
+    EXPECT_EQ(checks.service(), (Services{{"web", ""}, {"db", "ns1"}}));
   }
-  CheckList<std::string> empty_vector(Strings{});
-  EXPECT_TRUE(empty_vector.empty());
-  EXPECT_EQ(empty_vector, none);
+  SessionChecks emptied;
+  emptied.set_legacy({"x"});
+  emptied.set_legacy({});
+  EXPECT_TRUE(emptied.shares_storage());
+  EXPECT_EQ(emptied, none);
 }
 
-// Every default list is the one shared copy: no block of its own.
-TEST(CheckListTest, DefaultNodeChecksShareOneCopy) {
-  CheckList<std::string> a = {"serfHealth"};
-  CheckList<std::string> b(Strings{"serfHealth"});
-  CheckList<std::string> c;
-  c.push_back("serfHealth");
-  EXPECT_EQ(&a.items(), &b.items());
-  EXPECT_EQ(&a.items(), &c.items());
-  CheckList<std::string> copy(a);
-  EXPECT_EQ(&copy.items(), &a.items());
+// Every session with only the default node checks shares the one copy.
+TEST(SessionChecksTest, DefaultNodeChecksShareOneCopy) {
+  SessionChecks a;
+  a.set_node({"serfHealth"});
+  SessionChecks b;
+  b.set_legacy({"x"});
+  b.set_node({"serfHealth"});
+  b.set_legacy({});
+  EXPECT_TRUE(a.shares_storage());
+  EXPECT_TRUE(b.shares_storage());
+  EXPECT_EQ(&a.node(), &b.node());
+  SessionChecks copy(a);
+  EXPECT_EQ(&copy.node(), &a.node());
   // Others get their own, and copies of them are deep.
-  CheckList<std::string> disk = {"disk"};
-  CheckList<std::string> disk_copy(disk);
-  EXPECT_NE(&disk.items(), &disk_copy.items());
+  SessionChecks disk;
+  disk.set_node({"disk"});
+  EXPECT_FALSE(disk.shares_storage());
+  SessionChecks disk_copy(disk);
+  EXPECT_NE(&disk.node(), &disk_copy.node());
   EXPECT_EQ(disk, disk_copy);
-  c.push_back("disk");
-  EXPECT_EQ(c.items(), (Strings{"serfHealth", "disk"}));
-  EXPECT_EQ(a.items(), Strings{"serfHealth"});  // the shared copy did not change
-  EXPECT_NE(&c.items(), &a.items());
+  disk_copy.set_service({{"web", ""}});
+  EXPECT_NE(disk, disk_copy);
+  EXPECT_EQ(disk.service(), Services{});
+  EXPECT_EQ(a.node(), Strings{"serfHealth"});  // the shared copy did not change
 }
 
-TEST(CheckListTest, CopiesMovesAndClears) {
-  CheckList<std::string> a = {"x", "y"};
-  CheckList<std::string> b;
+TEST(SessionChecksTest, CopiesAndMoves) {
+  SessionChecks a;
+  a.set_node({"x", "y"});
+  SessionChecks b;
   b = a;
   EXPECT_EQ(b, a);
-  CheckList<std::string> moved(std::move(b));
+  SessionChecks moved(std::move(b));
   EXPECT_EQ(moved, a);
-  EXPECT_TRUE(b.empty());  // NOLINT(bugprone-use-after-move): a moved-from list is empty
-  moved = CheckList<std::string>{"serfHealth"};
-  EXPECT_EQ(moved.items(), Strings{"serfHealth"});
+  EXPECT_EQ(b, SessionChecks{});  // NOLINT(bugprone-use-after-move): a moved-from value is empty
+  SessionChecks serf;
+  serf.set_node({"serfHealth"});
+  moved = serf;
+  EXPECT_EQ(moved.node(), Strings{"serfHealth"});
   moved = std::move(a);
-  EXPECT_EQ(moved.items(), (Strings{"x", "y"}));
-  const CheckList<std::string>& self = moved;
+  EXPECT_EQ(moved.node(), (Strings{"x", "y"}));
+  const SessionChecks& self = moved;
   moved = self;
-  EXPECT_EQ(moved.items(), (Strings{"x", "y"}));
-  moved.clear();
-  EXPECT_TRUE(moved.empty());
-  EXPECT_NE(CheckList<std::string>{"serfHealth"}, CheckList<std::string>{});
-  EXPECT_NE(CheckList<std::string>{"serfHealth"}, (CheckList<std::string>{"serfHealth", "x"}));
-}
-
-TEST(CheckListTest, ServiceChecks) {
-  CheckList<ServiceCheck> none;
-  EXPECT_TRUE(none.empty());
-  CheckList<ServiceCheck> list = {{"web", ""}, {"db", "ns1"}};
-  EXPECT_EQ(list.size(), 2u);
-  EXPECT_EQ(list[1].ns, "ns1");
-  CheckList<ServiceCheck> copy(list);
-  EXPECT_EQ(copy, list);
-  copy.push_back({"x", ""});
-  EXPECT_NE(copy, list);
-  EXPECT_EQ(copy.size(), 3u);
+  EXPECT_EQ(moved.node(), (Strings{"x", "y"}));
+  EXPECT_NE(serf, SessionChecks{});
+  SessionChecks serf_and_legacy = serf;
+  serf_and_legacy.set_legacy({"serfHealth"});
+  EXPECT_NE(serf, serf_and_legacy);
 }
 
 }  // namespace

@@ -102,18 +102,17 @@ class RandomContents {
     s.behavior = Bool() ? Behavior::kDelete : Behavior::kRelease;
     s.ttl = Bytes();
     s.ttl_ns = I64();
-    s.node_checks = Strings();
+    s.checks.set_node(Strings());
     std::vector<ServiceCheck> service_checks(rng_() % 3);
     for (ServiceCheck& c : service_checks) {
       c.id = Bytes();
       c.ns = Bytes();
     }
-    s.service_checks = std::move(service_checks);
-    s.checks = Strings();
-    // SessionCreate documents these as ignored on apply; a faithful codec
-    // still round-trips them, but only the fields apply reads are required.
+    s.checks.set_service(std::move(service_checks));
+    s.checks.set_legacy(Strings());
+    // SessionCreate documents it as ignored on apply; a faithful codec
+    // still round-trips it, but only the fields apply reads are required.
     s.create_index = LogIndex();
-    s.modify_index = LogIndex();
     return s;
   }
 
@@ -303,8 +302,8 @@ TEST(CommandCodecTest, EveryKindRoundTripsWithRandomContents) {
 TEST(CommandCodecTest, ExtremeValuesRoundTrip) {
   Session s = testutil::MakeSession(SessionId(std::string("id\0\xff", 4)), "", kMinI64);
   s.ttl_ns = kMaxI64;
-  s.checks = {"", std::string(1, '\0')};
-  s.service_checks = {{"", ""}, {std::string("\0", 1), "ns"}};
+  s.checks.set_legacy({"", std::string(1, '\0')});
+  s.checks.set_service({{"", ""}, {std::string("\0", 1), "ns"}});
   Txn txn;
   for (int v = 0; v <= static_cast<int>(TxnVerb::kCheckFence); ++v) {
     txn.ops.push_back(testutil::MakeOp(static_cast<TxnVerb>(v), std::string("k\0", 2),

@@ -34,7 +34,7 @@ std::vector<Command> GoldenCommands() {
   s.behavior = Behavior::kDelete;
   s.ttl = "15s";
   s.ttl_ns = 15000000000;
-  s.node_checks = {"serfHealth"};
+  s.checks.set_node({"serfHealth"});
   TxnOp op;
   op.verb = TxnVerb::kCheckFence;
   op.key = "k";

@@ -96,7 +96,7 @@ inline Session ForgedSession(const SessionId& id, DurationNs lock_delay_ns) {
   s.ttl = "15s";
   s.ttl_ns = 15 * kNsPerSecond;
   s.lock_delay_ns = lock_delay_ns;
-  s.node_checks = {"serfHealth"};
+  s.checks.set_node({"serfHealth"});
   return s;
 }
 
@@ -237,15 +237,15 @@ inline std::vector<Forged> ForgedCases() {
       {"session-too-many-checks",
        session(kForgedIdle,
                [](Session& s) {
-                 s.node_checks =
-                     std::vector<std::string>(limits::kSessionChecksMax + 1, "serfHealth");
+                 s.checks.set_node(
+                     std::vector<std::string>(limits::kSessionChecksMax + 1, "serfHealth"));
                }),
        idle + "65 NodeChecks, more than the 64 allowed"},
       {"session-check-id-too-long",
        session(kForgedIdle,
                [](Session& s) {
-                 s.checks =
-                     std::vector<std::string>{std::string(limits::kSessionNameBytesMax + 1, 'c')};
+                 s.checks.set_legacy(
+                     std::vector<std::string>{std::string(limits::kSessionNameBytesMax + 1, 'c')});
                }),
        idle + "check id \"cccc"},
       // KV sizes.

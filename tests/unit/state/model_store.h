@@ -803,7 +803,6 @@ class ModelStore {
     }
     Session s = c.session;
     s.create_index = index;
-    s.modify_index = index;
     sessions[s.id] = std::move(s);
     sessions_index = index;
     r->sessions_changed = true;

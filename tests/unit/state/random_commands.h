@@ -403,9 +403,9 @@ class CommandGenerator {
       s.ttl = "15s";
       s.ttl_ns = 15 * kNsPerSecond;
     }
-    if (Chance(70)) s.node_checks = {"serfHealth"};
-    if (Chance(20)) s.service_checks = {{"web", ""}};
-    if (Chance(10)) s.checks = {"serfHealth"};
+    if (Chance(70)) s.checks.set_node({"serfHealth"});
+    if (Chance(20)) s.checks.set_service({{"web", ""}});
+    if (Chance(10)) s.checks.set_legacy({"serfHealth"});
     s.create_index = LogIndex(Uniform(5));  // ignored by apply
     created_.push_back(s.id);
     return s;

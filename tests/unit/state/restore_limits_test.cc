@@ -105,7 +105,7 @@ TEST(RestoreLimitsTest, ValuesAtTheLimitsRestore) {
     s.ttl_ns = limits::kSessionTtlMaxNs;
     s.lock_delay_ns = std::numeric_limits<DurationNs>::max();  // stored as the API stores it
     s.name = std::string(limits::kSessionNameBytesMax, 'n');
-    s.node_checks = std::vector<std::string>(limits::kSessionChecksMax, "serfHealth");
+    s.checks.set_node(std::vector<std::string>(limits::kSessionChecksMax, "serfHealth"));
   });
   e.EditSession(kForgedHolder, [](Session& s) {
     s.ttl = "10s";

@@ -31,18 +31,17 @@ TEST(StoreSessionTest, CreateStoresEveryFieldAndStampsIndexes) {
   s.name = std::string("name\0with nul", 13);
   s.ttl = "15.0s";
   s.ttl_ns = 15 * kNsPerSecond;
-  s.node_checks = {"serfHealth", "disk"};
-  s.service_checks = {{"web", ""}, {"db", "ns1"}};
-  s.checks = {"legacy"};
-  s.create_index = LogIndex(99);  // ignored: set on apply
-  s.modify_index = LogIndex(77);
+  s.checks.set_node({"serfHealth", "disk"});
+  s.checks.set_service({{"web", ""}, {"db", "ns1"}});
+  s.checks.set_legacy({"legacy"});
+  s.create_index = LogIndex(99);              // ignored: set on apply
   ApplyResult r = d.Apply(SessionCreate{s});  // 2
   EXPECT_TRUE(r.status.ok());
   const Session* got = d.store().FindSession(TestSessionId(7));
   ASSERT_NE(got, nullptr);
   Session want = s;
   want.create_index = LogIndex(2);
-  want.modify_index = LogIndex(2);
+  EXPECT_EQ(got->modify_index(), LogIndex(2));
   EXPECT_EQ(*got, want);
 }
 
@@ -100,7 +99,7 @@ TEST(StoreSessionTest, IdsOfAnyLengthListInStringOrderAndRoundTrip) {
     const Session* s = d.store().FindSession(SessionId(text));
     ASSERT_NE(s, nullptr) << text;
     EXPECT_EQ(s->id.view(), text);
-    EXPECT_EQ(s->node_checks.items(), std::vector<std::string>{"serfHealth"});
+    EXPECT_EQ(s->checks.node(), std::vector<std::string>{"serfHealth"});
   }
   EXPECT_EQ(d.store().FindSession(SessionId(std::string(199, 'c'))), nullptr);
   EXPECT_EQ(d.store().FindKv("k")->session, SessionId(std::string(200, 'c')));
@@ -201,7 +200,7 @@ TEST(StoreSessionTest, SessionsAreImmutableCreateEqualsModify) {
   const Session* s = d.store().FindSession(a);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->create_index, LogIndex(1));
-  EXPECT_EQ(s->modify_index, LogIndex(1));
+  EXPECT_EQ(s->modify_index(), LogIndex(1));
 }
 
 TEST(StoreSessionTest, DestroyingOneSessionLeavesOthersLocksAlone) {

@@ -116,7 +116,7 @@ TEST(ShortTextTest, OrdersAsItsBytes) {
 
 // What the change bought (decision 0058): a session record of 128 bytes,
 // 200 with std::strings.
-TEST(ShortTextTest, ASessionRecordIsSmall) { EXPECT_LE(sizeof(Session), 128u); }
+TEST(ShortTextTest, ASessionRecordIsSmall) { EXPECT_LE(sizeof(Session), 96u); }
 
 }  // namespace
 }  // namespace tenure::state

@@ -56,7 +56,7 @@ inline void PrintTo(const Session& s, std::ostream* os) {
       << s.node.view() << "\" lock_delay_ns=" << s.lock_delay_ns
       << " behavior=" << (s.behavior == Behavior::kDelete ? "delete" : "release") << " ttl=\""
       << s.ttl.view() << "\" ttl_ns=" << s.ttl_ns << " create=" << s.create_index
-      << " modify=" << s.modify_index << "}";
+      << " modify=" << s.modify_index() << "}";
 }
 
 inline void PrintTo(const TxnError& e, std::ostream* os) {
@@ -100,7 +100,7 @@ inline Session MakeSession(SessionId id, std::string node = "node1", DurationNs 
   s.node = std::move(node);
   s.lock_delay_ns = lock_delay_ns;
   s.behavior = behavior;
-  s.node_checks = {"serfHealth"};
+  s.checks.set_node({"serfHealth"});
   return s;
 }
 
