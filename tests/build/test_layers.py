@@ -15,6 +15,7 @@ Run: CXX=c++ TENURE_LAYERS_DIR=build/layers /usr/bin/python3 -m unittest -v test
 
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -122,6 +123,10 @@ class LayerTest(unittest.TestCase):
         cls.layers_dir = os.environ.get("TENURE_LAYERS_DIR", os.path.join(ROOT, "build", "layers"))
         cls.folders = folders()
         cls.work = tempfile.mkdtemp(prefix="tenure-layers-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work, ignore_errors=True)
 
     def probe(self, layer):
         """Preprocesses, with the layer's include directory only, one file that

@@ -19,7 +19,7 @@ namespace tenure::cli {
 namespace {
 
 testutil::TestPki& Pki() {
-  static testutil::TestPki* made = new testutil::TestPki();
+  static testutil::TestPki* made = testutil::NewProcessPki();
   return *made;
 }
 

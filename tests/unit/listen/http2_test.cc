@@ -513,7 +513,7 @@ TEST(Http2Test, ALargeAnswerPastTheUnsentBudgetIs429) {
 // --- ALPN over TLS ---------------------------------------------------------------
 
 testutil::TestPki& Pki() {
-  static testutil::TestPki* pki = new testutil::TestPki();
+  static testutil::TestPki* pki = testutil::NewProcessPki();
   return *pki;
 }
 

@@ -28,7 +28,7 @@ namespace {
 using testing::TestServer;
 
 testutil::TestPki& Pki() {
-  static testutil::TestPki* pki = new testutil::TestPki();
+  static testutil::TestPki* pki = testutil::NewProcessPki();
   return *pki;
 }
 

@@ -32,8 +32,8 @@ using test_support::TlsResponder;
 using test_support::TlsResponderOptions;
 
 testutil::TestPki& Pki() {
-  static testutil::TestPki* made = new testutil::TestPki();
-  return *made;
+  static testutil::TestPki* pki = testutil::NewProcessPki();
+  return *pki;
 }
 
 // A server context for `leaf`, as tenure's server builds it.

@@ -21,7 +21,7 @@ namespace {
 constexpr char kSessionId[] = "1f2e3d4c-0000-4000-8000-00000000abcd";
 
 testutil::TestPki& Pki() {
-  static testutil::TestPki* made = new testutil::TestPki();
+  static testutil::TestPki* made = testutil::NewProcessPki();
   return *made;
 }
 

@@ -12,7 +12,7 @@ namespace {
 class TlsContextTest : public ::testing::Test {
  protected:
   static testutil::TestPki& pki() {
-    static testutil::TestPki* made = new testutil::TestPki();
+    static testutil::TestPki* made = testutil::NewProcessPki();
     return *made;
   }
   ServerFiles ServerWith(const testutil::Issued& leaf) {

@@ -146,4 +146,22 @@ struct TestPki {
   }
 };
 
+// A new TestPki that lasts as long as the test process. The object is
+// never destroyed (its keys would be freed after OpenSSL's own cleanup at
+// exit), but its directory is removed at exit, so no run leaves one behind.
+inline TestPki* NewProcessPki() {
+  static auto* dirs = new std::vector<std::string>();
+  static const struct RemoveAtExit {
+    ~RemoveAtExit() {
+      for (const std::string& dir : *dirs) {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
+      }
+    }
+  } remove_at_exit;
+  auto* pki = new TestPki();
+  dirs->push_back(pki->dir);
+  return pki;
+}
+
 }  // namespace tenure::testutil
